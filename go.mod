@@ -1,0 +1,10 @@
+module github.com/bl-backlog/bl
+
+go 1.26.8
+
+require (
+	github.com/goccy/go-json v0.12.0
+	github.com/gofrs/flock v0.13.1
+)
+
+require golang.org/x/sys v0.47.0 // indirect

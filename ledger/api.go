@@ -1,0 +1,339 @@
+package ledger
+
+import (
+	"context"
+	"crypto/rand"
+	"time"
+
+	json "github.com/goccy/go-json"
+)
+
+// CreateRequest describes a new card. Zero values mean "not set".
+type CreateRequest struct {
+	Mutation
+	ID             string // generated when empty
+	Title          string
+	Body           string
+	Phase          string
+	Priority       int
+	Labels         []string
+	DependsOn      []string
+	Parent         string
+	Acceptance     []string
+	MaxAttempts    int
+	DeferUntil     time.Time
+	IdempotencyKey string
+}
+
+// Create adds a card. With an idempotency key that already made a card, it
+// returns that card and created=false, appending nothing.
+func (b *Backlog) Create(ctx context.Context, r CreateRequest) (card Card, created bool, err error) {
+	if r.ID != "" {
+		if err := ValidID(r.ID); err != nil {
+			return Card{}, false, err
+		}
+	}
+	var existing *Card
+	cards, err := b.write(ctx, r.Mutation, OpCreate, func(s *State, _ time.Time) ([]*Event, error) {
+		if r.IdempotencyKey != "" {
+			if c, ok := s.CardByKey(r.IdempotencyKey); ok {
+				existing = &c
+				return nil, nil
+			}
+		}
+		id := r.ID
+		for id == "" || (r.ID == "" && s.cards[id] != nil) {
+			id = NewCardID()
+		}
+		f := &Fields{Title: &r.Title, IdempotencyKey: r.IdempotencyKey}
+		setIf(&f.Body, r.Body)
+		setIf(&f.Phase, r.Phase)
+		setIf(&f.Parent, r.Parent)
+		if r.Priority != 0 {
+			f.Priority = &r.Priority
+		}
+		if r.MaxAttempts != 0 {
+			f.MaxAttempts = &r.MaxAttempts
+		}
+		if !r.DeferUntil.IsZero() {
+			t := r.DeferUntil.UTC()
+			f.DeferUntil = &t
+		}
+		setList(&f.Labels, r.Labels)
+		setList(&f.DependsOn, r.DependsOn)
+		setList(&f.Acceptance, r.Acceptance)
+		return []*Event{{Op: OpCreate, Card: id, Fields: f}}, nil
+	})
+	switch {
+	case err != nil:
+		return Card{}, false, err
+	case existing != nil:
+		return *existing, false, nil
+	}
+	// A replayed request id also lands here; its card already existed.
+	return cards[0], cards[0].Version == 1, nil
+}
+
+// NewCardID returns a fresh random card id such as "bl-k3x9q2mf": 40 random
+// bits, so clones creating cards independently do not collide in practice.
+func NewCardID() string {
+	const alphabet = "0123456789abcdefghjkmnpqrstvwxyz" // Crockford base32
+	var b [5]byte
+	_, _ = rand.Read(b[:])
+	v := uint64(b[0])<<32 | uint64(b[1])<<24 | uint64(b[2])<<16 | uint64(b[3])<<8 | uint64(b[4])
+	id := []byte("bl-00000000")
+	for i := len(id) - 1; i >= 3; i-- {
+		id[i] = alphabet[v&31]
+		v >>= 5
+	}
+	return string(id)
+}
+
+func setIf(dst **string, v string) {
+	if v != "" {
+		*dst = &v
+	}
+}
+
+func setList(dst **[]string, v []string) {
+	if len(v) > 0 {
+		cp := append([]string(nil), v...)
+		*dst = &cp
+	}
+}
+
+// UpdateRequest edits fields of a card; nil fields stay as they are.
+type UpdateRequest struct {
+	Mutation
+	ID     string
+	Fields Fields
+}
+
+// Update edits a card's fields.
+func (b *Backlog) Update(ctx context.Context, r UpdateRequest) (Card, error) {
+	f := r.Fields
+	return b.single(ctx, r.Mutation, &Event{Op: OpUpdate, Card: r.ID, Fields: &f})
+}
+
+// ClaimRequest asks for a lease. With ID it claims that card or fails;
+// without, it claims the best claimable card matching Phase and Label.
+type ClaimRequest struct {
+	Mutation
+	Owner string
+	TTL   time.Duration
+	ID    string
+	Phase string
+	Label string
+}
+
+// DefaultTTL is the lease length when a claim names none.
+const DefaultTTL = 15 * time.Minute
+
+// Claim takes a lease: the card's epoch goes up by one and the card is
+// returned with it. A nil card and nil error mean nothing was claimable.
+func (b *Backlog) Claim(ctx context.Context, r ClaimRequest) (*Card, error) {
+	ttl, err := ttlSeconds(r.TTL, DefaultTTL)
+	if err != nil {
+		return nil, err
+	}
+	cards, err := b.write(ctx, r.Mutation, OpClaim, func(s *State, at time.Time) ([]*Event, error) {
+		var c *Card
+		if r.ID != "" {
+			cur, ok := s.cards[r.ID]
+			if !ok {
+				return nil, rule(ErrNotFound, "card %s not found", r.ID)
+			}
+			if err := s.claimable(cur, at, r.Owner); err != nil {
+				return nil, err
+			}
+			c = cur
+		} else if c = s.Pick(Filter{Phase: r.Phase, Label: r.Label}, at, r.Owner); c == nil {
+			return nil, nil
+		}
+		return []*Event{{Op: OpClaim, Card: c.ID, Owner: r.Owner, TTLSeconds: ttl, ExpectVersion: c.Version, Epoch: c.ClaimEpoch + 1}}, nil
+	})
+	if err != nil || len(cards) == 0 {
+		return nil, err
+	}
+	return &cards[0], nil
+}
+
+func ttlSeconds(d, def time.Duration) (int64, error) {
+	if d == 0 {
+		d = def
+	}
+	if d < time.Second {
+		return 0, rule(ErrInvalid, "ttl %s is shorter than 1s", d)
+	}
+	return int64(d.Round(time.Second) / time.Second), nil
+}
+
+// HeartbeatRequest renews a lease and optionally reports progress.
+type HeartbeatRequest struct {
+	Mutation
+	ID         string
+	Owner      string
+	Epoch      int64         // the epoch printed by claim; 0 skips the epoch check
+	TTL        time.Duration // new lease length; 0 keeps the current one
+	Progress   *int          // 0-100
+	Checkpoint json.RawMessage
+}
+
+// Heartbeat extends the lease of its current owner. Anyone else, or a stale
+// epoch, gets ErrFenced.
+func (b *Backlog) Heartbeat(ctx context.Context, r HeartbeatRequest) (Card, error) {
+	var ttl int64
+	if r.TTL != 0 {
+		var err error
+		if ttl, err = ttlSeconds(r.TTL, 0); err != nil {
+			return Card{}, err
+		}
+	}
+	if r.Checkpoint != nil && !json.Valid(r.Checkpoint) {
+		return Card{}, rule(ErrInvalid, "checkpoint is not valid JSON")
+	}
+	return b.single(ctx, r.Mutation, &Event{Op: OpHeartbeat, Card: r.ID, Owner: r.Owner, Epoch: r.Epoch,
+		TTLSeconds: ttl, Progress: r.Progress, Checkpoint: compactJSON(r.Checkpoint)})
+}
+
+func compactJSON(raw json.RawMessage) json.RawMessage {
+	if raw == nil {
+		return nil
+	}
+	out, err := json.Marshal(raw)
+	if err != nil {
+		return raw
+	}
+	return out
+}
+
+// LeaseRequest names a lease holder acting on its card: release, complete
+// and block carry it. Owner empty means an administrative action that is not
+// fenced.
+type LeaseRequest struct {
+	Mutation
+	ID     string
+	Owner  string
+	Epoch  int64
+	Reason string // release reason, completion note or block reason
+}
+
+// Release gives a claimed card back to the pool (or to blocked when its
+// attempts are used up). Fenced on owner and epoch.
+func (b *Backlog) Release(ctx context.Context, r LeaseRequest) (Card, error) {
+	return b.single(ctx, r.Mutation, &Event{Op: OpRelease, Card: r.ID, Owner: r.Owner, Epoch: r.Epoch, Reason: r.Reason})
+}
+
+// Complete marks a card done. With Owner set it is fenced like a heartbeat.
+func (b *Backlog) Complete(ctx context.Context, r LeaseRequest) (Card, error) {
+	return b.single(ctx, r.Mutation, &Event{Op: OpComplete, Card: r.ID, Owner: r.Owner, Epoch: r.Epoch, Reason: r.Reason})
+}
+
+// Block parks a card with a reason, dropping any lease.
+func (b *Backlog) Block(ctx context.Context, r LeaseRequest) (Card, error) {
+	return b.single(ctx, r.Mutation, &Event{Op: OpBlock, Card: r.ID, Owner: r.Owner, Epoch: r.Epoch, Reason: r.Reason})
+}
+
+// Unblock returns a blocked card to ready.
+func (b *Backlog) Unblock(ctx context.Context, m Mutation, id string) (Card, error) {
+	return b.single(ctx, m, &Event{Op: OpUnblock, Card: id})
+}
+
+// Reopen returns a done card to ready.
+func (b *Backlog) Reopen(ctx context.Context, m Mutation, id string) (Card, error) {
+	return b.single(ctx, m, &Event{Op: OpReopen, Card: id})
+}
+
+// Link makes from depend on to. A link that would close a cycle is refused
+// with the cycle named.
+func (b *Backlog) Link(ctx context.Context, m Mutation, from, to string) (Card, error) {
+	return b.single(ctx, m, &Event{Op: OpLink, Card: from, To: to})
+}
+
+// Unlink removes the dependency of from on to.
+func (b *Backlog) Unlink(ctx context.Context, m Mutation, from, to string) (Card, error) {
+	return b.single(ctx, m, &Event{Op: OpUnlink, Card: from, To: to})
+}
+
+// ReclaimRequest returns leases to the pool: every expired lease, or with ID
+// that one card's lease whether expired or not.
+type ReclaimRequest struct {
+	Mutation
+	ID     string
+	Reason string
+}
+
+// Reclaim returns the cards it put back (to ready, or to blocked when their
+// attempts are used up).
+func (b *Backlog) Reclaim(ctx context.Context, r ReclaimRequest) ([]Card, error) {
+	return b.write(ctx, r.Mutation, OpReclaim, func(s *State, at time.Time) ([]*Event, error) {
+		if r.ID != "" {
+			c, ok := s.cards[r.ID]
+			if !ok {
+				return nil, rule(ErrNotFound, "card %s not found", r.ID)
+			}
+			return []*Event{{Op: OpReclaim, Card: c.ID, Epoch: c.ClaimEpoch, Force: true, Reason: r.Reason}}, nil
+		}
+		var evs []*Event
+		for _, id := range s.Expired(at) {
+			evs = append(evs, &Event{Op: OpReclaim, Card: id, Epoch: s.cards[id].ClaimEpoch, Reason: r.Reason})
+		}
+		return evs, nil
+	})
+}
+
+// single appends one event about one card and returns the card after it.
+func (b *Backlog) single(ctx context.Context, m Mutation, e *Event) (Card, error) {
+	if err := ValidID(e.Card); err != nil {
+		return Card{}, err
+	}
+	cards, err := b.write(ctx, m, e.Op, func(*State, time.Time) ([]*Event, error) { return []*Event{e}, nil })
+	if err != nil {
+		return Card{}, err
+	}
+	if cards[0].ID != e.Card {
+		return Card{}, rule(ErrConflict, "request id %q was already used for %s of %s", m.RequestID, e.Op, cards[0].ID)
+	}
+	return cards[0], nil
+}
+
+// Get returns one card.
+func (b *Backlog) Get(id string) (c Card, err error) {
+	err = b.View(func(s *State, _ time.Time) error {
+		var ok bool
+		if c, ok = s.Card(id); !ok {
+			return rule(ErrNotFound, "card %s not found", id)
+		}
+		return nil
+	})
+	return c, err
+}
+
+// List returns the cards matching f, in the given order (claim order when
+// empty).
+func (b *Backlog) List(f Filter, sortBy string) (cards []Card, err error) {
+	if !ValidSort(sortBy) {
+		return nil, rule(ErrInvalid, "unknown sort %q: use claim, created, updated or id", sortBy)
+	}
+	err = b.View(func(s *State, now time.Time) error {
+		cards = s.List(f, now, sortBy)
+		return nil
+	})
+	return cards, err
+}
+
+// Ready returns the cards claimable now, in claim order.
+func (b *Backlog) Ready(f Filter) ([]Card, error) {
+	f.Ready = true
+	return b.List(f, SortClaim)
+}
+
+// Stats summarises the backlog now.
+func (b *Backlog) Stats() (st Stats, err error) {
+	err = b.View(func(s *State, now time.Time) error {
+		st = s.Stats(now)
+		st.LedgerBytes = b.pos.offset
+		return nil
+	})
+	return st, err
+}

@@ -1,0 +1,236 @@
+package ledger
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/bl-backlog/bl/lock"
+)
+
+// Options tune a Backlog. The zero value is ready to use.
+type Options struct {
+	// Clock returns the current time; time.Now when nil. Tests inject a
+	// fake clock here; the fold itself never reads it.
+	Clock func() time.Time
+	// LockTimeout bounds the wait for the writers' lock; 10s when zero.
+	LockTimeout time.Duration
+	// Failpoint, when set, is called at named points of the append path
+	// ("before-write", "after-write", "after-fsync") so crash tests can
+	// kill the process exactly there.
+	Failpoint func(stage string)
+}
+
+// DefaultLockTimeout is how long a writer waits for the lock by default.
+const DefaultLockTimeout = 10 * time.Second
+
+// Backlog is an open backlog directory. Its methods are safe for concurrent
+// use; separate Backlog values on one directory, in one process or many,
+// coordinate through the lock file.
+type Backlog struct {
+	dir  string
+	opts Options
+	lk   *lock.File
+
+	mu    sync.Mutex
+	state *State
+	pos   position
+	torn  *TornTail // damaged tail seen by the last read, if any
+}
+
+// Mutation is what every write request carries.
+type Mutation struct {
+	Actor     string // who is writing; required
+	RequestID string // makes the request idempotent when set
+}
+
+// Open opens the backlog in dir (the directory holding ledger.jsonl) and
+// folds its ledger. It takes no lock: a torn tail is left for the next
+// writer, and only damage mid-file is an error.
+func Open(dir string, opts Options) (*Backlog, error) {
+	if opts.Clock == nil {
+		opts.Clock = time.Now
+	}
+	if opts.LockTimeout == 0 {
+		opts.LockTimeout = DefaultLockTimeout
+	}
+	if fi, err := os.Stat(filepath.Join(dir, LedgerFile)); err != nil || !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("%w: %s has no %s; run bl init", ErrNotInitialized, dir, LedgerFile)
+	}
+	b := &Backlog{dir: dir, opts: opts, lk: lock.New(filepath.Join(dir, LockFile))}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if err := b.reload(); err != nil {
+		return nil, err
+	}
+	return b, nil
+}
+
+// Dir is the backlog directory.
+func (b *Backlog) Dir() string { return b.dir }
+
+// reload folds the whole ledger from the start.
+func (b *Backlog) reload() error {
+	b.state, b.pos, b.torn = NewState(), position{}, nil
+	return b.catchUp()
+}
+
+// catchUp folds whatever was appended since the last read. A replaced file
+// (compaction, merge) is folded again from the start.
+func (b *Backlog) catchUp() error {
+	pos, torn, err := readFrom(filepath.Join(b.dir, LedgerFile), b.pos, func(e *Event) { _ = b.state.Apply(e) })
+	if errors.Is(err, errReplaced) {
+		return b.reload()
+	}
+	b.pos, b.torn = pos, torn
+	return err
+}
+
+// refresh brings the state up to date for a read.
+func (b *Backlog) refresh() error {
+	return b.catchUp()
+}
+
+// TornTail reports damaged bytes at the end of the ledger as of the last
+// read; nil when the ledger ends cleanly.
+func (b *Backlog) TornTail() *TornTail {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.torn == nil {
+		return nil
+	}
+	t := *b.torn
+	return &t
+}
+
+// View runs fn on an up-to-date state. fn must not keep the state.
+func (b *Backlog) View(fn func(s *State, now time.Time) error) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if err := b.refresh(); err != nil {
+		return err
+	}
+	return fn(b.state, b.opts.Clock().UTC())
+}
+
+// write is the append path: lock, catch up (setting aside a torn tail),
+// replay check, build, validate, one write, fsync, apply, unlock. build sees
+// the current state and the time the events will carry; it returns the
+// events to append, or none. The result holds the card each event touched,
+// as it stands after the write, or for a replay the card the request touched.
+func (b *Backlog) write(ctx context.Context, m Mutation, op Op, build func(s *State, at time.Time) ([]*Event, error)) (cards []Card, err error) {
+	if m.Actor == "" {
+		return nil, rule(ErrInvalid, "an actor is required")
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if err := b.lk.Acquire(ctx, b.opts.LockTimeout); err != nil {
+		return nil, err
+	}
+	defer func() {
+		if uerr := b.lk.Release(); uerr != nil && err == nil {
+			err = fmt.Errorf("release lock: %w", uerr)
+		}
+	}()
+	if err := b.catchUp(); err != nil {
+		return nil, err
+	}
+	if b.torn != nil {
+		if err := setAside(b.dir, b.torn); err != nil {
+			return nil, err
+		}
+		b.torn = nil
+	}
+	if m.RequestID != "" {
+		if r, ok := b.state.Receipt(m.RequestID); ok {
+			if r.Op != op {
+				return nil, rule(ErrConflict, "request id %q was already used for %s of %s", m.RequestID, r.Op, r.Card)
+			}
+			c, _ := b.state.Card(r.Card)
+			return []Card{c}, nil
+		}
+	}
+	at := b.opts.Clock().UTC()
+	if last := b.state.Last(); !last.At.IsZero() && !at.After(last.At) {
+		at = last.At.Add(time.Nanosecond)
+	}
+	events, err := build(b.state, at)
+	if err != nil || len(events) == 0 {
+		return nil, err
+	}
+	var buf []byte
+	for i, e := range events {
+		e.V, e.ID, e.At, e.Actor, e.RequestID = FormatVersion, newEventID(), at.Add(time.Duration(i)), m.Actor, m.RequestID
+		if err := b.state.Check(e); err != nil {
+			return nil, err
+		}
+		line, err := EncodeLine(e)
+		if err != nil {
+			return nil, err
+		}
+		buf = append(buf, line...)
+	}
+	if err := b.appendDurably(buf); err != nil {
+		return nil, err
+	}
+	for _, e := range events {
+		if err := b.state.Apply(e); err != nil {
+			// Check passed a moment ago under the same lock: this is a bug.
+			return nil, fmt.Errorf("ledger: applying %s of %s after check: %w", e.Op, e.Card, err)
+		}
+		b.pos.last = e
+	}
+	b.pos.offset += int64(len(buf))
+	b.pos.lines += len(events)
+	cards = make([]Card, len(events))
+	for i, e := range events {
+		cards[i], _ = b.state.Card(e.Card)
+	}
+	return cards, nil
+}
+
+// appendDurably writes buf at the end of the ledger in one write and fsyncs
+// it. A failed write is truncated away so no partial line stays behind.
+func (b *Backlog) appendDurably(buf []byte) error {
+	path := filepath.Join(b.dir, LedgerFile)
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err != nil || !os.SameFile(fi, b.pos.info) || fi.Size() != b.pos.offset {
+		return fmt.Errorf("ledger: %s changed under the lock; retry", path)
+	}
+	b.failpoint("before-write")
+	if n, err := f.Write(buf); err != nil || n != len(buf) {
+		_ = f.Truncate(b.pos.offset)
+		return fmt.Errorf("append to %s: %w", path, errors.Join(err, errShortWrite(n, len(buf))))
+	}
+	b.failpoint("after-write")
+	if err := fdatasync(f); err != nil {
+		_ = f.Truncate(b.pos.offset)
+		return fmt.Errorf("fsync %s: %w", path, err)
+	}
+	b.failpoint("after-fsync")
+	return nil
+}
+
+func errShortWrite(n, want int) error {
+	if n == want {
+		return nil
+	}
+	return fmt.Errorf("short write: %d of %d bytes", n, want)
+}
+
+func (b *Backlog) failpoint(stage string) {
+	if b.opts.Failpoint != nil {
+		b.opts.Failpoint(stage)
+	}
+}
+
+// Close releases resources. The lock is only ever held inside a call.
+func (b *Backlog) Close() error { return nil }

@@ -1,0 +1,94 @@
+// Package ledger is the storage and the rules of a bl backlog: an
+// append-only log of events, a pure fold of those events into cards, and the
+// append path that makes every acknowledged event durable.
+//
+// # The .backlog directory
+//
+// A backlog is one directory, usually .backlog at the root of a git
+// repository's main worktree:
+//
+//	ledger.jsonl   the event log; the source of truth (tracked in git)
+//	config.json    settings (tracked)
+//	.gitignore     ignores the lock file and local caches (tracked)
+//	lock           the writers' lock file; never deleted (ignored)
+//	ledger.jsonl.broken
+//	               torn tails set aside by recovery, appended, never
+//	               overwritten (ignored)
+//
+// # Line framing
+//
+// ledger.jsonl holds one event per line. A line is a JSON object in UTF-8
+// terminated by a single '\n'. The object's keys appear in a fixed order
+// (v, id, at, actor, op, card, then the operation's fields) and the last key
+// is always "crc":
+//
+//	{"v":1,"id":"9f2c51d0a4b7e361","at":"2026-11-22T01:50:00.000000001Z",...,"crc":"1a2b3c4d"}
+//
+// The crc is the CRC-32C (Castagnoli) of the line's bytes with the
+// `,"crc":"xxxxxxxx"` member removed, i.e. of the object as it was encoded
+// before the checksum was added, written as eight lowercase hex digits. A line
+// that does not end in '\n', does not parse, or whose checksum does not match
+// is damaged; nothing in a damaged line is trusted.
+//
+// # Events
+//
+// Every event has:
+//
+//	v       format version, currently 1. A line with a higher version was
+//	        written by a newer bl and is refused (ErrVersion) rather than
+//	        guessed at.
+//	id      a random 64-bit event id in hex, unique across clones.
+//	at      UTC time with nanoseconds. Within one file (at, id) strictly
+//	        increases line by line: a writer stamps max(now, previous+1ns), so
+//	        the clock never appears to go backwards; a merge of two ledgers
+//	        writes the union sorted by (at, id). A line out of order (for
+//	        example a duplicated line) is damage.
+//	actor   who wrote it.
+//	op      one of create, update, claim, heartbeat, release, reclaim,
+//	        complete, block, unblock, reopen, link, unlink.
+//	card    the card id the event is about.
+//
+// and, as the operation needs them: request_id (idempotent replays),
+// expect_version and epoch (the lease compare-and-swap), owner, ttl_seconds,
+// reason, to (the other end of a link), progress, checkpoint, force, and
+// fields (the card fields a create or update sets).
+//
+// # The fold
+//
+// State is the fold of the events in file order. Folding is pure: no IO and no
+// clock reads; the time an event happened is its at. Every event is validated
+// against the state before it is applied, by the same code the writer ran
+// before appending it. An event that does not validate (two claims of one card
+// merged in from two clones, a heartbeat by an owner fenced out in the
+// meantime) changes nothing and is kept in State.Conflicts. Because merged
+// ledgers are written in (at, id) order, two clones holding the same events
+// fold to the same state whatever order they learned them in.
+//
+// A claim carries expect_version (the card's version when the claimer looked)
+// and epoch (the previous epoch plus one). Heartbeat, release and complete by
+// an owner carry the owner and the epoch it holds, and are rejected once the
+// card has been claimed again.
+//
+// # Appending
+//
+// A writer takes the lock file (package lock), reads whatever other writers
+// appended since its last read, validates the new event against that state,
+// encodes it as one complete line, writes it with a single write(2) on a file
+// opened O_APPEND, fsyncs, releases the lock, and only then reports success.
+// A write that fails part-way is truncated back before the lock is released.
+//
+// # Recovery
+//
+// A process killed mid-append can leave a torn final line: bytes with no
+// terminating newline, a line of NULs, or a final line whose checksum fails.
+// Readers without the lock stop before an unterminated line (it may be an
+// append in progress) and ignore a damaged final line. The next writer, which
+// holds the lock and so knows no append is in progress, appends the damaged
+// bytes to ledger.jsonl.broken, fsyncs that, and truncates the ledger to the
+// last good line. A torn tail was never acknowledged, so nothing acknowledged
+// is lost.
+//
+// Damage followed by good lines cannot be a torn append: it is reported as a
+// *CorruptError naming the file, line number and byte offset, and the backlog
+// refuses to write until a person looks (bl doctor).
+package ledger

@@ -1,0 +1,75 @@
+package ledger
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Errors returned by the ledger. Callers match them with errors.Is; the CLI
+// maps each to an exit code.
+var (
+	// ErrNotFound: no card has the given id.
+	ErrNotFound = errors.New("ledger: card not found")
+	// ErrInvalid: the request itself is malformed (bad id, priority out of
+	// range, missing title, self-link, ...). Nothing was written.
+	ErrInvalid = errors.New("ledger: invalid input")
+	// ErrConflict: the request is well formed but the card's state does not
+	// allow it (invalid transition, duplicate id, cycle, claimed by another
+	// owner).
+	ErrConflict = errors.New("ledger: conflict")
+	// ErrFenced: a heartbeat, release, complete or progress came from
+	// someone who no longer holds the lease, or with a stale epoch. The
+	// caller must stop working on the card.
+	ErrFenced = errors.New("ledger: lease fenced")
+	// ErrCorrupt: the ledger is damaged beyond a torn final line.
+	ErrCorrupt = errors.New("ledger: corrupt backlog")
+	// ErrVersion: the ledger was written by a newer format version.
+	ErrVersion = errors.New("ledger: unsupported format version")
+	// ErrNotInitialized: the directory holds no backlog.
+	ErrNotInitialized = errors.New("ledger: no backlog here")
+
+	errFraming  = errors.New("bad line framing")
+	errChecksum = errors.New("checksum mismatch")
+)
+
+// CorruptError locates damage in a ledger file that recovery must not guess
+// about: a damaged line with good lines after it, or lines out of order.
+type CorruptError struct {
+	Path   string // file
+	Line   int    // 1-based line number
+	Offset int64  // byte offset of the line's start
+	Err    error  // what is wrong with it
+}
+
+func (e *CorruptError) Error() string {
+	return fmt.Sprintf("%s line %d (byte offset %d): %v", e.Path, e.Line, e.Offset, e.Err)
+}
+
+// Unwrap lets errors.Is(err, ErrCorrupt) and the cause both match.
+func (e *CorruptError) Unwrap() []error { return []error{ErrCorrupt, e.Err} }
+
+// Conflict is an event the fold kept but did not apply because its
+// expectation did not hold when folded.
+type Conflict struct {
+	Event  string `json:"event"`
+	At     string `json:"at"`
+	Op     Op     `json:"op"`
+	Card   string `json:"card"`
+	Actor  string `json:"actor"`
+	Reason string `json:"reason"`
+}
+
+// ruleError is a validation failure: a sentence for people, a sentinel for
+// programs.
+type ruleError struct {
+	kind error
+	msg  string
+}
+
+func (e *ruleError) Error() string { return e.msg }
+func (e *ruleError) Unwrap() error { return e.kind }
+
+// rule builds a validation failure of the given kind.
+func rule(kind error, format string, args ...any) error {
+	return &ruleError{kind: kind, msg: fmt.Sprintf(format, args...)}
+}

@@ -1,0 +1,188 @@
+package ledger
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+)
+
+// File names inside a backlog directory.
+const (
+	LedgerFile = "ledger.jsonl"
+	BrokenFile = LedgerFile + ".broken"
+	ConfigFile = "config.json"
+	LockFile   = "lock"
+	IgnoreFile = ".gitignore"
+)
+
+// TornTail describes damaged bytes at the end of the ledger that were never
+// acknowledged: an unterminated line, or a final line that fails its check.
+type TornTail struct {
+	Line   int   `json:"line"`   // 1-based line number where the tail starts
+	Offset int64 `json:"offset"` // byte offset where the tail starts
+	Bytes  int64 `json:"bytes"`  // how many bytes it spans
+	Reason string `json:"reason"`
+}
+
+// position is how far a reader has folded a ledger file.
+type position struct {
+	info   os.FileInfo // identity of the file read, to notice replacement
+	offset int64       // bytes folded
+	lines  int         // lines folded
+	last   *Event      // last event folded, for the ordering check
+}
+
+// maxLine bounds one ledger line; anything longer is damage.
+const maxLine = 1 << 20
+
+// readFrom folds the complete, valid lines of the ledger at path from pos
+// into apply, returning the new position and any torn tail after it. A
+// damaged line followed by a good one is a *CorruptError.
+func readFrom(path string, pos position, apply func(*Event)) (position, *TornTail, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return pos, nil, fmt.Errorf("%w: %s is missing", ErrNotInitialized, path)
+		}
+		return pos, nil, err
+	}
+	defer f.Close()
+	info, err := f.Stat()
+	if err != nil {
+		return pos, nil, err
+	}
+	if pos.info != nil && (!os.SameFile(pos.info, info) || info.Size() < pos.offset) {
+		return pos, nil, errReplaced
+	}
+	pos.info = info
+	if _, err := f.Seek(pos.offset, io.SeekStart); err != nil {
+		return pos, nil, err
+	}
+	r := bufio.NewReaderSize(f, 256<<10)
+	for {
+		line, err := readLine(r)
+		if len(line) == 0 && err == io.EOF {
+			return pos, nil, nil
+		}
+		if err != nil && err != io.EOF {
+			return pos, nil, err
+		}
+		if line[len(line)-1] != '\n' {
+			rest, _ := io.Copy(io.Discard, r)
+			return pos, &TornTail{Line: pos.lines + 1, Offset: pos.offset, Bytes: int64(len(line)) + rest, Reason: "unterminated final line"}, nil
+		}
+		e, derr := DecodeLine(line)
+		if derr == nil && pos.last != nil && !pos.last.before(e) {
+			derr = fmt.Errorf("event %s at %s is not after the previous event %s at %s (duplicated or misordered line)",
+				e.ID, e.At.Format(timeLayout), pos.last.ID, pos.last.At.Format(timeLayout))
+			return pos, nil, &CorruptError{Path: path, Line: pos.lines + 1, Offset: pos.offset, Err: derr}
+		}
+		if derr != nil {
+			if errors.Is(derr, ErrVersion) || goodLineFollows(r) {
+				return pos, nil, &CorruptError{Path: path, Line: pos.lines + 1, Offset: pos.offset, Err: derr}
+			}
+			return pos, &TornTail{Line: pos.lines + 1, Offset: pos.offset, Bytes: info.Size() - pos.offset, Reason: derr.Error()}, nil
+		}
+		apply(e)
+		pos.offset += int64(len(line))
+		pos.lines++
+		pos.last = e
+	}
+}
+
+var errReplaced = errors.New("ledger file was replaced")
+
+const timeLayout = "2006-01-02T15:04:05.000000000Z07:00"
+
+// readLine returns the next line with its newline, or the unterminated rest
+// of the file with io.EOF. Lines longer than maxLine are returned cut short,
+// without a newline, so they read as damage.
+func readLine(r *bufio.Reader) ([]byte, error) {
+	var long []byte
+	for {
+		chunk, err := r.ReadSlice('\n')
+		if err == bufio.ErrBufferFull {
+			long = append(long, chunk...)
+			if len(long) > maxLine {
+				return long, nil
+			}
+			continue
+		}
+		if long != nil {
+			return append(long, chunk...), err
+		}
+		return chunk, err
+	}
+}
+
+// goodLineFollows reports whether any line after the reader's position is a
+// valid event, which makes earlier damage mid-file rather than a torn tail.
+func goodLineFollows(r *bufio.Reader) bool {
+	for {
+		line, err := readLine(r)
+		if len(line) > 0 && line[len(line)-1] == '\n' {
+			if _, derr := DecodeLine(line); derr == nil {
+				return true
+			}
+		}
+		if err != nil {
+			return false
+		}
+	}
+}
+
+// setAside appends the torn tail to the .broken file, fsyncs it, then
+// truncates the ledger to the last good line. The caller holds the lock.
+func setAside(dir string, t *TornTail) error {
+	path := filepath.Join(dir, LedgerFile)
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	tail := make([]byte, t.Bytes)
+	if _, err := f.ReadAt(tail, t.Offset); err != nil && err != io.EOF {
+		return fmt.Errorf("read torn tail of %s: %w", path, err)
+	}
+	if !bytes.HasSuffix(tail, []byte{'\n'}) {
+		tail = append(tail, '\n')
+	}
+	if err := appendSync(filepath.Join(dir, BrokenFile), tail); err != nil {
+		return fmt.Errorf("set aside torn tail of %s: %w", path, err)
+	}
+	if err := f.Truncate(t.Offset); err != nil {
+		return fmt.Errorf("truncate torn tail of %s: %w", path, err)
+	}
+	return f.Sync()
+}
+
+// appendSync appends b to path in one write and fsyncs it.
+func appendSync(path string, b []byte) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(b); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// syncDir fsyncs a directory so a created or renamed entry is durable.
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
+}

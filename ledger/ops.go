@@ -1,0 +1,462 @@
+package ledger
+
+import (
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+)
+
+// kind is how one op validates and applies itself. check sees the card (nil
+// only for create) and must not modify anything; apply may assume check
+// passed. Neither does IO or reads a clock: now is e.At.
+type kind struct {
+	check func(s *State, c *Card, e *Event) error
+	apply func(s *State, c *Card, e *Event)
+}
+
+var kinds = map[Op]kind{
+	OpCreate:    {checkCreate, applyCreate},
+	OpUpdate:    {checkUpdate, applyFields},
+	OpClaim:     {checkClaim, applyClaim},
+	OpHeartbeat: {checkHeartbeat, applyHeartbeat},
+	OpRelease:   {checkRelease, applyRelease},
+	OpReclaim:   {checkReclaim, applyRelease},
+	OpComplete:  {checkComplete, applyComplete},
+	OpBlock:     {checkBlock, applyBlock},
+	OpUnblock:   {checkUnblock, applyUnblock},
+	OpReopen:    {checkReopen, applyReopen},
+	OpLink:      {checkLink, applyLink},
+	OpUnlink:    {checkUnlink, applyUnlink},
+}
+
+// Limits on input, enforced at write time and again by the fold.
+const (
+	MaxIDLen       = 64
+	MaxTitleLen    = 500
+	MaxBodyLen     = 64 << 10
+	MaxPriority    = 1_000_000
+	MaxCheckpoint  = 16 << 10
+	MaxListEntries = 256
+)
+
+var idPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
+
+// ValidID reports why id cannot name a card, or nil.
+func ValidID(id string) error {
+	switch {
+	case id == "":
+		return rule(ErrInvalid, "card id is empty")
+	case len(id) > MaxIDLen:
+		return rule(ErrInvalid, "card id %q is longer than %d characters", id, MaxIDLen)
+	case !idPattern.MatchString(id):
+		return rule(ErrInvalid, "card id %q may use only letters, digits, '.', '_' and '-', starting with a letter or digit", id)
+	}
+	return nil
+}
+
+func checkCreate(s *State, c *Card, e *Event) error {
+	if err := ValidID(e.Card); err != nil {
+		return err
+	}
+	if c != nil {
+		return rule(ErrConflict, "card %s already exists", e.Card)
+	}
+	f := e.Fields
+	if f == nil || f.Title == nil || strings.TrimSpace(*f.Title) == "" {
+		return rule(ErrInvalid, "card %s needs a title", e.Card)
+	}
+	if k := f.IdempotencyKey; k != "" {
+		if id, used := s.keys[k]; used {
+			return rule(ErrConflict, "idempotency key %q already created card %s", k, id)
+		}
+	}
+	return s.checkFields(e.Card, f)
+}
+
+func applyCreate(s *State, c *Card, e *Event) {
+	c.Status = StatusReady
+	c.Labels, c.DependsOn, c.Acceptance = []string{}, []string{}, []string{}
+	c.CreatedAt = e.At
+	c.IdempotencyKey = e.Fields.IdempotencyKey
+	if c.IdempotencyKey != "" {
+		s.keys[c.IdempotencyKey] = c.ID
+	}
+	applyFields(s, c, e)
+}
+
+func checkUpdate(s *State, c *Card, e *Event) error {
+	f := e.Fields
+	if f == nil || *f == (Fields{}) {
+		return rule(ErrInvalid, "update of %s changes nothing", e.Card)
+	}
+	if f.IdempotencyKey != "" {
+		return rule(ErrInvalid, "the idempotency key of %s cannot change", e.Card)
+	}
+	if f.Title != nil && strings.TrimSpace(*f.Title) == "" {
+		return rule(ErrInvalid, "card %s needs a title", e.Card)
+	}
+	return s.checkFields(e.Card, f)
+}
+
+// checkFields validates the fields a create or update sets on card id.
+func (s *State) checkFields(id string, f *Fields) error {
+	if f.Title != nil && len(*f.Title) > MaxTitleLen {
+		return rule(ErrInvalid, "title of %s is longer than %d bytes", id, MaxTitleLen)
+	}
+	if f.Body != nil && len(*f.Body) > MaxBodyLen {
+		return rule(ErrInvalid, "body of %s is longer than %d bytes", id, MaxBodyLen)
+	}
+	if f.Priority != nil && (*f.Priority > MaxPriority || *f.Priority < -MaxPriority) {
+		return rule(ErrInvalid, "priority %d of %s is outside ±%d", *f.Priority, id, MaxPriority)
+	}
+	if f.MaxAttempts != nil && *f.MaxAttempts < 0 {
+		return rule(ErrInvalid, "max_attempts of %s must be 0 (unlimited) or more", id)
+	}
+	for name, list := range map[string]*[]string{"labels": f.Labels, "acceptance": f.Acceptance, "depends_on": f.DependsOn} {
+		if list == nil {
+			continue
+		}
+		if len(*list) > MaxListEntries {
+			return rule(ErrInvalid, "%s of %s has more than %d entries", name, id, MaxListEntries)
+		}
+		for _, v := range *list {
+			if strings.TrimSpace(v) == "" {
+				return rule(ErrInvalid, "%s of %s has an empty entry", name, id)
+			}
+		}
+	}
+	if f.Parent != nil && *f.Parent != "" {
+		p := *f.Parent
+		if p == id {
+			return rule(ErrInvalid, "card %s cannot be its own parent", id)
+		}
+		if _, ok := s.cards[p]; !ok {
+			return rule(ErrNotFound, "parent card %s not found", p)
+		}
+		if cycle := s.parentCycle(id, p); cycle != nil {
+			return rule(ErrConflict, "parent %s of %s would make a cycle: %s", p, id, strings.Join(cycle, " → "))
+		}
+	}
+	if f.DependsOn != nil {
+		for _, d := range *f.DependsOn {
+			if d == id {
+				return rule(ErrInvalid, "card %s cannot depend on itself", id)
+			}
+			if _, ok := s.cards[d]; !ok {
+				return rule(ErrNotFound, "dependency %s of %s not found", d, id)
+			}
+			if cycle := s.depCycle(id, d); cycle != nil {
+				return rule(ErrConflict, "%s depending on %s would make a cycle: %s", id, d, strings.Join(cycle, " → "))
+			}
+		}
+	}
+	return nil
+}
+
+// applyFields sets whatever fields the event carries.
+func applyFields(_ *State, c *Card, e *Event) {
+	f := e.Fields
+	if f.Title != nil {
+		c.Title = *f.Title
+	}
+	if f.Body != nil {
+		c.Body = *f.Body
+	}
+	if f.Phase != nil {
+		c.Phase = *f.Phase
+	}
+	if f.Priority != nil {
+		c.Priority = *f.Priority
+	}
+	if f.Labels != nil {
+		c.Labels = dedupe(*f.Labels)
+	}
+	if f.DependsOn != nil {
+		c.DependsOn = dedupe(*f.DependsOn)
+	}
+	if f.Parent != nil {
+		c.Parent = *f.Parent
+	}
+	if f.Acceptance != nil {
+		c.Acceptance = cloneStrings(*f.Acceptance)
+	}
+	if f.MaxAttempts != nil {
+		c.MaxAttempts = *f.MaxAttempts
+	}
+	if f.DeferUntil != nil {
+		if f.DeferUntil.IsZero() {
+			c.DeferUntil = nil
+		} else {
+			c.DeferUntil = timePtr(f.DeferUntil.UTC())
+		}
+	}
+}
+
+func checkClaim(s *State, c *Card, e *Event) error {
+	if e.Owner == "" {
+		return rule(ErrInvalid, "a claim of %s needs an owner", e.Card)
+	}
+	if e.TTLSeconds < 1 {
+		return rule(ErrInvalid, "a claim of %s needs a ttl of at least 1s", e.Card)
+	}
+	if err := s.claimable(c, e.At, e.Owner); err != nil {
+		return err
+	}
+	if e.ExpectVersion != c.Version {
+		return rule(ErrConflict, "card %s changed (version %d, claim expected %d)", c.ID, c.Version, e.ExpectVersion)
+	}
+	if e.Epoch != c.ClaimEpoch+1 {
+		return rule(ErrConflict, "claim of %s has epoch %d, next epoch is %d", c.ID, e.Epoch, c.ClaimEpoch+1)
+	}
+	return nil
+}
+
+func applyClaim(_ *State, c *Card, e *Event) {
+	// Only an owner renewing its own live lease keeps the attempt count.
+	if !(c.Leased(e.At) && c.ClaimOwner == e.Owner) {
+		c.Attempts++
+	}
+	c.Status = StatusClaimed
+	c.ClaimOwner = e.Owner
+	c.ClaimEpoch = e.Epoch
+	c.ClaimedAt = timePtr(e.At)
+	c.ClaimTTLSeconds = e.TTLSeconds
+	c.LeaseExpiresAt = timePtr(e.At.Add(time.Duration(e.TTLSeconds) * time.Second))
+	c.LastHeartbeatAt = nil
+	c.Progress, c.Checkpoint = nil, nil
+	c.BlockedReason = ""
+}
+
+// fence checks that e comes from the current lease holder.
+func fence(c *Card, e *Event) error {
+	if e.Owner == "" {
+		return rule(ErrInvalid, "%s of %s needs the owner", e.Op, c.ID)
+	}
+	if c.Status != StatusClaimed || c.ClaimOwner != e.Owner {
+		holder := "nobody"
+		if c.Status == StatusClaimed {
+			holder = fmt.Sprintf("%s (epoch %d)", c.ClaimOwner, c.ClaimEpoch)
+		}
+		return rule(ErrFenced, "%s does not hold %s (status %s, held by %s); stop working on it", e.Owner, c.ID, c.Status, holder)
+	}
+	if e.Epoch != 0 && e.Epoch != c.ClaimEpoch {
+		return rule(ErrFenced, "epoch %d of %s is stale: the lease is at epoch %d; stop working on it", e.Epoch, c.ID, c.ClaimEpoch)
+	}
+	return nil
+}
+
+func checkHeartbeat(_ *State, c *Card, e *Event) error {
+	if err := fence(c, e); err != nil {
+		return err
+	}
+	if e.TTLSeconds < 0 {
+		return rule(ErrInvalid, "ttl must be at least 1s")
+	}
+	if e.Progress != nil && (*e.Progress < 0 || *e.Progress > 100) {
+		return rule(ErrInvalid, "progress %d is outside 0-100", *e.Progress)
+	}
+	if len(e.Checkpoint) > MaxCheckpoint {
+		return rule(ErrInvalid, "checkpoint is larger than %d bytes", MaxCheckpoint)
+	}
+	return nil
+}
+
+func applyHeartbeat(_ *State, c *Card, e *Event) {
+	if e.TTLSeconds > 0 {
+		c.ClaimTTLSeconds = e.TTLSeconds
+	}
+	c.LastHeartbeatAt = timePtr(e.At)
+	c.LeaseExpiresAt = timePtr(e.At.Add(time.Duration(c.ClaimTTLSeconds) * time.Second))
+	if e.Progress != nil {
+		p := *e.Progress
+		c.Progress = &p
+	}
+	if e.Checkpoint != nil {
+		c.Checkpoint = append(c.Checkpoint[:0:0], e.Checkpoint...)
+	}
+}
+
+func checkRelease(_ *State, c *Card, e *Event) error { return fence(c, e) }
+
+// applyRelease returns the card to the pool, or parks it when its attempts
+// are used up. Release and reclaim share it.
+func applyRelease(_ *State, c *Card, e *Event) {
+	c.clearLease()
+	if c.exhausted() {
+		c.Status = StatusBlocked
+		c.BlockedReason = fmt.Sprintf("max attempts reached (%d of %d)", c.Attempts, c.MaxAttempts)
+		return
+	}
+	c.Status = StatusReady
+}
+
+func checkReclaim(_ *State, c *Card, e *Event) error {
+	if c.Status != StatusClaimed {
+		return rule(ErrConflict, "card %s is %s, not claimed", c.ID, c.Status)
+	}
+	if e.Epoch != c.ClaimEpoch {
+		return rule(ErrConflict, "reclaim of %s names epoch %d but the lease is at epoch %d", c.ID, e.Epoch, c.ClaimEpoch)
+	}
+	if !e.Force && !c.Expired(e.At) {
+		return rule(ErrConflict, "lease on %s held by %s runs until %s; use force to take it anyway", c.ID, c.ClaimOwner, c.LeaseExpiresAt.Format(time.RFC3339))
+	}
+	return nil
+}
+
+func checkComplete(_ *State, c *Card, e *Event) error {
+	if c.Status == StatusDone {
+		return rule(ErrConflict, "card %s is already done", c.ID)
+	}
+	if e.Owner != "" {
+		return fence(c, e)
+	}
+	return nil
+}
+
+func applyComplete(_ *State, c *Card, e *Event) {
+	c.clearLease()
+	c.Status = StatusDone
+	c.ClosedAt = timePtr(e.At)
+	c.CloseNote = e.Reason
+	c.BlockedReason = ""
+}
+
+func checkBlock(_ *State, c *Card, e *Event) error {
+	if c.Status == StatusDone {
+		return rule(ErrConflict, "card %s is done; reopen it before blocking", c.ID)
+	}
+	if e.Owner != "" {
+		return fence(c, e)
+	}
+	return nil
+}
+
+func applyBlock(_ *State, c *Card, e *Event) {
+	c.clearLease()
+	c.Status = StatusBlocked
+	c.BlockedReason = e.Reason
+}
+
+func checkUnblock(_ *State, c *Card, _ *Event) error {
+	if c.Status != StatusBlocked {
+		return rule(ErrConflict, "card %s is %s, not blocked", c.ID, c.Status)
+	}
+	return nil
+}
+
+func applyUnblock(_ *State, c *Card, _ *Event) {
+	if c.exhausted() {
+		c.Attempts = 0 // unblocking grants a fresh attempts budget
+	}
+	c.Status = StatusReady
+	c.BlockedReason = ""
+}
+
+func checkReopen(_ *State, c *Card, _ *Event) error {
+	if c.Status != StatusDone {
+		return rule(ErrConflict, "card %s is %s, not done", c.ID, c.Status)
+	}
+	return nil
+}
+
+// applyReopen starts the card's work over, with a fresh attempts budget.
+func applyReopen(_ *State, c *Card, _ *Event) {
+	c.Status = StatusReady
+	c.ClosedAt = nil
+	c.CloseNote = ""
+	c.Attempts = 0
+}
+
+func checkLink(s *State, c *Card, e *Event) error {
+	if e.To == c.ID {
+		return rule(ErrInvalid, "card %s cannot depend on itself", c.ID)
+	}
+	if _, ok := s.cards[e.To]; !ok {
+		return rule(ErrNotFound, "card %s not found", e.To)
+	}
+	if slices.Contains(c.DependsOn, e.To) {
+		return rule(ErrConflict, "%s already depends on %s", c.ID, e.To)
+	}
+	if len(c.DependsOn) >= MaxListEntries {
+		return rule(ErrInvalid, "%s already has %d dependencies", c.ID, MaxListEntries)
+	}
+	if cycle := s.depCycle(c.ID, e.To); cycle != nil {
+		return rule(ErrConflict, "%s depending on %s would make a cycle: %s", c.ID, e.To, strings.Join(cycle, " → "))
+	}
+	return nil
+}
+
+func applyLink(_ *State, c *Card, e *Event) {
+	c.DependsOn = append(c.DependsOn, e.To)
+}
+
+func checkUnlink(_ *State, c *Card, e *Event) error {
+	if !slices.Contains(c.DependsOn, e.To) {
+		return rule(ErrConflict, "%s does not depend on %s", c.ID, e.To)
+	}
+	return nil
+}
+
+func applyUnlink(_ *State, c *Card, e *Event) {
+	c.DependsOn = slices.DeleteFunc(c.DependsOn, func(d string) bool { return d == e.To })
+}
+
+// depCycle returns the cycle from -> to -> ... -> from that an edge from
+// "from" to "to" would close, or nil.
+func (s *State) depCycle(from, to string) []string {
+	path := s.depPath(to, from, map[string]bool{})
+	if path == nil {
+		return nil
+	}
+	return append([]string{from}, path...)
+}
+
+// depPath finds a dependency path from a to b by depth-first search.
+func (s *State) depPath(a, b string, seen map[string]bool) []string {
+	if a == b {
+		return []string{b}
+	}
+	if seen[a] {
+		return nil
+	}
+	seen[a] = true
+	c := s.cards[a]
+	if c == nil {
+		return nil
+	}
+	for _, d := range c.DependsOn {
+		if p := s.depPath(d, b, seen); p != nil {
+			return append([]string{a}, p...)
+		}
+	}
+	return nil
+}
+
+// parentCycle returns the cycle that making p the parent of id would close.
+func (s *State) parentCycle(id, p string) []string {
+	chain := []string{id, p}
+	for cur, n := p, 0; n <= len(s.cards); n++ {
+		c := s.cards[cur]
+		if c == nil || c.Parent == "" {
+			return nil
+		}
+		cur = c.Parent
+		chain = append(chain, cur)
+		if cur == id {
+			return chain
+		}
+	}
+	return nil
+}
+
+func dedupe(in []string) []string {
+	out := make([]string, 0, len(in))
+	for _, v := range in {
+		if !slices.Contains(out, v) {
+			out = append(out, v)
+		}
+	}
+	return out
+}

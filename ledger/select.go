@@ -1,0 +1,224 @@
+package ledger
+
+import (
+	"cmp"
+	"slices"
+	"time"
+)
+
+// Filter narrows List, Ready and Claim. Zero fields match everything.
+type Filter struct {
+	Status []Status // any of these
+	Phase  string
+	Label  string // cards carrying this label
+	Owner  string // current claim owner
+	Ready  bool   // claimable now
+	Limit  int    // at most this many; 0 = all
+}
+
+// Sort orders for List.
+const (
+	SortClaim   = "claim"   // claim order: priority desc, created asc, id asc
+	SortCreated = "created" // created asc, id asc
+	SortUpdated = "updated" // updated desc, id asc
+	SortID      = "id"
+)
+
+// claimable reports why c cannot be claimed by owner at now, or nil. A live
+// lease blocks everyone but its own owner, who may re-claim to fence out an
+// older incarnation of itself.
+func (s *State) claimable(c *Card, now time.Time, owner string) error {
+	switch c.Status {
+	case StatusDone:
+		return rule(ErrConflict, "card %s is done", c.ID)
+	case StatusBlocked:
+		return rule(ErrConflict, "card %s is blocked: %s", c.ID, orDash(c.BlockedReason))
+	case StatusClaimed:
+		if c.Leased(now) && c.ClaimOwner != owner {
+			return rule(ErrConflict, "card %s is claimed by %s until %s", c.ID, c.ClaimOwner, c.LeaseExpiresAt.Format(time.RFC3339))
+		}
+	}
+	if c.exhausted() && !(c.Leased(now) && c.ClaimOwner == owner) {
+		return rule(ErrConflict, "card %s has used all %d attempts", c.ID, c.MaxAttempts)
+	}
+	if c.DeferUntil != nil && now.Before(*c.DeferUntil) {
+		return rule(ErrConflict, "card %s is deferred until %s", c.ID, c.DeferUntil.Format(time.RFC3339))
+	}
+	for _, d := range c.DependsOn {
+		if dc := s.cards[d]; dc == nil || dc.Status != StatusDone {
+			st := Status("missing")
+			if dc != nil {
+				st = dc.Status
+			}
+			return rule(ErrConflict, "card %s waits on %s (%s)", c.ID, d, st)
+		}
+	}
+	return nil
+}
+
+// Claimable reports whether anyone may claim the card at now.
+func (s *State) Claimable(id string, now time.Time) bool {
+	c := s.cards[id]
+	return c != nil && s.claimable(c, now, "") == nil
+}
+
+func (f *Filter) match(s *State, c *Card, now time.Time) bool {
+	if len(f.Status) > 0 && !slices.Contains(f.Status, c.Status) {
+		return false
+	}
+	if f.Phase != "" && c.Phase != f.Phase {
+		return false
+	}
+	if f.Label != "" && !slices.Contains(c.Labels, f.Label) {
+		return false
+	}
+	if f.Owner != "" && (c.Status != StatusClaimed || c.ClaimOwner != f.Owner) {
+		return false
+	}
+	if f.Ready && s.claimable(c, now, "") != nil {
+		return false
+	}
+	return true
+}
+
+// claimOrder is priority desc, then created_at asc, then id asc.
+func claimOrder(a, b *Card) int {
+	if a.Priority != b.Priority {
+		return cmp.Compare(b.Priority, a.Priority)
+	}
+	if c := a.CreatedAt.Compare(b.CreatedAt); c != 0 {
+		return c
+	}
+	return cmp.Compare(a.ID, b.ID)
+}
+
+// List returns copies of the cards matching f at now, in the given sort
+// order (SortClaim when empty).
+func (s *State) List(f Filter, now time.Time, sortBy string) []Card {
+	var hits []*Card
+	for _, c := range s.cards {
+		if f.match(s, c, now) {
+			hits = append(hits, c)
+		}
+	}
+	slices.SortFunc(hits, orderFor(sortBy))
+	if f.Limit > 0 && len(hits) > f.Limit {
+		hits = hits[:f.Limit]
+	}
+	out := make([]Card, len(hits))
+	for i, c := range hits {
+		out[i] = c.clone()
+	}
+	return out
+}
+
+func orderFor(sortBy string) func(a, b *Card) int {
+	switch sortBy {
+	case SortCreated:
+		return func(a, b *Card) int {
+			if c := a.CreatedAt.Compare(b.CreatedAt); c != 0 {
+				return c
+			}
+			return cmp.Compare(a.ID, b.ID)
+		}
+	case SortUpdated:
+		return func(a, b *Card) int {
+			if c := b.UpdatedAt.Compare(a.UpdatedAt); c != 0 {
+				return c
+			}
+			return cmp.Compare(a.ID, b.ID)
+		}
+	case SortID:
+		return func(a, b *Card) int { return cmp.Compare(a.ID, b.ID) }
+	}
+	return claimOrder
+}
+
+// ValidSort reports whether sortBy names a List order.
+func ValidSort(sortBy string) bool {
+	switch sortBy {
+	case "", SortClaim, SortCreated, SortUpdated, SortID:
+		return true
+	}
+	return false
+}
+
+// Pick returns the card a claim by owner at now would take: the first
+// claimable card matching f in claim order, or nil.
+func (s *State) Pick(f Filter, now time.Time, owner string) *Card {
+	var best *Card
+	for _, c := range s.cards {
+		if c.Status == StatusDone || c.Status == StatusBlocked || !f.match(s, c, now) {
+			continue
+		}
+		if best != nil && claimOrder(c, best) >= 0 {
+			continue
+		}
+		if s.claimable(c, now, owner) == nil {
+			best = c
+		}
+	}
+	if best == nil {
+		return nil
+	}
+	cp := best.clone()
+	return &cp
+}
+
+// Stats summarises a backlog at now.
+type Stats struct {
+	Cards          int            `json:"cards"`
+	ByStatus       map[Status]int `json:"by_status"`
+	Claimable      int            `json:"claimable"`
+	ExpiredClaims  int            `json:"expired_claims"`
+	OldestReadyAge float64        `json:"oldest_ready_age_seconds"`
+	OldestReadyID  string         `json:"oldest_ready_id,omitempty"`
+	Conflicts      int            `json:"conflicts"`
+	Events         int64          `json:"events"`
+	LedgerBytes    int64          `json:"ledger_bytes"`
+}
+
+// Stats counts cards by status, claimable and expired cards, and the age of
+// the oldest ready card at now.
+func (s *State) Stats(now time.Time) Stats {
+	st := Stats{Cards: len(s.cards), Conflicts: len(s.conflicts), Events: s.events, ByStatus: map[Status]int{
+		StatusReady: 0, StatusClaimed: 0, StatusBlocked: 0, StatusDone: 0,
+	}}
+	var oldest *Card
+	for _, c := range s.cards {
+		st.ByStatus[c.Status]++
+		if s.claimable(c, now, "") == nil {
+			st.Claimable++
+		}
+		if c.Expired(now) {
+			st.ExpiredClaims++
+		}
+		if c.Status == StatusReady && (oldest == nil || c.CreatedAt.Before(oldest.CreatedAt) || (c.CreatedAt.Equal(oldest.CreatedAt) && c.ID < oldest.ID)) {
+			oldest = c
+		}
+	}
+	if oldest != nil {
+		st.OldestReadyAge = now.Sub(oldest.CreatedAt).Seconds()
+		st.OldestReadyID = oldest.ID
+	}
+	return st
+}
+
+// Expired returns the ids of cards whose leases have run out at now, sorted.
+func (s *State) Expired(now time.Time) []string {
+	var ids []string
+	for _, c := range s.cards {
+		if c.Expired(now) {
+			ids = append(ids, c.ID)
+		}
+	}
+	slices.Sort(ids)
+	return ids
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}

@@ -1,0 +1,138 @@
+package ledger
+
+import (
+	"errors"
+	"time"
+)
+
+// State is the fold of a ledger: every card as of the last applied event.
+// It is built only by Apply, which does no IO and reads no clock, so the same
+// events always give the same State.
+type State struct {
+	cards     map[string]*Card
+	keys      map[string]string  // idempotency key -> card id
+	requests  map[string]Receipt // request id -> what it did
+	conflicts []Conflict
+	events    int64
+	last      Event // the last event folded, applied or not
+}
+
+// Receipt records what a request id did, so a replay can answer without
+// appending.
+type Receipt struct {
+	Event   string `json:"event"`
+	Op      Op     `json:"op"`
+	Card    string `json:"card"`
+	Epoch   int64  `json:"epoch"`
+	Version int64  `json:"version"`
+}
+
+// NewState returns the state of an empty ledger.
+func NewState() *State {
+	return &State{cards: map[string]*Card{}, keys: map[string]string{}, requests: map[string]Receipt{}}
+}
+
+// Apply folds one event. An event that fails validation changes nothing and
+// is recorded as a conflict; the returned error says why (nil when applied).
+func (s *State) Apply(e *Event) error {
+	s.events++
+	s.last = *e
+	k, ok := kinds[e.Op]
+	if !ok {
+		err := rule(ErrInvalid, "unknown op %q", e.Op)
+		s.recordConflict(e, err)
+		return err
+	}
+	if err := s.check(k, e); err != nil {
+		s.recordConflict(e, err)
+		return err
+	}
+	c := s.cards[e.Card]
+	if c == nil { // create
+		c = &Card{ID: e.Card}
+		s.cards[e.Card] = c
+	}
+	k.apply(s, c, e)
+	c.Version++
+	c.UpdatedAt = e.At
+	if e.RequestID != "" {
+		s.requests[e.RequestID] = Receipt{Event: e.ID, Op: e.Op, Card: e.Card, Epoch: c.ClaimEpoch, Version: c.Version}
+	}
+	return nil
+}
+
+// Check validates e against the state without applying it. The writer runs
+// it before appending; the fold runs the same rules when applying.
+func (s *State) Check(e *Event) error {
+	k, ok := kinds[e.Op]
+	if !ok {
+		return rule(ErrInvalid, "unknown op %q", e.Op)
+	}
+	return s.check(k, e)
+}
+
+func (s *State) check(k kind, e *Event) error {
+	c := s.cards[e.Card]
+	if e.Op != OpCreate && c == nil {
+		return rule(ErrNotFound, "card %s not found", e.Card)
+	}
+	return k.check(s, c, e)
+}
+
+func (s *State) recordConflict(e *Event, err error) {
+	s.conflicts = append(s.conflicts, Conflict{
+		Event: e.ID, At: e.At.Format(time.RFC3339Nano), Op: e.Op, Card: e.Card, Actor: e.Actor, Reason: err.Error(),
+	})
+}
+
+// Card returns a copy of the card with the given id.
+func (s *State) Card(id string) (Card, bool) {
+	c, ok := s.cards[id]
+	if !ok {
+		return Card{}, false
+	}
+	return c.clone(), true
+}
+
+// Len is the number of cards.
+func (s *State) Len() int { return len(s.cards) }
+
+// Events is the number of events folded, conflicts included.
+func (s *State) Events() int64 { return s.events }
+
+// Conflicts returns the events that were folded but not applied.
+func (s *State) Conflicts() []Conflict { return append([]Conflict(nil), s.conflicts...) }
+
+// Receipt returns what an earlier request with this id did.
+func (s *State) Receipt(requestID string) (Receipt, bool) {
+	r, ok := s.requests[requestID]
+	return r, ok
+}
+
+// CardByKey returns the card created with the given idempotency key.
+func (s *State) CardByKey(key string) (Card, bool) {
+	id, ok := s.keys[key]
+	if !ok {
+		return Card{}, false
+	}
+	return s.Card(id)
+}
+
+// Last is the last event folded; the zero Event for an empty ledger.
+func (s *State) Last() Event { return s.last }
+
+// Fold applies events in order to a new state.
+func Fold(events []*Event) *State {
+	s := NewState()
+	for _, e := range events {
+		_ = s.Apply(e) // a failed check is recorded as a conflict
+	}
+	return s
+}
+
+// IsConflict reports whether err is a validation failure the fold records
+// as a conflict rather than damage.
+func IsConflict(err error) bool {
+	var r *ruleError
+	return errors.As(err, &r)
+}
