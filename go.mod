@@ -7,4 +7,8 @@ require (
 	github.com/gofrs/flock v0.13.1
 )
 
-require golang.org/x/sys v0.47.0 // indirect
+require (
+	github.com/alecthomas/kong v1.17.0 // indirect
+	github.com/rogpeppe/go-internal v1.16.0 // indirect
+	golang.org/x/sys v0.47.0 // indirect
+)
