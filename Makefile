@@ -1,0 +1,44 @@
+# bl — a git-native, file-backed backlog.
+GO      ?= go
+BIN     ?= bin/bl
+PREFIX  ?= $(HOME)/.local
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+LDFLAGS := -s -w -X main.version=$(VERSION)
+FUZZTIME ?= 10s
+
+.PHONY: all build install test vet bench demo fuzz stress clean
+
+all: build
+
+build:
+	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/bl
+
+install: build
+	install -d $(PREFIX)/bin
+	install -m 0755 $(BIN) $(PREFIX)/bin/bl
+
+vet:
+	$(GO) vet ./...
+
+# The whole suite under the race detector: unit tests, CLI scripts, the
+# process race and crash harnesses at CI size.
+test: vet
+	$(GO) test -race -count=1 -timeout 30m ./...
+
+# A short run of every fuzz target.
+fuzz:
+	@set -e; for pkg in $$($(GO) list ./...); do \
+	  for t in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz' || true); do \
+	    echo "fuzz $$pkg $$t"; \
+	    $(GO) test -run '^$$' -fuzz "^$$t$$" -fuzztime $(FUZZTIME) $$pkg; \
+	  done; \
+	done
+
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem ./...
+
+demo: build
+	./scripts/demo.sh $(BIN)
+
+clean:
+	rm -rf bin
