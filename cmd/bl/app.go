@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -164,7 +163,7 @@ func (a *App) Open() (*ledger.Backlog, error) {
 	if err != nil {
 		return nil, err
 	}
-	b, err := ledger.Open(dir, ledger.Options{Clock: a.now, LockTimeout: a.LockTimeout})
+	b, err := ledger.Open(dir, ledger.Options{Clock: a.now, LockTimeout: a.LockTimeout, Failpoint: failpoint})
 	if err != nil {
 		return nil, err
 	}
@@ -203,4 +202,5 @@ func (a *App) Owner(flag string) string {
 	return a.actor()
 }
 
-var errNoBacklog = errors.New("no backlog")
+// failpoint is nil except in crash-test builds (see failpoint.go).
+var failpoint func(stage string)
