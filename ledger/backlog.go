@@ -23,6 +23,10 @@ type Options struct {
 	// ("before-write", "after-write", "after-fsync") so crash tests can
 	// kill the process exactly there.
 	Failpoint func(stage string)
+	// AllowNetworkFS opens a backlog on NFS, CIFS/SMB or AFS, where locks
+	// and appends are not atomic across machines. Only safe when every
+	// writer runs on one machine.
+	AllowNetworkFS bool
 }
 
 // DefaultLockTimeout is how long a writer waits for the lock by default.
@@ -60,6 +64,11 @@ func Open(dir string, opts Options) (*Backlog, error) {
 	}
 	if fi, err := os.Stat(filepath.Join(dir, LedgerFile)); err != nil || !fi.Mode().IsRegular() {
 		return nil, fmt.Errorf("%w: %s has no %s; run bl init", ErrNotInitialized, dir, LedgerFile)
+	}
+	if !opts.AllowNetworkFS {
+		if err := checkLocalFS(dir); err != nil {
+			return nil, err
+		}
 	}
 	b := &Backlog{dir: dir, opts: opts, lk: lock.New(filepath.Join(dir, LockFile))}
 	b.mu.Lock()

@@ -28,6 +28,10 @@ var (
 	// ErrNotInitialized: the directory holds no backlog.
 	ErrNotInitialized = errors.New("ledger: no backlog here")
 
+	// ErrNetworkFS: the backlog is on NFS, CIFS/SMB or AFS and the caller
+	// did not allow it (Options.AllowNetworkFS).
+	ErrNetworkFS = errors.New("ledger: backlog on a network filesystem")
+
 	errFraming  = errors.New("bad line framing")
 	errChecksum = errors.New("checksum mismatch")
 )

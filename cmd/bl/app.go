@@ -45,6 +45,7 @@ type CLI struct {
 	Link      LinkCmd      `cmd:"" help:"Make one card depend on another."`
 	Unlink    UnlinkCmd    `cmd:"" help:"Remove a dependency."`
 	Stats     StatsCmd     `cmd:"" help:"Counts by status, claimable and expired cards, ledger size."`
+	Doctor    DoctorCmd    `cmd:"" help:"Check the ledger's integrity; --repair fixes a torn tail."`
 	Version   VersionCmd   `cmd:"" help:"Print the bl version."`
 }
 
