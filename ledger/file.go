@@ -22,9 +22,9 @@ const (
 // TornTail describes damaged bytes at the end of the ledger that were never
 // acknowledged: an unterminated line, or a final line that fails its check.
 type TornTail struct {
-	Line   int   `json:"line"`   // 1-based line number where the tail starts
-	Offset int64 `json:"offset"` // byte offset where the tail starts
-	Bytes  int64 `json:"bytes"`  // how many bytes it spans
+	Line   int    `json:"line"`   // 1-based line number where the tail starts
+	Offset int64  `json:"offset"` // byte offset where the tail starts
+	Bytes  int64  `json:"bytes"`  // how many bytes it spans
 	Reason string `json:"reason"`
 }
 

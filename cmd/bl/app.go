@@ -164,7 +164,8 @@ func (a *App) Open() (*ledger.Backlog, error) {
 	if err != nil {
 		return nil, err
 	}
-	b, err := ledger.Open(dir, ledger.Options{Clock: a.now, LockTimeout: a.LockTimeout, Failpoint: failpoint})
+	b, err := ledger.Open(dir, ledger.Options{Clock: a.now, LockTimeout: a.LockTimeout, Failpoint: failpoint,
+		AllowNetworkFS: os.Getenv("BL_ALLOW_NETWORK_FS") == "1"})
 	if err != nil {
 		return nil, err
 	}

@@ -49,6 +49,8 @@ func classify(err error) (exit int, code string) {
 		return exitCorrupt, "unsupported_version"
 	case errors.Is(err, ledger.ErrCorrupt):
 		return exitCorrupt, "corrupt"
+	case errors.Is(err, ledger.ErrNetworkFS):
+		return exitError, "network_fs"
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 		return exitError, "interrupted"
 	}
