@@ -25,6 +25,10 @@ with its lease epoch. Keep the epoch: heartbeat, release and complete with
 are told to stop instead of clobbering their work. With nothing claimable
 it prints "nothing claimable" (null with --json) and exits 0.
 
+A card you already hold is claimable by you: claiming it again renews the
+lease under a new epoch (attempts unchanged), which fences out any older
+process of yours still holding the previous epoch.
+
 Examples:
 
     bl claim --owner worker-1 --ttl 10m
