@@ -42,8 +42,13 @@ type Backlog struct {
 
 	mu    sync.Mutex
 	state *State
+	seq   int // compactions folded into the snapshot the state started from
 	pos   position
 	torn  *TornTail // damaged tail seen by the last read, if any
+	cfg   Config
+
+	snapEvents int64 // events folded into the snapshot the state started from
+	compactErr error // the last automatic compaction's failure, if any
 }
 
 // Mutation is what every write request carries.
@@ -70,7 +75,11 @@ func Open(dir string, opts Options) (*Backlog, error) {
 			return nil, err
 		}
 	}
-	b := &Backlog{dir: dir, opts: opts, lk: lock.New(filepath.Join(dir, LockFile))}
+	cfg, err := readConfig(dir)
+	if err != nil {
+		return nil, err
+	}
+	b := &Backlog{dir: dir, opts: opts, cfg: cfg, lk: lock.New(filepath.Join(dir, LockFile))}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if err := b.reload(); err != nil {
@@ -82,10 +91,34 @@ func Open(dir string, opts Options) (*Backlog, error) {
 // Dir is the backlog directory.
 func (b *Backlog) Dir() string { return b.dir }
 
-// reload folds the whole ledger from the start.
+// reload loads the snapshot and folds the whole ledger after it. A
+// compaction can replace both files while this runs; it renames the
+// snapshot first, so a snapshot that changed while the ledger was read
+// means the pair may not match, and the load starts over.
 func (b *Backlog) reload() error {
-	b.state, b.pos, b.torn = NewState(), position{}, nil
-	return b.catchUp()
+	for attempt := 0; ; attempt++ {
+		s, seq, info, err := loadSnapshot(b.dir)
+		if err != nil {
+			return err
+		}
+		var pos position
+		if last := s.Last(); last.ID != "" {
+			pos.last, pos.covered = &last, &last
+		}
+		pos, torn, err := readFrom(filepath.Join(b.dir, LedgerFile), pos, func(e *Event) { _ = s.Apply(e) })
+		if err != nil && !errors.Is(err, errReplaced) {
+			return err
+		}
+		now, serr := os.Stat(filepath.Join(b.dir, SnapshotFile))
+		unchanged := (info == nil && errors.Is(serr, os.ErrNotExist)) || (info != nil && serr == nil && os.SameFile(info, now))
+		if err == nil && unchanged {
+			b.state, b.seq, b.pos, b.torn, b.snapEvents = s, seq, pos, torn, s.Events()
+			return nil
+		}
+		if attempt == 100 {
+			return fmt.Errorf("ledger: %s keeps changing while loading; is a compaction looping?", b.dir)
+		}
+	}
 }
 
 // catchUp folds whatever was appended since the last read. A replaced file
@@ -95,8 +128,25 @@ func (b *Backlog) catchUp() error {
 	if errors.Is(err, errReplaced) {
 		return b.reload()
 	}
+	// pos covers exactly the events applied, even when reading stopped at
+	// damage, so the next catch-up neither skips nor repeats one.
 	b.pos, b.torn = pos, torn
 	return err
+}
+
+// catchUpForWrite catches up under the lock, where no append can be in
+// progress, so a damaged tail is a torn write: it is set aside.
+func (b *Backlog) catchUpForWrite() error {
+	if err := b.catchUp(); err != nil {
+		return err
+	}
+	if b.torn != nil {
+		if err := setAside(b.dir, b.torn); err != nil {
+			return err
+		}
+		b.torn = nil
+	}
+	return nil
 }
 
 // refresh brings the state up to date for a read.
@@ -145,14 +195,8 @@ func (b *Backlog) write(ctx context.Context, m Mutation, op Op, build func(s *St
 			err = fmt.Errorf("release lock: %w", uerr)
 		}
 	}()
-	if err := b.catchUp(); err != nil {
+	if err := b.catchUpForWrite(); err != nil {
 		return nil, err
-	}
-	if b.torn != nil {
-		if err := setAside(b.dir, b.torn); err != nil {
-			return nil, err
-		}
-		b.torn = nil
 	}
 	if m.RequestID != "" {
 		if r, ok := b.state.Receipt(m.RequestID); ok {
@@ -174,13 +218,24 @@ func (b *Backlog) write(ctx context.Context, m Mutation, op Op, build func(s *St
 	var buf []byte
 	for i, e := range events {
 		e.V, e.ID, e.At, e.Actor, e.RequestID = FormatVersion, newEventID(), at.Add(time.Duration(i)), m.Actor, m.RequestID
-		if err := b.state.Check(e); err != nil {
-			return nil, err
-		}
 		line, err := EncodeLine(e)
 		if err != nil {
 			return nil, err
 		}
+		if len(line) > maxLine {
+			// Readers treat a longer line as damage; never write one.
+			return nil, rule(ErrInvalid, "%s of %s would make a %d-byte ledger line; the limit is %d bytes", e.Op, e.Card, len(line), maxLine)
+		}
+		// Check and apply the event as every reader will decode it (JSON
+		// turns a nil list into null and invalid UTF-8 into U+FFFD), so the
+		// state reported here is the fold of the file.
+		if e, err = DecodeLine(line); err != nil {
+			return nil, fmt.Errorf("ledger: %s of %s does not read back: %w", events[i].Op, events[i].Card, err)
+		}
+		if err := b.state.Check(e); err != nil {
+			return nil, err
+		}
+		events[i] = e
 		buf = append(buf, line...)
 	}
 	if err := b.appendDurably(buf); err != nil {
@@ -199,6 +254,7 @@ func (b *Backlog) write(ctx context.Context, m Mutation, op Op, build func(s *St
 	for i, e := range events {
 		cards[i], _ = b.state.Card(e.Card)
 	}
+	b.maybeCompact()
 	return cards, nil
 }
 

@@ -98,10 +98,28 @@ func diagnose(dir string, now time.Time) (*Report, []rawLine, error) {
 	}
 	rep.Lines = len(lines)
 
+	s, _, _, err := loadSnapshot(dir)
+	if err != nil {
+		var ce *CorruptError
+		if !errors.As(err, &ce) {
+			return nil, nil, err
+		}
+		rep.Damage = append(rep.Damage, Damage{Line: ce.Line, Offset: ce.Offset, Kind: "snapshot", Reason: ce.Error()})
+		s = NewState()
+	}
 	seen := map[string]int{} // event id -> index in lines
 	var prev *Event
-	s := NewState()
+	if last := s.Last(); last.ID != "" {
+		prev = &last
+	}
+	covered := prev
 	for i, l := range lines {
+		if covered != nil && l.err == nil {
+			if !covered.before(l.event) {
+				continue // folded into the snapshot by a compaction cut short
+			}
+			covered = nil
+		}
 		if l.err != nil {
 			kind := "checksum"
 			if errors.Is(l.err, ErrVersion) {
@@ -251,11 +269,13 @@ func rewriteCanonical(dir string, lines []rawLine, torn *TornTail) (err error) {
 	for _, l := range keep {
 		buf.Write(l.bytes)
 	}
-	return replaceFile(path, buf.Bytes())
+	return replaceFile(path, buf.Bytes(), nil)
 }
 
-// replaceFile atomically replaces path with data.
-func replaceFile(path string, data []byte) (err error) {
+// replaceFile atomically replaces path with data: temp file in the same
+// directory, write, fsync, rename, fsync the directory. mid, when set, runs
+// halfway through the write (a crash-test failpoint).
+func replaceFile(path string, data []byte, mid func()) (err error) {
 	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
 	if err != nil {
 		return err
@@ -266,7 +286,14 @@ func replaceFile(path string, data []byte) (err error) {
 			os.Remove(tmp.Name())
 		}
 	}()
-	if _, err = tmp.Write(data); err != nil {
+	half := len(data) / 2
+	if _, err = tmp.Write(data[:half]); err != nil {
+		return err
+	}
+	if mid != nil {
+		mid()
+	}
+	if _, err = tmp.Write(data[half:]); err != nil {
 		return err
 	}
 	if err = tmp.Sync(); err != nil {

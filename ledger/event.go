@@ -104,9 +104,20 @@ const crcSuffixLen = len(`,"crc":"`) + 8 + len(`"}`)
 
 // EncodeLine renders e as one ledger line, checksum and newline included.
 func EncodeLine(e *Event) ([]byte, error) {
-	body, err := json.MarshalWithOption(e, json.DisableHTMLEscape())
+	line, err := encodeFramed(e)
 	if err != nil {
 		return nil, fmt.Errorf("ledger: encode %s event: %w", e.Op, err)
+	}
+	return line, nil
+}
+
+// encodeFramed marshals v (a JSON object) and frames it as a checksummed
+// line: the object with a final "crc" member, then a newline. Ledger,
+// snapshot and archive lines share this framing.
+func encodeFramed(v any) ([]byte, error) {
+	body, err := json.MarshalWithOption(v, json.DisableHTMLEscape())
+	if err != nil {
+		return nil, err
 	}
 	sum := crc32.Checksum(body, castagnoli)
 	line := make([]byte, 0, len(body)+crcSuffixLen+1)
@@ -115,9 +126,9 @@ func EncodeLine(e *Event) ([]byte, error) {
 	return append(line, '\n'), nil
 }
 
-// DecodeLine parses one line (with or without its trailing newline),
-// verifying its checksum and format version.
-func DecodeLine(line []byte) (*Event, error) {
+// checkFrame verifies a framed line's checksum and returns the line without
+// its newline; the crc member stays, as valid JSON the decoders ignore.
+func checkFrame(line []byte) ([]byte, error) {
 	line = bytes.TrimSuffix(line, []byte{'\n'})
 	n := len(line)
 	if n < crcSuffixLen+2 || line[0] != '{' || !bytes.HasPrefix(line[n-crcSuffixLen:], []byte(`,"crc":"`)) || !bytes.HasSuffix(line, []byte(`"}`)) {
@@ -131,7 +142,16 @@ func DecodeLine(line []byte) (*Event, error) {
 	if crc32.Update(sum, castagnoli, closingBrace) != uint32(want) {
 		return nil, errChecksum
 	}
-	// The crc member is still valid JSON; Event has no field for it.
+	return line, nil
+}
+
+// DecodeLine parses one line (with or without its trailing newline),
+// verifying its checksum and format version.
+func DecodeLine(line []byte) (*Event, error) {
+	line, err := checkFrame(line)
+	if err != nil {
+		return nil, err
+	}
 	var e Event
 	if err := json.Unmarshal(line, &e); err != nil {
 		return nil, fmt.Errorf("%w: %v", errFraming, err)

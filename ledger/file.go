@@ -34,6 +34,12 @@ type position struct {
 	offset int64       // bytes folded
 	lines  int         // lines folded
 	last   *Event      // last event folded, for the ordering check
+	// covered is the newest event the snapshot folded. Lines at the start
+	// of the ledger up to it were folded already: a compaction stopped
+	// between writing the snapshot and starting a fresh ledger.
+	covered      *Event
+	base         int64 // offset of the first line not covered by the snapshot
+	coveredLines int   // lines before base
 }
 
 // maxLine bounds one ledger line; anything longer is damage.
@@ -71,11 +77,30 @@ func readFrom(path string, pos position, apply func(*Event)) (position, *TornTai
 		if err != nil && err != io.EOF {
 			return pos, nil, err
 		}
+		if line[len(line)-1] != '\n' && err == nil {
+			// Cut short at maxLine with more bytes after it: damage, not
+			// an append in progress.
+			derr := fmt.Errorf("%w: line longer than %d bytes", errFraming, maxLine)
+			if goodLineFollows(r) {
+				return pos, nil, &CorruptError{Path: path, Line: pos.lines + 1, Offset: pos.offset, Err: derr}
+			}
+			return pos, &TornTail{Line: pos.lines + 1, Offset: pos.offset, Bytes: info.Size() - pos.offset, Reason: derr.Error()}, nil
+		}
 		if line[len(line)-1] != '\n' {
 			rest, _ := io.Copy(io.Discard, r)
 			return pos, &TornTail{Line: pos.lines + 1, Offset: pos.offset, Bytes: int64(len(line)) + rest, Reason: "unterminated final line"}, nil
 		}
 		e, derr := DecodeLine(line)
+		if derr == nil && pos.covered != nil {
+			if !pos.covered.before(e) {
+				pos.offset += int64(len(line))
+				pos.lines++
+				pos.base = pos.offset
+				pos.coveredLines = pos.lines
+				continue
+			}
+			pos.covered = nil
+		}
 		if derr == nil && pos.last != nil && !pos.last.before(e) {
 			derr = fmt.Errorf("event %s at %s is not after the previous event %s at %s (duplicated or misordered line)",
 				e.ID, e.At.Format(timeLayout), pos.last.ID, pos.last.At.Format(timeLayout))

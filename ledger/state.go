@@ -9,27 +9,29 @@ import (
 // It is built only by Apply, which does no IO and reads no clock, so the same
 // events always give the same State.
 type State struct {
-	cards     map[string]*Card
-	keys      map[string]string  // idempotency key -> card id
-	requests  map[string]Receipt // request id -> what it did
-	conflicts []Conflict
-	events    int64
-	last      Event // the last event folded, applied or not
+	cards      map[string]*Card
+	keys       map[string]string  // idempotency key -> card id
+	requests   map[string]Receipt // request id -> what it did
+	conflicts  []Conflict
+	conflictOf map[string]int // event id -> index in conflicts
+	events     int64
+	last       Event // the last event folded, applied or not
 }
 
 // Receipt records what a request id did, so a replay can answer without
 // appending.
 type Receipt struct {
-	Event   string `json:"event"`
-	Op      Op     `json:"op"`
-	Card    string `json:"card"`
-	Epoch   int64  `json:"epoch"`
-	Version int64  `json:"version"`
+	Event   string    `json:"event"`
+	At      time.Time `json:"at"`
+	Op      Op        `json:"op"`
+	Card    string    `json:"card"`
+	Epoch   int64     `json:"epoch"`
+	Version int64     `json:"version"`
 }
 
 // NewState returns the state of an empty ledger.
 func NewState() *State {
-	return &State{cards: map[string]*Card{}, keys: map[string]string{}, requests: map[string]Receipt{}}
+	return &State{cards: map[string]*Card{}, keys: map[string]string{}, requests: map[string]Receipt{}, conflictOf: map[string]int{}}
 }
 
 // Apply folds one event. An event that fails validation changes nothing and
@@ -56,7 +58,7 @@ func (s *State) Apply(e *Event) error {
 	c.Version++
 	c.UpdatedAt = e.At
 	if e.RequestID != "" {
-		s.requests[e.RequestID] = Receipt{Event: e.ID, Op: e.Op, Card: e.Card, Epoch: c.ClaimEpoch, Version: c.Version}
+		s.requests[e.RequestID] = Receipt{Event: e.ID, At: e.At, Op: e.Op, Card: e.Card, Epoch: c.ClaimEpoch, Version: c.Version}
 	}
 	return nil
 }
@@ -80,9 +82,24 @@ func (s *State) check(k kind, e *Event) error {
 }
 
 func (s *State) recordConflict(e *Event, err error) {
-	s.conflicts = append(s.conflicts, Conflict{
+	s.recordConflictEntry(Conflict{
 		Event: e.ID, At: e.At.Format(time.RFC3339Nano), Op: e.Op, Card: e.Card, Actor: e.Actor, Reason: err.Error(),
 	})
+}
+
+func (s *State) recordConflictEntry(c Conflict) {
+	s.conflictOf[c.Event] = len(s.conflicts)
+	s.conflicts = append(s.conflicts, c)
+}
+
+// ConflictOf returns the conflict recorded for an event, if the fold
+// refused it.
+func (s *State) ConflictOf(eventID string) (Conflict, bool) {
+	i, ok := s.conflictOf[eventID]
+	if !ok {
+		return Conflict{}, false
+	}
+	return s.conflicts[i], true
 }
 
 // Card returns a copy of the card with the given id.

@@ -1,0 +1,142 @@
+package ledger
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// CompactResult says what a compaction did.
+type CompactResult struct {
+	Seq           int    `json:"seq"`            // compactions so far, this one included
+	Events        int    `json:"events"`         // events moved from the ledger into the archive
+	LedgerBytes   int64  `json:"ledger_bytes"`   // bytes they took in ledger.jsonl
+	Archive       string `json:"archive"`        // the segment they went to, relative to the backlog
+	Cards         int    `json:"cards"`          // cards in the snapshot
+	SnapshotBytes int64  `json:"snapshot_bytes"` // size of snapshot.json
+}
+
+// Compact folds the ledger into snapshot.json and starts a fresh ledger,
+// keeping the folded events in archive/<seq>.jsonl so history stays
+// readable (bl log). It holds the lock throughout: writers wait, readers
+// keep reading (see reload). Each step is atomic and ordered so that a
+// crash at any point loses nothing:
+//
+//  1. archive/<seq>.jsonl ← the ledger's events (temp, fsync, rename, fsync
+//     dir). A crash after this leaves an archive the next compaction
+//     rewrites; the ledger still holds everything.
+//  2. snapshot.json ← the fold (same). A crash after this leaves a
+//     snapshot and a ledger that both hold the newest events; loading
+//     skips the ledger lines the snapshot covers, by (at, id).
+//  3. ledger.jsonl ← an empty file (same). Readers holding the old file
+//     notice the replacement and reload.
+func (b *Backlog) Compact(ctx context.Context) (CompactResult, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if err := b.lk.Acquire(ctx, b.opts.LockTimeout); err != nil {
+		return CompactResult{}, err
+	}
+	defer b.lk.Release()
+	if err := b.catchUpForWrite(); err != nil {
+		return CompactResult{}, err
+	}
+	return b.compactLocked()
+}
+
+// compactLocked runs a compaction; the caller holds the lock and is caught
+// up with the ledger.
+func (b *Backlog) compactLocked() (CompactResult, error) {
+	res := CompactResult{Seq: b.seq, Cards: b.state.Len()}
+	if b.pos.offset == 0 {
+		return res, nil
+	}
+	ledgerPath := filepath.Join(b.dir, LedgerFile)
+	if b.pos.offset > b.pos.base { // events not yet in any snapshot
+		removeTemps(b.dir)
+		segment := make([]byte, b.pos.offset-b.pos.base)
+		f, err := os.Open(ledgerPath)
+		if err != nil {
+			return res, err
+		}
+		_, err = f.ReadAt(segment, b.pos.base)
+		f.Close()
+		if err != nil && !errors.Is(err, io.EOF) {
+			return res, fmt.Errorf("compact: read %s: %w", ledgerPath, err)
+		}
+		seq := b.seq + 1
+		archive := filepath.Join(b.dir, archiveName(seq))
+		if err := os.MkdirAll(filepath.Dir(archive), 0o755); err != nil {
+			return res, err
+		}
+		if err := replaceFile(archive, segment, nil); err != nil {
+			return res, fmt.Errorf("compact: write %s: %w", archive, err)
+		}
+		if err := syncDir(b.dir); err != nil { // the archive directory entry itself
+			return res, err
+		}
+		b.failpoint("compact-after-archive")
+		snap, err := b.state.encodeSnapshot(seq)
+		if err != nil {
+			return res, fmt.Errorf("compact: encode snapshot: %w", err)
+		}
+		if err := replaceFile(filepath.Join(b.dir, SnapshotFile), snap, func() { b.failpoint("compact-mid-snapshot") }); err != nil {
+			return res, fmt.Errorf("compact: write snapshot: %w", err)
+		}
+		b.failpoint("compact-after-snapshot")
+		b.seq = seq
+		b.snapEvents = b.state.Events()
+		res = CompactResult{Seq: seq, Events: b.pos.lines - b.pos.coveredLines, LedgerBytes: int64(len(segment)),
+			Archive: archiveName(seq), Cards: b.state.Len(), SnapshotBytes: int64(len(snap))}
+	}
+	if err := replaceFile(ledgerPath, nil, nil); err != nil {
+		return res, fmt.Errorf("compact: start a fresh ledger: %w", err)
+	}
+	b.failpoint("compact-after-truncate")
+	info, err := os.Stat(ledgerPath)
+	if err != nil {
+		return res, err
+	}
+	last := b.state.Last()
+	b.pos = position{info: info, last: &last}
+	return res, nil
+}
+
+// maybeCompact compacts when the ledger has outgrown the configured size.
+// The write that triggered it is already durable, so a failure here is kept
+// for Stats rather than failing that write; the next write tries again.
+func (b *Backlog) maybeCompact() {
+	limit := b.cfg.compactThreshold()
+	if limit == 0 || b.pos.offset-b.pos.base < limit {
+		return
+	}
+	if _, err := b.compactLocked(); err != nil {
+		b.compactErr = err
+		return
+	}
+	b.compactErr = nil
+}
+
+// removeTemps deletes temp files left by a compaction or repair that was
+// killed before its rename. Only the lock holder calls it.
+func removeTemps(dir string) {
+	for _, d := range []string{dir, filepath.Join(dir, ArchiveDir)} {
+		entries, _ := os.ReadDir(d)
+		for _, e := range entries {
+			if strings.HasPrefix(e.Name(), ".") && strings.Contains(e.Name(), ".tmp-") {
+				os.Remove(filepath.Join(d, e.Name()))
+			}
+		}
+	}
+}
+
+// SnapshotInfo describes the snapshot a state was loaded from.
+type SnapshotInfo struct {
+	Seq   int       // compactions so far
+	Bytes int64     // size of snapshot.json; 0 when there is none
+	Time  time.Time // when it was written; zero when there is none
+}

@@ -1,0 +1,51 @@
+package ledger
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	json "github.com/goccy/go-json"
+)
+
+// Config is .backlog/config.json. Unknown keys are kept by bl's own
+// writers and ignored here, so newer settings do not break older readers.
+type Config struct {
+	Version int `json:"version"`
+	// CompactBytes: once ledger.jsonl grows past this many bytes, the
+	// writer that crossed it compacts. 0 means the default, -1 never.
+	CompactBytes int64 `json:"compact_bytes,omitempty"`
+}
+
+// DefaultCompactBytes keeps the ledger tail small enough that every bl
+// call folds it in a few milliseconds.
+const DefaultCompactBytes = 1 << 20
+
+// readConfig reads dir/config.json; a missing file is the default config.
+func readConfig(dir string) (Config, error) {
+	cfg := Config{Version: 1}
+	data, err := os.ReadFile(filepath.Join(dir, ConfigFile))
+	if errors.Is(err, os.ErrNotExist) {
+		return cfg, nil
+	}
+	if err != nil {
+		return cfg, err
+	}
+	if err := json.Unmarshal(data, &cfg); err != nil {
+		return cfg, fmt.Errorf("%w: %s: %v", ErrInvalid, filepath.Join(dir, ConfigFile), err)
+	}
+	return cfg, nil
+}
+
+// compactThreshold is the ledger size that triggers compaction, or 0 for
+// never.
+func (c Config) compactThreshold() int64 {
+	switch {
+	case c.CompactBytes < 0:
+		return 0
+	case c.CompactBytes == 0:
+		return DefaultCompactBytes
+	}
+	return c.CompactBytes
+}

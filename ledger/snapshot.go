@@ -1,0 +1,203 @@
+package ledger
+
+import (
+	"bufio"
+	"cmp"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"time"
+
+	json "github.com/goccy/go-json"
+)
+
+// Snapshot and archive names inside a backlog directory.
+const (
+	SnapshotFile = "snapshot.json"
+	ArchiveDir   = "archive"
+)
+
+// ReceiptRetention is how long a request id is remembered after its event:
+// a replay within this window appends nothing. Compaction forgets older
+// receipts, measured from the newest event, so the snapshot depends only on
+// the events folded.
+const ReceiptRetention = 7 * 24 * time.Hour
+
+// snapshotHeader is the first line of snapshot.json.
+type snapshotHeader struct {
+	V         int       `json:"v"`
+	Seq       int       `json:"seq"`     // compactions so far; archive/<seq>.jsonl holds the last folded segment
+	Events    int64     `json:"events"`  // events folded, conflicts included
+	LastAt    time.Time `json:"last_at"` // the newest event folded: ledger lines up to it are covered
+	LastID    string    `json:"last_id"`
+	Cards     int       `json:"cards"`
+	Receipts  int       `json:"receipts"`
+	Conflicts int       `json:"conflicts"`
+}
+
+// Snapshot lines after the header: exactly one member each.
+type snapshotLine struct {
+	Card     *Card     `json:"card,omitempty"`
+	Receipt  *keyed    `json:"receipt,omitempty"`
+	Conflict *Conflict `json:"conflict,omitempty"`
+}
+
+type keyed struct {
+	RequestID string `json:"request_id"`
+	Receipt
+}
+
+// encodeSnapshot renders the state as snapshot.json: a header line, then one
+// line per card sorted by id, per receipt sorted by request id, and per
+// conflict in fold order. The same state always gives the same bytes.
+func (s *State) encodeSnapshot(seq int) ([]byte, error) {
+	s.pruneReceipts()
+	hdr := snapshotHeader{V: FormatVersion, Seq: seq, Events: s.events, LastAt: s.last.At, LastID: s.last.ID,
+		Cards: len(s.cards), Receipts: len(s.requests), Conflicts: len(s.conflicts)}
+	out, err := encodeFramed(hdr)
+	if err != nil {
+		return nil, err
+	}
+	add := func(l snapshotLine) error {
+		b, err := encodeFramed(l)
+		out = append(out, b...)
+		return err
+	}
+	ids := make([]string, 0, len(s.cards))
+	for id := range s.cards {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	for _, id := range ids {
+		if err := add(snapshotLine{Card: s.cards[id]}); err != nil {
+			return nil, err
+		}
+	}
+	rids := make([]string, 0, len(s.requests))
+	for r := range s.requests {
+		rids = append(rids, r)
+	}
+	slices.Sort(rids)
+	for _, r := range rids {
+		if err := add(snapshotLine{Receipt: &keyed{RequestID: r, Receipt: s.requests[r]}}); err != nil {
+			return nil, err
+		}
+	}
+	for i := range s.conflicts {
+		if err := add(snapshotLine{Conflict: &s.conflicts[i]}); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// pruneReceipts forgets request ids older than ReceiptRetention before the
+// newest event.
+func (s *State) pruneReceipts() {
+	cutoff := s.last.At.Add(-ReceiptRetention)
+	for r, rc := range s.requests {
+		if rc.At.Before(cutoff) {
+			delete(s.requests, r)
+		}
+	}
+}
+
+// loadSnapshot reads snapshot.json from dir into a new state. A missing
+// snapshot is an empty state with seq 0. info identifies the file read (nil
+// when there is none) so the caller can notice a concurrent compaction.
+func loadSnapshot(dir string) (s *State, seq int, info os.FileInfo, err error) {
+	path := filepath.Join(dir, SnapshotFile)
+	f, err := os.Open(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return NewState(), 0, nil, nil
+	}
+	if err != nil {
+		return nil, 0, nil, err
+	}
+	defer f.Close()
+	if info, err = f.Stat(); err != nil {
+		return nil, 0, nil, err
+	}
+	s, seq, err = decodeSnapshot(path, f)
+	return s, seq, info, err
+}
+
+func decodeSnapshot(path string, r io.Reader) (*State, int, error) {
+	br := bufio.NewReaderSize(r, 256<<10)
+	s := NewState()
+	var hdr snapshotHeader
+	var offset int64
+	for n := 1; ; n++ {
+		raw, err := readLine(br)
+		if len(raw) == 0 && err == io.EOF {
+			break
+		}
+		if err != nil && err != io.EOF {
+			return nil, 0, err
+		}
+		bad := func(cause error) error {
+			return &CorruptError{Path: path, Line: n, Offset: offset, Err: cause}
+		}
+		if raw[len(raw)-1] != '\n' {
+			return nil, 0, bad(errors.New("unterminated line"))
+		}
+		line, ferr := checkFrame(raw)
+		if ferr != nil {
+			return nil, 0, bad(ferr)
+		}
+		offset += int64(len(raw))
+		if n == 1 {
+			if err := json.Unmarshal(line, &hdr); err != nil {
+				return nil, 0, bad(err)
+			}
+			if hdr.V > FormatVersion {
+				return nil, 0, bad(fmt.Errorf("%w: snapshot has format v%d, this bl reads v%d", ErrVersion, hdr.V, FormatVersion))
+			}
+			continue
+		}
+		var l snapshotLine
+		if err := json.Unmarshal(line, &l); err != nil {
+			return nil, 0, bad(err)
+		}
+		switch {
+		case l.Card != nil:
+			c := l.Card
+			s.cards[c.ID] = c
+			if c.IdempotencyKey != "" {
+				s.keys[c.IdempotencyKey] = c.ID
+			}
+		case l.Receipt != nil:
+			s.requests[l.Receipt.RequestID] = l.Receipt.Receipt
+		case l.Conflict != nil:
+			s.recordConflictEntry(*l.Conflict)
+		default:
+			return nil, 0, bad(errors.New("line holds no card, receipt or conflict"))
+		}
+	}
+	if hdr.V == 0 {
+		return nil, 0, &CorruptError{Path: path, Line: 1, Err: errors.New("snapshot has no header")}
+	}
+	if len(s.cards) != hdr.Cards || len(s.requests) != hdr.Receipts || len(s.conflicts) != hdr.Conflicts {
+		return nil, 0, &CorruptError{Path: path, Line: 1, Err: fmt.Errorf("header counts %d cards, %d receipts, %d conflicts; file holds %d, %d, %d",
+			hdr.Cards, hdr.Receipts, hdr.Conflicts, len(s.cards), len(s.requests), len(s.conflicts))}
+	}
+	s.events = hdr.Events
+	s.last = Event{At: hdr.LastAt, ID: hdr.LastID}
+	return s, hdr.Seq, nil
+}
+
+// archiveName is the segment file of compaction seq.
+func archiveName(seq int) string {
+	return filepath.Join(ArchiveDir, fmt.Sprintf("%06d.jsonl", seq))
+}
+
+// byAtID orders events as the ledger does.
+func byAtID(a, b *Event) int {
+	if c := a.At.Compare(b.At); c != 0 {
+		return c
+	}
+	return cmp.Compare(a.ID, b.ID)
+}
