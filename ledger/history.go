@@ -1,0 +1,258 @@
+package ledger
+
+import (
+	"bufio"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Cursor is a position in a backlog's history: just after the event with
+// this (at, id). Events are strictly ordered by (at, id), so a cursor stays
+// meaningful across compaction, repair and merges, which move events
+// between files but never reorder them.
+type Cursor struct {
+	At time.Time
+	ID string
+}
+
+// CursorOf is the cursor just after e.
+func CursorOf(e *Event) Cursor { return Cursor{At: e.At, ID: e.ID} }
+
+// String renders the cursor as "<unix nanoseconds>-<event id>".
+func (c Cursor) String() string {
+	if c.IsZero() {
+		return ""
+	}
+	return strconv.FormatInt(c.At.UnixNano(), 10) + "-" + c.ID
+}
+
+// IsZero reports whether c is the start of history.
+func (c Cursor) IsZero() bool { return c.ID == "" && c.At.IsZero() }
+
+// ParseCursor reads a cursor printed by String; "" is the start.
+func ParseCursor(s string) (Cursor, error) {
+	if s == "" {
+		return Cursor{}, nil
+	}
+	ns, id, ok := strings.Cut(s, "-")
+	n, err := strconv.ParseInt(ns, 10, 64)
+	if !ok || err != nil || id == "" || n < 0 {
+		return Cursor{}, rule(ErrInvalid, "cursor %q is not <unix-nanoseconds>-<event-id>, as printed by bl log and bl watch", s)
+	}
+	return Cursor{At: time.Unix(0, n).UTC(), ID: id}, nil
+}
+
+// Before reports whether the event at c comes before e, i.e. e is new to a
+// reader positioned at c.
+func (c Cursor) Before(e *Event) bool {
+	return c.IsZero() || (&Event{At: c.At, ID: c.ID}).before(e)
+}
+
+// Segments lists the files that hold a backlog's history, oldest first:
+// the archived segments of past compactions, then the ledger.
+func Segments(dir string) ([]string, error) {
+	entries, err := os.ReadDir(filepath.Join(dir, ArchiveDir))
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return nil, err
+	}
+	var out []string
+	for _, e := range entries {
+		if name := e.Name(); strings.HasSuffix(name, ".jsonl") && !strings.HasPrefix(name, ".") {
+			out = append(out, filepath.Join(dir, ArchiveDir, name))
+		}
+	}
+	slices.Sort(out) // zero-padded sequence numbers sort in order
+	return append(out, filepath.Join(dir, LedgerFile)), nil
+}
+
+// ReadEvents calls fn for every complete, valid event in the file at path
+// that comes after from, in file order, and returns the cursor of the last
+// one it passed to fn (from when none) and the offset just after the last
+// complete line read. A torn tail ends the read quietly; damage followed
+// by good lines is a *CorruptError.
+func ReadEvents(path string, offset int64, from Cursor, fn func(*Event) error) (Cursor, int64, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return from, offset, err
+	}
+	defer f.Close()
+	return ReadEventsFile(f, path, offset, from, fn)
+}
+
+// ReadEventsFile is ReadEvents on a file already open, so a follower can
+// finish reading a ledger that was replaced after it opened it.
+func ReadEventsFile(f *os.File, path string, offset int64, from Cursor, fn func(*Event) error) (Cursor, int64, error) {
+	if _, err := f.Seek(offset, io.SeekStart); err != nil {
+		return from, offset, err
+	}
+	r := bufio.NewReaderSize(f, 256<<10)
+	line := 0
+	for {
+		raw, err := readLine(r)
+		if len(raw) == 0 && err == io.EOF {
+			return from, offset, nil
+		}
+		if err != nil && err != io.EOF {
+			return from, offset, err
+		}
+		if raw[len(raw)-1] != '\n' {
+			return from, offset, nil // an append in progress, or a torn tail
+		}
+		line++
+		e, derr := DecodeLine(raw)
+		if derr != nil {
+			if errors.Is(derr, ErrVersion) || goodLineFollows(r) {
+				return from, offset, &CorruptError{Path: path, Line: line, Offset: offset, Err: derr}
+			}
+			return from, offset, nil
+		}
+		offset += int64(len(raw))
+		if from.Before(e) {
+			if err := fn(e); err != nil {
+				return from, offset, err
+			}
+			from = CursorOf(e)
+		}
+	}
+}
+
+// HistoryFilter selects events for History. Zero fields match everything.
+type HistoryFilter struct {
+	Card  string
+	Ops   []Op
+	Since time.Time // events at or after this time
+	From  Cursor    // events after this cursor
+	Limit int       // stop after this many; 0 = all
+}
+
+func (f *HistoryFilter) match(e *Event) bool {
+	return (f.Card == "" || e.Card == f.Card || (e.To == f.Card && (e.Op == OpLink || e.Op == OpUnlink))) &&
+		(len(f.Ops) == 0 || slices.Contains(f.Ops, e.Op)) &&
+		(f.Since.IsZero() || !e.At.Before(f.Since))
+}
+
+// errStop ends a History walk early without an error.
+var errStop = errors.New("stop")
+
+// History calls fn for each event matching f, oldest first, across the
+// archived segments and the ledger, with the conflict the fold recorded
+// for it (nil when it applied). It returns the cursor after the last event
+// it read, matching or not, so a caller can resume exactly there.
+func (b *Backlog) History(f HistoryFilter, fn func(e *Event, conflict *Conflict) error) (Cursor, error) {
+	b.mu.Lock()
+	err := b.refresh()
+	b.mu.Unlock()
+	if err != nil {
+		return f.From, err
+	}
+	for i := range f.Ops {
+		if _, ok := kinds[f.Ops[i]]; !ok {
+			return f.From, rule(ErrInvalid, "unknown op %q: use one of %s", f.Ops[i], opNames())
+		}
+	}
+	cur, n := f.From, 0
+	walk := func(e *Event) error {
+		if !f.match(e) {
+			return nil
+		}
+		if f.Limit > 0 && n >= f.Limit {
+			return errStop
+		}
+		n++
+		b.mu.Lock()
+		c, bad := b.state.ConflictOf(e.ID)
+		b.mu.Unlock()
+		if bad {
+			return fn(e, &c)
+		}
+		return fn(e, nil)
+	}
+	// A compaction may move ledger events into a new archive while this
+	// walks; listing again until no new archive appears catches them, and
+	// the cursor skips what was already seen.
+	read := map[string]bool{}
+	for {
+		segs, err := Segments(b.dir)
+		if err != nil {
+			return cur, err
+		}
+		for _, path := range segs {
+			if read[path] {
+				continue
+			}
+			if filepath.Base(path) != LedgerFile {
+				read[path] = true
+			}
+			cur, _, err = ReadEvents(path, 0, cur, walk)
+			if errors.Is(err, errStop) {
+				return cur, nil // the cursor stops just before the first event not delivered
+			}
+			if err != nil && !errors.Is(err, os.ErrNotExist) {
+				return cur, err
+			}
+		}
+		again, err := Segments(b.dir)
+		if err != nil || len(again) == len(segs) {
+			return cur, err
+		}
+	}
+}
+
+func opNames() string {
+	names := make([]string, len(Ops))
+	for i, o := range Ops {
+		names[i] = string(o)
+	}
+	return strings.Join(names, ", ")
+}
+
+// ParseOps reads a comma-separated list of ops.
+func ParseOps(s string) ([]Op, error) {
+	var ops []Op
+	for _, p := range strings.Split(s, ",") {
+		if p = strings.TrimSpace(p); p == "" {
+			continue
+		}
+		if _, ok := kinds[Op(p)]; !ok {
+			return nil, rule(ErrInvalid, "unknown op %q: use one of %s", p, opNames())
+		}
+		ops = append(ops, Op(p))
+	}
+	return ops, nil
+}
+
+// NextWake is the earliest time after now at which a card may become
+// claimable without any new event: a lease running out or a deferral
+// ending. Zero when no such time is pending.
+func (s *State) NextWake(now time.Time) time.Time {
+	var next time.Time
+	consider := func(t *time.Time) {
+		if t != nil && t.After(now) && (next.IsZero() || t.Before(next)) {
+			next = *t
+		}
+	}
+	for _, c := range s.cards {
+		switch c.Status {
+		case StatusClaimed:
+			consider(c.LeaseExpiresAt)
+		case StatusReady:
+			consider(c.DeferUntil)
+		}
+	}
+	return next
+}
+
+// NextWake is State.NextWake on the current state.
+func (b *Backlog) NextWake() (t time.Time, err error) {
+	err = b.View(func(s *State, now time.Time) error {
+		t = s.NextWake(now)
+		return nil
+	})
+	return t, err
+}
