@@ -3,6 +3,8 @@ package ledger
 import (
 	"context"
 	"crypto/rand"
+	"os"
+	"path/filepath"
 	"time"
 
 	json "github.com/goccy/go-json"
@@ -333,6 +335,15 @@ func (b *Backlog) Stats() (st Stats, err error) {
 	err = b.View(func(s *State, now time.Time) error {
 		st = s.Stats(now)
 		st.LedgerBytes = b.pos.offset
+		st.EventsSinceCompaction = s.Events() - b.snapEvents
+		st.Compactions = b.seq
+		if b.compactErr != nil {
+			st.CompactError = b.compactErr.Error()
+		}
+		if fi, err := os.Stat(filepath.Join(b.dir, SnapshotFile)); err == nil {
+			at := fi.ModTime().UTC()
+			st.SnapshotBytes, st.SnapshotAt, st.SnapshotAgeSeconds = fi.Size(), &at, now.Sub(at).Seconds()
+		}
 		return nil
 	})
 	return st, err

@@ -101,6 +101,7 @@ func (b *Backlog) reload() error {
 		if err != nil {
 			return err
 		}
+		snapEvents := s.Events()
 		var pos position
 		if last := s.Last(); last.ID != "" {
 			pos.last, pos.covered = &last, &last
@@ -112,7 +113,7 @@ func (b *Backlog) reload() error {
 		now, serr := os.Stat(filepath.Join(b.dir, SnapshotFile))
 		unchanged := (info == nil && errors.Is(serr, os.ErrNotExist)) || (info != nil && serr == nil && os.SameFile(info, now))
 		if err == nil && unchanged {
-			b.state, b.seq, b.pos, b.torn, b.snapEvents = s, seq, pos, torn, s.Events()
+			b.state, b.seq, b.pos, b.torn, b.snapEvents = s, seq, pos, torn, snapEvents
 			return nil
 		}
 		if attempt == 100 {

@@ -131,6 +131,9 @@ type HistoryFilter struct {
 	Limit int       // stop after this many; 0 = all
 }
 
+// Matches reports whether e passes the filter's card, op and time tests.
+func (f HistoryFilter) Matches(e *Event) bool { return f.match(e) }
+
 func (f *HistoryFilter) match(e *Event) bool {
 	return (f.Card == "" || e.Card == f.Card || (e.To == f.Card && (e.Op == OpLink || e.Op == OpUnlink))) &&
 		(len(f.Ops) == 0 || slices.Contains(f.Ops, e.Op)) &&

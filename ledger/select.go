@@ -176,6 +176,16 @@ type Stats struct {
 	Conflicts      int            `json:"conflicts"`
 	Events         int64          `json:"events"`
 	LedgerBytes    int64          `json:"ledger_bytes"`
+
+	// Compaction figures: events in the ledger tail since the last
+	// compaction, the snapshot's size and age, compactions so far, and the
+	// last automatic compaction's failure.
+	EventsSinceCompaction int64      `json:"events_since_compaction"`
+	SnapshotBytes         int64      `json:"snapshot_bytes"`
+	SnapshotAt            *time.Time `json:"snapshot_at,omitempty"`
+	SnapshotAgeSeconds    float64    `json:"snapshot_age_seconds"`
+	Compactions           int        `json:"compactions"`
+	CompactError          string     `json:"compact_error,omitempty"`
 }
 
 // Stats counts cards by status, claimable and expired cards, and the age of

@@ -45,6 +45,9 @@ type CLI struct {
 	Link      LinkCmd      `cmd:"" help:"Make one card depend on another."`
 	Unlink    UnlinkCmd    `cmd:"" help:"Remove a dependency."`
 	Stats     StatsCmd     `cmd:"" help:"Counts by status, claimable and expired cards, ledger size."`
+	Log       LogCmd       `cmd:"" help:"Print the event history, resumable by cursor."`
+	Watch     WatchCmd     `cmd:"" help:"Stream events as they are appended (JSONL)."`
+	Compact   CompactCmd   `cmd:"" help:"Fold the ledger into the snapshot."`
 	Doctor    DoctorCmd    `cmd:"" help:"Check the ledger's integrity; --repair fixes a torn tail."`
 	Version   VersionCmd   `cmd:"" help:"Print the bl version."`
 }

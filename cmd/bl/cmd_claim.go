@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/bl-backlog/bl/ledger"
+	"github.com/bl-backlog/bl/ledger/watch"
 )
 
 // ClaimCmd takes a lease.
@@ -15,6 +16,7 @@ type ClaimCmd struct {
 	ID        string        `name:"id" help:"Claim this card or fail, instead of the best one."`
 	Phase     string        `help:"Only cards in this phase."`
 	Label     string        `help:"Only cards with this label."`
+	Wait      time.Duration `placeholder:"DUR" help:"When nothing is claimable, wait up to this long for a card to become claimable, then claim it."`
 	RequestID string        `name:"request-id" placeholder:"ID" help:"Makes the call safe to retry: a replay returns the card and appends nothing."`
 }
 
@@ -25,6 +27,12 @@ with its lease epoch. Keep the epoch: heartbeat, release and complete with
 are told to stop instead of clobbering their work. With nothing claimable
 it prints "nothing claimable" (null with --json) and exits 0.
 
+With --wait, claim blocks until a card becomes claimable — created,
+unblocked, reopened, a dependency completed, a lease expired, a deferral
+passed — and claims it; it wakes on file changes and on the next lease
+expiry or deferral, never by polling. Of many waiters, one wins each card
+and the rest keep waiting. It prints null if the wait runs out.
+
 A card you already hold is claimable by you: claiming it again renews the
 lease under a new epoch (attempts unchanged), which fences out any older
 process of yours still holding the previous epoch.
@@ -33,7 +41,8 @@ Examples:
 
     bl claim --owner worker-1 --ttl 10m
     bl claim --owner worker-1 --phase M1 --json
-    bl claim --owner worker-1 --id A4` + exitCodesHelp
+    bl claim --owner worker-1 --id A4
+    bl claim --owner worker-1 --wait 10m --json` + exitCodesHelp
 }
 
 func (c *ClaimCmd) Run(a *App) error {
@@ -41,8 +50,17 @@ func (c *ClaimCmd) Run(a *App) error {
 	if err != nil {
 		return err
 	}
-	card, err := b.Claim(a.ctx, ledger.ClaimRequest{Mutation: a.Mutation(c.RequestID), Owner: a.Owner(c.Owner),
-		TTL: c.TTL, ID: c.ID, Phase: c.Phase, Label: c.Label})
+	if c.Wait < 0 {
+		return usagef(fmt.Sprintf("--wait %s is negative", c.Wait))
+	}
+	req := ledger.ClaimRequest{Mutation: a.Mutation(c.RequestID), Owner: a.Owner(c.Owner),
+		TTL: c.TTL, ID: c.ID, Phase: c.Phase, Label: c.Label}
+	var card *ledger.Card
+	if c.Wait > 0 {
+		card, err = claimWaiting(a, b, req, c.Wait)
+	} else {
+		card, err = b.Claim(a.ctx, req)
+	}
 	if err != nil {
 		return err
 	}
@@ -52,4 +70,46 @@ func (c *ClaimCmd) Run(a *App) error {
 	return a.emit(card, func(w io.Writer) {
 		fmt.Fprintf(w, "claimed %s epoch %d %s  %s\n", card.ID, card.ClaimEpoch, a.leaseLeft(*card), card.Title)
 	})
+}
+
+// claimWaiting retries the claim each time the ledger changes or the next
+// lease expiry or deferral comes due, until it wins a card or wait runs
+// out. The watcher starts before the first attempt so no change between an
+// attempt and the wait is missed.
+func claimWaiting(a *App, b *ledger.Backlog, req ledger.ClaimRequest, wait time.Duration) (*ledger.Card, error) {
+	n, err := watch.NewNotifier(b.Dir())
+	if err != nil {
+		return nil, err
+	}
+	defer n.Close()
+	deadline := time.Now().Add(wait)
+	for {
+		card, err := b.Claim(a.ctx, req)
+		if err != nil || card != nil {
+			return card, err
+		}
+		left := time.Until(deadline)
+		if left <= 0 {
+			return nil, nil
+		}
+		wake, err := b.NextWake()
+		if err != nil {
+			return nil, err
+		}
+		if !wake.IsZero() {
+			left = min(left, time.Until(wake)+time.Millisecond)
+		}
+		t := time.NewTimer(left)
+		select {
+		case <-a.ctx.Done():
+			t.Stop()
+			return nil, a.ctx.Err()
+		case <-n.C:
+		case <-t.C:
+		}
+		t.Stop()
+		if err := n.Err(); err != nil {
+			return nil, fmt.Errorf("watch %s: %w", b.Dir(), err)
+		}
+	}
 }

@@ -35,6 +35,12 @@ func (c *StatsCmd) Run(a *App) error {
 		if st.OldestReadyID != "" {
 			fmt.Fprintf(w, "oldest     %s, ready for %s\n", st.OldestReadyID, roundDur(time.Duration(st.OldestReadyAge*float64(time.Second))))
 		}
-		fmt.Fprintf(w, "ledger     %d events, %d bytes, %d conflicts\n", st.Events, st.LedgerBytes, st.Conflicts)
+		fmt.Fprintf(w, "ledger     %d events (%d since compaction), %d bytes, %d conflicts\n", st.Events, st.EventsSinceCompaction, st.LedgerBytes, st.Conflicts)
+		if st.SnapshotAt != nil {
+			fmt.Fprintf(w, "snapshot   %d bytes, %d compactions, written %s ago\n", st.SnapshotBytes, st.Compactions, roundDur(time.Duration(st.SnapshotAgeSeconds*float64(time.Second))))
+		}
+		if st.CompactError != "" {
+			fmt.Fprintf(w, "WARNING    automatic compaction failed: %s\n", st.CompactError)
+		}
 	})
 }
