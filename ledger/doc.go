@@ -7,7 +7,12 @@
 // A backlog is one directory, usually .backlog at the root of a git
 // repository's main worktree:
 //
-//	ledger.jsonl   the event log; the source of truth (tracked in git)
+//	ledger.jsonl   the event log since the last compaction; the source of
+//	               truth (tracked in git)
+//	snapshot.json  the fold of every event before the ledger (tracked)
+//	archive/       000001.jsonl, 000002.jsonl, ...: the events each
+//	               compaction folded, byte for byte, so history stays
+//	               readable (tracked)
 //	config.json    settings (tracked)
 //	.gitignore     ignores the lock file and local caches (tracked)
 //	lock           the writers' lock file; never deleted (ignored)
@@ -91,4 +96,44 @@
 // Damage followed by good lines cannot be a torn append: it is reported as a
 // *CorruptError naming the file, line number and byte offset, and the backlog
 // refuses to write until a person looks (bl doctor).
+//
+// # Snapshot and compaction
+//
+// snapshot.json uses the same line framing. Its first line is a header:
+//
+//	{"v":1,"seq":3,"events":120345,"last_at":"...","last_id":"...","cards":812,"receipts":40,"conflicts":2,"crc":"..."}
+//
+// seq counts compactions; events counts the events folded; (last_at,
+// last_id) is the newest of them. Then one line per card sorted by id
+// ({"card":{...}}), one per remembered request id sorted by id
+// ({"receipt":{...}}, kept for ReceiptRetention after their event) and one
+// per recorded conflict in fold order ({"conflict":{...}}). The same state
+// always gives the same bytes, and a card's line changes only when the card
+// does, so diffs stay small.
+//
+// Loading is the snapshot plus the ledger: ledger lines up to the snapshot's
+// (last_at, last_id) are already folded and are skipped; every other line
+// must come after it.
+//
+// Compaction holds the lock and takes three atomic steps, each a temp file
+// in the same directory, fsync, rename, fsync of the directory:
+//
+//  1. archive/<seq>.jsonl gets the ledger's lines as they are;
+//  2. snapshot.json gets the fold, with the new seq;
+//  3. ledger.jsonl is replaced by an empty file.
+//
+// A crash before step 2 leaves the old snapshot and the full ledger (the
+// archive is rewritten by the next compaction). A crash between 2 and 3
+// leaves a snapshot and a ledger that both hold the newest events; the
+// (last_at, last_id) rule skips the duplicates. Readers that do not hold the
+// lock open the snapshot, then the ledger, then check the snapshot was not
+// replaced meanwhile (it is renamed before the ledger), and start over if it
+// was.
+//
+// # Cursors
+//
+// A cursor names a point in history as "<unix nanoseconds>-<event id>" of
+// the last event seen. Because (at, id) strictly increases across the
+// archives and the ledger, "every event after the cursor" is well defined
+// whichever file the events are in now.
 package ledger
