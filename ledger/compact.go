@@ -22,12 +22,12 @@ type CompactResult struct {
 }
 
 // Compact folds the ledger into snapshot.json and starts a fresh ledger,
-// keeping the folded events in archive/<seq>.jsonl so history stays
-// readable (bl log). It holds the lock throughout: writers wait, readers
+// keeping the folded events in archive/<cursor>.jsonl (named after the
+// newest event in it) so history stays readable (bl log). It holds the lock throughout: writers wait, readers
 // keep reading (see reload). Each step is atomic and ordered so that a
 // crash at any point loses nothing:
 //
-//  1. archive/<seq>.jsonl ← the ledger's events (temp, fsync, rename, fsync
+//  1. archive/<cursor>.jsonl ← the ledger's events (temp, fsync, rename, fsync
 //     dir). A crash after this leaves an archive the next compaction
 //     rewrites; the ledger still holds everything.
 //  2. snapshot.json ← the fold (same). A crash after this leaves a
@@ -69,7 +69,8 @@ func (b *Backlog) compactLocked() (CompactResult, error) {
 			return res, fmt.Errorf("compact: read %s: %w", ledgerPath, err)
 		}
 		seq := b.seq + 1
-		archive := filepath.Join(b.dir, archiveName(seq))
+		name := archiveName(b.state.Last())
+		archive := filepath.Join(b.dir, name)
 		if err := os.MkdirAll(filepath.Dir(archive), 0o755); err != nil {
 			return res, err
 		}
@@ -91,7 +92,7 @@ func (b *Backlog) compactLocked() (CompactResult, error) {
 		b.seq = seq
 		b.snapEvents = b.state.Events()
 		res = CompactResult{Seq: seq, Events: b.pos.lines - b.pos.coveredLines, LedgerBytes: int64(len(segment)),
-			Archive: archiveName(seq), Cards: b.state.Len(), SnapshotBytes: int64(len(snap))}
+			Archive: name, Cards: b.state.Len(), SnapshotBytes: int64(len(snap))}
 	}
 	if err := replaceFile(ledgerPath, nil, nil); err != nil {
 		return res, fmt.Errorf("compact: start a fresh ledger: %w", err)

@@ -10,9 +10,9 @@
 //	ledger.jsonl   the event log since the last compaction; the source of
 //	               truth (tracked in git)
 //	snapshot.json  the fold of every event before the ledger (tracked)
-//	archive/       000001.jsonl, 000002.jsonl, ...: the events each
-//	               compaction folded, byte for byte, so history stays
-//	               readable (tracked)
+//	archive/       <cursor>.jsonl: the events each compaction folded,
+//	               byte for byte, named after the newest of them, so
+//	               history stays readable (tracked)
 //	config.json    settings (tracked)
 //	.gitignore     ignores the lock file and local caches (tracked)
 //	lock           the writers' lock file; never deleted (ignored)
@@ -118,7 +118,8 @@
 // Compaction holds the lock and takes three atomic steps, each a temp file
 // in the same directory, fsync, rename, fsync of the directory:
 //
-//  1. archive/<seq>.jsonl gets the ledger's lines as they are;
+//  1. archive/<cursor of its newest event>.jsonl gets the ledger's lines
+//     as they are;
 //  2. snapshot.json gets the fold, with the new seq;
 //  3. ledger.jsonl is replaced by an empty file.
 //

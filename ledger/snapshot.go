@@ -29,7 +29,7 @@ const ReceiptRetention = 7 * 24 * time.Hour
 // snapshotHeader is the first line of snapshot.json.
 type snapshotHeader struct {
 	V         int       `json:"v"`
-	Seq       int       `json:"seq"`     // compactions so far; archive/<seq>.jsonl holds the last folded segment
+	Seq       int       `json:"seq"`     // compactions so far
 	Events    int64     `json:"events"`  // events folded, conflicts included
 	LastAt    time.Time `json:"last_at"` // the newest event folded: ledger lines up to it are covered
 	LastID    string    `json:"last_id"`
@@ -189,9 +189,12 @@ func decodeSnapshot(path string, r io.Reader) (*State, int, error) {
 	return s, hdr.Seq, nil
 }
 
-// archiveName is the segment file of compaction seq.
-func archiveName(seq int) string {
-	return filepath.Join(ArchiveDir, fmt.Sprintf("%06d.jsonl", seq))
+// archiveName names the segment whose newest event is last:
+// "<unix nanoseconds>-<event id>.jsonl". Names sort in time order, and two
+// clones that compact the same events produce the same file, so merging
+// their git histories adds segments rather than conflicting over one name.
+func archiveName(last Event) string {
+	return filepath.Join(ArchiveDir, CursorOf(&last).String()+".jsonl")
 }
 
 // byAtID orders events as the ledger does.

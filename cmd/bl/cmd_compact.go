@@ -11,7 +11,7 @@ type CompactCmd struct{}
 func (CompactCmd) Help() string {
 	return `Folds ledger.jsonl into snapshot.json (one card per line, the same bytes
 for the same state) and starts a fresh ledger; the folded events move to
-.backlog/archive/<seq>.jsonl, where bl log still reads them. Every step is
+.backlog/archive/, named after their newest event,, where bl log still reads them. Every step is
 atomic and ordered so a crash at any point loses nothing. Writers wait for
 the lock meanwhile; readers and watchers keep working.
 

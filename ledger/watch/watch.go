@@ -4,7 +4,7 @@
 //
 // Follow delivers every event after a cursor exactly once, in order, and
 // keeps going across compaction (events move from ledger.jsonl into
-// archive/<seq>.jsonl), torn-tail recovery and bl doctor --repair (the
+// archive/), torn-tail recovery and bl doctor --repair (the
 // ledger file is replaced): it drains the file it had open, then continues
 // in the new one, using the (at, id) cursor to skip what it already
 // delivered.
