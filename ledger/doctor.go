@@ -286,6 +286,9 @@ func replaceFile(path string, data []byte, mid func()) (err error) {
 			os.Remove(tmp.Name())
 		}
 	}()
+	if err = tmp.Chmod(0o644); err != nil { // CreateTemp makes 0600
+		return err
+	}
 	half := len(data) / 2
 	if _, err = tmp.Write(data[:half]); err != nil {
 		return err
