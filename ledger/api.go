@@ -43,10 +43,6 @@ func (b *Backlog) Create(ctx context.Context, r CreateRequest) (card Card, creat
 				return nil, nil
 			}
 		}
-		id := r.ID
-		for id == "" || (r.ID == "" && s.cards[id] != nil) {
-			id = NewCardID()
-		}
 		f := &Fields{Title: &r.Title, IdempotencyKey: r.IdempotencyKey}
 		setIf(&f.Body, r.Body)
 		setIf(&f.Phase, r.Phase)
@@ -64,6 +60,17 @@ func (b *Backlog) Create(ctx context.Context, r CreateRequest) (card Card, creat
 		setList(&f.Labels, r.Labels)
 		setList(&f.DependsOn, r.DependsOn)
 		setList(&f.Acceptance, r.Acceptance)
+		id := r.ID
+		if id == "" {
+			// Check the fields first so an error does not name an id
+			// that never existed.
+			if err := s.checkFields("the new card", f); err != nil {
+				return nil, err
+			}
+			for id == "" || s.cards[id] != nil {
+				id = NewCardID()
+			}
+		}
 		return []*Event{{Op: OpCreate, Card: id, Fields: f}}, nil
 	})
 	switch {
@@ -112,9 +119,32 @@ type UpdateRequest struct {
 }
 
 // Update edits a card's fields.
+// An update that would change nothing appends nothing and returns the card.
 func (b *Backlog) Update(ctx context.Context, r UpdateRequest) (Card, error) {
+	if err := ValidID(r.ID); err != nil {
+		return Card{}, err
+	}
 	f := r.Fields
-	return b.single(ctx, r.Mutation, &Event{Op: OpUpdate, Card: r.ID, Fields: &f})
+	cards, err := b.write(ctx, r.Mutation, OpUpdate, func(s *State, _ time.Time) ([]*Event, error) {
+		if c := s.cards[r.ID]; c != nil && f != (Fields{}) && f.IdempotencyKey == "" && !f.changes(c) {
+			return nil, nil
+		}
+		return []*Event{{Op: OpUpdate, Card: r.ID, Fields: &f}}, nil
+	})
+	if err != nil || len(cards) > 0 {
+		if err == nil && cards[0].ID != r.ID {
+			return Card{}, rule(ErrConflict, "request id %q was already used for update of %s", r.RequestID, cards[0].ID)
+		}
+		return firstCard(cards), err
+	}
+	return b.Get(r.ID)
+}
+
+func firstCard(cards []Card) Card {
+	if len(cards) == 0 {
+		return Card{}
+	}
+	return cards[0]
 }
 
 // ClaimRequest asks for a lease. With ID it claims that card or fails;
@@ -137,6 +167,11 @@ func (b *Backlog) Claim(ctx context.Context, r ClaimRequest) (*Card, error) {
 	ttl, err := ttlSeconds(r.TTL, DefaultTTL)
 	if err != nil {
 		return nil, err
+	}
+	if r.ID != "" {
+		if err := ValidID(r.ID); err != nil {
+			return nil, err
+		}
 	}
 	cards, err := b.write(ctx, r.Mutation, OpClaim, func(s *State, at time.Time) ([]*Event, error) {
 		var c *Card
@@ -249,11 +284,17 @@ func (b *Backlog) Reopen(ctx context.Context, m Mutation, id string) (Card, erro
 // Link makes from depend on to. A link that would close a cycle is refused
 // with the cycle named.
 func (b *Backlog) Link(ctx context.Context, m Mutation, from, to string) (Card, error) {
+	if err := ValidID(to); err != nil {
+		return Card{}, err
+	}
 	return b.single(ctx, m, &Event{Op: OpLink, Card: from, To: to})
 }
 
 // Unlink removes the dependency of from on to.
 func (b *Backlog) Unlink(ctx context.Context, m Mutation, from, to string) (Card, error) {
+	if err := ValidID(to); err != nil {
+		return Card{}, err
+	}
 	return b.single(ctx, m, &Event{Op: OpUnlink, Card: from, To: to})
 }
 
@@ -268,6 +309,11 @@ type ReclaimRequest struct {
 // Reclaim returns the cards it put back (to ready, or to blocked when their
 // attempts are used up).
 func (b *Backlog) Reclaim(ctx context.Context, r ReclaimRequest) ([]Card, error) {
+	if r.ID != "" {
+		if err := ValidID(r.ID); err != nil {
+			return nil, err
+		}
+	}
 	return b.write(ctx, r.Mutation, OpReclaim, func(s *State, at time.Time) ([]*Event, error) {
 		if r.ID != "" {
 			c, ok := s.cards[r.ID]
@@ -301,6 +347,9 @@ func (b *Backlog) single(ctx context.Context, m Mutation, e *Event) (Card, error
 
 // Get returns one card.
 func (b *Backlog) Get(id string) (c Card, err error) {
+	if err := ValidID(id); err != nil {
+		return Card{}, err
+	}
 	err = b.View(func(s *State, _ time.Time) error {
 		var ok bool
 		if c, ok = s.Card(id); !ok {

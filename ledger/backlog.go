@@ -49,6 +49,7 @@ type Backlog struct {
 
 	snapEvents int64 // events folded into the snapshot the state started from
 	compactErr error // the last automatic compaction's failure, if any
+	holding    bool  // this handle holds the writers' lock (under mu)
 }
 
 // Mutation is what every write request carries.
@@ -68,7 +69,7 @@ func Open(dir string, opts Options) (*Backlog, error) {
 		opts.LockTimeout = DefaultLockTimeout
 	}
 	if fi, err := os.Stat(filepath.Join(dir, LedgerFile)); err != nil || !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("%w: %s has no %s; run bl init", ErrNotInitialized, dir, LedgerFile)
+		return nil, Errorf(ErrNotInitialized, "%s has no %s; run bl init", dir, LedgerFile)
 	}
 	if !opts.AllowNetworkFS {
 		if err := checkLocalFS(dir); err != nil {
@@ -96,6 +97,18 @@ func (b *Backlog) Dir() string { return b.dir }
 // snapshot first, so a snapshot that changed while the ledger was read
 // means the pair may not match, and the load starts over.
 func (b *Backlog) reload() error {
+	if pendingJournal(b.dir) && !b.holding {
+		// A multi-file change was decided but not finished: finish it
+		// under the lock before reading anything.
+		if err := b.lk.Acquire(context.Background(), b.opts.LockTimeout); err != nil {
+			return err
+		}
+		err := rollForward(b.dir)
+		b.lk.Release()
+		if err != nil {
+			return err
+		}
+	}
 	for attempt := 0; ; attempt++ {
 		s, seq, info, err := loadSnapshot(b.dir)
 		if err != nil {
@@ -138,6 +151,10 @@ func (b *Backlog) catchUp() error {
 // catchUpForWrite catches up under the lock, where no append can be in
 // progress, so a damaged tail is a torn write: it is set aside.
 func (b *Backlog) catchUpForWrite() error {
+	// Finish a decided multi-file change, or drop an undecided one.
+	if err := rollForward(b.dir); err != nil {
+		return err
+	}
 	if err := b.catchUp(); err != nil {
 		return err
 	}
@@ -186,19 +203,35 @@ func (b *Backlog) write(ctx context.Context, m Mutation, op Op, build func(s *St
 	if m.Actor == "" {
 		return nil, rule(ErrInvalid, "an actor is required")
 	}
+	err = b.withLock(ctx, func() error {
+		cards, err = b.writeLocked(m, op, build)
+		return err
+	})
+	return cards, err
+}
+
+// withLock runs fn holding the writers' lock, caught up with the ledger
+// (and with any torn tail set aside). An error releasing the lock is not
+// reported: fn's writes are durable by then, and closing the file drops
+// the lock anyway.
+func (b *Backlog) withLock(ctx context.Context, fn func() error) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if err := b.lk.Acquire(ctx, b.opts.LockTimeout); err != nil {
-		return nil, err
+		return err
 	}
+	b.holding = true
 	defer func() {
-		if uerr := b.lk.Release(); uerr != nil && err == nil {
-			err = fmt.Errorf("release lock: %w", uerr)
-		}
+		b.holding = false
+		_ = b.lk.Release()
 	}()
 	if err := b.catchUpForWrite(); err != nil {
-		return nil, err
+		return err
 	}
+	return fn()
+}
+
+func (b *Backlog) writeLocked(m Mutation, op Op, build func(s *State, at time.Time) ([]*Event, error)) ([]Card, error) {
 	if m.RequestID != "" {
 		if r, ok := b.state.Receipt(m.RequestID); ok {
 			if r.Op != op {
@@ -251,7 +284,7 @@ func (b *Backlog) write(ctx context.Context, m Mutation, op Op, build func(s *St
 	}
 	b.pos.offset += int64(len(buf))
 	b.pos.lines += len(events)
-	cards = make([]Card, len(events))
+	cards := make([]Card, len(events))
 	for i, e := range events {
 		cards[i], _ = b.state.Card(e.Card)
 	}

@@ -1,6 +1,7 @@
 package ledger
 
 import (
+	"slices"
 	"time"
 
 	json "github.com/goccy/go-json"
@@ -92,6 +93,14 @@ func (c *Card) clone() Card {
 		d.Progress = &p
 	}
 	return d
+}
+
+// sameFields reports whether the fields an update can set are equal.
+func (c *Card) sameFields(d *Card) bool {
+	return c.Title == d.Title && c.Body == d.Body && c.Phase == d.Phase && c.Priority == d.Priority &&
+		slices.Equal(c.Labels, d.Labels) && slices.Equal(c.DependsOn, d.DependsOn) && c.Parent == d.Parent &&
+		slices.Equal(c.Acceptance, d.Acceptance) && c.MaxAttempts == d.MaxAttempts &&
+		((c.DeferUntil == nil) == (d.DeferUntil == nil)) && (c.DeferUntil == nil || c.DeferUntil.Equal(*d.DeferUntil))
 }
 
 // clearLease drops the lease fields; the epoch stays so it only ever grows.

@@ -35,17 +35,12 @@ type CompactResult struct {
 //     skips the ledger lines the snapshot covers, by (at, id).
 //  3. ledger.jsonl ← an empty file (same). Readers holding the old file
 //     notice the replacement and reload.
-func (b *Backlog) Compact(ctx context.Context) (CompactResult, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if err := b.lk.Acquire(ctx, b.opts.LockTimeout); err != nil {
-		return CompactResult{}, err
-	}
-	defer b.lk.Release()
-	if err := b.catchUpForWrite(); err != nil {
-		return CompactResult{}, err
-	}
-	return b.compactLocked()
+func (b *Backlog) Compact(ctx context.Context) (res CompactResult, err error) {
+	err = b.withLock(ctx, func() error {
+		res, err = b.compactLocked()
+		return err
+	})
+	return res, err
 }
 
 // compactLocked runs a compaction; the caller holds the lock and is caught

@@ -2,7 +2,6 @@ package ledger
 
 import (
 	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
 
@@ -33,7 +32,7 @@ func readConfig(dir string) (Config, error) {
 		return cfg, err
 	}
 	if err := json.Unmarshal(data, &cfg); err != nil {
-		return cfg, fmt.Errorf("%w: %s: %v", ErrInvalid, filepath.Join(dir, ConfigFile), err)
+		return cfg, Errorf(ErrInvalid, "%s: %v", filepath.Join(dir, ConfigFile), err)
 	}
 	return cfg, nil
 }

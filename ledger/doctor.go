@@ -66,7 +66,7 @@ func diagnose(dir string, now time.Time) (*Report, []rawLine, error) {
 	data, err := os.ReadFile(filepath.Join(dir, LedgerFile))
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
-			return nil, nil, fmt.Errorf("%w: %s has no %s", ErrNotInitialized, dir, LedgerFile)
+			return nil, nil, Errorf(ErrNotInitialized, "%s has no %s", dir, LedgerFile)
 		}
 		return nil, nil, err
 	}
@@ -199,8 +199,8 @@ func Repair(ctx context.Context, dir string, timeout time.Duration, now time.Tim
 	}
 	for _, d := range rep.Damage {
 		if !d.Repairable {
-			return rep, fmt.Errorf("%w: %s line %d (byte offset %d): %s; it cannot be repaired without losing an event: restore the ledger from git (git log -p -- %s) and run bl doctor again",
-				ErrCorrupt, filepath.Join(dir, LedgerFile), d.Line, d.Offset, d.Reason, LedgerFile)
+			return rep, Errorf(ErrCorrupt, "%s line %d (byte offset %d): %s; it cannot be repaired without losing an event: restore the ledger from git (git log -p -- %s) and run bl doctor again",
+				filepath.Join(dir, LedgerFile), d.Line, d.Offset, d.Reason, LedgerFile)
 		}
 	}
 	var done []string

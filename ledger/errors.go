@@ -77,3 +77,20 @@ func (e *ruleError) Unwrap() error { return e.kind }
 func rule(kind error, format string, args ...any) error {
 	return &ruleError{kind: kind, msg: fmt.Sprintf(format, args...)}
 }
+
+// Errorf returns an error that matches kind (one of the sentinels above)
+// with errors.Is but reads only as the formatted message, so a person sees
+// what went wrong without the sentinel's own text in front of it.
+func Errorf(kind error, format string, args ...any) error {
+	return &kindError{kind: kind, msg: fmt.Sprintf(format, args...)}
+}
+
+// kindError is Errorf's error. Unlike a ruleError it is not a validation
+// failure, so the fold never records it as a conflict.
+type kindError struct {
+	kind error
+	msg  string
+}
+
+func (e *kindError) Error() string { return e.msg }
+func (e *kindError) Unwrap() error { return e.kind }

@@ -157,7 +157,7 @@ func DecodeLine(line []byte) (*Event, error) {
 		return nil, fmt.Errorf("%w: %v", errFraming, err)
 	}
 	if e.V > FormatVersion {
-		return nil, fmt.Errorf("%w: line has format v%d, this bl reads v%d", ErrVersion, e.V, FormatVersion)
+		return nil, Errorf(ErrVersion, "line has format v%d, this bl reads v%d; upgrade bl", e.V, FormatVersion)
 	}
 	if e.V < 1 || e.ID == "" || e.Card == "" || e.At.IsZero() || !knownOp(e.Op) {
 		return nil, fmt.Errorf("%w: missing or unknown v, id, at, op or card", errFraming)

@@ -52,7 +52,7 @@ func readFrom(path string, pos position, apply func(*Event)) (position, *TornTai
 	f, err := os.Open(path)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
-			return pos, nil, fmt.Errorf("%w: %s is missing", ErrNotInitialized, path)
+			return pos, nil, Errorf(ErrNotInitialized, "%s is missing", path)
 		}
 		return pos, nil, err
 	}

@@ -155,6 +155,13 @@ func (s *State) checkFields(id string, f *Fields) error {
 	return nil
 }
 
+// changes reports whether applying f would change c.
+func (f *Fields) changes(c *Card) bool {
+	probe := c.clone()
+	applyFields(nil, &probe, &Event{Fields: f})
+	return !probe.sameFields(c)
+}
+
 // applyFields sets whatever fields the event carries.
 func applyFields(_ *State, c *Card, e *Event) {
 	f := e.Fields
@@ -242,6 +249,9 @@ func fence(c *Card, e *Event) error {
 		return rule(ErrFenced, "%s does not hold %s (status %s, held by %s); stop working on it", e.Owner, c.ID, c.Status, holder)
 	}
 	if e.Epoch != 0 && e.Epoch != c.ClaimEpoch {
+		if e.Epoch > c.ClaimEpoch {
+			return rule(ErrFenced, "epoch %d of %s was never granted: the lease is at epoch %d", e.Epoch, c.ID, c.ClaimEpoch)
+		}
 		return rule(ErrFenced, "epoch %d of %s is stale: the lease is at epoch %d; stop working on it", e.Epoch, c.ID, c.ClaimEpoch)
 	}
 	return nil

@@ -154,7 +154,7 @@ func decodeSnapshot(path string, r io.Reader) (*State, int, error) {
 				return nil, 0, bad(err)
 			}
 			if hdr.V > FormatVersion {
-				return nil, 0, bad(fmt.Errorf("%w: snapshot has format v%d, this bl reads v%d", ErrVersion, hdr.V, FormatVersion))
+				return nil, 0, bad(Errorf(ErrVersion, "snapshot has format v%d, this bl reads v%d; upgrade bl", hdr.V, FormatVersion))
 			}
 			continue
 		}

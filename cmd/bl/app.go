@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/signal"
 	"os/user"
+	"regexp"
 	"strings"
 	"syscall"
 	"time"
@@ -45,6 +46,7 @@ type CLI struct {
 	Link      LinkCmd      `cmd:"" help:"Make one card depend on another."`
 	Unlink    UnlinkCmd    `cmd:"" help:"Remove a dependency."`
 	Stats     StatsCmd     `cmd:"" help:"Counts by status, claimable and expired cards, ledger size."`
+	Export    ExportCmd    `cmd:"" help:"Render the backlog: markdown board, mermaid/dot graph, csv, json, jsonl, html."`
 	Log       LogCmd       `cmd:"" help:"Print the event history, resumable by cursor."`
 	Watch     WatchCmd     `cmd:"" help:"Stream events as they are appended (JSONL)."`
 	Compact   CompactCmd   `cmd:"" help:"Fold the ledger into the snapshot."`
@@ -113,7 +115,7 @@ func run(args []string, stdout, stderr io.Writer) (code int) {
 			code = er.code
 		}
 	}()
-	kctx, err := parser.Parse(args)
+	kctx, err := parser.Parse(normalizeArgs(args))
 	if err != nil {
 		app.JSON = cli.JSON || hasJSONFlag(args)
 		return app.fail(usagef(err.Error() + " (see bl --help)"))
@@ -130,11 +132,37 @@ func run(args []string, stdout, stderr io.Writer) (code int) {
 
 func hasJSONFlag(args []string) bool {
 	for _, a := range args {
-		if a == "--json" {
+		if a == "--json" || a == "--json=true" {
 			return true
 		}
 	}
 	return false
+}
+
+var negativeNumber = regexp.MustCompile(`^-[0-9]+$`)
+
+// normalizeArgs makes the command line friendlier before kong sees it: a
+// bare "bl" or "bl help [command]" shows help, and a negative number after
+// a flag ("--priority -5") is joined to it, since kong would take "-5" for
+// a short flag.
+func normalizeArgs(args []string) []string {
+	switch {
+	case len(args) == 0:
+		return []string{"--help"}
+	case args[0] == "help":
+		return append(append([]string{}, args[1:]...), "--help")
+	}
+	out := make([]string, 0, len(args))
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if strings.HasPrefix(a, "--") && !strings.Contains(a, "=") && i+1 < len(args) && negativeNumber.MatchString(args[i+1]) {
+			out = append(out, a+"="+args[i+1])
+			i++
+			continue
+		}
+		out = append(out, a)
+	}
+	return out
 }
 
 // fail reports err on stderr, as text or as a JSON object, and returns its

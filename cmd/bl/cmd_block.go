@@ -6,7 +6,7 @@ import "github.com/bl-backlog/bl/ledger"
 type BlockCmd struct {
 	ID        string `name:"id" required:"" help:"Card id."`
 	Reason    string `help:"Why it is blocked."`
-	Owner     string `help:"Lease owner; when given the call is fenced like heartbeat."`
+	Owner     string `help:"Lease owner; when given (or with --epoch) the call is fenced like heartbeat."`
 	Epoch     int64  `help:"The epoch claim printed."`
 	RequestID string `name:"request-id" placeholder:"ID" help:"Makes the call safe to retry."`
 }
@@ -21,11 +21,15 @@ Examples:
 }
 
 func (c *BlockCmd) Run(a *App) error {
+	owner := c.Owner
+	if owner == "" && c.Epoch != 0 {
+		owner = a.Owner("")
+	}
 	b, err := a.Open()
 	if err != nil {
 		return err
 	}
-	card, err := b.Block(a.ctx, ledger.LeaseRequest{Mutation: a.Mutation(c.RequestID), ID: c.ID, Owner: c.Owner, Epoch: c.Epoch, Reason: c.Reason})
+	card, err := b.Block(a.ctx, ledger.LeaseRequest{Mutation: a.Mutation(c.RequestID), ID: c.ID, Owner: owner, Epoch: c.Epoch, Reason: c.Reason})
 	if err != nil {
 		return err
 	}

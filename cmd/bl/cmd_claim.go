@@ -50,6 +50,9 @@ func (c *ClaimCmd) Run(a *App) error {
 	if err != nil {
 		return err
 	}
+	if c.TTL < time.Second {
+		return usagef(fmt.Sprintf("--ttl %s is shorter than 1s", c.TTL))
+	}
 	if c.Wait < 0 {
 		return usagef(fmt.Sprintf("--wait %s is negative", c.Wait))
 	}

@@ -53,7 +53,7 @@ func (c *DoctorCmd) Run(a *App) error {
 	}
 	if rep.Corrupt {
 		d := rep.Damage[0]
-		return fmt.Errorf("%w: %s line %d (byte offset %d): %s", ledger.ErrCorrupt, ledger.LedgerFile, d.Line, d.Offset, d.Reason)
+		return ledger.Errorf(ledger.ErrCorrupt, "corrupt backlog: %s line %d (byte offset %d): %s", ledger.LedgerFile, d.Line, d.Offset, d.Reason)
 	}
 	return nil
 }

@@ -12,13 +12,13 @@ import (
 
 // HeartbeatCmd renews a lease.
 type HeartbeatCmd struct {
-	ID         string        `name:"id" required:"" help:"Card id."`
-	Owner      string        `help:"Lease owner (default: the actor)."`
-	Epoch      int64         `help:"The epoch claim printed; a stale epoch is refused."`
-	TTL        time.Duration `name:"ttl" placeholder:"DUR" help:"New lease length (default: keep the claim's)."`
-	Progress   *int          `help:"Progress, 0-100."`
-	Checkpoint string        `placeholder:"JSON" help:"A small JSON document to resume from."`
-	RequestID  string        `name:"request-id" placeholder:"ID" help:"Makes the call safe to retry."`
+	ID         string         `name:"id" required:"" help:"Card id."`
+	Owner      string         `help:"Lease owner (default: the actor)."`
+	Epoch      int64          `help:"The epoch claim printed; a stale epoch is refused."`
+	TTL        *time.Duration `name:"ttl" placeholder:"DUR" help:"New lease length (default: keep the claim's)."`
+	Progress   *int           `help:"Progress, 0-100."`
+	Checkpoint string         `placeholder:"JSON" help:"A small JSON document to resume from."`
+	RequestID  string         `name:"request-id" placeholder:"ID" help:"Makes the call safe to retry."`
 }
 
 func (HeartbeatCmd) Help() string {
@@ -33,6 +33,12 @@ Examples:
 }
 
 func (c *HeartbeatCmd) Run(a *App) error {
+	var ttl time.Duration
+	if c.TTL != nil {
+		if ttl = *c.TTL; ttl < time.Second {
+			return usagef(fmt.Sprintf("--ttl %s is shorter than 1s", ttl))
+		}
+	}
 	var cp json.RawMessage
 	if c.Checkpoint != "" {
 		if !json.Valid([]byte(c.Checkpoint)) {
@@ -45,7 +51,7 @@ func (c *HeartbeatCmd) Run(a *App) error {
 		return err
 	}
 	card, err := b.Heartbeat(a.ctx, ledger.HeartbeatRequest{Mutation: a.Mutation(c.RequestID), ID: c.ID,
-		Owner: a.Owner(c.Owner), Epoch: c.Epoch, TTL: c.TTL, Progress: c.Progress, Checkpoint: cp})
+		Owner: a.Owner(c.Owner), Epoch: c.Epoch, TTL: ttl, Progress: c.Progress, Checkpoint: cp})
 	if err != nil {
 		return err
 	}

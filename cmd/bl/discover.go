@@ -3,7 +3,6 @@ package main
 import (
 	"bufio"
 	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -30,7 +29,7 @@ func findBacklog(flagDir string) (string, error) {
 		if sub := filepath.Join(dir, backlogDirName); isBacklog(sub) {
 			return sub, nil
 		}
-		return "", fmt.Errorf("%w: %s holds no backlog (no %s)", ledger.ErrNotInitialized, dir, ledger.LedgerFile)
+		return "", ledger.Errorf(ledger.ErrNotInitialized, "%s holds no backlog (no %s)", dir, ledger.LedgerFile)
 	}
 	wd, err := os.Getwd()
 	if err != nil {
@@ -42,13 +41,13 @@ func findBacklog(flagDir string) (string, error) {
 			if isBacklog(shared) {
 				return shared, nil
 			}
-			return "", fmt.Errorf("%w: %s is a linked worktree of %s, which has no backlog", ledger.ErrNotInitialized, d, main)
+			return "", ledger.Errorf(ledger.ErrNotInitialized, "%s is a linked worktree of %s, which has no backlog", d, main)
 		}
 		if cand := filepath.Join(d, backlogDirName); isBacklog(cand) {
 			return cand, nil
 		}
 		if filepath.Dir(d) == d {
-			return "", fmt.Errorf("%w: no %s found in %s or any parent", ledger.ErrNotInitialized, backlogDirName, wd)
+			return "", ledger.Errorf(ledger.ErrNotInitialized, "no %s found in %s or any parent", backlogDirName, wd)
 		}
 	}
 }

@@ -47,7 +47,11 @@ func eventLine(w io.Writer, e *ledger.Event, c *ledger.Conflict) {
 		fmt.Fprintf(&b, " %q", oneLine(*f.Title))
 	}
 	if e.Reason != "" {
-		fmt.Fprintf(&b, " reason=%q", oneLine(e.Reason))
+		label := "reason"
+		if e.Op == ledger.OpComplete {
+			label = "note"
+		}
+		fmt.Fprintf(&b, " %s=%q", label, oneLine(e.Reason))
 	}
 	if c != nil {
 		fmt.Fprintf(&b, "  CONFLICT: %s", c.Reason)

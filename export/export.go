@@ -1,0 +1,415 @@
+package export
+
+import (
+	"bytes"
+	"cmp"
+	"fmt"
+	"io"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/bl-backlog/bl/ledger"
+)
+
+// Format names an export format.
+type Format string
+
+// The formats.
+const (
+	Markdown Format = "markdown"
+	Mermaid  Format = "mermaid"
+	DOT      Format = "dot"
+	CSV      Format = "csv"
+	JSON     Format = "json"
+	JSONL    Format = "jsonl"
+	HTML     Format = "html"
+)
+
+// Formats lists every format, in the order help texts show them.
+func Formats() []Format {
+	return []Format{Markdown, Mermaid, DOT, CSV, JSON, JSONL, HTML}
+}
+
+// ParseFormat reads a format name. "md" is accepted for markdown and "gv"
+// for dot.
+func ParseFormat(s string) (Format, error) {
+	switch f := Format(strings.ToLower(strings.TrimSpace(s))); f {
+	case "md":
+		return Markdown, nil
+	case "gv", "graphviz":
+		return DOT, nil
+	case "mmd":
+		return Mermaid, nil
+	case Markdown, Mermaid, DOT, CSV, JSON, JSONL, HTML:
+		return f, nil
+	}
+	return "", fmt.Errorf("unknown format %q: use %s", s, formatList())
+}
+
+func formatList() string {
+	var names []string
+	for _, f := range Formats() {
+		names = append(names, string(f))
+	}
+	return strings.Join(names, ", ")
+}
+
+// FormatForPath guesses the format from a file name's extension: .md,
+// .mmd/.mermaid, .dot/.gv, .csv, .json, .jsonl/.ndjson, .html/.htm. ok is
+// false when the extension says nothing.
+func FormatForPath(path string) (f Format, ok bool) {
+	switch strings.ToLower(filepath.Ext(path)) {
+	case ".md", ".markdown":
+		return Markdown, true
+	case ".mmd", ".mermaid":
+		return Mermaid, true
+	case ".dot", ".gv":
+		return DOT, true
+	case ".csv":
+		return CSV, true
+	case ".json":
+		return JSON, true
+	case ".jsonl", ".ndjson":
+		return JSONL, true
+	case ".html", ".htm":
+		return HTML, true
+	}
+	return "", false
+}
+
+// TimeDependent reports whether the format's bytes depend on Options.Now as
+// well as on the cards. Only html does (its "as of" line and expired-lease
+// badges), so only html cannot be checked for staleness.
+func (f Format) TimeDependent() bool { return f == HTML }
+
+// Options shape an export. The zero value is a full board titled "Backlog".
+type Options struct {
+	// Title heads the markdown and html boards. Default "Backlog".
+	Title string
+	// Statuses are the lanes the boards show, in lifecycle order whatever
+	// the order here. Empty means all four lanes. Cards whose status is
+	// not listed are still rendered in the formats without lanes.
+	Statuses []ledger.Status
+	// Graph embeds the dependency graph in the markdown board as a Mermaid
+	// block.
+	Graph bool
+	// Command is the command line that makes this export, quoted in the
+	// markdown header and the html footer so readers know how to
+	// regenerate it. Default "bl export --format FORMAT" (and --graph).
+	Command string
+	// Now is the moment the html board is "as of"; claimed cards whose
+	// lease ran out by then are marked expired there. The text formats
+	// never use it, so they only change when the backlog does. The zero
+	// time leaves the html without both.
+	Now time.Time
+}
+
+func (o Options) title() string {
+	if t := oneLine(o.Title); t != "" {
+		return t
+	}
+	return "Backlog"
+}
+
+func (o Options) command(f Format) string {
+	if c := oneLine(o.Command); c != "" {
+		return c
+	}
+	c := "bl export --format " + string(f)
+	if o.Graph && f == Markdown {
+		c += " --graph"
+	}
+	return c
+}
+
+// lanes returns the statuses the boards show, in lifecycle order.
+func (o Options) lanes() []ledger.Status {
+	all := []ledger.Status{ledger.StatusReady, ledger.StatusClaimed, ledger.StatusBlocked, ledger.StatusDone}
+	if len(o.Statuses) == 0 {
+		return all
+	}
+	var out []ledger.Status
+	for _, s := range all {
+		if slices.Contains(o.Statuses, s) {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// Render writes cards in format f to w. The result depends only on the set
+// of cards and on o, never on the order of cards or on the clock.
+func Render(w io.Writer, f Format, cards []ledger.Card, o Options) error {
+	var b []byte
+	var err error
+	switch f {
+	case Markdown:
+		b = RenderMarkdown(cards, o)
+	case Mermaid:
+		b = RenderMermaid(cards, o)
+	case DOT:
+		b = RenderDOT(cards, o)
+	case CSV:
+		b = RenderCSV(cards, o)
+	case JSON:
+		b, err = RenderJSON(cards, o)
+	case JSONL:
+		b, err = RenderJSONL(cards, o)
+	case HTML:
+		b = RenderHTML(cards, o)
+	default:
+		return fmt.Errorf("unknown format %q: use %s", f, formatList())
+	}
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(b)
+	return err
+}
+
+// Bytes is Render into a byte slice.
+func Bytes(f Format, cards []ledger.Card, o Options) ([]byte, error) {
+	var buf bytes.Buffer
+	err := Render(&buf, f, cards, o)
+	return buf.Bytes(), err
+}
+
+// claimOrder is bl's claim order: priority desc, created_at asc, id asc.
+func claimOrder(a, b *ledger.Card) int {
+	if a.Priority != b.Priority {
+		return cmp.Compare(b.Priority, a.Priority)
+	}
+	if c := a.CreatedAt.Compare(b.CreatedAt); c != 0 {
+		return c
+	}
+	return cmp.Compare(a.ID, b.ID)
+}
+
+// sorted returns copies of the cards in claim order, with nil lists made
+// empty, so renderers see one canonical input.
+func sorted(cards []ledger.Card) []ledger.Card {
+	out := make([]ledger.Card, len(cards))
+	copy(out, cards)
+	for i := range out {
+		c := &out[i]
+		c.Labels = nonNil(c.Labels)
+		c.DependsOn = nonNil(c.DependsOn)
+		c.Acceptance = nonNil(c.Acceptance)
+	}
+	slices.SortStableFunc(out, func(a, b ledger.Card) int { return claimOrder(&a, &b) })
+	return out
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+// index maps ids to the cards' positions.
+func index(cards []ledger.Card) map[string]*ledger.Card {
+	m := make(map[string]*ledger.Card, len(cards))
+	for i := range cards {
+		m[cards[i].ID] = &cards[i]
+	}
+	return m
+}
+
+// dependents maps each id to the ids of the cards that depend on it, in
+// natural id order.
+func dependents(cards []ledger.Card) map[string][]string {
+	m := map[string][]string{}
+	for _, c := range cards {
+		for _, d := range uniq(c.DependsOn) {
+			m[d] = append(m[d], c.ID)
+		}
+	}
+	for k := range m {
+		slices.SortFunc(m[k], naturalCompare)
+	}
+	return m
+}
+
+// uniq returns s without repeats, in natural order.
+func uniq(s []string) []string {
+	out := slices.Clone(s)
+	slices.SortFunc(out, naturalCompare)
+	return slices.Compact(out)
+}
+
+// phaseGroups splits cards (already in claim order) by phase: named phases
+// in natural order, then the cards without a phase.
+func phaseGroups(cards []ledger.Card) (phases []string, byPhase map[string][]ledger.Card) {
+	byPhase = map[string][]ledger.Card{}
+	for _, c := range cards {
+		if _, seen := byPhase[c.Phase]; !seen {
+			phases = append(phases, c.Phase)
+		}
+		byPhase[c.Phase] = append(byPhase[c.Phase], c)
+	}
+	slices.SortFunc(phases, comparePhase)
+	return phases, byPhase
+}
+
+// comparePhase orders phases naturally, the empty phase last.
+func comparePhase(a, b string) int {
+	switch {
+	case a == b:
+		return 0
+	case a == "":
+		return 1
+	case b == "":
+		return -1
+	}
+	return naturalCompare(a, b)
+}
+
+// naturalCompare orders strings with digit runs compared as numbers, so M2
+// comes before M10; ties fall back to plain byte order.
+func naturalCompare(a, b string) int {
+	i, j := 0, 0
+	for i < len(a) && j < len(b) {
+		ca, cb := a[i], b[j]
+		if isDigit(ca) && isDigit(cb) {
+			si, sj := i, j
+			for i < len(a) && isDigit(a[i]) {
+				i++
+			}
+			for j < len(b) && isDigit(b[j]) {
+				j++
+			}
+			na := strings.TrimLeft(a[si:i], "0")
+			nb := strings.TrimLeft(b[sj:j], "0")
+			if c := cmp.Compare(len(na), len(nb)); c != 0 {
+				return c
+			}
+			if c := cmp.Compare(na, nb); c != 0 {
+				return c
+			}
+			continue
+		}
+		if ca != cb {
+			return cmp.Compare(ca, cb)
+		}
+		i++
+		j++
+	}
+	if c := cmp.Compare(len(a)-i, len(b)-j); c != 0 {
+		return c
+	}
+	return cmp.Compare(a, b)
+}
+
+func isDigit(c byte) bool { return '0' <= c && c <= '9' }
+
+// oneLine folds every run of whitespace (newlines included) into one space
+// and drops control characters, so a title always fits on one line.
+func oneLine(s string) string {
+	s = strings.Map(func(r rune) rune {
+		if r == utf8.RuneError || (unicode.IsControl(r) && !unicode.IsSpace(r)) {
+			return -1
+		}
+		return r
+	}, s)
+	return strings.Join(strings.Fields(s), " ")
+}
+
+// truncate shortens s to at most max display columns (wide characters count
+// two), ending in "…" when it cut something.
+func truncate(s string, max int) string {
+	if width(s) <= max {
+		return s
+	}
+	var b strings.Builder
+	w := 0
+	for _, r := range s {
+		rw := runeWidth(r)
+		if w+rw > max-1 {
+			break
+		}
+		b.WriteRune(r)
+		w += rw
+	}
+	return strings.TrimRight(b.String(), " ") + "…"
+}
+
+func width(s string) int {
+	w := 0
+	for _, r := range s {
+		w += runeWidth(r)
+	}
+	return w
+}
+
+// runeWidth approximates how many columns r takes: two for East Asian wide
+// characters and emoji, zero for combining marks, else one.
+func runeWidth(r rune) int {
+	switch {
+	case unicode.Is(unicode.Mn, r) || r == 0x200d || (r >= 0xfe00 && r <= 0xfe0f):
+		return 0
+	case r >= 0x1100 && (r <= 0x115f || r == 0x2329 || r == 0x232a ||
+		(r >= 0x2e80 && r <= 0xa4cf && r != 0x303f) || (r >= 0xac00 && r <= 0xd7a3) ||
+		(r >= 0xf900 && r <= 0xfaff) || (r >= 0xfe30 && r <= 0xfe6f) || (r >= 0xff00 && r <= 0xff60) ||
+		(r >= 0xffe0 && r <= 0xffe6) || (r >= 0x1f300 && r <= 0x1faff) || (r >= 0x20000 && r <= 0x3fffd)):
+		return 2
+	}
+	return 1
+}
+
+// stamp is a time in UTC, RFC 3339 to the second.
+func stamp(t *time.Time) string {
+	if t == nil || t.IsZero() {
+		return ""
+	}
+	return t.UTC().Format(time.RFC3339)
+}
+
+// statusCounts counts cards per status.
+func statusCounts(cards []ledger.Card) map[ledger.Status]int {
+	m := map[ledger.Status]int{}
+	for _, c := range cards {
+		m[c.Status]++
+	}
+	return m
+}
+
+// laneTitle is a status as a lane heading.
+func laneTitle(s ledger.Status) string {
+	switch s {
+	case ledger.StatusReady:
+		return "Ready"
+	case ledger.StatusClaimed:
+		return "Claimed"
+	case ledger.StatusBlocked:
+		return "Blocked"
+	case ledger.StatusDone:
+		return "Done"
+	}
+	return string(s)
+}
+
+// palette is the status colours shared by every graphical format.
+type colours struct{ fill, stroke, text string }
+
+var palette = map[string]colours{
+	string(ledger.StatusReady):   {"#dbeafe", "#2563eb", "#1e3a8a"},
+	string(ledger.StatusClaimed): {"#fef3c7", "#d97706", "#78350f"},
+	string(ledger.StatusBlocked): {"#fee2e2", "#dc2626", "#7f1d1d"},
+	string(ledger.StatusDone):    {"#dcfce7", "#16a34a", "#14532d"},
+	classExternal:                {"#f3f4f6", "#9ca3af", "#4b5563"},
+}
+
+// classExternal styles graph nodes for dependencies outside the export.
+const classExternal = "external"
+
+func styleClass(s ledger.Status) string {
+	if _, ok := palette[string(s)]; ok {
+		return string(s)
+	}
+	return classExternal
+}

@@ -1,0 +1,172 @@
+package ledger
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	json "github.com/goccy/go-json"
+)
+
+// Tree reads the backlog's tracked files under the lock, so it never sees
+// an append half done: what sync commits.
+func (b *Backlog) Tree(ctx context.Context) (t Tree, err error) {
+	err = b.withLock(ctx, func() error {
+		t, err = ReadTree(b.dir)
+		return err
+	})
+	return t, err
+}
+
+// ApplyUpstream rebases the local backlog onto upstream (see Rebase) and
+// writes the result into the directory under the lock, then returns the
+// tree it wrote. The files change together through a journal (writeTree),
+// so a crash leaves either the old backlog or the new one.
+func (b *Backlog) ApplyUpstream(ctx context.Context, upstream Tree) (out Tree, res RebaseResult, err error) {
+	err = b.withLock(ctx, func() error {
+		local, err := ReadTree(b.dir)
+		if err != nil {
+			return err
+		}
+		if out, res, err = Rebase(upstream, local); err != nil {
+			return err
+		}
+		if err := b.writeTree(local, out); err != nil {
+			return err
+		}
+		return b.reload()
+	})
+	return out, res, err
+}
+
+// writeTree makes the directory hold tree next instead of prev. The caller
+// holds the lock. Several files change together, so it journals first:
+// every changed file is written into .staging/ and fsynced, then a manifest
+// naming them (and the files to remove) is renamed into place — from that
+// moment the change is decided — and only then are the files moved into the
+// backlog. A crash before the manifest leaves the old backlog untouched; a
+// crash after it is finished by rollForward, which the next writer or
+// opener runs before anything else.
+func (b *Backlog) writeTree(prev, next Tree) error {
+	staging := filepath.Join(b.dir, stagingDir)
+	if err := os.RemoveAll(staging); err != nil {
+		return err
+	}
+	var m manifest
+	for name, data := range next {
+		if old, had := prev[name]; had && bytes.Equal(old, data) {
+			continue
+		}
+		path := filepath.Join(staging, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			return err
+		}
+		if err := replaceFile(path, data, nil); err != nil {
+			return err
+		}
+		m.Write = append(m.Write, name)
+	}
+	for name := range prev {
+		if _, keep := next[name]; !keep && (name == SnapshotFile || strings.HasPrefix(name, ArchiveDir+"/")) {
+			m.Remove = append(m.Remove, name)
+		}
+	}
+	if len(m.Write) == 0 && len(m.Remove) == 0 {
+		return os.RemoveAll(staging)
+	}
+	// Archives before the snapshot before the ledger, as in compaction.
+	slices.SortFunc(m.Write, func(a, c string) int { return cmp.Compare(writeRank(a), writeRank(c)) })
+	data, err := json.Marshal(m)
+	if err != nil {
+		return err
+	}
+	if err := syncDir(filepath.Join(staging, ArchiveDir)); err != nil && !os.IsNotExist(err) {
+		return err
+	}
+	if err := replaceFile(filepath.Join(staging, manifestFile), data, nil); err != nil {
+		return err
+	}
+	return rollForward(b.dir)
+}
+
+const (
+	stagingDir   = ".staging"
+	manifestFile = "MANIFEST"
+)
+
+// manifest lists what a journaled tree change writes and removes.
+type manifest struct {
+	Write  []string `json:"write"`
+	Remove []string `json:"remove"`
+}
+
+func writeRank(name string) string {
+	switch {
+	case strings.HasPrefix(name, ArchiveDir+"/"):
+		return "0" + name
+	case name == SnapshotFile:
+		return "2"
+	case name == LedgerFile:
+		return "3"
+	}
+	return "1" + name
+}
+
+// rollForward finishes a journaled tree change if one was decided: it
+// copies the staged files into place (each atomically), removes what the
+// manifest says, and drops the staging directory. Running it again after a
+// crash midway does the same thing, so it is safe to repeat. The caller
+// holds the lock.
+func rollForward(dir string) error {
+	staging := filepath.Join(dir, stagingDir)
+	data, err := os.ReadFile(filepath.Join(staging, manifestFile))
+	if os.IsNotExist(err) {
+		return os.RemoveAll(staging) // undecided: the old backlog stands
+	}
+	if err != nil {
+		return err
+	}
+	var m manifest
+	if err := json.Unmarshal(data, &m); err != nil {
+		return Errorf(ErrCorrupt, "%s: %v", filepath.Join(staging, manifestFile), err)
+	}
+	if err := os.MkdirAll(filepath.Join(dir, ArchiveDir), 0o755); err != nil {
+		return err
+	}
+	for _, name := range m.Write {
+		src := filepath.Join(staging, filepath.FromSlash(name))
+		content, err := os.ReadFile(src)
+		if os.IsNotExist(err) {
+			continue // moved into place before a crash
+		}
+		if err != nil {
+			return err
+		}
+		if err := replaceFile(filepath.Join(dir, filepath.FromSlash(name)), content, nil); err != nil {
+			return err
+		}
+		if err := os.Remove(src); err != nil {
+			return err
+		}
+	}
+	for _, name := range m.Remove {
+		if err := os.Remove(filepath.Join(dir, filepath.FromSlash(name))); err != nil && !os.IsNotExist(err) {
+			return err
+		}
+	}
+	if err := syncDir(dir); err != nil {
+		return err
+	}
+	return os.RemoveAll(staging)
+}
+
+// pendingJournal reports whether a decided tree change waits to be
+// finished.
+func pendingJournal(dir string) bool {
+	_, err := os.Stat(filepath.Join(dir, stagingDir, manifestFile))
+	return err == nil
+}

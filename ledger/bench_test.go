@@ -1,0 +1,144 @@
+package ledger
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+// noCompaction turns automatic compaction off, so a benchmark measures the
+// append path alone.
+func noCompaction(e *env) {
+	e.t.Helper()
+	if err := os.WriteFile(filepath.Join(e.dir, ConfigFile), []byte(`{"version":1,"compact_bytes":-1}`+"\n"), 0o644); err != nil {
+		e.t.Fatal(err)
+	}
+	e.b = e.open()
+}
+
+// BenchmarkAppend measures one durable append: lock, catch up, validate,
+// one write, fsync, unlock. Each op is a heartbeat on a claimed card.
+func BenchmarkAppend(b *testing.B) {
+	e := newEnv(b)
+	noCompaction(e)
+	e.create("A")
+	e.claim("A", "w", time.Hour)
+	r := HeartbeatRequest{Mutation: m, ID: "A", Owner: "w", Epoch: 1}
+	ctx := context.Background()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, err := e.b.Heartbeat(ctx, r); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkCreate measures a durable create with a generated id.
+func BenchmarkCreate(b *testing.B) {
+	e := newEnv(b)
+	noCompaction(e)
+	ctx := context.Background()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, _, err := e.b.Create(ctx, CreateRequest{Mutation: m, Title: "benchmark card", Labels: []string{"bench"}}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// benchEvents is a realistic history: cards created, claimed, heartbeated,
+// completed, with some of them linked.
+func benchEvents(cards int) []*Event {
+	var evs []*Event
+	at := t0
+	n := 0
+	add := func(e *Event) {
+		at = at.Add(time.Millisecond)
+		n++
+		e.V, e.ID, e.At, e.Actor = 1, fmt.Sprintf("%016x", n), at, "bench"
+		evs = append(evs, e)
+	}
+	for i := 0; i < cards; i++ {
+		id := fmt.Sprintf("card-%06d", i)
+		add(&Event{Op: OpCreate, Card: id, Fields: &Fields{Title: strp("a card title of some length"), Priority: intp(i % 7), Labels: strs("x", "y")}})
+		if i > 0 && i%5 == 0 {
+			add(&Event{Op: OpLink, Card: id, To: fmt.Sprintf("card-%06d", i-1)})
+		}
+	}
+	for i := 0; i < cards; i++ {
+		id := fmt.Sprintf("card-%06d", i)
+		v := int64(1)
+		if i > 0 && i%5 == 0 {
+			v = 2
+		}
+		add(&Event{Op: OpClaim, Card: id, Owner: "w", TTLSeconds: 600, ExpectVersion: v, Epoch: 1})
+		add(&Event{Op: OpHeartbeat, Card: id, Owner: "w", Epoch: 1, Progress: intp(50)})
+		add(&Event{Op: OpComplete, Card: id, Owner: "w", Epoch: 1})
+	}
+	return evs
+}
+
+// BenchmarkFold measures folding events into state; events/s is the
+// number that matters.
+func BenchmarkFold(b *testing.B) {
+	evs := benchEvents(10_000)
+	if s := Fold(evs); len(s.Conflicts()) != 0 {
+		b.Fatalf("benchmark history has conflicts: %+v", s.Conflicts()[0])
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		Fold(evs)
+	}
+	b.ReportMetric(float64(len(evs))*float64(b.N)/b.Elapsed().Seconds(), "events/s")
+}
+
+// BenchmarkOpen measures reading, decoding and folding a ledger file.
+func BenchmarkOpen(b *testing.B) {
+	e := newEnv(b)
+	var data []byte
+	evs := benchEvents(5_000)
+	for _, ev := range evs {
+		line, err := EncodeLine(ev)
+		if err != nil {
+			b.Fatal(err)
+		}
+		data = append(data, line...)
+	}
+	e.writeLedger(data)
+	b.SetBytes(int64(len(data)))
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, err := Open(e.dir, Options{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(len(evs))*float64(b.N)/b.Elapsed().Seconds(), "events/s")
+}
+
+func BenchmarkDecodeLine(b *testing.B) {
+	line, err := EncodeLine(&Event{V: 1, ID: "9f2c51d0a4b7e361", At: t0, Actor: "alice@host", Op: OpClaim, Card: "bl-k3x9q2mf",
+		RequestID: "req-123", ExpectVersion: 3, Epoch: 2, Owner: "agent-7", TTLSeconds: 600})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(int64(len(line)))
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, err := DecodeLine(line); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkEncodeLine(b *testing.B) {
+	ev := &Event{V: 1, ID: "9f2c51d0a4b7e361", At: t0, Actor: "alice@host", Op: OpClaim, Card: "bl-k3x9q2mf",
+		RequestID: "req-123", ExpectVersion: 3, Epoch: 2, Owner: "agent-7", TTLSeconds: 600}
+	for i := 0; i < b.N; i++ {
+		if _, err := EncodeLine(ev); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -1,0 +1,256 @@
+package ledger
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	json "github.com/goccy/go-json"
+)
+
+// t0 is the fake clock's starting time in every test.
+var t0 = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+
+// fakeClock is a settable clock shared by any number of Backlog handles.
+type fakeClock struct {
+	mu   sync.Mutex
+	now  time.Time
+	step time.Duration // added after every read, to let time pass by itself
+}
+
+func newClock() *fakeClock { return &fakeClock{now: t0} }
+
+func (c *fakeClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	t := c.now
+	c.now = c.now.Add(c.step)
+	return t
+}
+
+func (c *fakeClock) Advance(d time.Duration) {
+	c.mu.Lock()
+	c.now = c.now.Add(d)
+	c.mu.Unlock()
+}
+
+func (c *fakeClock) Set(t time.Time) {
+	c.mu.Lock()
+	c.now = t
+	c.mu.Unlock()
+}
+
+// env is one backlog directory with a handle on a fake clock.
+type env struct {
+	t   testing.TB
+	dir string
+	clk *fakeClock
+	b   *Backlog
+	ctx context.Context
+}
+
+var m = Mutation{Actor: "tester"}
+
+// rid returns a mutation carrying a request id.
+func rid(id string) Mutation { return Mutation{Actor: "tester", RequestID: id} }
+
+func newEnv(t testing.TB) *env {
+	t.Helper()
+	dir := t.TempDir()
+	if _, err := Init(dir); err != nil {
+		t.Fatal(err)
+	}
+	e := &env{t: t, dir: dir, clk: newClock(), ctx: context.Background()}
+	e.b = e.open()
+	return e
+}
+
+// open returns a new handle on the env's directory sharing its clock.
+func (e *env) open() *Backlog {
+	e.t.Helper()
+	b, err := Open(e.dir, Options{Clock: e.clk.Now, LockTimeout: 5 * time.Second})
+	if err != nil {
+		e.t.Fatalf("Open: %v", err)
+	}
+	return b
+}
+
+func (e *env) ledgerPath() string { return filepath.Join(e.dir, LedgerFile) }
+
+// bytes returns the ledger file's content.
+func (e *env) bytes() []byte {
+	e.t.Helper()
+	data, err := os.ReadFile(e.ledgerPath())
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return data
+}
+
+// writeLedger replaces the ledger file's content in place.
+func (e *env) writeLedger(data []byte) {
+	e.t.Helper()
+	if err := os.WriteFile(e.ledgerPath(), data, 0o644); err != nil {
+		e.t.Fatal(err)
+	}
+}
+
+// appendRaw appends bytes to the ledger as a crashed or foreign writer would.
+func (e *env) appendRaw(data []byte) {
+	e.t.Helper()
+	f, err := os.OpenFile(e.ledgerPath(), os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := f.Write(data); err != nil {
+		e.t.Fatal(err)
+	}
+}
+
+// lines returns the ledger's lines, newline included.
+func (e *env) lines() [][]byte {
+	return splitLines(e.bytes())
+}
+
+func splitLines(data []byte) [][]byte {
+	var out [][]byte
+	for len(data) > 0 {
+		i := bytes.IndexByte(data, '\n')
+		if i < 0 {
+			out = append(out, data)
+			break
+		}
+		out = append(out, data[:i+1])
+		data = data[i+1:]
+	}
+	return out
+}
+
+// events decodes every line of the ledger.
+func (e *env) events() []*Event {
+	e.t.Helper()
+	return readEvents(e.t, e.ledgerPath())
+}
+
+func (e *env) lastEvent() *Event {
+	e.t.Helper()
+	evs := e.events()
+	if len(evs) == 0 {
+		e.t.Fatal("ledger is empty")
+	}
+	return evs[len(evs)-1]
+}
+
+func (e *env) create(id string, mod ...func(*CreateRequest)) Card {
+	e.t.Helper()
+	r := CreateRequest{Mutation: m, ID: id, Title: "card " + id}
+	for _, f := range mod {
+		f(&r)
+	}
+	c, created, err := e.b.Create(e.ctx, r)
+	if err != nil || !created {
+		e.t.Fatalf("create %s: created=%v err=%v", id, created, err)
+	}
+	return c
+}
+
+func (e *env) claim(id, owner string, ttl time.Duration) *Card {
+	e.t.Helper()
+	c, err := e.b.Claim(e.ctx, ClaimRequest{Mutation: m, ID: id, Owner: owner, TTL: ttl})
+	if err != nil || c == nil {
+		e.t.Fatalf("claim %s by %s: %+v, %v", id, owner, c, err)
+	}
+	return c
+}
+
+func (e *env) card(id string) Card {
+	e.t.Helper()
+	c, err := e.b.Get(id)
+	if err != nil {
+		e.t.Fatalf("get %s: %v", id, err)
+	}
+	return c
+}
+
+// unchanged runs fn and fails unless it returns an error matching want and
+// the ledger file is byte for byte the same afterwards.
+func (e *env) unchanged(want error, fn func(*env) error) error {
+	e.t.Helper()
+	before := e.bytes()
+	err := fn(e)
+	if !errors.Is(err, want) {
+		e.t.Fatalf("err = %v, want %v", err, want)
+	}
+	if after := e.bytes(); !bytes.Equal(before, after) {
+		e.t.Fatalf("ledger changed by a refused request:\nbefore %d bytes\nafter  %d bytes\n%s", len(before), len(after), after[len(before):])
+	}
+	return err
+}
+
+// appendsOne runs fn and fails unless it succeeds and appends exactly one
+// line holding an event of the given op.
+func (e *env) appendsOne(op Op, fn func(*env) error) *Event {
+	e.t.Helper()
+	before := e.lines()
+	if err := fn(e); err != nil {
+		e.t.Fatalf("%s: %v", op, err)
+	}
+	after := e.lines()
+	if len(after) != len(before)+1 {
+		e.t.Fatalf("%s appended %d lines, want 1", op, len(after)-len(before))
+	}
+	ev, err := DecodeLine(after[len(after)-1])
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	if ev.Op != op {
+		e.t.Fatalf("appended op %s, want %s", ev.Op, op)
+	}
+	return ev
+}
+
+// stateJSON renders every card of s in id order, the way two folds are
+// compared.
+func stateJSON(t testing.TB, s *State) string {
+	t.Helper()
+	cards := s.List(Filter{}, t0, SortID)
+	data, err := json.Marshal(cards)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(data)
+}
+
+// readEvents decodes every line of a ledger file.
+func readEvents(t testing.TB, path string) []*Event {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var evs []*Event
+	for i, l := range splitLines(data) {
+		ev, err := DecodeLine(l)
+		if err != nil {
+			t.Fatalf("%s line %d: %v", path, i+1, err)
+		}
+		evs = append(evs, ev)
+	}
+	return evs
+}
+
+// foldFile decodes a ledger file completely and folds it.
+func foldFile(t testing.TB, path string) *State {
+	t.Helper()
+	return Fold(readEvents(t, path))
+}
+
+func intp(v int) *int            { return &v }
+func strp(v string) *string      { return &v }
+func strs(v ...string) *[]string { return &v }

@@ -1,0 +1,143 @@
+package ledger
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+func (e *env) tree() Tree {
+	e.t.Helper()
+	tr, err := ReadTree(e.dir)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return tr
+}
+
+// TestRebaseUpstreamWinsTheRace: two clones claim the same card. The one
+// whose events reached upstream first keeps it, even though the other
+// claimed earlier by the clock; the loser's claim folds as a conflict.
+func TestRebaseUpstreamWinsTheRace(t *testing.T) {
+	base := seeded(t)
+	base.create("R")
+	local := cloneOf(t, base)
+	up := cloneOf(t, base)
+	local.claim("R", "wA", time.Minute) // earlier by the clock, not pushed
+	local.create("L1")
+	up.clk.Advance(time.Second)
+	up.claim("R", "wB", time.Minute) // pushed first
+
+	out, res, err := Rebase(up.tree(), local.tree())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Local != 2 || res.Restamped != 2 || res.Conflicts != 1 {
+		t.Fatalf("result = %+v", res)
+	}
+	if !strings.HasPrefix(string(out[LedgerFile]), string(up.tree()[LedgerFile])) {
+		t.Fatal("upstream's ledger is not a prefix of the result")
+	}
+	s, err := out.Fold()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c, _ := s.Card("R"); c.ClaimOwner != "wB" || c.ClaimEpoch != 1 {
+		t.Fatalf("R = owner %s epoch %d, want wB 1", c.ClaimOwner, c.ClaimEpoch)
+	}
+	if _, ok := s.Card("L1"); !ok {
+		t.Fatal("local-only card lost")
+	}
+	// Idempotent, and the other side rebasing onto the result gets it
+	// byte for byte.
+	again, res2, err := Rebase(out, out)
+	if err != nil || res2.Local != 0 || !again.Equal(out) {
+		t.Fatalf("rebase onto itself: %+v %v", res2, err)
+	}
+	other, res3, err := Rebase(out, up.tree())
+	if err != nil || res3.Local != 0 || !other.Equal(out) {
+		t.Fatalf("upstream side after pull: %+v %v", res3, err)
+	}
+}
+
+func TestRebaseAcrossCompactions(t *testing.T) {
+	base := seeded(t)
+	local := cloneOf(t, base)
+	up := cloneOf(t, base)
+	up.create("U1")
+	if _, err := up.b.Compact(up.ctx); err != nil {
+		t.Fatal(err)
+	}
+	up.create("U2")
+	local.create("L1")
+	if _, err := local.b.Compact(local.ctx); err != nil { // local-only events archived
+		t.Fatal(err)
+	}
+	local.create("L2")
+
+	if _, _, err := local.b.ApplyUpstream(local.ctx, up.tree()); err != nil {
+		t.Fatal(err)
+	}
+	got := local.tree()
+	for name := range got {
+		if strings.HasPrefix(name, ArchiveDir+"/") && up.tree()[name] == nil {
+			t.Errorf("local archive %s survived the rebase", name)
+		}
+	}
+	if string(got[SnapshotFile]) != string(up.tree()[SnapshotFile]) {
+		t.Error("snapshot is not upstream's")
+	}
+	c := local.open()
+	for _, id := range []string{"A", "B", "C", "U1", "U2", "L1", "L2"} {
+		if _, ok := c.state.Card(id); !ok {
+			t.Errorf("card %s missing after rebase", id)
+		}
+	}
+	if n := len(c.state.Conflicts()); n != 0 {
+		t.Errorf("%d conflicts", n)
+	}
+	// History reads every event once.
+	local.b = c
+	all, _ := local.history(HistoryFilter{Ops: []Op{OpCreate}})
+	if len(all) != 7 {
+		t.Errorf("history creates = %v", all)
+	}
+	// The local side keeps working.
+	local.create("L3")
+}
+
+// TestJournalRollForward: a tree change is all or nothing across a crash.
+func TestJournalRollForward(t *testing.T) {
+	e := seeded(t)
+	before := e.tree()
+	staging := filepath.Join(e.dir, stagingDir)
+
+	// Undecided: staged files but no manifest. The old backlog stands.
+	if err := os.MkdirAll(staging, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(staging, LedgerFile), []byte("garbage\n"), 0o644)
+	b := e.open()
+	if _, _, err := b.Create(e.ctx, CreateRequest{Mutation: m, ID: "D", Title: "d"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(staging); !os.IsNotExist(err) {
+		t.Fatal("undecided staging left behind")
+	}
+
+	// Decided: a manifest exists. The next open finishes the change.
+	next := e.tree()
+	next[LedgerFile] = before[LedgerFile] // as if a rebase dropped D
+	os.MkdirAll(staging, 0o755)
+	os.WriteFile(filepath.Join(staging, LedgerFile), next[LedgerFile], 0o644)
+	os.WriteFile(filepath.Join(staging, manifestFile), []byte(`{"write":["ledger.jsonl"],"remove":[]}`), 0o644)
+	c := e.open()
+	if _, ok := c.state.Card("D"); ok {
+		t.Fatal("the decided change was not rolled forward")
+	}
+	if !e.tree().Equal(before) {
+		t.Fatal("tree after roll forward differs")
+	}
+}

@@ -1,0 +1,408 @@
+package ledger
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// recoveryFixture is a ledger of three events plus the line a fourth append
+// would have written.
+type recoveryFixture struct {
+	good []byte // three complete events
+	next []byte // a valid fourth line
+}
+
+func newRecoveryFixture(t *testing.T) recoveryFixture {
+	t.Helper()
+	e := newEnv(t)
+	e.create("A")
+	e.create("B")
+	e.claim("A", "w1", time.Minute)
+	good := e.bytes()
+	e.appendsOne(OpHeartbeat, doHeartbeat(HeartbeatRequest{ID: "A", Owner: "w1", Epoch: 1}))
+	all := e.bytes()
+	return recoveryFixture{good: good, next: all[len(good):]}
+}
+
+// tornTails lists damaged endings a crash mid-append can leave.
+func (f recoveryFixture) tornTails() map[string][]byte {
+	tails := map[string][]byte{}
+	for k := 1; k < len(f.next); k++ {
+		tails[fmt.Sprintf("prefix-%03d", k)] = f.next[:k]
+	}
+	tails["nul-1"] = []byte{0}
+	tails["nul-4096"] = make([]byte, 4096)
+	tails["nul-line"] = append(make([]byte, 100), '\n')
+	tails["empty-line"] = []byte("\n")
+	rng := rand.New(rand.NewPCG(1, 2))
+	for i := 0; i < 8; i++ {
+		g := make([]byte, 1+rng.IntN(300))
+		for j := range g {
+			g[j] = byte(rng.UintN(256))
+		}
+		tails[fmt.Sprintf("garbage-%d", i)] = g
+	}
+	tails["garbage-lines"] = []byte("not json\n{\"v\":1}\nstill not\n")
+	badCRC := append([]byte{}, f.next...)
+	d := &badCRC[len(badCRC)-4] // last crc digit
+	if *d == '0' {
+		*d = '1'
+	} else {
+		*d = '0'
+	}
+	tails["bad-checksum"] = badCRC
+	flipped := append([]byte{}, f.next...)
+	flipped[len(flipped)/2] ^= 0x01
+	tails["flipped-byte"] = flipped
+	tails["line-then-prefix"] = append(append([]byte{}, f.next[:len(f.next)-1]...), f.next[:7]...)
+	return tails
+}
+
+// TestTornTail writes each damaged ending after three good events. Open
+// succeeds with the three events and reports the tail; the next write sets
+// the tail aside into .broken, truncates, appends, and the ledger then reads
+// cleanly.
+func TestTornTail(t *testing.T) {
+	f := newRecoveryFixture(t)
+	for name, tail := range f.tornTails() {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t)
+			e.writeLedger(append(append([]byte{}, f.good...), tail...))
+			b, err := Open(e.dir, Options{Clock: e.clk.Now})
+			if err != nil {
+				t.Fatalf("Open: %v", err)
+			}
+			tt := b.TornTail()
+			if tt == nil {
+				t.Fatal("TornTail() = nil")
+			}
+			if tt.Line != 4 || tt.Offset != int64(len(f.good)) || tt.Bytes != int64(len(tail)) || tt.Reason == "" {
+				t.Fatalf("TornTail() = %+v, want line 4 offset %d bytes %d", tt, len(f.good), len(tail))
+			}
+			var events int64
+			if err := b.View(func(s *State, _ time.Time) error { events = s.Events(); return nil }); err != nil {
+				t.Fatal(err)
+			}
+			if c, err := b.Get("A"); err != nil || c.Status != StatusClaimed || events != 3 {
+				t.Fatalf("events %d, A = %+v, %v", events, c, err)
+			}
+			other, err := Open(e.dir, Options{Clock: e.clk.Now}) // a reader that saw the tail too
+			if err != nil {
+				t.Fatal(err)
+			}
+
+			e.b = b
+			c := e.create("C")
+			if b.TornTail() != nil {
+				t.Fatal("TornTail() still set after a write")
+			}
+			data := e.bytes()
+			if !bytes.HasPrefix(data, f.good) || len(splitLines(data[len(f.good):])) != 1 {
+				t.Fatalf("ledger after recovery:\n%q", data)
+			}
+			broken, err := os.ReadFile(filepath.Join(e.dir, BrokenFile))
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := tail
+			if !bytes.HasSuffix(tail, []byte{'\n'}) {
+				want = append(append([]byte{}, tail...), '\n')
+			}
+			if !bytes.Equal(broken, want) {
+				t.Fatalf(".broken = %q, want %q", broken, want)
+			}
+
+			fresh, err := Open(e.dir, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if fresh.TornTail() != nil {
+				t.Fatalf("ledger still has a torn tail: %+v", fresh.TornTail())
+			}
+			if got, err := fresh.Get("C"); err != nil || mustJSON(t, got) != mustJSON(t, c) {
+				t.Fatalf("fresh C = %+v, %v", got, err)
+			}
+			if got, err := other.Get("C"); err != nil || got.ID != "C" || other.TornTail() != nil {
+				t.Fatalf("reader opened before recovery: C = %+v, %v, torn %+v", got, err, other.TornTail())
+			}
+		})
+	}
+}
+
+// TestBrokenFileAccumulates: each recovery appends to .broken.
+func TestBrokenFileAccumulates(t *testing.T) {
+	e := newEnv(t)
+	e.create("A")
+	for i, tail := range []string{"first torn", "second torn\n"} {
+		e.appendRaw([]byte(tail))
+		e.create(fmt.Sprintf("B%d", i))
+	}
+	broken, _ := os.ReadFile(filepath.Join(e.dir, BrokenFile))
+	if string(broken) != "first torn\nsecond torn\n" {
+		t.Fatalf(".broken = %q", broken)
+	}
+	if n := len(e.events()); n != 3 {
+		t.Fatalf("%d events, want 3", n)
+	}
+}
+
+// TestAppendInProgress: a reader stops before an unterminated line and
+// picks the event up once the line is complete.
+func TestAppendInProgress(t *testing.T) {
+	f := newRecoveryFixture(t)
+	e := newEnv(t)
+	half := len(f.next) / 2
+	e.writeLedger(append(append([]byte{}, f.good...), f.next[:half]...))
+	b := e.open()
+	if b.TornTail() == nil {
+		t.Fatal("unterminated line not reported")
+	}
+	e.appendRaw(f.next[half:])
+	c, err := b.Get("A")
+	if err != nil || c.LastHeartbeatAt == nil || b.TornTail() != nil {
+		t.Fatalf("after the append completed: %+v, %v, torn %+v", c, err, b.TornTail())
+	}
+}
+
+func lineOffsets(lines [][]byte) []int64 {
+	offs := make([]int64, len(lines))
+	var off int64
+	for i, l := range lines {
+		offs[i] = off
+		off += int64(len(l))
+	}
+	return offs
+}
+
+func wantCorrupt(t *testing.T, err error, path string, line int, offset int64) *CorruptError {
+	t.Helper()
+	var ce *CorruptError
+	if !errors.As(err, &ce) {
+		t.Fatalf("err = %v, want *CorruptError", err)
+	}
+	if !errors.Is(err, ErrCorrupt) {
+		t.Fatalf("errors.Is(%v, ErrCorrupt) = false", err)
+	}
+	if ce.Path != path || ce.Line != line || ce.Offset != offset {
+		t.Fatalf("CorruptError at %s line %d offset %d, want %s line %d offset %d", ce.Path, ce.Line, ce.Offset, path, line, offset)
+	}
+	msg := err.Error()
+	if !strings.Contains(msg, path) || !strings.Contains(msg, fmt.Sprintf("line %d", line)) || !strings.Contains(msg, fmt.Sprintf("offset %d", offset)) {
+		t.Fatalf("message does not locate the damage: %s", msg)
+	}
+	return ce
+}
+
+func fiveLineEnv(t *testing.T) (*env, [][]byte) {
+	t.Helper()
+	e := newEnv(t)
+	e.create("A")
+	e.create("B")
+	e.claim("A", "w1", time.Minute)
+	e.appendsOne(OpHeartbeat, doHeartbeat(HeartbeatRequest{ID: "A", Owner: "w1", Epoch: 1}))
+	e.appendsOne(OpLink, doLink("B", "A"))
+	return e, e.lines()
+}
+
+// TestDamagedMiddleLine flips one byte of a line that has good lines after
+// it: Open refuses with the damage located, and writers refuse too.
+func TestDamagedMiddleLine(t *testing.T) {
+	_, lines := fiveLineEnv(t)
+	offs := lineOffsets(lines)
+	for _, target := range []int{0, 2, 3} {
+		l := lines[target]
+		for _, pos := range []int{0, 1, len(l) / 2, len(l) - 5, len(l) - 2} {
+			t.Run(fmt.Sprintf("line%d-byte%d", target+1, pos), func(t *testing.T) {
+				e, _ := fiveLineEnv(t)
+				damaged := append([]byte{}, l...)
+				damaged[pos] ^= 0x01
+				var data []byte
+				for i, x := range lines {
+					if i == target {
+						x = damaged
+					}
+					data = append(data, x...)
+				}
+				e.writeLedger(data)
+				_, err := Open(e.dir, Options{})
+				wantCorrupt(t, err, e.ledgerPath(), target+1, offs[target])
+			})
+		}
+	}
+}
+
+// TestDamageAppendedBehindAHandle: damage followed by a good line appears
+// after a handle last read; the next write refuses and appends nothing.
+func TestDamageAppendedBehindAHandle(t *testing.T) {
+	f := newRecoveryFixture(t)
+	e := newEnv(t)
+	e.writeLedger(f.good)
+	e.b = e.open()
+	e.appendRaw([]byte("garbage\n"))
+	e.appendRaw(f.next)
+	before := e.bytes()
+	_, _, err := e.b.Create(e.ctx, CreateRequest{Mutation: m, ID: "C", Title: "c"})
+	wantCorrupt(t, err, e.ledgerPath(), 4, int64(len(f.good)))
+	if !bytes.Equal(before, e.bytes()) {
+		t.Fatal("a write into a corrupt ledger changed it")
+	}
+	if _, err := e.b.Get("A"); !errors.Is(err, ErrCorrupt) {
+		t.Fatalf("read of a corrupt ledger: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(e.dir, BrokenFile)); !os.IsNotExist(err) {
+		t.Fatal("mid-file damage was set aside as a torn tail")
+	}
+}
+
+func TestDuplicatedAndMisorderedLines(t *testing.T) {
+	_, lines := fiveLineEnv(t)
+	cases := []struct {
+		name  string
+		order []int
+		line  int // the line reported
+	}{
+		{"duplicated middle", []int{0, 1, 1, 2, 3, 4}, 3},
+		{"duplicated last", []int{0, 1, 2, 3, 4, 4}, 6},
+		{"duplicated first at the end", []int{0, 1, 2, 3, 4, 0}, 6},
+		{"swapped", []int{0, 2, 1, 3, 4}, 3},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t)
+			var data []byte
+			var sel [][]byte
+			for _, i := range tc.order {
+				data = append(data, lines[i]...)
+				sel = append(sel, lines[i])
+			}
+			e.writeLedger(data)
+			_, err := Open(e.dir, Options{})
+			ce := wantCorrupt(t, err, e.ledgerPath(), tc.line, lineOffsets(sel)[tc.line-1])
+			if !strings.Contains(ce.Err.Error(), "duplicated or misordered") {
+				t.Fatalf("cause = %v", ce.Err)
+			}
+		})
+	}
+}
+
+// TestNewerFormatVersion: a checksummed line from a newer bl is refused,
+// at the end of the file as well as in the middle, never set aside.
+func TestNewerFormatVersion(t *testing.T) {
+	f := newRecoveryFixture(t)
+	v2, err := EncodeLine(&Event{V: 2, ID: "ffffffffffffffff", At: t0.Add(time.Hour), Actor: "future", Op: OpBlock, Card: "A"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, data := range map[string][]byte{
+		"last":   append(append([]byte{}, f.good...), v2...),
+		"middle": append(append(append([]byte{}, f.good...), v2...), f.next...),
+	} {
+		t.Run(name, func(t *testing.T) {
+			e := newEnv(t)
+			e.writeLedger(data)
+			_, err := Open(e.dir, Options{})
+			if !errors.Is(err, ErrVersion) {
+				t.Fatalf("Open: %v, want ErrVersion", err)
+			}
+			wantCorrupt(t, err, e.ledgerPath(), 4, int64(len(f.good)))
+		})
+	}
+}
+
+// TestOverlongLine: a line longer than a reader accepts is never written;
+// one found in a file is damage.
+func TestOverlongLine(t *testing.T) {
+	e := newEnv(t)
+	e.create("A")
+	labels := make([]string, MaxListEntries)
+	for i := range labels {
+		labels[i] = fmt.Sprintf("%04d-%s", i, strings.Repeat("l", maxLine/MaxListEntries))
+	}
+	err := e.unchanged(ErrInvalid, func(e *env) error {
+		_, err := e.b.Update(e.ctx, UpdateRequest{Mutation: m, ID: "A", Fields: Fields{Labels: &labels}})
+		return err
+	})
+	if !strings.Contains(err.Error(), "limit") {
+		t.Fatalf("error = %v", err)
+	}
+
+	good := e.bytes()
+	huge := bytes.Repeat([]byte("x"), maxLine+(512<<10))
+	f := newRecoveryFixture(t)
+	for name, tc := range map[string]struct {
+		data    []byte
+		corrupt bool
+	}{
+		"at the end":       {append(append(append([]byte{}, good...), huge...), '\n'), false},
+		"before good line": {append(append(append(append([]byte{}, f.good...), huge...), '\n'), f.next...), true},
+	} {
+		t.Run(name, func(t *testing.T) {
+			e := newEnv(t)
+			e.writeLedger(tc.data)
+			b, err := Open(e.dir, Options{})
+			if tc.corrupt {
+				wantCorrupt(t, err, e.ledgerPath(), 4, int64(len(f.good)))
+				return
+			}
+			if err != nil || b.TornTail() == nil || b.TornTail().Offset != int64(len(good)) {
+				t.Fatalf("Open = %v, torn %+v", err, b.TornTail())
+			}
+		})
+	}
+}
+
+func TestOpenNotInitialized(t *testing.T) {
+	dir := t.TempDir()
+	if _, err := Open(dir, Options{}); !errors.Is(err, ErrNotInitialized) {
+		t.Fatalf("Open of an empty dir: %v", err)
+	}
+	if err := os.Mkdir(filepath.Join(dir, LedgerFile), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Open(dir, Options{}); !errors.Is(err, ErrNotInitialized) {
+		t.Fatalf("Open with a directory for a ledger: %v", err)
+	}
+}
+
+func TestInit(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "nested", ".backlog")
+	created, err := Init(dir)
+	if err != nil || !created {
+		t.Fatalf("Init = %v, %v", created, err)
+	}
+	for _, name := range []string{LedgerFile, ConfigFile, LockFile, IgnoreFile} {
+		if _, err := os.Stat(filepath.Join(dir, name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ignore, _ := os.ReadFile(filepath.Join(dir, IgnoreFile))
+	for _, want := range []string{"lock", "*.broken"} {
+		if !strings.Contains(string(ignore), want+"\n") {
+			t.Fatalf(".gitignore lacks %q:\n%s", want, ignore)
+		}
+	}
+	b, err := Open(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := b.Create(t.Context(), CreateRequest{Mutation: m, ID: "A", Title: "a"}); err != nil {
+		t.Fatal(err)
+	}
+	before, _ := os.ReadFile(filepath.Join(dir, LedgerFile))
+	created, err = Init(dir)
+	if err != nil || created {
+		t.Fatalf("second Init = %v, %v", created, err)
+	}
+	after, _ := os.ReadFile(filepath.Join(dir, LedgerFile))
+	if !bytes.Equal(before, after) {
+		t.Fatal("Init on an existing backlog changed the ledger")
+	}
+}

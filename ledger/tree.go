@@ -1,0 +1,224 @@
+package ledger
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"slices"
+	"strings"
+)
+
+// Tree is the tracked content of a backlog directory, by slash-separated
+// name relative to it: ledger.jsonl, snapshot.json, config.json, .gitignore
+// and archive/*.jsonl. It is what git stores, and what sync merges.
+type Tree map[string][]byte
+
+// Tracked reports whether a file name (relative, slash-separated) belongs
+// in git. The lock, torn tails set aside by recovery, temp files and caches
+// stay local.
+func Tracked(name string) bool {
+	switch name {
+	case LedgerFile, SnapshotFile, ConfigFile, IgnoreFile:
+		return true
+	}
+	dir, base := path.Split(name)
+	return dir == ArchiveDir+"/" && strings.HasSuffix(base, ".jsonl") && !strings.HasPrefix(base, ".")
+}
+
+// ReadTree reads the tracked files of the backlog in dir.
+func ReadTree(dir string) (Tree, error) {
+	t := Tree{}
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(dir, p)
+		if err != nil || d.IsDir() {
+			return err
+		}
+		if name := filepath.ToSlash(rel); Tracked(name) {
+			data, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			t[name] = data
+		}
+		return nil
+	})
+	return t, err
+}
+
+// archives returns the tree's archive names, oldest first.
+func (t Tree) archives() []string {
+	var names []string
+	for name := range t {
+		if strings.HasPrefix(name, ArchiveDir+"/") {
+			names = append(names, name)
+		}
+	}
+	slices.Sort(names)
+	return names
+}
+
+// Events returns every event the tree holds, archives and ledger, each once,
+// in (at, id) order.
+func (t Tree) Events() ([]*Event, error) {
+	seen := map[string]bool{}
+	var out []*Event
+	add := func(name string) error {
+		evs, err := decodeAll(name, t[name])
+		if err != nil {
+			return err
+		}
+		for _, e := range evs {
+			if !seen[e.ID] {
+				seen[e.ID] = true
+				out = append(out, e)
+			}
+		}
+		return nil
+	}
+	for _, name := range t.archives() {
+		if err := add(name); err != nil {
+			return nil, err
+		}
+	}
+	if err := add(LedgerFile); err != nil {
+		return nil, err
+	}
+	slices.SortStableFunc(out, byAtID)
+	return out, nil
+}
+
+// decodeAll decodes every line of a committed ledger or archive file; any
+// damage is an error, since committed files are written whole.
+func decodeAll(name string, data []byte) ([]*Event, error) {
+	var out []*Event
+	var offset int64
+	for n := 1; len(data) > 0; n++ {
+		i := bytes.IndexByte(data, '\n')
+		if i < 0 {
+			return nil, &CorruptError{Path: name, Line: n, Offset: offset, Err: errors.New("unterminated final line")}
+		}
+		e, err := DecodeLine(data[:i+1])
+		if err != nil {
+			return nil, &CorruptError{Path: name, Line: n, Offset: offset, Err: err}
+		}
+		out = append(out, e)
+		offset += int64(i + 1)
+		data = data[i+1:]
+	}
+	return out, nil
+}
+
+// RebaseResult says what Rebase did.
+type RebaseResult struct {
+	Upstream  int `json:"upstream"`  // events upstream has
+	Local     int `json:"local"`     // events only the local side had, now after upstream's
+	Restamped int `json:"restamped"` // of those, how many got a later time to stay after upstream
+	Conflicts int `json:"conflicts"` // events the fold of the result refuses
+}
+
+// Rebase puts the events only local has after upstream's history: the
+// result is upstream's files with those events appended to its ledger,
+// re-stamped where needed so (at, id) order puts them after everything
+// upstream holds. Upstream's history is never reordered, so whatever a
+// remote accepted first stays first: a local claim that raced a claim
+// upstream already holds folds as a recorded conflict and changes nothing.
+// Local files upstream lacks (config.json, .gitignore) are kept.
+func Rebase(upstream, local Tree) (Tree, RebaseResult, error) {
+	var res RebaseResult
+	up, err := upstream.Events()
+	if err != nil {
+		return nil, res, fmt.Errorf("upstream: %w", err)
+	}
+	mine, err := local.Events()
+	if err != nil {
+		return nil, res, fmt.Errorf("local: %w", err)
+	}
+	known := make(map[string]bool, len(up))
+	for _, e := range up {
+		known[e.ID] = true
+	}
+	res.Upstream = len(up)
+	out := Tree{}
+	for name, data := range upstream {
+		out[name] = data
+	}
+	for _, name := range []string{ConfigFile, IgnoreFile} {
+		if _, ok := out[name]; !ok && local[name] != nil {
+			out[name] = local[name]
+		}
+	}
+	var last *Event
+	if len(up) > 0 {
+		last = up[len(up)-1]
+	}
+	ledger := append([]byte(nil), upstream[LedgerFile]...)
+	for _, e := range mine {
+		if known[e.ID] {
+			continue
+		}
+		res.Local++
+		if last != nil && !last.before(e) {
+			cp := *e
+			cp.At = last.At.Add(1)
+			e = &cp
+			res.Restamped++
+		}
+		line, err := EncodeLine(e)
+		if err != nil {
+			return nil, res, err
+		}
+		ledger = append(ledger, line...)
+		last = e
+	}
+	out[LedgerFile] = ledger
+	s, err := out.Fold()
+	if err != nil {
+		return nil, res, err
+	}
+	res.Conflicts = len(s.conflicts)
+	return out, res, nil
+}
+
+// Fold folds the tree the way Open would: the snapshot, then the ledger
+// lines after it.
+func (t Tree) Fold() (*State, error) {
+	s := NewState()
+	if data, ok := t[SnapshotFile]; ok {
+		var err error
+		if s, _, err = decodeSnapshot(SnapshotFile, bytes.NewReader(data)); err != nil {
+			return nil, err
+		}
+	}
+	evs, err := decodeAll(LedgerFile, t[LedgerFile])
+	if err != nil {
+		return nil, err
+	}
+	last := s.Last()
+	for _, e := range evs {
+		if last.ID != "" && !last.before(e) {
+			continue // covered by the snapshot
+		}
+		_ = s.Apply(e)
+	}
+	return s, nil
+}
+
+// Equal reports whether two trees hold the same files with the same bytes.
+func (t Tree) Equal(u Tree) bool {
+	if len(t) != len(u) {
+		return false
+	}
+	for name, data := range t {
+		if other, ok := u[name]; !ok || !bytes.Equal(data, other) {
+			return false
+		}
+	}
+	return true
+}
