@@ -184,7 +184,7 @@ func (b *Backlog) Claim(ctx context.Context, r ClaimRequest) (*Card, error) {
 				return nil, err
 			}
 			c = cur
-		} else if c = s.Pick(Filter{Phase: r.Phase, Label: r.Label}, at, r.Owner); c == nil {
+		} else if c = s.Pick(Filter{Phase: r.Phase, Label: r.Label}, at); c == nil {
 			return nil, nil
 		}
 		return []*Event{{Op: OpClaim, Card: c.ID, Owner: r.Owner, TTLSeconds: ttl, ExpectVersion: c.Version, Epoch: c.ClaimEpoch + 1}}, nil

@@ -1,9 +1,11 @@
 package ledger
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"sync"
@@ -109,24 +111,30 @@ func (b *Backlog) reload() error {
 			return err
 		}
 	}
+	var torn *TornTail
 	for attempt := 0; ; attempt++ {
-		s, seq, info, err := loadSnapshot(b.dir)
+		s, hdr, info, err := loadSnapshot(b.dir)
 		if err != nil {
 			return err
 		}
 		snapEvents := s.Events()
-		var pos position
-		if last := s.Last(); last.ID != "" {
-			pos.last, pos.covered = &last, &last
+		pos, err := snapshotPosition(b.dir, s, hdr)
+		if err == nil {
+			pos, torn, err = readFrom(filepath.Join(b.dir, LedgerFile), pos, func(e *Event) { _ = s.Apply(e) })
 		}
-		pos, torn, err := readFrom(filepath.Join(b.dir, LedgerFile), pos, func(e *Event) { _ = s.Apply(e) })
+		if errors.Is(err, errStale) {
+			if err := b.normalizeLocking(); err != nil {
+				return err
+			}
+			continue
+		}
 		if err != nil && !errors.Is(err, errReplaced) {
 			return err
 		}
 		now, serr := os.Stat(filepath.Join(b.dir, SnapshotFile))
 		unchanged := (info == nil && errors.Is(serr, os.ErrNotExist)) || (info != nil && serr == nil && os.SameFile(info, now))
 		if err == nil && unchanged {
-			b.state, b.seq, b.pos, b.torn, b.snapEvents = s, seq, pos, torn, snapEvents
+			b.state, b.seq, b.pos, b.torn, b.snapEvents = s, hdr.Seq, pos, torn, snapEvents
 			return nil
 		}
 		if attempt == 100 {
@@ -140,6 +148,12 @@ func (b *Backlog) reload() error {
 func (b *Backlog) catchUp() error {
 	pos, torn, err := readFrom(filepath.Join(b.dir, LedgerFile), b.pos, func(e *Event) { _ = b.state.Apply(e) })
 	if errors.Is(err, errReplaced) {
+		return b.reload()
+	}
+	if errors.Is(err, errStale) {
+		if err := b.normalizeLocking(); err != nil {
+			return err
+		}
 		return b.reload()
 	}
 	// pos covers exactly the events applied, even when reading stopped at
@@ -333,3 +347,48 @@ func (b *Backlog) failpoint(stage string) {
 
 // Close releases resources. The lock is only ever held inside a call.
 func (b *Backlog) Close() error { return nil }
+
+// snapshotPosition is where folding the ledger starts after the snapshot:
+// after the prefix a compaction cut short left (exactly the bytes of the
+// newest segment, recognised by length and checksum), with the snapshot's
+// newest event as the one every ledger event must come after. An archive
+// set other than the one the snapshot folded is errStale.
+func snapshotPosition(dir string, s *State, hdr snapshotHeader) (position, error) {
+	var pos position
+	names, err := archiveNames(dir)
+	if err != nil {
+		return pos, err
+	}
+	if archiveFingerprint(names) != hdr.Archives && (hdr.V != 0 || len(names) > 0) {
+		return pos, errStale
+	}
+	if last := s.Last(); last.ID != "" {
+		pos.last, pos.snap = &last, &last
+	}
+	if hdr.TailBytes > 0 {
+		f, err := os.Open(filepath.Join(dir, LedgerFile))
+		if err != nil {
+			return pos, err
+		}
+		defer f.Close()
+		prefix := make([]byte, hdr.TailBytes)
+		if n, _ := io.ReadFull(f, prefix); int64(n) == hdr.TailBytes && crcHex(prefix) == hdr.TailCRC {
+			pos.offset, pos.base = hdr.TailBytes, hdr.TailBytes
+			pos.lines = bytes.Count(prefix, []byte{'\n'})
+			pos.coveredLines = pos.lines
+		}
+	}
+	return pos, nil
+}
+
+// normalizeLocking rewrites a stale backlog into the normal form under the
+// lock (taking it unless this handle already holds it).
+func (b *Backlog) normalizeLocking() error {
+	if !b.holding {
+		if err := b.lk.Acquire(context.Background(), b.opts.LockTimeout); err != nil {
+			return err
+		}
+		defer b.lk.Release()
+	}
+	return normalize(b.dir)
+}

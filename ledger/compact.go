@@ -76,7 +76,12 @@ func (b *Backlog) compactLocked() (CompactResult, error) {
 			return res, err
 		}
 		b.failpoint("compact-after-archive")
-		snap, err := b.state.encodeSnapshot(seq)
+		names, err := archiveNames(b.dir)
+		if err != nil {
+			return res, err
+		}
+		seq = len(names)
+		snap, err := b.state.encodeSnapshot(names, segment)
 		if err != nil {
 			return res, fmt.Errorf("compact: encode snapshot: %w", err)
 		}

@@ -98,7 +98,7 @@ func diagnose(dir string, now time.Time) (*Report, []rawLine, error) {
 	}
 	rep.Lines = len(lines)
 
-	s, _, _, err := loadSnapshot(dir)
+	s, hdr, _, err := loadSnapshot(dir)
 	if err != nil {
 		var ce *CorruptError
 		if !errors.As(err, &ce) {
@@ -107,18 +107,24 @@ func diagnose(dir string, now time.Time) (*Report, []rawLine, error) {
 		rep.Damage = append(rep.Damage, Damage{Line: ce.Line, Offset: ce.Offset, Kind: "snapshot", Reason: ce.Error()})
 		s = NewState()
 	}
-	seen := map[string]int{} // event id -> index in lines
-	var prev *Event
-	if last := s.Last(); last.ID != "" {
-		prev = &last
+	pos, err := snapshotPosition(dir, s, hdr)
+	if errors.Is(err, errStale) {
+		rep.Damage = append(rep.Damage, Damage{Kind: "stale", Repairable: true,
+			Reason: "archive/ holds other segments than the snapshot folded (a git merge?); repair rebuilds the snapshot"})
+	} else if err != nil {
+		return nil, nil, err
 	}
-	covered := prev
+	seen := map[string]int{} // event id -> index in lines
+	prev := pos.snap
 	for i, l := range lines {
-		if covered != nil && l.err == nil {
-			if !covered.before(l.event) {
-				continue // folded into the snapshot by a compaction cut short
-			}
-			covered = nil
+		if l.offset < pos.base {
+			continue // folded into the snapshot by a compaction cut short
+		}
+		if l.err == nil && prev != nil && prev == pos.snap && !prev.before(l.event) {
+			rep.Damage = append(rep.Damage, Damage{Line: l.n, Offset: l.offset, Kind: "stale", Repairable: true,
+				Reason: fmt.Sprintf("event %s at %s is not after the snapshot's newest event %s (a git merge?); repair moves it into an archive segment", l.event.ID, l.event.At.Format(timeLayout), prev.ID)})
+			seen[l.event.ID] = i
+			continue
 		}
 		if l.err != nil {
 			kind := "checksum"
@@ -204,7 +210,14 @@ func Repair(ctx context.Context, dir string, timeout time.Duration, now time.Tim
 		}
 	}
 	var done []string
-	if len(rep.Damage) > 0 {
+	stale := slices.ContainsFunc(rep.Damage, func(d Damage) bool { return d.Kind == "stale" })
+	if stale {
+		if err := normalize(dir); err != nil {
+			return rep, err
+		}
+		done = append(done, "rebuilt the snapshot and archive segments from every event the backlog holds")
+		rep.TornTail = nil // normalize set it aside
+	} else if len(rep.Damage) > 0 {
 		if err := rewriteCanonical(dir, lines, rep.TornTail); err != nil {
 			return rep, err
 		}

@@ -34,12 +34,14 @@ type position struct {
 	offset int64       // bytes folded
 	lines  int         // lines folded
 	last   *Event      // last event folded, for the ordering check
-	// covered is the newest event the snapshot folded. Lines at the start
-	// of the ledger up to it were folded already: a compaction stopped
-	// between writing the snapshot and starting a fresh ledger.
-	covered      *Event
-	base         int64 // offset of the first line not covered by the snapshot
-	coveredLines int   // lines before base
+	// snap is the snapshot's newest event while no ledger line has been
+	// folded yet: a first line not after it means the ledger and the
+	// snapshot disagree (errStale), not that the file is damaged.
+	snap *Event
+	// base is where the ledger's own events start: past the prefix a
+	// compaction cut short left behind, which the snapshot already holds.
+	base         int64
+	coveredLines int // lines before base
 }
 
 // maxLine bounds one ledger line; anything longer is damage.
@@ -91,15 +93,8 @@ func readFrom(path string, pos position, apply func(*Event)) (position, *TornTai
 			return pos, &TornTail{Line: pos.lines + 1, Offset: pos.offset, Bytes: int64(len(line)) + rest, Reason: "unterminated final line"}, nil
 		}
 		e, derr := DecodeLine(line)
-		if derr == nil && pos.covered != nil {
-			if !pos.covered.before(e) {
-				pos.offset += int64(len(line))
-				pos.lines++
-				pos.base = pos.offset
-				pos.coveredLines = pos.lines
-				continue
-			}
-			pos.covered = nil
+		if derr == nil && pos.last != nil && pos.last == pos.snap && !pos.last.before(e) {
+			return pos, nil, errStale
 		}
 		if derr == nil && pos.last != nil && !pos.last.before(e) {
 			derr = fmt.Errorf("event %s at %s is not after the previous event %s at %s (duplicated or misordered line)",
@@ -119,7 +114,13 @@ func readFrom(path string, pos position, apply func(*Event)) (position, *TornTai
 	}
 }
 
-var errReplaced = errors.New("ledger file was replaced")
+var (
+	errReplaced = errors.New("ledger file was replaced")
+	// errStale: the ledger holds events the snapshot should come after,
+	// or the archive set changed; a git merge does this. The backlog is
+	// normalized under the lock (normalize) and loaded again.
+	errStale = errors.New("snapshot is stale")
+)
 
 const timeLayout = "2006-01-02T15:04:05.000000000Z07:00"
 

@@ -2,6 +2,7 @@ package ledger
 
 import (
 	"bufio"
+	"container/heap"
 	"errors"
 	"io"
 	"os"
@@ -185,26 +186,128 @@ func (b *Backlog) History(f HistoryFilter, fn func(e *Event, conflict *Conflict)
 		if err != nil {
 			return cur, err
 		}
-		for _, path := range segs {
-			if read[path] {
-				continue
-			}
-			if filepath.Base(path) != LedgerFile {
+		var fresh []string
+		for _, path := range segs[:len(segs)-1] {
+			if !read[path] {
 				read[path] = true
+				fresh = append(fresh, path)
 			}
-			cur, _, err = ReadEvents(path, 0, cur, walk)
-			if errors.Is(err, errStop) {
-				return cur, nil // the cursor stops just before the first event not delivered
-			}
-			if err != nil && !errors.Is(err, os.ErrNotExist) {
-				return cur, err
-			}
+		}
+		cur, err = ArchivedEvents(fresh, cur, walk)
+		if err == nil {
+			cur, _, err = ReadEvents(segs[len(segs)-1], 0, cur, walk)
+		}
+		if errors.Is(err, errStop) {
+			return cur, nil // the cursor stops just before the first event not delivered
+		}
+		if err != nil && !errors.Is(err, os.ErrNotExist) {
+			return cur, err
 		}
 		again, err := Segments(b.dir)
 		if err != nil || len(again) == len(segs) {
 			return cur, err
 		}
 	}
+}
+
+// ArchivedEvents calls fn for every event after from in the given archive
+// segments, in (at, id) order and each once, even where segments overlap
+// (a merge of two clones' compactions). It streams: memory grows with the
+// number of segments, not their size. It returns the cursor of the last
+// event passed to fn.
+func ArchivedEvents(paths []string, from Cursor, fn func(*Event) error) (Cursor, error) {
+	h := &segHeap{}
+	defer func() {
+		for _, s := range *h {
+			s.f.Close()
+		}
+	}()
+	for _, p := range paths {
+		f, err := os.Open(p)
+		if err != nil {
+			return from, err
+		}
+		s := &segReader{path: p, f: f, r: bufio.NewReaderSize(f, 64<<10)}
+		if err := s.next(); err != nil {
+			f.Close()
+			return from, err
+		}
+		if s.ev != nil {
+			heap.Push(h, s)
+		} else {
+			f.Close()
+		}
+	}
+	var lastID string
+	for h.Len() > 0 {
+		s := (*h)[0]
+		e := s.ev
+		if err := s.next(); err != nil {
+			return from, err
+		}
+		if s.ev == nil {
+			heap.Pop(h)
+			s.f.Close()
+		} else {
+			heap.Fix(h, 0)
+		}
+		if e.ID == lastID || !from.Before(e) {
+			continue
+		}
+		lastID = e.ID
+		if err := fn(e); err != nil {
+			return from, err
+		}
+		from = CursorOf(e)
+	}
+	return from, nil
+}
+
+// segReader reads one archive segment event by event.
+type segReader struct {
+	path   string
+	f      *os.File
+	r      *bufio.Reader
+	ev     *Event
+	line   int
+	offset int64
+}
+
+// next reads the following event into ev (nil at the end). Segments are
+// written whole, so any damage is a *CorruptError.
+func (s *segReader) next() error {
+	raw, err := readLine(s.r)
+	if len(raw) == 0 && err == io.EOF {
+		s.ev = nil
+		return nil
+	}
+	if err != nil && err != io.EOF {
+		return err
+	}
+	s.line++
+	e, derr := DecodeLine(raw)
+	if derr == nil && raw[len(raw)-1] != '\n' {
+		derr = errors.New("unterminated final line")
+	}
+	if derr != nil {
+		return &CorruptError{Path: s.path, Line: s.line, Offset: s.offset, Err: derr}
+	}
+	s.offset += int64(len(raw))
+	s.ev = e
+	return nil
+}
+
+type segHeap []*segReader
+
+func (h segHeap) Len() int           { return len(h) }
+func (h segHeap) Less(i, j int) bool { return h[i].ev.before(h[j].ev) }
+func (h segHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *segHeap) Push(x any)        { *h = append(*h, x.(*segReader)) }
+func (h *segHeap) Pop() any {
+	old := *h
+	s := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return s
 }
 
 func opNames() string {

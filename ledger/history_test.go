@@ -2,6 +2,7 @@ package ledger
 
 import (
 	"fmt"
+	"os"
 	"testing"
 	"time"
 )
@@ -88,5 +89,51 @@ func TestNextWake(t *testing.T) {
 	e.clk.Advance(11 * time.Minute)
 	if w, _ := e.b.NextWake(); !w.Equal(t0.Add(time.Hour)) {
 		t.Fatalf("wake = %v, want the deferral", w)
+	}
+}
+
+// TestArchivedEventsOverlap: segments that share events (two clones that
+// compacted the same history) stream each event once, in order.
+func TestArchivedEventsOverlap(t *testing.T) {
+	e := busy(t)
+	lines := e.lines()
+	dir := t.TempDir()
+	write := func(name string, idx ...int) string {
+		var data []byte
+		for _, i := range idx {
+			data = append(data, lines[i]...)
+		}
+		p := dir + "/" + name
+		if err := os.WriteFile(p, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	a := write("a.jsonl", 0, 1, 2, 4)
+	b := write("b.jsonl", 1, 2, 3, 5, 6)
+	var got []string
+	cur, err := ArchivedEvents([]string{b, a}, Cursor{}, func(ev *Event) error {
+		got = append(got, ev.ID)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	evs := e.events()
+	if len(got) != len(evs) {
+		t.Fatalf("got %d events, want %d", len(got), len(evs))
+	}
+	for i := range evs {
+		if got[i] != evs[i].ID {
+			t.Fatalf("event %d = %s, want %s", i, got[i], evs[i].ID)
+		}
+	}
+	if cur != CursorOf(evs[len(evs)-1]) {
+		t.Fatalf("cursor %v", cur)
+	}
+	// From a cursor in the middle: only what follows.
+	n := 0
+	if _, err := ArchivedEvents([]string{a, b}, CursorOf(evs[3]), func(*Event) error { n++; return nil }); err != nil || n != len(evs)-4 {
+		t.Fatalf("after cursor: %d events, %v", n, err)
 	}
 }

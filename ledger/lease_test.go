@@ -377,7 +377,7 @@ func TestClaimOrderTieBreak(t *testing.T) {
 	if got := ids(s.List(Filter{Ready: true}, at, SortClaim)); got != "old-z a b c" {
 		t.Fatalf("claim order = %s", got)
 	}
-	if c := s.Pick(Filter{}, at, "w"); c == nil || c.ID != "old-z" {
+	if c := s.Pick(Filter{}, at); c == nil || c.ID != "old-z" {
 		t.Fatalf("pick = %+v", c)
 	}
 }
@@ -534,5 +534,29 @@ func TestReturnedCardsAreCopies(t *testing.T) {
 	list[0].Labels[0] = "mutated"
 	if got := e.card("A").Labels[0]; got != "x" {
 		t.Fatalf("state was changed through a returned card: %q", got)
+	}
+}
+
+// TestClaimNeverPicksALiveLease: a second claim without an id gets another
+// card, not the one the owner already holds; claim by id renews it.
+func TestClaimNeverPicksALiveLease(t *testing.T) {
+	e := newEnv(t)
+	e.create("A", func(r *CreateRequest) { r.Priority = 9 })
+	e.create("B")
+	first, err := e.b.Claim(e.ctx, ClaimRequest{Mutation: m, Owner: "w", TTL: time.Minute})
+	if err != nil || first == nil || first.ID != "A" {
+		t.Fatalf("first claim = %+v, %v", first, err)
+	}
+	second, err := e.b.Claim(e.ctx, ClaimRequest{Mutation: m, Owner: "w", TTL: time.Minute})
+	if err != nil || second == nil || second.ID != "B" {
+		t.Fatalf("second claim = %+v, %v", second, err)
+	}
+	third, err := e.b.Claim(e.ctx, ClaimRequest{Mutation: m, Owner: "w", TTL: time.Minute})
+	if err != nil || third != nil {
+		t.Fatalf("third claim = %+v, %v", third, err)
+	}
+	renewed := e.claim("A", "w", time.Minute)
+	if renewed.ClaimEpoch != 2 || renewed.Attempts != 1 {
+		t.Fatalf("renewal = epoch %d attempts %d", renewed.ClaimEpoch, renewed.Attempts)
 	}
 }

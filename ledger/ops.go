@@ -315,12 +315,15 @@ func checkReclaim(_ *State, c *Card, e *Event) error {
 	return nil
 }
 
+// checkComplete fences an owner's completion before anything else: a late
+// owner whose card someone else finished is told it lost the lease, not
+// that the card is done.
 func checkComplete(_ *State, c *Card, e *Event) error {
-	if c.Status == StatusDone {
-		return rule(ErrConflict, "card %s is already done", c.ID)
-	}
 	if e.Owner != "" {
 		return fence(c, e)
+	}
+	if c.Status == StatusDone {
+		return rule(ErrConflict, "card %s is already done", c.ID)
 	}
 	return nil
 }
@@ -334,11 +337,11 @@ func applyComplete(_ *State, c *Card, e *Event) {
 }
 
 func checkBlock(_ *State, c *Card, e *Event) error {
-	if c.Status == StatusDone {
-		return rule(ErrConflict, "card %s is done; reopen it before blocking", c.ID)
-	}
 	if e.Owner != "" {
 		return fence(c, e)
+	}
+	if c.Status == StatusDone {
+		return rule(ErrConflict, "card %s is done; reopen it before blocking", c.ID)
 	}
 	return nil
 }

@@ -141,3 +141,63 @@ func TestJournalRollForward(t *testing.T) {
 		t.Fatal("tree after roll forward differs")
 	}
 }
+
+// TestGitMergeOfCompactedBranches: two branches each append and compact;
+// git merges them with MergeFiles for the ledger and keeps one side's
+// snapshot. bl notices the snapshot no longer matches, rebuilds it, and the
+// backlog holds every event of both branches.
+func TestGitMergeOfCompactedBranches(t *testing.T) {
+	base := seeded(t)
+	ours := cloneOf(t, base)
+	theirs := cloneOf(t, base)
+	ours.create("O1")
+	theirs.clk.Advance(-time.Hour) // their events sort before ours
+	theirs.create("T1")
+	if _, err := ours.b.Compact(ours.ctx); err != nil {
+		t.Fatal(err)
+	}
+	ours.create("O2")
+	if _, err := theirs.b.Compact(theirs.ctx); err != nil {
+		t.Fatal(err)
+	}
+	theirs.create("T2")
+
+	// What git does: archives are new files on each side (both kept),
+	// ledger.jsonl goes through the merge driver, snapshot.json keeps ours.
+	tt := theirs.tree()
+	for name, data := range tt {
+		if strings.HasPrefix(name, ArchiveDir+"/") {
+			if err := os.WriteFile(filepath.Join(ours.dir, filepath.FromSlash(name)), data, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	merged, err := MergeFiles(base.bytes(), ours.bytes(), tt[LedgerFile])
+	if err != nil {
+		t.Fatal(err)
+	}
+	ours.write(merged)
+
+	rep, err := Diagnose(ours.dir, ours.clk.Now())
+	if err != nil || !rep.Corrupt || rep.Damage[0].Kind != "stale" {
+		t.Fatalf("diagnose = %+v, %v", rep, err)
+	}
+	b := ours.open() // normalizes under the lock
+	for _, id := range []string{"A", "B", "C", "O1", "O2", "T1", "T2"} {
+		if _, ok := b.state.Card(id); !ok {
+			t.Errorf("card %s missing after the merge", id)
+		}
+	}
+	if rep, _ := Diagnose(ours.dir, ours.clk.Now()); rep.Corrupt {
+		t.Fatalf("still damaged after normalizing: %+v", rep.Damage)
+	}
+	ours.b = b
+	creates, _ := ours.history(HistoryFilter{Ops: []Op{OpCreate}})
+	if len(creates) != 7 {
+		t.Fatalf("history creates = %v", creates)
+	}
+	ours.create("O3")
+	if c := ours.open(); c.state.Len() != 8 {
+		t.Fatalf("%d cards", c.state.Len())
+	}
+}

@@ -143,9 +143,11 @@ func ValidSort(sortBy string) bool {
 	return false
 }
 
-// Pick returns the card a claim by owner at now would take: the first
-// claimable card matching f in claim order, or nil.
-func (s *State) Pick(f Filter, now time.Time, owner string) *Card {
+// Pick returns the card a claim at now would take: the first card
+// claimable by anyone that matches f, in claim order, or nil. A card under
+// a live lease is never picked, not even for its own owner: claiming by id
+// is how an owner renews its own lease under a new epoch.
+func (s *State) Pick(f Filter, now time.Time) *Card {
 	var best *Card
 	for _, c := range s.cards {
 		if c.Status == StatusDone || c.Status == StatusBlocked || !f.match(s, c, now) {
@@ -154,7 +156,7 @@ func (s *State) Pick(f Filter, now time.Time, owner string) *Card {
 		if best != nil && claimOrder(c, best) >= 0 {
 			continue
 		}
-		if s.claimable(c, now, owner) == nil {
+		if s.claimable(c, now, "") == nil {
 			best = c
 		}
 	}

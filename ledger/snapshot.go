@@ -3,12 +3,16 @@ package ledger
 import (
 	"bufio"
 	"cmp"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"io"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
 	json "github.com/goccy/go-json"
@@ -29,13 +33,50 @@ const ReceiptRetention = 7 * 24 * time.Hour
 // snapshotHeader is the first line of snapshot.json.
 type snapshotHeader struct {
 	V         int       `json:"v"`
-	Seq       int       `json:"seq"`     // compactions so far
+	Seq       int       `json:"seq"`     // archive segments folded
 	Events    int64     `json:"events"`  // events folded, conflicts included
-	LastAt    time.Time `json:"last_at"` // the newest event folded: ledger lines up to it are covered
+	LastAt    time.Time `json:"last_at"` // the newest event folded
 	LastID    string    `json:"last_id"`
 	Cards     int       `json:"cards"`
 	Receipts  int       `json:"receipts"`
 	Conflicts int       `json:"conflicts"`
+	// Archives fingerprints the set of archive segments folded; when the
+	// directory holds another set (a git merge brought segments in), the
+	// snapshot is stale and is rebuilt.
+	Archives string `json:"archives"`
+	// TailBytes and TailCRC describe the newest segment exactly as it was
+	// in the ledger. A compaction cut short after writing the snapshot
+	// leaves a ledger that still starts with those bytes; loading skips
+	// exactly them and nothing else.
+	TailBytes int64  `json:"tail_bytes,omitempty"`
+	TailCRC   string `json:"tail_crc,omitempty"`
+}
+
+// archiveFingerprint identifies a set of archive segment names.
+func archiveFingerprint(names []string) string {
+	sorted := slices.Clone(names)
+	slices.Sort(sorted)
+	sum := sha256.Sum256([]byte(strings.Join(sorted, "\n")))
+	return hex.EncodeToString(sum[:8])
+}
+
+// archiveNames lists the segment files in dir's archive, by tree name.
+func archiveNames(dir string) ([]string, error) {
+	entries, err := os.ReadDir(filepath.Join(dir, ArchiveDir))
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return nil, err
+	}
+	var names []string
+	for _, e := range entries {
+		if name := ArchiveDir + "/" + e.Name(); Tracked(name) {
+			names = append(names, name)
+		}
+	}
+	return names, nil
+}
+
+func crcHex(b []byte) string {
+	return fmt.Sprintf("%08x", crc32.Checksum(b, castagnoli))
 }
 
 // Snapshot lines after the header: exactly one member each.
@@ -53,10 +94,13 @@ type keyed struct {
 // encodeSnapshot renders the state as snapshot.json: a header line, then one
 // line per card sorted by id, per receipt sorted by request id, and per
 // conflict in fold order. The same state always gives the same bytes.
-func (s *State) encodeSnapshot(seq int) ([]byte, error) {
+func (s *State) encodeSnapshot(archives []string, tail []byte) ([]byte, error) {
 	s.pruneReceipts()
-	hdr := snapshotHeader{V: FormatVersion, Seq: seq, Events: s.events, LastAt: s.last.At, LastID: s.last.ID,
-		Cards: len(s.cards), Receipts: len(s.requests), Conflicts: len(s.conflicts)}
+	hdr := snapshotHeader{V: FormatVersion, Seq: len(archives), Events: s.events, LastAt: s.last.At, LastID: s.last.ID,
+		Cards: len(s.cards), Receipts: len(s.requests), Conflicts: len(s.conflicts), Archives: archiveFingerprint(archives)}
+	if len(tail) > 0 {
+		hdr.TailBytes, hdr.TailCRC = int64(len(tail)), crcHex(tail)
+	}
 	out, err := encodeFramed(hdr)
 	if err != nil {
 		return nil, err
@@ -106,26 +150,27 @@ func (s *State) pruneReceipts() {
 }
 
 // loadSnapshot reads snapshot.json from dir into a new state. A missing
-// snapshot is an empty state with seq 0. info identifies the file read (nil
-// when there is none) so the caller can notice a concurrent compaction.
-func loadSnapshot(dir string) (s *State, seq int, info os.FileInfo, err error) {
+// snapshot is an empty state and a zero header. info identifies the file
+// read (nil when there is none) so the caller can notice a concurrent
+// compaction.
+func loadSnapshot(dir string) (s *State, hdr snapshotHeader, info os.FileInfo, err error) {
 	path := filepath.Join(dir, SnapshotFile)
 	f, err := os.Open(path)
 	if errors.Is(err, os.ErrNotExist) {
-		return NewState(), 0, nil, nil
+		return NewState(), hdr, nil, nil
 	}
 	if err != nil {
-		return nil, 0, nil, err
+		return nil, hdr, nil, err
 	}
 	defer f.Close()
 	if info, err = f.Stat(); err != nil {
-		return nil, 0, nil, err
+		return nil, hdr, nil, err
 	}
-	s, seq, err = decodeSnapshot(path, f)
-	return s, seq, info, err
+	s, hdr, err = decodeSnapshot(path, f)
+	return s, hdr, info, err
 }
 
-func decodeSnapshot(path string, r io.Reader) (*State, int, error) {
+func decodeSnapshot(path string, r io.Reader) (*State, snapshotHeader, error) {
 	br := bufio.NewReaderSize(r, 256<<10)
 	s := NewState()
 	var hdr snapshotHeader
@@ -136,31 +181,31 @@ func decodeSnapshot(path string, r io.Reader) (*State, int, error) {
 			break
 		}
 		if err != nil && err != io.EOF {
-			return nil, 0, err
+			return nil, hdr, err
 		}
 		bad := func(cause error) error {
 			return &CorruptError{Path: path, Line: n, Offset: offset, Err: cause}
 		}
 		if raw[len(raw)-1] != '\n' {
-			return nil, 0, bad(errors.New("unterminated line"))
+			return nil, hdr, bad(errors.New("unterminated line"))
 		}
 		line, ferr := checkFrame(raw)
 		if ferr != nil {
-			return nil, 0, bad(ferr)
+			return nil, hdr, bad(ferr)
 		}
 		offset += int64(len(raw))
 		if n == 1 {
 			if err := json.Unmarshal(line, &hdr); err != nil {
-				return nil, 0, bad(err)
+				return nil, hdr, bad(err)
 			}
 			if hdr.V > FormatVersion {
-				return nil, 0, bad(Errorf(ErrVersion, "snapshot has format v%d, this bl reads v%d; upgrade bl", hdr.V, FormatVersion))
+				return nil, hdr, bad(Errorf(ErrVersion, "snapshot has format v%d, this bl reads v%d; upgrade bl", hdr.V, FormatVersion))
 			}
 			continue
 		}
 		var l snapshotLine
 		if err := json.Unmarshal(line, &l); err != nil {
-			return nil, 0, bad(err)
+			return nil, hdr, bad(err)
 		}
 		switch {
 		case l.Card != nil:
@@ -174,19 +219,19 @@ func decodeSnapshot(path string, r io.Reader) (*State, int, error) {
 		case l.Conflict != nil:
 			s.recordConflictEntry(*l.Conflict)
 		default:
-			return nil, 0, bad(errors.New("line holds no card, receipt or conflict"))
+			return nil, hdr, bad(errors.New("line holds no card, receipt or conflict"))
 		}
 	}
 	if hdr.V == 0 {
-		return nil, 0, &CorruptError{Path: path, Line: 1, Err: errors.New("snapshot has no header")}
+		return nil, hdr, &CorruptError{Path: path, Line: 1, Err: errors.New("snapshot has no header")}
 	}
 	if len(s.cards) != hdr.Cards || len(s.requests) != hdr.Receipts || len(s.conflicts) != hdr.Conflicts {
-		return nil, 0, &CorruptError{Path: path, Line: 1, Err: fmt.Errorf("header counts %d cards, %d receipts, %d conflicts; file holds %d, %d, %d",
+		return nil, hdr, &CorruptError{Path: path, Line: 1, Err: fmt.Errorf("header counts %d cards, %d receipts, %d conflicts; file holds %d, %d, %d",
 			hdr.Cards, hdr.Receipts, hdr.Conflicts, len(s.cards), len(s.requests), len(s.conflicts))}
 	}
 	s.events = hdr.Events
 	s.last = Event{At: hdr.LastAt, ID: hdr.LastID}
-	return s, hdr.Seq, nil
+	return s, hdr, nil
 }
 
 // archiveName names the segment whose newest event is last:

@@ -187,27 +187,51 @@ func Rebase(upstream, local Tree) (Tree, RebaseResult, error) {
 }
 
 // Fold folds the tree the way Open would: the snapshot, then the ledger
-// lines after it.
-func (t Tree) Fold() (*State, error) {
-	s := NewState()
+// lines after it. A tree whose files disagree (see normalize) is folded in
+// its normal form.
+func (t Tree) Fold() (*State, error) { return t.fold(true) }
+
+func (t Tree) fold(mayNormalize bool) (*State, error) {
+	s, hdr := NewState(), snapshotHeader{}
 	if data, ok := t[SnapshotFile]; ok {
 		var err error
-		if s, _, err = decodeSnapshot(SnapshotFile, bytes.NewReader(data)); err != nil {
+		if s, hdr, err = decodeSnapshot(SnapshotFile, bytes.NewReader(data)); err != nil {
 			return nil, err
 		}
 	}
-	evs, err := decodeAll(LedgerFile, t[LedgerFile])
+	led := t[LedgerFile]
+	if hdr.TailBytes > 0 && int64(len(led)) >= hdr.TailBytes && crcHex(led[:hdr.TailBytes]) == hdr.TailCRC {
+		led = led[hdr.TailBytes:]
+	}
+	evs, err := decodeAll(LedgerFile, led)
 	if err != nil {
 		return nil, err
 	}
 	last := s.Last()
+	stale := archiveFingerprint(t.archives()) != hdr.Archives && (hdr.V != 0 || len(t.archives()) > 0)
 	for _, e := range evs {
-		if last.ID != "" && !last.before(e) {
-			continue // covered by the snapshot
+		if stale || (last.ID != "" && !last.before(e)) {
+			stale = true
+			break
 		}
 		_ = s.Apply(e)
+		last = *e
 	}
-	return s, nil
+	if !stale {
+		return s, nil
+	}
+	if !mayNormalize {
+		return nil, Errorf(ErrCorrupt, "backlog files still disagree after normalizing")
+	}
+	all, err := decodeAll(LedgerFile, t[LedgerFile])
+	if err != nil {
+		return nil, err
+	}
+	norm, err := normalTree(t, all)
+	if err != nil {
+		return nil, err
+	}
+	return norm.fold(false)
 }
 
 // Equal reports whether two trees hold the same files with the same bytes.
@@ -221,4 +245,28 @@ func (t Tree) Equal(u Tree) bool {
 		}
 	}
 	return true
+}
+
+// MergeFiles is the git merge driver for ledger.jsonl and archive
+// segments: the events of every version given (base, ours, theirs), each
+// once, in (at, id) order. It never produces conflict markers. A snapshot
+// that no longer matches the merged files is rebuilt by the next bl that
+// opens the backlog (see normalize).
+func MergeFiles(versions ...[]byte) ([]byte, error) {
+	seen := map[string]bool{}
+	var all []*Event
+	for i, data := range versions {
+		evs, err := decodeAll(fmt.Sprintf("version %d", i+1), data)
+		if err != nil {
+			return nil, err
+		}
+		for _, e := range evs {
+			if !seen[e.ID] {
+				seen[e.ID] = true
+				all = append(all, e)
+			}
+		}
+	}
+	slices.SortStableFunc(all, byAtID)
+	return encodeEvents(all)
 }

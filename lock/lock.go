@@ -57,6 +57,9 @@ func (l *File) Acquire(ctx context.Context, timeout time.Duration) error {
 	if brokenForTesting {
 		return nil
 	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
 	deadline := time.Now().Add(timeout)
 	wait := minWait
 	for {

@@ -33,9 +33,10 @@ passed — and claims it; it wakes on file changes and on the next lease
 expiry or deferral, never by polling. Of many waiters, one wins each card
 and the rest keep waiting. It prints null if the wait runs out.
 
-A card you already hold is claimable by you: claiming it again renews the
-lease under a new epoch (attempts unchanged), which fences out any older
-process of yours still holding the previous epoch.
+Without --id, claim never returns a card under a live lease, yours
+included. claim --id of a card you already hold renews the lease under a
+new epoch (attempts unchanged), which fences out any older process of
+yours still holding the previous epoch.
 
 Examples:
 

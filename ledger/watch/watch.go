@@ -189,16 +189,15 @@ func (t *tail) readArchives() error {
 	if err != nil {
 		return err
 	}
+	var fresh []string
 	for _, path := range segs[:len(segs)-1] { // the last is the ledger
-		if t.archives[path] {
-			continue
-		}
-		t.archives[path] = true
-		if t.cur, _, err = ledger.ReadEvents(path, 0, t.cur, t.fn); err != nil {
-			return err
+		if !t.archives[path] {
+			t.archives[path] = true
+			fresh = append(fresh, path)
 		}
 	}
-	return nil
+	t.cur, err = ledger.ArchivedEvents(fresh, t.cur, t.fn)
+	return err
 }
 
 // Events is Follow as channels: events arrive on the first; the second
