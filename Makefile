@@ -34,8 +34,11 @@ fuzz:
 	  done; \
 	done
 
-bench:
-	$(GO) test -run '^$$' -bench . -benchmem ./...
+# Library benchmarks, then whole-process figures next to the floor; the
+# table goes to docs/PERFORMANCE.md.
+bench: build
+	$(GO) test -run '^$$' -bench . -benchmem -benchtime 2000x ./ledger/ | tee bin/bench-go.txt
+	$(GO) run ./internal/benchrun -bl $(BIN) -out docs/PERFORMANCE.md
 
 demo: build
 	./scripts/demo.sh $(BIN)

@@ -2,7 +2,6 @@ package ledger
 
 import (
 	"fmt"
-	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -41,7 +40,24 @@ const (
 	MaxListEntries = 256
 )
 
-var idPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
+// idChar reports whether c may appear in a card id; the first character
+// must also be a letter or digit.
+func idChar(c byte, first bool) bool {
+	switch {
+	case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
+		return true
+	}
+	return !first && (c == '.' || c == '_' || c == '-')
+}
+
+func validIDChars(id string) bool {
+	for i := 0; i < len(id); i++ {
+		if !idChar(id[i], i == 0) {
+			return false
+		}
+	}
+	return true
+}
 
 // ValidID reports why id cannot name a card, or nil.
 func ValidID(id string) error {
@@ -50,7 +66,7 @@ func ValidID(id string) error {
 		return rule(ErrInvalid, "card id is empty")
 	case len(id) > MaxIDLen:
 		return rule(ErrInvalid, "card id %q is longer than %d characters", id, MaxIDLen)
-	case !idPattern.MatchString(id):
+	case !validIDChars(id):
 		return rule(ErrInvalid, "card id %q may use only letters, digits, '.', '_' and '-', starting with a letter or digit", id)
 	}
 	return nil

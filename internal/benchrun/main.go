@@ -1,0 +1,402 @@
+// Command benchrun measures bl as its users run it: whole processes on real
+// backlogs, next to the floor of a trivial Go process doing one write and
+// one fsync on the same disk. make bench runs it and writes the table to
+// docs/PERFORMANCE.md.
+package main
+
+import (
+	"bufio"
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	json "github.com/goccy/go-json"
+
+	"github.com/bl-backlog/bl/ledger"
+)
+
+var (
+	blPath  = flag.String("bl", "bin/bl", "the bl binary to measure")
+	out     = flag.String("out", "", "also write the report to this file")
+	runs    = flag.Int("runs", 15, "runs per whole-process figure (the median is reported)")
+	bigN    = flag.Int("big-cards", 100_000, "cards in the large backlog")
+	bigEv   = flag.Int("big-events", 1_000_000, "events of history in the large backlog")
+	workDir = flag.String("work", "", "directory for the backlogs (default: a temp dir)")
+)
+
+type row struct {
+	what, value, target, verdict string
+}
+
+var report []row
+
+func add(what, value, target, verdict string) {
+	report = append(report, row{what, value, target, verdict})
+	fmt.Fprintf(os.Stderr, "  %-58s %s\n", what, value)
+}
+
+func main() {
+	flag.Parse()
+	bl, err := filepath.Abs(*blPath)
+	must(err)
+	dir := *workDir
+	if dir == "" {
+		dir, err = os.MkdirTemp("", "bl-bench-")
+		must(err)
+		defer os.RemoveAll(dir)
+	}
+	fmt.Fprintf(os.Stderr, "benchmarking %s in %s\n", bl, dir)
+
+	floor := measureFloor(dir)
+	add("floor: trivial Go process + one write + fdatasync", ms(floor), "", "")
+
+	small := filepath.Join(dir, "small", ".backlog")
+	generate(small, 1000, 1000)
+	perCommand(bl, small, "1k cards", floor, 2)
+
+	big := filepath.Join(dir, "big", ".backlog")
+	generate(big, *bigN, *bigEv)
+	comp := timeCmd(bl, big, "compact")
+	add(fmt.Sprintf("bl compact of %d events (%d cards)", *bigEv, *bigN), ms(comp), "≤ 5 s", verdict(comp <= 5*time.Second))
+	perCommand(bl, big, fmt.Sprintf("%s cards, %s events of history", human(*bigN), human(*bigEv)), floor, 3)
+
+	for _, n := range []int{1, 8, 32, 64} {
+		concurrentClaims(bl, filepath.Join(dir, fmt.Sprintf("conc%d", n), ".backlog"), n)
+	}
+	watchLatency(bl, filepath.Join(dir, "watch", ".backlog"))
+	printReport(bl)
+}
+
+// measureFloor builds and runs a Go program that writes one line and
+// fdatasyncs it: the least any durable bl call can cost.
+func measureFloor(dir string) time.Duration {
+	src := filepath.Join(dir, "floor")
+	must(os.MkdirAll(src, 0o755))
+	must(os.WriteFile(filepath.Join(src, "main.go"), []byte(`package main
+
+import (
+	"os"
+	"syscall"
+)
+
+func main() {
+	f, err := os.OpenFile(os.Args[1], os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if err != nil {
+		panic(err)
+	}
+	f.Write([]byte("{\"v\":1,\"id\":\"0123456789abcdef\",\"op\":\"heartbeat\",\"card\":\"A1\",\"owner\":\"w\",\"epoch\":1}\n"))
+	syscall.Fdatasync(int(f.Fd()))
+	f.Close()
+}
+`), 0o644))
+	must(os.WriteFile(filepath.Join(src, "go.mod"), []byte("module floor\n\ngo 1.22\n"), 0o644))
+	bin := filepath.Join(dir, "floor-bin")
+	cmd := exec.Command("go", "build", "-o", bin, ".")
+	cmd.Dir = src
+	cmd.Stderr = os.Stderr
+	must(cmd.Run())
+	target := filepath.Join(dir, "floor.out")
+	return median(*runs*2, func(int) time.Duration {
+		start := time.Now()
+		must(exec.Command(bin, target).Run())
+		return time.Since(start)
+	})
+}
+
+// generate writes a backlog of cards cards whose ledger holds events
+// events: creates, then claim/heartbeat/release rounds. It is written
+// directly, without fsync per line, as a fixture.
+func generate(dir string, cards, events int) {
+	_, err := ledger.Init(dir)
+	must(err)
+	must(os.WriteFile(filepath.Join(dir, ledger.ConfigFile), []byte(`{"version":1,"compact_bytes":-1}`+"\n"), 0o644))
+	f, err := os.Create(filepath.Join(dir, ledger.LedgerFile))
+	must(err)
+	w := bufio.NewWriterSize(f, 1<<20)
+	at := time.Now().Add(-48 * time.Hour).UTC()
+	n := 0
+	emit := func(e *ledger.Event) {
+		at = at.Add(time.Microsecond)
+		e.V, e.At, e.ID, e.Actor = 1, at, fmt.Sprintf("%016x", n+1), "bench"
+		line, err := ledger.EncodeLine(e)
+		must(err)
+		w.Write(line)
+		n++
+	}
+	for i := range cards {
+		t, p, ph := "card number "+strconv.Itoa(i), i%10, "M"+strconv.Itoa(i%3)
+		emit(&ledger.Event{Op: ledger.OpCreate, Card: cardID(i), Fields: &ledger.Fields{Title: &t, Priority: &p, Phase: &ph}})
+	}
+	ver := make([]int64, cards)
+	ep := make([]int64, cards)
+	for i := 0; n < events; i++ {
+		c := i % cards
+		ep[c]++
+		emit(&ledger.Event{Op: ledger.OpClaim, Card: cardID(c), Owner: "w", TTLSeconds: 60, ExpectVersion: ver[c] + 1, Epoch: ep[c]})
+		emit(&ledger.Event{Op: ledger.OpHeartbeat, Card: cardID(c), Owner: "w", Epoch: ep[c]})
+		emit(&ledger.Event{Op: ledger.OpRelease, Card: cardID(c), Owner: "w", Epoch: ep[c]})
+		ver[c] += 3
+	}
+	must(w.Flush())
+	must(f.Sync())
+	must(f.Close())
+}
+
+// human writes 1000000 as 1M and 100000 as 100k.
+func human(n int) string {
+	switch {
+	case n >= 1_000_000 && n%1_000_000 == 0:
+		return fmt.Sprintf("%dM", n/1_000_000)
+	case n >= 1000 && n%1000 == 0:
+		return fmt.Sprintf("%dk", n/1000)
+	}
+	return strconv.Itoa(n)
+}
+
+func cardID(i int) string { return fmt.Sprintf("C%06d", i) }
+
+// perCommand measures the hot commands on one backlog.
+func perCommand(bl, dir, label string, floor time.Duration, limit float64) {
+	target := fmt.Sprintf("≤ %.0f× floor", limit)
+	create := median(*runs, func(i int) time.Duration {
+		return timeCmd(bl, dir, "create", "--title", "bench "+strconv.Itoa(i))
+	})
+	add(fmt.Sprintf("bl create (%s)", label), ratio(create, floor), target, verdict(float64(create) <= limit*float64(floor)))
+	var claimed []string
+	var rss int64
+	claim := median(*runs, func(int) time.Duration {
+		start := time.Now()
+		out, r := runCmd(bl, dir, "claim", "--owner", "bench", "--ttl", "1h", "--json")
+		d := time.Since(start)
+		var c struct{ ID string }
+		must(json.Unmarshal(out, &c))
+		claimed = append(claimed, c.ID)
+		rss = max(rss, r)
+		return d
+	})
+	add(fmt.Sprintf("bl claim (%s)", label), ratio(claim, floor), target, verdict(float64(claim) <= limit*float64(floor)))
+	hb := median(*runs, func(i int) time.Duration {
+		return timeCmd(bl, dir, "heartbeat", "--id", claimed[i%len(claimed)], "--owner", "bench")
+	})
+	add(fmt.Sprintf("bl heartbeat (%s)", label), ratio(hb, floor), target, verdict(float64(hb) <= limit*float64(floor)))
+	ready := median(*runs, func(int) time.Duration { return timeCmd(bl, dir, "ready", "--limit", "10") })
+	readyTarget, readyOK := "", ""
+	if limit == 3 {
+		readyTarget, readyOK = "≤ 20 ms", verdict(ready <= 20*time.Millisecond)
+	}
+	add(fmt.Sprintf("bl ready --limit 10 (%s)", label), ms(ready), readyTarget, readyOK)
+	list := median(min(*runs, 5), func(int) time.Duration { return timeCmd(bl, dir, "list", "--json") })
+	add(fmt.Sprintf("bl list --json (%s)", label), ms(list), "", "")
+	if limit == 3 {
+		add(fmt.Sprintf("peak RSS of bl claim (%s)", label), fmt.Sprintf("%d MB", rss/1024), "≤ 150 MB", verdict(rss/1024 <= 150))
+	}
+}
+
+// concurrentClaims runs n claimer processes at once against a backlog of
+// cards, each claiming until nothing is left, and checks the ledger for
+// double claims.
+func concurrentClaims(bl, dir string, n int) {
+	cards := 400
+	if n >= 32 {
+		cards = 1200
+	}
+	generate(dir, cards, cards)
+	var mu sync.Mutex
+	won := map[string]string{}
+	doubles := 0
+	var wg sync.WaitGroup
+	start := time.Now()
+	for w := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			owner := fmt.Sprintf("w%02d", w)
+			for {
+				out, _ := runCmd(bl, dir, "claim", "--owner", owner, "--ttl", "1h", "--json", "--lock-timeout", "60s")
+				var c *struct{ ID string }
+				must(json.Unmarshal(out, &c))
+				if c == nil {
+					return
+				}
+				mu.Lock()
+				if prev, ok := won[c.ID]; ok {
+					doubles++
+					fmt.Fprintf(os.Stderr, "DOUBLE CLAIM: %s by %s and %s\n", c.ID, prev, owner)
+				}
+				won[c.ID] = owner
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	d := time.Since(start)
+	// The ledger's own view: one claim per card (every card had epoch 0).
+	perCard := map[string]int{}
+	_, _, err := ledger.ReadEvents(filepath.Join(dir, ledger.LedgerFile), 0, ledger.Cursor{}, func(e *ledger.Event) error {
+		if e.Op == ledger.OpClaim {
+			perCard[e.Card]++
+		}
+		return nil
+	})
+	must(err)
+	for _, k := range perCard {
+		if k > 1 {
+			doubles += k - 1
+		}
+	}
+	if len(won) != cards {
+		fmt.Fprintf(os.Stderr, "only %d of %d cards claimed\n", len(won), cards)
+		doubles++
+	}
+	rate := float64(len(won)) / d.Seconds()
+	target, ok := "", ""
+	if n == 32 {
+		target, ok = "≥ 500 claims/s, 0 double", verdict(rate >= 500 && doubles == 0)
+	}
+	add(fmt.Sprintf("%d concurrent claimer processes: claims/s (double claims)", n), fmt.Sprintf("%.0f/s (%d)", rate, doubles), target, ok)
+}
+
+// watchLatency appends events from this process and times how long a bl
+// watch process takes to print each one.
+func watchLatency(bl, dir string) {
+	generate(dir, 10, 10)
+	b, err := ledger.Open(dir, ledger.Options{})
+	must(err)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bl, "--dir", dir, "watch", "--json")
+	stdout, err := cmd.StdoutPipe()
+	must(err)
+	must(cmd.Start())
+	lines := make(chan time.Time, 1000)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		sc.Buffer(make([]byte, 1<<20), 1<<20)
+		for sc.Scan() {
+			lines <- time.Now()
+		}
+		close(lines)
+	}()
+	time.Sleep(300 * time.Millisecond) // let the watcher start; not part of any figure
+	var lat []time.Duration
+	for i := range 200 {
+		start := time.Now()
+		_, _, err := b.Create(ctx, ledger.CreateRequest{Mutation: ledger.Mutation{Actor: "bench"}, Title: "w" + strconv.Itoa(i)})
+		must(err)
+		select {
+		case at := <-lines:
+			lat = append(lat, at.Sub(start))
+		case <-time.After(5 * time.Second):
+			fmt.Fprintln(os.Stderr, "watch did not deliver within 5s")
+			lat = append(lat, 5*time.Second)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	slices.Sort(lat)
+	p50, p99 := lat[len(lat)/2], lat[len(lat)*99/100]
+	add("bl watch latency, append started → line printed: p50 / p99", ms(p50)+" / "+ms(p99), "p99 ≤ 20 ms", verdict(p99 <= 20*time.Millisecond))
+	cancel()
+	_ = cmd.Wait()
+}
+
+func timeCmd(bl, dir string, args ...string) time.Duration {
+	start := time.Now()
+	runCmd(bl, dir, args...)
+	return time.Since(start)
+}
+
+// runCmd runs bl on dir and returns its stdout and peak RSS in KiB.
+func runCmd(bl, dir string, args ...string) ([]byte, int64) {
+	cmd := exec.Command(bl, append([]string{"--dir", dir, "--actor", "bench"}, args...)...)
+	var stdout, stderr strings.Builder
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		fmt.Fprintf(os.Stderr, "bl %s: %v\n%s", strings.Join(args, " "), err, stderr.String())
+		os.Exit(1)
+	}
+	var rss int64
+	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
+		rss = ru.Maxrss
+	}
+	return []byte(stdout.String()), rss
+}
+
+func median(n int, f func(i int) time.Duration) time.Duration {
+	ds := make([]time.Duration, n)
+	for i := range ds {
+		ds[i] = f(i)
+	}
+	slices.Sort(ds)
+	return ds[n/2]
+}
+
+func ms(d time.Duration) string { return fmt.Sprintf("%.2f ms", float64(d)/float64(time.Millisecond)) }
+
+func ratio(d, floor time.Duration) string {
+	return fmt.Sprintf("%s (%.1f×)", ms(d), float64(d)/float64(floor))
+}
+
+func verdict(ok bool) string {
+	if ok {
+		return "met"
+	}
+	return "NOT MET"
+}
+
+func printReport(bl string) {
+	var b strings.Builder
+	fmt.Fprintf(&b, "| measurement | result | target | |\n|---|---|---|---|\n")
+	for _, r := range report {
+		fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", r.what, r.value, r.target, r.verdict)
+	}
+	table := b.String()
+	fmt.Print(table)
+	if *out == "" {
+		return
+	}
+	var doc strings.Builder
+	doc.WriteString("# Performance\n\n")
+	doc.WriteString("Measured by `make bench` (internal/benchrun for whole processes, `go test -bench` for the library).\n")
+	doc.WriteString("Whole-process figures are medians of repeated runs; the floor is a trivial Go binary that\n")
+	doc.WriteString("starts, appends one line and fdatasyncs it on the same disk, measured in the same run.\n\n")
+	fmt.Fprintf(&doc, "Machine: %s, %d CPUs, %s, %s/%s; measured %s.\n\n", cpuModel(), runtime.NumCPU(), runtime.Version(), runtime.GOOS, runtime.GOARCH, time.Now().UTC().Format("2006-01-02"))
+	doc.WriteString("Reproduce: `make bench` (about five minutes).\n\n")
+	doc.WriteString(table)
+	must(os.WriteFile(*out, []byte(doc.String()), 0o644))
+	_ = bl
+}
+
+func cpuModel() string {
+	f, err := os.Open("/proc/cpuinfo")
+	if err != nil {
+		return "unknown CPU"
+	}
+	defer f.Close()
+	data, _ := io.ReadAll(f)
+	for _, l := range strings.Split(string(data), "\n") {
+		if strings.HasPrefix(l, "model name") {
+			if _, v, ok := strings.Cut(l, ":"); ok {
+				return strings.TrimSpace(v)
+			}
+		}
+	}
+	return "unknown CPU"
+}
+
+func must(err error) {
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "benchrun:", err)
+		os.Exit(1)
+	}
+}
