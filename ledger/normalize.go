@@ -45,21 +45,14 @@ func normalize(dir string) error {
 
 // normalTree computes the normal form of a tree whose ledger holds led.
 func normalTree(t Tree, led []*Event) (Tree, error) {
-	seen := map[string]bool{}
-	var archived []*Event
-	for _, name := range t.archives() {
-		evs, err := decodeAll(name, t[name])
-		if err != nil {
-			return nil, err
-		}
-		for _, e := range evs {
-			if !seen[e.ID] {
-				seen[e.ID] = true
-				archived = append(archived, e)
-			}
-		}
+	archived, err := t.union(t.archives()...)
+	if err != nil {
+		return nil, err
 	}
-	slices.SortStableFunc(archived, byAtID)
+	seen := make(map[string]bool, len(archived))
+	for _, e := range archived {
+		seen[e.ID] = true
+	}
 	var newest *Event
 	if len(archived) > 0 {
 		newest = archived[len(archived)-1]

@@ -67,12 +67,18 @@ func (t Tree) archives() []string {
 // Events returns every event the tree holds, archives and ledger, each once,
 // in (at, id) order.
 func (t Tree) Events() ([]*Event, error) {
+	return t.union(append(t.archives(), LedgerFile)...)
+}
+
+// union decodes the named files and returns their events, each once, in
+// (at, id) order.
+func (t Tree) union(names ...string) ([]*Event, error) {
 	seen := map[string]bool{}
 	var out []*Event
-	add := func(name string) error {
+	for _, name := range names {
 		evs, err := decodeAll(name, t[name])
 		if err != nil {
-			return err
+			return nil, err
 		}
 		for _, e := range evs {
 			if !seen[e.ID] {
@@ -80,15 +86,6 @@ func (t Tree) Events() ([]*Event, error) {
 				out = append(out, e)
 			}
 		}
-		return nil
-	}
-	for _, name := range t.archives() {
-		if err := add(name); err != nil {
-			return nil, err
-		}
-	}
-	if err := add(LedgerFile); err != nil {
-		return nil, err
 	}
 	slices.SortStableFunc(out, byAtID)
 	return out, nil
@@ -253,20 +250,14 @@ func (t Tree) Equal(u Tree) bool {
 // that no longer matches the merged files is rebuilt by the next bl that
 // opens the backlog (see normalize).
 func MergeFiles(versions ...[]byte) ([]byte, error) {
-	seen := map[string]bool{}
-	var all []*Event
+	t, names := Tree{}, make([]string, len(versions))
 	for i, data := range versions {
-		evs, err := decodeAll(fmt.Sprintf("version %d", i+1), data)
-		if err != nil {
-			return nil, err
-		}
-		for _, e := range evs {
-			if !seen[e.ID] {
-				seen[e.ID] = true
-				all = append(all, e)
-			}
-		}
+		names[i] = fmt.Sprintf("version %d", i+1)
+		t[names[i]] = data
 	}
-	slices.SortStableFunc(all, byAtID)
+	all, err := t.union(names...)
+	if err != nil {
+		return nil, err
+	}
 	return encodeEvents(all)
 }

@@ -227,6 +227,15 @@ func (a *App) actor() string {
 	return name + "@" + host
 }
 
+// fencedOwner is the owner an optionally fenced call (complete, block)
+// checks: --owner, or the actor when only --epoch was given, or nobody.
+func (a *App) fencedOwner(owner string, epoch int64) string {
+	if owner == "" && epoch != 0 {
+		return a.actor()
+	}
+	return owner
+}
+
 // Owner is the lease owner for claim and friends: --owner, else the actor.
 func (a *App) Owner(flag string) string {
 	if flag != "" {

@@ -21,10 +21,7 @@ Examples:
 }
 
 func (c *BlockCmd) Run(a *App) error {
-	owner := c.Owner
-	if owner == "" && c.Epoch != 0 {
-		owner = a.Owner("")
-	}
+	owner := a.fencedOwner(c.Owner, c.Epoch)
 	b, err := a.Open()
 	if err != nil {
 		return err

@@ -23,10 +23,7 @@ Examples:
 }
 
 func (c *CompleteCmd) Run(a *App) error {
-	owner := c.Owner
-	if owner == "" && c.Epoch != 0 {
-		owner = a.Owner("")
-	}
+	owner := a.fencedOwner(c.Owner, c.Epoch)
 	b, err := a.Open()
 	if err != nil {
 		return err
