@@ -43,5 +43,9 @@ bench: build
 demo: build
 	./scripts/demo.sh $(BIN)
 
+# The race and crash harnesses at full size: 64 processes, 1500 kills.
+stress:
+	BL_STRESS=1 $(GO) test -race -count=1 -timeout 60m -v ./proof/
+
 clean:
 	rm -rf bin

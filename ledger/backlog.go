@@ -252,6 +252,11 @@ func (b *Backlog) writeLocked(m Mutation, op Op, build func(s *State, at time.Ti
 				return nil, rule(ErrConflict, "request id %q was already used for %s of %s", m.RequestID, r.Op, r.Card)
 			}
 			c, _ := b.state.Card(r.Card)
+			// A replayed claim answers with the lease it took; if that
+			// lease has ended since, the caller must not work on the card.
+			if r.Op == OpClaim && (c.Status != StatusClaimed || c.ClaimEpoch != r.Epoch) {
+				return nil, rule(ErrFenced, "request %q claimed %s at epoch %d, but that lease has ended (the card is %s at epoch %d); claim again", m.RequestID, r.Card, r.Epoch, c.Status, c.ClaimEpoch)
+			}
 			return []Card{c}, nil
 		}
 	}

@@ -217,3 +217,27 @@ func TestRequestIDFailedRequestCanRetry(t *testing.T) {
 		return err
 	})
 }
+
+// TestClaimReplayAfterTheLeaseEnded: replaying a claim whose lease has
+// since passed to someone else is fenced, never an answer naming the new
+// owner's epoch.
+func TestClaimReplayAfterTheLeaseEnded(t *testing.T) {
+	e := newEnv(t)
+	e.create("A")
+	c, err := e.b.Claim(e.ctx, ClaimRequest{Mutation: rid("r2"), Owner: "w1", TTL: time.Second})
+	if err != nil || c == nil || c.ClaimEpoch != 1 {
+		t.Fatalf("claim = %+v, %v", c, err)
+	}
+	again, err := e.b.Claim(e.ctx, ClaimRequest{Mutation: rid("r2"), Owner: "w1", TTL: time.Second})
+	if err != nil || again == nil || again.ClaimEpoch != 1 {
+		t.Fatalf("replay while held = %+v, %v", again, err)
+	}
+	if _, err := e.b.Release(e.ctx, LeaseRequest{Mutation: m, ID: "A", Owner: "w1", Epoch: 1}); err != nil {
+		t.Fatal(err)
+	}
+	e.claim("A", "w2", time.Second)
+	e.unchanged(ErrFenced, func(e *env) error {
+		_, err := e.b.Claim(e.ctx, ClaimRequest{Mutation: rid("r2"), Owner: "w1", TTL: time.Second})
+		return err
+	})
+}
