@@ -33,7 +33,7 @@ type ExpiredLease struct {
 // Report is the integrity check of a backlog.
 type Report struct {
 	Dir                string         `json:"dir"`
-	Corrupt            bool           `json:"corrupt"` // damage that blocks reads or writes
+	Corrupt            bool           `json:"corrupt"` // damage that blocks reads or writes (every kind but "stale")
 	Lines              int            `json:"lines"`
 	Bytes              int64          `json:"bytes"`
 	Cards              int            `json:"cards"`
@@ -151,7 +151,23 @@ func diagnose(dir string, now time.Time) (*Report, []rawLine, error) {
 		prev = l.event
 		_ = s.Apply(l.event) // conflicts are recorded in the state
 	}
-	rep.Corrupt = len(rep.Damage) > 0
+	// A stale snapshot (a compaction cut short, a git merge) blocks
+	// nothing: the next open rebuilds it. Everything else is damage.
+	rep.Corrupt = slices.ContainsFunc(rep.Damage, func(d Damage) bool { return d.Kind != "stale" })
+	if !rep.Corrupt && len(rep.Damage) > 0 {
+		// Stale: report on the backlog as the next open will see it.
+		if t, err := ReadTree(dir); err == nil {
+			var led []*Event
+			for _, l := range lines {
+				led = append(led, l.event)
+			}
+			if norm, err := normalTree(t, led); err == nil {
+				if ns, err := norm.fold(false); err == nil {
+					s = ns
+				}
+			}
+		}
+	}
 	rep.Cards = s.Len()
 	rep.Conflicts = append(rep.Conflicts, s.conflicts...)
 	for _, id := range s.Expired(now) {

@@ -179,7 +179,7 @@ func TestGitMergeOfCompactedBranches(t *testing.T) {
 	ours.write(merged)
 
 	rep, err := Diagnose(ours.dir, ours.clk.Now())
-	if err != nil || !rep.Corrupt || rep.Damage[0].Kind != "stale" {
+	if err != nil || rep.Corrupt || len(rep.Damage) == 0 || rep.Damage[0].Kind != "stale" || len(rep.Conflicts) != 0 || rep.Cards != 7 {
 		t.Fatalf("diagnose = %+v, %v", rep, err)
 	}
 	b := ours.open() // normalizes under the lock

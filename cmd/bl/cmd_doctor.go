@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"slices"
 
 	"github.com/bl-backlog/bl/ledger"
 )
@@ -52,7 +53,8 @@ func (c *DoctorCmd) Run(a *App) error {
 		return err
 	}
 	if rep.Corrupt {
-		d := rep.Damage[0]
+		i := slices.IndexFunc(rep.Damage, func(d ledger.Damage) bool { return d.Kind != "stale" })
+		d := rep.Damage[i]
 		return ledger.Errorf(ledger.ErrCorrupt, "corrupt backlog: %s line %d (byte offset %d): %s", ledger.LedgerFile, d.Line, d.Offset, d.Reason)
 	}
 	return nil
@@ -64,12 +66,16 @@ func (a *App) printReport(w io.Writer, r *ledger.Report) {
 	for _, s := range r.Repaired {
 		fmt.Fprintf(w, "repaired   %s\n", s)
 	}
-	if len(r.Damage) == 0 {
+	if !r.Corrupt {
 		fmt.Fprintln(w, "integrity  ok")
 	}
 	for _, d := range r.Damage {
 		fix := "restore from git"
-		if d.Repairable {
+		switch {
+		case d.Kind == "stale":
+			fmt.Fprintf(w, "stale      %s (the next write, or bl doctor --repair, rebuilds it)\n", d.Reason)
+			continue
+		case d.Repairable:
 			fix = "bl doctor --repair fixes it"
 		}
 		fmt.Fprintf(w, "DAMAGE     line %d (byte offset %d), %s: %s (%s)\n", d.Line, d.Offset, d.Kind, d.Reason, fix)
