@@ -111,31 +111,10 @@ func (b *Backlog) reload() error {
 			return err
 		}
 	}
-	var torn *TornTail
 	for attempt := 0; ; attempt++ {
-		s, hdr, info, err := loadSnapshot(b.dir)
-		if err != nil {
+		done, err := b.loadOnce()
+		if err != nil || done {
 			return err
-		}
-		snapEvents := s.Events()
-		pos, err := snapshotPosition(b.dir, s, hdr)
-		if err == nil {
-			pos, torn, err = readFrom(filepath.Join(b.dir, LedgerFile), pos, func(e *Event) { _ = s.Apply(e) })
-		}
-		if errors.Is(err, errStale) {
-			if err := b.normalizeLocking(); err != nil {
-				return err
-			}
-			continue
-		}
-		if err != nil && !errors.Is(err, errReplaced) {
-			return err
-		}
-		now, serr := os.Stat(filepath.Join(b.dir, SnapshotFile))
-		unchanged := (info == nil && errors.Is(serr, os.ErrNotExist)) || (info != nil && serr == nil && os.SameFile(info, now))
-		if err == nil && unchanged {
-			b.state, b.seq, b.pos, b.torn, b.snapEvents = s, hdr.Seq, pos, torn, snapEvents
-			return nil
 		}
 		if attempt == 100 {
 			return fmt.Errorf("ledger: %s keeps changing while loading; is a compaction looping?", b.dir)
@@ -303,6 +282,7 @@ func (b *Backlog) writeLocked(m Mutation, op Op, build func(s *State, at time.Ti
 	}
 	b.pos.offset += int64(len(buf))
 	b.pos.lines += len(events)
+	copy(b.pos.tail[:], buf[len(buf)-len(b.pos.tail):])
 	cards := make([]Card, len(events))
 	for i, e := range events {
 		cards[i], _ = b.state.Card(e.Card)
@@ -352,6 +332,42 @@ func (b *Backlog) failpoint(stage string) {
 
 // Close releases resources. The lock is only ever held inside a call.
 func (b *Backlog) Close() error { return nil }
+
+// loadOnce loads the snapshot and the ledger after it. done is false when
+// the pair changed underneath (a compaction or normalization ran) and the
+// load must start over.
+func (b *Backlog) loadOnce() (done bool, err error) {
+	s, hdr, snapFile, err := openSnapshot(b.dir)
+	if err != nil {
+		return false, err
+	}
+	var info os.FileInfo
+	if snapFile != nil {
+		defer snapFile.Close()
+		if info, err = snapFile.Stat(); err != nil {
+			return false, err
+		}
+	}
+	snapEvents := s.Events()
+	pos, err := snapshotPosition(b.dir, s, hdr)
+	var torn *TornTail
+	if err == nil {
+		pos, torn, err = readFrom(filepath.Join(b.dir, LedgerFile), pos, func(e *Event) { _ = s.Apply(e) })
+	}
+	if errors.Is(err, errStale) {
+		return false, b.normalizeLocking()
+	}
+	if err != nil && !errors.Is(err, errReplaced) {
+		return false, err
+	}
+	now, serr := os.Stat(filepath.Join(b.dir, SnapshotFile))
+	unchanged := (info == nil && errors.Is(serr, os.ErrNotExist)) || (info != nil && serr == nil && os.SameFile(info, now))
+	if err != nil || !unchanged {
+		return false, nil
+	}
+	b.state, b.seq, b.pos, b.torn, b.snapEvents = s, hdr.Seq, pos, torn, snapEvents
+	return true, nil
+}
 
 // snapshotPosition is where folding the ledger starts after the snapshot:
 // after the prefix a compaction cut short left (exactly the bytes of the

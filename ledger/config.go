@@ -15,6 +15,37 @@ type Config struct {
 	// CompactBytes: once ledger.jsonl grows past this many bytes, the
 	// writer that crossed it compacts. 0 means the default, -1 never.
 	CompactBytes int64 `json:"compact_bytes,omitempty"`
+	// Sync configures bl sync (see package gitsync).
+	Sync SyncConfig `json:"sync"`
+	// Claims configures bl claim, heartbeat and complete.
+	Claims ClaimsConfig `json:"claims"`
+}
+
+// SyncConfig is the "sync" object of config.json.
+type SyncConfig struct {
+	// Auto is what every mutating command does afterwards: "off" (or
+	// empty), "commit" the backlog, or "push" it to Remote.
+	Auto string `json:"auto,omitempty"`
+	// Remote is the git remote bl sync exchanges with; "origin" when empty.
+	Remote string `json:"remote,omitempty"`
+	// Branch is the branch bl sync commits to and exchanges; the checked
+	// out branch when empty.
+	Branch string `json:"branch,omitempty"`
+}
+
+// ClaimsConfig is the "claims" object of config.json.
+type ClaimsConfig struct {
+	// Remote, when set, makes claim, heartbeat and complete go through
+	// that git remote, as with --remote.
+	Remote string `json:"remote,omitempty"`
+}
+
+// Config returns the settings read from config.json when the backlog was
+// opened.
+func (b *Backlog) Config() Config {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.cfg
 }
 
 // DefaultCompactBytes keeps the ledger tail small enough that every bl

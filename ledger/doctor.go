@@ -98,7 +98,7 @@ func diagnose(dir string, now time.Time) (*Report, []rawLine, error) {
 	}
 	rep.Lines = len(lines)
 
-	s, hdr, _, err := loadSnapshot(dir)
+	s, hdr, err := loadSnapshot(dir)
 	if err != nil {
 		var ce *CorruptError
 		if !errors.As(err, &ce) {

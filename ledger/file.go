@@ -42,6 +42,11 @@ type position struct {
 	// compaction cut short left behind, which the snapshot already holds.
 	base         int64
 	coveredLines int // lines before base
+	// tail is the end of the last line folded (its checksum member and
+	// newline). Filesystems reuse inode numbers at once, so a file
+	// replaced twice can look like the same file; if these bytes no
+	// longer end at offset, it was replaced.
+	tail [crcSuffixLen + 1]byte
 }
 
 // maxLine bounds one ledger line; anything longer is damage.
@@ -65,6 +70,12 @@ func readFrom(path string, pos position, apply func(*Event)) (position, *TornTai
 	}
 	if pos.info != nil && (!os.SameFile(pos.info, info) || info.Size() < pos.offset) {
 		return pos, nil, errReplaced
+	}
+	if pos.info != nil && pos.tail[len(pos.tail)-1] == '\n' {
+		var end [len(pos.tail)]byte
+		if _, err := f.ReadAt(end[:], pos.offset-int64(len(end))); err != nil || end != pos.tail {
+			return pos, nil, errReplaced
+		}
 	}
 	pos.info = info
 	if _, err := f.Seek(pos.offset, io.SeekStart); err != nil {
@@ -111,6 +122,7 @@ func readFrom(path string, pos position, apply func(*Event)) (position, *TornTai
 		pos.offset += int64(len(line))
 		pos.lines++
 		pos.last = e
+		copy(pos.tail[:], line[len(line)-len(pos.tail):])
 	}
 }
 

@@ -150,24 +150,34 @@ func (s *State) pruneReceipts() {
 }
 
 // loadSnapshot reads snapshot.json from dir into a new state. A missing
-// snapshot is an empty state and a zero header. info identifies the file
-// read (nil when there is none) so the caller can notice a concurrent
-// compaction.
-func loadSnapshot(dir string) (s *State, hdr snapshotHeader, info os.FileInfo, err error) {
+// snapshot is an empty state and a zero header.
+func loadSnapshot(dir string) (*State, snapshotHeader, error) {
+	s, hdr, f, err := openSnapshot(dir)
+	if f != nil {
+		f.Close()
+	}
+	return s, hdr, err
+}
+
+// openSnapshot is loadSnapshot that also returns the snapshot file, still
+// open (nil when there is none), so the caller can check it is still the
+// one at the path after reading the ledger: holding it open keeps its
+// inode from being reused by a newer snapshot meanwhile.
+func openSnapshot(dir string) (s *State, hdr snapshotHeader, f *os.File, err error) {
 	path := filepath.Join(dir, SnapshotFile)
-	f, err := os.Open(path)
+	f, err = os.Open(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return NewState(), hdr, nil, nil
 	}
 	if err != nil {
 		return nil, hdr, nil, err
 	}
-	defer f.Close()
-	if info, err = f.Stat(); err != nil {
+	s, hdr, err = decodeSnapshot(path, f)
+	if err != nil {
+		f.Close()
 		return nil, hdr, nil, err
 	}
-	s, hdr, err = decodeSnapshot(path, f)
-	return s, hdr, info, err
+	return s, hdr, f, nil
 }
 
 func decodeSnapshot(path string, r io.Reader) (*State, snapshotHeader, error) {

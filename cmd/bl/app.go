@@ -52,6 +52,9 @@ type CLI struct {
 	Compact   CompactCmd   `cmd:"" help:"Fold the ledger into the snapshot."`
 	Doctor    DoctorCmd    `cmd:"" help:"Check the ledger's integrity; --repair fixes a torn tail."`
 	Version   VersionCmd   `cmd:"" help:"Print the bl version."`
+
+	Sync        SyncCmd        `cmd:"" help:"Commit .backlog to git; --pull/--push exchange it with a remote."`
+	MergeDriver MergeDriverCmd `cmd:"" name:"merge-driver" hidden:"" help:"Git merge driver for the ledger (set up by bl init)."`
 }
 
 const description = `A git-native, file-backed backlog for developers and fleets of coding agents.
@@ -86,6 +89,8 @@ type App struct {
 	ctx            context.Context
 	now            func() time.Time
 	backlog        *ledger.Backlog
+	mutated        bool // the command wrote (or tried to write) an event
+	synced         bool // the command went through git itself
 }
 
 // exitRequest carries kong's exit code (after --help) out of Parse.
@@ -126,6 +131,9 @@ func run(args []string, stdout, stderr io.Writer) (code int) {
 	app.ctx = ctx
 	if err := kctx.Run(); err != nil {
 		return app.fail(err)
+	}
+	if app.mutated {
+		app.autoSync()
 	}
 	return exitOK
 }
@@ -206,6 +214,7 @@ func (a *App) Open() (*ledger.Backlog, error) {
 
 // Mutation stamps a write with the actor and an optional request id.
 func (a *App) Mutation(requestID string) ledger.Mutation {
+	a.mutated = true
 	return ledger.Mutation{Actor: a.actor(), RequestID: requestID}
 }
 

@@ -18,6 +18,7 @@ type ClaimCmd struct {
 	Label     string        `help:"Only cards with this label."`
 	Wait      time.Duration `placeholder:"DUR" help:"When nothing is claimable, wait up to this long for a card to become claimable, then claim it."`
 	RequestID string        `name:"request-id" placeholder:"ID" help:"Makes the call safe to retry: a replay returns the card and appends nothing."`
+	Remote    string        `placeholder:"NAME" help:"Claim through this git remote (default: claims.remote in config.json): the claim counts once the push carrying it succeeds."`
 }
 
 func (ClaimCmd) Help() string {
@@ -43,7 +44,14 @@ Examples:
     bl claim --owner worker-1 --ttl 10m
     bl claim --owner worker-1 --phase M1 --json
     bl claim --owner worker-1 --id A4
-    bl claim --owner worker-1 --wait 10m --json` + exitCodesHelp
+    bl claim --owner worker-1 --wait 10m --json
+    bl claim --owner worker-1 --remote origin --json
+
+With --remote (or claims.remote in config.json) the claim goes through a
+git remote shared by several machines: pull, claim, commit, push. The card
+is printed only once the push carrying the claim succeeded. If another
+clone pushed first, bl pulls again; if that clone had claimed the same
+card, this claim is voided and bl claims the next card. See bl sync.` + exitCodesHelp
 }
 
 func (c *ClaimCmd) Run(a *App) error {
@@ -60,7 +68,12 @@ func (c *ClaimCmd) Run(a *App) error {
 	req := ledger.ClaimRequest{Mutation: a.Mutation(c.RequestID), Owner: a.Owner(c.Owner),
 		TTL: c.TTL, ID: c.ID, Phase: c.Phase, Label: c.Label}
 	var card *ledger.Card
-	if c.Wait > 0 {
+	if remote := remoteFor(b, c.Remote); remote != "" {
+		if c.Wait > 0 {
+			return usagef("--wait does not combine with a remote claim")
+		}
+		card, err = claimRemote(a, b, req, remote)
+	} else if c.Wait > 0 {
 		card, err = claimWaiting(a, b, req, c.Wait)
 	} else {
 		card, err = b.Claim(a.ctx, req)

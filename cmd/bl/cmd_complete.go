@@ -9,6 +9,7 @@ type CompleteCmd struct {
 	Epoch     int64  `help:"The epoch claim printed; a stale epoch is refused."`
 	Note      string `help:"Closing note, e.g. the commit that did it."`
 	RequestID string `name:"request-id" placeholder:"ID" help:"Makes the call safe to retry."`
+	Remote    string `placeholder:"NAME" help:"Go through this git remote (default: claims.remote in config.json): acknowledged once pushed."`
 }
 
 func (CompleteCmd) Help() string {
@@ -28,7 +29,16 @@ func (c *CompleteCmd) Run(a *App) error {
 	if err != nil {
 		return err
 	}
-	card, err := b.Complete(a.ctx, ledger.LeaseRequest{Mutation: a.Mutation(c.RequestID), ID: c.ID, Owner: owner, Epoch: c.Epoch, Reason: c.Note})
+	req := ledger.LeaseRequest{Mutation: a.Mutation(c.RequestID), ID: c.ID, Owner: owner, Epoch: c.Epoch, Reason: c.Note}
+	var card ledger.Card
+	if remote := remoteFor(b, c.Remote); remote != "" {
+		card, err = leaseRemote(a, b, remote, c.RequestID, func(rid string) (ledger.Card, error) {
+			req.RequestID = rid
+			return b.Complete(a.ctx, req)
+		})
+	} else {
+		card, err = b.Complete(a.ctx, req)
+	}
 	if err != nil {
 		return err
 	}

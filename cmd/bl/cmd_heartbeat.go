@@ -19,6 +19,7 @@ type HeartbeatCmd struct {
 	Progress   *int           `help:"Progress, 0-100."`
 	Checkpoint string         `placeholder:"JSON" help:"A small JSON document to resume from."`
 	RequestID  string         `name:"request-id" placeholder:"ID" help:"Makes the call safe to retry."`
+	Remote     string         `placeholder:"NAME" help:"Go through this git remote (default: claims.remote in config.json): acknowledged once pushed."`
 }
 
 func (HeartbeatCmd) Help() string {
@@ -50,8 +51,17 @@ func (c *HeartbeatCmd) Run(a *App) error {
 	if err != nil {
 		return err
 	}
-	card, err := b.Heartbeat(a.ctx, ledger.HeartbeatRequest{Mutation: a.Mutation(c.RequestID), ID: c.ID,
-		Owner: a.Owner(c.Owner), Epoch: c.Epoch, TTL: ttl, Progress: c.Progress, Checkpoint: cp})
+	req := ledger.HeartbeatRequest{Mutation: a.Mutation(c.RequestID), ID: c.ID,
+		Owner: a.Owner(c.Owner), Epoch: c.Epoch, TTL: ttl, Progress: c.Progress, Checkpoint: cp}
+	var card ledger.Card
+	if remote := remoteFor(b, c.Remote); remote != "" {
+		card, err = leaseRemote(a, b, remote, c.RequestID, func(rid string) (ledger.Card, error) {
+			req.RequestID = rid
+			return b.Heartbeat(a.ctx, req)
+		})
+	} else {
+		card, err = b.Heartbeat(a.ctx, req)
+	}
 	if err != nil {
 		return err
 	}

@@ -1,10 +1,12 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 
 	"github.com/bl-backlog/bl/ledger"
+	"github.com/bl-backlog/bl/ledger/gitsync"
 )
 
 // InitCmd creates a backlog.
@@ -17,6 +19,28 @@ Existing files are kept: running init twice is safe.
 
 Commit .backlog/ledger.jsonl, config.json and .gitignore; the lock file
 and *.broken files stay local.
+
+In a git repository, init also makes plain git merge, pull and rebase
+merge the backlog by event instead of by line: it adds to .gitattributes
+
+    .backlog/ledger.jsonl merge=bl -text
+    .backlog/archive/*.jsonl merge=bl -text
+    .backlog/snapshot.json merge=bl-snapshot -text
+
+and defines the drivers in .git/config (a clone needs bl init once, since
+git does not clone its config):
+
+    [merge "bl"]
+        driver = bl merge-driver %O %A %B
+    [merge "bl-snapshot"]
+        driver = true
+
+The ledger driver writes the union of both sides' events in order; the
+snapshot keeps our side and bl rebuilds it on the next command. On a
+machine without bl, point the ledger driver at git's union merge
+(git config merge.bl.driver "git merge-file --union -q %A %O %B"), then run
+bl doctor --repair where bl is installed: it puts lines back in order and
+drops duplicates.
 
 Examples:
 
@@ -33,11 +57,19 @@ func (c *InitCmd) Run(a *App) error {
 	if err != nil {
 		return err
 	}
+	merge, err := gitsync.SetupMerge(dir)
+	if err != nil && !errors.Is(err, gitsync.ErrNoRepo) {
+		return fmt.Errorf("set up the git merge driver: %w", err)
+	}
 	out := struct {
-		Dir      string `json:"dir"`
-		Created  bool   `json:"created"`
-		Worktree string `json:"worktree,omitempty"`
-	}{dir, created, worktree}
+		Dir      string              `json:"dir"`
+		Created  bool                `json:"created"`
+		Worktree string              `json:"worktree,omitempty"`
+		Merge    *gitsync.MergeSetup `json:"merge_driver,omitempty"`
+	}{dir, created, worktree, nil}
+	if err == nil {
+		out.Merge = &merge
+	}
 	return a.emit(out, func(w io.Writer) {
 		if created {
 			fmt.Fprintf(w, "initialized backlog in %s\n", dir)
@@ -46,6 +78,9 @@ func (c *InitCmd) Run(a *App) error {
 		}
 		if worktree != "" {
 			fmt.Fprintf(w, "%s is a linked worktree: it shares the backlog of the main worktree, %s\n", worktree, dir)
+		}
+		if out.Merge != nil && out.Merge.Changed {
+			fmt.Fprintf(w, "git merges the ledger by event: merge drivers set up in %s and %s\n", out.Merge.Attributes, out.Merge.Config)
 		}
 	})
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 
 	"github.com/bl-backlog/bl/ledger"
+	"github.com/bl-backlog/bl/ledger/gitsync"
 	"github.com/bl-backlog/bl/lock"
 )
 
@@ -51,6 +52,12 @@ func classify(err error) (exit int, code string) {
 		return exitCorrupt, "corrupt"
 	case errors.Is(err, ledger.ErrNetworkFS):
 		return exitError, "network_fs"
+	case errors.Is(err, gitsync.ErrRemote):
+		return exitError, "remote"
+	case errors.Is(err, gitsync.ErrDiverged):
+		return exitError, "diverged"
+	case errors.Is(err, gitsync.ErrNoRepo):
+		return exitError, "no_git"
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 		return exitError, "interrupted"
 	}
@@ -70,6 +77,12 @@ func hint(code string) string {
 		return "run `bl doctor` to see the damage; do not edit ledger.jsonl by hand"
 	case "unsupported_version":
 		return "this backlog was written by a newer bl; upgrade bl"
+	case "remote":
+		return "check the remote's name and URL (git remote -v) and the network; nothing local was lost"
+	case "diverged":
+		return "git pull merges the code (and the backlog, with bl's merge driver); then bl sync again"
+	case "no_git":
+		return "bl sync needs the backlog inside a git repository (git init)"
 	}
 	return ""
 }

@@ -1,0 +1,79 @@
+// Package gitsync commits a bl backlog to git and exchanges it with a git
+// remote, which acts as the arbiter between machines: the remote's atomic
+// ref update is the compare-and-swap. It is the only part of bl that uses
+// go-git; package ledger knows nothing of git.
+//
+// # Commits
+//
+// A commit is built from the bytes of the backlog's tracked files as read
+// under the backlog lock (ledger.Backlog.Tree), never from the working
+// tree, so a half-written line is never committed. The files become blobs,
+// the blobs a tree at the backlog's path inside the branch's tree, and the
+// commit's parent is the branch's commit. Files outside the backlog are
+// taken from the branch's commit, so nothing the user staged or changed is
+// swept in. The branch ref moves with git's own lock-file protocol
+// (ref.lock, compare with the old value, rename), and the index entries of
+// the backlog files are updated the same way so git status shows them
+// unchanged. A tree equal to the branch's is no commit at all.
+//
+// The message counts the events new since the parent by kind, "bl: 3
+// created, 2 claimed, 1 completed", after the caller's subject if any.
+//
+// # Exchange
+//
+// A push runs rounds until the remote takes it:
+//
+//  1. fetch the remote branch (no lock held). Objects are stored loose, each
+//     with an atomic rename, commits last, so other bl processes of the same
+//     clone never see a half-fetched commit.
+//  2. read the fetched commit's backlog files and rebase the local backlog
+//     onto them (ledger.Backlog.ApplyUpstream, under the backlog lock): the
+//     remote's history stays as it is and the events only the local side
+//     has go after it, re-stamped where needed. A claim that raced one the
+//     remote already holds folds as a recorded conflict. config.json and
+//     .gitignore edited locally since the branch's commit keep the local
+//     version.
+//  3. commit the backlog with the fetched commit as a parent: the only one
+//     when the branch has nothing the remote lacks (a fast-forward), else
+//     the second parent of a merge.
+//  4. push, stating the fetched commit as the old value of the branch: the
+//     remote applies the update only if the branch did not move. Never
+//     forced.
+//  5. rejected because the branch moved: wait a jittered, growing pause
+//     and go back to 1, up to Options.Tries rounds.
+//
+// No git network call and no git subprocess runs while the backlog lock is
+// held; steps 2 and the reads of the backlog take and release it
+// themselves.
+//
+// Outside the backlog bl merges nothing. If the remote branch changed files
+// outside the backlog that the local branch lacks, the commit would need a
+// real merge: the round fails with ErrDiverged (the backlog has taken the
+// remote's events, the branch is unchanged) and git pull, with bl's merge
+// driver for the ledger, does the rest. A branch used only for the backlog
+// (Options.Branch other than the checked-out one) never has this problem
+// and never touches the worktree or the index.
+//
+// # Remote claims
+//
+// Syncer.Claim claims inside the rounds: after the first pull it claims
+// locally; after each later pull it checks that its claim still holds (it
+// is applied in the fold and the card is still its own at that epoch), and
+// if the pull voided it, claims the next card. The card is returned only
+// after a push succeeded whose backlog, folded, shows the claim applied.
+// Whatever the remote accepted stays first in every clone's history, so
+// from then on the claim stands everywhere. Syncer.Lease does the same for
+// heartbeat, release and complete, failing with ledger.ErrFenced when the
+// pull shows the lease was taken over.
+//
+// # Failures
+//
+// An unreachable remote, a refused fetch or push, or a push still rejected
+// after the last round is a *RemoteError (ErrRemote); the local backlog
+// keeps every event it had, and a claim that could not be confirmed is
+// released again locally (fenced by its epoch), so whichever later sync
+// carries it does not leave the card leased to nobody who knows. A crash at
+// any point leaves the backlog as the ledger package guarantees; git's
+// objects and refs are history (go-git does not fsync them), and the next
+// sync commits whatever the backlog holds.
+package gitsync

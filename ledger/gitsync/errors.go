@@ -1,0 +1,66 @@
+package gitsync
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+)
+
+var (
+	// ErrNoRepo: the backlog is not inside a git repository.
+	ErrNoRepo = errors.New("no git repository")
+	// ErrRemote: the remote could not be reached, refused the exchange,
+	// or kept rejecting the push. The local backlog holds everything it
+	// held before.
+	ErrRemote = errors.New("remote")
+	// ErrDiverged: the branch and the remote's both changed files outside
+	// the backlog, which only git can merge.
+	ErrDiverged = errors.New("diverged")
+	// ErrGitLocked: a git lock file (ref or index) stayed taken.
+	ErrGitLocked = errors.New("git lock busy")
+	// ErrDetached: HEAD is detached and no branch was named.
+	ErrDetached = errors.New("detached HEAD")
+)
+
+// RemoteError is a failed exchange with a remote.
+type RemoteError struct {
+	Remote string // name or URL
+	Op     string // "fetch" or "push"
+	Err    error
+}
+
+func (e *RemoteError) Error() string {
+	return fmt.Sprintf("%s %s %s: %v; the local backlog keeps everything it had", e.Op, direction(e.Op), e.Remote, e.Err)
+}
+
+func direction(op string) string {
+	if op == "push" {
+		return "to"
+	}
+	return "from"
+}
+
+func (e *RemoteError) Unwrap() error { return e.Err }
+
+func (e *RemoteError) Is(target error) bool { return target == ErrRemote }
+
+// rejected reports whether a push failed because the remote's branch
+// moved: the remote is reachable and a fresh fetch, merge and push may
+// succeed. go-git and git-receive-pack word this several ways, not always
+// with an exported error value.
+func rejected(err error) bool {
+	if err == nil {
+		return false
+	}
+	msg := strings.ToLower(err.Error())
+	for _, s := range []string{
+		"non-fast-forward", "required to be", "but is absent", "fetch first", "stale info",
+		"failed to update ref", "cannot lock ref", "failed to lock", "reference already exists",
+		"command error on", "rejected",
+	} {
+		if strings.Contains(msg, s) {
+			return true
+		}
+	}
+	return false
+}

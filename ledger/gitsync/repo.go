@@ -1,0 +1,589 @@
+package gitsync
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	git "github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/filemode"
+	"github.com/go-git/go-git/v5/plumbing/format/index"
+	"github.com/go-git/go-git/v5/plumbing/object"
+
+	"github.com/bl-backlog/bl/ledger"
+)
+
+// Repo is the git repository that holds a backlog directory.
+type Repo struct {
+	repo      *git.Repository
+	root      string // the worktree root
+	gitDir    string // this worktree's git directory: HEAD, index
+	commonDir string // refs, objects and config, shared by linked worktrees
+	prefix    string // the backlog directory relative to root, slash-separated; "" for root itself
+}
+
+// OpenRepo opens the git repository whose worktree contains the backlog
+// directory dir.
+func OpenRepo(dir string) (*Repo, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, err
+	}
+	if real, err := filepath.EvalSymlinks(abs); err == nil {
+		abs = real
+	}
+	r, err := git.PlainOpenWithOptions(abs, &git.PlainOpenOptions{DetectDotGit: true, EnableDotGitCommonDir: true})
+	if errors.Is(err, git.ErrRepositoryNotExists) {
+		return nil, fmt.Errorf("%w: %s is not inside one", ErrNoRepo, abs)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("open git repository at %s: %w", abs, err)
+	}
+	root, err := worktreeRoot(abs)
+	if err != nil {
+		return nil, err
+	}
+	rel, err := filepath.Rel(root, abs)
+	if err != nil || strings.HasPrefix(rel, "..") {
+		return nil, fmt.Errorf("%w: %s is outside the worktree %s", ErrNoRepo, abs, root)
+	}
+	if rel == "." {
+		rel = ""
+	}
+	g := &Repo{repo: r, root: root, prefix: filepath.ToSlash(rel)}
+	if g.gitDir, g.commonDir, err = gitDirs(root); err != nil {
+		return nil, err
+	}
+	return g, nil
+}
+
+// Root is the worktree root.
+func (g *Repo) Root() string { return g.root }
+
+// Prefix is the backlog directory relative to the worktree root,
+// slash-separated.
+func (g *Repo) Prefix() string { return g.prefix }
+
+// worktreeRoot is the nearest directory at or above dir holding .git.
+func worktreeRoot(dir string) (string, error) {
+	for d := dir; ; d = filepath.Dir(d) {
+		if _, err := os.Lstat(filepath.Join(d, ".git")); err == nil {
+			return d, nil
+		}
+		if filepath.Dir(d) == d {
+			return "", fmt.Errorf("%w: no .git at or above %s", ErrNoRepo, dir)
+		}
+	}
+}
+
+// gitDirs finds the worktree's git directory and the common directory it
+// shares with the other worktrees of the repository.
+func gitDirs(root string) (gitDir, commonDir string, err error) {
+	dotgit := filepath.Join(root, ".git")
+	fi, err := os.Stat(dotgit)
+	if err != nil {
+		return "", "", err
+	}
+	gitDir = dotgit
+	if !fi.IsDir() {
+		f, err := os.Open(dotgit)
+		if err != nil {
+			return "", "", err
+		}
+		defer f.Close()
+		sc := bufio.NewScanner(f)
+		if !sc.Scan() {
+			return "", "", fmt.Errorf("%s: empty .git file", dotgit)
+		}
+		rest, ok := strings.CutPrefix(sc.Text(), "gitdir:")
+		if !ok {
+			return "", "", fmt.Errorf("%s: not a gitdir file", dotgit)
+		}
+		gitDir = strings.TrimSpace(rest)
+		if !filepath.IsAbs(gitDir) {
+			gitDir = filepath.Join(root, gitDir)
+		}
+	}
+	commonDir = gitDir
+	if b, err := os.ReadFile(filepath.Join(gitDir, "commondir")); err == nil {
+		c := strings.TrimSpace(string(b))
+		if !filepath.IsAbs(c) {
+			c = filepath.Join(gitDir, c)
+		}
+		commonDir = filepath.Clean(c)
+	}
+	return gitDir, commonDir, nil
+}
+
+// currentBranch is the branch HEAD points at, even when it has no commit
+// yet; "" when HEAD is detached.
+func (g *Repo) currentBranch() (plumbing.ReferenceName, error) {
+	ref, err := g.repo.Storer.Reference(plumbing.HEAD)
+	if err != nil {
+		return "", fmt.Errorf("read HEAD: %w", err)
+	}
+	if ref.Type() != plumbing.SymbolicReference {
+		return "", nil
+	}
+	return ref.Target(), nil
+}
+
+// refHash is the commit a ref points at, or the zero hash when it does not
+// exist.
+func (g *Repo) refHash(name plumbing.ReferenceName) (plumbing.Hash, error) {
+	ref, err := g.repo.Storer.Reference(name)
+	if errors.Is(err, plumbing.ErrReferenceNotFound) {
+		return plumbing.ZeroHash, nil
+	}
+	if err != nil {
+		return plumbing.ZeroHash, fmt.Errorf("read %s: %w", name, err)
+	}
+	if ref.Type() == plumbing.SymbolicReference {
+		ref, err = g.repo.Reference(name, true)
+		if err != nil {
+			return plumbing.ZeroHash, err
+		}
+	}
+	return ref.Hash(), nil
+}
+
+// lockTimeout bounds the wait for git's own lock files (ref.lock,
+// index.lock), which git and other bl processes hold only briefly.
+const lockTimeout = 10 * time.Second
+
+// lockFile takes git's lock for path: path.lock created exclusively. The
+// caller writes the new content into it and renames it over path, or
+// removes it to give up.
+func lockFile(path string, timeout time.Duration) (*os.File, error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return nil, err
+	}
+	deadline := time.Now().Add(timeout)
+	for wait := time.Millisecond; ; wait = min(wait*2, 50*time.Millisecond) {
+		f, err := os.OpenFile(path+".lock", os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o644)
+		if err == nil {
+			return f, nil
+		}
+		if !errors.Is(err, os.ErrExist) {
+			return nil, err
+		}
+		if time.Now().After(deadline) {
+			return nil, fmt.Errorf("%w: %s.lock exists; another git process is running, or one crashed and left it behind (remove it if no git process is running)", ErrGitLocked, path)
+		}
+		time.Sleep(jitter(wait))
+	}
+}
+
+// errRefMoved says a ref no longer held the value a compare-and-swap
+// expected.
+var errRefMoved = errors.New("ref moved")
+
+// updateRef moves ref name from old to new with git's locking protocol,
+// so git and other bl processes see either value, never a torn file. It
+// fails with errRefMoved when the ref no longer holds old (the zero hash:
+// does not exist).
+func (g *Repo) updateRef(name plumbing.ReferenceName, old, new plumbing.Hash) error {
+	p := filepath.Join(g.commonDir, filepath.FromSlash(name.String()))
+	f, err := lockFile(p, lockTimeout)
+	if err != nil {
+		return err
+	}
+	done := false
+	defer func() {
+		if !done {
+			f.Close()
+			os.Remove(f.Name())
+		}
+	}()
+	cur, err := g.refHash(name)
+	if err != nil {
+		return err
+	}
+	if cur != old {
+		return errRefMoved
+	}
+	if _, err := f.WriteString(new.String() + "\n"); err != nil {
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	if err := os.Rename(f.Name(), p); err != nil {
+		return err
+	}
+	done = true
+	return nil
+}
+
+// setRef points ref name at h whatever it held (remote-tracking refs).
+func (g *Repo) setRef(name plumbing.ReferenceName, h plumbing.Hash) error {
+	for range 5 {
+		cur, err := g.refHash(name)
+		if err != nil {
+			return err
+		}
+		if cur == h {
+			return nil
+		}
+		if err := g.updateRef(name, cur, h); !errors.Is(err, errRefMoved) {
+			return err
+		}
+	}
+	return nil
+}
+
+// commit returns the commit object for h.
+func (g *Repo) commit(h plumbing.Hash) (*object.Commit, error) {
+	c, err := object.GetCommit(g.repo.Storer, h)
+	if err != nil {
+		return nil, fmt.Errorf("read commit %s: %w", h, err)
+	}
+	return c, nil
+}
+
+// rootTree is the tree of commit h; nil for the zero hash.
+func (g *Repo) rootTree(h plumbing.Hash) (*object.Tree, error) {
+	if h.IsZero() {
+		return nil, nil
+	}
+	c, err := g.commit(h)
+	if err != nil {
+		return nil, err
+	}
+	return c.Tree()
+}
+
+// subtree is the tree at the backlog path inside root; nil when root is
+// nil or has no backlog there.
+func (g *Repo) subtree(root *object.Tree) (*object.Tree, error) {
+	if root == nil || g.prefix == "" {
+		return root, nil
+	}
+	t, err := root.Tree(g.prefix)
+	if errors.Is(err, object.ErrDirectoryNotFound) || errors.Is(err, object.ErrEntryNotFound) {
+		return nil, nil
+	}
+	return t, err
+}
+
+// readBacklog reads the tracked backlog files a commit holds. A commit
+// without a backlog gives an empty Tree.
+func (g *Repo) readBacklog(h plumbing.Hash) (ledger.Tree, error) {
+	return g.readBacklogFiles(h, ledger.Tracked)
+}
+
+// readBacklogFiles reads the backlog files of commit h that want accepts.
+func (g *Repo) readBacklogFiles(h plumbing.Hash, want func(name string) bool) (ledger.Tree, error) {
+	root, err := g.rootTree(h)
+	if err != nil {
+		return nil, err
+	}
+	sub, err := g.subtree(root)
+	if err != nil {
+		return nil, err
+	}
+	t := ledger.Tree{}
+	if sub == nil {
+		return t, nil
+	}
+	err = walkFiles(sub, "", func(name string, e object.TreeEntry) error {
+		if !ledger.Tracked(name) || !want(name) {
+			return nil
+		}
+		data, err := g.blob(e.Hash)
+		if err != nil {
+			return fmt.Errorf("%s/%s: %w", g.prefix, name, err)
+		}
+		t[name] = data
+		return nil
+	})
+	return t, err
+}
+
+// walkFiles calls fn for every file under t, by slash-separated name.
+func walkFiles(t *object.Tree, dir string, fn func(name string, e object.TreeEntry) error) error {
+	for _, e := range t.Entries {
+		name := path.Join(dir, e.Name)
+		if e.Mode == filemode.Dir {
+			sub, err := t.Tree(e.Name)
+			if err != nil {
+				return err
+			}
+			if err := walkFiles(sub, name, fn); err != nil {
+				return err
+			}
+			continue
+		}
+		if err := fn(name, e); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (g *Repo) blob(h plumbing.Hash) ([]byte, error) {
+	o, err := g.repo.Storer.EncodedObject(plumbing.BlobObject, h)
+	if err != nil {
+		return nil, err
+	}
+	r, err := o.Reader()
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	return io.ReadAll(r)
+}
+
+// store writes an object unless the repository has it already, and
+// returns its hash.
+func (g *Repo) store(o plumbing.EncodedObject) (plumbing.Hash, error) {
+	h := o.Hash()
+	if g.repo.Storer.HasEncodedObject(h) == nil {
+		return h, nil
+	}
+	return g.repo.Storer.SetEncodedObject(o)
+}
+
+func (g *Repo) storeBlob(data []byte) (plumbing.Hash, error) {
+	o := g.repo.Storer.NewEncodedObject()
+	o.SetType(plumbing.BlobObject)
+	o.SetSize(int64(len(data)))
+	w, err := o.Writer()
+	if err != nil {
+		return plumbing.ZeroHash, err
+	}
+	if _, err := w.Write(data); err != nil {
+		return plumbing.ZeroHash, err
+	}
+	if err := w.Close(); err != nil {
+		return plumbing.ZeroHash, err
+	}
+	return g.store(o)
+}
+
+// storeTree writes a tree of entries (sorted here) and returns its hash;
+// with write false it only computes the hash.
+func (g *Repo) storeTree(entries []object.TreeEntry, write bool) (plumbing.Hash, error) {
+	sort.Sort(object.TreeEntrySorter(entries))
+	t := &object.Tree{Entries: entries}
+	var o plumbing.EncodedObject = &plumbing.MemoryObject{}
+	if write {
+		o = g.repo.Storer.NewEncodedObject()
+	}
+	if err := t.Encode(o); err != nil {
+		return plumbing.ZeroHash, err
+	}
+	if !write {
+		return o.Hash(), nil
+	}
+	return g.store(o)
+}
+
+// backlogTree builds the tree for the backlog directory: the files of t,
+// plus whatever files base (the directory as committed before) holds that
+// bl does not manage, such as a README. It returns the tree's hash and the
+// blob hash of each file of t.
+func (g *Repo) backlogTree(base *object.Tree, t ledger.Tree) (plumbing.Hash, map[string]plumbing.Hash, error) {
+	type file struct {
+		mode filemode.FileMode
+		hash plumbing.Hash
+	}
+	files := map[string]file{}
+	if base != nil {
+		err := walkFiles(base, "", func(name string, e object.TreeEntry) error {
+			if !ledger.Tracked(name) && name != ledger.LockFile {
+				files[name] = file{e.Mode, e.Hash}
+			}
+			return nil
+		})
+		if err != nil {
+			return plumbing.ZeroHash, nil, err
+		}
+	}
+	blobs := map[string]plumbing.Hash{}
+	for name, data := range t {
+		h, err := g.storeBlob(data)
+		if err != nil {
+			return plumbing.ZeroHash, nil, err
+		}
+		blobs[name] = h
+		files[name] = file{filemode.Regular, h}
+	}
+	// Build the nested trees bottom-up from the flat list.
+	var build func(dir string) (plumbing.Hash, error)
+	children := map[string][]string{} // dir -> entries (files and subdirs)
+	for name := range files {
+		for p := name; p != "."; p = path.Dir(p) {
+			parent := path.Dir(p)
+			if parent == "." {
+				parent = ""
+			}
+			children[parent] = append(children[parent], p)
+		}
+	}
+	build = func(dir string) (plumbing.Hash, error) {
+		seen := map[string]bool{}
+		var entries []object.TreeEntry
+		for _, p := range children[dir] {
+			if seen[p] {
+				continue
+			}
+			seen[p] = true
+			if f, ok := files[p]; ok {
+				entries = append(entries, object.TreeEntry{Name: path.Base(p), Mode: f.mode, Hash: f.hash})
+				continue
+			}
+			h, err := build(p)
+			if err != nil {
+				return plumbing.ZeroHash, err
+			}
+			entries = append(entries, object.TreeEntry{Name: path.Base(p), Mode: filemode.Dir, Hash: h})
+		}
+		return g.storeTree(entries, true)
+	}
+	h, err := build("")
+	return h, blobs, err
+}
+
+// splice returns root with the tree at the backlog path replaced by sub
+// (a nil root is an empty tree). With write false it only computes the
+// hash, which is how two trees are compared outside the backlog.
+func (g *Repo) splice(root *object.Tree, sub plumbing.Hash, write bool) (plumbing.Hash, error) {
+	if g.prefix == "" {
+		return sub, nil
+	}
+	return g.spliceAt(root, strings.Split(g.prefix, "/"), sub, write)
+}
+
+func (g *Repo) spliceAt(t *object.Tree, parts []string, sub plumbing.Hash, write bool) (plumbing.Hash, error) {
+	var entries []object.TreeEntry
+	var child *object.Tree
+	if t != nil {
+		for _, e := range t.Entries {
+			if e.Name == parts[0] {
+				if e.Mode == filemode.Dir && len(parts) > 1 {
+					c, err := t.Tree(e.Name)
+					if err != nil {
+						return plumbing.ZeroHash, err
+					}
+					child = c
+				}
+				continue
+			}
+			entries = append(entries, e)
+		}
+	}
+	h := sub
+	if len(parts) > 1 {
+		var err error
+		if h, err = g.spliceAt(child, parts[1:], sub, write); err != nil {
+			return plumbing.ZeroHash, err
+		}
+	}
+	entries = append(entries, object.TreeEntry{Name: parts[0], Mode: filemode.Dir, Hash: h})
+	return g.storeTree(entries, write)
+}
+
+// sameOutside reports whether two commits' trees are equal outside the
+// backlog directory.
+func (g *Repo) sameOutside(a, b *object.Tree) (bool, error) {
+	if g.prefix == "" {
+		return true, nil
+	}
+	var marker plumbing.Hash // any fixed value will do
+	ha, err := g.splice(a, marker, false)
+	if err != nil {
+		return false, err
+	}
+	hb, err := g.splice(b, marker, false)
+	return ha == hb, err
+}
+
+// updateIndex makes the index hold the committed backlog files, so that
+// git status shows them unchanged. Tracked backlog files the commit no
+// longer has are dropped from the index. The stat data is left empty, so
+// git compares contents, never trusting a file that changed meanwhile.
+func (g *Repo) updateIndex(t ledger.Tree, blobs map[string]plumbing.Hash) error {
+	p := filepath.Join(g.gitDir, "index")
+	f, err := lockFile(p, 2*time.Second)
+	if err != nil {
+		return err
+	}
+	done := false
+	defer func() {
+		if !done {
+			f.Close()
+			os.Remove(f.Name())
+		}
+	}()
+	idx := &index.Index{Version: 2}
+	if in, err := os.Open(p); err == nil {
+		err = index.NewDecoder(bufio.NewReader(in)).Decode(idx)
+		in.Close()
+		if err != nil {
+			return fmt.Errorf("read %s: %w", p, err)
+		}
+	} else if !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	full := func(name string) string {
+		if g.prefix == "" {
+			return name
+		}
+		return g.prefix + "/" + name
+	}
+	ours := map[string]bool{}
+	for name := range t {
+		ours[full(name)] = true
+	}
+	kept := idx.Entries[:0]
+	for _, e := range idx.Entries {
+		rel, inside := strings.CutPrefix(e.Name, g.prefix+"/")
+		if g.prefix == "" {
+			rel, inside = e.Name, true
+		}
+		if ours[e.Name] || (inside && ledger.Tracked(rel)) {
+			continue
+		}
+		kept = append(kept, e)
+	}
+	idx.Entries = kept
+	for name, data := range t {
+		idx.Entries = append(idx.Entries, &index.Entry{Name: full(name), Hash: blobs[name], Mode: filemode.Regular, Size: uint32(len(data))})
+	}
+	sort.SliceStable(idx.Entries, func(i, j int) bool {
+		a, b := idx.Entries[i], idx.Entries[j]
+		if a.Name != b.Name {
+			return a.Name < b.Name
+		}
+		return a.Stage < b.Stage
+	})
+	idx.Cache = nil // the cached tree no longer matches; git rebuilds it
+	idx.EndOfIndexEntry = nil
+	if idx.Version < 2 {
+		idx.Version = 2
+	}
+	w := bufio.NewWriter(f)
+	if err := index.NewEncoder(w).Encode(idx); err != nil {
+		return err
+	}
+	if err := w.Flush(); err != nil {
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	if err := os.Rename(f.Name(), p); err != nil {
+		return err
+	}
+	done = true
+	return nil
+}
