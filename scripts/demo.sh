@@ -137,6 +137,11 @@ bl ready
 
 # ---------------------------------------------------------------------------
 section "$NAGENTS agents: claim --ttl $TTL, work, heartbeat, work, complete ($CRASHER will crash mid-card)"
+# A watcher streams every event from here on; resuming from the last
+# seeding event's cursor means it misses nothing however late it starts.
+from=$(bl log --json | sed -n 's/^ *"cursor": "\([^"]*\)".*/\1/p' | tail -1)
+"$BL" watch --from "$from" --json >"$logs/watch.jsonl" 2>"$logs/watch.err" &
+watcher=$!
 start_us=$(now_us)
 for i in $(seq 1 "$NAGENTS"); do
   crash_on=0
@@ -206,8 +211,28 @@ echo "all agents finished after $(elapsed)"
 read -r crashed_card crashed_epoch <"$logs/crashed"
 
 # ---------------------------------------------------------------------------
+section "The watch stream"
+# Every agent event is durable by now; give the watcher a moment to print
+# the last ones, then stop it the way a service would be stopped.
+expect=$(( $(wc -l <.backlog/ledger.jsonl) - ncards ))
+for _ in $(seq 50); do
+  [ "$(wc -l <"$logs/watch.jsonl")" -ge "$expect" ] && break
+  sleep 0.1
+done
+kill -TERM "$watcher" 2>/dev/null || true
+wait "$watcher" || fail "bl watch exited with status $? on SIGTERM: $(cat "$logs/watch.err")"
+seen=$(wc -l <"$logs/watch.jsonl")
+echo "bl watch streamed $seen events as JSON lines, each with a resumable cursor; the first few:"
+head -5 "$logs/watch.jsonl" | sed -E 's/^\{"cursor":"([^"]+)".*"op":"([a-z]+)","card":"([^"]+)".*/  cursor \1  \2 \3/'
+[ "$seen" = "$expect" ] || fail "bl watch saw $seen events, the ledger has $expect after seeding"
+
+# ---------------------------------------------------------------------------
 section "Board"
 bl list
+echo
+echo "bl export --format markdown (the board a pull request shows), first lines:"
+bl export --format markdown -o BACKLOG.md
+sed -n '1,14p' BACKLOG.md
 
 # ---------------------------------------------------------------------------
 section "Checks against .backlog/ledger.jsonl"
