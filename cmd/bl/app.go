@@ -25,36 +25,83 @@ type Globals struct {
 	LockTimeout time.Duration `name:"lock-timeout" default:"10s" placeholder:"DUR" help:"How long to wait for the backlog lock."`
 }
 
-// CLI is the whole command line.
+// command is one bl subcommand: its name, its line in bl --help, and a
+// fresh value of its kong struct.
+type command struct {
+	name, help string
+	hidden     bool
+	new        func() any
+}
+
+// commands is every subcommand, in the order bl --help lists them.
+var commands = []command{
+	{"init", "Create a backlog (.backlog/) for this repository.", false, func() any { return &InitCmd{} }},
+	{"create", "Add a card.", false, func() any { return &CreateCmd{} }},
+	{"show", "Show one card.", false, func() any { return &ShowCmd{} }},
+	{"list", "List cards.", false, func() any { return &ListCmd{} }},
+	{"ready", "List cards claimable now, in claim order.", false, func() any { return &ReadyCmd{} }},
+	{"update", "Edit a card's fields.", false, func() any { return &UpdateCmd{} }},
+	{"claim", "Take a lease on the best claimable card, or the given one.", false, func() any { return &ClaimCmd{} }},
+	{"heartbeat", "Renew your lease and report progress.", false, func() any { return &HeartbeatCmd{} }},
+	{"release", "Give your claimed card back to the pool.", false, func() any { return &ReleaseCmd{} }},
+	{"reclaim", "Return expired leases (or one card, forced) to the pool.", false, func() any { return &ReclaimCmd{} }},
+	{"complete", "Mark a card done.", false, func() any { return &CompleteCmd{} }},
+	{"block", "Park a card with a reason.", false, func() any { return &BlockCmd{} }},
+	{"unblock", "Return a blocked card to ready.", false, func() any { return &UnblockCmd{} }},
+	{"reopen", "Return a done card to ready.", false, func() any { return &ReopenCmd{} }},
+	{"link", "Make one card depend on another.", false, func() any { return &LinkCmd{} }},
+	{"unlink", "Remove a dependency.", false, func() any { return &UnlinkCmd{} }},
+	{"stats", "Counts by status, claimable and expired cards, ledger size.", false, func() any { return &StatsCmd{} }},
+	{"export", "Render the backlog: markdown board, mermaid/dot graph, csv, json, jsonl, html.", false, func() any { return &ExportCmd{} }},
+	{"log", "Print the event history, resumable by cursor.", false, func() any { return &LogCmd{} }},
+	{"watch", "Stream events as they are appended (JSONL).", false, func() any { return &WatchCmd{} }},
+	{"compact", "Fold the ledger into the snapshot.", false, func() any { return &CompactCmd{} }},
+	{"doctor", "Check the ledger's integrity; --repair fixes a torn tail.", false, func() any { return &DoctorCmd{} }},
+	{"sync", "Commit .backlog to git; --pull/--push exchange it with a remote.", false, func() any { return &SyncCmd{} }},
+	{"version", "Print the bl version.", false, func() any { return &VersionCmd{} }},
+	{"merge-driver", "Git merge driver for the ledger (set up by bl init).", true, func() any { return &MergeDriverCmd{} }},
+}
+
+// CLI is the command line's root: the global flags. The subcommands are
+// added to the parser from commands.
 type CLI struct {
 	Globals
+}
 
-	Init      InitCmd      `cmd:"" help:"Create a backlog (.backlog/) for this repository."`
-	Create    CreateCmd    `cmd:"" help:"Add a card."`
-	Show      ShowCmd      `cmd:"" help:"Show one card."`
-	List      ListCmd      `cmd:"" help:"List cards."`
-	Ready     ReadyCmd     `cmd:"" help:"List cards claimable now, in claim order."`
-	Update    UpdateCmd    `cmd:"" help:"Edit a card's fields."`
-	Claim     ClaimCmd     `cmd:"" help:"Take a lease on the best claimable card, or the given one."`
-	Heartbeat HeartbeatCmd `cmd:"" help:"Renew your lease and report progress."`
-	Release   ReleaseCmd   `cmd:"" help:"Give your claimed card back to the pool."`
-	Reclaim   ReclaimCmd   `cmd:"" help:"Return expired leases (or one card, forced) to the pool."`
-	Complete  CompleteCmd  `cmd:"" help:"Mark a card done."`
-	Block     BlockCmd     `cmd:"" help:"Park a card with a reason."`
-	Unblock   UnblockCmd   `cmd:"" help:"Return a blocked card to ready."`
-	Reopen    ReopenCmd    `cmd:"" help:"Return a done card to ready."`
-	Link      LinkCmd      `cmd:"" help:"Make one card depend on another."`
-	Unlink    UnlinkCmd    `cmd:"" help:"Remove a dependency."`
-	Stats     StatsCmd     `cmd:"" help:"Counts by status, claimable and expired cards, ledger size."`
-	Export    ExportCmd    `cmd:"" help:"Render the backlog: markdown board, mermaid/dot graph, csv, json, jsonl, html."`
-	Log       LogCmd       `cmd:"" help:"Print the event history, resumable by cursor."`
-	Watch     WatchCmd     `cmd:"" help:"Stream events as they are appended (JSONL)."`
-	Compact   CompactCmd   `cmd:"" help:"Fold the ledger into the snapshot."`
-	Doctor    DoctorCmd    `cmd:"" help:"Check the ledger's integrity; --repair fixes a torn tail."`
-	Version   VersionCmd   `cmd:"" help:"Print the bl version."`
+// newParser builds the parser over cli. With only set, it holds just that
+// subcommand: building the parser reflects over every command's struct,
+// and a call that names its command up front (as agents' calls do) need
+// not pay for the others.
+func newParser(cli *CLI, app *App, stdout, stderr io.Writer, only string) (*kong.Kong, error) {
+	opts := []kong.Option{
+		kong.Name("bl"),
+		kong.Description(description),
+		kong.Writers(stdout, stderr),
+		kong.Exit(func(c int) { panic(exitRequest{c}) }),
+		kong.ConfigureHelp(kong.HelpOptions{Compact: true, NoExpandSubcommands: true}),
+		kong.Bind(app),
+	}
+	for _, c := range commands {
+		if only != "" && c.name != only {
+			continue
+		}
+		var tags []string
+		if c.hidden {
+			tags = append(tags, `hidden:""`)
+		}
+		opts = append(opts, kong.DynamicCommand(c.name, c.help, "", c.new(), tags...))
+	}
+	return kong.New(cli, opts...)
+}
 
-	Sync        SyncCmd        `cmd:"" help:"Commit .backlog to git; --pull/--push exchange it with a remote."`
-	MergeDriver MergeDriverCmd `cmd:"" name:"merge-driver" hidden:"" help:"Git merge driver for the ledger (set up by bl init)."`
+// commandNamed reports whether name is a subcommand.
+func commandNamed(name string) bool {
+	for _, c := range commands {
+		if c.name == name {
+			return true
+		}
+	}
+	return false
 }
 
 const description = `A git-native, file-backed backlog for developers and fleets of coding agents.
@@ -99,14 +146,12 @@ type exitRequest struct{ code int }
 func run(args []string, stdout, stderr io.Writer) (code int) {
 	var cli CLI
 	app := &App{Stdout: stdout, Stderr: stderr, now: time.Now}
-	parser, err := kong.New(&cli,
-		kong.Name("bl"),
-		kong.Description(description),
-		kong.Writers(stdout, stderr),
-		kong.Exit(func(c int) { panic(exitRequest{c}) }),
-		kong.ConfigureHelp(kong.HelpOptions{Compact: true, NoExpandSubcommands: true}),
-		kong.Bind(app),
-	)
+	args = normalizeArgs(args)
+	only := ""
+	if len(args) > 0 && commandNamed(args[0]) {
+		only = args[0]
+	}
+	parser, err := newParser(&cli, app, stdout, stderr, only)
 	if err != nil {
 		fmt.Fprintln(stderr, "bl:", err)
 		return exitError
@@ -120,7 +165,7 @@ func run(args []string, stdout, stderr io.Writer) (code int) {
 			code = er.code
 		}
 	}()
-	kctx, err := parser.Parse(normalizeArgs(args))
+	kctx, err := parser.Parse(args)
 	if err != nil {
 		app.JSON = cli.JSON || hasJSONFlag(args)
 		return app.fail(usagef(err.Error() + " (see bl --help)"))
