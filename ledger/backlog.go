@@ -282,7 +282,6 @@ func (b *Backlog) writeLocked(m Mutation, op Op, build func(s *State, at time.Ti
 	}
 	b.pos.offset += int64(len(buf))
 	b.pos.lines += len(events)
-	copy(b.pos.tail[:], buf[len(buf)-len(b.pos.tail):])
 	cards := make([]Card, len(events))
 	for i, e := range events {
 		cards[i], _ = b.state.Card(e.Card)
@@ -330,8 +329,14 @@ func (b *Backlog) failpoint(stage string) {
 	}
 }
 
-// Close releases resources. The lock is only ever held inside a call.
-func (b *Backlog) Close() error { return nil }
+// Close releases the open ledger file. The lock is only ever held inside a
+// call.
+func (b *Backlog) Close() error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.pos.close()
+	return nil
+}
 
 // loadOnce loads the snapshot and the ledger after it. done is false when
 // the pair changed underneath (a compaction or normalization ran) and the
@@ -349,22 +354,31 @@ func (b *Backlog) loadOnce() (done bool, err error) {
 		}
 	}
 	snapEvents := s.Events()
+	snapshotChanged := func() bool {
+		now, serr := os.Stat(filepath.Join(b.dir, SnapshotFile))
+		return !((info == nil && errors.Is(serr, os.ErrNotExist)) || (info != nil && serr == nil && os.SameFile(info, now)))
+	}
 	pos, err := snapshotPosition(b.dir, s, hdr)
 	var torn *TornTail
 	if err == nil {
 		pos, torn, err = readFrom(filepath.Join(b.dir, LedgerFile), pos, func(e *Event) { _ = s.Apply(e) })
 	}
-	if errors.Is(err, errStale) {
-		return false, b.normalizeLocking()
+	if err != nil || snapshotChanged() {
+		pos.close()
 	}
-	if err != nil && !errors.Is(err, errReplaced) {
+	switch {
+	case snapshotChanged():
+		// A compaction ran meanwhile; what looked stale or replaced may
+		// just be its new files. Load again.
+		return false, nil
+	case errors.Is(err, errStale):
+		return false, b.normalizeLocking()
+	case errors.Is(err, errReplaced):
+		return false, nil
+	case err != nil:
 		return false, err
 	}
-	now, serr := os.Stat(filepath.Join(b.dir, SnapshotFile))
-	unchanged := (info == nil && errors.Is(serr, os.ErrNotExist)) || (info != nil && serr == nil && os.SameFile(info, now))
-	if err != nil || !unchanged {
-		return false, nil
-	}
+	b.pos.close()
 	b.state, b.seq, b.pos, b.torn, b.snapEvents = s, hdr.Seq, pos, torn, snapEvents
 	return true, nil
 }

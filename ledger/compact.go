@@ -98,12 +98,20 @@ func (b *Backlog) compactLocked() (CompactResult, error) {
 		return res, fmt.Errorf("compact: start a fresh ledger: %w", err)
 	}
 	b.failpoint("compact-after-truncate")
-	info, err := os.Stat(ledgerPath)
+	// Hold the fresh ledger open at once, so its identity is ours to
+	// compare even if other compactions free and reuse inode numbers.
+	f, err := os.Open(ledgerPath)
 	if err != nil {
 		return res, err
 	}
+	info, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return res, err
+	}
 	last := b.state.Last()
-	b.pos = position{info: info, last: &last}
+	b.pos.close()
+	b.pos = position{file: f, info: info, last: &last}
 	return res, nil
 }
 

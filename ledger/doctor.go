@@ -215,6 +215,12 @@ func Repair(ctx context.Context, dir string, timeout time.Duration, now time.Tim
 		return nil, err
 	}
 	defer lk.Release()
+	// Finish (or drop) a multi-file change cut short before judging the
+	// files, as every opener does.
+	if err := rollForward(dir); err != nil {
+		return nil, err
+	}
+	removeTemps(dir)
 	rep, lines, err := diagnose(dir, now)
 	if err != nil {
 		return nil, err

@@ -42,11 +42,18 @@ type position struct {
 	// compaction cut short left behind, which the snapshot already holds.
 	base         int64
 	coveredLines int // lines before base
-	// tail is the end of the last line folded (its checksum member and
-	// newline). Filesystems reuse inode numbers at once, so a file
-	// replaced twice can look like the same file; if these bytes no
-	// longer end at offset, it was replaced.
-	tail [crcSuffixLen + 1]byte
+	// file is the ledger being read, kept open between reads: filesystems
+	// reuse a freed inode number at once, so only an open file's identity
+	// can be compared with whatever the path names now.
+	file *os.File
+}
+
+// close releases the ledger file a position holds.
+func (pos *position) close() {
+	if pos.file != nil {
+		pos.file.Close()
+		pos.file = nil
+	}
 }
 
 // maxLine bounds one ledger line; anything longer is damage.
@@ -55,33 +62,36 @@ const maxLine = 1 << 20
 // readFrom folds the complete, valid lines of the ledger at path from pos
 // into apply, returning the new position and any torn tail after it. A
 // damaged line followed by a good one is a *CorruptError.
+//
+// The first call opens the file and keeps it in the returned position; the
+// caller closes it (position.close) when it drops the position. Later calls
+// read the same open file and report errReplaced once the path names
+// another file or the file shrank below what was read.
 func readFrom(path string, pos position, apply func(*Event)) (position, *TornTail, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		if errors.Is(err, os.ErrNotExist) {
-			return pos, nil, Errorf(ErrNotInitialized, "%s is missing", path)
+	if pos.file == nil {
+		f, err := os.Open(path)
+		if err != nil {
+			if errors.Is(err, os.ErrNotExist) {
+				return pos, nil, Errorf(ErrNotInitialized, "%s is missing", path)
+			}
+			return pos, nil, err
 		}
-		return pos, nil, err
-	}
-	defer f.Close()
-	info, err := f.Stat()
-	if err != nil {
-		return pos, nil, err
-	}
-	if pos.info != nil && (!os.SameFile(pos.info, info) || info.Size() < pos.offset) {
-		return pos, nil, errReplaced
-	}
-	if pos.info != nil && pos.tail[len(pos.tail)-1] == '\n' {
-		var end [len(pos.tail)]byte
-		if _, err := f.ReadAt(end[:], pos.offset-int64(len(end))); err != nil || end != pos.tail {
+		pos.file = f
+	} else {
+		now, err := os.Stat(path)
+		if err != nil {
+			return pos, nil, err
+		}
+		if !os.SameFile(now, pos.info) || now.Size() < pos.offset {
 			return pos, nil, errReplaced
 		}
 	}
-	pos.info = info
-	if _, err := f.Seek(pos.offset, io.SeekStart); err != nil {
+	info, err := pos.file.Stat()
+	if err != nil {
 		return pos, nil, err
 	}
-	r := bufio.NewReaderSize(f, 256<<10)
+	pos.info = info
+	r := bufio.NewReaderSize(io.NewSectionReader(pos.file, pos.offset, 1<<62), 256<<10)
 	for {
 		line, err := readLine(r)
 		if len(line) == 0 && err == io.EOF {
@@ -122,7 +132,6 @@ func readFrom(path string, pos position, apply func(*Event)) (position, *TornTai
 		pos.offset += int64(len(line))
 		pos.lines++
 		pos.last = e
-		copy(pos.tail[:], line[len(line)-len(pos.tail):])
 	}
 }
 

@@ -1,9 +1,10 @@
 package ledger
 
 import (
+	"bufio"
+	"bytes"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 )
@@ -20,13 +21,8 @@ func normalize(dir string) error {
 	if err != nil {
 		return err
 	}
-	ledgerPath := filepath.Join(dir, LedgerFile)
-	var led []*Event
-	_, end, err := ReadEvents(ledgerPath, 0, Cursor{}, func(e *Event) error {
-		led = append(led, e)
-		return nil
-	})
-	if err != nil && !errors.Is(err, os.ErrNotExist) {
+	led, end, err := decodeUntilTorn(filepath.Join(dir, LedgerFile), prev[LedgerFile])
+	if err != nil {
 		return err
 	}
 	if end < int64(len(prev[LedgerFile])) { // a torn tail: set it aside first
@@ -112,6 +108,31 @@ func normalTree(t Tree, led []*Event) (Tree, error) {
 	}
 	out[LedgerFile] = data
 	return out, nil
+}
+
+// decodeUntilTorn decodes every line of a ledger in file order, whatever
+// order their times are in, up to a torn tail, and returns the offset where
+// the good lines end. Damage with good lines after it is a *CorruptError.
+func decodeUntilTorn(path string, data []byte) ([]*Event, int64, error) {
+	var out []*Event
+	var offset int64
+	for n := 1; offset < int64(len(data)); n++ {
+		rest := data[offset:]
+		i := bytes.IndexByte(rest, '\n')
+		if i < 0 {
+			return out, offset, nil // unterminated: torn
+		}
+		e, err := DecodeLine(rest[:i+1])
+		if err != nil {
+			if errors.Is(err, ErrVersion) || goodLineFollows(bufio.NewReader(bytes.NewReader(rest[i+1:]))) {
+				return nil, offset, &CorruptError{Path: path, Line: n, Offset: offset, Err: err}
+			}
+			return out, offset, nil
+		}
+		out = append(out, e)
+		offset += int64(i + 1)
+	}
+	return out, offset, nil
 }
 
 func encodeEvents(evs []*Event) ([]byte, error) {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"io"
+	"strconv"
 	"testing"
 )
 
@@ -10,6 +11,26 @@ import (
 func BenchmarkRunVersion(b *testing.B) {
 	for i := 0; i < b.N; i++ {
 		if code := run([]string{"version"}, io.Discard, io.Discard); code != 0 {
+			b.Fatalf("exit %d", code)
+		}
+	}
+}
+
+// BenchmarkRunReady1k is bl ready --limit 10 on a backlog of 1000 cards,
+// in process: open, fold, select, print.
+func BenchmarkRunReady1k(b *testing.B) {
+	dir := b.TempDir()
+	if code := run([]string{"--dir", dir, "init"}, io.Discard, io.Discard); code != 0 {
+		b.Fatal("init failed")
+	}
+	for i := 0; i < 1000; i++ {
+		if code := run([]string{"--dir", dir, "--actor", "bench", "create", "--title", "card", "--priority", strconv.Itoa(i % 10)}, io.Discard, io.Discard); code != 0 {
+			b.Fatal("create failed")
+		}
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if code := run([]string{"--dir", dir, "ready", "--limit", "10"}, io.Discard, io.Discard); code != 0 {
 			b.Fatalf("exit %d", code)
 		}
 	}

@@ -2,12 +2,16 @@
 // kept apart from package ledger so the core carries no file-watching
 // dependency.
 //
-// Follow delivers every event after a cursor exactly once, in order, and
-// keeps going across compaction (events move from ledger.jsonl into
-// archive/), torn-tail recovery and bl doctor --repair (the
-// ledger file is replaced): it drains the file it had open, then continues
-// in the new one, using the (at, id) cursor to skip what it already
-// delivered.
+// Follow delivers every event after a cursor exactly once, and keeps going
+// across compaction (events move from ledger.jsonl into archive/), torn-tail
+// recovery, bl doctor --repair and bl sync (the ledger file is replaced):
+// it drains the file it had open, then reads the new one, and delivers only
+// events it has not read before, remembered by id. Events arrive in ledger
+// order, except that a sync or git merge can bring in events another
+// machine wrote earlier than ones already delivered; those are delivered
+// when they arrive. A cursor names an event, so a follower restarted from
+// the newest cursor it printed will not see such late arrivals: after a
+// sync, restart from an older cursor (repeats are skipped by id).
 package watch
 
 import (
@@ -95,12 +99,14 @@ func Follow(ctx context.Context, dir string, from ledger.Cursor, fn func(*ledger
 		return err
 	}
 	defer n.Close()
-	t := &tail{dir: dir, path: filepath.Join(dir, ledger.LedgerFile), cur: from, fn: fn, archives: map[string]bool{}}
+	t := &tail{dir: dir, path: filepath.Join(dir, ledger.LedgerFile), from: from, fn: fn,
+		archives: map[string]bool{}, seen: newIDSet(seenCap)}
 	defer t.close()
 	for {
 		if err := t.catchUp(); err != nil {
 			return err
 		}
+		t.started = true
 		select {
 		case <-ctx.Done():
 			return nil
@@ -119,11 +125,35 @@ func Follow(ctx context.Context, dir string, from ledger.Cursor, fn func(*ledger
 // has read it, plus the archives already read.
 type tail struct {
 	dir, path string
-	cur       ledger.Cursor
+	from      ledger.Cursor // where the caller asked to start
+	started   bool          // the first catch-up is done
 	fn        func(*ledger.Event) error
 	f         *os.File
 	offset    int64
 	archives  map[string]bool
+	seen      *idSet // events read so far, delivered or before from
+}
+
+// seenCap bounds the ids a follower remembers: far more than a ledger
+// holds between compactions, so any event a replaced file or a new archive
+// repeats is still known.
+const seenCap = 1 << 18
+
+// offer delivers e unless it was read before. Before the first catch-up is
+// done, events up to the starting cursor are history the caller has, and
+// are only remembered. After it, an event read for the first time is
+// delivered even if it sorts before events already delivered: a sync or a
+// git merge can bring in events another machine wrote earlier, and a sync
+// re-stamps local events it moves after upstream's, which must not come
+// twice.
+func (t *tail) offer(e *ledger.Event) error {
+	if !t.seen.add(e.ID) {
+		return nil
+	}
+	if !t.started && !t.from.Before(e) {
+		return nil
+	}
+	return t.fn(e)
 }
 
 func (t *tail) close() {
@@ -166,7 +196,7 @@ func (t *tail) catchUp() error {
 
 func (t *tail) drain() error {
 	var err error
-	t.cur, t.offset, err = ledger.ReadEventsFile(t.f, t.path, t.offset, t.cur, t.fn)
+	_, t.offset, err = ledger.ReadEventsFile(t.f, t.path, t.offset, ledger.Cursor{}, t.offer)
 	return err
 }
 
@@ -196,8 +226,33 @@ func (t *tail) readArchives() error {
 			fresh = append(fresh, path)
 		}
 	}
-	t.cur, err = ledger.ArchivedEvents(fresh, t.cur, t.fn)
+	_, err = ledger.ArchivedEvents(fresh, ledger.Cursor{}, t.offer)
 	return err
+}
+
+// idSet remembers up to max ids, forgetting the oldest first.
+type idSet struct {
+	ids  map[string]struct{}
+	ring []string
+	next int
+}
+
+func newIDSet(max int) *idSet {
+	return &idSet{ids: make(map[string]struct{}), ring: make([]string, max)}
+}
+
+// add records id and reports whether it was new.
+func (s *idSet) add(id string) bool {
+	if _, ok := s.ids[id]; ok {
+		return false
+	}
+	if old := s.ring[s.next]; old != "" {
+		delete(s.ids, old)
+	}
+	s.ring[s.next] = id
+	s.next = (s.next + 1) % len(s.ring)
+	s.ids[id] = struct{}{}
+	return true
 }
 
 // Events is Follow as channels: events arrive on the first; the second
