@@ -91,7 +91,13 @@ func readFrom(path string, pos position, apply func(*Event)) (position, *TornTai
 		return pos, nil, err
 	}
 	pos.info = info
-	r := bufio.NewReaderSize(io.NewSectionReader(pos.file, pos.offset, 1<<62), 256<<10)
+	if info.Size() == pos.offset {
+		return pos, nil, nil // nothing appended since the last read
+	}
+	// A buffer sized to what is new: a writer catching up on one line
+	// should not allocate for a whole history.
+	size := min(max(info.Size()-pos.offset, 4096), 256<<10)
+	r := bufio.NewReaderSize(io.NewSectionReader(pos.file, pos.offset, 1<<62), int(size))
 	for {
 		line, err := readLine(r)
 		if len(line) == 0 && err == io.EOF {

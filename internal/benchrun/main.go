@@ -366,16 +366,35 @@ func printReport(bl string) {
 		return
 	}
 	var doc strings.Builder
-	doc.WriteString("# Performance\n\n")
-	doc.WriteString("Measured by `make bench` (internal/benchrun for whole processes, `go test -bench` for the library).\n")
-	doc.WriteString("Whole-process figures are medians of repeated runs; the floor is a trivial Go binary that\n")
-	doc.WriteString("starts, appends one line and fdatasyncs it on the same disk, measured in the same run.\n\n")
+	doc.WriteString(beginMark + "\n")
 	fmt.Fprintf(&doc, "Machine: %s, %d CPUs, %s, %s/%s; measured %s.\n\n", cpuModel(), runtime.NumCPU(), runtime.Version(), runtime.GOOS, runtime.GOARCH, time.Now().UTC().Format("2006-01-02"))
-	doc.WriteString("Reproduce: `make bench` (about five minutes).\n\n")
 	doc.WriteString(table)
-	must(os.WriteFile(*out, []byte(doc.String()), 0o644))
-	_ = bl
+	if goBench, err := os.ReadFile(filepath.Join(filepath.Dir(bl), "bench-go.txt")); err == nil {
+		doc.WriteString("\nLibrary benchmarks (`go test -bench . ./ledger/`):\n\n```\n")
+		for _, l := range strings.Split(string(goBench), "\n") {
+			if strings.HasPrefix(l, "Benchmark") {
+				doc.WriteString(l + "\n")
+			}
+		}
+		doc.WriteString("```\n")
+	}
+	doc.WriteString(endMark + "\n")
+	// Only the measured part is replaced; the prose around it stays.
+	prev, err := os.ReadFile(*out)
+	text := string(prev)
+	i, j := strings.Index(text, beginMark), strings.Index(text, endMark)
+	if err != nil || i < 0 || j < i {
+		text = "# Performance\n\n" + doc.String()
+	} else {
+		text = text[:i] + doc.String() + text[j+len(endMark)+1:]
+	}
+	must(os.WriteFile(*out, []byte(text), 0o644))
 }
+
+const (
+	beginMark = "<!-- make bench: begin -->"
+	endMark   = "<!-- make bench: end -->"
+)
 
 func cpuModel() string {
 	f, err := os.Open("/proc/cpuinfo")
