@@ -31,6 +31,10 @@ type SyncConfig struct {
 	// Branch is the branch bl sync commits to and exchanges; the checked
 	// out branch when empty.
 	Branch string `json:"branch,omitempty"`
+	// Board names a markdown file in the backlog directory (e.g.
+	// "BOARD.md") that bl sync regenerates with the board before every
+	// commit, so reviewers see the board change next to the events.
+	Board string `json:"board,omitempty"`
 }
 
 // ClaimsConfig is the "claims" object of config.json.

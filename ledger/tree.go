@@ -25,6 +25,9 @@ func Tracked(name string) bool {
 	case LedgerFile, SnapshotFile, ConfigFile, IgnoreFile:
 		return true
 	}
+	if !strings.Contains(name, "/") && strings.HasSuffix(name, ".md") {
+		return true // a generated board (sync.board)
+	}
 	dir, base := path.Split(name)
 	return dir == ArchiveDir+"/" && strings.HasSuffix(base, ".jsonl") && !strings.HasPrefix(base, ".")
 }

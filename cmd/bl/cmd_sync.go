@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"path/filepath"
 	"strings"
 
+	"github.com/bl-backlog/bl/export"
 	"github.com/bl-backlog/bl/ledger"
 	"github.com/bl-backlog/bl/ledger/gitsync"
 )
@@ -65,7 +67,8 @@ func (c *SyncCmd) Run(a *App) error {
 	if !exchange {
 		remote = ""
 	}
-	s, err := gitsync.New(b, gitsync.Options{Remote: remote, Branch: firstOf(c.Branch, cfg.Branch), Message: c.Message, Actor: a.actor(), Now: a.now})
+	s, err := gitsync.New(b, gitsync.Options{Remote: remote, Branch: firstOf(c.Branch, cfg.Branch), Message: c.Message, Actor: a.actor(), Now: a.now,
+		BeforeCommit: a.boardWriter(b)})
 	if err != nil {
 		return err
 	}
@@ -189,7 +192,8 @@ func (a *App) autoSync() {
 	if mode == "push" {
 		remote = firstOf(cfg.Remote, "origin")
 	}
-	s, err := gitsync.New(a.backlog, gitsync.Options{Remote: remote, Branch: cfg.Branch, Actor: a.actor(), Now: a.now})
+	s, err := gitsync.New(a.backlog, gitsync.Options{Remote: remote, Branch: cfg.Branch, Actor: a.actor(), Now: a.now,
+		BeforeCommit: a.boardWriter(a.backlog)})
 	if err != nil {
 		warn(err)
 		return
@@ -201,5 +205,25 @@ func (a *App) autoSync() {
 	}
 	if err != nil {
 		warn(err)
+	}
+}
+
+// boardWriter returns the hook that regenerates the board file named by
+// sync.board before a commit, or nil when none is configured.
+func (a *App) boardWriter(b *ledger.Backlog) func(context.Context) error {
+	name := b.Config().Sync.Board
+	if name == "" {
+		return nil
+	}
+	return func(context.Context) error {
+		if !ledger.Tracked(name) || strings.ContainsAny(name, `/\`) {
+			return usagef(fmt.Sprintf("sync.board %q must be a file name ending in .md inside the backlog directory, e.g. BOARD.md", name))
+		}
+		cards, err := b.List(ledger.Filter{}, ledger.SortClaim)
+		if err != nil {
+			return err
+		}
+		board := export.RenderMarkdown(cards, export.Options{Command: "bl sync"})
+		return writeExportFile(filepath.Join(b.Dir(), name), board)
 	}
 }

@@ -100,6 +100,7 @@ func SetupMerge(dir string) (MergeSetup, error) {
 		prefix + ledger.LedgerFile + " merge=bl -text",
 		prefix + ledger.ArchiveDir + "/*.jsonl merge=bl -text",
 		prefix + ledger.SnapshotFile + " merge=bl-snapshot -text",
+		prefix + "*.md merge=bl-snapshot -text",
 	}
 	changed, err := addLines(out.Attributes, "# bl: merge the backlog by event, never with conflict markers (bl help init)", lines)
 	if err != nil {

@@ -49,6 +49,10 @@ type Options struct {
 	Tries int
 	// Now is the clock for commit times; time.Now when nil.
 	Now func() time.Time
+	// BeforeCommit, when set, runs just before the backlog is read for a
+	// commit (in every round of a push, after the remote's events were
+	// applied): bl regenerates the configured board there.
+	BeforeCommit func(ctx context.Context) error
 }
 
 // DefaultTries is how many fetch-merge-push rounds a push makes before it
@@ -167,7 +171,7 @@ func (s *Syncer) result() Result {
 // since the branch's commit is a quiet no-op (Committed false).
 func (s *Syncer) Commit(ctx context.Context) (Result, error) {
 	res := s.result()
-	t, err := s.b.Tree(ctx)
+	t, err := s.treeForCommit(ctx)
 	if err != nil {
 		return res, err
 	}
@@ -186,13 +190,24 @@ func (s *Syncer) Pull(ctx context.Context) (Result, error) {
 	if err != nil {
 		return res, err
 	}
-	t, err := s.b.Tree(ctx)
+	t, err := s.treeForCommit(ctx)
 	if err != nil {
 		return res, err
 	}
 	head, committed, msg, err := s.commit(t, remote)
 	res.Commit, res.Committed, res.Message = hashString(head), committed, msg
 	return res, err
+}
+
+// treeForCommit runs the BeforeCommit hook, then reads the backlog's
+// tracked files under its lock.
+func (s *Syncer) treeForCommit(ctx context.Context) (ledger.Tree, error) {
+	if s.o.BeforeCommit != nil {
+		if err := s.o.BeforeCommit(ctx); err != nil {
+			return nil, err
+		}
+	}
+	return s.b.Tree(ctx)
 }
 
 // Hooks let a caller act inside every round of Push.
@@ -252,7 +267,7 @@ func (s *Syncer) exchange(ctx context.Context, h Hooks, tries int) (Result, erro
 				return res, err
 			}
 		}
-		t, err := s.b.Tree(ctx)
+		t, err := s.treeForCommit(ctx)
 		if err != nil {
 			return res, err
 		}
