@@ -19,6 +19,9 @@ const gitignore = `# bl: local files, never committed
 lock
 *.broken
 cache/
+# in-flight multi-file changes and temp files, gone once they finish
+.staging/
+.*.tmp-*
 `
 
 // Init creates a backlog in dir (created if missing): an empty ledger,
