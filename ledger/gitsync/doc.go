@@ -70,9 +70,9 @@
 //
 // An unreachable remote, a refused fetch or push, or a push still rejected
 // after the last round is a *RemoteError (ErrRemote); the local backlog
-// keeps every event it had, and a claim that could not be confirmed is
-// released again locally (fenced by its epoch), so whichever later sync
-// carries it does not leave the card leased to nobody who knows. A crash at
+// keeps every event it had; a claim that could not be confirmed stays in
+// the local ledger, where the next sync either folds it as a conflict (the
+// remote holds a rival claim) or it lapses after its TTL. A crash at
 // any point leaves the backlog as the ledger package guarantees; git's
 // objects and refs are history (go-git does not fsync them), and the next
 // sync commits whatever the backlog holds.

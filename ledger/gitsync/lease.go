@@ -18,9 +18,10 @@ import (
 // applied: from then on every clone that syncs folds the remote's history
 // first, so the claim stands. A nil card means nothing was claimable.
 //
-// When every round fails, a claim still held locally is released again
-// (fenced by its epoch), so that whichever sync carries it later does not
-// leave the card leased to a claimer that never heard it won.
+// When every round fails, the local claim is left as it is: a release
+// could not be told apart from a winner with the same owner name at the
+// same epoch. If the remote holds a rival claim, the next sync folds ours
+// as a conflict; if not, the lease runs out after its TTL.
 func (s *Syncer) Claim(ctx context.Context, req ledger.ClaimRequest) (*ledger.Card, Result, error) {
 	var (
 		card *ledger.Card // the claim in flight
@@ -70,26 +71,16 @@ func (s *Syncer) Claim(ctx context.Context, req ledger.ClaimRequest) (*ledger.Ca
 	}
 	res, err := s.pushLease(ctx, Hooks{Prepare: prepare, Check: check})
 	if err != nil {
-		if card != nil {
-			s.withdraw(card, req, err)
-		}
+		// The local claim stays as it is: releasing it could not be
+		// fenced apart from a winner with the same owner name at the same
+		// epoch. If the remote holds a rival claim, the next sync folds
+		// ours as a conflict; if not, its lease runs out after its TTL.
 		return nil, res, err
 	}
 	if card == nil {
 		return nil, res, nil
 	}
 	return won, res, nil
-}
-
-// withdraw releases a claim that could not be confirmed.
-func (s *Syncer) withdraw(card *ledger.Card, req ledger.ClaimRequest, cause error) {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	_, _ = s.b.Release(ctx, ledger.LeaseRequest{
-		Mutation: ledger.Mutation{Actor: req.Actor},
-		ID:       card.ID, Owner: req.Owner, Epoch: card.ClaimEpoch,
-		Reason: fmt.Sprintf("claim not confirmed by the remote: %v", cause),
-	})
 }
 
 // holds reports whether the claim made with request id rid is applied in

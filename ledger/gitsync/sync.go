@@ -171,11 +171,7 @@ func (s *Syncer) result() Result {
 // since the branch's commit is a quiet no-op (Committed false).
 func (s *Syncer) Commit(ctx context.Context) (Result, error) {
 	res := s.result()
-	t, err := s.treeForCommit(ctx)
-	if err != nil {
-		return res, err
-	}
-	head, committed, msg, err := s.commit(t, plumbing.ZeroHash)
+	head, committed, msg, err := s.commit(func() (ledger.Tree, error) { return s.treeForCommit(ctx) }, plumbing.ZeroHash)
 	res.Commit, res.Committed, res.Message = hashString(head), committed, msg
 	return res, err
 }
@@ -190,11 +186,7 @@ func (s *Syncer) Pull(ctx context.Context) (Result, error) {
 	if err != nil {
 		return res, err
 	}
-	t, err := s.treeForCommit(ctx)
-	if err != nil {
-		return res, err
-	}
-	head, committed, msg, err := s.commit(t, remote)
+	head, committed, msg, err := s.commit(func() (ledger.Tree, error) { return s.treeForCommit(ctx) }, remote)
 	res.Commit, res.Committed, res.Message = hashString(head), committed, msg
 	return res, err
 }
@@ -283,7 +275,21 @@ func (s *Syncer) exchange(ctx context.Context, h Hooks, tries int) (Result, erro
 				return res, err
 			}
 		}
-		head, committed, msg, err := s.commit(t, remote)
+		// The tree just checked is the tree committed: if another commit
+		// moved the branch meanwhile, start a new round rather than
+		// commit a backlog older than the branch's.
+		checked := false
+		head, committed, msg, err := s.commit(func() (ledger.Tree, error) {
+			if checked {
+				return nil, errRefMoved
+			}
+			checked = true
+			return t, nil
+		}, remote)
+		if errors.Is(err, errRefMoved) {
+			last = err
+			continue
+		}
 		if err != nil {
 			return res, err
 		}
@@ -319,6 +325,7 @@ func (s *Syncer) exchange(ctx context.Context, h Hooks, tries int) (Result, erro
 // the fetched commit (zero when the remote has no such branch) and the
 // backlog files it holds.
 func (s *Syncer) pullOnce(ctx context.Context, res *Result) (plumbing.Hash, ledger.Tree, error) {
+	base := s.settingsBase()
 	remote, err := s.fetch(ctx)
 	if err != nil {
 		return plumbing.ZeroHash, nil, err
@@ -338,7 +345,7 @@ func (s *Syncer) pullOnce(ctx context.Context, res *Result) (plumbing.Hash, ledg
 		return remote, nil, err
 	}
 	applied := maps.Clone(up)
-	if err := s.keepLocalSettings(before, applied); err != nil {
+	if err := s.keepLocalSettings(before, applied, base); err != nil {
 		return remote, nil, err
 	}
 	_, rr, err := s.b.ApplyUpstream(ctx, applied)
@@ -350,17 +357,25 @@ func (s *Syncer) pullOnce(ctx context.Context, res *Result) (plumbing.Hash, ledg
 	return remote, up, nil
 }
 
-// keepLocalSettings keeps config.json and .gitignore as they are in the
-// backlog when they were edited since the branch's commit: an edit not
-// synced yet wins over the remote's version, which otherwise replaces
-// ours as a pull should.
-func (s *Syncer) keepLocalSettings(local, up ledger.Tree) error {
-	settings := func(name string) bool { return name == ledger.ConfigFile || name == ledger.IgnoreFile }
-	head, err := s.g.refHash(s.branch)
-	if err != nil {
-		return err
+// settingsBase is the commit whose settings count as "not edited here":
+// the remote as this clone last fetched it, else the branch.
+func (s *Syncer) settingsBase() plumbing.Hash {
+	if s.remoteName != "" {
+		if h, err := s.g.refHash(s.trackingRef()); err == nil && !h.IsZero() {
+			return h
+		}
 	}
-	committed, err := s.g.readBacklogFiles(head, settings)
+	h, _ := s.g.refHash(s.branch)
+	return h
+}
+
+// keepLocalSettings keeps config.json and .gitignore as they are in the
+// backlog when they were edited since base (the remote as last fetched):
+// an edit not pushed yet, committed or not, wins over the remote's
+// version, which otherwise replaces ours as a pull should.
+func (s *Syncer) keepLocalSettings(local, up ledger.Tree, base plumbing.Hash) error {
+	settings := func(name string) bool { return name == ledger.ConfigFile || name == ledger.IgnoreFile }
+	committed, err := s.g.readBacklogFiles(base, settings)
 	if err != nil {
 		return err
 	}
@@ -798,9 +813,23 @@ func (a *ancestry) has(c *object.Commit) bool {
 // the remote lacks). Outside the backlog the commit keeps the branch's
 // files; when the remote changed files there too, only git can merge them
 // and commit fails with ErrDiverged, leaving the branch as it was.
-func (s *Syncer) commit(t ledger.Tree, remote plumbing.Hash) (head plumbing.Hash, committed bool, msg string, err error) {
+//
+// read supplies the backlog tree; it is read again whenever another commit
+// moved the branch meanwhile, so a commit never carries a backlog older
+// than its parent's.
+func (s *Syncer) commit(read func() (ledger.Tree, error), remote plumbing.Hash) (head plumbing.Hash, committed bool, msg string, err error) {
 	for range 20 {
-		head, committed, msg, err = s.commitOnce(t, remote)
+		// The branch as it was before the read: the commit's parent, and
+		// the old value the ref update checks.
+		local, err := s.g.refHash(s.branch)
+		if err != nil {
+			return head, false, "", err
+		}
+		t, err := read()
+		if err != nil {
+			return head, false, "", err
+		}
+		head, committed, msg, err = s.commitOnce(t, remote, local)
 		if !errors.Is(err, errRefMoved) {
 			return head, committed, msg, err
 		}
@@ -808,12 +837,8 @@ func (s *Syncer) commit(t ledger.Tree, remote plumbing.Hash) (head plumbing.Hash
 	return head, committed, msg, fmt.Errorf("%w: %s keeps moving", ErrGitLocked, s.branch)
 }
 
-func (s *Syncer) commitOnce(t ledger.Tree, remote plumbing.Hash) (plumbing.Hash, bool, string, error) {
+func (s *Syncer) commitOnce(t ledger.Tree, remote, local plumbing.Hash) (plumbing.Hash, bool, string, error) {
 	g := s.g
-	local, err := g.refHash(s.branch)
-	if err != nil {
-		return plumbing.ZeroHash, false, "", err
-	}
 	checkedOut := false
 	if cur, err := g.currentBranch(); err == nil && cur == s.branch {
 		checkedOut = true
