@@ -6,7 +6,7 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -s -w -X main.version=$(VERSION)
 # A count rather than a duration: a duration deadline can end a fuzz run
 # with "context deadline exceeded" while the engine is between inputs.
-FUZZTIME ?= 200000x
+FUZZTIME ?= 20000x
 
 .PHONY: all build install test vet bench demo fuzz stress clean
 
