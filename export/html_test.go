@@ -151,13 +151,12 @@ func chromium(t *testing.T) string {
 		cmd.Env = append(os.Environ(), "DEBIAN_FRONTEND=noninteractive")
 		return cmd.CombinedOutput()
 	}
-	out, err := install()
-	if err != nil {
+	if _, err := install(); err != nil {
 		// The package lists may be missing or stale.
 		if upd, uerr := exec.CommandContext(ctx, apt, "update").CombinedOutput(); uerr != nil {
 			t.Skipf("chromium is not installed and apt-get update failed: %v\n%s", uerr, upd)
 		}
-		if out, err = install(); err != nil {
+		if out, err := install(); err != nil {
 			t.Skipf("chromium is not installed and apt-get install failed: %v\n%s", err, out)
 		}
 	}

@@ -8,12 +8,11 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"time"
 )
 
 // CompactResult says what a compaction did.
 type CompactResult struct {
-	Seq           int    `json:"seq"`            // compactions so far, this one included
+	Seq           int    `json:"seq"`            // archive segments folded, this one included
 	Events        int    `json:"events"`         // events moved from the ledger into the archive
 	LedgerBytes   int64  `json:"ledger_bytes"`   // bytes they took in ledger.jsonl
 	Archive       string `json:"archive"`        // the segment they went to, relative to the backlog
@@ -63,7 +62,6 @@ func (b *Backlog) compactLocked() (CompactResult, error) {
 		if err != nil && !errors.Is(err, io.EOF) {
 			return res, fmt.Errorf("compact: read %s: %w", ledgerPath, err)
 		}
-		seq := b.seq + 1
 		name := archiveName(b.state.Last())
 		archive := filepath.Join(b.dir, name)
 		if err := os.MkdirAll(filepath.Dir(archive), 0o755); err != nil {
@@ -80,7 +78,7 @@ func (b *Backlog) compactLocked() (CompactResult, error) {
 		if err != nil {
 			return res, err
 		}
-		seq = len(names)
+		seq := len(names) // segments folded, this one included
 		snap, err := b.state.encodeSnapshot(names, segment)
 		if err != nil {
 			return res, fmt.Errorf("compact: encode snapshot: %w", err)
@@ -141,11 +139,4 @@ func removeTemps(dir string) {
 			}
 		}
 	}
-}
-
-// SnapshotInfo describes the snapshot a state was loaded from.
-type SnapshotInfo struct {
-	Seq   int       // compactions so far
-	Bytes int64     // size of snapshot.json; 0 when there is none
-	Time  time.Time // when it was written; zero when there is none
 }

@@ -79,7 +79,6 @@ func TestGeneratedCardIDs(t *testing.T) {
 type replayable struct {
 	op    Op
 	state string
-	prep  func(e *env)
 	do    func(e *env, mu Mutation) (Card, error)
 }
 

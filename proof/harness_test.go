@@ -86,7 +86,7 @@ func goTool() string {
 	if p, err := exec.LookPath("go"); err == nil {
 		return p
 	}
-	return filepath.Join(runtime.GOROOT(), "bin", "go")
+	return "go" // not on PATH: let exec report it
 }
 
 // blEnv is the environment bl processes run with: the test's own, minus
