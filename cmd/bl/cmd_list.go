@@ -32,8 +32,8 @@ func (c *ListCmd) Run(a *App) error {
 	if err != nil {
 		return err
 	}
-	if c.Limit < 0 {
-		return usagef(fmt.Sprintf("--limit %d is negative", c.Limit))
+	if err := notNegative("limit", c.Limit); err != nil {
+		return err
 	}
 	b, err := a.Open()
 	if err != nil {

@@ -1,8 +1,6 @@
 package main
 
 import (
-	"fmt"
-
 	"github.com/bl-backlog/bl/ledger"
 	"github.com/bl-backlog/bl/ledger/watch"
 )
@@ -48,8 +46,8 @@ func (c *LogCmd) Run(a *App) error {
 	if f.From, err = ledger.ParseCursor(c.From); err != nil {
 		return err
 	}
-	if c.Limit < 0 {
-		return usagef(fmt.Sprintf("--limit %d is negative", c.Limit))
+	if err := notNegative("limit", c.Limit); err != nil {
+		return err
 	}
 	b, err := a.Open()
 	if err != nil {

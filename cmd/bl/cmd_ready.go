@@ -1,8 +1,6 @@
 package main
 
 import (
-	"fmt"
-
 	"github.com/bl-backlog/bl/ledger"
 )
 
@@ -26,8 +24,8 @@ Examples:
 }
 
 func (c *ReadyCmd) Run(a *App) error {
-	if c.Limit < 0 {
-		return usagef(fmt.Sprintf("--limit %d is negative", c.Limit))
+	if err := notNegative("limit", c.Limit); err != nil {
+		return err
 	}
 	b, err := a.Open()
 	if err != nil {

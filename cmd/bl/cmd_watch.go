@@ -2,7 +2,6 @@ package main
 
 import (
 	"errors"
-	"fmt"
 	"time"
 
 	"github.com/bl-backlog/bl/ledger"
@@ -45,8 +44,8 @@ func (c *WatchCmd) Run(a *App) error {
 	if err != nil {
 		return err
 	}
-	if c.Count < 0 {
-		return usagef(fmt.Sprintf("--count %d is negative", c.Count))
+	if err := notNegative("count", c.Count); err != nil {
+		return err
 	}
 	b, err := a.Open()
 	if err != nil {

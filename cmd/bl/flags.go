@@ -25,6 +25,14 @@ func parseWhen(flag, s string, now time.Time) (time.Time, error) {
 	return time.Time{}, usagef(fmt.Sprintf("--%s %q is not a time: use RFC 3339 (2026-12-01T09:00:00Z), a date (2026-12-01) or a duration from now (36h)", flag, s))
 }
 
+// notNegative refuses a negative count flag such as --limit.
+func notNegative(flag string, n int) error {
+	if n < 0 {
+		return usagef(fmt.Sprintf("--%s %d is negative", flag, n))
+	}
+	return nil
+}
+
 // parseStatuses checks --status values.
 func parseStatuses(in []string) ([]ledger.Status, error) {
 	var out []ledger.Status

@@ -213,10 +213,7 @@ func (g *Repo) updateRef(name plumbing.ReferenceName, old, new plumbing.Hash) er
 	if _, err := f.WriteString(new.String() + "\n"); err != nil {
 		return err
 	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	if err := os.Rename(f.Name(), p); err != nil {
+	if err := commitLockFile(f, p); err != nil {
 		return err
 	}
 	done = true
@@ -578,12 +575,18 @@ func (g *Repo) updateIndex(t ledger.Tree, blobs map[string]plumbing.Hash) error 
 	if err := w.Flush(); err != nil {
 		return err
 	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	if err := os.Rename(f.Name(), p); err != nil {
+	if err := commitLockFile(f, p); err != nil {
 		return err
 	}
 	done = true
 	return nil
+}
+
+// commitLockFile finishes git's lock-file protocol: the written <p>.lock
+// is closed and renamed over p.
+func commitLockFile(f *os.File, p string) error {
+	if err := f.Close(); err != nil {
+		return err
+	}
+	return os.Rename(f.Name(), p)
 }
