@@ -67,7 +67,7 @@ func (b *Backlog) Create(ctx context.Context, r CreateRequest) (card Card, creat
 			if err := s.checkFields("the new card", f); err != nil {
 				return nil, err
 			}
-			for id == "" || s.cards[id] != nil {
+			for id == "" || s.card(id) != nil {
 				id = NewCardID()
 			}
 		}
@@ -126,7 +126,7 @@ func (b *Backlog) Update(ctx context.Context, r UpdateRequest) (Card, error) {
 	}
 	f := r.Fields
 	cards, err := b.write(ctx, r.Mutation, OpUpdate, func(s *State, _ time.Time) ([]*Event, error) {
-		if c := s.cards[r.ID]; c != nil && f != (Fields{}) && f.IdempotencyKey == "" && !f.changes(c) {
+		if c := s.card(r.ID); c != nil && f != (Fields{}) && f.IdempotencyKey == "" && !f.changes(c) {
 			return nil, nil
 		}
 		return []*Event{{Op: OpUpdate, Card: r.ID, Fields: &f}}, nil
@@ -176,8 +176,8 @@ func (b *Backlog) Claim(ctx context.Context, r ClaimRequest) (*Card, error) {
 	cards, err := b.write(ctx, r.Mutation, OpClaim, func(s *State, at time.Time) ([]*Event, error) {
 		var c *Card
 		if r.ID != "" {
-			cur, ok := s.cards[r.ID]
-			if !ok {
+			cur := s.card(r.ID)
+			if cur == nil {
 				return nil, rule(ErrNotFound, "card %s not found", r.ID)
 			}
 			if err := s.claimable(cur, at, r.Owner); err != nil {
@@ -316,15 +316,15 @@ func (b *Backlog) Reclaim(ctx context.Context, r ReclaimRequest) ([]Card, error)
 	}
 	return b.write(ctx, r.Mutation, OpReclaim, func(s *State, at time.Time) ([]*Event, error) {
 		if r.ID != "" {
-			c, ok := s.cards[r.ID]
-			if !ok {
+			c := s.card(r.ID)
+			if c == nil {
 				return nil, rule(ErrNotFound, "card %s not found", r.ID)
 			}
 			return []*Event{{Op: OpReclaim, Card: c.ID, Epoch: c.ClaimEpoch, Force: true, Reason: r.Reason}}, nil
 		}
 		var evs []*Event
 		for _, id := range s.Expired(at) {
-			evs = append(evs, &Event{Op: OpReclaim, Card: id, Epoch: s.cards[id].ClaimEpoch, Reason: r.Reason})
+			evs = append(evs, &Event{Op: OpReclaim, Card: id, Epoch: s.card(id).ClaimEpoch, Reason: r.Reason})
 		}
 		return evs, nil
 	})

@@ -52,6 +52,7 @@ type Backlog struct {
 	snapEvents int64 // events folded into the snapshot the state started from
 	compactErr error // the last automatic compaction's failure, if any
 	holding    bool  // this handle holds the writers' lock (under mu)
+	stale      bool  // the state failed to read the snapshot: reload before use
 }
 
 // Mutation is what every write request carries.
@@ -125,6 +126,10 @@ func (b *Backlog) reload() error {
 // catchUp folds whatever was appended since the last read. A replaced file
 // (compaction, merge) is folded again from the start.
 func (b *Backlog) catchUp() error {
+	if b.stale {
+		b.stale = false
+		return b.reload()
+	}
 	pos, torn, err := readFrom(filepath.Join(b.dir, LedgerFile), b.pos, func(e *Event) { _ = b.state.Apply(e) })
 	if errors.Is(err, errReplaced) {
 		return b.reload()
@@ -138,6 +143,21 @@ func (b *Backlog) catchUp() error {
 	// pos covers exactly the events applied, even when reading stopped at
 	// damage, so the next catch-up neither skips nor repeats one.
 	b.pos, b.torn = pos, torn
+	if err == nil {
+		err = b.stateErr()
+	}
+	return err
+}
+
+// stateErr reports a snapshot line the state failed to read through the
+// index. The state cannot be trusted then: the index is dropped and the
+// next call loads the snapshot whole.
+func (b *Backlog) stateErr() error {
+	err := b.state.Err()
+	if err != nil {
+		removeIndex(b.dir)
+		b.stale = true
+	}
 	return err
 }
 
@@ -181,10 +201,19 @@ func (b *Backlog) TornTail() *TornTail {
 func (b *Backlog) View(fn func(s *State, now time.Time) error) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if err := b.refresh(); err != nil {
+	for attempt := 0; ; attempt++ {
+		if err := b.refresh(); err != nil {
+			return err
+		}
+		err := fn(b.state, b.opts.Clock().UTC())
+		if serr := b.stateErr(); serr != nil {
+			if attempt == 0 {
+				continue // once more, from the whole snapshot
+			}
+			return serr
+		}
 		return err
 	}
-	return fn(b.state, b.opts.Clock().UTC())
 }
 
 // write is the append path: lock, catch up (setting aside a torn tail),
@@ -218,10 +247,19 @@ func (b *Backlog) withLock(ctx context.Context, fn func() error) error {
 		b.holding = false
 		_ = b.lk.Release()
 	}()
-	if err := b.catchUpForWrite(); err != nil {
+	for attempt := 0; ; attempt++ {
+		if err := b.catchUpForWrite(); err != nil {
+			return err
+		}
+		err := fn()
+		if err != nil && b.stale && attempt == 0 {
+			// The state could not read a snapshot line through the index
+			// and fn stopped before writing: once more, from the whole
+			// snapshot.
+			continue
+		}
 		return err
 	}
-	return fn()
 }
 
 func (b *Backlog) writeLocked(m Mutation, op Op, build func(s *State, at time.Time) ([]*Event, error)) ([]Card, error) {
@@ -231,6 +269,9 @@ func (b *Backlog) writeLocked(m Mutation, op Op, build func(s *State, at time.Ti
 				return nil, rule(ErrConflict, "request id %q was already used for %s of %s", m.RequestID, r.Op, r.Card)
 			}
 			c, _ := b.state.Card(r.Card)
+			if err := b.stateErr(); err != nil {
+				return nil, err
+			}
 			// A replayed claim answers with the lease it took; if that
 			// lease has ended since, the caller must not work on the card.
 			if r.Op == OpClaim && (c.Status != StatusClaimed || c.ClaimEpoch != r.Epoch) {
@@ -244,6 +285,9 @@ func (b *Backlog) writeLocked(m Mutation, op Op, build func(s *State, at time.Ti
 		at = last.At.Add(time.Nanosecond)
 	}
 	events, err := build(b.state, at)
+	if serr := b.stateErr(); serr != nil {
+		return nil, serr // build decided on a state that could not be read
+	}
 	if err != nil || len(events) == 0 {
 		return nil, err
 	}
@@ -269,6 +313,11 @@ func (b *Backlog) writeLocked(m Mutation, op Op, build func(s *State, at time.Ti
 		}
 		events[i] = e
 		buf = append(buf, line...)
+	}
+	if err := b.stateErr(); err != nil {
+		// A snapshot line the checks needed did not read: they cannot
+		// be trusted, so nothing is written.
+		return nil, err
 	}
 	if err := b.appendDurably(buf); err != nil {
 		return nil, err
@@ -335,6 +384,7 @@ func (b *Backlog) Close() error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.pos.close()
+	b.state.release()
 	return nil
 }
 
@@ -342,14 +392,17 @@ func (b *Backlog) Close() error {
 // the pair changed underneath (a compaction or normalization ran) and the
 // load must start over.
 func (b *Backlog) loadOnce() (done bool, err error) {
-	s, hdr, snapFile, err := openSnapshot(b.dir)
+	s, hdr, snapFile, err := openSnapshotIndexed(b.dir)
 	if err != nil {
 		return false, err
 	}
 	var info os.FileInfo
 	if snapFile != nil {
-		defer snapFile.Close()
+		if s.base == nil {
+			defer snapFile.Close()
+		}
 		if info, err = snapFile.Stat(); err != nil {
+			s.release()
 			return false, err
 		}
 	}
@@ -363,8 +416,18 @@ func (b *Backlog) loadOnce() (done bool, err error) {
 	if err == nil {
 		pos, torn, err = readFrom(filepath.Join(b.dir, LedgerFile), pos, func(e *Event) { _ = s.Apply(e) })
 	}
+	if err == nil && s.Err() != nil {
+		// A snapshot line the fold needed did not read through the index:
+		// drop the index and read the snapshot whole, which reports any
+		// damage in the snapshot itself.
+		removeIndex(b.dir)
+		pos.close()
+		s.release()
+		return false, nil
+	}
 	if err != nil || snapshotChanged() {
 		pos.close()
+		s.release()
 	}
 	switch {
 	case snapshotChanged():
@@ -379,6 +442,7 @@ func (b *Backlog) loadOnce() (done bool, err error) {
 		return false, err
 	}
 	b.pos.close()
+	b.state.release()
 	b.state, b.seq, b.pos, b.torn, b.snapEvents = s, hdr.Seq, pos, torn, snapEvents
 	return true, nil
 }

@@ -1,6 +1,7 @@
 package ledger
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -79,7 +80,10 @@ func (b *Backlog) compactLocked() (CompactResult, error) {
 			return res, err
 		}
 		seq := len(names) // segments folded, this one included
-		snap, err := b.state.encodeSnapshot(names, segment)
+		snap, ib, err := b.state.encodeSnapshot(names, segment)
+		if serr := b.stateErr(); serr != nil {
+			return res, serr
+		}
 		if err != nil {
 			return res, fmt.Errorf("compact: encode snapshot: %w", err)
 		}
@@ -87,6 +91,7 @@ func (b *Backlog) compactLocked() (CompactResult, error) {
 			return res, fmt.Errorf("compact: write snapshot: %w", err)
 		}
 		b.failpoint("compact-after-snapshot")
+		writeIndexFor(b.dir, snap, ib)
 		b.seq = seq
 		b.snapEvents = b.state.Events()
 		res = CompactResult{Seq: seq, Events: b.pos.lines - b.pos.coveredLines, LedgerBytes: int64(len(segment)),
@@ -113,6 +118,18 @@ func (b *Backlog) compactLocked() (CompactResult, error) {
 	return res, nil
 }
 
+// writeIndexFor caches the index of the snapshot just written, so the next
+// load reads only the lines it needs. It is only a cache: on failure the
+// next load rebuilds it.
+func writeIndexFor(dir string, snap []byte, ib *indexBuild) {
+	fi, err := os.Stat(filepath.Join(dir, SnapshotFile))
+	if err != nil || fi.Size() != int64(len(snap)) {
+		return
+	}
+	header := snap[:bytes.IndexByte(snap, '\n')+1]
+	_ = writeIndex(dir, snapshotIdentity(fi, header), ib)
+}
+
 // maybeCompact compacts when the ledger has outgrown the configured size.
 // The write that triggered it is already durable, so a failure here is kept
 // for Stats rather than failing that write; the next write tries again.
@@ -131,7 +148,7 @@ func (b *Backlog) maybeCompact() {
 // removeTemps deletes temp files left by a compaction or repair that was
 // killed before its rename. Only the lock holder calls it.
 func removeTemps(dir string) {
-	for _, d := range []string{dir, filepath.Join(dir, ArchiveDir)} {
+	for _, d := range []string{dir, filepath.Join(dir, ArchiveDir), filepath.Join(dir, CacheDir)} {
 		entries, _ := os.ReadDir(d)
 		for _, e := range entries {
 			if strings.HasPrefix(e.Name(), ".") && strings.Contains(e.Name(), ".tmp-") {

@@ -17,7 +17,7 @@ import (
 // foldedJSON renders everything a fold produces, for comparing states.
 func foldedJSON(t testing.TB, s *State) string {
 	t.Helper()
-	b, err := s.encodeSnapshot(nil, nil)
+	b, _, err := s.encodeSnapshot(nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

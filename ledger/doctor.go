@@ -171,7 +171,7 @@ func diagnose(dir string, now time.Time) (*Report, []rawLine, error) {
 	rep.Cards = s.Len()
 	rep.Conflicts = append(rep.Conflicts, s.conflicts...)
 	for _, id := range s.Expired(now) {
-		c := s.cards[id]
+		c := s.card(id)
 		rep.ExpiredLeases = append(rep.ExpiredLeases, ExpiredLease{Card: id, Owner: c.ClaimOwner, Epoch: c.ClaimEpoch, ExpiredAt: *c.LeaseExpiresAt})
 	}
 	rep.DependencyProblems = append(rep.DependencyProblems, s.dependencyProblems()...)
@@ -182,6 +182,7 @@ func diagnose(dir string, now time.Time) (*Report, []rawLine, error) {
 // waiting on a blocked or missing card, or with a missing parent.
 func (s *State) dependencyProblems() []string {
 	var out []string
+	s.all()
 	for _, c := range s.cards {
 		if c.Status == StatusDone {
 			continue

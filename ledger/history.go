@@ -343,14 +343,15 @@ func (s *State) NextWake(now time.Time) time.Time {
 			next = *t
 		}
 	}
-	for _, c := range s.cards {
+	s.inClaimOrder(func(c *Card) bool {
 		switch c.Status {
 		case StatusClaimed:
 			consider(c.LeaseExpiresAt)
 		case StatusReady:
 			consider(c.DeferUntil)
 		}
-	}
+		return true
+	})
 	return next
 }
 

@@ -96,7 +96,7 @@ func normalTree(t Tree, led []*Event) (Tree, error) {
 	}
 	if len(archived) > 0 {
 		s := Fold(archived)
-		snap, err := s.encodeSnapshot(out.archives(), nil)
+		snap, _, err := s.encodeSnapshot(out.archives(), nil)
 		if err != nil {
 			return nil, err
 		}

@@ -84,7 +84,7 @@ func checkCreate(s *State, c *Card, e *Event) error {
 		return rule(ErrInvalid, "card %s needs a title", e.Card)
 	}
 	if k := f.IdempotencyKey; k != "" {
-		if id, used := s.keys[k]; used {
+		if id, used := s.keyOwner(k); used {
 			return rule(ErrConflict, "idempotency key %q already created card %s", k, id)
 		}
 	}
@@ -148,7 +148,7 @@ func (s *State) checkFields(id string, f *Fields) error {
 		if p == id {
 			return rule(ErrInvalid, "card %s cannot be its own parent", id)
 		}
-		if _, ok := s.cards[p]; !ok {
+		if s.card(p) == nil {
 			return rule(ErrNotFound, "parent card %s not found", p)
 		}
 		if cycle := s.parentCycle(id, p); cycle != nil {
@@ -160,7 +160,7 @@ func (s *State) checkFields(id string, f *Fields) error {
 			if d == id {
 				return rule(ErrInvalid, "card %s cannot depend on itself", id)
 			}
-			if _, ok := s.cards[d]; !ok {
+			if s.card(d) == nil {
 				return rule(ErrNotFound, "dependency %s of %s not found", d, id)
 			}
 			if cycle := s.depCycle(id, d); cycle != nil {
@@ -402,7 +402,7 @@ func checkLink(s *State, c *Card, e *Event) error {
 	if e.To == c.ID {
 		return rule(ErrInvalid, "card %s cannot depend on itself", c.ID)
 	}
-	if _, ok := s.cards[e.To]; !ok {
+	if s.card(e.To) == nil {
 		return rule(ErrNotFound, "card %s not found", e.To)
 	}
 	if slices.Contains(c.DependsOn, e.To) {
@@ -451,7 +451,7 @@ func (s *State) depPath(a, b string, seen map[string]bool) []string {
 		return nil
 	}
 	seen[a] = true
-	c := s.cards[a]
+	c := s.card(a)
 	if c == nil {
 		return nil
 	}
@@ -466,8 +466,8 @@ func (s *State) depPath(a, b string, seen map[string]bool) []string {
 // parentCycle returns the cycle that making p the parent of id would close.
 func (s *State) parentCycle(id, p string) []string {
 	chain := []string{id, p}
-	for cur, n := p, 0; n <= len(s.cards); n++ {
-		c := s.cards[cur]
+	for cur, n := p, 0; n <= s.Len(); n++ {
+		c := s.card(cur)
 		if c == nil || c.Parent == "" {
 			return nil
 		}

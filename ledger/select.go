@@ -45,7 +45,7 @@ func (s *State) claimable(c *Card, now time.Time, owner string) error {
 		return rule(ErrConflict, "card %s is deferred until %s", c.ID, c.DeferUntil.Format(time.RFC3339))
 	}
 	for _, d := range c.DependsOn {
-		if dc := s.cards[d]; dc == nil || dc.Status != StatusDone {
+		if dc := s.card(d); dc == nil || dc.Status != StatusDone {
 			st := Status("missing")
 			if dc != nil {
 				st = dc.Status
@@ -58,7 +58,7 @@ func (s *State) claimable(c *Card, now time.Time, owner string) error {
 
 // Claimable reports whether anyone may claim the card at now.
 func (s *State) Claimable(id string, now time.Time) bool {
-	c := s.cards[id]
+	c := s.card(id)
 	return c != nil && s.claimable(c, now, "") == nil
 }
 
@@ -96,12 +96,24 @@ func claimOrder(a, b *Card) int {
 // order (SortClaim when empty).
 func (s *State) List(f Filter, now time.Time, sortBy string) []Card {
 	var hits []*Card
-	for _, c := range s.cards {
-		if f.match(s, c, now) {
-			hits = append(hits, c)
+	if (sortBy == "" || sortBy == SortClaim) && f.candidatesOnly() {
+		// Only ready and claimed cards can match, and they come in claim
+		// order: stop at the limit instead of reading every card.
+		s.inClaimOrder(func(c *Card) bool {
+			if f.match(s, c, now) {
+				hits = append(hits, c)
+			}
+			return f.Limit <= 0 || len(hits) < f.Limit
+		})
+	} else {
+		s.all()
+		for _, c := range s.cards {
+			if f.match(s, c, now) {
+				hits = append(hits, c)
+			}
 		}
+		slices.SortFunc(hits, orderFor(sortBy))
 	}
-	slices.SortFunc(hits, orderFor(sortBy))
 	if f.Limit > 0 && len(hits) > f.Limit {
 		hits = hits[:f.Limit]
 	}
@@ -110,6 +122,78 @@ func (s *State) List(f Filter, now time.Time, sortBy string) []Card {
 		out[i] = c.clone()
 	}
 	return out
+}
+
+// candidatesOnly reports whether only ready or claimed cards can match f.
+func (f *Filter) candidatesOnly() bool {
+	if f.Ready {
+		return true
+	}
+	if len(f.Status) == 0 {
+		return false
+	}
+	for _, st := range f.Status {
+		if st != StatusReady && st != StatusClaimed {
+			return false
+		}
+	}
+	return true
+}
+
+// inClaimOrder calls fn with every ready or claimed card, in claim order,
+// until fn returns false. Cards the snapshot holds and nothing has touched
+// since come from the index's claim-order list, read one at a time; the
+// cards in memory (changed since the snapshot, or already read) are sorted
+// and merged in.
+func (s *State) inClaimOrder(fn func(c *Card) bool) {
+	var mem []*Card
+	var seen map[string]bool
+	if s.base != nil {
+		seen = make(map[string]bool, len(s.cards))
+	}
+	for id, c := range s.cards {
+		if seen != nil {
+			seen[id] = true
+		}
+		if c.Status == StatusReady || c.Status == StatusClaimed {
+			mem = append(mem, c)
+		}
+	}
+	slices.SortFunc(mem, claimOrder)
+	i := 0
+	if base := s.base; base != nil {
+		for k := range base.candidates() {
+			pos, err := base.candidate(k)
+			if err != nil {
+				s.fail(err)
+				return
+			}
+			if seen[string(base.cards.key(pos))] {
+				continue // its current version is in mem, if still a candidate
+			}
+			c := s.cards[string(base.cards.key(pos))] // fn may have read it already
+			if c == nil {
+				if c, err = base.cardAt(pos); err != nil {
+					s.fail(err)
+					return
+				}
+				s.cards[c.ID] = c
+			}
+			for ; i < len(mem) && claimOrder(mem[i], c) < 0; i++ {
+				if !fn(mem[i]) {
+					return
+				}
+			}
+			if !fn(c) {
+				return
+			}
+		}
+	}
+	for ; i < len(mem); i++ {
+		if !fn(mem[i]) {
+			return
+		}
+	}
 }
 
 func orderFor(sortBy string) func(a, b *Card) int {
@@ -149,17 +233,12 @@ func ValidSort(sortBy string) bool {
 // is how an owner renews its own lease under a new epoch.
 func (s *State) Pick(f Filter, now time.Time) *Card {
 	var best *Card
-	for _, c := range s.cards {
-		if c.Status == StatusDone || c.Status == StatusBlocked || !f.match(s, c, now) {
-			continue
-		}
-		if best != nil && claimOrder(c, best) >= 0 {
-			continue
-		}
-		if s.claimable(c, now, "") == nil {
+	s.inClaimOrder(func(c *Card) bool {
+		if f.match(s, c, now) && s.claimable(c, now, "") == nil {
 			best = c
 		}
-	}
+		return best == nil
+	})
 	if best == nil {
 		return nil
 	}
@@ -193,6 +272,7 @@ type Stats struct {
 // Stats counts cards by status, claimable and expired cards, and the age of
 // the oldest ready card at now.
 func (s *State) Stats(now time.Time) Stats {
+	s.all()
 	st := Stats{Cards: len(s.cards), Conflicts: len(s.conflicts), Events: s.events, ByStatus: map[Status]int{
 		StatusReady: 0, StatusClaimed: 0, StatusBlocked: 0, StatusDone: 0,
 	}}
@@ -219,6 +299,7 @@ func (s *State) Stats(now time.Time) Stats {
 // Expired returns the ids of cards whose leases have run out at now, sorted.
 func (s *State) Expired(now time.Time) []string {
 	var ids []string
+	s.all()
 	for _, c := range s.cards {
 		if c.Expired(now) {
 			ids = append(ids, c.ID)

@@ -93,8 +93,13 @@ type keyed struct {
 
 // encodeSnapshot renders the state as snapshot.json: a header line, then one
 // line per card sorted by id, per receipt sorted by request id, and per
-// conflict in fold order. The same state always gives the same bytes.
-func (s *State) encodeSnapshot(archives []string, tail []byte) ([]byte, error) {
+// conflict in fold order. The same state always gives the same bytes. It
+// also returns where each line went, for the snapshot index.
+func (s *State) encodeSnapshot(archives []string, tail []byte) ([]byte, *indexBuild, error) {
+	s.all()
+	if s.err != nil {
+		return nil, nil, s.err
+	}
 	s.pruneReceipts()
 	hdr := snapshotHeader{V: FormatVersion, Seq: len(archives), Events: s.events, LastAt: s.last.At, LastID: s.last.ID,
 		Cards: len(s.cards), Receipts: len(s.requests), Conflicts: len(s.conflicts), Archives: archiveFingerprint(archives)}
@@ -103,22 +108,26 @@ func (s *State) encodeSnapshot(archives []string, tail []byte) ([]byte, error) {
 	}
 	out, err := encodeFramed(hdr)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	add := func(l snapshotLine) error {
+	add := func(l snapshotLine) (off int64, n int, err error) {
 		b, err := encodeFramed(l)
+		off = int64(len(out))
 		out = append(out, b...)
-		return err
+		return off, len(b), err
 	}
+	ib := &indexBuild{}
 	ids := make([]string, 0, len(s.cards))
 	for id := range s.cards {
 		ids = append(ids, id)
 	}
 	slices.Sort(ids)
 	for _, id := range ids {
-		if err := add(snapshotLine{Card: s.cards[id]}); err != nil {
-			return nil, err
+		off, n, err := add(snapshotLine{Card: s.cards[id]})
+		if err != nil {
+			return nil, nil, err
 		}
+		ib.addCard(s.cards[id], off, n)
 	}
 	rids := make([]string, 0, len(s.requests))
 	for r := range s.requests {
@@ -126,21 +135,25 @@ func (s *State) encodeSnapshot(archives []string, tail []byte) ([]byte, error) {
 	}
 	slices.Sort(rids)
 	for _, r := range rids {
-		if err := add(snapshotLine{Receipt: &keyed{RequestID: r, Receipt: s.requests[r]}}); err != nil {
-			return nil, err
+		off, n, err := add(snapshotLine{Receipt: &keyed{RequestID: r, Receipt: s.requests[r]}})
+		if err != nil {
+			return nil, nil, err
 		}
+		ib.receipts = append(ib.receipts, indexEntry{key: r, off: off, n: n})
 	}
+	ib.conflicts = int64(len(out))
 	for i := range s.conflicts {
-		if err := add(snapshotLine{Conflict: &s.conflicts[i]}); err != nil {
-			return nil, err
+		if _, _, err := add(snapshotLine{Conflict: &s.conflicts[i]}); err != nil {
+			return nil, nil, err
 		}
 	}
-	return out, nil
+	return out, ib, nil
 }
 
 // pruneReceipts forgets request ids older than ReceiptRetention before the
 // newest event.
 func (s *State) pruneReceipts() {
+	s.all()
 	cutoff := s.last.At.Add(-ReceiptRetention)
 	for r, rc := range s.requests {
 		if rc.At.Before(cutoff) {
@@ -172,7 +185,7 @@ func openSnapshot(dir string) (s *State, hdr snapshotHeader, f *os.File, err err
 	if err != nil {
 		return nil, hdr, nil, err
 	}
-	s, hdr, err = decodeSnapshot(path, f)
+	s, hdr, err = decodeSnapshot(path, f, nil)
 	if err != nil {
 		f.Close()
 		return nil, hdr, nil, err
@@ -180,7 +193,9 @@ func openSnapshot(dir string) (s *State, hdr snapshotHeader, f *os.File, err err
 	return s, hdr, f, nil
 }
 
-func decodeSnapshot(path string, r io.Reader) (*State, snapshotHeader, error) {
+// decodeSnapshot reads a whole snapshot into a new state; with ib set, it
+// also records where each line lies, for the snapshot index.
+func decodeSnapshot(path string, r io.Reader, ib *indexBuild) (*State, snapshotHeader, error) {
 	br := bufio.NewReaderSize(r, 256<<10)
 	s := NewState()
 	var hdr snapshotHeader
@@ -203,6 +218,7 @@ func decodeSnapshot(path string, r io.Reader) (*State, snapshotHeader, error) {
 		if ferr != nil {
 			return nil, hdr, bad(ferr)
 		}
+		at := offset
 		offset += int64(len(raw))
 		if n == 1 {
 			if err := json.Unmarshal(line, &hdr); err != nil {
@@ -224,9 +240,18 @@ func decodeSnapshot(path string, r io.Reader) (*State, snapshotHeader, error) {
 			if c.IdempotencyKey != "" {
 				s.keys[c.IdempotencyKey] = c.ID
 			}
+			if ib != nil {
+				ib.addCard(c, at, len(raw))
+			}
 		case l.Receipt != nil:
 			s.requests[l.Receipt.RequestID] = l.Receipt.Receipt
+			if ib != nil {
+				ib.receipts = append(ib.receipts, indexEntry{key: l.Receipt.RequestID, off: at, n: len(raw)})
+			}
 		case l.Conflict != nil:
+			if ib != nil && len(s.conflicts) == 0 {
+				ib.conflicts = at
+			}
 			s.recordConflictEntry(*l.Conflict)
 		default:
 			return nil, hdr, bad(errors.New("line holds no card, receipt or conflict"))
@@ -238,6 +263,9 @@ func decodeSnapshot(path string, r io.Reader) (*State, snapshotHeader, error) {
 	if len(s.cards) != hdr.Cards || len(s.requests) != hdr.Receipts || len(s.conflicts) != hdr.Conflicts {
 		return nil, hdr, &CorruptError{Path: path, Line: 1, Err: fmt.Errorf("header counts %d cards, %d receipts, %d conflicts; file holds %d, %d, %d",
 			hdr.Cards, hdr.Receipts, hdr.Conflicts, len(s.cards), len(s.requests), len(s.conflicts))}
+	}
+	if ib != nil && len(s.conflicts) == 0 {
+		ib.conflicts = offset
 	}
 	s.events = hdr.Events
 	s.last = Event{At: hdr.LastAt, ID: hdr.LastID}

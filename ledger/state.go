@@ -6,8 +6,14 @@ import (
 )
 
 // State is the fold of a ledger: every card as of the last applied event.
-// It is built only by Apply, which does no IO and reads no clock, so the same
-// events always give the same State.
+// It is built only by Apply, which reads no clock, so the same events always
+// give the same State.
+//
+// A state loaded through the snapshot index starts with its maps empty and
+// reads snapshot lines as they are first needed (base); the maps then hold
+// what was read or changed since. The snapshot file is immutable and held
+// open, so this is the same fold, read lazily. A failed read is kept in err
+// and surfaces before anything is written or returned.
 type State struct {
 	cards      map[string]*Card
 	keys       map[string]string  // idempotency key -> card id
@@ -16,6 +22,10 @@ type State struct {
 	conflictOf map[string]int // event id -> index in conflicts
 	events     int64
 	last       Event // the last event folded, applied or not
+
+	base    *snapshotIndex // snapshot lines not read yet; nil once all are in the maps
+	created int            // cards created since base was taken
+	err     error          // the first failed read from base
 }
 
 // Receipt records what a request id did, so a replay can answer without
@@ -49,10 +59,11 @@ func (s *State) Apply(e *Event) error {
 		s.recordConflict(e, err)
 		return err
 	}
-	c := s.cards[e.Card]
+	c := s.card(e.Card)
 	if c == nil { // create
 		c = &Card{ID: e.Card}
 		s.cards[e.Card] = c
+		s.created++
 	}
 	k.apply(s, c, e)
 	c.Version++
@@ -74,7 +85,7 @@ func (s *State) Check(e *Event) error {
 }
 
 func (s *State) check(k kind, e *Event) error {
-	c := s.cards[e.Card]
+	c := s.card(e.Card)
 	if e.Op != OpCreate && c == nil {
 		return rule(ErrNotFound, "card %s not found", e.Card)
 	}
@@ -104,15 +115,73 @@ func (s *State) ConflictOf(eventID string) (Conflict, bool) {
 
 // Card returns a copy of the card with the given id.
 func (s *State) Card(id string) (Card, bool) {
-	c, ok := s.cards[id]
-	if !ok {
+	c := s.card(id)
+	if c == nil {
 		return Card{}, false
 	}
 	return c.clone(), true
 }
 
+// card returns the card with the given id, reading it from the snapshot on
+// first use; nil when there is none.
+func (s *State) card(id string) *Card {
+	if c, ok := s.cards[id]; ok || s.base == nil {
+		return c
+	}
+	c, err := s.base.card(id)
+	if err != nil {
+		s.fail(err)
+		return nil
+	}
+	if c != nil {
+		s.cards[id] = c
+	}
+	return c
+}
+
+// keyOwner returns the id of the card created with an idempotency key.
+func (s *State) keyOwner(key string) (string, bool) {
+	if id, ok := s.keys[key]; ok || s.base == nil {
+		return id, ok
+	}
+	id, ok, err := s.base.keyOwner(key)
+	if err != nil {
+		s.fail(err)
+	}
+	return id, ok
+}
+
+func (s *State) fail(err error) {
+	if s.err == nil {
+		s.err = err
+	}
+}
+
+// Err is the first error reading the snapshot lazily; a state with an
+// error must not be trusted.
+func (s *State) Err() error { return s.err }
+
+// all reads whatever the snapshot still holds into the maps, for the
+// callers that look at every card or receipt.
+func (s *State) all() {
+	if s.base == nil {
+		return
+	}
+	base := s.base
+	s.base = nil
+	if err := base.readAll(s); err != nil {
+		s.fail(err)
+	}
+	base.close()
+}
+
 // Len is the number of cards.
-func (s *State) Len() int { return len(s.cards) }
+func (s *State) Len() int {
+	if s.base != nil {
+		return s.base.cards.n + s.created
+	}
+	return len(s.cards)
+}
 
 // Events is the number of events folded, conflicts included.
 func (s *State) Events() int64 { return s.events }
@@ -122,13 +191,19 @@ func (s *State) Conflicts() []Conflict { return append([]Conflict(nil), s.confli
 
 // Receipt returns what an earlier request with this id did.
 func (s *State) Receipt(requestID string) (Receipt, bool) {
-	r, ok := s.requests[requestID]
+	if r, ok := s.requests[requestID]; ok || s.base == nil {
+		return r, ok
+	}
+	r, ok, err := s.base.receipt(requestID)
+	if err != nil {
+		s.fail(err)
+	}
 	return r, ok
 }
 
 // CardByKey returns the card created with the given idempotency key.
 func (s *State) CardByKey(key string) (Card, bool) {
-	id, ok := s.keys[key]
+	id, ok := s.keyOwner(key)
 	if !ok {
 		return Card{}, false
 	}

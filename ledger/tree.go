@@ -195,7 +195,7 @@ func (t Tree) fold(mayNormalize bool) (*State, error) {
 	s, hdr := NewState(), snapshotHeader{}
 	if data, ok := t[SnapshotFile]; ok {
 		var err error
-		if s, hdr, err = decodeSnapshot(SnapshotFile, bytes.NewReader(data)); err != nil {
+		if s, hdr, err = decodeSnapshot(SnapshotFile, bytes.NewReader(data), nil); err != nil {
 			return nil, err
 		}
 	}

@@ -1,0 +1,492 @@
+package ledger
+
+import (
+	"bytes"
+	"cmp"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+
+	json "github.com/goccy/go-json"
+)
+
+// The snapshot index is a local, derived cache (never committed: cache/ is
+// in the backlog's .gitignore) that lets a call read the few snapshot lines
+// it needs instead of decoding every card. It maps card ids, idempotency
+// keys and request ids to the byte range of their line in snapshot.json,
+// and lists the ready and claimed cards in claim order.
+//
+// It is tied to one snapshot file by that file's size, modification time
+// and the checksum of its header line, and it carries a checksum of its
+// own. Anything that does not match is ignored and rebuilt from the
+// snapshot, so a stale or damaged index costs one full load, never a wrong
+// answer. Every line read through it is checked again (frame checksum, and
+// that it holds the card, key or request asked for).
+const (
+	CacheDir  = "cache"
+	IndexFile = "snapshot.idx"
+)
+
+var indexMagic = [8]byte{'b', 'l', 'i', 'd', 'x', '0', '0', '1'}
+
+// indexHeaderLen is the fixed part of the file before the tables.
+const indexHeaderLen = 8 + 8 + 8 + 4 + 4 + 4 + 4 + 4 + 8 + 4
+
+// entryLen is one table entry: key offset and length in the string pool,
+// line offset and length in the snapshot.
+const entryLen = 4 + 4 + 8 + 4
+
+// snapshotID identifies the snapshot an index was built for.
+type snapshotID struct {
+	size      int64
+	mtime     int64
+	headerCRC uint32
+}
+
+func snapshotIdentity(fi os.FileInfo, headerLine []byte) snapshotID {
+	return snapshotID{size: fi.Size(), mtime: fi.ModTime().UnixNano(), headerCRC: crc32.Checksum(headerLine, castagnoli)}
+}
+
+// indexEntry is one key and where its line lies in the snapshot.
+type indexEntry struct {
+	key       string
+	off       int64
+	n         int
+	candidate bool // cards only: ready or claimed when the snapshot was taken
+	card      *Card
+}
+
+// indexBuild collects the entries of a snapshot as it is written or read.
+type indexBuild struct {
+	cards, keys, receipts []indexEntry
+	conflicts             int64 // offset of the first conflict line; the file size when none
+}
+
+func (ib *indexBuild) addCard(c *Card, off int64, n int) {
+	ib.cards = append(ib.cards, indexEntry{key: c.ID, off: off, n: n, card: c,
+		candidate: c.Status == StatusReady || c.Status == StatusClaimed})
+	if c.IdempotencyKey != "" {
+		ib.keys = append(ib.keys, indexEntry{key: c.IdempotencyKey, off: off, n: n})
+	}
+}
+
+// encode renders the index for the snapshot identified by id.
+func (ib *indexBuild) encode(id snapshotID) []byte {
+	for _, t := range [][]indexEntry{ib.cards, ib.keys, ib.receipts} {
+		slices.SortFunc(t, func(a, b indexEntry) int { return cmp.Compare(a.key, b.key) })
+	}
+	var order []uint32
+	for i, e := range ib.cards {
+		if e.candidate {
+			order = append(order, uint32(i))
+		}
+	}
+	slices.SortFunc(order, func(a, b uint32) int { return claimOrder(ib.cards[a].card, ib.cards[b].card) })
+
+	le := binary.LittleEndian
+	out := make([]byte, 0, indexHeaderLen+entryLen*(len(ib.cards)+len(ib.keys)+len(ib.receipts))+4*len(order))
+	out = append(out, indexMagic[:]...)
+	out = le.AppendUint64(out, uint64(id.size))
+	out = le.AppendUint64(out, uint64(id.mtime))
+	out = le.AppendUint32(out, id.headerCRC)
+	out = le.AppendUint32(out, uint32(len(ib.cards)))
+	out = le.AppendUint32(out, uint32(len(ib.keys)))
+	out = le.AppendUint32(out, uint32(len(ib.receipts)))
+	out = le.AppendUint32(out, uint32(len(order)))
+	out = le.AppendUint64(out, uint64(ib.conflicts))
+	out = le.AppendUint32(out, 0) // reserved
+	var pool []byte
+	for _, t := range [][]indexEntry{ib.cards, ib.keys, ib.receipts} {
+		for _, e := range t {
+			out = le.AppendUint32(out, uint32(len(pool)))
+			out = le.AppendUint32(out, uint32(len(e.key)))
+			out = le.AppendUint64(out, uint64(e.off))
+			out = le.AppendUint32(out, uint32(e.n))
+			pool = append(pool, e.key...)
+		}
+	}
+	for _, i := range order {
+		out = le.AppendUint32(out, i)
+	}
+	out = append(out, pool...)
+	return le.AppendUint32(out, crc32.Checksum(out, castagnoli))
+}
+
+// writeIndex stores the index for a snapshot in the backlog's cache. It is
+// a cache: failing to write it costs speed, not correctness, so errors are
+// only returned for tests to see.
+func writeIndex(dir string, id snapshotID, ib *indexBuild) error {
+	cache := filepath.Join(dir, CacheDir)
+	if err := os.MkdirAll(cache, 0o755); err != nil {
+		return err
+	}
+	return replaceFile(filepath.Join(cache, IndexFile), ib.encode(id), nil)
+}
+
+// removeIndex drops the cached index, so the next load reads the snapshot
+// whole and writes a new one.
+func removeIndex(dir string) {
+	_ = os.Remove(filepath.Join(dir, CacheDir, IndexFile))
+}
+
+// indexTable is one sorted table of the index.
+type indexTable struct {
+	entries []byte
+	n       int
+	pool    []byte
+}
+
+// key is the i-th key. The index's checksum vouches for its offsets; one
+// out of range anyway reads as an empty key rather than a panic.
+func (t indexTable) key(i int) []byte {
+	e := t.entries[i*entryLen:]
+	off, n := uint64(binary.LittleEndian.Uint32(e)), uint64(binary.LittleEndian.Uint32(e[4:]))
+	if off+n > uint64(len(t.pool)) {
+		return nil
+	}
+	return t.pool[off : off+n]
+}
+
+func (t indexTable) line(i int) (off int64, n int) {
+	e := t.entries[i*entryLen:]
+	return int64(binary.LittleEndian.Uint64(e[8:])), int(binary.LittleEndian.Uint32(e[16:]))
+}
+
+// find returns the position of key, or -1.
+func (t indexTable) find(key string) int {
+	lo, hi := 0, t.n
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if string(t.key(m)) < key {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	if lo < t.n && string(t.key(lo)) == key {
+		return lo
+	}
+	return -1
+}
+
+// snapshotIndex reads snapshot lines on demand through a valid index.
+type snapshotIndex struct {
+	f                     *os.File // the snapshot, held open for the state's life
+	path                  string
+	cards, keys, receipts indexTable
+	order                 []byte // positions in cards, 4 bytes each, in claim order
+	conflicts             int64
+	size                  int64
+}
+
+var errIndexMismatch = errors.New("index does not match the snapshot")
+
+// openIndex loads the cached index for the snapshot f (identified by id) if
+// there is one and it matches; nil otherwise.
+func openIndex(dir string, f *os.File, path string, id snapshotID) *snapshotIndex {
+	data, err := os.ReadFile(filepath.Join(dir, CacheDir, IndexFile))
+	if err != nil || len(data) < indexHeaderLen+4 || !bytes.Equal(data[:8], indexMagic[:]) {
+		return nil
+	}
+	le := binary.LittleEndian
+	body := data[:len(data)-4]
+	if crc32.Checksum(body, castagnoli) != le.Uint32(data[len(data)-4:]) {
+		return nil
+	}
+	if int64(le.Uint64(data[8:])) != id.size || int64(le.Uint64(data[16:])) != id.mtime || le.Uint32(data[24:]) != id.headerCRC {
+		return nil
+	}
+	nc, nk, nr, no := int(le.Uint32(data[28:])), int(le.Uint32(data[32:])), int(le.Uint32(data[36:])), int(le.Uint32(data[40:]))
+	tables := indexHeaderLen + entryLen*(nc+nk+nr)
+	if tables+4*no > len(body) {
+		return nil
+	}
+	pool := body[tables+4*no:]
+	ix := &snapshotIndex{f: f, path: path, size: id.size, conflicts: int64(le.Uint64(data[44:])),
+		order: body[tables : tables+4*no]}
+	at := indexHeaderLen
+	for _, t := range []struct {
+		dst *indexTable
+		n   int
+	}{{&ix.cards, nc}, {&ix.keys, nk}, {&ix.receipts, nr}} {
+		*t.dst = indexTable{entries: body[at : at+entryLen*t.n], n: t.n, pool: pool}
+		at += entryLen * t.n
+	}
+	if ix.conflicts < 0 || ix.conflicts > id.size {
+		return nil
+	}
+	return ix
+}
+
+// readLine reads and checks the snapshot line at off.
+func (ix *snapshotIndex) readLine(off int64, n int) (snapshotLine, error) {
+	var l snapshotLine
+	if n <= 0 || off < 0 || off+int64(n) > ix.size {
+		return l, &CorruptError{Path: ix.path, Offset: off, Err: errIndexMismatch}
+	}
+	raw := make([]byte, n)
+	if _, err := ix.f.ReadAt(raw, off); err != nil {
+		return l, fmt.Errorf("read %s: %w", ix.path, err)
+	}
+	line, err := checkFrame(raw)
+	if err == nil {
+		err = json.Unmarshal(line, &l)
+	}
+	if err != nil {
+		return l, &CorruptError{Path: ix.path, Offset: off, Err: err}
+	}
+	return l, nil
+}
+
+// card reads the card with the given id; nil when the snapshot has none.
+func (ix *snapshotIndex) card(id string) (*Card, error) {
+	i := ix.cards.find(id)
+	if i < 0 {
+		return nil, nil
+	}
+	return ix.cardAt(i)
+}
+
+func (ix *snapshotIndex) cardAt(i int) (*Card, error) {
+	off, n := ix.cards.line(i)
+	l, err := ix.readLine(off, n)
+	if err != nil {
+		return nil, err
+	}
+	if l.Card == nil || l.Card.ID != string(ix.cards.key(i)) {
+		return nil, &CorruptError{Path: ix.path, Offset: off, Err: errIndexMismatch}
+	}
+	return l.Card, nil
+}
+
+// keyOwner returns the id of the card created with an idempotency key.
+func (ix *snapshotIndex) keyOwner(key string) (string, bool, error) {
+	i := ix.keys.find(key)
+	if i < 0 {
+		return "", false, nil
+	}
+	off, n := ix.keys.line(i)
+	l, err := ix.readLine(off, n)
+	if err != nil {
+		return "", false, err
+	}
+	if l.Card == nil || l.Card.IdempotencyKey != key {
+		return "", false, &CorruptError{Path: ix.path, Offset: off, Err: errIndexMismatch}
+	}
+	return l.Card.ID, true, nil
+}
+
+// receipt returns what a request id did, as the snapshot remembers it.
+func (ix *snapshotIndex) receipt(rid string) (Receipt, bool, error) {
+	i := ix.receipts.find(rid)
+	if i < 0 {
+		return Receipt{}, false, nil
+	}
+	off, n := ix.receipts.line(i)
+	l, err := ix.readLine(off, n)
+	if err != nil {
+		return Receipt{}, false, err
+	}
+	if l.Receipt == nil || l.Receipt.RequestID != rid {
+		return Receipt{}, false, &CorruptError{Path: ix.path, Offset: off, Err: errIndexMismatch}
+	}
+	return l.Receipt.Receipt, true, nil
+}
+
+// candidates is the number of cards in the claim-order list.
+func (ix *snapshotIndex) candidates() int { return len(ix.order) / 4 }
+
+// candidate returns the position in cards of the i-th card in claim order.
+func (ix *snapshotIndex) candidate(i int) (int, error) {
+	p := int(binary.LittleEndian.Uint32(ix.order[4*i:]))
+	if p >= ix.cards.n {
+		return 0, &CorruptError{Path: ix.path, Err: errIndexMismatch}
+	}
+	return p, nil
+}
+
+// readRange reads bytes [off, end) of the snapshot.
+func (ix *snapshotIndex) readRange(off, end int64) ([]byte, error) {
+	buf := make([]byte, end-off)
+	if _, err := ix.f.ReadAt(buf, off); err != nil {
+		return nil, fmt.Errorf("read %s: %w", ix.path, err)
+	}
+	return buf, nil
+}
+
+func (ix *snapshotIndex) close() {
+	if ix != nil && ix.f != nil {
+		ix.f.Close()
+		ix.f = nil
+	}
+}
+
+// readAll reads every card and receipt s does not hold yet into its maps.
+func (ix *snapshotIndex) readAll(s *State) error {
+	data, err := ix.readRange(0, ix.size)
+	if err != nil {
+		return err
+	}
+	line := func(t indexTable, i int) (snapshotLine, error) {
+		var l snapshotLine
+		off, n := t.line(i)
+		if n <= 0 || off < 0 || off+int64(n) > int64(len(data)) {
+			return l, &CorruptError{Path: ix.path, Offset: off, Err: errIndexMismatch}
+		}
+		raw, err := checkFrame(data[off : off+int64(n)])
+		if err == nil {
+			err = json.Unmarshal(raw, &l)
+		}
+		if err != nil {
+			return l, &CorruptError{Path: ix.path, Offset: off, Err: err}
+		}
+		return l, nil
+	}
+	for i := range ix.cards.n {
+		if _, ok := s.cards[string(ix.cards.key(i))]; ok {
+			continue
+		}
+		l, err := line(ix.cards, i)
+		if err != nil {
+			return err
+		}
+		if l.Card == nil || l.Card.ID != string(ix.cards.key(i)) {
+			return &CorruptError{Path: ix.path, Err: errIndexMismatch}
+		}
+		s.cards[l.Card.ID] = l.Card
+	}
+	for id, c := range s.cards {
+		if c.IdempotencyKey != "" {
+			s.keys[c.IdempotencyKey] = id
+		}
+	}
+	for i := range ix.receipts.n {
+		rid := string(ix.receipts.key(i))
+		if _, ok := s.requests[rid]; ok {
+			continue
+		}
+		l, err := line(ix.receipts, i)
+		if err != nil {
+			return err
+		}
+		if l.Receipt == nil || l.Receipt.RequestID != rid {
+			return &CorruptError{Path: ix.path, Err: errIndexMismatch}
+		}
+		s.requests[rid] = l.Receipt.Receipt
+	}
+	return nil
+}
+
+// openSnapshotIndexed opens snapshot.json for loading. With a valid cached
+// index the state reads card and receipt lines as it needs them and keeps
+// the file open (released by State.release); otherwise the whole snapshot
+// is decoded, as openSnapshot does, and an index is written for the next
+// caller. f is the snapshot, open, or nil when there is none; the caller
+// closes it unless the state holds it (s.base != nil).
+func openSnapshotIndexed(dir string) (s *State, hdr snapshotHeader, f *os.File, err error) {
+	path := filepath.Join(dir, SnapshotFile)
+	f, err = os.Open(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return NewState(), hdr, nil, nil
+	}
+	if err != nil {
+		return nil, hdr, nil, err
+	}
+	fail := func(err error) (*State, snapshotHeader, *os.File, error) {
+		f.Close()
+		return nil, hdr, nil, err
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		return fail(err)
+	}
+	headerLine, err := readFirstLine(f)
+	if err != nil {
+		return fail(err)
+	}
+	id := snapshotIdentity(fi, headerLine)
+	if ix := openIndex(dir, f, path, id); ix != nil {
+		if s, hdr, err = lazyState(ix, headerLine); err == nil {
+			return s, hdr, f, nil
+		}
+		// A header or conflict list that does not read: report it the
+		// way a full decode does, with its line number.
+	}
+	ib := &indexBuild{}
+	if s, hdr, err = decodeSnapshot(path, io.NewSectionReader(f, 0, fi.Size()), ib); err != nil {
+		return fail(err)
+	}
+	_ = writeIndex(dir, id, ib)
+	return s, hdr, f, nil
+}
+
+// lazyState is the state of a snapshot read through its index: the header
+// and the conflicts now, cards and receipts when they are asked for.
+func lazyState(ix *snapshotIndex, headerLine []byte) (*State, snapshotHeader, error) {
+	var hdr snapshotHeader
+	line, err := checkFrame(headerLine)
+	if err == nil {
+		err = json.Unmarshal(line, &hdr)
+	}
+	if err != nil || hdr.V == 0 || hdr.V > FormatVersion || hdr.Cards != ix.cards.n || hdr.Receipts != ix.receipts.n {
+		return nil, hdr, errIndexMismatch
+	}
+	s := NewState()
+	tail, err := ix.readRange(ix.conflicts, ix.size)
+	if err != nil {
+		return nil, hdr, err
+	}
+	for len(tail) > 0 {
+		i := bytes.IndexByte(tail, '\n')
+		if i < 0 {
+			return nil, hdr, errIndexMismatch
+		}
+		var l snapshotLine
+		raw, err := checkFrame(tail[:i+1])
+		if err == nil {
+			err = json.Unmarshal(raw, &l)
+		}
+		if err != nil || l.Conflict == nil {
+			return nil, hdr, errIndexMismatch
+		}
+		s.recordConflictEntry(*l.Conflict)
+		tail = tail[i+1:]
+	}
+	if len(s.conflicts) != hdr.Conflicts {
+		return nil, hdr, errIndexMismatch
+	}
+	s.base = ix
+	s.events = hdr.Events
+	s.last = Event{At: hdr.LastAt, ID: hdr.LastID}
+	return s, hdr, nil
+}
+
+// readFirstLine returns the first line of f, newline included.
+func readFirstLine(f *os.File) ([]byte, error) {
+	buf := make([]byte, 0, 1024)
+	chunk := make([]byte, 1024)
+	for off := int64(0); ; {
+		n, err := f.ReadAt(chunk, off)
+		if i := bytes.IndexByte(chunk[:n], '\n'); i >= 0 {
+			return append(buf, chunk[:i+1]...), nil
+		}
+		buf = append(buf, chunk[:n]...)
+		off += int64(n)
+		if err != nil || len(buf) > maxLine {
+			// No complete first line: the full decode reports it.
+			return buf, nil
+		}
+	}
+}
+
+// release closes the snapshot a lazily read state holds open.
+func (s *State) release() {
+	if s != nil && s.base != nil {
+		s.base.close()
+	}
+}
