@@ -470,6 +470,11 @@ func snapshotPosition(dir string, s *State, hdr snapshotHeader) (position, error
 			return pos, err
 		}
 		defer f.Close()
+		// Only a ledger at least that long can start with the segment;
+		// check before reading it, as a segment can be hundreds of MB.
+		if fi, err := f.Stat(); err != nil || fi.Size() < hdr.TailBytes {
+			return pos, err
+		}
 		prefix := make([]byte, hdr.TailBytes)
 		if n, _ := io.ReadFull(f, prefix); int64(n) == hdr.TailBytes && crcHex(prefix) == hdr.TailCRC {
 			pos.offset, pos.base = hdr.TailBytes, hdr.TailBytes

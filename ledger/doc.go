@@ -19,6 +19,9 @@
 //	ledger.jsonl.broken
 //	               torn tails set aside by recovery, appended, never
 //	               overwritten (ignored)
+//	cache/snapshot.idx
+//	               a derived index of snapshot.json; safe to delete
+//	               (ignored; see "Snapshot index" below)
 //
 // # Line framing
 //
@@ -130,6 +133,33 @@
 // lock open the snapshot, then the ledger, then check the snapshot was not
 // replaced meanwhile (it is renamed before the ledger), and start over if it
 // was.
+//
+// # Snapshot index
+//
+// cache/snapshot.idx is derived from snapshot.json so that a call reads
+// only the snapshot lines it needs: a claim on a 100k-card backlog reads a
+// handful of cards, not all of them. Compaction writes it; any load that
+// finds it missing or not matching rebuilds it. It is little-endian binary:
+//
+//	magic "blidx001"
+//	snapshot size (u64), mtime in ns (u64), CRC-32C of its header line (u32)
+//	counts: cards, idempotency keys, request ids, claim-order entries (u32 each)
+//	offset of the first conflict line in the snapshot (u64), reserved (u32)
+//	three tables sorted by key (cards by id, cards by idempotency key,
+//	  receipts by request id), 20 bytes per entry: key offset and length in
+//	  the string pool (u32, u32), line offset and length in the snapshot
+//	  (u64, u32)
+//	the ready and claimed cards in claim order (u32 positions in the card table)
+//	the string pool
+//	CRC-32C of everything before it (u32)
+//
+// An index is used only when its checksum holds and the snapshot's size,
+// mtime and header checksum are the ones it names. Every line read through
+// it is checked again (frame checksum, and that it holds the id, key or
+// request asked for); anything else drops the index, and the call runs
+// again on the whole snapshot. A stale or damaged index therefore costs one
+// full load, never a wrong answer. Cards changed since the snapshot come
+// from the ledger, which every call folds in full.
 //
 // # Cursors
 //

@@ -33,7 +33,13 @@ var (
 	bigN    = flag.Int("big-cards", 100_000, "cards in the large backlog")
 	bigEv   = flag.Int("big-events", 1_000_000, "events of history in the large backlog")
 	workDir = flag.String("work", "", "directory for the backlogs (default: a temp dir)")
+	only    = flag.String("only", "", "run only these parts, comma-separated: small, big, concurrent, watch (default: all)")
 )
+
+// part reports whether the named part of the run was asked for.
+func part(name string) bool {
+	return *only == "" || slices.Contains(strings.Split(*only, ","), name)
+}
 
 type row struct {
 	what, value, target, verdict string
@@ -61,20 +67,26 @@ func main() {
 	floor := measureFloor(dir)
 	add("floor: trivial Go process + one write + fdatasync", ms(floor), "", "")
 
-	small := filepath.Join(dir, "small", ".backlog")
-	generate(small, 1000, 1000)
-	perCommand(bl, small, "1k cards", floor, 2)
-
-	big := filepath.Join(dir, "big", ".backlog")
-	generate(big, *bigN, *bigEv)
-	comp := timeCmd(bl, big, "compact")
-	add(fmt.Sprintf("bl compact of %d events (%d cards)", *bigEv, *bigN), ms(comp), "≤ 5 s", verdict(comp <= 5*time.Second))
-	perCommand(bl, big, fmt.Sprintf("%s cards, %s events of history", human(*bigN), human(*bigEv)), floor, 3)
-
-	for _, n := range []int{1, 8, 32, 64} {
-		concurrentClaims(bl, filepath.Join(dir, fmt.Sprintf("conc%d", n), ".backlog"), n)
+	if part("small") {
+		small := filepath.Join(dir, "small", ".backlog")
+		generate(small, 1000, 1000)
+		perCommand(bl, small, "1k cards", floor, 2)
 	}
-	watchLatency(bl, filepath.Join(dir, "watch", ".backlog"))
+	if part("big") {
+		big := filepath.Join(dir, "big", ".backlog")
+		generate(big, *bigN, *bigEv)
+		comp := timeCmd(bl, big, "compact")
+		add(fmt.Sprintf("bl compact of %d events (%d cards)", *bigEv, *bigN), ms(comp), "≤ 5 s", verdict(comp <= 5*time.Second))
+		perCommand(bl, big, fmt.Sprintf("%s cards, %s events of history", human(*bigN), human(*bigEv)), floor, 3)
+	}
+	if part("concurrent") {
+		for _, n := range []int{1, 8, 32, 64} {
+			concurrentClaims(bl, filepath.Join(dir, fmt.Sprintf("conc%d", n), ".backlog"), n)
+		}
+	}
+	if part("watch") {
+		watchLatency(bl, filepath.Join(dir, "watch", ".backlog"))
+	}
 	printReport(bl)
 }
 
