@@ -87,11 +87,15 @@ func indexedHistory(t *testing.T, data []byte) (dir string, events []*Event) {
 // freshly opened backlog, so lazily read state from one never helps another.
 func indexQueries(events []*Event) map[string]func(s *State, now time.Time) any {
 	q := map[string]func(s *State, now time.Time) any{
-		"ready":       func(s *State, now time.Time) any { return s.List(Filter{Ready: true}, now, SortClaim) },
-		"ready1":      func(s *State, now time.Time) any { return s.List(Filter{Ready: true, Limit: 1}, now, SortClaim) },
-		"ready2":      func(s *State, now time.Time) any { return s.List(Filter{Ready: true, Limit: 2}, now, "") },
-		"claimed":     func(s *State, now time.Time) any { return s.List(Filter{Status: []Status{StatusClaimed}}, now, SortClaim) },
-		"open":        func(s *State, now time.Time) any { return s.List(Filter{Status: []Status{StatusReady, StatusClaimed}}, now, SortClaim) },
+		"ready":  func(s *State, now time.Time) any { return s.List(Filter{Ready: true}, now, SortClaim) },
+		"ready1": func(s *State, now time.Time) any { return s.List(Filter{Ready: true, Limit: 1}, now, SortClaim) },
+		"ready2": func(s *State, now time.Time) any { return s.List(Filter{Ready: true, Limit: 2}, now, "") },
+		"claimed": func(s *State, now time.Time) any {
+			return s.List(Filter{Status: []Status{StatusClaimed}}, now, SortClaim)
+		},
+		"open": func(s *State, now time.Time) any {
+			return s.List(Filter{Status: []Status{StatusReady, StatusClaimed}}, now, SortClaim)
+		},
 		"all-by-id":   func(s *State, now time.Time) any { return s.List(Filter{}, now, SortID) },
 		"pick":        func(s *State, now time.Time) any { return s.Pick(Filter{}, now) },
 		"stats":       func(s *State, now time.Time) any { return s.Stats(now) },
@@ -384,7 +388,6 @@ func TestIndexPointingElsewhere(t *testing.T) {
 		t.Fatalf("updated %+v", c)
 	}
 }
-
 
 func TestIndexEqualsWholeLoadOnSeeds(t *testing.T) {
 	for i, seed := range fuzzFoldSeeds() {
