@@ -182,6 +182,7 @@ type snapshotIndex struct {
 	order                 []byte // positions in cards, 4 bytes each, in claim order
 	conflicts             int64
 	size                  int64
+	unmap                 func() // releases the index file's memory
 }
 
 var errIndexMismatch = errors.New("index does not match the snapshot")
@@ -189,8 +190,23 @@ var errIndexMismatch = errors.New("index does not match the snapshot")
 // openIndex loads the cached index for the snapshot f (identified by id) if
 // there is one and it matches; nil otherwise.
 func openIndex(dir string, f *os.File, path string, id snapshotID) *snapshotIndex {
-	data, err := os.ReadFile(filepath.Join(dir, CacheDir, IndexFile))
-	if err != nil || len(data) < indexHeaderLen+4 || !bytes.Equal(data[:8], indexMagic[:]) {
+	data, unmap, err := mapFile(filepath.Join(dir, CacheDir, IndexFile))
+	if err != nil {
+		return nil
+	}
+	ix := parseIndex(data, id)
+	if ix == nil {
+		unmap()
+		return nil
+	}
+	ix.f, ix.path, ix.unmap = f, path, unmap
+	return ix
+}
+
+// parseIndex checks an index file against the snapshot it must describe
+// and returns a view of it; nil when it does not match.
+func parseIndex(data []byte, id snapshotID) *snapshotIndex {
+	if len(data) < indexHeaderLen+4 || !bytes.Equal(data[:8], indexMagic[:]) {
 		return nil
 	}
 	le := binary.LittleEndian
@@ -207,7 +223,7 @@ func openIndex(dir string, f *os.File, path string, id snapshotID) *snapshotInde
 		return nil
 	}
 	pool := body[tables+4*no:]
-	ix := &snapshotIndex{f: f, path: path, size: id.size, conflicts: int64(le.Uint64(data[44:])),
+	ix := &snapshotIndex{size: id.size, conflicts: int64(le.Uint64(data[44:])),
 		order: body[tables : tables+4*no]}
 	at := indexHeaderLen
 	for _, t := range []struct {
@@ -320,9 +336,16 @@ func (ix *snapshotIndex) readRange(off, end int64) ([]byte, error) {
 }
 
 func (ix *snapshotIndex) close() {
-	if ix != nil && ix.f != nil {
+	if ix == nil {
+		return
+	}
+	if ix.f != nil {
 		ix.f.Close()
 		ix.f = nil
+	}
+	if ix.unmap != nil {
+		ix.unmap()
+		ix.unmap = nil
 	}
 }
 
@@ -414,6 +437,8 @@ func openSnapshotIndexed(dir string) (s *State, hdr snapshotHeader, f *os.File, 
 		if s, hdr, err = lazyState(ix, headerLine); err == nil {
 			return s, hdr, f, nil
 		}
+		ix.f = nil // still ours, for the full decode below
+		ix.close()
 		// A header or conflict list that does not read: report it the
 		// way a full decode does, with its line number.
 	}
@@ -484,9 +509,14 @@ func readFirstLine(f *os.File) ([]byte, error) {
 	}
 }
 
-// release closes the snapshot a lazily read state holds open.
+// release closes the snapshot a lazily read state holds open; the state
+// cannot be used after.
 func (s *State) release() {
 	if s != nil && s.base != nil {
 		s.base.close()
+		s.base = nil
+		s.fail(errReleased)
 	}
 }
+
+var errReleased = errors.New("ledger: backlog used after Close")
