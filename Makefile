@@ -1,9 +1,12 @@
 # bl — a git-native, file-backed backlog.
 GO      ?= go
 BIN     ?= bin/bl
+# bl-git, the same command line with git built in, goes next to bl: bl
+# finds it there when a command needs git.
+BIN_GIT ?= $(dir $(BIN))bl-git
 PREFIX  ?= $(HOME)/.local
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
-LDFLAGS := -s -w -X main.version=$(VERSION)
+LDFLAGS := -s -w -X github.com/bl-backlog/bl/internal/cli.version=$(VERSION)
 # A count rather than a duration: a duration deadline can end a fuzz run
 # with "context deadline exceeded" while the engine is between inputs.
 FUZZTIME ?= 20000x
@@ -14,10 +17,12 @@ all: build
 
 build:
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/bl
+	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN_GIT) ./cmd/bl-git
 
 install: build
 	install -d $(PREFIX)/bin
 	install -m 0755 $(BIN) $(PREFIX)/bin/bl
+	install -m 0755 $(BIN_GIT) $(PREFIX)/bin/bl-git
 
 vet:
 	$(GO) vet ./...

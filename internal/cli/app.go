@@ -1,0 +1,352 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"os/user"
+	"regexp"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/alecthomas/kong"
+
+	"github.com/bl-backlog/bl/ledger"
+)
+
+// Globals are the flags every command takes.
+type Globals struct {
+	Dir         string        `name:"dir" env:"BL_DIR" placeholder:"PATH" help:"Backlog directory (default: the nearest .backlog upward, shared across git worktrees)."`
+	JSON        bool          `name:"json" help:"Machine output: the bare object, array or null; errors as a JSON object on stderr."`
+	Actor       string        `name:"actor" env:"BL_ACTOR" placeholder:"NAME" help:"Who is acting (default: user@host)."`
+	LockTimeout time.Duration `name:"lock-timeout" default:"10s" placeholder:"DUR" help:"How long to wait for the backlog lock."`
+}
+
+// command is one bl subcommand: its name, its line in bl --help, and a
+// fresh value of its kong struct.
+type command struct {
+	name, help string
+	hidden     bool
+	new        func() any
+}
+
+// commands is every subcommand, in the order bl --help lists them.
+var commands = []command{
+	{"init", "Create a backlog (.backlog/) for this repository.", false, func() any { return &InitCmd{} }},
+	{"create", "Add a card.", false, func() any { return &CreateCmd{} }},
+	{"show", "Show one card.", false, func() any { return &ShowCmd{} }},
+	{"list", "List cards.", false, func() any { return &ListCmd{} }},
+	{"ready", "List cards claimable now, in claim order.", false, func() any { return &ReadyCmd{} }},
+	{"update", "Edit a card's fields.", false, func() any { return &UpdateCmd{} }},
+	{"claim", "Take a lease on the best claimable card, or the given one.", false, func() any { return &ClaimCmd{} }},
+	{"heartbeat", "Renew your lease and report progress.", false, func() any { return &HeartbeatCmd{} }},
+	{"release", "Give your claimed card back to the pool.", false, func() any { return &ReleaseCmd{} }},
+	{"reclaim", "Return expired leases (or one card, forced) to the pool.", false, func() any { return &ReclaimCmd{} }},
+	{"complete", "Mark a card done.", false, func() any { return &CompleteCmd{} }},
+	{"block", "Park a card with a reason.", false, func() any { return &BlockCmd{} }},
+	{"unblock", "Return a blocked card to ready.", false, func() any { return &UnblockCmd{} }},
+	{"reopen", "Return a done card to ready.", false, func() any { return &ReopenCmd{} }},
+	{"link", "Make one card depend on another.", false, func() any { return &LinkCmd{} }},
+	{"unlink", "Remove a dependency.", false, func() any { return &UnlinkCmd{} }},
+	{"stats", "Counts by status, claimable and expired cards, ledger size.", false, func() any { return &StatsCmd{} }},
+	{"export", "Render the backlog: markdown board, mermaid/dot graph, csv, json, jsonl, html.", false, func() any { return &ExportCmd{} }},
+	{"log", "Print the event history, resumable by cursor.", false, func() any { return &LogCmd{} }},
+	{"watch", "Stream events as they are appended (JSONL).", false, func() any { return &WatchCmd{} }},
+	{"compact", "Fold the ledger into the snapshot.", false, func() any { return &CompactCmd{} }},
+	{"doctor", "Check the ledger's integrity; --repair fixes a torn tail.", false, func() any { return &DoctorCmd{} }},
+	{"sync", "Commit .backlog to git; --pull/--push exchange it with a remote.", false, func() any { return &SyncCmd{} }},
+	{"version", "Print the bl version.", false, func() any { return &VersionCmd{} }},
+	{"merge-driver", "Git merge driver for the ledger (set up by bl init).", true, func() any { return &MergeDriverCmd{} }},
+}
+
+// CLI is the command line's root: the global flags. The subcommands are
+// added to the parser from commands.
+type CLI struct {
+	Globals
+}
+
+// newParser builds the parser over cli. With only set, it holds just that
+// subcommand: building the parser reflects over every command's struct,
+// and a call that names its command up front (as agents' calls do) need
+// not pay for the others. cmds gets each command's struct by name.
+func newParser(cli *CLI, app *App, stdout, stderr io.Writer, only string, cmds map[string]any) (*kong.Kong, error) {
+	opts := []kong.Option{
+		kong.Name("bl"),
+		kong.Description(description),
+		kong.Writers(stdout, stderr),
+		kong.Exit(func(c int) { panic(exitRequest{c}) }),
+		kong.ConfigureHelp(kong.HelpOptions{Compact: true, NoExpandSubcommands: true}),
+		kong.Bind(app),
+	}
+	for _, c := range commands {
+		if only != "" && c.name != only {
+			continue
+		}
+		var tags []string
+		if c.hidden {
+			tags = append(tags, `hidden:""`)
+		}
+		v := c.new()
+		cmds[c.name] = v
+		opts = append(opts, kong.DynamicCommand(c.name, c.help, "", v, tags...))
+	}
+	return kong.New(cli, opts...)
+}
+
+// commandNamed reports whether name is a subcommand.
+func commandNamed(name string) bool {
+	for _, c := range commands {
+		if c.name == name {
+			return true
+		}
+	}
+	return false
+}
+
+const description = `A git-native, file-backed backlog for developers and fleets of coding agents.
+
+Cards live in .backlog/ledger.jsonl, an append-only, checksummed event log
+committed with your code. Claims are leases with a TTL and an epoch: two
+agents never both win a card, a crashed agent's card comes back when its
+lease expires, and a late agent is fenced out.
+
+The agent loop:
+
+    card=$(bl claim --owner $ME --ttl 10m --json)      # null when nothing is claimable
+    id=$(echo "$card" | jq -r .id); epoch=$(echo "$card" | jq -r .claim_epoch)
+    bl heartbeat --id $id --owner $ME --epoch $epoch   # every few minutes
+    bl complete --id $id --owner $ME --epoch $epoch --note "merged in abc123"
+
+Exit codes:
+
+    0  success (also a claim that found nothing)
+    1  any other failure
+    2  usage or invalid input
+    3  not found (card, or no backlog)
+    4  conflict: stale epoch, not the owner, invalid transition, cycle, duplicate id
+    5  lock busy: timed out waiting for .backlog/lock
+    6  corrupt backlog (or written by a newer bl)`
+
+// App is what commands run against: the parsed globals, the output streams,
+// and the backlog, opened on first use.
+type App struct {
+	Globals
+	Stdout, Stderr io.Writer
+	ctx            context.Context
+	now            func() time.Time
+	backlog        *ledger.Backlog
+	backlogDir     string   // found by findDir
+	git            Git      // nil in the lean bl, which hands git work to bl-git
+	args           []string // the command line as given, for the hand-over
+	mutated        bool     // the command wrote (or tried to write) an event
+	synced         bool     // the command went through git itself
+}
+
+// exitRequest carries kong's exit code (after --help) out of Parse.
+type exitRequest struct{ code int }
+
+// Main runs the lean bl: every command, with those that need git handed
+// to bl-git (see handover.go). It returns the exit code.
+func Main(args []string, stdout, stderr io.Writer) int {
+	return run(args, stdout, stderr, nil)
+}
+
+// MainWithGit runs bl with git built in, as bl-git does: git runs in this
+// process and nothing is handed over.
+func MainWithGit(git Git, args []string, stdout, stderr io.Writer) int {
+	// The mark of a hand-over is for this process only, not for the bl
+	// processes git may start from here (hooks).
+	os.Unsetenv(handedOverEnv)
+	return run(args, stdout, stderr, git)
+}
+
+func run(args []string, stdout, stderr io.Writer, git Git) (code int) {
+	var cli CLI
+	app := &App{Stdout: stdout, Stderr: stderr, now: time.Now, git: git, args: args}
+	args = normalizeArgs(args)
+	only := ""
+	if len(args) > 0 && commandNamed(args[0]) {
+		only = args[0]
+	}
+	cmds := map[string]any{}
+	parser, err := newParser(&cli, app, stdout, stderr, only, cmds)
+	if err != nil {
+		fmt.Fprintln(stderr, "bl:", err)
+		return exitError
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			er, ok := r.(exitRequest)
+			if !ok {
+				panic(r)
+			}
+			code = er.code
+		}
+	}()
+	kctx, err := parser.Parse(args)
+	if err != nil {
+		app.JSON = cli.JSON || hasJSONFlag(args)
+		return app.fail(usagef(err.Error() + " (see bl --help)"))
+	}
+	app.Globals = cli.Globals
+	if git == nil {
+		// Hand over before anything is read or written: bl-git runs the
+		// whole command, from the start.
+		if sel := kctx.Selected(); sel != nil {
+			if gc, ok := cmds[sel.Name].(gitCommand); ok {
+				if what := gc.gitWork(app); what != "" {
+					return app.fail(app.handover(what))
+				}
+			}
+		}
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	app.ctx = ctx
+	if err := kctx.Run(); err != nil {
+		return app.fail(err)
+	}
+	if app.mutated {
+		app.autoSync()
+	}
+	return exitOK
+}
+
+func hasJSONFlag(args []string) bool {
+	for _, a := range args {
+		if a == "--json" || a == "--json=true" {
+			return true
+		}
+	}
+	return false
+}
+
+var negativeNumber = regexp.MustCompile(`^-[0-9]+$`)
+
+// normalizeArgs makes the command line friendlier before kong sees it: a
+// bare "bl" or "bl help [command]" shows help, and a negative number after
+// a flag ("--priority -5") is joined to it, since kong would take "-5" for
+// a short flag.
+func normalizeArgs(args []string) []string {
+	switch {
+	case len(args) == 0:
+		return []string{"--help"}
+	case args[0] == "help":
+		return append(append([]string{}, args[1:]...), "--help")
+	}
+	out := make([]string, 0, len(args))
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if strings.HasPrefix(a, "--") && !strings.Contains(a, "=") && i+1 < len(args) && negativeNumber.MatchString(args[i+1]) {
+			out = append(out, a+"="+args[i+1])
+			i++
+			continue
+		}
+		out = append(out, a)
+	}
+	return out
+}
+
+// fail reports err on stderr, as text or as a JSON object, and returns its
+// exit code.
+func (a *App) fail(err error) int {
+	exit, code := classify(err, a.git)
+	msg := err.Error()
+	h := hint(code)
+	var eh interface{ Hint() string }
+	if errors.As(err, &eh) {
+		h = eh.Hint()
+	}
+	if a.JSON {
+		writeJSONLine(a.Stderr, struct {
+			Error    string `json:"error"`
+			Code     string `json:"code"`
+			ExitCode int    `json:"exit_code"`
+			Hint     string `json:"hint,omitempty"`
+		}{msg, code, exit, h})
+		return exit
+	}
+	fmt.Fprintf(a.Stderr, "bl: %s\n", msg)
+	if h != "" {
+		fmt.Fprintf(a.Stderr, "    %s\n", h)
+	}
+	return exit
+}
+
+// Open finds and opens the backlog once per run.
+func (a *App) Open() (*ledger.Backlog, error) {
+	if a.backlog != nil {
+		return a.backlog, nil
+	}
+	dir, err := a.findDir()
+	if err != nil {
+		return nil, err
+	}
+	b, err := ledger.Open(dir, ledger.Options{Clock: a.now, LockTimeout: a.LockTimeout, Failpoint: failpoint,
+		AllowNetworkFS: os.Getenv("BL_ALLOW_NETWORK_FS") == "1"})
+	if err != nil {
+		return nil, err
+	}
+	a.backlog = b
+	return b, nil
+}
+
+// findDir finds the backlog directory once per run.
+func (a *App) findDir() (string, error) {
+	if a.backlogDir != "" {
+		return a.backlogDir, nil
+	}
+	dir, err := findBacklog(a.Dir)
+	if err == nil {
+		a.backlogDir = dir
+	}
+	return dir, err
+}
+
+// Mutation stamps a write with the actor and an optional request id.
+func (a *App) Mutation(requestID string) ledger.Mutation {
+	a.mutated = true
+	return ledger.Mutation{Actor: a.actor(), RequestID: requestID}
+}
+
+func (a *App) actor() string {
+	if a.Actor != "" {
+		return a.Actor
+	}
+	name := os.Getenv("USER")
+	if u, err := user.Current(); err == nil && u.Username != "" {
+		name = u.Username
+	}
+	host, _ := os.Hostname()
+	if host = strings.SplitN(host, ".", 2)[0]; host == "" {
+		host = "localhost"
+	}
+	if name == "" {
+		name = "unknown"
+	}
+	return name + "@" + host
+}
+
+// fencedOwner is the owner an optionally fenced call (complete, block)
+// checks: --owner, or the actor when only --epoch was given, or nobody.
+func (a *App) fencedOwner(owner string, epoch int64) string {
+	if owner == "" && epoch != 0 {
+		return a.actor()
+	}
+	return owner
+}
+
+// Owner is the lease owner for claim and friends: --owner, else the actor.
+func (a *App) Owner(flag string) string {
+	if flag != "" {
+		return flag
+	}
+	return a.actor()
+}
+
+// failpoint is nil except in crash-test builds (see failpoint.go).
+var failpoint func(stage string)

@@ -1,0 +1,34 @@
+package cli
+
+import "github.com/bl-backlog/bl/ledger"
+
+// BlockCmd parks a card.
+type BlockCmd struct {
+	ID        string `name:"id" required:"" help:"Card id."`
+	Reason    string `help:"Why it is blocked."`
+	Owner     string `help:"Lease owner; when given (or with --epoch) the call is fenced like heartbeat."`
+	Epoch     int64  `help:"The epoch claim printed."`
+	RequestID string `name:"request-id" placeholder:"ID" help:"Makes the call safe to retry."`
+}
+
+func (BlockCmd) Help() string {
+	return `A blocked card is never claimed until bl unblock. Blocking a claimed card
+drops its lease.
+
+Examples:
+
+    bl block --id A3 --reason "waiting for the vendor's API key"` + exitCodesHelp
+}
+
+func (c *BlockCmd) Run(a *App) error {
+	owner := a.fencedOwner(c.Owner, c.Epoch)
+	b, err := a.Open()
+	if err != nil {
+		return err
+	}
+	card, err := b.Block(a.ctx, ledger.LeaseRequest{Mutation: a.Mutation(c.RequestID), ID: c.ID, Owner: owner, Epoch: c.Epoch, Reason: c.Reason})
+	if err != nil {
+		return err
+	}
+	return a.emitCard(card, "blocked")
+}

@@ -1,0 +1,139 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/bl-backlog/bl/ledger"
+	"github.com/bl-backlog/bl/ledger/watch"
+)
+
+// ClaimCmd takes a lease.
+type ClaimCmd struct {
+	Owner     string        `help:"Lease owner (default: the actor)."`
+	TTL       time.Duration `name:"ttl" default:"15m" placeholder:"DUR" help:"Lease length, a Go duration of at least 1s (90s, 10m)."`
+	ID        string        `name:"id" help:"Claim this card or fail, instead of the best one."`
+	Phase     string        `help:"Only cards in this phase."`
+	Label     string        `help:"Only cards with this label."`
+	Wait      time.Duration `placeholder:"DUR" help:"When nothing is claimable, wait up to this long for a card to become claimable, then claim it."`
+	RequestID string        `name:"request-id" placeholder:"ID" help:"Makes the call safe to retry: a replay returns the card and appends nothing."`
+	Remote    string        `placeholder:"NAME" help:"Claim through this git remote (default: claims.remote in config.json): the claim counts once the push carrying it succeeds."`
+}
+
+func (ClaimCmd) Help() string {
+	return `Claims the best claimable card (priority, then oldest, then id) and prints it
+with its lease epoch. Keep the epoch: heartbeat, release and complete with
+--epoch so that, if your lease expired and someone else took the card, you
+are told to stop instead of clobbering their work. With nothing claimable
+it prints "nothing claimable" (null with --json) and exits 0.
+
+With --wait, claim blocks until a card becomes claimable — created,
+unblocked, reopened, a dependency completed, a lease expired, a deferral
+passed — and claims it; it wakes on file changes and on the next lease
+expiry or deferral, never by polling. Of many waiters, one wins each card
+and the rest keep waiting. It prints null if the wait runs out.
+
+Without --id, claim never returns a card under a live lease, yours
+included. claim --id of a card you already hold renews the lease under a
+new epoch (attempts unchanged), which fences out any older process of
+yours still holding the previous epoch.
+
+Examples:
+
+    bl claim --owner worker-1 --ttl 10m
+    bl claim --owner worker-1 --phase M1 --json
+    bl claim --owner worker-1 --id A4
+    bl claim --owner worker-1 --wait 10m --json
+    bl claim --owner worker-1 --remote origin --json
+
+With --remote (or claims.remote in config.json) the claim goes through a
+git remote shared by several machines: pull, claim, commit, push. The card
+is printed only once the push carrying the claim succeeded. If another
+clone pushed first, bl pulls again; if that clone had claimed the same
+card, this claim is voided and bl claims the next card. See bl sync.` + exitCodesHelp
+}
+
+func (c *ClaimCmd) Run(a *App) error {
+	b, err := a.Open()
+	if err != nil {
+		return err
+	}
+	if c.TTL < time.Second {
+		return usagef(fmt.Sprintf("--ttl %s is shorter than 1s", c.TTL))
+	}
+	if c.Wait < 0 {
+		return usagef(fmt.Sprintf("--wait %s is negative", c.Wait))
+	}
+	req := ledger.ClaimRequest{Mutation: a.Mutation(c.RequestID), Owner: a.Owner(c.Owner),
+		TTL: c.TTL, ID: c.ID, Phase: c.Phase, Label: c.Label}
+	var card *ledger.Card
+	if remote := remoteFor(b, c.Remote); remote != "" {
+		if c.Wait > 0 {
+			return usagef("--wait does not combine with a remote claim")
+		}
+		g, gerr := a.needGit(remoteWhat("claim", remote))
+		if gerr != nil {
+			return gerr
+		}
+		a.synced = true
+		card, err = g.Claim(a, b, req, remote)
+	} else if c.Wait > 0 {
+		card, err = claimWaiting(a, b, req, c.Wait)
+	} else {
+		card, err = b.Claim(a.ctx, req)
+	}
+	if err != nil {
+		return err
+	}
+	if card == nil {
+		return a.emit(nil, func(w io.Writer) { fmt.Fprintln(w, "nothing claimable") })
+	}
+	return a.emit(card, func(w io.Writer) {
+		fmt.Fprintf(w, "claimed %s epoch %d %s  %s\n", card.ID, card.ClaimEpoch, a.leaseLeft(*card), card.Title)
+	})
+}
+
+func (c *ClaimCmd) gitWork(a *App) string { return a.remoteWork("claim", c.Remote) }
+
+// claimWaiting retries the claim each time the ledger changes or the next
+// lease expiry or deferral comes due, until it wins a card or wait runs
+// out. The watcher starts before the first attempt so no change between an
+// attempt and the wait is missed.
+func claimWaiting(a *App, b *ledger.Backlog, req ledger.ClaimRequest, wait time.Duration) (*ledger.Card, error) {
+	n, err := watch.NewNotifier(b.Dir())
+	if err != nil {
+		return nil, err
+	}
+	defer n.Close()
+	deadline := time.Now().Add(wait)
+	for {
+		card, err := b.Claim(a.ctx, req)
+		if err != nil || card != nil {
+			return card, err
+		}
+		left := time.Until(deadline)
+		if left <= 0 {
+			return nil, nil
+		}
+		wake, err := b.NextWake()
+		if err != nil {
+			return nil, err
+		}
+		if !wake.IsZero() {
+			left = min(left, time.Until(wake)+time.Millisecond)
+		}
+		t := time.NewTimer(left)
+		select {
+		case <-a.ctx.Done():
+			t.Stop()
+			return nil, a.ctx.Err()
+		case <-n.C:
+		case <-t.C:
+		}
+		t.Stop()
+		if err := n.Err(); err != nil {
+			return nil, fmt.Errorf("watch %s: %w", b.Dir(), err)
+		}
+	}
+}

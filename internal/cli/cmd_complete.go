@@ -1,0 +1,53 @@
+package cli
+
+import "github.com/bl-backlog/bl/ledger"
+
+// CompleteCmd marks a card done.
+type CompleteCmd struct {
+	ID        string `name:"id" required:"" help:"Card id."`
+	Owner     string `help:"Lease owner; when given (or with --epoch) the call is fenced like heartbeat."`
+	Epoch     int64  `help:"The epoch claim printed; a stale epoch is refused."`
+	Note      string `help:"Closing note, e.g. the commit that did it."`
+	RequestID string `name:"request-id" placeholder:"ID" help:"Makes the call safe to retry."`
+	Remote    string `placeholder:"NAME" help:"Go through this git remote (default: claims.remote in config.json): acknowledged once pushed."`
+}
+
+func (CompleteCmd) Help() string {
+	return `Agents pass --owner and --epoch so a late agent cannot complete a card that
+was taken over. Without them the completion is not fenced (a person
+closing a card by hand).
+
+Examples:
+
+    bl complete --id A1 --owner worker-1 --epoch 3 --note "merged in 4f2a9c1"
+    bl complete --id A1` + exitCodesHelp
+}
+
+func (c *CompleteCmd) Run(a *App) error {
+	owner := a.fencedOwner(c.Owner, c.Epoch)
+	b, err := a.Open()
+	if err != nil {
+		return err
+	}
+	req := ledger.LeaseRequest{Mutation: a.Mutation(c.RequestID), ID: c.ID, Owner: owner, Epoch: c.Epoch, Reason: c.Note}
+	var card ledger.Card
+	if remote := remoteFor(b, c.Remote); remote != "" {
+		g, gerr := a.needGit(remoteWhat("complete", remote))
+		if gerr != nil {
+			return gerr
+		}
+		a.synced = true
+		card, err = g.Lease(a, b, remote, c.RequestID, func(rid string) (ledger.Card, error) {
+			req.RequestID = rid
+			return b.Complete(a.ctx, req)
+		})
+	} else {
+		card, err = b.Complete(a.ctx, req)
+	}
+	if err != nil {
+		return err
+	}
+	return a.emitCard(card, "completed")
+}
+
+func (c *CompleteCmd) gitWork(a *App) string { return a.remoteWork("complete", c.Remote) }

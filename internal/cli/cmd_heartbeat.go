@@ -1,0 +1,78 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"time"
+
+	json "github.com/goccy/go-json"
+
+	"github.com/bl-backlog/bl/ledger"
+)
+
+// HeartbeatCmd renews a lease.
+type HeartbeatCmd struct {
+	ID         string         `name:"id" required:"" help:"Card id."`
+	Owner      string         `help:"Lease owner (default: the actor)."`
+	Epoch      int64          `help:"The epoch claim printed; a stale epoch is refused."`
+	TTL        *time.Duration `name:"ttl" placeholder:"DUR" help:"New lease length (default: keep the claim's)."`
+	Progress   *int           `help:"Progress, 0-100."`
+	Checkpoint string         `placeholder:"JSON" help:"A small JSON document to resume from."`
+	RequestID  string         `name:"request-id" placeholder:"ID" help:"Makes the call safe to retry."`
+	Remote     string         `placeholder:"NAME" help:"Go through this git remote (default: claims.remote in config.json): acknowledged once pushed."`
+}
+
+func (HeartbeatCmd) Help() string {
+	return `Extends the lease by its TTL from now. Only the current owner at the current
+epoch may heartbeat; anyone else gets exit code 4 and must stop working on
+the card.
+
+Examples:
+
+    bl heartbeat --id A1 --owner worker-1 --epoch 3
+    bl heartbeat --id A1 --owner worker-1 --epoch 3 --progress 60 --checkpoint '{"step":4}'` + exitCodesHelp
+}
+
+func (c *HeartbeatCmd) Run(a *App) error {
+	var ttl time.Duration
+	if c.TTL != nil {
+		if ttl = *c.TTL; ttl < time.Second {
+			return usagef(fmt.Sprintf("--ttl %s is shorter than 1s", ttl))
+		}
+	}
+	var cp json.RawMessage
+	if c.Checkpoint != "" {
+		if !json.Valid([]byte(c.Checkpoint)) {
+			return usagef(fmt.Sprintf("--checkpoint %q is not valid JSON", c.Checkpoint))
+		}
+		cp = json.RawMessage(c.Checkpoint)
+	}
+	b, err := a.Open()
+	if err != nil {
+		return err
+	}
+	req := ledger.HeartbeatRequest{Mutation: a.Mutation(c.RequestID), ID: c.ID,
+		Owner: a.Owner(c.Owner), Epoch: c.Epoch, TTL: ttl, Progress: c.Progress, Checkpoint: cp}
+	var card ledger.Card
+	if remote := remoteFor(b, c.Remote); remote != "" {
+		g, gerr := a.needGit(remoteWhat("heartbeat", remote))
+		if gerr != nil {
+			return gerr
+		}
+		a.synced = true
+		card, err = g.Lease(a, b, remote, c.RequestID, func(rid string) (ledger.Card, error) {
+			req.RequestID = rid
+			return b.Heartbeat(a.ctx, req)
+		})
+	} else {
+		card, err = b.Heartbeat(a.ctx, req)
+	}
+	if err != nil {
+		return err
+	}
+	return a.emit(card, func(w io.Writer) {
+		fmt.Fprintf(w, "renewed %s epoch %d %s\n", card.ID, card.ClaimEpoch, a.leaseLeft(card))
+	})
+}
+
+func (c *HeartbeatCmd) gitWork(a *App) string { return a.remoteWork("heartbeat", c.Remote) }

@@ -1,0 +1,39 @@
+package cli
+
+import (
+	"github.com/bl-backlog/bl/ledger"
+)
+
+// ReadyCmd lists claimable cards in claim order.
+type ReadyCmd struct {
+	Phase string `help:"Only this phase."`
+	Label string `help:"Only cards with this label."`
+	Limit int    `help:"At most this many (0 = all)."`
+}
+
+func (ReadyCmd) Help() string {
+	return `The cards a claim would take, best first: priority (higher first), then
+oldest, then id. A card is claimable when it is ready (or claimed with an
+expired lease), every card it depends on is done, and its defer time has
+passed.
+
+Examples:
+
+    bl ready --limit 10
+    bl ready --phase M1 --json` + exitCodesHelp
+}
+
+func (c *ReadyCmd) Run(a *App) error {
+	if err := notNegative("limit", c.Limit); err != nil {
+		return err
+	}
+	b, err := a.Open()
+	if err != nil {
+		return err
+	}
+	cards, err := b.Ready(ledger.Filter{Phase: c.Phase, Label: c.Label, Limit: c.Limit})
+	if err != nil {
+		return err
+	}
+	return a.emitCards(cards)
+}

@@ -1,0 +1,90 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/bl-backlog/bl/ledger"
+)
+
+// ShowCmd prints one card.
+type ShowCmd struct {
+	ID string `arg:"" help:"Card id."`
+}
+
+func (ShowCmd) Help() string {
+	return `Examples:
+
+    bl show A1
+    bl show A1 --json | jq .claim_epoch` + exitCodesHelp
+}
+
+func (c *ShowCmd) Run(a *App) error {
+	b, err := a.Open()
+	if err != nil {
+		return err
+	}
+	card, err := b.Get(c.ID)
+	if err != nil {
+		return err
+	}
+	return a.emit(card, func(w io.Writer) { a.showCard(w, card) })
+}
+
+func (a *App) showCard(w io.Writer, c ledger.Card) {
+	fmt.Fprintf(w, "%s  %s\n", c.ID, c.Title)
+	row := func(k, v string) { fmt.Fprintf(w, "  %-11s %s\n", k, v) }
+	status := string(c.Status)
+	switch c.Status {
+	case ledger.StatusClaimed:
+		status += fmt.Sprintf(" by %s, epoch %d, since %s %s", c.ClaimOwner, c.ClaimEpoch, stamp(c.ClaimedAt), a.leaseLeft(c))
+	case ledger.StatusBlocked:
+		status += ": " + dash(c.BlockedReason)
+	case ledger.StatusDone:
+		status += " at " + stamp(c.ClosedAt)
+		if c.CloseNote != "" {
+			status += ": " + c.CloseNote
+		}
+	}
+	row("status", status)
+	row("priority", fmt.Sprint(c.Priority))
+	row("phase", dash(c.Phase))
+	row("labels", dash(strings.Join(c.Labels, ", ")))
+	row("depends on", dash(strings.Join(c.DependsOn, ", ")))
+	row("parent", dash(c.Parent))
+	attempts := fmt.Sprint(c.Attempts)
+	if c.MaxAttempts > 0 {
+		attempts += fmt.Sprintf(" of %d", c.MaxAttempts)
+	}
+	row("attempts", attempts)
+	if c.DeferUntil != nil {
+		row("deferred", "until "+stamp(c.DeferUntil))
+	}
+	if c.LastHeartbeatAt != nil {
+		row("heartbeat", stamp(c.LastHeartbeatAt))
+	}
+	if c.Progress != nil {
+		row("progress", fmt.Sprintf("%d%%", *c.Progress))
+	}
+	if c.Checkpoint != nil {
+		row("checkpoint", string(c.Checkpoint))
+	}
+	row("created", stamp(&c.CreatedAt))
+	row("updated", fmt.Sprintf("%s (version %d)", stamp(&c.UpdatedAt), c.Version))
+	if c.IdempotencyKey != "" {
+		row("idem. key", c.IdempotencyKey)
+	}
+	if len(c.Acceptance) > 0 {
+		fmt.Fprintln(w, "  acceptance")
+		for _, x := range c.Acceptance {
+			fmt.Fprintf(w, "    - %s\n", x)
+		}
+	}
+	if c.Body != "" {
+		fmt.Fprintln(w)
+		for _, l := range strings.Split(c.Body, "\n") {
+			fmt.Fprintf(w, "  %s\n", l)
+		}
+	}
+}

@@ -1,0 +1,136 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"github.com/bl-backlog/bl/export"
+	"github.com/bl-backlog/bl/ledger"
+)
+
+// SyncCmd commits the backlog and exchanges it with a git remote.
+type SyncCmd struct {
+	Message string `short:"m" placeholder:"MSG" help:"Commit subject; the summary of events follows it."`
+	Pull    bool   `help:"Fetch the remote branch and merge its backlog in."`
+	Push    bool   `help:"Pull, then push; on a rejected push pull again and retry."`
+	Remote  string `placeholder:"NAME" help:"Remote name, URL or path (default: sync.remote in config.json, else origin)."`
+	Branch  string `placeholder:"B" help:"Branch to commit to and exchange (default: sync.branch in config.json, else the checked-out branch)."`
+}
+
+func (SyncCmd) Help() string {
+	return `Without flags, commits .backlog (ledger, snapshot, archives, config,
+.gitignore; never the lock or local files) to the current branch, as read
+under the backlog lock so a half-written line is never committed. The
+message counts what changed: "bl: 3 created, 2 claimed, 1 completed".
+Nothing changed is a quiet no-op. Works from any worktree or subdirectory.
+
+--pull fetches the remote branch and merges its backlog in at the ledger
+level: the remote's events keep their order and the local events that the
+remote lacks go after them, so whatever the remote accepted first stays
+first (a local claim that raced one already on the remote folds as a
+recorded conflict). The result is committed with the fetched commit as a
+second parent.
+
+--push does the same, then pushes with the fetched commit as the expected
+old value, never forcing. When someone else pushed first, it fetches,
+merges and tries again with a growing, jittered pause, up to 10 times.
+--remote or --branch alone mean --push.
+
+If the remote is unreachable the command fails with exit code 1 (--json
+code "remote") and the local backlog is left as it was. If the remote
+branch changed files outside .backlog that this branch lacks, bl does not
+merge code: bring them in with git pull first, or exchange the backlog on
+a branch of its own (--branch backlog, or sync.branch in config.json).
+
+Examples:
+
+    bl sync
+    bl sync -m "triage"
+    bl sync --pull
+    bl sync --push
+    bl sync --remote origin --branch backlog --json` + exitCodesHelp
+}
+
+func (c *SyncCmd) Run(a *App) error {
+	g, err := a.needGit("bl sync")
+	if err != nil {
+		return err
+	}
+	return g.Sync(a, c)
+}
+
+func (c *SyncCmd) gitWork(*App) string { return "bl sync" }
+
+func firstOf(vals ...string) string {
+	for _, v := range vals {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
+}
+
+// remoteFor is the remote a claim, heartbeat or complete goes through: the
+// flag, else claims.remote in config.json, else none.
+func remoteFor(b *ledger.Backlog, flag string) string {
+	return firstOf(flag, b.Config().Claims.Remote)
+}
+
+// autoSync runs sync.auto after a successful mutation: "commit" commits
+// the backlog, "push" also exchanges it with sync.remote (origin), as bl
+// sync and bl sync --push do; the lean bl runs bl-git sync for it. The
+// mutation is durable already, so a failure here is a warning, not an
+// error.
+func (a *App) autoSync() {
+	if a.backlog == nil || a.synced {
+		return
+	}
+	cfg := a.backlog.Config().Sync
+	mode := strings.ToLower(cfg.Auto)
+	if mode == "" || mode == "off" {
+		return
+	}
+	warn := func(err error) {
+		fmt.Fprintf(a.Stderr, "bl: warning: sync.auto %s: %v\n", mode, err)
+		var gm *gitMissingError
+		if errors.As(err, &gm) {
+			fmt.Fprintf(a.Stderr, "    %s\n", gm.Hint())
+		}
+	}
+	if mode != "commit" && mode != "push" {
+		warn(errors.New(`unknown value; use "off", "commit" or "push"`))
+		return
+	}
+	var err error
+	if a.git != nil {
+		err = a.git.AutoSync(a, a.backlog, mode == "push")
+	} else {
+		err = a.autoSyncChild(mode == "push")
+	}
+	if err != nil {
+		warn(err)
+	}
+}
+
+// boardWriter returns the hook that regenerates the board file named by
+// sync.board before a commit, or nil when none is configured.
+func (a *App) boardWriter(b *ledger.Backlog) func(context.Context) error {
+	name := b.Config().Sync.Board
+	if name == "" {
+		return nil
+	}
+	return func(context.Context) error {
+		if !ledger.Tracked(name) || strings.ContainsAny(name, `/\`) {
+			return usagef(fmt.Sprintf("sync.board %q must be a file name ending in .md inside the backlog directory, e.g. BOARD.md", name))
+		}
+		cards, err := b.List(ledger.Filter{}, ledger.SortClaim)
+		if err != nil {
+			return err
+		}
+		board := export.RenderMarkdown(cards, export.Options{Command: "bl sync"})
+		return writeExportFile(filepath.Join(b.Dir(), name), board)
+	}
+}

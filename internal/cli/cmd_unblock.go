@@ -1,0 +1,27 @@
+package cli
+
+// UnblockCmd returns a blocked card to ready.
+type UnblockCmd struct {
+	ID        string `name:"id" required:"" help:"Card id."`
+	RequestID string `name:"request-id" placeholder:"ID" help:"Makes the call safe to retry."`
+}
+
+func (UnblockCmd) Help() string {
+	return `A card blocked because its max-attempts ran out gets a fresh budget.
+
+Examples:
+
+    bl unblock --id A3` + exitCodesHelp
+}
+
+func (c *UnblockCmd) Run(a *App) error {
+	b, err := a.Open()
+	if err != nil {
+		return err
+	}
+	card, err := b.Unblock(a.ctx, a.Mutation(c.RequestID), c.ID)
+	if err != nil {
+		return err
+	}
+	return a.emitCard(card, "unblocked")
+}

@@ -1,0 +1,78 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/bl-backlog/bl/ledger"
+)
+
+// eventOut is an event as bl log and bl watch print it: the ledger event's
+// own fields, led by its cursor, plus the conflict the fold recorded for it.
+type eventOut struct {
+	Cursor string `json:"cursor"`
+	*ledger.Event
+	Conflict *ledger.Conflict `json:"conflict,omitempty"`
+}
+
+func newEventOut(e *ledger.Event, c *ledger.Conflict) eventOut {
+	return eventOut{Cursor: ledger.CursorOf(e).String(), Event: e, Conflict: c}
+}
+
+// eventLine is the one-line human form of an event.
+func eventLine(w io.Writer, e *ledger.Event, c *ledger.Conflict) {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s  %-9s %-12s %s", e.At.UTC().Format("2006-01-02T15:04:05.000Z"), e.Op, e.Card, e.Actor)
+	if e.Owner != "" {
+		fmt.Fprintf(&b, " owner=%s", e.Owner)
+	}
+	if e.Epoch != 0 {
+		fmt.Fprintf(&b, " epoch=%d", e.Epoch)
+	}
+	if e.TTLSeconds != 0 {
+		fmt.Fprintf(&b, " ttl=%s", time.Duration(e.TTLSeconds)*time.Second)
+	}
+	if e.To != "" {
+		fmt.Fprintf(&b, " to=%s", e.To)
+	}
+	if e.Progress != nil {
+		fmt.Fprintf(&b, " progress=%d%%", *e.Progress)
+	}
+	if e.Force {
+		b.WriteString(" forced")
+	}
+	if f := e.Fields; f != nil && f.Title != nil {
+		fmt.Fprintf(&b, " %q", oneLine(*f.Title))
+	}
+	if e.Reason != "" {
+		label := "reason"
+		if e.Op == ledger.OpComplete {
+			label = "note"
+		}
+		fmt.Fprintf(&b, " %s=%q", label, oneLine(e.Reason))
+	}
+	if c != nil {
+		fmt.Fprintf(&b, "  CONFLICT: %s", c.Reason)
+	}
+	fmt.Fprintf(&b, "  @%s\n", ledger.CursorOf(e))
+	io.WriteString(w, b.String())
+}
+
+// parseSince reads --since: a duration back from now ("2h") or a time.
+func parseSince(s string, now time.Time) (time.Time, error) {
+	if d, err := time.ParseDuration(s); err == nil {
+		if d < 0 {
+			return time.Time{}, usagef(fmt.Sprintf("--since %q is negative", s))
+		}
+		return now.Add(-d).UTC(), nil
+	}
+	if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
+		return t.UTC(), nil
+	}
+	if t, err := time.Parse(time.DateOnly, s); err == nil {
+		return t.UTC(), nil
+	}
+	return time.Time{}, usagef(fmt.Sprintf("--since %q is not a duration (2h) or a time (RFC 3339 or 2026-12-01)", s))
+}

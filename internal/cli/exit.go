@@ -1,0 +1,93 @@
+package cli
+
+import (
+	"context"
+	"errors"
+
+	"github.com/bl-backlog/bl/ledger"
+	"github.com/bl-backlog/bl/lock"
+)
+
+// Exit codes, documented in bl --help.
+const (
+	exitOK       = 0
+	exitError    = 1
+	exitUsage    = 2
+	exitNotFound = 3
+	exitConflict = 4
+	exitLock     = 5
+	exitCorrupt  = 6
+)
+
+// usageError is bad input caught by the CLI before the ledger sees it.
+type usageError struct{ msg string }
+
+func (e *usageError) Error() string { return e.msg }
+
+func usagef(msg string) error { return &usageError{msg: msg} }
+
+// classify is the one place that maps an error to an exit code and a stable
+// code string for --json consumers. git, when linked in, names the codes of
+// its own errors.
+func classify(err error, git Git) (exit int, code string) {
+	var ue *usageError
+	var ge *gitMissingError
+	switch {
+	case errors.As(err, &ue):
+		return exitUsage, "usage"
+	case errors.Is(err, ledger.ErrInvalid):
+		return exitUsage, "invalid"
+	case errors.Is(err, ledger.ErrNotInitialized):
+		return exitNotFound, "no_backlog"
+	case errors.Is(err, ledger.ErrNotFound):
+		return exitNotFound, "not_found"
+	case errors.Is(err, ledger.ErrFenced):
+		return exitConflict, "fenced"
+	case errors.Is(err, ledger.ErrConflict):
+		return exitConflict, "conflict"
+	case errors.Is(err, lock.ErrTimeout):
+		return exitLock, "lock_timeout"
+	case errors.Is(err, ledger.ErrVersion):
+		return exitCorrupt, "unsupported_version"
+	case errors.Is(err, ledger.ErrCorrupt):
+		return exitCorrupt, "corrupt"
+	case errors.Is(err, ledger.ErrNetworkFS):
+		return exitError, "network_fs"
+	case git != nil && git.ErrorCode(err) != "":
+		return exitError, git.ErrorCode(err)
+	case errors.As(err, &ge):
+		return exitError, "no_git"
+	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		return exitError, "interrupted"
+	}
+	return exitError, "error"
+}
+
+// hint is the "what to do next" sentence for an error class.
+func hint(code string) string {
+	switch code {
+	case "no_backlog":
+		return "run `bl init` in the repository, or point --dir / BL_DIR at a .backlog directory"
+	case "fenced":
+		return "your lease is gone: stop work on this card and claim again"
+	case "lock_timeout":
+		return "another bl process holds .backlog/lock; retry, or raise --lock-timeout"
+	case "corrupt":
+		return "run `bl doctor` to see the damage; do not edit ledger.jsonl by hand"
+	case "unsupported_version":
+		return "this backlog was written by a newer bl; upgrade bl"
+	case "remote":
+		return "check the remote's name and URL (git remote -v) and the network; nothing local was lost"
+	case "diverged":
+		return "git pull merges the code (and the backlog, with bl's merge driver); then bl sync again"
+	case "no_git":
+		return "bl sync needs the backlog inside a git repository (git init)"
+	}
+	return ""
+}
+
+// exitCodesHelp ends every command's --help.
+const exitCodesHelp = `
+
+Exit codes: 0 ok, 1 other failure, 2 invalid input, 3 not found, 4 conflict
+or fenced, 5 lock timeout, 6 corrupt backlog.`

@@ -1,0 +1,117 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	json "github.com/goccy/go-json"
+
+	"github.com/bl-backlog/bl/ledger"
+)
+
+// writeJSON prints one JSON document with a trailing newline, HTML escaping
+// off so titles print as written.
+func writeJSON(w io.Writer, v any) error {
+	b, err := json.MarshalIndentWithOption(v, "", "  ", json.DisableHTMLEscape())
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(append(b, '\n'))
+	return err
+}
+
+// writeJSONLine prints one compact JSON document on one line.
+func writeJSONLine(w io.Writer, v any) error {
+	b, err := json.MarshalWithOption(v, json.DisableHTMLEscape())
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(append(b, '\n'))
+	return err
+}
+
+// emit prints v as JSON under --json, else runs human.
+func (a *App) emit(v any, human func(w io.Writer)) error {
+	if a.JSON {
+		return writeJSON(a.Stdout, v)
+	}
+	human(a.Stdout)
+	return nil
+}
+
+// emitCard prints a card: JSON, or one line led by what happened.
+func (a *App) emitCard(c ledger.Card, verb string) error {
+	return a.emit(c, func(w io.Writer) { fmt.Fprintf(w, "%s %s\n", verb, a.cardLine(c)) })
+}
+
+// cardLine is the one-line human form of a card.
+func (a *App) cardLine(c ledger.Card) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s [%s]", c.ID, c.Status)
+	if c.Status == ledger.StatusClaimed {
+		fmt.Fprintf(&b, " by %s epoch %d %s", c.ClaimOwner, c.ClaimEpoch, a.leaseLeft(c))
+	}
+	if c.Status == ledger.StatusBlocked && c.BlockedReason != "" {
+		fmt.Fprintf(&b, " (%s)", c.BlockedReason)
+	}
+	fmt.Fprintf(&b, "  %s", c.Title)
+	return b.String()
+}
+
+// leaseLeft says when a lease runs out, relative to now.
+func (a *App) leaseLeft(c ledger.Card) string {
+	if c.LeaseExpiresAt == nil {
+		return ""
+	}
+	d := c.LeaseExpiresAt.Sub(a.now())
+	if d <= 0 {
+		return fmt.Sprintf("(expired %s ago)", roundDur(-d))
+	}
+	return fmt.Sprintf("(lease %s left)", roundDur(d))
+}
+
+func roundDur(d time.Duration) time.Duration {
+	switch {
+	case d >= time.Hour:
+		return d.Round(time.Minute)
+	case d >= time.Minute:
+		return d.Round(time.Second)
+	}
+	return d.Round(100 * time.Millisecond)
+}
+
+// table prints cards as aligned columns.
+func (a *App) table(w io.Writer, cards []ledger.Card) {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tSTATUS\tPRI\tPHASE\tOWNER\tTITLE")
+	for _, c := range cards {
+		owner := "-"
+		if c.Status == ledger.StatusClaimed {
+			owner = fmt.Sprintf("%s#%d", c.ClaimOwner, c.ClaimEpoch)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\n", c.ID, c.Status, c.Priority, dash(c.Phase), owner, oneLine(c.Title))
+	}
+	tw.Flush()
+}
+
+func dash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+// oneLine keeps a table row on one line whatever the title holds.
+func oneLine(s string) string {
+	return strings.Join(strings.Fields(s), " ")
+}
+
+func stamp(t *time.Time) string {
+	if t == nil {
+		return "-"
+	}
+	return t.UTC().Format(time.RFC3339)
+}
