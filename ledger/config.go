@@ -52,9 +52,12 @@ func (b *Backlog) Config() Config {
 	return b.cfg
 }
 
-// DefaultCompactBytes keeps the ledger tail small enough that every bl
-// call folds it in a few milliseconds.
-const DefaultCompactBytes = 1 << 20
+// DefaultCompactBytes keeps the ledger tail small: every bl call folds the
+// whole tail (about 1,000 events at most, a fraction of a millisecond),
+// while the snapshot is read only as far as the call needs it. A compaction
+// rewrites the snapshot, so backlogs of very many cards may want a larger
+// value to compact less often.
+const DefaultCompactBytes = 256 << 10
 
 // readConfig reads dir/config.json; a missing file is the default config.
 func readConfig(dir string) (Config, error) {

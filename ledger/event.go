@@ -152,9 +152,12 @@ func DecodeLine(line []byte) (*Event, error) {
 	if err != nil {
 		return nil, err
 	}
-	var e Event
-	if err := json.Unmarshal(line, &e); err != nil {
-		return nil, fmt.Errorf("%w: %v", errFraming, err)
+	e, ok := decodeFast(line)
+	if !ok {
+		e = new(Event)
+		if err := json.Unmarshal(line, e); err != nil {
+			return nil, fmt.Errorf("%w: %v", errFraming, err)
+		}
 	}
 	if e.V > FormatVersion {
 		return nil, Errorf(ErrVersion, "line has format v%d, this bl reads v%d; upgrade bl", e.V, FormatVersion)
@@ -162,7 +165,7 @@ func DecodeLine(line []byte) (*Event, error) {
 	if e.V < 1 || e.ID == "" || e.Card == "" || e.At.IsZero() || !knownOp(e.Op) {
 		return nil, fmt.Errorf("%w: missing or unknown v, id, at, op or card", errFraming)
 	}
-	return &e, nil
+	return e, nil
 }
 
 func knownOp(op Op) bool {

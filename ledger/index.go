@@ -5,7 +5,6 @@ import (
 	"cmp"
 	"encoding/binary"
 	"errors"
-	"fmt"
 	"hash/crc32"
 	"io"
 	"os"
@@ -182,7 +181,8 @@ type snapshotIndex struct {
 	order                 []byte // positions in cards, 4 bytes each, in claim order
 	conflicts             int64
 	size                  int64
-	unmap                 func() // releases the index file's memory
+	snap                  []byte // the snapshot, mapped: lines are copied out before decoding
+	unmap                 func() // releases the index's and the snapshot's mappings
 }
 
 var errIndexMismatch = errors.New("index does not match the snapshot")
@@ -190,7 +190,16 @@ var errIndexMismatch = errors.New("index does not match the snapshot")
 // openIndex loads the cached index for the snapshot f (identified by id) if
 // there is one and it matches; nil otherwise.
 func openIndex(dir string, f *os.File, path string, id snapshotID) *snapshotIndex {
-	data, unmap, err := mapFile(filepath.Join(dir, CacheDir, IndexFile))
+	idx, err := os.Open(filepath.Join(dir, CacheDir, IndexFile))
+	if err != nil {
+		return nil
+	}
+	defer idx.Close()
+	fi, err := idx.Stat()
+	if err != nil {
+		return nil
+	}
+	data, unmap, err := mapFile(idx, fi.Size())
 	if err != nil {
 		return nil
 	}
@@ -199,7 +208,13 @@ func openIndex(dir string, f *os.File, path string, id snapshotID) *snapshotInde
 		unmap()
 		return nil
 	}
-	ix.f, ix.path, ix.unmap = f, path, unmap
+	snap, unmapSnap, err := mapFile(f, id.size)
+	if err != nil {
+		unmap()
+		return nil
+	}
+	ix.f, ix.path, ix.snap = f, path, snap
+	ix.unmap = func() { unmap(); unmapSnap() }
 	return ix
 }
 
@@ -245,10 +260,8 @@ func (ix *snapshotIndex) readLine(off int64, n int) (snapshotLine, error) {
 	if n <= 0 || off < 0 || off+int64(n) > ix.size {
 		return l, &CorruptError{Path: ix.path, Offset: off, Err: errIndexMismatch}
 	}
-	raw := make([]byte, n)
-	if _, err := ix.f.ReadAt(raw, off); err != nil {
-		return l, fmt.Errorf("read %s: %w", ix.path, err)
-	}
+	// A copy: nothing decoded may point into the mapping.
+	raw := append([]byte(nil), ix.snap[off:off+int64(n)]...)
 	line, err := checkFrame(raw)
 	if err == nil {
 		err = json.Unmarshal(line, &l)
@@ -326,13 +339,12 @@ func (ix *snapshotIndex) candidate(i int) (int, error) {
 	return p, nil
 }
 
-// readRange reads bytes [off, end) of the snapshot.
+// readRange copies bytes [off, end) of the snapshot.
 func (ix *snapshotIndex) readRange(off, end int64) ([]byte, error) {
-	buf := make([]byte, end-off)
-	if _, err := ix.f.ReadAt(buf, off); err != nil {
-		return nil, fmt.Errorf("read %s: %w", ix.path, err)
+	if off < 0 || off > end || end > int64(len(ix.snap)) {
+		return nil, &CorruptError{Path: ix.path, Offset: off, Err: errIndexMismatch}
 	}
-	return buf, nil
+	return append([]byte(nil), ix.snap[off:end]...), nil
 }
 
 func (ix *snapshotIndex) close() {

@@ -4,8 +4,12 @@ package ledger
 
 import "os"
 
-// mapFile reads the file whole where memory mapping is not available.
-func mapFile(path string) (data []byte, unmap func(), err error) {
-	data, err = os.ReadFile(path)
-	return data, func() {}, err
+// mapFile reads the first size bytes of f where memory mapping is not
+// available.
+func mapFile(f *os.File, size int64) (data []byte, unmap func(), err error) {
+	data = make([]byte, size)
+	if _, err := f.ReadAt(data, 0); err != nil {
+		return nil, nil, err
+	}
+	return data, func() {}, nil
 }

@@ -7,23 +7,15 @@ import (
 	"syscall"
 )
 
-// mapFile maps a file read-only, so a large index is read by touching only
-// its pages rather than copied into the heap. unmap releases it; the data
-// must not be used after.
-func mapFile(path string) (data []byte, unmap func(), err error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, nil, err
-	}
-	defer f.Close() // the mapping outlives the descriptor
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, nil, err
-	}
-	if fi.Size() == 0 {
+// mapFile maps the first size bytes of f read-only, so a large file is
+// read by touching only the pages used rather than copied into the heap.
+// The mapping outlives f; unmap releases it, and the data must not be used
+// (or kept, even as a sub-slice) after.
+func mapFile(f *os.File, size int64) (data []byte, unmap func(), err error) {
+	if size == 0 {
 		return nil, func() {}, nil
 	}
-	data, err = syscall.Mmap(int(f.Fd()), 0, int(fi.Size()), syscall.PROT_READ, syscall.MAP_SHARED)
+	data, err = syscall.Mmap(int(f.Fd()), 0, int(size), syscall.PROT_READ, syscall.MAP_SHARED)
 	if err != nil {
 		return nil, nil, err
 	}
