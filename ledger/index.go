@@ -458,7 +458,11 @@ func openSnapshotIndexed(dir string) (s *State, hdr snapshotHeader, f *os.File, 
 	if s, hdr, err = decodeSnapshot(path, io.NewSectionReader(f, 0, fi.Size()), ib); err != nil {
 		return fail(err)
 	}
-	_ = writeIndex(dir, id, ib)
+	// Only while the path still names this snapshot: a compaction that
+	// ran meanwhile has written the index of its own.
+	if now, err := os.Stat(path); err == nil && os.SameFile(now, fi) {
+		_ = writeIndex(dir, id, ib)
+	}
 	return s, hdr, f, nil
 }
 
