@@ -11,12 +11,15 @@ type CompactCmd struct{}
 func (CompactCmd) Help() string {
 	return `Folds ledger.jsonl into snapshot.json (one card per line, the same bytes
 for the same state) and starts a fresh ledger; the folded events move to
-.backlog/archive/, named after their newest event,, where bl log still reads them. Every step is
-atomic and ordered so a crash at any point loses nothing. Writers wait for
-the lock meanwhile; readers and watchers keep working.
+.backlog/archive/, named after their newest event, where bl log still reads
+them. Every step is atomic and ordered so a crash at any point loses
+nothing. Writers wait for the lock meanwhile; readers and watchers keep
+working. It also writes .backlog/cache/snapshot.idx, the local index through
+which later calls read only the snapshot lines they need.
 
 Compaction also runs by itself when ledger.jsonl grows past compact_bytes
-in .backlog/config.json (default 1 MiB; -1 turns it off).
+in .backlog/config.json (default 256 KiB; -1 turns it off). Backlogs of
+very many cards may raise it: each compaction rewrites the whole snapshot.
 
 Examples:
 
