@@ -1,6 +1,7 @@
 package ledger
 
 import (
+	"encoding/binary"
 	"math/bits"
 	"strings"
 	"time"
@@ -17,17 +18,18 @@ import (
 // the caller decodes that line with the JSON decoder, which gives the same
 // Event as this function for every line this function handles.
 //
-// The event's strings share one copy of the line, so a decoded event never
-// refers to the caller's buffer.
+// The decoded event does not refer to line.
 func decodeFast(line []byte) (e *Event, ok bool) {
 	n := len(line) - crcSuffixLen
 	if n < 2 || line[0] != '{' || !crcMemberOK(line[n:]) {
 		return nil, false
 	}
+	d := fastDecoder{b: line[:n]}
 	blk := new(eventBlock)
-	if !blk.decode(string(line[:n])) {
+	if !d.event(blk) {
 		return nil, false
 	}
+	d.finish()
 	return &blk.e, true
 }
 
@@ -63,176 +65,216 @@ func crcMemberOK(b []byte) bool {
 	return true
 }
 
-// The scanners below read one token at s[i:] and return the index after it,
+// fastDecoder reads b, a line up to its crc member. The strings it reads
+// without escapes are copied out together once the whole line has been
+// read: one allocation for all of them, which the event keeps alive and
+// nothing else.
+type fastDecoder struct {
+	b     []byte
+	spans [16]span // the strings to copy out
+	n     int      // spans in use
+	total int      // their length
+}
+
+// span is a string of the line, b[start:end], and where it goes.
+type span struct {
+	dst        *string
+	start, end int
+}
+
+// finish copies the strings out.
+func (d *fastDecoder) finish() {
+	if d.total == 0 {
+		return
+	}
+	var sb strings.Builder
+	sb.Grow(d.total)
+	for _, sp := range d.spans[:d.n] {
+		sb.Write(d.b[sp.start:sp.end])
+	}
+	all := sb.String()
+	off := 0
+	for _, sp := range d.spans[:d.n] {
+		end := off + sp.end - sp.start
+		*sp.dst = all[off:end]
+		off = end
+	}
+}
+
+// The readers below read one token at b[i:] and return the index after it,
 // or -1 if it is not there or not in the shape they handle; given an index
 // of -1 they return -1, so a chain of them needs one check at its end.
 
-// lit reads the literal l.
-func lit(s string, i int, l string) int {
-	if i < 0 || len(s)-i < len(l) || s[i:i+len(l)] != l {
+// lit reads the literal l. The compiler compares a constant of up to eight
+// bytes inline, so longer literals come in parts.
+func lit(b []byte, i int, l string) int {
+	if i < 0 || len(b)-i < len(l) || string(b[i:i+len(l)]) != l {
 		return -1
 	}
 	return i + len(l)
 }
 
-// lit2 reads the literal l1+l2. The compiler compares a string with a
-// constant of up to eight bytes inline, so longer literals come in two
-// parts.
-func lit2(s string, i int, l1, l2 string) int {
-	return lit(s, lit(s, i, l1), l2)
+// lit2 reads the literal l1+l2.
+func lit2(b []byte, i int, l1, l2 string) int {
+	return lit(b, lit(b, i, l1), l2)
 }
 
 // sep reads the comma that ends a member, or, for the first member, the
-// brace that opens the object at s[open].
-func sep(s string, i, open int) int {
-	if i < 0 || i >= len(s) || s[i] != ',' && i != open {
+// brace that opens the object at b[open].
+func sep(b []byte, i, open int) int {
+	if i < 0 || i >= len(b) || b[i] != ',' && i != open {
 		return -1
 	}
 	return i + 1
 }
 
-// decode reads the top-level object from s, the line up to its crc member,
-// where it must end.
-func (blk *eventBlock) decode(s string) bool {
-	e := &blk.e
+// event reads the top-level object, which must end where b does.
+func (d *fastDecoder) event(blk *eventBlock) bool {
+	b, e := d.b, &blk.e
 	var i int
-	e.V, i = scanInt(s, lit(s, 0, `{"v":`))
-	e.ID, i = scanString(s, lit(s, i, `,"id":`))
-	e.At, i = scanTime(s, lit(s, i, `,"at":`))
-	e.Actor, i = scanString(s, lit2(s, i, `,"actor"`, `:`))
-	var op string
-	op, i = scanString(s, lit(s, i, `,"op":`))
-	e.Op = internOp(op)
-	e.Card, i = scanString(s, lit(s, i, `,"card":`))
+	e.V, i = scanInt(b, lit(b, 0, `{"v":`))
+	i = d.str(lit(b, i, `,"id":`), &e.ID)
+	e.At, i = scanTime(b, lit(b, i, `,"at":`))
+	i = d.str(lit2(b, i, `,"actor"`, `:`), &e.Actor)
+	i = d.op(lit(b, i, `,"op":`), &e.Op)
+	i = d.str(lit(b, i, `,"card":`), &e.Card)
 	// The optional members, each at most once and in this order.
-	if j := lit2(s, i, `,"reques`, `t_id":`); j >= 0 {
-		e.RequestID, i = scanString(s, j)
+	if j := lit2(b, i, `,"reques`, `t_id":`); j >= 0 {
+		i = d.str(j, &e.RequestID)
 	}
-	if j := lit(s, lit2(s, i, `,"expect`, `_version`), `":`); j >= 0 {
-		e.ExpectVersion, i = scanInt64(s, j)
+	if j := lit(b, lit2(b, i, `,"expect`, `_version`), `":`); j >= 0 {
+		e.ExpectVersion, i = scanInt64(b, j)
 	}
-	if j := lit2(s, i, `,"epoch"`, `:`); j >= 0 {
-		e.Epoch, i = scanInt64(s, j)
+	if j := lit2(b, i, `,"epoch"`, `:`); j >= 0 {
+		e.Epoch, i = scanInt64(b, j)
 	}
-	if j := lit2(s, i, `,"owner"`, `:`); j >= 0 {
-		e.Owner, i = scanString(s, j)
+	if j := lit2(b, i, `,"owner"`, `:`); j >= 0 {
+		i = d.str(j, &e.Owner)
 	}
-	if j := lit2(s, i, `,"ttl_se`, `conds":`); j >= 0 {
-		e.TTLSeconds, i = scanInt64(s, j)
+	if j := lit2(b, i, `,"ttl_se`, `conds":`); j >= 0 {
+		e.TTLSeconds, i = scanInt64(b, j)
 	}
-	if j := lit2(s, i, `,"reason`, `":`); j >= 0 {
-		e.Reason, i = scanString(s, j)
+	if j := lit2(b, i, `,"reason`, `":`); j >= 0 {
+		i = d.str(j, &e.Reason)
 	}
-	if j := lit(s, i, `,"to":`); j >= 0 {
-		e.To, i = scanString(s, j)
+	if j := lit(b, i, `,"to":`); j >= 0 {
+		i = d.str(j, &e.To)
 	}
-	if j := lit2(s, i, `,"progre`, `ss":`); j >= 0 {
-		blk.progress, i = scanInt(s, j)
+	if j := lit2(b, i, `,"progre`, `ss":`); j >= 0 {
+		blk.progress, i = scanInt(b, j)
 		e.Progress = &blk.progress
 	}
 	// A null checkpoint is left to the JSON decoder.
-	if j := lit2(s, i, `,"checkp`, `oint":`); j >= 0 && j < len(s) && s[j] != 'n' {
-		if i = skipValue(s, j, 0); i >= 0 {
-			e.Checkpoint = []byte(s[j:i])
+	if j := lit2(b, i, `,"checkp`, `oint":`); j >= 0 && j < len(b) && b[j] != 'n' {
+		if i = skipValue(b, j, 0); i >= 0 {
+			e.Checkpoint = append([]byte(nil), b[j:i]...)
 		}
 	}
-	if j := lit2(s, i, `,"force"`, `:`); j >= 0 {
-		e.Force, i = scanBool(s, j)
+	if j := lit2(b, i, `,"force"`, `:`); j >= 0 {
+		e.Force, i = scanBool(b, j)
 	}
-	if j := lit2(s, i, `,"fields`, `":`); j >= 0 {
-		e.Fields, i = scanFields(s, j)
+	if j := lit2(b, i, `,"fields`, `":`); j >= 0 {
+		e.Fields, i = d.fields(j)
 	}
-	return i == len(s)
+	return i == len(b)
 }
 
-// internOp returns the package's constant for a known op, so an event does
-// not keep its line alive through its op.
-func internOp(s string) Op {
-	switch Op(s) {
-	case OpCreate:
-		return OpCreate
-	case OpUpdate:
-		return OpUpdate
-	case OpClaim:
-		return OpClaim
-	case OpHeartbeat:
-		return OpHeartbeat
-	case OpRelease:
-		return OpRelease
-	case OpReclaim:
-		return OpReclaim
-	case OpComplete:
-		return OpComplete
-	case OpBlock:
-		return OpBlock
-	case OpUnblock:
-		return OpUnblock
-	case OpReopen:
-		return OpReopen
-	case OpLink:
-		return OpLink
-	case OpUnlink:
-		return OpUnlink
+// op reads an op. A known op is the package's constant, which takes no
+// copy.
+func (d *fastDecoder) op(i int, dst *Op) int {
+	start, end, esc, j := scanString(d.b, i)
+	if j < 0 || esc != "" {
+		*dst = Op(esc)
+		return j
 	}
-	return Op(s)
+	switch string(d.b[start:end]) {
+	case string(OpCreate):
+		*dst = OpCreate
+	case string(OpUpdate):
+		*dst = OpUpdate
+	case string(OpClaim):
+		*dst = OpClaim
+	case string(OpHeartbeat):
+		*dst = OpHeartbeat
+	case string(OpRelease):
+		*dst = OpRelease
+	case string(OpReclaim):
+		*dst = OpReclaim
+	case string(OpComplete):
+		*dst = OpComplete
+	case string(OpBlock):
+		*dst = OpBlock
+	case string(OpUnblock):
+		*dst = OpUnblock
+	case string(OpReopen):
+		*dst = OpReopen
+	case string(OpLink):
+		*dst = OpLink
+	case string(OpUnlink):
+		*dst = OpUnlink
+	default:
+		return d.str(i, (*string)(dst))
+	}
+	return j
 }
 
-// scanFields reads the fields object, each member at most once and in the
+// fields reads the fields object, each member at most once and in the
 // order of Fields.
-func scanFields(s string, i int) (*Fields, int) {
-	if i < 0 || i >= len(s) || s[i] != '{' {
+func (d *fastDecoder) fields(i int) (*Fields, int) {
+	b := d.b
+	if i < 0 || i >= len(b) || b[i] != '{' {
 		return nil, -1
 	}
 	blk := new(fieldsBlock)
 	f := &blk.f
 	open := i
-	if j := lit(s, sep(s, i, open), `"title":`); j >= 0 {
-		blk.title, i = scanString(s, j)
+	if j := lit(b, sep(b, i, open), `"title":`); j >= 0 {
+		i = d.str(j, &blk.title)
 		f.Title = &blk.title
 	}
-	if j := lit(s, sep(s, i, open), `"body":`); j >= 0 {
-		blk.body, i = scanString(s, j)
+	if j := lit(b, sep(b, i, open), `"body":`); j >= 0 {
+		i = d.str(j, &blk.body)
 		f.Body = &blk.body
 	}
-	if j := lit(s, sep(s, i, open), `"phase":`); j >= 0 {
-		blk.phase, i = scanString(s, j)
+	if j := lit(b, sep(b, i, open), `"phase":`); j >= 0 {
+		i = d.str(j, &blk.phase)
 		f.Phase = &blk.phase
 	}
-	if j := lit2(s, sep(s, i, open), `"priorit`, `y":`); j >= 0 {
-		blk.priority, i = scanInt(s, j)
+	if j := lit2(b, sep(b, i, open), `"priorit`, `y":`); j >= 0 {
+		blk.priority, i = scanInt(b, j)
 		f.Priority = &blk.priority
 	}
-	if j := lit2(s, sep(s, i, open), `"labels"`, `:`); j >= 0 {
-		blk.labels, i = scanStrings(s, j)
+	if j := lit2(b, sep(b, i, open), `"labels"`, `:`); j >= 0 {
+		blk.labels, i = d.strs(j)
 		f.Labels = &blk.labels
 	}
-	if j := lit2(s, sep(s, i, open), `"depends`, `_on":`); j >= 0 {
-		blk.dependsOn, i = scanStrings(s, j)
+	if j := lit2(b, sep(b, i, open), `"depends`, `_on":`); j >= 0 {
+		blk.dependsOn, i = d.strs(j)
 		f.DependsOn = &blk.dependsOn
 	}
-	if j := lit2(s, sep(s, i, open), `"parent"`, `:`); j >= 0 {
-		blk.parent, i = scanString(s, j)
+	if j := lit2(b, sep(b, i, open), `"parent"`, `:`); j >= 0 {
+		i = d.str(j, &blk.parent)
 		f.Parent = &blk.parent
 	}
-	if j := lit2(s, sep(s, i, open), `"accepta`, `nce":`); j >= 0 {
-		blk.acceptance, i = scanStrings(s, j)
+	if j := lit2(b, sep(b, i, open), `"accepta`, `nce":`); j >= 0 {
+		blk.acceptance, i = d.strs(j)
 		f.Acceptance = &blk.acceptance
 	}
-	if j := lit2(s, sep(s, i, open), `"max_att`, `empts":`); j >= 0 {
-		blk.maxAttempts, i = scanInt(s, j)
+	if j := lit2(b, sep(b, i, open), `"max_att`, `empts":`); j >= 0 {
+		blk.maxAttempts, i = scanInt(b, j)
 		f.MaxAttempts = &blk.maxAttempts
 	}
-	if j := lit2(s, sep(s, i, open), `"defer_u`, `ntil":`); j >= 0 {
-		blk.deferUntil, i = scanTime(s, j)
+	if j := lit2(b, sep(b, i, open), `"defer_u`, `ntil":`); j >= 0 {
+		blk.deferUntil, i = scanTime(b, j)
 		f.DeferUntil = &blk.deferUntil
 	}
-	if j := lit(s, lit2(s, sep(s, i, open), `"idempot`, `ency_key`), `":`); j >= 0 {
-		f.IdempotencyKey, i = scanString(s, j)
+	if j := lit(b, lit2(b, sep(b, i, open), `"idempot`, `ency_key`), `":`); j >= 0 {
+		i = d.str(j, &f.IdempotencyKey)
 	}
 	if i == open {
 		i++ // no members
 	}
-	if i = lit(s, i, "}"); i < 0 {
+	if i = lit(b, i, "}"); i < 0 {
 		return nil, -1
 	}
 	return f, i
@@ -241,23 +283,23 @@ func scanFields(s string, i int) (*Fields, int) {
 // scanInt64 reads an integer: an optional minus sign and at most 18 digits,
 // no leading zero, not "-0". What follows is the caller's to check, so a
 // fraction or an exponent fails there.
-func scanInt64(s string, i int) (int64, int) {
-	if i < 0 || i >= len(s) {
+func scanInt64(b []byte, i int) (int64, int) {
+	if i < 0 || i >= len(b) {
 		return 0, -1
 	}
-	neg := s[i] == '-'
+	neg := b[i] == '-'
 	if neg {
 		i++
 	}
 	start := i
 	var x int64
-	for ; i < len(s) && '0' <= s[i] && s[i] <= '9'; i++ {
-		x = x*10 + int64(s[i]-'0')
+	for ; i < len(b) && '0' <= b[i] && b[i] <= '9'; i++ {
+		x = x*10 + int64(b[i]-'0')
 	}
 	switch n := i - start; {
 	case n == 0 || n > 18:
 		return 0, -1
-	case n > 1 && s[start] == '0':
+	case n > 1 && b[start] == '0':
 		return 0, -1 // a leading zero: the next byte breaks the JSON
 	case neg && x == 0:
 		return 0, -1 // -0
@@ -268,8 +310,8 @@ func scanInt64(s string, i int) (int64, int) {
 }
 
 // scanInt is scanInt64 for an int.
-func scanInt(s string, i int) (int, int) {
-	x, j := scanInt64(s, i)
+func scanInt(b []byte, i int) (int, int) {
+	x, j := scanInt64(b, i)
 	if int64(int(x)) != x {
 		return 0, -1
 	}
@@ -277,36 +319,105 @@ func scanInt(s string, i int) (int, int) {
 }
 
 // scanBool reads true or false.
-func scanBool(s string, i int) (bool, int) {
-	if j := lit(s, i, "true"); j >= 0 {
+func scanBool(b []byte, i int) (bool, int) {
+	if j := lit(b, i, "true"); j >= 0 {
 		return true, j
 	}
-	return false, lit(s, i, "false")
+	return false, lit(b, i, "false")
 }
 
-// scanStrings reads an array of strings; [] is an empty, non-nil slice.
-func scanStrings(s string, i int) ([]string, int) {
-	if i = lit(s, i, "["); i < 0 {
+// strs reads an array of strings; [] is an empty, non-nil slice.
+func (d *fastDecoder) strs(i int) ([]string, int) {
+	b := d.b
+	if i = lit(b, i, "["); i < 0 {
 		return nil, -1
 	}
-	list := []string{}
-	if j := lit(s, i, "]"); j >= 0 {
-		return list, j
+	if j := lit(b, i, "]"); j >= 0 {
+		return []string{}, j
 	}
+	type elem struct {
+		start, end int
+		esc        string
+	}
+	elems := make([]elem, 0, 8)
 	for {
-		var str string
-		if str, i = scanString(s, i); i < 0 || i >= len(s) {
+		start, end, esc, j := scanString(b, i)
+		if j < 0 || j >= len(b) {
 			return nil, -1
 		}
-		list = append(list, str)
-		switch s[i] {
-		case ']':
-			return list, i + 1
-		case ',':
-			i++
-		default:
+		elems = append(elems, elem{start, end, esc})
+		if b[j] == ']' {
+			i = j + 1
+			break
+		}
+		if b[j] != ',' {
 			return nil, -1
 		}
+		i = j + 1
+	}
+	list := make([]string, len(elems))
+	for k, el := range elems {
+		if el.esc != "" || el.start == el.end {
+			list[k] = el.esc
+		} else {
+			d.span(&list[k], el.start, el.end)
+		}
+	}
+	return list, i
+}
+
+// span has b[start:end] copied out into *dst, which must stay where it is
+// until finish.
+func (d *fastDecoder) span(dst *string, start, end int) {
+	if d.n < len(d.spans) {
+		d.spans[d.n] = span{dst, start, end}
+		d.n++
+		d.total += end - start
+	} else {
+		*dst = string(d.b[start:end])
+	}
+}
+
+// str reads a string into *dst, which must stay where it is until finish.
+// It is scanString, with the string placed as it is found.
+func (d *fastDecoder) str(i int, dst *string) int {
+	b := d.b
+	if i < 0 || i >= len(b) || b[i] != '"' {
+		return -1
+	}
+	i++
+	start := i
+	for {
+		if i+8 <= len(b) {
+			if m := specialMask(binary.LittleEndian.Uint64(b[i:])); m == 0 {
+				i += 8
+				continue
+			} else {
+				i += bits.TrailingZeros64(m) >> 3
+			}
+		} else if i = nextSpecial(b, i); i >= len(b) {
+			return -1
+		}
+		switch c := b[i]; {
+		case c == '"':
+			if i > start {
+				d.span(dst, start, i)
+			}
+			return i + 1
+		case c == '\\':
+			esc, j := unescape(b, start, i)
+			if j >= 0 {
+				*dst = esc
+			}
+			return j
+		case c < 0x80:
+			return -1 // a control character
+		}
+		r, size := utf8.DecodeRune(b[i:])
+		if r == utf8.RuneError && size == 1 {
+			return -1
+		}
+		i += size
 	}
 }
 
@@ -324,98 +435,84 @@ var strByte = func() (t [256]byte) {
 	return t
 }()
 
-// load8 returns s[i:i+8] as a little-endian word.
-func load8(s string, i int) uint64 {
-	s = s[i : i+8]
-	return uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
-		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
+// specialMask flags the bytes of the little-endian word x that a string does
+// not hold as they are: a quote, a backslash, a control character or a byte
+// of a multi-byte sequence. The high bit of a byte is set where x has a byte
+// of 0x80 or more, or where subtracting 0x20 (for control characters) or 1
+// from x with the quote or the backslash xored out (for those) wraps. A
+// subtraction borrows from the next byte only where a byte wraps, so the
+// lowest byte flagged is special even if later ones are not.
+func specialMask(x uint64) uint64 {
+	const lo, hi = 0x0101010101010101, 0x8080808080808080
+	q, bs := x^(lo*'"'), x^(lo*'\\')
+	return (x | (x - lo*0x20) | (q - lo) | (bs - lo)) & hi
 }
 
-// nextSpecial returns the index of the first byte at or after s[i] that a
-// string does not hold as it is (a quote, a backslash, a control character
-// or a byte of a multi-byte sequence), or len(s).
-//
-// It looks at eight bytes at a time. In the mask, the high bit of a byte is
-// set where x has a byte of 0x80 or more, or where subtracting 0x20 (for
-// control characters) or 1 from x with the quote or the backslash xored out
-// (for those) wraps. A subtraction borrows from the next byte only where a
-// byte wraps, so the lowest byte flagged is special even if later ones are
-// not.
-func nextSpecial(s string, i int) int {
-	const lo, hi = 0x0101010101010101, 0x8080808080808080
-	for ; i+8 <= len(s); i += 8 {
-		x := load8(s, i)
-		q, b := x^(lo*'"'), x^(lo*'\\')
-		if m := (x | (x - lo*0x20) | (q - lo) | (b - lo)) & hi; m != 0 {
+// nextSpecial returns the index of the first byte at or after b[i] that a
+// string does not hold as it is, or len(b).
+func nextSpecial(b []byte, i int) int {
+	for ; i+8 <= len(b); i += 8 {
+		if m := specialMask(binary.LittleEndian.Uint64(b[i:])); m != 0 {
 			return i + bits.TrailingZeros64(m)>>3
 		}
 	}
-	for ; i < len(s); i++ {
-		if strByte[s[i]] != 0 {
+	for ; i < len(b); i++ {
+		if strByte[b[i]] != 0 {
 			return i
 		}
 	}
 	return i
 }
 
-// scanString reads a string at s[i:] and returns it and the index after its
-// closing quote, or -1. A string with no escapes is a substring of s.
-func scanString(s string, i int) (string, int) {
-	const lo, hi = 0x0101010101010101, 0x8080808080808080
-	if i < 0 || i >= len(s) || s[i] != '"' {
-		return "", -1
+// scanString reads a string. One without escapes is b[start:end] and esc is
+// empty; for one with escapes, esc is its value.
+func scanString(b []byte, i int) (start, end int, esc string, next int) {
+	if i < 0 || i >= len(b) || b[i] != '"' {
+		return 0, 0, "", -1
 	}
 	i++
-	start := i
+	start = i
 	for {
-		// nextSpecial, inline
-		for i+8 <= len(s) {
-			x := load8(s, i)
-			q, b := x^(lo*'"'), x^(lo*'\\')
-			if m := (x | (x - lo*0x20) | (q - lo) | (b - lo)) & hi; m != 0 {
+		if i+8 <= len(b) {
+			if m := specialMask(binary.LittleEndian.Uint64(b[i:])); m == 0 {
+				i += 8
+				continue
+			} else {
 				i += bits.TrailingZeros64(m) >> 3
-				break
 			}
-			i += 8
+		} else if i = nextSpecial(b, i); i >= len(b) {
+			return 0, 0, "", -1
 		}
-		if i+8 > len(s) {
-			i = nextSpecial(s, i)
-		}
-		if i >= len(s) {
-			return "", -1
-		}
-		switch strByte[s[i]] {
+		switch strByte[b[i]] {
 		case 1:
-			if s[i] == '"' {
-				return s[start:i], i + 1
+			if b[i] == '"' {
+				return start, i, "", i + 1
 			}
-			return unescape(s, start, i)
+			esc, next = unescape(b, start, i)
+			return 0, 0, esc, next
 		case 3:
-			r, size := utf8.DecodeRuneInString(s[i:])
+			r, size := utf8.DecodeRune(b[i:])
 			if r == utf8.RuneError && size == 1 {
-				return "", -1
+				return 0, 0, "", -1
 			}
 			i += size
 		default:
-			return "", -1
+			return 0, 0, "", -1
 		}
 	}
 }
 
 // unescape finishes reading a string that starts at s[start:] and has its
 // first backslash at s[i].
-func unescape(s string, start, i int) (string, int) {
+func unescape(s []byte, start, i int) (string, int) {
 	var b strings.Builder
-	b.Grow(i - start + 16)
-	b.WriteString(s[start:i])
+	b.Grow(i - start + 32)
+	b.Write(s[start:i])
 	for i < len(s) {
-		c := s[i]
-		switch strByte[c] {
-		case 0:
-			b.WriteByte(c)
-			i++
+		// s[i] is not held as it is
+		switch strByte[s[i]] {
 		case 1:
-			if c == '"' {
+			if s[i] == '"' {
 				return b.String(), i + 1
 			}
 			if i+1 >= len(s) {
@@ -439,13 +536,13 @@ func unescape(s string, start, i int) (string, int) {
 				if !ok {
 					return "", -1
 				}
-				i += 6
+				i += 4
 				if 0xd800 <= r && r <= 0xdfff {
 					// Only a high surrogate followed by an escaped low one.
-					if r >= 0xdc00 || i+1 >= len(s) || s[i] != '\\' || s[i+1] != 'u' {
+					if r >= 0xdc00 || i+3 >= len(s) || s[i+2] != '\\' || s[i+3] != 'u' {
 						return "", -1
 					}
-					lo, ok := hex4(s, i+2)
+					lo, ok := hex4(s, i+4)
 					if !ok || lo < 0xdc00 || lo > 0xdfff {
 						return "", -1
 					}
@@ -453,32 +550,34 @@ func unescape(s string, start, i int) (string, int) {
 					i += 6
 				}
 				b.WriteRune(r)
-				continue
 			default:
 				return "", -1
 			}
 			i += 2
-		case 2:
-			return "", -1
-		default:
-			r, size := utf8.DecodeRuneInString(s[i:])
+		case 3:
+			r, size := utf8.DecodeRune(s[i:])
 			if r == utf8.RuneError && size == 1 {
 				return "", -1
 			}
-			b.WriteString(s[i : i+size])
+			b.Write(s[i : i+size])
 			i += size
+		default:
+			return "", -1
 		}
+		j := nextSpecial(s, i)
+		b.Write(s[i:j])
+		i = j
 	}
 	return "", -1
 }
 
 // hex4 reads the four hex digits of a \u escape at s[i:].
-func hex4(s string, i int) (rune, bool) {
+func hex4(s []byte, i int) (rune, bool) {
 	if i+4 > len(s) {
 		return 0, false
 	}
 	var r rune
-	for _, c := range []byte(s[i : i+4]) {
+	for _, c := range s[i : i+4] {
 		switch {
 		case '0' <= c && c <= '9':
 			c -= '0'
@@ -494,60 +593,59 @@ func hex4(s string, i int) (rune, bool) {
 	return r, true
 }
 
-// scanTime reads a time at s[i:] the way time.Time.UnmarshalJSON would, for
-// the one form EncodeLine writes: "YYYY-MM-DDTHH:MM:SS[.f{1,9}]Z".
-func scanTime(s string, i int) (time.Time, int) {
-	const longest = len(`"2006-01-02T15:04:05.999999999Z"`)
-	if i < 0 || i >= len(s) || s[i] != '"' {
+// scanTime reads a time the way time.Time.UnmarshalJSON would, for the one
+// form EncodeLine writes: "YYYY-MM-DDTHH:MM:SS[.f{1,9}]Z", which
+// time.Parse(time.RFC3339Nano, ...) reads as this Time.
+func scanTime(b []byte, i int) (time.Time, int) {
+	const (
+		lo = 0x0101010101010101
+		// The separators of "YYYY-MM-", "DDTHH:MM" and "HH:MM:SS" as
+		// little-endian words, and masks of their digits.
+		sep0, digits0 = 0x2d00002d00000000, 0x00ffff00ffffffff
+		sep1, digits1 = 0x00003a0000540000, 0xffff00ffff00ffff
+		sep2, digits2 = 0x00003a00003a0000, 0xffff00ffff00ffff
+		high          = 0xf0f0f0f0f0f0f0f0
+	)
+	// The quote, the 19 bytes before the fraction, and room for `Z"`.
+	if i < 0 || len(b)-i < len(`"2006-01-02T15:04:05Z"`) || b[i] != '"' {
 		return time.Time{}, -1
 	}
-	end := strings.IndexByte(s[i+1:min(len(s), i+longest)], '"')
-	if end < 0 {
+	w0, w1, w2 := binary.LittleEndian.Uint64(b[i+1:]), binary.LittleEndian.Uint64(b[i+9:]), binary.LittleEndian.Uint64(b[i+12:])
+	// A byte xor '0' is its value if it is a digit, and a digit's value
+	// plus 6 stays below 16.
+	d0, d1, d2 := w0^lo*'0', w1^lo*'0', w2^lo*'0'
+	if w0&^digits0 != sep0 || w1&^digits1 != sep1 || w2&^digits2 != sep2 ||
+		(d0|(d0+lo*6))&high&digits0 != 0 || (d1|(d1+lo*6))&high&digits1 != 0 || (d2|(d2+lo*6))&high&digits2 != 0 {
 		return time.Time{}, -1
 	}
-	t, ok := parseUTC(s[i+1 : i+1+end])
-	if !ok {
+	digit := func(w uint64, k int) int { return int(w >> (8 * k) & 0xff) }
+	year := digit(d0, 0)*1000 + digit(d0, 1)*100 + digit(d0, 2)*10 + digit(d0, 3)
+	month := digit(d0, 5)*10 + digit(d0, 6)
+	day := digit(d1, 0)*10 + digit(d1, 1)
+	hour := digit(d2, 0)*10 + digit(d2, 1)
+	minute := digit(d2, 3)*10 + digit(d2, 4)
+	sec := digit(d2, 6)*10 + digit(d2, 7)
+	if month < 1 || month > 12 || day < 1 || day > daysInMonth(month, year) || hour > 23 || minute > 59 || sec > 59 {
 		return time.Time{}, -1
 	}
-	return t, i + end + 2
-}
-
-// parseUTC parses "YYYY-MM-DDTHH:MM:SS[.f{1,9}]Z", giving the same Time as
-// time.Parse(time.RFC3339Nano, s).
-func parseUTC(s string) (time.Time, bool) {
-	n := len(s)
-	if n < len("2006-01-02T15:04:05Z") || n > len("2006-01-02T15:04:05.999999999Z") || s[n-1] != 'Z' ||
-		s[4] != '-' || s[7] != '-' || s[10] != 'T' || s[13] != ':' || s[16] != ':' {
-		return time.Time{}, false
-	}
-	bad := false // a non-digit seen
-	digit := func(i int) int {
-		c := s[i] - '0'
-		bad = bad || c > 9
-		return int(c)
-	}
-	year := digit(0)*1000 + digit(1)*100 + digit(2)*10 + digit(3)
-	month := digit(5)*10 + digit(6)
-	day := digit(8)*10 + digit(9)
-	hour := digit(11)*10 + digit(12)
-	minute := digit(14)*10 + digit(15)
-	sec := digit(17)*10 + digit(18)
+	j := i + len(`"2006-01-02T15:04:05`)
 	nsec := 0
-	if n > len("2006-01-02T15:04:05Z") {
-		// ".f{1,9}": at least one digit, scaled to nanoseconds
-		if n < len("2006-01-02T15:04:05.0Z") || s[19] != '.' {
-			return time.Time{}, false
+	if b[j] == '.' {
+		// one to nine digits, scaled to nanoseconds
+		j++
+		start := j
+		for ; j < len(b) && j-start < 10 && '0' <= b[j] && b[j] <= '9'; j++ {
+			nsec = nsec*10 + int(b[j]-'0')
 		}
-		for i := 20; i < n-1; i++ {
-			nsec = nsec*10 + digit(i)
+		if j == start || j-start > 9 {
+			return time.Time{}, -1
 		}
-		for range len("2006-01-02T15:04:05.999999999Z") - n {
+		for range 9 - (j - start) {
 			nsec *= 10
 		}
 	}
-	if bad || month < 1 || month > 12 || day < 1 || day > daysInMonth(month, year) ||
-		hour > 23 || minute > 59 || sec > 59 {
-		return time.Time{}, false
+	if j = lit(b, j, `Z"`); j < 0 {
+		return time.Time{}, -1
 	}
 	// Days since 1970-01-01 of a proleptic Gregorian date, counting years
 	// from March so the leap day is the last of its year.
@@ -563,7 +661,7 @@ func parseUTC(s string) (time.Time, bool) {
 	doy := (153*((month+9)%12)+2)/5 + day - 1
 	doe := yoe*365 + yoe/4 - yoe/100 + doy
 	days := int64(era)*146097 + int64(doe) - 719468
-	return time.Unix(days*86400+int64(hour*3600+minute*60+sec), int64(nsec)).UTC(), true
+	return time.Unix(days*86400+int64(hour*3600+minute*60+sec), int64(nsec)).UTC(), j
 }
 
 func daysInMonth(month, year int) int {
@@ -582,7 +680,7 @@ func daysInMonth(month, year int) int {
 // skipValue skips a JSON value at s[i:] that is valid, written without
 // whitespace and at most 64 levels deep, and returns the index after it, or
 // -1.
-func skipValue(s string, i, depth int) int {
+func skipValue(s []byte, i, depth int) int {
 	if i >= len(s) || depth > 64 {
 		return -1
 	}
@@ -632,8 +730,8 @@ func skipValue(s string, i, depth int) int {
 	return -1
 }
 
-func skipLiteral(s string, i int, lit string) int {
-	if strings.HasPrefix(s[i:], lit) {
+func skipLiteral(s []byte, i int, lit string) int {
+	if strings.HasPrefix(string(s[i:]), lit) {
 		return i + len(lit)
 	}
 	return -1
@@ -641,7 +739,7 @@ func skipLiteral(s string, i int, lit string) int {
 
 // skipNumber skips -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)? at s[i:].
 // What follows is the caller's to check.
-func skipNumber(s string, i int) int {
+func skipNumber(s []byte, i int) int {
 	digits := func() int {
 		start := i
 		for i < len(s) && '0' <= s[i] && s[i] <= '9' {
@@ -675,12 +773,13 @@ func skipNumber(s string, i int) int {
 	return i
 }
 
-// skipString skips a string at s[i:] with valid escapes and valid UTF-8.
-func skipString(s string, i int) int {
-	for i++; i < len(s); {
+// skipString skips a string with valid escapes and valid UTF-8.
+func skipString(s []byte, i int) int {
+	for i++; ; {
+		if i = nextSpecial(s, i); i >= len(s) {
+			return -1
+		}
 		switch strByte[s[i]] {
-		case 0:
-			i++
 		case 1:
 			if s[i] == '"' {
 				return i + 1
@@ -699,15 +798,14 @@ func skipString(s string, i int) int {
 			default:
 				return -1
 			}
-		case 2:
-			return -1
-		default:
-			r, size := utf8.DecodeRuneInString(s[i:])
+		case 3:
+			r, size := utf8.DecodeRune(s[i:])
 			if r == utf8.RuneError && size == 1 {
 				return -1
 			}
 			i += size
+		default:
+			return -1
 		}
 	}
-	return -1
 }

@@ -76,6 +76,16 @@ func opEvents() []*Event {
 			part := base()
 			part.Fields = &Fields{Priority: intp(0), Labels: &[]string{}}
 			evs = append(evs, part)
+			// More strings than the decoder gathers into one copy.
+			many := base()
+			many.RequestID, many.Owner, many.Reason, many.To = "r", "o", "why", "B"
+			var labels []string
+			for k := range 20 {
+				labels = append(labels, fmt.Sprintf("label-%d", k))
+			}
+			many.Fields = &Fields{Title: strp("t"), Body: strp("b"), Phase: strp("p"), Parent: strp("P"),
+				Labels: &labels, DependsOn: strs("A", "B", "C"), Acceptance: strs("x", "y"), IdempotencyKey: "k"}
+			evs = append(evs, many)
 			empty := base()
 			empty.Fields = &Fields{}
 			evs = append(evs, empty)
@@ -149,41 +159,41 @@ func TestDecodeFastShapes(t *testing.T) {
 		{`{"v":0,"id":"","at":"2026-01-01T00:00:00Z","actor":"","op":"","card":""}`, true},
 		{`{"v":0}`, false}, // v, id, at, actor, op and card are always written
 		{`{"v":1,"id":"e","at":"2026-01-01T00:00:00Z","op":"x","card":"A"}`, false},
-		{`{"card":"A","id":"e"}`, false},                           // out of order
-		{head + `,"owner":"a","owner":"b"}`, false},                // repeated key
-		{head + `,"Owner":"a"}`, false},                            // case-folded key
-		{head + `,"extra":1}`, false},                              // unknown key
-		{head + `,"owner":"\ud800"}`, false},                       // lone surrogate
-		{head + `,"owner":"\udc00\ud800"}`, false},                 // reversed pair
-		{head + `,"owner":"\ud800\u0041"}`, false},                 // high surrogate, no low
-		{head + `,"owner":"` + "\xff" + `"}`, false},               // invalid UTF-8
-		{head + `,"owner":"` + "\xed\xa0\x80" + `"}`, false},       // encoded surrogate
-		{head + `,"owner":"` + "\x01" + `"}`, false},               // raw control character
-		{head + `,"owner":"\x"}`, false},                           // bad escape
-		{head + `,"owner":"\u12"}`, false},                         // short escape
-		{head + `, "owner":"a"}`, false},                           // whitespace
-		{head + `,"owner" :"a"}`, false},                           // whitespace
-		{head + `,"progress":1.0}`, false},                         // fraction
-		{head + `,"progress":1e2}`, false},                         // exponent
-		{head + `,"progress":01}`, false},                          // leading zero
-		{head + `,"progress":-0}`, false},                          // negative zero
-		{head + `,"progress":-}`, false},                           // no digits
-		{head + `,"epoch":9223372036854775808}`, false},            // overflow
-		{head + `,"epoch":1000000000000000000}`, false},            // 19 digits
-		{head + `,"progress":null}`, false},                        // null
-		{head + `,"checkpoint":null}`, false},                      // null raw message
-		{head + `,"checkpoint":{"a" :1}}`, false},                  // whitespace in raw message
-		{head + `,"checkpoint":[1,]}`, false},                      // invalid raw message
-		{head + `,"checkpoint":01}`, false},                        // invalid number
-		{head + `,"checkpoint":1.}`, false},                        // invalid number
-		{head + `,"checkpoint":"` + "\xff" + `"}`, false},          // invalid UTF-8
-		{head + `,"force":1}`, false},                              // not a bool
-		{head + `,"fields":{"title":null}}`, false},                // null pointer
-		{head + `,"fields":{"labels":null}}`, false},               // null slice
-		{head + `,"fields":{"labels":["a",null]}}`, false},         // null element
-		{head + `,"fields":{"labels":["a"],"title":"t"}}`, false},  // out of order
-		{head + `,"fields":{"title":"a","title":"b"}}`, false},     // repeated
-		{head + `,"fields":{"title":"a",}}`, false},                // trailing comma
+		{`{"card":"A","id":"e"}`, false},                          // out of order
+		{head + `,"owner":"a","owner":"b"}`, false},               // repeated key
+		{head + `,"Owner":"a"}`, false},                           // case-folded key
+		{head + `,"extra":1}`, false},                             // unknown key
+		{head + `,"owner":"\ud800"}`, false},                      // lone surrogate
+		{head + `,"owner":"\udc00\ud800"}`, false},                // reversed pair
+		{head + `,"owner":"\ud800\u0041"}`, false},                // high surrogate, no low
+		{head + `,"owner":"` + "\xff" + `"}`, false},              // invalid UTF-8
+		{head + `,"owner":"` + "\xed\xa0\x80" + `"}`, false},      // encoded surrogate
+		{head + `,"owner":"` + "\x01" + `"}`, false},              // raw control character
+		{head + `,"owner":"\x"}`, false},                          // bad escape
+		{head + `,"owner":"\u12"}`, false},                        // short escape
+		{head + `, "owner":"a"}`, false},                          // whitespace
+		{head + `,"owner" :"a"}`, false},                          // whitespace
+		{head + `,"progress":1.0}`, false},                        // fraction
+		{head + `,"progress":1e2}`, false},                        // exponent
+		{head + `,"progress":01}`, false},                         // leading zero
+		{head + `,"progress":-0}`, false},                         // negative zero
+		{head + `,"progress":-}`, false},                          // no digits
+		{head + `,"epoch":9223372036854775808}`, false},           // overflow
+		{head + `,"epoch":1000000000000000000}`, false},           // 19 digits
+		{head + `,"progress":null}`, false},                       // null
+		{head + `,"checkpoint":null}`, false},                     // null raw message
+		{head + `,"checkpoint":{"a" :1}}`, false},                 // whitespace in raw message
+		{head + `,"checkpoint":[1,]}`, false},                     // invalid raw message
+		{head + `,"checkpoint":01}`, false},                       // invalid number
+		{head + `,"checkpoint":1.}`, false},                       // invalid number
+		{head + `,"checkpoint":"` + "\xff" + `"}`, false},         // invalid UTF-8
+		{head + `,"force":1}`, false},                             // not a bool
+		{head + `,"fields":{"title":null}}`, false},               // null pointer
+		{head + `,"fields":{"labels":null}}`, false},              // null slice
+		{head + `,"fields":{"labels":["a",null]}}`, false},        // null element
+		{head + `,"fields":{"labels":["a"],"title":"t"}}`, false}, // out of order
+		{head + `,"fields":{"title":"a","title":"b"}}`, false},    // repeated
+		{head + `,"fields":{"title":"a",}}`, false},               // trailing comma
 		{head + `,"fields":{"priority":2,"max_attempts":3.5}}`, false},
 		{`{"v":1,"id":"e","at":"2026-01-01T00:00:00+00:00","actor":"a","op":"x","card":"A"}`, false}, // offset
 		{`{"v":1,"id":"e","at":"2026-01-01T00:00:00z","actor":"a","op":"x","card":"A"}`, false},
@@ -214,9 +224,13 @@ func TestDecodeFastShapes(t *testing.T) {
 	}
 }
 
-// TestParseUTC: parseUTC agrees with time.Time.UnmarshalJSON on the times it
-// takes, across the calendar.
-func TestParseUTC(t *testing.T) {
+// TestScanTime: scanTime agrees with time.Time.UnmarshalJSON on the times
+// EncodeLine writes, across the calendar.
+func TestScanTime(t *testing.T) {
+	parseUTC := func(s string) (time.Time, bool) {
+		ts, j := scanTime([]byte(`"`+s+`"`), 0)
+		return ts, j == len(s)+2
+	}
 	r := rand.New(rand.NewPCG(1, 2))
 	min, max := time.Date(0, 1, 1, 0, 0, 0, 0, time.UTC).Unix(), time.Date(9999, 12, 31, 23, 59, 59, 0, time.UTC).Unix()
 	for i := range 200_000 {
@@ -240,14 +254,14 @@ func TestParseUTC(t *testing.T) {
 			t.Fatal(err)
 		}
 		if !ok || !reflect.DeepEqual(got, want) {
-			t.Fatalf("parseUTC(%s) = %v %v, want %v", s, got, ok, want)
+			t.Fatalf("scanTime(%s) = %v %v, want %v", s, got, ok, want)
 		}
 	}
 	for _, s := range []string{"2026-01-01T00:00:00.000Z", "2026-01-01T00:00:00.1Z", "2026-12-31T00:00:00.000000000Z"} {
 		got, ok := parseUTC(s)
 		want, err := time.Parse(time.RFC3339Nano, s)
 		if err != nil || !ok || !reflect.DeepEqual(got, want) {
-			t.Fatalf("parseUTC(%s) = %v %v, want %v", s, got, ok, want)
+			t.Fatalf("scanTime(%s) = %v %v, want %v", s, got, ok, want)
 		}
 	}
 }
@@ -384,7 +398,7 @@ func randomEvent(r *rand.Rand) (ev *Event, plain bool) {
 				return &l
 			}
 			l := []string{}
-			for range r.IntN(4) {
+			for range r.IntN(4) + r.IntN(2)*r.IntN(20) {
 				l = append(l, str())
 			}
 			return &l
