@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"fmt"
 	"hash/crc32"
-	"strconv"
 	"time"
 
 	json "github.com/goccy/go-json"
@@ -134,8 +133,8 @@ func checkFrame(line []byte) ([]byte, error) {
 	if n < crcSuffixLen+2 || line[0] != '{' || !bytes.HasPrefix(line[n-crcSuffixLen:], []byte(`,"crc":"`)) || !bytes.HasSuffix(line, []byte(`"}`)) {
 		return nil, errFraming
 	}
-	want, err := strconv.ParseUint(string(line[n-10:n-2]), 16, 32)
-	if err != nil {
+	want, ok := parseHex32(line[n-10 : n-2])
+	if !ok {
 		return nil, errFraming
 	}
 	sum := crc32.Update(0, castagnoli, line[:n-crcSuffixLen])
@@ -143,6 +142,25 @@ func checkFrame(line []byte) ([]byte, error) {
 		return nil, errChecksum
 	}
 	return line, nil
+}
+
+// parseHex32 reads eight hex digits, either case, as written by %08x.
+func parseHex32(b []byte) (uint32, bool) {
+	var v uint32
+	for _, c := range b {
+		switch {
+		case c >= '0' && c <= '9':
+			c -= '0'
+		case c >= 'a' && c <= 'f':
+			c -= 'a' - 10
+		case c >= 'A' && c <= 'F':
+			c -= 'A' - 10
+		default:
+			return 0, false
+		}
+		v = v<<4 | uint32(c)
+	}
+	return v, len(b) == 8
 }
 
 // DecodeLine parses one line (with or without its trailing newline),
