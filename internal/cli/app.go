@@ -97,6 +97,28 @@ func newParser(cli *CLI, app *App, stdout, stderr io.Writer, only string, cmds m
 	return kong.New(cli, opts...)
 }
 
+// globalsWithValue are the global flags that take the next argument as
+// their value.
+var globalsWithValue = map[string]bool{"--dir": true, "--actor": true, "--lock-timeout": true}
+
+// commandIn returns the subcommand args name, looking past the global
+// flags before it ("bl --dir D claim ..."), or "" when there is none.
+func commandIn(args []string) string {
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		switch {
+		case globalsWithValue[a]:
+			i++
+		case strings.HasPrefix(a, "--"):
+		case commandNamed(a):
+			return a
+		default:
+			return ""
+		}
+	}
+	return ""
+}
+
 // commandNamed reports whether name is a subcommand.
 func commandNamed(name string) bool {
 	for _, c := range commands {
@@ -169,10 +191,7 @@ func run(args []string, stdout, stderr io.Writer, git Git) (code int) {
 	var cli CLI
 	app := &App{Stdout: stdout, Stderr: stderr, now: time.Now, git: git, args: args}
 	args = normalizeArgs(args)
-	only := ""
-	if len(args) > 0 && commandNamed(args[0]) {
-		only = args[0]
-	}
+	only := commandIn(args)
 	cmds := map[string]any{}
 	parser, err := newParser(&cli, app, stdout, stderr, only, cmds)
 	if err != nil {
