@@ -264,7 +264,7 @@ func (ix *snapshotIndex) readLine(off int64, n int) (snapshotLine, error) {
 	raw := append([]byte(nil), ix.snap[off:off+int64(n)]...)
 	line, err := checkFrame(raw)
 	if err == nil {
-		err = json.Unmarshal(line, &l)
+		l, err = decodeSnapshotLine(line)
 	}
 	if err != nil {
 		return l, &CorruptError{Path: ix.path, Offset: off, Err: err}
@@ -375,7 +375,7 @@ func (ix *snapshotIndex) readAll(s *State) error {
 		}
 		raw, err := checkFrame(data[off : off+int64(n)])
 		if err == nil {
-			err = json.Unmarshal(raw, &l)
+			l, err = decodeSnapshotLine(raw)
 		}
 		if err != nil {
 			return l, &CorruptError{Path: ix.path, Offset: off, Err: err}

@@ -229,8 +229,8 @@ func decodeSnapshot(path string, r io.Reader, ib *indexBuild) (*State, snapshotH
 			}
 			continue
 		}
-		var l snapshotLine
-		if err := json.Unmarshal(line, &l); err != nil {
+		l, err := decodeSnapshotLine(line)
+		if err != nil {
 			return nil, hdr, bad(err)
 		}
 		switch {
