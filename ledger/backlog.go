@@ -50,6 +50,7 @@ type Backlog struct {
 	cfg   Config
 
 	snapEvents int64 // events folded into the snapshot the state started from
+	snapBytes  int64 // size of that snapshot
 	compactErr error // the last automatic compaction's failure, if any
 	holding    bool  // this handle holds the writers' lock (under mu)
 	stale      bool  // the state failed to read the snapshot: reload before use
@@ -444,6 +445,10 @@ func (b *Backlog) loadOnce() (done bool, err error) {
 	b.pos.close()
 	b.state.release()
 	b.state, b.seq, b.pos, b.torn, b.snapEvents = s, hdr.Seq, pos, torn, snapEvents
+	b.snapBytes = 0
+	if info != nil {
+		b.snapBytes = info.Size()
+	}
 	return true, nil
 }
 

@@ -145,8 +145,8 @@ func BenchmarkEncodeLine(b *testing.B) {
 
 // writeHistory writes a backlog of cards cards whose history holds events
 // events (creates, then claim, heartbeat and release rounds), compacts it
-// and appends a ledger tail of half the default compaction threshold, the
-// average tail a backlog carries between two automatic compactions.
+// and appends a ledger tail of half its compaction threshold, the average
+// tail a backlog carries between two automatic compactions.
 func writeHistory(b *testing.B, dir string, cards, events int) {
 	b.Helper()
 	if _, err := Init(dir); err != nil {

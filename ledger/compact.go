@@ -94,6 +94,7 @@ func (b *Backlog) compactLocked() (CompactResult, error) {
 		writeIndexFor(b.dir, snap, ib)
 		b.seq = seq
 		b.snapEvents = b.state.Events()
+		b.snapBytes = int64(len(snap))
 		res = CompactResult{Seq: seq, Events: b.pos.lines - b.pos.coveredLines, LedgerBytes: int64(len(segment)),
 			Archive: name, Cards: b.state.Len(), SnapshotBytes: int64(len(snap))}
 	}
@@ -130,11 +131,19 @@ func writeIndexFor(dir string, snap []byte, ib *indexBuild) {
 	_ = writeIndex(dir, snapshotIdentity(fi, header), ib)
 }
 
+// CompactThreshold is the ledger size at which a write compacts, or 0 when
+// automatic compaction is off.
+func (b *Backlog) CompactThreshold() int64 {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.cfg.compactThreshold(b.snapBytes)
+}
+
 // maybeCompact compacts when the ledger has outgrown the configured size.
 // The write that triggered it is already durable, so a failure here is kept
 // for Stats rather than failing that write; the next write tries again.
 func (b *Backlog) maybeCompact() {
-	limit := b.cfg.compactThreshold()
+	limit := b.cfg.compactThreshold(b.snapBytes)
 	if limit == 0 || b.pos.offset-b.pos.base < limit {
 		return
 	}

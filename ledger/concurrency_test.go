@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"path/filepath"
 	"sort"
 	"sync"
 	"testing"
@@ -156,7 +155,7 @@ func TestConcurrentClaims(t *testing.T) {
 		}
 		winners[r.card][r.epoch] = r.owner
 	}
-	final := foldFile(t, filepath.Join(dir, LedgerFile))
+	final := foldHistory(t, dir) // automatic compactions ran meanwhile
 	if n := len(final.Conflicts()); n != 0 {
 		t.Fatalf("the ledger folds with %d conflicts: %+v", n, final.Conflicts()[0])
 	}
@@ -179,7 +178,7 @@ func TestConcurrentClaims(t *testing.T) {
 		total += len(es)
 	}
 	var claims int
-	for _, e := range readEvents(t, filepath.Join(dir, LedgerFile)) {
+	for _, e := range historyEvents(t, dir) {
 		if e.Op == OpClaim {
 			claims++
 		}
@@ -190,7 +189,7 @@ func TestConcurrentClaims(t *testing.T) {
 	// Count claims that took a lease over from another owner.
 	takeovers := 0
 	replay := NewState()
-	for _, e := range readEvents(t, filepath.Join(dir, LedgerFile)) {
+	for _, e := range historyEvents(t, dir) {
 		if c, ok := replay.Card(e.Card); ok && e.Op == OpClaim && c.Status == StatusClaimed && c.ClaimOwner != e.Owner {
 			takeovers++
 		}

@@ -52,12 +52,18 @@ func (b *Backlog) Config() Config {
 	return b.cfg
 }
 
-// DefaultCompactBytes keeps the ledger tail small: every bl call folds the
-// whole tail (about 1,000 events at most, a fraction of a millisecond),
-// while the snapshot is read only as far as the call needs it. A compaction
-// rewrites the snapshot, so backlogs of very many cards may want a larger
-// value to compact less often.
-const DefaultCompactBytes = 256 << 10
+// DefaultCompactBytes is the least ledger size that triggers compaction
+// when config.json sets none. Every call folds the whole ledger tail, while
+// it reads the snapshot only as far as it needs; a compaction rewrites the
+// whole snapshot. So the default threshold grows with the snapshot, as
+// 1/SnapshotShare of its size: a small backlog keeps a tail of a few
+// hundred events, and one of 100k cards compacts every few thousand events
+// instead of rewriting 30 MB every few hundred.
+const DefaultCompactBytes = 64 << 10
+
+// SnapshotShare sets the default threshold for large snapshots: the
+// ledger is compacted once it outgrows 1/SnapshotShare of snapshot.json.
+const SnapshotShare = 64
 
 // readConfig reads dir/config.json; a missing file is the default config.
 func readConfig(dir string) (Config, error) {
@@ -76,13 +82,13 @@ func readConfig(dir string) (Config, error) {
 }
 
 // compactThreshold is the ledger size that triggers compaction, or 0 for
-// never.
-func (c Config) compactThreshold() int64 {
+// never, given the size of the snapshot.
+func (c Config) compactThreshold(snapshotBytes int64) int64 {
 	switch {
 	case c.CompactBytes < 0:
 		return 0
 	case c.CompactBytes == 0:
-		return DefaultCompactBytes
+		return max(DefaultCompactBytes, snapshotBytes/SnapshotShare)
 	}
 	return c.CompactBytes
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -249,6 +250,28 @@ func readEvents(t testing.TB, path string) []*Event {
 func foldFile(t testing.TB, path string) *State {
 	t.Helper()
 	return Fold(readEvents(t, path))
+}
+
+// historyEvents reads every event of a backlog: the archive segments in
+// order, then the ledger.
+func historyEvents(t testing.TB, dir string) []*Event {
+	t.Helper()
+	names, err := archiveNames(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(names)
+	var evs []*Event
+	for _, n := range names {
+		evs = append(evs, readEvents(t, filepath.Join(dir, n))...)
+	}
+	return append(evs, readEvents(t, filepath.Join(dir, LedgerFile))...)
+}
+
+// foldHistory folds every event of a backlog.
+func foldHistory(t testing.TB, dir string) *State {
+	t.Helper()
+	return Fold(historyEvents(t, dir))
 }
 
 func intp(v int) *int            { return &v }

@@ -168,7 +168,7 @@ func generate(dir string, cards, events int) {
 }
 
 // settle brings a generated backlog to the state its writers would keep it
-// in: compacted, then a ledger tail half the compaction threshold long
+// in: compacted, then a ledger tail half its compaction threshold long
 // (claim, heartbeat and release rounds), the average tail between two
 // automatic compactions.
 func settle(dir string) {
@@ -185,7 +185,7 @@ func settle(dir string) {
 	for i := 0; ; i++ {
 		fi, err := os.Stat(path)
 		must(err)
-		if fi.Size() >= ledger.DefaultCompactBytes/2 {
+		if fi.Size() >= b.CompactThreshold()/2 {
 			return
 		}
 		id := cards[i%len(cards)].ID

@@ -18,8 +18,10 @@ working. It also writes .backlog/cache/snapshot.idx, the local index through
 which later calls read only the snapshot lines they need.
 
 Compaction also runs by itself when ledger.jsonl grows past compact_bytes
-in .backlog/config.json (default 256 KiB; -1 turns it off). Backlogs of
-very many cards may raise it: each compaction rewrites the whole snapshot.
+in .backlog/config.json (-1 turns it off). By default that is 64 KiB, or
+1/64 of snapshot.json's size once that is larger: every call folds the
+whole ledger, so it is kept short, while each compaction rewrites the
+whole snapshot, so a large backlog compacts less often.
 
 Examples:
 
