@@ -57,13 +57,13 @@ func (b *Backlog) Config() Config {
 // it reads the snapshot only as far as it needs; a compaction rewrites the
 // whole snapshot. So the default threshold grows with the snapshot, as
 // 1/SnapshotShare of its size: a small backlog keeps a tail of a few
-// hundred events, and one of 100k cards compacts every few thousand events
+// hundred events, and one of 100k cards compacts every thousand or so events
 // instead of rewriting 30 MB every few hundred.
 const DefaultCompactBytes = 64 << 10
 
 // SnapshotShare sets the default threshold for large snapshots: the
 // ledger is compacted once it outgrows 1/SnapshotShare of snapshot.json.
-const SnapshotShare = 64
+const SnapshotShare = 128
 
 // readConfig reads dir/config.json; a missing file is the default config.
 func readConfig(dir string) (Config, error) {

@@ -19,7 +19,7 @@ which later calls read only the snapshot lines they need.
 
 Compaction also runs by itself when ledger.jsonl grows past compact_bytes
 in .backlog/config.json (-1 turns it off). By default that is 64 KiB, or
-1/64 of snapshot.json's size once that is larger: every call folds the
+1/128 of snapshot.json's size once that is larger: every call folds the
 whole ledger, so it is kept short, while each compaction rewrites the
 whole snapshot, so a large backlog compacts less often.
 
