@@ -141,7 +141,7 @@
 // handful of cards, not all of them. Compaction writes it; any load that
 // finds it missing or not matching rebuilds it. It is little-endian binary:
 //
-//	magic "blidx001"
+//	magic "blidx002"
 //	snapshot size (u64), mtime in ns (u64), CRC-32C of its header line (u32)
 //	counts: cards, idempotency keys, request ids, claim-order entries (u32 each)
 //	offset of the first conflict line in the snapshot (u64), reserved (u32)
@@ -149,7 +149,8 @@
 //	  receipts by request id), 20 bytes per entry: key offset and length in
 //	  the string pool (u32, u32), line offset and length in the snapshot
 //	  (u64, u32)
-//	the ready and claimed cards in claim order (u32 positions in the card table)
+//	the ready and claimed cards in claim order: u32 position in the card
+//	  table, then the end of the card's lease in Unix ns (i64, 0 for none)
 //	the string pool
 //	CRC-32C of everything before it (u32)
 //

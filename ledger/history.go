@@ -343,7 +343,7 @@ func (s *State) NextWake(now time.Time) time.Time {
 			next = *t
 		}
 	}
-	s.inClaimOrder(func(c *Card) bool {
+	s.inClaimOrder(time.Time{}, func(c *Card) bool {
 		switch c.Status {
 		case StatusClaimed:
 			consider(c.LeaseExpiresAt)

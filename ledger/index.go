@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"time"
 
 	json "github.com/goccy/go-json"
 )
@@ -18,7 +19,9 @@ import (
 // in the backlog's .gitignore) that lets a call read the few snapshot lines
 // it needs instead of decoding every card. It maps card ids, idempotency
 // keys and request ids to the byte range of their line in snapshot.json,
-// and lists the ready and claimed cards in claim order.
+// and lists the ready and claimed cards in claim order, each with the end
+// of its lease, so a claim skips cards under a live lease without reading
+// them.
 //
 // It is tied to one snapshot file by that file's size, modification time
 // and the checksum of its header line, and it carries a checksum of its
@@ -31,7 +34,11 @@ const (
 	IndexFile = "snapshot.idx"
 )
 
-var indexMagic = [8]byte{'b', 'l', 'i', 'd', 'x', '0', '0', '1'}
+var indexMagic = [8]byte{'b', 'l', 'i', 'd', 'x', '0', '0', '2'}
+
+// orderLen is one claim-order entry: the card's position in the card table
+// and the end of its lease in Unix nanoseconds (0 when it holds none).
+const orderLen = 4 + 8
 
 // indexHeaderLen is the fixed part of the file before the tables.
 const indexHeaderLen = 8 + 8 + 8 + 4 + 4 + 4 + 4 + 4 + 8 + 4
@@ -88,7 +95,7 @@ func (ib *indexBuild) encode(id snapshotID) []byte {
 	slices.SortFunc(order, func(a, b uint32) int { return claimOrder(ib.cards[a].card, ib.cards[b].card) })
 
 	le := binary.LittleEndian
-	out := make([]byte, 0, indexHeaderLen+entryLen*(len(ib.cards)+len(ib.keys)+len(ib.receipts))+4*len(order))
+	out := make([]byte, 0, indexHeaderLen+entryLen*(len(ib.cards)+len(ib.keys)+len(ib.receipts))+orderLen*len(order))
 	out = append(out, indexMagic[:]...)
 	out = le.AppendUint64(out, uint64(id.size))
 	out = le.AppendUint64(out, uint64(id.mtime))
@@ -110,7 +117,12 @@ func (ib *indexBuild) encode(id snapshotID) []byte {
 		}
 	}
 	for _, i := range order {
+		var lease int64
+		if c := ib.cards[i].card; c.Status == StatusClaimed && c.LeaseExpiresAt != nil {
+			lease = c.LeaseExpiresAt.UnixNano()
+		}
 		out = le.AppendUint32(out, i)
+		out = le.AppendUint64(out, uint64(lease))
 	}
 	out = append(out, pool...)
 	return le.AppendUint32(out, crc32.Checksum(out, castagnoli))
@@ -178,7 +190,7 @@ type snapshotIndex struct {
 	f                     *os.File // the snapshot, held open for the state's life
 	path                  string
 	cards, keys, receipts indexTable
-	order                 []byte // positions in cards, 4 bytes each, in claim order
+	order                 []byte // claim order: orderLen bytes per card
 	conflicts             int64
 	size                  int64
 	snap                  []byte // the snapshot, mapped: lines are copied out before decoding
@@ -234,12 +246,12 @@ func parseIndex(data []byte, id snapshotID) *snapshotIndex {
 	}
 	nc, nk, nr, no := int(le.Uint32(data[28:])), int(le.Uint32(data[32:])), int(le.Uint32(data[36:])), int(le.Uint32(data[40:]))
 	tables := indexHeaderLen + entryLen*(nc+nk+nr)
-	if tables+4*no > len(body) {
+	if tables+orderLen*no > len(body) {
 		return nil
 	}
-	pool := body[tables+4*no:]
+	pool := body[tables+orderLen*no:]
 	ix := &snapshotIndex{size: id.size, conflicts: int64(le.Uint64(data[44:])),
-		order: body[tables : tables+4*no]}
+		order: body[tables : tables+orderLen*no]}
 	at := indexHeaderLen
 	for _, t := range []struct {
 		dst *indexTable
@@ -328,15 +340,20 @@ func (ix *snapshotIndex) receipt(rid string) (Receipt, bool, error) {
 }
 
 // candidates is the number of cards in the claim-order list.
-func (ix *snapshotIndex) candidates() int { return len(ix.order) / 4 }
+func (ix *snapshotIndex) candidates() int { return len(ix.order) / orderLen }
 
-// candidate returns the position in cards of the i-th card in claim order.
-func (ix *snapshotIndex) candidate(i int) (int, error) {
-	p := int(binary.LittleEndian.Uint32(ix.order[4*i:]))
-	if p >= ix.cards.n {
-		return 0, &CorruptError{Path: ix.path, Err: errIndexMismatch}
+// candidate returns the position in cards of the i-th card in claim order
+// and the end of its lease (zero when it holds none).
+func (ix *snapshotIndex) candidate(i int) (pos int, lease time.Time, err error) {
+	e := ix.order[orderLen*i:]
+	pos = int(binary.LittleEndian.Uint32(e))
+	if pos >= ix.cards.n {
+		return 0, lease, &CorruptError{Path: ix.path, Err: errIndexMismatch}
 	}
-	return p, nil
+	if ns := int64(binary.LittleEndian.Uint64(e[4:])); ns != 0 {
+		lease = time.Unix(0, ns)
+	}
+	return pos, lease, nil
 }
 
 // readRange copies bytes [off, end) of the snapshot.

@@ -99,7 +99,11 @@ func (s *State) List(f Filter, now time.Time, sortBy string) []Card {
 	if (sortBy == "" || sortBy == SortClaim) && f.candidatesOnly() {
 		// Only ready and claimed cards can match, and they come in claim
 		// order: stop at the limit instead of reading every card.
-		s.inClaimOrder(func(c *Card) bool {
+		var skip time.Time
+		if f.Ready {
+			skip = now // a card under a live lease is not claimable
+		}
+		s.inClaimOrder(skip, func(c *Card) bool {
 			if f.match(s, c, now) {
 				hits = append(hits, c)
 			}
@@ -144,8 +148,9 @@ func (f *Filter) candidatesOnly() bool {
 // until fn returns false. Cards the snapshot holds and nothing has touched
 // since come from the index's claim-order list, read one at a time; the
 // cards in memory (changed since the snapshot, or already read) are sorted
-// and merged in.
-func (s *State) inClaimOrder(fn func(c *Card) bool) {
+// and merged in. With leasedAt set, snapshot cards whose lease is live at
+// that time may be left out unread (nobody can claim them then).
+func (s *State) inClaimOrder(leasedAt time.Time, fn func(c *Card) bool) {
 	var mem []*Card
 	var seen map[string]bool
 	if s.base != nil {
@@ -163,13 +168,16 @@ func (s *State) inClaimOrder(fn func(c *Card) bool) {
 	i := 0
 	if base := s.base; base != nil {
 		for k := range base.candidates() {
-			pos, err := base.candidate(k)
+			pos, lease, err := base.candidate(k)
 			if err != nil {
 				s.fail(err)
 				return
 			}
 			if seen[string(base.cards.key(pos))] {
 				continue // its current version is in mem, if still a candidate
+			}
+			if !leasedAt.IsZero() && leasedAt.Before(lease) {
+				continue
 			}
 			c := s.cards[string(base.cards.key(pos))] // fn may have read it already
 			if c == nil {
@@ -233,7 +241,7 @@ func ValidSort(sortBy string) bool {
 // is how an owner renews its own lease under a new epoch.
 func (s *State) Pick(f Filter, now time.Time) *Card {
 	var best *Card
-	s.inClaimOrder(func(c *Card) bool {
+	s.inClaimOrder(now, func(c *Card) bool {
 		if f.match(s, c, now) && s.claimable(c, now, "") == nil {
 			best = c
 		}
