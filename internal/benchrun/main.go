@@ -66,6 +66,8 @@ func main() {
 
 	floor := measureFloor(dir)
 	add("floor: trivial Go process + one write + fdatasync", ms(floor), "", "")
+	linked := measureLinkedFloor(dir)
+	add("the same with kong, go-json, flock and fsnotify linked in, unused", ratio(linked, floor), "", "")
 
 	if part("small") {
 		small := filepath.Join(dir, "small", ".backlog")
@@ -121,6 +123,22 @@ func main() {
 	cmd.Stderr = os.Stderr
 	must(cmd.Run())
 	target := filepath.Join(dir, "floor.out")
+	return median(*runs*2, func(int) time.Duration {
+		start := time.Now()
+		must(exec.Command(bin, target).Run())
+		return time.Since(start)
+	})
+}
+
+// measureLinkedFloor is the floor program with bl's required libraries
+// linked in (internal/benchrun/linkfloor): what every bl process pays
+// before it does anything.
+func measureLinkedFloor(dir string) time.Duration {
+	bin := filepath.Join(dir, "linkfloor-bin")
+	cmd := exec.Command("go", "build", "-trimpath", "-ldflags", "-s -w", "-o", bin, "./internal/benchrun/linkfloor")
+	cmd.Stderr = os.Stderr
+	must(cmd.Run())
+	target := filepath.Join(dir, "linkfloor.out")
 	return median(*runs*2, func(int) time.Duration {
 		start := time.Now()
 		must(exec.Command(bin, target).Run())
