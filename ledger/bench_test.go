@@ -223,8 +223,9 @@ func writeHistory(b *testing.B, dir string, cards, events int) {
 
 // BenchmarkBacklog measures what each bl call does in process, on a
 // compacted backlog with a typical ledger tail: open (snapshot through its
-// index, plus the tail), ready --limit 10, and a claim with its release.
-// The large size takes a while to build.
+// index, plus the tail), ready --limit 10, one durable append (a
+// heartbeat), and a claim with its release. The large size takes a while
+// to build.
 func BenchmarkBacklog(b *testing.B) {
 	for _, size := range []struct {
 		name          string
@@ -256,6 +257,26 @@ func BenchmarkBacklog(b *testing.B) {
 						b.Fatalf("ready: %d cards, %v", len(cards), err)
 					}
 					bl.Close()
+				}
+			})
+			b.Run("heartbeat", func(b *testing.B) {
+				// One durable append on an open backlog; automatic
+				// compactions run as the tail grows, as they would.
+				ctx := context.Background()
+				bl, err := Open(dir, Options{})
+				if err != nil {
+					b.Fatal(err)
+				}
+				defer bl.Close()
+				c, err := bl.Claim(ctx, ClaimRequest{Mutation: m, Owner: "bench-hb", TTL: time.Hour})
+				if err != nil || c == nil {
+					b.Fatalf("claim: %v %v", c, err)
+				}
+				b.ResetTimer()
+				for i := 0; i < b.N; i++ {
+					if _, err := bl.Heartbeat(ctx, HeartbeatRequest{Mutation: m, ID: c.ID, Owner: "bench-hb", Epoch: c.ClaimEpoch}); err != nil {
+						b.Fatal(err)
+					}
 				}
 			})
 			b.Run("open+claim+release", func(b *testing.B) {
