@@ -144,8 +144,11 @@ func (b *Backlog) catchUp() error {
 	// pos covers exactly the events applied, even when reading stopped at
 	// damage, so the next catch-up neither skips nor repeats one.
 	b.pos, b.torn = pos, torn
-	if err == nil {
-		err = b.stateErr()
+	if b.state.Err() != nil {
+		// An event folded in needed a snapshot line that did not read
+		// through the index: drop the index and load the whole snapshot.
+		_ = b.stateErr()
+		return b.reload()
 	}
 	return err
 }
@@ -445,6 +448,7 @@ func (b *Backlog) loadOnce() (done bool, err error) {
 	b.pos.close()
 	b.state.release()
 	b.state, b.seq, b.pos, b.torn, b.snapEvents = s, hdr.Seq, pos, torn, snapEvents
+	b.stale = false
 	b.snapBytes = 0
 	if info != nil {
 		b.snapBytes = info.Size()
