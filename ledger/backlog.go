@@ -50,7 +50,8 @@ type Backlog struct {
 	cfg   Config
 
 	snapEvents int64 // events folded into the snapshot the state started from
-	snapBytes  int64 // size of that snapshot
+	snapBytes  int64       // size of that snapshot
+	snapInfo   os.FileInfo // that snapshot file; nil when there was none
 	compactErr error // the last automatic compaction's failure, if any
 	holding    bool  // this handle holds the writers' lock (under mu)
 	stale      bool  // the state failed to read the snapshot: reload before use
@@ -127,8 +128,7 @@ func (b *Backlog) reload() error {
 // catchUp folds whatever was appended since the last read. A replaced file
 // (compaction, merge) is folded again from the start.
 func (b *Backlog) catchUp() error {
-	if b.stale {
-		b.stale = false
+	if b.stale || b.snapshotMoved() {
 		return b.reload()
 	}
 	pos, torn, err := readFrom(filepath.Join(b.dir, LedgerFile), b.pos, func(e *Event) { _ = b.state.Apply(e) })
@@ -151,6 +151,18 @@ func (b *Backlog) catchUp() error {
 		return b.reload()
 	}
 	return err
+}
+
+// snapshotMoved reports whether snapshot.json is no longer the file the
+// state was loaded from: a sync or a git pull can replace it and leave an
+// unchanged ledger alone. Size and mtime are compared too, as a closed
+// file's inode number may be reused at once.
+func (b *Backlog) snapshotMoved() bool {
+	fi, err := os.Stat(filepath.Join(b.dir, SnapshotFile))
+	if b.snapInfo == nil {
+		return err == nil
+	}
+	return err != nil || !os.SameFile(fi, b.snapInfo) || fi.Size() != b.snapInfo.Size() || !fi.ModTime().Equal(b.snapInfo.ModTime())
 }
 
 // stateErr reports a snapshot line the state failed to read through the
@@ -449,7 +461,7 @@ func (b *Backlog) loadOnce() (done bool, err error) {
 	b.state.release()
 	b.state, b.seq, b.pos, b.torn, b.snapEvents = s, hdr.Seq, pos, torn, snapEvents
 	b.stale = false
-	b.snapBytes = 0
+	b.snapBytes, b.snapInfo = 0, info
 	if info != nil {
 		b.snapBytes = info.Size()
 	}

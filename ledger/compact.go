@@ -95,6 +95,9 @@ func (b *Backlog) compactLocked() (CompactResult, error) {
 		b.seq = seq
 		b.snapEvents = b.state.Events()
 		b.snapBytes = int64(len(snap))
+		if fi, err := os.Stat(filepath.Join(b.dir, SnapshotFile)); err == nil {
+			b.snapInfo = fi // ours: the next catch-up need not reload
+		}
 		res = CompactResult{Seq: seq, Events: b.pos.lines - b.pos.coveredLines, LedgerBytes: int64(len(segment)),
 			Archive: name, Cards: b.state.Len(), SnapshotBytes: int64(len(snap))}
 	}
