@@ -114,15 +114,42 @@ func EncodeLine(e *Event) ([]byte, error) {
 // line: the object with a final "crc" member, then a newline. Ledger,
 // snapshot and archive lines share this framing.
 func encodeFramed(v any) ([]byte, error) {
-	body, err := json.MarshalWithOption(v, json.DisableHTMLEscape())
-	if err != nil {
-		return nil, err
+	return appendFramed(nil, v)
+}
+
+// appendFramed appends the line encodeFramed returns to dst. Events and
+// snapshot card lines are written by appendEvent and appendCard, anything
+// else, and anything those leave, by the JSON encoder.
+func appendFramed(dst []byte, v any) ([]byte, error) {
+	start := len(dst)
+	ok := false
+	switch v := v.(type) {
+	case *Event:
+		if dst == nil {
+			dst = make([]byte, 0, eventSize(v))
+		}
+		dst, ok = appendEvent(dst, v)
+	case snapshotLine:
+		if v.Card != nil && v.Receipt == nil && v.Conflict == nil {
+			var out []byte
+			if out, ok = appendCard(append(dst, `{"card":`...), v.Card, false, 0); ok {
+				dst = append(out, '}')
+			}
+		}
 	}
-	sum := crc32.Checksum(body, castagnoli)
-	line := make([]byte, 0, len(body)+crcSuffixLen+1)
-	line = append(line, body[:len(body)-1]...)
-	line = fmt.Appendf(line, `,"crc":"%08x"}`, sum)
-	return append(line, '\n'), nil
+	if !ok {
+		body, err := json.MarshalWithOption(v, json.DisableHTMLEscape())
+		if err != nil {
+			return dst[:start], err
+		}
+		dst = append(dst[:start], body...)
+	}
+	sum := crc32.Checksum(dst[start:], castagnoli)
+	dst = append(dst[:len(dst)-1], `,"crc":"`...)
+	for shift := 28; shift >= 0; shift -= 4 {
+		dst = append(dst, hexDigits[sum>>shift&0xf])
+	}
+	return append(dst, '"', '}', '\n'), nil
 }
 
 // checkFrame verifies a framed line's checksum and returns the line without

@@ -111,10 +111,9 @@ func (s *State) encodeSnapshot(archives []string, tail []byte) ([]byte, *indexBu
 		return nil, nil, err
 	}
 	add := func(l snapshotLine) (off int64, n int, err error) {
-		b, err := encodeFramed(l)
 		off = int64(len(out))
-		out = append(out, b...)
-		return off, len(b), err
+		out, err = appendFramed(out, l)
+		return off, len(out) - int(off), err
 	}
 	ib := &indexBuild{}
 	ids := make([]string, 0, len(s.cards))
