@@ -15,12 +15,32 @@ import (
 // writeJSON prints one JSON document with a trailing newline, HTML escaping
 // off so titles print as written.
 func writeJSON(w io.Writer, v any) error {
-	b, err := json.MarshalIndentWithOption(v, "", "  ", json.DisableHTMLEscape())
-	if err != nil {
-		return err
+	b, ok := cardJSON(v)
+	if !ok {
+		var err error
+		if b, err = json.MarshalIndentWithOption(v, "", "  ", json.DisableHTMLEscape()); err != nil {
+			return err
+		}
 	}
-	_, err = w.Write(append(b, '\n'))
+	_, err := w.Write(append(b, '\n'))
 	return err
+}
+
+// cardJSON writes the documents most commands print, a card, no card or a
+// list of cards, as writeJSON's JSON encoder would, without it. ok is false
+// for anything else.
+func cardJSON(v any) (b []byte, ok bool) {
+	switch v := v.(type) {
+	case nil:
+		return []byte("null"), true
+	case ledger.Card:
+		return ledger.AppendCardJSON(nil, &v, true)
+	case *ledger.Card:
+		return ledger.AppendCardJSON(nil, v, true)
+	case []ledger.Card:
+		return ledger.AppendCardsJSON(nil, v, true)
+	}
+	return nil, false
 }
 
 // writeJSONLine prints one compact JSON document on one line.
