@@ -49,12 +49,12 @@ type Backlog struct {
 	torn  *TornTail // damaged tail seen by the last read, if any
 	cfg   Config
 
-	snapEvents int64 // events folded into the snapshot the state started from
+	snapEvents int64       // events folded into the snapshot the state started from
 	snapBytes  int64       // size of that snapshot
 	snapInfo   os.FileInfo // that snapshot file; nil when there was none
-	compactErr error // the last automatic compaction's failure, if any
-	holding    bool  // this handle holds the writers' lock (under mu)
-	stale      bool  // the state failed to read the snapshot: reload before use
+	compactErr error       // the last automatic compaction's failure, if any
+	holding    bool        // this handle holds the writers' lock (under mu)
+	stale      bool        // the state failed to read the snapshot: reload before use
 }
 
 // Mutation is what every write request carries.

@@ -141,7 +141,7 @@
 // handful of cards, not all of them. Compaction writes it; any load that
 // finds it missing or not matching rebuilds it. It is little-endian binary:
 //
-//	magic "blidx002"
+//	magic "blidx003"
 //	snapshot size (u64), mtime in ns (u64), CRC-32C of its header line (u32)
 //	counts: cards, idempotency keys, request ids, claim-order entries (u32 each)
 //	offset of the first conflict line in the snapshot (u64), reserved (u32)
@@ -152,10 +152,12 @@
 //	the ready and claimed cards in claim order: u32 position in the card
 //	  table, then the end of the card's lease in Unix ns (i64, 0 for none)
 //	the string pool
-//	CRC-32C of everything before it (u32)
+//	a CRC-32C per 4 KiB block of all of the above (u32 each), the number
+//	  of blocks (u32), and a CRC-32C of those two (u32)
 //
-// An index is used only when its checksum holds and the snapshot's size,
-// mtime and header checksum are the ones it names. Every line read through
+// An index is used only when its trailer checksum holds and the snapshot's
+// size, mtime and header checksum are the ones it names; each block is
+// checked against its checksum when a call first reads it. Every line read through
 // it is checked again (frame checksum, and that it holds the id, key or
 // request asked for); anything else drops the index, and the call runs
 // again on the whole snapshot. A stale or damaged index therefore costs one

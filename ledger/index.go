@@ -24,8 +24,9 @@ import (
 // them.
 //
 // It is tied to one snapshot file by that file's size, modification time
-// and the checksum of its header line, and it carries a checksum of its
-// own. Anything that does not match is ignored and rebuilt from the
+// and the checksum of its header line, and it carries checksums of its own,
+// one per 4 KiB block, each checked when a call first reads that block (a
+// claim on 100k cards reads a few dozen blocks of a 4 MB index). Anything that does not match is ignored and rebuilt from the
 // snapshot, so a stale or damaged index costs one full load, never a wrong
 // answer. Every line read through it is checked again (frame checksum, and
 // that it holds the card, key or request asked for).
@@ -34,7 +35,10 @@ const (
 	IndexFile = "snapshot.idx"
 )
 
-var indexMagic = [8]byte{'b', 'l', 'i', 'd', 'x', '0', '0', '2'}
+var indexMagic = [8]byte{'b', 'l', 'i', 'd', 'x', '0', '0', '3'}
+
+// indexBlock is the span of the index each checksum covers.
+const indexBlock = 4096
 
 // orderLen is one claim-order entry: the card's position in the card table
 // and the end of its lease in Unix nanoseconds (0 when it holds none).
@@ -125,7 +129,68 @@ func (ib *indexBuild) encode(id snapshotID) []byte {
 		out = le.AppendUint64(out, uint64(lease))
 	}
 	out = append(out, pool...)
-	return le.AppendUint32(out, crc32.Checksum(out, castagnoli))
+	return sealIndex(out)
+}
+
+// sealIndex appends the block checksums to an index: one CRC-32C per
+// indexBlock bytes, their count, and a CRC-32C of those two.
+func sealIndex(body []byte) []byte {
+	le := binary.LittleEndian
+	out := body
+	n := 0
+	for off := 0; off < len(body); off += indexBlock {
+		out = le.AppendUint32(out, crc32.Checksum(body[off:min(off+indexBlock, len(body))], castagnoli))
+		n++
+	}
+	out = le.AppendUint32(out, uint32(n))
+	return le.AppendUint32(out, crc32.Checksum(out[len(body):], castagnoli))
+}
+
+// sealedIndex is an index file's content whose blocks are checked against
+// their checksums the first time they are read.
+type sealedIndex struct {
+	data    []byte // header, tables, order and pool
+	sums    []byte // a CRC-32C per block
+	checked []bool
+	err     error // the first block that failed its checksum
+}
+
+// openSealed checks an index file's trailer; nil when it does not hold.
+func openSealed(file []byte) *sealedIndex {
+	le := binary.LittleEndian
+	if len(file) < 8 {
+		return nil
+	}
+	n := int(le.Uint32(file[len(file)-8:]))
+	end := len(file) - 8 - 4*n
+	if n <= 0 || end <= 0 || n != (end+indexBlock-1)/indexBlock ||
+		crc32.Checksum(file[end:len(file)-4], castagnoli) != le.Uint32(file[len(file)-4:]) {
+		return nil
+	}
+	return &sealedIndex{data: file[:end], sums: file[end : end+4*n], checked: make([]bool, n)}
+}
+
+// span returns n bytes at off, checking each block it covers on first
+// use; nil (and err set) when out of range or damaged.
+func (c *sealedIndex) span(off, n int) []byte {
+	if c.err != nil || off < 0 || n < 0 || off+n > len(c.data) {
+		if c.err == nil {
+			c.err = errIndexMismatch
+		}
+		return nil
+	}
+	for b := off / indexBlock; n > 0 && b <= (off+n-1)/indexBlock; b++ {
+		if c.checked[b] {
+			continue
+		}
+		block := c.data[b*indexBlock : min((b+1)*indexBlock, len(c.data))]
+		if crc32.Checksum(block, castagnoli) != binary.LittleEndian.Uint32(c.sums[4*b:]) {
+			c.err = errIndexMismatch
+			return nil
+		}
+		c.checked[b] = true
+	}
+	return c.data[off : off+n]
 }
 
 // writeIndex stores the index for a snapshot in the backlog's cache. It is
@@ -147,24 +212,30 @@ func removeIndex(dir string) {
 
 // indexTable is one sorted table of the index.
 type indexTable struct {
-	entries []byte
-	n       int
-	pool    []byte
+	c    *sealedIndex
+	at   int // offset of the first entry
+	n    int
+	pool int // offset of the string pool
 }
 
-// key is the i-th key. The index's checksum vouches for its offsets; one
-// out of range anyway reads as an empty key rather than a panic.
+func (t indexTable) entry(i int) []byte { return t.c.span(t.at+i*entryLen, entryLen) }
+
+// key is the i-th key; nil when the index fails its checks.
 func (t indexTable) key(i int) []byte {
-	e := t.entries[i*entryLen:]
-	off, n := uint64(binary.LittleEndian.Uint32(e)), uint64(binary.LittleEndian.Uint32(e[4:]))
-	if off+n > uint64(len(t.pool)) {
+	e := t.entry(i)
+	if e == nil {
 		return nil
 	}
-	return t.pool[off : off+n]
+	return t.c.span(t.pool+int(binary.LittleEndian.Uint32(e)), int(binary.LittleEndian.Uint32(e[4:])))
 }
 
+// line is where the i-th entry's line lies in the snapshot; n is 0 when
+// the index fails its checks.
 func (t indexTable) line(i int) (off int64, n int) {
-	e := t.entries[i*entryLen:]
+	e := t.entry(i)
+	if e == nil {
+		return 0, 0
+	}
 	return int64(binary.LittleEndian.Uint64(e[8:])), int(binary.LittleEndian.Uint32(e[16:]))
 }
 
@@ -190,7 +261,8 @@ type snapshotIndex struct {
 	f                     *os.File // the snapshot, held open for the state's life
 	path                  string
 	cards, keys, receipts indexTable
-	order                 []byte // claim order: orderLen bytes per card
+	sealed                *sealedIndex
+	order, orders         int // offset and length of the claim-order list
 	conflicts             int64
 	size                  int64
 	snap                  []byte // the snapshot, mapped: lines are copied out before decoding
@@ -232,38 +304,46 @@ func openIndex(dir string, f *os.File, path string, id snapshotID) *snapshotInde
 
 // parseIndex checks an index file against the snapshot it must describe
 // and returns a view of it; nil when it does not match.
-func parseIndex(data []byte, id snapshotID) *snapshotIndex {
-	if len(data) < indexHeaderLen+4 || !bytes.Equal(data[:8], indexMagic[:]) {
+func parseIndex(file []byte, id snapshotID) *snapshotIndex {
+	c := openSealed(file)
+	if c == nil {
+		return nil
+	}
+	data := c.span(0, indexHeaderLen)
+	if data == nil || !bytes.Equal(data[:8], indexMagic[:]) {
 		return nil
 	}
 	le := binary.LittleEndian
-	body := data[:len(data)-4]
-	if crc32.Checksum(body, castagnoli) != le.Uint32(data[len(data)-4:]) {
-		return nil
-	}
 	if int64(le.Uint64(data[8:])) != id.size || int64(le.Uint64(data[16:])) != id.mtime || le.Uint32(data[24:]) != id.headerCRC {
 		return nil
 	}
 	nc, nk, nr, no := int(le.Uint32(data[28:])), int(le.Uint32(data[32:])), int(le.Uint32(data[36:])), int(le.Uint32(data[40:]))
 	tables := indexHeaderLen + entryLen*(nc+nk+nr)
-	if tables+orderLen*no > len(body) {
+	pool := tables + orderLen*no
+	if pool > len(c.data) {
 		return nil
 	}
-	pool := body[tables+orderLen*no:]
-	ix := &snapshotIndex{size: id.size, conflicts: int64(le.Uint64(data[44:])),
-		order: body[tables : tables+orderLen*no]}
+	ix := &snapshotIndex{size: id.size, conflicts: int64(le.Uint64(data[44:])), sealed: c, order: tables, orders: no}
 	at := indexHeaderLen
 	for _, t := range []struct {
 		dst *indexTable
 		n   int
 	}{{&ix.cards, nc}, {&ix.keys, nk}, {&ix.receipts, nr}} {
-		*t.dst = indexTable{entries: body[at : at+entryLen*t.n], n: t.n, pool: pool}
+		*t.dst = indexTable{c: c, at: at, n: t.n, pool: pool}
 		at += entryLen * t.n
 	}
 	if ix.conflicts < 0 || ix.conflicts > id.size {
 		return nil
 	}
 	return ix
+}
+
+// damaged reports a block of the index that failed its checksum.
+func (ix *snapshotIndex) damaged() error {
+	if ix.sealed.err != nil {
+		return &CorruptError{Path: filepath.Join(filepath.Dir(ix.path), CacheDir, IndexFile), Err: ix.sealed.err}
+	}
+	return nil
 }
 
 // readLine reads and checks the snapshot line at off.
@@ -288,7 +368,7 @@ func (ix *snapshotIndex) readLine(off int64, n int) (snapshotLine, error) {
 func (ix *snapshotIndex) card(id string) (*Card, error) {
 	i := ix.cards.find(id)
 	if i < 0 {
-		return nil, nil
+		return nil, ix.damaged()
 	}
 	return ix.cardAt(i)
 }
@@ -309,7 +389,7 @@ func (ix *snapshotIndex) cardAt(i int) (*Card, error) {
 func (ix *snapshotIndex) keyOwner(key string) (string, bool, error) {
 	i := ix.keys.find(key)
 	if i < 0 {
-		return "", false, nil
+		return "", false, ix.damaged()
 	}
 	off, n := ix.keys.line(i)
 	l, err := ix.readLine(off, n)
@@ -326,7 +406,7 @@ func (ix *snapshotIndex) keyOwner(key string) (string, bool, error) {
 func (ix *snapshotIndex) receipt(rid string) (Receipt, bool, error) {
 	i := ix.receipts.find(rid)
 	if i < 0 {
-		return Receipt{}, false, nil
+		return Receipt{}, false, ix.damaged()
 	}
 	off, n := ix.receipts.line(i)
 	l, err := ix.readLine(off, n)
@@ -340,12 +420,15 @@ func (ix *snapshotIndex) receipt(rid string) (Receipt, bool, error) {
 }
 
 // candidates is the number of cards in the claim-order list.
-func (ix *snapshotIndex) candidates() int { return len(ix.order) / orderLen }
+func (ix *snapshotIndex) candidates() int { return ix.orders }
 
 // candidate returns the position in cards of the i-th card in claim order
 // and the end of its lease (zero when it holds none).
 func (ix *snapshotIndex) candidate(i int) (pos int, lease time.Time, err error) {
-	e := ix.order[orderLen*i:]
+	e := ix.sealed.span(ix.order+orderLen*i, orderLen)
+	if e == nil {
+		return 0, lease, ix.damaged()
+	}
 	pos = int(binary.LittleEndian.Uint32(e))
 	if pos >= ix.cards.n {
 		return 0, lease, &CorruptError{Path: ix.path, Err: errIndexMismatch}
@@ -431,7 +514,7 @@ func (ix *snapshotIndex) readAll(s *State) error {
 		}
 		s.requests[rid] = l.Receipt.Receipt
 	}
-	return nil
+	return ix.damaged()
 }
 
 // openSnapshotIndexed opens snapshot.json for loading. With a valid cached

@@ -28,7 +28,7 @@ func swapIndexedCards(t *testing.T, dir string) {
 	copy(tmp[:], e0[8:20])
 	copy(e0[8:20], e1[8:20])
 	copy(e1[8:20], tmp[:])
-	binary.LittleEndian.PutUint32(data[len(data)-4:], crc32c(data[:len(data)-4]))
+	data = resealIndex(data)
 	if err := os.WriteFile(index, data, 0o644); err != nil {
 		t.Fatal(err)
 	}
