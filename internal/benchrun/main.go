@@ -1,3 +1,5 @@
+//go:build linux
+
 // Command benchrun measures bl as its users run it: whole processes on real
 // backlogs, next to the floor of a trivial Go process doing one write and
 // one fsync on the same disk. make bench runs it and writes the table to

@@ -1,3 +1,5 @@
+//go:build linux
+
 // Command linkfloor is the floor program with bl's required libraries
 // linked in but unused: it starts, appends one line and fdatasyncs it.
 // Next to the plain floor it shows what linking them costs every process
