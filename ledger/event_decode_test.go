@@ -306,33 +306,47 @@ var randomCheckpoints = []string{`{}`, `[]`, `0`, `-1.5e-3`, `"x\"\\\/\b\f\n\r\t
 
 var randomLocations = []*time.Location{time.FixedZone("", 2*3600), time.FixedZone("X", -90*60), time.FixedZone("", 0)}
 
+// randomValues draws the strings, integers and times that random events
+// and cards are made of, clearing *plain when a value is outside the shape
+// the fast paths must take.
+type randomValues struct {
+	r        *rand.Rand
+	plain    *bool
+	zoneOdds int // one time in zoneOdds is not in UTC
+}
+
+func (g randomValues) str() string { return randomString(g.r) }
+func (g randomValues) maybe() bool { return g.r.IntN(3) == 0 }
+
+func (g randomValues) integer() int64 {
+	n := randomInt(g.r)
+	if !fastIntOK(n) {
+		*g.plain = false
+	}
+	return n
+}
+
+func (g randomValues) time() time.Time {
+	ts := time.Unix(g.r.Int64N(253402300799+62135596800)-62135596800, int64(g.r.IntN(1e9)))
+	switch g.r.IntN(4) {
+	case 0:
+		ts = ts.Truncate(time.Second)
+	case 1:
+		ts = ts.Truncate(time.Millisecond)
+	}
+	if g.r.IntN(g.zoneOdds) == 0 {
+		*g.plain = false
+		return ts.In(randomLocations[g.r.IntN(len(randomLocations))])
+	}
+	return ts.UTC()
+}
+
 // randomEvent builds an event from r. plain is whether its line is in the
 // shape the fast path must take.
 func randomEvent(r *rand.Rand) (ev *Event, plain bool) {
 	plain = true
-	str := func() string { return randomString(r) }
-	integer := func() int64 {
-		n := randomInt(r)
-		if !fastIntOK(n) {
-			plain = false
-		}
-		return n
-	}
-	maybe := func() bool { return r.IntN(3) == 0 }
-	randTime := func() time.Time {
-		ts := time.Unix(r.Int64N(253402300799+62135596800)-62135596800, int64(r.IntN(1e9)))
-		switch r.IntN(4) {
-		case 0:
-			ts = ts.Truncate(time.Second)
-		case 1:
-			ts = ts.Truncate(time.Millisecond)
-		}
-		if r.IntN(8) == 0 {
-			plain = false
-			return ts.In(randomLocations[r.IntN(len(randomLocations))])
-		}
-		return ts.UTC()
-	}
+	g := randomValues{r: r, plain: &plain, zoneOdds: 8}
+	str, integer, maybe, randTime := g.str, g.integer, g.maybe, g.time
 	ev = &Event{V: int(integer()), ID: str(), At: randTime(), Actor: str(), Card: str()}
 	if r.IntN(10) == 0 {
 		ev.Op = Op(str())

@@ -319,29 +319,8 @@ func TestDecodeSnapshotShapes(t *testing.T) {
 // shape the fast path must take.
 func randomCard(r *rand.Rand) (c *Card, plain bool) {
 	plain = true
-	str := func() string { return randomString(r) }
-	integer := func() int64 {
-		n := randomInt(r)
-		if !fastIntOK(n) {
-			plain = false
-		}
-		return n
-	}
-	maybe := func() bool { return r.IntN(3) == 0 }
-	randTime := func() time.Time {
-		ts := time.Unix(r.Int64N(253402300799+62135596800)-62135596800, int64(r.IntN(1e9)))
-		switch r.IntN(4) {
-		case 0:
-			ts = ts.Truncate(time.Second)
-		case 1:
-			ts = ts.Truncate(time.Millisecond)
-		}
-		if r.IntN(12) == 0 {
-			plain = false
-			return ts.In(randomLocations[r.IntN(len(randomLocations))])
-		}
-		return ts.UTC()
-	}
+	g := randomValues{r: r, plain: &plain, zoneOdds: 12}
+	str, integer, maybe, randTime := g.str, g.integer, g.maybe, g.time
 	optTime := func() *time.Time {
 		if maybe() {
 			ts := randTime()
