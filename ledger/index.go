@@ -408,15 +408,20 @@ func (ix *snapshotIndex) receipt(rid string) (Receipt, bool, error) {
 	if i < 0 {
 		return Receipt{}, false, ix.damaged()
 	}
+	r, err := ix.receiptAt(i)
+	return r, err == nil, err
+}
+
+func (ix *snapshotIndex) receiptAt(i int) (Receipt, error) {
 	off, n := ix.receipts.line(i)
 	l, err := ix.readLine(off, n)
 	if err != nil {
-		return Receipt{}, false, err
+		return Receipt{}, err
 	}
-	if l.Receipt == nil || l.Receipt.RequestID != rid {
-		return Receipt{}, false, &CorruptError{Path: ix.path, Offset: off, Err: errIndexMismatch}
+	if l.Receipt == nil || l.Receipt.RequestID != string(ix.receipts.key(i)) {
+		return Receipt{}, &CorruptError{Path: ix.path, Offset: off, Err: errIndexMismatch}
 	}
-	return l.Receipt.Receipt, true, nil
+	return l.Receipt.Receipt, nil
 }
 
 // candidates is the number of cards in the claim-order list.
@@ -463,37 +468,15 @@ func (ix *snapshotIndex) close() {
 
 // readAll reads every card and receipt s does not hold yet into its maps.
 func (ix *snapshotIndex) readAll(s *State) error {
-	data, err := ix.readRange(0, ix.size)
-	if err != nil {
-		return err
-	}
-	line := func(t indexTable, i int) (snapshotLine, error) {
-		var l snapshotLine
-		off, n := t.line(i)
-		if n <= 0 || off < 0 || off+int64(n) > int64(len(data)) {
-			return l, &CorruptError{Path: ix.path, Offset: off, Err: errIndexMismatch}
-		}
-		raw, err := checkFrame(data[off : off+int64(n)])
-		if err == nil {
-			l, err = decodeSnapshotLine(raw)
-		}
-		if err != nil {
-			return l, &CorruptError{Path: ix.path, Offset: off, Err: err}
-		}
-		return l, nil
-	}
 	for i := range ix.cards.n {
 		if _, ok := s.cards[string(ix.cards.key(i))]; ok {
 			continue
 		}
-		l, err := line(ix.cards, i)
+		c, err := ix.cardAt(i)
 		if err != nil {
 			return err
 		}
-		if l.Card == nil || l.Card.ID != string(ix.cards.key(i)) {
-			return &CorruptError{Path: ix.path, Err: errIndexMismatch}
-		}
-		s.cards[l.Card.ID] = l.Card
+		s.cards[c.ID] = c
 	}
 	for id, c := range s.cards {
 		if c.IdempotencyKey != "" {
@@ -505,14 +488,11 @@ func (ix *snapshotIndex) readAll(s *State) error {
 		if _, ok := s.requests[rid]; ok {
 			continue
 		}
-		l, err := line(ix.receipts, i)
+		r, err := ix.receiptAt(i)
 		if err != nil {
 			return err
 		}
-		if l.Receipt == nil || l.Receipt.RequestID != rid {
-			return &CorruptError{Path: ix.path, Err: errIndexMismatch}
-		}
-		s.requests[rid] = l.Receipt.Receipt
+		s.requests[rid] = r
 	}
 	return ix.damaged()
 }
@@ -590,7 +570,7 @@ func lazyState(ix *snapshotIndex, headerLine []byte) (*State, snapshotHeader, er
 		var l snapshotLine
 		raw, err := checkFrame(tail[:i+1])
 		if err == nil {
-			err = json.Unmarshal(raw, &l)
+			l, err = decodeSnapshotLine(raw)
 		}
 		if err != nil || l.Conflict == nil {
 			return nil, hdr, errIndexMismatch
