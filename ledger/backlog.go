@@ -29,6 +29,10 @@ type Options struct {
 	// and appends are not atomic across machines. Only safe when every
 	// writer runs on one machine.
 	AllowNetworkFS bool
+	// Warn, when set, is told of things a person should know that do not
+	// fail the call: a torn tail set aside, events stamped ahead of this
+	// machine's clock. Each message is one line without a newline.
+	Warn func(msg string)
 }
 
 // DefaultLockTimeout is how long a writer waits for the lock by default.
@@ -49,12 +53,13 @@ type Backlog struct {
 	torn  *TornTail // damaged tail seen by the last read, if any
 	cfg   Config
 
-	snapEvents int64       // events folded into the snapshot the state started from
-	snapBytes  int64       // size of that snapshot
-	snapInfo   os.FileInfo // that snapshot file; nil when there was none
-	compactErr error       // the last automatic compaction's failure, if any
-	holding    bool        // this handle holds the writers' lock (under mu)
-	stale      bool        // the state failed to read the snapshot: reload before use
+	snapEvents int64           // events folded into the snapshot the state started from
+	snapBytes  int64           // size of that snapshot
+	snapInfo   os.FileInfo     // that snapshot file; nil when there was none
+	compactErr error           // the last automatic compaction's failure, if any
+	holding    bool            // this handle holds the writers' lock (under mu)
+	stale      bool            // the state failed to read the snapshot: reload before use
+	warned     map[string]bool // messages already passed to Options.Warn (under mu)
 }
 
 // Mutation is what every write request carries.
@@ -386,6 +391,18 @@ func errShortWrite(n, want int) error {
 		return nil
 	}
 	return fmt.Errorf("short write: %d of %d bytes", n, want)
+}
+
+// warn passes msg to Options.Warn, once per message per handle.
+func (b *Backlog) warn(msg string) {
+	if b.opts.Warn == nil || b.warned[msg] {
+		return
+	}
+	if b.warned == nil {
+		b.warned = map[string]bool{}
+	}
+	b.warned[msg] = true
+	b.opts.Warn(msg)
 }
 
 func (b *Backlog) failpoint(stage string) {

@@ -323,6 +323,18 @@ func (a *App) fail(err error) int {
 	return exit
 }
 
+// warn prints a warning from the ledger on stderr. Under --json it is a
+// JSON object, so stderr stays machine-readable.
+func (a *App) warn(msg string) {
+	if a.JSON {
+		writeJSONLine(a.Stderr, struct {
+			Warning string `json:"warning"`
+		}{msg})
+		return
+	}
+	fmt.Fprintf(a.Stderr, "bl: warning: %s\n", msg)
+}
+
 // Open finds and opens the backlog once per run.
 func (a *App) Open() (*ledger.Backlog, error) {
 	if a.backlog != nil {
@@ -333,7 +345,7 @@ func (a *App) Open() (*ledger.Backlog, error) {
 		return nil, err
 	}
 	b, err := ledger.Open(dir, ledger.Options{Clock: a.now, LockTimeout: a.LockTimeout, Failpoint: failpoint,
-		AllowNetworkFS: os.Getenv("BL_ALLOW_NETWORK_FS") == "1"})
+		AllowNetworkFS: os.Getenv("BL_ALLOW_NETWORK_FS") == "1", Warn: a.warn})
 	if err != nil {
 		return nil, err
 	}
