@@ -60,6 +60,7 @@ var commands = []command{
 	{"doctor", "Check the ledger's integrity; --repair fixes a torn tail.", false, func() any { return &DoctorCmd{} }},
 	{"sync", "Commit .backlog to git; --pull/--push exchange it with a remote.", false, func() any { return &SyncCmd{} }},
 	{"version", "Print the bl version.", false, func() any { return &VersionCmd{} }},
+	{"completion", "Print a shell completion script (bash, zsh, fish).", false, func() any { return &CompletionCmd{} }},
 	{"merge-driver", "Git merge driver for the ledger (set up by bl init).", true, func() any { return &MergeDriverCmd{} }},
 }
 
@@ -190,6 +191,9 @@ func run(args []string, stdout, stderr io.Writer, git Git) (code int) {
 	tuneGC()
 	var cli CLI
 	app := &App{Stdout: stdout, Stderr: stderr, now: time.Now, git: git, args: args}
+	if len(args) > 0 && args[0] == completeCommand {
+		return app.completeWords(args[1:])
+	}
 	args = normalizeArgs(args)
 	only := commandIn(args)
 	cmds := map[string]any{}

@@ -11,7 +11,7 @@ type LogCmd struct {
 	Op     string `placeholder:"OPS" help:"Only these ops, comma-separated (claim,complete,...)."`
 	Since  string `placeholder:"DUR|TIME" help:"Only events since a duration ago (2h) or a time."`
 	From   string `placeholder:"CURSOR" help:"Only events after this cursor, as printed by log and watch."`
-	Limit  int    `help:"At most this many events (0 = all)."`
+	Limit  int    `placeholder:"N" help:"At most this many events (0 = all): the newest N, or with --from the next N after the cursor."`
 	Follow bool   `short:"f" help:"Keep printing new events as they are appended (JSONL with --json)."`
 }
 
@@ -28,6 +28,7 @@ Examples:
 
     bl log --id A1
     bl log --since 2h --op claim,complete
+    bl log --limit 20                  # the newest 20, oldest first
     bl log --limit 100 --json | jq -r '.[-1].cursor'
     bl log --from 1795312345123456789-9f2c51d0a4b7e361 --follow` + exitCodesHelp
 }
@@ -70,7 +71,12 @@ func (c *LogCmd) Run(a *App) error {
 		}
 		return nil
 	}
-	cur, err := b.History(f, print)
+	var cur ledger.Cursor
+	if c.Limit > 0 && c.From == "" {
+		cur, err = b.NewestHistory(f, c.Limit, print)
+	} else {
+		cur, err = b.History(f, print)
+	}
 	if err != nil {
 		return err
 	}

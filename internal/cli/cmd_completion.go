@@ -1,0 +1,248 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strings"
+
+	"github.com/alecthomas/kong"
+
+	"github.com/bl-backlog/bl/export"
+	"github.com/bl-backlog/bl/ledger"
+)
+
+// CompletionCmd prints a shell completion script.
+type CompletionCmd struct {
+	Shell string `arg:"" enum:"bash,zsh,fish" placeholder:"SHELL" help:"bash, zsh or fish."`
+}
+
+func (CompletionCmd) Help() string {
+	return `Prints a script that makes your shell complete bl's commands, flags,
+flag values (statuses, formats, sort orders) and card ids (for --id,
+--depends-on, --parent, link/unlink --from/--to, show and update) from the
+backlog of the current directory. The script asks bl itself
+("bl __complete WORDS...") at each <Tab>, so it never goes stale.
+
+Examples:
+
+    source <(bl completion bash)                       # in ~/.bashrc
+    source <(bl completion zsh)                        # in ~/.zshrc, after compinit
+    bl completion fish > ~/.config/fish/completions/bl.fish` + exitCodesHelp
+}
+
+func (c *CompletionCmd) Run(a *App) error {
+	script, ok := completionScripts[c.Shell]
+	if !ok {
+		return usagef(fmt.Sprintf("no completion for shell %q: use bash, zsh or fish", c.Shell))
+	}
+	_, err := io.WriteString(a.Stdout, script)
+	return err
+}
+
+var completionScripts = map[string]string{
+	"bash": `# bash completion for bl. Load it with: source <(bl completion bash)
+_bl() {
+  local IFS=$'\n'
+  COMPREPLY=($(bl __complete "${COMP_WORDS[@]:1:COMP_CWORD}" 2>/dev/null))
+}
+complete -o default -F _bl bl
+`,
+	"zsh": `#compdef bl
+# zsh completion for bl. Load it after compinit with: source <(bl completion zsh)
+_bl() {
+  local -a reply
+  reply=("${(@f)$(bl __complete "${(@)words[2,CURRENT]}" 2>/dev/null)}")
+  if [[ -n "${reply[1]}" ]]; then
+    compadd -Q -- "${reply[@]}"
+  else
+    _files
+  fi
+}
+compdef _bl bl
+`,
+	"fish": `# fish completion for bl. Install it with:
+#   bl completion fish > ~/.config/fish/completions/bl.fish
+complete -c bl -f -a '(bl __complete (commandline -opc)[2..-1] (commandline -ct) 2>/dev/null)'
+`,
+}
+
+// completeCommand is the hidden command the scripts call; run handles it
+// before kong parses anything, since its arguments are a command line of
+// their own, flags included.
+const completeCommand = "__complete"
+
+// completeWords prints the completions of the last of words (the word
+// being typed, maybe empty), given the words before it, one per line. It
+// never fails: a completion that cannot be computed is no completion.
+func (a *App) completeWords(words []string) int {
+	var cli CLI
+	parser, err := newParser(&cli, a, io.Discard, io.Discard, "", map[string]any{})
+	if err != nil || len(words) == 0 {
+		return exitOK
+	}
+	for _, s := range completions(parser.Model, words, a.cardIDs) {
+		fmt.Fprintln(a.Stdout, s)
+	}
+	return exitOK
+}
+
+// idValued are the flags whose value is a card id; link and unlink add
+// --from and --to (log's --from is a cursor).
+var idValued = map[string]bool{"id": true, "depends-on": true, "parent": true}
+
+// completions is what completes cur, the last of words, in the model of
+// the command line. ids lists the backlog's card ids, read only when a
+// card id is what comes next.
+func completions(app *kong.Application, words []string, ids func(dir string) []string) []string {
+	cur, before := words[len(words)-1], words[:len(words)-1]
+	var cmd *kong.Node
+	var pending *kong.Flag // a flag before cur that takes a value
+	dir := os.Getenv("BL_DIR")
+	positionals := 0
+	for i := 0; i < len(before); i++ {
+		w := before[i]
+		if w == "=" && pending != nil { // bash splits --flag=value at '='
+			continue
+		}
+		if pending != nil {
+			if pending.Name == "dir" {
+				dir = w
+			}
+			pending = nil
+			continue
+		}
+		switch {
+		case w == "--":
+			return nil // after "--" (bl run) the words are another command's
+		case strings.HasPrefix(w, "-"):
+			name, value, hasValue := strings.Cut(strings.TrimLeft(w, "-"), "=")
+			f := flagOf(app.Node, cmd, name)
+			if f != nil && name == "dir" && hasValue {
+				dir = value
+			}
+			if f != nil && !f.IsBool() && !hasValue {
+				pending = f
+			}
+		case cmd == nil:
+			cmd = childNamed(app.Node, w)
+		default:
+			positionals++
+		}
+	}
+	var out []string
+	switch {
+	case pending != nil:
+		out = flagValues(pending, cmd, dir, ids)
+	case strings.HasPrefix(cur, "-") && strings.Contains(cur, "="):
+		name, _, _ := strings.Cut(strings.TrimLeft(cur, "-"), "=")
+		if f := flagOf(app.Node, cmd, name); f != nil {
+			for _, v := range flagValues(f, cmd, dir, ids) {
+				out = append(out, "--"+name+"="+v)
+			}
+		}
+	case strings.HasPrefix(cur, "-"):
+		for _, group := range nodeFlags(app.Node, cmd) {
+			for _, f := range group {
+				if !f.Hidden {
+					out = append(out, "--"+f.Name)
+				}
+			}
+		}
+	case cmd == nil:
+		for _, c := range app.Children {
+			if !c.Hidden {
+				out = append(out, c.Name)
+			}
+		}
+	case positionals < len(cmd.Positional):
+		p := cmd.Positional[positionals]
+		switch {
+		case p.Enum != "":
+			out = p.EnumSlice()
+		case p.Name == "id":
+			out = ids(dir)
+		}
+	}
+	out = slices.DeleteFunc(out, func(s string) bool { return !strings.HasPrefix(s, cur) })
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// flagValues is what the value of flag f may be, where bl knows.
+func flagValues(f *kong.Flag, cmd *kong.Node, dir string, ids func(dir string) []string) []string {
+	var out []string
+	switch {
+	case f.Enum != "":
+		out = f.EnumSlice()
+	case f.Name == "status":
+		for _, st := range []ledger.Status{ledger.StatusReady, ledger.StatusClaimed, ledger.StatusBlocked, ledger.StatusDone} {
+			out = append(out, string(st))
+		}
+	case f.Name == "format" && cmd != nil && cmd.Name == "export":
+		for _, f := range export.Formats() {
+			out = append(out, string(f))
+		}
+	case f.Name == "op":
+		for _, op := range ledger.Ops {
+			out = append(out, string(op))
+		}
+	case idValued[f.Name] || (cmd != nil && (cmd.Name == "link" || cmd.Name == "unlink") && (f.Name == "from" || f.Name == "to")):
+		out = ids(dir)
+	}
+	return out
+}
+
+// nodeFlags is the flags that may follow on the command line: the
+// command's own and the globals, or the globals alone before a command.
+func nodeFlags(root, cmd *kong.Node) [][]*kong.Flag {
+	if cmd == nil {
+		return [][]*kong.Flag{root.Flags}
+	}
+	return cmd.AllFlags(true)
+}
+
+// flagOf finds a flag by long name among those that may follow.
+func flagOf(root, cmd *kong.Node, name string) *kong.Flag {
+	for _, group := range nodeFlags(root, cmd) {
+		for _, f := range group {
+			if f.Name == name || slices.Contains(f.Aliases, name) {
+				return f
+			}
+		}
+	}
+	return nil
+}
+
+func childNamed(n *kong.Node, name string) *kong.Node {
+	for _, c := range n.Children {
+		if c.Name == name || slices.Contains(c.Aliases, name) {
+			return c
+		}
+	}
+	return nil
+}
+
+// cardIDs lists the card ids of the backlog at dir (found as --dir
+// would be), or none when there is no readable backlog.
+func (a *App) cardIDs(dir string) []string {
+	path, err := findBacklog(dir)
+	if err != nil {
+		return nil
+	}
+	b, err := ledger.Open(path, ledger.Options{LockTimeout: a.LockTimeout})
+	if err != nil {
+		return nil
+	}
+	defer b.Close()
+	cards, err := b.List(ledger.Filter{}, "id")
+	if err != nil {
+		return nil
+	}
+	ids := make([]string, len(cards))
+	for i, c := range cards {
+		ids[i] = c.ID
+	}
+	return ids
+}
