@@ -27,6 +27,10 @@ install: build
 	install -d $(PREFIX)/bin
 	install -m 0755 $(BIN) $(PREFIX)/bin/bl
 	install -m 0755 $(BIN_GIT) $(PREFIX)/bin/bl-git
+	@echo "installed bl and bl-git in $(PREFIX)/bin"
+	@case ":$$PATH:" in *":$(PREFIX)/bin:"*) ;; *) \
+	  echo "$(PREFIX)/bin is not on your PATH; add it, e.g. in ~/.bashrc or ~/.zshrc:"; \
+	  echo "    export PATH=\"$(PREFIX)/bin:\$$PATH\"";; esac
 
 vet:
 	$(GO) vet ./...

@@ -86,7 +86,11 @@ git -C "$repo" commit -q -m "initial commit"
 cd "$repo"
 export BL_ACTOR=lead
 bl init
-echo "repo: $repo"
+if [ "${KEEP:-0}" = 1 ]; then
+  echo "repo: $repo (kept after the demo)"
+else
+  echo "repo: $repo (deleted when the demo ends; KEEP=1 make demo keeps it)"
+fi
 echo "bl:   $BL ($(bl version))"
 
 # ---------------------------------------------------------------------------

@@ -42,6 +42,9 @@ on it: A1 --> A2 when A2 depends on A1.
     json      an array of cards; jsonl: one card per line
     html      one offline page: the DAG as SVG and the board
 
+--json alone prints the cards as a JSON array (as --format json); with -o
+or --check it prints what was done as a JSON object.
+
 With --check FILE nothing is written: bl exits 0 when FILE matches a fresh
 export made with the same flags, and 1 with a short diff on stderr when it
 is out of date. Line endings are not compared. See docs/EXPORT.md.
@@ -63,6 +66,16 @@ func (c *ExportCmd) Run(a *App) error {
 	format, err := c.format()
 	if err != nil {
 		return err
+	}
+	if a.JSON && c.Output == "" && c.Check == "" {
+		// --json asks for machine output on stdout: the cards as JSON,
+		// never a board in another format.
+		switch {
+		case c.Format == "":
+			format = export.JSON
+		case format != export.JSON && format != export.JSONL:
+			return usagef(fmt.Sprintf("--json prints the cards as JSON, but --format is %s: drop --json, or use --format json or jsonl", format))
+		}
 	}
 	if c.Check != "" && format.TimeDependent() {
 		return usagef(fmt.Sprintf("--check cannot compare %s: it is stamped with the export time; check a markdown board instead", format))
