@@ -327,9 +327,9 @@ func (a *App) fail(err error) int {
 	return exit
 }
 
-// warn prints a warning from the ledger on stderr. Under --json it is a
+// Warn prints a warning on stderr (the ledger's, or a command's). Under --json it is a
 // JSON object, so stderr stays machine-readable.
-func (a *App) warn(msg string) {
+func (a *App) Warn(msg string) {
 	if a.JSON {
 		writeJSONLine(a.Stderr, struct {
 			Warning string `json:"warning"`
@@ -349,7 +349,7 @@ func (a *App) Open() (*ledger.Backlog, error) {
 		return nil, err
 	}
 	b, err := ledger.Open(dir, ledger.Options{Clock: a.now, LockTimeout: a.LockTimeout, Failpoint: failpoint,
-		AllowNetworkFS: os.Getenv("BL_ALLOW_NETWORK_FS") == "1", Warn: a.warn})
+		AllowNetworkFS: os.Getenv("BL_ALLOW_NETWORK_FS") == "1", Warn: a.Warn})
 	if err != nil {
 		return nil, err
 	}

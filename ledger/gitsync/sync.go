@@ -75,6 +75,7 @@ type Result struct {
 	Conflicts int    `json:"conflicts"`
 	Pushed    bool   `json:"pushed"`
 	Tries     int    `json:"tries,omitempty"`
+	Author    string `json:"author,omitempty"` // who a new commit names as author and committer
 }
 
 // Syncer commits a backlog to git and exchanges it with a remote.
@@ -1004,24 +1005,38 @@ func (s *Syncer) divergedError() error {
 }
 
 func (s *Syncer) signature() object.Signature {
-	name := s.o.Actor
+	name, email, _ := s.identity()
+	return object.Signature{Name: name, Email: email, When: s.o.Now()}
+}
+
+// identity is who sync commits as: the actor's name, with the email of
+// GIT_AUTHOR_EMAIL or git's user.email. guessed is true when neither is
+// set and the email was made up from the name.
+func (s *Syncer) identity() (name, email string, guessed bool) {
+	name = s.o.Actor
 	if name == "" {
 		name = "bl"
 	}
-	email := os.Getenv("GIT_AUTHOR_EMAIL")
+	email = os.Getenv("GIT_AUTHOR_EMAIL")
 	if email == "" {
 		if cfg, err := s.g.repo.ConfigScoped(config.GlobalScope); err == nil {
 			email = cfg.User.Email
 		}
 	}
-	if email == "" {
-		if strings.Contains(name, "@") {
-			email = name
-		} else {
-			email = name + "@localhost"
-		}
+	if email != "" {
+		return name, email, false
 	}
-	return object.Signature{Name: name, Email: email, When: s.o.Now()}
+	if strings.Contains(name, "@") {
+		return name, name, true
+	}
+	return name, name + "@localhost", true
+}
+
+// Identity is who sync commits as ("name <email>"), and whether the email
+// was made up because git has no user.email.
+func (s *Syncer) Identity() (string, bool) {
+	name, email, guessed := s.identity()
+	return name + " <" + email + ">", guessed
 }
 
 // message is the commit message: the caller's subject if any, and a

@@ -56,6 +56,13 @@ func (Git) Sync(a *cli.App, c *cli.SyncCmd) error {
 	if err != nil {
 		return err
 	}
+	guessed := false
+	if res.Committed {
+		res.Author, guessed = s.Identity()
+	}
+	if guessed {
+		fmt.Fprintf(a.Stderr, "bl: committed as %s: git has no user.email here; set one with\n    git config --global user.email you@example.com\n", res.Author)
+	}
 	return a.Emit(res, func(w io.Writer) {
 		if res.Pulled > 0 {
 			fmt.Fprintf(w, "pulled %d event(s) from %s %s", res.Pulled, remote, res.Branch)
