@@ -331,15 +331,19 @@ func checkReclaim(_ *State, c *Card, e *Event) error {
 	return nil
 }
 
-// checkComplete fences an owner's completion before anything else: a late
-// owner whose card someone else finished is told it lost the lease, not
-// that the card is done.
+// checkComplete answers a done card the same way whoever asks, fenced or
+// not: it is done, so there is nothing to complete (exit 4 either way).
+// Otherwise an owner's completion is fenced like a heartbeat.
 func checkComplete(_ *State, c *Card, e *Event) error {
+	if c.Status == StatusDone {
+		closed := ""
+		if c.ClosedAt != nil {
+			closed = " since " + c.ClosedAt.Format(time.RFC3339)
+		}
+		return rule(ErrConflict, "card %s is already done%s; nothing to complete", c.ID, closed)
+	}
 	if e.Owner != "" {
 		return fence(c, e)
-	}
-	if c.Status == StatusDone {
-		return rule(ErrConflict, "card %s is already done", c.ID)
 	}
 	return nil
 }

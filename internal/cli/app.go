@@ -410,5 +410,20 @@ func (a *App) Owner(flag string) string {
 	return a.actor()
 }
 
+// noOwnerGiven explains a fenced heartbeat or release that ran without
+// --owner: the actor stood in for the owner, and the card is someone
+// else's (or nobody's), which is not "your lease is gone".
+func (a *App) noOwnerGiven(b *ledger.Backlog, flag, id string, err error) error {
+	if flag != "" || !errors.Is(err, ledger.ErrFenced) {
+		return err
+	}
+	c, gerr := b.Get(id)
+	if gerr != nil || c.Status != ledger.StatusClaimed {
+		return ledger.Errorf(ledger.ErrFenced, "no --owner given, and %s is not claimed by anyone (the actor %s stood in for the owner)", id, a.actor())
+	}
+	return ledger.Errorf(ledger.ErrFenced, "no --owner given, and the actor %s does not hold %s: it is held by %s at epoch %d (pass --owner %s --epoch %d if that is you)",
+		a.actor(), id, c.ClaimOwner, c.ClaimEpoch, c.ClaimOwner, c.ClaimEpoch)
+}
+
 // failpoint is nil except in crash-test builds (see failpoint.go).
 var failpoint func(stage string)

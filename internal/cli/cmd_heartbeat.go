@@ -68,7 +68,7 @@ func (c *HeartbeatCmd) Run(a *App) error {
 		card, err = b.Heartbeat(a.ctx, req)
 	}
 	if err != nil {
-		return err
+		return a.noOwnerGiven(b, c.Owner, c.ID, err)
 	}
 	return a.emit(card, func(w io.Writer) {
 		fmt.Fprintf(w, "renewed %s epoch %d %s\n", card.ID, card.ClaimEpoch, a.leaseLeft(card))

@@ -27,7 +27,7 @@ func (c *ReleaseCmd) Run(a *App) error {
 	}
 	card, err := b.Release(a.ctx, ledger.LeaseRequest{Mutation: a.Mutation(c.RequestID), ID: c.ID, Owner: a.Owner(c.Owner), Epoch: c.Epoch, Reason: c.Reason})
 	if err != nil {
-		return err
+		return a.noOwnerGiven(b, c.Owner, c.ID, err)
 	}
 	return a.emitCard(card, "released")
 }
