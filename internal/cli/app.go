@@ -23,7 +23,7 @@ type Globals struct {
 	Dir         string        `name:"dir" env:"BL_DIR" placeholder:"PATH" help:"Backlog directory (default: the nearest .backlog upward, shared across git worktrees)."`
 	JSON        bool          `name:"json" help:"Machine output: the bare object, array or null; errors as a JSON object on stderr."`
 	Actor       string        `name:"actor" env:"BL_ACTOR" placeholder:"NAME" help:"Who is acting (default: user@host)."`
-	LockTimeout time.Duration `name:"lock-timeout" default:"10s" placeholder:"DUR" help:"How long to wait for the backlog lock."`
+	LockTimeout time.Duration `name:"lock-timeout" default:"10s" placeholder:"DURATION" help:"How long to wait for the backlog lock."`
 }
 
 // command is one bl subcommand: its name, its line in bl --help, and a
@@ -81,6 +81,7 @@ func newParser(cli *CLI, app *App, stdout, stderr io.Writer, only string, cmds m
 		kong.Writers(stdout, stderr),
 		kong.Exit(func(c int) { panic(exitRequest{c}) }),
 		kong.ConfigureHelp(kong.HelpOptions{Compact: true, NoExpandSubcommands: true}),
+		kong.Help(printHelp),
 		kong.Bind(app),
 	}
 	for _, c := range commands {
@@ -214,7 +215,11 @@ func run(args []string, stdout, stderr io.Writer, git Git) (code int) {
 	kctx, err := parser.Parse(args)
 	if err != nil {
 		app.JSON = cli.JSON || hasJSONFlag(args)
-		return app.fail(usagef(err.Error() + " (see bl --help)"))
+		see := "bl --help"
+		if only != "" {
+			see = "bl " + only + " --help"
+		}
+		return app.fail(usagef(err.Error() + " (see " + see + ")"))
 	}
 	app.Globals = cli.Globals
 	if git == nil {
@@ -417,12 +422,13 @@ func (a *App) noOwnerGiven(b *ledger.Backlog, flag, id string, err error) error 
 	if flag != "" || !errors.Is(err, ledger.ErrFenced) {
 		return err
 	}
+	hint := "pass --owner (and --epoch) as claim printed them"
 	c, gerr := b.Get(id)
 	if gerr != nil || c.Status != ledger.StatusClaimed {
-		return ledger.Errorf(ledger.ErrFenced, "no --owner given, and %s is not claimed by anyone (the actor %s stood in for the owner)", id, a.actor())
+		return hinted{ledger.Errorf(ledger.ErrFenced, "no --owner given, and %s is not claimed by anyone (the actor %s stood in for the owner)", id, a.actor()), hint}
 	}
-	return ledger.Errorf(ledger.ErrFenced, "no --owner given, and the actor %s does not hold %s: it is held by %s at epoch %d (pass --owner %s --epoch %d if that is you)",
-		a.actor(), id, c.ClaimOwner, c.ClaimEpoch, c.ClaimOwner, c.ClaimEpoch)
+	return hinted{ledger.Errorf(ledger.ErrFenced, "no --owner given, and the actor %s does not hold %s: it is held by %s at epoch %d (pass --owner %s --epoch %d if that is you)",
+		a.actor(), id, c.ClaimOwner, c.ClaimEpoch, c.ClaimOwner, c.ClaimEpoch), hint}
 }
 
 // failpoint is nil except in crash-test builds (see failpoint.go).

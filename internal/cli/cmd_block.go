@@ -4,7 +4,7 @@ import "github.com/bl-backlog/bl/ledger"
 
 // BlockCmd parks a card.
 type BlockCmd struct {
-	ID        string `name:"id" required:"" help:"Card id."`
+	cardID    `embed:""`
 	Reason    string `help:"Why it is blocked."`
 	Owner     string `help:"Lease owner; when given (or with --epoch) the call is fenced like heartbeat."`
 	Epoch     int64  `help:"The epoch claim printed."`
@@ -21,12 +21,16 @@ Examples:
 }
 
 func (c *BlockCmd) Run(a *App) error {
+	id, err := c.id("block")
+	if err != nil {
+		return err
+	}
 	owner := a.fencedOwner(c.Owner, c.Epoch)
 	b, err := a.Open()
 	if err != nil {
 		return err
 	}
-	card, err := b.Block(a.ctx, ledger.LeaseRequest{Mutation: a.Mutation(c.RequestID), ID: c.ID, Owner: owner, Epoch: c.Epoch, Reason: c.Reason})
+	card, err := b.Block(a.ctx, ledger.LeaseRequest{Mutation: a.Mutation(c.RequestID), ID: id, Owner: owner, Epoch: c.Epoch, Reason: c.Reason})
 	if err != nil {
 		return err
 	}

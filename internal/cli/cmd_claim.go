@@ -11,14 +11,14 @@ import (
 
 // ClaimCmd takes a lease.
 type ClaimCmd struct {
-	Owner     string        `help:"Lease owner (default: the actor)."`
-	TTL       time.Duration `name:"ttl" default:"15m" placeholder:"DUR" help:"Lease length, a Go duration of at least 1s (90s, 10m)."`
-	ID        string        `name:"id" help:"Claim this card or fail, instead of the best one."`
-	Phase     string        `help:"Only cards in this phase."`
-	Label     string        `help:"Only cards with this label."`
-	Wait      time.Duration `placeholder:"DUR" help:"When nothing is claimable, wait up to this long for a card to become claimable, then claim it."`
-	RequestID string        `name:"request-id" placeholder:"ID" help:"Makes the call safe to retry: a replay returns the card and appends nothing."`
-	Remote    string        `placeholder:"NAME" help:"Claim through this git remote (default: claims.remote in config.json): the claim counts once the push carrying it succeeds."`
+	Owner      string        `help:"Lease owner (default: the actor)."`
+	TTL        time.Duration `name:"ttl" default:"15m" placeholder:"DURATION" help:"Lease length, a Go duration of at least 1s (90s, 10m)."`
+	cardFilter `embed:""`
+	Phase      string        `help:"Only cards in this phase."`
+	Label      string        `help:"Only cards with this label."`
+	Wait       time.Duration `placeholder:"DURATION" help:"When nothing is claimable, wait up to this long for a card to become claimable, then claim it."`
+	RequestID  string        `name:"request-id" placeholder:"ID" help:"Makes the call safe to retry: a replay returns the card and appends nothing."`
+	Remote     string        `placeholder:"NAME" help:"Claim through this git remote (default: claims.remote in config.json): the claim counts once the push carrying it succeeds."`
 }
 
 func (ClaimCmd) Help() string {
@@ -55,6 +55,10 @@ card, this claim is voided and bl claims the next card. See bl sync.` + exitCode
 }
 
 func (c *ClaimCmd) Run(a *App) error {
+	id, err := c.id("claim")
+	if err != nil {
+		return err
+	}
 	b, err := a.Open()
 	if err != nil {
 		return err
@@ -66,7 +70,7 @@ func (c *ClaimCmd) Run(a *App) error {
 		return usagef(fmt.Sprintf("--wait %s is negative", c.Wait))
 	}
 	req := ledger.ClaimRequest{Mutation: a.Mutation(c.RequestID), Owner: a.Owner(c.Owner),
-		TTL: c.TTL, ID: c.ID, Phase: c.Phase, Label: c.Label}
+		TTL: c.TTL, ID: id, Phase: c.Phase, Label: c.Label}
 	var card *ledger.Card
 	if remote := remoteFor(b, c.Remote); remote != "" {
 		if c.Wait > 0 {

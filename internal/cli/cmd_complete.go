@@ -4,7 +4,7 @@ import "github.com/bl-backlog/bl/ledger"
 
 // CompleteCmd marks a card done.
 type CompleteCmd struct {
-	ID        string `name:"id" required:"" help:"Card id."`
+	cardID    `embed:""`
 	Owner     string `help:"Lease owner; when given (or with --epoch) the call is fenced like heartbeat."`
 	Epoch     int64  `help:"The epoch claim printed; a stale epoch is refused."`
 	Note      string `help:"Closing note, e.g. the commit that did it."`
@@ -24,12 +24,16 @@ Examples:
 }
 
 func (c *CompleteCmd) Run(a *App) error {
+	id, err := c.id("complete")
+	if err != nil {
+		return err
+	}
 	owner := a.fencedOwner(c.Owner, c.Epoch)
 	b, err := a.Open()
 	if err != nil {
 		return err
 	}
-	req := ledger.LeaseRequest{Mutation: a.Mutation(c.RequestID), ID: c.ID, Owner: owner, Epoch: c.Epoch, Reason: c.Note}
+	req := ledger.LeaseRequest{Mutation: a.Mutation(c.RequestID), ID: id, Owner: owner, Epoch: c.Epoch, Reason: c.Note}
 	var card ledger.Card
 	if remote := remoteFor(b, c.Remote); remote != "" {
 		g, gerr := a.needGit(remoteWhat("complete", remote))

@@ -12,10 +12,10 @@ import (
 
 // HeartbeatCmd renews a lease.
 type HeartbeatCmd struct {
-	ID         string         `name:"id" required:"" help:"Card id."`
+	cardID     `embed:""`
 	Owner      string         `help:"Lease owner (default: the actor)."`
 	Epoch      int64          `help:"The epoch claim printed; a stale epoch is refused."`
-	TTL        *time.Duration `name:"ttl" placeholder:"DUR" help:"New lease length (default: keep the claim's)."`
+	TTL        *time.Duration `name:"ttl" placeholder:"DURATION" help:"New lease length (default: keep the claim's)."`
 	Progress   *int           `help:"Progress, 0-100."`
 	Checkpoint string         `placeholder:"JSON" help:"A small JSON document to resume from."`
 	RequestID  string         `name:"request-id" placeholder:"ID" help:"Makes the call safe to retry."`
@@ -34,6 +34,10 @@ Examples:
 }
 
 func (c *HeartbeatCmd) Run(a *App) error {
+	id, err := c.id("heartbeat")
+	if err != nil {
+		return err
+	}
 	var ttl time.Duration
 	if c.TTL != nil {
 		if ttl = *c.TTL; ttl < time.Second {
@@ -51,7 +55,7 @@ func (c *HeartbeatCmd) Run(a *App) error {
 	if err != nil {
 		return err
 	}
-	req := ledger.HeartbeatRequest{Mutation: a.Mutation(c.RequestID), ID: c.ID,
+	req := ledger.HeartbeatRequest{Mutation: a.Mutation(c.RequestID), ID: id,
 		Owner: a.Owner(c.Owner), Epoch: c.Epoch, TTL: ttl, Progress: c.Progress, Checkpoint: cp}
 	var card ledger.Card
 	if remote := remoteFor(b, c.Remote); remote != "" {
@@ -68,7 +72,7 @@ func (c *HeartbeatCmd) Run(a *App) error {
 		card, err = b.Heartbeat(a.ctx, req)
 	}
 	if err != nil {
-		return a.noOwnerGiven(b, c.Owner, c.ID, err)
+		return a.noOwnerGiven(b, c.Owner, id, err)
 	}
 	return a.emit(card, func(w io.Writer) {
 		fmt.Fprintf(w, "renewed %s epoch %d %s\n", card.ID, card.ClaimEpoch, a.leaseLeft(card))

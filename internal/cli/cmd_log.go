@@ -7,12 +7,12 @@ import (
 
 // LogCmd prints the event history.
 type LogCmd struct {
-	ID     string `name:"id" help:"Only events about this card (including links to it)."`
-	Op     string `placeholder:"OPS" help:"Only these ops, comma-separated (claim,complete,...)."`
-	Since  string `placeholder:"DUR|TIME" help:"Only events since a duration ago (2h) or a time."`
-	From   string `placeholder:"CURSOR" help:"Only events after this cursor, as printed by log and watch."`
-	Limit  int    `placeholder:"N" help:"At most this many events (0 = all): the newest N, or with --from the next N after the cursor."`
-	Follow bool   `short:"f" help:"Keep printing new events as they are appended (JSONL with --json)."`
+	cardFilter `embed:""`
+	Op         string `placeholder:"OPS" help:"Only these ops, comma-separated (claim,complete,...)."`
+	Since      string `placeholder:"DURATION|TIME" help:"Only events since a duration ago (2h) or a time."`
+	From       string `placeholder:"CURSOR" help:"Only events after this cursor, as printed by log and watch."`
+	Limit      int    `placeholder:"N" help:"At most this many events (0 = all): the newest N, or with --from the next N after the cursor."`
+	Follow     bool   `short:"f" help:"Keep printing new events as they are appended (JSONL with --json)."`
 }
 
 func (LogCmd) Help() string {
@@ -34,8 +34,11 @@ Examples:
 }
 
 func (c *LogCmd) Run(a *App) error {
-	f := ledger.HistoryFilter{Card: c.ID, Limit: c.Limit}
-	var err error
+	id, err := c.id("log")
+	if err != nil {
+		return err
+	}
+	f := ledger.HistoryFilter{Card: id, Limit: c.Limit}
 	if f.Ops, err = ledger.ParseOps(c.Op); err != nil {
 		return err
 	}
@@ -54,8 +57,8 @@ func (c *LogCmd) Run(a *App) error {
 	if err != nil {
 		return err
 	}
-	if c.ID != "" {
-		if _, err := b.Get(c.ID); err != nil {
+	if id != "" {
+		if _, err := b.Get(id); err != nil {
 			return err
 		}
 	}

@@ -9,9 +9,9 @@ import (
 
 // ReclaimCmd returns expired leases to the pool.
 type ReclaimCmd struct {
-	ID        string `name:"id" help:"Take back this card's lease now, expired or not."`
-	Reason    string `help:"Why, for the history."`
-	RequestID string `name:"request-id" placeholder:"ID" help:"Makes the call safe to retry."`
+	cardFilter `embed:""`
+	Reason     string `help:"Why, for the history."`
+	RequestID  string `name:"request-id" placeholder:"ID" help:"Makes the call safe to retry."`
 }
 
 func (ReclaimCmd) Help() string {
@@ -28,11 +28,15 @@ Examples:
 }
 
 func (c *ReclaimCmd) Run(a *App) error {
+	id, err := c.id("reclaim")
+	if err != nil {
+		return err
+	}
 	b, err := a.Open()
 	if err != nil {
 		return err
 	}
-	cards, err := b.Reclaim(a.ctx, ledger.ReclaimRequest{Mutation: a.Mutation(c.RequestID), ID: c.ID, Reason: c.Reason})
+	cards, err := b.Reclaim(a.ctx, ledger.ReclaimRequest{Mutation: a.Mutation(c.RequestID), ID: id, Reason: c.Reason})
 	if err != nil {
 		return err
 	}

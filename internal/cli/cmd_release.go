@@ -4,7 +4,7 @@ import "github.com/bl-backlog/bl/ledger"
 
 // ReleaseCmd gives a claimed card back.
 type ReleaseCmd struct {
-	ID        string `name:"id" required:"" help:"Card id."`
+	cardID    `embed:""`
 	Owner     string `help:"Lease owner (default: the actor)."`
 	Epoch     int64  `help:"The epoch claim printed; a stale epoch is refused."`
 	Reason    string `help:"Why, for the history."`
@@ -21,13 +21,17 @@ Examples:
 }
 
 func (c *ReleaseCmd) Run(a *App) error {
+	id, err := c.id("release")
+	if err != nil {
+		return err
+	}
 	b, err := a.Open()
 	if err != nil {
 		return err
 	}
-	card, err := b.Release(a.ctx, ledger.LeaseRequest{Mutation: a.Mutation(c.RequestID), ID: c.ID, Owner: a.Owner(c.Owner), Epoch: c.Epoch, Reason: c.Reason})
+	card, err := b.Release(a.ctx, ledger.LeaseRequest{Mutation: a.Mutation(c.RequestID), ID: id, Owner: a.Owner(c.Owner), Epoch: c.Epoch, Reason: c.Reason})
 	if err != nil {
-		return a.noOwnerGiven(b, c.Owner, c.ID, err)
+		return a.noOwnerGiven(b, c.Owner, id, err)
 	}
 	return a.emitCard(card, "released")
 }

@@ -2,7 +2,7 @@ package cli
 
 // ReopenCmd returns a done card to ready.
 type ReopenCmd struct {
-	ID        string `name:"id" required:"" help:"Card id."`
+	cardID    `embed:""`
 	RequestID string `name:"request-id" placeholder:"ID" help:"Makes the call safe to retry."`
 }
 
@@ -13,11 +13,15 @@ func (ReopenCmd) Help() string {
 }
 
 func (c *ReopenCmd) Run(a *App) error {
+	id, err := c.id("reopen")
+	if err != nil {
+		return err
+	}
 	b, err := a.Open()
 	if err != nil {
 		return err
 	}
-	card, err := b.Reopen(a.ctx, a.Mutation(c.RequestID), c.ID)
+	card, err := b.Reopen(a.ctx, a.Mutation(c.RequestID), id)
 	if err != nil {
 		return err
 	}

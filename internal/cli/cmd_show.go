@@ -10,7 +10,7 @@ import (
 
 // ShowCmd prints one card.
 type ShowCmd struct {
-	ID string `arg:"" help:"Card id."`
+	cardID `embed:""`
 }
 
 func (ShowCmd) Help() string {
@@ -21,11 +21,15 @@ func (ShowCmd) Help() string {
 }
 
 func (c *ShowCmd) Run(a *App) error {
+	id, err := c.id("show")
+	if err != nil {
+		return err
+	}
 	b, err := a.Open()
 	if err != nil {
 		return err
 	}
-	card, err := b.Get(c.ID)
+	card, err := b.Get(id)
 	if err != nil {
 		return err
 	}

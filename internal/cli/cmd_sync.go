@@ -13,7 +13,7 @@ import (
 
 // SyncCmd commits the backlog and exchanges it with a git remote.
 type SyncCmd struct {
-	Message string `short:"m" placeholder:"MSG" help:"Commit subject; the summary of events follows it."`
+	Message string `short:"m" placeholder:"TEXT" help:"Commit subject; the summary of events follows it."`
 	Pull    bool   `help:"Fetch the remote branch and merge its backlog in."`
 	Push    bool   `help:"Pull, then push; on a rejected push pull again and retry."`
 	Remote  string `placeholder:"NAME" help:"Remote name, URL or path (default: sync.remote in config.json, else origin)."`

@@ -2,7 +2,7 @@ package cli
 
 // UnblockCmd returns a blocked card to ready.
 type UnblockCmd struct {
-	ID        string `name:"id" required:"" help:"Card id."`
+	cardID    `embed:""`
 	RequestID string `name:"request-id" placeholder:"ID" help:"Makes the call safe to retry."`
 }
 
@@ -15,11 +15,15 @@ Examples:
 }
 
 func (c *UnblockCmd) Run(a *App) error {
+	id, err := c.id("unblock")
+	if err != nil {
+		return err
+	}
 	b, err := a.Open()
 	if err != nil {
 		return err
 	}
-	card, err := b.Unblock(a.ctx, a.Mutation(c.RequestID), c.ID)
+	card, err := b.Unblock(a.ctx, a.Mutation(c.RequestID), id)
 	if err != nil {
 		return err
 	}

@@ -8,7 +8,7 @@ import (
 
 // UpdateCmd edits fields of a card.
 type UpdateCmd struct {
-	ID          string   `arg:"" help:"Card id."`
+	cardID      `embed:""`
 	Title       *string  `help:"New title."`
 	Body        *string  `help:"New body; - reads it from stdin."`
 	Phase       *string  `help:"New phase (\"\" clears it)."`
@@ -33,6 +33,10 @@ Examples:
 }
 
 func (c *UpdateCmd) Run(a *App) error {
+	id, err := c.id("update")
+	if err != nil {
+		return err
+	}
 	f := ledger.Fields{Title: c.Title, Phase: c.Phase, Priority: c.Priority, Parent: c.Parent, MaxAttempts: c.MaxAttempts}
 	if c.Body != nil {
 		body, err := readBody(*c.Body)
@@ -64,7 +68,7 @@ func (c *UpdateCmd) Run(a *App) error {
 	if err != nil {
 		return err
 	}
-	card, err := b.Update(a.ctx, ledger.UpdateRequest{Mutation: a.Mutation(c.RequestID), ID: c.ID, Fields: f})
+	card, err := b.Update(a.ctx, ledger.UpdateRequest{Mutation: a.Mutation(c.RequestID), ID: id, Fields: f})
 	if err != nil {
 		return err
 	}

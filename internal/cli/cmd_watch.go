@@ -10,10 +10,10 @@ import (
 
 // WatchCmd streams events as they are appended.
 type WatchCmd struct {
-	From  string `placeholder:"CURSOR" help:"Start after this cursor instead of at the end (resume without gaps or repeats)."`
-	ID    string `name:"id" help:"Only events about this card."`
-	Op    string `placeholder:"OPS" help:"Only these ops, comma-separated."`
-	Count int    `help:"Exit after this many events (0 = run until interrupted)."`
+	From       string `placeholder:"CURSOR" help:"Start after this cursor instead of at the end (resume without gaps or repeats)."`
+	cardFilter `embed:""`
+	Op         string `placeholder:"OPS" help:"Only these ops, comma-separated."`
+	Count      int    `help:"Exit after this many events (0 = run until interrupted)."`
 }
 
 func (WatchCmd) Help() string {
@@ -36,6 +36,10 @@ Examples:
 var errWatchDone = errors.New("watch: count reached")
 
 func (c *WatchCmd) Run(a *App) error {
+	id, err := c.id("watch")
+	if err != nil {
+		return err
+	}
 	ops, err := ledger.ParseOps(c.Op)
 	if err != nil {
 		return err
@@ -63,7 +67,7 @@ func (c *WatchCmd) Run(a *App) error {
 			return err
 		}
 	}
-	filter := ledger.HistoryFilter{Card: c.ID, Ops: ops}
+	filter := ledger.HistoryFilter{Card: id, Ops: ops}
 	n := 0
 	err = watch.Follow(a.ctx, b.Dir(), from, func(e *ledger.Event) error {
 		if !filter.Matches(e) {

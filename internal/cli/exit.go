@@ -26,6 +26,15 @@ func (e *usageError) Error() string { return e.msg }
 
 func usagef(msg string) error { return &usageError{msg: msg} }
 
+// hinted gives an error a hint of its own, in place of its code's.
+type hinted struct {
+	error
+	hint string
+}
+
+func (h hinted) Unwrap() error { return h.error }
+func (h hinted) Hint() string  { return h.hint }
+
 // classify is the one place that maps an error to an exit code and a stable
 // code string for --json consumers. git, when linked in, names the codes of
 // its own errors.
@@ -87,7 +96,11 @@ func hint(code string) string {
 }
 
 // exitCodesHelp ends every command's --help.
-const exitCodesHelp = `
+// exitCodesHelp ends each command's help text; the exit codes themselves
+// are printed once, after the flags (printHelp).
+const exitCodesHelp = ""
 
+// exitCodesLine is the exit codes in one line, for a command's help.
+const exitCodesLine = `
 Exit codes: 0 ok, 1 other failure, 2 invalid input, 3 not found, 4 conflict
 or fenced, 5 lock timeout, 6 corrupt backlog.`
