@@ -16,8 +16,9 @@
 // the backlog files are updated the same way so git status shows them
 // unchanged. A tree equal to the branch's is no commit at all.
 //
-// The message counts the events new since the parent by kind, "bl: 3
-// created, 2 claimed, 1 completed", after the caller's subject if any.
+// The message names the cards of the events new since the parent, by
+// kind, "bl: created A5 A6; A1 claimed by w1; A2 done", after the caller's
+// subject if any (see Summarize).
 //
 // # Exchange
 //

@@ -1059,9 +1059,11 @@ var verbs = map[ledger.Op]string{
 	ledger.OpReopen: "reopened", ledger.OpLink: "linked", ledger.OpUnlink: "unlinked",
 }
 
-// Summarize counts, by kind, the events next holds that prev does not:
-// "3 created, 2 claimed, 1 completed". Files the two trees share byte for
-// byte are skipped, so the cost follows what changed, not all history.
+// Summarize names, by kind, the cards of the events next holds that prev
+// does not, for a reviewer reading git log: "A1 claimed by w1; A2 done;
+// created A5 A6". Heartbeats are only counted, and a long list of cards
+// ends in "+N more". Files the two trees share byte for byte are skipped,
+// so the cost follows what changed, not all history.
 func Summarize(prev, next ledger.Tree) string {
 	changed := func(t, other ledger.Tree) ledger.Tree {
 		out := ledger.Tree{}
@@ -1081,26 +1083,82 @@ func Summarize(prev, next ledger.Tree) string {
 	for _, e := range old {
 		seen[e.ID] = true
 	}
-	counts := map[ledger.Op]int{}
+	byOp := map[ledger.Op][]*ledger.Event{}
 	for _, e := range neu {
 		if !seen[e.ID] {
-			counts[e.Op]++
+			byOp[e.Op] = append(byOp[e.Op], e)
 		}
 	}
 	var parts []string
 	for _, op := range ledger.Ops {
-		if n := counts[op]; n > 0 {
-			verb := verbs[op]
-			if op == ledger.OpHeartbeat && n == 1 {
-				verb = "heartbeat"
+		evs := byOp[op]
+		switch {
+		case len(evs) == 0:
+		case op == ledger.OpHeartbeat:
+			parts = append(parts, plural(len(evs), "heartbeat"))
+		case op == ledger.OpClaim:
+			// Grouped by owner, in the order of their first claim.
+			var owners []string
+			cards := map[string][]string{}
+			for _, e := range evs {
+				if _, ok := cards[e.Owner]; !ok {
+					owners = append(owners, e.Owner)
+				}
+				cards[e.Owner] = append(cards[e.Owner], e.Card)
 			}
-			parts = append(parts, fmt.Sprintf("%d %s", n, verb))
+			var claims []string
+			for _, o := range owners {
+				claims = append(claims, cardList(cards[o])+" claimed by "+o)
+			}
+			parts = append(parts, strings.Join(claims, ", "))
+		case op == ledger.OpComplete:
+			parts = append(parts, cardList(cardsOf(evs))+" done")
+		case op == ledger.OpLink || op == ledger.OpUnlink:
+			var pairs []string
+			for _, e := range evs {
+				pairs = append(pairs, e.Card+"→"+e.To)
+			}
+			parts = append(parts, verbs[op]+" "+cardList(pairs))
+		default:
+			parts = append(parts, verbs[op]+" "+cardList(cardsOf(evs)))
 		}
 	}
 	if len(parts) == 0 {
 		return "backlog files updated"
 	}
-	return strings.Join(parts, ", ")
+	return strings.Join(parts, "; ")
+}
+
+func cardsOf(evs []*ledger.Event) []string {
+	out := make([]string, len(evs))
+	for i, e := range evs {
+		out[i] = e.Card
+	}
+	return out
+}
+
+// cardList names up to five distinct cards, then how many more.
+func cardList(ids []string) string {
+	var out []string
+	seen := map[string]bool{}
+	for _, id := range ids {
+		if !seen[id] {
+			seen[id] = true
+			out = append(out, id)
+		}
+	}
+	const shown = 5
+	if len(out) > shown {
+		return strings.Join(out[:shown], " ") + fmt.Sprintf(" +%d more", len(out)-shown)
+	}
+	return strings.Join(out, " ")
+}
+
+func plural(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return fmt.Sprintf("%d %ss", n, what)
 }
 
 func hashString(h plumbing.Hash) string {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -30,7 +31,7 @@ func TestCommitIsQuietWhenNothingChanged(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !res.Committed || res.Message != "bl: 3 created, 1 claimed\n" {
+	if !res.Committed || res.Message != "bl: created A1 A2 A3; A1 claimed by alice\n" {
 		t.Fatalf("first commit: %+v", res)
 	}
 	again, err := s.Commit(bg)
@@ -50,7 +51,7 @@ func TestCommitIsQuietWhenNothingChanged(t *testing.T) {
 		t.Fatalf("tracked files:\n%s", files)
 	}
 	author := w.git(dir, "log", "-1", "--format=%an <%ae>|%cn|%s")
-	if author != "alice <tester@example.com>|alice|bl: 3 created, 1 claimed\n" {
+	if author != "alice <tester@example.com>|alice|bl: created A1 A2 A3; A1 claimed by alice\n" {
 		t.Fatalf("author, committer, subject: %q", author)
 	}
 	// The committed ledger is the ledger, byte for byte.
@@ -64,7 +65,7 @@ func TestCommitIsQuietWhenNothingChanged(t *testing.T) {
 	if _, err := s.Commit(bg); err != nil {
 		t.Fatal(err)
 	}
-	if msg := w.git(dir, "log", "-1", "--format=%B"); msg != "triage\n\nbl: 1 created\n\n" {
+	if msg := w.git(dir, "log", "-1", "--format=%B"); msg != "triage\n\nbl: created A4\n\n" {
 		t.Fatalf("message %q", msg)
 	}
 }
@@ -515,4 +516,46 @@ func TestRemoteClaimsRace(t *testing.T) {
 	}
 	treeIDs(t, func() ledger.Tree { tr, _ := final.Tree(bg); return tr }())
 	t.Logf("%d claims acknowledged", len(acks))
+}
+
+// TestSummarizeNamesCards: a commit message names the cards a reviewer
+// needs, grouped by what happened to them, and stays short.
+func TestSummarizeNamesCards(t *testing.T) {
+	at := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
+	var n int
+	ev := func(op ledger.Op, card string, f func(*ledger.Event)) *ledger.Event {
+		n++
+		e := &ledger.Event{V: 1, ID: fmt.Sprintf("%016x", n), At: at.Add(time.Duration(n)), Actor: "x", Op: op, Card: card}
+		if f != nil {
+			f(e)
+		}
+		return e
+	}
+	owner := func(o string) func(*ledger.Event) {
+		return func(e *ledger.Event) { e.Owner = o; e.Epoch = 1; e.TTLSeconds = 60 }
+	}
+	title := func(e *ledger.Event) { t := "t"; e.Fields = &ledger.Fields{Title: &t} }
+	var evs []*ledger.Event
+	for _, id := range []string{"A1", "A2", "A5", "A6", "A7", "A8", "A9"} {
+		evs = append(evs, ev(ledger.OpCreate, id, title))
+	}
+	evs = append(evs,
+		ev(ledger.OpClaim, "A1", owner("w1")), ev(ledger.OpClaim, "A2", owner("w2")), ev(ledger.OpClaim, "A5", owner("w1")),
+		ev(ledger.OpHeartbeat, "A1", owner("w1")), ev(ledger.OpHeartbeat, "A1", owner("w1")),
+		ev(ledger.OpComplete, "A2", owner("w2")),
+		ev(ledger.OpLink, "A6", func(e *ledger.Event) { e.To = "A1" }),
+	)
+	var ledgerBytes []byte
+	for _, e := range evs {
+		line, err := ledger.EncodeLine(e)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ledgerBytes = append(ledgerBytes, line...)
+	}
+	got := Summarize(ledger.Tree{}, ledger.Tree{ledger.LedgerFile: ledgerBytes})
+	want := "created A1 A2 A5 A6 A7 +2 more; A1 A5 claimed by w1, A2 claimed by w2; 2 heartbeats; A2 done; linked A6→A1"
+	if got != want {
+		t.Fatalf("Summarize =\n  %q\nwant\n  %q", got, want)
+	}
 }

@@ -76,7 +76,7 @@ func (Git) Sync(a *cli.App, c *cli.SyncCmd) error {
 		}
 		switch {
 		case res.Committed:
-			fmt.Fprintf(w, "committed %s %s\n", short(res.Commit), firstLine(res.Message))
+			fmt.Fprintf(w, "committed %s on %s: %s\n", short(res.Commit), res.Branch, firstLine(res.Message))
 		case !exchange:
 			fmt.Fprintln(w, "nothing to commit")
 		}
