@@ -130,7 +130,9 @@ func (a *App) boardWriter(b *ledger.Backlog) func(context.Context) error {
 		if err != nil {
 			return err
 		}
-		board := export.RenderMarkdown(cards, export.Options{Command: "bl sync"})
+		// Named by the export that reproduces it, so CI can check it with
+		// bl export --check .backlog/BOARD.md.
+		board := export.RenderMarkdown(cards, export.Options{Command: "bl export --format markdown"})
 		return writeExportFile(filepath.Join(b.Dir(), name), board)
 	}
 }
