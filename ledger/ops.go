@@ -331,16 +331,21 @@ func checkReclaim(_ *State, c *Card, e *Event) error {
 	return nil
 }
 
-// checkComplete answers a done card the same way whoever asks, fenced or
-// not: it is done, so there is nothing to complete (exit 4 either way).
-// Otherwise an owner's completion is fenced like a heartbeat.
+// checkComplete answers a done card with one message whoever asks: it is
+// done, so there is nothing to complete. For an owner's fenced call it is
+// ErrFenced (its lease is gone: stop working on the card), else
+// ErrConflict; exit code 4 either way. Otherwise an owner's completion is
+// fenced like a heartbeat.
 func checkComplete(_ *State, c *Card, e *Event) error {
 	if c.Status == StatusDone {
-		closed := ""
+		closed, class := "", ErrConflict
 		if c.ClosedAt != nil {
 			closed = " since " + c.ClosedAt.Format(time.RFC3339)
 		}
-		return rule(ErrConflict, "card %s is already done%s; nothing to complete", c.ID, closed)
+		if e.Owner != "" {
+			class = ErrFenced
+		}
+		return rule(class, "card %s is already done%s; nothing to complete", c.ID, closed)
 	}
 	if e.Owner != "" {
 		return fence(c, e)

@@ -368,7 +368,7 @@ func transitions() []transition {
 		{name: "complete wrong epoch", state: stClaimed, do: doLease(OpComplete, "A", "w1", 3), want: ErrFenced},
 		{name: "complete ready as owner", state: stReady, do: doLease(OpComplete, "A", "w1", 1), want: ErrFenced},
 		{name: "complete done", state: stDone, do: doLease(OpComplete, "A", "", 0), want: ErrConflict},
-		{name: "complete done by an owner", state: stDone, do: doLease(OpComplete, "A", "w1", 1), want: ErrConflict},
+		{name: "complete done by an owner", state: stDone, do: doLease(OpComplete, "A", "w1", 1), want: ErrFenced},
 		{name: "complete missing card", state: stAbsent, do: doLease(OpComplete, "A", "", 0), want: ErrNotFound},
 
 		// block
