@@ -192,13 +192,7 @@ func (b *Backlog) catchUpForWrite() error {
 	if err := b.catchUp(); err != nil {
 		return err
 	}
-	if b.torn != nil {
-		if err := setAside(b.dir, b.torn); err != nil {
-			return err
-		}
-		b.torn = nil
-	}
-	return nil
+	return b.settleTail()
 }
 
 // refresh brings the state up to date for a read.
@@ -532,5 +526,9 @@ func (b *Backlog) normalizeLocking() error {
 		}
 		defer b.lk.Release()
 	}
-	return normalize(b.dir)
+	torn, err := normalize(b.dir)
+	if torn != nil {
+		b.warn(setAsideMessage(b.dir, torn))
+	}
+	return err
 }

@@ -153,9 +153,15 @@ func appendFramed(dst []byte, v any) ([]byte, error) {
 }
 
 // checkFrame verifies a framed line's checksum and returns the line without
-// its newline; the crc member stays, as valid JSON the decoders ignore.
+// its line end ("\n" or "\r\n", or none); the checksum covers the line
+// without it. The crc member stays, as valid JSON the decoders ignore.
 func checkFrame(line []byte) ([]byte, error) {
-	line = bytes.TrimSuffix(line, []byte{'\n'})
+	if n := len(line); n > 0 && line[n-1] == '\n' {
+		line = line[:n-1]
+		if n > 1 && line[n-2] == '\r' {
+			line = line[:n-2]
+		}
+	}
 	n := len(line)
 	if n < crcSuffixLen+2 || line[0] != '{' || !bytes.HasPrefix(line[n-crcSuffixLen:], []byte(`,"crc":"`)) || !bytes.HasSuffix(line, []byte(`"}`)) {
 		return nil, errFraming
