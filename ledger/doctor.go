@@ -142,7 +142,7 @@ func diagnose(dir string, now time.Time) (*Report, []rawLine, error) {
 		s, snapDamaged = NewState(), true
 	}
 	var pos position
-	if !snapDamaged {
+	if err = nil; !snapDamaged {
 		pos, err = snapshotPosition(dir, s, hdr)
 	}
 	if errors.Is(err, errStale) {

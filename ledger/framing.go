@@ -30,7 +30,7 @@ type frameLine struct {
 	off   int64  // byte offset of its first byte
 	size  int64  // bytes it spans, line end included
 	raw   []byte // its bytes, line end included; valid until the next read (a long line keeps only its first bytes)
-	body  []byte // raw without its line end: what the checksum covers
+	body  []byte // raw without its line end ("\n", "\r\n", or a final '\r'): what the checksum covers
 	ended bool   // it ends in "\n" or "\r\n"; only a file's last line can lack a line end
 	long  bool   // longer than maxLine
 	nul   bool   // holds a NUL byte
@@ -78,9 +78,12 @@ func (lr *lineReader) next() (frameLine, error) {
 	l, err := lr.read()
 	if err == nil && lr.bare && l.ended && len(l.body) == 0 {
 		lr.n--
+		lr.bare = false
 		l, err = lr.read()
 	}
-	lr.bare = err == nil && !l.ended
+	if err == nil {
+		lr.bare = !l.ended
+	}
 	return l, err
 }
 
@@ -116,8 +119,8 @@ func (lr *lineReader) read() (frameLine, error) {
 	lr.off += size
 	l.n, l.size, l.raw, l.ended = lr.n, size, chunk, err == nil
 	l.body = chunk
-	if l.ended && !cut {
-		l.body = bytes.TrimSuffix(chunk[:len(chunk)-1], []byte{'\r'})
+	if !cut {
+		l.body = bytes.TrimSuffix(bytes.TrimSuffix(chunk, []byte{'\n'}), []byte{'\r'})
 	}
 	l.long = cut || len(l.body) > maxLine
 	l.nul = l.nul || bytes.IndexByte(chunk, 0) >= 0
@@ -145,9 +148,10 @@ func (l *frameLine) tornReason() string {
 }
 
 // judge is the classifier: it says what l is. A good line, one that is
-// complete and whose frame and content hold (decode, given the line as
-// read, accepted it), gives nil, nil. A line that cannot be a finished
-// append, with nothing after it but more such lines, is a torn tail: judge
+// complete and whose frame and content hold (decode, given the line
+// without its line end, accepted it), gives nil, nil. A line that cannot be
+// a finished append, with nothing after it but more such lines, is a torn
+// tail: judge
 // returns it as a *TornTail spanning to the end of the file. Anything else
 // is damage: a *CorruptError naming the file, line and offset. That covers a
 // complete line that fails its checksum or holds no event (even the last
@@ -174,7 +178,7 @@ func (lr *lineReader) judge(l *frameLine, decode func(raw []byte) error) (*TornT
 	case len(l.body) == 0:
 		err = errBlank
 	default:
-		err = decode(l.raw)
+		err = decode(l.body)
 	}
 	if err != nil {
 		return nil, lr.corrupt(l, err)
