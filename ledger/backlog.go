@@ -183,7 +183,7 @@ func (b *Backlog) stateErr() error {
 }
 
 // catchUpForWrite catches up under the lock, where no append can be in
-// progress, so a damaged tail is a torn write: it is set aside.
+// progress, and settles the end of the ledger (settleTail).
 func (b *Backlog) catchUpForWrite() error {
 	// Finish a decided multi-file change, or drop an undecided one.
 	if err := rollForward(b.dir); err != nil {
