@@ -571,3 +571,40 @@ func FuzzFraming(f *testing.F) {
 		}
 	})
 }
+
+// TestRebaseOntoLostNewline: events rebased onto an upstream ledger whose
+// last event lost its newline (or that has "\r\n" line ends) go after it,
+// each on a line of its own.
+func TestRebaseOntoLostNewline(t *testing.T) {
+	for name, change := range map[string]func([]byte) []byte{
+		"lost newline":       loseNewline,
+		"crlf, lost newline": func(b []byte) []byte { return loseNewline(crlf(b)) },
+	} {
+		t.Run(name, func(t *testing.T) {
+			base := seeded(t)
+			local := cloneOf(t, base)
+			up := cloneOf(t, base)
+			local.create("L1")
+			up.create("U1")
+			upstream := up.tree()
+			upstream[LedgerFile] = change(upstream[LedgerFile])
+			out, res, err := Rebase(upstream, local.tree())
+			if err != nil || res.Local != 1 {
+				t.Fatalf("Rebase: %+v, %v", res, err)
+			}
+			evs, err := decodeAll(LedgerFile, out[LedgerFile])
+			if err != nil || len(evs) != 7 {
+				t.Fatalf("rebased ledger: %d events, %v\n%s", len(evs), err, out[LedgerFile])
+			}
+			s, err := out.Fold()
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, id := range []string{"A", "B", "C", "U1", "L1"} {
+				if _, ok := s.Card(id); !ok {
+					t.Fatalf("card %s lost", id)
+				}
+			}
+		})
+	}
+}

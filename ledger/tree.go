@@ -148,6 +148,9 @@ func Rebase(upstream, local Tree) (Tree, RebaseResult, error) {
 		last = up[len(up)-1]
 	}
 	ledger := append([]byte(nil), upstream[LedgerFile]...)
+	if len(ledger) > 0 && ledger[len(ledger)-1] != '\n' {
+		ledger = append(ledger, '\n') // its last event lost its newline
+	}
 	for _, e := range mine {
 		if known[e.ID] {
 			continue
