@@ -16,10 +16,10 @@ import (
 
 // Damage is one damaged or misplaced line found by Diagnose.
 type Damage struct {
-	File       string `json:"file"` // relative to the backlog: ledger.jsonl, snapshot.json
+	File       string `json:"file"` // relative to the backlog: ledger.jsonl, snapshot.json, archive/...
 	Line       int    `json:"line"`
 	Offset     int64  `json:"offset"`
-	Kind       string `json:"kind"` // checksum, framing, blank, version, duplicate, order, stale, snapshot
+	Kind       string `json:"kind"` // checksum, framing, blank, version, duplicate, order, stale, snapshot, archive
 	Reason     string `json:"reason"`
 	Repairable bool   `json:"repairable"`
 }
@@ -150,6 +150,21 @@ func diagnose(dir string, now time.Time) (*Report, []rawLine, error) {
 			Reason: "archive/ holds other segments than the snapshot folded (a git merge?); repair rebuilds the snapshot"})
 	} else if err != nil {
 		return nil, nil, err
+	}
+	// Archive segments are read by bl log and folded again by a rebuild:
+	// damage in them is reported with its file, line and offset.
+	if segs, err := Segments(dir); err != nil {
+		return nil, nil, err
+	} else if _, err := ArchivedEvents(segs[:len(segs)-1], Cursor{}, func(*Event) error { return nil }); err != nil {
+		var ce *CorruptError
+		if !errors.As(err, &ce) {
+			return nil, nil, err
+		}
+		name := ce.Path
+		if rel, err := filepath.Rel(dir, ce.Path); err == nil {
+			name = filepath.ToSlash(rel)
+		}
+		rep.Damage = append(rep.Damage, Damage{File: name, Line: ce.Line, Offset: ce.Offset, Kind: "archive", Reason: ce.Err.Error()})
 	}
 	seen := map[string]int{} // event id -> index in lines
 	prev := pos.snap

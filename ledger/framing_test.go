@@ -421,6 +421,24 @@ func TestDoctorNamesFiles(t *testing.T) {
 	if !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), snap+" line 3") || !strings.Contains(err.Error(), "git log -p -- "+snap) {
 		t.Fatalf("repair: %v", err)
 	}
+
+	// Damage in an archive segment is reported with the segment's name.
+	e = compactedEnv(t)
+	names, _ := archiveNames(e.dir)
+	seg := filepath.Join(e.dir, names[0])
+	data, _ = os.ReadFile(seg)
+	lines := splitLines(data)
+	data[len(lines[0])+10] ^= 1
+	if err := os.WriteFile(seg, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rep, err = Diagnose(e.dir, e.clk.Now())
+	if err != nil || !rep.Corrupt || len(rep.Damage) != 1 {
+		t.Fatalf("doctor: %+v, %v", rep, err)
+	}
+	if d := rep.Damage[0]; d.File != names[0] || d.Kind != "archive" || d.Line != 2 || d.Offset != int64(len(lines[0])) || d.Repairable {
+		t.Fatalf("damage %+v", d)
+	}
 }
 
 // TestSetAsideListed: doctor lists what writers set aside, and counts the

@@ -10,16 +10,17 @@ import (
 
 // DoctorCmd checks the backlog's integrity.
 type DoctorCmd struct {
-	Repair bool `help:"Fix what can be fixed without losing an event (torn tail, duplicated or misordered lines)."`
+	Repair bool `help:"Fix what can be fixed without losing an event (torn tail, lost final newline, duplicated, blank or misordered lines, stale snapshot)."`
 }
 
 func (DoctorCmd) Help() string {
-	return `Reads the whole ledger and snapshot and reports, one line each: damaged
-lines (file, line number and byte offset), a torn tail left by a crash, a
-last event that lost its newline, lines with CRLF line ends, what writers
-set aside into ledger.jsonl.broken, conflicts the fold recorded (for
-example the losing claim of two merged clones), expired leases not yet
-reclaimed, and cards stuck behind blocked or missing dependencies.
+	return `Reads the ledger, the snapshot and the archive segments and reports, one
+line each: damaged lines (file, line number and byte offset), a torn tail
+left by a crash, a last event that lost its newline, lines with CRLF line
+ends, what writers set aside into ledger.jsonl.broken, conflicts the fold
+recorded (for example the losing claim of two merged clones), expired
+leases not yet reclaimed, and cards stuck behind blocked or missing
+dependencies.
 
 A line is an event when it is complete and its checksum holds, whatever its
 line end ("\n", "\r\n", or a last line that lost its newline). A torn tail
