@@ -135,7 +135,7 @@ func (lr *lineReader) read() (frameLine, error) {
 func (l *frameLine) tornReason() string {
 	switch {
 	case l.nul:
-		return "NUL bytes where a line should be (a write the disk never finished)"
+		return "NUL bytes where a line should be: a write the disk never finished"
 	case l.ended:
 		return ""
 	case l.long:
