@@ -183,7 +183,7 @@ func (b *Backlog) stateErr() error {
 }
 
 // catchUpForWrite catches up under the lock, where no append can be in
-// progress, so a damaged tail is a torn write: it is set aside.
+// progress, and settles the end of the ledger (settleTail).
 func (b *Backlog) catchUpForWrite() error {
 	// Finish a decided multi-file change, or drop an undecided one.
 	if err := rollForward(b.dir); err != nil {
@@ -192,13 +192,7 @@ func (b *Backlog) catchUpForWrite() error {
 	if err := b.catchUp(); err != nil {
 		return err
 	}
-	if b.torn != nil {
-		if err := setAside(b.dir, b.torn); err != nil {
-			return err
-		}
-		b.torn = nil
-	}
-	return nil
+	return b.settleTail()
 }
 
 // refresh brings the state up to date for a read.
@@ -532,5 +526,9 @@ func (b *Backlog) normalizeLocking() error {
 		}
 		defer b.lk.Release()
 	}
-	return normalize(b.dir)
+	torn, err := normalize(b.dir)
+	if torn != nil {
+		b.warn(setAsideMessage(b.dir, torn))
+	}
+	return err
 }

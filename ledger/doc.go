@@ -25,18 +25,43 @@
 //
 // # Line framing
 //
-// ledger.jsonl holds one event per line. A line is a JSON object in UTF-8
-// terminated by a single '\n'. The object's keys appear in a fixed order
-// (v, id, at, actor, op, card, then the operation's fields) and the last key
-// is always "crc":
+// ledger.jsonl holds one event per line; snapshot.json and the archive
+// segments use the same framing. A line is a JSON object in UTF-8 followed
+// by a line end. bl writes '\n'; a reader accepts "\r\n" as well (a
+// checkout with core.autocrlf=true, an editor), and a file's last line may
+// lack its line end. The object's keys appear in a fixed order (v, id, at,
+// actor, op, card, then the operation's fields) and the last key is always
+// "crc":
 //
 //	{"v":1,"id":"9f2c51d0a4b7e361","at":"2026-11-22T01:50:00.000000001Z",...,"crc":"1a2b3c4d"}
 //
-// The crc is the CRC-32C (Castagnoli) of the line's bytes with the
-// `,"crc":"xxxxxxxx"` member removed, i.e. of the object as it was encoded
-// before the checksum was added, written as eight lowercase hex digits. A line
-// that does not end in '\n', does not parse, or whose checksum does not match
-// is damaged; nothing in a damaged line is trusted.
+// The crc is the CRC-32C (Castagnoli) of the line's bytes without its line
+// end and with the `,"crc":"xxxxxxxx"` member removed, i.e. of the object as
+// it was encoded before the checksum was added, written as eight lowercase
+// hex digits. A line longer than 1 MiB is never written.
+//
+// Every framed file is read by one line reader (framing.go) whose one rule
+// says what each line is:
+//
+//   - An event (or, in the snapshot, a valid snapshot line): the line is
+//     complete and its checksum and content hold, whatever its line end:
+//     '\n', "\r\n", or none for a last line that lost its newline.
+//   - A torn tail: bytes that cannot be a finished append, with nothing
+//     after them but more of the same. An append writes one whole line
+//     with its newline in one write, so a crash leaves a prefix of it (an
+//     unterminated final fragment that is not a valid line) or, where the
+//     disk never got the data, NUL bytes (a line holding a NUL byte is
+//     never an event).
+//   - Damage, anything else: a complete line that fails its checksum or
+//     holds no event (even the last line of the file), a blank line, a line
+//     from a newer format (ErrVersion), a line over the limit, and torn
+//     bytes with any other line after them. It is reported as a
+//     *CorruptError naming the file, line number and byte offset; nothing in
+//     a damaged line is trusted.
+//
+// Callers choose what to do with a torn tail, never their own rule (see
+// Recovery). The snapshot index reads single snapshot lines by offset and
+// checks each with the same frame check.
 //
 // # Events
 //
@@ -87,18 +112,30 @@
 //
 // # Recovery
 //
-// A process killed mid-append can leave a torn final line: bytes with no
-// terminating newline, a line of NULs, or a final line whose checksum fails.
-// Readers without the lock stop before an unterminated line (it may be an
-// append in progress) and ignore a damaged final line. The next writer, which
-// holds the lock and so knows no append is in progress, appends the damaged
-// bytes to ledger.jsonl.broken, fsyncs that, and truncates the ledger to the
-// last good line. A torn tail was never acknowledged, so nothing acknowledged
-// is lost.
+// A process killed mid-append can leave a torn tail (see Line framing).
+// Readers without the lock stop quietly before it: it may be an append in
+// progress. The next writer, which holds the lock and so knows no append is
+// in progress, appends the torn bytes to ledger.jsonl.broken, fsyncs that,
+// truncates the ledger to the last event and says so on stderr; bl doctor
+// reports a torn tail and what ledger.jsonl.broken holds. A torn tail was
+// never acknowledged, so nothing acknowledged is lost.
 //
-// Damage followed by good lines cannot be a torn append: it is reported as a
-// *CorruptError naming the file, line number and byte offset, and the backlog
-// refuses to write until a person looks (bl doctor).
+// A last line that is an event but lost its newline is kept: readers fold
+// it, and the next writer restores the newline (one write, fsync) before
+// appending after it. A line end appearing right after such a line, because
+// a writer restored it or an append finished while a reader looked,
+// finishes that line; it is not read as a blank line.
+//
+// Damage cannot be a torn append: it is reported as a *CorruptError naming
+// the file, line number and byte offset, and the backlog refuses to read or
+// write until a person looks (bl doctor). bl doctor --repair fixes what
+// loses no event (a torn tail, a lost final newline, exact duplicate and
+// blank lines, lines out of order, a stale snapshot) and names the file to
+// restore from git for the rest.
+//
+// Archive segments and the snapshot are written whole (temp file, fsync,
+// rename), as are the files git stores, so in them a torn tail is damage
+// too.
 //
 // # Snapshot and compaction
 //

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -15,9 +16,10 @@ import (
 
 // Damage is one damaged or misplaced line found by Diagnose.
 type Damage struct {
+	File       string `json:"file"` // relative to the backlog: ledger.jsonl, snapshot.json, archive/...
 	Line       int    `json:"line"`
 	Offset     int64  `json:"offset"`
-	Kind       string `json:"kind"` // checksum, version, duplicate, order
+	Kind       string `json:"kind"` // checksum, framing, blank, version, duplicate, order, stale, snapshot, archive
 	Reason     string `json:"reason"`
 	Repairable bool   `json:"repairable"`
 }
@@ -30,14 +32,29 @@ type ExpiredLease struct {
 	ExpiredAt time.Time `json:"expired_at"`
 }
 
+// SetAside describes ledger.jsonl.broken: what writers set aside.
+type SetAside struct {
+	Bytes int64 `json:"bytes"`
+	// Events counts lines in it that are valid events the backlog does
+	// not hold (an older bl set aside complete lines it took for torn).
+	Events int `json:"events"`
+}
+
 // Report is the integrity check of a backlog.
 type Report struct {
-	Dir                string         `json:"dir"`
-	Corrupt            bool           `json:"corrupt"` // damage that blocks reads or writes (every kind but "stale")
-	Lines              int            `json:"lines"`
-	Bytes              int64          `json:"bytes"`
-	Cards              int            `json:"cards"`
+	Dir     string `json:"dir"`
+	Corrupt bool   `json:"corrupt"` // damage that blocks reads or writes (every kind but "stale")
+	Lines   int    `json:"lines"`
+	Bytes   int64  `json:"bytes"`
+	Cards   int    `json:"cards"`
+	// CRLFLines counts ledger lines ending in "\r\n" (a CRLF checkout);
+	// they read as the same events.
+	CRLFLines int `json:"crlf_lines"`
+	// LostNewline is the number of the ledger's last line when it is an
+	// event without its newline (0 otherwise); the next write restores it.
+	LostNewline        int            `json:"lost_newline"`
 	TornTail           *TornTail      `json:"torn_tail"`
+	SetAside           *SetAside      `json:"set_aside"` // nil when there is no ledger.jsonl.broken
 	Damage             []Damage       `json:"damage"`
 	Conflicts          []Conflict     `json:"conflicts"`
 	ExpiredLeases      []ExpiredLease `json:"expired_leases"`
@@ -49,8 +66,8 @@ type Report struct {
 type rawLine struct {
 	n      int
 	offset int64
-	bytes  []byte
-	event  *Event
+	bytes  []byte // line end included, if it has one
+	event  *Event // nil when the line is damaged
 	err    error
 }
 
@@ -63,7 +80,8 @@ func Diagnose(dir string, now time.Time) (*Report, error) {
 }
 
 func diagnose(dir string, now time.Time) (*Report, []rawLine, error) {
-	data, err := os.ReadFile(filepath.Join(dir, LedgerFile))
+	path := filepath.Join(dir, LedgerFile)
+	data, err := os.ReadFile(path)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
 			return nil, nil, Errorf(ErrNotInitialized, "%s has no %s", dir, LedgerFile)
@@ -72,47 +90,81 @@ func diagnose(dir string, now time.Time) (*Report, []rawLine, error) {
 	}
 	rep := &Report{Dir: dir, Bytes: int64(len(data)), Damage: []Damage{}, Conflicts: []Conflict{},
 		ExpiredLeases: []ExpiredLease{}, DependencyProblems: []string{}, Repaired: []string{}}
+	// Every line through the one reader and its rule; unlike the other
+	// callers, doctor goes on past damage to list all of it.
+	lr := newLineReader(path, bytes.NewReader(data), 0, 0, false, min(len(data), 256<<10))
 	var lines []rawLine
-	for off := int64(0); off < int64(len(data)); {
-		end := bytes.IndexByte(data[off:], '\n')
-		if end < 0 { // unterminated final line
-			rep.TornTail = &TornTail{Line: len(lines) + 1, Offset: off, Bytes: int64(len(data)) - off, Reason: "unterminated final line"}
+	for {
+		l, err := lr.next()
+		if err == io.EOF {
 			break
 		}
-		b := data[off : off+int64(end)+1]
-		e, derr := DecodeLine(b)
-		lines = append(lines, rawLine{n: len(lines) + 1, offset: off, bytes: b, event: e, err: derr})
-		off += int64(len(b))
-	}
-	// Damaged lines after the last good one are a torn tail, not damage.
-	lastGood := -1
-	for i, l := range lines {
-		if l.err == nil {
-			lastGood = i
+		if err != nil {
+			return nil, nil, err
 		}
-	}
-	if lastGood+1 < len(lines) && !errors.Is(lines[lastGood+1].err, ErrVersion) {
-		t := lines[lastGood+1]
-		rep.TornTail = &TornTail{Line: t.n, Offset: t.offset, Bytes: int64(len(data)) - t.offset, Reason: t.err.Error()}
-		lines = lines[:lastGood+1]
+		raw := rawLine{n: l.n, offset: l.off, bytes: data[l.off : l.off+l.size]}
+		torn, err := lr.judge(&l, func(b []byte) (err error) {
+			raw.event, err = DecodeLine(b)
+			return err
+		})
+		if torn != nil {
+			rep.TornTail = torn
+			break
+		}
+		var ce *CorruptError
+		if errors.As(err, &ce) {
+			raw.event, raw.err = nil, ce.Err
+		} else if err != nil {
+			return nil, nil, err
+		}
+		if raw.event != nil && bytes.HasSuffix(raw.bytes, []byte("\r\n")) {
+			rep.CRLFLines++
+		}
+		if raw.event != nil && !l.ended {
+			rep.LostNewline = l.n
+		}
+		lines = append(lines, raw)
 	}
 	rep.Lines = len(lines)
 
 	s, hdr, err := loadSnapshot(dir)
+	snapDamaged := false
 	if err != nil {
 		var ce *CorruptError
 		if !errors.As(err, &ce) {
 			return nil, nil, err
 		}
-		rep.Damage = append(rep.Damage, Damage{Line: ce.Line, Offset: ce.Offset, Kind: "snapshot", Reason: ce.Error()})
-		s = NewState()
+		kind := "snapshot"
+		if errors.Is(err, ErrVersion) {
+			kind = "version"
+		}
+		rep.Damage = append(rep.Damage, Damage{File: SnapshotFile, Line: ce.Line, Offset: ce.Offset, Kind: kind, Reason: ce.Err.Error()})
+		s, snapDamaged = NewState(), true
 	}
-	pos, err := snapshotPosition(dir, s, hdr)
+	var pos position
+	if err = nil; !snapDamaged {
+		pos, err = snapshotPosition(dir, s, hdr)
+	}
 	if errors.Is(err, errStale) {
-		rep.Damage = append(rep.Damage, Damage{Kind: "stale", Repairable: true,
+		rep.Damage = append(rep.Damage, Damage{File: SnapshotFile, Kind: "stale", Repairable: true,
 			Reason: "archive/ holds other segments than the snapshot folded (a git merge?); repair rebuilds the snapshot"})
 	} else if err != nil {
 		return nil, nil, err
+	}
+	// Archive segments are read by bl log and folded again by a rebuild:
+	// damage in them is reported with its file, line and offset.
+	if segs, err := Segments(dir); err != nil {
+		return nil, nil, err
+	} else if _, err := ArchivedEvents(segs[:len(segs)-1], Cursor{}, func(*Event) error { return nil }); err != nil {
+		var ce *CorruptError
+		if !errors.As(err, &ce) {
+			return nil, nil, err
+		}
+		name := ce.Path
+		if rel, err := filepath.Rel(dir, ce.Path); err == nil {
+			name = filepath.ToSlash(rel)
+		}
+		rep.Damage = append(rep.Damage, Damage{File: name, Line: ce.Line, Offset: ce.Offset, Kind: "archive", Reason: ce.Err.Error()})
 	}
 	seen := map[string]int{} // event id -> index in lines
 	prev := pos.snap
@@ -120,32 +172,37 @@ func diagnose(dir string, now time.Time) (*Report, []rawLine, error) {
 		if l.offset < pos.base {
 			continue // folded into the snapshot by a compaction cut short
 		}
-		if l.err == nil && prev != nil && prev == pos.snap && !prev.before(l.event) {
-			rep.Damage = append(rep.Damage, Damage{Line: l.n, Offset: l.offset, Kind: "stale", Repairable: true,
+		if l.err != nil {
+			d := Damage{File: LedgerFile, Line: l.n, Offset: l.offset, Kind: "checksum", Reason: l.err.Error()}
+			switch {
+			case errors.Is(l.err, ErrVersion):
+				d.Kind = "version"
+			case errors.Is(l.err, errBlank):
+				d.Kind, d.Repairable, d.Reason = "blank", true, "blank line (holds no event; repair drops it)"
+			case !errors.Is(l.err, errChecksum):
+				d.Kind = "framing"
+			}
+			rep.Damage = append(rep.Damage, d)
+			continue
+		}
+		if prev != nil && prev == pos.snap && !prev.before(l.event) {
+			rep.Damage = append(rep.Damage, Damage{File: LedgerFile, Line: l.n, Offset: l.offset, Kind: "stale", Repairable: true,
 				Reason: fmt.Sprintf("event %s at %s is not after the snapshot's newest event %s (a git merge?); repair moves it into an archive segment", l.event.ID, l.event.At.Format(timeLayout), prev.ID)})
 			seen[l.event.ID] = i
 			continue
 		}
-		if l.err != nil {
-			kind := "checksum"
-			if errors.Is(l.err, ErrVersion) {
-				kind = "version"
-			}
-			rep.Damage = append(rep.Damage, Damage{Line: l.n, Offset: l.offset, Kind: kind, Reason: l.err.Error()})
-			continue
-		}
 		if j, dup := seen[l.event.ID]; dup {
-			same := bytes.Equal(lines[j].bytes, l.bytes)
+			same := bytes.Equal(bytes.TrimRight(lines[j].bytes, "\r\n"), bytes.TrimRight(l.bytes, "\r\n"))
 			reason := fmt.Sprintf("repeats line %d (event %s)", lines[j].n, l.event.ID)
 			if !same {
 				reason = fmt.Sprintf("event id %s is also used by the different line %d", l.event.ID, lines[j].n)
 			}
-			rep.Damage = append(rep.Damage, Damage{Line: l.n, Offset: l.offset, Kind: "duplicate", Reason: reason, Repairable: same})
+			rep.Damage = append(rep.Damage, Damage{File: LedgerFile, Line: l.n, Offset: l.offset, Kind: "duplicate", Reason: reason, Repairable: same})
 			continue
 		}
 		seen[l.event.ID] = i
 		if prev != nil && !prev.before(l.event) {
-			rep.Damage = append(rep.Damage, Damage{Line: l.n, Offset: l.offset, Kind: "order", Repairable: true,
+			rep.Damage = append(rep.Damage, Damage{File: LedgerFile, Line: l.n, Offset: l.offset, Kind: "order", Repairable: true,
 				Reason: fmt.Sprintf("event %s at %s is not after event %s at %s", l.event.ID, l.event.At.Format(timeLayout), prev.ID, prev.At.Format(timeLayout))})
 		}
 		prev = l.event
@@ -168,6 +225,7 @@ func diagnose(dir string, now time.Time) (*Report, []rawLine, error) {
 			}
 		}
 	}
+	rep.SetAside = setAsideReport(dir, seen)
 	rep.Cards = s.Len()
 	rep.Conflicts = append(rep.Conflicts, s.conflicts...)
 	for _, id := range s.Expired(now) {
@@ -176,6 +234,41 @@ func diagnose(dir string, now time.Time) (*Report, []rawLine, error) {
 	}
 	rep.DependencyProblems = append(rep.DependencyProblems, s.dependencyProblems()...)
 	return rep, lines, nil
+}
+
+// setAsideReport describes ledger.jsonl.broken, counting the valid events
+// in it that neither the ledger (inLedger) nor the archives hold; nil when
+// there is no such file.
+func setAsideReport(dir string, inLedger map[string]int) *SetAside {
+	data, err := os.ReadFile(filepath.Join(dir, BrokenFile))
+	if err != nil {
+		return nil
+	}
+	sa := &SetAside{Bytes: int64(len(data))}
+	var found []*Event
+	for _, piece := range bytes.Split(data, []byte{'\n'}) {
+		if e, err := DecodeLine(piece); err == nil {
+			if _, ok := inLedger[e.ID]; !ok {
+				found = append(found, e)
+			}
+		}
+	}
+	if len(found) == 0 {
+		return sa
+	}
+	archived := map[string]bool{}
+	if segs, err := Segments(dir); err == nil {
+		_, _ = ArchivedEvents(segs[:len(segs)-1], Cursor{}, func(e *Event) error {
+			archived[e.ID] = true
+			return nil
+		})
+	}
+	for _, e := range found {
+		if !archived[e.ID] {
+			sa.Events++
+		}
+	}
+	return sa
 }
 
 // dependencyProblems lists cards that cannot become claimable on their own:
@@ -204,12 +297,14 @@ func (s *State) dependencyProblems() []string {
 }
 
 // Repair takes the lock and fixes what can be fixed without losing an
-// event: a torn tail is set aside into ledger.jsonl.broken, exact duplicate
-// lines are dropped (copied to .broken first), and misordered lines are put
-// back in (at, id) order. Damage that would lose an event (a checksum
-// failure mid-file, a line from a newer bl, two different lines sharing an
-// event id) is left alone and reported as ErrCorrupt. The returned report
-// describes the ledger after repair, with Repaired saying what was done.
+// event: a torn tail is set aside into ledger.jsonl.broken, a final event
+// that lost its newline gets it back, exact duplicate lines are dropped
+// (copied to .broken first), blank lines are dropped, and misordered lines
+// are put back in (at, id) order. Damage that would lose an event (a
+// complete line that fails its checksum, a line from a newer bl, two
+// different lines sharing an event id, a damaged snapshot) is left alone
+// and reported as ErrCorrupt. The returned report describes the backlog
+// after repair, with Repaired saying what was done.
 func Repair(ctx context.Context, dir string, timeout time.Duration, now time.Time) (*Report, error) {
 	lk := lock.New(filepath.Join(dir, LockFile))
 	if err := lk.Acquire(ctx, timeout); err != nil {
@@ -228,30 +323,50 @@ func Repair(ctx context.Context, dir string, timeout time.Duration, now time.Tim
 	}
 	for _, d := range rep.Damage {
 		if !d.Repairable {
-			return rep, Errorf(ErrCorrupt, "%s line %d (byte offset %d): %s; it cannot be repaired without losing an event: restore the ledger from git (git log -p -- %s) and run bl doctor again",
-				filepath.Join(dir, LedgerFile), d.Line, d.Offset, d.Reason, LedgerFile)
+			return rep, Errorf(ErrCorrupt, "%s line %d (byte offset %d): %s; it cannot be repaired without losing an event: restore it from git (git log -p -- %s) and run bl doctor again",
+				filepath.Join(dir, d.File), d.Line, d.Offset, d.Reason, gitPath(dir, d.File))
 		}
 	}
 	var done []string
 	stale := slices.ContainsFunc(rep.Damage, func(d Damage) bool { return d.Kind == "stale" })
-	if stale {
-		if err := normalize(dir); err != nil {
+	other := slices.ContainsFunc(rep.Damage, func(d Damage) bool { return d.Kind != "stale" })
+	switch {
+	case other:
+		dups, blanks, err := rewriteCanonical(dir, lines, rep.TornTail)
+		if err != nil {
 			return rep, err
 		}
-		done = append(done, "rebuilt the snapshot and archive segments from every event the backlog holds")
-		rep.TornTail = nil // normalize set it aside
-	} else if len(rep.Damage) > 0 {
-		if err := rewriteCanonical(dir, lines, rep.TornTail); err != nil {
-			return rep, err
+		msg := fmt.Sprintf("rewrote %s with every event once, in (at, id) order", LedgerFile)
+		if blanks > 0 {
+			msg += fmt.Sprintf("; dropped %d blank line(s)", blanks)
 		}
-		done = append(done, fmt.Sprintf("rewrote %s in (at, id) order without %d duplicate or misplaced line(s); originals copied to %s", LedgerFile, len(rep.Damage), BrokenFile))
-	} else if rep.TornTail != nil {
+		if dups > 0 {
+			msg += fmt.Sprintf("; dropped %d duplicate line(s), copied to %s", dups, BrokenFile)
+		}
+		done = append(done, msg)
+	case stale:
+		// normalize sets a torn tail aside and rewrites every line.
+	case rep.TornTail != nil:
 		if err := setAside(dir, rep.TornTail); err != nil {
 			return rep, err
 		}
+	case rep.LostNewline > 0:
+		if err := restoreNewline(filepath.Join(dir, LedgerFile), rep.Bytes); err != nil {
+			return rep, err
+		}
 	}
+	if stale {
+		if _, err := normalize(dir); err != nil {
+			return rep, err
+		}
+		done = append(done, "rebuilt the snapshot and archive segments from every event the backlog holds")
+	}
+	// Each of the above sets a torn tail aside and ends the last line.
 	if rep.TornTail != nil {
 		done = append(done, fmt.Sprintf("set aside a torn tail of %d bytes at line %d into %s", rep.TornTail.Bytes, rep.TornTail.Line, BrokenFile))
+	}
+	if rep.LostNewline > 0 {
+		done = append(done, fmt.Sprintf("restored the newline line %d (the last event) had lost", rep.LostNewline))
 	}
 	after, _, err := diagnose(dir, now)
 	if err != nil {
@@ -261,51 +376,80 @@ func Repair(ctx context.Context, dir string, timeout time.Duration, now time.Tim
 	return after, nil
 }
 
-// rewriteCanonical replaces the ledger with its good lines, each event once,
-// sorted by (at, id), atomically: temp file, fsync, rename, fsync dir. The
-// dropped lines and any torn tail go to the .broken file first.
-func rewriteCanonical(dir string, lines []rawLine, torn *TornTail) (err error) {
+// GitPath names a backlog file for git (git log -p -- PATH): relative to
+// the top of the repository that holds it, or as given when there is none.
+func GitPath(dir, name string) string { return gitPath(dir, name) }
+
+func gitPath(dir, name string) string {
+	p := filepath.Join(dir, name)
+	abs, err := filepath.Abs(p)
+	if err != nil {
+		return p
+	}
+	for top := filepath.Dir(abs); ; {
+		if _, err := os.Lstat(filepath.Join(top, ".git")); err == nil {
+			if rel, err := filepath.Rel(top, abs); err == nil {
+				return filepath.ToSlash(rel)
+			}
+			return p
+		}
+		up := filepath.Dir(top)
+		if up == top {
+			return p
+		}
+		top = up
+	}
+}
+
+// rewriteCanonical replaces the ledger with its events, each once, sorted
+// by (at, id), every line ended, atomically: temp file, fsync, rename,
+// fsync dir. Dropped duplicates and any torn tail go to the .broken file
+// first; blank lines hold nothing and are just dropped. lines must hold no
+// damage other than blank lines.
+func rewriteCanonical(dir string, lines []rawLine, torn *TornTail) (dups, blanks int, err error) {
 	seen := map[string]bool{}
 	var keep []rawLine
 	var dropped []byte
 	for _, l := range lines {
-		if seen[l.event.ID] {
+		switch {
+		case l.event == nil:
+			blanks++
+		case seen[l.event.ID]:
 			dropped = append(dropped, l.bytes...)
-			continue
+			if !bytes.HasSuffix(dropped, []byte{'\n'}) {
+				dropped = append(dropped, '\n')
+			}
+			dups++
+		default:
+			seen[l.event.ID] = true
+			keep = append(keep, l)
 		}
-		seen[l.event.ID] = true
-		keep = append(keep, l)
 	}
-	slices.SortStableFunc(keep, func(a, b rawLine) int {
-		if a.event.before(b.event) {
-			return -1
-		}
-		if b.event.before(a.event) {
-			return 1
-		}
-		return 0
-	})
+	slices.SortStableFunc(keep, func(a, b rawLine) int { return byAtID(a.event, b.event) })
 	path := filepath.Join(dir, LedgerFile)
 	if torn != nil {
 		data, err := os.ReadFile(path)
 		if err != nil {
-			return err
+			return 0, 0, err
 		}
 		dropped = append(dropped, data[torn.Offset:]...)
+	}
+	if len(dropped) > 0 {
 		if !bytes.HasSuffix(dropped, []byte{'\n'}) {
 			dropped = append(dropped, '\n')
 		}
-	}
-	if len(dropped) > 0 {
 		if err := appendSync(filepath.Join(dir, BrokenFile), dropped); err != nil {
-			return err
+			return 0, 0, err
 		}
 	}
 	var buf bytes.Buffer
 	for _, l := range keep {
 		buf.Write(l.bytes)
+		if !bytes.HasSuffix(l.bytes, []byte{'\n'}) {
+			buf.WriteByte('\n') // the last line lost its newline
+		}
 	}
-	return replaceFile(path, buf.Bytes(), nil)
+	return dups, blanks, replaceFile(path, buf.Bytes(), nil)
 }
 
 // replaceFile atomically replaces path with data: temp file in the same

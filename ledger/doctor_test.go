@@ -105,7 +105,7 @@ func TestDoctorRefusesLossyRepair(t *testing.T) {
 	if !errors.Is(err, ErrCorrupt) || rep == nil || rep.Damage[0].Line != 2 || rep.Damage[0].Kind != "checksum" {
 		t.Fatalf("repair = %+v, %v", rep, err)
 	}
-	if !strings.Contains(err.Error(), "restore the ledger from git") {
+	if !strings.Contains(err.Error(), "restore it from git (git log -p -- "+e.ledgerPath()+")") {
 		t.Errorf("error does not say what to do: %v", err)
 	}
 	if !bytes.Equal(e.bytes(), data) {

@@ -153,9 +153,12 @@ func appendFramed(dst []byte, v any) ([]byte, error) {
 }
 
 // checkFrame verifies a framed line's checksum and returns the line without
-// its newline; the crc member stays, as valid JSON the decoders ignore.
+// its line end ("\n" or "\r\n"; a final line may have none, or only the
+// '\r'); the checksum covers the line without it. The crc member stays, as
+// valid JSON the decoders ignore.
 func checkFrame(line []byte) ([]byte, error) {
 	line = bytes.TrimSuffix(line, []byte{'\n'})
+	line = bytes.TrimSuffix(line, []byte{'\r'})
 	n := len(line)
 	if n < crcSuffixLen+2 || line[0] != '{' || !bytes.HasPrefix(line[n-crcSuffixLen:], []byte(`,"crc":"`)) || !bytes.HasSuffix(line, []byte(`"}`)) {
 		return nil, errFraming

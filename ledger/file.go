@@ -1,7 +1,6 @@
 package ledger
 
 import (
-	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
@@ -19,8 +18,9 @@ const (
 	IgnoreFile = ".gitignore"
 )
 
-// TornTail describes damaged bytes at the end of the ledger that were never
-// acknowledged: an unterminated line, or a final line that fails its check.
+// TornTail describes bytes at the end of the ledger that cannot be a
+// finished append (an unterminated fragment that is not a valid line, NUL
+// bytes), so were never acknowledged. See lineReader.judge.
 type TornTail struct {
 	Line   int    `json:"line"`   // 1-based line number where the tail starts
 	Offset int64  `json:"offset"` // byte offset where the tail starts
@@ -42,6 +42,9 @@ type position struct {
 	// compaction cut short left behind, which the snapshot already holds.
 	base         int64
 	coveredLines int // lines before base
+	// bare: the last event folded is the file's last line and has no
+	// line end; a writer restores the newline before appending.
+	bare bool
 	// file is the ledger being read, kept open between reads: filesystems
 	// reuse a freed inode number at once, so only an open file's identity
 	// can be compared with whatever the path names now.
@@ -56,12 +59,10 @@ func (pos *position) close() {
 	}
 }
 
-// maxLine bounds one ledger line; anything longer is damage.
-const maxLine = 1 << 20
-
-// readFrom folds the complete, valid lines of the ledger at path from pos
-// into apply, returning the new position and any torn tail after it. A
-// damaged line followed by a good one is a *CorruptError.
+// readFrom folds the events of the ledger at path from pos into apply,
+// returning the new position and any torn tail after it. Lines are read and
+// judged by lineReader; what is not an event or a torn tail is a
+// *CorruptError, and so is an event not after the one before it.
 //
 // The first call opens the file and keeps it in the returned position; the
 // caller closes it (position.close) when it drops the position. Later calls
@@ -97,46 +98,28 @@ func readFrom(path string, pos position, apply func(*Event)) (position, *TornTai
 	// A buffer sized to what is new: a writer catching up on one line
 	// should not allocate for a whole history.
 	size := min(max(info.Size()-pos.offset, 4096), 256<<10)
-	r := bufio.NewReaderSize(io.NewSectionReader(pos.file, pos.offset, 1<<62), int(size))
+	lr := newLineReader(path, pos.file, pos.offset, pos.lines, pos.bare, int(size))
 	for {
-		line, err := readLine(r)
-		if len(line) == 0 && err == io.EOF {
+		e, l, torn, err := lr.event()
+		if err == io.EOF {
+			// Past a line end that finished the last event, if one came.
+			pos.offset, pos.bare = lr.off, lr.bare
 			return pos, nil, nil
 		}
-		if err != nil && err != io.EOF {
-			return pos, nil, err
+		if torn != nil || err != nil {
+			return pos, torn, err
 		}
-		if line[len(line)-1] != '\n' && err == nil {
-			// Cut short at maxLine with more bytes after it: damage, not
-			// an append in progress.
-			derr := fmt.Errorf("%w: line longer than %d bytes", errFraming, maxLine)
-			if goodLineFollows(r) {
-				return pos, nil, &CorruptError{Path: path, Line: pos.lines + 1, Offset: pos.offset, Err: derr}
-			}
-			return pos, &TornTail{Line: pos.lines + 1, Offset: pos.offset, Bytes: info.Size() - pos.offset, Reason: derr.Error()}, nil
-		}
-		if line[len(line)-1] != '\n' {
-			rest, _ := io.Copy(io.Discard, r)
-			return pos, &TornTail{Line: pos.lines + 1, Offset: pos.offset, Bytes: int64(len(line)) + rest, Reason: "unterminated final line"}, nil
-		}
-		e, derr := DecodeLine(line)
-		if derr == nil && pos.last != nil && pos.last == pos.snap && !pos.last.before(e) {
+		if pos.last != nil && pos.last == pos.snap && !pos.last.before(e) {
 			return pos, nil, errStale
 		}
-		if derr == nil && pos.last != nil && !pos.last.before(e) {
-			derr = fmt.Errorf("event %s at %s is not after the previous event %s at %s (duplicated or misordered line)",
+		if pos.last != nil && !pos.last.before(e) {
+			derr := fmt.Errorf("event %s at %s is not after the previous event %s at %s (duplicated or misordered line)",
 				e.ID, e.At.Format(timeLayout), pos.last.ID, pos.last.At.Format(timeLayout))
-			return pos, nil, &CorruptError{Path: path, Line: pos.lines + 1, Offset: pos.offset, Err: derr}
-		}
-		if derr != nil {
-			if errors.Is(derr, ErrVersion) || goodLineFollows(r) {
-				return pos, nil, &CorruptError{Path: path, Line: pos.lines + 1, Offset: pos.offset, Err: derr}
-			}
-			return pos, &TornTail{Line: pos.lines + 1, Offset: pos.offset, Bytes: info.Size() - pos.offset, Reason: derr.Error()}, nil
+			return pos, nil, &CorruptError{Path: path, Line: l.n, Offset: l.off, Err: derr}
 		}
 		apply(e)
-		pos.offset += int64(len(line))
-		pos.lines++
+		pos.offset, pos.bare = l.off+l.size, !l.ended
+		pos.lines = l.n
 		pos.last = e
 	}
 }
@@ -151,41 +134,57 @@ var (
 
 const timeLayout = "2006-01-02T15:04:05.000000000Z07:00"
 
-// readLine returns the next line with its newline, or the unterminated rest
-// of the file with io.EOF. Lines longer than maxLine are returned cut short,
-// without a newline, so they read as damage.
-func readLine(r *bufio.Reader) ([]byte, error) {
-	var long []byte
-	for {
-		chunk, err := r.ReadSlice('\n')
-		if err == bufio.ErrBufferFull {
-			long = append(long, chunk...)
-			if len(long) > maxLine {
-				return long, nil
-			}
-			continue
+// settleTail is the writer's policy for the end of the ledger, run under
+// the lock, where no append can be in progress. A final event that lost its
+// newline gets it back, so the next line is appended after it rather than
+// onto it. A torn tail (never acknowledged) is set aside into
+// ledger.jsonl.broken and the ledger truncated to the last event; the
+// writer says so on stderr (Options.Warn).
+func (b *Backlog) settleTail() error {
+	if b.torn != nil {
+		t := b.torn
+		if err := setAside(b.dir, t); err != nil {
+			return err
 		}
-		if long != nil {
-			return append(long, chunk...), err
-		}
-		return chunk, err
+		b.torn = nil
+		b.warn(setAsideMessage(b.dir, t))
 	}
+	if b.pos.bare {
+		if err := restoreNewline(filepath.Join(b.dir, LedgerFile), b.pos.offset); err != nil {
+			return err
+		}
+		b.pos.offset++
+		b.pos.bare = false
+	}
+	return nil
 }
 
-// goodLineFollows reports whether any line after the reader's position is a
-// valid event, which makes earlier damage mid-file rather than a torn tail.
-func goodLineFollows(r *bufio.Reader) bool {
-	for {
-		line, err := readLine(r)
-		if len(line) > 0 && line[len(line)-1] == '\n' {
-			if _, derr := DecodeLine(line); derr == nil {
-				return true
-			}
-		}
-		if err != nil {
-			return false
-		}
+// setAsideMessage says what a writer set aside, in one line.
+func setAsideMessage(dir string, t *TornTail) string {
+	return fmt.Sprintf("set aside a torn tail of %d bytes at line %d of %s (%s; never acknowledged) into %s",
+		t.Bytes, t.Line, filepath.Join(dir, LedgerFile), t.Reason, filepath.Join(dir, BrokenFile))
+}
+
+// restoreNewline appends the newline a final event lost (an editor, a copy,
+// git), after checking the file still ends at size. The caller holds the
+// lock.
+func restoreNewline(path string, size int64) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		return err
 	}
+	defer f.Close()
+	if fi, err := f.Stat(); err != nil || fi.Size() != size {
+		return errors.Join(err, fmt.Errorf("ledger: %s changed under the lock; retry", path))
+	}
+	if _, err := f.Write([]byte{'\n'}); err != nil {
+		_ = f.Truncate(size)
+		return fmt.Errorf("restore the final newline of %s: %w", path, err)
+	}
+	if err := fdatasync(f); err != nil {
+		return fmt.Errorf("fsync %s: %w", path, err)
+	}
+	return nil
 }
 
 // setAside appends the torn tail to the .broken file, fsyncs it, then

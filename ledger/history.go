@@ -1,9 +1,9 @@
 package ledger
 
 import (
-	"bufio"
 	"container/heap"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -72,11 +72,11 @@ func Segments(dir string) ([]string, error) {
 	return append(out, filepath.Join(dir, LedgerFile)), nil
 }
 
-// ReadEvents calls fn for every complete, valid event in the file at path
+// ReadEvents calls fn for every event in the file at path after offset
 // that comes after from, in file order, and returns the cursor of the last
 // one it passed to fn (from when none) and the offset just after the last
-// complete line read. A torn tail ends the read quietly; damage followed
-// by good lines is a *CorruptError.
+// event read. A torn tail ends the read quietly (an append may be in
+// progress); damage is a *CorruptError.
 func ReadEvents(path string, offset int64, from Cursor, fn func(*Event) error) (Cursor, int64, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -87,33 +87,26 @@ func ReadEvents(path string, offset int64, from Cursor, fn func(*Event) error) (
 }
 
 // ReadEventsFile is ReadEvents on a file already open, so a follower can
-// finish reading a ledger that was replaced after it opened it.
+// finish reading a ledger that was replaced after it opened it. Line
+// numbers in errors count from offset.
 func ReadEventsFile(f *os.File, path string, offset int64, from Cursor, fn func(*Event) error) (Cursor, int64, error) {
-	if _, err := f.Seek(offset, io.SeekStart); err != nil {
+	bare, err := endsBare(f, offset)
+	if err != nil {
 		return from, offset, err
 	}
-	r := bufio.NewReaderSize(f, 256<<10)
-	line := 0
+	lr := newLineReader(path, f, offset, 0, bare, 256<<10)
 	for {
-		raw, err := readLine(r)
-		if len(raw) == 0 && err == io.EOF {
-			return from, offset, nil
+		e, l, torn, err := lr.event()
+		if err == io.EOF {
+			return from, lr.off, nil
 		}
-		if err != nil && err != io.EOF {
-			return from, offset, err
-		}
-		if raw[len(raw)-1] != '\n' {
+		if torn != nil {
 			return from, offset, nil // an append in progress, or a torn tail
 		}
-		line++
-		e, derr := DecodeLine(raw)
-		if derr != nil {
-			if errors.Is(derr, ErrVersion) || goodLineFollows(r) {
-				return from, offset, &CorruptError{Path: path, Line: line, Offset: offset, Err: derr}
-			}
-			return from, offset, nil
+		if err != nil {
+			return from, offset, err
 		}
-		offset += int64(len(raw))
+		offset = l.off + l.size
 		if from.Before(e) {
 			if err := fn(e); err != nil {
 				return from, offset, err
@@ -227,7 +220,7 @@ func ArchivedEvents(paths []string, from Cursor, fn func(*Event) error) (Cursor,
 		if err != nil {
 			return from, err
 		}
-		s := &segReader{path: p, f: f, r: bufio.NewReaderSize(f, 64<<10)}
+		s := &segReader{path: p, f: f, lr: newLineReader(p, f, 0, 0, false, 64<<10)}
 		if err := s.next(); err != nil {
 			f.Close()
 			return from, err
@@ -265,34 +258,27 @@ func ArchivedEvents(paths []string, from Cursor, fn func(*Event) error) (Cursor,
 
 // segReader reads one archive segment event by event.
 type segReader struct {
-	path   string
-	f      *os.File
-	r      *bufio.Reader
-	ev     *Event
-	line   int
-	offset int64
+	path string
+	f    *os.File
+	lr   *lineReader
+	ev   *Event
 }
 
 // next reads the following event into ev (nil at the end). Segments are
-// written whole, so any damage is a *CorruptError.
+// written whole (temp file, rename), so a torn tail is damage too: any line
+// that is not an event is a *CorruptError.
 func (s *segReader) next() error {
-	raw, err := readLine(s.r)
-	if len(raw) == 0 && err == io.EOF {
+	e, l, torn, err := s.lr.event()
+	if err == io.EOF {
 		s.ev = nil
 		return nil
 	}
-	if err != nil && err != io.EOF {
+	if torn != nil {
+		return s.lr.corrupt(&l, fmt.Errorf("%w: %s in an archive segment, which is written whole", errFraming, torn.Reason))
+	}
+	if err != nil {
 		return err
 	}
-	s.line++
-	e, derr := DecodeLine(raw)
-	if derr == nil && raw[len(raw)-1] != '\n' {
-		derr = errors.New("unterminated final line")
-	}
-	if derr != nil {
-		return &CorruptError{Path: s.path, Line: s.line, Offset: s.offset, Err: derr}
-	}
-	s.offset += int64(len(raw))
 	s.ev = e
 	return nil
 }

@@ -565,7 +565,7 @@ func lazyState(ix *snapshotIndex, headerLine []byte) (*State, snapshotHeader, er
 	for len(tail) > 0 {
 		i := bytes.IndexByte(tail, '\n')
 		if i < 0 {
-			return nil, hdr, errIndexMismatch
+			i = len(tail) - 1 // a final line that lost its newline
 		}
 		var l snapshotLine
 		raw, err := checkFrame(tail[:i+1])

@@ -1,9 +1,6 @@
 package ledger
 
 import (
-	"bufio"
-	"bytes"
-	"errors"
 	"fmt"
 	"path/filepath"
 	"slices"
@@ -15,28 +12,30 @@ import (
 // snapshot the fold of exactly those, and the ledger only events after
 // them. Ledger events that sort before the newest archived event go into a
 // new segment of their own, so nothing is reordered past the snapshot and
-// nothing is lost. The caller holds the lock. The change is journaled.
-func normalize(dir string) error {
+// nothing is lost. The caller holds the lock. The change is journaled. A
+// torn tail of the ledger is set aside first and returned, for the caller
+// to say so.
+func normalize(dir string) (*TornTail, error) {
 	prev, err := ReadTree(dir)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	led, end, err := decodeUntilTorn(filepath.Join(dir, LedgerFile), prev[LedgerFile])
+	led, _, torn, err := readEventsData(filepath.Join(dir, LedgerFile), prev[LedgerFile])
 	if err != nil {
-		return err
+		return nil, err
 	}
-	if end < int64(len(prev[LedgerFile])) { // a torn tail: set it aside first
-		if err := setAside(dir, &TornTail{Offset: end, Bytes: int64(len(prev[LedgerFile])) - end}); err != nil {
-			return err
+	if torn != nil { // set it aside first
+		if err := setAside(dir, torn); err != nil {
+			return nil, err
 		}
-		prev[LedgerFile] = prev[LedgerFile][:end]
+		prev[LedgerFile] = prev[LedgerFile][:torn.Offset]
 	}
 	next, err := normalTree(prev, led)
 	if err != nil {
-		return err
+		return torn, err
 	}
 	b := &Backlog{dir: dir}
-	return b.writeTree(prev, next)
+	return torn, b.writeTree(prev, next)
 }
 
 // normalTree computes the normal form of a tree whose ledger holds led.
@@ -108,31 +107,6 @@ func normalTree(t Tree, led []*Event) (Tree, error) {
 	}
 	out[LedgerFile] = data
 	return out, nil
-}
-
-// decodeUntilTorn decodes every line of a ledger in file order, whatever
-// order their times are in, up to a torn tail, and returns the offset where
-// the good lines end. Damage with good lines after it is a *CorruptError.
-func decodeUntilTorn(path string, data []byte) ([]*Event, int64, error) {
-	var out []*Event
-	var offset int64
-	for n := 1; offset < int64(len(data)); n++ {
-		rest := data[offset:]
-		i := bytes.IndexByte(rest, '\n')
-		if i < 0 {
-			return out, offset, nil // unterminated: torn
-		}
-		e, err := DecodeLine(rest[:i+1])
-		if err != nil {
-			if errors.Is(err, ErrVersion) || goodLineFollows(bufio.NewReader(bytes.NewReader(rest[i+1:]))) {
-				return nil, offset, &CorruptError{Path: path, Line: n, Offset: offset, Err: err}
-			}
-			return out, offset, nil
-		}
-		out = append(out, e)
-		offset += int64(i + 1)
-	}
-	return out, offset, nil
 }
 
 func encodeEvents(evs []*Event) ([]byte, error) {

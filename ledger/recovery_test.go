@@ -31,25 +31,38 @@ func newRecoveryFixture(t *testing.T) recoveryFixture {
 	return recoveryFixture{good: good, next: all[len(good):]}
 }
 
-// tornTails lists damaged endings a crash mid-append can leave.
+// tornTails lists endings a crash mid-append can leave: bytes that cannot
+// be a finished append (a prefix of a line, NULs, unterminated garbage).
 func (f recoveryFixture) tornTails() map[string][]byte {
 	tails := map[string][]byte{}
-	for k := 1; k < len(f.next); k++ {
+	// Every prefix short of the whole line without its newline, which is
+	// a complete event (see TestLostFinalNewline).
+	for k := 1; k < len(f.next)-1; k++ {
 		tails[fmt.Sprintf("prefix-%03d", k)] = f.next[:k]
 	}
 	tails["nul-1"] = []byte{0}
 	tails["nul-4096"] = make([]byte, 4096)
 	tails["nul-line"] = append(make([]byte, 100), '\n')
-	tails["empty-line"] = []byte("\n")
+	tails["nul-then-rest-of-line"] = append(make([]byte, 64), f.next[64:]...)
 	rng := rand.New(rand.NewPCG(1, 2))
 	for i := 0; i < 8; i++ {
 		g := make([]byte, 1+rng.IntN(300))
 		for j := range g {
-			g[j] = byte(rng.UintN(256))
+			if g[j] = byte(rng.UintN(256)); g[j] == '\n' {
+				g[j] = 'x' // unterminated: a line with an end is not torn
+			}
 		}
 		tails[fmt.Sprintf("garbage-%d", i)] = g
 	}
-	tails["garbage-lines"] = []byte("not json\n{\"v\":1}\nstill not\n")
+	tails["bad-checksum-unterminated"] = f.damagedTails()["bad-checksum"][:len(f.next)-1]
+	tails["line-then-prefix"] = append(append([]byte{}, f.next[:len(f.next)-1]...), f.next[:7]...)
+	return tails
+}
+
+// damagedTails lists endings no crash leaves: complete lines (each with its
+// line end) that are not events. Each is damage, even as the last line.
+func (f recoveryFixture) damagedTails() map[string][]byte {
+	tails := map[string][]byte{}
 	badCRC := append([]byte{}, f.next...)
 	d := &badCRC[len(badCRC)-4] // last crc digit
 	if *d == '0' {
@@ -58,10 +71,14 @@ func (f recoveryFixture) tornTails() map[string][]byte {
 		*d = '0'
 	}
 	tails["bad-checksum"] = badCRC
+	tails["bad-checksum-crlf"] = append(badCRC[:len(badCRC)-1:len(badCRC)-1], '\r', '\n')
 	flipped := append([]byte{}, f.next...)
 	flipped[len(flipped)/2] ^= 0x01
 	tails["flipped-byte"] = flipped
-	tails["line-then-prefix"] = append(append([]byte{}, f.next[:len(f.next)-1]...), f.next[:7]...)
+	tails["edited"] = bytes.Replace(f.next, []byte(`"op":"heartbeat"`), []byte(`"op":"heartbeaT"`), 1)
+	tails["empty-line"] = []byte("\n")
+	tails["garbage-lines"] = []byte("not json\n{\"v\":1}\nstill not\n")
+	tails["garbage-line"] = []byte("garbage\n")
 	return tails
 }
 
@@ -76,7 +93,8 @@ func TestTornTail(t *testing.T) {
 			t.Parallel()
 			e := newEnv(t)
 			e.writeLedger(append(append([]byte{}, f.good...), tail...))
-			b, err := Open(e.dir, Options{Clock: e.clk.Now})
+			var warned []string
+			b, err := Open(e.dir, Options{Clock: e.clk.Now, Warn: func(msg string) { warned = append(warned, msg) }})
 			if err != nil {
 				t.Fatalf("Open: %v", err)
 			}
@@ -99,10 +117,17 @@ func TestTornTail(t *testing.T) {
 				t.Fatal(err)
 			}
 
+			if len(warned) != 0 {
+				t.Fatalf("a reader warned: %q", warned)
+			}
 			e.b = b
 			c := e.create("C")
 			if b.TornTail() != nil {
 				t.Fatal("TornTail() still set after a write")
+			}
+			want := fmt.Sprintf("set aside a torn tail of %d bytes at line 4 of %s", len(tail), e.ledgerPath())
+			if len(warned) != 1 || !strings.Contains(warned[0], want) || !strings.Contains(warned[0], BrokenFile) {
+				t.Fatalf("the writer that set the tail aside said %q, want one warning with %q", warned, want)
 			}
 			data := e.bytes()
 			if !bytes.HasPrefix(data, f.good) || len(splitLines(data[len(f.good):])) != 1 {
@@ -112,12 +137,12 @@ func TestTornTail(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			want := tail
+			wantBroken := tail
 			if !bytes.HasSuffix(tail, []byte{'\n'}) {
-				want = append(append([]byte{}, tail...), '\n')
+				wantBroken = append(append([]byte{}, tail...), '\n')
 			}
-			if !bytes.Equal(broken, want) {
-				t.Fatalf(".broken = %q, want %q", broken, want)
+			if !bytes.Equal(broken, wantBroken) {
+				t.Fatalf(".broken = %q, want %q", broken, wantBroken)
 			}
 
 			fresh, err := Open(e.dir, Options{})
@@ -137,16 +162,48 @@ func TestTornTail(t *testing.T) {
 	}
 }
 
+// TestDamagedLastLine: a complete line that is not an event is damage even
+// as the last line of the ledger: Open and every write refuse it with the
+// line and offset, nothing is set aside, nothing is written.
+func TestDamagedLastLine(t *testing.T) {
+	f := newRecoveryFixture(t)
+	for name, tail := range f.damagedTails() {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t)
+			data := append(append([]byte{}, f.good...), tail...)
+			e.writeLedger(data)
+			_, err := Open(e.dir, Options{})
+			wantCorrupt(t, err, e.ledgerPath(), 4, int64(len(f.good)))
+			e.writeLedger(f.good)
+			e.b = e.open()
+			e.appendRaw(tail)
+			_, _, err = e.b.Create(e.ctx, CreateRequest{Mutation: m, ID: "C", Title: "c"})
+			wantCorrupt(t, err, e.ledgerPath(), 4, int64(len(f.good)))
+			if !bytes.Equal(e.bytes(), data) {
+				t.Fatal("a write into a ledger with a damaged last line changed it")
+			}
+			if _, err := os.Stat(filepath.Join(e.dir, BrokenFile)); !os.IsNotExist(err) {
+				t.Fatal("a damaged last line was set aside as a torn tail")
+			}
+			rep, err := Diagnose(e.dir, e.clk.Now())
+			if err != nil || !rep.Corrupt || rep.TornTail != nil || len(rep.Damage) == 0 || rep.Damage[0].Line != 4 || rep.Damage[0].File != LedgerFile {
+				t.Fatalf("doctor: %+v, %v", rep, err)
+			}
+		})
+	}
+}
+
 // TestBrokenFileAccumulates: each recovery appends to .broken.
 func TestBrokenFileAccumulates(t *testing.T) {
 	e := newEnv(t)
 	e.create("A")
-	for i, tail := range []string{"first torn", "second torn\n"} {
+	for i, tail := range []string{"first torn", "second\x00torn\n"} {
 		e.appendRaw([]byte(tail))
 		e.create(fmt.Sprintf("B%d", i))
 	}
 	broken, _ := os.ReadFile(filepath.Join(e.dir, BrokenFile))
-	if string(broken) != "first torn\nsecond torn\n" {
+	if string(broken) != "first torn\nsecond\x00torn\n" {
 		t.Fatalf(".broken = %q", broken)
 	}
 	if n := len(e.events()); n != 3 {
@@ -341,8 +398,9 @@ func TestOverlongLine(t *testing.T) {
 		data    []byte
 		corrupt bool
 	}{
-		"at the end":       {append(append(append([]byte{}, good...), huge...), '\n'), false},
-		"before good line": {append(append(append(append([]byte{}, f.good...), huge...), '\n'), f.next...), true},
+		"unterminated at the end": {append(append([]byte{}, good...), huge...), false},
+		"at the end":              {append(append(append([]byte{}, f.good...), huge...), '\n'), true},
+		"before good line":        {append(append(append(append([]byte{}, f.good...), huge...), '\n'), f.next...), true},
 	} {
 		t.Run(name, func(t *testing.T) {
 			e := newEnv(t)

@@ -1,7 +1,6 @@
 package ledger
 
 import (
-	"bufio"
 	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
@@ -193,44 +192,51 @@ func openSnapshot(dir string) (s *State, hdr snapshotHeader, f *os.File, err err
 }
 
 // decodeSnapshot reads a whole snapshot into a new state; with ib set, it
-// also records where each line lies, for the snapshot index.
-func decodeSnapshot(path string, r io.Reader, ib *indexBuild) (*State, snapshotHeader, error) {
-	br := bufio.NewReaderSize(r, 256<<10)
+// also records where each line lies, for the snapshot index. The snapshot
+// is written whole (temp file, rename), so every line must be good: a torn
+// tail is damage too.
+func decodeSnapshot(path string, r io.ReaderAt, ib *indexBuild) (*State, snapshotHeader, error) {
+	lr := newLineReader(path, r, 0, 0, false, 256<<10)
 	s := NewState()
 	var hdr snapshotHeader
 	var offset int64
-	for n := 1; ; n++ {
-		raw, err := readLine(br)
-		if len(raw) == 0 && err == io.EOF {
+	for {
+		raw, err := lr.next()
+		if err == io.EOF {
 			break
 		}
-		if err != nil && err != io.EOF {
+		if err != nil {
 			return nil, hdr, err
 		}
-		bad := func(cause error) error {
-			return &CorruptError{Path: path, Line: n, Offset: offset, Err: cause}
-		}
-		if raw[len(raw)-1] != '\n' {
-			return nil, hdr, bad(errors.New("unterminated line"))
-		}
-		line, ferr := checkFrame(raw)
-		if ferr != nil {
-			return nil, hdr, bad(ferr)
-		}
-		at := offset
-		offset += int64(len(raw))
-		if n == 1 {
-			if err := json.Unmarshal(line, &hdr); err != nil {
-				return nil, hdr, bad(err)
+		bad := func(cause error) error { return lr.corrupt(&raw, cause) }
+		var l snapshotLine
+		torn, err := lr.judge(&raw, func(b []byte) error {
+			line, err := checkFrame(b)
+			if err != nil {
+				return err
 			}
-			if hdr.V > FormatVersion {
-				return nil, hdr, bad(Errorf(ErrVersion, "snapshot has format v%d, this bl reads v%d; upgrade bl", hdr.V, FormatVersion))
+			if raw.n == 1 {
+				if err := json.Unmarshal(line, &hdr); err != nil {
+					return err
+				}
+				if hdr.V > FormatVersion {
+					return Errorf(ErrVersion, "snapshot has format v%d, this bl reads v%d; upgrade bl", hdr.V, FormatVersion)
+				}
+				return nil
 			}
-			continue
+			l, err = decodeSnapshotLine(line)
+			return err
+		})
+		if torn != nil {
+			return nil, hdr, bad(fmt.Errorf("%w: %s in a snapshot, which is written whole", errFraming, torn.Reason))
 		}
-		l, err := decodeSnapshotLine(line)
 		if err != nil {
-			return nil, hdr, bad(err)
+			return nil, hdr, err
+		}
+		at, n := raw.off, int(raw.size)
+		offset = raw.off + raw.size
+		if raw.n == 1 {
+			continue
 		}
 		switch {
 		case l.Card != nil:
@@ -240,12 +246,12 @@ func decodeSnapshot(path string, r io.Reader, ib *indexBuild) (*State, snapshotH
 				s.keys[c.IdempotencyKey] = c.ID
 			}
 			if ib != nil {
-				ib.addCard(c, at, len(raw))
+				ib.addCard(c, at, n)
 			}
 		case l.Receipt != nil:
 			s.requests[l.Receipt.RequestID] = l.Receipt.Receipt
 			if ib != nil {
-				ib.receipts = append(ib.receipts, indexEntry{key: l.Receipt.RequestID, off: at, n: len(raw)})
+				ib.receipts = append(ib.receipts, indexEntry{key: l.Receipt.RequestID, off: at, n: n})
 			}
 		case l.Conflict != nil:
 			if ib != nil && len(s.conflicts) == 0 {

@@ -2,7 +2,6 @@ package ledger
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -94,25 +93,15 @@ func (t Tree) union(names ...string) ([]*Event, error) {
 	return out, nil
 }
 
-// decodeAll decodes every line of a committed ledger or archive file; any
-// damage is an error, since committed files are written whole.
+// decodeAll decodes every line of a committed ledger or archive file (git's
+// copy, a merge driver's input). Such a file is written whole, so a torn
+// tail is damage too: any line that is not an event is a *CorruptError.
 func decodeAll(name string, data []byte) ([]*Event, error) {
-	var out []*Event
-	var offset int64
-	for n := 1; len(data) > 0; n++ {
-		i := bytes.IndexByte(data, '\n')
-		if i < 0 {
-			return nil, &CorruptError{Path: name, Line: n, Offset: offset, Err: errors.New("unterminated final line")}
-		}
-		e, err := DecodeLine(data[:i+1])
-		if err != nil {
-			return nil, &CorruptError{Path: name, Line: n, Offset: offset, Err: err}
-		}
-		out = append(out, e)
-		offset += int64(i + 1)
-		data = data[i+1:]
+	evs, _, torn, err := readEventsData(name, data)
+	if torn != nil {
+		return nil, &CorruptError{Path: name, Line: torn.Line, Offset: torn.Offset, Err: fmt.Errorf("%w: %s", errFraming, torn.Reason)}
 	}
-	return out, nil
+	return evs, err
 }
 
 // RebaseResult says what Rebase did.
@@ -159,6 +148,9 @@ func Rebase(upstream, local Tree) (Tree, RebaseResult, error) {
 		last = up[len(up)-1]
 	}
 	ledger := append([]byte(nil), upstream[LedgerFile]...)
+	if len(ledger) > 0 && ledger[len(ledger)-1] != '\n' {
+		ledger = append(ledger, '\n') // its last event lost its newline
+	}
 	for _, e := range mine {
 		if known[e.ID] {
 			continue

@@ -197,9 +197,41 @@ var allCmds = [][]string{
 // A read and a write, for the many single-byte variants.
 var someCmds = [][]string{{"list"}, {"create", "--id", "Q1", "--title", "q", "--request-id", "q1"}}
 
+// lostNewline checks a ledger whose last line is complete and checksummed
+// but lost its newline: reads see it as the event it is; the next write
+// restores the newline, appends after it, and sets nothing aside.
+func (b *tornBench) lostNewline(name string) {
+	b.t.Helper()
+	want := b.listOf(b.base)
+	content := b.base[:len(b.base)-1]
+	b.set(content)
+	if c := b.run("list", "--json"); c.Exit != 0 || !bytes.Equal(c.Stdout, want) {
+		b.errorf("%s: bl list: exit %d, sees something other than every line:\n%s\nwant\n%s", name, c.Exit, c.Stdout, want)
+	}
+	b.n++
+	id := fmt.Sprintf("Z%d", b.n)
+	c := b.run("create", "--id", id, "--title", "after a lost newline", "--json")
+	if c.Exit != 0 {
+		b.errorf("%s: the next write failed: exit %d: %s", name, c.Exit, c.Stderr)
+		return
+	}
+	after, _ := os.ReadFile(b.ledgerPath())
+	if !bytes.HasPrefix(after, b.base) {
+		b.errorf("%s: the write did not keep every line, newline restored:\n%q", name, after)
+		return
+	}
+	if e, err := ledger.DecodeLine(after[len(b.base):]); err != nil || e.Card != id {
+		b.errorf("%s: after the restored newline the ledger holds %q (%v)", name, after[len(b.base):], err)
+	}
+	if _, err := os.Stat(b.brokenPath()); err == nil {
+		b.errorf("%s: a complete event was set aside", name)
+	}
+}
+
 // TestTornTail damages the end of a ledger the ways a crash mid-append
-// does: every prefix of the last line, NULs, garbage. Reads must succeed
-// and change nothing; the next write must set the damage aside and append.
+// does: every prefix of the last line, NULs, unterminated garbage. Reads
+// must succeed and change nothing; the next write must set the damage aside
+// and append. The whole last line without its newline is no damage at all.
 func TestTornTail(t *testing.T) {
 	start := time.Now()
 	b := newTornBench(t)
@@ -208,11 +240,13 @@ func TestTornTail(t *testing.T) {
 	cases := 0
 
 	// Every prefix of the last line, down to its first byte and up to the
-	// whole line without its newline.
-	for p := 1; p < len(last); p++ {
+	// line without its closing brace.
+	for p := 1; p < len(last)-1; p++ {
 		b.torn(fmt.Sprintf("last line cut to %d of %d bytes", p, len(last)), b.prefix(n-1), last[:p])
 		cases++
 	}
+	b.lostNewline("the last line without its newline")
+	cases++
 	// NULs: after the last line, instead of it, and after part of it.
 	for _, k := range []int{1, 7, 512, 4096} {
 		b.torn(fmt.Sprintf("%d trailing NULs", k), b.base, make([]byte, k))
@@ -221,21 +255,25 @@ func TestTornTail(t *testing.T) {
 	b.torn("last line zeroed", b.prefix(n-1), make([]byte, len(last)))
 	b.torn("last line zeroed with its newline", b.prefix(n-1), append(make([]byte, len(last)-1), '\n'))
 	b.torn("half a line then NULs", b.prefix(n-1), append(append([]byte(nil), last[:len(last)/2]...), make([]byte, 300)...))
-	cases += 3
-	// Garbage, with and without newlines inside and at the end.
+	b.torn("NULs then the rest of the line", b.prefix(n-1), append(make([]byte, len(last)/2), last[len(last)/2:]...))
+	cases += 4
+	// Garbage: without a line end, or with NULs in it.
 	rng := rand.New(rand.NewPCG(1, 2))
 	for _, k := range []int{1, 2, 33, 200, 5000} {
 		g := make([]byte, k)
 		for i := range g {
-			g[i] = byte(rng.IntN(256))
+			if g[i] = byte(rng.IntN(256)); g[i] == '\n' {
+				g[i] = 'x'
+			}
 		}
 		b.torn(fmt.Sprintf("%d bytes of garbage", k), b.base, g)
-		b.torn(fmt.Sprintf("%d bytes of garbage and a newline", k), b.base, append(g, '\n'))
+		g[0] = 0
+		b.torn(fmt.Sprintf("%d bytes of garbage with NULs and a newline", k), b.base, append(g, '\n'))
 		cases += 2
 	}
-	b.torn("a damaged final line", b.prefix(n-1), bytes.Replace(last, []byte(`"op":"claim"`), []byte(`"op":"clbim"`), 1))
-	b.torn("two damaged lines at the end", b.base, []byte("{\"v\":1,\"id\":\"x\"}\n{not json}\n"))
-	cases += 2
+	b.torn("a damaged final line without its newline", b.prefix(n-1),
+		bytes.Replace(last[:len(last)-1], []byte(`"op":"claim"`), []byte(`"op":"clbim"`), 1))
+	cases++
 	t.Logf("torn tails: cases=%d processes=%d violations=%d time=%s", cases, b.procs, b.bad, time.Since(start).Round(time.Millisecond))
 }
 
@@ -277,6 +315,22 @@ func TestCorruptMidFile(t *testing.T) {
 		}
 		return out
 	}
+	// A complete line that is not an event is damage even at the end:
+	// only what cannot be a finished append is a torn tail.
+	n0 := len(b.prefix(n - 1))
+	edited := append(append([]byte(nil), b.prefix(n-1)...), bytes.Replace(b.lines[n-1], []byte(`"op":"claim"`), []byte(`"op":"clbim"`), 1)...)
+	b.corrupt("a damaged final line", edited, n, "corrupt", allCmds)
+	b.corrupt("two damaged lines at the end", append(append([]byte(nil), b.base...), "{\"v\":1,\"id\":\"x\"}\n{not json}\n"...), n+1, "corrupt", someCmds)
+	b.corrupt("garbage and a newline at the end", append(append([]byte(nil), b.base...), "\x01garbage\xff\n"...), n+1, "corrupt", someCmds)
+	b.corrupt("a blank last line", append(append([]byte(nil), b.base...), '\n'), n+1, "corrupt", someCmds)
+	for i := 0; i < len(b.lines[n-1])-1; i += 11 {
+		content := append([]byte(nil), b.base...)
+		content[n0+i] ^= 0x01
+		b.corrupt(fmt.Sprintf("last line byte %d flipped", i), content, n, "corrupt", someCmds)
+		cases++
+	}
+	cases += 4
+
 	b.corrupt("line 2 duplicated in place", dup(2, 2), 3, "corrupt", allCmds)
 	b.corrupt("line 2 repeated at the end", dup(2, n), n+1, "corrupt", allCmds)
 	b.corrupt("last line duplicated", dup(n, n), n+1, "corrupt", allCmds)

@@ -10,21 +10,32 @@ import (
 
 // DoctorCmd checks the backlog's integrity.
 type DoctorCmd struct {
-	Repair bool `help:"Fix what can be fixed without losing an event (torn tail, duplicated or misordered lines)."`
+	Repair bool `help:"Fix what can be fixed without losing an event (torn tail, lost final newline, duplicated, blank or misordered lines, stale snapshot)."`
 }
 
 func (DoctorCmd) Help() string {
-	return `Reads the whole ledger and reports: damaged lines (with line number and byte
-offset), a torn final line left by a crash, conflicts the fold recorded
-(for example the losing claim of two merged clones), expired leases not
-yet reclaimed, and cards stuck behind blocked or missing dependencies.
+	return `Reads the ledger, the snapshot and the archive segments and reports, one
+line each: damaged lines (file, line number and byte offset), a torn tail
+left by a crash, a last event that lost its newline, lines with CRLF line
+ends, what writers set aside into ledger.jsonl.broken, conflicts the fold
+recorded (for example the losing claim of two merged clones), expired
+leases not yet reclaimed, and cards stuck behind blocked or missing
+dependencies.
+
+A line is an event when it is complete and its checksum holds, whatever its
+line end ("\n", "\r\n", or a last line that lost its newline). A torn tail
+is what cannot be a finished append: an unterminated fragment that is not a
+valid line, or NUL bytes. A complete line that fails its checksum is damage,
+even the last one.
 
 --repair takes the lock and sets a torn tail aside into
-ledger.jsonl.broken, drops exact duplicate lines and restores (at, id)
-order. It never deletes an acknowledged event: a line whose checksum fails
-mid-file must be restored from git history, and doctor says so.
+ledger.jsonl.broken, restores a lost final newline, drops exact duplicate
+lines and blank lines, restores (at, id) order and rebuilds a stale
+snapshot. It never deletes an acknowledged event: a line whose checksum
+fails, or a damaged snapshot, must be restored from git history, and doctor
+says where (git log -p -- PATH).
 
-Exits 6 while the ledger has damage that blocks reads or writes.
+Exits 6 while the backlog has damage that blocks reads or writes.
 
 Examples:
 
@@ -55,7 +66,7 @@ func (c *DoctorCmd) Run(a *App) error {
 	if rep.Corrupt {
 		i := slices.IndexFunc(rep.Damage, func(d ledger.Damage) bool { return d.Kind != "stale" })
 		d := rep.Damage[i]
-		return ledger.Errorf(ledger.ErrCorrupt, "corrupt backlog: %s line %d (byte offset %d): %s", ledger.LedgerFile, d.Line, d.Offset, d.Reason)
+		return ledger.Errorf(ledger.ErrCorrupt, "corrupt backlog: %s line %d (byte offset %d): %s", d.File, d.Line, d.Offset, d.Reason)
 	}
 	return nil
 }
@@ -69,8 +80,14 @@ func (a *App) printReport(w io.Writer, r *ledger.Report) {
 	if !r.Corrupt {
 		fmt.Fprintln(w, "integrity  ok")
 	}
+	if r.CRLFLines > 0 {
+		fmt.Fprintf(w, "line ends  %d line(s) end in \\r\\n (a CRLF checkout, core.autocrlf): they read as the same events\n", r.CRLFLines)
+	}
+	if r.LostNewline > 0 {
+		fmt.Fprintf(w, "newline    line %d, the last event, lost its newline: it still counts; the next write or bl doctor --repair restores it\n", r.LostNewline)
+	}
 	for _, d := range r.Damage {
-		fix := "restore from git"
+		fix := "restore it from git: git log -p -- " + ledger.GitPath(r.Dir, d.File)
 		switch {
 		case d.Kind == "stale":
 			fmt.Fprintf(w, "stale      %s (the next write, or bl doctor --repair, rebuilds it)\n", d.Reason)
@@ -78,10 +95,16 @@ func (a *App) printReport(w io.Writer, r *ledger.Report) {
 		case d.Repairable:
 			fix = "bl doctor --repair fixes it"
 		}
-		fmt.Fprintf(w, "DAMAGE     line %d (byte offset %d), %s: %s (%s)\n", d.Line, d.Offset, d.Kind, d.Reason, fix)
+		fmt.Fprintf(w, "DAMAGE     %s line %d (byte offset %d), %s: %s (%s)\n", d.File, d.Line, d.Offset, d.Kind, d.Reason, fix)
 	}
 	if t := r.TornTail; t != nil {
 		fmt.Fprintf(w, "torn tail  %d bytes at line %d (%s): never acknowledged; the next write or bl doctor --repair sets it aside\n", t.Bytes, t.Line, t.Reason)
+	}
+	if sa := r.SetAside; sa != nil {
+		fmt.Fprintf(w, "set aside  %s holds %d bytes that writers set aside as torn tails (never acknowledged; safe to delete once reviewed)\n", ledger.BrokenFile, sa.Bytes)
+		if sa.Events > 0 {
+			fmt.Fprintf(w, "set aside  %d line(s) in %s are valid events this backlog lacks (an older bl set them aside): review them before deleting it\n", sa.Events, ledger.BrokenFile)
+		}
 	}
 	section := func(title string, n int) {
 		if n > 0 {

@@ -1,0 +1,249 @@
+package ledger
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+)
+
+// This file holds the one reader of framed files (ledger.jsonl,
+// snapshot.json, archive/*.jsonl) and the one rule that says what each of
+// their lines is; see "Line framing" and "Recovery" in doc.go. Every caller
+// reads through lineReader and judge and only chooses a policy for what
+// judge finds: a reader without the lock stops quietly at a torn tail (an
+// append may be in progress), a writer under the lock sets it aside, files
+// written whole (archives, the snapshot, git's copies) report it.
+
+// maxLine bounds one framed line; anything longer is never written, so a
+// longer line is damage (or, unterminated at the end, a torn tail).
+const maxLine = 1 << 20
+
+// errBlank is the damage of an empty line: it holds no event, so repair may
+// drop it.
+var errBlank = errors.New("blank line")
+
+// frameLine is one line of a framed file as lineReader found it.
+type frameLine struct {
+	n     int    // 1-based line number
+	off   int64  // byte offset of its first byte
+	size  int64  // bytes it spans, line end included
+	raw   []byte // its bytes, line end included; valid until the next read (a long line keeps only its first bytes)
+	body  []byte // raw without its line end ("\n", "\r\n", or a final '\r'): what the checksum covers
+	ended bool   // it ends in "\n" or "\r\n"; only a file's last line can lack a line end
+	long  bool   // longer than maxLine
+	nul   bool   // holds a NUL byte
+}
+
+// lineReader reads a framed file line by line from an offset. It never
+// judges a line; judge does.
+type lineReader struct {
+	path string
+	src  io.ReaderAt
+	r    *bufio.Reader
+	off  int64  // where the next line starts
+	n    int    // lines read so far (line numbers continue from it)
+	bare bool   // the last line read had no line end
+	long []byte // scratch for lines longer than the buffer
+}
+
+// newLineReader reads src from off, where line n+1 starts. bare says the
+// line before off lacked its line end (see lineReader.next); size is the
+// read buffer, at least 4 KiB.
+func newLineReader(path string, src io.ReaderAt, off int64, n int, bare bool, size int) *lineReader {
+	return &lineReader{path: path, src: src, off: off, n: n, bare: bare,
+		r: bufio.NewReaderSize(io.NewSectionReader(src, off, 1<<62), max(size, 4096))}
+}
+
+// endsBare reports whether the byte before off is not a newline, i.e. a
+// reader resuming at off follows a line that has no line end yet.
+func endsBare(src io.ReaderAt, off int64) (bool, error) {
+	if off == 0 {
+		return false, nil
+	}
+	var b [1]byte
+	if _, err := src.ReadAt(b[:], off-1); err != nil {
+		return false, err
+	}
+	return b[0] != '\n', nil
+}
+
+// next returns the next line, or io.EOF at the end of the file. A final
+// line without a line end that was read as an event may get its newline
+// later (a writer restoring it, or an append finishing while a reader
+// looked): a line end alone right after such a line finishes it rather than
+// being read as a blank line.
+func (lr *lineReader) next() (frameLine, error) {
+	l, err := lr.read()
+	if err == nil && lr.bare && l.ended && len(l.body) == 0 {
+		lr.n--
+		lr.bare = false
+		l, err = lr.read()
+	}
+	if err == nil {
+		lr.bare = !l.ended
+	}
+	return l, err
+}
+
+// read reads one line as it is.
+func (lr *lineReader) read() (frameLine, error) {
+	l := frameLine{off: lr.off}
+	chunk, err := lr.r.ReadSlice('\n')
+	size := int64(len(chunk))
+	cut := false // chunk holds only the line's first bytes
+	if err == bufio.ErrBufferFull {
+		// Longer than the buffer: gather it, keeping at most about
+		// maxLine bytes but reading (and checking) all of it.
+		lr.long = append(lr.long[:0], chunk...)
+		for err == bufio.ErrBufferFull {
+			chunk, err = lr.r.ReadSlice('\n')
+			size += int64(len(chunk))
+			if len(lr.long) <= maxLine {
+				lr.long = append(lr.long, chunk...)
+			} else {
+				cut = true
+				l.nul = l.nul || bytes.IndexByte(chunk, 0) >= 0
+			}
+		}
+		chunk = lr.long
+	}
+	if err != nil && err != io.EOF {
+		return l, err
+	}
+	if size == 0 {
+		return l, io.EOF
+	}
+	lr.n++
+	lr.off += size
+	l.n, l.size, l.raw, l.ended = lr.n, size, chunk, err == nil
+	l.body = chunk
+	if !cut {
+		l.body = bytes.TrimSuffix(bytes.TrimSuffix(chunk, []byte{'\n'}), []byte{'\r'})
+	}
+	l.long = cut || len(l.body) > maxLine
+	l.nul = l.nul || bytes.IndexByte(chunk, 0) >= 0
+	return l, nil
+}
+
+// tornReason says why a line cannot be a finished append, or "" when it
+// can be one. An append writes one whole line with its newline in one
+// write, so what a crash leaves is a prefix of it (no line end and no valid
+// frame) or, where the disk never got the data, NUL bytes. A complete line,
+// or an unterminated one whose frame holds, is something a writer finished.
+func (l *frameLine) tornReason() string {
+	switch {
+	case l.nul:
+		return "NUL bytes where a line should be: a write the disk never finished"
+	case l.ended:
+		return ""
+	case l.long:
+		return fmt.Sprintf("unterminated final line longer than %d bytes", maxLine)
+	}
+	if _, err := checkFrame(l.body); err != nil {
+		return "unterminated final line"
+	}
+	return ""
+}
+
+// judge is the classifier: it says what l is. A good line, one that is
+// complete and whose frame and content hold (decode, given the line
+// without its line end, accepted it), gives nil, nil. A line that cannot be
+// a finished append, with nothing after it but more such lines, is a torn
+// tail: judge
+// returns it as a *TornTail spanning to the end of the file. Anything else
+// is damage: a *CorruptError naming the file, line and offset. That covers a
+// complete line that fails its checksum or holds no event (even the last
+// line of the file), a line from a newer format (ErrVersion), a blank line,
+// a line longer than maxLine, and torn bytes with any other line after them.
+//
+// judge reads ahead through src only to decide a torn tail; lr is left
+// just after l either way, so a caller that reports every line can go on.
+func (lr *lineReader) judge(l *frameLine, decode func(raw []byte) error) (*TornTail, error) {
+	if why := l.tornReason(); why != "" {
+		end, torn, err := lr.tornAfter(l)
+		if err != nil {
+			return nil, err
+		}
+		if torn {
+			return &TornTail{Line: l.n, Offset: l.off, Bytes: end - l.off, Reason: why}, nil
+		}
+		return nil, lr.corrupt(l, fmt.Errorf("%w: %s, with more lines after it", errFraming, why))
+	}
+	var err error
+	switch {
+	case l.long:
+		err = fmt.Errorf("%w: line longer than %d bytes", errFraming, maxLine)
+	case len(l.body) == 0:
+		err = errBlank
+	default:
+		err = decode(l.body)
+	}
+	if err != nil {
+		return nil, lr.corrupt(l, err)
+	}
+	return nil, nil
+}
+
+// tornAfter reports whether every line after l cannot be a finished append
+// either, and where the file ends.
+func (lr *lineReader) tornAfter(l *frameLine) (end int64, torn bool, err error) {
+	rest := newLineReader(lr.path, lr.src, l.off+l.size, l.n, false, 16<<10)
+	for {
+		m, err := rest.read()
+		if err == io.EOF {
+			return rest.off, true, nil
+		}
+		if err != nil {
+			return 0, false, err
+		}
+		if m.tornReason() == "" {
+			return 0, false, nil
+		}
+	}
+}
+
+func (lr *lineReader) corrupt(l *frameLine, err error) *CorruptError {
+	return &CorruptError{Path: lr.path, Line: l.n, Offset: l.off, Err: err}
+}
+
+// event reads the next line as a ledger or archive event: the event, or a
+// torn tail (the reader is then done), or a *CorruptError, or io.EOF at the
+// end. l is the line read, for its number and offsets.
+func (lr *lineReader) event() (e *Event, l frameLine, torn *TornTail, err error) {
+	l, err = lr.next()
+	if err != nil {
+		return nil, l, nil, err
+	}
+	torn, err = lr.judge(&l, func(raw []byte) (err error) {
+		e, err = DecodeLine(raw)
+		return err
+	})
+	if torn != nil || err != nil {
+		return nil, l, torn, err
+	}
+	return e, l, nil, nil
+}
+
+// readEventsData decodes every line of an in-memory ledger or archive in
+// file order, up to a torn tail, and returns the events with the offset
+// where the good lines end (len(data) without a torn tail). Damage is a
+// *CorruptError.
+func readEventsData(path string, data []byte) ([]*Event, int64, *TornTail, error) {
+	lr := newLineReader(path, bytes.NewReader(data), 0, 0, false, min(len(data), 256<<10))
+	var out []*Event
+	for {
+		e, _, torn, err := lr.event()
+		if err == io.EOF {
+			return out, int64(len(data)), nil, nil
+		}
+		if torn != nil {
+			return out, torn.Offset, torn, nil
+		}
+		if err != nil {
+			return nil, 0, nil, err
+		}
+		out = append(out, e)
+	}
+}
