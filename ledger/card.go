@@ -120,3 +120,91 @@ func cloneStrings(s []string) []string {
 }
 
 func timePtr(t time.Time) *time.Time { return &t }
+
+// MaxCardBytes bounds a card's encoded JSON (compact, as its snapshot line
+// holds it) after a create, update or link: what a writer may put in a
+// card's fields. The rest of a snapshot line's limit (maxLine) is kept for
+// what leases add (owner, checkpoint, reasons, times); any other event is
+// refused only when the card would outgrow the line itself. Writers refuse
+// such an event (ErrInvalid) and the fold records a merged-in one as a
+// conflict, so compaction never writes a line a reader refuses.
+const MaxCardBytes = maxLine - 64<<10
+
+// cardLineOverhead is what a snapshot line adds to a card's JSON:
+// {"card":...,"crc":"xxxxxxxx"} and the newline.
+const cardLineOverhead = len(`{"card":`) + crcSuffixLen + 1
+
+// checkCardSize refuses e when the card it leaves (c after e, or the card e
+// creates) would encode to more than the limit for e's op. A sum of lengths
+// clears almost every event; only a card near the limit is encoded to
+// measure it exactly.
+func (s *State) checkCardSize(k kind, c *Card, e *Event) error {
+	limit, content := maxLine-cardLineOverhead, false
+	switch e.Op {
+	case OpCreate, OpUpdate, OpLink:
+		limit, content = MaxCardBytes, true
+	}
+	if cardBound(c)+eventBound(e) <= limit {
+		return nil
+	}
+	probe := Card{ID: e.Card}
+	if c != nil {
+		probe = c.clone()
+	}
+	k.apply(NewState(), &probe, e) // a scratch state: apply may record in it
+	probe.Version++
+	probe.UpdatedAt = e.clock()
+	line, err := appendFramed(nil, snapshotLine{Card: &probe})
+	if err != nil {
+		return rule(ErrInvalid, "%s of %s leaves a card that cannot be encoded: %v", e.Op, e.Card, err)
+	}
+	n := len(line) - cardLineOverhead
+	switch {
+	case n <= limit:
+		return nil
+	case content:
+		return rule(ErrInvalid, "%s of %s would make the card %d bytes encoded; the limit is %d bytes (MaxCardBytes) for a card's title, body, labels, acceptance and other fields together: shorten them", e.Op, e.Card, n, limit)
+	}
+	return rule(ErrInvalid, "%s of %s would make the card %d bytes encoded; a snapshot line holds at most %d bytes of card: shorten what the %s carries", e.Op, e.Card, n, limit, e.Op)
+}
+
+// cardBound is at least the length of c's compact JSON: every string
+// counted six times (the longest escape, \u00XX or \ufffd, is six bytes
+// for one byte), and room for every name, number and time. Zero for nil.
+func cardBound(c *Card) int {
+	if c == nil {
+		return 0
+	}
+	n := 1024 + 6*(len(c.ID)+len(c.Title)+len(c.Body)+len(c.Phase)+len(c.Status)+len(c.Parent)+len(c.IdempotencyKey)+
+		len(c.ClaimOwner)+len(c.BlockedReason)+len(c.CloseNote)+len(c.Checkpoint)) +
+		listBound(c.Labels) + listBound(c.DependsOn) + listBound(c.Acceptance)
+	return n
+}
+
+// eventBound is at least what e can add to a card's compact JSON.
+func eventBound(e *Event) int {
+	n := 1024 + 6*(len(e.Card)+len(e.Owner)+len(e.Reason)+len(e.To)+len(e.Checkpoint)) + 3
+	if f := e.Fields; f != nil {
+		for _, p := range [...]*string{f.Title, f.Body, f.Phase, f.Parent} {
+			if p != nil {
+				n += 6 * len(*p)
+			}
+		}
+		n += 6 * len(f.IdempotencyKey)
+		for _, l := range [...]*[]string{f.Labels, f.DependsOn, f.Acceptance} {
+			if l != nil {
+				n += listBound(*l)
+			}
+		}
+	}
+	return n
+}
+
+// listBound is at least the length of a list of strings in compact JSON.
+func listBound(list []string) int {
+	n := 4
+	for _, s := range list {
+		n += 6*len(s) + 3
+	}
+	return n
+}
