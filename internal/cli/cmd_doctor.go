@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"time"
 
 	"github.com/bl-backlog/bl/ledger"
 )
@@ -17,7 +18,9 @@ func (DoctorCmd) Help() string {
 	return `Reads the whole ledger and reports: damaged lines (with line number and byte
 offset), a torn final line left by a crash, conflicts the fold recorded
 (for example the losing claim of two merged clones), expired leases not
-yet reclaimed, and cards stuck behind blocked or missing dependencies.
+yet reclaimed, cards stuck behind blocked or missing dependencies, and
+events written by a clock more than 1s ahead of this machine's (leases
+are timed by each writer's own clock, so they do not stretch later ones).
 
 --repair takes the lock and sets a torn tail aside into
 ledger.jsonl.broken, drops exact duplicate lines and restores (at, id)
@@ -99,5 +102,12 @@ func (a *App) printReport(w io.Writer, r *ledger.Report) {
 	section("dependency problems", len(r.DependencyProblems))
 	for _, p := range r.DependencyProblems {
 		fmt.Fprintf(w, "  %s\n", p)
+	}
+	section("events from a clock ahead of this machine's", len(r.FutureEvents))
+	for _, f := range r.FutureEvents {
+		fmt.Fprintf(w, "  %s %s of %s by %s: stamped %s, %s ahead\n", f.Event, f.Op, f.Card, f.Actor, stamp(&f.At), time.Duration(f.AheadSeconds*float64(time.Second)).Round(time.Second))
+	}
+	if n := r.StampedAhead - len(r.FutureEvents); n > 0 {
+		fmt.Fprintf(w, "stamped ahead  %d event(s) are stamped after an earlier fast clock's to keep the ledger in order; each carries its writer's clock, which times its leases\n", n)
 	}
 }
