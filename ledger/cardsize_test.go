@@ -239,4 +239,6 @@ func fillTo(t *testing.T, e *env, id string, target int) Card {
 	return c
 }
 
-func slicesEqual(a, b []string) bool { return strings.Join(a, "\x00") == strings.Join(b, "\x00") && len(a) == len(b) }
+func slicesEqual(a, b []string) bool {
+	return strings.Join(a, "\x00") == strings.Join(b, "\x00") && len(a) == len(b)
+}
