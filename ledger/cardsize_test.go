@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -117,7 +118,7 @@ func TestCardJustUnderTheBound(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !slicesEqual(got.Acceptance, want.Acceptance) || len(got.Labels) != 250 || got.Version != want.Version || got.BlockedReason != want.BlockedReason {
+	if !slices.Equal(got.Acceptance, want.Acceptance) || len(got.Labels) != 250 || got.Version != want.Version || got.BlockedReason != want.BlockedReason {
 		t.Fatalf("clone reads card A differently: version %d, %d labels", got.Version, len(got.Labels))
 	}
 	if rep, err := Diagnose(clone, t0); err != nil || rep.Corrupt {
@@ -237,8 +238,4 @@ func fillTo(t *testing.T, e *env, id string, target int) Card {
 	}
 	t.Fatalf("card %s is %d bytes, want %d", id, cardBytes(t, c), target)
 	return c
-}
-
-func slicesEqual(a, b []string) bool {
-	return strings.Join(a, "\x00") == strings.Join(b, "\x00") && len(a) == len(b)
 }
