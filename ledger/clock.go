@@ -88,7 +88,7 @@ func futureEvents(evs []*Event, now time.Time) (future []FutureEvent, stampedAhe
 		}
 		stampedAhead++
 		if ahead := e.clock().Sub(now); ahead > MaxClockSkew {
-			future = append(future, FutureEvent{Event: e.ID, At: e.At, Op: e.Op, Card: e.Card, Actor: e.Actor, AheadSeconds: ahead.Seconds()})
+			future = append(future, FutureEvent{Event: e.ID, At: e.At, Op: e.Op, Card: e.Card, Actor: e.Actor, AheadSeconds: ahead.Round(time.Millisecond).Seconds()})
 		}
 	}
 	return future, stampedAhead
