@@ -33,12 +33,11 @@ func decodeFast(line []byte) (e *Event, ok bool) {
 	return &blk.e, true
 }
 
-// eventBlock holds an event and the values its Progress and Clock point to
-// in one allocation.
+// eventBlock holds an event and the value its Progress points to in one
+// allocation. A clock, rare, takes an allocation of its own.
 type eventBlock struct {
 	e        Event
 	progress int
-	clock    time.Time
 }
 
 // fieldsBlock holds Fields and every value its pointers point to in one
@@ -137,8 +136,10 @@ func (d *fastDecoder) event(blk *eventBlock) bool {
 	i = d.str(lit(b, i, `,"id":`), &e.ID)
 	e.At, i = scanTime(b, lit(b, i, `,"at":`))
 	if j := lit2(b, i, `,"clock"`, `:`); j >= 0 {
-		blk.clock, i = scanTime(b, j)
-		e.Clock = &blk.clock
+		var clock time.Time
+		if clock, i = scanTime(b, j); i >= 0 {
+			e.Clock = &clock
+		}
 	}
 	i = d.str(lit2(b, i, `,"actor"`, `:`), &e.Actor)
 	i = d.op(lit(b, i, `,"op":`), &e.Op)
