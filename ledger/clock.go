@@ -39,7 +39,7 @@ func (b *Backlog) stampClock(at, now time.Time) *time.Time {
 	b.warnOnce("clock-skew", fmt.Sprintf(
 		"the newest event (%s, %s of %s by %s) is stamped %s, %s ahead of this machine's clock (%s): a clock ahead of this one wrote it, or this clock is behind. "+
 			"Leases taken here are timed by this clock, not by the stamps; check the clocks (bl doctor lists the events)",
-		last.ID, last.Op, last.Card, last.Actor, last.At.Format(time.RFC3339Nano), fmtAhead(last.At.Sub(now)), now.Format(time.RFC3339)))
+		last.ID, last.Op, last.Card, last.Actor, last.At.Format(time.RFC3339Nano), FormatSkew(last.At.Sub(now)), now.Format(time.RFC3339)))
 	return &now
 }
 
@@ -77,26 +77,26 @@ type FutureEvent struct {
 }
 
 // futureEvents returns the events whose writer's clock read more than
-// MaxClockSkew after now, and how many events are stamped that far ahead
-// (those, and the events stamped after them to stay in order, which carry
-// their writers' clocks).
-func futureEvents(evs []*Event, now time.Time) (future []FutureEvent, stampedAhead int) {
+// MaxClockSkew after now, and how far the newest stamp (newest is the last
+// event folded, from the ledger or the snapshot) runs ahead of now, in
+// seconds; 0 within MaxClockSkew. Events stamped ahead only to stay after
+// such an event carry their writers' clocks and are not listed.
+func futureEvents(evs []*Event, newest Event, now time.Time) (future []FutureEvent, stampsAhead float64) {
 	future = []FutureEvent{}
 	for _, e := range evs {
-		if e.At.Sub(now) <= MaxClockSkew {
-			continue
-		}
-		stampedAhead++
 		if ahead := e.clock().Sub(now); ahead > MaxClockSkew {
 			future = append(future, FutureEvent{Event: e.ID, At: e.At, Op: e.Op, Card: e.Card, Actor: e.Actor, AheadSeconds: ahead.Round(time.Millisecond).Seconds()})
 		}
 	}
-	return future, stampedAhead
+	if ahead := newest.At.Sub(now); ahead > MaxClockSkew {
+		stampsAhead = ahead.Round(time.Millisecond).Seconds()
+	}
+	return future, stampsAhead
 }
 
-// fmtAhead renders a distance between clocks to the second, or in days
+// FormatSkew renders a distance between clocks to the second, or in days
 // when it is that large.
-func fmtAhead(d time.Duration) string {
+func FormatSkew(d time.Duration) string {
 	if d >= 48*time.Hour {
 		return fmt.Sprintf("%.1f days", d.Hours()/24)
 	}

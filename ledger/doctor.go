@@ -44,9 +44,9 @@ type Report struct {
 	DependencyProblems []string       `json:"dependency_problems"`
 	Repaired           []string       `json:"repaired"`
 	// Events written by a clock more than MaxClockSkew ahead of now, and
-	// how many events are stamped that far ahead (see futureEvents).
-	FutureEvents []FutureEvent `json:"future_events"`
-	StampedAhead int           `json:"stamped_ahead"`
+	// how far the newest stamp runs ahead of now (see futureEvents).
+	FutureEvents       []FutureEvent `json:"future_events"`
+	StampsAheadSeconds float64       `json:"stamps_ahead_seconds"`
 }
 
 // rawLine is one line of the ledger file as doctor sees it.
@@ -185,7 +185,7 @@ func diagnose(dir string, now time.Time) (*Report, []rawLine, error) {
 			evs = append(evs, l.event)
 		}
 	}
-	rep.FutureEvents, rep.StampedAhead = futureEvents(evs, now)
+	rep.FutureEvents, rep.StampsAheadSeconds = futureEvents(evs, s.Last(), now)
 	return rep, lines, nil
 }
 

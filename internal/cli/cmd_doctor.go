@@ -105,9 +105,11 @@ func (a *App) printReport(w io.Writer, r *ledger.Report) {
 	}
 	section("events from a clock ahead of this machine's", len(r.FutureEvents))
 	for _, f := range r.FutureEvents {
-		fmt.Fprintf(w, "  %s %s of %s by %s: stamped %s, %s ahead\n", f.Event, f.Op, f.Card, f.Actor, stamp(&f.At), time.Duration(f.AheadSeconds*float64(time.Second)).Round(time.Second))
+		fmt.Fprintf(w, "  %s %s of %s by %s: stamped %s, %s ahead\n", f.Event, f.Op, f.Card, f.Actor, stamp(&f.At), ledger.FormatSkew(seconds(f.AheadSeconds)))
 	}
-	if n := r.StampedAhead - len(r.FutureEvents); n > 0 {
-		fmt.Fprintf(w, "stamped ahead  %d event(s) are stamped after an earlier fast clock's to keep the ledger in order; each carries its writer's clock, which times its leases\n", n)
+	if r.StampsAheadSeconds > 0 {
+		fmt.Fprintf(w, "clock      the newest event is stamped %s ahead of this machine's clock; events stamped after a fast clock's carry their writers' clocks, which time their leases\n", ledger.FormatSkew(seconds(r.StampsAheadSeconds)))
 	}
 }
+
+func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
