@@ -174,7 +174,7 @@ func TestDoctorListsFutureEvents(t *testing.T) {
 	e := skewEnv(t, nil)
 	e.create("A")
 	near := func(got float64, want time.Duration) bool {
-		return got > (want - time.Minute).Seconds() && got <= want.Seconds()
+		return got > (want-time.Minute).Seconds() && got <= want.Seconds()
 	}
 	rep, err := Diagnose(e.dir, e.clk.Now())
 	if err != nil {
