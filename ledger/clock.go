@@ -37,9 +37,9 @@ func (b *Backlog) stampClock(at, now time.Time) *time.Time {
 	}
 	last := b.state.Last()
 	b.warnOnce("clock-skew", fmt.Sprintf(
-		"the newest event (%s, %s of %s by %s) is stamped %s, %s ahead of this machine's clock (%s): a clock ahead of this one wrote it, or this clock is behind. "+
-			"Leases taken here are timed by this clock, not by the stamps; check the clocks (bl doctor lists the events)",
-		last.ID, last.Op, last.Card, last.Actor, last.At.Format(time.RFC3339Nano), FormatSkew(last.At.Sub(now)), now.Format(time.RFC3339)))
+		"events are stamped up to %s ahead of this machine's clock (%s): the newest stamp is %s (event %s, %s of %s by %s). "+
+			"A machine with a fast clock wrote to this backlog, or this clock is behind; leases taken here are timed by this clock, not by the stamps (bl doctor lists the events)",
+		FormatSkew(last.At.Sub(now)), now.Format(time.RFC3339), last.At.Format(time.RFC3339Nano), last.ID, last.Op, last.Card, last.Actor))
 	return &now
 }
 
