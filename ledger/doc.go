@@ -72,10 +72,12 @@
 // Lines without it are byte for byte what they always were. A bl that
 // predates the member skips it (its JSON decoder ignores unknown keys) and
 // folds such an event by its stamp, as before this rule: it sees a lease
-// taken after a fast clock's event last until stamp+ttl, and can record as
-// a conflict a later claim this fold applies. Clones read by both versions
-// can then disagree about who holds a card, so every bl that shares a
-// backlog should be upgraded; the format version stays 1.
+// taken after a fast clock's event last until stamp+ttl, can record as a
+// conflict a later claim this fold applies, and a snapshot it compacts keeps
+// that reading of the card. Clones read by both versions can then disagree
+// about who holds a card, so every bl that shares a backlog should be
+// upgraded; the format version stays 1, and lines without clock are read
+// alike by both.
 //
 // # The fold
 //
