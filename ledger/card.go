@@ -1,6 +1,7 @@
 package ledger
 
 import (
+	"math/bits"
 	"slices"
 	"time"
 
@@ -135,16 +136,17 @@ const MaxCardBytes = maxLine - 64<<10
 const cardLineOverhead = len(`{"card":`) + crcSuffixLen + 1
 
 // checkCardSize refuses e when the card it leaves (c after e, or the card e
-// creates) would encode to more than the limit for e's op. A sum of lengths
-// clears almost every event; only a card near the limit is encoded to
-// measure it exactly.
+// creates) would encode to more than the limit for e's op. Bounds clear
+// almost every event: one from the strings' lengths, then, near the limit,
+// one from a scan for the bytes an escape may lengthen; only a card within
+// about a kilobyte of the limit is encoded to measure it exactly.
 func (s *State) checkCardSize(k kind, c *Card, e *Event) error {
 	limit, content := maxLine-cardLineOverhead, false
 	switch e.Op {
 	case OpCreate, OpUpdate, OpLink:
 		limit, content = MaxCardBytes, true
 	}
-	if cardBound(c)+eventBound(e) <= limit {
+	if cardBound(c, wideLen)+eventBound(e, wideLen) <= limit || cardBound(c, escapedLen)+eventBound(e, escapedLen) <= limit {
 		return nil
 	}
 	probe := Card{ID: e.Card}
@@ -168,32 +170,60 @@ func (s *State) checkCardSize(k kind, c *Card, e *Event) error {
 	return rule(ErrInvalid, "%s of %s would make the card %d bytes encoded; a snapshot line holds at most %d bytes of card: shorten what the %s carries", e.Op, e.Card, n, limit, e.Op)
 }
 
-// cardBound is at least the length of c's compact JSON: every string
-// counted six times (the longest escape, \u00XX or \ufffd, is six bytes
-// for one byte), and room for every name, number and time. Zero for nil.
-func cardBound(c *Card) int {
-	if c == nil {
-		return 0
+// wideLen is at least the length of s as a JSON string: the longest escape,
+// \u00XX or \ufffd, is six bytes for one byte.
+func wideLen(s string) int { return 6*len(s) + 2 }
+
+// escapedLen is at least the length of s as a JSON string, closer than
+// wideLen: five bytes more for each byte that may be escaped (a quote, a
+// backslash, a control character or any byte of a multi-byte sequence,
+// found as appendString finds them, eight bytes at a time).
+func escapedLen(s string) int {
+	n, i := len(s)+2, 0
+	for ; i+8 <= len(s); i += 8 {
+		n += 5 * bits.OnesCount64(specialMask(load64(s, i)))
 	}
-	n := 1024 + 6*(len(c.ID)+len(c.Title)+len(c.Body)+len(c.Phase)+len(c.Status)+len(c.Parent)+len(c.IdempotencyKey)+
-		len(c.ClaimOwner)+len(c.BlockedReason)+len(c.CloseNote)+len(c.Checkpoint)) +
-		listBound(c.Labels) + listBound(c.DependsOn) + listBound(c.Acceptance)
+	for ; i < len(s); i++ {
+		if strByte[s[i]] != 0 {
+			n += 5
+		}
+	}
 	return n
 }
 
-// eventBound is at least what e can add to a card's compact JSON.
-func eventBound(e *Event) int {
-	n := 1024 + 6*(len(e.Card)+len(e.Owner)+len(e.Reason)+len(e.To)+len(e.Checkpoint)) + 3
+// cardBound is at least the length of c's compact JSON, its strings
+// measured by strLen, with room for every name, number and time. Zero for
+// nil.
+func cardBound(c *Card, strLen func(string) int) int {
+	if c == nil {
+		return 0
+	}
+	n := 1024 + 6*len(c.Checkpoint)
+	for _, s := range [...]string{c.ID, c.Title, c.Body, c.Phase, string(c.Status), c.Parent, c.IdempotencyKey, c.ClaimOwner, c.BlockedReason, c.CloseNote} {
+		n += strLen(s)
+	}
+	for _, l := range [...][]string{c.Labels, c.DependsOn, c.Acceptance} {
+		n += listBound(l, strLen)
+	}
+	return n
+}
+
+// eventBound is at least what e can add to a card's compact JSON, its
+// strings measured by strLen.
+func eventBound(e *Event, strLen func(string) int) int {
+	n := 1024 + 6*len(e.Checkpoint)
+	for _, s := range [...]string{e.Card, e.Owner, e.Reason, e.To} {
+		n += strLen(s)
+	}
 	if f := e.Fields; f != nil {
-		for _, p := range [...]*string{f.Title, f.Body, f.Phase, f.Parent} {
+		for _, p := range [...]*string{f.Title, f.Body, f.Phase, f.Parent, &f.IdempotencyKey} {
 			if p != nil {
-				n += 6 * len(*p)
+				n += strLen(*p)
 			}
 		}
-		n += 6 * len(f.IdempotencyKey)
 		for _, l := range [...]*[]string{f.Labels, f.DependsOn, f.Acceptance} {
 			if l != nil {
-				n += listBound(*l)
+				n += listBound(*l, strLen)
 			}
 		}
 	}
@@ -201,10 +231,10 @@ func eventBound(e *Event) int {
 }
 
 // listBound is at least the length of a list of strings in compact JSON.
-func listBound(list []string) int {
-	n := 4
+func listBound(list []string, strLen func(string) int) int {
+	n := 2
 	for _, s := range list {
-		n += 6*len(s) + 3
+		n += strLen(s) + 1
 	}
 	return n
 }
