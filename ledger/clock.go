@@ -37,7 +37,7 @@ func (b *Backlog) stampClock(at, now time.Time) *time.Time {
 	}
 	last := b.state.Last()
 	b.warnOnce("clock-skew", fmt.Sprintf(
-		"events are stamped up to %s ahead of this machine's clock (%s): the newest stamp is %s (event %s, %s of %s by %s). "+
+		"events are stamped up to %s ahead of this machine's clock (%s): the newest stamp is %s (event %q, %s of %q by %q). "+
 			"A machine with a fast clock wrote to this backlog, or this clock is behind; leases taken here are timed by this clock, not by the stamps (bl doctor lists the events)",
 		FormatSkew(last.At.Sub(now)), now.Format(time.RFC3339), last.At.Format(time.RFC3339Nano), last.ID, last.Op, last.Card, last.Actor))
 	return &now

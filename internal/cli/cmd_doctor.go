@@ -105,7 +105,7 @@ func (a *App) printReport(w io.Writer, r *ledger.Report) {
 	}
 	section("events from a clock ahead of this machine's", len(r.FutureEvents))
 	for _, f := range r.FutureEvents {
-		fmt.Fprintf(w, "  %s %s of %s by %s: stamped %s, %s ahead\n", f.Event, f.Op, f.Card, f.Actor, stamp(&f.At), ledger.FormatSkew(seconds(f.AheadSeconds)))
+		fmt.Fprintf(w, "  %q %s of %q by %q: stamped %s, %s ahead\n", f.Event, f.Op, f.Card, f.Actor, stamp(&f.At), ledger.FormatSkew(seconds(f.AheadSeconds)))
 	}
 	if r.StampsAheadSeconds > 0 {
 		fmt.Fprintf(w, "clock      the newest event is stamped %s ahead of this machine's clock; events stamped after a fast clock's carry their writers' clocks, which time their leases\n", ledger.FormatSkew(seconds(r.StampsAheadSeconds)))
