@@ -295,11 +295,18 @@ func (b *Backlog) writeLocked(m Mutation, op Op, build func(s *State, at time.Ti
 			return []Card{c}, nil
 		}
 	}
-	at := b.opts.Clock().UTC()
+	now := b.opts.Clock().UTC()
+	at := now
 	if last := b.state.Last(); !last.At.IsZero() && !at.After(last.At) {
 		at = last.At.Add(time.Nanosecond)
 	}
-	events, err := build(b.state, at)
+	// Decide by this clock, not by a stamp an earlier fast clock pushed
+	// ahead: the events then carry the clock (see MaxClockSkew).
+	clock, decide := b.stampClock(at, now), at
+	if clock != nil {
+		decide = *clock
+	}
+	events, err := build(b.state, decide)
 	if serr := b.stateErr(); serr != nil {
 		return nil, serr // build decided on a state that could not be read
 	}
@@ -308,7 +315,7 @@ func (b *Backlog) writeLocked(m Mutation, op Op, build func(s *State, at time.Ti
 	}
 	var buf []byte
 	for i, e := range events {
-		e.V, e.ID, e.At, e.Actor, e.RequestID = FormatVersion, newEventID(), at.Add(time.Duration(i)), m.Actor, m.RequestID
+		e.V, e.ID, e.At, e.Clock, e.Actor, e.RequestID = FormatVersion, newEventID(), at.Add(time.Duration(i)), clock, m.Actor, m.RequestID
 		line, err := EncodeLine(e)
 		if err != nil {
 			return nil, err

@@ -86,10 +86,48 @@
 // reason, to (the other end of a link), progress, checkpoint, force, and
 // fields (the card fields a create or update sets).
 //
+// An event may also carry clock, written right after at: the writer's clock
+// reading (UTC, RFC 3339 with nanoseconds), present only when its stamp had
+// to run more than MaxClockSkew (1s) ahead of that reading to come after
+// the previous event, that is when an earlier event came from a clock ahead
+// of the writer's:
+//
+//	{"v":1,"id":"…","at":"2099-01-01T00:00:00.000000001Z","clock":"2026-11-23T23:50:00.5Z","actor":…}
+//
+// Lines without it are byte for byte what they always were. A bl that
+// predates the member skips it (its JSON decoder ignores unknown keys) and
+// folds such an event by its stamp, as before this rule: it sees a lease
+// taken after a fast clock's event last until stamp+ttl, can record as a
+// conflict a later claim this fold applies, and a snapshot it compacts keeps
+// that reading of the card. Clones read by both versions can then disagree
+// about who holds a card, so every bl that shares a backlog should be
+// upgraded; the format version stays 1, and lines without clock are read
+// alike by both.
+//
 // # The fold
 //
 // State is the fold of the events in file order. Folding is pure: no IO and no
-// clock reads; the time an event happened is its at. Every event is validated
+// clock reads; the time an event happened is its writer's clock reading as
+// the event carries it: clock when present, else at. Every time-based
+// decision (a lease live or expired, defer_until passed) and every time the
+// fold stores on a card (created_at, updated_at, claimed_at,
+// lease_expires_at, last_heartbeat_at, closed_at) uses it; only the order of
+// events uses (at, id). So a lease ends ttl after its claimer's clock said it
+// began, give or take MaxClockSkew, whatever stamps came before it: one
+// event from a fast clock does not stretch later leases, and a claim stamped
+// after it does not see a live lease as expired. The writer decides by the
+// same reading it records. A writer that finds the newest event stamped more
+// than MaxClockSkew ahead of its clock warns once (Options.Warn), and bl
+// doctor lists the events written by a clock ahead of its own
+// (Report.FutureEvents). A clock that is itself ahead still times its own
+// decisions by itself: the warning on every other machine is the signal.
+//
+// A card's encoded JSON is bounded so its snapshot line always fits what a
+// reader accepts (1 MiB): after a create, update or link it is at most
+// MaxCardBytes (1 MiB less 64 KiB, room kept for what leases add), and after
+// any other event it must still fit the line. The writer refuses an event
+// that would pass the bound (ErrInvalid, naming it) and the fold records a
+// merged-in one as a conflict. Every event is validated
 // against the state before it is applied, by the same code the writer ran
 // before appending it. An event that does not validate (two claims of one card
 // merged in from two clones, a heartbeat by an owner fenced out in the

@@ -60,6 +60,10 @@ type Report struct {
 	ExpiredLeases      []ExpiredLease `json:"expired_leases"`
 	DependencyProblems []string       `json:"dependency_problems"`
 	Repaired           []string       `json:"repaired"`
+	// Events written by a clock more than MaxClockSkew ahead of now, and
+	// how far the newest stamp runs ahead of now (see futureEvents).
+	FutureEvents       []FutureEvent `json:"future_events"`
+	StampsAheadSeconds float64       `json:"stamps_ahead_seconds"`
 }
 
 // rawLine is one line of the ledger file as doctor sees it.
@@ -233,6 +237,13 @@ func diagnose(dir string, now time.Time) (*Report, []rawLine, error) {
 		rep.ExpiredLeases = append(rep.ExpiredLeases, ExpiredLease{Card: id, Owner: c.ClaimOwner, Epoch: c.ClaimEpoch, ExpiredAt: *c.LeaseExpiresAt})
 	}
 	rep.DependencyProblems = append(rep.DependencyProblems, s.dependencyProblems()...)
+	evs := make([]*Event, 0, len(lines))
+	for _, l := range lines {
+		if l.event != nil {
+			evs = append(evs, l.event)
+		}
+	}
+	rep.FutureEvents, rep.StampsAheadSeconds = futureEvents(evs, s.Last(), now)
 	return rep, lines, nil
 }
 

@@ -40,13 +40,18 @@ var Ops = []Op{OpCreate, OpUpdate, OpClaim, OpHeartbeat, OpRelease, OpReclaim,
 
 // Event is one line of the ledger. Field order is the on-disk key order.
 type Event struct {
-	V         int       `json:"v"`
-	ID        string    `json:"id"`
-	At        time.Time `json:"at"`
-	Actor     string    `json:"actor"`
-	Op        Op        `json:"op"`
-	Card      string    `json:"card"`
-	RequestID string    `json:"request_id,omitempty"`
+	V  int       `json:"v"`
+	ID string    `json:"id"`
+	At time.Time `json:"at"`
+	// Clock is the writer's clock reading, present only when At had to
+	// run ahead of it by more than MaxClockSkew to come after the previous
+	// event. The fold takes every time it decides or stores from it (see
+	// Event.clock), so one fast clock does not stretch later leases.
+	Clock     *time.Time `json:"clock,omitempty"`
+	Actor     string     `json:"actor"`
+	Op        Op         `json:"op"`
+	Card      string     `json:"card"`
+	RequestID string     `json:"request_id,omitempty"`
 
 	// The lease compare-and-swap and fencing.
 	ExpectVersion int64  `json:"expect_version,omitempty"`

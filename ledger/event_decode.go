@@ -34,7 +34,7 @@ func decodeFast(line []byte) (e *Event, ok bool) {
 }
 
 // eventBlock holds an event and the value its Progress points to in one
-// allocation.
+// allocation. A clock, rare, takes an allocation of its own.
 type eventBlock struct {
 	e        Event
 	progress int
@@ -135,6 +135,12 @@ func (d *fastDecoder) event(blk *eventBlock) bool {
 	e.V, i = scanInt(b, lit(b, 0, `{"v":`))
 	i = d.str(lit(b, i, `,"id":`), &e.ID)
 	e.At, i = scanTime(b, lit(b, i, `,"at":`))
+	if j := lit2(b, i, `,"clock"`, `:`); j >= 0 {
+		var clock time.Time
+		if clock, i = scanTime(b, j); i >= 0 {
+			e.Clock = &clock
+		}
+	}
 	i = d.str(lit2(b, i, `,"actor"`, `:`), &e.Actor)
 	i = d.op(lit(b, i, `,"op":`), &e.Op)
 	i = d.str(lit(b, i, `,"card":`), &e.Card)

@@ -348,6 +348,10 @@ func randomEvent(r *rand.Rand) (ev *Event, plain bool) {
 	g := randomValues{r: r, plain: &plain, zoneOdds: 8}
 	str, integer, maybe, randTime := g.str, g.integer, g.maybe, g.time
 	ev = &Event{V: int(integer()), ID: str(), At: randTime(), Actor: str(), Card: str()}
+	if r.IntN(4) == 0 {
+		c := randTime()
+		ev.Clock = &c
+	}
 	if r.IntN(10) == 0 {
 		ev.Op = Op(str())
 	} else {

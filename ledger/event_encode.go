@@ -350,6 +350,12 @@ func appendEvent(dst []byte, e *Event) (out []byte, ok bool) {
 	if dst, ok = appendTime(dst, e.At); !ok {
 		return dst[:n], false
 	}
+	if e.Clock != nil {
+		dst = append(dst, `,"clock":`...)
+		if dst, ok = appendTime(dst, *e.Clock); !ok {
+			return dst[:n], false
+		}
+	}
 	dst = append(dst, `,"actor":`...)
 	dst = appendString(dst, e.Actor)
 	dst = append(dst, `,"op":`...)
@@ -468,6 +474,9 @@ func appendFields(dst []byte, f *Fields) (out []byte, ok bool) {
 // strings.
 func eventSize(e *Event) int {
 	n := 192 + len(e.ID) + len(e.Actor) + len(e.Card) + len(e.RequestID) + len(e.Owner) + len(e.Reason) + len(e.To) + len(e.Checkpoint)
+	if e.Clock != nil {
+		n += len(`,"clock":"2006-01-02T15:04:05.999999999Z"`)
+	}
 	if f := e.Fields; f != nil {
 		n += 192 + len(f.IdempotencyKey)
 		for _, s := range [...]*string{f.Title, f.Body, f.Phase, f.Parent} {

@@ -9,7 +9,8 @@ import (
 
 // kind is how one op validates and applies itself. check sees the card (nil
 // only for create) and must not modify anything; apply may assume check
-// passed. Neither does IO or reads a clock: now is e.At.
+// passed. Neither does IO or reads a clock: now is e.clock(), the writer's
+// clock as the event carries it.
 type kind struct {
 	check func(s *State, c *Card, e *Event) error
 	apply func(s *State, c *Card, e *Event)
@@ -94,7 +95,7 @@ func checkCreate(s *State, c *Card, e *Event) error {
 func applyCreate(s *State, c *Card, e *Event) {
 	c.Status = StatusReady
 	c.Labels, c.DependsOn, c.Acceptance = []string{}, []string{}, []string{}
-	c.CreatedAt = e.At
+	c.CreatedAt = e.clock()
 	c.IdempotencyKey = e.Fields.IdempotencyKey
 	if c.IdempotencyKey != "" {
 		s.keys[c.IdempotencyKey] = c.ID
@@ -224,7 +225,7 @@ func checkClaim(s *State, c *Card, e *Event) error {
 	if e.TTLSeconds < 1 {
 		return rule(ErrInvalid, "a claim of %s needs a ttl of at least 1s", e.Card)
 	}
-	if err := s.claimable(c, e.At, e.Owner); err != nil {
+	if err := s.claimable(c, e.clock(), e.Owner); err != nil {
 		return err
 	}
 	if e.ExpectVersion != c.Version {
@@ -237,16 +238,17 @@ func checkClaim(s *State, c *Card, e *Event) error {
 }
 
 func applyClaim(_ *State, c *Card, e *Event) {
+	now := e.clock()
 	// Only an owner renewing its own live lease keeps the attempt count.
-	if !(c.Leased(e.At) && c.ClaimOwner == e.Owner) {
+	if !(c.Leased(now) && c.ClaimOwner == e.Owner) {
 		c.Attempts++
 	}
 	c.Status = StatusClaimed
 	c.ClaimOwner = e.Owner
 	c.ClaimEpoch = e.Epoch
-	c.ClaimedAt = timePtr(e.At)
+	c.ClaimedAt = timePtr(now)
 	c.ClaimTTLSeconds = e.TTLSeconds
-	c.LeaseExpiresAt = timePtr(e.At.Add(time.Duration(e.TTLSeconds) * time.Second))
+	c.LeaseExpiresAt = timePtr(now.Add(time.Duration(e.TTLSeconds) * time.Second))
 	c.LastHeartbeatAt = nil
 	c.Progress, c.Checkpoint = nil, nil
 	c.BlockedReason = ""
@@ -293,8 +295,9 @@ func applyHeartbeat(_ *State, c *Card, e *Event) {
 	if e.TTLSeconds > 0 {
 		c.ClaimTTLSeconds = e.TTLSeconds
 	}
-	c.LastHeartbeatAt = timePtr(e.At)
-	c.LeaseExpiresAt = timePtr(e.At.Add(time.Duration(c.ClaimTTLSeconds) * time.Second))
+	now := e.clock()
+	c.LastHeartbeatAt = timePtr(now)
+	c.LeaseExpiresAt = timePtr(now.Add(time.Duration(c.ClaimTTLSeconds) * time.Second))
 	if e.Progress != nil {
 		p := *e.Progress
 		c.Progress = &p
@@ -325,7 +328,7 @@ func checkReclaim(_ *State, c *Card, e *Event) error {
 	if e.Epoch != c.ClaimEpoch {
 		return rule(ErrConflict, "reclaim of %s names epoch %d but the lease is at epoch %d", c.ID, e.Epoch, c.ClaimEpoch)
 	}
-	if !e.Force && !c.Expired(e.At) {
+	if !e.Force && !c.Expired(e.clock()) {
 		return rule(ErrConflict, "lease on %s held by %s runs until %s; use force to take it anyway", c.ID, c.ClaimOwner, c.LeaseExpiresAt.Format(time.RFC3339))
 	}
 	return nil
@@ -356,7 +359,7 @@ func checkComplete(_ *State, c *Card, e *Event) error {
 func applyComplete(_ *State, c *Card, e *Event) {
 	c.clearLease()
 	c.Status = StatusDone
-	c.ClosedAt = timePtr(e.At)
+	c.ClosedAt = timePtr(e.clock())
 	c.CloseNote = e.Reason
 	c.BlockedReason = ""
 }

@@ -67,7 +67,7 @@ func (s *State) Apply(e *Event) error {
 	}
 	k.apply(s, c, e)
 	c.Version++
-	c.UpdatedAt = e.At
+	c.UpdatedAt = e.clock()
 	if e.RequestID != "" {
 		s.requests[e.RequestID] = Receipt{Event: e.ID, At: e.At, Op: e.Op, Card: e.Card, Epoch: c.ClaimEpoch, Version: c.Version}
 	}
@@ -89,7 +89,10 @@ func (s *State) check(k kind, e *Event) error {
 	if e.Op != OpCreate && c == nil {
 		return rule(ErrNotFound, "card %s not found", e.Card)
 	}
-	return k.check(s, c, e)
+	if err := k.check(s, c, e); err != nil {
+		return err
+	}
+	return s.checkCardSize(k, c, e)
 }
 
 func (s *State) recordConflict(e *Event, err error) {

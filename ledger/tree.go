@@ -157,9 +157,7 @@ func Rebase(upstream, local Tree) (Tree, RebaseResult, error) {
 		}
 		res.Local++
 		if last != nil && !last.before(e) {
-			cp := *e
-			cp.At = last.At.Add(1)
-			e = &cp
+			e = restamp(e, last.At.Add(1))
 			res.Restamped++
 		}
 		line, err := EncodeLine(e)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"time"
 
 	"github.com/bl-backlog/bl/ledger"
 )
@@ -19,8 +20,10 @@ line each: damaged lines (file, line number and byte offset), a torn tail
 left by a crash, a last event that lost its newline, lines with CRLF line
 ends, what writers set aside into ledger.jsonl.broken, conflicts the fold
 recorded (for example the losing claim of two merged clones), expired
-leases not yet reclaimed, and cards stuck behind blocked or missing
-dependencies.
+leases not yet reclaimed, cards stuck behind blocked or missing
+dependencies, and events written by a clock more than 1s ahead of this
+machine's (leases are timed by each writer's own clock, so such an event
+does not stretch later leases).
 
 A line is an event when it is complete and its checksum holds, whatever its
 line end ("\n", "\r\n", or a last line that lost its newline). A torn tail
@@ -123,4 +126,13 @@ func (a *App) printReport(w io.Writer, r *ledger.Report) {
 	for _, p := range r.DependencyProblems {
 		fmt.Fprintf(w, "  %s\n", p)
 	}
+	section("events from a clock ahead of this machine's", len(r.FutureEvents))
+	for _, f := range r.FutureEvents {
+		fmt.Fprintf(w, "  %q %s of %q by %q: stamped %s, %s ahead\n", f.Event, f.Op, f.Card, f.Actor, stamp(&f.At), ledger.FormatSkew(seconds(f.AheadSeconds)))
+	}
+	if r.StampsAheadSeconds > 0 {
+		fmt.Fprintf(w, "clock      the newest event is stamped %s ahead of this machine's clock; events stamped after a fast clock's carry their writers' clocks, which time their leases\n", ledger.FormatSkew(seconds(r.StampsAheadSeconds)))
+	}
 }
+
+func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
