@@ -325,7 +325,7 @@ func (a *App) fail(err error) int {
 		}{msg, code, exit, h})
 		return exit
 	}
-	fmt.Fprintf(a.Stderr, "bl: %s\n", msg)
+	fmt.Fprintf(a.Stderr, "bl: %s\n", text(msg))
 	if h != "" {
 		fmt.Fprintf(a.Stderr, "    %s\n", h)
 	}
@@ -341,7 +341,7 @@ func (a *App) Warn(msg string) {
 		}{msg})
 		return
 	}
-	fmt.Fprintf(a.Stderr, "bl: warning: %s\n", msg)
+	fmt.Fprintf(a.Stderr, "bl: warning: %s\n", text(msg))
 }
 
 // Open finds and opens the backlog once per run.

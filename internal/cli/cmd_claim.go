@@ -94,7 +94,7 @@ func (c *ClaimCmd) Run(a *App) error {
 		return a.emit(nil, func(w io.Writer) { fmt.Fprintln(w, "nothing claimable") })
 	}
 	return a.emit(card, func(w io.Writer) {
-		fmt.Fprintf(w, "claimed %s epoch %d %s  %s\n", card.ID, card.ClaimEpoch, a.leaseLeft(*card), card.Title)
+		fmt.Fprintf(w, "claimed %s epoch %d %s  %s\n", card.ID, card.ClaimEpoch, a.leaseLeft(*card), text(card.Title))
 	})
 }
 
