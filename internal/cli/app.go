@@ -8,7 +8,9 @@ import (
 	"os"
 	"os/signal"
 	"os/user"
+	"reflect"
 	"runtime/debug"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -83,6 +85,8 @@ func newParser(cli *CLI, app *App, stdout, stderr io.Writer, only string, cmds m
 		kong.ConfigureHelp(kong.HelpOptions{Compact: true, NoExpandSubcommands: true}),
 		kong.Help(printHelp),
 		kong.Bind(app),
+		kong.KindMapper(reflect.Int, decimalInt(strconv.IntSize)),
+		kong.KindMapper(reflect.Int64, decimalInt(64)),
 	}
 	for _, c := range commands {
 		if only != "" && c.name != only {

@@ -1,11 +1,16 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
+	"reflect"
+	"strconv"
 	"strings"
 	"time"
+
+	"github.com/alecthomas/kong"
 
 	"github.com/bl-backlog/bl/ledger"
 )
@@ -23,6 +28,42 @@ func parseWhen(flag, s string, now time.Time) (time.Time, error) {
 		return now.Add(d).UTC(), nil
 	}
 	return time.Time{}, usagef(fmt.Sprintf("--%s %q is not a time: use RFC 3339 (2026-12-01T09:00:00Z), a date (2026-12-01) or a duration from now (36h)", flag, s))
+}
+
+// decimalInt reads an integer flag (--priority, --limit, --epoch, ...) in
+// base 10 only. kong's own reading follows Go literal syntax, which turns
+// "010" into 8, "0x10" into 16 and "1_0" into 10: a priority typed with a
+// leading zero must not quietly become another number.
+func decimalInt(bits int) kong.MapperFunc {
+	return func(ctx *kong.DecodeContext, target reflect.Value) error {
+		var s string
+		if err := ctx.Scan.PopValueInto("int", &s); err != nil {
+			return err
+		}
+		n, err := strconv.ParseInt(s, 10, bits)
+		if err != nil {
+			if errors.Is(err, strconv.ErrRange) {
+				return fmt.Errorf("%q is out of range", s)
+			}
+			return fmt.Errorf("%q is not a decimal integer", s)
+		}
+		target.SetInt(n)
+		return nil
+	}
+}
+
+// idFlag reads create's optional --id: absent is "", but an id given
+// empty (--id "", or an unset shell variable) is refused rather than read
+// as absent, which would create a card under a generated id. (Commands
+// that act on a card read it with cardID or cardFilter.)
+func idFlag(id *string) (string, error) {
+	switch {
+	case id == nil:
+		return "", nil
+	case *id == "":
+		return "", usagef("--id is empty: give a card id, or leave --id out")
+	}
+	return *id, nil
 }
 
 // notNegative refuses a negative count flag such as --limit.
