@@ -83,6 +83,9 @@ func Open(dir string, opts Options) (*Backlog, error) {
 	if opts.LockTimeout == 0 {
 		opts.LockTimeout = DefaultLockTimeout
 	}
+	if err := CheckLinks(dir); err != nil {
+		return nil, err
+	}
 	if fi, err := os.Stat(filepath.Join(dir, LedgerFile)); err != nil || !fi.Mode().IsRegular() {
 		return nil, Errorf(ErrNotInitialized, "%s has no %s; run bl init", dir, LedgerFile)
 	}

@@ -85,6 +85,8 @@ func newParser(cli *CLI, app *App, stdout, stderr io.Writer, only string, cmds m
 		kong.ConfigureHelp(kong.HelpOptions{Compact: true, NoExpandSubcommands: true}),
 		kong.Help(printHelp),
 		kong.Bind(app),
+		kong.KindMapper(reflect.String, kong.MapperFunc(rawString)),
+		kong.TypeMapper(reflect.TypeOf([]string(nil)), kong.MapperFunc(rawStrings)),
 		kong.KindMapper(reflect.Int, decimalInt(strconv.IntSize)),
 		kong.KindMapper(reflect.Int64, decimalInt(64)),
 	}
