@@ -153,13 +153,16 @@ The agent loop:
 
 Exit codes:
 
-    0  success (also a claim that found nothing)
+    0  success (also a claim that found nothing, and claim --wait or watch
+       ended by SIGINT or SIGTERM)
     1  any other failure
     2  usage or invalid input
     3  not found (card, or no backlog)
-    4  conflict: stale epoch, not the owner, invalid transition, cycle, duplicate id
+    4  conflict: stale epoch, not the owner, invalid transition, cycle, duplicate
+       id, a request id reused for another request
     5  lock busy: timed out waiting for .backlog/lock
-    6  corrupt backlog (or written by a newer bl)`
+    6  corrupt backlog (or written by a newer bl), or a file in .backlog that is
+       a symbolic link out of it`
 
 // App is what commands run against: the parsed globals, the output streams,
 // and the backlog, opened on first use.
