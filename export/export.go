@@ -10,7 +10,6 @@ import (
 	"strings"
 	"time"
 	"unicode"
-	"unicode/utf8"
 
 	"github.com/bl-backlog/bl/ledger"
 )
@@ -307,17 +306,9 @@ func naturalCompare(a, b string) int {
 
 func isDigit(c byte) bool { return '0' <= c && c <= '9' }
 
-// oneLine folds every run of whitespace (newlines included) into one space
-// and drops control characters, so a title always fits on one line.
-func oneLine(s string) string {
-	s = strings.Map(func(r rune) rune {
-		if r == utf8.RuneError || (unicode.IsControl(r) && !unicode.IsSpace(r)) {
-			return -1
-		}
-		return r
-	}, s)
-	return strings.Join(strings.Fields(s), " ")
-}
+// oneLine is OneLine (text.go): whitespace folded, control characters
+// dropped, so a title always fits on one line.
+func oneLine(s string) string { return OneLine(s) }
 
 // truncate shortens s to at most max display columns (wide characters count
 // two), ending in "…" when it cut something.

@@ -36,7 +36,7 @@ func (b *Backlog) Create(ctx context.Context, r CreateRequest) (card Card, creat
 		}
 	}
 	var existing *Card
-	cards, err := b.write(ctx, r.Mutation, OpCreate, func(s *State, _ time.Time) ([]*Event, error) {
+	cards, err := b.write(ctx, r.Mutation.names(r.ID, &r.Title), OpCreate, func(s *State, _ time.Time) ([]*Event, error) {
 		if r.IdempotencyKey != "" {
 			if c, ok := s.CardByKey(r.IdempotencyKey); ok {
 				existing = &c
@@ -125,16 +125,13 @@ func (b *Backlog) Update(ctx context.Context, r UpdateRequest) (Card, error) {
 		return Card{}, err
 	}
 	f := r.Fields
-	cards, err := b.write(ctx, r.Mutation, OpUpdate, func(s *State, _ time.Time) ([]*Event, error) {
+	cards, err := b.write(ctx, r.Mutation.names(r.ID, nil), OpUpdate, func(s *State, _ time.Time) ([]*Event, error) {
 		if c := s.card(r.ID); c != nil && f != (Fields{}) && f.IdempotencyKey == "" && !f.changes(c) {
 			return nil, nil
 		}
 		return []*Event{{Op: OpUpdate, Card: r.ID, Fields: &f}}, nil
 	})
 	if err != nil || len(cards) > 0 {
-		if err == nil && cards[0].ID != r.ID {
-			return Card{}, rule(ErrConflict, "request id %q was already used for update of %s", r.RequestID, cards[0].ID)
-		}
 		return firstCard(cards), err
 	}
 	return b.Get(r.ID)
@@ -173,7 +170,7 @@ func (b *Backlog) Claim(ctx context.Context, r ClaimRequest) (*Card, error) {
 			return nil, err
 		}
 	}
-	cards, err := b.write(ctx, r.Mutation, OpClaim, func(s *State, at time.Time) ([]*Event, error) {
+	cards, err := b.write(ctx, r.Mutation.names(r.ID, nil), OpClaim, func(s *State, at time.Time) ([]*Event, error) {
 		var c *Card
 		if r.ID != "" {
 			cur := s.card(r.ID)
@@ -314,7 +311,7 @@ func (b *Backlog) Reclaim(ctx context.Context, r ReclaimRequest) ([]Card, error)
 			return nil, err
 		}
 	}
-	return b.write(ctx, r.Mutation, OpReclaim, func(s *State, at time.Time) ([]*Event, error) {
+	return b.write(ctx, r.Mutation.names(r.ID, nil), OpReclaim, func(s *State, at time.Time) ([]*Event, error) {
 		if r.ID != "" {
 			c := s.card(r.ID)
 			if c == nil {
@@ -335,12 +332,9 @@ func (b *Backlog) single(ctx context.Context, m Mutation, e *Event) (Card, error
 	if err := ValidID(e.Card); err != nil {
 		return Card{}, err
 	}
-	cards, err := b.write(ctx, m, e.Op, func(*State, time.Time) ([]*Event, error) { return []*Event{e}, nil })
+	cards, err := b.write(ctx, m.names(e.Card, nil), e.Op, func(*State, time.Time) ([]*Event, error) { return []*Event{e}, nil })
 	if err != nil {
 		return Card{}, err
-	}
-	if cards[0].ID != e.Card {
-		return Card{}, rule(ErrConflict, "request id %q was already used for %s of %s", m.RequestID, e.Op, cards[0].ID)
 	}
 	return cards[0], nil
 }

@@ -66,6 +66,11 @@ type Backlog struct {
 type Mutation struct {
 	Actor     string // who is writing; required
 	RequestID string // makes the request idempotent when set
+
+	// What a replay of RequestID must match, set by each request type
+	// (see request.go).
+	card  string
+	title *string
 }
 
 // Open opens the backlog in dir (the directory holding ledger.jsonl) and
@@ -77,6 +82,9 @@ func Open(dir string, opts Options) (*Backlog, error) {
 	}
 	if opts.LockTimeout == 0 {
 		opts.LockTimeout = DefaultLockTimeout
+	}
+	if err := CheckLinks(dir); err != nil {
+		return nil, err
 	}
 	if fi, err := os.Stat(filepath.Join(dir, LedgerFile)); err != nil || !fi.Mode().IsRegular() {
 		return nil, Errorf(ErrNotInitialized, "%s has no %s; run bl init", dir, LedgerFile)
@@ -280,11 +288,11 @@ func (b *Backlog) withLock(ctx context.Context, fn func() error) error {
 func (b *Backlog) writeLocked(m Mutation, op Op, build func(s *State, at time.Time) ([]*Event, error)) ([]Card, error) {
 	if m.RequestID != "" {
 		if r, ok := b.state.Receipt(m.RequestID); ok {
-			if r.Op != op {
-				return nil, rule(ErrConflict, "request id %q was already used for %s of %s", m.RequestID, r.Op, r.Card)
-			}
 			c, _ := b.state.Card(r.Card)
 			if err := b.stateErr(); err != nil {
+				return nil, err
+			}
+			if err := m.replayOf(op, r, c); err != nil {
 				return nil, err
 			}
 			// A replayed claim answers with the lease it took; if that
@@ -316,6 +324,9 @@ func (b *Backlog) writeLocked(m Mutation, op Op, build func(s *State, at time.Ti
 	var buf []byte
 	for i, e := range events {
 		e.V, e.ID, e.At, e.Clock, e.Actor, e.RequestID = FormatVersion, newEventID(), at.Add(time.Duration(i)), clock, m.Actor, m.RequestID
+		if err := validUTF8(e); err != nil {
+			return nil, err
+		}
 		line, err := EncodeLine(e)
 		if err != nil {
 			return nil, err

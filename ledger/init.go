@@ -27,9 +27,17 @@ cache/
 // Init creates a backlog in dir (created if missing): an empty ledger,
 // config.json, .gitignore and the lock file. Files that exist are kept, so
 // Init on an existing backlog only fills in what is missing; created reports
-// whether the ledger was new.
+// whether the ledger was new. A directory that holds anything else and no
+// backlog is refused with ErrInvalid, and files that are links out of dir
+// with a *LinkError: Init writes only into a backlog.
 func Init(dir string) (created bool, err error) {
+	if err := initTarget(dir); err != nil {
+		return false, err
+	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return false, err
+	}
+	if err := CheckLinks(dir); err != nil {
 		return false, err
 	}
 	files := []struct {
@@ -60,4 +68,36 @@ func Init(dir string) (created bool, err error) {
 		}
 	}
 	return created, syncDir(dir)
+}
+
+// initTarget refuses to make a backlog of a directory that holds other
+// things: dir must be missing, empty, a backlog already (it has a ledger or
+// a snapshot), or hold only files bl itself writes there.
+func initTarget(dir string) error {
+	entries, err := os.ReadDir(dir)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("init %s: %w", dir, err)
+	}
+	var foreign []string
+	for _, e := range entries {
+		switch name := e.Name(); name {
+		case LedgerFile, SnapshotFile:
+			return nil
+		case ConfigFile, IgnoreFile, LockFile, ArchiveDir, CacheDir, stagingDir:
+		default:
+			foreign = append(foreign, name)
+		}
+	}
+	if len(foreign) == 0 {
+		return nil
+	}
+	more := ""
+	if len(foreign) > 1 {
+		more = fmt.Sprintf(" and %d more", len(foreign)-1)
+	}
+	return Errorf(ErrInvalid, "%s is not empty (it holds %s%s) and is not a backlog (no %s): bl init writes only into a new or empty directory or an existing backlog; "+
+		"name a new directory, such as %s", dir, foreign[0], more, LedgerFile, filepath.Join(dir, ".backlog"))
 }

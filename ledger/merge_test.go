@@ -185,12 +185,13 @@ func TestMergeDeterminism(t *testing.T) {
 }
 
 // TestWriterStateIsTheFoldOfTheFile: what a write reports is what any reader
-// folds from the file, even for input JSON cannot carry as given.
+// folds from the file, even for input JSON cannot carry as given. (Invalid
+// UTF-8 is refused before it gets there: TestInvalidUTF8Refused.)
 func TestWriterStateIsTheFoldOfTheFile(t *testing.T) {
 	e := newEnv(t)
 	e.create("A", func(r *CreateRequest) { r.Labels = []string{"keep"}; r.Body = "ok" })
 	var nilList []string
-	got, err := e.b.Update(e.ctx, UpdateRequest{Mutation: m, ID: "A", Fields: Fields{Labels: &nilList, Body: strp("bad \xff utf-8"), Title: strp("t\x00itle")}})
+	got, err := e.b.Update(e.ctx, UpdateRequest{Mutation: m, ID: "A", Fields: Fields{Labels: &nilList, Body: strp("tab\tand \u2028 separator"), Title: strp("t\x00itle")}})
 	if err != nil {
 		t.Fatal(err)
 	}

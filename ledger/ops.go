@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // kind is how one op validates and applies itself. check sees the card (nil
@@ -500,4 +501,58 @@ func dedupe(in []string) []string {
 		}
 	}
 	return out
+}
+
+// validUTF8 refuses an event carrying text that is not valid UTF-8. JSON
+// stores each invalid byte as U+FFFD, so writing it would quietly record
+// something other than what was asked for. The writer runs it on the event
+// as built, before encoding; the fold needs no such rule, since decoding
+// never yields invalid UTF-8.
+func validUTF8(e *Event) error {
+	deref := func(p *string) string {
+		if p == nil {
+			return ""
+		}
+		return *p
+	}
+	var f Fields
+	if e.Fields != nil {
+		f = *e.Fields
+	}
+	for _, t := range [...]struct{ name, s string }{
+		{"actor", e.Actor}, {"card id", e.Card}, {"request id", e.RequestID}, {"owner", e.Owner},
+		{"reason", e.Reason}, {"link target", e.To}, {"checkpoint", string(e.Checkpoint)},
+		{"title", deref(f.Title)}, {"body", deref(f.Body)}, {"phase", deref(f.Phase)},
+		{"parent", deref(f.Parent)}, {"idempotency key", f.IdempotencyKey},
+	} {
+		if !utf8.ValidString(t.s) {
+			return invalidUTF8(e, t.name, t.s)
+		}
+	}
+	for _, l := range [...]struct {
+		name string
+		list *[]string
+	}{{"label", f.Labels}, {"acceptance criterion", f.Acceptance}, {"dependency", f.DependsOn}} {
+		if l.list != nil {
+			for _, s := range *l.list {
+				if !utf8.ValidString(s) {
+					return invalidUTF8(e, l.name, s)
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// invalidUTF8 says where s, the named text of e, stops being UTF-8.
+func invalidUTF8(e *Event, name, s string) error {
+	i := 0
+	for i < len(s) {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			break
+		}
+		i += size
+	}
+	return rule(ErrInvalid, "the %s of this %s is not valid UTF-8 (byte 0x%02x at offset %d); bl stores text as UTF-8", name, e.Op, s[i], i)
 }

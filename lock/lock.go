@@ -17,7 +17,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"sync"
 	"syscall"
 	"time"
@@ -30,7 +29,7 @@ var (
 	// ErrTimeout means the lock was held by someone else for the whole
 	// wait. It is distinct from a context cancellation, which is returned
 	// as the context's own error.
-	ErrTimeout = errors.New("lock: timed out waiting for the lock")
+	ErrTimeout = errors.New("lock: timed out")
 )
 
 // handOver bounds how long a try-once Acquire waits for a wait the same
@@ -162,7 +161,7 @@ func (l *File) granted(w *waiter, err error) error {
 }
 
 func (l *File) timedOut(timeout time.Duration) error {
-	return fmt.Errorf("%w %s after %s", ErrTimeout, filepath.Base(l.path), timeout)
+	return fmt.Errorf("%w waiting for %s after %s", ErrTimeout, l.path, timeout)
 }
 
 // Release drops the lock. The file stays, so the next locker opens the same

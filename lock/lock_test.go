@@ -130,7 +130,7 @@ func TestTimeoutErrorNamesTheLock(t *testing.T) {
 	}
 	defer a.Release()
 	err := b.Acquire(context.Background(), time.Millisecond)
-	if !errors.Is(err, ErrTimeout) || err.Error() != fmt.Sprintf("%v lock after 1ms", ErrTimeout) {
+	if !errors.Is(err, ErrTimeout) || err.Error() != fmt.Sprintf("lock: timed out waiting for %s after 1ms", path) {
 		t.Fatalf("timeout error = %q", err)
 	}
 }

@@ -13,7 +13,12 @@
 // double claims, overlapping leases, lost acknowledged events, stale owners
 // that were not fenced, cards not completed exactly once, and more. A binary
 // built with -tags bl_brokenlock, whose lock does nothing, must make Check
-// report a violation; that shows the checker is able to see one.
+// report a double claim; that shows the checker is able to see one. The
+// negative control leaves nothing to luck: two claimers of one card park
+// themselves at the before-write failpoint (BL_FAILPOINT_ACTION=stop in a
+// -tags bl_failpoints build), so both have decided on the same state before
+// either writes, and are let go together. Against the real lock the second
+// cannot get there while the first is parked, and Check finds nothing.
 //
 // Sizes: plain `go test ./proof/` runs the CI size, about a minute on two
 // cores. BL_STRESS=1 runs the full size: 64 agents on 400 cards, 64 agents

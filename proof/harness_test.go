@@ -128,6 +128,9 @@ type runOpts struct {
 
 	// whileStopped runs while a stopHoldingLock process is stopped.
 	whileStopped func()
+
+	// started, when set, is given the process as soon as it has started.
+	started func(p *os.Process)
 }
 
 // runner runs one bl binary against one backlog directory.
@@ -177,6 +180,9 @@ func (r *runner) run(worker string, o runOpts, args ...string) Call {
 		}
 		c.End, c.Exit, c.Stderr = time.Now(), 127, []byte(err.Error())
 		return c
+	}
+	if o.started != nil {
+		o.started(cmd.Process)
 	}
 	if o.gate != nil {
 		c.Stopped = cmd.Process.Signal(syscall.SIGSTOP) == nil

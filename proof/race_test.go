@@ -2,8 +2,9 @@ package proof
 
 import (
 	"fmt"
-	"sort"
+	"os"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -82,50 +83,139 @@ func contendedFleet() fleet {
 	return f
 }
 
-// TestRaceBrokenLockCaught runs the same kind of fleet against a bl built
-// with -tags bl_brokenlock, whose lock does nothing, with every agent racing
-// for the same card. The checker must catch a lease or durability violation:
-// this is what shows it can see one.
+// TestRaceBrokenLockCaught is the checker's negative control, made
+// deterministic: against a bl built with -tags bl_brokenlock (its lock does
+// nothing) and bl_failpoints, two processes claim one card and each parks
+// itself at the before-write failpoint, after it has checked the ledger and
+// before it writes. Once both are parked, both have decided on the same
+// state; they are let go together and both append a claim at epoch 1. The
+// checker must report the double claim, every round.
 func TestRaceBrokenLockCaught(t *testing.T) {
-	bin := blBinary(t, tagsBrokenLock)
-	f := contendedFleet()
-	// Without the lock, bl still notices most interleavings (the ledger
-	// changed between its read and its write) and refuses; a double write
-	// needs two processes between their last look at the ledger and their
-	// write at once. A handful of agents let go together race closest.
-	f.Agents, f.Cards, f.Deadline = 4, 60, 30*time.Second
-	budget := 2 * time.Minute
-	start := time.Now()
-	for attempt := 1; time.Since(start) < budget; attempt++ {
-		run := f.run(t, bin)
-		r := Check(run.history())
-		safety := r.Safety()
-		t.Logf("broken lock, attempt %d: agents=%d cards=%d finished=%v corrupt=%v %s safety-violations=%d time=%s",
-			attempt, f.Agents, f.Cards, run.finished, run.corrupt, r.Summary(), len(safety), run.elapsed.Round(time.Millisecond))
-		if len(safety) > 0 {
-			// The most telling first: two agents told they won one card.
-			sort.SliceStable(safety, func(i, j int) bool {
-				return safety[i].Kind == KindDoubleClaim && safety[j].Kind != KindDoubleClaim
-			})
-			for i, v := range safety {
-				if i == 10 {
-					t.Logf("... and %d more", len(safety)-10)
-					break
-				}
-				t.Logf("checker caught: %s", v)
-			}
-			t.Logf("broken lock caught after %d attempt(s) in %s (%d other violations: lock refusals and a backlog that no longer opens)",
-				attempt, time.Since(start).Round(time.Millisecond), len(r.Violations)-len(safety))
-			return
-		}
-		f.Seed++
+	bin := blBinary(t, tagsBrokenLock+","+tagsFailpoints)
+	rounds := 3
+	if stress() {
+		rounds = 20
 	}
-	t.Fatalf("in %s the checker found no violation in fleets whose lock does nothing", budget)
+	start := time.Now()
+	for round := 1; round <= rounds; round++ {
+		p := parkedClaims(t, bin, 2, 0)
+		t.Logf("broken lock, round %d: parked together=%d exits=%v %s", round, p.parked, p.exits, p.report.Summary())
+		if p.parked != 2 {
+			t.Fatalf("round %d: with the lock broken both claimers should reach before-write, %d did", round, p.parked)
+		}
+		if p.report.Count(KindDoubleClaim) == 0 {
+			for _, v := range p.report.Violations {
+				t.Logf("violation: %s", v)
+			}
+			t.Fatalf("round %d: two claimers were let go together past a broken lock and the checker found no double claim", round)
+		}
+		for _, v := range p.report.Safety() {
+			t.Logf("checker caught: %s", v)
+		}
+	}
+	t.Logf("broken lock caught in %d of %d rounds in %s", rounds, rounds, time.Since(start).Round(time.Millisecond))
 }
 
-// TestRaceContended runs the fleet of TestRaceBrokenLockCaught, every agent
-// claiming one card at the same moment, against the real bl: with the lock
-// in place the same contention must yield nothing for the checker.
+// TestRaceParkedLockHolds runs TestRaceBrokenLockCaught's rounds against a
+// bl whose lock is intact: the first claimer parks at before-write holding
+// the lock, and the second must not get there while it is parked (it
+// waits for the lock); let go, the first wins and the second is refused.
+// The checker finds nothing.
+func TestRaceParkedLockHolds(t *testing.T) {
+	bin := blBinary(t, tagsFailpoints)
+	p := parkedClaims(t, bin, 1, time.Second)
+	t.Logf("intact lock: parked together=%d exits=%v %s", p.parked, p.exits, p.report.Summary())
+	for _, v := range p.report.Violations {
+		t.Errorf("violation: %s", v)
+	}
+	if p.parked != 1 {
+		t.Errorf("%d claimers reached before-write together, want 1: the lock must keep the second out", p.parked)
+	}
+	if !(p.exits == [2]int{0, 4} || p.exits == [2]int{4, 0}) {
+		t.Errorf("claim exits %v, want one 0 (the winner) and one 4 (conflict)", p.exits)
+	}
+}
+
+// parked is what parkedClaims saw.
+type parked struct {
+	parked int    // how many claimers were parked at before-write at once
+	exits  [2]int // the claimers' exit codes
+	report Report
+}
+
+// parkedClaims creates card A in a new backlog and starts two processes
+// claiming it, each set to stop itself at the before-write failpoint. It
+// waits until want of them are parked (at most a minute), then a further
+// hold during which the other may still park, lets every parked process
+// go on (and any that parks later, at once), waits for both and checks the
+// history.
+func parkedClaims(t *testing.T, bin string, want int, hold time.Duration) parked {
+	t.Helper()
+	r := newBacklog(t, bin)
+	calls := []Call{r.mustRun(t, "create", "--id", "A", "--title", "raced for", "--json", "--request-id", "create-A")}
+	procs := make(chan *os.Process, 2)
+	results := make([]Call, 2)
+	var wg sync.WaitGroup
+	for i := range results {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			owner := fmt.Sprintf("w%d", i+1)
+			o := runOpts{env: []string{"BL_FAILPOINT=before-write", "BL_FAILPOINT_ACTION=stop"},
+				started: func(p *os.Process) { procs <- p }}
+			results[i] = r.run(owner, o, "claim", "--owner", owner, "--id", "A", "--ttl", "1m",
+				"--lock-timeout", "1m", "--json", "--request-id", "claim-"+owner)
+		}()
+	}
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	var ps []*os.Process
+	for len(ps) < 2 {
+		select {
+		case p := <-procs:
+			ps = append(ps, p)
+		case <-done:
+			t.Fatalf("a claimer did not start: %s %s", results[0].Stderr, results[1].Stderr)
+		}
+	}
+	stopped := func() int {
+		n := 0
+		for _, p := range ps {
+			if processStopped(p.Pid) {
+				n++
+			}
+		}
+		return n
+	}
+	var p parked
+	deadline := time.Now().Add(time.Minute)
+	for p.parked = stopped(); p.parked < want && time.Now().Before(deadline); p.parked = stopped() {
+		time.Sleep(time.Millisecond)
+	}
+	for end := time.Now().Add(hold); p.parked < 2 && time.Now().Before(end); {
+		time.Sleep(time.Millisecond)
+		p.parked = max(p.parked, stopped())
+	}
+	for {
+		for _, pr := range ps {
+			if processStopped(pr.Pid) {
+				_ = pr.Signal(syscall.SIGCONT)
+			}
+		}
+		select {
+		case <-done:
+			calls = append(calls, results...)
+			p.exits = [2]int{results[0].Exit, results[1].Exit}
+			p.report = Check(History{Calls: calls, Ledger: r.ledgerBytes(t)})
+			return p
+		case <-time.After(time.Millisecond):
+		}
+	}
+}
+
+// TestRaceContended runs a fleet with every agent claiming one card at the
+// same moment against the real bl: with the lock in place that contention
+// must yield nothing for the checker.
 func TestRaceContended(t *testing.T) {
 	f := contendedFleet()
 	run := f.run(t, blBinary(t, tagsNone))

@@ -8,7 +8,9 @@ import (
 	"os"
 	"os/signal"
 	"os/user"
+	"reflect"
 	"runtime/debug"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -83,6 +85,10 @@ func newParser(cli *CLI, app *App, stdout, stderr io.Writer, only string, cmds m
 		kong.ConfigureHelp(kong.HelpOptions{Compact: true, NoExpandSubcommands: true}),
 		kong.Help(printHelp),
 		kong.Bind(app),
+		kong.KindMapper(reflect.String, kong.MapperFunc(rawString)),
+		kong.TypeMapper(reflect.TypeOf([]string(nil)), kong.MapperFunc(rawStrings)),
+		kong.KindMapper(reflect.Int, decimalInt(strconv.IntSize)),
+		kong.KindMapper(reflect.Int64, decimalInt(64)),
 	}
 	for _, c := range commands {
 		if only != "" && c.name != only {
@@ -147,13 +153,16 @@ The agent loop:
 
 Exit codes:
 
-    0  success (also a claim that found nothing)
+    0  success (also a claim that found nothing, and claim --wait or watch
+       ended by SIGINT or SIGTERM)
     1  any other failure
     2  usage or invalid input
     3  not found (card, or no backlog)
-    4  conflict: stale epoch, not the owner, invalid transition, cycle, duplicate id
+    4  conflict: stale epoch, not the owner, invalid transition, cycle, duplicate
+       id, a request id reused for another request
     5  lock busy: timed out waiting for .backlog/lock
-    6  corrupt backlog (or written by a newer bl)`
+    6  corrupt backlog (or written by a newer bl), or a file in .backlog that is
+       a symbolic link out of it`
 
 // App is what commands run against: the parsed globals, the output streams,
 // and the backlog, opened on first use.
@@ -325,7 +334,7 @@ func (a *App) fail(err error) int {
 		}{msg, code, exit, h})
 		return exit
 	}
-	fmt.Fprintf(a.Stderr, "bl: %s\n", msg)
+	fmt.Fprintf(a.Stderr, "bl: %s\n", text(msg))
 	if h != "" {
 		fmt.Fprintf(a.Stderr, "    %s\n", h)
 	}
@@ -341,7 +350,7 @@ func (a *App) Warn(msg string) {
 		}{msg})
 		return
 	}
-	fmt.Fprintf(a.Stderr, "bl: warning: %s\n", msg)
+	fmt.Fprintf(a.Stderr, "bl: warning: %s\n", text(msg))
 }
 
 // Open finds and opens the backlog once per run.

@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"io"
 	"time"
@@ -32,7 +34,10 @@ With --wait, claim blocks until a card becomes claimable — created,
 unblocked, reopened, a dependency completed, a lease expired, a deferral
 passed — and claims it; it wakes on file changes and on the next lease
 expiry or deferral, never by polling. Of many waiters, one wins each card
-and the rest keep waiting. It prints null if the wait runs out.
+and the rest keep waiting. It prints null if the wait runs out. SIGINT or
+SIGTERM ends the wait quietly: nothing claimed, null printed (as when the
+wait runs out) and exit 0, unless the claim had already been made, which is
+then printed.
 
 Without --id, claim never returns a card under a live lease, yours
 included. claim --id of a card you already hold renews the lease under a
@@ -84,6 +89,11 @@ func (c *ClaimCmd) Run(a *App) error {
 		card, err = g.Claim(a, b, req, remote)
 	} else if c.Wait > 0 {
 		card, err = claimWaiting(a, b, req, c.Wait)
+		if err != nil && a.interrupted(err) {
+			// Stopped by SIGINT or SIGTERM while waiting, before any
+			// claim was made: end as a wait that ran out does.
+			card, err = nil, nil
+		}
 	} else {
 		card, err = b.Claim(a.ctx, req)
 	}
@@ -94,11 +104,17 @@ func (c *ClaimCmd) Run(a *App) error {
 		return a.emit(nil, func(w io.Writer) { fmt.Fprintln(w, "nothing claimable") })
 	}
 	return a.emit(card, func(w io.Writer) {
-		fmt.Fprintf(w, "claimed %s epoch %d %s  %s\n", card.ID, card.ClaimEpoch, a.leaseLeft(*card), card.Title)
+		fmt.Fprintf(w, "claimed %s epoch %d %s  %s\n", card.ID, card.ClaimEpoch, a.leaseLeft(*card), text(card.Title))
 	})
 }
 
 func (c *ClaimCmd) gitWork(a *App) string { return a.remoteWork("claim", c.Remote) }
+
+// interrupted reports whether err is the end of the run's context, that
+// is SIGINT or SIGTERM.
+func (a *App) interrupted(err error) bool {
+	return errors.Is(err, context.Canceled) && a.ctx.Err() != nil
+}
 
 // claimWaiting retries the claim each time the ledger changes or the next
 // lease expiry or deferral comes due, until it wins a card or wait runs

@@ -9,7 +9,7 @@ import (
 // CreateCmd adds a card.
 type CreateCmd struct {
 	Title          string   `required:"" help:"What the card is (required)."`
-	ID             string   `name:"id" help:"Card id (letters, digits, . _ -; default: generated, e.g. bl-k3x9q2mf)."`
+	ID             *string  `name:"id" help:"Card id (letters, digits, . _ -; default: generated, e.g. bl-k3x9q2mf)."`
 	Body           string   `help:"Longer description; - reads it from stdin."`
 	Phase          string   `help:"Board lane, e.g. M1."`
 	Priority       int      `help:"Higher is sooner (default 0)."`
@@ -38,12 +38,16 @@ func (c *CreateCmd) Run(a *App) error {
 	if strings.TrimSpace(c.Title) == "" {
 		return usagef("--title is empty: a card needs a title")
 	}
+	id, err := idFlag(c.ID)
+	if err != nil {
+		return err
+	}
 	body, err := readBody(c.Body)
 	if err != nil {
 		return err
 	}
 	req := ledger.CreateRequest{
-		Mutation: a.Mutation(c.RequestID), ID: c.ID, Title: c.Title, Body: body, Phase: c.Phase,
+		Mutation: a.Mutation(c.RequestID), ID: id, Title: c.Title, Body: body, Phase: c.Phase,
 		Priority: c.Priority, Labels: splitList(c.Label), DependsOn: splitList(c.DependsOn), Parent: c.Parent,
 		Acceptance: c.Acceptance, MaxAttempts: c.MaxAttempts, IdempotencyKey: c.IdempotencyKey,
 	}

@@ -5,6 +5,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/bl-backlog/bl/export"
 	"github.com/bl-backlog/bl/ledger"
 )
 
@@ -37,24 +38,28 @@ func (c *ShowCmd) Run(a *App) error {
 }
 
 func (a *App) showCard(w io.Writer, c ledger.Card) {
-	fmt.Fprintf(w, "%s  %s\n", c.ID, c.Title)
+	fmt.Fprintf(w, "%s  %s\n", c.ID, text(c.Title))
 	row := func(k, v string) { fmt.Fprintf(w, "  %-11s %s\n", k, v) }
 	status := string(c.Status)
 	switch c.Status {
 	case ledger.StatusClaimed:
-		status += fmt.Sprintf(" by %s, epoch %d, since %s %s", c.ClaimOwner, c.ClaimEpoch, stamp(c.ClaimedAt), a.leaseLeft(c))
+		status += fmt.Sprintf(" by %s, epoch %d, since %s %s", text(c.ClaimOwner), c.ClaimEpoch, stamp(c.ClaimedAt), a.leaseLeft(c))
 	case ledger.StatusBlocked:
-		status += ": " + dash(c.BlockedReason)
+		status += ": " + dash(text(c.BlockedReason))
 	case ledger.StatusDone:
 		status += " at " + stamp(c.ClosedAt)
 		if c.CloseNote != "" {
-			status += ": " + c.CloseNote
+			status += ": " + text(c.CloseNote)
 		}
 	}
 	row("status", status)
 	row("priority", fmt.Sprint(c.Priority))
-	row("phase", dash(c.Phase))
-	row("labels", dash(strings.Join(c.Labels, ", ")))
+	row("phase", dash(text(c.Phase)))
+	labels := make([]string, len(c.Labels))
+	for i, l := range c.Labels {
+		labels[i] = text(l)
+	}
+	row("labels", dash(strings.Join(labels, ", ")))
 	row("depends on", dash(strings.Join(c.DependsOn, ", ")))
 	row("parent", dash(c.Parent))
 	attempts := fmt.Sprint(c.Attempts)
@@ -72,22 +77,22 @@ func (a *App) showCard(w io.Writer, c ledger.Card) {
 		row("progress", fmt.Sprintf("%d%%", *c.Progress))
 	}
 	if c.Checkpoint != nil {
-		row("checkpoint", string(c.Checkpoint))
+		row("checkpoint", text(string(c.Checkpoint)))
 	}
 	row("created", stamp(&c.CreatedAt))
 	row("updated", fmt.Sprintf("%s (version %d)", stamp(&c.UpdatedAt), c.Version))
 	if c.IdempotencyKey != "" {
-		row("idem. key", c.IdempotencyKey)
+		row("idem. key", text(c.IdempotencyKey))
 	}
 	if len(c.Acceptance) > 0 {
 		fmt.Fprintln(w, "  acceptance")
 		for _, x := range c.Acceptance {
-			fmt.Fprintf(w, "    - %s\n", x)
+			fmt.Fprintf(w, "    - %s\n", text(x))
 		}
 	}
 	if c.Body != "" {
 		fmt.Fprintln(w)
-		for _, l := range strings.Split(c.Body, "\n") {
+		for _, l := range strings.Split(export.Printable(c.Body), "\n") {
 			fmt.Fprintf(w, "  %s\n", l)
 		}
 	}

@@ -40,7 +40,7 @@ func (c *StatsCmd) Run(a *App) error {
 			fmt.Fprintf(w, "snapshot   %d bytes, %d compactions, written %s ago\n", st.SnapshotBytes, st.Compactions, roundDur(time.Duration(st.SnapshotAgeSeconds*float64(time.Second))))
 		}
 		if st.CompactError != "" {
-			fmt.Fprintf(w, "WARNING    automatic compaction failed: %s\n", st.CompactError)
+			fmt.Fprintf(w, "WARNING    automatic compaction failed: %s\n", text(st.CompactError))
 		}
 	})
 }

@@ -16,8 +16,18 @@ const backlogDirName = ".backlog"
 // .backlog directory itself, or a directory holding one), else the nearest
 // .backlog upward from the working directory. Inside a linked git worktree
 // it is the main worktree's .backlog, so every worktree of a repository
-// shares one ledger and one lock.
+// shares one ledger and one lock. A backlog whose files are links out of it
+// is refused (ledger.CheckLinks), also for commands that read its files
+// without opening it.
 func findBacklog(flagDir string) (string, error) {
+	dir, err := findBacklogDir(flagDir)
+	if err != nil {
+		return "", err
+	}
+	return dir, ledger.CheckLinks(dir)
+}
+
+func findBacklogDir(flagDir string) (string, error) {
 	if flagDir != "" {
 		dir, err := filepath.Abs(flagDir)
 		if err != nil {
@@ -52,9 +62,11 @@ func findBacklog(flagDir string) (string, error) {
 	}
 }
 
+// isBacklog reports whether dir holds a ledger: a file, or a link that
+// findBacklog then checks.
 func isBacklog(dir string) bool {
-	fi, err := os.Stat(filepath.Join(dir, ledger.LedgerFile))
-	return err == nil && fi.Mode().IsRegular()
+	fi, err := os.Lstat(filepath.Join(dir, ledger.LedgerFile))
+	return err == nil && (fi.Mode().IsRegular() || fi.Mode()&os.ModeSymlink != 0)
 }
 
 // initDir is where bl init creates the backlog: --dir if given, else the

@@ -21,12 +21,14 @@ func newEventOut(e *ledger.Event, c *ledger.Conflict) eventOut {
 	return eventOut{Cursor: ledger.CursorOf(e).String(), Event: e, Conflict: c}
 }
 
-// eventLine is the one-line human form of an event.
+// eventLine is the one-line human form of an event. Every field read from
+// the ledger goes through text: an event merged in from elsewhere may hold
+// anything.
 func eventLine(w io.Writer, e *ledger.Event, c *ledger.Conflict) {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s  %-9s %-12s %s", e.At.UTC().Format("2006-01-02T15:04:05.000Z"), e.Op, e.Card, e.Actor)
+	fmt.Fprintf(&b, "%s  %-9s %-12s %s", e.At.UTC().Format("2006-01-02T15:04:05.000Z"), text(string(e.Op)), text(e.Card), text(e.Actor))
 	if e.Owner != "" {
-		fmt.Fprintf(&b, " owner=%s", e.Owner)
+		fmt.Fprintf(&b, " owner=%s", text(e.Owner))
 	}
 	if e.Epoch != 0 {
 		fmt.Fprintf(&b, " epoch=%d", e.Epoch)
@@ -35,7 +37,7 @@ func eventLine(w io.Writer, e *ledger.Event, c *ledger.Conflict) {
 		fmt.Fprintf(&b, " ttl=%s", time.Duration(e.TTLSeconds)*time.Second)
 	}
 	if e.To != "" {
-		fmt.Fprintf(&b, " to=%s", e.To)
+		fmt.Fprintf(&b, " to=%s", text(e.To))
 	}
 	if e.Progress != nil {
 		fmt.Fprintf(&b, " progress=%d%%", *e.Progress)
@@ -44,17 +46,17 @@ func eventLine(w io.Writer, e *ledger.Event, c *ledger.Conflict) {
 		b.WriteString(" forced")
 	}
 	if f := e.Fields; f != nil && f.Title != nil {
-		fmt.Fprintf(&b, " %q", oneLine(*f.Title))
+		fmt.Fprintf(&b, " %q", text(*f.Title))
 	}
 	if e.Reason != "" {
 		label := "reason"
 		if e.Op == ledger.OpComplete {
 			label = "note"
 		}
-		fmt.Fprintf(&b, " %s=%q", label, oneLine(e.Reason))
+		fmt.Fprintf(&b, " %s=%q", label, text(e.Reason))
 	}
 	if c != nil {
-		fmt.Fprintf(&b, "  CONFLICT: %s", c.Reason)
+		fmt.Fprintf(&b, "  CONFLICT: %s", text(c.Reason))
 	}
 	fmt.Fprintf(&b, "  @%s\n", ledger.CursorOf(e))
 	io.WriteString(w, b.String())

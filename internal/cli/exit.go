@@ -41,6 +41,7 @@ func (h hinted) Hint() string  { return h.hint }
 func classify(err error, git Git) (exit int, code string) {
 	var ue *usageError
 	var ge *gitMissingError
+	var le *ledger.LinkError
 	switch {
 	case errors.As(err, &ue):
 		return exitUsage, "usage"
@@ -56,6 +57,8 @@ func classify(err error, git Git) (exit int, code string) {
 		return exitConflict, "conflict"
 	case errors.Is(err, lock.ErrTimeout):
 		return exitLock, "lock_timeout"
+	case errors.As(err, &le):
+		return exitCorrupt, "symlink"
 	case errors.Is(err, ledger.ErrVersion):
 		return exitCorrupt, "unsupported_version"
 	case errors.Is(err, ledger.ErrCorrupt):

@@ -41,6 +41,10 @@
 //	    Append TEXT to FILE with no newline added (torn lines). Go escapes
 //	    in TEXT are decoded: \n, \x00, \\.
 //
+//	setraw VAR TEXT
+//	    Set $VAR to TEXT with Go escapes decoded (\x1b, \a, \n, \xff):
+//	    arguments holding control characters or invalid UTF-8.
+//
 //	holdlock FILE
 //	    Take an exclusive flock on FILE from the test process and keep it
 //	    until `releaselock FILE` or the end of the script.
@@ -95,6 +99,7 @@ func TestScripts(t *testing.T) {
 			"capture":     cmdCapture,
 			"sleep":       cmdSleep,
 			"appendraw":   cmdAppendRaw,
+			"setraw":      cmdSetRaw,
 			"holdlock":    cmdHoldLock,
 			"releaselock": cmdReleaseLock,
 		},
@@ -265,6 +270,17 @@ func cmdAppendRaw(ts *testscript.TestScript, neg bool, args []string) {
 	_, err = f.WriteString(text)
 	ts.Check(err)
 	ts.Check(f.Close())
+}
+
+func cmdSetRaw(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: setraw VAR TEXT")
+	}
+	text, err := strconv.Unquote(`"` + strings.ReplaceAll(args[1], `"`, `\"`) + `"`)
+	if err != nil {
+		ts.Fatalf("setraw: bad escape in %q: %v", args[1], err)
+	}
+	ts.Setenv(args[0], text)
 }
 
 type lockKey struct{}

@@ -9,6 +9,7 @@ import (
 
 	json "github.com/goccy/go-json"
 
+	"github.com/bl-backlog/bl/export"
 	"github.com/bl-backlog/bl/ledger"
 )
 
@@ -53,14 +54,26 @@ func writeJSONLine(w io.Writer, v any) error {
 	return err
 }
 
-// emit prints v as JSON under --json, else runs human.
+// emit prints v as JSON under --json, else runs human. Human output
+// passes through export.Printable as a whole, so nothing in it reaches the
+// terminal as a control sequence even where a field was not put through
+// text; each field of user text also goes through text, so it cannot forge
+// a line either. --json stays exact.
 func (a *App) emit(v any, human func(w io.Writer)) error {
 	if a.JSON {
 		return writeJSON(a.Stdout, v)
 	}
-	human(a.Stdout)
-	return nil
+	var b strings.Builder
+	human(&b)
+	_, err := io.WriteString(a.Stdout, export.Printable(b.String()))
+	return err
 }
+
+// text is user text (a title, owner, actor, phase, label, reason) as human
+// output prints it: on one line, with nothing a terminal acts on. It is the
+// exports' rule, export.OneLine. Multi-line text (a body) keeps its lines
+// through export.Printable instead.
+func text(s string) string { return export.OneLine(s) }
 
 // emitCard prints a card: JSON, or one line led by what happened.
 func (a *App) emitCard(c ledger.Card, verb string) error {
@@ -72,12 +85,12 @@ func (a *App) cardLine(c ledger.Card) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s [%s]", c.ID, c.Status)
 	if c.Status == ledger.StatusClaimed {
-		fmt.Fprintf(&b, " by %s epoch %d %s", c.ClaimOwner, c.ClaimEpoch, a.leaseLeft(c))
+		fmt.Fprintf(&b, " by %s epoch %d %s", text(c.ClaimOwner), c.ClaimEpoch, a.leaseLeft(c))
 	}
 	if c.Status == ledger.StatusBlocked && c.BlockedReason != "" {
-		fmt.Fprintf(&b, " (%s)", c.BlockedReason)
+		fmt.Fprintf(&b, " (%s)", text(c.BlockedReason))
 	}
-	fmt.Fprintf(&b, "  %s", c.Title)
+	fmt.Fprintf(&b, "  %s", text(c.Title))
 	return b.String()
 }
 
@@ -110,9 +123,9 @@ func (a *App) table(w io.Writer, cards []ledger.Card) {
 	for _, c := range cards {
 		owner := "-"
 		if c.Status == ledger.StatusClaimed {
-			owner = fmt.Sprintf("%s#%d", c.ClaimOwner, c.ClaimEpoch)
+			owner = fmt.Sprintf("%s#%d", text(c.ClaimOwner), c.ClaimEpoch)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\n", c.ID, c.Status, c.Priority, dash(c.Phase), owner, oneLine(c.Title))
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\n", c.ID, c.Status, c.Priority, dash(text(c.Phase)), owner, text(c.Title))
 	}
 	tw.Flush()
 }
@@ -122,11 +135,6 @@ func dash(s string) string {
 		return "-"
 	}
 	return s
-}
-
-// oneLine keeps a table row on one line whatever the title holds.
-func oneLine(s string) string {
-	return strings.Join(strings.Fields(s), " ")
 }
 
 func stamp(t *time.Time) string {
