@@ -116,11 +116,11 @@ func (a *App) printReport(w io.Writer, r *ledger.Report) {
 	}
 	section("conflicts recorded by the fold", len(r.Conflicts))
 	for _, c := range r.Conflicts {
-		fmt.Fprintf(w, "  %s %s of %s by %s: %s\n", c.At, c.Op, c.Card, c.Actor, c.Reason)
+		fmt.Fprintf(w, "  %s %s of %s by %s: %s\n", c.At, c.Op, c.Card, text(c.Actor), text(c.Reason))
 	}
 	section("expired leases (bl reclaim returns them)", len(r.ExpiredLeases))
 	for _, l := range r.ExpiredLeases {
-		fmt.Fprintf(w, "  %s held by %s epoch %d, expired %s\n", l.Card, l.Owner, l.Epoch, stamp(&l.ExpiredAt))
+		fmt.Fprintf(w, "  %s held by %s epoch %d, expired %s\n", l.Card, text(l.Owner), l.Epoch, stamp(&l.ExpiredAt))
 	}
 	section("dependency problems", len(r.DependencyProblems))
 	for _, p := range r.DependencyProblems {
