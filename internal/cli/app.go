@@ -172,11 +172,12 @@ type App struct {
 	ctx            context.Context
 	now            func() time.Time
 	backlog        *ledger.Backlog
-	backlogDir     string   // found by findDir
-	git            Git      // nil in the lean bl, which hands git work to bl-git
-	args           []string // the command line as given, for the hand-over
-	mutated        bool     // the command wrote (or tried to write) an event
-	synced         bool     // the command went through git itself
+	backlogDir     string                     // found by findDir
+	git            Git                        // nil in the lean bl, which hands git work to bl-git
+	args           []string                   // the command line as given, for the hand-over
+	mutated        bool                       // the command wrote (or tried to write) an event
+	standing       map[string]ledger.Standing // where printed cards stand (see stand)
+	synced         bool                       // the command went through git itself
 }
 
 // exitRequest carries kong's exit code (after --help) out of Parse.

@@ -42,8 +42,17 @@ func (a *App) showCard(w io.Writer, c ledger.Card) {
 	row := func(k, v string) { fmt.Fprintf(w, "  %-11s %s\n", k, v) }
 	status := string(c.Status)
 	switch c.Status {
+	case ledger.StatusReady:
+		if st, _ := a.standingOf(c); st.State == ledger.StateWaiting {
+			status += ", " + a.stateWord(c) + " (not claimable yet)"
+		} else {
+			status += " (claimable)"
+		}
 	case ledger.StatusClaimed:
 		status += fmt.Sprintf(" by %s, epoch %d, since %s %s", text(c.ClaimOwner), c.ClaimEpoch, stamp(c.ClaimedAt), a.leaseLeft(c))
+		if c.Expired(a.now()) {
+			status += ": claimable"
+		}
 	case ledger.StatusBlocked:
 		status += ": " + dash(text(c.BlockedReason))
 	case ledger.StatusDone:

@@ -27,6 +27,26 @@ func writeJSON(w io.Writer, v any) error {
 	return err
 }
 
+// writeJSON is writeJSON on stdout, with the derived members of the cards
+// stand read.
+func (a *App) writeJSON(v any) error {
+	var b []byte
+	switch v := v.(type) {
+	case ledger.Card:
+		b, _ = ledger.AppendCardJSON(nil, &v, true)
+		if st, ok := a.standing[v.ID]; ok {
+			b = appendStanding(b, st)
+		}
+	case []ledger.Card:
+		b, _ = a.cardsJSON(v)
+	}
+	if b == nil {
+		return writeJSON(a.Stdout, v)
+	}
+	_, err := a.Stdout.Write(append(b, '\n'))
+	return err
+}
+
 // cardJSON writes the documents most commands print, a card, no card or a
 // list of cards, as writeJSON's JSON encoder would, without it. ok is false
 // for anything else.
@@ -60,8 +80,11 @@ func writeJSONLine(w io.Writer, v any) error {
 // text; each field of user text also goes through text, so it cannot forge
 // a line either. --json stays exact.
 func (a *App) emit(v any, human func(w io.Writer)) error {
+	if err := a.stand(v); err != nil {
+		return err
+	}
 	if a.JSON {
-		return writeJSON(a.Stdout, v)
+		return a.writeJSON(v)
 	}
 	var b strings.Builder
 	human(&b)
@@ -80,12 +103,16 @@ func (a *App) emitCard(c ledger.Card, verb string) error {
 	return a.emit(c, func(w io.Writer) { fmt.Fprintf(w, "%s %s\n", verb, a.cardLine(c)) })
 }
 
-// cardLine is the one-line human form of a card.
+// cardLine is the one-line human form of a card, led by where it stands
+// (see stateWord).
 func (a *App) cardLine(c ledger.Card) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s [%s]", c.ID, c.Status)
+	fmt.Fprintf(&b, "%s [%s]", c.ID, a.stateWord(c))
 	if c.Status == ledger.StatusClaimed {
-		fmt.Fprintf(&b, " by %s epoch %d %s", text(c.ClaimOwner), c.ClaimEpoch, a.leaseLeft(c))
+		fmt.Fprintf(&b, " by %s epoch %d", text(c.ClaimOwner), c.ClaimEpoch)
+		if !c.Expired(a.now()) {
+			fmt.Fprintf(&b, " %s", a.leaseLeft(c))
+		}
 	}
 	if c.Status == ledger.StatusBlocked && c.BlockedReason != "" {
 		fmt.Fprintf(&b, " (%s)", text(c.BlockedReason))
@@ -116,16 +143,20 @@ func roundDur(d time.Duration) time.Duration {
 	return d.Round(100 * time.Millisecond)
 }
 
-// table prints cards as aligned columns.
+// table prints cards as aligned columns: STATE is where a card stands
+// (ready, waiting, claimed, expired, blocked, done), OWNER#EPOCH the lease
+// holder and the epoch it holds, DETAIL what the state waits on or has
+// left: "on A1", "until <time>", "9m59s left", "3m ago" (expired).
 func (a *App) table(w io.Writer, cards []ledger.Card) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tSTATUS\tPRI\tPHASE\tOWNER\tTITLE")
+	fmt.Fprintln(tw, "ID\tSTATE\tPRI\tPHASE\tOWNER#EPOCH\tDETAIL\tTITLE")
 	for _, c := range cards {
+		st, _ := a.standingOf(c)
 		owner := "-"
 		if c.Status == ledger.StatusClaimed {
 			owner = fmt.Sprintf("%s#%d", text(c.ClaimOwner), c.ClaimEpoch)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\n", c.ID, c.Status, c.Priority, dash(text(c.Phase)), owner, text(c.Title))
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\n", c.ID, st.State, c.Priority, dash(text(c.Phase)), owner, dash(a.stateDetail(c, st)), text(c.Title))
 	}
 	tw.Flush()
 }

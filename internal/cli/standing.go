@@ -1,0 +1,150 @@
+package cli
+
+import (
+	"bytes"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/bl-backlog/bl/ledger"
+)
+
+// stand reads where the cards in v (a card, a card pointer or a list)
+// stand now, for the output that follows: the JSON's derived members and
+// the human state words. Nothing to do without an open backlog.
+func (a *App) stand(v any) error {
+	var cards []ledger.Card
+	switch v := v.(type) {
+	case ledger.Card:
+		cards = []ledger.Card{v}
+	case *ledger.Card:
+		if v != nil {
+			cards = []ledger.Card{*v}
+		}
+	case []ledger.Card:
+		cards = v
+	}
+	if len(cards) == 0 || a.backlog == nil {
+		return nil
+	}
+	st, err := a.backlog.Standings(cards)
+	if err != nil {
+		return err
+	}
+	if a.standing == nil {
+		a.standing = make(map[string]ledger.Standing, len(cards))
+	}
+	for i, c := range cards {
+		a.standing[c.ID] = st[i]
+	}
+	return nil
+}
+
+// standingOf is where c stands as read by stand; from its status alone
+// when it was not read.
+func (a *App) standingOf(c ledger.Card) (ledger.Standing, bool) {
+	st, ok := a.standing[c.ID]
+	if !ok {
+		st.State = string(c.Status)
+	}
+	return st, ok
+}
+
+// appendStanding inserts the derived members of st into card JSON as
+// AppendCardJSON indents it (level 0, ending in "\n}").
+func appendStanding(b []byte, st ledger.Standing) []byte {
+	end := bytes.LastIndexByte(b, '}')
+	if end < 1 || b[end-1] != '\n' {
+		return b
+	}
+	tail := append([]byte(nil), b[end-1:]...)
+	b = append(b[:end-1], `,
+  "state": `...)
+	b = strconv.AppendQuote(b, st.State)
+	b = append(b, ",\n  \"claimable\": "...)
+	b = strconv.AppendBool(b, st.Claimable)
+	b = append(b, ",\n  \"waiting_on\": "...)
+	if len(st.WaitingOn) == 0 {
+		b = append(b, "[]"...)
+	} else {
+		b = append(b, '[')
+		for i, id := range st.WaitingOn {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = append(b, "\n    "...)
+			b = strconv.AppendQuote(b, id)
+		}
+		b = append(b, "\n  ]"...)
+	}
+	b = append(b, ",\n  \"lease_expired\": "...)
+	b = strconv.AppendBool(b, st.LeaseExpired)
+	return append(b, tail...)
+}
+
+// cardsJSON is a list of cards as writeJSON prints it, each with its
+// derived members when they were read.
+func (a *App) cardsJSON(cards []ledger.Card) ([]byte, bool) {
+	if len(a.standing) == 0 {
+		return ledger.AppendCardsJSON(nil, cards, true)
+	}
+	if len(cards) == 0 {
+		return []byte("[]"), true
+	}
+	out := []byte{'['}
+	for i := range cards {
+		one, ok := ledger.AppendCardJSON(nil, &cards[i], true)
+		if !ok {
+			return nil, false
+		}
+		if st, ok := a.standing[cards[i].ID]; ok {
+			one = appendStanding(one, st)
+		}
+		if i > 0 {
+			out = append(out, ',')
+		}
+		out = append(out, "\n  "...)
+		out = append(out, bytes.ReplaceAll(one, []byte{'\n'}, []byte("\n  "))...)
+	}
+	return append(out, "\n]"...), true
+}
+
+// stateWord is the human form of where c stands: the state and its
+// detail, "waiting on A1, A2", "waiting until 2026-12-01T09:00:00Z",
+// "expired 3m ago", or the state alone.
+func (a *App) stateWord(c ledger.Card) string {
+	st, _ := a.standingOf(c)
+	switch d := a.stateDetail(c, st); {
+	case d == "", st.State == ledger.StateClaimed:
+		return st.State
+	default:
+		return st.State + " " + d
+	}
+}
+
+// stateDetail is what a state waits on or has left: "on A1, A2",
+// "until <time>", "on A1 and until <time>" (waiting), "9m59s left"
+// (claimed), "3m ago" (expired); "" otherwise.
+func (a *App) stateDetail(c ledger.Card, st ledger.Standing) string {
+	now := a.now()
+	switch st.State {
+	case ledger.StateWaiting:
+		var why []string
+		if len(st.WaitingOn) > 0 {
+			why = append(why, "on "+strings.Join(st.WaitingOn, ", "))
+		}
+		if c.DeferUntil != nil && now.Before(*c.DeferUntil) {
+			why = append(why, "until "+stamp(c.DeferUntil))
+		}
+		return strings.Join(why, " and ")
+	case ledger.StateClaimed:
+		if c.LeaseExpiresAt != nil {
+			return fmt.Sprintf("%s left", roundDur(c.LeaseExpiresAt.Sub(now)))
+		}
+	case ledger.StateExpired:
+		if c.LeaseExpiresAt != nil {
+			return fmt.Sprintf("%s ago", roundDur(now.Sub(*c.LeaseExpiresAt)))
+		}
+	}
+	return ""
+}

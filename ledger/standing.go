@@ -1,0 +1,70 @@
+package ledger
+
+import "time"
+
+// Standing is where a card stands at a moment, derived from the state:
+// what its status alone does not say. A ready card may be waiting (on
+// dependencies not done, or a deferral), a claimed card's lease may have
+// run out. Nothing here is stored; it is the fold read at now.
+type Standing struct {
+	// State is the status as it stands: ready (claimable now), waiting
+	// (ready, but on dependencies or a deferral), claimed, expired
+	// (claimed, lease run out: claimable), blocked or done.
+	State string `json:"state"`
+	// Claimable: anyone may claim the card now.
+	Claimable bool `json:"claimable"`
+	// WaitingOn lists the dependencies not done yet, in the card's order.
+	WaitingOn []string `json:"waiting_on"`
+	// LeaseExpired: claimed, and the lease has run out.
+	LeaseExpired bool `json:"lease_expired"`
+}
+
+// The states of Standing.State.
+const (
+	StateReady   = "ready"
+	StateWaiting = "waiting"
+	StateClaimed = "claimed"
+	StateExpired = "expired"
+	StateBlocked = "blocked"
+	StateDone    = "done"
+)
+
+// Standing derives where c stands at now.
+func (s *State) Standing(c *Card, now time.Time) Standing {
+	st := Standing{Claimable: s.claimable(c, now, "") == nil, WaitingOn: []string{}}
+	for _, d := range c.DependsOn {
+		if dc := s.card(d); dc == nil || dc.Status != StatusDone {
+			st.WaitingOn = append(st.WaitingOn, d)
+		}
+	}
+	switch c.Status {
+	case StatusReady:
+		st.State = StateReady
+		if !st.Claimable {
+			st.State = StateWaiting
+		}
+	case StatusClaimed:
+		st.State, st.LeaseExpired = StateClaimed, c.Expired(now)
+		if st.LeaseExpired {
+			st.State = StateExpired
+		}
+	case StatusBlocked:
+		st.State = StateBlocked
+	default:
+		st.State = StateDone
+	}
+	return st
+}
+
+// Standings derives where each of cards (copies read from this backlog)
+// stands now, their dependencies as the backlog holds them, in one read.
+func (b *Backlog) Standings(cards []Card) (out []Standing, err error) {
+	err = b.View(func(s *State, now time.Time) error {
+		out = make([]Standing, len(cards))
+		for i := range cards {
+			out[i] = s.Standing(&cards[i], now)
+		}
+		return nil
+	})
+	return out, err
+}
