@@ -101,7 +101,7 @@ func (a *App) showCard(w io.Writer, c ledger.Card) {
 	}
 	if c.Body != "" {
 		fmt.Fprintln(w)
-		for _, l := range strings.Split(export.Printable(c.Body), "\n") {
+		for _, l := range strings.Split(stripMarks(export.Printable(c.Body)), "\n") {
 			fmt.Fprintf(w, "  %s\n", l)
 		}
 	}

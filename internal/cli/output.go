@@ -88,7 +88,7 @@ func (a *App) emit(v any, human func(w io.Writer)) error {
 	}
 	var b strings.Builder
 	human(&b)
-	_, err := io.WriteString(a.Stdout, export.Printable(b.String()))
+	_, err := io.WriteString(a.Stdout, applyColour(export.Printable(b.String()), a.colourOn()))
 	return err
 }
 
@@ -96,7 +96,7 @@ func (a *App) emit(v any, human func(w io.Writer)) error {
 // output prints it: on one line, with nothing a terminal acts on. It is the
 // exports' rule, export.OneLine. Multi-line text (a body) keeps its lines
 // through export.Printable instead.
-func text(s string) string { return export.OneLine(s) }
+func text(s string) string { return stripMarks(export.OneLine(s)) }
 
 // emitCard prints a card: JSON, or one line led by what happened.
 func (a *App) emitCard(c ledger.Card, verb string) error {
@@ -107,7 +107,8 @@ func (a *App) emitCard(c ledger.Card, verb string) error {
 // (see stateWord).
 func (a *App) cardLine(c ledger.Card) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s [%s]", c.ID, a.stateWord(c))
+	st, _ := a.standingOf(c)
+	fmt.Fprintf(&b, "%s [%s]", c.ID, paint(st.State, a.stateWord(c)))
 	if c.Status == ledger.StatusClaimed {
 		fmt.Fprintf(&b, " by %s epoch %d", text(c.ClaimOwner), c.ClaimEpoch)
 		if !c.Expired(a.now()) {
@@ -149,14 +150,14 @@ func roundDur(d time.Duration) time.Duration {
 // left: "on A1", "until <time>", "9m59s left", "3m ago" (expired).
 func (a *App) table(w io.Writer, cards []ledger.Card) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tSTATE\tPRI\tPHASE\tOWNER#EPOCH\tDETAIL\tTITLE")
+	fmt.Fprintf(tw, "ID\t%s\tPRI\tPHASE\tOWNER#EPOCH\tDETAIL\tTITLE\n", paint("", "STATE"))
 	for _, c := range cards {
 		st, _ := a.standingOf(c)
 		owner := "-"
 		if c.Status == ledger.StatusClaimed {
 			owner = fmt.Sprintf("%s#%d", text(c.ClaimOwner), c.ClaimEpoch)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\n", c.ID, st.State, c.Priority, dash(text(c.Phase)), owner, dash(a.stateDetail(c, st)), text(c.Title))
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\n", c.ID, paint(st.State, st.State), c.Priority, dash(text(c.Phase)), owner, dash(a.stateDetail(c, st)), text(c.Title))
 	}
 	tw.Flush()
 }
