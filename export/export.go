@@ -105,6 +105,12 @@ type Options struct {
 	// never use it, so they only change when the backlog does. The zero
 	// time leaves the html without both.
 	Now time.Time
+	// WaitingOn lists, for a ready card, its dependencies that are not
+	// done, as the backlog holds them: the boards mark such a card
+	// waiting rather than claimable. (The cards given may be filtered, so
+	// the renderers cannot tell this from them.) It does not depend on
+	// the clock, so a checked board stays stable.
+	WaitingOn map[string][]string
 }
 
 func (o Options) title() string {

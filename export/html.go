@@ -134,6 +134,14 @@ func writeCardHTML(b *strings.Builder, c *ledger.Card, byID map[string]*ledger.C
 		if c.Progress != nil {
 			facts = append(facts, fmt.Sprintf("<span class=\"bar\"><span style=\"width:%d%%\"></span></span> %d%% done", clamp(*c.Progress, 0, 100), *c.Progress))
 		}
+	case ledger.StatusReady:
+		if waiting := o.WaitingOn[c.ID]; len(waiting) > 0 {
+			var refs []string
+			for _, d := range waiting {
+				refs = append(refs, htmlRef(d, byID, anchors))
+			}
+			facts = append(facts, "<span class=\"badge waiting\">waiting</span> on "+strings.Join(refs, ", "))
+		}
 	case ledger.StatusBlocked:
 		facts = append(facts, "<b>blocked:</b> "+esc(orDash(oneLine(c.BlockedReason))))
 	case ledger.StatusDone:
@@ -249,6 +257,7 @@ svg a:hover rect{stroke-width:3}
 .acc{list-style:none;padding:0;margin:5px 0 0;font-size:12px}
 .acc .box{color:#6b7280}
 .badge.expired{background:#fee2e2;color:#991b1b;border-radius:4px;padding:0 4px}
+.badge.waiting{background:#fef3c7;color:#92400e;border-radius:4px;padding:0 4px}
 .bar{display:inline-block;width:60px;height:6px;background:#e5e7eb;border-radius:3px;vertical-align:middle}
 .bar span{display:block;height:100%;background:#d97706;border-radius:3px}
 .ref{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace}

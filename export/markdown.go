@@ -60,7 +60,7 @@ func RenderMarkdown(cards []ledger.Card, o Options) []byte {
 		for _, p := range phases {
 			fmt.Fprintf(&b, "### %s\n\n", phaseTitle(p))
 			for _, c := range byPhase[p] {
-				writeCardMD(&b, &c, byID, needs, anchors)
+				writeCardMD(&b, &c, byID, needs, anchors, o.WaitingOn[c.ID])
 			}
 		}
 	}
@@ -107,7 +107,7 @@ func phaseTitle(p string) string {
 	return "Phase " + mdText(p)
 }
 
-func writeCardMD(b *strings.Builder, c *ledger.Card, byID map[string]*ledger.Card, needs map[string][]string, anchors anchors) {
+func writeCardMD(b *strings.Builder, c *ledger.Card, byID map[string]*ledger.Card, needs map[string][]string, anchors anchors, waiting []string) {
 	fmt.Fprintf(b, "#### <a id=\"%s\"></a>%s · %s\n\n", anchors.of(c.ID), mdText(c.ID), mdText(c.Title))
 
 	switch c.Status {
@@ -120,6 +120,14 @@ func writeCardMD(b *strings.Builder, c *ledger.Card, byID map[string]*ledger.Car
 			line += fmt.Sprintf(", %d%% done", *c.Progress)
 		}
 		b.WriteString(line + "\n")
+	case ledger.StatusReady:
+		if len(waiting) > 0 {
+			var refs []string
+			for _, d := range waiting {
+				refs = append(refs, cardRef(d, byID, anchors))
+			}
+			fmt.Fprintf(b, "- **Waiting** on %s\n", strings.Join(refs, ", "))
+		}
 	case ledger.StatusBlocked:
 		fmt.Fprintf(b, "- **Blocked:** %s\n", mdText(orDash(c.BlockedReason)))
 	case ledger.StatusDone:

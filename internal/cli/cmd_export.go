@@ -107,7 +107,11 @@ func (c *ExportCmd) Run(a *App) error {
 		cards = slices.DeleteFunc(cards, func(c ledger.Card) bool { return !slices.Contains(phases, c.Phase) })
 	}
 	cmdline := c.command(format, statuses)
-	out, err := export.Bytes(format, cards, export.Options{Title: c.Title, Statuses: statuses, Graph: c.Graph, Command: cmdline, Now: a.now()})
+	waiting, err := waitingOn(b, cards)
+	if err != nil {
+		return err
+	}
+	out, err := export.Bytes(format, cards, export.Options{Title: c.Title, Statuses: statuses, Graph: c.Graph, Command: cmdline, Now: a.now(), WaitingOn: waiting})
 	if err != nil {
 		return err
 	}

@@ -132,7 +132,11 @@ func (a *App) boardWriter(b *ledger.Backlog) func(context.Context) error {
 		}
 		// Named by the export that reproduces it, so CI can check it with
 		// bl export --check .backlog/BOARD.md.
-		board := export.RenderMarkdown(cards, export.Options{Command: "bl export --format markdown"})
+		waiting, err := waitingOn(b, cards)
+		if err != nil {
+			return err
+		}
+		board := export.RenderMarkdown(cards, export.Options{Command: "bl export --format markdown", WaitingOn: waiting})
 		return writeExportFile(filepath.Join(b.Dir(), name), board)
 	}
 }

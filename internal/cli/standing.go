@@ -148,3 +148,19 @@ func (a *App) stateDetail(c ledger.Card, st ledger.Standing) string {
 	}
 	return ""
 }
+
+// waitingOn maps each ready card of cards to its dependencies not done
+// yet, for the boards (export.Options.WaitingOn).
+func waitingOn(b *ledger.Backlog, cards []ledger.Card) (map[string][]string, error) {
+	st, err := b.Standings(cards)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string][]string{}
+	for i, c := range cards {
+		if c.Status == ledger.StatusReady && len(st[i].WaitingOn) > 0 {
+			out[c.ID] = st[i].WaitingOn
+		}
+	}
+	return out, nil
+}
