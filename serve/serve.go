@@ -74,8 +74,8 @@ type Server struct {
 	login     string          // the one-time sign-in nonce; "" once used
 	hosts     map[string]bool // Host header values accepted
 	anyHost   bool            // bound to every interface: the token guards it
-	streams   sync.WaitGroup
 	listening string
+	ready     chan struct{} // closed once Run made the hub
 }
 
 // CheckAddr refuses an address anyone else could reach when no token
@@ -113,7 +113,7 @@ func New(b *ledger.Backlog, o Options) (*Server, error) {
 	if o.RingSize <= 0 {
 		o.RingSize = 4096
 	}
-	s := &Server{b: b, o: o, csrf: randomHex(16), hosts: map[string]bool{}}
+	s := &Server{b: b, o: o, csrf: randomHex(16), hosts: map[string]bool{}, ready: make(chan struct{})}
 	if o.Token != "" {
 		s.login = randomHex(16)
 	}
@@ -197,6 +197,7 @@ func (s *Server) Run(ctx context.Context, ln net.Listener) error {
 		return err
 	}
 	s.hub = newHub(base, s.o.RingSize)
+	close(s.ready)
 	followErr := make(chan error, 1)
 	go func() {
 		err := watch.Follow(ctx, s.b.Dir(), base, func(e *ledger.Event) error {
