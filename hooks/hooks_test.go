@@ -210,8 +210,10 @@ func TestWebhookGivesUp(t *testing.T) {
 		mu.Lock()
 		tries++
 		mu.Unlock()
-		_, _ = io.ReadAll(r.Body) // so a closed connection ends the context
-		select { // answer only after the client gave up
+		// Read the body, so a closed connection ends the context, and
+		// answer only after the client gave up.
+		_, _ = io.ReadAll(r.Body)
+		select {
 		case <-r.Context().Done():
 		case <-time.After(10 * time.Second):
 		}
