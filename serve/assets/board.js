@@ -62,7 +62,18 @@
     return e;
   }
 
+  // expiredKey names the claimed cards whose lease has run out now, so
+  // the clock alone (no event) can redraw a lease that just expired.
+  let drawnExpired = "";
+  function expiredKey() {
+    return board ? board.cards.filter(expired).map((c) => c.id).join(" ") : "";
+  }
+
   function tick() {
+    if (board && expiredKey() !== drawnExpired) {
+      render();
+      return;
+    }
     for (const e of document.querySelectorAll("time[data-t]")) {
       e.textContent = e.dataset.prefix + rel(e.dataset.t);
     }
@@ -143,7 +154,7 @@
     for (const l of c.labels || []) meta.append(el("span", "tag", l));
     if (c.status === "claimed") {
       if (expired(c)) meta.append(el("span", "flag", "lease expired"));
-      if (c.lease_expires_at) meta.append(time(c.lease_expires_at, "lease "));
+      if (c.lease_expires_at) meta.append(time(c.lease_expires_at, expired(c) ? "expired " : "lease ends "));
       if (c.progress != null) meta.append(el("span", "", c.progress + "%"));
     } else if (lane === "waiting") {
       const deps = (c.depends_on || []).filter((d) => !byID[d] || byID[d].status !== "done");
@@ -212,6 +223,7 @@
     renderAgents();
     renderConflicts();
     if (selected && byID[selected] && !document.getElementById("detail").hidden) renderDetail(byID[selected], false);
+    drawnExpired = expiredKey();
     window.blBoard.renders++;
   }
 
@@ -526,4 +538,7 @@
   filtersFromURL();
   refresh();
   setInterval(tick, 1000);
+  // Deferred cards become claimable with time alone: ask the server again
+  // now and then, even without events.
+  setInterval(refresh, 15000);
 })();
