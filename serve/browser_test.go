@@ -213,7 +213,6 @@ func TestBoardInChromium(t *testing.T) {
 		t.Errorf("p99 append → browser %.0f ms, want under a second", p(0.99))
 	}
 
-
 }
 
 // chromium finds Debian's chromium, installing it with apt-get when it is
