@@ -3,6 +3,7 @@ package serve
 import (
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/bl-backlog/bl/internal/cli"
 	"github.com/bl-backlog/bl/ledger"
@@ -35,7 +36,7 @@ func Command(a *cli.App, c *cli.ServeCmd) error {
 			taken = nil
 			return evs
 		},
-		AfterWrite: a.RunHooks,
+		AfterWrite: hooksWorker(a),
 	})
 	if err != nil {
 		return err
@@ -53,4 +54,24 @@ func Command(a *cli.App, c *cli.ServeCmd) error {
 		fmt.Fprintf(a.Stderr, "bl serve: sign in once by opening %s (a one-time URL); scripts send Authorization: Bearer <token>\n", u)
 	}
 	return s.Run(a.Context(), ln)
+}
+
+// hooksWorker runs the hooks of the board's writes one batch at a time, in
+// the order the writes happened, outside the request: a slow hook delays
+// the next hooks, never the board. A full queue makes the writer wait
+// rather than drop hooks.
+func hooksWorker(a *cli.App) func([]*ledger.Event) {
+	queue := make(chan []*ledger.Event, 256)
+	go func() {
+		for evs := range queue {
+			a.RunHooks(evs)
+		}
+	}()
+	return func(evs []*ledger.Event) {
+		select {
+		case queue <- evs:
+		case <-time.After(time.Minute):
+			a.Warn(fmt.Sprintf("hooks not run for %d event(s): the hooks queue stayed full for a minute", len(evs)))
+		}
+	}
 }

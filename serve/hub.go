@@ -44,7 +44,9 @@ func (h *hub) add(e *ledger.Event) error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if len(h.ring) >= h.max {
-		drop := len(h.ring) - h.max + 1
+		// Drop the older half at once, so the copy is paid once per
+		// max/2 events rather than on every one.
+		drop := max(1, len(h.ring)-h.max/2)
 		h.base = ledger.CursorOf(h.ring[drop-1].ev)
 		h.ring = append(h.ring[:0:0], h.ring[drop:]...)
 	}

@@ -86,6 +86,9 @@ func (a *App) RunHooks(evs []*ledger.Event) {
 // preComplete runs the pre-complete validators for a completion of id,
 // before any lock is taken. A refusal is a conflict (exit 4).
 func (a *App) preComplete(b *ledger.Backlog, id, owner string, epoch int64, note string) error {
+	if os.Getenv(hooks.InHookEnv) != "" {
+		return nil // a hook completing a card does not run the validators again
+	}
 	s, err := a.loadHooks(b)
 	if err != nil || !s.Has(hooks.PreComplete) {
 		return err
