@@ -391,6 +391,7 @@
         if (e.owner) what += " " + e.owner;
         if (e.epoch) what += " #" + e.epoch;
         if (e.reason) what += ": " + e.reason;
+        if (e.text) what += ": " + e.text;
         if (e.fields && e.fields.title) what += " “" + e.fields.title + "”";
         if (e.conflict) what += " — CONFLICT: " + e.conflict.reason;
         tr.append(td, el("td", "", e.actor), el("td", "", what));
