@@ -43,4 +43,3 @@ func TestAppendedOption(t *testing.T) {
 		t.Errorf("Appended saw %v, want %s", got, want)
 	}
 }
-
