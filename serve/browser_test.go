@@ -213,6 +213,13 @@ func TestBoardInChromium(t *testing.T) {
 		t.Errorf("p99 append → browser %.0f ms, want under a second", p(0.99))
 	}
 
+	// The dependency graph pane shows package export's SVG: every card,
+	// and the dependency edges.
+	run("dependency graph",
+		chromedp.Evaluate(`document.getElementById("dag").open = true`, nil),
+		chromedp.Poll(`(() => { const d = document.getElementById("dag-frame").contentDocument; return !!d && d.querySelectorAll("svg .node").length >= 8 && !!d.querySelector("svg .edge") })()`, nil, chromedp.WithPollingTimeout(5*time.Second)),
+	)
+
 }
 
 // chromium finds Debian's chromium, installing it with apt-get when it is
