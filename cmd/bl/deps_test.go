@@ -73,4 +73,10 @@ func TestNoServer(t *testing.T) {
 			t.Errorf("cmd/bl-git does not depend on %s", p)
 		}
 	}
+	// The browser driver is for tests only, in either binary.
+	for p := range git {
+		if strings.Contains(p, "chromedp") {
+			t.Errorf("cmd/bl-git depends on %s", p)
+		}
+	}
 }
