@@ -151,8 +151,8 @@ func Load(ctx context.Context, dir string) (s *Set, warning string, err error) {
 	if fi.Mode()&os.ModeSymlink != 0 {
 		return nil, fmt.Sprintf("%s %v", path, errSymlink), nil
 	}
-	if tracked(ctx, dir) {
-		return nil, fmt.Sprintf("%s %v", path, errTracked), nil
+	if err := tracked(ctx, dir); err != nil {
+		return nil, fmt.Sprintf("%s %v", path, err), nil
 	}
 	data, err := os.ReadFile(path)
 	if err != nil {
@@ -196,16 +196,48 @@ func Load(ctx context.Context, dir string) (s *Set, warning string, err error) {
 	return &Set{dir: dir, hooks: f.Hooks}, "", nil
 }
 
-// tracked reports whether git tracks dir/hooks.json. Without git, or
-// outside a repository, nothing is tracked.
-func tracked(ctx context.Context, dir string) bool {
+// tracked reports whether git tracks dir/hooks.json: nil when it does
+// not, errTracked when it does, and an error when that cannot be told
+// inside a repository (git missing, or refusing the repository, e.g. as
+// owned by someone else) — then the file is not trusted either. Outside
+// any git repository nothing is tracked.
+func tracked(ctx context.Context, dir string) error {
+	if !inRepository(dir) {
+		return nil
+	}
 	git, err := exec.LookPath("git")
 	if err != nil {
-		return false
+		return errors.New("is inside a git repository, but git is not installed to tell whether it tracks the file; its hooks are ignored")
 	}
 	cmd := exec.CommandContext(ctx, git, "-C", dir, "ls-files", "--error-unmatch", "--", File)
 	cmd.Env = append(os.Environ(), "GIT_OPTIONAL_LOCKS=0")
-	return cmd.Run() == nil
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	err = cmd.Run()
+	var ee *exec.ExitError
+	switch {
+	case err == nil:
+		return errTracked
+	case errors.As(err, &ee) && ee.ExitCode() == 1:
+		return nil // --error-unmatch: not tracked
+	}
+	return fmt.Errorf("could not be checked with git ls-files (%v: %s); its hooks are ignored", err, bytes.TrimSpace(stderr.Bytes()))
+}
+
+// inRepository reports whether dir or a directory above it holds .git.
+func inRepository(dir string) bool {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return true // let git tell
+	}
+	for d := abs; ; d = filepath.Dir(d) {
+		if _, err := os.Lstat(filepath.Join(d, ".git")); err == nil {
+			return true
+		}
+		if filepath.Dir(d) == d {
+			return false
+		}
+	}
 }
 
 // Has reports whether any hook fires on op.

@@ -275,6 +275,24 @@ func TestUntrustedFiles(t *testing.T) {
 	}
 }
 
+// TestUncheckableFile: inside what looks like a repository but git cannot
+// read (here an empty .git; in life, one owned by another user that git
+// refuses), whether the file is tracked cannot be told, so it is not run.
+func TestUncheckableFile(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git not installed")
+	}
+	dir := backlogDir(t, `{"hooks": [{"on": ["create"], "command": ["touch", "pwned"]}]}`)
+	if err := os.Mkdir(filepath.Join(filepath.Dir(dir), ".git"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("GIT_CEILING_DIRECTORIES", filepath.Dir(filepath.Dir(dir)))
+	s, warning, err := hooks.Load(context.Background(), dir)
+	if s != nil || err != nil || !strings.Contains(warning, "could not be checked with git ls-files") {
+		t.Errorf("uncheckable: %v %q %v", s, warning, err)
+	}
+}
+
 // TestInvalidFiles: mistakes are reported with the file and the hook.
 func TestInvalidFiles(t *testing.T) {
 	for content, want := range map[string]string{
