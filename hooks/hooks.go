@@ -7,8 +7,8 @@
 // repository must not execute anything (the reason git never tracks
 // .git/hooks). They live in .backlog/hooks.json, which bl init lists in
 // .backlog/.gitignore; a hooks.json that git tracks anyway is refused with
-// a warning, and so is one that is a symbolic link. config.json, which is
-// tracked, cannot define hooks.
+// a warning, and so is one that is a symbolic link or one git cannot vouch
+// for. config.json, which is tracked, cannot define hooks.
 //
 // hooks.json:
 //
