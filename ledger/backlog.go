@@ -33,6 +33,10 @@ type Options struct {
 	// fail the call: a torn tail set aside, events stamped ahead of this
 	// machine's clock. Each message is one line without a newline.
 	Warn func(msg string)
+	// Appended, when set, is given the events of each write once they
+	// are durable and folded. It is called under the writers' lock, so it
+	// must only record them (hooks run them after the call returns).
+	Appended func(events []*Event)
 }
 
 // DefaultLockTimeout is how long a writer waits for the lock by default.
@@ -364,6 +368,9 @@ func (b *Backlog) writeLocked(m Mutation, op Op, build func(s *State, at time.Ti
 	}
 	b.pos.offset += int64(len(buf))
 	b.pos.lines += len(events)
+	if b.opts.Appended != nil {
+		b.opts.Appended(events)
+	}
 	cards := make([]Card, len(events))
 	for i, e := range events {
 		cards[i], _ = b.state.Card(e.Card)

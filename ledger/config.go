@@ -19,6 +19,10 @@ type Config struct {
 	Sync SyncConfig `json:"sync"`
 	// Claims configures bl claim, heartbeat and complete.
 	Claims ClaimsConfig `json:"claims"`
+	// Hooks is never run: config.json is tracked and a clone must not run
+	// code. It is read only so bl can warn that hooks belong in the local
+	// hooks.json (package hooks).
+	Hooks json.RawMessage `json:"hooks,omitempty"`
 }
 
 // SyncConfig is the "sync" object of config.json.

@@ -22,6 +22,8 @@
 //	cache/snapshot.idx
 //	               a derived index of snapshot.json; safe to delete
 //	               (ignored; see "Snapshot index" below)
+//	hooks.json     commands and webhooks run on events (package hooks);
+//	               local only: refused when git tracks it (ignored)
 //
 // # Line framing
 //

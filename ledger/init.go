@@ -19,6 +19,7 @@ const gitignore = `# bl: local files, never committed
 lock
 *.broken
 cache/
+hooks.json
 # in-flight multi-file changes and temp files, gone once they finish
 .staging/
 .*.tmp-*

@@ -37,3 +37,46 @@ func TestNoGit(t *testing.T) {
 		t.Error("cmd/bl-git does not depend on ledger/gitsync")
 	}
 }
+
+// TestNoServer: bl does not link bl serve, the metrics library, an HTTP
+// stack or the browser driver its tests use; bl serve and webhooks run in
+// bl-git.
+func TestNoServer(t *testing.T) {
+	goTool, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("go not on PATH")
+	}
+	deps := func(pkg string) map[string]bool {
+		out, err := exec.Command(goTool, "list", "-deps", pkg).Output()
+		if err != nil {
+			t.Fatalf("go list -deps %s: %v", pkg, err)
+		}
+		m := map[string]bool{}
+		for _, p := range strings.Fields(string(out)) {
+			m[p] = true
+		}
+		return m
+	}
+	heavy := func(p string) bool {
+		return strings.Contains(p, "prometheus") || strings.Contains(p, "chromedp") || p == "net/http" ||
+			strings.HasSuffix(p, "/bl/serve") || strings.HasSuffix(p, "/hooks/webhook")
+	}
+	for p := range deps("github.com/bl-backlog/bl/cmd/bl") {
+		if heavy(p) {
+			t.Errorf("cmd/bl depends on %s", p)
+		}
+	}
+	// Not vacuous: bl-git has them.
+	git := deps("github.com/bl-backlog/bl/cmd/bl-git")
+	for _, p := range []string{"github.com/bl-backlog/bl/serve", "github.com/prometheus/client_golang/prometheus", "net/http", "github.com/bl-backlog/bl/hooks/webhook"} {
+		if !git[p] {
+			t.Errorf("cmd/bl-git does not depend on %s", p)
+		}
+	}
+	// The browser driver is for tests only, in either binary.
+	for p := range git {
+		if strings.Contains(p, "chromedp") {
+			t.Errorf("cmd/bl-git depends on %s", p)
+		}
+	}
+}

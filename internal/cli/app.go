@@ -61,9 +61,11 @@ var commands = []command{
 	{"compact", "Fold the ledger into the snapshot.", false, func() any { return &CompactCmd{} }},
 	{"doctor", "Check the ledger's integrity; --repair fixes a torn tail.", false, func() any { return &DoctorCmd{} }},
 	{"sync", "Commit .backlog to git; --pull/--push exchange it with a remote.", false, func() any { return &SyncCmd{} }},
+	{"serve", "Serve a live board, the JSON API, an event stream and metrics over HTTP.", false, func() any { return &ServeCmd{} }},
 	{"version", "Print the bl version.", false, func() any { return &VersionCmd{} }},
 	{"completion", "Print a shell completion script (bash, zsh, fish).", false, func() any { return &CompletionCmd{} }},
 	{"merge-driver", "Git merge driver for the ledger (set up by bl init).", true, func() any { return &MergeDriverCmd{} }},
+	{"webhook", "Deliver one hook's webhook (run by bl for its hooks).", true, func() any { return &WebhookCmd{} }},
 }
 
 // CLI is the command line's root: the global flags. The subcommands are
@@ -178,6 +180,9 @@ type App struct {
 	mutated        bool                       // the command wrote (or tried to write) an event
 	standing       map[string]ledger.Standing // where printed cards stand (see stand)
 	synced         bool                       // the command went through git itself
+
+	onAppended func([]*ledger.Event) // replaces keeping appended (bl serve)
+	appended   []*ledger.Event       // the events this command wrote, for hooks
 }
 
 // exitRequest carries kong's exit code (after --help) out of Parse.
@@ -252,6 +257,7 @@ func run(args []string, stdout, stderr io.Writer, git Git) (code int) {
 	if app.mutated {
 		app.autoSync()
 	}
+	app.runHooksAfter()
 	return exitOK
 }
 
@@ -364,12 +370,21 @@ func (a *App) Open() (*ledger.Backlog, error) {
 		return nil, err
 	}
 	b, err := ledger.Open(dir, ledger.Options{Clock: a.now, LockTimeout: a.LockTimeout, Failpoint: failpoint,
-		AllowNetworkFS: os.Getenv("BL_ALLOW_NETWORK_FS") == "1", Warn: a.Warn})
+		AllowNetworkFS: os.Getenv("BL_ALLOW_NETWORK_FS") == "1", Warn: a.Warn, Appended: a.keepAppended})
 	if err != nil {
 		return nil, err
 	}
 	a.backlog = b
 	return b, nil
+}
+
+// keepAppended records the events of a write, under the writers' lock.
+func (a *App) keepAppended(evs []*ledger.Event) {
+	if a.onAppended != nil {
+		a.onAppended(evs)
+		return
+	}
+	a.appended = append(a.appended, evs...)
 }
 
 // findDir finds the backlog directory once per run.

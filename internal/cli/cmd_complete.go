@@ -33,6 +33,9 @@ func (c *CompleteCmd) Run(a *App) error {
 	if err != nil {
 		return err
 	}
+	if err := a.preComplete(b, id, owner, c.Epoch, c.Note); err != nil {
+		return err
+	}
 	req := ledger.LeaseRequest{Mutation: a.Mutation(c.RequestID), ID: id, Owner: owner, Epoch: c.Epoch, Reason: c.Note}
 	var card ledger.Card
 	if remote := remoteFor(b, c.Remote); remote != "" {

@@ -1,0 +1,7 @@
+//go:build !unix
+
+package hooks
+
+import "os/exec"
+
+func setProcessGroup(*exec.Cmd) {}

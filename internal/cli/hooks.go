@@ -1,0 +1,164 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"time"
+
+	json "github.com/goccy/go-json"
+
+	"github.com/bl-backlog/bl/hooks"
+	"github.com/bl-backlog/bl/ledger"
+)
+
+// Hooks (package hooks) run after a command's events are durable, outside
+// the lock, and never change its exit code; a pre-complete validator runs
+// before bl complete takes the lock. A command that wrote nothing costs
+// nothing; one that wrote costs one stat when there is no hooks.json.
+
+func init() { hooks.DeliverElsewhere = deliverViaBLGit }
+
+// loadHooks reads .backlog/hooks.json, reporting a file it will not trust
+// (and a hooks key in the tracked config.json) as a warning.
+func (a *App) loadHooks(b *ledger.Backlog) (*hooks.Set, error) {
+	if raw := b.Config().Hooks; len(raw) > 0 && string(raw) != "null" {
+		a.Warn(fmt.Sprintf("%s/%s defines \"hooks\", which are ignored: config.json is tracked by git and a clone must not run code; put them in %s/%s (local, ignored by git)",
+			b.Dir(), ledger.ConfigFile, b.Dir(), hooks.File))
+	}
+	s, warning, err := hooks.Load(a.ctx, b.Dir())
+	if warning != "" {
+		a.Warn(warning)
+	}
+	return s, err
+}
+
+// runHooksAfter runs the hooks of the events this command wrote. Writes
+// made by a hook do not fire hooks again.
+func (a *App) runHooksAfter() {
+	if len(a.appended) == 0 || os.Getenv(hooks.InHookEnv) != "" {
+		return
+	}
+	evs := a.appended
+	a.appended = nil
+	a.RunHooks(evs)
+}
+
+// RunHooks runs the after-event hooks for evs, reporting failures as
+// warnings. bl serve calls it after each write from the board.
+func (a *App) RunHooks(evs []*ledger.Event) {
+	if len(evs) == 0 || a.backlog == nil {
+		return
+	}
+	s, err := a.loadHooks(a.backlog)
+	if err != nil {
+		a.Warn(fmt.Sprintf("hooks not run: %v", err))
+		return
+	}
+	if s == nil {
+		return
+	}
+	in := make([]hooks.Event, 0, len(evs))
+	for _, e := range evs {
+		line, err := AppendEventJSON(nil, e, nil)
+		if err != nil {
+			a.Warn(fmt.Sprintf("hooks not run for %s of %s: %v", e.Op, e.Card, err))
+			continue
+		}
+		in = append(in, hooks.Event{Event: e, JSON: line})
+	}
+	ctx := a.ctx
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	for _, msg := range s.After(ctx, in) {
+		a.Warn(msg)
+	}
+}
+
+// preComplete runs the pre-complete validators for a completion of id,
+// before any lock is taken. A refusal is a conflict (exit 4).
+func (a *App) preComplete(b *ledger.Backlog, id, owner string, epoch int64, note string) error {
+	if os.Getenv(hooks.InHookEnv) != "" {
+		return nil // a hook completing a card does not run the validators again
+	}
+	s, err := a.loadHooks(b)
+	if err != nil || !s.Has(hooks.PreComplete) {
+		return err
+	}
+	card, err := b.Get(id)
+	if err != nil {
+		return nil // bl complete reports it, the same way without hooks
+	}
+	raw, _ := ledger.AppendCardJSON(nil, &card, false)
+	return s.PreComplete(a.ctx, hooks.Completion{Card: raw, CardID: id, Owner: owner, Epoch: epoch, Note: note, Actor: a.actor()})
+}
+
+// WebhookCmd delivers one webhook for the lean bl, which links no HTTP
+// client: the body on stdin, the secret in BL_WEBHOOK_SECRET.
+type WebhookCmd struct {
+	URL     string        `required:""`
+	Event   string        `required:""`
+	ID      string        `required:""`
+	Timeout time.Duration `default:"10s"`
+	Retries int           `default:"2"`
+}
+
+// webhookSecretEnv passes a webhook's secret to bl-git off the command
+// line, where other users could read it.
+const webhookSecretEnv = "BL_WEBHOOK_SECRET"
+
+func (c *WebhookCmd) gitWork(*App) string { return "a webhook" }
+
+func (c *WebhookCmd) Run(a *App) error {
+	if hooks.Deliver == nil {
+		return a.handover("a webhook")
+	}
+	body, err := io.ReadAll(io.LimitReader(os.Stdin, 1<<20))
+	if err != nil {
+		return err
+	}
+	return hooks.Deliver(a.ctx, hooks.Webhook{URL: c.URL, Secret: os.Getenv(webhookSecretEnv), Timeout: c.Timeout,
+		Retries: c.Retries, Event: c.Event, ID: c.ID}, bytes.TrimRight(body, "\n"))
+}
+
+// deliverViaBLGit runs bl-git webhook for the lean bl.
+func deliverViaBLGit(ctx context.Context, w hooks.Webhook, body []byte) error {
+	path, err := findBLGit()
+	if err != nil {
+		return &gitMissingError{"a webhook", err.Error()}
+	}
+	cmd := exec.CommandContext(ctx, path, "webhook", "--json", "--url", w.URL, "--event", w.Event, "--id", w.ID,
+		"--timeout", w.Timeout.String(), "--retries", strconv.Itoa(w.Retries))
+	cmd.Env = append(os.Environ(), handedOverEnv+"=1", webhookSecretEnv+"="+w.Secret)
+	cmd.Stdin = bytes.NewReader(body)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	cmd.WaitDelay = time.Second
+	err = cmd.Run()
+	if err == nil {
+		return nil
+	}
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) {
+		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrPermission) {
+			return &gitMissingError{"a webhook", fmt.Sprintf("which did not start: %v", err)}
+		}
+		return err
+	}
+	var e struct {
+		Error string `json:"error"`
+	}
+	out := bytes.TrimSpace(stderr.Bytes())
+	if json.Unmarshal(out, &e) == nil && e.Error != "" {
+		return errors.New(e.Error)
+	}
+	return errors.New(strings.TrimPrefix(string(out), "bl: "))
+}

@@ -1,0 +1,109 @@
+package serve
+
+import (
+	"crypto/subtle"
+	"errors"
+	"io"
+	"net/http"
+	"time"
+
+	json "github.com/goccy/go-json"
+
+	"github.com/bl-backlog/bl/ledger"
+	"github.com/bl-backlog/bl/lock"
+)
+
+// csrfHeader carries the per-process CSRF token the board page holds. A
+// page from another origin can neither read the token nor set the header
+// without a CORS preflight, which this server never grants.
+const csrfHeader = "X-BL-CSRF"
+
+// writeBody is the JSON a board write posts.
+type writeRequest struct {
+	Reason   string `json:"reason"`
+	Priority *int   `json:"priority"`
+}
+
+// write is POST /api/cards/{id}/{action}: block (with a reason), unblock,
+// reopen, or priority. It needs --allow-writes, the CSRF header and a
+// JSON body; it answers with the card as bl prints it under --json.
+func (s *Server) write(w http.ResponseWriter, r *http.Request) {
+	if !s.o.AllowWrites {
+		httpError(w, http.StatusForbidden, "read_only", "this bl serve is read-only; restart it with --allow-writes to change cards from the board")
+		return
+	}
+	if got := r.Header.Get(csrfHeader); subtle.ConstantTimeCompare([]byte(got), []byte(s.csrf)) != 1 {
+		httpError(w, http.StatusForbidden, "csrf", "missing or wrong "+csrfHeader+" header: reload the board")
+		return
+	}
+	if origin := r.Header.Get("Origin"); origin != "" && origin != "http://"+r.Host && origin != "https://"+r.Host {
+		httpError(w, http.StatusForbidden, "csrf", "cross-origin write refused")
+		return
+	}
+	var req writeRequest
+	body, err := io.ReadAll(io.LimitReader(r.Body, 64<<10))
+	if err == nil && len(body) > 0 {
+		err = json.Unmarshal(body, &req)
+	}
+	if err != nil {
+		httpError(w, http.StatusBadRequest, "invalid", "the body is not a JSON object like {\"reason\": \"...\"}: "+err.Error())
+		return
+	}
+	id, action := r.PathValue("id"), r.PathValue("action")
+	m := ledger.Mutation{Actor: s.o.Actor}
+	ctx := r.Context()
+	start := time.Now()
+	var card ledger.Card
+	switch action {
+	case "block":
+		card, err = s.b.Block(ctx, ledger.LeaseRequest{Mutation: m, ID: id, Reason: req.Reason})
+	case "unblock":
+		card, err = s.b.Unblock(ctx, m, id)
+	case "reopen":
+		card, err = s.b.Reopen(ctx, m, id)
+	case "priority":
+		if req.Priority == nil {
+			httpError(w, http.StatusBadRequest, "invalid", "priority needs {\"priority\": N}")
+			return
+		}
+		card, err = s.b.Update(ctx, ledger.UpdateRequest{Mutation: m, ID: id, Fields: ledger.Fields{Priority: req.Priority}})
+	default:
+		httpError(w, http.StatusNotFound, "not_found", "unknown action "+action+": use block, unblock, reopen or priority")
+		return
+	}
+	s.metrics.writeDone(action, err, time.Since(start))
+	s.afterWrite()
+	if err != nil {
+		ledgerError(w, err)
+		return
+	}
+	sendJSON(w, card)
+}
+
+// afterWrite hands the events the write appended to the hooks.
+func (s *Server) afterWrite() {
+	if s.o.Taken == nil {
+		return
+	}
+	evs := s.o.Taken()
+	if len(evs) > 0 && s.o.AfterWrite != nil {
+		s.o.AfterWrite(evs)
+	}
+}
+
+// resultOf names a write's outcome for the metrics.
+func resultOf(err error) string {
+	switch {
+	case err == nil:
+		return "ok"
+	case errors.Is(err, ledger.ErrFenced):
+		return "fenced"
+	case errors.Is(err, ledger.ErrConflict):
+		return "conflict"
+	case errors.Is(err, ledger.ErrInvalid), errors.Is(err, ledger.ErrNotFound):
+		return "invalid"
+	case errors.Is(err, lock.ErrTimeout):
+		return "lock_timeout"
+	}
+	return "error"
+}
