@@ -149,7 +149,17 @@ func TestExportEndToEnd(t *testing.T) {
 	if err != nil || len(cards) != 2 {
 		t.Fatalf("list: %v %d", err, len(cards))
 	}
-	want, _ := export.Bytes(export.Markdown, cards, export.Options{Command: "bl export --format markdown"})
+	st, err := b.Standings(cards)
+	if err != nil {
+		t.Fatal(err)
+	}
+	waiting := map[string][]string{}
+	for i, c := range cards {
+		if c.Status == ledger.StatusReady && len(st[i].WaitingOn) > 0 {
+			waiting[c.ID] = st[i].WaitingOn
+		}
+	}
+	want, _ := export.Bytes(export.Markdown, cards, export.Options{Command: "bl export --format markdown", WaitingOn: waiting})
 	if got, _ := os.ReadFile("BACKLOG.md"); !bytes.Equal(bytes.ReplaceAll(got, []byte("\r\n"), []byte("\n")), want) {
 		t.Errorf("the CLI's board differs from export.RenderMarkdown of the listed cards")
 	}
