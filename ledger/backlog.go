@@ -148,7 +148,8 @@ func (b *Backlog) catchUp() error {
 	if b.stale || b.snapshotMoved() {
 		return b.reload()
 	}
-	pos, torn, err := readFrom(filepath.Join(b.dir, LedgerFile), b.pos, func(e *Event) { _ = b.state.Apply(e) })
+	fold, failed := foldInto(b.state)
+	pos, torn, err := readFrom(filepath.Join(b.dir, LedgerFile), b.pos, fold)
 	if errors.Is(err, errReplaced) {
 		return b.reload()
 	}
@@ -158,16 +159,32 @@ func (b *Backlog) catchUp() error {
 		}
 		return b.reload()
 	}
+	if ferr := failed(); ferr != nil {
+		// The fold stopped at an event it could not check: the state is
+		// no longer the fold of the file. Load it again on the next call.
+		b.stale = true
+		return ferr
+	}
 	// pos covers exactly the events applied, even when reading stopped at
 	// damage, so the next catch-up neither skips nor repeats one.
 	b.pos, b.torn = pos, torn
-	if b.state.Err() != nil {
-		// An event folded in needed a snapshot line that did not read
-		// through the index: drop the index and load the whole snapshot.
-		_ = b.stateErr()
-		return b.reload()
-	}
 	return err
+}
+
+// foldInto returns the function that folds ledger events into s, and one
+// that reports the first event it could not fold because a snapshot line
+// it needed does not read; after that it folds nothing more.
+func foldInto(s *State) (fold func(*Event), failed func() error) {
+	var ferr error
+	fold = func(e *Event) {
+		if ferr != nil {
+			return
+		}
+		if err := s.Apply(e); err != nil && !IsConflict(err) {
+			ferr = err
+		}
+	}
+	return fold, func() error { return ferr }
 }
 
 // snapshotMoved reports whether snapshot.json is no longer the file the
@@ -180,18 +197,6 @@ func (b *Backlog) snapshotMoved() bool {
 		return err == nil
 	}
 	return err != nil || !os.SameFile(fi, b.snapInfo) || fi.Size() != b.snapInfo.Size() || !fi.ModTime().Equal(b.snapInfo.ModTime())
-}
-
-// stateErr reports a snapshot line the state failed to read through the
-// index. The state cannot be trusted then: the index is dropped and the
-// next call loads the snapshot whole.
-func (b *Backlog) stateErr() error {
-	err := b.state.Err()
-	if err != nil {
-		removeIndex(b.dir)
-		b.stale = true
-	}
-	return err
 }
 
 // catchUpForWrite catches up under the lock, where no append can be in
@@ -224,23 +229,17 @@ func (b *Backlog) TornTail() *TornTail {
 	return &t
 }
 
-// View runs fn on an up-to-date state. fn must not keep the state.
-func (b *Backlog) View(fn func(s *State, now time.Time) error) error {
+// View runs fn on an up-to-date state. fn must not keep the state. A
+// snapshot line the state fails to read while fn runs ends fn and is
+// returned.
+func (b *Backlog) View(fn func(s *State, now time.Time) error) (err error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	for attempt := 0; ; attempt++ {
-		if err := b.refresh(); err != nil {
-			return err
-		}
-		err := fn(b.state, b.opts.Clock().UTC())
-		if serr := b.stateErr(); serr != nil {
-			if attempt == 0 {
-				continue // once more, from the whole snapshot
-			}
-			return serr
-		}
+	if err := b.refresh(); err != nil {
 		return err
 	}
+	defer returnFailure(&err)
+	return fn(b.state, b.opts.Clock().UTC())
 }
 
 // write is the append path: lock, catch up (setting aside a torn tail),
@@ -263,7 +262,7 @@ func (b *Backlog) write(ctx context.Context, m Mutation, op Op, build func(s *St
 // (and with any torn tail set aside). An error releasing the lock is not
 // reported: fn's writes are durable by then, and closing the file drops
 // the lock anyway.
-func (b *Backlog) withLock(ctx context.Context, fn func() error) error {
+func (b *Backlog) withLock(ctx context.Context, fn func() error) (err error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if err := b.lk.Acquire(ctx, b.opts.LockTimeout); err != nil {
@@ -274,28 +273,17 @@ func (b *Backlog) withLock(ctx context.Context, fn func() error) error {
 		b.holding = false
 		_ = b.lk.Release()
 	}()
-	for attempt := 0; ; attempt++ {
-		if err := b.catchUpForWrite(); err != nil {
-			return err
-		}
-		err := fn()
-		if err != nil && b.stale && attempt == 0 {
-			// The state could not read a snapshot line through the index
-			// and fn stopped before writing: once more, from the whole
-			// snapshot.
-			continue
-		}
+	if err := b.catchUpForWrite(); err != nil {
 		return err
 	}
+	defer returnFailure(&err) // a snapshot line fn needed does not read
+	return fn()
 }
 
 func (b *Backlog) writeLocked(m Mutation, op Op, build func(s *State, at time.Time) ([]*Event, error)) ([]Card, error) {
 	if m.RequestID != "" {
 		if r, ok := b.state.Receipt(m.RequestID); ok {
 			c, _ := b.state.Card(r.Card)
-			if err := b.stateErr(); err != nil {
-				return nil, err
-			}
 			if err := m.replayOf(op, r, c); err != nil {
 				return nil, err
 			}
@@ -319,9 +307,6 @@ func (b *Backlog) writeLocked(m Mutation, op Op, build func(s *State, at time.Ti
 		decide = *clock
 	}
 	events, err := build(b.state, decide)
-	if serr := b.stateErr(); serr != nil {
-		return nil, serr // build decided on a state that could not be read
-	}
 	if err != nil || len(events) == 0 {
 		return nil, err
 	}
@@ -350,11 +335,6 @@ func (b *Backlog) writeLocked(m Mutation, op Op, build func(s *State, at time.Ti
 		}
 		events[i] = e
 		buf = append(buf, line...)
-	}
-	if err := b.stateErr(); err != nil {
-		// A snapshot line the checks needed did not read: they cannot
-		// be trusted, so nothing is written.
-		return nil, err
 	}
 	if err := b.appendDurably(buf); err != nil {
 		return nil, err
@@ -450,7 +430,7 @@ func (b *Backlog) loadOnce() (done bool, err error) {
 	}
 	var info os.FileInfo
 	if snapFile != nil {
-		if s.base == nil {
+		if s.src == nil {
 			defer snapFile.Close()
 		}
 		if info, err = snapFile.Stat(); err != nil {
@@ -466,16 +446,11 @@ func (b *Backlog) loadOnce() (done bool, err error) {
 	pos, err := snapshotPosition(b.dir, s, hdr)
 	var torn *TornTail
 	if err == nil {
-		pos, torn, err = readFrom(filepath.Join(b.dir, LedgerFile), pos, func(e *Event) { _ = s.Apply(e) })
-	}
-	if err == nil && s.Err() != nil {
-		// A snapshot line the fold needed did not read through the index:
-		// drop the index and read the snapshot whole, which reports any
-		// damage in the snapshot itself.
-		removeIndex(b.dir)
-		pos.close()
-		s.release()
-		return false, nil
+		fold, failed := foldInto(s)
+		pos, torn, err = readFrom(filepath.Join(b.dir, LedgerFile), pos, fold)
+		if ferr := failed(); ferr != nil && err == nil {
+			err = ferr
+		}
 	}
 	if err != nil || snapshotChanged() {
 		pos.close()

@@ -81,9 +81,6 @@ func (b *Backlog) compactLocked() (CompactResult, error) {
 		}
 		seq := len(names) // segments folded, this one included
 		snap, ib, err := b.state.encodeSnapshot(names, segment)
-		if serr := b.stateErr(); serr != nil {
-			return res, serr
-		}
 		if err != nil {
 			return res, fmt.Errorf("compact: encode snapshot: %w", err)
 		}

@@ -6,7 +6,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"hash/crc32"
-	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -122,14 +121,24 @@ func (ib *indexBuild) encode(id snapshotID) []byte {
 	}
 	for _, i := range order {
 		var lease int64
-		if c := ib.cards[i].card; c.Status == StatusClaimed && c.LeaseExpiresAt != nil {
-			lease = c.LeaseExpiresAt.UnixNano()
+		if end := leaseEnd(ib.cards[i].card); !end.IsZero() {
+			lease = end.UnixNano()
 		}
 		out = le.AppendUint32(out, i)
 		out = le.AppendUint64(out, uint64(lease))
 	}
 	out = append(out, pool...)
 	return sealIndex(out)
+}
+
+// leaseEnd is when the lease a card holds runs out; zero when it holds
+// none. The claim-order list records it so a claim can pass over cards
+// under a live lease unread.
+func leaseEnd(c *Card) time.Time {
+	if c.Status == StatusClaimed && c.LeaseExpiresAt != nil {
+		return *c.LeaseExpiresAt
+	}
+	return time.Time{}
 }
 
 // sealIndex appends the block checksums to an index: one CRC-32C per
@@ -152,7 +161,6 @@ type sealedIndex struct {
 	data    []byte // header, tables, order and pool
 	sums    []byte // a CRC-32C per block
 	checked []bool
-	err     error // the first block that failed its checksum
 }
 
 // openSealed checks an index file's trailer; nil when it does not hold.
@@ -171,13 +179,10 @@ func openSealed(file []byte) *sealedIndex {
 }
 
 // span returns n bytes at off, checking each block it covers on first
-// use; nil (and err set) when out of range or damaged.
-func (c *sealedIndex) span(off, n int) []byte {
-	if c.err != nil || off < 0 || n < 0 || off+n > len(c.data) {
-		if c.err == nil {
-			c.err = errIndexMismatch
-		}
-		return nil
+// use; errIndexMismatch when out of range or damaged.
+func (c *sealedIndex) span(off, n int) ([]byte, error) {
+	if off < 0 || n < 0 || off+n > len(c.data) {
+		return nil, errIndexMismatch
 	}
 	for b := off / indexBlock; n > 0 && b <= (off+n-1)/indexBlock; b++ {
 		if c.checked[b] {
@@ -185,12 +190,11 @@ func (c *sealedIndex) span(off, n int) []byte {
 		}
 		block := c.data[b*indexBlock : min((b+1)*indexBlock, len(c.data))]
 		if crc32.Checksum(block, castagnoli) != binary.LittleEndian.Uint32(c.sums[4*b:]) {
-			c.err = errIndexMismatch
-			return nil
+			return nil, errIndexMismatch
 		}
 		c.checked[b] = true
 	}
-	return c.data[off : off+n]
+	return c.data[off : off+n], nil
 }
 
 // writeIndex stores the index for a snapshot in the backlog's cache. It is
@@ -218,48 +222,56 @@ type indexTable struct {
 	pool int // offset of the string pool
 }
 
-func (t indexTable) entry(i int) []byte { return t.c.span(t.at+i*entryLen, entryLen) }
+func (t indexTable) entry(i int) ([]byte, error) { return t.c.span(t.at+i*entryLen, entryLen) }
 
-// key is the i-th key; nil when the index fails its checks.
-func (t indexTable) key(i int) []byte {
-	e := t.entry(i)
-	if e == nil {
-		return nil
+// key is the i-th key.
+func (t indexTable) key(i int) ([]byte, error) {
+	e, err := t.entry(i)
+	if err != nil {
+		return nil, err
 	}
 	return t.c.span(t.pool+int(binary.LittleEndian.Uint32(e)), int(binary.LittleEndian.Uint32(e[4:])))
 }
 
-// line is where the i-th entry's line lies in the snapshot; n is 0 when
-// the index fails its checks.
-func (t indexTable) line(i int) (off int64, n int) {
-	e := t.entry(i)
-	if e == nil {
-		return 0, 0
+// line is where the i-th entry's line lies in the snapshot.
+func (t indexTable) line(i int) (off int64, n int, err error) {
+	e, err := t.entry(i)
+	if err != nil {
+		return 0, 0, err
 	}
-	return int64(binary.LittleEndian.Uint64(e[8:])), int(binary.LittleEndian.Uint32(e[16:]))
+	return int64(binary.LittleEndian.Uint64(e[8:])), int(binary.LittleEndian.Uint32(e[16:])), nil
 }
 
 // find returns the position of key, or -1.
-func (t indexTable) find(key string) int {
+func (t indexTable) find(key string) (int, error) {
 	lo, hi := 0, t.n
 	for lo < hi {
 		m := int(uint(lo+hi) >> 1)
-		if string(t.key(m)) < key {
+		k, err := t.key(m)
+		if err != nil {
+			return -1, err
+		}
+		if string(k) < key {
 			lo = m + 1
 		} else {
 			hi = m
 		}
 	}
-	if lo < t.n && string(t.key(lo)) == key {
-		return lo
+	if lo < t.n {
+		k, err := t.key(lo)
+		if err != nil || string(k) != key {
+			return -1, err
+		}
+		return lo, nil
 	}
-	return -1
+	return -1, nil
 }
 
-// snapshotIndex reads snapshot lines on demand through a valid index.
+// snapshotIndex reads snapshot lines on demand through a valid index. Its
+// errors say only that the index cannot be used; the source it serves
+// (snapshotSource) then reads the snapshot whole.
 type snapshotIndex struct {
-	f                     *os.File // the snapshot, held open for the state's life
-	path                  string
+	path                  string // the snapshot
 	cards, keys, receipts indexTable
 	sealed                *sealedIndex
 	order, orders         int // offset and length of the claim-order list
@@ -297,7 +309,7 @@ func openIndex(dir string, f *os.File, path string, id snapshotID) *snapshotInde
 		unmap()
 		return nil
 	}
-	ix.f, ix.path, ix.snap = f, path, snap
+	ix.path, ix.snap = path, snap
 	ix.unmap = func() { unmap(); unmapSnap() }
 	return ix
 }
@@ -309,8 +321,8 @@ func parseIndex(file []byte, id snapshotID) *snapshotIndex {
 	if c == nil {
 		return nil
 	}
-	data := c.span(0, indexHeaderLen)
-	if data == nil || !bytes.Equal(data[:8], indexMagic[:]) {
+	data, err := c.span(0, indexHeaderLen)
+	if err != nil || !bytes.Equal(data[:8], indexMagic[:]) {
 		return nil
 	}
 	le := binary.LittleEndian
@@ -338,14 +350,6 @@ func parseIndex(file []byte, id snapshotID) *snapshotIndex {
 	return ix
 }
 
-// damaged reports a block of the index that failed its checksum.
-func (ix *snapshotIndex) damaged() error {
-	if ix.sealed.err != nil {
-		return &CorruptError{Path: filepath.Join(filepath.Dir(ix.path), CacheDir, IndexFile), Err: ix.sealed.err}
-	}
-	return nil
-}
-
 // readLine reads and checks the snapshot line at off.
 func (ix *snapshotIndex) readLine(off int64, n int) (snapshotLine, error) {
 	var l snapshotLine
@@ -366,20 +370,27 @@ func (ix *snapshotIndex) readLine(off int64, n int) (snapshotLine, error) {
 
 // card reads the card with the given id; nil when the snapshot has none.
 func (ix *snapshotIndex) card(id string) (*Card, error) {
-	i := ix.cards.find(id)
+	i, err := ix.cards.find(id)
 	if i < 0 {
-		return nil, ix.damaged()
+		return nil, err
 	}
 	return ix.cardAt(i)
 }
 
 func (ix *snapshotIndex) cardAt(i int) (*Card, error) {
-	off, n := ix.cards.line(i)
+	off, n, err := ix.cards.line(i)
+	if err != nil {
+		return nil, err
+	}
+	key, err := ix.cards.key(i)
+	if err != nil {
+		return nil, err
+	}
 	l, err := ix.readLine(off, n)
 	if err != nil {
 		return nil, err
 	}
-	if l.Card == nil || l.Card.ID != string(ix.cards.key(i)) {
+	if l.Card == nil || l.Card.ID != string(key) {
 		return nil, &CorruptError{Path: ix.path, Offset: off, Err: errIndexMismatch}
 	}
 	return l.Card, nil
@@ -387,11 +398,14 @@ func (ix *snapshotIndex) cardAt(i int) (*Card, error) {
 
 // keyOwner returns the id of the card created with an idempotency key.
 func (ix *snapshotIndex) keyOwner(key string) (string, bool, error) {
-	i := ix.keys.find(key)
+	i, err := ix.keys.find(key)
 	if i < 0 {
-		return "", false, ix.damaged()
+		return "", false, err
 	}
-	off, n := ix.keys.line(i)
+	off, n, err := ix.keys.line(i)
+	if err != nil {
+		return "", false, err
+	}
 	l, err := ix.readLine(off, n)
 	if err != nil {
 		return "", false, err
@@ -404,35 +418,39 @@ func (ix *snapshotIndex) keyOwner(key string) (string, bool, error) {
 
 // receipt returns what a request id did, as the snapshot remembers it.
 func (ix *snapshotIndex) receipt(rid string) (Receipt, bool, error) {
-	i := ix.receipts.find(rid)
+	i, err := ix.receipts.find(rid)
 	if i < 0 {
-		return Receipt{}, false, ix.damaged()
+		return Receipt{}, false, err
 	}
 	r, err := ix.receiptAt(i)
 	return r, err == nil, err
 }
 
 func (ix *snapshotIndex) receiptAt(i int) (Receipt, error) {
-	off, n := ix.receipts.line(i)
+	off, n, err := ix.receipts.line(i)
+	if err != nil {
+		return Receipt{}, err
+	}
+	key, err := ix.receipts.key(i)
+	if err != nil {
+		return Receipt{}, err
+	}
 	l, err := ix.readLine(off, n)
 	if err != nil {
 		return Receipt{}, err
 	}
-	if l.Receipt == nil || l.Receipt.RequestID != string(ix.receipts.key(i)) {
+	if l.Receipt == nil || l.Receipt.RequestID != string(key) {
 		return Receipt{}, &CorruptError{Path: ix.path, Offset: off, Err: errIndexMismatch}
 	}
 	return l.Receipt.Receipt, nil
 }
 
-// candidates is the number of cards in the claim-order list.
-func (ix *snapshotIndex) candidates() int { return ix.orders }
-
 // candidate returns the position in cards of the i-th card in claim order
 // and the end of its lease (zero when it holds none).
 func (ix *snapshotIndex) candidate(i int) (pos int, lease time.Time, err error) {
-	e := ix.sealed.span(ix.order+orderLen*i, orderLen)
-	if e == nil {
-		return 0, lease, ix.damaged()
+	e, err := ix.sealed.span(ix.order+orderLen*i, orderLen)
+	if err != nil {
+		return 0, lease, err
 	}
 	pos = int(binary.LittleEndian.Uint32(e))
 	if pos >= ix.cards.n {
@@ -444,6 +462,32 @@ func (ix *snapshotIndex) candidate(i int) (pos int, lease time.Time, err error) 
 	return pos, lease, nil
 }
 
+// candidates is cardSource.candidates through the claim-order list: a card
+// skipped or under a live lease is left out without reading its line.
+func (ix *snapshotIndex) candidates(leasedAt time.Time, skip func(string) bool, fn func(*Card) bool) error {
+	for k := range ix.orders {
+		pos, lease, err := ix.candidate(k)
+		if err != nil {
+			return err
+		}
+		id, err := ix.cards.key(pos)
+		if err != nil {
+			return err
+		}
+		if skip(string(id)) || (!leasedAt.IsZero() && leasedAt.Before(lease)) {
+			continue
+		}
+		c, err := ix.cardAt(pos)
+		if err != nil {
+			return err
+		}
+		if !fn(c) {
+			return nil
+		}
+	}
+	return nil
+}
+
 // readRange copies bytes [off, end) of the snapshot.
 func (ix *snapshotIndex) readRange(off, end int64) ([]byte, error) {
 	if off < 0 || off > end || end > int64(len(ix.snap)) {
@@ -453,56 +497,51 @@ func (ix *snapshotIndex) readRange(off, end int64) ([]byte, error) {
 }
 
 func (ix *snapshotIndex) close() {
-	if ix == nil {
-		return
-	}
-	if ix.f != nil {
-		ix.f.Close()
-		ix.f = nil
-	}
-	if ix.unmap != nil {
+	if ix != nil && ix.unmap != nil {
 		ix.unmap()
 		ix.unmap = nil
 	}
 }
 
-// readAll reads every card and receipt s does not hold yet into its maps.
-func (ix *snapshotIndex) readAll(s *State) error {
+// fill reads every card and receipt the maps lack.
+func (ix *snapshotIndex) fill(cards map[string]*Card, requests map[string]Receipt) error {
 	for i := range ix.cards.n {
-		if _, ok := s.cards[string(ix.cards.key(i))]; ok {
+		id, err := ix.cards.key(i)
+		if err != nil {
+			return err
+		}
+		if _, ok := cards[string(id)]; ok {
 			continue
 		}
 		c, err := ix.cardAt(i)
 		if err != nil {
 			return err
 		}
-		s.cards[c.ID] = c
-	}
-	for id, c := range s.cards {
-		if c.IdempotencyKey != "" {
-			s.keys[c.IdempotencyKey] = id
-		}
+		cards[c.ID] = c
 	}
 	for i := range ix.receipts.n {
-		rid := string(ix.receipts.key(i))
-		if _, ok := s.requests[rid]; ok {
+		rid, err := ix.receipts.key(i)
+		if err != nil {
+			return err
+		}
+		if _, ok := requests[string(rid)]; ok {
 			continue
 		}
 		r, err := ix.receiptAt(i)
 		if err != nil {
 			return err
 		}
-		s.requests[rid] = r
+		requests[string(rid)] = r
 	}
-	return ix.damaged()
+	return nil
 }
 
 // openSnapshotIndexed opens snapshot.json for loading. With a valid cached
-// index the state reads card and receipt lines as it needs them and keeps
-// the file open (released by State.release); otherwise the whole snapshot
-// is decoded, as openSnapshot does, and an index is written for the next
-// caller. f is the snapshot, open, or nil when there is none; the caller
-// closes it unless the state holds it (s.base != nil).
+// index the state reads card and receipt lines as it needs them, from a
+// snapshotSource that holds the file open (released by State.release);
+// otherwise the whole snapshot is decoded (readWhole), which also writes
+// an index for the next caller. f is the snapshot, open, or nil when there
+// is none; the caller closes it unless the state holds it (s.src != nil).
 func openSnapshotIndexed(dir string) (s *State, hdr snapshotHeader, f *os.File, err error) {
 	path := filepath.Join(dir, SnapshotFile)
 	f, err = os.Open(path)
@@ -527,27 +566,22 @@ func openSnapshotIndexed(dir string) (s *State, hdr snapshotHeader, f *os.File, 
 	id := snapshotIdentity(fi, headerLine)
 	if ix := openIndex(dir, f, path, id); ix != nil {
 		if s, hdr, err = lazyState(ix, headerLine); err == nil {
+			s.src = &snapshotSource{dir: dir, path: path, f: f, info: fi, id: id, cards: hdr.Cards, ix: ix}
 			return s, hdr, f, nil
 		}
-		ix.f = nil // still ours, for the full decode below
 		ix.close()
 		// A header or conflict list that does not read: report it the
 		// way a full decode does, with its line number.
 	}
-	ib := &indexBuild{}
-	if s, hdr, err = decodeSnapshot(path, io.NewSectionReader(f, 0, fi.Size()), ib); err != nil {
+	if s, hdr, err = readWhole(dir, path, f, fi, id); err != nil {
 		return fail(err)
-	}
-	// Only while the path still names this snapshot: a compaction that
-	// ran meanwhile has written the index of its own.
-	if now, err := os.Stat(path); err == nil && os.SameFile(now, fi) {
-		_ = writeIndex(dir, id, ib)
 	}
 	return s, hdr, f, nil
 }
 
 // lazyState is the state of a snapshot read through its index: the header
-// and the conflicts now, cards and receipts when they are asked for.
+// and the conflicts now, cards and receipts when they are asked for (the
+// caller sets the source).
 func lazyState(ix *snapshotIndex, headerLine []byte) (*State, snapshotHeader, error) {
 	var hdr snapshotHeader
 	line, err := checkFrame(headerLine)
@@ -581,7 +615,6 @@ func lazyState(ix *snapshotIndex, headerLine []byte) (*State, snapshotHeader, er
 	if len(s.conflicts) != hdr.Conflicts {
 		return nil, hdr, errIndexMismatch
 	}
-	s.base = ix
 	s.events = hdr.Events
 	s.last = Event{At: hdr.LastAt, ID: hdr.LastID}
 	return s, hdr, nil
@@ -604,15 +637,3 @@ func readFirstLine(f *os.File) ([]byte, error) {
 		}
 	}
 }
-
-// release closes the snapshot a lazily read state holds open; the state
-// cannot be used after.
-func (s *State) release() {
-	if s != nil && s.base != nil {
-		s.base.close()
-		s.base = nil
-		s.fail(errReleased)
-	}
-}
-
-var errReleased = errors.New("ledger: backlog used after Close")

@@ -37,7 +37,7 @@ func swapIndexedCards(t *testing.T, dir string) {
 func isLazy(b *Backlog) bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return b.state.base != nil
+	return b.state.src != nil
 }
 
 // TestReviewIndexReadFailureInCatchUp: a handle opened through an index

@@ -157,7 +157,7 @@ func checkIndexedLoad(t *testing.T, data []byte) {
 		defer b.Close()
 		if indexed && saved != nil {
 			b.mu.Lock()
-			lazy := b.state.base != nil
+			lazy := b.state.src != nil
 			b.mu.Unlock()
 			if !lazy {
 				t.Fatal("the index was not used")
@@ -277,7 +277,7 @@ func folded(t *testing.T, dir string) (string, bool) {
 	}
 	defer b.Close()
 	b.mu.Lock()
-	lazy := b.state.base != nil
+	lazy := b.state.src != nil
 	b.mu.Unlock()
 	var out string
 	if err := b.View(func(s *State, _ time.Time) error { out = foldedJSON(t, s); return nil }); err != nil {

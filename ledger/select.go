@@ -146,55 +146,43 @@ func (f *Filter) candidatesOnly() bool {
 
 // inClaimOrder calls fn with every ready or claimed card, in claim order,
 // until fn returns false. Cards the snapshot holds and nothing has touched
-// since come from the index's claim-order list, read one at a time; the
-// cards in memory (changed since the snapshot, or already read) are sorted
-// and merged in. With leasedAt set, snapshot cards whose lease is live at
-// that time may be left out unread (nobody can claim them then).
+// since come from the source in claim order, read one at a time; the cards
+// in memory (changed since the snapshot, or already read) are sorted and
+// merged in. With leasedAt set, snapshot cards whose lease is live at that
+// time may be left out unread (nobody can claim them then).
 func (s *State) inClaimOrder(leasedAt time.Time, fn func(c *Card) bool) {
 	var mem []*Card
-	var seen map[string]bool
-	if s.base != nil {
-		seen = make(map[string]bool, len(s.cards))
-	}
-	for id, c := range s.cards {
-		if seen != nil {
-			seen[id] = true
-		}
+	for _, c := range s.cards {
 		if c.Status == StatusReady || c.Status == StatusClaimed {
 			mem = append(mem, c)
 		}
 	}
 	slices.SortFunc(mem, claimOrder)
 	i := 0
-	if base := s.base; base != nil {
-		for k := range base.candidates() {
-			pos, lease, err := base.candidate(k)
-			if err != nil {
-				s.fail(err)
-				return
-			}
-			if seen[string(base.cards.key(pos))] {
-				continue // its current version is in mem, if still a candidate
-			}
-			if !leasedAt.IsZero() && leasedAt.Before(lease) {
-				continue
-			}
-			c := s.cards[string(base.cards.key(pos))] // fn may have read it already
-			if c == nil {
-				if c, err = base.cardAt(pos); err != nil {
-					s.fail(err)
-					return
-				}
+	if s.src != nil {
+		// The cards in memory now: their current versions are in mem.
+		seen := make(map[string]bool, len(s.cards))
+		for id := range s.cards {
+			seen[id] = true
+		}
+		stopped := false
+		must(s.src.candidates(leasedAt, func(id string) bool { return seen[id] }, func(c *Card) bool {
+			if held := s.cards[c.ID]; held != nil {
+				c = held // fn read it meanwhile: one card, one object
+			} else {
 				s.cards[c.ID] = c
 			}
 			for ; i < len(mem) && claimOrder(mem[i], c) < 0; i++ {
 				if !fn(mem[i]) {
-					return
+					stopped = true
+					return false
 				}
 			}
-			if !fn(c) {
-				return
-			}
+			stopped = !fn(c)
+			return !stopped
+		}))
+		if stopped {
+			return
 		}
 	}
 	for ; i < len(mem); i++ {

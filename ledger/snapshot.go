@@ -94,11 +94,9 @@ type keyed struct {
 // line per card sorted by id, per receipt sorted by request id, and per
 // conflict in fold order. The same state always gives the same bytes. It
 // also returns where each line went, for the snapshot index.
-func (s *State) encodeSnapshot(archives []string, tail []byte) ([]byte, *indexBuild, error) {
+func (s *State) encodeSnapshot(archives []string, tail []byte) (_ []byte, _ *indexBuild, err error) {
+	defer returnFailure(&err)
 	s.all()
-	if s.err != nil {
-		return nil, nil, s.err
-	}
 	s.pruneReceipts()
 	hdr := snapshotHeader{V: FormatVersion, Seq: len(archives), Events: s.events, LastAt: s.last.At, LastID: s.last.ID,
 		Cards: len(s.cards), Receipts: len(s.requests), Conflicts: len(s.conflicts), Archives: archiveFingerprint(archives)}

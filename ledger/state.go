@@ -10,10 +10,10 @@ import (
 // give the same State.
 //
 // A state loaded through the snapshot index starts with its maps empty and
-// reads snapshot lines as they are first needed (base); the maps then hold
-// what was read or changed since. The snapshot file is immutable and held
-// open, so this is the same fold, read lazily. A failed read is kept in err
-// and surfaces before anything is written or returned.
+// reads snapshot lines as they are first needed, from its source; the maps
+// then hold what was read or changed since. The snapshot file is immutable
+// and held open, so this is the same fold, read lazily. A read that fails
+// stops the call that needed it, which returns the error (see readFailure).
 type State struct {
 	cards      map[string]*Card
 	keys       map[string]string  // idempotency key -> card id
@@ -23,9 +23,8 @@ type State struct {
 	events     int64
 	last       Event // the last event folded, applied or not
 
-	base    *snapshotIndex // snapshot lines not read yet; nil once all are in the maps
-	created int            // cards created since base was taken
-	err     error          // the first failed read from base
+	src     cardSource // what the snapshot holds that the maps lack; nil when they hold everything
+	created int        // cards created since the source's snapshot
 }
 
 // Receipt records what a request id did, so a replay can answer without
@@ -46,26 +45,29 @@ func NewState() *State {
 
 // Apply folds one event. An event that fails validation changes nothing and
 // is recorded as a conflict; the returned error says why (nil when applied).
-func (s *State) Apply(e *Event) error {
+// A snapshot line that cannot be read is returned as that error, with the
+// state left as it was and nothing recorded: the fold cannot go on.
+func (s *State) Apply(e *Event) (err error) {
+	defer returnFailure(&err)
+	var c *Card
+	if k, ok := kinds[e.Op]; !ok {
+		err = rule(ErrInvalid, "unknown op %q", e.Op)
+	} else {
+		c = s.card(e.Card)
+		err = s.checkCard(k, c, e)
+	}
 	s.events++
 	s.last = *e
-	k, ok := kinds[e.Op]
-	if !ok {
-		err := rule(ErrInvalid, "unknown op %q", e.Op)
+	if err != nil {
 		s.recordConflict(e, err)
 		return err
 	}
-	if err := s.check(k, e); err != nil {
-		s.recordConflict(e, err)
-		return err
-	}
-	c := s.card(e.Card)
 	if c == nil { // create
 		c = &Card{ID: e.Card}
 		s.cards[e.Card] = c
 		s.created++
 	}
-	k.apply(s, c, e)
+	kinds[e.Op].apply(s, c, e)
 	c.Version++
 	c.UpdatedAt = e.clock()
 	if e.RequestID != "" {
@@ -75,17 +77,20 @@ func (s *State) Apply(e *Event) error {
 }
 
 // Check validates e against the state without applying it. The writer runs
-// it before appending; the fold runs the same rules when applying.
-func (s *State) Check(e *Event) error {
+// it before appending; the fold runs the same rules when applying. A
+// snapshot line that cannot be read is returned as that error.
+func (s *State) Check(e *Event) (err error) {
+	defer returnFailure(&err)
 	k, ok := kinds[e.Op]
 	if !ok {
 		return rule(ErrInvalid, "unknown op %q", e.Op)
 	}
-	return s.check(k, e)
+	return s.checkCard(k, s.card(e.Card), e)
 }
 
-func (s *State) check(k kind, e *Event) error {
-	c := s.card(e.Card)
+// checkCard runs the rules of k for e on c, the card e names (nil when
+// there is none).
+func (s *State) checkCard(k kind, c *Card, e *Event) error {
 	if e.Op != OpCreate && c == nil {
 		return rule(ErrNotFound, "card %s not found", e.Card)
 	}
@@ -125,63 +130,58 @@ func (s *State) Card(id string) (Card, bool) {
 	return c.clone(), true
 }
 
-// card returns the card with the given id, reading it from the snapshot on
+// lookup returns the card with the given id, reading it from the source on
 // first use; nil when there is none.
-func (s *State) card(id string) *Card {
-	if c, ok := s.cards[id]; ok || s.base == nil {
-		return c
+func (s *State) lookup(id string) (*Card, error) {
+	if c, ok := s.cards[id]; ok || s.src == nil {
+		return c, nil
 	}
-	c, err := s.base.card(id)
-	if err != nil {
-		s.fail(err)
-		return nil
-	}
+	c, err := s.src.card(id)
 	if c != nil {
 		s.cards[id] = c
 	}
+	return c, err
+}
+
+// card is lookup for the op rules and the selections, which return rule
+// errors, not read errors: a read that fails unwinds to the entry point
+// (see readFailure).
+func (s *State) card(id string) *Card {
+	c, err := s.lookup(id)
+	must(err)
 	return c
 }
 
 // keyOwner returns the id of the card created with an idempotency key.
 func (s *State) keyOwner(key string) (string, bool) {
-	if id, ok := s.keys[key]; ok || s.base == nil {
+	if id, ok := s.keys[key]; ok || s.src == nil {
 		return id, ok
 	}
-	id, ok, err := s.base.keyOwner(key)
-	if err != nil {
-		s.fail(err)
-	}
+	id, ok, err := s.src.keyOwner(key)
+	must(err)
 	return id, ok
 }
 
-func (s *State) fail(err error) {
-	if s.err == nil {
-		s.err = err
-	}
-}
-
-// Err is the first error reading the snapshot lazily; a state with an
-// error must not be trusted.
-func (s *State) Err() error { return s.err }
-
-// all reads whatever the snapshot still holds into the maps, for the
-// callers that look at every card or receipt.
+// all reads whatever the source still holds into the maps, for the callers
+// that look at every card or receipt, and drops the source.
 func (s *State) all() {
-	if s.base == nil {
+	if s.src == nil {
 		return
 	}
-	base := s.base
-	s.base = nil
-	if err := base.readAll(s); err != nil {
-		s.fail(err)
+	must(s.src.fill(s.cards, s.requests))
+	for id, c := range s.cards {
+		if c.IdempotencyKey != "" {
+			s.keys[c.IdempotencyKey] = id
+		}
 	}
-	base.close()
+	s.src.close()
+	s.src = nil
 }
 
 // Len is the number of cards.
 func (s *State) Len() int {
-	if s.base != nil {
-		return s.base.cards.n + s.created
+	if s.src != nil {
+		return s.src.count() + s.created
 	}
 	return len(s.cards)
 }
@@ -194,13 +194,11 @@ func (s *State) Conflicts() []Conflict { return append([]Conflict(nil), s.confli
 
 // Receipt returns what an earlier request with this id did.
 func (s *State) Receipt(requestID string) (Receipt, bool) {
-	if r, ok := s.requests[requestID]; ok || s.base == nil {
+	if r, ok := s.requests[requestID]; ok || s.src == nil {
 		return r, ok
 	}
-	r, ok, err := s.base.receipt(requestID)
-	if err != nil {
-		s.fail(err)
-	}
+	r, ok, err := s.src.receipt(requestID)
+	must(err)
 	return r, ok
 }
 
@@ -215,6 +213,15 @@ func (s *State) CardByKey(key string) (Card, bool) {
 
 // Last is the last event folded; the zero Event for an empty ledger.
 func (s *State) Last() Event { return s.last }
+
+// release closes the snapshot a lazily read state holds open; reads from
+// it fail after.
+func (s *State) release() {
+	if s != nil && s.src != nil {
+		s.src.close()
+		s.src = releasedSource{}
+	}
+}
 
 // Fold applies events in order to a new state.
 func Fold(events []*Event) *State {

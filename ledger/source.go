@@ -1,0 +1,271 @@
+package ledger
+
+import (
+	"errors"
+	"io"
+	"os"
+	"slices"
+	"time"
+)
+
+// cardSource is where a State finds what it has not read into memory yet:
+// the cards, idempotency keys and receipts of the snapshot it started
+// from. Snapshot files are immutable, so reading one lazily is the same
+// fold as reading it whole. Every read returns its error: a read that fails
+// is never "there is none".
+type cardSource interface {
+	// card returns the card with the given id; nil and no error when the
+	// snapshot has none.
+	card(id string) (*Card, error)
+	// keyOwner returns the id of the card created with an idempotency key.
+	keyOwner(key string) (id string, ok bool, err error)
+	// receipt returns what a request id did, as the snapshot remembers it.
+	receipt(requestID string) (r Receipt, ok bool, err error)
+	// count is the number of cards in the snapshot.
+	count() int
+	// candidates calls fn with the snapshot's ready and claimed cards in
+	// claim order, leaving out those skip names and, when leasedAt is not
+	// zero, those whose lease is still live at leasedAt, until fn returns
+	// false.
+	candidates(leasedAt time.Time, skip func(id string) bool, fn func(c *Card) bool) error
+	// fill adds every card and receipt the maps lack.
+	fill(cards map[string]*Card, requests map[string]Receipt) error
+	// close releases the files the source holds; reads fail after it.
+	close()
+}
+
+// A card handed out by a source belongs to the state that asked: the
+// source never hands out the same card twice and never looks at it again.
+
+// snapshotSource reads a snapshot's lines through its index and, the first
+// time the index fails (a damaged block, a line that does not match), the
+// whole snapshot instead: that fallback is here and nowhere else. Only a
+// snapshot that does not read whole is an error, and every later read
+// returns that same error.
+type snapshotSource struct {
+	dir, path string
+	f         *os.File // the snapshot, held open: its lines never change
+	info      os.FileInfo
+	id        snapshotID
+	cards     int            // cards in the snapshot, from its header
+	ix        *snapshotIndex // nil once the index has failed
+	whole     *wholeSnapshot // the snapshot read whole, once the index failed
+	err       error          // why the snapshot does not read whole
+}
+
+// useWhole drops the index after it failed and returns the snapshot read
+// whole, reading it on first use.
+func (src *snapshotSource) useWhole() (*wholeSnapshot, error) {
+	if src.ix != nil {
+		src.ix.close()
+		src.ix = nil
+	}
+	if src.whole == nil && src.err == nil {
+		s, _, err := readWhole(src.dir, src.path, src.f, src.info, src.id)
+		if err != nil {
+			src.err = err
+		} else {
+			src.whole = &wholeSnapshot{s: s}
+		}
+	}
+	return src.whole, src.err
+}
+
+func (src *snapshotSource) card(id string) (*Card, error) {
+	if src.ix != nil {
+		if c, err := src.ix.card(id); err == nil {
+			return c, nil
+		}
+	}
+	w, err := src.useWhole()
+	if err != nil {
+		return nil, err
+	}
+	return w.card(id), nil
+}
+
+func (src *snapshotSource) keyOwner(key string) (string, bool, error) {
+	if src.ix != nil {
+		if id, ok, err := src.ix.keyOwner(key); err == nil {
+			return id, ok, nil
+		}
+	}
+	w, err := src.useWhole()
+	if err != nil {
+		return "", false, err
+	}
+	id, ok := w.s.keys[key]
+	return id, ok, nil
+}
+
+func (src *snapshotSource) receipt(rid string) (Receipt, bool, error) {
+	if src.ix != nil {
+		if r, ok, err := src.ix.receipt(rid); err == nil {
+			return r, ok, nil
+		}
+	}
+	w, err := src.useWhole()
+	if err != nil {
+		return Receipt{}, false, err
+	}
+	r, ok := w.s.requests[rid]
+	return r, ok, nil
+}
+
+func (src *snapshotSource) count() int { return src.cards }
+
+func (src *snapshotSource) candidates(leasedAt time.Time, skip func(string) bool, fn func(*Card) bool) error {
+	var last *Card // the last card fn saw, to carry on after it
+	if src.ix != nil {
+		stopped := false
+		err := src.ix.candidates(leasedAt, skip, func(c *Card) bool {
+			last = c
+			stopped = !fn(c)
+			return !stopped
+		})
+		if err == nil || stopped {
+			return nil
+		}
+	}
+	w, err := src.useWhole()
+	if err != nil {
+		return err
+	}
+	for _, c := range w.inClaimOrder() {
+		if last != nil && claimOrder(c, last) <= 0 {
+			continue
+		}
+		if skip(c.ID) || (!leasedAt.IsZero() && leasedAt.Before(leaseEnd(c))) {
+			continue
+		}
+		cp := c.clone()
+		if !fn(&cp) {
+			return nil
+		}
+	}
+	return nil
+}
+
+func (src *snapshotSource) fill(cards map[string]*Card, requests map[string]Receipt) error {
+	if src.ix != nil {
+		if err := src.ix.fill(cards, requests); err == nil {
+			return nil
+		}
+	}
+	w, err := src.useWhole()
+	if err != nil {
+		return err
+	}
+	for id, c := range w.s.cards {
+		if _, ok := cards[id]; !ok {
+			cp := c.clone()
+			cards[id] = &cp
+		}
+	}
+	for rid, r := range w.s.requests {
+		if _, ok := requests[rid]; !ok {
+			requests[rid] = r
+		}
+	}
+	return nil
+}
+
+func (src *snapshotSource) close() {
+	src.ix.close()
+	src.ix = nil
+	if src.f != nil {
+		src.f.Close()
+		src.f = nil
+	}
+	src.whole = nil
+	if src.err == nil {
+		src.err = errReleased
+	}
+}
+
+// wholeSnapshot is a snapshot decoded in full. It hands out copies, so its
+// own cards keep the snapshot's values and its claim order stays sorted.
+type wholeSnapshot struct {
+	s     *State
+	order []*Card // ready and claimed cards in claim order; built on first use
+}
+
+func (w *wholeSnapshot) card(id string) *Card {
+	if c := w.s.cards[id]; c != nil {
+		cp := c.clone()
+		return &cp
+	}
+	return nil
+}
+
+func (w *wholeSnapshot) inClaimOrder() []*Card {
+	if w.order == nil {
+		w.order = []*Card{}
+		for _, c := range w.s.cards {
+			if c.Status == StatusReady || c.Status == StatusClaimed {
+				w.order = append(w.order, c)
+			}
+		}
+		slices.SortFunc(w.order, claimOrder)
+	}
+	return w.order
+}
+
+// readWhole decodes the whole snapshot f (at path, with the given
+// identity) into a new state and caches its index for the next load while
+// the path still names that file: the one way a snapshot is read without
+// its index, when there is none and when it fails. Writing the cache is
+// best effort: a reader never needs it to answer.
+func readWhole(dir, path string, f *os.File, fi os.FileInfo, id snapshotID) (*State, snapshotHeader, error) {
+	ib := &indexBuild{}
+	s, hdr, err := decodeSnapshot(path, io.NewSectionReader(f, 0, fi.Size()), ib)
+	if err != nil {
+		return nil, hdr, err
+	}
+	if now, err := os.Stat(path); err == nil && os.SameFile(now, fi) {
+		_ = writeIndex(dir, id, ib)
+	}
+	return s, hdr, nil
+}
+
+// releasedSource is the source of a state whose backlog was closed.
+type releasedSource struct{}
+
+var errReleased = errors.New("ledger: backlog used after Close")
+
+func (releasedSource) card(string) (*Card, error)                      { return nil, errReleased }
+func (releasedSource) keyOwner(string) (string, bool, error)           { return "", false, errReleased }
+func (releasedSource) receipt(string) (Receipt, bool, error)           { return Receipt{}, false, errReleased }
+func (releasedSource) count() int                                      { return 0 }
+func (releasedSource) fill(map[string]*Card, map[string]Receipt) error { return errReleased }
+func (releasedSource) close()                                          {}
+func (releasedSource) candidates(time.Time, func(string) bool, func(*Card) bool) error {
+	return errReleased
+}
+
+// readFailure carries a failed read of a state's source out of code that
+// cannot return it (the op rules, whose errors are rule errors, and the
+// selections) up to the entry point that returns it as an error:
+// State.Apply, State.Check, Backlog.View and the calls that hold the lock
+// (Backlog.withLock). Nothing runs on after a failed read, so nothing
+// answers from it; the panic never reaches a caller outside the package.
+type readFailure struct{ err error }
+
+// must unwinds with a read failure when err is set.
+func must(err error) {
+	if err != nil {
+		panic(readFailure{err})
+	}
+}
+
+// returnFailure, deferred by an entry point, turns a read failure
+// unwinding through it into *err. Any other panic goes on.
+func returnFailure(err *error) {
+	if r := recover(); r != nil {
+		f, ok := r.(readFailure)
+		if !ok {
+			panic(r)
+		}
+		*err = f.err
+	}
+}

@@ -1,0 +1,228 @@
+package ledger
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+)
+
+// manyCards is a compacted backlog of 300 cards (with idempotency keys) and
+// its index, written by the compaction; automatic compaction is off so the
+// snapshot and its index stay put while the test writes.
+func manyCards(t *testing.T) *env {
+	t.Helper()
+	e := newEnv(t)
+	noCompaction(e)
+	for i := range 300 {
+		e.create(fmt.Sprintf("card-%03d", i), func(r *CreateRequest) { r.IdempotencyKey = fmt.Sprintf("key-%03d", i) })
+	}
+	if _, err := e.b.Compact(e.ctx); err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
+// TestDamagedIndexIsNotNotFound: with any block of the index damaged, a
+// create that depends on an existing card (checked by the op rules, deep
+// inside Check) succeeds, as do a lookup by idempotency key, a read of a
+// card and a link: the source reads the whole snapshot instead. Before the
+// source, the failed read made the dependency "not found" (exit 3).
+func TestDamagedIndexIsNotNotFound(t *testing.T) {
+	e := manyCards(t)
+	good, err := os.ReadFile(filepath.Join(e.dir, CacheDir, IndexFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	blocks := int(binary.LittleEndian.Uint32(good[len(good)-8:]))
+	if blocks < 3 {
+		t.Fatalf("index has %d blocks; the test needs several", blocks)
+	}
+	for blk := range blocks {
+		// A fresh copy of the compacted backlog each time, with one block
+		// of its index damaged.
+		dir := t.TempDir()
+		copyDir(t, e.dir, dir)
+		bad := append([]byte(nil), good...)
+		bad[blk*indexBlock+9] ^= 0x10
+		if err := os.WriteFile(filepath.Join(dir, CacheDir, IndexFile), bad, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		b, err := Open(dir, Options{Clock: e.clk.Now})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !isLazy(b) && blk > 0 { // block 0 holds the header, checked at open
+			t.Fatalf("block %d: the index was not used", blk)
+		}
+		for i, dep := range []string{"card-000", "card-150", "card-299", fmt.Sprintf("card-%03d", (blk*37)%300)} {
+			id := fmt.Sprintf("new-%d", i)
+			c, _, err := b.Create(e.ctx, CreateRequest{Mutation: m, ID: id, Title: id, DependsOn: []string{dep}})
+			if err != nil {
+				t.Fatalf("block %d: create depending on %s: %v", blk, dep, err)
+			}
+			if !slices.Equal(c.DependsOn, []string{dep}) {
+				t.Fatalf("block %d: depends on %v, want %s", blk, c.DependsOn, dep)
+			}
+		}
+		if _, created, err := b.Create(e.ctx, CreateRequest{Mutation: m, Title: "again", IdempotencyKey: "key-123"}); err != nil || created {
+			t.Fatalf("block %d: create with a used key: created=%v err=%v", blk, created, err)
+		}
+		if got, err := b.Get("card-201"); err != nil || got.ID != "card-201" {
+			t.Fatalf("block %d: get: %v", blk, err)
+		}
+		if _, err := b.Link(e.ctx, m, "card-007", "card-260"); err != nil {
+			t.Fatalf("block %d: link: %v", blk, err)
+		}
+		b.Close()
+	}
+}
+
+// damageSnapshotLine flips a byte in the snapshot line of card id and
+// gives the file back its size and modification time, so the cached index
+// still matches it and is used: the damage is found only when that line is
+// read.
+func damageSnapshotLine(t *testing.T, dir, id string) {
+	t.Helper()
+	path := filepath.Join(dir, SnapshotFile)
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := bytes.Index(data, []byte(`"id":"`+id+`"`))
+	if at < 0 {
+		t.Fatalf("no line for %s in the snapshot", id)
+	}
+	data[at+len(`"id":"`)+1] ^= 0x01 // card-150 -> cbrd-150
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chtimes(path, fi.ModTime(), fi.ModTime()); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestDamagedSnapshotLineIsCorrupt: when the snapshot line itself is
+// damaged, every call that needs it fails as corrupt (exit 6), whether the
+// read happens in a write's checks, in a selection or in a plain read;
+// none answers "not found" or carries on without the card. Calls that do
+// not need the line still work.
+func TestDamagedSnapshotLineIsCorrupt(t *testing.T) {
+	e := manyCards(t)
+	damageSnapshotLine(t, e.dir, "card-150")
+	// Each call on its own copy and handle, so none sees what another
+	// call's failure left behind.
+	fresh := func() (*Backlog, string) {
+		dir := t.TempDir()
+		copyDir(t, e.dir, dir)
+		b, err := Open(dir, Options{Clock: e.clk.Now})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { b.Close() })
+		if !isLazy(b) {
+			t.Fatal("the index was not used")
+		}
+		return b, dir
+	}
+	calls := map[string]func(b *Backlog) error{
+		"create depending on it": func(b *Backlog) error {
+			_, _, err := b.Create(e.ctx, CreateRequest{Mutation: m, ID: "n1", Title: "n1", DependsOn: []string{"card-150"}})
+			return err
+		},
+		"create with its key": func(b *Backlog) error {
+			_, _, err := b.Create(e.ctx, CreateRequest{Mutation: m, Title: "n2", IdempotencyKey: "key-150"})
+			return err
+		},
+		"get": func(b *Backlog) error { _, err := b.Get("card-150"); return err },
+		"update": func(b *Backlog) error {
+			_, err := b.Update(e.ctx, UpdateRequest{Mutation: m, ID: "card-150", Fields: Fields{Phase: ptr("x")}})
+			return err
+		},
+		"link to it": func(b *Backlog) error { _, err := b.Link(e.ctx, m, "card-001", "card-150"); return err },
+		"claim it": func(b *Backlog) error {
+			_, err := b.Claim(e.ctx, ClaimRequest{Mutation: m, Owner: "w", ID: "card-150"})
+			return err
+		},
+		"list all": func(b *Backlog) error { _, err := b.List(Filter{}, SortID); return err },
+		"ready":    func(b *Backlog) error { _, err := b.Ready(Filter{}); return err },
+		"stats":    func(b *Backlog) error { _, err := b.Stats(); return err },
+		"view card": func(b *Backlog) error {
+			return b.View(func(s *State, _ time.Time) error { s.Card("card-150"); return nil })
+		},
+		"view by key": func(b *Backlog) error {
+			return b.View(func(s *State, _ time.Time) error { s.CardByKey("key-150"); return nil })
+		},
+		"view claimable": func(b *Backlog) error {
+			return b.View(func(s *State, n time.Time) error { s.Claimable("card-150", n); return nil })
+		},
+	}
+	for name, call := range calls {
+		b, dir := fresh()
+		if _, err := b.Get("card-003"); err != nil {
+			t.Fatalf("%s: a card whose line is intact: %v", name, err)
+		}
+		err := call(b)
+		if !errors.Is(err, ErrCorrupt) || errors.Is(err, ErrNotFound) {
+			t.Errorf("%s: %v, want a corrupt snapshot", name, err)
+		}
+		if evs := readEvents(t, filepath.Join(dir, LedgerFile)); len(evs) != 0 {
+			t.Errorf("%s: %d events appended", name, len(evs))
+		}
+	}
+	// A compaction must read every card: it fails, and changes nothing.
+	b, dir := fresh()
+	if _, err := b.Update(e.ctx, UpdateRequest{Mutation: m, ID: "card-003", Fields: Fields{Phase: ptr("x")}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.Compact(e.ctx); !errors.Is(err, ErrCorrupt) {
+		t.Errorf("compact: %v, want a corrupt snapshot", err)
+	}
+	if evs := readEvents(t, filepath.Join(dir, LedgerFile)); len(evs) != 1 {
+		t.Errorf("%d events in the ledger after a failed compaction, want 1", len(evs))
+	}
+}
+
+// TestFoldStopsAtUnreadableLine: an event appended by another process about
+// a card whose snapshot line is damaged cannot be folded; the handle that
+// catches up reports the damage instead of answering from a state that
+// skipped the event.
+func TestFoldStopsAtUnreadableLine(t *testing.T) {
+	e := manyCards(t)
+	reader := e.open()
+	defer reader.Close()
+	if _, err := e.b.Update(e.ctx, UpdateRequest{Mutation: m, ID: "card-150", Fields: Fields{Phase: ptr("P1")}}); err != nil {
+		t.Fatal(err)
+	}
+	// The damage comes after the write; the reader has not read the line.
+	damageSnapshotLine(t, e.dir, "card-150")
+	for range 2 {
+		if _, err := reader.List(Filter{Phase: "P1"}, SortID); !errors.Is(err, ErrCorrupt) {
+			t.Fatalf("list after another process's update: %v, want a corrupt snapshot", err)
+		}
+	}
+}
+
+// TestSourceReleased: a state whose backlog was closed fails its reads
+// with an error rather than answering "none".
+func TestSourceReleased(t *testing.T) {
+	e := manyCards(t)
+	b := e.open()
+	var s *State
+	if err := b.View(func(st *State, _ time.Time) error { s = st; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	b.Close()
+	if err := s.Check(&Event{Op: OpLink, Card: "card-001", To: "card-002"}); !errors.Is(err, errReleased) {
+		t.Fatalf("check after close: %v", err)
+	}
+}
