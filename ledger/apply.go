@@ -65,7 +65,7 @@ func (b *Backlog) writeTree(prev, next Tree) error {
 		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 			return err
 		}
-		if err := replaceFile(path, data, nil); err != nil {
+		if err := replaceAtomic(path, data, nil); err != nil {
 			return err
 		}
 		m.Write = append(m.Write, name)
@@ -87,7 +87,7 @@ func (b *Backlog) writeTree(prev, next Tree) error {
 	if err := syncDir(filepath.Join(staging, ArchiveDir)); err != nil && !os.IsNotExist(err) {
 		return err
 	}
-	if err := replaceFile(filepath.Join(staging, manifestFile), data, nil); err != nil {
+	if err := replaceAtomic(filepath.Join(staging, manifestFile), data, nil); err != nil {
 		return err
 	}
 	return rollForward(b.dir)
@@ -146,7 +146,7 @@ func rollForward(dir string) error {
 		if err != nil {
 			return err
 		}
-		if err := replaceFile(filepath.Join(dir, filepath.FromSlash(name)), content, nil); err != nil {
+		if err := replaceAtomic(filepath.Join(dir, filepath.FromSlash(name)), content, nil); err != nil {
 			return err
 		}
 		if err := os.Remove(src); err != nil {

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"time"
 
@@ -121,14 +122,16 @@ func (b *Backlog) Dir() string { return b.dir }
 func (b *Backlog) reload() error {
 	if pendingJournal(b.dir) && !b.holding {
 		// A multi-file change was decided but not finished: finish it
-		// under the lock before reading anything.
-		if err := b.lk.Acquire(context.Background(), b.opts.LockTimeout); err != nil {
-			return err
-		}
-		err := rollForward(b.dir)
-		b.lk.Release()
-		if err != nil {
-			return err
+		// under the lock before reading anything. A reader that cannot
+		// (a full disk, a read-only directory) reads what is there: the
+		// files of a change half made fold, in their normal form, to the
+		// same state (see loadNormalForm).
+		if err := b.lk.Acquire(context.Background(), b.opts.LockTimeout); err == nil {
+			err = rollForward(b.dir)
+			b.lk.Release()
+			if err != nil {
+				b.warn(fmt.Sprintf("could not finish the change journaled in %s (%v); reading the files as they are", filepath.Join(b.dir, stagingDir), err))
+			}
 		}
 	}
 	for attempt := 0; ; attempt++ {
@@ -154,9 +157,6 @@ func (b *Backlog) catchUp() error {
 		return b.reload()
 	}
 	if errors.Is(err, errStale) {
-		if err := b.normalizeLocking(); err != nil {
-			return err
-		}
 		return b.reload()
 	}
 	if ferr := failed(); ferr != nil {
@@ -462,7 +462,20 @@ func (b *Backlog) loadOnce() (done bool, err error) {
 		// just be its new files. Load again.
 		return false, nil
 	case errors.Is(err, errStale):
-		return false, b.normalizeLocking()
+		if b.holding {
+			// A writer rewrites the files into their normal form and
+			// loads them again. When it cannot (a full disk), it goes on
+			// from the normal form in memory, as a reader does.
+			torn, nerr := normalize(b.dir)
+			if torn != nil {
+				b.warn(setAsideMessage(b.dir, torn))
+			}
+			if nerr == nil {
+				return false, nil
+			}
+			b.warn(fmt.Sprintf("could not rewrite %s into its normal form (%v); working from memory", b.dir, nerr))
+		}
+		return b.loadNormalForm()
 	case errors.Is(err, errReplaced):
 		return false, nil
 	case err != nil:
@@ -480,55 +493,160 @@ func (b *Backlog) loadOnce() (done bool, err error) {
 }
 
 // snapshotPosition is where folding the ledger starts after the snapshot:
-// after the prefix a compaction cut short left (exactly the bytes of the
-// newest segment, recognised by length and checksum), with the snapshot's
-// newest event as the one every ledger event must come after. An archive
-// set other than the one the snapshot folded is errStale.
+// after the ledger prefix a compaction cut short left (recognised by
+// length and checksum), with the snapshot's newest event as the one every
+// ledger event must come after. An archive set other than the one the
+// snapshot folded is errStale, unless the only difference is the segment
+// a compaction that did not finish left behind (leftoverSegment).
 func snapshotPosition(dir string, s *State, hdr snapshotHeader) (position, error) {
 	var pos position
+	if last := s.Last(); last.ID != "" {
+		pos.last, pos.snap = &last, &last
+	}
+	covered, lines, err := coveredPrefix(dir, hdr)
+	if err != nil {
+		return pos, err
+	}
+	pos.offset, pos.base, pos.lines, pos.coveredLines = covered, covered, lines, lines
 	names, err := archiveNames(dir)
 	if err != nil {
 		return pos, err
 	}
-	if archiveFingerprint(names) != hdr.Archives && (hdr.V != 0 || len(names) > 0) {
+	if !namesMatch(names, hdr) && leftoverSegment(dir, names, hdr, covered) == "" {
 		return pos, errStale
-	}
-	if last := s.Last(); last.ID != "" {
-		pos.last, pos.snap = &last, &last
-	}
-	if hdr.TailBytes > 0 {
-		f, err := os.Open(filepath.Join(dir, LedgerFile))
-		if err != nil {
-			return pos, err
-		}
-		defer f.Close()
-		// Only a ledger at least that long can start with the segment;
-		// check before reading it, as a segment can be hundreds of MB.
-		if fi, err := f.Stat(); err != nil || fi.Size() < hdr.TailBytes {
-			return pos, err
-		}
-		prefix := make([]byte, hdr.TailBytes)
-		if n, _ := io.ReadFull(f, prefix); int64(n) == hdr.TailBytes && crcHex(prefix) == hdr.TailCRC {
-			pos.offset, pos.base = hdr.TailBytes, hdr.TailBytes
-			pos.lines = bytes.Count(prefix, []byte{'\n'})
-			pos.coveredLines = pos.lines
-		}
 	}
 	return pos, nil
 }
 
-// normalizeLocking rewrites a stale backlog into the normal form under the
-// lock (taking it unless this handle already holds it).
-func (b *Backlog) normalizeLocking() error {
-	if !b.holding {
-		if err := b.lk.Acquire(context.Background(), b.opts.LockTimeout); err != nil {
-			return err
+// namesMatch reports whether names are the archive segments the snapshot
+// with this header folded.
+func namesMatch(names []string, hdr snapshotHeader) bool {
+	if hdr.V == 0 { // no snapshot
+		return len(names) == 0
+	}
+	return archiveFingerprint(names) == hdr.Archives
+}
+
+// coveredPrefix is the length and line count of the ledger prefix the
+// snapshot already folded: what a compaction that wrote its snapshot but
+// could not empty the ledger left. Zero when the ledger does not start
+// with exactly those bytes.
+func coveredPrefix(dir string, hdr snapshotHeader) (int64, int, error) {
+	if hdr.TailBytes <= 0 {
+		return 0, 0, nil
+	}
+	f, err := os.Open(filepath.Join(dir, LedgerFile))
+	if err != nil {
+		return 0, 0, err
+	}
+	defer f.Close()
+	// Only a ledger at least that long can start with the prefix; check
+	// before reading it, as it can be hundreds of MB.
+	if fi, err := f.Stat(); err != nil || fi.Size() < hdr.TailBytes {
+		return 0, 0, err
+	}
+	prefix := make([]byte, hdr.TailBytes)
+	if n, _ := io.ReadFull(f, prefix); int64(n) == hdr.TailBytes && crcHex(prefix) == hdr.TailCRC {
+		return hdr.TailBytes, bytes.Count(prefix, []byte{'\n'}), nil
+	}
+	return 0, 0, nil
+}
+
+// leftoverSegment returns the archive segment a compaction that did not
+// finish wrote before its snapshot: the one name the snapshot does not
+// fold, whose bytes are exactly the ledger's after the covered prefix. Every
+// event in it is still in the ledger, so a load ignores it and the next
+// compaction removes it. "" when names hold no such segment.
+func leftoverSegment(dir string, names []string, hdr snapshotHeader, covered int64) string {
+	for i, name := range names {
+		if !namesMatch(slices.Delete(slices.Clone(names), i, i+1), hdr) {
+			continue
 		}
-		defer b.lk.Release()
+		seg, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(name)))
+		if err != nil || len(seg) == 0 {
+			return ""
+		}
+		f, err := os.Open(filepath.Join(dir, LedgerFile))
+		if err != nil {
+			return ""
+		}
+		defer f.Close()
+		led := make([]byte, len(seg))
+		if n, _ := f.ReadAt(led, covered); n == len(seg) && bytes.Equal(led, seg) {
+			return name
+		}
+		return ""
 	}
-	torn, err := normalize(b.dir)
-	if torn != nil {
-		b.warn(setAsideMessage(b.dir, torn))
+	return ""
+}
+
+// loadNormalForm loads a backlog whose files disagree (a git merge brought
+// in archive segments or ledger lines from elsewhere) as the fold of its
+// normal form (normalTree), computed in memory: the state the next writer
+// that rewrites the files will see. Nothing is written. done is false when
+// a compaction or a normalization changed the files meanwhile.
+func (b *Backlog) loadNormalForm() (done bool, err error) {
+	snapPath, path := filepath.Join(b.dir, SnapshotFile), filepath.Join(b.dir, LedgerFile)
+	snapInfo, serr := os.Stat(snapPath)
+	f, err := os.Open(path)
+	if err != nil {
+		return false, err
 	}
-	return err
+	keep := false
+	defer func() {
+		if !keep {
+			f.Close()
+		}
+	}()
+	info, err := f.Stat()
+	if err != nil {
+		return false, err
+	}
+	data := make([]byte, info.Size())
+	if _, err := io.ReadFull(io.NewSectionReader(f, 0, info.Size()), data); err != nil {
+		return false, err
+	}
+	t, err := ReadTree(b.dir)
+	if err != nil {
+		return false, err
+	}
+	led, end, torn, err := readEventsData(path, data)
+	if err != nil {
+		return false, err
+	}
+	// A final event without its line end counts as a line; a writer
+	// restores the newline before appending (position.bare).
+	lines := bytes.Count(data[:end], []byte{'\n'})
+	bare := end > 0 && data[end-1] != '\n'
+	if bare {
+		lines++
+	}
+	t[LedgerFile] = data[:end]
+	norm, err := normalTree(t, led)
+	if err != nil {
+		return false, err
+	}
+	s, err := norm.fold(false)
+	if err != nil {
+		return false, err
+	}
+	if now, err := os.Stat(snapPath); (serr == nil) != (err == nil) || (serr == nil && !os.SameFile(snapInfo, now)) {
+		return false, nil // a compaction ran meanwhile
+	}
+	var last *Event
+	if l := s.Last(); l.ID != "" {
+		last = &l
+	}
+	keep = true
+	b.pos.close()
+	b.state.release()
+	b.state, b.torn, b.stale = s, torn, false
+	b.pos = position{file: f, info: info, offset: end, lines: lines, last: last, bare: bare}
+	b.seq = len(norm.archives())
+	b.snapEvents = s.Events() - int64(bytes.Count(norm[LedgerFile], []byte{'\n'}))
+	b.snapInfo, b.snapBytes = nil, 0
+	if serr == nil {
+		b.snapInfo, b.snapBytes = snapInfo, snapInfo.Size()
+	}
+	return true, nil
 }

@@ -8,7 +8,10 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
+
+	json "github.com/goccy/go-json"
 )
 
 // CompactResult says what a compaction did.
@@ -23,16 +26,20 @@ type CompactResult struct {
 
 // Compact folds the ledger into snapshot.json and starts a fresh ledger,
 // keeping the folded events in archive/<cursor>.jsonl (named after the
-// newest event in it) so history stays readable (bl log). It holds the lock throughout: writers wait, readers
-// keep reading (see reload). Each step is atomic and ordered so that a
-// crash at any point loses nothing:
+// newest event in it) so history stays readable (bl log). It holds the
+// lock throughout: writers wait, readers keep reading (see reload). Each
+// step is atomic and ordered so that a crash or a failure (a full disk) at
+// any point loses nothing and leaves a backlog that reads and writes as
+// before:
 //
-//  1. archive/<cursor>.jsonl ← the ledger's events (temp, fsync, rename, fsync
-//     dir). A crash after this leaves an archive the next compaction
-//     rewrites; the ledger still holds everything.
+//  1. archive/<cursor>.jsonl ← the ledger's events (temp, fsync, rename,
+//     fsync dir). Until step 2 the snapshot does not name this segment:
+//     loading recognises it as a leftover (its bytes are the ledger's) and
+//     ignores it; a compaction that fails removes it, and the next
+//     compaction removes one a crash left.
 //  2. snapshot.json ← the fold (same). A crash after this leaves a
 //     snapshot and a ledger that both hold the newest events; loading
-//     skips the ledger lines the snapshot covers, by (at, id).
+//     skips the ledger prefix the snapshot covers (tail_bytes, tail_crc).
 //  3. ledger.jsonl ← an empty file (same). Readers holding the old file
 //     notice the replacement and reload.
 func (b *Backlog) Compact(ctx context.Context) (res CompactResult, err error) {
@@ -43,36 +50,56 @@ func (b *Backlog) Compact(ctx context.Context) (res CompactResult, err error) {
 	return res, err
 }
 
+// replaceAtomic is how compaction, the snapshot index and journaled tree
+// changes replace a file (replaceFile). Tests swap it to make one step
+// fail as a full disk does.
+var replaceAtomic = replaceFile
+
 // compactLocked runs a compaction; the caller holds the lock and is caught
-// up with the ledger.
-func (b *Backlog) compactLocked() (CompactResult, error) {
-	res := CompactResult{Seq: b.seq, Cards: b.state.Len()}
+// up with the ledger. On failure the state and the files read as before.
+func (b *Backlog) compactLocked() (res CompactResult, err error) {
+	defer returnFailure(&err)
+	res = CompactResult{Seq: b.seq, Cards: b.state.Len()}
 	if b.pos.offset == 0 {
 		return res, nil
 	}
 	ledgerPath := filepath.Join(b.dir, LedgerFile)
+	// What a compaction that failed or was killed left behind.
+	removeTemps(b.dir)
+	if err := removeLeftover(b.dir); err != nil {
+		return res, fmt.Errorf("compact: remove the archive segment an earlier compaction left: %w", err)
+	}
 	if b.pos.offset > b.pos.base { // events not yet in any snapshot
-		removeTemps(b.dir)
-		segment := make([]byte, b.pos.offset-b.pos.base)
+		// The whole prefix the snapshot will cover: a ledger that still
+		// starts with it after a failed step 3 is skipped up to there.
+		covered := make([]byte, b.pos.offset)
 		f, err := os.Open(ledgerPath)
 		if err != nil {
 			return res, err
 		}
-		_, err = f.ReadAt(segment, b.pos.base)
+		_, err = f.ReadAt(covered, 0)
 		f.Close()
 		if err != nil && !errors.Is(err, io.EOF) {
 			return res, fmt.Errorf("compact: read %s: %w", ledgerPath, err)
 		}
+		segment := covered[b.pos.base:]
 		name := archiveName(b.state.Last())
 		archive := filepath.Join(b.dir, name)
+		// From here until the snapshot names it, the segment is a
+		// leftover: a failure removes it again.
+		defer func() {
+			if err != nil {
+				dropUnnamed(b.dir, name)
+			}
+		}()
 		if err := os.MkdirAll(filepath.Dir(archive), 0o755); err != nil {
-			return res, err
+			return res, fmt.Errorf("compact: %w", err)
 		}
-		if err := replaceFile(archive, segment, nil); err != nil {
+		if err := replaceAtomic(archive, segment, nil); err != nil {
 			return res, fmt.Errorf("compact: write %s: %w", archive, err)
 		}
 		if err := syncDir(b.dir); err != nil { // the archive directory entry itself
-			return res, err
+			return res, fmt.Errorf("compact: %w", err)
 		}
 		b.failpoint("compact-after-archive")
 		names, err := archiveNames(b.dir)
@@ -80,11 +107,11 @@ func (b *Backlog) compactLocked() (CompactResult, error) {
 			return res, err
 		}
 		seq := len(names) // segments folded, this one included
-		snap, ib, err := b.state.encodeSnapshot(names, segment)
+		snap, ib, err := b.state.encodeSnapshot(names, covered)
 		if err != nil {
 			return res, fmt.Errorf("compact: encode snapshot: %w", err)
 		}
-		if err := replaceFile(filepath.Join(b.dir, SnapshotFile), snap, func() { b.failpoint("compact-mid-snapshot") }); err != nil {
+		if err := replaceAtomic(filepath.Join(b.dir, SnapshotFile), snap, func() { b.failpoint("compact-mid-snapshot") }); err != nil {
 			return res, fmt.Errorf("compact: write snapshot: %w", err)
 		}
 		b.failpoint("compact-after-snapshot")
@@ -97,8 +124,11 @@ func (b *Backlog) compactLocked() (CompactResult, error) {
 		}
 		res = CompactResult{Seq: seq, Events: b.pos.lines - b.pos.coveredLines, LedgerBytes: int64(len(segment)),
 			Archive: name, Cards: b.state.Len(), SnapshotBytes: int64(len(snap))}
+		// The snapshot covers the ledger so far, whether or not step 3
+		// succeeds.
+		b.pos.base, b.pos.coveredLines = b.pos.offset, b.pos.lines
 	}
-	if err := replaceFile(ledgerPath, nil, nil); err != nil {
+	if err := replaceAtomic(ledgerPath, nil, nil); err != nil {
 		return res, fmt.Errorf("compact: start a fresh ledger: %w", err)
 	}
 	b.failpoint("compact-after-truncate")
@@ -152,6 +182,76 @@ func (b *Backlog) maybeCompact() {
 		return
 	}
 	b.compactErr = nil
+}
+
+// removeLeftover removes the archive segment a compaction that failed or
+// was killed before writing its snapshot left (see leftoverSegment). Only
+// the lock holder calls it.
+func removeLeftover(dir string) error {
+	hdr, err := readSnapshotHeader(dir)
+	if err != nil {
+		return nil // a snapshot that does not read fails the compaction anyway
+	}
+	names, err := archiveNames(dir)
+	if err != nil || namesMatch(names, hdr) {
+		return err
+	}
+	covered, _, err := coveredPrefix(dir, hdr)
+	if err != nil {
+		return err
+	}
+	name := leftoverSegment(dir, names, hdr, covered)
+	if name == "" {
+		return nil
+	}
+	if err := os.Remove(filepath.Join(dir, filepath.FromSlash(name))); err != nil {
+		return err
+	}
+	return syncDir(filepath.Join(dir, ArchiveDir))
+}
+
+// dropUnnamed removes the archive segment name, written by a compaction
+// that then failed, unless the snapshot on disk folds it (the snapshot was
+// renamed into place before the failure). Best effort: a segment that stays
+// is recognised as a leftover and removed by the next compaction. Every
+// event in it is still in the ledger.
+func dropUnnamed(dir, name string) {
+	name = filepath.ToSlash(name)
+	hdr, err := readSnapshotHeader(dir)
+	if err != nil {
+		return
+	}
+	names, err := archiveNames(dir)
+	i := slices.Index(names, name)
+	if err != nil || i < 0 || !namesMatch(slices.Delete(names, i, i+1), hdr) {
+		return
+	}
+	if os.Remove(filepath.Join(dir, filepath.FromSlash(name))) == nil {
+		_ = syncDir(filepath.Join(dir, ArchiveDir))
+	}
+}
+
+// readSnapshotHeader reads the header line of dir's snapshot; the zero
+// header when there is none.
+func readSnapshotHeader(dir string) (snapshotHeader, error) {
+	var hdr snapshotHeader
+	f, err := os.Open(filepath.Join(dir, SnapshotFile))
+	if errors.Is(err, os.ErrNotExist) {
+		return hdr, nil
+	}
+	if err != nil {
+		return hdr, err
+	}
+	defer f.Close()
+	line, err := readFirstLine(f)
+	if err != nil {
+		return hdr, err
+	}
+	raw, err := checkFrame(line)
+	if err == nil {
+		err = json.Unmarshal(raw, &hdr)
+	}
+	return hdr, err
 }
 
 // removeTemps deletes temp files left by a compaction or repair that was

@@ -205,7 +205,7 @@ func writeIndex(dir string, id snapshotID, ib *indexBuild) error {
 	if err := os.MkdirAll(cache, 0o755); err != nil {
 		return err
 	}
-	return replaceFile(filepath.Join(cache, IndexFile), ib.encode(id), nil)
+	return replaceAtomic(filepath.Join(cache, IndexFile), ib.encode(id), nil)
 }
 
 // removeIndex drops the cached index, so the next load reads the snapshot

@@ -43,8 +43,8 @@ type snapshotHeader struct {
 	// directory holds another set (a git merge brought segments in), the
 	// snapshot is stale and is rebuilt.
 	Archives string `json:"archives"`
-	// TailBytes and TailCRC describe the newest segment exactly as it was
-	// in the ledger. A compaction cut short after writing the snapshot
+	// TailBytes and TailCRC describe the ledger prefix the snapshot folded,
+	// exactly as it was. A compaction cut short after writing the snapshot
 	// leaves a ledger that still starts with those bytes; loading skips
 	// exactly them and nothing else.
 	TailBytes int64  `json:"tail_bytes,omitempty"`
