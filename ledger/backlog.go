@@ -63,7 +63,8 @@ type Backlog struct {
 	snapInfo   os.FileInfo     // that snapshot file; nil when there was none
 	compactErr error           // the last automatic compaction's failure, if any
 	holding    bool            // this handle holds the writers' lock (under mu)
-	stale      bool            // the state failed to read the snapshot: reload before use
+	stale      bool            // the state is not the fold of the files (a fold stopped): reload before use
+	normalForm bool            // the files disagree and the state is their normal form, folded in memory
 	warned     map[string]bool // messages already passed to Options.Warn (under mu)
 }
 
@@ -205,6 +206,9 @@ func (b *Backlog) catchUpForWrite() error {
 	// Finish a decided multi-file change, or drop an undecided one.
 	if err := rollForward(b.dir); err != nil {
 		return err
+	}
+	if b.normalForm {
+		b.stale = true // under the lock: try to rewrite the files (loadOnce)
 	}
 	if err := b.catchUp(); err != nil {
 		return err
@@ -484,7 +488,7 @@ func (b *Backlog) loadOnce() (done bool, err error) {
 	b.pos.close()
 	b.state.release()
 	b.state, b.seq, b.pos, b.torn, b.snapEvents = s, hdr.Seq, pos, torn, snapEvents
-	b.stale = false
+	b.stale, b.normalForm = false, false
 	b.snapBytes, b.snapInfo = 0, info
 	if info != nil {
 		b.snapBytes = info.Size()
@@ -640,7 +644,7 @@ func (b *Backlog) loadNormalForm() (done bool, err error) {
 	keep = true
 	b.pos.close()
 	b.state.release()
-	b.state, b.torn, b.stale = s, torn, false
+	b.state, b.torn, b.stale, b.normalForm = s, torn, false, true
 	b.pos = position{file: f, info: info, offset: end, lines: lines, last: last, bare: bare}
 	b.seq = len(norm.archives())
 	b.snapEvents = s.Events() - int64(bytes.Count(norm[LedgerFile], []byte{'\n'}))
