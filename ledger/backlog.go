@@ -181,9 +181,7 @@ func foldInto(s *State) (fold func(*Event), failed func() error) {
 		if ferr != nil {
 			return
 		}
-		if err := s.Apply(e); err != nil && !IsConflict(err) {
-			ferr = err
-		}
+		_, ferr = s.fold(e) // a conflict is recorded in s
 	}
 	return fold, func() error { return ferr }
 }
@@ -239,10 +237,10 @@ func (b *Backlog) TornTail() *TornTail {
 func (b *Backlog) View(fn func(s *State, now time.Time) error) (err error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	defer returnFailure(&err)
 	if err := b.refresh(); err != nil {
 		return err
 	}
-	defer returnFailure(&err)
 	return fn(b.state, b.opts.Clock().UTC())
 }
 
@@ -277,10 +275,10 @@ func (b *Backlog) withLock(ctx context.Context, fn func() error) (err error) {
 		b.holding = false
 		_ = b.lk.Release()
 	}()
+	defer returnFailure(&err) // a snapshot line fn needed does not read
 	if err := b.catchUpForWrite(); err != nil {
 		return err
 	}
-	defer returnFailure(&err) // a snapshot line fn needed does not read
 	return fn()
 }
 

@@ -199,17 +199,32 @@
 // in the same directory, fsync, rename, fsync of the directory:
 //
 //  1. archive/<cursor of its newest event>.jsonl gets the ledger's lines
-//     as they are;
-//  2. snapshot.json gets the fold, with the new seq;
+//     after the prefix the snapshot already covers, as they are;
+//  2. snapshot.json gets the fold, with the new seq; its tail_bytes and
+//     tail_crc name the ledger prefix it folded (the whole ledger as it
+//     was);
 //  3. ledger.jsonl is replaced by an empty file.
 //
-// A crash before step 2 leaves the old snapshot and the full ledger (the
-// archive is rewritten by the next compaction). A crash between 2 and 3
-// leaves a snapshot and a ledger that both hold the newest events; the
-// (last_at, last_id) rule skips the duplicates. Readers that do not hold the
-// lock open the snapshot, then the ledger, then check the snapshot was not
-// replaced meanwhile (it is renamed before the ledger), and start over if it
-// was.
+// A crash or a failure (a full disk) at any step leaves a backlog that
+// reads and writes as before. Before step 2 the old snapshot and the full
+// ledger stand; the new segment is not named by the snapshot's archives
+// fingerprint, and because its bytes are exactly the ledger's after the
+// covered prefix a load recognises it as a leftover and ignores it (every
+// event in it is still in the ledger). A compaction that fails removes its
+// segment at once; the next compaction removes one a crash left, and any
+// temp files. Between 2 and 3 the ledger still starts with the prefix the
+// snapshot names; a load skips exactly those bytes. Readers that do not
+// hold the lock open the snapshot, then the ledger, then check the
+// snapshot was not replaced meanwhile (it is renamed before the ledger),
+// and start over if it was.
+//
+// Files that disagree otherwise (a git merge brought in archive segments
+// or ledger lines that sort before the snapshot) have a normal form: every
+// archived event once in archive segments, the snapshot their fold, the
+// ledger only the events after them. A writer, under the lock, rewrites
+// the files into it through a journal (.staging/); a reader never writes
+// to answer: it folds the normal form in memory, and so does a writer
+// that cannot rewrite (a full disk).
 //
 // # Snapshot index
 //
@@ -234,12 +249,17 @@
 //
 // An index is used only when its trailer checksum holds and the snapshot's
 // size, mtime and header checksum are the ones it names; each block is
-// checked against its checksum when a call first reads it. Every line read through
-// it is checked again (frame checksum, and that it holds the id, key or
-// request asked for); anything else drops the index, and the call runs
-// again on the whole snapshot. A stale or damaged index therefore costs one
-// full load, never a wrong answer. Cards changed since the snapshot come
-// from the ledger, which every call folds in full.
+// checked against its checksum when a call first reads it. Every line read
+// through it is checked again (frame checksum, and that it holds the id,
+// key or request asked for). The state reads through a source whose reads
+// return errors: the first read the index cannot answer (a damaged block,
+// a line that does not match) makes the source read the whole snapshot
+// instead, from the same open file, and write a new index; that is the
+// only fallback. A stale or damaged index therefore costs one full load,
+// never a wrong answer. A read that still fails means the snapshot itself
+// is damaged: the call that needed the line fails as corrupt (exit 6),
+// never as "not found", and nothing is written. Cards changed since the
+// snapshot come from the ledger, which every call folds in full.
 //
 // # Cursors
 //

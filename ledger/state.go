@@ -47,20 +47,31 @@ func NewState() *State {
 // is recorded as a conflict; the returned error says why (nil when applied).
 // A snapshot line that cannot be read is returned as that error, with the
 // state left as it was and nothing recorded: the fold cannot go on.
-func (s *State) Apply(e *Event) (err error) {
+func (s *State) Apply(e *Event) error {
+	conflict, err := s.fold(e)
+	if err != nil {
+		return err
+	}
+	return conflict
+}
+
+// fold is Apply telling the two failures apart: conflict is why the event
+// was refused (and recorded), err a snapshot line that could not be read
+// (and nothing changed).
+func (s *State) fold(e *Event) (conflict, err error) {
 	defer returnFailure(&err)
 	var c *Card
 	if k, ok := kinds[e.Op]; !ok {
-		err = rule(ErrInvalid, "unknown op %q", e.Op)
+		conflict = rule(ErrInvalid, "unknown op %q", e.Op)
 	} else {
 		c = s.card(e.Card)
-		err = s.checkCard(k, c, e)
+		conflict = s.checkCard(k, c, e)
 	}
 	s.events++
 	s.last = *e
-	if err != nil {
-		s.recordConflict(e, err)
-		return err
+	if conflict != nil {
+		s.recordConflict(e, conflict)
+		return conflict, nil
 	}
 	if c == nil { // create
 		c = &Card{ID: e.Card}
@@ -73,7 +84,7 @@ func (s *State) Apply(e *Event) (err error) {
 	if e.RequestID != "" {
 		s.requests[e.RequestID] = Receipt{Event: e.ID, At: e.At, Op: e.Op, Card: e.Card, Epoch: c.ClaimEpoch, Version: c.Version}
 	}
-	return nil
+	return nil, nil
 }
 
 // Check validates e against the state without applying it. The writer runs
