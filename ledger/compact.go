@@ -59,6 +59,12 @@ var replaceAtomic = replaceFile
 // up with the ledger. On failure the state and the files read as before.
 func (b *Backlog) compactLocked() (res CompactResult, err error) {
 	defer returnFailure(&err)
+	written := "" // the archive segment this compaction wrote
+	defer func() {
+		if err != nil && written != "" {
+			dropUnnamed(b.dir, written)
+		}
+	}()
 	res = CompactResult{Seq: b.seq, Cards: b.state.Len()}
 	if b.pos.offset == 0 {
 		return res, nil
@@ -87,11 +93,7 @@ func (b *Backlog) compactLocked() (res CompactResult, err error) {
 		archive := filepath.Join(b.dir, name)
 		// From here until the snapshot names it, the segment is a
 		// leftover: a failure removes it again.
-		defer func() {
-			if err != nil {
-				dropUnnamed(b.dir, name)
-			}
-		}()
+		written = name
 		if err := os.MkdirAll(filepath.Dir(archive), 0o755); err != nil {
 			return res, fmt.Errorf("compact: %w", err)
 		}

@@ -74,13 +74,14 @@ func compactedWithTail(t *testing.T) *env {
 	return e
 }
 
-// leftovers lists what a compaction may leave behind: temp files, a
-// journal's staging directory, archive segments the snapshot does not fold.
-func leftovers(t *testing.T, dir string) []string {
+// leftovers lists what a compaction may leave behind: temp files (when
+// temps is set), a journal's staging directory, archive segments the
+// snapshot does not fold.
+func leftovers(t *testing.T, dir string, temps bool) []string {
 	t.Helper()
 	var out []string
 	_ = filepath.Walk(dir, func(p string, fi os.FileInfo, err error) error {
-		if err == nil && (strings.Contains(fi.Name(), ".tmp-") || fi.Name() == stagingDir) {
+		if err == nil && ((temps && strings.Contains(fi.Name(), ".tmp-")) || fi.Name() == stagingDir) {
 			rel, _ := filepath.Rel(dir, p)
 			out = append(out, rel)
 		}
@@ -149,6 +150,11 @@ func TestCompactionOnFullDisk(t *testing.T) {
 				if step != "index" && !after && err == nil {
 					t.Fatal("compaction reported success")
 				}
+				// Only temp files may be left (a killed process's; the
+				// next compaction removes them).
+				if left := leftovers(t, e.dir, false); len(left) > 0 {
+					t.Fatalf("left behind by the failed compaction: %v", left)
+				}
 				// The disk stays full: everything that writes through
 				// replaceAtomic fails from here on.
 				free()
@@ -176,7 +182,7 @@ func TestCompactionOnFullDisk(t *testing.T) {
 				if got := e.foldedJSON(); got != want {
 					t.Fatal("state changed by the compaction after freeing the disk")
 				}
-				if left := leftovers(t, e.dir); len(left) > 0 {
+				if left := leftovers(t, e.dir, true); len(left) > 0 {
 					t.Fatalf("left behind: %v", left)
 				}
 				if evs := readEvents(t, e.ledgerPath()); len(evs) != 0 {
@@ -239,7 +245,7 @@ func TestKilledCompactionLeftover(t *testing.T) {
 	if got := e.foldedJSON(); got != want {
 		t.Fatal("state changed by the compaction")
 	}
-	if left := leftovers(t, e.dir); len(left) > 0 {
+	if left := leftovers(t, e.dir, true); len(left) > 0 {
 		t.Fatalf("left behind: %v", left)
 	}
 	names, _ := archiveNames(e.dir)
@@ -354,5 +360,41 @@ func TestReaderAnswersStaleBacklogInMemory(t *testing.T) {
 	names, _ = archiveNames(e.dir)
 	if !namesMatch(names, hdr) {
 		t.Fatal("the writer did not rewrite the backlog into its normal form")
+	}
+}
+
+// TestAutomaticCompactionOnFullDisk: a write that triggers a compaction the
+// full disk fails is still acknowledged (it is durable), the failure shows
+// in stats, every later call reads and writes, and the compaction succeeds
+// once the disk is freed.
+func TestAutomaticCompactionOnFullDisk(t *testing.T) {
+	e := compactedWithTail(t)
+	if err := os.WriteFile(filepath.Join(e.dir, ConfigFile), []byte(`{"version":1,"compact_bytes":1}`+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	b := e.open()
+	defer b.Close()
+	full := fullDisk(t, compactionSteps["snapshot"], false)
+	if _, _, err := b.Create(e.ctx, CreateRequest{Mutation: m, ID: "E", Title: "E"}); err != nil {
+		t.Fatalf("the write that triggered the compaction: %v", err)
+	}
+	if st, err := b.Stats(); err != nil || !strings.Contains(st.CompactError, "no space left") {
+		t.Fatalf("stats: compact_error %q, %v", st.CompactError, err)
+	}
+	if bad := works(e, b, "auto"); len(bad) > 0 {
+		t.Fatal(bad)
+	}
+	if left := leftovers(t, e.dir, false); len(left) > 0 {
+		t.Fatalf("left behind: %v", left)
+	}
+	full()
+	if _, _, err := b.Create(e.ctx, CreateRequest{Mutation: m, ID: "F", Title: "F"}); err != nil {
+		t.Fatal(err)
+	}
+	if st, err := b.Stats(); err != nil || st.CompactError != "" || st.EventsSinceCompaction != 0 {
+		t.Fatalf("after freeing the disk: %+v %v", st, err)
+	}
+	if left := leftovers(t, e.dir, true); len(left) > 0 {
+		t.Fatalf("left behind: %v", left)
 	}
 }
