@@ -12,7 +12,8 @@ import (
 // the cards, idempotency keys and receipts of the snapshot it started
 // from. Snapshot files are immutable, so reading one lazily is the same
 // fold as reading it whole. Every read returns its error: a read that fails
-// is never "there is none".
+// is never "there is none". A card handed out belongs to the state that
+// asked: the source keeps no reference to it.
 type cardSource interface {
 	// card returns the card with the given id; nil and no error when the
 	// snapshot has none.
@@ -33,9 +34,6 @@ type cardSource interface {
 	// close releases the files the source holds; reads fail after it.
 	close()
 }
-
-// A card handed out by a source belongs to the state that asked: the
-// source never hands out the same card twice and never looks at it again.
 
 // snapshotSource reads a snapshot's lines through its index and, the first
 // time the index fails (a damaged block, a line that does not match), the
