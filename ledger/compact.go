@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 
 	json "github.com/goccy/go-json"
 )
@@ -47,6 +48,9 @@ func (b *Backlog) Compact(ctx context.Context) (res CompactResult, err error) {
 		res, err = b.compactLocked()
 		return err
 	})
+	if errors.Is(err, syscall.ENOSPC) {
+		err = fmt.Errorf("%w; no event was lost and the backlog reads and writes as before: free some space, then run bl compact again", err)
+	}
 	return res, err
 }
 
