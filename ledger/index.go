@@ -464,7 +464,7 @@ func (ix *snapshotIndex) candidate(i int) (pos int, lease time.Time, err error) 
 
 // candidates is cardSource.candidates through the claim-order list: a card
 // skipped or under a live lease is left out without reading its line.
-func (ix *snapshotIndex) candidates(leasedAt time.Time, skip func(string) bool, fn func(*Card) bool) error {
+func (ix *snapshotIndex) candidates(leasedAt time.Time, skip func([]byte) bool, fn func(*Card) bool) error {
 	for k := range ix.orders {
 		pos, lease, err := ix.candidate(k)
 		if err != nil {
@@ -474,7 +474,7 @@ func (ix *snapshotIndex) candidates(leasedAt time.Time, skip func(string) bool, 
 		if err != nil {
 			return err
 		}
-		if skip(string(id)) || (!leasedAt.IsZero() && leasedAt.Before(lease)) {
+		if skip(id) || (!leasedAt.IsZero() && leasedAt.Before(lease)) {
 			continue
 		}
 		c, err := ix.cardAt(pos)

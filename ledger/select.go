@@ -166,7 +166,7 @@ func (s *State) inClaimOrder(leasedAt time.Time, fn func(c *Card) bool) {
 			seen[id] = true
 		}
 		stopped := false
-		must(s.src.candidates(leasedAt, func(id string) bool { return seen[id] }, func(c *Card) bool {
+		must(s.src.candidates(leasedAt, func(id []byte) bool { return seen[string(id)] }, func(c *Card) bool {
 			if held := s.cards[c.ID]; held != nil {
 				c = held // fn read it meanwhile: one card, one object
 			} else {

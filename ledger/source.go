@@ -25,10 +25,10 @@ type cardSource interface {
 	// count is the number of cards in the snapshot.
 	count() int
 	// candidates calls fn with the snapshot's ready and claimed cards in
-	// claim order, leaving out those skip names and, when leasedAt is not
-	// zero, those whose lease is still live at leasedAt, until fn returns
-	// false.
-	candidates(leasedAt time.Time, skip func(id string) bool, fn func(c *Card) bool) error
+	// claim order, leaving out those skip names (by id, as bytes, so the
+	// index can ask without allocating) and, when leasedAt is not zero,
+	// those whose lease is still live at leasedAt, until fn returns false.
+	candidates(leasedAt time.Time, skip func(id []byte) bool, fn func(c *Card) bool) error
 	// fill adds every card and receipt the maps lack.
 	fill(cards map[string]*Card, requests map[string]Receipt) error
 	// close releases the files the source holds; reads fail after it.
@@ -112,7 +112,7 @@ func (src *snapshotSource) receipt(rid string) (Receipt, bool, error) {
 
 func (src *snapshotSource) count() int { return src.cards }
 
-func (src *snapshotSource) candidates(leasedAt time.Time, skip func(string) bool, fn func(*Card) bool) error {
+func (src *snapshotSource) candidates(leasedAt time.Time, skip func([]byte) bool, fn func(*Card) bool) error {
 	var last *Card // the last card fn saw, to carry on after it
 	if src.ix != nil {
 		stopped := false
@@ -133,7 +133,7 @@ func (src *snapshotSource) candidates(leasedAt time.Time, skip func(string) bool
 		if last != nil && claimOrder(c, last) <= 0 {
 			continue
 		}
-		if skip(c.ID) || (!leasedAt.IsZero() && leasedAt.Before(leaseEnd(c))) {
+		if skip([]byte(c.ID)) || (!leasedAt.IsZero() && leasedAt.Before(leaseEnd(c))) {
 			continue
 		}
 		cp := c.clone()
@@ -237,7 +237,7 @@ func (releasedSource) receipt(string) (Receipt, bool, error)           { return 
 func (releasedSource) count() int                                      { return 0 }
 func (releasedSource) fill(map[string]*Card, map[string]Receipt) error { return errReleased }
 func (releasedSource) close()                                          {}
-func (releasedSource) candidates(time.Time, func(string) bool, func(*Card) bool) error {
+func (releasedSource) candidates(time.Time, func([]byte) bool, func(*Card) bool) error {
 	return errReleased
 }
 
