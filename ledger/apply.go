@@ -50,9 +50,15 @@ func (b *Backlog) ApplyUpstream(ctx context.Context, upstream Tree) (out Tree, r
 // moment the change is decided — and only then are the files moved into the
 // backlog. A crash before the manifest leaves the old backlog untouched; a
 // crash after it is finished by rollForward, which the next writer or
-// opener runs before anything else.
-func (b *Backlog) writeTree(prev, next Tree) error {
+// opener runs before anything else. A failure before the manifest is in
+// place (a full disk) removes what was staged.
+func (b *Backlog) writeTree(prev, next Tree) (err error) {
 	staging := filepath.Join(b.dir, stagingDir)
+	defer func() {
+		if err != nil && !pendingJournal(b.dir) {
+			_ = os.RemoveAll(staging)
+		}
+	}()
 	if err := os.RemoveAll(staging); err != nil {
 		return err
 	}

@@ -354,6 +354,25 @@ func TestReaderAnswersStaleBacklogInMemory(t *testing.T) {
 	if after, _ := ReadTree(e.dir); !after.Equal(before) {
 		t.Fatal("a reader rewrote the backlog")
 	}
+	// A writer cannot rewrite the files either: it says so and appends.
+	var warned []string
+	w0, err := Open(e.dir, Options{Clock: e.clk.Now, Warn: func(msg string) { warned = append(warned, msg) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w0.Update(e.ctx, UpdateRequest{Mutation: m, ID: "Z", Fields: Fields{Body: ptr("written on a full disk")}}); err != nil {
+		t.Fatalf("a write while the files cannot be rewritten: %v", err)
+	}
+	w0.Close()
+	if len(warned) == 0 || !strings.Contains(warned[0], "normal form") {
+		t.Errorf("warnings: %q", warned)
+	}
+	if _, err := os.Stat(filepath.Join(e.dir, stagingDir)); err == nil {
+		t.Error("the failed rewrite left .staging behind")
+	}
+	if c, err := e.open().Get("Z"); err != nil || c.Body != "written on a full disk" {
+		t.Fatalf("after the write: %+v %v", c, err)
+	}
 	full()
 	w := e.open()
 	if _, err := w.Update(e.ctx, UpdateRequest{Mutation: m, ID: "Z", Fields: Fields{Phase: ptr("P")}}); err != nil {
@@ -363,6 +382,9 @@ func TestReaderAnswersStaleBacklogInMemory(t *testing.T) {
 	names, _ = archiveNames(e.dir)
 	if !namesMatch(names, hdr) {
 		t.Fatal("the writer did not rewrite the backlog into its normal form")
+	}
+	if c, err := e.open().Get("Z"); err != nil || c.Body != "written on a full disk" || c.Phase != "P" {
+		t.Fatalf("after the rewrite: %+v %v", c, err)
 	}
 }
 

@@ -43,11 +43,9 @@ func isLazy(b *Backlog) bool {
 // TestReviewIndexReadFailureInCatchUp: a handle opened through an index
 // that points at the wrong lines works until another process appends an
 // event about a card it has not read yet. Folding that event in (catchUp)
-// cannot read the card through the index; the call must then run on the
-// whole snapshot, as a failure inside View's fn or a write's build does,
-// not fail with the CorruptError: a stale or damaged index costs one full
-// load, never a failed call. Both calls below fail without the reload in
-// catchUp.
+// cannot read the card through the index; the snapshot source must then
+// read the whole snapshot, not fail with the CorruptError: a stale or
+// damaged index costs one full load, never a failed call.
 func TestReviewIndexReadFailureInCatchUp(t *testing.T) {
 	dir, _ := indexedEnv(t)
 	swapIndexedCards(t, dir)
