@@ -57,14 +57,17 @@ func (s *State) Standing(c *Card, now time.Time) Standing {
 }
 
 // Standings derives where each of cards (copies read from this backlog)
-// stands now, their dependencies as the backlog holds them, in one read.
+// stands now, their dependencies as the state this handle last read or
+// wrote holds them: the state the cards came from. It reads no file, so
+// what a command prints after its write is the fold of that write.
 func (b *Backlog) Standings(cards []Card) (out []Standing, err error) {
-	err = b.View(func(s *State, now time.Time) error {
-		out = make([]Standing, len(cards))
-		for i := range cards {
-			out[i] = s.Standing(&cards[i], now)
-		}
-		return nil
-	})
-	return out, err
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	defer returnFailure(&err)
+	now := b.opts.Clock().UTC()
+	out = make([]Standing, len(cards))
+	for i := range cards {
+		out[i] = b.state.Standing(&cards[i], now)
+	}
+	return out, nil
 }
