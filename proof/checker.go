@@ -185,7 +185,14 @@ func ParseLedger(b []byte) (good []LedgerLine, damaged []LedgerLine, tornBytes i
 	for no := 1; off < len(b); no++ {
 		end := bytes.IndexByte(b[off:], '\n')
 		if end < 0 {
-			all = append(all, LedgerLine{No: no, Offset: int64(off), Raw: b[off:], Err: fmt.Errorf("unterminated line")})
+			// A complete line that only lost its newline is an event (the
+			// framing rule in ledger/doc.go): a torn write can stop just
+			// before the newline, and the next writer restores it.
+			l := LedgerLine{No: no, Offset: int64(off), Raw: b[off:]}
+			if l.Event, l.Err = ledger.DecodeLine(l.Raw); l.Err != nil {
+				l.Err = fmt.Errorf("unterminated line")
+			}
+			all = append(all, l)
 			break
 		}
 		raw := b[off : off+end+1]
