@@ -64,6 +64,7 @@ func checkDecodeLine(t *testing.T, line []byte) {
 			e1.Card != e2.Card || e1.RequestID != e2.RequestID || e1.ExpectVersion != e2.ExpectVersion ||
 			e1.Epoch != e2.Epoch || e1.Owner != e2.Owner || e1.TTLSeconds != e2.TTLSeconds || e1.Reason != e2.Reason ||
 			e1.To != e2.To || e1.Force != e2.Force || !equalIntPtr(e1.Progress, e2.Progress) ||
+			e1.Text != e2.Text || e1.BackoffSeconds != e2.BackoffSeconds || e1.BackoffMaxSeconds != e2.BackoffMaxSeconds ||
 			(e1.Checkpoint == nil) != (e2.Checkpoint == nil) || (e1.Fields == nil) != (e2.Fields == nil) {
 			t.Fatalf("round trip changed the event:\n%+v\n%+v", e1, e2)
 		}
