@@ -47,6 +47,8 @@ var commands = []command{
 	{"claim", "Take a lease on the best claimable card, or the given one.", false, func() any { return &ClaimCmd{} }},
 	{"heartbeat", "Renew your lease and report progress.", false, func() any { return &HeartbeatCmd{} }},
 	{"release", "Give your claimed card back to the pool.", false, func() any { return &ReleaseCmd{} }},
+	{"fail", "Give your claimed card back as failed: retry backoff, max attempts.", false, func() any { return &FailCmd{} }},
+	{"note", "Add a note to a card's case file.", false, func() any { return &NoteCmd{} }},
 	{"reclaim", "Return expired leases (or one card, forced) to the pool.", false, func() any { return &ReclaimCmd{} }},
 	{"complete", "Mark a card done.", false, func() any { return &CompleteCmd{} }},
 	{"block", "Park a card with a reason.", false, func() any { return &BlockCmd{} }},
