@@ -49,6 +49,7 @@ var commands = []command{
 	{"release", "Give your claimed card back to the pool.", false, func() any { return &ReleaseCmd{} }},
 	{"fail", "Give your claimed card back as failed: retry backoff, max attempts.", false, func() any { return &FailCmd{} }},
 	{"note", "Add a note to a card's case file.", false, func() any { return &NoteCmd{} }},
+	{"run", "Claim cards and run a command on each: heartbeats, complete or fail.", false, func() any { return &RunCmd{} }},
 	{"reclaim", "Return expired leases (or one card, forced) to the pool.", false, func() any { return &ReclaimCmd{} }},
 	{"complete", "Mark a card done.", false, func() any { return &CompleteCmd{} }},
 	{"block", "Park a card with a reason.", false, func() any { return &BlockCmd{} }},

@@ -109,8 +109,8 @@ func (a *App) showCard(w io.Writer, c ledger.Card) {
 		fmt.Fprintln(w)
 		fmt.Fprintln(w, "  notes")
 		for _, n := range c.Notes {
-			fmt.Fprintf(w, "    %s  %s\n", stamp(&n.At), n.Author)
-			for _, l := range strings.Split(n.Text, "\n") {
+			fmt.Fprintf(w, "    %s  %s\n", stamp(&n.At), text(n.Author))
+			for _, l := range strings.Split(stripMarks(export.Printable(n.Text)), "\n") {
 				fmt.Fprintf(w, "      %s\n", l)
 			}
 		}

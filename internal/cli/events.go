@@ -56,7 +56,7 @@ func eventLine(w io.Writer, e *ledger.Event, c *ledger.Conflict) {
 		fmt.Fprintf(&b, " %s=%q", label, text(e.Reason))
 	}
 	if e.Text != "" {
-		fmt.Fprintf(&b, " text=%q", oneLine(e.Text))
+		fmt.Fprintf(&b, " text=%q", text(e.Text))
 	}
 	if e.BackoffSeconds != 0 {
 		fmt.Fprintf(&b, " backoff=%s", time.Duration(e.BackoffSeconds)*time.Second)
