@@ -23,7 +23,11 @@ func newTail(w io.Writer, lines, size int) *tail {
 func (t *tail) Write(p []byte) (int, error) {
 	t.buf = append(t.buf, p...)
 	if len(t.buf) > 4*t.maxBytes {
-		t.buf = append(t.buf[:0], t.buf[len(t.buf)-t.maxBytes:]...)
+		keep := t.buf[len(t.buf)-t.maxBytes:]
+		for len(keep) > 0 && !utf8.RuneStart(keep[0]) {
+			keep = keep[1:]
+		}
+		t.buf = append(t.buf[:0], keep...)
 	}
 	_, _ = t.w.Write(p) // a closed stderr must not fail the command
 	return len(p), nil
