@@ -50,6 +50,7 @@ var commands = []command{
 	{"fail", "Give your claimed card back as failed: retry backoff, max attempts.", false, func() any { return &FailCmd{} }},
 	{"note", "Add a note to a card's case file.", false, func() any { return &NoteCmd{} }},
 	{"run", "Claim cards and run a command on each: heartbeats, complete or fail.", false, func() any { return &RunCmd{} }},
+	{"mcp", "Serve the backlog to an agent runtime as MCP tools over stdio.", false, func() any { return &McpCmd{} }},
 	{"reclaim", "Return expired leases (or one card, forced) to the pool.", false, func() any { return &ReclaimCmd{} }},
 	{"complete", "Mark a card done.", false, func() any { return &CompleteCmd{} }},
 	{"block", "Park a card with a reason.", false, func() any { return &BlockCmd{} }},
@@ -208,8 +209,14 @@ func MainWithGit(git Git, args []string, stdout, stderr io.Writer) int {
 
 func run(args []string, stdout, stderr io.Writer, git Git) (code int) {
 	tuneGC()
+	return runApp(&App{Stdout: stdout, Stderr: stderr, now: time.Now, git: git, args: args}, args)
+}
+
+// runApp runs one command line on app, which may come with its backlog
+// already open (see Session).
+func runApp(app *App, args []string) (code int) {
 	var cli CLI
-	app := &App{Stdout: stdout, Stderr: stderr, now: time.Now, git: git, args: args}
+	stdout, stderr, git := app.Stdout, app.Stderr, app.git
 	if len(args) > 0 && args[0] == completeCommand {
 		return app.completeWords(args[1:])
 	}
