@@ -157,6 +157,10 @@ The agent loop:
     bl heartbeat --id $id --owner $ME --epoch $epoch   # every few minutes
     bl complete --id $id --owner $ME --epoch $epoch --note "merged in abc123"
 
+or, in one process that does all of that around a command:
+
+    bl run --owner $ME --ttl 10m --loop -- ./work-on-card.sh
+
 Exit codes:
 
     0  success (also a claim that found nothing, and claim --wait or watch
