@@ -105,11 +105,15 @@ func (c *RunCmd) Run(a *App) error {
 	var emitErr error
 	if c.Loop {
 		o.Done = func(r supervisor.Result) {
+			var err error
 			if a.JSON {
-				emitErr = writeJSONLine(a.Stdout, r.Card)
-				return
+				err = writeJSONLine(a.Stdout, r.Card)
+			} else {
+				err = a.emit(nil, func(w io.Writer) { fmt.Fprintf(w, "%s %s\n", r.Outcome, a.cardLine(r.Card)) })
 			}
-			fmt.Fprintf(a.Stdout, "%s %s\n", r.Outcome, a.cardLine(r.Card))
+			if emitErr == nil {
+				emitErr = err
+			}
 		}
 	}
 	// The ledger writes do not stop at the first signal: it is passed on
