@@ -1,7 +1,9 @@
 package cli
 
 import (
+	"bytes"
 	"context"
+	stdjson "encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -107,9 +109,9 @@ func (c *RunCmd) Run(a *App) error {
 		o.Done = func(r supervisor.Result) {
 			var err error
 			if a.JSON {
-				err = writeJSONLine(a.Stdout, r.Card)
+				err = a.emitLine(r.Card)
 			} else {
-				err = a.emit(nil, func(w io.Writer) { fmt.Fprintf(w, "%s %s\n", r.Outcome, a.cardLine(r.Card)) })
+				err = a.emit(r.Card, func(w io.Writer) { fmt.Fprintf(w, "%s %s\n", r.Outcome, a.cardLine(r.Card)) })
 			}
 			if emitErr == nil {
 				emitErr = err
@@ -147,4 +149,22 @@ func (c *RunCmd) Run(a *App) error {
 		return &exitStatusError{code: 128 + int(sig), msg: fmt.Sprintf("stopped by %s", sig), interrupted: true}
 	}
 	return nil
+}
+
+// emitLine prints a card as --json does, on one line: one line per card of
+// a bl run --loop.
+func (a *App) emitLine(c ledger.Card) error {
+	var buf, line bytes.Buffer
+	out := a.Stdout
+	a.Stdout = &buf
+	err := a.emit(c, nil)
+	a.Stdout = out
+	if err != nil {
+		return err
+	}
+	if err := stdjson.Compact(&line, buf.Bytes()); err != nil {
+		return err
+	}
+	_, err = a.Stdout.Write(append(line.Bytes(), '\n'))
+	return err
 }
