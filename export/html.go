@@ -205,6 +205,7 @@ func writeCardHTML(b *strings.Builder, c *ledger.Card, byID map[string]*ledger.C
 	if body := strings.TrimSpace(c.Body); body != "" {
 		fmt.Fprintf(b, "<details><summary>Description</summary><pre>%s</pre></details>\n", esc(body))
 	}
+	writeNotesHTML(b, c)
 	b.WriteString("</article>\n")
 }
 

@@ -201,6 +201,7 @@ func writeCardMD(b *strings.Builder, c *ledger.Card, byID map[string]*ledger.Car
 		}
 		b.WriteString("\n</details>\n\n")
 	}
+	writeNotesMD(b, c)
 }
 
 // cardRef links to a card on the board with its status, or names a card

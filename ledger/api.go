@@ -268,6 +268,34 @@ func (b *Backlog) Block(ctx context.Context, r LeaseRequest) (Card, error) {
 	return b.single(ctx, r.Mutation, &Event{Op: OpBlock, Card: r.ID, Owner: r.Owner, Epoch: r.Epoch, Reason: r.Reason})
 }
 
+// Fail gives a claimed card back as failed: the attempt counts toward
+// max_attempts (blocked, with Reason, once they are used up), and otherwise
+// the card waits out the retry backoff of config.json before it is
+// claimable again. Fenced on owner and epoch.
+func (b *Backlog) Fail(ctx context.Context, r LeaseRequest) (Card, error) {
+	initial, maxSeconds, err := b.Config().RetryBackoff.seconds()
+	if err != nil {
+		return Card{}, err
+	}
+	return b.single(ctx, r.Mutation, &Event{Op: OpFail, Card: r.ID, Owner: r.Owner, Epoch: r.Epoch, Reason: r.Reason,
+		BackoffSeconds: initial, BackoffMaxSeconds: maxSeconds})
+}
+
+// NoteRequest adds a note to a card's case file. Anyone may; with Owner
+// set, only the current lease holder (and, with Epoch, of that lease).
+type NoteRequest struct {
+	Mutation
+	ID    string
+	Text  string
+	Owner string
+	Epoch int64
+}
+
+// Note adds a note to a card.
+func (b *Backlog) Note(ctx context.Context, r NoteRequest) (Card, error) {
+	return b.single(ctx, r.Mutation, &Event{Op: OpNote, Card: r.ID, Owner: r.Owner, Epoch: r.Epoch, Text: r.Text})
+}
+
 // Unblock returns a blocked card to ready.
 func (b *Backlog) Unblock(ctx context.Context, m Mutation, id string) (Card, error) {
 	return b.single(ctx, m, &Event{Op: OpUnblock, Card: id})
@@ -311,17 +339,28 @@ func (b *Backlog) Reclaim(ctx context.Context, r ReclaimRequest) ([]Card, error)
 			return nil, err
 		}
 	}
+	// An expired lease counts as a failed attempt: its reclaim carries the
+	// retry backoff, as a fail does.
+	initial, maxSeconds, err := b.Config().RetryBackoff.seconds()
+	if err != nil {
+		return nil, err
+	}
 	return b.write(ctx, r.Mutation.names(r.ID, nil), OpReclaim, func(s *State, at time.Time) ([]*Event, error) {
 		if r.ID != "" {
 			c := s.card(r.ID)
 			if c == nil {
 				return nil, rule(ErrNotFound, "card %s not found", r.ID)
 			}
-			return []*Event{{Op: OpReclaim, Card: c.ID, Epoch: c.ClaimEpoch, Force: true, Reason: r.Reason}}, nil
+			e := &Event{Op: OpReclaim, Card: c.ID, Epoch: c.ClaimEpoch, Force: true, Reason: r.Reason}
+			if c.Expired(at) {
+				e.BackoffSeconds, e.BackoffMaxSeconds = initial, maxSeconds
+			}
+			return []*Event{e}, nil
 		}
 		var evs []*Event
 		for _, id := range s.Expired(at) {
-			evs = append(evs, &Event{Op: OpReclaim, Card: id, Epoch: s.card(id).ClaimEpoch, Reason: r.Reason})
+			evs = append(evs, &Event{Op: OpReclaim, Card: id, Epoch: s.card(id).ClaimEpoch, Reason: r.Reason,
+				BackoffSeconds: initial, BackoffMaxSeconds: maxSeconds})
 		}
 		return evs, nil
 	})

@@ -61,6 +61,17 @@ type Card struct {
 	CreatedAt time.Time `json:"created_at"`
 	UpdatedAt time.Time `json:"updated_at"`
 	Version   int64     `json:"version"`
+
+	// Notes is the card's case file, oldest first: at most MaxNotes, the
+	// oldest dropped first (bl log keeps every one).
+	Notes []Note `json:"notes,omitempty"`
+}
+
+// Note is one entry of a card's case file.
+type Note struct {
+	Text   string    `json:"text"`
+	Author string    `json:"author"`
+	At     time.Time `json:"at"`
 }
 
 // Leased reports whether the card holds a lease that has not expired at now.
@@ -92,6 +103,9 @@ func (c *Card) clone() Card {
 	if c.Progress != nil {
 		p := *c.Progress
 		d.Progress = &p
+	}
+	if c.Notes != nil {
+		d.Notes = slices.Clone(c.Notes)
 	}
 	return d
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"time"
 
 	json "github.com/goccy/go-json"
 )
@@ -23,6 +24,48 @@ type Config struct {
 	// code. It is read only so bl can warn that hooks belong in the local
 	// hooks.json (package hooks).
 	Hooks json.RawMessage `json:"hooks,omitempty"`
+	// RetryBackoff is how long a card waits after a failed attempt.
+	RetryBackoff RetryBackoff `json:"retry_backoff"`
+}
+
+// RetryBackoff is the "retry_backoff" object of config.json, e.g.
+// {"initial":"30s","max":"1h"}: after a fail, or the reclaim of an expired
+// lease, the card is not claimable for Initial after its first failed
+// attempt, twice that after the second, and so on up to Max. Either left out
+// takes its default (DefaultRetryInitial, DefaultRetryMax); "0s" as Initial
+// turns the backoff off. Each fail event records the values it used, so
+// changing them later does not change the past.
+type RetryBackoff struct {
+	Initial string `json:"initial,omitempty"`
+	Max     string `json:"max,omitempty"`
+}
+
+// The retry backoff when config.json sets none.
+const (
+	DefaultRetryInitial = 30 * time.Second
+	DefaultRetryMax     = time.Hour
+)
+
+// seconds returns the backoff in whole seconds, or an error naming the
+// setting that does not parse.
+func (r RetryBackoff) seconds() (initial, maxSeconds int64, err error) {
+	parse := func(name, v string, def time.Duration) (int64, error) {
+		if v == "" {
+			return int64(def / time.Second), nil
+		}
+		d, err := time.ParseDuration(v)
+		if err != nil || d < 0 {
+			return 0, Errorf(ErrInvalid, "%s: retry_backoff.%s %q is not a duration such as \"30s\" or \"1h\"", ConfigFile, name, v)
+		}
+		return int64((d + time.Second - 1) / time.Second), nil
+	}
+	if initial, err = parse("initial", r.Initial, DefaultRetryInitial); err != nil {
+		return 0, 0, err
+	}
+	if maxSeconds, err = parse("max", r.Max, DefaultRetryMax); err != nil {
+		return 0, 0, err
+	}
+	return initial, max(initial, maxSeconds), nil
 }
 
 // SyncConfig is the "sync" object of config.json.

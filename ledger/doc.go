@@ -80,13 +80,15 @@
 //	        example a duplicated line) is damage.
 //	actor   who wrote it.
 //	op      one of create, update, claim, heartbeat, release, reclaim,
-//	        complete, block, unblock, reopen, link, unlink.
+//	        complete, block, unblock, reopen, link, unlink, note, fail.
 //	card    the card id the event is about.
 //
 // and, as the operation needs them: request_id (idempotent replays),
 // expect_version and epoch (the lease compare-and-swap), owner, ttl_seconds,
-// reason, to (the other end of a link), progress, checkpoint, force, and
-// fields (the card fields a create or update sets).
+// reason, to (the other end of a link), progress, checkpoint, force,
+// fields (the card fields a create or update sets), text (a note's text),
+// and backoff_seconds and backoff_max_seconds (the retry backoff a fail, or
+// the reclaim of an expired lease, applies).
 //
 // An event may also carry clock, written right after at: the writer's clock
 // reading (UTC, RFC 3339 with nanoseconds), present only when its stamp had
@@ -141,6 +143,17 @@
 // and epoch (the previous epoch plus one). Heartbeat, release and complete by
 // an owner carry the owner and the epoch it holds, and are rejected once the
 // card has been claimed again.
+//
+// A fail is a release by the owner that counts as a failed attempt: with
+// the card's attempts used up (max_attempts) it goes to blocked, its reason
+// in blocked_reason; otherwise to ready with defer_until set to at plus
+// backoff_seconds·2^(attempts-1), at most backoff_max_seconds. The fold
+// computes this from the event and the card alone, so the values config.json
+// held when the event was written are the ones every clone applies. The
+// reclaim of a lease that had expired at its at applies the same backoff. A
+// note appends {text, author, at} to the card's notes (the owner, when it
+// names one and is then fenced like a heartbeat, else the actor); the card
+// keeps its last 32.
 //
 // # Appending
 //

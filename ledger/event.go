@@ -32,11 +32,13 @@ const (
 	OpReopen    Op = "reopen"
 	OpLink      Op = "link"
 	OpUnlink    Op = "unlink"
+	OpNote      Op = "note"
+	OpFail      Op = "fail"
 )
 
 // Ops lists every event kind, in lifecycle order.
 var Ops = []Op{OpCreate, OpUpdate, OpClaim, OpHeartbeat, OpRelease, OpReclaim,
-	OpComplete, OpBlock, OpUnblock, OpReopen, OpLink, OpUnlink}
+	OpComplete, OpBlock, OpUnblock, OpReopen, OpLink, OpUnlink, OpNote, OpFail}
 
 // Event is one line of the ledger. Field order is the on-disk key order.
 type Event struct {
@@ -65,6 +67,15 @@ type Event struct {
 	Checkpoint json.RawMessage `json:"checkpoint,omitempty"`
 	Force      bool            `json:"force,omitempty"`
 	Fields     *Fields         `json:"fields,omitempty"`
+
+	// Text is a note's text.
+	Text string `json:"text,omitempty"`
+	// The retry backoff a fail (or the reclaim of an expired lease)
+	// carries, from config.json's retry_backoff when it was written: the
+	// fold waits BackoffSeconds after the first failed attempt, doubling
+	// per attempt up to BackoffMaxSeconds (see retryDelay).
+	BackoffSeconds    int64 `json:"backoff_seconds,omitempty"`
+	BackoffMaxSeconds int64 `json:"backoff_max_seconds,omitempty"`
 }
 
 // Fields are the card fields a create or update sets. A nil pointer leaves

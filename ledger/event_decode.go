@@ -182,6 +182,15 @@ func (d *fastDecoder) event(blk *eventBlock) bool {
 	if j := lit2(b, i, `,"fields`, `":`); j >= 0 {
 		e.Fields, i = d.fields(j)
 	}
+	if j := lit(b, i, `,"text":`); j >= 0 {
+		i = d.str(j, &e.Text)
+	}
+	if j := lit(b, lit2(b, i, `,"backof`, `f_second`), `s":`); j >= 0 {
+		e.BackoffSeconds, i = scanInt64(b, j)
+	}
+	if j := lit(b, lit2(b, i, `,"backof`, `f_max_se`), `conds":`); j >= 0 {
+		e.BackoffMaxSeconds, i = scanInt64(b, j)
+	}
 	return i == len(b)
 }
 
@@ -218,6 +227,10 @@ func (d *fastDecoder) op(i int, dst *Op) int {
 		*dst = OpLink
 	case string(OpUnlink):
 		*dst = OpUnlink
+	case string(OpNote):
+		*dst = OpNote
+	case string(OpFail):
+		*dst = OpFail
 	default:
 		return d.str(i, (*string)(dst))
 	}

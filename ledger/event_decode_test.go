@@ -103,6 +103,10 @@ func opEvents() []*Event {
 			full.To = "bl-other"
 		case OpReopen, OpUnblock:
 			full.Reason = "again"
+		case OpNote:
+			full.Owner, full.Epoch, full.Text = "agent-7", 3, "tried \"x\"\nnext: é ✓"
+		case OpFail:
+			full.Owner, full.Epoch, full.Reason, full.BackoffSeconds, full.BackoffMaxSeconds = "agent-7", 3, "exit status 2", 30, 3600
 		}
 		evs = append(evs, full)
 	}
@@ -432,6 +436,15 @@ func randomEvent(r *rand.Rand) (ev *Event, plain bool) {
 			f.IdempotencyKey = str()
 		}
 		ev.Fields = f
+	}
+	if maybe() {
+		ev.Text = str()
+	}
+	if maybe() {
+		ev.BackoffSeconds = integer()
+	}
+	if maybe() {
+		ev.BackoffMaxSeconds = integer()
 	}
 	return ev, plain
 }

@@ -409,6 +409,18 @@ func appendEvent(dst []byte, e *Event) (out []byte, ok bool) {
 			return dst[:n], false
 		}
 	}
+	if e.Text != "" {
+		dst = append(dst, `,"text":`...)
+		dst = appendString(dst, e.Text)
+	}
+	if e.BackoffSeconds != 0 {
+		dst = append(dst, `,"backoff_seconds":`...)
+		dst = appendInt(dst, e.BackoffSeconds)
+	}
+	if e.BackoffMaxSeconds != 0 {
+		dst = append(dst, `,"backoff_max_seconds":`...)
+		dst = appendInt(dst, e.BackoffMaxSeconds)
+	}
 	return append(dst, '}'), true
 }
 
@@ -477,6 +489,9 @@ func eventSize(e *Event) int {
 	if e.Clock != nil {
 		n += len(`,"clock":"2006-01-02T15:04:05.999999999Z"`)
 	}
+	if e.Text != "" || e.BackoffSeconds != 0 || e.BackoffMaxSeconds != 0 {
+		n += 96 + len(e.Text)
+	}
 	if f := e.Fields; f != nil {
 		n += 192 + len(f.IdempotencyKey)
 		for _, s := range [...]*string{f.Title, f.Body, f.Phase, f.Parent} {
@@ -511,6 +526,12 @@ func cardSize(c *Card, indent bool) int {
 	n := 640 + len(c.ID) + len(c.Title) + len(c.Body) + len(c.Phase) + len(c.Status) + len(c.Parent) + len(c.IdempotencyKey) +
 		len(c.ClaimOwner) + len(c.BlockedReason) + len(c.CloseNote) +
 		stringsSize(c.Labels, indent) + stringsSize(c.DependsOn, indent) + stringsSize(c.Acceptance, indent)
+	for k := range c.Notes {
+		n += 96 + len(c.Notes[k].Text) + len(c.Notes[k].Author)
+		if indent {
+			n += 64
+		}
+	}
 	if indent {
 		return n + 160 + 4*len(c.Checkpoint)
 	}
@@ -636,6 +657,10 @@ func appendCard(dst []byte, c *Card, indent bool, level int) (out []byte, ok boo
 	w.time(`,"updated_at":`, c.UpdatedAt)
 	w.key(`,"version":`, false)
 	w.b = appendInt(w.b, c.Version)
+	if len(c.Notes) != 0 && w.ok {
+		w.key(`,"notes":`, false)
+		w.notes(c.Notes)
+	}
 	if !w.ok {
 		return dst[:n], false
 	}
@@ -684,4 +709,38 @@ func (w *cardWriter) optTime(k string, t *time.Time) {
 	if t != nil {
 		w.time(k, *t)
 	}
+}
+
+// notes writes a card's notes as the JSON encoder writes a []Note.
+func (w *cardWriter) notes(notes []Note) {
+	if len(notes) == 0 {
+		w.b = append(w.b, '[', ']')
+		return
+	}
+	outer := w.level
+	w.b = append(w.b, '[')
+	for k := range notes {
+		if k > 0 {
+			w.b = append(w.b, ',')
+		}
+		if w.indent {
+			w.b = newline(w.b, outer+1)
+		}
+		w.level = outer + 2
+		w.b = append(w.b, '{')
+		w.key(`"text":`, true)
+		w.str(notes[k].Text)
+		w.key(`,"author":`, false)
+		w.str(notes[k].Author)
+		w.time(`,"at":`, notes[k].At)
+		if w.indent {
+			w.b = newline(w.b, outer+1)
+		}
+		w.b = append(w.b, '}')
+	}
+	w.level = outer
+	if w.indent {
+		w.b = newline(w.b, outer)
+	}
+	w.b = append(w.b, ']')
 }

@@ -381,6 +381,15 @@ func (s *fuzzSource) event() *Event {
 		}
 		e.Fields = f
 	}
+	if s.maybe() {
+		e.Text = s.str()
+	}
+	if s.maybe() {
+		e.BackoffSeconds = s.int64()
+	}
+	if s.maybe() {
+		e.BackoffMaxSeconds = s.int64()
+	}
 	return e
 }
 
@@ -430,6 +439,15 @@ func (s *fuzzSource) card() *Card {
 		c.Checkpoint = json.RawMessage{}
 	}
 	c.CreatedAt, c.UpdatedAt, c.Version = s.time(), s.time(), s.int64()
+	switch s.n(4) {
+	case 0:
+		c.Notes = []Note{}
+		for range s.n(4) {
+			c.Notes = append(c.Notes, Note{Text: s.str(), Author: s.str(), At: s.time()})
+		}
+	case 1:
+		c.Notes = []Note{}
+	}
 	if s.n(2) == 0 {
 		c.Status = []Status{StatusReady, StatusClaimed, StatusBlocked, StatusDone}[s.n(4)]
 	} else {
@@ -464,6 +482,9 @@ func timesOfCard(c *Card) []time.Time {
 		if p != nil {
 			ts = append(ts, *p)
 		}
+	}
+	for _, n := range c.Notes {
+		ts = append(ts, n.At)
 	}
 	return ts
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 )
@@ -64,6 +65,7 @@ func checkDecodeLine(t *testing.T, line []byte) {
 			e1.Card != e2.Card || e1.RequestID != e2.RequestID || e1.ExpectVersion != e2.ExpectVersion ||
 			e1.Epoch != e2.Epoch || e1.Owner != e2.Owner || e1.TTLSeconds != e2.TTLSeconds || e1.Reason != e2.Reason ||
 			e1.To != e2.To || e1.Force != e2.Force || !equalIntPtr(e1.Progress, e2.Progress) ||
+			e1.Text != e2.Text || e1.BackoffSeconds != e2.BackoffSeconds || e1.BackoffMaxSeconds != e2.BackoffMaxSeconds ||
 			(e1.Checkpoint == nil) != (e2.Checkpoint == nil) || (e1.Fields == nil) != (e2.Fields == nil) {
 			t.Fatalf("round trip changed the event:\n%+v\n%+v", e1, e2)
 		}
@@ -93,7 +95,7 @@ var (
 
 // opByte values: the op is ops[b % len(ops)].
 var fuzzOps = []Op{OpCreate, OpClaim, OpClaim, OpHeartbeat, OpRelease, OpReclaim, OpComplete, OpBlock,
-	OpUnblock, OpReopen, OpLink, OpUnlink, OpUpdate, OpClaim}
+	OpUnblock, OpReopen, OpLink, OpUnlink, OpUpdate, OpClaim, OpFail, OpNote}
 
 // buildFuzzEvent turns four bytes into an event against the current state:
 //
@@ -154,8 +156,28 @@ func buildFuzzEvent(s *State, n int, at time.Time, b [4]byte) *Event {
 		}
 	case OpReclaim:
 		e.Epoch, e.Force = skew(c.ClaimEpoch), flag2
+		if flag1 {
+			e.BackoffSeconds, e.BackoffMaxSeconds = int64(num%3), int64(num%5)
+		}
 	case OpLink, OpUnlink:
 		e.To = fuzzCards[num%len(fuzzCards)]
+	case OpFail:
+		e.Owner = owner
+		if owner == "" && flag1 {
+			e.Owner = c.ClaimOwner
+		}
+		if flag2 {
+			e.Epoch = skew(c.ClaimEpoch)
+		}
+		e.BackoffSeconds, e.BackoffMaxSeconds = int64(num%3), int64(num%5)
+	case OpNote:
+		if flag1 {
+			e.Owner = owner
+			if flag2 {
+				e.Epoch = skew(c.ClaimEpoch)
+			}
+		}
+		e.Text = []string{"n", "", " "}[num%3]
 	}
 	return e
 }
@@ -176,6 +198,7 @@ type mcard struct {
 	max      int
 	version  int64
 	deps     []string
+	defer_   time.Time // not claimable before
 }
 
 func (m *model) reaches(from, to string, seen map[string]bool) bool {
@@ -220,13 +243,34 @@ func (m *model) apply(e *Event) bool {
 			c.status = StatusReady
 		}
 	}
+	// backOff defers a card that failed its attempt: initial seconds after
+	// the first failed attempt, twice that after the next, at most maxS
+	// (no cap when 0).
+	backOff := func(initial, maxS int64) {
+		if c.status != StatusReady || initial <= 0 {
+			return
+		}
+		d := initial
+		if maxS > 0 && d > maxS {
+			d = maxS
+		}
+		for n := 1; n < c.attempts && (maxS <= 0 || d < maxS) && d < 1<<20; n++ {
+			d *= 2
+			if maxS > 0 && d > maxS {
+				d = maxS
+			}
+		}
+		if until := e.At.Add(time.Duration(d) * time.Second); until.After(c.defer_) {
+			c.defer_ = until
+		}
+	}
 	switch e.Op {
 	case OpUpdate:
 		c.max = *e.Fields.MaxAttempts
 	case OpClaim:
 		if e.Owner == "" || e.TTLSeconds < 1 || c.status == StatusDone || c.status == StatusBlocked ||
 			(live && c.owner != e.Owner) || (exhausted && !(live && c.owner == e.Owner)) ||
-			e.ExpectVersion != c.version || e.Epoch != c.epoch+1 {
+			e.ExpectVersion != c.version || e.Epoch != c.epoch+1 || e.At.Before(c.defer_) {
 			return false
 		}
 		for _, d := range c.deps {
@@ -257,6 +301,19 @@ func (m *model) apply(e *Event) bool {
 			return false
 		}
 		putBack()
+		if !live {
+			backOff(e.BackoffSeconds, e.BackoffMaxSeconds)
+		}
+	case OpFail:
+		if fenced() {
+			return false
+		}
+		putBack()
+		backOff(e.BackoffSeconds, e.BackoffMaxSeconds)
+	case OpNote:
+		if (e.Owner != "" && fenced()) || strings.TrimSpace(e.Text) == "" {
+			return false
+		}
 	case OpComplete, OpBlock:
 		if c.status == StatusDone || (e.Owner != "" && fenced()) {
 			return false
@@ -342,6 +399,9 @@ func checkFold(t *testing.T, data []byte) []*Event {
 			if c.Status != mc.status || c.ClaimOwner != mc.owner || c.ClaimEpoch != mc.epoch || c.Attempts != mc.attempts ||
 				c.Version != mc.version || !slices.Equal(c.DependsOn, mc.deps) || c.MaxAttempts != mc.max {
 				t.Fatalf("after event %d %+v card %s = %+v, model %+v", i/4, e, id, c, mc)
+			}
+			if (c.DeferUntil != nil || !mc.defer_.IsZero()) && (c.DeferUntil == nil || !c.DeferUntil.Equal(mc.defer_)) {
+				t.Fatalf("card %s deferred until %v, model %v", id, c.DeferUntil, mc.defer_)
 			}
 			if c.Status == StatusClaimed && !c.LeaseExpiresAt.Equal(mc.expires) {
 				t.Fatalf("card %s lease ends %v, model %v", id, c.LeaseExpiresAt, mc.expires)

@@ -122,6 +122,10 @@ func replayables() []replayable {
 		{op: OpReopen, state: stDone, do: func(e *env, mu Mutation) (Card, error) { return e.b.Reopen(e.ctx, mu, "A") }},
 		{op: OpLink, state: stReady, do: func(e *env, mu Mutation) (Card, error) { return e.b.Link(e.ctx, mu, "A", "B") }},
 		{op: OpUnlink, state: stLinked, do: func(e *env, mu Mutation) (Card, error) { return e.b.Unlink(e.ctx, mu, "A", "B") }},
+		{op: OpFail, state: stClaimed, do: lease((*Backlog).Fail)},
+		{op: OpNote, state: stReady, do: func(e *env, mu Mutation) (Card, error) {
+			return e.b.Note(e.ctx, NoteRequest{Mutation: mu, ID: "A", Text: "n"})
+		}},
 	}
 }
 

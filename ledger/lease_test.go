@@ -73,6 +73,7 @@ func TestFencingAfterReclaimAndReclaimBySameOwner(t *testing.T) {
 		t.Fatalf("reclaim = %+v, %v", cards, err)
 	}
 	e.unchanged(ErrFenced, doHeartbeat(HeartbeatRequest{ID: "A", Owner: "w1", Epoch: 1}))
+	e.clk.Advance(time.Minute) // the expired lease backed the card off
 	c := e.claim("A", "w1", time.Minute)
 	if c.ClaimEpoch != 2 || c.Attempts != 2 {
 		t.Fatalf("claim after reclaim = epoch %d attempts %d", c.ClaimEpoch, c.Attempts)

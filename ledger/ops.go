@@ -23,13 +23,15 @@ var kinds = map[Op]kind{
 	OpClaim:     {checkClaim, applyClaim},
 	OpHeartbeat: {checkHeartbeat, applyHeartbeat},
 	OpRelease:   {checkRelease, applyRelease},
-	OpReclaim:   {checkReclaim, applyRelease},
+	OpReclaim:   {checkReclaim, applyReclaim},
 	OpComplete:  {checkComplete, applyComplete},
 	OpBlock:     {checkBlock, applyBlock},
 	OpUnblock:   {checkUnblock, applyUnblock},
 	OpReopen:    {checkReopen, applyReopen},
 	OpLink:      {checkLink, applyLink},
 	OpUnlink:    {checkUnlink, applyUnlink},
+	OpNote:      {checkNote, applyNote},
+	OpFail:      {checkFail, applyFail},
 }
 
 // Limits on input, enforced at write time and again by the fold.
@@ -40,6 +42,12 @@ const (
 	MaxPriority    = 1_000_000
 	MaxCheckpoint  = 16 << 10
 	MaxListEntries = 256
+	// A note's text and a fail's reason are at most MaxNoteLen bytes, its
+	// author at most MaxAuthorLen, and a card keeps its last MaxNotes
+	// notes: notes add at most about 140 KiB to a card line.
+	MaxNoteLen   = 4 << 10
+	MaxNotes     = 32
+	MaxAuthorLen = 256
 )
 
 // idChar reports whether c may appear in a card id; the first character
@@ -443,6 +451,114 @@ func checkUnlink(_ *State, c *Card, e *Event) error {
 
 func applyUnlink(_ *State, c *Card, e *Event) {
 	c.DependsOn = slices.DeleteFunc(c.DependsOn, func(d string) bool { return d == e.To })
+}
+
+// applyReclaim returns the card to the pool like a release. A lease that
+// ran out counts as a failed attempt: the card waits out the retry backoff
+// the event carries, as after a fail.
+func applyReclaim(s *State, c *Card, e *Event) {
+	expired := c.Expired(e.At)
+	applyRelease(s, c, e)
+	if expired && c.Status == StatusReady {
+		c.DeferUntil = deferredUntil(c, e)
+	}
+}
+
+func checkNote(_ *State, c *Card, e *Event) error {
+	if e.Owner != "" {
+		if err := fence(c, e); err != nil {
+			return err
+		}
+	}
+	if strings.TrimSpace(e.Text) == "" {
+		return rule(ErrInvalid, "a note on %s needs text", c.ID)
+	}
+	if len(e.Text) > MaxNoteLen {
+		return rule(ErrInvalid, "note on %s is longer than %d bytes", c.ID, MaxNoteLen)
+	}
+	if len(noteAuthor(e)) > MaxAuthorLen {
+		return rule(ErrInvalid, "author of a note on %s is longer than %d bytes", c.ID, MaxAuthorLen)
+	}
+	return nil
+}
+
+// noteAuthor is who a note is by: the lease owner who wrote it, or else the
+// actor.
+func noteAuthor(e *Event) string {
+	if e.Owner != "" {
+		return e.Owner
+	}
+	return e.Actor
+}
+
+// applyNote adds to the case file, dropping the oldest notes past MaxNotes.
+func applyNote(_ *State, c *Card, e *Event) {
+	keep := c.Notes
+	if len(keep) >= MaxNotes {
+		keep = keep[len(keep)-MaxNotes+1:]
+	}
+	notes := make([]Note, len(keep), len(keep)+1)
+	copy(notes, keep)
+	c.Notes = append(notes, Note{Text: e.Text, Author: noteAuthor(e), At: e.At})
+}
+
+func checkFail(_ *State, c *Card, e *Event) error {
+	if err := fence(c, e); err != nil {
+		return err
+	}
+	if len(e.Reason) > MaxNoteLen {
+		return rule(ErrInvalid, "reason for failing %s is longer than %d bytes", c.ID, MaxNoteLen)
+	}
+	if e.BackoffSeconds < 0 || e.BackoffMaxSeconds < 0 {
+		return rule(ErrInvalid, "retry backoff of a fail of %s is negative", c.ID)
+	}
+	return nil
+}
+
+// applyFail gives the card back after a failed attempt (the claim counted
+// it): to blocked with the reason when its attempts are used up, else to
+// ready, not claimable before the retry backoff has passed.
+func applyFail(_ *State, c *Card, e *Event) {
+	c.clearLease()
+	if c.exhausted() {
+		c.Status = StatusBlocked
+		c.BlockedReason = fmt.Sprintf("max attempts reached (%d of %d)", c.Attempts, c.MaxAttempts)
+		if e.Reason != "" {
+			c.BlockedReason += ": " + e.Reason
+		}
+		return
+	}
+	c.Status = StatusReady
+	c.DeferUntil = deferredUntil(c, e)
+}
+
+// deferredUntil is when a card that failed its attempt at e.At may be
+// claimed again: the event's backoff after its time, or the card's own
+// defer_until when that is later.
+func deferredUntil(c *Card, e *Event) *time.Time {
+	d := retryDelay(e.BackoffSeconds, e.BackoffMaxSeconds, c.Attempts)
+	if d <= 0 || (c.DeferUntil != nil && !c.DeferUntil.Before(e.At.Add(d))) {
+		return c.DeferUntil
+	}
+	return timePtr(e.At.Add(d))
+}
+
+// retryDelay is the wait after the attempts-th failed attempt: initial
+// seconds after the first, doubling each time, at most maxSeconds (no cap
+// when 0). It depends on its arguments only, so every clone folds the same.
+func retryDelay(initial, maxSeconds int64, attempts int) time.Duration {
+	if initial <= 0 {
+		return 0
+	}
+	const limit = int64(100 * 365 * 24 * 3600) // a century: no overflow below
+	if maxSeconds <= 0 || maxSeconds > limit {
+		maxSeconds = limit
+	}
+	d := min(initial, maxSeconds)
+	for n := 1; n < attempts && d < maxSeconds; n++ {
+		d = min(2*d, maxSeconds)
+	}
+	return time.Duration(d) * time.Second
 }
 
 // depCycle returns the cycle from -> to -> ... -> from that an edge from

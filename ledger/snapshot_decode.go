@@ -1,6 +1,7 @@
 package ledger
 
 import (
+	"bytes"
 	"time"
 
 	json "github.com/goccy/go-json"
@@ -161,10 +162,47 @@ func (d *fastDecoder) card(i int, blk *cardBlock) int {
 	c.CreatedAt, i = scanTime(b, lit(b, lit2(b, i, `,"create`, `d_at"`), `:`))
 	c.UpdatedAt, i = scanTime(b, lit(b, lit2(b, i, `,"update`, `d_at"`), `:`))
 	c.Version, i = scanInt64(b, lit2(b, i, `,"versio`, `n":`))
+	if j := lit2(b, i, `,"notes"`, `:`); j >= 0 {
+		c.Notes, i = d.notes(j)
+	}
 	if i = lit(b, i, "}"); i >= 0 {
 		ts.place()
 	}
 	return i
+}
+
+// notes reads a card's notes, each with its members in the order of Note;
+// [] is an empty, non-nil slice.
+func (d *fastDecoder) notes(i int) ([]Note, int) {
+	b := d.b
+	if i = lit(b, i, "["); i < 0 {
+		return nil, -1
+	}
+	if j := lit(b, i, "]"); j >= 0 {
+		return []Note{}, j
+	}
+	// Every note starts so, and a string cannot hold it (its quotes would
+	// be escaped): the count bounds the notes, whose strings must not move
+	// before finish.
+	notes := make([]Note, 0, bytes.Count(b[i:], []byte(`{"text":`)))
+	for len(notes) < cap(notes) {
+		notes = append(notes, Note{})
+		n := &notes[len(notes)-1]
+		i = d.str(lit(b, i, `{"text":`), &n.Text)
+		i = d.str(lit2(b, i, `,"autho`, `r":`), &n.Author)
+		n.At, i = scanTime(b, lit(b, i, `,"at":`))
+		if i = lit(b, i, "}"); i < 0 || i >= len(b) {
+			return nil, -1
+		}
+		if b[i] == ']' {
+			return notes, i + 1
+		}
+		if b[i] != ',' {
+			return nil, -1
+		}
+		i++
+	}
+	return nil, -1
 }
 
 // status reads a status. A known one is the package's constant, which

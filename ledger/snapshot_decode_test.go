@@ -114,6 +114,11 @@ func snapshotEvents() []*Event {
 	add(&Event{Op: OpLink, Card: "linked", To: "done"})
 	add(&Event{Op: OpUpdate, Card: "linked", Fields: &Fields{Body: strp("now with a body"), Labels: strs("a", "b", "c", "d", "e", "f", "g", "h", "i", "j", "k", "l", "m", "n", "o", "p", "q")}})
 	add(&Event{Op: OpUpdate, Card: "missing", Fields: &Fields{Title: strp("no such card")}}) // a conflict
+	add(&Event{Op: OpNote, Card: "linked", Text: "tried \"x\"; see log\nnext: é ✓"})
+	add(&Event{Op: OpNote, Card: "claimed", Owner: "agent-7", Epoch: 1, Text: "half way"})
+	add(&Event{Op: OpCreate, Card: "failing", Fields: &Fields{Title: strp("failing"), MaxAttempts: intp(2)}})
+	add(&Event{Op: OpClaim, Card: "failing", Owner: "w", TTLSeconds: 60, ExpectVersion: 1, Epoch: 1})
+	add(&Event{Op: OpFail, Card: "failing", Owner: "w", Epoch: 1, Reason: "exit status 1", BackoffSeconds: 30, BackoffMaxSeconds: 3600})
 	return evs
 }
 
@@ -367,6 +372,15 @@ func randomCard(r *rand.Rand) (c *Card, plain bool) {
 			plain = false
 		}
 		c.Checkpoint = json.RawMessage(cp)
+	}
+	if maybe() {
+		c.Notes = []Note{}
+		for range r.IntN(4) + r.IntN(2)*r.IntN(20) {
+			c.Notes = append(c.Notes, Note{Text: str(), Author: str(), At: randTime()})
+		}
+		if len(c.Notes) == 0 {
+			plain = false // omitted, so it reads back as nil
+		}
 	}
 	return c, plain
 }

@@ -110,6 +110,8 @@ func doLease(op Op, id, owner string, epoch int64) func(e *env) error {
 			_, err = e.b.Complete(e.ctx, r)
 		case OpBlock:
 			_, err = e.b.Block(e.ctx, r)
+		case OpFail:
+			_, err = e.b.Fail(e.ctx, r)
 		default:
 			panic(op)
 		}
@@ -446,6 +448,30 @@ func transitions() []transition {
 		{name: "unlink not linked", state: stReady, do: doUnlink("A", "B"), want: ErrConflict},
 		{name: "unlink reversed", state: stLinked, do: doUnlink("B", "A"), want: ErrConflict},
 		{name: "unlink missing card", state: stAbsent, do: doUnlink("A", "B"), want: ErrNotFound},
+
+		{name: "fail", state: stClaimed, op: OpFail, do: doLease(OpFail, "A", "w1", 1), check: wantStatus(StatusReady)},
+		{name: "fail expired own lease", state: stExpired, op: OpFail, do: doLease(OpFail, "A", "w1", 1), check: wantStatus(StatusReady)},
+		{name: "fail by another owner", state: stClaimed, do: doLease(OpFail, "A", "w2", 1), want: ErrFenced},
+		{name: "fail wrong epoch", state: stClaimed, do: doLease(OpFail, "A", "w1", 5), want: ErrFenced},
+		{name: "fail ready", state: stReady, do: doLease(OpFail, "A", "w1", 1), want: ErrFenced},
+		{name: "fail done", state: stDone, do: doLease(OpFail, "A", "w1", 1), want: ErrFenced},
+		{name: "fail without owner", state: stClaimed, do: doLease(OpFail, "A", "", 1), want: ErrInvalid},
+		{name: "fail missing card", state: stAbsent, do: doLease(OpFail, "A", "w1", 1), want: ErrNotFound},
+
+		{name: "note ready", state: stReady, op: OpNote, do: doNote("A", "", 0), check: wantStatus(StatusReady)},
+		{name: "note done", state: stDone, op: OpNote, do: doNote("A", "", 0), check: wantStatus(StatusDone)},
+		{name: "note blocked", state: stBlocked, op: OpNote, do: doNote("A", "", 0), check: wantStatus(StatusBlocked)},
+		{name: "note by the owner", state: stClaimed, op: OpNote, do: doNote("A", "w1", 1), check: wantStatus(StatusClaimed)},
+		{name: "note by another owner", state: stClaimed, do: doNote("A", "w2", 0), want: ErrFenced},
+		{name: "note stale epoch", state: stClaimed, do: doNote("A", "w1", 5), want: ErrFenced},
+		{name: "note missing card", state: stAbsent, do: doNote("A", "", 0), want: ErrNotFound},
+	}
+}
+
+func doNote(id, owner string, epoch int64) func(e *env) error {
+	return func(e *env) error {
+		_, err := e.b.Note(e.ctx, NoteRequest{Mutation: m, ID: id, Owner: owner, Epoch: epoch, Text: "a note"})
+		return err
 	}
 }
 

@@ -80,3 +80,35 @@ func TestNoServer(t *testing.T) {
 		}
 	}
 }
+
+// TestNoMCP: bl does not link the MCP SDK nor the server built on it; bl
+// mcp runs in bl-git. Every call would pay for their start-up.
+func TestNoMCP(t *testing.T) {
+	goTool, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("go not on PATH")
+	}
+	deps := func(pkg string) []string {
+		out, err := exec.Command(goTool, "list", "-deps", pkg).Output()
+		if err != nil {
+			t.Fatalf("go list -deps %s: %v", pkg, err)
+		}
+		return strings.Fields(string(out))
+	}
+	isMCP := func(p string) bool {
+		return strings.Contains(p, "modelcontextprotocol") || strings.Contains(p, "jsonschema-go") || strings.HasSuffix(p, "/internal/mcpserver")
+	}
+	for _, p := range deps("github.com/bl-backlog/bl/cmd/bl") {
+		if isMCP(p) {
+			t.Errorf("cmd/bl depends on %s", p)
+		}
+	}
+	// Not vacuous: bl-git has them.
+	found := false
+	for _, p := range deps("github.com/bl-backlog/bl/cmd/bl-git") {
+		found = found || strings.HasSuffix(p, "/internal/mcpserver")
+	}
+	if !found {
+		t.Error("cmd/bl-git does not depend on internal/mcpserver")
+	}
+}

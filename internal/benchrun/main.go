@@ -35,7 +35,7 @@ var (
 	bigN    = flag.Int("big-cards", 100_000, "cards in the large backlog")
 	bigEv   = flag.Int("big-events", 1_000_000, "events of history in the large backlog")
 	workDir = flag.String("work", "", "directory for the backlogs (default: a temp dir)")
-	only    = flag.String("only", "", "run only these parts, comma-separated: small, big, concurrent, watch (default: all)")
+	only    = flag.String("only", "", "run only these parts, comma-separated: small, big, concurrent, watch, run (default: all)")
 )
 
 // part reports whether the named part of the run was asked for.
@@ -92,6 +92,9 @@ func main() {
 	}
 	if part("watch") {
 		watchLatency(bl, filepath.Join(dir, "watch", ".backlog"))
+	}
+	if part("run") {
+		superviseBench(bl, dir)
 	}
 	printReport(bl)
 }

@@ -47,6 +47,10 @@ var commands = []command{
 	{"claim", "Take a lease on the best claimable card, or the given one.", false, func() any { return &ClaimCmd{} }},
 	{"heartbeat", "Renew your lease and report progress.", false, func() any { return &HeartbeatCmd{} }},
 	{"release", "Give your claimed card back to the pool.", false, func() any { return &ReleaseCmd{} }},
+	{"fail", "Give your claimed card back as failed: retry backoff, max attempts.", false, func() any { return &FailCmd{} }},
+	{"note", "Add a note to a card's case file.", false, func() any { return &NoteCmd{} }},
+	{"run", "Claim cards and run a command on each: heartbeats, complete or fail.", false, func() any { return &RunCmd{} }},
+	{"mcp", "Serve the backlog to an agent runtime as MCP tools over stdio.", false, func() any { return &McpCmd{} }},
 	{"reclaim", "Return expired leases (or one card, forced) to the pool.", false, func() any { return &ReclaimCmd{} }},
 	{"complete", "Mark a card done.", false, func() any { return &CompleteCmd{} }},
 	{"block", "Park a card with a reason.", false, func() any { return &BlockCmd{} }},
@@ -153,6 +157,10 @@ The agent loop:
     bl heartbeat --id $id --owner $ME --epoch $epoch   # every few minutes
     bl complete --id $id --owner $ME --epoch $epoch --note "merged in abc123"
 
+or, in one process that does all of that around a command:
+
+    bl run --owner $ME --ttl 10m --loop -- ./work-on-card.sh
+
 Exit codes:
 
     0  success (also a claim that found nothing, and claim --wait or watch
@@ -205,8 +213,14 @@ func MainWithGit(git Git, args []string, stdout, stderr io.Writer) int {
 
 func run(args []string, stdout, stderr io.Writer, git Git) (code int) {
 	tuneGC()
+	return runApp(&App{Stdout: stdout, Stderr: stderr, now: time.Now, git: git, args: args}, args)
+}
+
+// runApp runs one command line on app, which may come with its backlog
+// already open (see Session).
+func runApp(app *App, args []string) (code int) {
 	var cli CLI
-	app := &App{Stdout: stdout, Stderr: stderr, now: time.Now, git: git, args: args}
+	stdout, stderr, git := app.Stdout, app.Stderr, app.git
 	if len(args) > 0 && args[0] == completeCommand {
 		return app.completeWords(args[1:])
 	}

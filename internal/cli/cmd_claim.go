@@ -116,44 +116,8 @@ func (a *App) interrupted(err error) bool {
 	return errors.Is(err, context.Canceled) && a.ctx.Err() != nil
 }
 
-// claimWaiting retries the claim each time the ledger changes or the next
-// lease expiry or deferral comes due, until it wins a card or wait runs
-// out. The watcher starts before the first attempt so no change between an
-// attempt and the wait is missed.
+// claimWaiting claims, waiting up to wait for a claimable card (see
+// watch.Claim).
 func claimWaiting(a *App, b *ledger.Backlog, req ledger.ClaimRequest, wait time.Duration) (*ledger.Card, error) {
-	n, err := watch.NewNotifier(b.Dir())
-	if err != nil {
-		return nil, err
-	}
-	defer n.Close()
-	deadline := time.Now().Add(wait)
-	for {
-		card, err := b.Claim(a.ctx, req)
-		if err != nil || card != nil {
-			return card, err
-		}
-		left := time.Until(deadline)
-		if left <= 0 {
-			return nil, nil
-		}
-		wake, err := b.NextWake()
-		if err != nil {
-			return nil, err
-		}
-		if !wake.IsZero() {
-			left = min(left, time.Until(wake)+time.Millisecond)
-		}
-		t := time.NewTimer(left)
-		select {
-		case <-a.ctx.Done():
-			t.Stop()
-			return nil, a.ctx.Err()
-		case <-n.C:
-		case <-t.C:
-		}
-		t.Stop()
-		if err := n.Err(); err != nil {
-			return nil, fmt.Errorf("watch %s: %w", b.Dir(), err)
-		}
-	}
+	return watch.Claim(a.ctx, b, req, wait)
 }

@@ -105,4 +105,14 @@ func (a *App) showCard(w io.Writer, c ledger.Card) {
 			fmt.Fprintf(w, "  %s\n", l)
 		}
 	}
+	if len(c.Notes) > 0 {
+		fmt.Fprintln(w)
+		fmt.Fprintln(w, "  notes")
+		for _, n := range c.Notes {
+			fmt.Fprintf(w, "    %s  %s\n", stamp(&n.At), text(n.Author))
+			for _, l := range strings.Split(stripMarks(export.Printable(n.Text)), "\n") {
+				fmt.Fprintf(w, "      %s\n", l)
+			}
+		}
+	}
 }

@@ -55,6 +55,12 @@ func eventLine(w io.Writer, e *ledger.Event, c *ledger.Conflict) {
 		}
 		fmt.Fprintf(&b, " %s=%q", label, text(e.Reason))
 	}
+	if e.Text != "" {
+		fmt.Fprintf(&b, " text=%q", text(e.Text))
+	}
+	if e.BackoffSeconds != 0 {
+		fmt.Fprintf(&b, " backoff=%s", time.Duration(e.BackoffSeconds)*time.Second)
+	}
 	if c != nil {
 		fmt.Fprintf(&b, "  CONFLICT: %s", text(c.Reason))
 	}

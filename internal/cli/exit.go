@@ -35,6 +35,16 @@ type hinted struct {
 func (h hinted) Unwrap() error { return h.error }
 func (h hinted) Hint() string  { return h.hint }
 
+// exitStatusError ends bl with a given exit status: bl run passes on its
+// command's, or 128+n after signal n.
+type exitStatusError struct {
+	code        int
+	msg         string
+	interrupted bool
+}
+
+func (e *exitStatusError) Error() string { return e.msg }
+
 // classify is the one place that maps an error to an exit code and a stable
 // code string for --json consumers. git, when linked in, names the codes of
 // its own errors.
@@ -42,9 +52,14 @@ func classify(err error, git Git) (exit int, code string) {
 	var ue *usageError
 	var ge *gitMissingError
 	var le *ledger.LinkError
+	var xe *exitStatusError
 	switch {
 	case errors.As(err, &ue):
 		return exitUsage, "usage"
+	case errors.As(err, &xe) && xe.interrupted:
+		return xe.code, "interrupted"
+	case errors.As(err, &xe):
+		return xe.code, "command_failed"
 	case errors.Is(err, ledger.ErrInvalid):
 		return exitUsage, "invalid"
 	case errors.Is(err, ledger.ErrNotInitialized):

@@ -11,7 +11,10 @@ import (
 	"io"
 	"strings"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/bl-backlog/bl/internal/cli"
+	"github.com/bl-backlog/bl/internal/mcpserver"
 	"github.com/bl-backlog/bl/ledger"
 	"github.com/bl-backlog/bl/ledger/gitsync"
 )
@@ -189,4 +192,11 @@ func short(h string) string {
 func firstLine(s string) string {
 	line, _, _ := strings.Cut(s, "\n")
 	return line
+}
+
+// ServeMCP runs bl mcp: the MCP server over stdin and stdout.
+func (Git) ServeMCP(a *cli.App) error {
+	s := cli.NewSession(a)
+	defer s.Close()
+	return mcpserver.Serve(a.Context(), s, cli.Version(), &mcp.StdioTransport{})
 }

@@ -1,0 +1,170 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	stdjson "encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/bl-backlog/bl/internal/supervisor"
+	"github.com/bl-backlog/bl/ledger"
+)
+
+// RunCmd is the supervisor: claim, run a command on the card, record the
+// outcome.
+type RunCmd struct {
+	Owner   string        `help:"Lease owner (default: the actor)."`
+	TTL     time.Duration `name:"ttl" default:"15m" placeholder:"DUR" help:"Lease length; the lease is renewed every ttl/3 while the command runs."`
+	ID      string        `name:"id" help:"Run on this card or fail, instead of the best one."`
+	Phase   string        `help:"Only cards in this phase."`
+	Label   string        `help:"Only cards with this label."`
+	Wait    time.Duration `placeholder:"DUR" help:"When nothing is claimable, wait up to this long for a card."`
+	Loop    bool          `help:"Take the next card after each one, until none is claimable (or --wait runs out)."`
+	Grace   time.Duration `default:"10s" placeholder:"DUR" help:"How long a command gets between SIGTERM and SIGKILL when it must stop."`
+	Command []string      `arg:"" optional:"" passthrough:"" name:"command" help:"The command to run and its arguments, after --."`
+}
+
+func (RunCmd) Help() string {
+	return `The agent loop in one process. bl run claims a card (or, with --wait,
+waits for one), starts the command in a process group of its own with the
+card in its environment:
+
+    BL_CARD       the card id
+    BL_EPOCH      the lease epoch
+    BL_OWNER      the lease owner
+    BL_DIR        the backlog directory
+    BL_CARD_JSON  a file holding the card as bl show --json prints it
+
+and renews the lease every ttl/3 while the command lives. Then:
+
+    exit 0           complete
+    exit non-zero    fail, with the last lines of the command's stderr as the
+                     reason: the attempt counts, the card backs off, and with
+                     max-attempts used up it is blocked (see bl fail)
+    lease lost       (a heartbeat is fenced: the supervisor was stopped past
+                     its TTL and the card was claimed again) the command's
+                     process group gets SIGTERM, then SIGKILL after --grace;
+                     nothing is recorded
+    SIGINT, SIGTERM  passed on to the command; if it then exits non-zero the
+                     card is released, and bl run stops
+
+If bl run itself is killed, even by SIGKILL, the kernel kills the command
+too (Linux); elsewhere the command runs on, and since its result is not
+recorded the card is claimed again once its lease runs out. Claims,
+heartbeats and outcomes all go through one open backlog: no process starts
+per step.
+
+Output: a line per card on stdout, progress on stderr. With --json, the
+card as it stands afterwards (null when nothing was claimable), one line per
+card with --loop; the command's own stdout then goes to stderr.
+
+Exit status: without --loop, the command's (128+n if signal n ended it),
+0 when nothing was claimable, 4 when the lease was lost. With --loop, 0 once
+nothing is claimable. 128+n when signal n stopped bl run; the codes of bl's
+own errors otherwise.
+
+Examples:
+
+    bl run --owner agent-1 --ttl 10m --loop -- ./do-card.sh
+    bl run --owner agent-1 --loop --wait 30m --json -- claude -p "work on card $BL_CARD"
+    bl run --id A1 -- make test` + exitCodesHelp
+}
+
+func (c *RunCmd) Run(a *App) error {
+	if len(c.Command) > 0 && c.Command[0] == "--" {
+		c.Command = c.Command[1:]
+	}
+	if len(c.Command) == 0 {
+		return usagef("bl run needs a command: bl run [flags] -- CMD [ARGS]")
+	}
+	if c.TTL < time.Second {
+		return usagef(fmt.Sprintf("--ttl %s is shorter than 1s", c.TTL))
+	}
+	if c.Wait < 0 || c.Grace < 0 {
+		return usagef("--wait and --grace cannot be negative")
+	}
+	b, err := a.Open()
+	if err != nil {
+		return err
+	}
+	sigs := make(chan os.Signal, 4)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(sigs)
+
+	cmdOut := a.Stdout
+	if a.JSON {
+		cmdOut = a.Stderr // stdout stays JSON
+	}
+	a.mutated = true
+	o := supervisor.Options{Backlog: b, Actor: a.actor(), Owner: a.Owner(c.Owner), TTL: c.TTL, ID: c.ID, Phase: c.Phase,
+		Label: c.Label, Wait: c.Wait, Loop: c.Loop, Grace: c.Grace, Command: c.Command,
+		Stdin: os.Stdin, Stdout: cmdOut, Stderr: a.Stderr, Signals: sigs}
+	var emitErr error
+	if c.Loop {
+		o.Done = func(r supervisor.Result) {
+			var err error
+			if a.JSON {
+				err = a.emitLine(r.Card)
+			} else {
+				err = a.emit(r.Card, func(w io.Writer) { fmt.Fprintf(w, "%s %s\n", r.Outcome, a.cardLine(r.Card)) })
+			}
+			if emitErr == nil {
+				emitErr = err
+			}
+		}
+	}
+	// The ledger writes do not stop at the first signal: it is passed on
+	// to the command, and its outcome is still recorded.
+	sum, err := supervisor.Run(context.WithoutCancel(a.ctx), o)
+	if err != nil {
+		return err
+	}
+	if emitErr != nil {
+		return emitErr
+	}
+	if !c.Loop {
+		if sum.Last == nil {
+			if err := a.emit(nil, func(w io.Writer) { fmt.Fprintln(w, "nothing claimable") }); err != nil {
+				return err
+			}
+		} else {
+			r := sum.Last
+			if r.Outcome == supervisor.Fenced {
+				return ledger.Errorf(ledger.ErrFenced, "lost the lease on %s while the command ran: it was stopped (or its result dropped); nothing was recorded", r.Card.ID)
+			}
+			if err := a.emit(r.Card, func(w io.Writer) { fmt.Fprintf(w, "%s %s\n", r.Outcome, a.cardLine(r.Card)) }); err != nil {
+				return err
+			}
+			if r.Signal == nil && r.ExitCode != 0 {
+				return &exitStatusError{code: r.ExitCode, msg: fmt.Sprintf("the command exited with status %d on %s", r.ExitCode, r.Card.ID)}
+			}
+		}
+	}
+	if sig, ok := sum.Interrupted.(syscall.Signal); ok {
+		return &exitStatusError{code: 128 + int(sig), msg: fmt.Sprintf("stopped by %s", sig), interrupted: true}
+	}
+	return nil
+}
+
+// emitLine prints a card as --json does, on one line: one line per card of
+// a bl run --loop.
+func (a *App) emitLine(c ledger.Card) error {
+	var buf, line bytes.Buffer
+	out := a.Stdout
+	a.Stdout = &buf
+	err := a.emit(c, nil)
+	a.Stdout = out
+	if err != nil {
+		return err
+	}
+	if err := stdjson.Compact(&line, buf.Bytes()); err != nil {
+		return err
+	}
+	_, err = a.Stdout.Write(append(line.Bytes(), '\n'))
+	return err
+}

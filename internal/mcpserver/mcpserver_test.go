@@ -1,0 +1,213 @@
+package mcpserver_test
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/bl-backlog/bl/internal/cli"
+	"github.com/bl-backlog/bl/internal/cli/gitcli"
+	"github.com/bl-backlog/bl/ledger"
+)
+
+// The test binary is bl or bl-git when BL_TEST_MAIN says so, so that the
+// test can run bl mcp as a real process, handed over from bl to bl-git.
+func TestMain(m *testing.M) {
+	switch os.Getenv("BL_TEST_MAIN") {
+	case "bl":
+		os.Exit(cli.Main(os.Args[1:], os.Stdout, os.Stderr))
+	case "bl-git":
+		os.Exit(gitcli.Main(os.Args[1:], os.Stdout, os.Stderr))
+	}
+	os.Exit(m.Run())
+}
+
+// connect starts `bl mcp` on a fresh backlog (through the lean bl, which
+// hands it to bl-git) and returns a client session on it.
+func connect(t *testing.T) (*mcp.ClientSession, string) {
+	t.Helper()
+	dir := t.TempDir()
+	backlog := filepath.Join(dir, ".backlog")
+	if _, err := ledger.Init(backlog); err != nil {
+		t.Fatal(err)
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	blGit := filepath.Join(dir, "bl-git")
+	if err := os.WriteFile(blGit, []byte("#!/bin/sh\nBL_TEST_MAIN=bl-git exec '"+exe+"' \"$@\"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(exe, "mcp")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "BL_TEST_MAIN=bl", "BL_GIT="+blGit, "BL_DIR="+backlog, "BL_ACTOR=agent-host")
+	cmd.Stderr = os.Stderr
+	client := mcp.NewClient(&mcp.Implementation{Name: "bl-test", Version: "1"}, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	t.Cleanup(cancel)
+	cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
+	if err != nil {
+		t.Fatalf("initialize: %v", err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	return cs, backlog
+}
+
+// call calls a tool and returns its text and structured content; it must
+// be a tool error when wantError says so.
+func call(t *testing.T, cs *mcp.ClientSession, name string, args map[string]any, wantError ...bool) (string, any) {
+	t.Helper()
+	isError := len(wantError) > 0 && wantError[0]
+	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: name, Arguments: args})
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	if len(res.Content) != 1 {
+		t.Fatalf("%s: %d content blocks", name, len(res.Content))
+	}
+	text := res.Content[0].(*mcp.TextContent).Text
+	if res.IsError != isError {
+		t.Fatalf("%s(%v): isError %v, want %v: %s", name, args, res.IsError, isError, text)
+	}
+	var fromText any
+	if err := json.Unmarshal([]byte(text), &fromText); err != nil {
+		t.Fatalf("%s: text is not JSON: %v\n%s", name, err, text)
+	}
+	if res.StructuredContent != nil {
+		a, _ := json.Marshal(fromText)
+		b, _ := json.Marshal(res.StructuredContent)
+		if string(a) != string(b) {
+			t.Fatalf("%s: structured content differs from the text:\n%s\n%s", name, a, b)
+		}
+	} else if text != "null" {
+		t.Fatalf("%s: no structured content for %s", name, text)
+	}
+	return text, fromText
+}
+
+func field(v any, k string) any { return v.(map[string]any)[k] }
+
+func TestMCPServesEveryTool(t *testing.T) {
+	cs, backlog := connect(t)
+	lt, err := cs.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, tl := range lt.Tools {
+		names = append(names, tl.Name)
+		if tl.Description == "" || tl.InputSchema == nil {
+			t.Errorf("tool %s lacks a description or an input schema", tl.Name)
+		}
+	}
+	want := []string{"claim", "complete", "create", "fail", "heartbeat", "list", "note", "ready", "release", "show", "stats"}
+	slices.Sort(names)
+	if !slices.Equal(names, want) {
+		t.Fatalf("tools %v, want %v", names, want)
+	}
+
+	// Nothing to claim: null, as bl claim --json prints it.
+	if text, _ := call(t, cs, "claim", map[string]any{"owner": "a1"}, false); text != "null" {
+		t.Fatalf("claim on an empty backlog = %s", text)
+	}
+	_, c := call(t, cs, "create", map[string]any{"title": "Fix the parser", "id": "A", "priority": 2, "label": []string{"api"},
+		"acceptance": []string{"parses a, b and c", "-n is a flag"}, "max_attempts": 2})
+	if field(c, "id") != "A" || field(c, "priority") != 2.0 || len(field(c, "acceptance").([]any)) != 2 {
+		t.Fatalf("create = %v", c)
+	}
+	call(t, cs, "create", map[string]any{"title": "Then the printer", "id": "B", "depends_on": []string{"A"}})
+	_, r := call(t, cs, "ready", map[string]any{})
+	if ids := r.([]any); len(ids) != 1 || field(ids[0], "id") != "A" {
+		t.Fatalf("ready = %v", r)
+	}
+	_, l := call(t, cs, "list", map[string]any{"status": []string{"ready"}, "sort": "id"})
+	if len(l.([]any)) != 2 {
+		t.Fatalf("list = %v", l)
+	}
+	_, c = call(t, cs, "claim", map[string]any{"owner": "a1", "ttl": "10m"})
+	if field(c, "id") != "A" || field(c, "claim_epoch") != 1.0 || field(c, "claim_owner") != "a1" {
+		t.Fatalf("claim = %v", c)
+	}
+	_, c = call(t, cs, "heartbeat", map[string]any{"id": "A", "owner": "a1", "epoch": 1, "progress": 40})
+	if field(c, "progress") != 40.0 {
+		t.Fatalf("heartbeat = %v", c)
+	}
+	_, c = call(t, cs, "note", map[string]any{"id": "A", "owner": "a1", "epoch": 1, "text": "--json is not a flag here; the lexer is done"})
+	if n := field(c, "notes").([]any); len(n) != 1 || field(n[0], "text") != "--json is not a flag here; the lexer is done" || field(n[0], "author") != "a1" {
+		t.Fatalf("note = %v", c)
+	}
+	_, c = call(t, cs, "fail", map[string]any{"id": "A", "owner": "a1", "epoch": 1, "reason": "tests fail"})
+	if field(c, "status") != "ready" || field(c, "defer_until") == nil {
+		t.Fatalf("fail = %v", c)
+	}
+	_, c = call(t, cs, "claim", map[string]any{"owner": "a2", "id": "B"}, true)
+	if field(c, "code") != "conflict" || field(c, "exit_code") != 4.0 {
+		t.Fatalf("claim of a waiting card = %v", c)
+	}
+	call(t, cs, "create", map[string]any{"title": "Docs", "id": "C"})
+	call(t, cs, "claim", map[string]any{"owner": "a2", "id": "C"})
+	_, c = call(t, cs, "release", map[string]any{"id": "C", "owner": "a2", "epoch": 1, "reason": "not mine"})
+	if field(c, "status") != "ready" {
+		t.Fatalf("release = %v", c)
+	}
+	call(t, cs, "claim", map[string]any{"owner": "a2", "id": "C"})
+	_, c = call(t, cs, "complete", map[string]any{"id": "C", "owner": "a2", "epoch": 2, "note": "merged"})
+	if field(c, "status") != "done" || field(c, "close_note") != "merged" {
+		t.Fatalf("complete = %v", c)
+	}
+	_, c = call(t, cs, "show", map[string]any{"id": "A"})
+	if field(c, "attempts") != 1.0 || len(field(c, "notes").([]any)) != 1 {
+		t.Fatalf("show = %v", c)
+	}
+	_, st := call(t, cs, "stats", map[string]any{})
+	if field(field(st, "by_status"), "done") != 1.0 || field(st, "cards") != 3.0 {
+		t.Fatalf("stats = %v", st)
+	}
+
+	// Errors are tool errors with the CLI's code and hint.
+	_, e := call(t, cs, "heartbeat", map[string]any{"id": "C", "owner": "a2", "epoch": 2}, true)
+	if field(e, "code") != "fenced" || field(e, "exit_code") != 4.0 || !strings.Contains(field(e, "hint").(string), "lease is gone") {
+		t.Fatalf("fenced heartbeat = %v", e)
+	}
+	_, e = call(t, cs, "show", map[string]any{"id": "NOPE"}, true)
+	if field(e, "code") != "not_found" || field(e, "exit_code") != 3.0 {
+		t.Fatalf("show of a missing card = %v", e)
+	}
+	_, e = call(t, cs, "create", map[string]any{"title": " "}, true)
+	if field(e, "code") != "usage" || field(e, "exit_code") != 2.0 {
+		t.Fatalf("create without a title = %v", e)
+	}
+
+	// The ledger holds what the tools did.
+	b, err := ledger.Open(backlog, ledger.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	a, _ := b.Get("A")
+	cc, _ := b.Get("C")
+	if a.Status != ledger.StatusReady || a.Attempts != 1 || len(a.Notes) != 1 || cc.Status != ledger.StatusDone || cc.CloseNote != "merged" {
+		t.Fatalf("ledger: A %+v, C %+v", a, cc)
+	}
+	var ops []string
+	if _, err := b.History(ledger.HistoryFilter{}, func(e *ledger.Event, _ *ledger.Conflict) error {
+		ops = append(ops, string(e.Op)+":"+e.Card+":"+e.Actor)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	wantOps := []string{"create:A:agent-host", "create:B:agent-host", "claim:A:agent-host", "heartbeat:A:agent-host", "note:A:agent-host",
+		"fail:A:agent-host", "create:C:agent-host", "claim:C:agent-host", "release:C:agent-host", "claim:C:agent-host", "complete:C:agent-host"}
+	if !slices.Equal(ops, wantOps) {
+		t.Fatalf("ledger events:\n%v\nwant\n%v", ops, wantOps)
+	}
+}

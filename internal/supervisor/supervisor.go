@@ -1,0 +1,416 @@
+// Package supervisor runs a command on claimed cards: bl run. It claims a
+// card (or waits for one), starts the command in a process group of its
+// own with the card in its environment, renews the lease while the command
+// lives, and records the outcome: complete on exit status 0, fail with the
+// last lines of the command's stderr otherwise. All of it goes through one
+// open ledger.Backlog, so no process starts per step.
+//
+// One card goes through these states:
+//
+//	claimed ─ start ─> running ─┬─ exit 0 ──────────────> completed (complete)
+//	                            ├─ exit ≠ 0 ────────────> failed    (fail: backoff, max attempts)
+//	                            ├─ heartbeat fenced ────> fenced    (TERM, grace, KILL; nothing recorded)
+//	                            └─ SIGINT/SIGTERM ──────> interrupted: the signal is passed on;
+//	                                                      exit 0 → completed, else released
+//
+// A complete or fail refused as fenced (the lease was lost while the
+// command ran) also ends as fenced: the command's result is not recorded.
+//
+// If the supervisor dies, even by SIGKILL, the command dies with it on
+// Linux (the kernel sends it SIGKILL: Pdeathsig), so no orphan keeps working
+// on a card whose lease will lapse. Processes the command started itself
+// are in its process group but are not covered by that signal. On other
+// systems the command runs on until it ends, and its result is not
+// recorded: the lease runs out and the card is claimed again (the work
+// runs at least once, possibly twice).
+package supervisor
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/bl-backlog/bl/ledger"
+	"github.com/bl-backlog/bl/ledger/watch"
+	"github.com/bl-backlog/bl/lock"
+)
+
+// DefaultGrace is how long a command gets between SIGTERM and SIGKILL.
+const DefaultGrace = 10 * time.Second
+
+// Options configure a supervisor.
+type Options struct {
+	Backlog *ledger.Backlog
+	Actor   string // who writes the events
+	Owner   string // the lease owner
+	TTL     time.Duration
+	ID      string // claim this card only
+	Phase   string
+	Label   string
+	Wait    time.Duration // wait this long for a claimable card
+	Loop    bool          // take the next card until none is claimable
+	Grace   time.Duration // between TERM and KILL; DefaultGrace when 0
+
+	Command []string // the program and its arguments
+	Stdin   io.Reader
+	Stdout  io.Writer // the command's standard output
+	Stderr  io.Writer // the command's standard error, and the supervisor's messages
+
+	// Signals are interrupts to pass on to the command (SIGINT, SIGTERM).
+	Signals <-chan os.Signal
+	// Done is called after each card with what became of it.
+	Done func(Result)
+}
+
+// Outcome is how a card's run ended.
+type Outcome string
+
+// The outcomes.
+const (
+	Completed   Outcome = "completed"   // exit 0: the card is done
+	Failed      Outcome = "failed"      // exit ≠ 0: the card failed its attempt
+	Fenced      Outcome = "fenced"      // the lease was lost: the command was stopped, nothing recorded
+	Interrupted Outcome = "interrupted" // a signal was passed on and the command failed: the card was released
+)
+
+// Result is what became of one card.
+type Result struct {
+	Card     ledger.Card // as it stands after the run
+	Outcome  Outcome
+	ExitCode int           // the command's, 128+n when killed by signal n
+	Signal   os.Signal     // the interrupt passed on, if any
+	Took     time.Duration // how long the command ran
+}
+
+// Summary is what a supervisor did.
+type Summary struct {
+	Runs        int       // cards the command ran on
+	Last        *Result   // the last card's result; nil when none was claimable
+	Interrupted os.Signal // the signal that stopped the supervisor, if any
+}
+
+// Reason limits: a fail's reason holds the last stderr lines, at most this
+// many lines and bytes.
+const (
+	reasonLines = 20
+	reasonBytes = 2 << 10
+)
+
+// Run claims and runs cards until, without Loop, one card is done, or,
+// with Loop, none is claimable (after waiting up to Wait). An error is one
+// from the backlog (a lock timeout, damage) or a command that cannot be
+// started; what a command does is reported in the results.
+func Run(ctx context.Context, o Options) (Summary, error) {
+	var sum Summary
+	if len(o.Command) == 0 {
+		return sum, errors.New("no command to run")
+	}
+	if _, err := exec.LookPath(o.Command[0]); err != nil {
+		return sum, ledger.Errorf(ledger.ErrInvalid, "command %q: %v", o.Command[0], err)
+	}
+	if o.Grace <= 0 {
+		o.Grace = DefaultGrace
+	}
+	if o.Stderr == nil {
+		o.Stderr = io.Discard
+	}
+	if o.Stdout == nil {
+		o.Stdout = io.Discard
+	}
+	dir, err := filepath.Abs(o.Backlog.Dir())
+	if err != nil {
+		return sum, err
+	}
+	s := &supervisor{o: o, dir: dir}
+	for {
+		card, sig, err := s.claim(ctx)
+		if err != nil || card == nil {
+			sum.Interrupted = sig
+			return sum, err
+		}
+		res, err := s.run(ctx, *card)
+		if err != nil {
+			return sum, err
+		}
+		sum.Runs++
+		sum.Last = &res
+		if o.Done != nil {
+			o.Done(res)
+		}
+		if res.Signal != nil {
+			sum.Interrupted = res.Signal
+			return sum, nil
+		}
+		if !o.Loop || o.ID != "" {
+			return sum, nil
+		}
+	}
+}
+
+type supervisor struct {
+	o   Options
+	dir string
+}
+
+func (s *supervisor) logf(format string, args ...any) {
+	fmt.Fprintf(s.o.Stderr, "bl run: "+format+"\n", args...)
+}
+
+// claim takes the next card, waiting as Options say. A signal, pending or
+// arriving while it waits, ends it with no card.
+func (s *supervisor) claim(ctx context.Context) (*ledger.Card, os.Signal, error) {
+	select {
+	case sig := <-s.o.Signals:
+		return nil, sig, nil
+	default:
+	}
+	wctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	stop, got := make(chan struct{}), make(chan os.Signal, 1)
+	if s.o.Signals != nil && s.o.Wait > 0 {
+		go func() {
+			defer close(got)
+			select {
+			case sig := <-s.o.Signals:
+				got <- sig
+				cancel()
+			case <-stop:
+			}
+		}()
+	} else {
+		close(got)
+	}
+	req := ledger.ClaimRequest{Mutation: ledger.Mutation{Actor: s.o.Actor}, Owner: s.o.Owner, TTL: s.o.TTL,
+		ID: s.o.ID, Phase: s.o.Phase, Label: s.o.Label}
+	card, err := watch.Claim(wctx, s.o.Backlog, req, s.o.Wait)
+	close(stop)
+	if sig := <-got; sig != nil {
+		if card != nil {
+			s.giveBack(ctx, *card, fmt.Sprintf("interrupted (%s) before the command started", sig))
+		}
+		return nil, sig, nil
+	}
+	return card, nil, err
+}
+
+// run runs the command on a claimed card and records its outcome.
+func (s *supervisor) run(ctx context.Context, card ledger.Card) (res Result, err error) {
+	res.Card = card
+	s.logf("claimed %s epoch %d: %s", card.ID, card.ClaimEpoch, oneLine(card.Title))
+	cardFile, err := writeCardFile(&card)
+	if err != nil {
+		s.giveBack(ctx, card, "bl run could not write the card file")
+		return res, err
+	}
+	defer os.Remove(cardFile)
+
+	cmd := exec.Command(s.o.Command[0], s.o.Command[1:]...)
+	cmd.Env = append(os.Environ(),
+		"BL_CARD="+card.ID,
+		"BL_EPOCH="+strconv.FormatInt(card.ClaimEpoch, 10),
+		"BL_OWNER="+card.ClaimOwner,
+		"BL_DIR="+s.dir,
+		"BL_CARD_JSON="+cardFile,
+	)
+	tail := newTail(s.o.Stderr, reasonLines, reasonBytes)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = s.o.Stdin, s.o.Stdout, tail
+	// Output pipes held open by the command's own children must not keep
+	// the supervisor waiting once the command has exited.
+	cmd.WaitDelay = time.Second
+	setProcAttr(cmd)
+	start := time.Now()
+	if err := cmd.Start(); err != nil {
+		s.giveBack(ctx, card, "bl run could not start the command: "+err.Error())
+		return res, fmt.Errorf("start %s: %w", s.o.Command[0], err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+
+	ttl := time.Duration(card.ClaimTTLSeconds) * time.Second
+	beat := time.NewTicker(max(ttl/3, 100*time.Millisecond))
+	defer beat.Stop()
+	hb := ledger.HeartbeatRequest{Mutation: ledger.Mutation{Actor: s.o.Actor}, ID: card.ID, Owner: card.ClaimOwner, Epoch: card.ClaimEpoch}
+	var waitErr error
+loop:
+	for {
+		select {
+		case waitErr = <-exited:
+			break loop
+		case <-beat.C:
+			c, err := s.o.Backlog.Heartbeat(ctx, hb)
+			switch {
+			case errors.Is(err, ledger.ErrFenced):
+				s.logf("lost the lease on %s (%v): stopping the command (SIGTERM, then SIGKILL after %s)", card.ID, err, s.o.Grace)
+				s.stop(cmd, exited)
+				if cur, gerr := s.o.Backlog.Get(card.ID); gerr == nil {
+					res.Card = cur
+				}
+				res.Outcome, res.ExitCode, res.Took = Fenced, -1, time.Since(start)
+				s.logf("%s: command stopped; nothing recorded", card.ID)
+				return res, nil
+			case err != nil:
+				s.logf("heartbeat of %s failed, trying again in %s: %v", card.ID, ttl/3, err)
+			default:
+				res.Card = c
+			}
+		case sig := <-s.o.Signals:
+			res.Signal = sig
+			s.logf("%s: passing %s on to the command", card.ID, sig)
+			signalGroup(cmd, sig)
+		}
+	}
+	res.Took = time.Since(start)
+	res.ExitCode = exitCode(cmd.ProcessState, waitErr)
+	// The outcome is written even if ctx ended: the command's work is done.
+	wctx := context.WithoutCancel(ctx)
+	lease := ledger.LeaseRequest{Mutation: ledger.Mutation{Actor: s.o.Actor, RequestID: newRequestID()}, ID: card.ID, Owner: card.ClaimOwner, Epoch: card.ClaimEpoch}
+	var op func(context.Context, ledger.LeaseRequest) (ledger.Card, error)
+	switch {
+	case res.ExitCode == 0:
+		res.Outcome, op = Completed, s.o.Backlog.Complete
+	case res.Signal != nil:
+		res.Outcome, op = Interrupted, s.o.Backlog.Release
+		lease.Reason = fmt.Sprintf("interrupted (%s): %s", res.Signal, describeExit(cmd.ProcessState, waitErr))
+	default:
+		res.Outcome, op = Failed, s.o.Backlog.Fail
+		lease.Reason = failReason(describeExit(cmd.ProcessState, waitErr), tail.String())
+	}
+	c, err := retryLocked(func() (ledger.Card, error) { return op(wctx, lease) })
+	if errors.Is(err, ledger.ErrFenced) {
+		s.logf("%s: the command ended (%s) after the lease was lost; nothing recorded: %v", card.ID, describeExit(cmd.ProcessState, waitErr), err)
+		res.Outcome = Fenced
+		if cur, gerr := s.o.Backlog.Get(card.ID); gerr == nil {
+			res.Card = cur
+		}
+		return res, nil
+	}
+	if err != nil {
+		return res, err
+	}
+	res.Card = c
+	switch res.Outcome {
+	case Completed:
+		s.logf("%s done in %s", card.ID, res.Took.Round(time.Millisecond))
+	case Interrupted:
+		s.logf("%s released: %s", card.ID, oneLine(lease.Reason))
+	default:
+		if c.Status == ledger.StatusBlocked {
+			s.logf("%s failed (%s) and is blocked: %s", card.ID, describeExit(cmd.ProcessState, waitErr), oneLine(c.BlockedReason))
+		} else if c.DeferUntil != nil {
+			s.logf("%s failed (%s); retry after %s", card.ID, describeExit(cmd.ProcessState, waitErr), c.DeferUntil.Format(time.RFC3339))
+		} else {
+			s.logf("%s failed (%s)", card.ID, describeExit(cmd.ProcessState, waitErr))
+		}
+	}
+	return res, nil
+}
+
+// stop ends the command's process group: SIGTERM, then SIGKILL if it has
+// not exited after the grace period.
+func (s *supervisor) stop(cmd *exec.Cmd, exited <-chan error) {
+	signalGroup(cmd, termSignal)
+	t := time.NewTimer(s.o.Grace)
+	defer t.Stop()
+	select {
+	case <-exited:
+		killGroup(cmd) // what the command left behind in its group
+		return
+	case <-t.C:
+	}
+	killGroup(cmd)
+	<-exited
+}
+
+// giveBack releases a card the command never ran on.
+func (s *supervisor) giveBack(ctx context.Context, card ledger.Card, reason string) {
+	_, err := s.o.Backlog.Release(context.WithoutCancel(ctx), ledger.LeaseRequest{Mutation: ledger.Mutation{Actor: s.o.Actor},
+		ID: card.ID, Owner: card.ClaimOwner, Epoch: card.ClaimEpoch, Reason: reason})
+	if err != nil {
+		s.logf("release of %s failed: %v", card.ID, err)
+	}
+}
+
+// retryLocked runs fn again, up to three times in all, while the lock is
+// busy. fn carries a request id, so a retry never records twice.
+func retryLocked(fn func() (ledger.Card, error)) (ledger.Card, error) {
+	var c ledger.Card
+	var err error
+	for range 3 {
+		if c, err = fn(); !errors.Is(err, lock.ErrTimeout) {
+			break
+		}
+	}
+	return c, err
+}
+
+// writeCardFile writes the card's JSON to a temporary file for the command.
+func writeCardFile(c *ledger.Card) (string, error) {
+	data, ok := ledger.AppendCardJSON(nil, c, true)
+	if !ok {
+		return "", fmt.Errorf("card %s does not encode", c.ID)
+	}
+	f, err := os.CreateTemp("", "bl-card-*.json")
+	if err != nil {
+		return "", err
+	}
+	if _, err := f.Write(append(data, '\n')); err != nil {
+		f.Close()
+		os.Remove(f.Name())
+		return "", err
+	}
+	return f.Name(), f.Close()
+}
+
+// exitCode is the command's exit status, 128+n when a signal n ended it.
+func exitCode(ps *os.ProcessState, waitErr error) int {
+	if ps == nil {
+		return 1
+	}
+	if n := signalNumber(ps); n > 0 {
+		return 128 + n
+	}
+	if code := ps.ExitCode(); code >= 0 {
+		if code == 0 && waitErr != nil {
+			return 1 // exited 0 but its output could not be copied
+		}
+		return code
+	}
+	return 1
+}
+
+func describeExit(ps *os.ProcessState, waitErr error) string {
+	if ps == nil {
+		if waitErr != nil {
+			return waitErr.Error()
+		}
+		return "did not run"
+	}
+	return ps.String()
+}
+
+// failReason is the fail's reason: how the command ended and the last
+// lines of its stderr.
+func failReason(how, stderrTail string) string {
+	if stderrTail = strings.TrimSpace(stderrTail); stderrTail == "" {
+		return how
+	}
+	return how + ": " + stderrTail
+}
+
+// newRequestID makes the outcome's write safe to retry.
+func newRequestID() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return "bl-run-" + hex.EncodeToString(b[:])
+}
+
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
