@@ -15,6 +15,8 @@ type eventOut struct {
 	Cursor string `json:"cursor"`
 	*ledger.Event
 	Conflict *ledger.Conflict `json:"conflict,omitempty"`
+	// Changes: for an update, each field it changed as [old, new].
+	Changes map[string][2]any `json:"changes,omitempty"`
 }
 
 func newEventOut(e *ledger.Event, c *ledger.Conflict) eventOut {
