@@ -191,6 +191,17 @@
 // always gives the same bytes, and a card's line changes only when the card
 // does, so diffs stay small.
 //
+// A conflict line holds the refused event's id, its own stamp (at) and,
+// when the event carries one, its writer's clock reading (clock), the op,
+// card and actor, the owner who lost (owner: the event's owner, for the
+// lease operations that name one), the owner who held the card instead
+// (winner, when it was claimed by someone else) and the reason:
+//
+//	{"conflict":{"event":"…","at":"…","op":"claim","card":"A1","actor":"host2","owner":"w2","winner":"w1","reason":"…"},"crc":"…"}
+//
+// clock, owner and winner are left out when empty; a snapshot written
+// before they existed reads as conflicts without them.
+//
 // Loading is the snapshot plus the ledger: ledger lines up to the snapshot's
 // (last_at, last_id) are already folded and are skipped; every other line
 // must come after it.

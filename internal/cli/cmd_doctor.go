@@ -116,7 +116,7 @@ func (a *App) printReport(w io.Writer, r *ledger.Report) {
 	}
 	section("conflicts recorded by the fold", len(r.Conflicts))
 	for _, c := range r.Conflicts {
-		fmt.Fprintf(w, "  %s %s of %s by %s: %s\n", c.At, c.Op, c.Card, text(c.Actor), text(c.Reason))
+		fmt.Fprintf(w, "  %s %s\n", text(c.Card), conflictText(c))
 	}
 	section("expired leases (bl reclaim returns them)", len(r.ExpiredLeases))
 	for _, l := range r.ExpiredLeases {

@@ -130,13 +130,17 @@ func (a *App) boardWriter(b *ledger.Backlog) func(context.Context) error {
 		if err != nil {
 			return err
 		}
+		conflicts, err := cardConflicts(b, "")
+		if err != nil {
+			return err
+		}
 		// Named by the export that reproduces it, so CI can check it with
 		// bl export --check .backlog/BOARD.md.
 		waiting, err := waitingOn(b, cards)
 		if err != nil {
 			return err
 		}
-		board := export.RenderMarkdown(cards, export.Options{Command: "bl export --format markdown", WaitingOn: waiting})
+		board := export.RenderMarkdown(cards, export.Options{Command: "bl export --format markdown", WaitingOn: waiting, Conflicts: conflicts})
 		return writeExportFile(filepath.Join(b.Dir(), name), board)
 	}
 }
