@@ -59,7 +59,15 @@ func (c *SyncCmd) Run(a *App) error {
 	if err != nil {
 		return err
 	}
-	return g.Sync(a, c)
+	if err := g.Sync(a, c); err != nil {
+		return err
+	}
+	// Remember how much history this clone has seen, so bl doctor can
+	// tell when a git revert or reset takes events out of the files.
+	if b, err := a.Open(); err == nil {
+		_ = b.RecordSeen()
+	}
+	return nil
 }
 
 func (c *SyncCmd) gitWork(*App) string { return "bl sync" }
