@@ -25,7 +25,11 @@ func (SyncCmd) Help() string {
 .gitignore; never the lock or local files) to the current branch, as read
 under the backlog lock so a half-written line is never committed. The
 message counts what changed: "bl: 3 created, 2 claimed, 1 completed".
-Nothing changed is a quiet no-op. Works from any worktree or subdirectory.
+Nothing changed is a quiet no-op. Works from any subdirectory. From a
+linked git worktree it commits the backlog all worktrees share (the main
+worktree's .backlog/) on the main worktree's branch, or sync.branch, not on
+the branch checked out there, and says so once per worktree on stderr; the
+worktree's own checked-out .backlog/ is a stale copy bl does not read.
 
 --pull fetches the remote branch and merges its backlog in at the ledger
 level: the remote's events keep their order and the local events that the
@@ -59,6 +63,7 @@ func (c *SyncCmd) Run(a *App) error {
 	if err != nil {
 		return err
 	}
+	a.syncWorktreeNote(c)
 	if err := g.Sync(a, c); err != nil {
 		return err
 	}
@@ -71,6 +76,31 @@ func (c *SyncCmd) Run(a *App) error {
 }
 
 func (c *SyncCmd) gitWork(*App) string { return "bl sync" }
+
+// syncWorktreeNote warns, once per linked worktree, that bl sync run there
+// commits the backlog all worktrees share on the main worktree's branch
+// (or the sync branch), not on the branch checked out there.
+func (a *App) syncWorktreeNote(c *SyncCmd) {
+	wt, ok := currentLinkedWorktree(a.Dir)
+	if !ok {
+		return
+	}
+	b, err := a.Open()
+	if err != nil {
+		return // the sync reports it
+	}
+	branch, why := c.Branch, "--branch"
+	if branch == "" {
+		branch, why = b.Config().Sync.Branch, "sync.branch in config.json"
+	}
+	if branch == "" {
+		branch, why = worktreeBranch(wt.main), "the main worktree's branch"
+	}
+	if branch == wt.branch || !noteOnce(b.Dir(), wt.root) {
+		return
+	}
+	fmt.Fprint(a.Stderr, syncWorktreeNote(wt, b.Dir(), branch, why))
+}
 
 func firstOf(vals ...string) string {
 	for _, v := range vals {
