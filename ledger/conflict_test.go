@@ -28,7 +28,7 @@ func TestConflictNamesTheLoser(t *testing.T) {
 	want := []Conflict{
 		{Event: "0000000000000003", At: t0.Add(2).Format(time.RFC3339Nano), Clock: clock.Format(time.RFC3339Nano), Op: OpClaim, Card: "A", Actor: "host2", Owner: "w2", Winner: "w1"},
 		{Event: "0000000000000004", At: t0.Add(3).Format(time.RFC3339Nano), Op: OpHeartbeat, Card: "A", Actor: "host2", Owner: "w2", Winner: "w1"},
-		{Event: "0000000000000005", At: t0.Add(4).Format(time.RFC3339Nano), Op: OpReopen, Card: "A", Actor: "carol", Winner: "w1"},
+		{Event: "0000000000000005", At: t0.Add(4).Format(time.RFC3339Nano), Op: OpReopen, Card: "A", Actor: "carol"},
 	}
 	for i := range want {
 		got := cs[i]

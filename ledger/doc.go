@@ -195,12 +195,16 @@
 // when the event carries one, its writer's clock reading (clock), the op,
 // card and actor, the owner who lost (owner: the event's owner, for the
 // lease operations that name one), the owner who held the card instead
-// (winner, when it was claimed by someone else) and the reason:
+// (winner, when such an event found it claimed by someone else) and the
+// reason:
 //
 //	{"conflict":{"event":"…","at":"…","op":"claim","card":"A1","actor":"host2","owner":"w2","winner":"w1","reason":"…"},"crc":"…"}
 //
 // clock, owner and winner are left out when empty; a snapshot written
-// before they existed reads as conflicts without them.
+// before they existed reads as conflicts without them, and a bl that
+// predates them reads them as before, ignoring the members it does not
+// know (its fast decoder declines the line and the JSON decoder skips
+// them).
 //
 // Loading is the snapshot plus the ledger: ledger lines up to the snapshot's
 // (last_at, last_id) are already folded and are skipped; every other line

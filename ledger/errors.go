@@ -57,7 +57,7 @@ func (e *CorruptError) Unwrap() []error { return []error{ErrCorrupt, e.Err} }
 // stamp and writer's clock reading, as the event carries them. Owner is
 // the owner who lost: the event's owner, for the lease operations that
 // name one (claim, heartbeat, release, complete); Winner is who held the
-// card instead, when it was claimed by someone else at that point. Owner,
+// card instead, when such an event found it claimed by someone else. Owner,
 // Winner and Clock are absent from conflicts recorded by a bl that
 // predates them, and from those that have nothing to say.
 type Conflict struct {
