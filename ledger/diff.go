@@ -1,6 +1,7 @@
 package ledger
 
 import (
+	"bytes"
 	"cmp"
 	"slices"
 	"time"
@@ -180,4 +181,11 @@ func nonNilChanges(c []Change) []Change {
 		return []Change{}
 	}
 	return c
+}
+
+// FoldSnapshot reads a snapshot file on its own (no ledger, no archives),
+// for a reader that has only that file, as git hands it to bl textconv.
+func FoldSnapshot(name string, data []byte) (*State, error) {
+	s, _, err := decodeSnapshot(name, bytes.NewReader(data), nil)
+	return s, err
 }

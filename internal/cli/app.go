@@ -67,6 +67,7 @@ var commands = []command{
 	{"completion", "Print a shell completion script (bash, zsh, fish).", false, func() any { return &CompletionCmd{} }},
 	{"merge-driver", "Git merge driver for the ledger (set up by bl init).", true, func() any { return &MergeDriverCmd{} }},
 	{"webhook", "Deliver one hook's webhook (run by bl for its hooks).", true, func() any { return &WebhookCmd{} }},
+	{"textconv", "Git textconv: a backlog file as readable lines for git diff.", true, func() any { return &TextconvCmd{} }},
 }
 
 // CLI is the command line's root: the global flags. The subcommands are
