@@ -20,7 +20,9 @@ included), and what happened to each card in the events only one side
 holds: claims, releases, completions and blocks with their owners, and the
 claims the fold refused (the loser of two clones' race). With one REV, the
 other side is the working backlog (what bl sync would commit). A REV is
-anything git rev-parse takes: HEAD~1, main, a tag, a hash.
+anything git rev-parse takes: HEAD~1, main, a tag, a hash. It is resolved
+in the repository that holds the shared backlog: from a linked worktree,
+HEAD is the main worktree's HEAD, as for bl sync.
 
 Events the old commit holds and the new one does not are counted and
 marked "removed": a git revert or reset between the two. The ledger is a

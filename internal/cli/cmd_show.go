@@ -16,7 +16,12 @@ type ShowCmd struct {
 }
 
 func (ShowCmd) Help() string {
-	return `Examples:
+	return `Prints the card, and the conflicts the fold recorded for it: events it
+refused, such as the losing claim of two clones merged together, each with
+the owner who lost, the owner who held the card instead and the refused
+event's own time ("conflicts" in --json, present only when there are any).
+
+Examples:
 
     bl show A1
     bl show A1 --json | jq .claim_epoch` + exitCodesHelp
