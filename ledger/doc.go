@@ -22,6 +22,13 @@
 //	cache/snapshot.idx
 //	               a derived index of snapshot.json; safe to delete
 //	               (ignored; see "Snapshot index" below)
+//	cache/seen.json
+//	               how much history this clone has seen: the number of
+//	               events and the newest one's cursor, as JSON
+//	               ({"events":120345,"cursor":"…"}); written by
+//	               compaction, bl sync and bl doctor, never fsynced, so
+//	               bl doctor can tell when a git revert or reset took
+//	               events out of the files (ignored; see SeenFile)
 //	hooks.json     commands and webhooks run on events (package hooks);
 //	               local only: refused when git tracks it (ignored)
 //
