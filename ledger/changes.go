@@ -162,6 +162,11 @@ func (b *Backlog) ChangesBefore(to Cursor) (*Changes, error) {
 // also returns the fold, which has read every event up to the cursor when
 // the walk ran to the end, for a follower to go on with Step.
 func (b *Backlog) HistoryChanges(f HistoryFilter, newest int, fn func(e *Event, conflict *Conflict, changes []Change) error) (Cursor, *Changes, error) {
+	for _, op := range f.Ops {
+		if _, ok := kinds[op]; !ok {
+			return f.From, nil, rule(ErrInvalid, "unknown op %q: use one of %s", op, opNames())
+		}
+	}
 	type entry struct {
 		e  *Event
 		c  *Conflict
