@@ -59,6 +59,9 @@ func eventLine(w io.Writer, e *ledger.Event, c *ledger.Conflict) {
 	}
 	if c != nil {
 		fmt.Fprintf(&b, "  CONFLICT: %s", text(c.Reason))
+		if c.Winner != "" {
+			fmt.Fprintf(&b, " (lost to %s)", text(c.Winner))
+		}
 	}
 	fmt.Fprintf(&b, "  @%s\n", ledger.CursorOf(e))
 	io.WriteString(w, b.String())
