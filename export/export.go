@@ -111,6 +111,9 @@ type Options struct {
 	// the renderers cannot tell this from them.) It does not depend on
 	// the clock, so a checked board stays stable.
 	WaitingOn map[string][]string
+	// Conflicts are the events the fold refused (State.Conflicts), shown
+	// on the markdown and html boards under the cards they are about.
+	Conflicts []ledger.Conflict
 }
 
 func (o Options) title() string {

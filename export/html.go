@@ -17,6 +17,7 @@ func RenderHTML(cards []ledger.Card, o Options) []byte {
 	byID := index(cards)
 	needs := dependents(cards)
 	anchors := newAnchors(cards)
+	conflicts := o.byCard()
 	g := buildGraph(cards)
 	var b strings.Builder
 	esc := html.EscapeString
@@ -104,7 +105,7 @@ func RenderHTML(cards []ledger.Card, o Options) []byte {
 			}
 			fmt.Fprintf(&b, "<h4>%s</h4>\n", esc(name))
 			for _, c := range byPhase[p] {
-				writeCardHTML(&b, &c, byID, needs, anchors, o)
+				writeCardHTML(&b, &c, byID, needs, anchors, o, conflicts[c.ID])
 			}
 		}
 		b.WriteString("</div>\n")
@@ -114,7 +115,7 @@ func RenderHTML(cards []ledger.Card, o Options) []byte {
 	return []byte(b.String())
 }
 
-func writeCardHTML(b *strings.Builder, c *ledger.Card, byID map[string]*ledger.Card, needs map[string][]string, anchors anchors, o Options) {
+func writeCardHTML(b *strings.Builder, c *ledger.Card, byID map[string]*ledger.Card, needs map[string][]string, anchors anchors, o Options, conflicts []ledger.Conflict) {
 	esc := html.EscapeString
 	fmt.Fprintf(b, "<article class=\"card %s\" id=\"%s\">\n", c.Status, anchors.of(c.ID))
 	fmt.Fprintf(b, "<div class=\"head\"><span class=\"id\">%s</span><span class=\"pri\" title=\"priority\">P%d</span></div>\n", esc(c.ID), c.Priority)
@@ -181,6 +182,7 @@ func writeCardHTML(b *strings.Builder, c *ledger.Card, byID map[string]*ledger.C
 		}
 		facts = append(facts, "needed by "+strings.Join(refs, ", "))
 	}
+	facts = append(facts, conflictsHTML(conflicts)...)
 	for _, f := range facts {
 		fmt.Fprintf(b, "<p class=\"meta\">%s</p>\n", f)
 	}

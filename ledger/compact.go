@@ -122,6 +122,7 @@ func (b *Backlog) compactLocked() (res CompactResult, err error) {
 		}
 		b.failpoint("compact-after-snapshot")
 		writeIndexFor(b.dir, snap, ib)
+		recordSeen(b.dir, b.state.Events(), b.state.Last())
 		b.seq = seq
 		b.snapEvents = b.state.Events()
 		b.snapBytes = int64(len(snap))

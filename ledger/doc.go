@@ -22,6 +22,13 @@
 //	cache/snapshot.idx
 //	               a derived index of snapshot.json; safe to delete
 //	               (ignored; see "Snapshot index" below)
+//	cache/seen.json
+//	               how much history this clone has seen: the number of
+//	               events and the newest one's cursor, as JSON
+//	               ({"events":120345,"cursor":"…"}); written by
+//	               compaction, bl sync and bl doctor, never fsynced, so
+//	               bl doctor can tell when a git revert or reset took
+//	               events out of the files (ignored; see SeenFile)
 //	hooks.json     commands and webhooks run on events (package hooks);
 //	               local only: refused when git tracks it (ignored)
 //
@@ -203,6 +210,21 @@
 // per recorded conflict in fold order ({"conflict":{...}}). The same state
 // always gives the same bytes, and a card's line changes only when the card
 // does, so diffs stay small.
+//
+// A conflict line holds the refused event's id, its own stamp (at) and,
+// when the event carries one, its writer's clock reading (clock), the op,
+// card and actor, the owner who lost (owner: the event's owner, for the
+// lease operations that name one), the owner who held the card instead
+// (winner, when such an event found it claimed by someone else) and the
+// reason:
+//
+//	{"conflict":{"event":"…","at":"…","op":"claim","card":"A1","actor":"host2","owner":"w2","winner":"w1","reason":"…"},"crc":"…"}
+//
+// clock, owner and winner are left out when empty; a snapshot written
+// before they existed reads as conflicts without them, and a bl that
+// predates them reads them as before, ignoring the members it does not
+// know (its fast decoder declines the line and the JSON decoder skips
+// them).
 //
 // Loading is the snapshot plus the ledger: ledger lines up to the snapshot's
 // (last_at, last_id) are already folded and are skipped; every other line

@@ -64,6 +64,9 @@ type Report struct {
 	// how far the newest stamp runs ahead of now (see futureEvents).
 	FutureEvents       []FutureEvent `json:"future_events"`
 	StampsAheadSeconds float64       `json:"stamps_ahead_seconds"`
+	// Missing is history this clone saw that the files no longer hold (a
+	// git revert or reset), from Backlog.CheckSeen; nil when none.
+	Missing *MissingEvents `json:"missing_events"`
 }
 
 // rawLine is one line of the ledger file as doctor sees it.

@@ -53,13 +53,22 @@ func (e *CorruptError) Error() string {
 func (e *CorruptError) Unwrap() []error { return []error{ErrCorrupt, e.Err} }
 
 // Conflict is an event the fold kept but did not apply because its
-// expectation did not hold when folded.
+// expectation did not hold when folded. At and Clock are the event's own
+// stamp and writer's clock reading, as the event carries them. Owner is
+// the owner who lost: the event's owner, for the lease operations that
+// name one (claim, heartbeat, release, complete); Winner is who held the
+// card instead, when such an event found it claimed by someone else. Owner,
+// Winner and Clock are absent from conflicts recorded by a bl that
+// predates them, and from those that have nothing to say.
 type Conflict struct {
 	Event  string `json:"event"`
 	At     string `json:"at"`
+	Clock  string `json:"clock,omitempty"`
 	Op     Op     `json:"op"`
 	Card   string `json:"card"`
 	Actor  string `json:"actor"`
+	Owner  string `json:"owner,omitempty"`
+	Winner string `json:"winner,omitempty"`
 	Reason string `json:"reason"`
 }
 

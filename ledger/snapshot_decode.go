@@ -246,9 +246,18 @@ func (d *fastDecoder) conflict(i int, c *Conflict) int {
 	b := d.b
 	i = d.str(lit2(b, i, `{"event"`, `:`), &c.Event)
 	i = d.str(lit(b, i, `,"at":`), &c.At)
+	if j := lit2(b, i, `,"clock"`, `:`); j >= 0 {
+		i = d.str(j, &c.Clock)
+	}
 	i = d.op(lit(b, i, `,"op":`), &c.Op)
 	i = d.str(lit(b, i, `,"card":`), &c.Card)
 	i = d.str(lit2(b, i, `,"actor"`, `:`), &c.Actor)
+	if j := lit2(b, i, `,"owner"`, `:`); j >= 0 {
+		i = d.str(j, &c.Owner)
+	}
+	if j := lit2(b, i, `,"winner`, `":`); j >= 0 {
+		i = d.str(j, &c.Winner)
+	}
 	i = d.str(lit2(b, i, `,"reason`, `":`), &c.Reason)
 	return lit(b, i, "}")
 }

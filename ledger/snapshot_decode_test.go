@@ -400,6 +400,16 @@ func randomSnapshotLine(r *rand.Rand) (line []byte, plain bool) {
 	case 1:
 		l.Conflict = &Conflict{Event: randomString(r), At: randomString(r), Op: Op(randomString(r)), Card: randomString(r),
 			Actor: randomString(r), Reason: randomString(r)}
+		// The members added later are there or not, each on its own.
+		if r.IntN(2) == 0 {
+			l.Conflict.Clock = randomString(r)
+		}
+		if r.IntN(2) == 0 {
+			l.Conflict.Owner = randomString(r)
+		}
+		if r.IntN(2) == 0 {
+			l.Conflict.Winner = randomString(r)
+		}
 	default:
 		l.Card, plain = randomCard(r)
 	}

@@ -111,10 +111,20 @@ func (s *State) checkCard(k kind, c *Card, e *Event) error {
 	return s.checkCardSize(k, c, e)
 }
 
+// recordConflict records e, which the fold refused for err, with the
+// event's own times, the owner who lost and, for an event that names an
+// owner when someone else held the card at that point, who did.
 func (s *State) recordConflict(e *Event, err error) {
-	s.recordConflictEntry(Conflict{
-		Event: e.ID, At: e.At.Format(time.RFC3339Nano), Op: e.Op, Card: e.Card, Actor: e.Actor, Reason: err.Error(),
-	})
+	c := Conflict{Event: e.ID, At: e.At.Format(time.RFC3339Nano), Op: e.Op, Card: e.Card, Actor: e.Actor, Owner: e.Owner, Reason: err.Error()}
+	if e.Clock != nil {
+		c.Clock = e.Clock.UTC().Format(time.RFC3339Nano)
+	}
+	// The fold has looked the card up already (a known op), so the map
+	// holds it if it exists: no read here can fail.
+	if card := s.cards[e.Card]; e.Owner != "" && card != nil && card.Status == StatusClaimed && card.ClaimOwner != e.Owner {
+		c.Winner = card.ClaimOwner
+	}
+	s.recordConflictEntry(c)
 }
 
 func (s *State) recordConflictEntry(c Conflict) {

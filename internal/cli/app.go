@@ -66,10 +66,12 @@ var commands = []command{
 	{"doctor", "Check the ledger's integrity; --repair fixes a torn tail.", false, func() any { return &DoctorCmd{} }},
 	{"sync", "Commit .backlog to git; --pull/--push exchange it with a remote.", false, func() any { return &SyncCmd{} }},
 	{"serve", "Serve a live board, the JSON API, an event stream and metrics over HTTP.", false, func() any { return &ServeCmd{} }},
+	{"diff", "What changed in the backlog between two commits, card by card.", false, func() any { return &DiffCmd{} }},
 	{"version", "Print the bl version.", false, func() any { return &VersionCmd{} }},
 	{"completion", "Print a shell completion script (bash, zsh, fish).", false, func() any { return &CompletionCmd{} }},
 	{"merge-driver", "Git merge driver for the ledger (set up by bl init).", true, func() any { return &MergeDriverCmd{} }},
 	{"webhook", "Deliver one hook's webhook (run by bl for its hooks).", true, func() any { return &WebhookCmd{} }},
+	{"textconv", "Git textconv: a backlog file as readable lines for git diff.", true, func() any { return &TextconvCmd{} }},
 }
 
 // CLI is the command line's root: the global flags. The subcommands are

@@ -38,6 +38,13 @@ snapshot. It never deletes an acknowledged event: a line whose checksum
 fails, or a damaged snapshot, must be restored from git history, and doctor
 says where (git log -p -- PATH).
 
+It also reports events this clone saw that the files no longer hold: a
+git revert or reset of a backlog commit (.backlog/cache/seen.json is the
+clone's local record). They come back at the next merge of a branch that
+has them, since the ledger is a grow-only set of events; undo with bl
+commands (reopen, unblock, update, release) instead. This is a warning,
+not damage; --repair accepts the files as they are.
+
 Exits 6 while the backlog has damage that blocks reads or writes.
 
 Examples:
@@ -58,6 +65,9 @@ func (c *DoctorCmd) Run(a *App) error {
 	} else {
 		rep, err = ledger.Diagnose(dir, a.now())
 	}
+	if rep != nil && err == nil && !rep.Corrupt {
+		a.checkSeen(dir, rep, c.Repair)
+	}
 	if rep != nil {
 		if perr := a.emit(rep, func(w io.Writer) { a.printReport(w, rep) }); perr != nil {
 			return perr
@@ -74,6 +84,32 @@ func (c *DoctorCmd) Run(a *App) error {
 	return nil
 }
 
+// checkSeen adds to the report the events this clone saw that the files
+// no longer hold (a git revert or reset); --repair accepts the files as
+// they are.
+func (a *App) checkSeen(dir string, rep *ledger.Report, accept bool) {
+	m, err := ledger.CheckSeen(dir, accept)
+	if err != nil {
+		fmt.Fprintf(a.Stderr, "bl: warning: compare with the history this clone saw: %v\n", err)
+		return
+	}
+	rep.Missing = m
+	if accept && m != nil {
+		rep.Repaired = append(rep.Repaired, fmt.Sprintf("accepted that the files hold %d event(s) fewer than this clone saw (%s no longer warns)", m.Missing, ledger.SeenFile))
+	}
+}
+
+// missingText explains a revert or reset of backlog commits and how to
+// undo instead.
+func missingText(m *ledger.MissingEvents) string {
+	what := fmt.Sprintf("the files hold fewer events than this clone saw (%d missing, newest cursor %s)", m.Missing, m.Newest)
+	if m.Now >= m.Seen {
+		what = fmt.Sprintf("the newest event this clone saw is gone from the files (cursor %s)", m.Newest)
+	}
+	return what + ": a git revert or reset (or a checkout of a branch without them) took them out; they come back at the next merge of a branch that has them; " +
+		"undo with bl commands instead (reopen, unblock, update, release); bl doctor --repair accepts the files as they are"
+}
+
 func (a *App) printReport(w io.Writer, r *ledger.Report) {
 	fmt.Fprintf(w, "backlog    %s\n", r.Dir)
 	fmt.Fprintf(w, "ledger     %d lines, %d bytes, %d cards\n", r.Lines, r.Bytes, r.Cards)
@@ -82,6 +118,9 @@ func (a *App) printReport(w io.Writer, r *ledger.Report) {
 	}
 	if !r.Corrupt {
 		fmt.Fprintln(w, "integrity  ok")
+	}
+	if m := r.Missing; m != nil {
+		fmt.Fprintf(w, "missing    %s\n", missingText(m))
 	}
 	if r.CRLFLines > 0 {
 		fmt.Fprintf(w, "line ends  %d line(s) end in \\r\\n (a CRLF checkout, core.autocrlf): they read as the same events\n", r.CRLFLines)
@@ -116,7 +155,7 @@ func (a *App) printReport(w io.Writer, r *ledger.Report) {
 	}
 	section("conflicts recorded by the fold", len(r.Conflicts))
 	for _, c := range r.Conflicts {
-		fmt.Fprintf(w, "  %s %s of %s by %s: %s\n", c.At, c.Op, c.Card, text(c.Actor), text(c.Reason))
+		fmt.Fprintf(w, "  %s %s\n", text(c.Card), conflictText(c))
 	}
 	section("expired leases (bl reclaim returns them)", len(r.ExpiredLeases))
 	for _, l := range r.ExpiredLeases {

@@ -106,12 +106,16 @@ func (c *ExportCmd) Run(a *App) error {
 	if len(phases) > 1 {
 		cards = slices.DeleteFunc(cards, func(c ledger.Card) bool { return !slices.Contains(phases, c.Phase) })
 	}
+	conflicts, err := cardConflicts(b, "")
+	if err != nil {
+		return err
+	}
 	cmdline := c.command(format, statuses)
 	waiting, err := waitingOn(b, cards)
 	if err != nil {
 		return err
 	}
-	out, err := export.Bytes(format, cards, export.Options{Title: c.Title, Statuses: statuses, Graph: c.Graph, Command: cmdline, Now: a.now(), WaitingOn: waiting})
+	out, err := export.Bytes(format, cards, export.Options{Title: c.Title, Statuses: statuses, Graph: c.Graph, Command: cmdline, Now: a.now(), WaitingOn: waiting, Conflicts: conflicts})
 	if err != nil {
 		return err
 	}

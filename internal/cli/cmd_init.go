@@ -3,6 +3,7 @@ package cli
 import (
 	"fmt"
 	"io"
+	"path/filepath"
 
 	"github.com/bl-backlog/bl/ledger"
 )
@@ -13,7 +14,9 @@ type InitCmd struct{}
 func (InitCmd) Help() string {
 	return `Creates .backlog/ at the root of the repository (the main worktree's root
 inside a linked git worktree, so all worktrees share it), or at --dir.
-Existing files are kept: running init twice is safe.
+Existing files are kept: running init twice is safe. In a linked worktree
+it says so, and names the worktree's own checked-out .backlog/, if any: a
+stale copy that bl neither reads nor updates.
 
 Commit .backlog/ledger.jsonl, config.json and .gitignore; the lock file
 and *.broken files stay local.
@@ -62,11 +65,19 @@ func (c *InitCmd) Run(a *App) error {
 		return err
 	}
 	out := struct {
-		Dir      string      `json:"dir"`
-		Created  bool        `json:"created"`
-		Worktree string      `json:"worktree,omitempty"`
-		Merge    *MergeSetup `json:"merge_driver,omitempty"`
-	}{dir, created, worktree, nil}
+		Dir      string `json:"dir"`
+		Created  bool   `json:"created"`
+		Worktree string `json:"worktree,omitempty"`
+		// StaleCopy is the linked worktree's own checked-out .backlog/,
+		// which bl never reads.
+		StaleCopy string      `json:"stale_copy,omitempty"`
+		Merge     *MergeSetup `json:"merge_driver,omitempty"`
+	}{Dir: dir, Created: created, Worktree: worktree}
+	if worktree != "" {
+		if p := filepath.Join(worktree, backlogDirName); isBacklog(p) {
+			out.StaleCopy = p
+		}
+	}
 	if g != nil {
 		if out.Merge, err = g.SetupMerge(dir); err != nil {
 			return fmt.Errorf("set up the git merge driver: %w", err)
@@ -79,7 +90,10 @@ func (c *InitCmd) Run(a *App) error {
 			fmt.Fprintf(w, "backlog already initialized in %s\n", dir)
 		}
 		if worktree != "" {
-			fmt.Fprintf(w, "%s is a linked worktree: it shares the backlog of the main worktree, %s\n", worktree, dir)
+			fmt.Fprintf(w, "%s is a linked worktree: bl keeps one backlog for every worktree of the repository, in the main worktree, %s, and uses that one from here\n", worktree, dir)
+			if out.StaleCopy != "" {
+				fmt.Fprintf(w, "%s, checked out with this worktree's branch, is a stale copy: bl neither reads nor updates it\n", out.StaleCopy)
+			}
 		}
 		if out.Merge != nil && out.Merge.Changed {
 			fmt.Fprintf(w, "git merges the ledger by event: merge drivers set up in %s and %s\n", out.Merge.Attributes, out.Merge.Config)

@@ -1,6 +1,12 @@
 package cli
 
 import (
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+
 	"github.com/bl-backlog/bl/ledger"
 	"github.com/bl-backlog/bl/ledger/watch"
 )
@@ -21,6 +27,11 @@ JSON) that --from resumes after. History survives compaction: compacted
 events live in .backlog/archive/ and are read from there. Events the fold
 refused (the losing claim of two merged clones, a fenced heartbeat) are
 shown with the conflict recorded for them.
+
+An update shows the values it replaced: "changes" in JSON maps each field
+it changed to [old, new] ({"title":["old","new"]}); the text form adds an
+indented line per field, old → new. The ledger stores only the new
+values, so log folds history from its start once to find the old ones.
 
 --json prints an array, or with --follow one event per line.
 
@@ -63,23 +74,24 @@ func (c *LogCmd) Run(a *App) error {
 		}
 	}
 	var list []eventOut
-	print := func(e *ledger.Event, conflict *ledger.Conflict) error {
+	print := func(e *ledger.Event, conflict *ledger.Conflict, changes []ledger.Change) error {
 		switch {
 		case a.JSON && c.Follow:
-			return writeJSONLine(a.Stdout, newEventOut(e, conflict))
+			return writeJSONLine(a.Stdout, withChanges(e, conflict, changes))
 		case a.JSON:
-			list = append(list, newEventOut(e, conflict))
+			list = append(list, withChanges(e, conflict, changes))
 		default:
-			eventLine(a.Stdout, e, conflict)
+			printEvent(a.Stdout, e, conflict, changes)
 		}
 		return nil
 	}
-	var cur ledger.Cursor
+	// Updates show the values they replaced, found by folding history
+	// from its start once.
+	newest := 0
 	if c.Limit > 0 && c.From == "" {
-		cur, err = b.NewestHistory(f, c.Limit, print)
-	} else {
-		cur, err = b.History(f, print)
+		newest = c.Limit
 	}
+	cur, ch, err := b.HistoryChanges(f, newest, print)
 	if err != nil {
 		return err
 	}
@@ -95,12 +107,66 @@ func (c *LogCmd) Run(a *App) error {
 	if c.Limit > 0 {
 		return nil
 	}
+	// Follow on from the fold the walk built, one event at a time.
 	return watch.Follow(a.ctx, b.Dir(), cur, func(e *ledger.Event) error {
+		changes, _ := ch.Step(e)
 		if f.Card != "" || len(f.Ops) > 0 {
 			if !(ledger.HistoryFilter{Card: f.Card, Ops: f.Ops}).Matches(e) {
 				return nil
 			}
 		}
-		return print(e, nil)
+		return print(e, nil, changes)
 	})
+}
+
+// withChanges is an event as log and watch print it, with the fields an
+// update changed.
+func withChanges(e *ledger.Event, c *ledger.Conflict, changes []ledger.Change) eventOut {
+	out := newEventOut(e, c)
+	if len(changes) > 0 {
+		out.Changes = make(map[string][2]any, len(changes))
+		for _, ch := range changes {
+			out.Changes[ch.Field] = [2]any{ch.Old, ch.New}
+		}
+	}
+	return out
+}
+
+// printEvent prints an event in the human form: its line, then one
+// indented line per field an update changed, old → new.
+func printEvent(w io.Writer, e *ledger.Event, c *ledger.Conflict, changes []ledger.Change) {
+	eventLine(w, e, c)
+	for _, ch := range changes {
+		fmt.Fprintf(w, "    %s: %s → %s\n", ch.Field, changeValue(ch.Old), changeValue(ch.New))
+	}
+}
+
+// changeValueMax bounds a string in the human form of a change; --json
+// has it whole.
+const changeValueMax = 72
+
+// changeValue is the human form of a value in a ledger.Change: strings
+// quoted (long ones cut short), lists bracketed, a missing value as -.
+func changeValue(v any) string {
+	switch x := v.(type) {
+	case nil:
+		return "-"
+	case string:
+		s := text(x)
+		if r := []rune(s); len(r) > changeValueMax {
+			s = string(r[:changeValueMax]) + "…"
+		}
+		return strconv.Quote(s)
+	case ledger.Status:
+		return string(x)
+	case []string:
+		parts := make([]string, len(x))
+		for i, s := range x {
+			parts[i] = text(s)
+		}
+		return "[" + strings.Join(parts, ", ") + "]"
+	case time.Time:
+		return stamp(&x)
+	}
+	return fmt.Sprint(v)
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 
 	"github.com/bl-backlog/bl/export"
 	"github.com/bl-backlog/bl/ledger"
@@ -15,7 +16,12 @@ type ShowCmd struct {
 }
 
 func (ShowCmd) Help() string {
-	return `Examples:
+	return `Prints the card, and the conflicts the fold recorded for it: events it
+refused, such as the losing claim of two clones merged together, each with
+the owner who lost, the owner who held the card instead and the refused
+event's own time ("conflicts" in --json, present only when there are any).
+
+Examples:
 
     bl show A1
     bl show A1 --json | jq .claim_epoch` + exitCodesHelp
@@ -34,7 +40,70 @@ func (c *ShowCmd) Run(a *App) error {
 	if err != nil {
 		return err
 	}
-	return a.emit(card, func(w io.Writer) { a.showCard(w, card) })
+	conflicts, err := cardConflicts(b, id)
+	if err != nil {
+		return err
+	}
+	var out any = card
+	if len(conflicts) > 0 {
+		out = cardWithConflicts{card, conflicts}
+	}
+	return a.emit(out, func(w io.Writer) {
+		a.showCard(w, card)
+		if len(conflicts) > 0 {
+			fmt.Fprintln(w, "  conflicts")
+			for _, c := range conflicts {
+				fmt.Fprintf(w, "    %s\n", conflictText(c))
+			}
+		}
+	})
+}
+
+// cardWithConflicts is bl show --json for a card the fold refused events
+// of: the card's fields, then "conflicts". A card without any prints as
+// the card alone.
+type cardWithConflicts struct {
+	ledger.Card
+	Conflicts []ledger.Conflict `json:"conflicts"`
+}
+
+// cardConflicts returns the conflicts the fold recorded for a card (every
+// card's for ""), in fold order.
+func cardConflicts(b *ledger.Backlog, id string) ([]ledger.Conflict, error) {
+	var out []ledger.Conflict
+	err := b.View(func(s *ledger.State, _ time.Time) error {
+		for _, c := range s.Conflicts() {
+			if id == "" || c.Card == id {
+				out = append(out, c)
+			}
+		}
+		return nil
+	})
+	return out, err
+}
+
+// conflictText is the one-line human form of a conflict: when, what, who
+// lost to whom, and why. User text goes through text.
+func conflictText(c ledger.Conflict) string {
+	var b strings.Builder
+	b.WriteString(c.At)
+	if c.Clock != "" {
+		fmt.Fprintf(&b, " (writer's clock %s)", c.Clock)
+	}
+	fmt.Fprintf(&b, " %s", text(string(c.Op)))
+	if c.Owner != "" {
+		fmt.Fprintf(&b, " by %s", text(c.Owner))
+		if c.Actor != c.Owner {
+			fmt.Fprintf(&b, " (actor %s)", text(c.Actor))
+		}
+	} else {
+		fmt.Fprintf(&b, " by %s", text(c.Actor))
+	}
+	if c.Winner != "" {
+		fmt.Fprintf(&b, " lost to %s", text(c.Winner))
+	}
+	fmt.Fprintf(&b, ": %s", text(c.Reason))
+	return b.String()
 }
 
 func (a *App) showCard(w io.Writer, c ledger.Card) {

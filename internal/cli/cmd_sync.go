@@ -25,7 +25,11 @@ func (SyncCmd) Help() string {
 .gitignore; never the lock or local files) to the current branch, as read
 under the backlog lock so a half-written line is never committed. The
 message counts what changed: "bl: 3 created, 2 claimed, 1 completed".
-Nothing changed is a quiet no-op. Works from any worktree or subdirectory.
+Nothing changed is a quiet no-op. Works from any subdirectory. From a
+linked git worktree it commits the backlog all worktrees share (the main
+worktree's .backlog/) on the main worktree's branch, or sync.branch, not on
+the branch checked out there, and says so once per worktree on stderr; the
+worktree's own checked-out .backlog/ is a stale copy bl does not read.
 
 --pull fetches the remote branch and merges its backlog in at the ledger
 level: the remote's events keep their order and the local events that the
@@ -59,10 +63,44 @@ func (c *SyncCmd) Run(a *App) error {
 	if err != nil {
 		return err
 	}
-	return g.Sync(a, c)
+	a.syncWorktreeNote(c)
+	if err := g.Sync(a, c); err != nil {
+		return err
+	}
+	// Remember how much history this clone has seen, so bl doctor can
+	// tell when a git revert or reset takes events out of the files.
+	if b, err := a.Open(); err == nil {
+		_ = b.RecordSeen()
+	}
+	return nil
 }
 
 func (c *SyncCmd) gitWork(*App) string { return "bl sync" }
+
+// syncWorktreeNote warns, once per linked worktree, that bl sync run there
+// commits the backlog all worktrees share on the main worktree's branch
+// (or the sync branch), not on the branch checked out there.
+func (a *App) syncWorktreeNote(c *SyncCmd) {
+	wt, ok := currentLinkedWorktree(a.Dir)
+	if !ok {
+		return
+	}
+	b, err := a.Open()
+	if err != nil {
+		return // the sync reports it
+	}
+	branch, why := c.Branch, "--branch"
+	if branch == "" {
+		branch, why = b.Config().Sync.Branch, "sync.branch in config.json"
+	}
+	if branch == "" {
+		branch, why = worktreeBranch(wt.main), "the main worktree's branch"
+	}
+	if branch == wt.branch || !noteOnce(b.Dir(), wt.root) {
+		return
+	}
+	fmt.Fprint(a.Stderr, syncWorktreeNote(wt, b.Dir(), branch, why))
+}
 
 func firstOf(vals ...string) string {
 	for _, v := range vals {
@@ -130,13 +168,17 @@ func (a *App) boardWriter(b *ledger.Backlog) func(context.Context) error {
 		if err != nil {
 			return err
 		}
+		conflicts, err := cardConflicts(b, "")
+		if err != nil {
+			return err
+		}
 		// Named by the export that reproduces it, so CI can check it with
 		// bl export --check .backlog/BOARD.md.
 		waiting, err := waitingOn(b, cards)
 		if err != nil {
 			return err
 		}
-		board := export.RenderMarkdown(cards, export.Options{Command: "bl export --format markdown", WaitingOn: waiting})
+		board := export.RenderMarkdown(cards, export.Options{Command: "bl export --format markdown", WaitingOn: waiting, Conflicts: conflicts})
 		return writeExportFile(filepath.Join(b.Dir(), name), board)
 	}
 }

@@ -26,6 +26,11 @@ across compaction and bl doctor --repair, and exits 0 on SIGINT or
 SIGTERM. With --json the output is the same JSONL; without it, one
 readable line per event.
 
+An update also shows the values it replaced: "changes" in JSON maps each
+field it changed to [old, new]; the text form adds a line per field,
+old → new. The ledger stores only new values, so the first update watch
+shows folds the history before it once.
+
 Examples:
 
     bl watch --json
@@ -69,16 +74,30 @@ func (c *WatchCmd) Run(a *App) error {
 	}
 	filter := ledger.HistoryFilter{Card: id, Ops: ops}
 	n := 0
+	// The fold that gives an update's old values is built when the first
+	// update comes (history up to it, once), then kept up event by event.
+	var ch *ledger.Changes
 	err = watch.Follow(a.ctx, b.Dir(), from, func(e *ledger.Event) error {
-		if !filter.Matches(e) {
+		match := filter.Matches(e)
+		if ch == nil && match && e.Op == ledger.OpUpdate {
+			var ferr error
+			if ch, ferr = b.ChangesBefore(ledger.CursorOf(e)); ferr != nil {
+				return ferr
+			}
+		}
+		var changes []ledger.Change
+		if ch != nil {
+			changes, _ = ch.Step(e)
+		}
+		if !match {
 			return nil
 		}
 		if a.JSON {
-			if err := writeJSONLine(a.Stdout, newEventOut(e, nil)); err != nil {
+			if err := writeJSONLine(a.Stdout, withChanges(e, nil, changes)); err != nil {
 				return err
 			}
 		} else {
-			eventLine(a.Stdout, e, nil)
+			printEvent(a.Stdout, e, nil, changes)
 		}
 		if n++; c.Count > 0 && n >= c.Count {
 			return errWatchDone

@@ -15,6 +15,8 @@ type eventOut struct {
 	Cursor string `json:"cursor"`
 	*ledger.Event
 	Conflict *ledger.Conflict `json:"conflict,omitempty"`
+	// Changes: for an update, each field it changed as [old, new].
+	Changes map[string][2]any `json:"changes,omitempty"`
 }
 
 func newEventOut(e *ledger.Event, c *ledger.Conflict) eventOut {
@@ -63,6 +65,9 @@ func eventLine(w io.Writer, e *ledger.Event, c *ledger.Conflict) {
 	}
 	if c != nil {
 		fmt.Fprintf(&b, "  CONFLICT: %s", text(c.Reason))
+		if c.Winner != "" {
+			fmt.Fprintf(&b, " (lost to %s)", text(c.Winner))
+		}
 	}
 	fmt.Fprintf(&b, "  @%s\n", ledger.CursorOf(e))
 	io.WriteString(w, b.String())

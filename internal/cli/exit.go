@@ -108,7 +108,7 @@ func hint(code string) string {
 	case "diverged":
 		return "git pull merges the code (and the backlog, with bl's merge driver); then bl sync again"
 	case "no_git":
-		return "bl sync needs the backlog inside a git repository (git init)"
+		return "bl sync and bl diff need the backlog inside a git repository (git init)"
 	}
 	return ""
 }
