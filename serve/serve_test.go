@@ -458,12 +458,19 @@ func TestWrites(t *testing.T) {
 	if resp, _ := f.post("/api/cards/"+c.ID+"/priority", f.s.csrf, `{"priority": "high"}`); resp.StatusCode != 400 {
 		t.Errorf("bad priority: %d", resp.StatusCode)
 	}
+	resp, body = f.post("/api/cards/"+c.ID+"/note", f.s.csrf, `{"text": "looked at it <i>today</i>"}`)
+	if json.Unmarshal(body, &got); resp.StatusCode != 200 || len(got.Notes) != 1 || got.Notes[0].Text != "looked at it <i>today</i>" {
+		t.Errorf("note: %d %s", resp.StatusCode, body)
+	}
+	if resp, _ := f.post("/api/cards/"+c.ID+"/note", f.s.csrf, `{"text": ""}`); resp.StatusCode != 400 {
+		t.Errorf("empty note: %d", resp.StatusCode)
+	}
 	if resp, _ := f.post("/api/cards/"+c.ID+"/delete", f.s.csrf, `{}`); resp.StatusCode != 404 {
 		t.Errorf("unknown action: %d", resp.StatusCode)
 	}
 	mu.Lock()
 	defer mu.Unlock()
-	want := []string{"block " + c.ID, "unblock " + c.ID, "update " + c.ID}
+	want := []string{"block " + c.ID, "unblock " + c.ID, "update " + c.ID, "note " + c.ID}
 	if fmt.Sprint(hooked) != fmt.Sprint(want) {
 		t.Errorf("hooks saw %v, want %v", hooked, want)
 	}

@@ -22,10 +22,11 @@ const csrfHeader = "X-BL-CSRF"
 type writeRequest struct {
 	Reason   string `json:"reason"`
 	Priority *int   `json:"priority"`
+	Text     string `json:"text"`
 }
 
 // write is POST /api/cards/{id}/{action}: block (with a reason), unblock,
-// reopen, or priority. It needs --allow-writes, the CSRF header and a
+// reopen, priority, or note (with a text). It needs --allow-writes, the CSRF header and a
 // JSON body; it answers with the card as bl prints it under --json.
 func (s *Server) write(w http.ResponseWriter, r *http.Request) {
 	if !s.o.AllowWrites {
@@ -67,8 +68,10 @@ func (s *Server) write(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		card, err = s.b.Update(ctx, ledger.UpdateRequest{Mutation: m, ID: id, Fields: ledger.Fields{Priority: req.Priority}})
+	case "note":
+		card, err = s.b.Note(ctx, ledger.NoteRequest{Mutation: m, ID: id, Text: req.Text})
 	default:
-		httpError(w, http.StatusNotFound, "not_found", "unknown action "+action+": use block, unblock, reopen or priority")
+		httpError(w, http.StatusNotFound, "not_found", "unknown action "+action+": use block, unblock, reopen, priority or note")
 		return
 	}
 	s.metrics.writeDone(action, err, time.Since(start))

@@ -436,6 +436,10 @@
       const v = prompt("Priority of " + c.id + " (higher = sooner)", String(c.priority));
       if (v !== null && v.trim() !== "" && !isNaN(Number(v))) post("priority", { priority: Math.trunc(Number(v)) });
     });
+    btn("Note…", () => {
+      const text = prompt("A note for " + c.id + "'s case file");
+      if (text !== null && text.trim() !== "") post("note", { text });
+    });
     d.append(msg);
     return d;
   }
