@@ -12,6 +12,7 @@ import (
 	"runtime/debug"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -193,6 +194,7 @@ type App struct {
 
 	onAppended func([]*ledger.Event) // replaces keeping appended (bl serve)
 	appended   []*ledger.Event       // the events this command wrote, for hooks
+	appendedMu sync.Mutex            // appended: bl run's heartbeats write from another goroutine
 }
 
 // exitRequest carries kong's exit code (after --help) out of Parse.
@@ -268,7 +270,11 @@ func runApp(app *App, args []string) (code int) {
 	defer stop()
 	app.ctx = ctx
 	if err := kctx.Run(); err != nil {
-		return app.fail(err)
+		// Events a failed command made durable (a claim whose push
+		// failed) still fire their hooks.
+		code := app.fail(err)
+		app.runHooksAfter()
+		return code
 	}
 	if app.mutated {
 		app.autoSync()
@@ -400,7 +406,9 @@ func (a *App) keepAppended(evs []*ledger.Event) {
 		a.onAppended(evs)
 		return
 	}
+	a.appendedMu.Lock()
 	a.appended = append(a.appended, evs...)
+	a.appendedMu.Unlock()
 }
 
 // findDir finds the backlog directory once per run.

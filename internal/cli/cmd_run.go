@@ -105,8 +105,12 @@ func (c *RunCmd) Run(a *App) error {
 		Label: c.Label, Wait: c.Wait, Loop: c.Loop, Grace: c.Grace, Command: c.Command,
 		Stdin: os.Stdin, Stdout: cmdOut, Stderr: a.Stderr, Signals: sigs}
 	var emitErr error
+	// Hooks run as the events happen, not all at the end of a long loop.
+	o.Claimed = func(ledger.Card) { a.runHooksAfter() }
+	o.Done = func(supervisor.Result) { a.runHooksAfter() }
 	if c.Loop {
 		o.Done = func(r supervisor.Result) {
+			a.runHooksAfter()
 			var err error
 			if a.JSON {
 				err = a.emitLine(r.Card)

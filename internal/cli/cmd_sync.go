@@ -17,14 +17,15 @@ type SyncCmd struct {
 	Pull    bool   `help:"Fetch the remote branch and merge its backlog in."`
 	Push    bool   `help:"Pull, then push; on a rejected push pull again and retry."`
 	Remote  string `placeholder:"NAME" help:"Remote name, URL or path (default: sync.remote in config.json, else origin)."`
-	Branch  string `placeholder:"B" help:"Branch to commit to and exchange (default: sync.branch in config.json, else the checked-out branch)."`
+	Branch  string `placeholder:"BRANCH" help:"Branch to commit to and exchange (default: sync.branch in config.json, else the checked-out branch)."`
 }
 
 func (SyncCmd) Help() string {
 	return `Without flags, commits .backlog (ledger, snapshot, archives, config,
 .gitignore; never the lock or local files) to the current branch, as read
 under the backlog lock so a half-written line is never committed. The
-message counts what changed: "bl: 3 created, 2 claimed, 1 completed".
+message names the cards that changed: "bl: created A5 A6; A1 claimed by
+w1; A2 done".
 Nothing changed is a quiet no-op. Works from any subdirectory. From a
 linked git worktree it commits the backlog all worktrees share (the main
 worktree's .backlog/) on the main worktree's branch, or sync.branch, not on

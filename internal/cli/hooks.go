@@ -43,11 +43,13 @@ func (a *App) loadHooks(b *ledger.Backlog) (*hooks.Set, error) {
 // runHooksAfter runs the hooks of the events this command wrote. Writes
 // made by a hook do not fire hooks again.
 func (a *App) runHooksAfter() {
-	if len(a.appended) == 0 || os.Getenv(hooks.InHookEnv) != "" {
+	if os.Getenv(hooks.InHookEnv) != "" {
 		return
 	}
+	a.appendedMu.Lock()
 	evs := a.appended
 	a.appended = nil
+	a.appendedMu.Unlock()
 	a.RunHooks(evs)
 }
 

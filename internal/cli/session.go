@@ -24,6 +24,9 @@ type Session struct {
 	mu      sync.Mutex
 	backlog *ledger.Backlog
 	dirErr  error
+
+	pendingMu sync.Mutex
+	pending   []*ledger.Event // written by the call running now, for its hooks
 }
 
 // NewSession returns a session with a's globals; the backlog is found and
@@ -51,7 +54,12 @@ func (s *Session) open() (*ledger.Backlog, string, error) {
 	}
 	b, err := ledger.Open(dir, ledger.Options{Clock: time.Now, LockTimeout: s.timeout, Failpoint: failpoint,
 		AllowNetworkFS: os.Getenv("BL_ALLOW_NETWORK_FS") == "1",
-		Warn:           func(msg string) { fmt.Fprintf(os.Stderr, "bl: warning: %s\n", msg) }})
+		Warn:           func(msg string) { fmt.Fprintf(os.Stderr, "bl: warning: %s\n", msg) },
+		Appended: func(evs []*ledger.Event) {
+			s.pendingMu.Lock()
+			s.pending = append(s.pending, evs...)
+			s.pendingMu.Unlock()
+		}})
 	if err != nil {
 		return nil, "", err
 	}
@@ -73,6 +81,13 @@ func (s *Session) Exec(ctx context.Context, args ...string) (stdout, stderr []by
 	line := append(append(append([]string{}, s.globals...), "--json"), args...)
 	app.args = line
 	exit = runApp(app, line)
+	// The call's hooks, after its events are durable, outside the lock.
+	s.pendingMu.Lock()
+	evs := s.pending
+	s.pending = nil
+	s.pendingMu.Unlock()
+	app.ctx = ctx
+	app.RunHooks(evs)
 	return out.Bytes(), errOut.Bytes(), exit
 }
 

@@ -211,3 +211,21 @@ func TestMCPServesEveryTool(t *testing.T) {
 		t.Fatalf("ledger events:\n%v\nwant\n%v", ops, wantOps)
 	}
 }
+
+// TestMCPRunsHooks: a tool call that writes fires the backlog's hooks once
+// its events are durable, as the same command line does.
+func TestMCPRunsHooks(t *testing.T) {
+	cs, backlog := connect(t)
+	log := filepath.Join(t.TempDir(), "hooks.log")
+	hooksJSON := `{"hooks": [{"name": "seen", "on": ["create", "claim"], "command": ["sh", "-c", "echo \"$BL_OP $BL_CARD\" >> '` + log + `'"]}]}`
+	if err := os.WriteFile(filepath.Join(backlog, "hooks.json"), []byte(hooksJSON), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	call(t, cs, "create", map[string]any{"title": "Hooked", "id": "H"})
+	call(t, cs, "claim", map[string]any{"owner": "w1", "id": "H"})
+	call(t, cs, "show", map[string]any{"id": "H"})
+	got, err := os.ReadFile(log)
+	if err != nil || string(got) != "create H\nclaim H\n" {
+		t.Fatalf("hooks log = %q, %v; want the create and the claim, in order", got, err)
+	}
+}

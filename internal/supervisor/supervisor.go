@@ -69,6 +69,9 @@ type Options struct {
 	Signals <-chan os.Signal
 	// Done is called after each card with what became of it.
 	Done func(Result)
+	// Claimed is called once a card is claimed, before its command
+	// starts, outside the lock (bl run runs the claim's hooks there).
+	Claimed func(ledger.Card)
 }
 
 // Outcome is how a card's run ended.
@@ -136,6 +139,9 @@ func Run(ctx context.Context, o Options) (Summary, error) {
 		if err != nil || card == nil {
 			sum.Interrupted = sig
 			return sum, err
+		}
+		if o.Claimed != nil {
+			o.Claimed(*card)
 		}
 		res, err := s.run(ctx, *card)
 		if err != nil {
