@@ -314,7 +314,8 @@ func (b *Backlog) writeLocked(m Mutation, op Op, build func(s *State, at time.Ti
 	}
 	var buf []byte
 	for i, e := range events {
-		e.V, e.ID, e.At, e.Clock, e.Actor, e.RequestID = FormatVersion, newEventID(), at.Add(time.Duration(i)), clock, m.Actor, m.RequestID
+		e.ID, e.At, e.Clock, e.Actor, e.RequestID = newEventID(), at.Add(time.Duration(i)), clock, m.Actor, m.RequestID
+		e.V = e.lineVersion()
 		if err := validUTF8(e); err != nil {
 			return nil, err
 		}

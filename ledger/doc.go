@@ -76,9 +76,13 @@
 //
 // Every event has:
 //
-//	v       format version, currently 1. A line with a higher version was
-//	        written by a newer bl and is refused (ErrVersion) rather than
-//	        guessed at.
+//	v       format version: the lowest that reads the line right. 1 for
+//	        the ops and fields bl has always had; 2 for what a v1 reader
+//	        would misread or take for damage: the fail and note ops, a
+//	        writer's clock, a retry backoff. This bl reads up to 2
+//	        (FormatVersion). A line with a higher version was written by a
+//	        newer bl and is refused (ErrVersion, "upgrade bl") rather than
+//	        guessed at, and never set aside as a torn tail.
 //	id      a random 64-bit event id in hex, unique across clones.
 //	at      UTC time with nanoseconds. Within one file (at, id) strictly
 //	        increases line by line: a writer stamps max(now, previous+1ns), so
@@ -103,7 +107,7 @@
 // the previous event, that is when an earlier event came from a clock ahead
 // of the writer's:
 //
-//	{"v":1,"id":"…","at":"2099-01-01T00:00:00.000000001Z","clock":"2026-11-23T23:50:00.5Z","actor":…}
+//	{"v":2,"id":"…","at":"2099-01-01T00:00:00.000000001Z","clock":"2026-11-23T23:50:00.5Z","actor":…}
 //
 // Lines without it are byte for byte what they always were. A bl that
 // predates the member skips it (its JSON decoder ignores unknown keys) and
@@ -201,10 +205,13 @@
 //
 // snapshot.json uses the same line framing. Its first line is a header:
 //
-//	{"v":1,"seq":3,"events":120345,"last_at":"...","last_id":"...","cards":812,"receipts":40,"conflicts":2,"crc":"..."}
+//	{"v":2,"seq":3,"events":120345,"last_at":"...","last_id":"...","cards":812,"receipts":40,"conflicts":2,"crc":"..."}
 //
-// seq counts compactions; events counts the events folded; (last_at,
-// last_id) is the newest of them. Then one line per card sorted by id
+// v is the format version, 2: cards may hold notes, and tail_bytes covers
+// the whole ledger prefix the snapshot folded, which a v1 reader would
+// misread, so it refuses the snapshot ("upgrade bl"). seq counts
+// compactions; events counts the events folded; (last_at, last_id) is the
+// newest of them. Then one line per card sorted by id
 // ({"card":{...}}), one per remembered request id sorted by id
 // ({"receipt":{...}}, kept for ReceiptRetention after their event) and one
 // per recorded conflict in fold order ({"conflict":{...}}). The same state

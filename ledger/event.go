@@ -11,8 +11,21 @@ import (
 	json "github.com/goccy/go-json"
 )
 
-// FormatVersion is the ledger line format this package writes and reads.
-const FormatVersion = 1
+// FormatVersion is the newest format this package reads and writes. A line
+// is written with the lowest version that reads it right (lineVersion), so
+// an older bl reads what it can and refuses, with "upgrade bl", what it
+// would misread; a snapshot is written at FormatVersion.
+const FormatVersion = 2
+
+// lineVersion is the lowest format version that reads e right: 2 for what
+// a v1 reader would misread or take for damage (the fail and note ops, a
+// writer's clock, a retry backoff), else 1.
+func (e *Event) lineVersion() int {
+	if e.Op == OpFail || e.Op == OpNote || e.Clock != nil || e.BackoffSeconds != 0 || e.BackoffMaxSeconds != 0 {
+		return 2
+	}
+	return 1
+}
 
 // Op is the kind of an event. The set is closed: a ledger holding any other
 // op is damaged or from a newer bl.

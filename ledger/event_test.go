@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -167,7 +169,7 @@ func TestDecodeLineRejects(t *testing.T) {
 		{"not JSON under a valid crc", frame(`{"v":1,"id":,}`), errFraming},
 		{"not an object", frame(`["v",1,"crc"]`), errFraming},
 		{"version 0", frame(strings.Replace(base, `"v":1`, `"v":0`, 1)), errFraming},
-		{"version 2", frame(strings.Replace(base, `"v":1`, `"v":2`, 1)), ErrVersion},
+		{"a newer version", frame(strings.Replace(base, `"v":1`, fmt.Sprintf(`"v":%d`, FormatVersion+1), 1)), ErrVersion},
 		{"unknown op", frame(strings.Replace(base, `"block"`, `"explode"`, 1)), errFraming},
 		{"no card", frame(strings.Replace(base, `,"card":"A"`, ``, 1)), errFraming},
 		{"no id", frame(strings.Replace(base, `"id":"e",`, ``, 1)), errFraming},
@@ -195,5 +197,41 @@ func TestEventOrder(t *testing.T) {
 	c := &Event{At: t0.Add(1), ID: "a"}
 	if !a.before(b) || b.before(a) || !b.before(c) || c.before(a) || a.before(a) {
 		t.Fatal("before is not (at, id) order")
+	}
+}
+
+// TestLineVersion: a line carries the lowest version that reads it right,
+// so a v1 reader keeps reading ordinary lines and refuses, rather than
+// misreads or sets aside, the ones it cannot read.
+func TestLineVersion(t *testing.T) {
+	e := newEnv(t)
+	m := Mutation{Actor: "a"}
+	e.create("A")
+	if _, err := e.b.Note(e.ctx, NoteRequest{Mutation: m, ID: "A", Text: "looked"}); err != nil {
+		t.Fatal(err)
+	}
+	c := e.claim("A", "w1", time.Minute)
+	if _, err := e.b.Fail(e.ctx, LeaseRequest{Mutation: m, ID: "A", Owner: "w1", Epoch: c.ClaimEpoch, Reason: "boom"}); err != nil {
+		t.Fatal(err)
+	}
+	want := map[Op]int{OpCreate: 1, OpNote: 2, OpClaim: 1, OpFail: 2}
+	raw, err := os.ReadFile(filepath.Join(e.b.Dir(), LedgerFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range bytes.SplitAfter(raw, []byte{'\n'}) {
+		if len(line) == 0 {
+			continue
+		}
+		ev, err := DecodeLine(line)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ev.V != want[ev.Op] {
+			t.Errorf("%s line has v%d, want v%d: %s", ev.Op, ev.V, want[ev.Op], line)
+		}
+	}
+	if clock := time.Now(); (&Event{Op: OpClaim, Clock: &clock}).lineVersion() != 2 {
+		t.Error("a line carrying the writer's clock is not v2")
 	}
 }

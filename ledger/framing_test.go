@@ -250,7 +250,7 @@ func TestJudge(t *testing.T) {
 	join := func(parts ...[]byte) []byte { return bytes.Join(parts, nil) }
 	bad := append([]byte{}, l2...)
 	bad[len(bad)/2] ^= 1
-	v2, err := EncodeLine(&Event{V: 2, ID: "ffffffffffffffff", At: t0.Add(time.Hour), Actor: "future", Op: OpBlock, Card: "A"})
+	v2, err := EncodeLine(&Event{V: FormatVersion + 1, ID: "ffffffffffffffff", At: t0.Add(time.Hour), Actor: "future", Op: OpBlock, Card: "A"})
 	if err != nil {
 		t.Fatal(err)
 	}

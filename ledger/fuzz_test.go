@@ -22,7 +22,7 @@ func FuzzDecodeLine(f *testing.F) {
 	}
 	f.Add([]byte{})
 	f.Add([]byte("\n"))
-	f.Add(frame(`{"v":2,"id":"e","at":"2026-01-01T00:00:00Z","actor":"a","op":"block","card":"A"}`))
+	f.Add(frame(`{"v":3,"id":"e","at":"2026-01-01T00:00:00Z","actor":"a","op":"block","card":"A"}`))
 	f.Add(frame(`{"v":1,"id":"e","at":"2026-01-01T00:00:00+02:00","actor":"a","op":"heartbeat","card":"A","checkpoint":{ "a" : [1, 2] },"progress":5}`))
 	f.Add(frame(`{"v":1,"id":"e","at":"2026-01-01T00:00:00Z","actor":"a","op":"create","card":"A","fields":{"labels":null,"title":"\u00e9\ud800"},"x":1}`))
 	f.Fuzz(func(t *testing.T, data []byte) {

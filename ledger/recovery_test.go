@@ -354,7 +354,7 @@ func TestDuplicatedAndMisorderedLines(t *testing.T) {
 // at the end of the file as well as in the middle, never set aside.
 func TestNewerFormatVersion(t *testing.T) {
 	f := newRecoveryFixture(t)
-	v2, err := EncodeLine(&Event{V: 2, ID: "ffffffffffffffff", At: t0.Add(time.Hour), Actor: "future", Op: OpBlock, Card: "A"})
+	v2, err := EncodeLine(&Event{V: FormatVersion + 1, ID: "ffffffffffffffff", At: t0.Add(time.Hour), Actor: "future", Op: OpBlock, Card: "A"})
 	if err != nil {
 		t.Fatal(err)
 	}
