@@ -381,7 +381,7 @@ func checkFold(t *testing.T, data []byte) []*Event {
 		}
 		if err != nil {
 			rejected++
-			if !IsConflict(err) {
+			if !isRule(err) {
 				t.Fatalf("refusal is not a rule error: %v", err)
 			}
 			if got := stateJSON(t, s); got != snapshot {

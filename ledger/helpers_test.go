@@ -277,3 +277,10 @@ func foldHistory(t testing.TB, dir string) *State {
 func intp(v int) *int            { return &v }
 func strp(v string) *string      { return &v }
 func strs(v ...string) *[]string { return &v }
+
+// isRule reports whether err is a validation failure, which the fold
+// records as a conflict, rather than IO or damage.
+func isRule(err error) bool {
+	var r *ruleError
+	return errors.As(err, &r)
+}

@@ -221,7 +221,7 @@ func TestIndexedWritesMatch(t *testing.T) {
 					}
 				}
 			}
-			if _, _, err := b.Create(ctx, CreateRequest{Mutation: rid("new"), ID: "N", Title: "new", IdempotencyKey: "k-A"}); err != nil && !IsConflict(err) {
+			if _, _, err := b.Create(ctx, CreateRequest{Mutation: rid("new"), ID: "N", Title: "new", IdempotencyKey: "k-A"}); err != nil && !isRule(err) {
 				t.Fatal(err)
 			}
 			var out string

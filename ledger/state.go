@@ -1,9 +1,6 @@
 package ledger
 
-import (
-	"errors"
-	"time"
-)
+import "time"
 
 // State is the fold of a ledger: every card as of the last applied event.
 // It is built only by Apply, which reads no clock, so the same events always
@@ -251,11 +248,4 @@ func Fold(events []*Event) *State {
 		_ = s.Apply(e) // a failed check is recorded as a conflict
 	}
 	return s
-}
-
-// IsConflict reports whether err is a validation failure the fold records
-// as a conflict rather than damage.
-func IsConflict(err error) bool {
-	var r *ruleError
-	return errors.As(err, &r)
 }

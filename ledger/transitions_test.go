@@ -544,11 +544,11 @@ func mustJSON(t testing.TB, v any) string {
 func TestRuleErrorsAreConflicts(t *testing.T) {
 	e := setupState(t, stReady)
 	err := doLink("A", "A")(e)
-	if !IsConflict(err) {
-		t.Fatalf("IsConflict(%v) = false", err)
+	if !isRule(err) {
+		t.Fatalf("isRule(%v) = false", err)
 	}
-	if IsConflict(errors.New("disk on fire")) || IsConflict(&CorruptError{Err: errChecksum}) {
-		t.Fatal("IsConflict is true for a non-rule error")
+	if isRule(errors.New("disk on fire")) || isRule(&CorruptError{Err: errChecksum}) {
+		t.Fatal("isRule is true for a non-rule error")
 	}
 }
 

@@ -27,7 +27,7 @@ type Repo struct {
 	root      string // the worktree root
 	gitDir    string // this worktree's git directory: HEAD, index
 	commonDir string // refs, objects and config, shared by linked worktrees
-	prefix    string // the backlog directory relative to root, slash-separated; "" for root itself
+	prefix    string // the backlog directory relative to the worktree root, slash-separated; "" for the root itself
 }
 
 // OpenRepo opens the git repository whose worktree contains the backlog
@@ -64,13 +64,6 @@ func OpenRepo(dir string) (*Repo, error) {
 	}
 	return g, nil
 }
-
-// Root is the worktree root.
-func (g *Repo) Root() string { return g.root }
-
-// Prefix is the backlog directory relative to the worktree root,
-// slash-separated.
-func (g *Repo) Prefix() string { return g.prefix }
 
 // worktreeRoot is the nearest directory at or above dir holding .git.
 func worktreeRoot(dir string) (string, error) {

@@ -123,12 +123,6 @@ func New(b *ledger.Backlog, o Options) (*Syncer, error) {
 	return s, nil
 }
 
-// Repo is the git repository the backlog is in.
-func (s *Syncer) Repo() *Repo { return s.g }
-
-// Branch is the short name of the branch synced.
-func (s *Syncer) Branch() string { return s.branch.Short() }
-
 func (s *Syncer) resolveRemote(name string) error {
 	cfg, err := s.g.repo.Config()
 	if err != nil {

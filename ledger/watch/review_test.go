@@ -26,7 +26,7 @@ func TestReviewFollowAcrossRebaseRedelivers(t *testing.T) {
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	ch, _ := Events(ctx, dir, ledger.Cursor{})
+	ch, _ := stream(ctx, dir, ledger.Cursor{})
 	first := collect(t, ch, 1)
 	if first[0].Card != "L" {
 		t.Fatalf("first event is about %s", first[0].Card)
@@ -68,7 +68,7 @@ func TestReviewFollowAcrossRebaseSkips(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	ch, _ := Events(ctx, dir, ledger.Cursor{})
+	ch, _ := stream(ctx, dir, ledger.Cursor{})
 	collect(t, ch, 1) // L
 	if _, _, err := b.ApplyUpstream(ctx, upstream); err != nil {
 		t.Fatal(err)

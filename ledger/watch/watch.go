@@ -254,23 +254,3 @@ func (s *idSet) add(id string) bool {
 	s.ids[id] = struct{}{}
 	return true
 }
-
-// Events is Follow as channels: events arrive on the first; the second
-// receives Follow's result when it stops, then both close.
-func Events(ctx context.Context, dir string, from ledger.Cursor) (<-chan *ledger.Event, <-chan error) {
-	out := make(chan *ledger.Event)
-	done := make(chan error, 1)
-	go func() {
-		defer close(done)
-		defer close(out)
-		done <- Follow(ctx, dir, from, func(e *ledger.Event) error {
-			select {
-			case out <- e:
-				return nil
-			case <-ctx.Done():
-				return ctx.Err()
-			}
-		})
-	}()
-	return out, done
-}

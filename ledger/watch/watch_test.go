@@ -33,6 +33,27 @@ func create(t *testing.T, b *ledger.Backlog, id string) {
 	}
 }
 
+// stream runs Follow from from in the background: events arrive on the
+// first channel; the second receives Follow's result when it stops, then
+// both close.
+func stream(ctx context.Context, dir string, from ledger.Cursor) (<-chan *ledger.Event, <-chan error) {
+	out := make(chan *ledger.Event)
+	done := make(chan error, 1)
+	go func() {
+		defer close(done)
+		defer close(out)
+		done <- Follow(ctx, dir, from, func(e *ledger.Event) error {
+			select {
+			case out <- e:
+				return nil
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		})
+	}()
+	return out, done
+}
+
 // collect reads n events from ch, failing if they take longer than the
 // generous bound (a hang, not a timing assertion).
 func collect(t *testing.T, ch <-chan *ledger.Event, n int) []*ledger.Event {
@@ -67,7 +88,7 @@ func TestFollowAcrossCompactionAndRepair(t *testing.T) {
 	create(t, b, "C01")
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	ch, done := Events(ctx, dir, ledger.Cursor{})
+	ch, done := stream(ctx, dir, ledger.Cursor{})
 	got := collect(t, ch, 2)
 
 	writer, _ := ledger.Open(dir, ledger.Options{})
@@ -111,7 +132,7 @@ func TestFollowAcrossCompactionAndRepair(t *testing.T) {
 	// Resuming from any delivered cursor gives exactly the rest.
 	for i := range got {
 		ctx2, cancel2 := context.WithCancel(context.Background())
-		ch2, _ := Events(ctx2, dir, ledger.CursorOf(got[i]))
+		ch2, _ := stream(ctx2, dir, ledger.CursorOf(got[i]))
 		rest := collect(t, ch2, len(got)-i-1)
 		if fmt.Sprint(cards(rest)) != fmt.Sprint(want[i+1:]) {
 			t.Fatalf("resume after %s: %v", want[i], cards(rest))
@@ -124,7 +145,7 @@ func TestFollowManyWriters(t *testing.T) {
 	dir, b := setup(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	ch, _ := Events(ctx, dir, ledger.Cursor{})
+	ch, _ := stream(ctx, dir, ledger.Cursor{})
 	const writers, each = 4, 25
 	errs := make(chan error, writers)
 	for w := range writers {
