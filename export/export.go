@@ -28,23 +28,71 @@ const (
 	HTML     Format = "html"
 )
 
-// Formats lists every format, in the order help texts show them.
-func Formats() []Format {
-	return []Format{Markdown, Mermaid, DOT, CSV, JSON, JSONL, HTML}
+// formatSpec is everything bl knows about one format, in one place: the
+// names ParseFormat accepts, the file extensions FormatForPath maps to it,
+// its renderer, whether its bytes depend on the clock, and its line in
+// help texts.
+type formatSpec struct {
+	format        Format
+	aliases       []string // other names ParseFormat accepts
+	exts          []string // file extensions, lower case, with the dot
+	render        func(cards []ledger.Card, o Options) ([]byte, error)
+	timeDependent bool   // the bytes depend on Options.Now
+	help          string // what it holds, for bl export --help
 }
 
-// ParseFormat reads a format name. "md" is accepted for markdown and "gv"
-// for dot.
+// formats is every format, in the order help texts show them. A new
+// format is one entry here.
+var formats = []formatSpec{
+	{Markdown, []string{"md"}, []string{".md", ".markdown"}, pure(RenderMarkdown), false,
+		"a board for pull requests: lanes by status, grouped by phase,\nclaim order, leases with absolute expiry, blocked reasons,\nacceptance checklists, dependency links"},
+	{Mermaid, []string{"mmd"}, []string{".mmd", ".mermaid"}, pure(RenderMermaid), false,
+		"the dependency DAG as a Mermaid flowchart"},
+	{DOT, []string{"gv", "graphviz"}, []string{".dot", ".gv"}, pure(RenderDOT), false,
+		"the same DAG for Graphviz (dot -Tsvg)"},
+	{CSV, nil, []string{".csv"}, pure(RenderCSV), false,
+		"RFC 4180, one row per card, list entries one per line"},
+	{JSON, nil, []string{".json"}, RenderJSON, false,
+		"an array of cards"},
+	{JSONL, nil, []string{".jsonl", ".ndjson"}, RenderJSONL, false,
+		"one card per line"},
+	// Only html's "as of" line and expired-lease badges read the clock.
+	{HTML, nil, []string{".html", ".htm"}, pure(RenderHTML), true,
+		"one offline page: the DAG as SVG and the board"},
+}
+
+// pure adapts a renderer that cannot fail.
+func pure(render func([]ledger.Card, Options) []byte) func([]ledger.Card, Options) ([]byte, error) {
+	return func(cards []ledger.Card, o Options) ([]byte, error) { return render(cards, o), nil }
+}
+
+// spec returns f's entry in formats.
+func (f Format) spec() (*formatSpec, bool) {
+	for i := range formats {
+		if formats[i].format == f {
+			return &formats[i], true
+		}
+	}
+	return nil, false
+}
+
+// Formats lists every format, in the order help texts show them.
+func Formats() []Format {
+	out := make([]Format, len(formats))
+	for i, s := range formats {
+		out[i] = s.format
+	}
+	return out
+}
+
+// ParseFormat reads a format name, or one of its aliases: "md" for
+// markdown, "mmd" for mermaid, "gv" and "graphviz" for dot.
 func ParseFormat(s string) (Format, error) {
-	switch f := Format(strings.ToLower(strings.TrimSpace(s))); f {
-	case "md":
-		return Markdown, nil
-	case "gv", "graphviz":
-		return DOT, nil
-	case "mmd":
-		return Mermaid, nil
-	case Markdown, Mermaid, DOT, CSV, JSON, JSONL, HTML:
-		return f, nil
+	name := strings.ToLower(strings.TrimSpace(s))
+	for _, sp := range formats {
+		if string(sp.format) == name || slices.Contains(sp.aliases, name) {
+			return sp.format, nil
+		}
 	}
 	return "", fmt.Errorf("unknown format %q: use %s", s, formatList())
 }
@@ -61,21 +109,11 @@ func formatList() string {
 // .mmd/.mermaid, .dot/.gv, .csv, .json, .jsonl/.ndjson, .html/.htm. ok is
 // false when the extension says nothing.
 func FormatForPath(path string) (f Format, ok bool) {
-	switch strings.ToLower(filepath.Ext(path)) {
-	case ".md", ".markdown":
-		return Markdown, true
-	case ".mmd", ".mermaid":
-		return Mermaid, true
-	case ".dot", ".gv":
-		return DOT, true
-	case ".csv":
-		return CSV, true
-	case ".json":
-		return JSON, true
-	case ".jsonl", ".ndjson":
-		return JSONL, true
-	case ".html", ".htm":
-		return HTML, true
+	ext := strings.ToLower(filepath.Ext(path))
+	for _, sp := range formats {
+		if slices.Contains(sp.exts, ext) {
+			return sp.format, true
+		}
 	}
 	return "", false
 }
@@ -83,7 +121,27 @@ func FormatForPath(path string) (f Format, ok bool) {
 // TimeDependent reports whether the format's bytes depend on Options.Now as
 // well as on the cards. Only html does (its "as of" line and expired-lease
 // badges), so only html cannot be checked for staleness.
-func (f Format) TimeDependent() bool { return f == HTML }
+func (f Format) TimeDependent() bool {
+	sp, ok := f.spec()
+	return ok && sp.timeDependent
+}
+
+// FormatsHelp describes every format, one entry per format, for a command's
+// help: the name in a column, then what it holds, each line indented by
+// indent.
+func FormatsHelp(indent string) string {
+	var b strings.Builder
+	for _, sp := range formats {
+		for i, line := range strings.Split(sp.help, "\n") {
+			name := ""
+			if i == 0 {
+				name = string(sp.format)
+			}
+			fmt.Fprintf(&b, "%s%-9s %s\n", indent, name, line)
+		}
+	}
+	return b.String()
+}
 
 // Options shape an export. The zero value is a full board titled "Backlog".
 type Options struct {
@@ -152,26 +210,11 @@ func (o Options) lanes() []ledger.Status {
 // Render writes cards in format f to w. The result depends only on the set
 // of cards and on o, never on the order of cards or on the clock.
 func Render(w io.Writer, f Format, cards []ledger.Card, o Options) error {
-	var b []byte
-	var err error
-	switch f {
-	case Markdown:
-		b = RenderMarkdown(cards, o)
-	case Mermaid:
-		b = RenderMermaid(cards, o)
-	case DOT:
-		b = RenderDOT(cards, o)
-	case CSV:
-		b = RenderCSV(cards, o)
-	case JSON:
-		b, err = RenderJSON(cards, o)
-	case JSONL:
-		b, err = RenderJSONL(cards, o)
-	case HTML:
-		b = RenderHTML(cards, o)
-	default:
+	sp, ok := f.spec()
+	if !ok {
 		return fmt.Errorf("unknown format %q: use %s", f, formatList())
 	}
+	b, err := sp.render(cards, o)
 	if err != nil {
 		return err
 	}
@@ -186,17 +229,6 @@ func Bytes(f Format, cards []ledger.Card, o Options) ([]byte, error) {
 	return buf.Bytes(), err
 }
 
-// claimOrder is bl's claim order: priority desc, created_at asc, id asc.
-func claimOrder(a, b *ledger.Card) int {
-	if a.Priority != b.Priority {
-		return cmp.Compare(b.Priority, a.Priority)
-	}
-	if c := a.CreatedAt.Compare(b.CreatedAt); c != 0 {
-		return c
-	}
-	return cmp.Compare(a.ID, b.ID)
-}
-
 // sorted returns copies of the cards in claim order, with nil lists made
 // empty, so renderers see one canonical input.
 func sorted(cards []ledger.Card) []ledger.Card {
@@ -208,7 +240,7 @@ func sorted(cards []ledger.Card) []ledger.Card {
 		c.DependsOn = nonNil(c.DependsOn)
 		c.Acceptance = nonNil(c.Acceptance)
 	}
-	slices.SortStableFunc(out, func(a, b ledger.Card) int { return claimOrder(&a, &b) })
+	slices.SortStableFunc(out, func(a, b ledger.Card) int { return ledger.ClaimOrder(&a, &b) })
 	return out
 }
 

@@ -470,7 +470,7 @@ func TestListAndStats(t *testing.T) {
 	e.create("A", func(r *CreateRequest) { r.Phase = "p"; r.Labels = []string{"x"} })
 	e.clk.Advance(time.Minute)
 	e.create("B", func(r *CreateRequest) { r.Priority = 2 })
-	e.create("C")
+	e.create("C", func(r *CreateRequest) { r.Phase = "q" })
 	e.create("D")
 	e.claim("B", "w1", time.Minute)
 	e.claim("C", "w2", time.Hour)
@@ -491,6 +491,10 @@ func TestListAndStats(t *testing.T) {
 		{Filter{Status: []Status{StatusClaimed}}, SortID, "B C"},
 		{Filter{Owner: "w2"}, "", "C"},
 		{Filter{Phase: "p"}, "", "A"},
+		{Filter{Phases: []string{"q", "p"}}, SortID, "A C"},
+		{Filter{Phase: "p", Phases: []string{"q"}}, SortID, "A C"},
+		{Filter{Phases: []string{"q"}}, "", "C"},
+		{Filter{Phases: []string{"none"}}, "", ""},
 		{Filter{Label: "x"}, "", "A"},
 		{Filter{Ready: true}, "", "B A"},
 		{Filter{Limit: 2}, SortID, "A B"},

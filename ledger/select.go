@@ -9,11 +9,12 @@ import (
 // Filter narrows List, Ready and Claim. Zero fields match everything.
 type Filter struct {
 	Status []Status // any of these
-	Phase  string
-	Label  string // cards carrying this label
-	Owner  string // current claim owner
-	Ready  bool   // claimable now
-	Limit  int    // at most this many; 0 = all
+	Phase  string   // this phase; with Phases, this one or any of those
+	Phases []string // any of these phases
+	Label  string   // cards carrying this label
+	Owner  string   // current claim owner
+	Ready  bool     // claimable now
+	Limit  int      // at most this many; 0 = all
 }
 
 // Sort orders for List.
@@ -66,7 +67,7 @@ func (f *Filter) match(s *State, c *Card, now time.Time) bool {
 	if len(f.Status) > 0 && !slices.Contains(f.Status, c.Status) {
 		return false
 	}
-	if f.Phase != "" && c.Phase != f.Phase {
+	if !f.phaseMatch(c.Phase) {
 		return false
 	}
 	if f.Label != "" && !slices.Contains(c.Labels, f.Label) {
@@ -81,7 +82,19 @@ func (f *Filter) match(s *State, c *Card, now time.Time) bool {
 	return true
 }
 
-// claimOrder is priority desc, then created_at asc, then id asc.
+// phaseMatch reports whether a card in phase p passes f's phase test.
+func (f *Filter) phaseMatch(p string) bool {
+	if f.Phase == "" && len(f.Phases) == 0 {
+		return true
+	}
+	return (f.Phase != "" && p == f.Phase) || slices.Contains(f.Phases, p)
+}
+
+// ClaimOrder compares two cards in claim order, the order claim takes
+// them in: priority desc, then created_at asc, then id asc. It returns a
+// negative number when a comes first, as cmp.Compare does.
+func ClaimOrder(a, b *Card) int { return claimOrder(a, b) }
+
 func claimOrder(a, b *Card) int {
 	if a.Priority != b.Priority {
 		return cmp.Compare(b.Priority, a.Priority)
