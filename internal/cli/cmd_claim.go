@@ -76,16 +76,15 @@ func (c *ClaimCmd) Run(a *App) error {
 	}
 	req := ledger.ClaimRequest{Mutation: a.Mutation(c.RequestID), Owner: a.Owner(c.Owner),
 		TTL: c.TTL, ID: id, Phase: c.Phase, Label: c.Label}
+	if c.Wait > 0 && remoteFor(b, c.Remote) != "" {
+		return usagef("--wait does not combine with a remote claim")
+	}
+	g, remote, err := a.throughRemote(b, "claim", c.Remote)
+	if err != nil {
+		return err
+	}
 	var card *ledger.Card
-	if remote := remoteFor(b, c.Remote); remote != "" {
-		if c.Wait > 0 {
-			return usagef("--wait does not combine with a remote claim")
-		}
-		g, gerr := a.needGit(remoteWhat("claim", remote))
-		if gerr != nil {
-			return gerr
-		}
-		a.synced = true
+	if g != nil {
 		card, err = g.Claim(a, b, req, remote)
 	} else if c.Wait > 0 {
 		card, err = claimWaiting(a, b, req, c.Wait)

@@ -37,20 +37,10 @@ func (c *CompleteCmd) Run(a *App) error {
 		return err
 	}
 	req := ledger.LeaseRequest{Mutation: a.Mutation(c.RequestID), ID: id, Owner: owner, Epoch: c.Epoch, Reason: c.Note}
-	var card ledger.Card
-	if remote := remoteFor(b, c.Remote); remote != "" {
-		g, gerr := a.needGit(remoteWhat("complete", remote))
-		if gerr != nil {
-			return gerr
-		}
-		a.synced = true
-		card, err = g.Lease(a, b, remote, c.RequestID, func(rid string) (ledger.Card, error) {
-			req.RequestID = rid
-			return b.Complete(a.ctx, req)
-		})
-	} else {
-		card, err = b.Complete(a.ctx, req)
-	}
+	card, err := a.ownerWrite(b, "complete", c.Remote, c.RequestID, func(rid string) (ledger.Card, error) {
+		req.RequestID = rid
+		return b.Complete(a.ctx, req)
+	})
 	if err != nil {
 		return err
 	}

@@ -57,20 +57,10 @@ func (c *HeartbeatCmd) Run(a *App) error {
 	}
 	req := ledger.HeartbeatRequest{Mutation: a.Mutation(c.RequestID), ID: id,
 		Owner: a.Owner(c.Owner), Epoch: c.Epoch, TTL: ttl, Progress: c.Progress, Checkpoint: cp}
-	var card ledger.Card
-	if remote := remoteFor(b, c.Remote); remote != "" {
-		g, gerr := a.needGit(remoteWhat("heartbeat", remote))
-		if gerr != nil {
-			return gerr
-		}
-		a.synced = true
-		card, err = g.Lease(a, b, remote, c.RequestID, func(rid string) (ledger.Card, error) {
-			req.RequestID = rid
-			return b.Heartbeat(a.ctx, req)
-		})
-	} else {
-		card, err = b.Heartbeat(a.ctx, req)
-	}
+	card, err := a.ownerWrite(b, "heartbeat", c.Remote, c.RequestID, func(rid string) (ledger.Card, error) {
+		req.RequestID = rid
+		return b.Heartbeat(a.ctx, req)
+	})
 	if err != nil {
 		return a.noOwnerGiven(b, c.Owner, id, err)
 	}

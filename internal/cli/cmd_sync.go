@@ -112,12 +112,6 @@ func firstOf(vals ...string) string {
 	return ""
 }
 
-// remoteFor is the remote a claim, heartbeat or complete goes through: the
-// flag, else claims.remote in config.json, else none.
-func remoteFor(b *ledger.Backlog, flag string) string {
-	return firstOf(flag, b.Config().Claims.Remote)
-}
-
 // autoSync runs sync.auto after a successful mutation: "commit" commits
 // the backlog, "push" also exchanges it with sync.remote (origin), as bl
 // sync and bl sync --push do; the lean bl runs bl-git sync for it. The
