@@ -87,7 +87,7 @@ func (c *ClaimCmd) Run(a *App) error {
 	if g != nil {
 		card, err = g.Claim(a, b, req, remote)
 	} else if c.Wait > 0 {
-		card, err = claimWaiting(a, b, req, c.Wait)
+		card, err = watch.Claim(a.ctx, b, req, c.Wait)
 		if err != nil && a.interrupted(err) {
 			// Stopped by SIGINT or SIGTERM while waiting, before any
 			// claim was made: end as a wait that ran out does.
@@ -113,10 +113,4 @@ func (c *ClaimCmd) gitWork(a *App) string { return a.remoteWork("claim", c.Remot
 // is SIGINT or SIGTERM.
 func (a *App) interrupted(err error) bool {
 	return errors.Is(err, context.Canceled) && a.ctx.Err() != nil
-}
-
-// claimWaiting claims, waiting up to wait for a claimable card (see
-// watch.Claim).
-func claimWaiting(a *App, b *ledger.Backlog, req ledger.ClaimRequest, wait time.Duration) (*ledger.Card, error) {
-	return watch.Claim(a.ctx, b, req, wait)
 }
