@@ -33,7 +33,8 @@ it changed to [old, new] ({"title":["old","new"]}); the text form adds an
 indented line per field, old → new. The ledger stores only the new
 values, so log folds history from its start once to find the old ones.
 
---json prints an array, or with --follow one event per line.
+--json prints an array, or with --follow one event per line. --limit N
+--follow prints the newest N, then follows; with --from, it stops after N.
 
 Examples:
 
@@ -86,37 +87,17 @@ func (c *LogCmd) Run(a *App) error {
 		return nil
 	}
 	// Updates show the values they replaced, found by folding history
-	// from its start once.
-	newest := 0
-	if c.Limit > 0 && c.From == "" {
-		newest = c.Limit
-	}
-	cur, ch, err := b.HistoryChanges(f, newest, print)
-	if err != nil {
+	// from its start once (see watch.Log).
+	if err := watch.Log(a.ctx, b, f, c.Follow, print); err != nil {
 		return err
 	}
-	if !c.Follow {
-		if a.JSON {
-			if list == nil {
-				list = []eventOut{}
-			}
-			return writeJSON(a.Stdout, list)
+	if a.JSON && !c.Follow {
+		if list == nil {
+			list = []eventOut{}
 		}
-		return nil
+		return writeJSON(a.Stdout, list)
 	}
-	if c.Limit > 0 {
-		return nil
-	}
-	// Follow on from the fold the walk built, one event at a time.
-	return watch.Follow(a.ctx, b.Dir(), cur, func(e *ledger.Event) error {
-		changes, _ := ch.Step(e)
-		if f.Card != "" || len(f.Ops) > 0 {
-			if !(ledger.HistoryFilter{Card: f.Card, Ops: f.Ops}).Matches(e) {
-				return nil
-			}
-		}
-		return print(e, nil, changes)
-	})
+	return nil
 }
 
 // withChanges is an event as log and watch print it, with the fields an
