@@ -3,6 +3,7 @@ package gitsync
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -92,5 +93,53 @@ func TestHeartbeatFencedAfterRejectedPush(t *testing.T) {
 	}
 	if got := cards(t, a); got != "C1 claimed bob#2 v4\n" {
 		t.Fatalf("state:\n%s", got)
+	}
+}
+
+// A remote claim that fails on its last round is not withdrawn by a local
+// release: a voided claim has the same epoch as the claim that beat it, so
+// when both clones use the same owner name (agent-1 on every box), a
+// release fenced only by (owner, epoch) would, once synced, release the
+// lease the other clone was acknowledged for.
+func TestFailedRemoteClaimLeavesTheWinnersLease(t *testing.T) {
+	w := newWorld(t)
+	da, db := w.clone("a"), w.clone("b")
+	a, b := open(t, da), open(t, db)
+	create(t, a, "seed", "C1")
+	sa := syncer(t, a, Options{Remote: "origin", Actor: "box-a"})
+	sb := syncer(t, b, Options{Remote: "origin", Actor: "box-b", Tries: 1})
+	if _, err := sa.Push(bg, Hooks{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sb.Pull(bg); err != nil {
+		t.Fatal(err)
+	}
+	var won *ledger.Card
+	sb.beforePush = func(round int) {
+		// Box A claims C1 and its push lands first.
+		c, _, err := sa.Claim(bg, ledger.ClaimRequest{Mutation: ledger.Mutation{Actor: "box-a"}, Owner: "agent-1", TTL: time.Hour})
+		if err != nil || c == nil {
+			t.Errorf("box A: %v %v", c, err)
+		}
+		won = c
+	}
+	// Box B's only round is rejected: its claim is withdrawn locally.
+	if c, _, err := sb.Claim(bg, ledger.ClaimRequest{Mutation: ledger.Mutation{Actor: "box-b"}, Owner: "agent-1", TTL: time.Hour}); err == nil {
+		t.Fatalf("box B's claim should have failed, got %+v", c)
+	}
+	if won == nil || won.ID != "C1" || won.ClaimEpoch != 1 {
+		t.Fatalf("box A was told %+v", won)
+	}
+	// Box B's next ordinary sync carries the withdrawal to the remote.
+	sb.beforePush = nil
+	if _, err := sb.Push(bg, Hooks{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sa.Pull(bg); err != nil {
+		t.Fatal(err)
+	}
+	got := cards(t, a)
+	if want := "C1 claimed agent-1#1 v2\n"; !strings.HasPrefix(got, "C1 claimed agent-1#1 ") {
+		t.Fatalf("box A was acknowledged C1 at epoch 1, but the remote now folds to:\n%s(want %s)", got, want)
 	}
 }

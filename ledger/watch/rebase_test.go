@@ -8,12 +8,11 @@ import (
 	"github.com/bl-backlog/bl/ledger"
 )
 
-// TestReviewFollowAcrossRebaseRedelivers shows that Follow delivers an event
-// twice across ApplyUpstream (bl sync): Rebase re-stamps a local event that
-// sorts before upstream's newest event with a later at but the same id, so
-// the re-stamped copy is "after" the follower's cursor and is delivered
-// again, although the follower already passed it on.
-func TestReviewFollowAcrossRebaseRedelivers(t *testing.T) {
+// TestFollowAcrossRebaseDeliversOnce: ApplyUpstream (bl sync) re-stamps a
+// local event that sorts before upstream's newest event with a later at
+// but the same id; the re-stamped copy is "after" the follower's cursor,
+// and Follow must still not deliver it again.
+func TestFollowAcrossRebaseDeliversOnce(t *testing.T) {
 	dir, b := setup(t)
 	create(t, b, "L") // local event, older than anything upstream
 	time.Sleep(2 * time.Millisecond)
@@ -52,11 +51,11 @@ func TestReviewFollowAcrossRebaseRedelivers(t *testing.T) {
 	}
 }
 
-// TestReviewFollowAcrossRebaseSkips shows the other half: an upstream event
+// TestFollowAcrossRebaseDeliversOlderUpstreamEvents: an upstream event
 // older than the follower's cursor (another machine wrote it before this
-// clone's last event) lands before the cursor in (at, id) order, so Follow
-// never delivers it, though it is new to this backlog.
-func TestReviewFollowAcrossRebaseSkips(t *testing.T) {
+// clone's last event) lands before the cursor in (at, id) order; it is new
+// to this backlog, and Follow delivers it.
+func TestFollowAcrossRebaseDeliversOlderUpstreamEvents(t *testing.T) {
 	upDir, up := setup(t)
 	create(t, up, "U") // upstream event, older than the local one
 	time.Sleep(2 * time.Millisecond)
