@@ -1,0 +1,206 @@
+package gitsync
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/object"
+
+	"github.com/bl-backlog/bl/ledger"
+)
+
+// commit commits the backlog tree t to the branch. With a remote commit
+// it becomes a second parent (or the only one, when the branch has nothing
+// the remote lacks). Outside the backlog the commit keeps the branch's
+// files; when the remote changed files there too, only git can merge them
+// and commit fails with ErrDiverged, leaving the branch as it was.
+//
+// read supplies the backlog tree; it is read again whenever another commit
+// moved the branch meanwhile, so a commit never carries a backlog older
+// than its parent's.
+func (s *Syncer) commit(read func() (ledger.Tree, error), remote plumbing.Hash) (head plumbing.Hash, committed bool, msg string, err error) {
+	for range 20 {
+		// The branch as it was before the read: the commit's parent, and
+		// the old value the ref update checks.
+		local, err := s.g.refHash(s.branch)
+		if err != nil {
+			return head, false, "", err
+		}
+		t, err := read()
+		if err != nil {
+			return head, false, "", err
+		}
+		head, committed, msg, err = s.commitOnce(t, remote, local)
+		if !errors.Is(err, errRefMoved) {
+			return head, committed, msg, err
+		}
+	}
+	return head, committed, msg, fmt.Errorf("%w: %s keeps moving", ErrGitLocked, s.branch)
+}
+
+func (s *Syncer) commitOnce(t ledger.Tree, remote, local plumbing.Hash) (plumbing.Hash, bool, string, error) {
+	g := s.g
+	checkedOut := false
+	if cur, err := g.currentBranch(); err == nil && cur == s.branch {
+		checkedOut = true
+	}
+	parents, base, err := s.parents(local, remote, checkedOut)
+	if err != nil {
+		return local, false, "", err
+	}
+	baseRoot, err := g.rootTree(base)
+	if err != nil {
+		return local, false, "", err
+	}
+	baseSub, err := g.subtree(baseRoot)
+	if err != nil {
+		return local, false, "", err
+	}
+	sub, blobs, err := g.backlogTree(baseSub, t)
+	if err != nil {
+		return local, false, "", err
+	}
+	root, err := g.splice(baseRoot, sub, true)
+	if err != nil {
+		return local, false, "", err
+	}
+	if len(parents) == 1 {
+		if pt, err := g.rootTree(parents[0]); err == nil && pt != nil && pt.Hash == root {
+			// Nothing new: at most a fast-forward to the remote.
+			if parents[0] != local {
+				if err := g.updateRef(s.branch, local, parents[0]); err != nil {
+					return local, false, "", err
+				}
+				if checkedOut {
+					_ = g.updateIndex(t, blobs)
+				}
+			}
+			return parents[0], false, "", nil
+		}
+	}
+	var first plumbing.Hash
+	if len(parents) > 0 {
+		first = parents[0]
+	}
+	prev, err := g.readBacklog(first)
+	if err != nil {
+		return local, false, "", err
+	}
+	msg := s.message(prev, t, len(parents) > 1)
+	sig := s.signature()
+	c := &object.Commit{Author: sig, Committer: sig, Message: msg, TreeHash: root, ParentHashes: parents}
+	o := g.repo.Storer.NewEncodedObject()
+	if err := c.Encode(o); err != nil {
+		return local, false, "", err
+	}
+	h, err := g.store(o)
+	if err != nil {
+		return local, false, "", err
+	}
+	if err := g.updateRef(s.branch, local, h); err != nil {
+		return local, false, "", err
+	}
+	if checkedOut {
+		// The commit stands; a busy index only leaves git status showing
+		// the backlog as modified until the next sync.
+		_ = g.updateIndex(t, blobs)
+	}
+	return h, true, msg, nil
+}
+
+// parents picks the new commit's parents and the commit whose files
+// outside the backlog it keeps.
+func (s *Syncer) parents(local, remote plumbing.Hash, checkedOut bool) (parents []plumbing.Hash, base plumbing.Hash, err error) {
+	g := s.g
+	switch {
+	case remote.IsZero() || remote == local:
+		if local.IsZero() {
+			return nil, local, nil
+		}
+		return []plumbing.Hash{local}, local, nil
+	case local.IsZero():
+		if checkedOut {
+			if err := s.sameOutside(local, remote); err != nil {
+				return nil, local, err
+			}
+		}
+		return []plumbing.Hash{remote}, remote, nil
+	}
+	lc, err := g.commit(local)
+	if err != nil {
+		return nil, local, err
+	}
+	rc, err := g.commit(remote)
+	if err != nil {
+		return nil, local, err
+	}
+	if ok, err := rc.IsAncestor(lc); err != nil {
+		return nil, local, err
+	} else if ok {
+		return []plumbing.Hash{local}, local, nil
+	}
+	if ok, err := lc.IsAncestor(rc); err != nil {
+		return nil, local, err
+	} else if ok {
+		if checkedOut {
+			if err := s.sameOutside(local, remote); err != nil {
+				return nil, local, err
+			}
+		}
+		return []plumbing.Hash{remote}, remote, nil
+	}
+	// Diverged: a merge. Outside the backlog one side must be unchanged.
+	parents = []plumbing.Hash{local, remote}
+	lt, _ := lc.Tree()
+	rt, _ := rc.Tree()
+	if same, err := g.sameOutside(lt, rt); err != nil || same {
+		return parents, local, err
+	}
+	bases, err := lc.MergeBase(rc)
+	if err != nil {
+		return nil, local, err
+	}
+	if len(bases) == 1 {
+		bt, err := bases[0].Tree()
+		if err != nil {
+			return nil, local, err
+		}
+		if same, err := g.sameOutside(bt, rt); err != nil || same {
+			return parents, local, err // only we changed files outside the backlog
+		}
+		if same, err := g.sameOutside(bt, lt); err != nil {
+			return nil, local, err
+		} else if same && !checkedOut {
+			return parents, remote, nil // only they did, and no worktree shows ours
+		}
+	}
+	return nil, local, s.divergedError()
+}
+
+// sameOutside fails with ErrDiverged unless the two commits hold the same
+// files outside the backlog: moving a checked-out branch to the remote's
+// files would leave the worktree behind.
+func (s *Syncer) sameOutside(local, remote plumbing.Hash) error {
+	lt, err := s.g.rootTree(local)
+	if err != nil {
+		return err
+	}
+	rt, err := s.g.rootTree(remote)
+	if err != nil {
+		return err
+	}
+	same, err := s.g.sameOutside(lt, rt)
+	if err != nil {
+		return err
+	}
+	if !same {
+		return s.divergedError()
+	}
+	return nil
+}
+
+func (s *Syncer) divergedError() error {
+	return fmt.Errorf("%w: %s has commits that change files outside %s; bring them in with git first (git pull %s %s; bl's merge driver merges the backlog), then sync again, or exchange the backlog on a branch of its own (--branch)",
+		ErrDiverged, s.remoteLabel(), s.g.prefix, s.o.Remote, s.branch.Short())
+}
