@@ -23,24 +23,8 @@ Examples:
 }
 
 func (c *BlockCmd) Run(a *App) error {
-	id, err := c.id("block")
-	if err != nil {
-		return err
-	}
-	owner := a.fencedOwner(c.Owner, c.Epoch)
-	b, err := a.Open()
-	if err != nil {
-		return err
-	}
-	req := ledger.LeaseRequest{Mutation: a.Mutation(c.RequestID), ID: id, Owner: owner, Epoch: c.Epoch, Reason: c.Reason}
-	card, err := a.ownerWrite(b, "block", c.Remote, c.RequestID, func(rid string) (ledger.Card, error) {
-		req.RequestID = rid
-		return b.Block(a.ctx, req)
-	})
-	if err != nil {
-		return err
-	}
-	return a.emitCard(card, "blocked")
+	return a.runLease(leaseWrite{cmd: "block", verb: "blocked", card: c.cardID, owner: c.Owner, epoch: c.Epoch,
+		reason: c.Reason, requestID: c.RequestID, remote: c.Remote, op: (*ledger.Backlog).Block})
 }
 
 func (c *BlockCmd) gitWork(a *App) string { return a.remoteWork("block", c.Remote) }

@@ -24,27 +24,9 @@ Examples:
 }
 
 func (c *CompleteCmd) Run(a *App) error {
-	id, err := c.id("complete")
-	if err != nil {
-		return err
-	}
-	owner := a.fencedOwner(c.Owner, c.Epoch)
-	b, err := a.Open()
-	if err != nil {
-		return err
-	}
-	if err := a.preComplete(b, id, owner, c.Epoch, c.Note); err != nil {
-		return err
-	}
-	req := ledger.LeaseRequest{Mutation: a.Mutation(c.RequestID), ID: id, Owner: owner, Epoch: c.Epoch, Reason: c.Note}
-	card, err := a.ownerWrite(b, "complete", c.Remote, c.RequestID, func(rid string) (ledger.Card, error) {
-		req.RequestID = rid
-		return b.Complete(a.ctx, req)
-	})
-	if err != nil {
-		return err
-	}
-	return a.emitCard(card, "completed")
+	return a.runLease(leaseWrite{cmd: "complete", verb: "completed", card: c.cardID, owner: c.Owner, epoch: c.Epoch,
+		reason: c.Note, requestID: c.RequestID, remote: c.Remote, op: (*ledger.Backlog).Complete,
+		before: func(b *ledger.Backlog, id, owner string) error { return a.preComplete(b, id, owner, c.Epoch, c.Note) }})
 }
 
 func (c *CompleteCmd) gitWork(a *App) string { return a.remoteWork("complete", c.Remote) }

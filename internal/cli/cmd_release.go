@@ -24,23 +24,8 @@ Examples:
 }
 
 func (c *ReleaseCmd) Run(a *App) error {
-	id, err := c.id("release")
-	if err != nil {
-		return err
-	}
-	b, err := a.Open()
-	if err != nil {
-		return err
-	}
-	req := ledger.LeaseRequest{Mutation: a.Mutation(c.RequestID), ID: id, Owner: a.Owner(c.Owner), Epoch: c.Epoch, Reason: c.Reason}
-	card, err := a.ownerWrite(b, "release", c.Remote, c.RequestID, func(rid string) (ledger.Card, error) {
-		req.RequestID = rid
-		return b.Release(a.ctx, req)
-	})
-	if err != nil {
-		return a.noOwnerGiven(b, c.Owner, id, err)
-	}
-	return a.emitCard(card, "released")
+	return a.runLease(leaseWrite{cmd: "release", verb: "released", card: c.cardID, owner: c.Owner, epoch: c.Epoch,
+		reason: c.Reason, requestID: c.RequestID, remote: c.Remote, ownerIsActor: true, op: (*ledger.Backlog).Release})
 }
 
 func (c *ReleaseCmd) gitWork(a *App) string { return a.remoteWork("release", c.Remote) }
