@@ -178,25 +178,13 @@ func addMergeDrivers(path string) (bool, error) {
 
 // writeLocked replaces path using git's lock file, as git does.
 func writeLocked(path string, data []byte) error {
-	f, err := lockFile(path, lockTimeout)
-	if err != nil {
-		return err
-	}
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		os.Remove(f.Name())
-		return err
-	}
-	if err := f.Close(); err != nil {
-		os.Remove(f.Name())
-		return err
-	}
-	if fi, err := os.Stat(path); err == nil {
-		_ = os.Chmod(f.Name(), fi.Mode().Perm())
-	}
-	if err := os.Rename(f.Name(), path); err != nil {
-		os.Remove(f.Name())
-		return err
-	}
-	return nil
+	return withLockFile(path, lockTimeout, func(f *os.File) error {
+		if _, err := f.Write(data); err != nil {
+			return err
+		}
+		if fi, err := os.Stat(path); err == nil {
+			_ = os.Chmod(f.Name(), fi.Mode().Perm())
+		}
+		return nil
+	})
 }

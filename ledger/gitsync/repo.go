@@ -175,6 +175,30 @@ func lockFile(path string, timeout time.Duration) (*os.File, error) {
 	}
 }
 
+// withLockFile replaces path with git's lock-file protocol: it takes
+// <path>.lock (waiting up to timeout), lets write fill it, and renames it
+// over path. When anything fails the lock file is removed and path is left
+// as it was.
+func withLockFile(path string, timeout time.Duration, write func(f *os.File) error) (err error) {
+	f, err := lockFile(path, timeout)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err != nil {
+			f.Close()
+			os.Remove(f.Name())
+		}
+	}()
+	if err := write(f); err != nil {
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	return os.Rename(f.Name(), path)
+}
+
 // errRefMoved says a ref no longer held the value a compare-and-swap
 // expected.
 var errRefMoved = errors.New("ref moved")
@@ -185,32 +209,17 @@ var errRefMoved = errors.New("ref moved")
 // does not exist).
 func (g *Repo) updateRef(name plumbing.ReferenceName, old, new plumbing.Hash) error {
 	p := filepath.Join(g.commonDir, filepath.FromSlash(name.String()))
-	f, err := lockFile(p, lockTimeout)
-	if err != nil {
-		return err
-	}
-	done := false
-	defer func() {
-		if !done {
-			f.Close()
-			os.Remove(f.Name())
+	return withLockFile(p, lockTimeout, func(f *os.File) error {
+		cur, err := g.refHash(name)
+		if err != nil {
+			return err
 		}
-	}()
-	cur, err := g.refHash(name)
-	if err != nil {
+		if cur != old {
+			return errRefMoved
+		}
+		_, err = f.WriteString(new.String() + "\n")
 		return err
-	}
-	if cur != old {
-		return errRefMoved
-	}
-	if _, err := f.WriteString(new.String() + "\n"); err != nil {
-		return err
-	}
-	if err := commitLockFile(f, p); err != nil {
-		return err
-	}
-	done = true
-	return nil
+	})
 }
 
 // setRef points ref name at h whatever it held (remote-tracking refs).
@@ -503,83 +512,58 @@ func (g *Repo) sameOutside(a, b *object.Tree) (bool, error) {
 // git compares contents, never trusting a file that changed meanwhile.
 func (g *Repo) updateIndex(t ledger.Tree, blobs map[string]plumbing.Hash) error {
 	p := filepath.Join(g.gitDir, "index")
-	f, err := lockFile(p, 2*time.Second)
-	if err != nil {
-		return err
-	}
-	done := false
-	defer func() {
-		if !done {
-			f.Close()
-			os.Remove(f.Name())
+	return withLockFile(p, 2*time.Second, func(f *os.File) error {
+		idx := &index.Index{Version: 2}
+		if in, err := os.Open(p); err == nil {
+			err = index.NewDecoder(bufio.NewReader(in)).Decode(idx)
+			in.Close()
+			if err != nil {
+				return fmt.Errorf("read %s: %w", p, err)
+			}
+		} else if !errors.Is(err, os.ErrNotExist) {
+			return err
 		}
-	}()
-	idx := &index.Index{Version: 2}
-	if in, err := os.Open(p); err == nil {
-		err = index.NewDecoder(bufio.NewReader(in)).Decode(idx)
-		in.Close()
-		if err != nil {
-			return fmt.Errorf("read %s: %w", p, err)
+		full := func(name string) string {
+			if g.prefix == "" {
+				return name
+			}
+			return g.prefix + "/" + name
 		}
-	} else if !errors.Is(err, os.ErrNotExist) {
-		return err
-	}
-	full := func(name string) string {
-		if g.prefix == "" {
-			return name
+		ours := map[string]bool{}
+		for name := range t {
+			ours[full(name)] = true
 		}
-		return g.prefix + "/" + name
-	}
-	ours := map[string]bool{}
-	for name := range t {
-		ours[full(name)] = true
-	}
-	kept := idx.Entries[:0]
-	for _, e := range idx.Entries {
-		rel, inside := strings.CutPrefix(e.Name, g.prefix+"/")
-		if g.prefix == "" {
-			rel, inside = e.Name, true
+		kept := idx.Entries[:0]
+		for _, e := range idx.Entries {
+			rel, inside := strings.CutPrefix(e.Name, g.prefix+"/")
+			if g.prefix == "" {
+				rel, inside = e.Name, true
+			}
+			if ours[e.Name] || (inside && ledger.Tracked(rel)) {
+				continue
+			}
+			kept = append(kept, e)
 		}
-		if ours[e.Name] || (inside && ledger.Tracked(rel)) {
-			continue
+		idx.Entries = kept
+		for name, data := range t {
+			idx.Entries = append(idx.Entries, &index.Entry{Name: full(name), Hash: blobs[name], Mode: filemode.Regular, Size: uint32(len(data))})
 		}
-		kept = append(kept, e)
-	}
-	idx.Entries = kept
-	for name, data := range t {
-		idx.Entries = append(idx.Entries, &index.Entry{Name: full(name), Hash: blobs[name], Mode: filemode.Regular, Size: uint32(len(data))})
-	}
-	sort.SliceStable(idx.Entries, func(i, j int) bool {
-		a, b := idx.Entries[i], idx.Entries[j]
-		if a.Name != b.Name {
-			return a.Name < b.Name
+		sort.SliceStable(idx.Entries, func(i, j int) bool {
+			a, b := idx.Entries[i], idx.Entries[j]
+			if a.Name != b.Name {
+				return a.Name < b.Name
+			}
+			return a.Stage < b.Stage
+		})
+		idx.Cache = nil // the cached tree no longer matches; git rebuilds it
+		idx.EndOfIndexEntry = nil
+		if idx.Version < 2 {
+			idx.Version = 2
 		}
-		return a.Stage < b.Stage
+		w := bufio.NewWriter(f)
+		if err := index.NewEncoder(w).Encode(idx); err != nil {
+			return err
+		}
+		return w.Flush()
 	})
-	idx.Cache = nil // the cached tree no longer matches; git rebuilds it
-	idx.EndOfIndexEntry = nil
-	if idx.Version < 2 {
-		idx.Version = 2
-	}
-	w := bufio.NewWriter(f)
-	if err := index.NewEncoder(w).Encode(idx); err != nil {
-		return err
-	}
-	if err := w.Flush(); err != nil {
-		return err
-	}
-	if err := commitLockFile(f, p); err != nil {
-		return err
-	}
-	done = true
-	return nil
-}
-
-// commitLockFile finishes git's lock-file protocol: the written <p>.lock
-// is closed and renamed over p.
-func commitLockFile(f *os.File, p string) error {
-	if err := f.Close(); err != nil {
-		return err
-	}
-	return os.Rename(f.Name(), p)
 }
