@@ -12,6 +12,9 @@
 // when they arrive. A cursor names an event, so a follower restarted from
 // the newest cursor it printed will not see such late arrivals: after a
 // sync, restart from an older cursor (repeats are skipped by id).
+//
+// On top of Follow: Log is bl log (the history, then with follow the new
+// events, through one filter), and Claim is bl claim --wait.
 package watch
 
 import (
