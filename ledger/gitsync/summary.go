@@ -20,11 +20,13 @@ func (s *Syncer) message(prev, next ledger.Tree, merge bool) string {
 	return "bl: " + summary + "\n"
 }
 
+// verbs name each op in a commit summary; every op in ledger.Ops has one.
 var verbs = map[ledger.Op]string{
 	ledger.OpCreate: "created", ledger.OpUpdate: "updated", ledger.OpClaim: "claimed",
 	ledger.OpHeartbeat: "heartbeats", ledger.OpRelease: "released", ledger.OpReclaim: "reclaimed",
 	ledger.OpComplete: "completed", ledger.OpBlock: "blocked", ledger.OpUnblock: "unblocked",
 	ledger.OpReopen: "reopened", ledger.OpLink: "linked", ledger.OpUnlink: "unlinked",
+	ledger.OpNote: "noted", ledger.OpFail: "failed",
 }
 
 // Summarize names, by kind, the cards of the events next holds that prev

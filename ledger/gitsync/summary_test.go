@@ -1,0 +1,36 @@
+package gitsync
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/bl-backlog/bl/ledger"
+)
+
+// TestSummarizeNamesEveryOp: every event kind has its verb in a commit
+// summary, so a new kind never shows as a bare card list.
+func TestSummarizeNamesEveryOp(t *testing.T) {
+	for _, op := range ledger.Ops {
+		if verbs[op] == "" {
+			t.Errorf("op %s has no verb in commit summaries", op)
+		}
+	}
+	at := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
+	var ledgerBytes []byte
+	for i, e := range []*ledger.Event{
+		{Op: ledger.OpFail, Card: "A1", Owner: "w1", Epoch: 1, Reason: "tests fail"},
+		{Op: ledger.OpNote, Card: "A2", Text: "see the logs"},
+	} {
+		e.V, e.ID, e.At, e.Actor = 1, fmt.Sprintf("%016x", i+1), at.Add(time.Duration(i)), "x"
+		line, err := ledger.EncodeLine(e)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ledgerBytes = append(ledgerBytes, line...)
+	}
+	got := Summarize(ledger.Tree{}, ledger.Tree{ledger.LedgerFile: ledgerBytes})
+	if want := "noted A2; failed A1"; got != want {
+		t.Fatalf("Summarize = %q, want %q", got, want)
+	}
+}
