@@ -4,11 +4,12 @@ import "github.com/bl-backlog/bl/ledger"
 
 // FailCmd gives a claimed card back as failed.
 type FailCmd struct {
-	ID        string `name:"id" required:"" help:"Card id."`
+	cardID    `embed:""`
 	Owner     string `help:"Lease owner (default: the actor)."`
 	Epoch     int64  `help:"The epoch claim printed; a stale epoch is refused."`
 	Reason    string `help:"What went wrong, for the next attempt (at most 4 KiB)."`
 	RequestID string `name:"request-id" placeholder:"ID" help:"Makes the call safe to retry."`
+	Remote    string `placeholder:"NAME" help:"Go through this git remote (default: claims.remote in config.json): acknowledged once pushed."`
 }
 
 func (FailCmd) Help() string {
@@ -18,7 +19,8 @@ otherwise it returns to ready but is not claimable before a retry backoff
 (defer_until): 30s after the first failed attempt, doubling each time, at
 most 1h. config.json sets it: "retry_backoff": {"initial": "30s", "max": "1h"};
 "initial": "0s" turns it off. A lease that expires counts the same way when
-it is reclaimed. Fenced like heartbeat.
+it is reclaimed. Fenced like heartbeat; with --remote (or claims.remote in
+config.json) it goes through that git remote, as claim does.
 
 Examples:
 
@@ -26,13 +28,8 @@ Examples:
 }
 
 func (c *FailCmd) Run(a *App) error {
-	b, err := a.Open()
-	if err != nil {
-		return err
-	}
-	card, err := b.Fail(a.ctx, ledger.LeaseRequest{Mutation: a.Mutation(c.RequestID), ID: c.ID, Owner: a.Owner(c.Owner), Epoch: c.Epoch, Reason: c.Reason})
-	if err != nil {
-		return err
-	}
-	return a.emitCard(card, "failed")
+	return a.runLease(leaseWrite{cmd: "fail", verb: "failed", card: c.cardID, owner: c.Owner, epoch: c.Epoch,
+		reason: c.Reason, requestID: c.RequestID, remote: c.Remote, ownerIsActor: true, op: (*ledger.Backlog).Fail})
 }
+
+func (c *FailCmd) gitWork(a *App) string { return a.remoteWork("fail", c.Remote) }
