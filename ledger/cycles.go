@@ -1,0 +1,49 @@
+package ledger
+
+// depCycle returns the cycle from -> to -> ... -> from that an edge from
+// "from" to "to" would close, or nil.
+func (s *State) depCycle(from, to string) []string {
+	path := s.depPath(to, from, map[string]bool{})
+	if path == nil {
+		return nil
+	}
+	return append([]string{from}, path...)
+}
+
+// depPath finds a dependency path from a to b by depth-first search.
+func (s *State) depPath(a, b string, seen map[string]bool) []string {
+	if a == b {
+		return []string{b}
+	}
+	if seen[a] {
+		return nil
+	}
+	seen[a] = true
+	c := s.card(a)
+	if c == nil {
+		return nil
+	}
+	for _, d := range c.DependsOn {
+		if p := s.depPath(d, b, seen); p != nil {
+			return append([]string{a}, p...)
+		}
+	}
+	return nil
+}
+
+// parentCycle returns the cycle that making p the parent of id would close.
+func (s *State) parentCycle(id, p string) []string {
+	chain := []string{id, p}
+	for cur, n := p, 0; n <= s.Len(); n++ {
+		c := s.card(cur)
+		if c == nil || c.Parent == "" {
+			return nil
+		}
+		cur = c.Parent
+		chain = append(chain, cur)
+		if cur == id {
+			return chain
+		}
+	}
+	return nil
+}
