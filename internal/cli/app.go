@@ -396,6 +396,7 @@ func (a *App) Open() (*ledger.Backlog, error) {
 	if err != nil {
 		return nil, err
 	}
+	a.warnNoAttributes(dir)
 	a.backlog = b
 	return b, nil
 }
