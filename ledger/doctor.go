@@ -225,7 +225,7 @@ func diagnose(dir string, now time.Time) (*Report, []rawLine, error) {
 		if pos.snap != nil && !pos.snap.before(l.event) {
 			if !stale {
 				rep.Damage = append(rep.Damage, Damage{File: LedgerFile, Line: l.n, Offset: l.offset, Kind: "stale", Repairable: true,
-					Reason: fmt.Sprintf("event %s at %s is not after the snapshot's newest event %s (a git merge?); the next write moves it into an archive segment", l.event.ID, l.event.At.Format(timeLayout), pos.snap.ID)})
+					Reason: fmt.Sprintf("event %s at %s is not after the snapshot's newest event %s (a git merge brought it in)", l.event.ID, l.event.At.Format(timeLayout), pos.snap.ID)})
 			}
 			stale = true
 			continue

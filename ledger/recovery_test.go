@@ -1,13 +1,13 @@
 package ledger
 
 import (
-	"slices"
 	"bytes"
 	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
