@@ -412,7 +412,7 @@ func TestOneIDTwoLines(t *testing.T) {
 }
 
 // historyIDs lists the event ids History delivers, in order.
-func historyIDs(t *testing.T, b *Backlog) []string {
+func historyIDs(t testing.TB, b *Backlog) []string {
 	t.Helper()
 	var ids []string
 	if _, err := b.History(HistoryFilter{}, func(e *Event, _ *Conflict) error {
