@@ -247,8 +247,8 @@ func (t Tree) Equal(u Tree) bool {
 	return true
 }
 
-// MergeFiles is the git merge driver for ledger.jsonl and archive
-// segments: the events of every version given (base, ours, theirs), each
+// MergeFiles is the optional git merge driver for ledger.jsonl and
+// archive segments: the events of every version given (base, ours, theirs), each
 // once, in (at, id) order. It never produces conflict markers. A snapshot
 // that no longer matches the merged files is rebuilt by the next bl that
 // opens the backlog (see normalize).

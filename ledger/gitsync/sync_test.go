@@ -47,7 +47,7 @@ func TestCommitIsQuietWhenNothingChanged(t *testing.T) {
 		t.Fatalf("git status shows changes:\n%s", st)
 	}
 	files := w.git(dir, "ls-files", ".backlog")
-	if files != ".backlog/.gitignore\n.backlog/config.json\n.backlog/ledger.jsonl\n" {
+	if files != ".backlog/.gitattributes\n.backlog/.gitignore\n.backlog/config.json\n.backlog/ledger.jsonl\n" {
 		t.Fatalf("tracked files:\n%s", files)
 	}
 	author := w.git(dir, "log", "-1", "--format=%an <%ae>|%cn|%s")
@@ -88,7 +88,7 @@ func TestCommitKeepsOtherFilesAndWorksFromAWorktree(t *testing.T) {
 	if _, err := syncer(t, b, Options{}).Commit(bg); err != nil {
 		t.Fatal(err)
 	}
-	if files := w.git(dir, "ls-tree", "-r", "--name-only", "HEAD"); files != ".backlog/.gitignore\n.backlog/config.json\n.backlog/ledger.jsonl\nmain.go\n" {
+	if files := w.git(dir, "ls-tree", "-r", "--name-only", "HEAD"); files != ".backlog/.gitattributes\n.backlog/.gitignore\n.backlog/config.json\n.backlog/ledger.jsonl\nmain.go\n" {
 		t.Fatalf("HEAD holds:\n%s", files)
 	}
 	if st := w.git(dir, "status", "--porcelain"); st != "A  wip.go\n" {
