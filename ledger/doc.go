@@ -236,9 +236,9 @@
 // know (its fast decoder declines the line and the JSON decoder skips
 // them).
 //
-// Loading is the snapshot plus the ledger: ledger lines up to the snapshot's
-// (last_at, last_id) are already folded and are skipped; every other line
-// must come after it.
+// Loading is the snapshot plus the ledger, whose lines must all come after
+// the snapshot's (last_at, last_id); a ledger line that does not means the
+// files disagree (see below).
 //
 // Compaction holds the lock and takes three atomic steps, each a temp file
 // in the same directory, fsync, rename, fsync of the directory:
@@ -249,6 +249,11 @@
 //     tail_crc name the ledger prefix it folded (the whole ledger as it
 //     was);
 //  3. ledger.jsonl is replaced by an empty file.
+//
+// A ledger a git union merge left out of order goes into its segment
+// sorted, each event once; a crash before step 2 then leaves a segment
+// that is not byte for byte the ledger, which reads as stale (below)
+// rather than as a leftover, and loses nothing either.
 //
 // A crash or a failure (a full disk) at any step leaves a backlog that
 // reads and writes as before. Before step 2 the old snapshot and the full
@@ -405,7 +410,7 @@
 // # Cursors
 //
 // A cursor names a point in history as "<unix nanoseconds>-<event id>" of
-// the last event seen. Because (at, id) strictly increases across the
-// archives and the ledger, "every event after the cursor" is well defined
-// whichever file the events are in now.
+// the last event seen. Because history is ordered by (at, id), whichever
+// file holds an event and wherever in it, "every event after the cursor"
+// is well defined whichever file the events are in now.
 package ledger

@@ -75,8 +75,9 @@ func Segments(dir string) ([]string, error) {
 }
 
 // ReadEvents calls fn for every event in the file at path after offset
-// that comes after from, in file order, and returns the cursor of the last
-// one it passed to fn (from when none) and the offset just after the last
+// that comes after from, in file order (a file git union-merged may hold
+// them out of order: each is judged against from alone), and returns the
+// cursor of the newest one it passed to fn (from when none) and the offset just after the last
 // event read. A torn tail ends the read quietly (an append may be in
 // progress); damage is a *CorruptError.
 func ReadEvents(path string, offset int64, from Cursor, fn func(*Event) error) (Cursor, int64, error) {
@@ -97,6 +98,7 @@ func ReadEventsFile(f *os.File, path string, offset int64, from Cursor, fn func(
 		return from, offset, err
 	}
 	lr := newLineReader(path, f, offset, 0, bare, 256<<10)
+	start := from
 	for {
 		e, l, torn, err := lr.event()
 		if err == io.EOF {
@@ -109,11 +111,13 @@ func ReadEventsFile(f *os.File, path string, offset int64, from Cursor, fn func(
 			return from, offset, err
 		}
 		offset = l.off + l.size
-		if from.Before(e) {
+		if start.Before(e) {
 			if err := fn(e); err != nil {
 				return from, offset, err
 			}
-			from = CursorOf(e)
+			if from.Before(e) {
+				from = CursorOf(e)
+			}
 		}
 	}
 }
