@@ -54,11 +54,7 @@ func unionSnapshotEnv(t *testing.T, merge func(ours, theirs []byte) []byte) (*en
 	if err := os.WriteFile(filepath.Join(a.dir, SnapshotFile), merge(ta[SnapshotFile], tb[SnapshotFile]), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	all, err := ta.union(append(ta.archives(), tb.archives()...)...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	// Merged union of two trees: a's plus b's segments.
+	// Every event of both: a's segments and b's.
 	merged := Tree{}
 	for n, d := range ta {
 		merged[n] = d
@@ -66,7 +62,8 @@ func unionSnapshotEnv(t *testing.T, merge func(ours, theirs []byte) []byte) (*en
 	for n, d := range tb {
 		merged[n] = d
 	}
-	if all, err = merged.Events(); err != nil {
+	all, err := merged.Events()
+	if err != nil {
 		t.Fatal(err)
 	}
 	return a, all
@@ -80,21 +77,16 @@ func TestUnionOfSnapshots(t *testing.T) {
 	shapes := map[string]func(ours, theirs []byte) []byte{
 		// One conflict hunk over the whole file.
 		"concatenated": func(ours, theirs []byte) []byte { return append(append([]byte(nil), ours...), theirs...) },
-		// Common lines once, then each side's own (git's union of hunks).
-		"interleaved": func(ours, theirs []byte) []byte {
-			var out []byte
+		// Ours, then the lines of theirs that ours lacks: git's union
+		// where the common lines line up.
+		"common lines once": func(ours, theirs []byte) []byte {
+			out := append([]byte(nil), ours...)
 			have := map[string]bool{}
 			for _, l := range splitLines(ours) {
 				have[string(l)] = true
 			}
 			for _, l := range splitLines(theirs) {
-				out = append(out, l...)
 				if !have[string(l)] {
-					continue
-				}
-			}
-			for _, l := range splitLines(ours) {
-				if !bytes.Contains(out, l) {
 					out = append(out, l...)
 				}
 			}
