@@ -331,7 +331,8 @@
 //     different lines with one event id are damage.
 //   - A union of two snapshots has two header lines, or card, receipt or
 //     conflict lines out of order or repeated, or counts that do not match
-//     its header, every line with a good checksum. That is not damage: the
+//     its header, every line with a good checksum (or a git conflict
+//     marker, from a merge made before the union rule). That is not damage: the
 //     snapshot is stale and the backlog is folded in its normal form (see
 //     Snapshot and compaction), in memory, until a writer rewrites it. A
 //     snapshot whose archives hold fewer events than a header counts is

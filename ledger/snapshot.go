@@ -216,8 +216,17 @@ func decodeSnapshot(path string, r io.ReaderAt, ib *indexBuild) (*State, snapsho
 		}
 		bad := func(cause error) error { return lr.corrupt(&raw, cause) }
 		var l snapshotLine
-		header := false // a header line after the first
+		header := false // a header line after the first, or a conflict marker
 		torn, err := lr.judge(&raw, func(b []byte) error {
+			if conflictMarker(b) {
+				// A merge made before the union rule: the lines between
+				// the markers are the two snapshots'.
+				header = true
+				if union == "" {
+					union = fmt.Sprintf("git conflict markers at line %d", raw.n)
+				}
+				return nil
+			}
 			line, err := checkFrame(b)
 			if err != nil {
 				return err
@@ -239,6 +248,9 @@ func decodeSnapshot(path string, r io.ReaderAt, ib *indexBuild) (*State, snapsho
 						return Errorf(ErrVersion, "snapshot has format v%d, this bl reads v%d; upgrade bl", other.V, FormatVersion)
 					}
 					header = true
+					if hdr.V == 0 { // the first line was a conflict marker
+						hdr = other
+					}
 					if union == "" {
 						union = fmt.Sprintf("a second header at line %d", raw.n)
 					}
