@@ -364,8 +364,9 @@
 //	merge before the   conflict markers: exit 6 naming them until bl doctor
 //	union rule         --repair
 //
-// The format version stays 1. A bl that predates these rules refuses,
-// rather than misreads, what a union leaves: a ledger out of order or with
+// These rules change no file bl writes, so they need no new format
+// version (events and snapshots keep the versions above). A bl that
+// predates them refuses, rather than misreads, what a union leaves: a ledger out of order or with
 // a repeated line, and a snapshot with two headers or repeated cards, are
 // damage to it (exit 6), and its bl doctor --repair sorts the ledger. The
 // one file it could misread, an archive segment out of order (bl log would
