@@ -340,10 +340,11 @@
 //   - A line that fails its checksum is damage everywhere (exit 6).
 //   - Lines of git conflict markers (<<<<<<<, |||||||, =======, >>>>>>>),
 //     from a merge made before the union rule, are damage that names
-//     itself: the reader says "git conflict markers" and points at bl
-//     doctor --repair, which drops the marker lines and keeps every event
-//     between them (sorted, each once; duplicates copied to
-//     ledger.jsonl.broken).
+//     itself in the ledger and in an archive segment: the reader says "git
+//     conflict markers" and points at bl doctor --repair, which drops the
+//     marker lines and keeps every event between them (sorted, each once;
+//     the ledger's repeated lines copied to ledger.jsonl.broken), then
+//     rebuilds the snapshot. In the snapshot they make it stale.
 //
 // What each git operation does:
 //

@@ -185,7 +185,13 @@ func diagnose(dir string, now time.Time) (*Report, []rawLine, error) {
 		if rel, err := filepath.Rel(dir, ce.Path); err == nil {
 			name = filepath.ToSlash(rel)
 		}
-		rep.Damage = append(rep.Damage, Damage{File: name, Line: ce.Line, Offset: ce.Offset, Kind: "archive", Reason: ce.Err.Error()})
+		d := Damage{File: name, Line: ce.Line, Offset: ce.Offset, Kind: "archive", Reason: ce.Err.Error()}
+		if errors.Is(err, errConflictMarkers) {
+			// A merge made before the union rule: repair keeps the
+			// events and drops the markers, as in the ledger.
+			d.Kind, d.Repairable = "conflict-markers", true
+		}
+		rep.Damage = append(rep.Damage, d)
 	}
 	seen := map[string]int{} // event id -> index in lines
 	prev := pos.snap         // the newest event so far, for the order count
@@ -379,7 +385,15 @@ func Repair(ctx context.Context, dir string, timeout time.Duration, now time.Tim
 	}
 	var done []string
 	stale := slices.ContainsFunc(rep.Damage, func(d Damage) bool { return d.Kind == "stale" })
-	other := slices.ContainsFunc(rep.Damage, func(d Damage) bool { return d.Kind != "stale" })
+	other := slices.ContainsFunc(rep.Damage, func(d Damage) bool { return d.Kind != "stale" && d.File == LedgerFile })
+	if slices.ContainsFunc(rep.Damage, func(d Damage) bool { return strings.HasPrefix(d.File, ArchiveDir+"/") }) {
+		n, err := repairSegments(dir)
+		if err != nil {
+			return rep, err
+		}
+		done = append(done, fmt.Sprintf("dropped the git conflict markers from %d archive segment(s), keeping every event once, in (at, id) order", n))
+		stale = true // the snapshot folded what the segments held before
+	}
 	switch {
 	case other:
 		dups, blanks, err := rewriteCanonical(dir, lines, rep.TornTail)
@@ -433,6 +447,46 @@ func Repair(ctx context.Context, dir string, timeout time.Duration, now time.Tim
 	}
 	after.Repaired = append(after.Repaired, done...)
 	return after, nil
+}
+
+// repairSegments rewrites every archive segment that holds git conflict
+// marker lines without them: its events sorted, each once. The caller holds
+// the lock and rebuilds the snapshot after. Any other damage in a segment
+// fails the repair, changing nothing more.
+func repairSegments(dir string) (int, error) {
+	names, err := archiveNames(dir)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, name := range names {
+		path := filepath.Join(dir, filepath.FromSlash(name))
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return n, err
+		}
+		var kept []byte
+		markers := 0
+		for _, l := range bytes.SplitAfter(data, []byte{'\n'}) {
+			if conflictMarker(bytes.TrimRight(l, "\r\n")) {
+				markers++
+				continue
+			}
+			kept = append(kept, l...)
+		}
+		if markers == 0 {
+			continue
+		}
+		settled, err := settleData(path, kept)
+		if err != nil {
+			return n, err
+		}
+		if err := replaceFile(path, settled, nil); err != nil {
+			return n, err
+		}
+		n++
+	}
+	return n, nil
 }
 
 // GitPath names a backlog file for git (git log -p -- PATH): relative to

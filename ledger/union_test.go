@@ -245,3 +245,44 @@ func FuzzUnionLedger(f *testing.F) {
 		}
 	})
 }
+
+// TestArchiveConflictMarkers: an archive segment that a merge made before
+// the union rule left with conflict markers fails bl log with an error
+// naming them; bl doctor reports them and --repair keeps every event.
+func TestArchiveConflictMarkers(t *testing.T) {
+	e := busy(t)
+	wantLog := historyIDs(t, e.open())
+	if _, err := e.b.Compact(e.ctx); err != nil {
+		t.Fatal(err)
+	}
+	segs, _ := Segments(e.dir)
+	lines := splitLines(mustRead(t, segs[0]))
+	marked := bytes.Join([][]byte{[]byte("<<<<<<< HEAD\n"), bytes.Join(lines[:4], nil), []byte("=======\n"),
+		bytes.Join(lines[2:], nil), []byte(">>>>>>> other\n")}, nil)
+	if err := os.WriteFile(segs[0], marked, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.open().History(HistoryFilter{}, func(*Event, *Conflict) error { return nil }); err == nil || !bytes.Contains([]byte(err.Error()), []byte("git conflict markers")) {
+		t.Fatalf("History: %v", err)
+	}
+	rep, err := Diagnose(e.dir, e.clk.Now())
+	if err != nil || !rep.Corrupt || len(rep.Damage) != 1 || rep.Damage[0].Kind != "conflict-markers" || !rep.Damage[0].Repairable {
+		t.Fatalf("diagnose = %+v, %v", rep, err)
+	}
+	after, err := Repair(e.ctx, e.dir, time.Second, e.clk.Now())
+	if err != nil || after.Corrupt || len(after.Damage) != 0 {
+		t.Fatalf("repair = %+v, %v", after, err)
+	}
+	if got := historyIDs(t, e.open()); !slices.Equal(got, wantLog) {
+		t.Fatalf("history %v, want %v", got, wantLog)
+	}
+}
+
+func mustRead(t *testing.T, path string) []byte {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
+}

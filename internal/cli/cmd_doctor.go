@@ -36,7 +36,8 @@ damage: bl reads them in order, each event once, and doctor only counts
 them. A union of two snapshots is a stale snapshot, rebuilt from the
 archive segments. Lines of git conflict markers (<<<<<<<, =======,
 >>>>>>>), from a merge made before the backlog had its .gitattributes, are
-damage that --repair fixes: the lines between them are events.
+damage in the ledger or an archive segment that --repair fixes: the lines
+between them are events (in snapshot.json they only make it stale).
 
 --repair takes the lock and sets a torn tail aside into
 ledger.jsonl.broken, restores a lost final newline, drops blank lines and
