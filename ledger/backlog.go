@@ -135,8 +135,12 @@ func (b *Backlog) reload() error {
 			}
 		}
 	}
+	sorted := false // fold the ledger sorted (readSorted): its lines are out of order
 	for attempt := 0; ; attempt++ {
-		done, err := b.loadOnce()
+		done, err := b.loadOnce(sorted)
+		if errors.Is(err, errUnsorted) && !sorted {
+			sorted, done, err = true, false, nil
+		}
 		if err != nil || done {
 			return err
 		}
@@ -157,7 +161,7 @@ func (b *Backlog) catchUp() error {
 	if errors.Is(err, errReplaced) {
 		return b.reload()
 	}
-	if errors.Is(err, errStale) {
+	if errors.Is(err, errStale) || errors.Is(err, errUnsorted) {
 		return b.reload()
 	}
 	if ferr := failed(); ferr != nil {
@@ -426,8 +430,11 @@ func (b *Backlog) Close() error {
 // loadOnce loads the snapshot and the ledger after it. done is false when
 // the pair changed underneath (a compaction or normalization ran) and the
 // load must start over.
-func (b *Backlog) loadOnce() (done bool, err error) {
+func (b *Backlog) loadOnce(sorted bool) (done bool, err error) {
 	s, hdr, snapFile, err := openSnapshotIndexed(b.dir)
+	if errors.Is(err, errStale) { // a union of two snapshots
+		return b.loadStale()
+	}
 	if err != nil {
 		return false, err
 	}
@@ -450,7 +457,11 @@ func (b *Backlog) loadOnce() (done bool, err error) {
 	var torn *TornTail
 	if err == nil {
 		fold, failed := foldInto(s)
-		pos, torn, err = readFrom(filepath.Join(b.dir, LedgerFile), pos, fold)
+		read := readFrom
+		if sorted {
+			read = readSorted
+		}
+		pos, torn, err = read(filepath.Join(b.dir, LedgerFile), pos, fold)
 		if ferr := failed(); ferr != nil && err == nil {
 			err = ferr
 		}
@@ -465,20 +476,7 @@ func (b *Backlog) loadOnce() (done bool, err error) {
 		// just be its new files. Load again.
 		return false, nil
 	case errors.Is(err, errStale):
-		if b.holding {
-			// A writer rewrites the files into their normal form and
-			// loads them again. When it cannot (a full disk), it goes on
-			// from the normal form in memory, as a reader does.
-			torn, nerr := normalize(b.dir)
-			if torn != nil {
-				b.warn(setAsideMessage(b.dir, torn))
-			}
-			if nerr == nil {
-				return false, nil
-			}
-			b.warn(fmt.Sprintf("could not rewrite %s into its normal form (%v); working from memory", b.dir, nerr))
-		}
-		return b.loadNormalForm()
+		return b.loadStale()
 	case errors.Is(err, errReplaced):
 		return false, nil
 	case err != nil:
@@ -493,6 +491,23 @@ func (b *Backlog) loadOnce() (done bool, err error) {
 		b.snapBytes = info.Size()
 	}
 	return true, nil
+}
+
+// loadStale loads a backlog whose files disagree. A writer rewrites the
+// files into their normal form and loads them again. When it cannot (a
+// full disk), it goes on from the normal form in memory, as a reader does.
+func (b *Backlog) loadStale() (done bool, err error) {
+	if b.holding {
+		torn, nerr := normalize(b.dir)
+		if torn != nil {
+			b.warn(setAsideMessage(b.dir, torn))
+		}
+		if nerr == nil {
+			return false, nil
+		}
+		b.warn(fmt.Sprintf("could not rewrite %s into its normal form (%v); working from memory", b.dir, nerr))
+	}
+	return b.loadNormalForm()
 }
 
 // snapshotPosition is where folding the ledger starts after the snapshot:

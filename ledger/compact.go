@@ -93,6 +93,13 @@ func (b *Backlog) compactLocked() (res CompactResult, err error) {
 			return res, fmt.Errorf("compact: read %s: %w", ledgerPath, err)
 		}
 		segment := covered[b.pos.base:]
+		if b.pos.unsorted {
+			// A git union merge left the lines out of order or repeated:
+			// the segment holds them sorted, each once.
+			if segment, err = settleData(ledgerPath, segment); err != nil {
+				return res, fmt.Errorf("compact: %w", err)
+			}
+		}
 		name := archiveName(b.state.Last())
 		archive := filepath.Join(b.dir, name)
 		// From here until the snapshot names it, the segment is a

@@ -15,6 +15,8 @@
 //	               history stays readable (tracked)
 //	config.json    settings (tracked)
 //	.gitignore     ignores the lock file and local caches (tracked)
+//	.gitattributes tells git to merge the event files by keeping the lines
+//	               of both sides (tracked; see Git)
 //	lock           the writers' lock file; never deleted (ignored)
 //	ledger.jsonl.broken
 //	               torn tails set aside by recovery, appended, never
@@ -84,11 +86,11 @@
 //	        newer bl and is refused (ErrVersion, "upgrade bl") rather than
 //	        guessed at, and never set aside as a torn tail.
 //	id      a random 64-bit event id in hex, unique across clones.
-//	at      UTC time with nanoseconds. Within one file (at, id) strictly
-//	        increases line by line: a writer stamps max(now, previous+1ns), so
-//	        the clock never appears to go backwards; a merge of two ledgers
-//	        writes the union sorted by (at, id). A line out of order (for
-//	        example a duplicated line) is damage.
+//	at      UTC time with nanoseconds. A writer stamps max(now, newest+1ns)
+//	        and appends after every line, so a file bl alone wrote has
+//	        (at, id) strictly increasing line by line. A file git merged
+//	        may hold lines out of order and lines twice: readers settle
+//	        both (see Git), neither is damage.
 //	actor   who wrote it.
 //	op      one of create, update, claim, heartbeat, release, reclaim,
 //	        complete, block, unblock, reopen, link, unlink, note, fail.
@@ -121,7 +123,7 @@
 //
 // # The fold
 //
-// State is the fold of the events in file order. Folding is pure: no IO and no
+// State is the fold of the events in (at, id) order, each event id once. Folding is pure: no IO and no
 // clock reads; the time an event happened is its writer's clock reading as
 // the event carries it: clock when present, else at. Every time-based
 // decision (a lease live or expired, defer_until passed) and every time the
@@ -146,9 +148,10 @@
 // against the state before it is applied, by the same code the writer ran
 // before appending it. An event that does not validate (two claims of one card
 // merged in from two clones, a heartbeat by an owner fenced out in the
-// meantime) changes nothing and is kept in State.Conflicts. Because merged
-// ledgers are written in (at, id) order, two clones holding the same events
-// fold to the same state whatever order they learned them in.
+// meantime) changes nothing and is kept in State.Conflicts. Because the
+// fold takes events in (at, id) order whatever order the files hold them
+// in, two clones holding the same events fold to the same state whatever
+// order they learned them in.
 //
 // A claim carries expect_version (the card's version when the claimer looked)
 // and epoch (the previous epoch plus one). Heartbeat, release and complete by
@@ -193,9 +196,9 @@
 // Damage cannot be a torn append: it is reported as a *CorruptError naming
 // the file, line number and byte offset, and the backlog refuses to read or
 // write until a person looks (bl doctor). bl doctor --repair fixes what
-// loses no event (a torn tail, a lost final newline, exact duplicate and
-// blank lines, lines out of order, a stale snapshot) and names the file to
-// restore from git for the rest.
+// loses no event (a torn tail, a lost final newline, blank lines, git
+// conflict markers, a stale snapshot) and names the file to restore from
+// git for the rest.
 //
 // Archive segments and the snapshot are written whole (temp file, fsync,
 // rename), as are the files git stores, so in them a torn tail is damage
@@ -233,9 +236,9 @@
 // know (its fast decoder declines the line and the JSON decoder skips
 // them).
 //
-// Loading is the snapshot plus the ledger: ledger lines up to the snapshot's
-// (last_at, last_id) are already folded and are skipped; every other line
-// must come after it.
+// Loading is the snapshot plus the ledger, whose lines must all come after
+// the snapshot's (last_at, last_id); a ledger line that does not means the
+// files disagree (see below).
 //
 // Compaction holds the lock and takes three atomic steps, each a temp file
 // in the same directory, fsync, rename, fsync of the directory:
@@ -246,6 +249,11 @@
 //     tail_crc name the ledger prefix it folded (the whole ledger as it
 //     was);
 //  3. ledger.jsonl is replaced by an empty file.
+//
+// A ledger a git union merge left out of order goes into its segment
+// sorted, each event once; a crash before step 2 then leaves a segment
+// that is not byte for byte the ledger, which reads as stale (below)
+// rather than as a leftover, and loses nothing either.
 //
 // A crash or a failure (a full disk) at any step leaves a backlog that
 // reads and writes as before. Before step 2 the old snapshot and the full
@@ -260,13 +268,112 @@
 // snapshot was not replaced meanwhile (it is renamed before the ledger),
 // and start over if it was.
 //
-// Files that disagree otherwise (a git merge brought in archive segments
-// or ledger lines that sort before the snapshot) have a normal form: every
-// archived event once in archive segments, the snapshot their fold, the
-// ledger only the events after them. A writer, under the lock, rewrites
-// the files into it through a journal (.staging/); a reader never writes
-// to answer: it folds the normal form in memory, and so does a writer
-// that cannot rewrite (a full disk).
+// Files that disagree otherwise (a git merge brought in archive segments,
+// ledger lines that sort before the snapshot, or a union of two snapshots)
+// have a normal form: every event once, the archived ones in archive
+// segments, the snapshot their fold. A reader never writes to answer: it
+// folds the normal form in memory. A writer, under the lock, brings the
+// files to it the way a compaction does, through a journal (.staging/):
+// the ledger's events that no segment holds go, sorted and each once, into
+// a new segment named after the newest of them, a segment git merged out
+// of order is written back sorted (the same events), the snapshot becomes
+// the fold of all segments, and the ledger is emptied. A writer that cannot
+// write (a full disk) goes on from the normal form in memory.
+//
+// # Git
+//
+// Every file git tracks under .backlog/ is either a grow-only set of event
+// lines or a file bl derives from them, so any textual union of two
+// versions is a valid backlog that folds to the same state as bl's own
+// merge:
+//
+//	ledger.jsonl     a set of event lines: bl only appends to it, and a
+//	                 compaction empties it after moving its lines into a
+//	                 new archive segment
+//	archive/*.jsonl  sets of event lines, named by their newest event, never
+//	                 changed once written (normalizing writes a merged one
+//	                 back sorted: the same set)
+//	snapshot.json    derived: the fold of the archive segments; committed
+//	                 for history, rebuilt by the next writer when it does
+//	                 not match them
+//	*.md             derived: the board sync.board names, regenerated by
+//	                 bl sync
+//	config.json, .gitignore, .gitattributes
+//	                 text, merged by git as any other file
+//
+// bl init writes .backlog/.gitattributes, tracked with the backlog, so
+// every clone merges alike with no setup, bl installed or not:
+//
+//	ledger.jsonl merge=union -text
+//	archive/*.jsonl merge=union -text
+//	snapshot.json merge=union -text
+//	*.md merge=union -text
+//
+// merge=union is git's built-in driver: where both sides changed a file it
+// keeps the lines of both, never conflict markers. -text keeps the bytes
+// git stores in every checkout (core.autocrlf leaves them alone); a reader
+// accepts "\r\n" anyway. Nothing about merging depends on .git/config.
+// bl merge-driver, which writes the union in (at, id) order, is an optional
+// accelerator a clone may configure for itself in .git/info/attributes
+// (bl help merge-driver); its output and git's union fold alike. bl warns
+// (once per command, on stderr) when a backlog inside a git repository has
+// no .backlog/.gitattributes; bl init adds it, and removes the lines an
+// older bl init put in the repository's root .gitattributes.
+//
+// Readers settle what a textual union leaves:
+//
+//   - Order and duplicates. The events of a file are taken in (at, id)
+//     order, an event id once. A ledger whose lines are not strictly
+//     increasing is read whole, sorted and deduplicated in memory (the
+//     ledger is the tail since the last compaction, so this costs what
+//     reading it costs); an archive segment likewise (bl log checks each
+//     segment's order in a first pass that reads only at and id). Two
+//     different lines with one event id are damage.
+//   - A union of two snapshots has two header lines, or card, receipt or
+//     conflict lines out of order or repeated, or counts that do not match
+//     its header, every line with a good checksum (or a git conflict
+//     marker, from a merge made before the union rule). That is not damage: the
+//     snapshot is stale and the backlog is folded in its normal form (see
+//     Snapshot and compaction), in memory, until a writer rewrites it. A
+//     snapshot whose archives hold fewer events than a header counts is
+//     damage (the archives it folded are missing).
+//   - A line that fails its checksum is damage everywhere (exit 6).
+//   - Lines of git conflict markers (<<<<<<<, |||||||, =======, >>>>>>>),
+//     from a merge made before the union rule, are damage that names
+//     itself in the ledger and in an archive segment: the reader says "git
+//     conflict markers" and points at bl doctor --repair, which drops the
+//     marker lines and keeps every event between them (sorted, each once;
+//     the ledger's repeated lines copied to ledger.jsonl.broken), then
+//     rebuilds the snapshot. In the snapshot they make it stale.
+//
+// What each git operation does:
+//
+//	merge, pull        both sides' new lines kept (union); bl reads them in
+//	                   order, each once
+//	pull --rebase,     each replayed commit's appended lines are kept with
+//	rebase, cherry-pick  the target's (union); same as a merge
+//	both compacted     both segments kept (distinct names, or one name
+//	                   holding the union of its lines); the snapshots'
+//	                   union reads as stale; the ledger may get back lines
+//	                   a compaction moved out, duplicates of archived
+//	                   events, settled at read; the next writer normalizes
+//	revert, reset      events are removed from the files; they come back
+//	                   at the next merge of a branch that has them (a
+//	                   grow-only set): undo is a bl command
+//	autocrlf checkout  -text: no conversion; a file with "\r\n" lines from
+//	                   elsewhere still reads
+//	merge before the   conflict markers: exit 6 naming them until bl doctor
+//	union rule         --repair
+//
+// These rules change no file bl writes, so they need no new format
+// version (events and snapshots keep the versions above). A bl that
+// predates them refuses, rather than misreads, what a union leaves: a ledger out of order or with
+// a repeated line, and a snapshot with two headers or repeated cards, are
+// damage to it (exit 6), and its bl doctor --repair sorts the ledger. The
+// one file it could misread, an archive segment out of order (bl log would
+// skip lines), only arises next to a union of two snapshots, which it
+// refuses to open; a writer of this version writes such a segment back
+// sorted when it rebuilds the snapshot.
 //
 // # Snapshot index
 //
@@ -306,7 +413,7 @@
 // # Cursors
 //
 // A cursor names a point in history as "<unix nanoseconds>-<event id>" of
-// the last event seen. Because (at, id) strictly increases across the
-// archives and the ledger, "every event after the cursor" is well defined
-// whichever file the events are in now.
+// the last event seen. Because history is ordered by (at, id), whichever
+// file holds an event and wherever in it, "every event after the cursor"
+// is well defined whichever file the events are in now.
 package ledger

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/bl-backlog/bl/lock"
@@ -19,7 +20,7 @@ type Damage struct {
 	File       string `json:"file"` // relative to the backlog: ledger.jsonl, snapshot.json, archive/...
 	Line       int    `json:"line"`
 	Offset     int64  `json:"offset"`
-	Kind       string `json:"kind"` // checksum, framing, blank, version, duplicate, order, stale, snapshot, archive
+	Kind       string `json:"kind"` // checksum, framing, blank, version, duplicate, conflict-markers, stale, snapshot, archive
 	Reason     string `json:"reason"`
 	Repairable bool   `json:"repairable"`
 }
@@ -52,7 +53,12 @@ type Report struct {
 	CRLFLines int `json:"crlf_lines"`
 	// LostNewline is the number of the ledger's last line when it is an
 	// event without its newline (0 otherwise); the next write restores it.
-	LostNewline        int            `json:"lost_newline"`
+	LostNewline int `json:"lost_newline"`
+	// Unsorted and Repeated count ledger lines a git union merge left out
+	// of (at, id) order or twice. They read as the sorted file, each event
+	// once: not damage, nothing to repair.
+	Unsorted           int            `json:"unsorted_lines"`
+	Repeated           int            `json:"repeated_lines"`
 	TornTail           *TornTail      `json:"torn_tail"`
 	SetAside           *SetAside      `json:"set_aside"` // nil when there is no ledger.jsonl.broken
 	Damage             []Damage       `json:"damage"`
@@ -121,6 +127,9 @@ func diagnose(dir string, now time.Time) (*Report, []rawLine, error) {
 		var ce *CorruptError
 		if errors.As(err, &ce) {
 			raw.event, raw.err = nil, ce.Err
+			if body := bytes.TrimRight(raw.bytes, "\r\n"); conflictMarker(body) {
+				raw.err = markerError(body)
+			}
 		} else if err != nil {
 			return nil, nil, err
 		}
@@ -136,6 +145,11 @@ func diagnose(dir string, now time.Time) (*Report, []rawLine, error) {
 
 	s, hdr, err := loadSnapshot(dir)
 	snapDamaged := false
+	if errors.Is(err, errStale) { // a union of two snapshots
+		rep.Damage = append(rep.Damage, Damage{File: SnapshotFile, Line: 1, Kind: "stale", Repairable: true,
+			Reason: strings.TrimPrefix(err.Error(), errStale.Error()+": ")})
+		s, snapDamaged, err = NewState(), true, nil
+	}
 	if err != nil {
 		var ce *CorruptError
 		if !errors.As(err, &ce) {
@@ -171,10 +185,19 @@ func diagnose(dir string, now time.Time) (*Report, []rawLine, error) {
 		if rel, err := filepath.Rel(dir, ce.Path); err == nil {
 			name = filepath.ToSlash(rel)
 		}
-		rep.Damage = append(rep.Damage, Damage{File: name, Line: ce.Line, Offset: ce.Offset, Kind: "archive", Reason: ce.Err.Error()})
+		d := Damage{File: name, Line: ce.Line, Offset: ce.Offset, Kind: "archive", Reason: ce.Err.Error()}
+		if errors.Is(err, errConflictMarkers) {
+			// A merge made before the union rule: repair keeps the
+			// events and drops the markers, as in the ledger.
+			d.Kind, d.Repairable = "conflict-markers", true
+		}
+		rep.Damage = append(rep.Damage, d)
 	}
 	seen := map[string]int{} // event id -> index in lines
-	prev := pos.snap
+	prev := pos.snap         // the newest event so far, for the order count
+	var evs []*Event         // the ledger's events after the snapshot, each once
+	stale := false
+	var markers []rawLine
 	for i, l := range lines {
 		if l.offset < pos.base {
 			continue // folded into the snapshot by a compaction cut short
@@ -182,6 +205,9 @@ func diagnose(dir string, now time.Time) (*Report, []rawLine, error) {
 		if l.err != nil {
 			d := Damage{File: LedgerFile, Line: l.n, Offset: l.offset, Kind: "checksum", Reason: l.err.Error()}
 			switch {
+			case errors.Is(l.err, errConflictMarkers):
+				markers = append(markers, l)
+				continue
 			case errors.Is(l.err, ErrVersion):
 				d.Kind = "version"
 			case errors.Is(l.err, errBlank):
@@ -192,28 +218,40 @@ func diagnose(dir string, now time.Time) (*Report, []rawLine, error) {
 			rep.Damage = append(rep.Damage, d)
 			continue
 		}
-		if prev != nil && prev == pos.snap && !prev.before(l.event) {
-			rep.Damage = append(rep.Damage, Damage{File: LedgerFile, Line: l.n, Offset: l.offset, Kind: "stale", Repairable: true,
-				Reason: fmt.Sprintf("event %s at %s is not after the snapshot's newest event %s (a git merge?); repair moves it into an archive segment", l.event.ID, l.event.At.Format(timeLayout), prev.ID)})
-			seen[l.event.ID] = i
-			continue
-		}
 		if j, dup := seen[l.event.ID]; dup {
-			same := bytes.Equal(bytes.TrimRight(lines[j].bytes, "\r\n"), bytes.TrimRight(l.bytes, "\r\n"))
-			reason := fmt.Sprintf("repeats line %d (event %s)", lines[j].n, l.event.ID)
-			if !same {
-				reason = fmt.Sprintf("event id %s is also used by the different line %d", l.event.ID, lines[j].n)
+			if bytes.Equal(bytes.TrimRight(lines[j].bytes, "\r\n"), bytes.TrimRight(l.bytes, "\r\n")) {
+				rep.Repeated++ // a git union merge: read once
+				continue
 			}
-			rep.Damage = append(rep.Damage, Damage{File: LedgerFile, Line: l.n, Offset: l.offset, Kind: "duplicate", Reason: reason, Repairable: same})
+			rep.Damage = append(rep.Damage, Damage{File: LedgerFile, Line: l.n, Offset: l.offset, Kind: "duplicate",
+				Reason: fmt.Sprintf("event id %s is also used by the different line %d", l.event.ID, lines[j].n)})
 			continue
 		}
 		seen[l.event.ID] = i
-		if prev != nil && !prev.before(l.event) {
-			rep.Damage = append(rep.Damage, Damage{File: LedgerFile, Line: l.n, Offset: l.offset, Kind: "order", Repairable: true,
-				Reason: fmt.Sprintf("event %s at %s is not after event %s at %s", l.event.ID, l.event.At.Format(timeLayout), prev.ID, prev.At.Format(timeLayout))})
+		if pos.snap != nil && !pos.snap.before(l.event) {
+			if !stale {
+				rep.Damage = append(rep.Damage, Damage{File: LedgerFile, Line: l.n, Offset: l.offset, Kind: "stale", Repairable: true,
+					Reason: fmt.Sprintf("event %s at %s is not after the snapshot's newest event %s (a git merge brought it in)", l.event.ID, l.event.At.Format(timeLayout), pos.snap.ID)})
+			}
+			stale = true
+			continue
 		}
-		prev = l.event
-		_ = s.Apply(l.event) // conflicts are recorded in the state
+		if prev != nil && !prev.before(l.event) {
+			rep.Unsorted++ // a git union merge: read in (at, id) order
+		} else {
+			prev = l.event
+		}
+		evs = append(evs, l.event)
+	}
+	if len(markers) > 0 {
+		m := markers[0]
+		rep.Damage = append(rep.Damage, Damage{File: LedgerFile, Line: m.n, Offset: m.offset, Kind: "conflict-markers", Repairable: true,
+			Reason: fmt.Sprintf("%d line(s) of git conflict markers (<<<<<<<, =======, >>>>>>>), the first %.24q, from a git merge made without the union rule of .backlog/.gitattributes; the lines between them are events",
+				len(markers), bytes.TrimRight(m.bytes, "\r\n"))})
+	}
+	slices.SortStableFunc(evs, byAtID)
+	for _, e := range evs {
+		_ = s.Apply(e) // conflicts are recorded in the state
 	}
 	// A stale snapshot (a compaction cut short, a git merge) blocks
 	// nothing: the next open rebuilds it. Everything else is damage.
@@ -223,7 +261,9 @@ func diagnose(dir string, now time.Time) (*Report, []rawLine, error) {
 		if t, err := ReadTree(dir); err == nil {
 			var led []*Event
 			for _, l := range lines {
-				led = append(led, l.event)
+				if l.event != nil {
+					led = append(led, l.event)
+				}
 			}
 			if norm, err := normalTree(t, led); err == nil {
 				if ns, err := norm.fold(false); err == nil {
@@ -240,7 +280,7 @@ func diagnose(dir string, now time.Time) (*Report, []rawLine, error) {
 		rep.ExpiredLeases = append(rep.ExpiredLeases, ExpiredLease{Card: id, Owner: c.ClaimOwner, Epoch: c.ClaimEpoch, ExpiredAt: *c.LeaseExpiresAt})
 	}
 	rep.DependencyProblems = append(rep.DependencyProblems, s.dependencyProblems()...)
-	evs := make([]*Event, 0, len(lines))
+	evs = make([]*Event, 0, len(lines))
 	for _, l := range lines {
 		if l.event != nil {
 			evs = append(evs, l.event)
@@ -312,9 +352,11 @@ func (s *State) dependencyProblems() []string {
 
 // Repair takes the lock and fixes what can be fixed without losing an
 // event: a torn tail is set aside into ledger.jsonl.broken, a final event
-// that lost its newline gets it back, exact duplicate lines are dropped
-// (copied to .broken first), blank lines are dropped, and misordered lines
-// are put back in (at, id) order. Damage that would lose an event (a
+// that lost its newline gets it back, and a ledger with blank lines or git
+// conflict markers is rewritten without them, every event once in (at, id)
+// order (repeated lines copied to .broken first); a stale snapshot is
+// rebuilt (normalize). Lines out of order or repeated alone are not
+// damage and are left as they are. Damage that would lose an event (a
 // complete line that fails its checksum, a line from a newer bl, two
 // different lines sharing an event id, a damaged snapshot) is left alone
 // and reported as ErrCorrupt. The returned report describes the backlog
@@ -343,15 +385,32 @@ func Repair(ctx context.Context, dir string, timeout time.Duration, now time.Tim
 	}
 	var done []string
 	stale := slices.ContainsFunc(rep.Damage, func(d Damage) bool { return d.Kind == "stale" })
-	other := slices.ContainsFunc(rep.Damage, func(d Damage) bool { return d.Kind != "stale" })
+	other := slices.ContainsFunc(rep.Damage, func(d Damage) bool { return d.Kind != "stale" && d.File == LedgerFile })
+	if slices.ContainsFunc(rep.Damage, func(d Damage) bool { return strings.HasPrefix(d.File, ArchiveDir+"/") }) {
+		n, err := repairSegments(dir)
+		if err != nil {
+			return rep, err
+		}
+		done = append(done, fmt.Sprintf("dropped the git conflict markers from %d archive segment(s), keeping every event once, in (at, id) order", n))
+		stale = true // the snapshot folded what the segments held before
+	}
 	switch {
 	case other:
 		dups, blanks, err := rewriteCanonical(dir, lines, rep.TornTail)
 		if err != nil {
 			return rep, err
 		}
+		markers := 0
+		for _, l := range lines {
+			if errors.Is(l.err, errConflictMarkers) {
+				markers++
+			}
+		}
 		msg := fmt.Sprintf("rewrote %s with every event once, in (at, id) order", LedgerFile)
-		if blanks > 0 {
+		if markers > 0 {
+			msg += fmt.Sprintf("; dropped %d line(s) of git conflict markers", markers)
+		}
+		if blanks -= markers; blanks > 0 {
 			msg += fmt.Sprintf("; dropped %d blank line(s)", blanks)
 		}
 		if dups > 0 {
@@ -388,6 +447,46 @@ func Repair(ctx context.Context, dir string, timeout time.Duration, now time.Tim
 	}
 	after.Repaired = append(after.Repaired, done...)
 	return after, nil
+}
+
+// repairSegments rewrites every archive segment that holds git conflict
+// marker lines without them: its events sorted, each once. The caller holds
+// the lock and rebuilds the snapshot after. Any other damage in a segment
+// fails the repair, changing nothing more.
+func repairSegments(dir string) (int, error) {
+	names, err := archiveNames(dir)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, name := range names {
+		path := filepath.Join(dir, filepath.FromSlash(name))
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return n, err
+		}
+		var kept []byte
+		markers := 0
+		for _, l := range bytes.SplitAfter(data, []byte{'\n'}) {
+			if conflictMarker(bytes.TrimRight(l, "\r\n")) {
+				markers++
+				continue
+			}
+			kept = append(kept, l...)
+		}
+		if markers == 0 {
+			continue
+		}
+		settled, err := settleData(path, kept)
+		if err != nil {
+			return n, err
+		}
+		if err := replaceFile(path, settled, nil); err != nil {
+			return n, err
+		}
+		n++
+	}
+	return n, nil
 }
 
 // GitPath names a backlog file for git (git log -p -- PATH): relative to

@@ -67,7 +67,9 @@ func TestDoctorTornTailRepair(t *testing.T) {
 	}
 }
 
-func TestDoctorDuplicateAndOrderRepair(t *testing.T) {
+// TestDoctorUnionMergedLedger: lines out of order and repeated are counted,
+// not damage, and repair leaves them as they are.
+func TestDoctorUnionMergedLedger(t *testing.T) {
 	e := seeded(t)
 	lines := e.lines()
 	// A duplicate of line 2 at the end, and lines 3 and 4 swapped.
@@ -76,22 +78,50 @@ func TestDoctorDuplicateAndOrderRepair(t *testing.T) {
 		dup = append(dup, lines[i]...)
 	}
 	e.write(dup)
-	if _, err := Open(e.dir, Options{}); !errors.Is(err, ErrCorrupt) {
-		t.Fatalf("Open of misordered ledger: %v, want ErrCorrupt", err)
+	if _, err := Open(e.dir, Options{}); err != nil {
+		t.Fatalf("Open of a union-merged ledger: %v", err)
 	}
 	rep, _ := Diagnose(e.dir, e.clk.Now())
-	if !rep.Corrupt || len(rep.Damage) != 2 || rep.Damage[0].Kind != "order" || rep.Damage[1].Kind != "duplicate" || !rep.Damage[1].Repairable {
-		t.Fatalf("damage = %+v", rep.Damage)
+	if rep.Corrupt || len(rep.Damage) != 0 || rep.Unsorted != 1 || rep.Repeated != 1 || rep.Cards != 3 {
+		t.Fatalf("report = %+v", rep)
 	}
 	after, err := Repair(e.ctx, e.dir, time.Second, e.clk.Now())
-	if err != nil || after.Corrupt {
+	if err != nil || after.Corrupt || len(after.Repaired) != 0 {
 		t.Fatalf("repair = %+v, %v", after, err)
 	}
-	if got := e.bytes(); !bytes.Equal(got, bytes.Join(lines, nil)) {
-		t.Fatalf("repaired ledger differs from the original:\n%s", got)
+	if !bytes.Equal(e.bytes(), dup) {
+		t.Fatal("repair rewrote a ledger that needs nothing")
 	}
-	if _, err := Open(e.dir, Options{}); err != nil {
-		t.Fatalf("Open after repair: %v", err)
+}
+
+// TestDoctorConflictMarkers: a ledger holding git conflict markers is
+// refused with an error that says so and names the repair; doctor reports
+// them in one entry; repair keeps every event between them, once, in
+// order.
+func TestDoctorConflictMarkers(t *testing.T) {
+	e := seeded(t)
+	lines := e.lines()
+	data := bytes.Join([][]byte{lines[0], lines[1], []byte("<<<<<<< HEAD\n"), lines[2], lines[3], []byte("||||||| base\n"),
+		[]byte("=======\n"), lines[3], lines[4], []byte(">>>>>>> feature\n")}, nil)
+	e.write(data)
+	_, err := Open(e.dir, Options{})
+	ce := wantCorrupt(t, err, e.ledgerPath(), 3, int64(len(lines[0])+len(lines[1])))
+	if !strings.Contains(ce.Error(), "git conflict markers") || !strings.Contains(ce.Error(), "bl doctor --repair") {
+		t.Fatalf("error = %v", ce)
+	}
+	rep, _ := Diagnose(e.dir, e.clk.Now())
+	if !rep.Corrupt || len(rep.Damage) != 1 || rep.Damage[0].Kind != "conflict-markers" || !rep.Damage[0].Repairable || rep.Damage[0].Line != 3 {
+		t.Fatalf("damage = %+v", rep.Damage)
+	}
+	if !strings.Contains(rep.Damage[0].Reason, "4 line(s) of git conflict markers") {
+		t.Fatalf("reason = %q", rep.Damage[0].Reason)
+	}
+	after, err := Repair(e.ctx, e.dir, time.Second, e.clk.Now())
+	if err != nil || after.Corrupt || len(after.Repaired) != 1 || !strings.Contains(after.Repaired[0], "dropped 4 line(s) of git conflict markers") {
+		t.Fatalf("repair = %+v, %v", after, err)
+	}
+	if !bytes.Equal(e.bytes(), bytes.Join(lines, nil)) {
+		t.Fatalf("repaired ledger:\n%s", e.bytes())
 	}
 }
 

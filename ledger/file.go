@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 )
 
 // File names inside a backlog directory.
@@ -16,6 +17,9 @@ const (
 	ConfigFile = "config.json"
 	LockFile   = "lock"
 	IgnoreFile = ".gitignore"
+	// AttributesFile tells git how to merge the backlog's files (see
+	// "Git" in doc.go).
+	AttributesFile = ".gitattributes"
 )
 
 // TornTail describes bytes at the end of the ledger that cannot be a
@@ -45,6 +49,10 @@ type position struct {
 	// bare: the last event folded is the file's last line and has no
 	// line end; a writer restores the newline before appending.
 	bare bool
+	// unsorted: the file's lines are not in strictly increasing (at, id)
+	// order (a git union merge); they were folded sorted, each once
+	// (readSorted), and last is the newest of them.
+	unsorted bool
 	// file is the ledger being read, kept open between reads: filesystems
 	// reuse a freed inode number at once, so only an open file's identity
 	// can be compared with whatever the path names now.
@@ -62,7 +70,9 @@ func (pos *position) close() {
 // readFrom folds the events of the ledger at path from pos into apply,
 // returning the new position and any torn tail after it. Lines are read and
 // judged by lineReader; what is not an event or a torn tail is a
-// *CorruptError, and so is an event not after the one before it.
+// *CorruptError. An event not after the one before it is errUnsorted (or
+// errStale when the one before it is the snapshot's newest): the caller
+// folds the file again with readSorted.
 //
 // The first call opens the file and keeps it in the returned position; the
 // caller closes it (position.close) when it drops the position. Later calls
@@ -113,9 +123,7 @@ func readFrom(path string, pos position, apply func(*Event)) (position, *TornTai
 			return pos, nil, errStale
 		}
 		if pos.last != nil && !pos.last.before(e) {
-			derr := fmt.Errorf("event %s at %s is not after the previous event %s at %s (duplicated or misordered line)",
-				e.ID, e.At.Format(timeLayout), pos.last.ID, pos.last.At.Format(timeLayout))
-			return pos, nil, &CorruptError{Path: path, Line: l.n, Offset: l.off, Err: derr}
+			return pos, nil, errUnsorted
 		}
 		apply(e)
 		pos.offset, pos.bare = l.off+l.size, !l.ended
@@ -130,7 +138,102 @@ var (
 	// or the archive set changed; a git merge does this. The backlog is
 	// normalized under the lock (normalize) and loaded again.
 	errStale = errors.New("snapshot is stale")
+	// errUnsorted: the ledger's lines are out of (at, id) order or
+	// repeated (a git union merge); it is folded again with readSorted.
+	errUnsorted = errors.New("ledger lines out of order")
 )
+
+// readSorted is readFrom for a ledger whose lines are out of order or
+// repeated: it reads the file from pos whole and folds its events sorted by
+// (at, id), each once, so the state is the one the sorted, deduplicated
+// file would give. Nothing is written. Two different lines with one event
+// id are damage. An event not after the snapshot's newest is errStale.
+func readSorted(path string, pos position, apply func(*Event)) (position, *TornTail, error) {
+	if pos.file == nil {
+		f, err := os.Open(path)
+		if err != nil {
+			return pos, nil, err
+		}
+		pos.file = f
+	}
+	info, err := pos.file.Stat()
+	if err != nil {
+		return pos, nil, err
+	}
+	pos.info = info
+	lr := newLineReader(path, pos.file, pos.offset, pos.lines, pos.bare, int(min(max(info.Size()-pos.offset, 4096), 256<<10)))
+	evs, end, torn, err := settleLines(lr, nil)
+	if err != nil {
+		return pos, nil, err
+	}
+	if len(evs) > 0 && pos.snap != nil && !pos.snap.before(evs[0].e) {
+		return pos, nil, errStale
+	}
+	for _, s := range evs {
+		apply(s.e)
+	}
+	if len(evs) > 0 {
+		pos.last = evs[len(evs)-1].e
+	}
+	pos.offset, pos.lines, pos.bare = end.off, end.n, end.bare
+	pos.unsorted = true
+	return pos, torn, nil
+}
+
+// settled is one event of a file read by settleLines, with its line.
+type settled struct {
+	e    *Event
+	line []byte // the line's bytes, line end included when it has one
+}
+
+// lineEnd is where settleLines stopped: after the last event, before a
+// torn tail or at the end of the file.
+type lineEnd struct {
+	off  int64
+	n    int
+	bare bool
+}
+
+// settleLines reads every event lr has left, up to a torn tail, and
+// returns them sorted by (at, id), each event id once: the one rule that
+// settles what a git union merge leaves in an event file. Two different
+// lines with one event id are a *CorruptError (the second of them). keep,
+// when set, is told of each line dropped as a repeat.
+func settleLines(lr *lineReader, keep func(line []byte)) ([]settled, lineEnd, *TornTail, error) {
+	var out []settled
+	var torn *TornTail
+	end := lineEnd{off: lr.off, n: lr.n, bare: lr.bare}
+	byID := map[string]int{} // event id -> index in out
+	for {
+		e, l, t, err := lr.event()
+		if err == io.EOF {
+			end = lineEnd{off: lr.off, n: lr.n, bare: lr.bare}
+			break
+		}
+		if t != nil {
+			torn = t
+			break
+		}
+		if err != nil {
+			return nil, end, nil, err
+		}
+		end = lineEnd{off: l.off + l.size, n: l.n, bare: !l.ended}
+		if i, dup := byID[e.ID]; dup {
+			if !bytes.Equal(bytes.TrimRight(out[i].line, "\r\n"), l.body) {
+				return nil, end, nil, lr.corrupt(&l, fmt.Errorf("event id %s is also used by a different line (at %s): two events cannot share an id",
+					e.ID, out[i].e.At.Format(timeLayout)))
+			}
+			if keep != nil {
+				keep(l.raw)
+			}
+			continue
+		}
+		byID[e.ID] = len(out)
+		out = append(out, settled{e: e, line: append([]byte(nil), l.raw...)})
+	}
+	slices.SortStableFunc(out, func(a, b settled) int { return byAtID(a.e, b.e) })
+	return out, end, torn, nil
+}
 
 const timeLayout = "2006-01-02T15:04:05.000000000Z07:00"
 

@@ -220,6 +220,9 @@ func (lr *lineReader) event() (e *Event, l frameLine, torn *TornTail, err error)
 		e, err = DecodeLine(raw)
 		return err
 	})
+	if err != nil && conflictMarker(l.body) {
+		err = lr.corrupt(&l, markerError(l.body))
+	}
 	if torn != nil || err != nil {
 		return nil, l, torn, err
 	}
@@ -246,4 +249,28 @@ func readEventsData(path string, data []byte) ([]*Event, int64, *TornTail, error
 		}
 		out = append(out, e)
 	}
+}
+
+// errConflictMarkers is the damage of a line git wrote around the two
+// sides of a conflict: a merge made before the backlog had its
+// .gitattributes (merge=union). Repair drops such lines and keeps the
+// events between them.
+var errConflictMarkers = errors.New("git conflict markers")
+
+// conflictMarker reports whether a line is one of git's conflict markers:
+// seven '<', '|', '=' or '>', alone or followed by a space.
+func conflictMarker(body []byte) bool {
+	if len(body) < 7 || (len(body) > 7 && body[7] != ' ') {
+		return false
+	}
+	switch c := body[0]; c {
+	case '<', '|', '=', '>':
+		return bytes.Count(body[:7], []byte{c}) == 7
+	}
+	return false
+}
+
+func markerError(body []byte) error {
+	return fmt.Errorf("%w (%.24q) from a git merge made without the union rule of .backlog/.gitattributes: run bl doctor --repair, which keeps every event between the markers and drops them",
+		errConflictMarkers, body)
 }

@@ -363,27 +363,6 @@ func TestDoctorBlankLine(t *testing.T) {
 	}
 }
 
-// TestDoctorReorderRepairSaysWhatItDid: putting lines back in order copies
-// nothing to .broken, and repair does not claim it did.
-func TestDoctorReorderRepairSaysWhatItDid(t *testing.T) {
-	e := seeded(t)
-	lines := e.lines()
-	e.write(bytes.Join([][]byte{lines[0], lines[2], lines[1], lines[3], lines[4]}, nil))
-	after, err := Repair(e.ctx, e.dir, time.Second, e.clk.Now())
-	if err != nil || after.Corrupt || len(after.Repaired) != 1 {
-		t.Fatalf("repair = %+v, %v", after, err)
-	}
-	if strings.Contains(after.Repaired[0], BrokenFile) {
-		t.Fatalf("repair claims a copy it did not write: %q", after.Repaired[0])
-	}
-	if _, err := os.Stat(filepath.Join(e.dir, BrokenFile)); !os.IsNotExist(err) {
-		t.Fatal(".broken written")
-	}
-	if !bytes.Equal(e.bytes(), bytes.Join(lines, nil)) {
-		t.Fatal("not restored")
-	}
-}
-
 // TestDoctorNamesFiles: snapshot damage is reported as snapshot damage,
 // and the way back names the file as git knows it.
 func TestDoctorNamesFiles(t *testing.T) {

@@ -1,6 +1,8 @@
 package ledger
 
 import (
+	"bufio"
+	"bytes"
 	"container/heap"
 	"errors"
 	"fmt"
@@ -73,8 +75,9 @@ func Segments(dir string) ([]string, error) {
 }
 
 // ReadEvents calls fn for every event in the file at path after offset
-// that comes after from, in file order, and returns the cursor of the last
-// one it passed to fn (from when none) and the offset just after the last
+// that comes after from, in file order (a file git union-merged may hold
+// them out of order: each is judged against from alone), and returns the
+// cursor of the newest one it passed to fn (from when none) and the offset just after the last
 // event read. A torn tail ends the read quietly (an append may be in
 // progress); damage is a *CorruptError.
 func ReadEvents(path string, offset int64, from Cursor, fn func(*Event) error) (Cursor, int64, error) {
@@ -95,6 +98,7 @@ func ReadEventsFile(f *os.File, path string, offset int64, from Cursor, fn func(
 		return from, offset, err
 	}
 	lr := newLineReader(path, f, offset, 0, bare, 256<<10)
+	start := from
 	for {
 		e, l, torn, err := lr.event()
 		if err == io.EOF {
@@ -107,11 +111,13 @@ func ReadEventsFile(f *os.File, path string, offset int64, from Cursor, fn func(
 			return from, offset, err
 		}
 		offset = l.off + l.size
-		if from.Before(e) {
+		if start.Before(e) {
 			if err := fn(e); err != nil {
 				return from, offset, err
 			}
-			from = CursorOf(e)
+			if from.Before(e) {
+				from = CursorOf(e)
+			}
 		}
 	}
 }
@@ -186,10 +192,9 @@ func (b *Backlog) History(f HistoryFilter, fn func(e *Event, conflict *Conflict)
 				fresh = append(fresh, path)
 			}
 		}
-		cur, err = ArchivedEvents(fresh, cur, walk)
-		if err == nil {
-			cur, _, err = ReadEvents(segs[len(segs)-1], 0, cur, walk)
-		}
+		// The ledger joins the merge: a git merge can leave in it events
+		// older than archived ones, out of order or repeated.
+		cur, err = mergeEvents(fresh, segs[len(segs)-1], cur, walk)
 		if errors.Is(err, errStop) {
 			return cur, nil // the cursor stops just before the first event not delivered
 		}
@@ -205,30 +210,61 @@ func (b *Backlog) History(f HistoryFilter, fn func(e *Event, conflict *Conflict)
 
 // ArchivedEvents calls fn for every event after from in the given archive
 // segments, in (at, id) order and each once, even where segments overlap
-// (a merge of two clones' compactions). It streams: memory grows with the
-// number of segments, not their size. It returns the cursor of the last
-// event passed to fn.
+// (a merge of two clones' compactions) or a segment holds its lines out of
+// order or twice (a git union merge). It streams: memory grows with the
+// number of segments, not their size, except for a segment out of order,
+// which is read whole. It returns the cursor of the last event passed to
+// fn.
 func ArchivedEvents(paths []string, from Cursor, fn func(*Event) error) (Cursor, error) {
+	return mergeEvents(paths, "", from, fn)
+}
+
+// mergeEvents is ArchivedEvents over paths and, when ledger is set, the
+// ledger too: read whole (it is the tail since the last compaction), sorted
+// and each event once, stopping quietly at a torn tail (an append may be
+// in progress). A missing ledger holds no events.
+func mergeEvents(paths []string, ledger string, from Cursor, fn func(*Event) error) (Cursor, error) {
 	h := &segHeap{}
 	defer func() {
 		for _, s := range *h {
-			s.f.Close()
+			s.close()
 		}
 	}()
-	for _, p := range paths {
-		f, err := os.Open(p)
-		if err != nil {
-			return from, err
-		}
-		s := &segReader{path: p, f: f, lr: newLineReader(p, f, 0, 0, false, 64<<10)}
+	push := func(s *segReader) error {
 		if err := s.next(); err != nil {
-			f.Close()
-			return from, err
+			s.close()
+			return err
 		}
 		if s.ev != nil {
 			heap.Push(h, s)
 		} else {
+			s.close()
+		}
+		return nil
+	}
+	for _, p := range paths {
+		s, err := openSegment(p)
+		if err != nil {
+			return from, err
+		}
+		if err := push(s); err != nil {
+			return from, err
+		}
+	}
+	if ledger != "" {
+		f, err := os.Open(ledger)
+		if err != nil && !errors.Is(err, os.ErrNotExist) {
+			return from, err
+		}
+		if err == nil {
+			evs, _, _, err := settleLines(newLineReader(ledger, f, 0, 0, false, 256<<10), nil)
 			f.Close()
+			if err != nil {
+				return from, err
+			}
+			if err := push(&segReader{path: ledger, mem: evs}); err != nil {
+				return from, err
+			}
 		}
 	}
 	var lastID string
@@ -240,7 +276,7 @@ func ArchivedEvents(paths []string, from Cursor, fn func(*Event) error) (Cursor,
 		}
 		if s.ev == nil {
 			heap.Pop(h)
-			s.f.Close()
+			s.close()
 		} else {
 			heap.Fix(h, 0)
 		}
@@ -256,18 +292,115 @@ func ArchivedEvents(paths []string, from Cursor, fn func(*Event) error) (Cursor,
 	return from, nil
 }
 
-// segReader reads one archive segment event by event.
+// openSegment opens an archive segment for mergeEvents: streamed when its
+// lines are in strictly increasing (at, id) order, as bl writes them,
+// else read whole, sorted and each event once (settleLines).
+func openSegment(path string) (*segReader, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	if inOrder(f) {
+		return &segReader{path: path, f: f, lr: newLineReader(path, f, 0, 0, false, 64<<10)}, nil
+	}
+	defer f.Close()
+	evs, _, torn, err := settleLines(newLineReader(path, f, 0, 0, false, 64<<10), nil)
+	if err != nil {
+		return nil, err
+	}
+	if torn != nil {
+		return nil, &CorruptError{Path: path, Line: torn.Line, Offset: torn.Offset, Err: fmt.Errorf("%w: %s in an archive segment, which is written whole", errFraming, torn.Reason)}
+	}
+	return &segReader{path: path, mem: evs}, nil
+}
+
+// inOrder reports whether the event lines of f are in strictly increasing
+// (at, id) order, reading only the id and at members of each line. A line
+// it cannot read that way counts as in order: the full read that follows
+// judges it.
+func inOrder(f *os.File) bool {
+	r := bufio.NewReaderSize(io.NewSectionReader(f, 0, 1<<62), 64<<10)
+	var prevAt time.Time
+	var prevID []byte
+	for {
+		line, err := r.ReadSlice('\n')
+		if len(line) > 0 {
+			if at, id, ok := lineKey(line); ok {
+				if prevID != nil {
+					if c := prevAt.Compare(at); c > 0 || (c == 0 && string(prevID) >= string(id)) {
+						return false
+					}
+				}
+				prevAt, prevID = at, append(prevID[:0], id...)
+			}
+		}
+		if err == bufio.ErrBufferFull {
+			for err == bufio.ErrBufferFull { // a long line: skip the rest of it
+				_, err = r.ReadSlice('\n')
+			}
+		}
+		if err != nil {
+			return true
+		}
+	}
+}
+
+// lineKey reads the id and at of an event line in the shape EncodeLine
+// writes it: {"v":N,"id":"…","at":"…",…}.
+func lineKey(line []byte) (at time.Time, id []byte, ok bool) {
+	i := bytes.Index(line, []byte(`,"id":"`))
+	if i < 0 || i > 16 {
+		return at, nil, false
+	}
+	i += len(`,"id":"`)
+	j := bytes.IndexByte(line[i:], '"')
+	if j < 0 {
+		return at, nil, false
+	}
+	id = line[i : i+j]
+	k := i + j + 1
+	if !bytes.HasPrefix(line[k:], []byte(`,"at":`)) {
+		return at, nil, false
+	}
+	at, end := scanTime(line, k+len(`,"at":`))
+	if end < 0 {
+		return at, nil, false
+	}
+	return at, id, true
+}
+
+// segReader reads one archive segment (or the ledger, read whole) event by
+// event.
 type segReader struct {
 	path string
 	f    *os.File
 	lr   *lineReader
+	mem  []settled // the segment's events, sorted, when it was read whole
 	ev   *Event
+}
+
+func (s *segReader) close() {
+	if s.f != nil {
+		s.f.Close()
+		s.f = nil
+	}
 }
 
 // next reads the following event into ev (nil at the end). Segments are
 // written whole (temp file, rename), so a torn tail is damage too: any line
-// that is not an event is a *CorruptError.
+// that is not an event is a *CorruptError. A segment in order is streamed:
+// an event not after the one before it means the file changed under the
+// reader, and is damage.
 func (s *segReader) next() error {
+	if s.lr == nil {
+		if len(s.mem) == 0 {
+			s.ev = nil
+			return nil
+		}
+		s.ev, s.mem = s.mem[0].e, s.mem[1:]
+		return nil
+	}
+	prev := s.ev
 	e, l, torn, err := s.lr.event()
 	if err == io.EOF {
 		s.ev = nil
@@ -278,6 +411,9 @@ func (s *segReader) next() error {
 	}
 	if err != nil {
 		return err
+	}
+	if prev != nil && !prev.before(e) {
+		return s.lr.corrupt(&l, fmt.Errorf("event %s is not after event %s: the segment changed while it was read", e.ID, prev.ID))
 	}
 	s.ev = e
 	return nil

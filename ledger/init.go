@@ -25,8 +25,23 @@ hooks.json
 .*.tmp-*
 `
 
+// gitattributes makes every clone's git merge the event files by keeping
+// the lines of both sides (git's built-in union driver), never with
+// conflict markers; bl settles order and duplicates when it reads. -text
+// keeps the bytes git stores in every checkout. See "Git" in doc.go.
+const gitattributes = `# bl: git keeps the lines of both sides when it merges these files; bl
+# settles their order and duplicates when it reads them (bl help init)
+ledger.jsonl merge=union -text
+archive/*.jsonl merge=union -text
+snapshot.json merge=union -text
+*.md merge=union -text
+`
+
+// Gitattributes is the content bl init gives .backlog/.gitattributes.
+const Gitattributes = gitattributes
+
 // Init creates a backlog in dir (created if missing): an empty ledger,
-// config.json, .gitignore and the lock file. Files that exist are kept, so
+// config.json, .gitignore, .gitattributes and the lock file. Files that exist are kept, so
 // Init on an existing backlog only fills in what is missing; created reports
 // whether the ledger was new. A directory that holds anything else and no
 // backlog is refused with ErrInvalid, and files that are links out of dir
@@ -43,7 +58,7 @@ func Init(dir string) (created bool, err error) {
 	}
 	files := []struct {
 		name, content string
-	}{{ConfigFile, DefaultConfig}, {IgnoreFile, gitignore}, {LockFile, ""}, {LedgerFile, ""}}
+	}{{ConfigFile, DefaultConfig}, {IgnoreFile, gitignore}, {AttributesFile, gitattributes}, {LockFile, ""}, {LedgerFile, ""}}
 	for _, f := range files {
 		path := filepath.Join(dir, f.name)
 		fh, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
@@ -87,7 +102,7 @@ func initTarget(dir string) error {
 		switch name := e.Name(); name {
 		case LedgerFile, SnapshotFile:
 			return nil
-		case ConfigFile, IgnoreFile, LockFile, ArchiveDir, CacheDir, stagingDir:
+		case ConfigFile, IgnoreFile, AttributesFile, LockFile, ArchiveDir, CacheDir, stagingDir:
 		default:
 			foreign = append(foreign, name)
 		}

@@ -1,20 +1,22 @@
 package ledger
 
 import (
+	"bytes"
 	"fmt"
 	"path/filepath"
 	"slices"
 )
 
 // normalize rewrites a backlog whose files disagree — typically after a git
-// merge brought in archive segments or ledger lines from another branch —
-// into the normal form: every archived event once in archive segments, the
-// snapshot the fold of exactly those, and the ledger only events after
-// them. Ledger events that sort before the newest archived event go into a
-// new segment of their own, so nothing is reordered past the snapshot and
-// nothing is lost. The caller holds the lock. The change is journaled. A
-// torn tail of the ledger is set aside first and returned, for the caller
-// to say so.
+// merge brought in archive segments, ledger lines or a second snapshot from
+// another branch — into the normal form, the way a compaction does: the
+// ledger's events that no archive segment holds go, sorted and each once,
+// into a new segment named after the newest of them; a segment git merged
+// out of order is written back sorted (the same events); the snapshot
+// becomes the fold of every segment and the ledger is emptied. Nothing is
+// reordered past the snapshot and nothing is lost. The caller holds the
+// lock. The change is journaled. A torn tail of the ledger is set aside
+// first and returned, for the caller to say so.
 func normalize(dir string) (*TornTail, error) {
 	prev, err := ReadTree(dir)
 	if err != nil {
@@ -38,9 +40,25 @@ func normalize(dir string) (*TornTail, error) {
 	return torn, b.writeTree(prev, next)
 }
 
-// normalTree computes the normal form of a tree whose ledger holds led.
+// normalTree computes the normal form of a tree whose ledger holds led:
+// every archive segment sorted, each event once; the events of led that no
+// segment holds in a new segment; the snapshot the fold of all segments;
+// an empty ledger.
 func normalTree(t Tree, led []*Event) (Tree, error) {
-	archived, err := t.union(t.archives()...)
+	out := Tree{}
+	for name, data := range t {
+		if name != SnapshotFile && name != LedgerFile {
+			out[name] = data
+		}
+	}
+	for _, name := range t.archives() {
+		data, err := settleData(name, t[name])
+		if err != nil {
+			return nil, err
+		}
+		out[name] = data
+	}
+	archived, err := out.union(out.archives()...)
 	if err != nil {
 		return nil, err
 	}
@@ -48,50 +66,37 @@ func normalTree(t Tree, led []*Event) (Tree, error) {
 	for _, e := range archived {
 		seen[e.ID] = true
 	}
-	var newest *Event
-	if len(archived) > 0 {
-		newest = archived[len(archived)-1]
-	}
-	var stragglers, rest []*Event
+	var rest []*Event
 	for _, e := range led {
-		switch {
-		case seen[e.ID]:
-		case newest != nil && !newest.before(e):
-			stragglers = append(stragglers, e)
-		default:
+		if !seen[e.ID] {
 			rest = append(rest, e)
-		}
-		seen[e.ID] = true
-	}
-	slices.SortStableFunc(stragglers, byAtID)
-	slices.SortStableFunc(rest, byAtID)
-
-	out := Tree{}
-	for name, data := range t {
-		if name != SnapshotFile && name != LedgerFile {
-			out[name] = data
+			seen[e.ID] = true
 		}
 	}
-	if len(stragglers) > 0 {
-		last := stragglers[len(stragglers)-1]
-		name := archiveName(*last)
+	if len(rest) > 0 {
+		slices.SortStableFunc(rest, byAtID)
+		name := archiveName(*rest[len(rest)-1])
 		if old, ok := out[name]; ok { // the same name: keep both sets of lines
 			evs, err := decodeAll(name, old)
 			if err != nil {
 				return nil, err
 			}
-			stragglers = append(stragglers, evs...)
-			slices.SortStableFunc(stragglers, byAtID)
-			stragglers = slices.CompactFunc(stragglers, func(a, b *Event) bool { return a.ID == b.ID })
+			rest = append(rest, evs...)
+			slices.SortStableFunc(rest, byAtID)
+			rest = slices.CompactFunc(rest, func(a, b *Event) bool { return a.ID == b.ID })
 		}
-		data, err := encodeEvents(stragglers)
+		data, err := encodeEvents(rest)
 		if err != nil {
 			return nil, err
 		}
 		out[name] = data
-		archived = append(archived, stragglers...)
+		archived = append(archived, rest...)
 		slices.SortStableFunc(archived, byAtID)
 		archived = slices.CompactFunc(archived, func(a, b *Event) bool { return a.ID == b.ID })
+	}
+	if n := snapshotClaims(t[SnapshotFile]); n > int64(len(archived)) {
+		return nil, &CorruptError{Path: SnapshotFile, Line: 1, Err: fmt.Errorf("the snapshot folds %d events but the archive segments and the ledger hold %d: restore %s/ from git (git log --stat -- %s)",
+			n, len(archived), ArchiveDir, ArchiveDir)}
 	}
 	if len(archived) > 0 {
 		s := Fold(archived)
@@ -101,11 +106,7 @@ func normalTree(t Tree, led []*Event) (Tree, error) {
 		}
 		out[SnapshotFile] = snap
 	}
-	data, err := encodeEvents(rest)
-	if err != nil {
-		return nil, err
-	}
-	out[LedgerFile] = data
+	out[LedgerFile] = []byte{}
 	return out, nil
 }
 
@@ -117,6 +118,29 @@ func encodeEvents(evs []*Event) ([]byte, error) {
 			return nil, fmt.Errorf("encode event %s: %w", e.ID, err)
 		}
 		out = append(out, line...)
+	}
+	return out, nil
+}
+
+// settleData returns the event lines of an in-memory ledger or archive file
+// sorted by (at, id), each event once, every line ended: the form bl writes
+// a file in (see settleLines). A torn tail is damage here: the data is
+// written whole.
+func settleData(path string, data []byte) ([]byte, error) {
+	lr := newLineReader(path, bytes.NewReader(data), 0, 0, false, min(len(data), 256<<10))
+	evs, _, torn, err := settleLines(lr, nil)
+	if err != nil {
+		return nil, err
+	}
+	if torn != nil {
+		return nil, &CorruptError{Path: path, Line: torn.Line, Offset: torn.Offset, Err: fmt.Errorf("%w: %s", errFraming, torn.Reason)}
+	}
+	out := make([]byte, 0, len(data))
+	for _, s := range evs {
+		out = append(out, s.line...)
+		if !bytes.HasSuffix(s.line, []byte{'\n'}) {
+			out = append(out, '\n')
+		}
 	}
 	return out, nil
 }

@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -319,35 +320,108 @@ func TestDamageAppendedBehindAHandle(t *testing.T) {
 	}
 }
 
+// TestDuplicatedAndMisorderedLines: what a git union merge leaves — lines
+// out of order, lines twice — reads exactly as the sorted, deduplicated
+// file, for readers (state and history) and writers alike, and a writer
+// appends after the newest event without rewriting anything.
 func TestDuplicatedAndMisorderedLines(t *testing.T) {
-	_, lines := fiveLineEnv(t)
+	e0, lines := fiveLineEnv(t)
+	want, wantLog := e0.foldedJSON(), historyIDs(t, e0.open())
 	cases := []struct {
 		name  string
 		order []int
-		line  int // the line reported
 	}{
-		{"duplicated middle", []int{0, 1, 1, 2, 3, 4}, 3},
-		{"duplicated last", []int{0, 1, 2, 3, 4, 4}, 6},
-		{"duplicated first at the end", []int{0, 1, 2, 3, 4, 0}, 6},
-		{"swapped", []int{0, 2, 1, 3, 4}, 3},
+		{"duplicated middle", []int{0, 1, 1, 2, 3, 4}},
+		{"duplicated last", []int{0, 1, 2, 3, 4, 4}},
+		{"duplicated first at the end", []int{0, 1, 2, 3, 4, 0}},
+		{"swapped", []int{0, 2, 1, 3, 4}},
+		{"reversed and repeated", []int{4, 3, 2, 1, 0, 4, 3, 2, 1, 0}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newEnv(t)
 			var data []byte
-			var sel [][]byte
 			for _, i := range tc.order {
 				data = append(data, lines[i]...)
-				sel = append(sel, lines[i])
 			}
 			e.writeLedger(data)
-			_, err := Open(e.dir, Options{})
-			ce := wantCorrupt(t, err, e.ledgerPath(), tc.line, lineOffsets(sel)[tc.line-1])
-			if !strings.Contains(ce.Err.Error(), "duplicated or misordered") {
-				t.Fatalf("cause = %v", ce.Err)
+			if got := e.foldedJSON(); got != want {
+				t.Fatalf("fold differs from the sorted file's:\n%s\nwant\n%s", got, want)
+			}
+			e.b = e.open()
+			if got := historyIDs(t, e.b); !slices.Equal(got, wantLog) {
+				t.Fatalf("history %v, want %v", got, wantLog)
+			}
+			rep, err := Diagnose(e.dir, e.clk.Now())
+			if err != nil || rep.Corrupt || len(rep.Damage) != 0 {
+				t.Fatalf("diagnose = %+v, %v", rep, err)
+			}
+			// A writer appends after the newest event; nothing is rewritten.
+			e.create("C")
+			after := e.bytes()
+			if !bytes.HasPrefix(after, data) {
+				t.Fatal("the writer rewrote the merged lines")
+			}
+			last := e.lastEvent()
+			for _, l := range lines {
+				ev, err := DecodeLine(bytes.TrimSuffix(l, []byte("\n")))
+				if err != nil || !ev.before(last) {
+					t.Fatalf("appended %s at %s, not after %v", last.ID, last.At, ev)
+				}
+			}
+			if got := e.foldedJSON(); !strings.Contains(got, `"C"`) {
+				t.Fatal("the appended card is missing")
+			}
+			// Compaction moves the events, sorted and once, into a segment.
+			if _, err := e.b.Compact(e.ctx); err != nil {
+				t.Fatal(err)
+			}
+			segs, _ := Segments(e.dir)
+			seg, _ := os.ReadFile(segs[0])
+			if got, want := seg, append(bytes.Join(lines, nil), after[len(data):]...); !bytes.Equal(got, want) {
+				t.Fatalf("segment:\n%s\nwant\n%s", got, want)
 			}
 		})
 	}
+}
+
+// TestOneIDTwoLines: two different lines carrying one event id cannot be
+// settled by id; that stays damage.
+func TestOneIDTwoLines(t *testing.T) {
+	_, lines := fiveLineEnv(t)
+	ev, err := DecodeLine(bytes.TrimSuffix(lines[3], []byte("\n")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev.Actor = "someone else"
+	other, err := EncodeLine(ev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := newEnv(t)
+	e.writeLedger(bytes.Join([][]byte{lines[0], lines[1], lines[3], lines[2], other, lines[4]}, nil))
+	_, err = Open(e.dir, Options{})
+	ce := wantCorrupt(t, err, e.ledgerPath(), 5, int64(len(lines[0])+len(lines[1])+len(lines[3])+len(lines[2])))
+	if !strings.Contains(ce.Err.Error(), "also used by a different line") {
+		t.Fatalf("cause = %v", ce.Err)
+	}
+	rep, _ := Diagnose(e.dir, e.clk.Now())
+	if !rep.Corrupt || len(rep.Damage) != 1 || rep.Damage[0].Kind != "duplicate" || rep.Damage[0].Repairable {
+		t.Fatalf("damage = %+v", rep.Damage)
+	}
+}
+
+// historyIDs lists the event ids History delivers, in order.
+func historyIDs(t testing.TB, b *Backlog) []string {
+	t.Helper()
+	var ids []string
+	if _, err := b.History(HistoryFilter{}, func(e *Event, _ *Conflict) error {
+		ids = append(ids, e.ID)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return ids
 }
 
 // TestNewerFormatVersion: a checksummed line from a newer bl is refused,

@@ -1,6 +1,7 @@
 package ledger
 
 import (
+	"bytes"
 	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
@@ -192,12 +193,19 @@ func openSnapshot(dir string) (s *State, hdr snapshotHeader, f *os.File, err err
 // decodeSnapshot reads a whole snapshot into a new state; with ib set, it
 // also records where each line lies, for the snapshot index. The snapshot
 // is written whole (temp file, rename), so every line must be good: a torn
-// tail is damage too.
+// tail is damage too. A snapshot whose every line is good but which is not
+// one fold as bl writes it — a second header line, card or receipt lines
+// out of order or repeated, counts its header does not give: the union of
+// two snapshots a git merge made — is stale, not damage: the error wraps
+// errStale and the caller folds the archives instead.
 func decodeSnapshot(path string, r io.ReaderAt, ib *indexBuild) (*State, snapshotHeader, error) {
 	lr := newLineReader(path, r, 0, 0, false, 256<<10)
 	s := NewState()
 	var hdr snapshotHeader
 	var offset int64
+	union := ""   // why the file is not one snapshot, once found
+	section := 0  // 0 cards, 1 receipts, 2 conflicts: the order they are written in
+	lastKey := "" // the last card id or request id read, in its section
 	for {
 		raw, err := lr.next()
 		if err == io.EOF {
@@ -208,7 +216,17 @@ func decodeSnapshot(path string, r io.ReaderAt, ib *indexBuild) (*State, snapsho
 		}
 		bad := func(cause error) error { return lr.corrupt(&raw, cause) }
 		var l snapshotLine
+		header := false // a header line after the first, or a conflict marker
 		torn, err := lr.judge(&raw, func(b []byte) error {
+			if conflictMarker(b) {
+				// A merge made before the union rule: the lines between
+				// the markers are the two snapshots'.
+				header = true
+				if union == "" {
+					union = fmt.Sprintf("git conflict markers at line %d", raw.n)
+				}
+				return nil
+			}
 			line, err := checkFrame(b)
 			if err != nil {
 				return err
@@ -223,6 +241,21 @@ func decodeSnapshot(path string, r io.ReaderAt, ib *indexBuild) (*State, snapsho
 				return nil
 			}
 			l, err = decodeSnapshotLine(line)
+			if err == nil && l.Card == nil && l.Receipt == nil && l.Conflict == nil {
+				var other snapshotHeader
+				if json.Unmarshal(line, &other) == nil && other.V > 0 {
+					if other.V > FormatVersion {
+						return Errorf(ErrVersion, "snapshot has format v%d, this bl reads v%d; upgrade bl", other.V, FormatVersion)
+					}
+					header = true
+					if hdr.V == 0 { // the first line was a conflict marker
+						hdr = other
+					}
+					if union == "" {
+						union = fmt.Sprintf("a second header at line %d", raw.n)
+					}
+				}
+			}
 			return err
 		})
 		if torn != nil {
@@ -236,9 +269,19 @@ func decodeSnapshot(path string, r io.ReaderAt, ib *indexBuild) (*State, snapsho
 		if raw.n == 1 {
 			continue
 		}
+		order := func(sec int, key string) {
+			if union == "" && (sec < section || (sec == section && sec < 2 && key <= lastKey)) {
+				union = fmt.Sprintf("line %d is out of order or repeated", raw.n)
+			}
+			if sec != section {
+				section, lastKey = sec, ""
+			}
+			lastKey = key
+		}
 		switch {
 		case l.Card != nil:
 			c := l.Card
+			order(0, c.ID)
 			s.cards[c.ID] = c
 			if c.IdempotencyKey != "" {
 				s.keys[c.IdempotencyKey] = c.ID
@@ -247,15 +290,19 @@ func decodeSnapshot(path string, r io.ReaderAt, ib *indexBuild) (*State, snapsho
 				ib.addCard(c, at, n)
 			}
 		case l.Receipt != nil:
+			order(1, l.Receipt.RequestID)
 			s.requests[l.Receipt.RequestID] = l.Receipt.Receipt
 			if ib != nil {
 				ib.receipts = append(ib.receipts, indexEntry{key: l.Receipt.RequestID, off: at, n: n})
 			}
 		case l.Conflict != nil:
+			order(2, "")
 			if ib != nil && len(s.conflicts) == 0 {
 				ib.conflicts = at
 			}
 			s.recordConflictEntry(*l.Conflict)
+		case header:
+			// a second header: what follows is the other snapshot's
 		default:
 			return nil, hdr, bad(errors.New("line holds no card, receipt or conflict"))
 		}
@@ -263,9 +310,12 @@ func decodeSnapshot(path string, r io.ReaderAt, ib *indexBuild) (*State, snapsho
 	if hdr.V == 0 {
 		return nil, hdr, &CorruptError{Path: path, Line: 1, Err: errors.New("snapshot has no header")}
 	}
-	if len(s.cards) != hdr.Cards || len(s.requests) != hdr.Receipts || len(s.conflicts) != hdr.Conflicts {
-		return nil, hdr, &CorruptError{Path: path, Line: 1, Err: fmt.Errorf("header counts %d cards, %d receipts, %d conflicts; file holds %d, %d, %d",
-			hdr.Cards, hdr.Receipts, hdr.Conflicts, len(s.cards), len(s.requests), len(s.conflicts))}
+	if union == "" && (len(s.cards) != hdr.Cards || len(s.requests) != hdr.Receipts || len(s.conflicts) != hdr.Conflicts) {
+		union = fmt.Sprintf("its header counts %d cards, %d receipts, %d conflicts; it holds %d, %d, %d",
+			hdr.Cards, hdr.Receipts, hdr.Conflicts, len(s.cards), len(s.requests), len(s.conflicts))
+	}
+	if union != "" {
+		return nil, hdr, fmt.Errorf("%w: %s is not one snapshot (%s; a git union merge of two?): every line reads, so it is rebuilt from the archive segments", errStale, path, union)
 	}
 	if ib != nil && len(s.conflicts) == 0 {
 		ib.conflicts = offset
@@ -289,4 +339,28 @@ func byAtID(a, b *Event) int {
 		return c
 	}
 	return cmp.Compare(a.ID, b.ID)
+}
+
+// snapshotClaims returns the most events any header line of the snapshot
+// data counts (a union of two snapshots has two headers), or 0. The
+// archives must hold at least that many: a snapshot is their fold.
+func snapshotClaims(data []byte) int64 {
+	var most int64
+	for len(data) > 0 {
+		line := data
+		if i := bytes.IndexByte(data, '\n'); i >= 0 {
+			line, data = data[:i], data[i+1:]
+		} else {
+			data = nil
+		}
+		if !bytes.HasPrefix(line, []byte(`{"v":`)) {
+			continue
+		}
+		raw, err := checkFrame(bytes.TrimSuffix(line, []byte{'\r'}))
+		var hdr snapshotHeader
+		if err == nil && json.Unmarshal(raw, &hdr) == nil && hdr.Events > most {
+			most = hdr.Events
+		}
+	}
+	return most
 }

@@ -2,6 +2,7 @@ package ledger
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -12,8 +13,8 @@ import (
 )
 
 // Tree is the tracked content of a backlog directory, by slash-separated
-// name relative to it: ledger.jsonl, snapshot.json, config.json, .gitignore
-// and archive/*.jsonl. It is what git stores, and what sync merges.
+// name relative to it: ledger.jsonl, snapshot.json, config.json,
+// .gitignore, .gitattributes and archive/*.jsonl. It is what git stores, and what sync merges.
 type Tree map[string][]byte
 
 // Tracked reports whether a file name (relative, slash-separated) belongs
@@ -21,7 +22,7 @@ type Tree map[string][]byte
 // stay local.
 func Tracked(name string) bool {
 	switch name {
-	case LedgerFile, SnapshotFile, ConfigFile, IgnoreFile:
+	case LedgerFile, SnapshotFile, ConfigFile, IgnoreFile, AttributesFile:
 		return true
 	}
 	if !strings.Contains(name, "/") && strings.HasSuffix(name, ".md") {
@@ -118,7 +119,8 @@ type RebaseResult struct {
 // upstream holds. Upstream's history is never reordered, so whatever a
 // remote accepted first stays first: a local claim that raced a claim
 // upstream already holds folds as a recorded conflict and changes nothing.
-// Local files upstream lacks (config.json, .gitignore) are kept.
+// Local files upstream lacks (config.json, .gitignore, .gitattributes)
+// are kept.
 func Rebase(upstream, local Tree) (Tree, RebaseResult, error) {
 	var res RebaseResult
 	up, err := upstream.Events()
@@ -138,7 +140,7 @@ func Rebase(upstream, local Tree) (Tree, RebaseResult, error) {
 	for name, data := range upstream {
 		out[name] = data
 	}
-	for _, name := range []string{ConfigFile, IgnoreFile} {
+	for _, name := range []string{ConfigFile, IgnoreFile, AttributesFile} {
 		if _, ok := out[name]; !ok && local[name] != nil {
 			out[name] = local[name]
 		}
@@ -182,10 +184,12 @@ func Rebase(upstream, local Tree) (Tree, RebaseResult, error) {
 func (t Tree) Fold() (*State, error) { return t.fold(true) }
 
 func (t Tree) fold(mayNormalize bool) (*State, error) {
-	s, hdr := NewState(), snapshotHeader{}
+	s, hdr, stale := NewState(), snapshotHeader{}, false
 	if data, ok := t[SnapshotFile]; ok {
 		var err error
-		if s, hdr, err = decodeSnapshot(SnapshotFile, bytes.NewReader(data), nil); err != nil {
+		if s, hdr, err = decodeSnapshot(SnapshotFile, bytes.NewReader(data), nil); errors.Is(err, errStale) {
+			s, stale = NewState(), true // a union of two snapshots
+		} else if err != nil {
 			return nil, err
 		}
 	}
@@ -193,21 +197,27 @@ func (t Tree) fold(mayNormalize bool) (*State, error) {
 	if hdr.TailBytes > 0 && int64(len(led)) >= hdr.TailBytes && crcHex(led[:hdr.TailBytes]) == hdr.TailCRC {
 		led = led[hdr.TailBytes:]
 	}
-	evs, err := decodeAll(LedgerFile, led)
-	if err != nil {
-		return nil, err
-	}
-	last := s.Last()
-	stale := archiveFingerprint(t.archives()) != hdr.Archives && (hdr.V != 0 || len(t.archives()) > 0)
-	for _, e := range evs {
-		if stale || (last.ID != "" && !last.before(e)) {
-			stale = true
-			break
+	var evs []*Event
+	if !stale {
+		var err error
+		if evs, err = decodeAll(LedgerFile, led); err != nil {
+			return nil, err
 		}
-		_ = s.Apply(e)
-		last = *e
+		last := s.Last()
+		stale = archiveFingerprint(t.archives()) != hdr.Archives && (hdr.V != 0 || len(t.archives()) > 0)
+		stale = stale || (len(evs) > 0 && last.ID != "" && !last.before(evs[0]))
+		if !stale && !increasing(evs) {
+			// A git union merge: the events in (at, id) order, each once.
+			evs = slices.Clone(evs)
+			slices.SortStableFunc(evs, byAtID)
+			evs = slices.CompactFunc(evs, func(a, b *Event) bool { return a.ID == b.ID })
+			stale = last.ID != "" && !last.before(evs[0])
+		}
 	}
 	if !stale {
+		for _, e := range evs {
+			_ = s.Apply(e)
+		}
 		return s, nil
 	}
 	if !mayNormalize {
@@ -237,8 +247,8 @@ func (t Tree) Equal(u Tree) bool {
 	return true
 }
 
-// MergeFiles is the git merge driver for ledger.jsonl and archive
-// segments: the events of every version given (base, ours, theirs), each
+// MergeFiles is the optional git merge driver for ledger.jsonl and
+// archive segments: the events of every version given (base, ours, theirs), each
 // once, in (at, id) order. It never produces conflict markers. A snapshot
 // that no longer matches the merged files is rebuilt by the next bl that
 // opens the backlog (see normalize).
@@ -253,4 +263,15 @@ func MergeFiles(versions ...[]byte) ([]byte, error) {
 		return nil, err
 	}
 	return encodeEvents(all)
+}
+
+// increasing reports whether evs is in strictly increasing (at, id) order:
+// no line out of order, none repeated.
+func increasing(evs []*Event) bool {
+	for i := 1; i < len(evs); i++ {
+		if !evs[i-1].before(evs[i]) {
+			return false
+		}
+	}
+	return true
 }

@@ -70,7 +70,7 @@ var commands = []command{
 	{"diff", "What changed in the backlog between two commits, card by card.", false, func() any { return &DiffCmd{} }},
 	{"version", "Print the bl version.", false, func() any { return &VersionCmd{} }},
 	{"completion", "Print a shell completion script (bash, zsh, fish).", false, func() any { return &CompletionCmd{} }},
-	{"merge-driver", "Git merge driver for the ledger (set up by bl init).", true, func() any { return &MergeDriverCmd{} }},
+	{"merge-driver", "Optional git merge driver for the ledger (bl help merge-driver).", true, func() any { return &MergeDriverCmd{} }},
 	{"webhook", "Deliver one hook's webhook (run by bl for its hooks).", true, func() any { return &WebhookCmd{} }},
 	{"textconv", "Git textconv: a backlog file as readable lines for git diff.", true, func() any { return &TextconvCmd{} }},
 }
@@ -396,6 +396,7 @@ func (a *App) Open() (*ledger.Backlog, error) {
 	if err != nil {
 		return nil, err
 	}
+	a.warnNoAttributes(dir)
 	a.backlog = b
 	return b, nil
 }

@@ -11,7 +11,7 @@ import (
 
 // DoctorCmd checks the backlog's integrity.
 type DoctorCmd struct {
-	Repair bool `help:"Fix what can be fixed without losing an event (torn tail, lost final newline, duplicated, blank or misordered lines, stale snapshot)."`
+	Repair bool `help:"Fix what can be fixed without losing an event (torn tail, lost final newline, blank lines, git conflict markers, stale snapshot)."`
 }
 
 func (DoctorCmd) Help() string {
@@ -31,10 +31,19 @@ is what cannot be a finished append: an unterminated fragment that is not a
 valid line, or NUL bytes. A complete line that fails its checksum is damage,
 even the last one.
 
+Lines a git union merge leaves out of (at, id) order or twice are not
+damage: bl reads them in order, each event once, and doctor only counts
+them. A union of two snapshots is a stale snapshot, rebuilt from the
+archive segments. Lines of git conflict markers (<<<<<<<, =======,
+>>>>>>>), from a merge made before the backlog had its .gitattributes, are
+damage in the ledger or an archive segment that --repair fixes: the lines
+between them are events (in snapshot.json they only make it stale).
+
 --repair takes the lock and sets a torn tail aside into
-ledger.jsonl.broken, restores a lost final newline, drops exact duplicate
-lines and blank lines, restores (at, id) order and rebuilds a stale
-snapshot. It never deletes an acknowledged event: a line whose checksum
+ledger.jsonl.broken, restores a lost final newline, drops blank lines and
+conflict marker lines (rewriting the ledger with every event once, in
+(at, id) order; repeated lines are copied to ledger.jsonl.broken) and
+rebuilds a stale snapshot. It never deletes an acknowledged event: a line whose checksum
 fails, or a damaged snapshot, must be restored from git history, and doctor
 says where (git log -p -- PATH).
 
@@ -124,6 +133,9 @@ func (a *App) printReport(w io.Writer, r *ledger.Report) {
 	}
 	if r.CRLFLines > 0 {
 		fmt.Fprintf(w, "line ends  %d line(s) end in \\r\\n (a CRLF checkout, core.autocrlf): they read as the same events\n", r.CRLFLines)
+	}
+	if r.Unsorted > 0 || r.Repeated > 0 {
+		fmt.Fprintf(w, "merged     %d line(s) out of (at, id) order and %d repeated, as a git union merge leaves them: read in order, each event once (not damage)\n", r.Unsorted, r.Repeated)
 	}
 	if r.LostNewline > 0 {
 		fmt.Fprintf(w, "newline    line %d, the last event, lost its newline: it still counts; the next write or bl doctor --repair restores it\n", r.LostNewline)

@@ -3,6 +3,7 @@ package cli
 import (
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 
 	"github.com/bl-backlog/bl/ledger"
@@ -18,30 +19,27 @@ Existing files are kept: running init twice is safe. In a linked worktree
 it says so, and names the worktree's own checked-out .backlog/, if any: a
 stale copy that bl neither reads nor updates.
 
-Commit .backlog/ledger.jsonl, config.json and .gitignore; the lock file
-and *.broken files stay local.
+Commit .backlog/ (git add .backlog): ledger.jsonl, config.json,
+.gitignore and .gitattributes; the lock file, caches and *.broken files
+stay local (.gitignore says so).
 
-In a git repository, init also makes plain git merge, pull and rebase
-merge the backlog by event instead of by line: it adds to .gitattributes
+.backlog/.gitattributes makes every clone's git merge the backlog without
+conflict markers, with no setup in the clone and whether bl is installed
+there or not:
 
-    .backlog/ledger.jsonl merge=bl -text
-    .backlog/archive/*.jsonl merge=bl -text
-    .backlog/snapshot.json merge=bl-snapshot -text
+    ledger.jsonl merge=union -text
+    archive/*.jsonl merge=union -text
+    snapshot.json merge=union -text
+    *.md merge=union -text
 
-and defines the drivers in .git/config (a clone needs bl init once, since
-git does not clone its config):
-
-    [merge "bl"]
-        driver = bl merge-driver %O %A %B
-    [merge "bl-snapshot"]
-        driver = true
-
-The ledger driver writes the union of both sides' events in order; the
-snapshot keeps our side and bl rebuilds it on the next command. On a
-machine without bl, point the ledger driver at git's union merge
-(git config merge.bl.driver "git merge-file --union -q %A %O %B"), then run
-bl doctor --repair where bl is installed: it puts lines back in order and
-drops duplicates.
+merge=union is git's built-in driver: a merge, pull, rebase or cherry-pick
+keeps the lines of both sides. bl settles what that leaves when it reads:
+lines out of order are taken in (at, id) order, a repeated line once, and
+a union of two snapshots is rebuilt from the archive segments. bl warns
+when a backlog in a git repository lacks this file; run bl init again to
+add it. On a backlog set up by an older bl, init also removes the
+merge=bl lines it put in the repository's root .gitattributes (they needed
+a driver in each clone's .git/config); commit both files.
 
 Examples:
 
@@ -60,6 +58,7 @@ func (c *InitCmd) Run(a *App) error {
 			return err
 		}
 	}
+	_, statErr := os.Stat(filepath.Join(dir, ledger.AttributesFile))
 	created, err := ledger.Init(dir)
 	if err != nil {
 		return err
@@ -95,20 +94,35 @@ func (c *InitCmd) Run(a *App) error {
 				fmt.Fprintf(w, "%s, checked out with this worktree's branch, is a stale copy: bl neither reads nor updates it\n", out.StaleCopy)
 			}
 		}
+		if g != nil && statErr != nil {
+			fmt.Fprintf(w, "git merges the backlog with its union driver, in every clone: %s (commit it with the backlog)\n", filepath.Join(dir, ledger.AttributesFile))
+		}
 		if out.Merge != nil && out.Merge.Changed {
-			fmt.Fprintf(w, "git merges the ledger by event: merge drivers set up in %s and %s\n", out.Merge.Attributes, out.Merge.Config)
+			fmt.Fprintf(w, "removed the merge=bl lines an older bl init wrote in %s: %s replaces them; commit both\n", out.Merge.Attributes, filepath.Join(dir, ledger.AttributesFile))
 		}
 	})
 }
 
 const initWhat = "bl init in a git repository"
 
-// gitWork: in a git repository, init sets up the merge drivers, which
-// bl-git does.
+// gitWork: in a git repository, init removes the merge driver lines an
+// older bl init wrote, which bl-git does.
 func (c *InitCmd) gitWork(a *App) string {
 	dir, _, err := initDir(a.Dir)
 	if err != nil || !inGitRepo(dir) {
 		return ""
 	}
 	return initWhat
+}
+
+// warnNoAttributes warns, once per run, when the backlog in dir lies inside
+// a git repository but has no .gitattributes: a merge there can leave
+// conflict markers in the ledger. One stat on the way; the walk up to find
+// .git runs only when the file is missing.
+func (a *App) warnNoAttributes(dir string) {
+	if _, err := os.Lstat(filepath.Join(dir, ledger.AttributesFile)); err == nil || !inGitRepo(dir) {
+		return
+	}
+	a.Warn(fmt.Sprintf("%s has no %s, so a git merge of it can leave conflict markers in the ledger: run bl init to add it, then commit it (git add %s)",
+		dir, ledger.AttributesFile, filepath.Join(dir, ledger.AttributesFile)))
 }

@@ -11,15 +11,23 @@ type MergeDriverCmd struct {
 }
 
 func (MergeDriverCmd) Help() string {
-	return `Git runs this to merge .backlog/ledger.jsonl and archive segments
-(configured by bl init in .gitattributes and .git/config):
+	return `An optional merge driver for .backlog/ledger.jsonl and archive segments.
+Every clone already merges them with git's built-in union driver (the
+backlog's tracked .gitattributes, written by bl init), which needs no setup;
+bl settles the order and duplicates a union leaves when it reads. This
+driver writes every event of the three versions once, in (at, id) order,
+so readers skip that step. It folds to the same state as git's union.
 
-    [merge "bl"]
-        driver = bl merge-driver %O %A %B
+To use it in one clone (git config is never cloned, and a line in
+.git/info/attributes overrides the tracked .gitattributes):
 
-It writes every event of the three versions once, in (at, id) order, into
-%A and exits 0: never conflict markers. Input that is not a valid ledger
-exits 1 and leaves %A alone, so git reports a conflict instead.` + exitCodesHelp
+    git config merge.bl.driver 'bl merge-driver %O %A %B'
+    printf '%s\n' '.backlog/ledger.jsonl merge=bl' '.backlog/archive/*.jsonl merge=bl' >> .git/info/attributes
+
+It exits 0 and never writes conflict markers: input that is not a valid
+event file (markers left by an older merge) falls back to git's union of
+the lines. It needs bl on git's PATH; where bl is missing git reports the
+driver failed.` + exitCodesHelp
 }
 
 func (c *MergeDriverCmd) Run(a *App) error {

@@ -3,20 +3,21 @@ package gitsync
 import (
 	"bytes"
 	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 
 	"github.com/bl-backlog/bl/ledger"
 )
 
-// MergeDriver is the git merge driver for ledger.jsonl and archive
-// segments (git runs `bl merge-driver %O %A %B`): it writes the events of
-// the base, ours and theirs, each once, in (at, id) order, into ours.
-// Undecodable input is an error and leaves ours untouched, so git reports
-// a conflict instead of committing damage.
+// MergeDriver is the optional git merge driver for ledger.jsonl and
+// archive segments (git runs `bl merge-driver %O %A %B` in a clone that
+// configured it): it writes the events of the base, ours and theirs, each
+// once, in (at, id) order, into ours. It only spares readers the sort of a
+// union: what it writes folds like git's union of the same versions.
+// Input that is not a valid event file (conflict markers, damage) falls
+// back to git's union (ours, then theirs' lines ours lacks), so the driver
+// never fails a merge that the tracked merge=union would make.
 func MergeDriver(base, ours, theirs string) error {
 	var versions [][]byte
 	for _, p := range []string{base, ours, theirs} {
@@ -28,7 +29,7 @@ func MergeDriver(base, ours, theirs string) error {
 	}
 	merged, err := ledger.MergeFiles(versions...)
 	if err != nil {
-		return err
+		merged = unionLines(versions[1], versions[2])
 	}
 	tmp, err := os.CreateTemp(filepath.Dir(ours), ".bl-merge-*")
 	if err != nil {
@@ -48,27 +49,24 @@ func MergeDriver(base, ours, theirs string) error {
 	return os.Rename(tmp.Name(), ours)
 }
 
-// The merge drivers bl init configures. The snapshot's driver keeps our
-// side ("true" succeeds and leaves %A as it is): bl rebuilds a snapshot
-// that no longer matches the merged ledger the next time it opens the
-// backlog, so it works even where bl is not installed.
-const (
-	LedgerDriver   = "bl merge-driver %O %A %B"
-	SnapshotDriver = "true"
-)
+// LedgerDriver is the command line of the optional bl merge driver, for a
+// clone that configures it itself (bl help merge-driver).
+const LedgerDriver = "bl merge-driver %O %A %B"
 
 // MergeSetup says what SetupMerge did.
 type MergeSetup struct {
-	Attributes string `json:"attributes"` // the .gitattributes file
-	Config     string `json:"config"`     // the git config file
-	Changed    bool   `json:"changed"`    // either file was written
+	Attributes string `json:"attributes"` // the repository's root .gitattributes
+	Config     string `json:"config"`     // unused: merging needs no git config
+	Changed    bool   `json:"changed"`    // lines an older bl init wrote were removed
 }
 
-// SetupMerge makes plain git merge, pull and rebase merge the backlog in
-// dir by event: it adds the backlog's lines to .gitattributes at the
-// worktree root and defines the merge drivers in the repository's git
-// config (.git/config), keeping whatever is there. It is idempotent. A
-// directory outside any git repository gives ErrNoRepo.
+// SetupMerge checks that dir is inside a git repository (ErrNoRepo when it
+// is not) and removes from the worktree's root .gitattributes the lines an
+// older bl init wrote there for this backlog (merge=bl, merge=bl-snapshot,
+// which needed a driver in each clone's .git/config). The backlog's own
+// .gitattributes, which ledger.Init writes and git tracks with the
+// backlog, replaces them: every clone merges with git's built-in union,
+// with no setup. It is idempotent and leaves every other line alone.
 func SetupMerge(dir string) (MergeSetup, error) {
 	var out MergeSetup
 	abs, err := filepath.Abs(dir)
@@ -82,10 +80,6 @@ func SetupMerge(dir string) (MergeSetup, error) {
 	if err != nil {
 		return out, err
 	}
-	_, common, err := gitDirs(root)
-	if err != nil {
-		return out, err
-	}
 	rel, err := filepath.Rel(root, abs)
 	if err != nil {
 		return out, err
@@ -95,85 +89,49 @@ func SetupMerge(dir string) (MergeSetup, error) {
 		prefix = filepath.ToSlash(rel) + "/"
 	}
 	out.Attributes = filepath.Join(root, ".gitattributes")
-	out.Config = filepath.Join(common, "config")
-	lines := []string{
+	old := []string{
+		"# bl: merge the backlog by event, never with conflict markers (bl help init)",
 		prefix + ledger.LedgerFile + " merge=bl -text",
 		prefix + ledger.ArchiveDir + "/*.jsonl merge=bl -text",
 		prefix + ledger.SnapshotFile + " merge=bl-snapshot -text",
 		prefix + "*.md merge=bl-snapshot -text",
 	}
-	changed, err := addLines(out.Attributes, "# bl: merge the backlog by event, never with conflict markers (bl help init)", lines)
-	if err != nil {
-		return out, err
-	}
-	out.Changed = changed
-	changed, err = addMergeDrivers(out.Config)
-	out.Changed = out.Changed || changed
+	out.Changed, err = removeLines(out.Attributes, old)
 	return out, err
 }
 
-// addLines appends the lines file lacks, under a comment.
-func addLines(path, comment string, lines []string) (bool, error) {
+// removeLines removes from the file at path the lines equal (trimmed) to
+// one of lines, and the file itself when nothing else is left. It reports
+// whether it changed anything.
+func removeLines(path string, lines []string) (bool, error) {
 	data, err := os.ReadFile(path)
-	if err != nil && !errors.Is(err, os.ErrNotExist) {
+	if errors.Is(err, os.ErrNotExist) {
+		return false, nil
+	}
+	if err != nil {
 		return false, err
 	}
-	have := map[string]bool{}
-	for _, l := range strings.Split(string(data), "\n") {
-		have[strings.TrimSpace(l)] = true
-	}
-	var add []string
+	drop := map[string]bool{}
 	for _, l := range lines {
-		if !have[l] {
-			add = append(add, l)
+		drop[l] = true
+	}
+	var keep []string
+	changed := false
+	for _, l := range strings.SplitAfter(string(data), "\n") {
+		if l != "" && drop[strings.TrimSpace(l)] {
+			changed = true
+			continue
 		}
+		keep = append(keep, l)
 	}
-	if len(add) == 0 {
+	if !changed {
 		return false, nil
 	}
-	var b bytes.Buffer
-	b.Write(data)
-	if len(data) > 0 && !bytes.HasSuffix(data, []byte("\n")) {
-		b.WriteByte('\n')
+	rest := strings.Join(keep, "")
+	if strings.TrimSpace(rest) == "" {
+		return true, os.Remove(path)
 	}
-	if !have[comment] {
-		b.WriteString(comment + "\n")
-	}
-	for _, l := range add {
-		b.WriteString(l + "\n")
-	}
-	return true, writeLocked(path, b.Bytes())
-}
-
-var mergeSection = regexp.MustCompile(`(?m)^\s*\[merge\s+"([^"]+)"\]`)
-
-// addMergeDrivers defines [merge "bl"] and [merge "bl-snapshot"] in a git
-// config file unless they are defined already (perhaps by hand, on
-// purpose).
-func addMergeDrivers(path string) (bool, error) {
-	data, err := os.ReadFile(path)
-	if err != nil && !errors.Is(err, os.ErrNotExist) {
-		return false, err
-	}
-	defined := map[string]bool{}
-	for _, m := range mergeSection.FindAllSubmatch(data, -1) {
-		defined[string(m[1])] = true
-	}
-	var b bytes.Buffer
-	if !defined["bl"] {
-		fmt.Fprintf(&b, "[merge \"bl\"]\n\tname = bl: union of ledger events in (at, id) order\n\tdriver = %s\n", LedgerDriver)
-	}
-	if !defined["bl-snapshot"] {
-		fmt.Fprintf(&b, "[merge \"bl-snapshot\"]\n\tname = bl: keep our snapshot; bl rebuilds it\n\tdriver = %s\n", SnapshotDriver)
-	}
-	if b.Len() == 0 {
-		return false, nil
-	}
-	out := append([]byte(nil), data...)
-	if len(out) > 0 && !bytes.HasSuffix(out, []byte("\n")) {
-		out = append(out, '\n')
-	}
-	return true, writeLocked(path, append(out, b.Bytes()...))
+	return true, writeLocked(path, []byte(rest))
 }
 
 // writeLocked replaces path using git's lock file, as git does.
@@ -187,4 +145,25 @@ func writeLocked(path string, data []byte) error {
 		}
 		return nil
 	})
+}
+
+// unionLines is ours followed by the lines of theirs that ours lacks: what
+// git's union keeps of two versions, line for line.
+func unionLines(ours, theirs []byte) []byte {
+	have := map[string]bool{}
+	for _, l := range bytes.SplitAfter(ours, []byte("\n")) {
+		have[string(bytes.TrimRight(l, "\r\n"))] = true
+	}
+	out := append([]byte(nil), ours...)
+	if len(out) > 0 && out[len(out)-1] != '\n' {
+		out = append(out, '\n')
+	}
+	for _, l := range bytes.SplitAfter(theirs, []byte("\n")) {
+		if k := string(bytes.TrimRight(l, "\r\n")); k != "" && !have[k] {
+			have[k] = true
+			out = append(out, bytes.TrimRight(l, "\r\n")...)
+			out = append(out, '\n')
+		}
+	}
+	return out
 }

@@ -100,7 +100,8 @@ func (Git) MergeDriver(base, ours, theirs string) error {
 	return gitsync.MergeDriver(base, ours, theirs)
 }
 
-// SetupMerge sets up git's merge drivers for the backlog in dir.
+// SetupMerge removes the merge driver lines an older bl init wrote for
+// the backlog in dir (see gitsync.SetupMerge).
 func (Git) SetupMerge(dir string) (*cli.MergeSetup, error) {
 	m, err := gitsync.SetupMerge(dir)
 	if errors.Is(err, gitsync.ErrNoRepo) {
