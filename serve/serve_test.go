@@ -210,6 +210,9 @@ func TestEndpoints(t *testing.T) {
 	}
 
 	resp, body = f.get("/metrics")
+	if resp.StatusCode != 200 {
+		t.Errorf("/metrics: %d", resp.StatusCode)
+	}
 	for _, m := range []string{`bl_cards{status="ready"} 2`, "bl_cards_claimable 1", "bl_cards_waiting 1", "bl_leases_expired 0",
 		"bl_oldest_ready_age_seconds", "bl_ledger_events 2", "bl_event_delay_seconds_bucket", "bl_serve_append_seconds_bucket",
 		`bl_conflicts{op="claim"} 0`, "bl_up 1", "go_goroutines"} {

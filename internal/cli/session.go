@@ -23,7 +23,6 @@ type Session struct {
 
 	mu      sync.Mutex
 	backlog *ledger.Backlog
-	dirErr  error
 
 	pendingMu sync.Mutex
 	pending   []*ledger.Event // written by the call running now, for its hooks
