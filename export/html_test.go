@@ -13,6 +13,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/bl-backlog/bl/internal/browsertest"
 )
 
 // TestHTMLSelfContained: the page fetches nothing — no scripts, style
@@ -61,7 +63,7 @@ func TestHTMLInChromium(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: not starting a browser")
 	}
-	bin := chromium(t)
+	bin := browsertest.Chromium(t)
 	dir := t.TempDir()
 	page := filepath.Join(dir, "board.html")
 	if err := os.WriteFile(page, render(t, HTML, richCards(), Options{Now: testNow}), 0o644); err != nil {
@@ -129,40 +131,4 @@ func colourCounts(img image.Image) map[string]int {
 func hexColour(c color.NRGBA) string {
 	const digits = "0123456789abcdef"
 	return string([]byte{'#', digits[c.R>>4], digits[c.R&15], digits[c.G>>4], digits[c.G&15], digits[c.B>>4], digits[c.B&15]})
-}
-
-// chromium finds Debian's chromium, installing it with apt-get when it is
-// missing and that is possible, else skips the test.
-func chromium(t *testing.T) string {
-	t.Helper()
-	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p
-		}
-	}
-	apt, err := exec.LookPath("apt-get")
-	if err != nil || os.Geteuid() != 0 {
-		t.Skip("chromium is not installed and cannot be (needs root and apt-get): apt-get install -y chromium")
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
-	defer cancel()
-	install := func() ([]byte, error) {
-		cmd := exec.CommandContext(ctx, apt, "install", "-y", "--no-install-recommends", "chromium")
-		cmd.Env = append(os.Environ(), "DEBIAN_FRONTEND=noninteractive")
-		return cmd.CombinedOutput()
-	}
-	if _, err := install(); err != nil {
-		// The package lists may be missing or stale.
-		if upd, uerr := exec.CommandContext(ctx, apt, "update").CombinedOutput(); uerr != nil {
-			t.Skipf("chromium is not installed and apt-get update failed: %v\n%s", uerr, upd)
-		}
-		if out, err := install(); err != nil {
-			t.Skipf("chromium is not installed and apt-get install failed: %v\n%s", err, out)
-		}
-	}
-	p, err := exec.LookPath("chromium")
-	if err != nil {
-		t.Skipf("apt-get installed chromium but it is not on PATH: %v", err)
-	}
-	return p
 }

@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -14,6 +13,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/bl-backlog/bl/internal/browsertest"
 	"github.com/bl-backlog/bl/internal/cli"
 	"github.com/bl-backlog/bl/ledger"
 )
@@ -29,7 +29,7 @@ func TestBoardInChromium(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short")
 	}
-	bin := chromium(t)
+	bin := browsertest.Chromium(t)
 	f := newFixture(t, Options{})
 	t.Setenv("BL_ACTOR", "tester")
 
@@ -220,40 +220,4 @@ func TestBoardInChromium(t *testing.T) {
 		chromedp.Poll(`(() => { const d = document.getElementById("dag-frame").contentDocument; return !!d && d.querySelectorAll("svg .node").length >= 8 && !!d.querySelector("svg .edge") })()`, nil, chromedp.WithPollingTimeout(5*time.Second)),
 	)
 
-}
-
-// chromium finds Debian's chromium, installing it with apt-get when it is
-// missing and that is possible, else skips the test (as the html export
-// test does).
-func chromium(t *testing.T) string {
-	t.Helper()
-	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p
-		}
-	}
-	apt, err := exec.LookPath("apt-get")
-	if err != nil || os.Geteuid() != 0 {
-		t.Skip("chromium is not installed and cannot be (needs root and apt-get): apt-get install -y chromium")
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
-	defer cancel()
-	install := func() ([]byte, error) {
-		cmd := exec.CommandContext(ctx, apt, "install", "-y", "--no-install-recommends", "chromium")
-		cmd.Env = append(os.Environ(), "DEBIAN_FRONTEND=noninteractive")
-		return cmd.CombinedOutput()
-	}
-	if _, err := install(); err != nil {
-		if upd, uerr := exec.CommandContext(ctx, apt, "update").CombinedOutput(); uerr != nil {
-			t.Skipf("chromium is not installed and apt-get update failed: %v\n%s", uerr, upd)
-		}
-		if out, err := install(); err != nil {
-			t.Skipf("chromium is not installed and apt-get install failed: %v\n%s", err, out)
-		}
-	}
-	p, err := exec.LookPath("chromium")
-	if err != nil {
-		t.Skipf("apt-get installed chromium but it is not on PATH: %v", err)
-	}
-	return p
 }
