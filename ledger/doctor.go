@@ -61,6 +61,11 @@ type Report struct {
 	Repeated           int            `json:"repeated_lines"`
 	TornTail           *TornTail      `json:"torn_tail"`
 	SetAside           *SetAside      `json:"set_aside"` // nil when there is no ledger.jsonl.broken
+	// Leftover is the archive segment a compaction that did not finish
+	// (a full disk, a kill) wrote before its snapshot: every event in it
+	// is still in the ledger, loads ignore it and the next compaction
+	// removes it. "" when there is none.
+	Leftover string `json:"leftover_segment,omitempty"`
 	Damage             []Damage       `json:"damage"`
 	Conflicts          []Conflict     `json:"conflicts"`
 	ExpiredLeases      []ExpiredLease `json:"expired_leases"`
@@ -171,6 +176,8 @@ func diagnose(dir string, now time.Time) (*Report, []rawLine, error) {
 			Reason: "archive/ holds other segments than the snapshot folded (a git merge?); repair rebuilds the snapshot"})
 	} else if err != nil {
 		return nil, nil, err
+	} else if names, nerr := archiveNames(dir); nerr == nil && !snapDamaged && !namesMatch(names, hdr) {
+		rep.Leftover = leftoverSegment(dir, names, hdr, pos.base)
 	}
 	// Archive segments are read by bl log and folded again by a rebuild:
 	// damage in them is reported with its file, line and offset.

@@ -240,6 +240,9 @@ func TestKilledCompactionLeftover(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(e.dir, name)); err != nil {
 		t.Fatalf("the leftover was touched by a load: %v", err)
 	}
+	if rep, err := Diagnose(e.dir, time.Now()); err != nil || rep.Corrupt || rep.Leftover != filepath.ToSlash(name) {
+		t.Fatalf("doctor: leftover %q (want %q), corrupt %v, %v", rep.Leftover, name, rep.Corrupt, err)
+	}
 	full()
 	want = e.foldedJSON()
 	if _, err := e.open().Compact(e.ctx); err != nil {
@@ -250,6 +253,9 @@ func TestKilledCompactionLeftover(t *testing.T) {
 	}
 	if left := leftovers(t, e.dir, true); len(left) > 0 {
 		t.Fatalf("left behind: %v", left)
+	}
+	if rep, err := Diagnose(e.dir, time.Now()); err != nil || rep.Leftover != "" {
+		t.Fatalf("doctor after the compaction: leftover %q, %v", rep.Leftover, err)
 	}
 	names, _ := archiveNames(e.dir)
 	if slices.Contains(names, filepath.ToSlash(name)) {

@@ -154,6 +154,9 @@ func (a *App) printReport(w io.Writer, r *ledger.Report) {
 	if t := r.TornTail; t != nil {
 		fmt.Fprintf(w, "torn tail  %d bytes at line %d (%s): never acknowledged; the next write or bl doctor --repair sets it aside\n", t.Bytes, t.Line, t.Reason)
 	}
+	if r.Leftover != "" {
+		fmt.Fprintf(w, "leftover   %s was written by a compaction that did not finish (a full disk, a kill): every event in it is still in the ledger; the next compaction removes it\n", r.Leftover)
+	}
 	if sa := r.SetAside; sa != nil {
 		fmt.Fprintf(w, "set aside  %s holds %d bytes that writers set aside as torn tails (never acknowledged; safe to delete once reviewed)\n", ledger.BrokenFile, sa.Bytes)
 		if sa.Events > 0 {
