@@ -57,15 +57,15 @@ type Report struct {
 	// Unsorted and Repeated count ledger lines a git union merge left out
 	// of (at, id) order or twice. They read as the sorted file, each event
 	// once: not damage, nothing to repair.
-	Unsorted           int            `json:"unsorted_lines"`
-	Repeated           int            `json:"repeated_lines"`
-	TornTail           *TornTail      `json:"torn_tail"`
-	SetAside           *SetAside      `json:"set_aside"` // nil when there is no ledger.jsonl.broken
+	Unsorted int       `json:"unsorted_lines"`
+	Repeated int       `json:"repeated_lines"`
+	TornTail *TornTail `json:"torn_tail"`
+	SetAside *SetAside `json:"set_aside"` // nil when there is no ledger.jsonl.broken
 	// Leftover is the archive segment a compaction that did not finish
 	// (a full disk, a kill) wrote before its snapshot: every event in it
 	// is still in the ledger, loads ignore it and the next compaction
 	// removes it. "" when there is none.
-	Leftover string `json:"leftover_segment,omitempty"`
+	Leftover           string         `json:"leftover_segment,omitempty"`
 	Damage             []Damage       `json:"damage"`
 	Conflicts          []Conflict     `json:"conflicts"`
 	ExpiredLeases      []ExpiredLease `json:"expired_leases"`
