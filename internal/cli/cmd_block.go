@@ -4,12 +4,12 @@ import "github.com/bl-backlog/bl/ledger"
 
 // BlockCmd parks a card.
 type BlockCmd struct {
-	cardID    `embed:""`
-	Reason    string `help:"Why it is blocked."`
-	Owner     string `help:"Lease owner; when given (or with --epoch) the call is fenced like heartbeat."`
-	Epoch     int64  `help:"The epoch claim printed."`
-	RequestID string `name:"request-id" placeholder:"ID" help:"Makes the call safe to retry."`
-	Remote    string `placeholder:"NAME" help:"Go through this git remote (default: claims.remote in config.json): acknowledged once pushed."`
+	cardID       `embed:""`
+	Reason       string `help:"Why it is blocked."`
+	Owner        string `help:"Lease owner; when given (or with --epoch) the call is fenced like heartbeat."`
+	Epoch        int64  `help:"The epoch claim printed."`
+	RequestID    string `name:"request-id" placeholder:"ID" help:"Makes the call safe to retry."`
+	remoteChoice `embed:""`
 }
 
 func (BlockCmd) Help() string {
@@ -24,7 +24,7 @@ Examples:
 
 func (c *BlockCmd) Run(a *App) error {
 	return a.runLease(leaseWrite{cmd: "block", verb: "blocked", card: c.cardID, owner: c.Owner, epoch: c.Epoch,
-		reason: c.Reason, requestID: c.RequestID, remote: c.Remote, op: (*ledger.Backlog).Block})
+		reason: c.Reason, requestID: c.RequestID, remote: c.remoteChoice, op: (*ledger.Backlog).Block})
 }
 
-func (c *BlockCmd) gitWork(a *App) string { return a.remoteWork("block", c.Remote) }
+func (c *BlockCmd) gitWork(a *App) string { return a.remoteWork("block", c.remoteChoice) }

@@ -13,14 +13,14 @@ import (
 
 // ClaimCmd takes a lease.
 type ClaimCmd struct {
-	Owner      string        `help:"Lease owner (default: the actor)."`
-	TTL        time.Duration `name:"ttl" default:"15m" placeholder:"DURATION" help:"Lease length, a Go duration of at least 1s (90s, 10m)."`
-	cardFilter `embed:""`
-	Phase      string        `help:"Only cards in this phase."`
-	Label      string        `help:"Only cards with this label."`
-	Wait       time.Duration `placeholder:"DURATION" help:"When nothing is claimable, wait up to this long for a card to become claimable, then claim it."`
-	RequestID  string        `name:"request-id" placeholder:"ID" help:"Makes the call safe to retry: a replay returns the card and appends nothing."`
-	Remote     string        `placeholder:"NAME" help:"Claim through this git remote (default: claims.remote in config.json): the claim counts once the push carrying it succeeds."`
+	Owner        string        `help:"Lease owner (default: the actor)."`
+	TTL          time.Duration `name:"ttl" default:"15m" placeholder:"DURATION" help:"Lease length, a Go duration of at least 1s (90s, 10m)."`
+	cardFilter   `embed:""`
+	Phase        string        `help:"Only cards in this phase."`
+	Label        string        `help:"Only cards with this label."`
+	Wait         time.Duration `placeholder:"DURATION" help:"When nothing is claimable, wait up to this long for a card to become claimable, then claim it."`
+	RequestID    string        `name:"request-id" placeholder:"ID" help:"Makes the call safe to retry: a replay returns the card and appends nothing."`
+	remoteChoice `embed:""`
 }
 
 func (ClaimCmd) Help() string {
@@ -76,10 +76,10 @@ func (c *ClaimCmd) Run(a *App) error {
 	}
 	req := ledger.ClaimRequest{Mutation: a.Mutation(c.RequestID), Owner: a.Owner(c.Owner),
 		TTL: c.TTL, ID: id, Phase: c.Phase, Label: c.Label}
-	if c.Wait > 0 && remoteFor(b, c.Remote) != "" {
+	if c.Wait > 0 && remoteFor(b, c.remoteChoice) != "" {
 		return usagef("--wait does not combine with a remote claim")
 	}
-	g, remote, err := a.throughRemote(b, "claim", c.Remote)
+	g, remote, err := a.throughRemote(b, "claim", c.remoteChoice)
 	if err != nil {
 		return err
 	}
@@ -107,7 +107,7 @@ func (c *ClaimCmd) Run(a *App) error {
 	})
 }
 
-func (c *ClaimCmd) gitWork(a *App) string { return a.remoteWork("claim", c.Remote) }
+func (c *ClaimCmd) gitWork(a *App) string { return a.remoteWork("claim", c.remoteChoice) }
 
 // interrupted reports whether err is the end of the run's context, that
 // is SIGINT or SIGTERM.

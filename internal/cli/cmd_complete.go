@@ -4,12 +4,12 @@ import "github.com/bl-backlog/bl/ledger"
 
 // CompleteCmd marks a card done.
 type CompleteCmd struct {
-	cardID    `embed:""`
-	Owner     string `help:"Lease owner; when given (or with --epoch) the call is fenced like heartbeat."`
-	Epoch     int64  `help:"The epoch claim printed; a stale epoch is refused."`
-	Note      string `help:"Closing note, e.g. the commit that did it."`
-	RequestID string `name:"request-id" placeholder:"ID" help:"Makes the call safe to retry."`
-	Remote    string `placeholder:"NAME" help:"Go through this git remote (default: claims.remote in config.json): acknowledged once pushed."`
+	cardID       `embed:""`
+	Owner        string `help:"Lease owner; when given (or with --epoch) the call is fenced like heartbeat."`
+	Epoch        int64  `help:"The epoch claim printed; a stale epoch is refused."`
+	Note         string `help:"Closing note, e.g. the commit that did it."`
+	RequestID    string `name:"request-id" placeholder:"ID" help:"Makes the call safe to retry."`
+	remoteChoice `embed:""`
 }
 
 func (CompleteCmd) Help() string {
@@ -25,8 +25,8 @@ Examples:
 
 func (c *CompleteCmd) Run(a *App) error {
 	return a.runLease(leaseWrite{cmd: "complete", verb: "completed", card: c.cardID, owner: c.Owner, epoch: c.Epoch,
-		reason: c.Note, requestID: c.RequestID, remote: c.Remote, op: (*ledger.Backlog).Complete,
+		reason: c.Note, requestID: c.RequestID, remote: c.remoteChoice, op: (*ledger.Backlog).Complete,
 		before: func(b *ledger.Backlog, id, owner string) error { return a.preComplete(b, id, owner, c.Epoch, c.Note) }})
 }
 
-func (c *CompleteCmd) gitWork(a *App) string { return a.remoteWork("complete", c.Remote) }
+func (c *CompleteCmd) gitWork(a *App) string { return a.remoteWork("complete", c.remoteChoice) }

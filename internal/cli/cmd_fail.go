@@ -4,12 +4,12 @@ import "github.com/bl-backlog/bl/ledger"
 
 // FailCmd gives a claimed card back as failed.
 type FailCmd struct {
-	cardID    `embed:""`
-	Owner     string `help:"Lease owner (default: the actor)."`
-	Epoch     int64  `help:"The epoch claim printed; a stale epoch is refused."`
-	Reason    string `help:"What went wrong, for the next attempt (at most 4 KiB)."`
-	RequestID string `name:"request-id" placeholder:"ID" help:"Makes the call safe to retry."`
-	Remote    string `placeholder:"NAME" help:"Go through this git remote (default: claims.remote in config.json): acknowledged once pushed."`
+	cardID       `embed:""`
+	Owner        string `help:"Lease owner (default: the actor)."`
+	Epoch        int64  `help:"The epoch claim printed; a stale epoch is refused."`
+	Reason       string `help:"What went wrong, for the next attempt (at most 4 KiB)."`
+	RequestID    string `name:"request-id" placeholder:"ID" help:"Makes the call safe to retry."`
+	remoteChoice `embed:""`
 }
 
 func (FailCmd) Help() string {
@@ -29,7 +29,7 @@ Examples:
 
 func (c *FailCmd) Run(a *App) error {
 	return a.runLease(leaseWrite{cmd: "fail", verb: "failed", card: c.cardID, owner: c.Owner, epoch: c.Epoch,
-		reason: c.Reason, requestID: c.RequestID, remote: c.Remote, ownerIsActor: true, op: (*ledger.Backlog).Fail})
+		reason: c.Reason, requestID: c.RequestID, remote: c.remoteChoice, ownerIsActor: true, op: (*ledger.Backlog).Fail})
 }
 
-func (c *FailCmd) gitWork(a *App) string { return a.remoteWork("fail", c.Remote) }
+func (c *FailCmd) gitWork(a *App) string { return a.remoteWork("fail", c.remoteChoice) }

@@ -12,14 +12,14 @@ import (
 
 // HeartbeatCmd renews a lease.
 type HeartbeatCmd struct {
-	cardID     `embed:""`
-	Owner      string         `help:"Lease owner (default: the actor)."`
-	Epoch      int64          `help:"The epoch claim printed; a stale epoch is refused."`
-	TTL        *time.Duration `name:"ttl" placeholder:"DURATION" help:"New lease length (default: keep the claim's)."`
-	Progress   *int           `help:"Progress, 0-100."`
-	Checkpoint string         `placeholder:"JSON" help:"A small JSON document to resume from."`
-	RequestID  string         `name:"request-id" placeholder:"ID" help:"Makes the call safe to retry."`
-	Remote     string         `placeholder:"NAME" help:"Go through this git remote (default: claims.remote in config.json): acknowledged once pushed."`
+	cardID       `embed:""`
+	Owner        string         `help:"Lease owner (default: the actor)."`
+	Epoch        int64          `help:"The epoch claim printed; a stale epoch is refused."`
+	TTL          *time.Duration `name:"ttl" placeholder:"DURATION" help:"New lease length (default: keep the claim's)."`
+	Progress     *int           `help:"Progress, 0-100."`
+	Checkpoint   string         `placeholder:"JSON" help:"A small JSON document to resume from."`
+	RequestID    string         `name:"request-id" placeholder:"ID" help:"Makes the call safe to retry."`
+	remoteChoice `embed:""`
 }
 
 func (HeartbeatCmd) Help() string {
@@ -57,7 +57,7 @@ func (c *HeartbeatCmd) Run(a *App) error {
 	}
 	req := ledger.HeartbeatRequest{Mutation: a.Mutation(c.RequestID), ID: id,
 		Owner: a.Owner(c.Owner), Epoch: c.Epoch, TTL: ttl, Progress: c.Progress, Checkpoint: cp}
-	card, err := a.ownerWrite(b, "heartbeat", c.Remote, c.RequestID, func(rid string) (ledger.Card, error) {
+	card, err := a.ownerWrite(b, "heartbeat", c.remoteChoice, c.RequestID, func(rid string) (ledger.Card, error) {
 		req.RequestID = rid
 		return b.Heartbeat(a.ctx, req)
 	})
@@ -69,4 +69,4 @@ func (c *HeartbeatCmd) Run(a *App) error {
 	})
 }
 
-func (c *HeartbeatCmd) gitWork(a *App) string { return a.remoteWork("heartbeat", c.Remote) }
+func (c *HeartbeatCmd) gitWork(a *App) string { return a.remoteWork("heartbeat", c.remoteChoice) }

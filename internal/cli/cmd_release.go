@@ -4,12 +4,12 @@ import "github.com/bl-backlog/bl/ledger"
 
 // ReleaseCmd gives a claimed card back.
 type ReleaseCmd struct {
-	cardID    `embed:""`
-	Owner     string `help:"Lease owner (default: the actor)."`
-	Epoch     int64  `help:"The epoch claim printed; a stale epoch is refused."`
-	Reason    string `help:"Why, for the history."`
-	RequestID string `name:"request-id" placeholder:"ID" help:"Makes the call safe to retry."`
-	Remote    string `placeholder:"NAME" help:"Go through this git remote (default: claims.remote in config.json): acknowledged once pushed."`
+	cardID       `embed:""`
+	Owner        string `help:"Lease owner (default: the actor)."`
+	Epoch        int64  `help:"The epoch claim printed; a stale epoch is refused."`
+	Reason       string `help:"Why, for the history."`
+	RequestID    string `name:"request-id" placeholder:"ID" help:"Makes the call safe to retry."`
+	remoteChoice `embed:""`
 }
 
 func (ReleaseCmd) Help() string {
@@ -25,7 +25,7 @@ Examples:
 
 func (c *ReleaseCmd) Run(a *App) error {
 	return a.runLease(leaseWrite{cmd: "release", verb: "released", card: c.cardID, owner: c.Owner, epoch: c.Epoch,
-		reason: c.Reason, requestID: c.RequestID, remote: c.Remote, ownerIsActor: true, op: (*ledger.Backlog).Release})
+		reason: c.Reason, requestID: c.RequestID, remote: c.remoteChoice, ownerIsActor: true, op: (*ledger.Backlog).Release})
 }
 
-func (c *ReleaseCmd) gitWork(a *App) string { return a.remoteWork("release", c.Remote) }
+func (c *ReleaseCmd) gitWork(a *App) string { return a.remoteWork("release", c.remoteChoice) }

@@ -19,13 +19,14 @@ import (
 // outcome.
 type RunCmd struct {
 	Owner   string        `help:"Lease owner (default: the actor)."`
-	TTL     time.Duration `name:"ttl" default:"15m" placeholder:"DUR" help:"Lease length; the lease is renewed every ttl/3 while the command runs."`
+	TTL     time.Duration `name:"ttl" default:"15m" placeholder:"DURATION" help:"Lease length; the lease is renewed every ttl/3 while the command runs."`
 	ID      string        `name:"id" help:"Run on this card or fail, instead of the best one."`
 	Phase   string        `help:"Only cards in this phase."`
 	Label   string        `help:"Only cards with this label."`
-	Wait    time.Duration `placeholder:"DUR" help:"When nothing is claimable, wait up to this long for a card."`
+	Wait    time.Duration `placeholder:"DURATION" help:"When nothing is claimable, wait up to this long for a card."`
 	Loop    bool          `help:"Take the next card after each one, until none is claimable (or --wait runs out)."`
-	Grace   time.Duration `default:"10s" placeholder:"DUR" help:"How long a command gets between SIGTERM and SIGKILL when it must stop."`
+	Grace   time.Duration `default:"10s" placeholder:"DURATION" help:"How long a command gets between SIGTERM and SIGKILL when it must stop."`
+	Local   bool          `help:"Claim in this clone even when claims.remote names a remote (bl run does not claim through a remote)."`
 	Command []string      `arg:"" optional:"" passthrough:"" name:"command" help:"The command to run and its arguments, after --."`
 }
 
@@ -91,6 +92,11 @@ func (c *RunCmd) Run(a *App) error {
 	b, err := a.Open()
 	if err != nil {
 		return err
+	}
+	if remote := b.Config().Claims.Remote; remote != "" && !c.Local {
+		// Its claims would not be acknowledged by the remote the other
+		// clones claim through: a claim that remote granted wins.
+		return usagef(fmt.Sprintf("this backlog's claims go through the git remote %s (claims.remote), and bl run claims in this clone only: pass --local if every worker of this backlog runs on this machine", remote))
 	}
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)

@@ -198,8 +198,11 @@ func (a *App) claimsRemote() string {
 
 // remoteWork is gitWork for claim, heartbeat and complete: a remote from
 // the flag or claims.remote means git.
-func (a *App) remoteWork(cmd, flag string) string {
-	remote := firstOf(flag, a.claimsRemote())
+func (a *App) remoteWork(cmd string, rc remoteChoice) string {
+	if rc.check() != nil {
+		return "" // the command itself says why
+	}
+	remote := rc.remote(a.claimsRemote())
 	if remote == "" {
 		return ""
 	}

@@ -13,16 +13,42 @@ import (
 // the lean bl that work is handed to bl-git (gitWork, before anything is
 // read).
 
-// remoteFor is the remote an owner command goes through: the flag, else
-// claims.remote in config.json, else none.
-func remoteFor(b *ledger.Backlog, flag string) string {
-	return firstOf(flag, b.Config().Claims.Remote)
+// remoteChoice is the owner commands' --remote and --local flags.
+type remoteChoice struct {
+	Remote string `placeholder:"NAME" help:"Go through this git remote (default: claims.remote in config.json): acknowledged once the push carrying it succeeds."`
+	Local  bool   `help:"Write to this clone only, even when claims.remote names a remote: the remote has not acknowledged it, and a claim the remote already granted wins over it at the next exchange (docs/SYNC.md)."`
+}
+
+// remote is the remote chosen: --remote, else (without --local) the
+// default given, else none.
+func (r remoteChoice) remote(def string) string {
+	if r.Local {
+		return ""
+	}
+	return firstOf(r.Remote, def)
+}
+
+// check refuses --local with --remote.
+func (r remoteChoice) check() error {
+	if r.Local && r.Remote != "" {
+		return usagef("--local and --remote exclude each other: write locally, or through the remote")
+	}
+	return nil
+}
+
+// remoteFor is the remote an owner command goes through: --remote, else
+// claims.remote in config.json unless --local, else none.
+func remoteFor(b *ledger.Backlog, rc remoteChoice) string {
+	return rc.remote(b.Config().Claims.Remote)
 }
 
 // throughRemote returns the git side and the remote the owner command cmd
 // goes through, or a nil Git when it runs locally.
-func (a *App) throughRemote(b *ledger.Backlog, cmd, flag string) (Git, string, error) {
-	remote := remoteFor(b, flag)
+func (a *App) throughRemote(b *ledger.Backlog, cmd string, rc remoteChoice) (Git, string, error) {
+	if err := rc.check(); err != nil {
+		return nil, "", err
+	}
+	remote := remoteFor(b, rc)
 	if remote == "" {
 		return nil, "", nil
 	}
@@ -38,8 +64,8 @@ func (a *App) throughRemote(b *ledger.Backlog, cmd, flag string) (Git, string, e
 // release, complete, block), locally or through the remote. do stamps its
 // event with the request id it is given: the caller's, or on a remote one
 // that tells a retried push's attempts apart.
-func (a *App) ownerWrite(b *ledger.Backlog, cmd, remoteFlag, requestID string, do func(requestID string) (ledger.Card, error)) (ledger.Card, error) {
-	g, remote, err := a.throughRemote(b, cmd, remoteFlag)
+func (a *App) ownerWrite(b *ledger.Backlog, cmd string, rc remoteChoice, requestID string, do func(requestID string) (ledger.Card, error)) (ledger.Card, error) {
+	g, remote, err := a.throughRemote(b, cmd, rc)
 	if err != nil {
 		return ledger.Card{}, err
 	}
@@ -58,7 +84,7 @@ type leaseWrite struct {
 	epoch     int64  // --epoch
 	reason    string // the release reason, completion note or block reason
 	requestID string
-	remote    string // --remote
+	remote    remoteChoice // --remote, --local
 	// ownerIsActor: without --owner the actor is the owner, and the call
 	// is always fenced (release, as heartbeat). Otherwise the call is
 	// fenced only when --owner or --epoch is given (complete and block:
