@@ -551,6 +551,12 @@ func AppendCardJSON(dst []byte, c *Card, indent bool) (out []byte, ok bool) {
 	return appendCard(slices.Grow(dst, cardSize(c, indent)), c, indent, 0)
 }
 
+// AppendCardJSONAt appends c indented as AppendCardJSON does, with its
+// members at level+1: the form of an element of an indented list at level.
+func AppendCardJSONAt(dst []byte, c *Card, level int) (out []byte, ok bool) {
+	return appendCard(slices.Grow(dst, cardSize(c, true)), c, true, level)
+}
+
 // AppendCardsJSON appends a list of cards as the JSON encoder writes a
 // []Card, as AppendCardJSON does one card: null for a nil slice, [] for an
 // empty one.

@@ -30,12 +30,21 @@ func writeJSON(w io.Writer, v any) error {
 // writeJSON is writeJSON on stdout, with the derived members of the cards
 // stand read.
 func (a *App) writeJSON(v any) error {
+	if c, ok := v.(*ledger.Card); ok && c != nil {
+		v = *c
+	}
 	var b []byte
 	switch v := v.(type) {
 	case ledger.Card:
-		b, _ = ledger.AppendCardJSON(nil, &v, true)
+		var ok bool
+		if b, ok = ledger.AppendCardJSON(nil, &v, true); !ok {
+			var err error
+			if b, err = json.MarshalIndentWithOption(&v, "", "  ", json.DisableHTMLEscape()); err != nil {
+				return err
+			}
+		}
 		if st, ok := a.standing[v.ID]; ok {
-			b = appendStanding(b, st)
+			b = appendStanding(b, st, 0)
 		}
 	case []ledger.Card:
 		b, _ = a.cardsJSON(v)

@@ -1,10 +1,11 @@
 package cli
 
 import (
-	"bytes"
 	"fmt"
 	"strconv"
 	"strings"
+
+	json "github.com/goccy/go-json"
 
 	"github.com/bl-backlog/bl/ledger"
 )
@@ -50,20 +51,21 @@ func (a *App) standingOf(c ledger.Card) (ledger.Standing, bool) {
 	return st, ok
 }
 
-// appendStanding inserts the derived members of st into card JSON as
-// AppendCardJSON indents it (level 0, ending in "\n}").
-func appendStanding(b []byte, st ledger.Standing) []byte {
-	end := bytes.LastIndexByte(b, '}')
-	if end < 1 || b[end-1] != '\n' {
+// appendStanding inserts the derived members of st into the card JSON at
+// the end of b, as AppendCardJSONAt indents it at level (ending in a
+// newline, the level's indent and "}").
+func appendStanding(b []byte, st ledger.Standing, level int) []byte {
+	pad := strings.Repeat("  ", level+1)  // the members' indent
+	end := len(b) - len("\n"+pad[2:]+"}") // where "\n", the level's indent and "}" start
+	if end < 1 || b[len(b)-1] != '}' || b[end] != '\n' {
 		return b
 	}
-	tail := append([]byte(nil), b[end-1:]...)
-	b = append(b[:end-1], `,
-  "state": `...)
+	tail := append([]byte(nil), b[end:]...)
+	b = append(b[:end], ",\n"+pad+`"state": `...)
 	b = strconv.AppendQuote(b, st.State)
-	b = append(b, ",\n  \"claimable\": "...)
+	b = append(b, ",\n"+pad+`"claimable": `...)
 	b = strconv.AppendBool(b, st.Claimable)
-	b = append(b, ",\n  \"waiting_on\": "...)
+	b = append(b, ",\n"+pad+`"waiting_on": `...)
 	if len(st.WaitingOn) == 0 {
 		b = append(b, "[]"...)
 	} else {
@@ -72,12 +74,12 @@ func appendStanding(b []byte, st ledger.Standing) []byte {
 			if i > 0 {
 				b = append(b, ',')
 			}
-			b = append(b, "\n    "...)
+			b = append(b, "\n  "+pad...)
 			b = strconv.AppendQuote(b, id)
 		}
-		b = append(b, "\n  ]"...)
+		b = append(b, "\n"+pad+"]"...)
 	}
-	b = append(b, ",\n  \"lease_expired\": "...)
+	b = append(b, ",\n"+pad+`"lease_expired": `...)
 	b = strconv.AppendBool(b, st.LeaseExpired)
 	return append(b, tail...)
 }
@@ -91,20 +93,26 @@ func (a *App) cardsJSON(cards []ledger.Card) ([]byte, bool) {
 	if len(cards) == 0 {
 		return []byte("[]"), true
 	}
-	out := []byte{'['}
+	out := make([]byte, 0, len(cards)*1024)
+	out = append(out, '[')
 	for i := range cards {
-		one, ok := ledger.AppendCardJSON(nil, &cards[i], true)
-		if !ok {
-			return nil, false
-		}
-		if st, ok := a.standing[cards[i].ID]; ok {
-			one = appendStanding(one, st)
-		}
 		if i > 0 {
 			out = append(out, ',')
 		}
 		out = append(out, "\n  "...)
-		out = append(out, bytes.ReplaceAll(one, []byte{'\n'}, []byte("\n  "))...)
+		var ok bool
+		if out, ok = ledger.AppendCardJSONAt(out, &cards[i], 1); !ok {
+			// A card the fast encoder leaves to the JSON encoder, in
+			// the same indented form.
+			one, err := json.MarshalIndentWithOption(&cards[i], "  ", "  ", json.DisableHTMLEscape())
+			if err != nil {
+				return nil, false
+			}
+			out = append(out, one...)
+		}
+		if st, ok := a.standing[cards[i].ID]; ok {
+			out = appendStanding(out, st, 1)
+		}
 	}
 	return append(out, "\n]"...), true
 }
