@@ -64,7 +64,7 @@ var commands = []command{
 	{"log", "Print the event history, resumable by cursor.", false, func() any { return &LogCmd{} }},
 	{"watch", "Stream events as they are appended (JSONL).", false, func() any { return &WatchCmd{} }},
 	{"compact", "Fold the ledger into the snapshot.", false, func() any { return &CompactCmd{} }},
-	{"doctor", "Check the ledger's integrity; --repair fixes a torn tail.", false, func() any { return &DoctorCmd{} }},
+	{"doctor", "Check the backlog's integrity; --repair fixes what it can without losing an event.", false, func() any { return &DoctorCmd{} }},
 	{"sync", "Commit .backlog to git; --pull/--push exchange it with a remote.", false, func() any { return &SyncCmd{} }},
 	{"serve", "Serve a live board, the JSON API, an event stream and metrics over HTTP.", false, func() any { return &ServeCmd{} }},
 	{"diff", "What changed in the backlog between two commits, card by card.", false, func() any { return &DiffCmd{} }},
