@@ -9,28 +9,17 @@ import (
 // TestNoGit: bl does not link go-git, nor the package built on it; every
 // call would pay for their initialisation. Git work runs in bl-git.
 func TestNoGit(t *testing.T) {
-	goTool, err := exec.LookPath("go")
-	if err != nil {
-		t.Skip("go not on PATH")
-	}
-	deps := func(pkg string) []string {
-		out, err := exec.Command(goTool, "list", "-deps", pkg).Output()
-		if err != nil {
-			t.Fatalf("go list -deps %s: %v", pkg, err)
-		}
-		return strings.Fields(string(out))
-	}
 	isGit := func(p string) bool {
 		return strings.Contains(p, "go-git") || strings.HasSuffix(p, "/ledger/gitsync") || strings.HasSuffix(p, "/cli/gitcli")
 	}
-	for _, p := range deps("github.com/bl-backlog/bl/cmd/bl") {
+	for _, p := range deps(t, "github.com/bl-backlog/bl/cmd/bl") {
 		if isGit(p) {
 			t.Errorf("cmd/bl depends on %s", p)
 		}
 	}
 	// The check would pass vacuously if the names moved: bl-git has them.
 	found := false
-	for _, p := range deps("github.com/bl-backlog/bl/cmd/bl-git") {
+	for _, p := range deps(t, "github.com/bl-backlog/bl/cmd/bl-git") {
 		found = found || strings.HasSuffix(p, "/ledger/gitsync")
 	}
 	if !found {
@@ -42,32 +31,20 @@ func TestNoGit(t *testing.T) {
 // stack or the browser driver its tests use; bl serve and webhooks run in
 // bl-git.
 func TestNoServer(t *testing.T) {
-	goTool, err := exec.LookPath("go")
-	if err != nil {
-		t.Skip("go not on PATH")
-	}
-	deps := func(pkg string) map[string]bool {
-		out, err := exec.Command(goTool, "list", "-deps", pkg).Output()
-		if err != nil {
-			t.Fatalf("go list -deps %s: %v", pkg, err)
-		}
-		m := map[string]bool{}
-		for _, p := range strings.Fields(string(out)) {
-			m[p] = true
-		}
-		return m
-	}
 	heavy := func(p string) bool {
 		return strings.Contains(p, "prometheus") || strings.Contains(p, "chromedp") || p == "net/http" ||
 			strings.HasSuffix(p, "/bl/serve") || strings.HasSuffix(p, "/hooks/webhook")
 	}
-	for p := range deps("github.com/bl-backlog/bl/cmd/bl") {
+	for _, p := range deps(t, "github.com/bl-backlog/bl/cmd/bl") {
 		if heavy(p) {
 			t.Errorf("cmd/bl depends on %s", p)
 		}
 	}
 	// Not vacuous: bl-git has them.
-	git := deps("github.com/bl-backlog/bl/cmd/bl-git")
+	git := map[string]bool{}
+	for _, p := range deps(t, "github.com/bl-backlog/bl/cmd/bl-git") {
+		git[p] = true
+	}
 	for _, p := range []string{"github.com/bl-backlog/bl/serve", "github.com/prometheus/client_golang/prometheus", "net/http", "github.com/bl-backlog/bl/hooks/webhook"} {
 		if !git[p] {
 			t.Errorf("cmd/bl-git does not depend on %s", p)
@@ -84,31 +61,35 @@ func TestNoServer(t *testing.T) {
 // TestNoMCP: bl does not link the MCP SDK nor the server built on it; bl
 // mcp runs in bl-git. Every call would pay for their start-up.
 func TestNoMCP(t *testing.T) {
-	goTool, err := exec.LookPath("go")
-	if err != nil {
-		t.Skip("go not on PATH")
-	}
-	deps := func(pkg string) []string {
-		out, err := exec.Command(goTool, "list", "-deps", pkg).Output()
-		if err != nil {
-			t.Fatalf("go list -deps %s: %v", pkg, err)
-		}
-		return strings.Fields(string(out))
-	}
 	isMCP := func(p string) bool {
 		return strings.Contains(p, "modelcontextprotocol") || strings.Contains(p, "jsonschema-go") || strings.HasSuffix(p, "/internal/mcpserver")
 	}
-	for _, p := range deps("github.com/bl-backlog/bl/cmd/bl") {
+	for _, p := range deps(t, "github.com/bl-backlog/bl/cmd/bl") {
 		if isMCP(p) {
 			t.Errorf("cmd/bl depends on %s", p)
 		}
 	}
 	// Not vacuous: bl-git has them.
 	found := false
-	for _, p := range deps("github.com/bl-backlog/bl/cmd/bl-git") {
+	for _, p := range deps(t, "github.com/bl-backlog/bl/cmd/bl-git") {
 		found = found || strings.HasSuffix(p, "/internal/mcpserver")
 	}
 	if !found {
 		t.Error("cmd/bl-git does not depend on internal/mcpserver")
 	}
+}
+
+// deps lists the packages pkg links, as go list -deps does; the test is
+// skipped without the go tool.
+func deps(t *testing.T, pkg string) []string {
+	t.Helper()
+	goTool, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("go not on PATH")
+	}
+	out, err := exec.Command(goTool, "list", "-deps", pkg).Output()
+	if err != nil {
+		t.Fatalf("go list -deps %s: %v", pkg, err)
+	}
+	return strings.Fields(string(out))
 }

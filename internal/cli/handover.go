@@ -235,12 +235,19 @@ func (a *App) autoSyncChild(push bool) error {
 	cmd := exec.CommandContext(a.ctx, path, args...)
 	cmd.Env = append(os.Environ(), handedOverEnv+"=1")
 	cmd.Stdout = io.Discard
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
 	// An interrupted bl interrupts the sync the way it would its own.
 	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
 	cmd.WaitDelay = 10 * time.Second
-	err = cmd.Run()
+	return runChild(cmd, what)
+}
+
+// runChild runs a bl-git child (a sync, a webhook delivery) for what, and
+// returns the error it reported: its --json error object, else its
+// stderr; a child that did not start means bl-git is missing or unusable.
+func runChild(cmd *exec.Cmd, what string) error {
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	err := cmd.Run()
 	if err == nil {
 		return nil
 	}
@@ -261,5 +268,5 @@ func (a *App) autoSyncChild(push bool) error {
 	if len(out) > 0 {
 		return errors.New(strings.TrimPrefix(string(out), "bl: "))
 	}
-	return fmt.Errorf("%s sync: %v", path, err)
+	return fmt.Errorf("%s: %v", cmd.Path, err)
 }

@@ -3,17 +3,12 @@ package cli
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"os/exec"
 	"strconv"
-	"strings"
 	"time"
-
-	json "github.com/goccy/go-json"
 
 	"github.com/bl-backlog/bl/hooks"
 	"github.com/bl-backlog/bl/ledger"
@@ -141,26 +136,6 @@ func deliverViaBLGit(ctx context.Context, w hooks.Webhook, body []byte) error {
 		"--timeout", w.Timeout.String(), "--retries", strconv.Itoa(w.Retries))
 	cmd.Env = append(os.Environ(), handedOverEnv+"=1", webhookSecretEnv+"="+w.Secret)
 	cmd.Stdin = bytes.NewReader(body)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
 	cmd.WaitDelay = time.Second
-	err = cmd.Run()
-	if err == nil {
-		return nil
-	}
-	var ee *exec.ExitError
-	if !errors.As(err, &ee) {
-		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrPermission) {
-			return &gitMissingError{"a webhook", fmt.Sprintf("which did not start: %v", err)}
-		}
-		return err
-	}
-	var e struct {
-		Error string `json:"error"`
-	}
-	out := bytes.TrimSpace(stderr.Bytes())
-	if json.Unmarshal(out, &e) == nil && e.Error != "" {
-		return errors.New(e.Error)
-	}
-	return errors.New(strings.TrimPrefix(string(out), "bl: "))
+	return runChild(cmd, "a webhook")
 }
