@@ -352,6 +352,7 @@ func (b *Backlog) writeLocked(m Mutation, op Op, build func(s *State, at time.Ti
 			return nil, fmt.Errorf("ledger: applying %s of %s after check: %w", e.Op, e.Card, err)
 		}
 		b.pos.last = e
+		b.pos.seen(e.ID)
 	}
 	b.pos.offset += int64(len(buf))
 	b.pos.lines += len(events)

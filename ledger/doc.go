@@ -327,8 +327,21 @@
 //     increasing is read whole, sorted and deduplicated in memory (the
 //     ledger is the tail since the last compaction, so this costs what
 //     reading it costs); an archive segment likewise (bl log checks each
-//     segment's order in a first pass that reads only at and id). Two
-//     different lines with one event id are damage.
+//     segment's order in a first pass that reads only at and id). A
+//     ledger in order that repeats an event id is read the same way (the
+//     reader keeps a hash of each id it folds from the ledger).
+//   - Two stamps of one event. bl sync re-stamps a local event it moves
+//     after the remote's history (Rebase, docs/SYNC.md), keeping its id; if the
+//     first stamp was already committed (bl sync without a push, a plain
+//     git commit) and git brings it back, a union holds both. Two lines
+//     with one event id that differ only in at, clock and the v those
+//     imply are one event, and the later stamp counts (at, then clock):
+//     in the fold, in bl log, in compaction and in bl doctor (which counts
+//     them as restamped_lines, not damage). The rule is the same whichever
+//     copy a reader meets first, and re-stamping only moves a stamp later,
+//     so every union settles to what bl sync settled. An earlier copy
+//     already archived stays in its segment, outranked. Two lines with
+//     one event id that differ in anything else are damage.
 //   - A union of two snapshots has two header lines, or card, receipt or
 //     conflict lines out of order or repeated, or counts that do not match
 //     its header, every line with a good checksum (or a git conflict

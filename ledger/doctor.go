@@ -57,10 +57,15 @@ type Report struct {
 	// Unsorted and Repeated count ledger lines a git union merge left out
 	// of (at, id) order or twice. They read as the sorted file, each event
 	// once: not damage, nothing to repair.
-	Unsorted int       `json:"unsorted_lines"`
-	Repeated int       `json:"repeated_lines"`
-	TornTail *TornTail `json:"torn_tail"`
-	SetAside *SetAside `json:"set_aside"` // nil when there is no ledger.jsonl.broken
+	Unsorted int `json:"unsorted_lines"`
+	Repeated int `json:"repeated_lines"`
+	// Restamped counts ledger lines that repeat an event with another
+	// stamp (bl sync re-stamps a local event it moves after the remote's
+	// history; a git merge can bring the first stamp back): the later
+	// stamp counts, nothing to repair.
+	Restamped int       `json:"restamped_lines"`
+	TornTail  *TornTail `json:"torn_tail"`
+	SetAside  *SetAside `json:"set_aside"` // nil when there is no ledger.jsonl.broken
 	// Leftover is the archive segment a compaction that did not finish
 	// (a full disk, a kill) wrote before its snapshot: every event in it
 	// is still in the ledger, loads ignore it and the next compaction
@@ -228,6 +233,10 @@ func diagnose(dir string, now time.Time) (*Report, []rawLine, error) {
 		if j, dup := seen[l.event.ID]; dup {
 			if bytes.Equal(bytes.TrimRight(lines[j].bytes, "\r\n"), bytes.TrimRight(l.bytes, "\r\n")) {
 				rep.Repeated++ // a git union merge: read once
+				continue
+			}
+			if sameButStamp(lines[j].event, l.event) {
+				rep.Restamped++ // one event, stamped again by bl sync: the later stamp counts
 				continue
 			}
 			rep.Damage = append(rep.Damage, Damage{File: LedgerFile, Line: l.n, Offset: l.offset, Kind: "duplicate",
@@ -527,23 +536,28 @@ func gitPath(dir, name string) string {
 // first; blank lines hold nothing and are just dropped. lines must hold no
 // damage other than blank lines.
 func rewriteCanonical(dir string, lines []rawLine, torn *TornTail) (dups, blanks int, err error) {
-	seen := map[string]bool{}
+	seen := map[string]int{} // event id -> index in keep
 	var keep []rawLine
 	var dropped []byte
 	for _, l := range lines {
-		switch {
-		case l.event == nil:
+		if l.event == nil {
 			blanks++
-		case seen[l.event.ID]:
-			dropped = append(dropped, l.bytes...)
-			if !bytes.HasSuffix(dropped, []byte{'\n'}) {
-				dropped = append(dropped, '\n')
-			}
-			dups++
-		default:
-			seen[l.event.ID] = true
-			keep = append(keep, l)
+			continue
 		}
+		i, dup := seen[l.event.ID]
+		if !dup {
+			seen[l.event.ID] = len(keep)
+			keep = append(keep, l)
+			continue
+		}
+		if laterCopy(l.event, keep[i].event) { // a re-stamp (settle.go)
+			keep[i], l = l, keep[i]
+		}
+		dropped = append(dropped, l.bytes...)
+		if !bytes.HasSuffix(dropped, []byte{'\n'}) {
+			dropped = append(dropped, '\n')
+		}
+		dups++
 	}
 	slices.SortStableFunc(keep, func(a, b rawLine) int { return byAtID(a.event, b.event) })
 	path := filepath.Join(dir, LedgerFile)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"io"
 	"os"
 	"path/filepath"
@@ -53,10 +54,30 @@ type position struct {
 	// order (a git union merge); they were folded sorted, each once
 	// (readSorted), and last is the newest of them.
 	unsorted bool
+	// ids holds a hash of each event id folded from this file, so that an
+	// id met again (a git union merge; possibly with another stamp, see
+	// settle.go) sends the file to readSorted even when its lines are in
+	// order. A hash collision only costs that slower read.
+	ids map[uint64]struct{}
 	// file is the ledger being read, kept open between reads: filesystems
 	// reuse a freed inode number at once, so only an open file's identity
 	// can be compared with whatever the path names now.
 	file *os.File
+}
+
+var idSeed = maphash.MakeSeed()
+
+// seen notes id as folded and reports whether it was already.
+func (pos *position) seen(id string) bool {
+	if pos.ids == nil {
+		pos.ids = make(map[uint64]struct{})
+	}
+	h := maphash.String(idSeed, id)
+	if _, ok := pos.ids[h]; ok {
+		return true
+	}
+	pos.ids[h] = struct{}{}
+	return false
 }
 
 // close releases the ledger file a position holds.
@@ -122,7 +143,7 @@ func readFrom(path string, pos position, apply func(*Event)) (position, *TornTai
 		if pos.last != nil && pos.last == pos.snap && !pos.last.before(e) {
 			return pos, nil, errStale
 		}
-		if pos.last != nil && !pos.last.before(e) {
+		if pos.last != nil && !pos.last.before(e) || pos.seen(e.ID) {
 			return pos, nil, errUnsorted
 		}
 		apply(e)
@@ -162,7 +183,7 @@ func readSorted(path string, pos position, apply func(*Event)) (position, *TornT
 	}
 	pos.info = info
 	lr := newLineReader(path, pos.file, pos.offset, pos.lines, pos.bare, int(min(max(info.Size()-pos.offset, 4096), 256<<10)))
-	evs, end, torn, err := settleLines(lr, nil)
+	evs, end, torn, err := settleLines(lr)
 	if err != nil {
 		return pos, nil, err
 	}
@@ -170,6 +191,7 @@ func readSorted(path string, pos position, apply func(*Event)) (position, *TornT
 		return pos, nil, errStale
 	}
 	for _, s := range evs {
+		pos.seen(s.e.ID)
 		apply(s.e)
 	}
 	if len(evs) > 0 {
@@ -196,10 +218,10 @@ type lineEnd struct {
 
 // settleLines reads every event lr has left, up to a torn tail, and
 // returns them sorted by (at, id), each event id once: the one rule that
-// settles what a git union merge leaves in an event file. Two different
-// lines with one event id are a *CorruptError (the second of them). keep,
-// when set, is told of each line dropped as a repeat.
-func settleLines(lr *lineReader, keep func(line []byte)) ([]settled, lineEnd, *TornTail, error) {
+// settles what a git union merge leaves in an event file. Two copies of
+// one event id keep the one settleCopies picks; two different events with
+// one id are a *CorruptError (the second of them).
+func settleLines(lr *lineReader) ([]settled, lineEnd, *TornTail, error) {
 	var out []settled
 	var torn *TornTail
 	end := lineEnd{off: lr.off, n: lr.n, bare: lr.bare}
@@ -220,11 +242,13 @@ func settleLines(lr *lineReader, keep func(line []byte)) ([]settled, lineEnd, *T
 		end = lineEnd{off: l.off + l.size, n: l.n, bare: !l.ended}
 		if i, dup := byID[e.ID]; dup {
 			if !bytes.Equal(bytes.TrimRight(out[i].line, "\r\n"), l.body) {
-				return nil, end, nil, lr.corrupt(&l, fmt.Errorf("event id %s is also used by a different line (at %s): two events cannot share an id",
-					e.ID, out[i].e.At.Format(timeLayout)))
-			}
-			if keep != nil {
-				keep(l.raw)
+				_, second, err := settleCopies(out[i].e, e)
+				if err != nil {
+					return nil, end, nil, lr.corrupt(&l, err)
+				}
+				if second { // the later stamp (see settle.go)
+					out[i] = settled{e: e, line: append([]byte(nil), l.raw...)}
+				}
 			}
 			continue
 		}

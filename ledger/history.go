@@ -210,11 +210,13 @@ func (b *Backlog) History(f HistoryFilter, fn func(e *Event, conflict *Conflict)
 
 // ArchivedEvents calls fn for every event after from in the given archive
 // segments, in (at, id) order and each once, even where segments overlap
-// (a merge of two clones' compactions) or a segment holds its lines out of
-// order or twice (a git union merge). It streams: memory grows with the
-// number of segments, not their size, except for a segment out of order,
-// which is read whole. It returns the cursor of the last event passed to
-// fn.
+// (a merge of two clones' compactions), a segment holds its lines out of
+// order or twice (a git union merge), or an event is held with two stamps
+// (the later counts; see settle.go). It streams the events: memory grows
+// with the number of segments and of event ids (the check of each
+// segment's order notes every id's latest stamp), not with the events'
+// size, except for a segment out of order, which is read whole. It returns
+// the cursor of the last event passed to fn.
 func ArchivedEvents(paths []string, from Cursor, fn func(*Event) error) (Cursor, error) {
 	return mergeEvents(paths, "", from, fn)
 }
@@ -242,8 +244,9 @@ func mergeEvents(paths []string, ledger string, from Cursor, fn func(*Event) err
 		}
 		return nil
 	}
+	latest := stamps{}
 	for _, p := range paths {
-		s, err := openSegment(p)
+		s, err := openSegment(p, latest)
 		if err != nil {
 			return from, err
 		}
@@ -257,11 +260,12 @@ func mergeEvents(paths []string, ledger string, from Cursor, fn func(*Event) err
 			return from, err
 		}
 		if err == nil {
-			evs, _, _, err := settleLines(newLineReader(ledger, f, 0, 0, false, 256<<10), nil)
+			evs, _, _, err := settleLines(newLineReader(ledger, f, 0, 0, false, 256<<10))
 			f.Close()
 			if err != nil {
 				return from, err
 			}
+			latest.noteAll(evs)
 			if err := push(&segReader{path: ledger, mem: evs}); err != nil {
 				return from, err
 			}
@@ -280,7 +284,7 @@ func mergeEvents(paths []string, ledger string, from Cursor, fn func(*Event) err
 		} else {
 			heap.Fix(h, 0)
 		}
-		if e.ID == lastID || !from.Before(e) {
+		if e.ID == lastID || !from.Before(e) || latest.superseded(e) {
 			continue
 		}
 		lastID = e.ID
@@ -295,30 +299,54 @@ func mergeEvents(paths []string, ledger string, from Cursor, fn func(*Event) err
 // openSegment opens an archive segment for mergeEvents: streamed when its
 // lines are in strictly increasing (at, id) order, as bl writes them,
 // else read whole, sorted and each event once (settleLines).
-func openSegment(path string) (*segReader, error) {
+func openSegment(path string, latest stamps) (*segReader, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
-	if inOrder(f) {
+	if inOrder(f, latest) {
 		return &segReader{path: path, f: f, lr: newLineReader(path, f, 0, 0, false, 64<<10)}, nil
 	}
 	defer f.Close()
-	evs, _, torn, err := settleLines(newLineReader(path, f, 0, 0, false, 64<<10), nil)
+	evs, _, torn, err := settleLines(newLineReader(path, f, 0, 0, false, 64<<10))
 	if err != nil {
 		return nil, err
 	}
 	if torn != nil {
 		return nil, &CorruptError{Path: path, Line: torn.Line, Offset: torn.Offset, Err: fmt.Errorf("%w: %s in an archive segment, which is written whole", errFraming, torn.Reason)}
 	}
+	latest.noteAll(evs)
 	return &segReader{path: path, mem: evs}, nil
+}
+
+// stamps is each event id's latest stamp among the files a history read
+// merges, so that of an event held with two stamps only the later copy is
+// passed on (see settle.go).
+type stamps map[string]time.Time
+
+func (st stamps) note(id []byte, at time.Time) {
+	if t, ok := st[string(id)]; !ok || at.After(t) {
+		st[string(id)] = at
+	}
+}
+
+func (st stamps) noteAll(evs []settled) {
+	for _, s := range evs {
+		st.note([]byte(s.e.ID), s.e.At)
+	}
+}
+
+// superseded reports whether a later copy of e exists.
+func (st stamps) superseded(e *Event) bool {
+	t, ok := st[e.ID]
+	return ok && t.After(e.At)
 }
 
 // inOrder reports whether the event lines of f are in strictly increasing
 // (at, id) order, reading only the id and at members of each line. A line
 // it cannot read that way counts as in order: the full read that follows
 // judges it.
-func inOrder(f *os.File) bool {
+func inOrder(f *os.File, latest stamps) bool {
 	r := bufio.NewReaderSize(io.NewSectionReader(f, 0, 1<<62), 64<<10)
 	var prevAt time.Time
 	var prevID []byte
@@ -326,6 +354,7 @@ func inOrder(f *os.File) bool {
 		line, err := r.ReadSlice('\n')
 		if len(line) > 0 {
 			if at, id, ok := lineKey(line); ok {
+				latest.note(id, at)
 				if prevID != nil {
 					if c := prevAt.Compare(at); c > 0 || (c == 0 && string(prevID) >= string(id)) {
 						return false

@@ -62,37 +62,40 @@ func normalTree(t Tree, led []*Event) (Tree, error) {
 	if err != nil {
 		return nil, err
 	}
-	seen := make(map[string]bool, len(archived))
+	// The ledger's events no segment holds as they stand: new ones, and
+	// later stamps of archived ones (settle.go), which join a new segment
+	// while the earlier copy stays in its own, outranked.
+	inArchive := make(map[*Event]bool, len(archived))
 	for _, e := range archived {
-		seen[e.ID] = true
+		inArchive[e] = true
+	}
+	all, err := settleEvents(append(slices.Clone(archived), led...))
+	if err != nil {
+		return nil, err
 	}
 	var rest []*Event
-	for _, e := range led {
-		if !seen[e.ID] {
+	for _, e := range all {
+		if !inArchive[e] {
 			rest = append(rest, e)
-			seen[e.ID] = true
 		}
 	}
 	if len(rest) > 0 {
-		slices.SortStableFunc(rest, byAtID)
 		name := archiveName(*rest[len(rest)-1])
 		if old, ok := out[name]; ok { // the same name: keep both sets of lines
 			evs, err := decodeAll(name, old)
 			if err != nil {
 				return nil, err
 			}
-			rest = append(rest, evs...)
-			slices.SortStableFunc(rest, byAtID)
-			rest = slices.CompactFunc(rest, func(a, b *Event) bool { return a.ID == b.ID })
+			if rest, err = settleEvents(append(rest, evs...)); err != nil {
+				return nil, err
+			}
 		}
 		data, err := encodeEvents(rest)
 		if err != nil {
 			return nil, err
 		}
 		out[name] = data
-		archived = append(archived, rest...)
-		slices.SortStableFunc(archived, byAtID)
-		archived = slices.CompactFunc(archived, func(a, b *Event) bool { return a.ID == b.ID })
+		archived = all
 	}
 	if n := snapshotClaims(t[SnapshotFile]); n > int64(len(archived)) {
 		return nil, &CorruptError{Path: SnapshotFile, Line: 1, Err: fmt.Errorf("the snapshot folds %d events but the archive segments and the ledger hold %d: restore %s/ from git (git log --stat -- %s)",
@@ -128,7 +131,7 @@ func encodeEvents(evs []*Event) ([]byte, error) {
 // written whole.
 func settleData(path string, data []byte) ([]byte, error) {
 	lr := newLineReader(path, bytes.NewReader(data), 0, 0, false, min(len(data), 256<<10))
-	evs, _, torn, err := settleLines(lr, nil)
+	evs, _, torn, err := settleLines(lr)
 	if err != nil {
 		return nil, err
 	}

@@ -402,7 +402,7 @@ func TestOneIDTwoLines(t *testing.T) {
 	e.writeLedger(bytes.Join([][]byte{lines[0], lines[1], lines[3], lines[2], other, lines[4]}, nil))
 	_, err = Open(e.dir, Options{})
 	ce := wantCorrupt(t, err, e.ledgerPath(), 5, int64(len(lines[0])+len(lines[1])+len(lines[3])+len(lines[2])))
-	if !strings.Contains(ce.Err.Error(), "also used by a different line") {
+	if !strings.Contains(ce.Err.Error(), "also used by a different event") {
 		t.Fatalf("cause = %v", ce.Err)
 	}
 	rep, _ := Diagnose(e.dir, e.clk.Now())

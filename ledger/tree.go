@@ -73,25 +73,18 @@ func (t Tree) Events() ([]*Event, error) {
 	return t.union(append(t.archives(), LedgerFile)...)
 }
 
-// union decodes the named files and returns their events, each once, in
-// (at, id) order.
+// union decodes the named files and returns their events, each once (see
+// settle.go), in (at, id) order.
 func (t Tree) union(names ...string) ([]*Event, error) {
-	seen := map[string]bool{}
-	var out []*Event
+	var all []*Event
 	for _, name := range names {
 		evs, err := decodeAll(name, t[name])
 		if err != nil {
 			return nil, err
 		}
-		for _, e := range evs {
-			if !seen[e.ID] {
-				seen[e.ID] = true
-				out = append(out, e)
-			}
-		}
+		all = append(all, evs...)
 	}
-	slices.SortStableFunc(out, byAtID)
-	return out, nil
+	return settleEvents(all)
 }
 
 // decodeAll decodes every line of a committed ledger or archive file (git's
@@ -206,11 +199,11 @@ func (t Tree) fold(mayNormalize bool) (*State, error) {
 		last := s.Last()
 		stale = archiveFingerprint(t.archives()) != hdr.Archives && (hdr.V != 0 || len(t.archives()) > 0)
 		stale = stale || (len(evs) > 0 && last.ID != "" && !last.before(evs[0]))
-		if !stale && !increasing(evs) {
+		if !stale && len(evs) > 1 {
 			// A git union merge: the events in (at, id) order, each once.
-			evs = slices.Clone(evs)
-			slices.SortStableFunc(evs, byAtID)
-			evs = slices.CompactFunc(evs, func(a, b *Event) bool { return a.ID == b.ID })
+			if evs, err = settleEvents(evs); err != nil {
+				return nil, err
+			}
 			stale = last.ID != "" && !last.before(evs[0])
 		}
 	}

@@ -137,6 +137,9 @@ func (a *App) printReport(w io.Writer, r *ledger.Report) {
 	if r.Unsorted > 0 || r.Repeated > 0 {
 		fmt.Fprintf(w, "merged     %d line(s) out of (at, id) order and %d repeated, as a git union merge leaves them: read in order, each event once (not damage)\n", r.Unsorted, r.Repeated)
 	}
+	if r.Restamped > 0 {
+		fmt.Fprintf(w, "restamped  %d line(s) repeat an event with an earlier or later stamp (bl sync re-stamped it; a git merge brought the other copy): the later stamp counts (not damage)\n", r.Restamped)
+	}
 	if r.LostNewline > 0 {
 		fmt.Fprintf(w, "newline    line %d, the last event, lost its newline: it still counts; the next write or bl doctor --repair restores it\n", r.LostNewline)
 	}
