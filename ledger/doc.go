@@ -33,6 +33,8 @@
 //	               events out of the files (ignored; see SeenFile)
 //	hooks.json     commands and webhooks run on events (package hooks);
 //	               local only: refused when git tracks it (ignored)
+//	.staging/      a multi-file change being made (see Journal); gone
+//	               when none is (ignored)
 //
 // # Line framing
 //
@@ -111,15 +113,9 @@
 //
 //	{"v":2,"id":"…","at":"2099-01-01T00:00:00.000000001Z","clock":"2026-11-23T23:50:00.5Z","actor":…}
 //
-// Lines without it are byte for byte what they always were. A bl that
-// predates the member skips it (its JSON decoder ignores unknown keys) and
-// folds such an event by its stamp, as before this rule: it sees a lease
-// taken after a fast clock's event last until stamp+ttl, can record as a
-// conflict a later claim this fold applies, and a snapshot it compacts keeps
-// that reading of the card. Clones read by both versions can then disagree
-// about who holds a card, so every bl that shares a backlog should be
-// upgraded; the format version stays 1, and lines without clock are read
-// alike by both.
+// Lines without it are byte for byte what they always were. A line with it
+// is v2: a v1 reader would fold the event by its stamp and disagree about
+// when a lease ends, so it refuses the line instead ("upgrade bl").
 //
 // # The fold
 //
@@ -208,13 +204,33 @@
 //
 // snapshot.json uses the same line framing. Its first line is a header:
 //
-//	{"v":2,"seq":3,"events":120345,"last_at":"...","last_id":"...","cards":812,"receipts":40,"conflicts":2,"crc":"..."}
+//	{"v":2,"seq":3,"events":120345,"last_at":"...","last_id":"...","cards":812,"receipts":40,"conflicts":2,"archives":"…","tail_bytes":5120,"tail_crc":"…","crc":"..."}
 //
-// v is the format version, 2: cards may hold notes, and tail_bytes covers
-// the whole ledger prefix the snapshot folded, which a v1 reader would
-// misread, so it refuses the snapshot ("upgrade bl"). seq counts
-// compactions; events counts the events folded; (last_at, last_id) is the
-// newest of them. Then one line per card sorted by id
+// The header's members, in this order:
+//
+//	v           format version, 2: cards may hold notes, and tail_bytes
+//	            covers the whole ledger prefix the snapshot folded, which
+//	            a v1 reader would misread, so it refuses the snapshot
+//	            ("upgrade bl")
+//	seq         the number of archive segments folded
+//	events      the events folded, conflicts included
+//	last_at, last_id
+//	            the newest event folded: every ledger line the snapshot
+//	            does not cover must sort after it
+//	cards, receipts, conflicts
+//	            how many lines of each kind follow; a count that does not
+//	            match makes the snapshot stale (a union of two)
+//	archives    16 hex digits: the first 8 bytes of the SHA-256 of the
+//	            sorted segment names folded (archive/….jsonl), joined by
+//	            "\n"; another set of
+//	            segments in archive/ makes the snapshot stale
+//	tail_bytes, tail_crc
+//	            the ledger prefix the snapshot folded, as it was: its
+//	            length and CRC-32C (8 hex digits); left out when 0. A
+//	            ledger that still starts with exactly those bytes (a
+//	            compaction cut short after step 2) is read after them
+//
+// Then one line per card sorted by id
 // ({"card":{...}}), one per remembered request id sorted by id
 // ({"receipt":{...}}, kept for ReceiptRetention after their event) and one
 // per recorded conflict in fold order ({"conflict":{...}}). The same state
@@ -279,6 +295,23 @@
 // of order is written back sorted (the same events), the snapshot becomes
 // the fold of all segments, and the ledger is emptied. A writer that cannot
 // write (a full disk) goes on from the normal form in memory.
+//
+// # Journal
+//
+// A change to several files at once (normalizing, applying a remote's
+// backlog in bl sync) is journaled so a crash leaves the old backlog or the
+// new one. Under the lock, the writer puts every file that changes into
+// .staging/ under its own name (each a temp file, fsync, rename), then
+// writes .staging/MANIFEST, JSON {"write":[names],"remove":[names]},
+// archives first, then other files, the snapshot, the ledger. From the
+// moment MANIFEST is renamed into place the change is decided: the files
+// are copied into the backlog in that order (each atomically) and the
+// removed ones deleted, the directory fsynced and .staging/ dropped. Any
+// writer or opener that finds a MANIFEST finishes the change first (doing
+// it twice is harmless); one that finds .staging/ without MANIFEST drops
+// it, and the old backlog stands. A reader that cannot finish it (a full
+// disk, a read-only directory) reads the files as they are, which fold, in
+// their normal form, to the same state.
 //
 // # Git
 //
