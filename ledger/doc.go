@@ -222,8 +222,8 @@
 //	            match makes the snapshot stale (a union of two)
 //	archives    16 hex digits: the first 8 bytes of the SHA-256 of the
 //	            sorted segment names folded (archive/….jsonl), joined by
-//	            "\n"; another set of
-//	            segments in archive/ makes the snapshot stale
+//	            "\n"; another set of segments in archive/ makes the
+//	            snapshot stale
 //	tail_bytes, tail_crc
 //	            the ledger prefix the snapshot folded, as it was: its
 //	            length and CRC-32C (8 hex digits); left out when 0. A
