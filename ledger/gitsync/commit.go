@@ -201,6 +201,6 @@ func (s *Syncer) sameOutside(local, remote plumbing.Hash) error {
 }
 
 func (s *Syncer) divergedError() error {
-	return fmt.Errorf("%w: %s has commits that change files outside %s; bring them in with git first (git pull %s %s; bl's merge driver merges the backlog), then sync again, or exchange the backlog on a branch of its own (--branch)",
+	return fmt.Errorf("%w: %s has commits that change files outside %s; bring them in with git first (git pull %s %s; git's union merge of .backlog merges it), then sync again, or exchange the backlog on a branch of its own (--branch)",
 		ErrDiverged, s.remoteLabel(), s.g.prefix, s.o.Remote, s.branch.Short())
 }
