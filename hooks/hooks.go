@@ -48,6 +48,7 @@ import (
 
 	json "github.com/goccy/go-json"
 
+	"github.com/bl-backlog/bl/internal/gitdir"
 	"github.com/bl-backlog/bl/ledger"
 )
 
@@ -230,14 +231,8 @@ func inRepository(dir string) bool {
 	if err != nil {
 		return true // let git tell
 	}
-	for d := abs; ; d = filepath.Dir(d) {
-		if _, err := os.Lstat(filepath.Join(d, ".git")); err == nil {
-			return true
-		}
-		if filepath.Dir(d) == d {
-			return false
-		}
-	}
+	_, err = gitdir.Root(abs)
+	return err == nil
 }
 
 // Has reports whether any hook fires on op.

@@ -139,3 +139,7 @@ func (c Config) compactThreshold(snapshotBytes int64) int64 {
 	}
 	return c.CompactBytes
 }
+
+// ReadConfig reads the config.json of the backlog in dir without opening
+// the backlog; a missing file is the default config.
+func ReadConfig(dir string) (Config, error) { return readConfig(dir) }

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/bl-backlog/bl/internal/gitdir"
 	"github.com/bl-backlog/bl/lock"
 )
 
@@ -515,19 +516,14 @@ func gitPath(dir, name string) string {
 	if err != nil {
 		return p
 	}
-	for top := filepath.Dir(abs); ; {
-		if _, err := os.Lstat(filepath.Join(top, ".git")); err == nil {
-			if rel, err := filepath.Rel(top, abs); err == nil {
-				return filepath.ToSlash(rel)
-			}
-			return p
-		}
-		up := filepath.Dir(top)
-		if up == top {
-			return p
-		}
-		top = up
+	top, err := gitdir.Root(filepath.Dir(abs))
+	if err != nil {
+		return p
 	}
+	if rel, err := filepath.Rel(top, abs); err == nil {
+		return filepath.ToSlash(rel)
+	}
+	return p
 }
 
 // rewriteCanonical replaces the ledger with its events, each once, sorted

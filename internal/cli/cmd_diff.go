@@ -36,12 +36,6 @@ Examples:
     bl diff v1.2 HEAD --json | jq '.cards[] | select(.change == "created") | .id'` + exitCodesHelp
 }
 
-// gitBacklogAt is the git side of bl diff: the backlog's tracked files as
-// a commit holds them, and the commit's full hash.
-type gitBacklogAt interface {
-	BacklogAt(a *App, rev string) (tree ledger.Tree, commit string, err error)
-}
-
 // diffSide names one side of a diff: a revision and its commit, or the
 // working backlog (both empty).
 type diffSide struct {
@@ -60,13 +54,9 @@ func (c *DiffCmd) Run(a *App) error {
 	if len(c.Revs) > 2 {
 		return usagef("bl diff takes one or two revisions: bl diff REV (against the working backlog) or bl diff OLD NEW")
 	}
-	g, err := a.needGit("bl diff")
+	git, err := a.needGit("bl diff")
 	if err != nil {
 		return err
-	}
-	git, ok := g.(gitBacklogAt)
-	if !ok {
-		return fmt.Errorf("bl diff: this bl-git cannot read the backlog at a commit")
 	}
 	b, err := a.Open()
 	if err != nil {
@@ -78,7 +68,7 @@ func (c *DiffCmd) Run(a *App) error {
 		if rev == "" {
 			return usagef("bl diff: a revision is empty")
 		}
-		if trees[i], sides[i].Commit, err = git.BacklogAt(a, rev); err != nil {
+		if trees[i], sides[i].Commit, err = git.BacklogAt(b.Dir(), rev); err != nil {
 			return err
 		}
 		sides[i].Rev = rev

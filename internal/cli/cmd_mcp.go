@@ -1,5 +1,7 @@
 package cli
 
+import "context"
+
 // McpCmd serves the backlog as MCP tools over stdio. The server lives in
 // bl-git, so that the lean bl does not link the MCP SDK: bl hands bl mcp
 // over to it.
@@ -7,7 +9,7 @@ type McpCmd struct{}
 
 // MCPServer is the side of bl-git that serves bl mcp.
 type MCPServer interface {
-	ServeMCP(a *App) error
+	ServeMCP(ctx context.Context, s *Session) error
 }
 
 func (McpCmd) Help() string {
@@ -37,5 +39,7 @@ func (c *McpCmd) Run(a *App) error {
 	if !ok {
 		return &gitMissingError{"bl mcp", "which this binary does not include"}
 	}
-	return srv.ServeMCP(a)
+	s := NewSession(a)
+	defer s.Close()
+	return srv.ServeMCP(a.ctx, s)
 }

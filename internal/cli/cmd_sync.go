@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"path/filepath"
 	"strings"
 
@@ -65,15 +66,59 @@ func (c *SyncCmd) Run(a *App) error {
 		return err
 	}
 	a.syncWorktreeNote(c)
-	if err := g.Sync(a, c); err != nil {
+	b, err := a.Open()
+	if err != nil {
 		return err
+	}
+	cfg := b.Config().Sync
+	exchange := c.Pull || c.Push || c.Remote != "" || c.Branch != ""
+	req := SyncRequest{Branch: firstOf(c.Branch, cfg.Branch), Message: c.Message, Actor: a.actor(), Now: a.now,
+		BeforeCommit: a.boardWriter(b)}
+	if exchange {
+		req.Remote, req.Pull = firstOf(c.Remote, cfg.Remote, "origin"), c.Pull && !c.Push
+	}
+	res, err := g.Sync(a.ctx, b, req)
+	if err != nil {
+		return err
+	}
+	if res.GuessedAuthor {
+		fmt.Fprintf(a.Stderr, "bl: committed as %s: git has no user.email here; set one with\n    git config --global user.email you@example.com\n", res.Author)
 	}
 	// Remember how much history this clone has seen, so bl doctor can
 	// tell when a git revert or reset takes events out of the files.
-	if b, err := a.Open(); err == nil {
-		_ = b.RecordSeen()
+	_ = b.RecordSeen()
+	return a.emit(res, func(w io.Writer) { printSync(w, res, req.Remote) })
+}
+
+// printSync is bl sync's human output: what was pulled, committed and
+// pushed; remote is "" for a commit alone.
+func printSync(w io.Writer, res SyncResult, remote string) {
+	if res.Pulled > 0 {
+		fmt.Fprintf(w, "pulled %d event(s) from %s %s", res.Pulled, remote, res.Branch)
+		if res.Rebased > 0 {
+			fmt.Fprintf(w, "; %d local event(s) now after them", res.Rebased)
+		}
+		if res.Conflicts > 0 {
+			fmt.Fprintf(w, "; %d conflict(s) recorded (bl doctor lists them)", res.Conflicts)
+		}
+		fmt.Fprintln(w)
 	}
-	return nil
+	switch {
+	case res.Committed:
+		subject, _, _ := strings.Cut(res.Message, "\n")
+		fmt.Fprintf(w, "committed %.12s on %s: %s\n", res.Commit, res.Branch, subject)
+	case remote == "":
+		fmt.Fprintln(w, "nothing to commit")
+	}
+	if res.Pushed {
+		fmt.Fprintf(w, "%s %s is at %.12s", remote, res.Branch, res.Commit)
+		if res.Tries > 1 {
+			fmt.Fprintf(w, " (after %d tries)", res.Tries)
+		}
+		fmt.Fprintln(w)
+	} else if remote != "" && !res.Committed && res.Pulled == 0 {
+		fmt.Fprintln(w, "up to date")
+	}
 }
 
 func (c *SyncCmd) gitWork(*App) string { return "bl sync" }
@@ -139,7 +184,11 @@ func (a *App) autoSync() {
 	}
 	var err error
 	if a.git != nil {
-		err = a.git.AutoSync(a, a.backlog, mode == "push")
+		req := SyncRequest{Branch: cfg.Branch, Actor: a.actor(), Now: a.now, BeforeCommit: a.boardWriter(a.backlog)}
+		if mode == "push" {
+			req.Remote = firstOf(cfg.Remote, "origin")
+		}
+		_, err = a.git.Sync(a.ctx, a.backlog, req)
 	} else {
 		err = a.autoSyncChild(mode == "push")
 	}

@@ -1,12 +1,10 @@
 package cli
 
 import (
-	"bufio"
-	"errors"
 	"os"
 	"path/filepath"
-	"strings"
 
+	"github.com/bl-backlog/bl/internal/gitdir"
 	"github.com/bl-backlog/bl/ledger"
 )
 
@@ -96,50 +94,5 @@ func initDir(flagDir string) (dir, worktree string, err error) {
 }
 
 // linkedWorktreeMain reports whether dir is the root of a linked git
-// worktree and, if so, the root of its main worktree. It reads the files git
-// leaves behind rather than running git: dir/.git is a file
-// "gitdir: <repo>/.git/worktrees/<name>", whose commondir file points at
-// the shared <repo>/.git.
-func linkedWorktreeMain(dir string) (string, bool) {
-	gitFile := filepath.Join(dir, ".git")
-	fi, err := os.Stat(gitFile)
-	if err != nil || fi.IsDir() {
-		return "", false
-	}
-	gitdir, err := readGitdir(gitFile)
-	if err != nil {
-		return "", false
-	}
-	if !filepath.IsAbs(gitdir) {
-		gitdir = filepath.Join(dir, gitdir)
-	}
-	common := gitdir
-	if b, err := os.ReadFile(filepath.Join(gitdir, "commondir")); err == nil {
-		c := strings.TrimSpace(string(b))
-		if !filepath.IsAbs(c) {
-			c = filepath.Join(gitdir, c)
-		}
-		common = filepath.Clean(c)
-	} else {
-		return "", false // a submodule's .git file: not a linked worktree
-	}
-	if filepath.Base(common) != ".git" {
-		return "", false // a bare repository has no main worktree
-	}
-	return filepath.Dir(common), true
-}
-
-func readGitdir(path string) (string, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return "", err
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	if sc.Scan() {
-		if rest, ok := strings.CutPrefix(sc.Text(), "gitdir:"); ok {
-			return strings.TrimSpace(rest), nil
-		}
-	}
-	return "", errors.New("not a gitdir file")
-}
+// worktree and, if so, the root of its main worktree (see gitdir).
+func linkedWorktreeMain(dir string) (string, bool) { return gitdir.LinkedMain(dir) }

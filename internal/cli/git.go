@@ -2,38 +2,82 @@ package cli
 
 import (
 	"context"
-	"io"
 	"time"
 
 	"github.com/bl-backlog/bl/ledger"
 )
 
 // Git is everything bl does through git: bl sync, the ledger merge driver,
-// bl init's merge driver setup, claims and leases through a remote,
-// sync.auto, and the codes of git's errors. Package gitcli implements it
-// and only bl-git links it in, so the bl every call starts stays small;
-// without it, bl hands the commands that need git to bl-git (handover.go).
+// bl init's merge driver setup, bl diff's reading of a commit, claims and
+// leases through a remote, sync.auto, and the codes of git's errors.
+// Package gitcli implements it and only bl-git links it in, so the bl
+// every call starts stays small; without it, bl hands the commands that
+// need git to bl-git (handover.go).
+//
+// Its methods take and return values and print nothing: the command files
+// say what happened.
 type Git interface {
-	// Sync runs bl sync.
-	Sync(a *App, c *SyncCmd) error
+	// Sync commits the backlog b, or with a remote exchanges it (bl sync,
+	// sync.auto).
+	Sync(ctx context.Context, b *ledger.Backlog, req SyncRequest) (SyncResult, error)
 	// MergeDriver writes the merge of the ledger files base, ours and
 	// theirs into ours.
 	MergeDriver(base, ours, theirs string) error
 	// SetupMerge makes git merge the backlog in dir by event; nil when
 	// dir is outside any git repository.
 	SetupMerge(dir string) (*MergeSetup, error)
-	// Claim claims through remote: the card counts once the push
+	// BacklogAt reads the tracked files of the backlog in dir as the
+	// commit rev names holds them, and that commit's full hash. An
+	// unknown revision is ledger.ErrInvalid.
+	BacklogAt(dir, rev string) (tree ledger.Tree, commit string, err error)
+	// Claim claims through a remote: the card counts once the push
 	// carrying the claim succeeded.
-	Claim(a *App, b *ledger.Backlog, req ledger.ClaimRequest, remote string) (*ledger.Card, error)
-	// Lease runs a heartbeat or completion (do) through remote: it is
-	// acknowledged once the push carrying it succeeded.
-	Lease(a *App, b *ledger.Backlog, remote, requestID string, do func(rid string) (ledger.Card, error)) (ledger.Card, error)
-	// AutoSync commits the backlog after a mutation, and with push also
-	// exchanges it with the sync remote, as bl sync [--push] would.
-	AutoSync(a *App, b *ledger.Backlog, push bool) error
+	Claim(ctx context.Context, b *ledger.Backlog, r RemoteWrite, req ledger.ClaimRequest) (*ledger.Card, error)
+	// Lease runs a heartbeat, release, completion or block (do) through a
+	// remote: it is acknowledged once the push carrying it succeeded. do
+	// stamps its event with the request id it is given.
+	Lease(ctx context.Context, b *ledger.Backlog, r RemoteWrite, requestID string, do func(rid string) (ledger.Card, error)) (ledger.Card, error)
 	// ErrorCode is the --json code of a git error, "" for other errors.
 	// Git errors exit with code 1.
 	ErrorCode(err error) string
+}
+
+// SyncRequest is one sync: a commit of the backlog, or with Remote an
+// exchange with that remote.
+type SyncRequest struct {
+	Remote  string // a remote's name, URL or path; "" to commit only
+	Pull    bool   // with Remote: pull, do not push
+	Branch  string // "" for the checked-out branch
+	Message string // the commit subject; "" for the summary of events
+	Actor   string // the author and committer name
+	Now     func() time.Time
+	// BeforeCommit, when set, runs just before the backlog is read for a
+	// commit: bl regenerates the board named by sync.board there.
+	BeforeCommit func(context.Context) error
+}
+
+// SyncResult is what a sync did, as bl sync --json prints it.
+type SyncResult struct {
+	Branch    string `json:"branch"`
+	Remote    string `json:"remote,omitempty"`
+	Commit    string `json:"commit,omitempty"` // the branch's commit afterwards
+	Committed bool   `json:"committed"`        // a new commit was made
+	Message   string `json:"message,omitempty"`
+	Pulled    int    `json:"pulled"`  // events the remote had that the backlog lacked
+	Rebased   int    `json:"rebased"` // local events now after the remote's history
+	Conflicts int    `json:"conflicts"`
+	Pushed    bool   `json:"pushed"`
+	Tries     int    `json:"tries,omitempty"`
+	Author    string `json:"author,omitempty"` // who a new commit names as author and committer
+	// GuessedAuthor: git has no user.email here, so Author was made up.
+	GuessedAuthor bool `json:"-"`
+}
+
+// RemoteWrite is an owner command's write through a git remote.
+type RemoteWrite struct {
+	Remote string // the remote's name, URL or path
+	Actor  string // the author and committer name
+	Now    func() time.Time
 }
 
 // MergeSetup says what bl init did to make git merge the backlog by event.
@@ -52,13 +96,9 @@ func (a *App) Clock() func() time.Time { return a.now }
 // ActorName is who is acting: --actor, BL_ACTOR, else user@host.
 func (a *App) ActorName() string { return a.actor() }
 
-// Emit prints v as JSON under --json, else runs human.
-func (a *App) Emit(v any, human func(w io.Writer)) error { return a.emit(v, human) }
-
-// BoardWriter is the hook that regenerates the board file named by
-// sync.board before a commit, or nil when none is configured.
-func (a *App) BoardWriter(b *ledger.Backlog) func(context.Context) error {
-	return a.boardWriter(b)
+// remoteWrite is the RemoteWrite of this command through remote.
+func (a *App) remoteWrite(remote string) RemoteWrite {
+	return RemoteWrite{Remote: remote, Actor: a.actor(), Now: a.now}
 }
 
 // needGit returns the git side for what, a command that needs it. In the

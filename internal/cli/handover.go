@@ -15,6 +15,7 @@ import (
 
 	json "github.com/goccy/go-json"
 
+	"github.com/bl-backlog/bl/internal/gitdir"
 	"github.com/bl-backlog/bl/ledger"
 )
 
@@ -151,14 +152,8 @@ func inGitRepo(dir string) bool {
 }
 
 func dotGitAbove(dir string) bool {
-	for d := dir; ; d = filepath.Dir(d) {
-		if _, err := os.Lstat(filepath.Join(d, ".git")); err == nil {
-			return true
-		}
-		if filepath.Dir(d) == d {
-			return false
-		}
-	}
+	_, err := gitdir.Root(dir)
+	return err == nil
 }
 
 // resolveExisting resolves the symbolic links of the longest existing
@@ -185,12 +180,8 @@ func (a *App) claimsRemote() string {
 	if err != nil {
 		return ""
 	}
-	data, err := os.ReadFile(filepath.Join(dir, ledger.ConfigFile))
+	cfg, err := ledger.ReadConfig(dir)
 	if err != nil {
-		return ""
-	}
-	var cfg ledger.Config
-	if json.Unmarshal(data, &cfg) != nil {
 		return ""
 	}
 	return cfg.Claims.Remote

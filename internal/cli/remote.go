@@ -72,7 +72,7 @@ func (a *App) ownerWrite(b *ledger.Backlog, cmd string, rc remoteChoice, request
 	if g == nil {
 		return do(requestID)
 	}
-	return g.Lease(a, b, remote, requestID, do)
+	return g.Lease(a.ctx, b, a.remoteWrite(remote), requestID, do)
 }
 
 // leaseWrite is a release, complete or block as its command was given:

@@ -6,6 +6,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/bl-backlog/bl/internal/gitdir"
 )
 
 // A linked git worktree checks out its own copy of .backlog/ with the rest
@@ -53,18 +55,11 @@ func (wt linkedWorktree) staleCopy() string {
 // worktreeBranch is the branch checked out in the worktree at root, read
 // from its HEAD; "" when detached or unreadable.
 func worktreeBranch(root string) string {
-	gitdir := filepath.Join(root, ".git")
-	if fi, err := os.Stat(gitdir); err == nil && !fi.IsDir() {
-		d, err := readGitdir(gitdir)
-		if err != nil {
-			return ""
-		}
-		if !filepath.IsAbs(d) {
-			d = filepath.Join(root, d)
-		}
-		gitdir = d
+	gitDir, _, err := gitdir.Dirs(root)
+	if err != nil {
+		return ""
 	}
-	f, err := os.Open(filepath.Join(gitdir, "HEAD"))
+	f, err := os.Open(filepath.Join(gitDir, "HEAD"))
 	if err != nil {
 		return ""
 	}

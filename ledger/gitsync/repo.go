@@ -18,6 +18,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/format/index"
 	"github.com/go-git/go-git/v5/plumbing/object"
 
+	"github.com/bl-backlog/bl/internal/gitdir"
 	"github.com/bl-backlog/bl/ledger"
 )
 
@@ -59,7 +60,7 @@ func OpenRepo(dir string) (*Repo, error) {
 		rel = ""
 	}
 	g := &Repo{repo: r, root: root, prefix: filepath.ToSlash(rel)}
-	if g.gitDir, g.commonDir, err = gitDirs(root); err != nil {
+	if g.gitDir, g.commonDir, err = gitdir.Dirs(root); err != nil {
 		return nil, err
 	}
 	return g, nil
@@ -67,53 +68,11 @@ func OpenRepo(dir string) (*Repo, error) {
 
 // worktreeRoot is the nearest directory at or above dir holding .git.
 func worktreeRoot(dir string) (string, error) {
-	for d := dir; ; d = filepath.Dir(d) {
-		if _, err := os.Lstat(filepath.Join(d, ".git")); err == nil {
-			return d, nil
-		}
-		if filepath.Dir(d) == d {
-			return "", fmt.Errorf("%w: no .git at or above %s", ErrNoRepo, dir)
-		}
-	}
-}
-
-// gitDirs finds the worktree's git directory and the common directory it
-// shares with the other worktrees of the repository.
-func gitDirs(root string) (gitDir, commonDir string, err error) {
-	dotgit := filepath.Join(root, ".git")
-	fi, err := os.Stat(dotgit)
+	root, err := gitdir.Root(dir)
 	if err != nil {
-		return "", "", err
+		return "", fmt.Errorf("%w: no .git at or above %s", ErrNoRepo, dir)
 	}
-	gitDir = dotgit
-	if !fi.IsDir() {
-		f, err := os.Open(dotgit)
-		if err != nil {
-			return "", "", err
-		}
-		defer f.Close()
-		sc := bufio.NewScanner(f)
-		if !sc.Scan() {
-			return "", "", fmt.Errorf("%s: empty .git file", dotgit)
-		}
-		rest, ok := strings.CutPrefix(sc.Text(), "gitdir:")
-		if !ok {
-			return "", "", fmt.Errorf("%s: not a gitdir file", dotgit)
-		}
-		gitDir = strings.TrimSpace(rest)
-		if !filepath.IsAbs(gitDir) {
-			gitDir = filepath.Join(root, gitDir)
-		}
-	}
-	commonDir = gitDir
-	if b, err := os.ReadFile(filepath.Join(gitDir, "commondir")); err == nil {
-		c := strings.TrimSpace(string(b))
-		if !filepath.IsAbs(c) {
-			c = filepath.Join(gitDir, c)
-		}
-		commonDir = filepath.Clean(c)
-	}
-	return gitDir, commonDir, nil
+	return root, nil
 }
 
 // currentBranch is the branch HEAD points at, even when it has no commit

@@ -1,15 +1,18 @@
 // Package gitcli is the git side of the bl command line: bl sync, the
-// ledger merge driver, bl init's merge driver setup, claims and leases
-// through a remote, and sync.auto, on top of package gitsync. Only bl-git
-// links it; bl hands the commands that need it to bl-git.
+// ledger merge driver, bl init's merge driver setup, bl diff's reading of
+// a commit, claims and leases through a remote, and sync.auto, on top of
+// package gitsync. Only bl-git links it; bl hands the commands that need
+// it to bl-git.
+//
+// It imports package cli only to run it as bl-git and to fill in the
+// interface cli declares (cli.Git); its methods take and return values
+// and print nothing.
 package gitcli
 
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
-	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -29,70 +32,32 @@ type Git struct{}
 
 var _ cli.Git = Git{}
 
-// Sync runs bl sync: commit the backlog, or with --pull / --push exchange
-// it with a remote.
-func (Git) Sync(a *cli.App, c *cli.SyncCmd) error {
-	b, err := a.Open()
+// Sync commits the backlog, or with req.Remote pulls (req.Pull) or
+// pushes it.
+func (Git) Sync(ctx context.Context, b *ledger.Backlog, req cli.SyncRequest) (cli.SyncResult, error) {
+	s, err := gitsync.New(b, gitsync.Options{Remote: req.Remote, Branch: req.Branch, Message: req.Message, Actor: req.Actor, Now: req.Now,
+		BeforeCommit: req.BeforeCommit})
 	if err != nil {
-		return err
-	}
-	cfg := b.Config().Sync
-	exchange := c.Pull || c.Push || c.Remote != "" || c.Branch != ""
-	remote := firstOf(c.Remote, cfg.Remote, "origin")
-	if !exchange {
-		remote = ""
-	}
-	s, err := gitsync.New(b, gitsync.Options{Remote: remote, Branch: firstOf(c.Branch, cfg.Branch), Message: c.Message, Actor: a.ActorName(), Now: a.Clock(),
-		BeforeCommit: a.BoardWriter(b)})
-	if err != nil {
-		return err
+		return cli.SyncResult{}, err
 	}
 	var res gitsync.Result
 	switch {
-	case !exchange:
-		res, err = s.Commit(a.Context())
-	case c.Pull && !c.Push:
-		res, err = s.Pull(a.Context())
+	case req.Remote == "":
+		res, err = s.Commit(ctx)
+	case req.Pull:
+		res, err = s.Pull(ctx)
 	default:
-		res, err = s.Push(a.Context(), gitsync.Hooks{})
+		res, err = s.Push(ctx, gitsync.Hooks{})
 	}
 	if err != nil {
-		return err
+		return cli.SyncResult{}, err
 	}
-	guessed := false
+	out := cli.SyncResult{Branch: res.Branch, Remote: res.Remote, Commit: res.Commit, Committed: res.Committed, Message: res.Message,
+		Pulled: res.Pulled, Rebased: res.Rebased, Conflicts: res.Conflicts, Pushed: res.Pushed, Tries: res.Tries, Author: res.Author}
 	if res.Committed {
-		res.Author, guessed = s.Identity()
+		out.Author, out.GuessedAuthor = s.Identity()
 	}
-	if guessed {
-		fmt.Fprintf(a.Stderr, "bl: committed as %s: git has no user.email here; set one with\n    git config --global user.email you@example.com\n", res.Author)
-	}
-	return a.Emit(res, func(w io.Writer) {
-		if res.Pulled > 0 {
-			fmt.Fprintf(w, "pulled %d event(s) from %s %s", res.Pulled, remote, res.Branch)
-			if res.Rebased > 0 {
-				fmt.Fprintf(w, "; %d local event(s) now after them", res.Rebased)
-			}
-			if res.Conflicts > 0 {
-				fmt.Fprintf(w, "; %d conflict(s) recorded (bl doctor lists them)", res.Conflicts)
-			}
-			fmt.Fprintln(w)
-		}
-		switch {
-		case res.Committed:
-			fmt.Fprintf(w, "committed %s on %s: %s\n", short(res.Commit), res.Branch, firstLine(res.Message))
-		case !exchange:
-			fmt.Fprintln(w, "nothing to commit")
-		}
-		if res.Pushed {
-			fmt.Fprintf(w, "%s %s is at %s", remote, res.Branch, short(res.Commit))
-			if res.Tries > 1 {
-				fmt.Fprintf(w, " (after %d tries)", res.Tries)
-			}
-			fmt.Fprintln(w)
-		} else if exchange && !res.Committed && res.Pulled == 0 {
-			fmt.Fprintln(w, "up to date")
-		}
-	})
+	return out, nil
 }
 
 // MergeDriver is the ledger merge driver git runs.
@@ -113,52 +78,48 @@ func (Git) SetupMerge(dir string) (*cli.MergeSetup, error) {
 	return &cli.MergeSetup{Attributes: m.Attributes, Config: m.Config, Changed: m.Changed}, nil
 }
 
-// syncer opens the git side of a remote lease operation.
-func syncer(a *cli.App, b *ledger.Backlog, remote string) (*gitsync.Syncer, error) {
-	return gitsync.New(b, gitsync.Options{Remote: remote, Branch: b.Config().Sync.Branch, Actor: a.ActorName(), Now: a.Clock()})
+// BacklogAt reads the backlog's tracked files as the commit rev names
+// holds them, for bl diff. An unknown revision is invalid input.
+func (Git) BacklogAt(dir, rev string) (ledger.Tree, string, error) {
+	g, err := gitsync.OpenRepo(dir)
+	if err != nil {
+		return nil, "", err
+	}
+	t, h, err := g.BacklogAt(rev)
+	if errors.Is(err, gitsync.ErrUnknownRevision) {
+		return nil, "", ledger.Errorf(ledger.ErrInvalid, "%v", err)
+	}
+	if err != nil {
+		return nil, "", err
+	}
+	return t, h.String(), nil
 }
 
-// Claim claims through the remote: the card is printed only once the push
-// carrying the claim succeeded.
-func (Git) Claim(a *cli.App, b *ledger.Backlog, req ledger.ClaimRequest, remote string) (*ledger.Card, error) {
-	s, err := syncer(a, b, remote)
+// syncer opens the git side of a remote lease operation.
+func syncer(b *ledger.Backlog, r cli.RemoteWrite) (*gitsync.Syncer, error) {
+	return gitsync.New(b, gitsync.Options{Remote: r.Remote, Branch: b.Config().Sync.Branch, Actor: r.Actor, Now: r.Now})
+}
+
+// Claim claims through the remote: the card is returned only once the
+// push carrying the claim succeeded.
+func (Git) Claim(ctx context.Context, b *ledger.Backlog, r cli.RemoteWrite, req ledger.ClaimRequest) (*ledger.Card, error) {
+	s, err := syncer(b, r)
 	if err != nil {
 		return nil, err
 	}
-	card, _, err := s.Claim(a.Context(), req)
+	card, _, err := s.Claim(ctx, req)
 	return card, err
 }
 
-// Lease runs a heartbeat or completion through the remote: it is
-// acknowledged only once the push carrying it succeeded.
-func (Git) Lease(a *cli.App, b *ledger.Backlog, remote, requestID string, do func(rid string) (ledger.Card, error)) (ledger.Card, error) {
-	s, err := syncer(a, b, remote)
+// Lease runs a lease write through the remote: it is acknowledged only
+// once the push carrying it succeeded.
+func (Git) Lease(ctx context.Context, b *ledger.Backlog, r cli.RemoteWrite, requestID string, do func(rid string) (ledger.Card, error)) (ledger.Card, error) {
+	s, err := syncer(b, r)
 	if err != nil {
 		return ledger.Card{}, err
 	}
-	card, _, err := s.Lease(a.Context(), requestID, func(_ context.Context, rid string) (ledger.Card, error) { return do(rid) })
+	card, _, err := s.Lease(ctx, requestID, func(_ context.Context, rid string) (ledger.Card, error) { return do(rid) })
 	return card, err
-}
-
-// AutoSync is sync.auto: commit the backlog, and with push exchange it
-// with sync.remote (origin).
-func (Git) AutoSync(a *cli.App, b *ledger.Backlog, push bool) error {
-	cfg := b.Config().Sync
-	remote := ""
-	if push {
-		remote = firstOf(cfg.Remote, "origin")
-	}
-	s, err := gitsync.New(b, gitsync.Options{Remote: remote, Branch: cfg.Branch, Actor: a.ActorName(), Now: a.Clock(),
-		BeforeCommit: a.BoardWriter(b)})
-	if err != nil {
-		return err
-	}
-	if push {
-		_, err = s.Push(a.Context(), gitsync.Hooks{})
-	} else {
-		_, err = s.Commit(a.Context())
-	}
-	return err
 }
 
 // ErrorCode names gitsync's errors for --json.
@@ -174,30 +135,8 @@ func (Git) ErrorCode(err error) string {
 	return ""
 }
 
-func firstOf(vals ...string) string {
-	for _, v := range vals {
-		if v != "" {
-			return v
-		}
-	}
-	return ""
-}
-
-func short(h string) string {
-	if len(h) > 12 {
-		return h[:12]
-	}
-	return h
-}
-
-func firstLine(s string) string {
-	line, _, _ := strings.Cut(s, "\n")
-	return line
-}
-
-// ServeMCP runs bl mcp: the MCP server over stdin and stdout.
-func (Git) ServeMCP(a *cli.App) error {
-	s := cli.NewSession(a)
-	defer s.Close()
-	return mcpserver.Serve(a.Context(), s, cli.Version(), &mcp.StdioTransport{})
+// ServeMCP runs bl mcp: the MCP server over stdin and stdout, running
+// each tool call through s.
+func (Git) ServeMCP(ctx context.Context, s *cli.Session) error {
+	return mcpserver.Serve(ctx, s, cli.Version(), &mcp.StdioTransport{})
 }
