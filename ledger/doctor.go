@@ -119,18 +119,15 @@ func diagnose(dir string, now time.Time) (*Report, []rawLine, error) {
 	lr := newLineReader(path, bytes.NewReader(data), 0, 0, false, min(len(data), 256<<10))
 	var lines []rawLine
 	for {
-		l, err := lr.next()
+		var e *Event
+		l, torn, err := lr.nextJudged(func(b []byte) (err error) {
+			e, err = DecodeLine(b)
+			return err
+		})
 		if err == io.EOF {
 			break
 		}
-		if err != nil {
-			return nil, nil, err
-		}
-		raw := rawLine{n: l.n, offset: l.off, bytes: data[l.off : l.off+l.size]}
-		torn, err := lr.judge(&l, func(b []byte) (err error) {
-			raw.event, err = DecodeLine(b)
-			return err
-		})
+		raw := rawLine{n: l.n, offset: l.off, bytes: data[l.off : l.off+l.size], event: e}
 		if torn != nil {
 			rep.TornTail = torn
 			break

@@ -208,15 +208,24 @@ func (lr *lineReader) corrupt(l *frameLine, err error) *CorruptError {
 	return &CorruptError{Path: lr.path, Line: l.n, Offset: l.off, Err: err}
 }
 
+// nextJudged reads the next line and judges it (see judge), decode seeing
+// the line without its line end while lr.n is its number: the line, and a
+// torn tail (the reader is then done) or a *CorruptError; io.EOF at the
+// end.
+func (lr *lineReader) nextJudged(decode func(raw []byte) error) (frameLine, *TornTail, error) {
+	l, err := lr.next()
+	if err != nil {
+		return l, nil, err
+	}
+	torn, err := lr.judge(&l, decode)
+	return l, torn, err
+}
+
 // event reads the next line as a ledger or archive event: the event, or a
 // torn tail (the reader is then done), or a *CorruptError, or io.EOF at the
 // end. l is the line read, for its number and offsets.
 func (lr *lineReader) event() (e *Event, l frameLine, torn *TornTail, err error) {
-	l, err = lr.next()
-	if err != nil {
-		return nil, l, nil, err
-	}
-	torn, err = lr.judge(&l, func(raw []byte) (err error) {
+	l, torn, err = lr.nextJudged(func(raw []byte) (err error) {
 		e, err = DecodeLine(raw)
 		return err
 	})

@@ -543,40 +543,28 @@ func (ix *snapshotIndex) fill(cards map[string]*Card, requests map[string]Receip
 // an index for the next caller. f is the snapshot, open, or nil when there
 // is none; the caller closes it unless the state holds it (s.src != nil).
 func openSnapshotIndexed(dir string) (s *State, hdr snapshotHeader, f *os.File, err error) {
-	path := filepath.Join(dir, SnapshotFile)
-	f, err = os.Open(path)
-	if errors.Is(err, os.ErrNotExist) {
-		return NewState(), hdr, nil, nil
-	}
-	if err != nil {
-		return nil, hdr, nil, err
-	}
-	fail := func(err error) (*State, snapshotHeader, *os.File, error) {
-		f.Close()
-		return nil, hdr, nil, err
-	}
-	fi, err := f.Stat()
-	if err != nil {
-		return fail(err)
-	}
-	headerLine, err := readFirstLine(f)
-	if err != nil {
-		return fail(err)
-	}
-	id := snapshotIdentity(fi, headerLine)
-	if ix := openIndex(dir, f, path, id); ix != nil {
-		if s, hdr, err = lazyState(ix, headerLine); err == nil {
-			s.src = &snapshotSource{dir: dir, path: path, f: f, info: fi, id: id, cards: hdr.Cards, ix: ix}
-			return s, hdr, f, nil
+	return openSnapshotWith(dir, func(path string, f *os.File) (*State, snapshotHeader, error) {
+		fi, err := f.Stat()
+		if err != nil {
+			return nil, snapshotHeader{}, err
 		}
-		ix.close()
-		// A header or conflict list that does not read: report it the
-		// way a full decode does, with its line number.
-	}
-	if s, hdr, err = readWhole(dir, path, f, fi, id); err != nil {
-		return fail(err)
-	}
-	return s, hdr, f, nil
+		headerLine, err := readFirstLine(f)
+		if err != nil {
+			return nil, snapshotHeader{}, err
+		}
+		id := snapshotIdentity(fi, headerLine)
+		if ix := openIndex(dir, f, path, id); ix != nil {
+			s, hdr, err := lazyState(ix, headerLine)
+			if err == nil {
+				s.src = &snapshotSource{dir: dir, path: path, f: f, info: fi, id: id, cards: hdr.Cards, ix: ix}
+				return s, hdr, nil
+			}
+			ix.close()
+			// A header or conflict list that does not read: report it
+			// the way a full decode does, with its line number.
+		}
+		return readWhole(dir, path, f, fi, id)
+	})
 }
 
 // lazyState is the state of a snapshot read through its index: the header

@@ -174,15 +174,24 @@ func loadSnapshot(dir string) (*State, snapshotHeader, error) {
 // one at the path after reading the ledger: holding it open keeps its
 // inode from being reused by a newer snapshot meanwhile.
 func openSnapshot(dir string) (s *State, hdr snapshotHeader, f *os.File, err error) {
+	return openSnapshotWith(dir, func(path string, f *os.File) (*State, snapshotHeader, error) {
+		return decodeSnapshot(path, f, nil)
+	})
+}
+
+// openSnapshotWith opens dir's snapshot.json and reads it with read. A
+// missing snapshot is an empty state and a nil file; when read fails the
+// file is closed.
+func openSnapshotWith(dir string, read func(path string, f *os.File) (*State, snapshotHeader, error)) (*State, snapshotHeader, *os.File, error) {
 	path := filepath.Join(dir, SnapshotFile)
-	f, err = os.Open(path)
+	f, err := os.Open(path)
 	if errors.Is(err, os.ErrNotExist) {
-		return NewState(), hdr, nil, nil
+		return NewState(), snapshotHeader{}, nil, nil
 	}
 	if err != nil {
-		return nil, hdr, nil, err
+		return nil, snapshotHeader{}, nil, err
 	}
-	s, hdr, err = decodeSnapshot(path, f, nil)
+	s, hdr, err := read(path, f)
 	if err != nil {
 		f.Close()
 		return nil, hdr, nil, err
@@ -207,23 +216,15 @@ func decodeSnapshot(path string, r io.ReaderAt, ib *indexBuild) (*State, snapsho
 	section := 0  // 0 cards, 1 receipts, 2 conflicts: the order they are written in
 	lastKey := "" // the last card id or request id read, in its section
 	for {
-		raw, err := lr.next()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return nil, hdr, err
-		}
-		bad := func(cause error) error { return lr.corrupt(&raw, cause) }
 		var l snapshotLine
 		header := false // a header line after the first, or a conflict marker
-		torn, err := lr.judge(&raw, func(b []byte) error {
+		raw, torn, err := lr.nextJudged(func(b []byte) error {
 			if conflictMarker(b) {
 				// A merge made before the union rule: the lines between
 				// the markers are the two snapshots'.
 				header = true
 				if union == "" {
-					union = fmt.Sprintf("git conflict markers at line %d", raw.n)
+					union = fmt.Sprintf("git conflict markers at line %d", lr.n)
 				}
 				return nil
 			}
@@ -231,7 +232,7 @@ func decodeSnapshot(path string, r io.ReaderAt, ib *indexBuild) (*State, snapsho
 			if err != nil {
 				return err
 			}
-			if raw.n == 1 {
+			if lr.n == 1 {
 				if err := json.Unmarshal(line, &hdr); err != nil {
 					return err
 				}
@@ -252,14 +253,17 @@ func decodeSnapshot(path string, r io.ReaderAt, ib *indexBuild) (*State, snapsho
 						hdr = other
 					}
 					if union == "" {
-						union = fmt.Sprintf("a second header at line %d", raw.n)
+						union = fmt.Sprintf("a second header at line %d", lr.n)
 					}
 				}
 			}
 			return err
 		})
+		if err == io.EOF {
+			break
+		}
 		if torn != nil {
-			return nil, hdr, bad(fmt.Errorf("%w: %s in a snapshot, which is written whole", errFraming, torn.Reason))
+			return nil, hdr, lr.corrupt(&raw, fmt.Errorf("%w: %s in a snapshot, which is written whole", errFraming, torn.Reason))
 		}
 		if err != nil {
 			return nil, hdr, err
@@ -304,7 +308,7 @@ func decodeSnapshot(path string, r io.ReaderAt, ib *indexBuild) (*State, snapsho
 		case header:
 			// a second header: what follows is the other snapshot's
 		default:
-			return nil, hdr, bad(errors.New("line holds no card, receipt or conflict"))
+			return nil, hdr, lr.corrupt(&raw, errors.New("line holds no card, receipt or conflict"))
 		}
 	}
 	if hdr.V == 0 {
