@@ -60,17 +60,14 @@ func (c Cursor) Before(e *Event) bool {
 // Segments lists the files that hold a backlog's history, oldest first:
 // the archived segments of past compactions, then the ledger.
 func Segments(dir string) ([]string, error) {
-	entries, err := os.ReadDir(filepath.Join(dir, ArchiveDir))
-	if err != nil && !errors.Is(err, os.ErrNotExist) {
+	names, err := archiveNames(dir)
+	if err != nil {
 		return nil, err
 	}
-	var out []string
-	for _, e := range entries {
-		if name := e.Name(); strings.HasSuffix(name, ".jsonl") && !strings.HasPrefix(name, ".") {
-			out = append(out, filepath.Join(dir, ArchiveDir, name))
-		}
+	out := make([]string, 0, len(names)+1)
+	for _, name := range names {
+		out = append(out, filepath.Join(dir, filepath.FromSlash(name)))
 	}
-	slices.Sort(out) // zero-padded sequence numbers sort in order
 	return append(out, filepath.Join(dir, LedgerFile)), nil
 }
 

@@ -235,6 +235,16 @@ func fence(c *Card, e *Event) error {
 	return nil
 }
 
+// fenceIfOwned fences a complete or block that names an owner like a
+// heartbeat; without one it is a person closing or parking a card by hand,
+// and not fenced.
+func fenceIfOwned(c *Card, e *Event) error {
+	if e.Owner == "" {
+		return nil
+	}
+	return fence(c, e)
+}
+
 func checkHeartbeat(_ *State, c *Card, e *Event) error {
 	if err := fence(c, e); err != nil {
 		return err
@@ -310,10 +320,7 @@ func checkComplete(_ *State, c *Card, e *Event) error {
 		}
 		return rule(class, "card %s is already done%s; nothing to complete", c.ID, closed)
 	}
-	if e.Owner != "" {
-		return fence(c, e)
-	}
-	return nil
+	return fenceIfOwned(c, e)
 }
 
 func applyComplete(_ *State, c *Card, e *Event) {
@@ -325,8 +332,8 @@ func applyComplete(_ *State, c *Card, e *Event) {
 }
 
 func checkBlock(_ *State, c *Card, e *Event) error {
-	if e.Owner != "" {
-		return fence(c, e)
+	if err := fenceIfOwned(c, e); err != nil {
+		return err
 	}
 	if c.Status == StatusDone {
 		return rule(ErrConflict, "card %s is done; reopen it before blocking", c.ID)

@@ -60,7 +60,9 @@ func archiveFingerprint(names []string) string {
 	return hex.EncodeToString(sum[:8])
 }
 
-// archiveNames lists the segment files in dir's archive, by tree name.
+// archiveNames lists the segment files in dir's archive, by tree name,
+// oldest first (zero-padded sequence numbers sort in order). It is the one
+// lister of the archive.
 func archiveNames(dir string) ([]string, error) {
 	entries, err := os.ReadDir(filepath.Join(dir, ArchiveDir))
 	if err != nil && !errors.Is(err, os.ErrNotExist) {

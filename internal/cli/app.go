@@ -382,6 +382,15 @@ func (a *App) Warn(msg string) {
 	fmt.Fprintf(a.Stderr, "bl: warning: %s\n", text(msg))
 }
 
+// openChecked opens the backlog (Open) once check, the last check of the
+// command's flags, passed; it returns check's error otherwise.
+func (a *App) openChecked(check error) (*ledger.Backlog, error) {
+	if check != nil {
+		return nil, check
+	}
+	return a.Open()
+}
+
 // Open finds and opens the backlog once per run.
 func (a *App) Open() (*ledger.Backlog, error) {
 	if a.backlog != nil {

@@ -32,10 +32,7 @@ func (c *ListCmd) Run(a *App) error {
 	if err != nil {
 		return err
 	}
-	if err := notNegative("limit", c.Limit); err != nil {
-		return err
-	}
-	b, err := a.Open()
+	b, err := a.openChecked(notNegative("limit", c.Limit))
 	if err != nil {
 		return err
 	}

@@ -62,10 +62,7 @@ func (c *LogCmd) Run(a *App) error {
 	if f.From, err = ledger.ParseCursor(c.From); err != nil {
 		return err
 	}
-	if err := notNegative("limit", c.Limit); err != nil {
-		return err
-	}
-	b, err := a.Open()
+	b, err := a.openChecked(notNegative("limit", c.Limit))
 	if err != nil {
 		return err
 	}

@@ -24,10 +24,7 @@ Examples:
 }
 
 func (c *ReadyCmd) Run(a *App) error {
-	if err := notNegative("limit", c.Limit); err != nil {
-		return err
-	}
-	b, err := a.Open()
+	b, err := a.openChecked(notNegative("limit", c.Limit))
 	if err != nil {
 		return err
 	}

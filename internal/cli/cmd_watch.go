@@ -53,10 +53,7 @@ func (c *WatchCmd) Run(a *App) error {
 	if err != nil {
 		return err
 	}
-	if err := notNegative("count", c.Count); err != nil {
-		return err
-	}
-	b, err := a.Open()
+	b, err := a.openChecked(notNegative("count", c.Count))
 	if err != nil {
 		return err
 	}
