@@ -59,7 +59,6 @@ type Backlog struct {
 	cfg   Config
 
 	snapEvents int64           // events folded into the snapshot the state started from
-	snapBytes  int64           // size of that snapshot
 	snapInfo   os.FileInfo     // that snapshot file; nil when there was none
 	compactErr error           // the last automatic compaction's failure, if any
 	holding    bool            // this handle holds the writers' lock (under mu)
@@ -487,10 +486,7 @@ func (b *Backlog) loadOnce(sorted bool) (done bool, err error) {
 	b.state.release()
 	b.state, b.seq, b.pos, b.torn, b.snapEvents = s, hdr.Seq, pos, torn, snapEvents
 	b.stale, b.normalForm = false, false
-	b.snapBytes, b.snapInfo = 0, info
-	if info != nil {
-		b.snapBytes = info.Size()
-	}
+	b.snapInfo = info
 	return true, nil
 }
 
@@ -663,9 +659,9 @@ func (b *Backlog) loadNormalForm() (done bool, err error) {
 	b.pos = position{file: f, info: info, offset: end, lines: lines, last: last, bare: bare}
 	b.seq = len(norm.archives())
 	b.snapEvents = s.Events() - int64(bytes.Count(norm[LedgerFile], []byte{'\n'}))
-	b.snapInfo, b.snapBytes = nil, 0
+	b.snapInfo = nil
 	if serr == nil {
-		b.snapInfo, b.snapBytes = snapInfo, snapInfo.Size()
+		b.snapInfo = snapInfo
 	}
 	return true, nil
 }

@@ -132,7 +132,6 @@ func (b *Backlog) compactLocked() (res CompactResult, err error) {
 		recordSeen(b.dir, b.state.Events(), b.state.Last())
 		b.seq = seq
 		b.snapEvents = b.state.Events()
-		b.snapBytes = int64(len(snap))
 		if fi, err := os.Stat(filepath.Join(b.dir, SnapshotFile)); err == nil {
 			b.snapInfo = fi // ours: the next catch-up need not reload
 		}
@@ -180,14 +179,23 @@ func writeIndexFor(dir string, snap []byte, ib *indexBuild) {
 func (b *Backlog) CompactThreshold() int64 {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return b.cfg.compactThreshold(b.snapBytes)
+	return b.cfg.compactThreshold(b.snapSize())
+}
+
+// snapSize is the size of the snapshot the state started from, 0 when
+// there was none.
+func (b *Backlog) snapSize() int64 {
+	if b.snapInfo == nil {
+		return 0
+	}
+	return b.snapInfo.Size()
 }
 
 // maybeCompact compacts when the ledger has outgrown the configured size.
 // The write that triggered it is already durable, so a failure here is kept
 // for Stats rather than failing that write; the next write tries again.
 func (b *Backlog) maybeCompact() {
-	limit := b.cfg.compactThreshold(b.snapBytes)
+	limit := b.cfg.compactThreshold(b.snapSize())
 	if limit == 0 || b.pos.offset-b.pos.base < limit {
 		return
 	}
