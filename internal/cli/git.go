@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/bl-backlog/bl/ledger"
+	"github.com/bl-backlog/bl/ledger/gitsync/result"
 )
 
 // Git is everything bl does through git: bl sync, the ledger merge driver,
@@ -57,21 +58,7 @@ type SyncRequest struct {
 }
 
 // SyncResult is what a sync did, as bl sync --json prints it.
-type SyncResult struct {
-	Branch    string `json:"branch"`
-	Remote    string `json:"remote,omitempty"`
-	Commit    string `json:"commit,omitempty"` // the branch's commit afterwards
-	Committed bool   `json:"committed"`        // a new commit was made
-	Message   string `json:"message,omitempty"`
-	Pulled    int    `json:"pulled"`  // events the remote had that the backlog lacked
-	Rebased   int    `json:"rebased"` // local events now after the remote's history
-	Conflicts int    `json:"conflicts"`
-	Pushed    bool   `json:"pushed"`
-	Tries     int    `json:"tries,omitempty"`
-	Author    string `json:"author,omitempty"` // who a new commit names as author and committer
-	// GuessedAuthor: git has no user.email here, so Author was made up.
-	GuessedAuthor bool `json:"-"`
-}
+type SyncResult = result.Result
 
 // RemoteWrite is an owner command's write through a git remote.
 type RemoteWrite struct {

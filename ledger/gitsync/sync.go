@@ -15,6 +15,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 
 	"github.com/bl-backlog/bl/ledger"
+	"github.com/bl-backlog/bl/ledger/gitsync/result"
 )
 
 // Options configure a Syncer.
@@ -50,19 +51,7 @@ const (
 )
 
 // Result says what a sync did.
-type Result struct {
-	Branch    string `json:"branch"`
-	Remote    string `json:"remote,omitempty"`
-	Commit    string `json:"commit,omitempty"` // the branch's commit afterwards
-	Committed bool   `json:"committed"`        // a new commit was made
-	Message   string `json:"message,omitempty"`
-	Pulled    int    `json:"pulled"`  // events the remote had that the backlog lacked
-	Rebased   int    `json:"rebased"` // local events now after the remote's history
-	Conflicts int    `json:"conflicts"`
-	Pushed    bool   `json:"pushed"`
-	Tries     int    `json:"tries,omitempty"`
-	Author    string `json:"author,omitempty"` // who a new commit names as author and committer
-}
+type Result = result.Result
 
 // Syncer commits a backlog to git and exchanges it with a remote.
 type Syncer struct {

@@ -52,12 +52,10 @@ func (Git) Sync(ctx context.Context, b *ledger.Backlog, req cli.SyncRequest) (cl
 	if err != nil {
 		return cli.SyncResult{}, err
 	}
-	out := cli.SyncResult{Branch: res.Branch, Remote: res.Remote, Commit: res.Commit, Committed: res.Committed, Message: res.Message,
-		Pulled: res.Pulled, Rebased: res.Rebased, Conflicts: res.Conflicts, Pushed: res.Pushed, Tries: res.Tries, Author: res.Author}
 	if res.Committed {
-		out.Author, out.GuessedAuthor = s.Identity()
+		res.Author, res.GuessedAuthor = s.Identity()
 	}
-	return out, nil
+	return res, nil
 }
 
 // MergeDriver is the ledger merge driver git runs.
