@@ -95,7 +95,7 @@ func (ib *indexBuild) encode(id snapshotID) []byte {
 			order = append(order, uint32(i))
 		}
 	}
-	slices.SortFunc(order, func(a, b uint32) int { return claimOrder(ib.cards[a].card, ib.cards[b].card) })
+	slices.SortFunc(order, func(a, b uint32) int { return ClaimOrder(ib.cards[a].card, ib.cards[b].card) })
 
 	le := binary.LittleEndian
 	out := make([]byte, 0, indexHeaderLen+entryLen*(len(ib.cards)+len(ib.keys)+len(ib.receipts))+orderLen*len(order))

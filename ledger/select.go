@@ -93,9 +93,7 @@ func (f *Filter) phaseMatch(p string) bool {
 // ClaimOrder compares two cards in claim order, the order claim takes
 // them in: priority desc, then created_at asc, then id asc. It returns a
 // negative number when a comes first, as cmp.Compare does.
-func ClaimOrder(a, b *Card) int { return claimOrder(a, b) }
-
-func claimOrder(a, b *Card) int {
+func ClaimOrder(a, b *Card) int {
 	if a.Priority != b.Priority {
 		return cmp.Compare(b.Priority, a.Priority)
 	}
@@ -170,7 +168,7 @@ func (s *State) inClaimOrder(leasedAt time.Time, fn func(c *Card) bool) {
 			mem = append(mem, c)
 		}
 	}
-	slices.SortFunc(mem, claimOrder)
+	slices.SortFunc(mem, ClaimOrder)
 	i := 0
 	if s.src != nil {
 		// The cards in memory now: their current versions are in mem.
@@ -185,7 +183,7 @@ func (s *State) inClaimOrder(leasedAt time.Time, fn func(c *Card) bool) {
 			} else {
 				s.cards[c.ID] = c
 			}
-			for ; i < len(mem) && claimOrder(mem[i], c) < 0; i++ {
+			for ; i < len(mem) && ClaimOrder(mem[i], c) < 0; i++ {
 				if !fn(mem[i]) {
 					stopped = true
 					return false
@@ -224,7 +222,7 @@ func orderFor(sortBy string) func(a, b *Card) int {
 	case SortID:
 		return func(a, b *Card) int { return cmp.Compare(a.ID, b.ID) }
 	}
-	return claimOrder
+	return ClaimOrder
 }
 
 // ValidSort reports whether sortBy names a List order.

@@ -130,7 +130,7 @@ func (src *snapshotSource) candidates(leasedAt time.Time, skip func([]byte) bool
 		return err
 	}
 	for _, c := range w.inClaimOrder() {
-		if last != nil && claimOrder(c, last) <= 0 {
+		if last != nil && ClaimOrder(c, last) <= 0 {
 			continue
 		}
 		if skip([]byte(c.ID)) || (!leasedAt.IsZero() && leasedAt.Before(leaseEnd(c))) {
@@ -204,7 +204,7 @@ func (w *wholeSnapshot) inClaimOrder() []*Card {
 				w.order = append(w.order, c)
 			}
 		}
-		slices.SortFunc(w.order, claimOrder)
+		slices.SortFunc(w.order, ClaimOrder)
 	}
 	return w.order
 }
