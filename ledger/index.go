@@ -543,7 +543,7 @@ func (ix *snapshotIndex) fill(cards map[string]*Card, requests map[string]Receip
 // an index for the next caller. f is the snapshot, open, or nil when there
 // is none; the caller closes it unless the state holds it (s.src != nil).
 func openSnapshotIndexed(dir string) (s *State, hdr snapshotHeader, f *os.File, err error) {
-	return openSnapshotWith(dir, func(path string, f *os.File) (*State, snapshotHeader, error) {
+	return openSnapshot(dir, func(path string, f *os.File) (*State, snapshotHeader, error) {
 		fi, err := f.Stat()
 		if err != nil {
 			return nil, snapshotHeader{}, err

@@ -161,30 +161,25 @@ func (s *State) pruneReceipts() {
 	}
 }
 
-// loadSnapshot reads snapshot.json from dir into a new state. A missing
-// snapshot is an empty state and a zero header.
+// loadSnapshot reads the whole of snapshot.json from dir into a new state
+// (bl doctor). A missing snapshot is an empty state and a zero header.
 func loadSnapshot(dir string) (*State, snapshotHeader, error) {
-	s, hdr, f, err := openSnapshot(dir)
+	s, hdr, f, err := openSnapshot(dir, func(path string, f *os.File) (*State, snapshotHeader, error) {
+		return decodeSnapshot(path, f, nil)
+	})
 	if f != nil {
 		f.Close()
 	}
 	return s, hdr, err
 }
 
-// openSnapshot is loadSnapshot that also returns the snapshot file, still
-// open (nil when there is none), so the caller can check it is still the
-// one at the path after reading the ledger: holding it open keeps its
-// inode from being reused by a newer snapshot meanwhile.
-func openSnapshot(dir string) (s *State, hdr snapshotHeader, f *os.File, err error) {
-	return openSnapshotWith(dir, func(path string, f *os.File) (*State, snapshotHeader, error) {
-		return decodeSnapshot(path, f, nil)
-	})
-}
-
-// openSnapshotWith opens dir's snapshot.json and reads it with read. A
+// openSnapshot opens dir's snapshot.json and reads it with read. A
 // missing snapshot is an empty state and a nil file; when read fails the
-// file is closed.
-func openSnapshotWith(dir string, read func(path string, f *os.File) (*State, snapshotHeader, error)) (*State, snapshotHeader, *os.File, error) {
+// file is closed. Otherwise the file is returned still open, so the caller
+// can check it is still the one at the path after reading the ledger:
+// holding it open keeps its inode from being reused by a newer snapshot
+// meanwhile.
+func openSnapshot(dir string, read func(path string, f *os.File) (*State, snapshotHeader, error)) (*State, snapshotHeader, *os.File, error) {
 	path := filepath.Join(dir, SnapshotFile)
 	f, err := os.Open(path)
 	if errors.Is(err, os.ErrNotExist) {
