@@ -27,6 +27,19 @@ func TestNoGit(t *testing.T) {
 	}
 }
 
+// TestGitSeamsAreStdlib: what bl links of the git side, the package that
+// finds .git on every call and the value bl sync prints, uses the
+// standard library alone, so neither can pull git in by the back door.
+func TestGitSeamsAreStdlib(t *testing.T) {
+	for _, pkg := range []string{"github.com/bl-backlog/bl/internal/gitdir", "github.com/bl-backlog/bl/ledger/gitsync/result"} {
+		for _, p := range deps(t, pkg) {
+			if p != pkg && strings.Contains(strings.SplitN(p, "/", 2)[0], ".") {
+				t.Errorf("%s depends on %s", pkg, p)
+			}
+		}
+	}
+}
+
 // TestNoServer: bl does not link bl serve, the metrics library, an HTTP
 // stack or the browser driver its tests use; bl serve and webhooks run in
 // bl-git.
