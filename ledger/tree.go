@@ -258,13 +258,3 @@ func MergeFiles(versions ...[]byte) ([]byte, error) {
 	return encodeEvents(all)
 }
 
-// increasing reports whether evs is in strictly increasing (at, id) order:
-// no line out of order, none repeated.
-func increasing(evs []*Event) bool {
-	for i := 1; i < len(evs); i++ {
-		if !evs[i-1].before(evs[i]) {
-			return false
-		}
-	}
-	return true
-}
