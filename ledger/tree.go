@@ -257,4 +257,3 @@ func MergeFiles(versions ...[]byte) ([]byte, error) {
 	}
 	return encodeEvents(all)
 }
-

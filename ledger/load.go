@@ -1,0 +1,363 @@
+package ledger
+
+// How a handle reads the files: the snapshot and the ledger after it
+// (loadOnce), what it does when they disagree (loadStale, loadNormalForm;
+// see "Snapshot and compaction" in doc.go), and catching up with what
+// other writers appended since (catchUp).
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+)
+
+// reload loads the snapshot and folds the whole ledger after it. A
+// compaction can replace both files while this runs; it renames the
+// snapshot first, so a snapshot that changed while the ledger was read
+// means the pair may not match, and the load starts over.
+func (b *Backlog) reload() error {
+	if pendingJournal(b.dir) && !b.holding {
+		// A multi-file change was decided but not finished: finish it
+		// under the lock before reading anything. A reader that cannot
+		// (a full disk, a read-only directory) reads what is there: the
+		// files of a change half made fold, in their normal form, to the
+		// same state (see loadNormalForm).
+		if err := b.lk.Acquire(context.Background(), b.opts.LockTimeout); err == nil {
+			err = rollForward(b.dir)
+			b.lk.Release()
+			if err != nil {
+				b.warn(fmt.Sprintf("could not finish the change journaled in %s (%v); reading the files as they are", filepath.Join(b.dir, stagingDir), err))
+			}
+		}
+	}
+	sorted := false // fold the ledger sorted (readSorted): its lines are out of order
+	for attempt := 0; ; attempt++ {
+		done, err := b.loadOnce(sorted)
+		if errors.Is(err, errUnsorted) && !sorted {
+			sorted, done, err = true, false, nil
+		}
+		if err != nil || done {
+			return err
+		}
+		if attempt == 100 {
+			return fmt.Errorf("ledger: %s keeps changing while loading; is a compaction looping?", b.dir)
+		}
+	}
+}
+
+// catchUp folds whatever was appended since the last read. A replaced file
+// (compaction, merge) is folded again from the start.
+func (b *Backlog) catchUp() error {
+	if b.stale || b.snapshotMoved() {
+		return b.reload()
+	}
+	fold, failed := foldInto(b.state)
+	pos, torn, err := readFrom(filepath.Join(b.dir, LedgerFile), b.pos, fold)
+	if errors.Is(err, errReplaced) {
+		return b.reload()
+	}
+	if errors.Is(err, errStale) || errors.Is(err, errUnsorted) {
+		return b.reload()
+	}
+	if ferr := failed(); ferr != nil {
+		// The fold stopped at an event it could not check: the state is
+		// no longer the fold of the file. Load it again on the next call.
+		b.stale = true
+		return ferr
+	}
+	// pos covers exactly the events applied, even when reading stopped at
+	// damage, so the next catch-up neither skips nor repeats one.
+	b.pos, b.torn = pos, torn
+	return err
+}
+
+// foldInto returns the function that folds ledger events into s, and one
+// that reports the first event it could not fold because a snapshot line
+// it needed does not read; after that it folds nothing more.
+func foldInto(s *State) (fold func(*Event), failed func() error) {
+	var ferr error
+	fold = func(e *Event) {
+		if ferr != nil {
+			return
+		}
+		_, ferr = s.fold(e) // a conflict is recorded in s
+	}
+	return fold, func() error { return ferr }
+}
+
+// snapshotMoved reports whether snapshot.json is no longer the file the
+// state was loaded from: a sync or a git pull can replace it and leave an
+// unchanged ledger alone. Size and mtime are compared too, as a closed
+// file's inode number may be reused at once.
+func (b *Backlog) snapshotMoved() bool {
+	fi, err := os.Stat(filepath.Join(b.dir, SnapshotFile))
+	if b.snapInfo == nil {
+		return err == nil
+	}
+	return err != nil || !os.SameFile(fi, b.snapInfo) || fi.Size() != b.snapInfo.Size() || !fi.ModTime().Equal(b.snapInfo.ModTime())
+}
+
+// catchUpForWrite catches up under the lock, where no append can be in
+// progress, and settles the end of the ledger (settleTail).
+func (b *Backlog) catchUpForWrite() error {
+	// Finish a decided multi-file change, or drop an undecided one.
+	if err := rollForward(b.dir); err != nil {
+		return err
+	}
+	if b.normalForm {
+		b.stale = true // under the lock: try to rewrite the files (loadOnce)
+	}
+	if err := b.catchUp(); err != nil {
+		return err
+	}
+	return b.settleTail()
+}
+
+// refresh brings the state up to date for a read.
+func (b *Backlog) refresh() error {
+	return b.catchUp()
+}
+
+// loadOnce loads the snapshot and the ledger after it. done is false when
+// the pair changed underneath (a compaction or normalization ran) and the
+// load must start over.
+func (b *Backlog) loadOnce(sorted bool) (done bool, err error) {
+	s, hdr, snapFile, err := openSnapshotIndexed(b.dir)
+	if errors.Is(err, errStale) { // a union of two snapshots
+		return b.loadStale()
+	}
+	if err != nil {
+		return false, err
+	}
+	var info os.FileInfo
+	if snapFile != nil {
+		if s.src == nil {
+			defer snapFile.Close()
+		}
+		if info, err = snapFile.Stat(); err != nil {
+			s.release()
+			return false, err
+		}
+	}
+	snapEvents := s.Events()
+	snapshotChanged := func() bool {
+		now, serr := os.Stat(filepath.Join(b.dir, SnapshotFile))
+		return !((info == nil && errors.Is(serr, os.ErrNotExist)) || (info != nil && serr == nil && os.SameFile(info, now)))
+	}
+	pos, err := snapshotPosition(b.dir, s, hdr)
+	var torn *TornTail
+	if err == nil {
+		fold, failed := foldInto(s)
+		read := readFrom
+		if sorted {
+			read = readSorted
+		}
+		pos, torn, err = read(filepath.Join(b.dir, LedgerFile), pos, fold)
+		if ferr := failed(); ferr != nil && err == nil {
+			err = ferr
+		}
+	}
+	if err != nil || snapshotChanged() {
+		pos.close()
+		s.release()
+	}
+	switch {
+	case snapshotChanged():
+		// A compaction ran meanwhile; what looked stale or replaced may
+		// just be its new files. Load again.
+		return false, nil
+	case errors.Is(err, errStale):
+		return b.loadStale()
+	case errors.Is(err, errReplaced):
+		return false, nil
+	case err != nil:
+		return false, err
+	}
+	b.pos.close()
+	b.state.release()
+	b.state, b.seq, b.pos, b.torn, b.snapEvents = s, hdr.Seq, pos, torn, snapEvents
+	b.stale, b.normalForm = false, false
+	b.snapInfo = info
+	return true, nil
+}
+
+// loadStale loads a backlog whose files disagree. A writer rewrites the
+// files into their normal form and loads them again. When it cannot (a
+// full disk), it goes on from the normal form in memory, as a reader does.
+func (b *Backlog) loadStale() (done bool, err error) {
+	if b.holding {
+		torn, nerr := normalize(b.dir)
+		if torn != nil {
+			b.warn(setAsideMessage(b.dir, torn))
+		}
+		if nerr == nil {
+			return false, nil
+		}
+		b.warn(fmt.Sprintf("could not rewrite %s into its normal form (%v); working from memory", b.dir, nerr))
+	}
+	return b.loadNormalForm()
+}
+
+// snapshotPosition is where folding the ledger starts after the snapshot:
+// after the ledger prefix a compaction cut short left (recognised by
+// length and checksum), with the snapshot's newest event as the one every
+// ledger event must come after. An archive set other than the one the
+// snapshot folded is errStale, unless the only difference is the segment
+// a compaction that did not finish left behind (leftoverSegment).
+func snapshotPosition(dir string, s *State, hdr snapshotHeader) (position, error) {
+	var pos position
+	if last := s.Last(); last.ID != "" {
+		pos.last, pos.snap = &last, &last
+	}
+	covered, lines, err := coveredPrefix(dir, hdr)
+	if err != nil {
+		return pos, err
+	}
+	pos.offset, pos.base, pos.lines, pos.coveredLines = covered, covered, lines, lines
+	names, err := archiveNames(dir)
+	if err != nil {
+		return pos, err
+	}
+	if !namesMatch(names, hdr) && leftoverSegment(dir, names, hdr, covered) == "" {
+		return pos, errStale
+	}
+	return pos, nil
+}
+
+// namesMatch reports whether names are the archive segments the snapshot
+// with this header folded.
+func namesMatch(names []string, hdr snapshotHeader) bool {
+	if hdr.V == 0 { // no snapshot
+		return len(names) == 0
+	}
+	return archiveFingerprint(names) == hdr.Archives
+}
+
+// coveredPrefix is the length and line count of the ledger prefix the
+// snapshot already folded: what a compaction that wrote its snapshot but
+// could not empty the ledger left. Zero when the ledger does not start
+// with exactly those bytes.
+func coveredPrefix(dir string, hdr snapshotHeader) (int64, int, error) {
+	if hdr.TailBytes <= 0 {
+		return 0, 0, nil
+	}
+	f, err := os.Open(filepath.Join(dir, LedgerFile))
+	if err != nil {
+		return 0, 0, err
+	}
+	defer f.Close()
+	// Only a ledger at least that long can start with the prefix; check
+	// before reading it, as it can be hundreds of MB.
+	if fi, err := f.Stat(); err != nil || fi.Size() < hdr.TailBytes {
+		return 0, 0, err
+	}
+	prefix := make([]byte, hdr.TailBytes)
+	if n, _ := io.ReadFull(f, prefix); int64(n) == hdr.TailBytes && crcHex(prefix) == hdr.TailCRC {
+		return hdr.TailBytes, bytes.Count(prefix, []byte{'\n'}), nil
+	}
+	return 0, 0, nil
+}
+
+// leftoverSegment returns the archive segment a compaction that did not
+// finish wrote before its snapshot: the one name the snapshot does not
+// fold, whose bytes are exactly the ledger's after the covered prefix. Every
+// event in it is still in the ledger, so a load ignores it and the next
+// compaction removes it. "" when names hold no such segment.
+func leftoverSegment(dir string, names []string, hdr snapshotHeader, covered int64) string {
+	for i, name := range names {
+		if !namesMatch(slices.Delete(slices.Clone(names), i, i+1), hdr) {
+			continue
+		}
+		seg, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(name)))
+		if err != nil || len(seg) == 0 {
+			return ""
+		}
+		f, err := os.Open(filepath.Join(dir, LedgerFile))
+		if err != nil {
+			return ""
+		}
+		defer f.Close()
+		led := make([]byte, len(seg))
+		if n, _ := f.ReadAt(led, covered); n == len(seg) && bytes.Equal(led, seg) {
+			return name
+		}
+		return ""
+	}
+	return ""
+}
+
+// loadNormalForm loads a backlog whose files disagree (a git merge brought
+// in archive segments or ledger lines from elsewhere) as the fold of its
+// normal form (normalTree), computed in memory: the state the next writer
+// that rewrites the files will see. Nothing is written. done is false when
+// a compaction or a normalization changed the files meanwhile.
+func (b *Backlog) loadNormalForm() (done bool, err error) {
+	snapPath, path := filepath.Join(b.dir, SnapshotFile), filepath.Join(b.dir, LedgerFile)
+	snapInfo, serr := os.Stat(snapPath)
+	f, err := os.Open(path)
+	if err != nil {
+		return false, err
+	}
+	keep := false
+	defer func() {
+		if !keep {
+			f.Close()
+		}
+	}()
+	info, err := f.Stat()
+	if err != nil {
+		return false, err
+	}
+	data := make([]byte, info.Size())
+	if _, err := io.ReadFull(io.NewSectionReader(f, 0, info.Size()), data); err != nil {
+		return false, err
+	}
+	t, err := ReadTree(b.dir)
+	if err != nil {
+		return false, err
+	}
+	led, end, torn, err := readEventsData(path, data)
+	if err != nil {
+		return false, err
+	}
+	// A final event without its line end counts as a line; a writer
+	// restores the newline before appending (position.bare).
+	lines := bytes.Count(data[:end], []byte{'\n'})
+	bare := end > 0 && data[end-1] != '\n'
+	if bare {
+		lines++
+	}
+	t[LedgerFile] = data[:end]
+	norm, err := normalTree(t, led)
+	if err != nil {
+		return false, err
+	}
+	s, err := norm.fold(false)
+	if err != nil {
+		return false, err
+	}
+	if now, err := os.Stat(snapPath); (serr == nil) != (err == nil) || (serr == nil && !os.SameFile(snapInfo, now)) {
+		return false, nil // a compaction ran meanwhile
+	}
+	var last *Event
+	if l := s.Last(); l.ID != "" {
+		last = &l
+	}
+	keep = true
+	b.pos.close()
+	b.state.release()
+	b.state, b.torn, b.stale, b.normalForm = s, torn, false, true
+	b.pos = position{file: f, info: info, offset: end, lines: lines, last: last, bare: bare}
+	b.seq = len(norm.archives())
+	b.snapEvents = s.Events() - int64(bytes.Count(norm[LedgerFile], []byte{'\n'}))
+	b.snapInfo = nil
+	if serr == nil {
+		b.snapInfo = snapInfo
+	}
+	return true, nil
+}
