@@ -8,7 +8,7 @@ import (
 )
 
 // This file holds the one rule for an event id met more than once (see
-// "Settling" in doc.go). A textual union of two versions of the backlog's
+// "Git" in doc.go). A textual union of two versions of the backlog's
 // files can hold an event twice: as the same line, kept once; or as the
 // same event with two stamps, because bl sync re-stamps a local event it
 // moves after the remote's history (Rebase) and the first stamp may

@@ -71,3 +71,34 @@ func (b *Backlog) Standings(cards []Card) (out []Standing, err error) {
 	}
 	return out, nil
 }
+
+// NextWake is the earliest time after now at which a card may become
+// claimable without any new event: a lease running out or a deferral
+// ending. Zero when no such time is pending.
+func (s *State) NextWake(now time.Time) time.Time {
+	var next time.Time
+	consider := func(t *time.Time) {
+		if t != nil && t.After(now) && (next.IsZero() || t.Before(next)) {
+			next = *t
+		}
+	}
+	s.inClaimOrder(time.Time{}, func(c *Card) bool {
+		switch c.Status {
+		case StatusClaimed:
+			consider(c.LeaseExpiresAt)
+		case StatusReady:
+			consider(c.DeferUntil)
+		}
+		return true
+	})
+	return next
+}
+
+// NextWake is State.NextWake on the current state.
+func (b *Backlog) NextWake() (t time.Time, err error) {
+	err = b.View(func(s *State, now time.Time) error {
+		t = s.NextWake(now)
+		return nil
+	})
+	return t, err
+}

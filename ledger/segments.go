@@ -1,0 +1,332 @@
+package ledger
+
+// Reading history out of the files that hold it: the archive segments and
+// the ledger, merged in (at, id) order, each event once (see "Git" in doc.go,
+// and settle.go).
+
+import (
+	"bufio"
+	"bytes"
+	"container/heap"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+)
+
+// Segments lists the files that hold a backlog's history, oldest first:
+// the archived segments of past compactions, then the ledger.
+func Segments(dir string) ([]string, error) {
+	names, err := archiveNames(dir)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]string, 0, len(names)+1)
+	for _, name := range names {
+		out = append(out, filepath.Join(dir, filepath.FromSlash(name)))
+	}
+	return append(out, filepath.Join(dir, LedgerFile)), nil
+}
+
+// ReadEvents calls fn for every event in the file at path after offset
+// that comes after from, in file order (a file git union-merged may hold
+// them out of order: each is judged against from alone), and returns the
+// cursor of the newest one it passed to fn (from when none) and the offset just after the last
+// event read. A torn tail ends the read quietly (an append may be in
+// progress); damage is a *CorruptError.
+func ReadEvents(path string, offset int64, from Cursor, fn func(*Event) error) (Cursor, int64, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return from, offset, err
+	}
+	defer f.Close()
+	return ReadEventsFile(f, path, offset, from, fn)
+}
+
+// ReadEventsFile is ReadEvents on a file already open, so a follower can
+// finish reading a ledger that was replaced after it opened it. Line
+// numbers in errors count from offset.
+func ReadEventsFile(f *os.File, path string, offset int64, from Cursor, fn func(*Event) error) (Cursor, int64, error) {
+	bare, err := endsBare(f, offset)
+	if err != nil {
+		return from, offset, err
+	}
+	lr := newLineReader(path, f, offset, 0, bare, 256<<10)
+	start := from
+	for {
+		e, l, torn, err := lr.event()
+		if err == io.EOF {
+			return from, lr.off, nil
+		}
+		if torn != nil {
+			return from, offset, nil // an append in progress, or a torn tail
+		}
+		if err != nil {
+			return from, offset, err
+		}
+		offset = l.off + l.size
+		if start.Before(e) {
+			if err := fn(e); err != nil {
+				return from, offset, err
+			}
+			if from.Before(e) {
+				from = CursorOf(e)
+			}
+		}
+	}
+}
+
+// ArchivedEvents calls fn for every event after from in the given archive
+// segments, in (at, id) order and each once, even where segments overlap
+// (a merge of two clones' compactions), a segment holds its lines out of
+// order or twice (a git union merge), or an event is held with two stamps
+// (the later counts; see settle.go). It streams the events: memory grows
+// with the number of segments and of event ids (the check of each
+// segment's order notes every id's latest stamp), not with the events'
+// size, except for a segment out of order, which is read whole. It returns
+// the cursor of the last event passed to fn.
+func ArchivedEvents(paths []string, from Cursor, fn func(*Event) error) (Cursor, error) {
+	return mergeEvents(paths, "", from, fn)
+}
+
+// mergeEvents is ArchivedEvents over paths and, when ledger is set, the
+// ledger too: read whole (it is the tail since the last compaction), sorted
+// and each event once, stopping quietly at a torn tail (an append may be
+// in progress). A missing ledger holds no events.
+func mergeEvents(paths []string, ledger string, from Cursor, fn func(*Event) error) (Cursor, error) {
+	h := &segHeap{}
+	defer func() {
+		for _, s := range *h {
+			s.close()
+		}
+	}()
+	push := func(s *segReader) error {
+		if err := s.next(); err != nil {
+			s.close()
+			return err
+		}
+		if s.ev != nil {
+			heap.Push(h, s)
+		} else {
+			s.close()
+		}
+		return nil
+	}
+	latest := stamps{}
+	for _, p := range paths {
+		s, err := openSegment(p, latest)
+		if err != nil {
+			return from, err
+		}
+		if err := push(s); err != nil {
+			return from, err
+		}
+	}
+	if ledger != "" {
+		f, err := os.Open(ledger)
+		if err != nil && !errors.Is(err, os.ErrNotExist) {
+			return from, err
+		}
+		if err == nil {
+			evs, _, _, err := settleLines(newLineReader(ledger, f, 0, 0, false, 256<<10))
+			f.Close()
+			if err != nil {
+				return from, err
+			}
+			latest.noteAll(evs)
+			if err := push(&segReader{path: ledger, mem: evs}); err != nil {
+				return from, err
+			}
+		}
+	}
+	var lastID string
+	for h.Len() > 0 {
+		s := (*h)[0]
+		e := s.ev
+		if err := s.next(); err != nil {
+			return from, err
+		}
+		if s.ev == nil {
+			heap.Pop(h)
+			s.close()
+		} else {
+			heap.Fix(h, 0)
+		}
+		if e.ID == lastID || !from.Before(e) || latest.superseded(e) {
+			continue
+		}
+		lastID = e.ID
+		if err := fn(e); err != nil {
+			return from, err
+		}
+		from = CursorOf(e)
+	}
+	return from, nil
+}
+
+// openSegment opens an archive segment for mergeEvents: streamed when its
+// lines are in strictly increasing (at, id) order, as bl writes them,
+// else read whole, sorted and each event once (settleLines).
+func openSegment(path string, latest stamps) (*segReader, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	if inOrder(f, latest) {
+		return &segReader{path: path, f: f, lr: newLineReader(path, f, 0, 0, false, 64<<10)}, nil
+	}
+	defer f.Close()
+	evs, _, torn, err := settleLines(newLineReader(path, f, 0, 0, false, 64<<10))
+	if err != nil {
+		return nil, err
+	}
+	if torn != nil {
+		return nil, &CorruptError{Path: path, Line: torn.Line, Offset: torn.Offset, Err: fmt.Errorf("%w: %s in an archive segment, which is written whole", errFraming, torn.Reason)}
+	}
+	latest.noteAll(evs)
+	return &segReader{path: path, mem: evs}, nil
+}
+
+// stamps is each event id's latest stamp among the files a history read
+// merges, so that of an event held with two stamps only the later copy is
+// passed on (see settle.go).
+type stamps map[string]time.Time
+
+func (st stamps) note(id []byte, at time.Time) {
+	if t, ok := st[string(id)]; !ok || at.After(t) {
+		st[string(id)] = at
+	}
+}
+
+func (st stamps) noteAll(evs []settled) {
+	for _, s := range evs {
+		st.note([]byte(s.e.ID), s.e.At)
+	}
+}
+
+// superseded reports whether a later copy of e exists.
+func (st stamps) superseded(e *Event) bool {
+	t, ok := st[e.ID]
+	return ok && t.After(e.At)
+}
+
+// inOrder reports whether the event lines of f are in strictly increasing
+// (at, id) order, reading only the id and at members of each line. A line
+// it cannot read that way counts as in order: the full read that follows
+// judges it.
+func inOrder(f *os.File, latest stamps) bool {
+	r := bufio.NewReaderSize(io.NewSectionReader(f, 0, 1<<62), 64<<10)
+	var prevAt time.Time
+	var prevID []byte
+	for {
+		line, err := r.ReadSlice('\n')
+		if len(line) > 0 {
+			if at, id, ok := lineKey(line); ok {
+				latest.note(id, at)
+				if prevID != nil {
+					if c := prevAt.Compare(at); c > 0 || (c == 0 && string(prevID) >= string(id)) {
+						return false
+					}
+				}
+				prevAt, prevID = at, append(prevID[:0], id...)
+			}
+		}
+		if err == bufio.ErrBufferFull {
+			for err == bufio.ErrBufferFull { // a long line: skip the rest of it
+				_, err = r.ReadSlice('\n')
+			}
+		}
+		if err != nil {
+			return true
+		}
+	}
+}
+
+// lineKey reads the id and at of an event line in the shape EncodeLine
+// writes it: {"v":N,"id":"…","at":"…",…}.
+func lineKey(line []byte) (at time.Time, id []byte, ok bool) {
+	i := bytes.Index(line, []byte(`,"id":"`))
+	if i < 0 || i > 16 {
+		return at, nil, false
+	}
+	i += len(`,"id":"`)
+	j := bytes.IndexByte(line[i:], '"')
+	if j < 0 {
+		return at, nil, false
+	}
+	id = line[i : i+j]
+	k := i + j + 1
+	if !bytes.HasPrefix(line[k:], []byte(`,"at":`)) {
+		return at, nil, false
+	}
+	at, end := scanTime(line, k+len(`,"at":`))
+	if end < 0 {
+		return at, nil, false
+	}
+	return at, id, true
+}
+
+// segReader reads one archive segment (or the ledger, read whole) event by
+// event.
+type segReader struct {
+	path string
+	f    *os.File
+	lr   *lineReader
+	mem  []settled // the segment's events, sorted, when it was read whole
+	ev   *Event
+}
+
+func (s *segReader) close() {
+	if s.f != nil {
+		s.f.Close()
+		s.f = nil
+	}
+}
+
+// next reads the following event into ev (nil at the end). Segments are
+// written whole (temp file, rename), so a torn tail is damage too: any line
+// that is not an event is a *CorruptError. A segment in order is streamed:
+// an event not after the one before it means the file changed under the
+// reader, and is damage.
+func (s *segReader) next() error {
+	if s.lr == nil {
+		if len(s.mem) == 0 {
+			s.ev = nil
+			return nil
+		}
+		s.ev, s.mem = s.mem[0].e, s.mem[1:]
+		return nil
+	}
+	prev := s.ev
+	e, l, torn, err := s.lr.event()
+	if err == io.EOF {
+		s.ev = nil
+		return nil
+	}
+	if torn != nil {
+		return s.lr.corrupt(&l, fmt.Errorf("%w: %s in an archive segment, which is written whole", errFraming, torn.Reason))
+	}
+	if err != nil {
+		return err
+	}
+	if prev != nil && !prev.before(e) {
+		return s.lr.corrupt(&l, fmt.Errorf("event %s is not after event %s: the segment changed while it was read", e.ID, prev.ID))
+	}
+	s.ev = e
+	return nil
+}
+
+type segHeap []*segReader
+
+func (h segHeap) Len() int           { return len(h) }
+func (h segHeap) Less(i, j int) bool { return h[i].ev.before(h[j].ev) }
+func (h segHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *segHeap) Push(x any)        { *h = append(*h, x.(*segReader)) }
+func (h *segHeap) Pop() any {
+	old := *h
+	s := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return s
+}
