@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/bl-backlog/bl/internal/fsutil"
 	json "github.com/goccy/go-json"
 )
 
@@ -90,7 +91,7 @@ func (b *Backlog) writeTree(prev, next Tree) (err error) {
 	if err != nil {
 		return err
 	}
-	if err := syncDir(filepath.Join(staging, ArchiveDir)); err != nil && !os.IsNotExist(err) {
+	if err := fsutil.SyncDir(filepath.Join(staging, ArchiveDir)); err != nil && !os.IsNotExist(err) {
 		return err
 	}
 	if err := replaceAtomic(filepath.Join(staging, manifestFile), data, nil); err != nil {
@@ -164,7 +165,7 @@ func rollForward(dir string) error {
 			return err
 		}
 	}
-	if err := syncDir(dir); err != nil {
+	if err := fsutil.SyncDir(dir); err != nil {
 		return err
 	}
 	return os.RemoveAll(staging)

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/bl-backlog/bl/internal/fsutil"
 	json "github.com/goccy/go-json"
 )
 
@@ -57,7 +58,7 @@ func (b *Backlog) Compact(ctx context.Context) (res CompactResult, err error) {
 // replaceAtomic is how compaction, the snapshot index and journaled tree
 // changes replace a file (replaceFile). Tests swap it to make one step
 // fail as a full disk does.
-var replaceAtomic = replaceFile
+var replaceAtomic = fsutil.ReplaceFile
 
 // compactLocked runs a compaction; the caller holds the lock and is caught
 // up with the ledger. On failure the state and the files read as before.
@@ -111,7 +112,7 @@ func (b *Backlog) compactLocked() (res CompactResult, err error) {
 		if err := replaceAtomic(archive, segment, nil); err != nil {
 			return res, fmt.Errorf("compact: write %s: %w", archive, err)
 		}
-		if err := syncDir(b.dir); err != nil { // the archive directory entry itself
+		if err := fsutil.SyncDir(b.dir); err != nil { // the archive directory entry itself
 			return res, fmt.Errorf("compact: %w", err)
 		}
 		b.failpoint("compact-after-archive")
@@ -229,7 +230,7 @@ func removeLeftover(dir string) error {
 	if err := os.Remove(filepath.Join(dir, filepath.FromSlash(name))); err != nil {
 		return err
 	}
-	return syncDir(filepath.Join(dir, ArchiveDir))
+	return fsutil.SyncDir(filepath.Join(dir, ArchiveDir))
 }
 
 // dropUnnamed removes the archive segment name, written by a compaction
@@ -249,7 +250,7 @@ func dropUnnamed(dir, name string) {
 		return
 	}
 	if os.Remove(filepath.Join(dir, filepath.FromSlash(name))) == nil {
-		_ = syncDir(filepath.Join(dir, ArchiveDir))
+		_ = fsutil.SyncDir(filepath.Join(dir, ArchiveDir))
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/bl-backlog/bl/internal/fsutil"
 	"github.com/bl-backlog/bl/internal/gitdir"
 	"github.com/bl-backlog/bl/lock"
 )
@@ -495,7 +496,7 @@ func repairSegments(dir string) (int, error) {
 		if err != nil {
 			return n, err
 		}
-		if err := replaceFile(path, settled, nil); err != nil {
+		if err := fsutil.ReplaceFile(path, settled, nil); err != nil {
 			return n, err
 		}
 		n++
@@ -565,7 +566,7 @@ func rewriteCanonical(dir string, lines []rawLine, torn *TornTail) (dups, blanks
 		if !bytes.HasSuffix(dropped, []byte{'\n'}) {
 			dropped = append(dropped, '\n')
 		}
-		if err := appendSync(filepath.Join(dir, BrokenFile), dropped); err != nil {
+		if err := fsutil.AppendSync(filepath.Join(dir, BrokenFile), dropped); err != nil {
 			return 0, 0, err
 		}
 	}
@@ -576,44 +577,5 @@ func rewriteCanonical(dir string, lines []rawLine, torn *TornTail) (dups, blanks
 			buf.WriteByte('\n') // the last line lost its newline
 		}
 	}
-	return dups, blanks, replaceFile(path, buf.Bytes(), nil)
-}
-
-// replaceFile atomically replaces path with data: temp file in the same
-// directory, write, fsync, rename, fsync the directory. mid, when set, runs
-// halfway through the write (a crash-test failpoint).
-func replaceFile(path string, data []byte, mid func()) (err error) {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if err != nil {
-			tmp.Close()
-			os.Remove(tmp.Name())
-		}
-	}()
-	if err = tmp.Chmod(0o644); err != nil { // CreateTemp makes 0600
-		return err
-	}
-	half := len(data) / 2
-	if _, err = tmp.Write(data[:half]); err != nil {
-		return err
-	}
-	if mid != nil {
-		mid()
-	}
-	if _, err = tmp.Write(data[half:]); err != nil {
-		return err
-	}
-	if err = tmp.Sync(); err != nil {
-		return err
-	}
-	if err = tmp.Close(); err != nil {
-		return err
-	}
-	if err = os.Rename(tmp.Name(), path); err != nil {
-		return err
-	}
-	return syncDir(filepath.Dir(path))
+	return dups, blanks, fsutil.ReplaceFile(path, buf.Bytes(), nil)
 }

@@ -9,6 +9,8 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+
+	"github.com/bl-backlog/bl/internal/fsutil"
 )
 
 // File names inside a backlog directory.
@@ -330,38 +332,11 @@ func setAside(dir string, t *TornTail) error {
 	if !bytes.HasSuffix(tail, []byte{'\n'}) {
 		tail = append(tail, '\n')
 	}
-	if err := appendSync(filepath.Join(dir, BrokenFile), tail); err != nil {
+	if err := fsutil.AppendSync(filepath.Join(dir, BrokenFile), tail); err != nil {
 		return fmt.Errorf("set aside torn tail of %s: %w", path, err)
 	}
 	if err := f.Truncate(t.Offset); err != nil {
 		return fmt.Errorf("truncate torn tail of %s: %w", path, err)
 	}
 	return f.Sync()
-}
-
-// appendSync appends b to path in one write and fsyncs it.
-func appendSync(path string, b []byte) error {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
-	if err != nil {
-		return err
-	}
-	if _, err := f.Write(b); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
-}
-
-// syncDir fsyncs a directory so a created or renamed entry is durable.
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
 }

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+
+	"github.com/bl-backlog/bl/internal/fsutil"
 )
 
 // DefaultConfig is the config.json a new backlog starts with.
@@ -83,7 +85,7 @@ func Init(dir string) (created bool, err error) {
 			created = true
 		}
 	}
-	return created, syncDir(dir)
+	return created, fsutil.SyncDir(dir)
 }
 
 // initTarget refuses to make a backlog of a directory that holds other

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/bl-backlog/bl/internal/fsutil"
 	"github.com/bl-backlog/bl/ledger"
 )
 
@@ -31,22 +32,7 @@ func MergeDriver(base, ours, theirs string) error {
 	if err != nil {
 		merged = unionLines(versions[1], versions[2])
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(ours), ".bl-merge-*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(merged); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	if fi, err := os.Stat(ours); err == nil {
-		_ = os.Chmod(tmp.Name(), fi.Mode().Perm())
-	}
-	return os.Rename(tmp.Name(), ours)
+	return fsutil.ReplaceFile(ours, merged, nil)
 }
 
 // LedgerDriver is the command line of the optional bl merge driver, for a

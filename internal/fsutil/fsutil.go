@@ -1,0 +1,84 @@
+// Package fsutil holds the file writes whose durability bl promises: a
+// file replaced atomically, an append made durable, a directory entry made
+// durable. Standard library only: the lean bl binary links it.
+package fsutil
+
+import (
+	"io/fs"
+	"os"
+	"path/filepath"
+)
+
+// ReplaceFile atomically replaces path with data: a temp file in the same
+// directory, written, fsynced, renamed over path, then the directory
+// fsynced, so after a crash path holds the old bytes or the new ones. The
+// file keeps the permissions of the one it replaces (0644 for a new one).
+// mid, when set, runs halfway through the write (a crash-test failpoint).
+func ReplaceFile(path string, data []byte, mid func()) (err error) {
+	mode := fs.FileMode(0o644)
+	if st, err := os.Stat(path); err == nil {
+		mode = st.Mode().Perm()
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err != nil {
+			tmp.Close()
+			os.Remove(tmp.Name())
+		}
+	}()
+	if err = tmp.Chmod(mode); err != nil { // CreateTemp makes 0600
+		return err
+	}
+	half := len(data) / 2
+	if _, err = tmp.Write(data[:half]); err != nil {
+		return err
+	}
+	if mid != nil {
+		mid()
+	}
+	if _, err = tmp.Write(data[half:]); err != nil {
+		return err
+	}
+	if err = tmp.Sync(); err != nil {
+		return err
+	}
+	if err = tmp.Close(); err != nil {
+		return err
+	}
+	if err = os.Rename(tmp.Name(), path); err != nil {
+		return err
+	}
+	return SyncDir(filepath.Dir(path))
+}
+
+// AppendSync appends b to path (created 0644 if missing) in one write and
+// fsyncs it.
+func AppendSync(path string, b []byte) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(b); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// SyncDir fsyncs a directory so an entry created, renamed or removed in it
+// is durable.
+func SyncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
+}
