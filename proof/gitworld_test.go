@@ -1,0 +1,675 @@
+package proof
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/bl-backlog/bl/ledger"
+)
+
+// The git-native suite (gitnative_test.go, gitrace_test.go) runs bl and
+// bl-git the way a team does: the system git binary, one bare remote, clones
+// that never run bl init (only the clone that creates the backlog does; the
+// others get its tracked .backlog/.gitattributes), plain git pull, rebase,
+// cherry-pick and bl sync mixed. Every scenario ends in the same judgement
+// (world.finish): no conflict markers in any .backlog file, bl doctor clean,
+// every acknowledged event present exactly once, every event id on one
+// line only, and every clone's bl export --format json the same bytes, also
+// after each clone merged every other clone's branch in its own order.
+
+var gitBins struct {
+	once sync.Once
+	err  error
+}
+
+// blGitBinary returns the path of the plain bl binary the other harnesses
+// run, with bl-git built next to it (once per test binary), where bl looks
+// for it when a command needs git.
+func blGitBinary(t testing.TB) string {
+	t.Helper()
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git not found on PATH")
+	}
+	bl := blBinary(t, tagsNone)
+	gitBins.once.Do(func() {
+		args := []string{"build", "-o", filepath.Join(filepath.Dir(bl), "bl-git"), "github.com/bl-backlog/bl/cmd/bl-git"}
+		if out, err := exec.Command(goTool(), args...).CombinedOutput(); err != nil {
+			gitBins.err = fmt.Errorf("go %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+	})
+	if gitBins.err != nil {
+		t.Fatal(gitBins.err)
+	}
+	return bl
+}
+
+// world is one bare remote and the clones of one scenario, with every bl
+// call made in them and what each acknowledged.
+type world struct {
+	t      testing.TB
+	root   string
+	remote string
+	bl     string
+	env    []string
+	rids   requestIDs
+
+	mu     sync.Mutex
+	calls  []Call
+	acked  map[string]Call // request id -> the call that exited 0 with it
+	clones []*clone
+}
+
+// How a clone exchanges its backlog.
+type mode int
+
+const (
+	plainGit mode = iota // git add, commit, pull, push; never bl sync
+	blSync               // bl sync --push / --pull
+)
+
+// clone is one git clone of the world's remote.
+type clone struct {
+	w    *world
+	name string
+	dir  string // the work tree
+	mode mode
+	// rebase: a plain-git clone that pulls with --rebase.
+	rebase bool
+}
+
+// newWorld makes a bare remote and a git identity of its own (HOME points
+// into the test's directory, so no global git or bl setting leaks in).
+func newWorld(t testing.TB, name string) *world {
+	t.Helper()
+	w := &world{t: t, root: t.TempDir(), bl: blGitBinary(t), acked: map[string]Call{}}
+	w.rids.prefix = name
+	home := filepath.Join(w.root, "home")
+	if err := os.MkdirAll(home, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	gitconfig := "[user]\n\tname = bl proof\n\temail = proof@example.com\n" +
+		"[init]\n\tdefaultBranch = main\n[advice]\n\tdetachedHead = false\n[core]\n\tpager = cat\n"
+	if err := os.WriteFile(filepath.Join(home, ".gitconfig"), []byte(gitconfig), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	w.env = blEnv("HOME="+home, "XDG_CONFIG_HOME="+filepath.Join(home, ".config"),
+		"GIT_CONFIG_NOSYSTEM=1", "GIT_TERMINAL_PROMPT=0", "LC_ALL=C", "LANG=C", "GIT_MERGE_AUTOEDIT=no")
+	w.remote = filepath.Join(w.root, "remote.git")
+	w.gitIn(w.root, "init", "-q", "--bare", w.remote)
+	return w
+}
+
+// gitIn runs git in dir and fails the test unless it exits 0.
+func (w *world) gitIn(dir string, args ...string) string {
+	w.t.Helper()
+	out, err := w.tryGit(dir, args...)
+	if err != nil {
+		w.t.Fatalf("git %s (in %s): %v\n%s", strings.Join(args, " "), filepath.Base(dir), err, out)
+	}
+	return out
+}
+
+func (w *world) tryGit(dir string, args ...string) (string, error) {
+	cmd := exec.Command("git", args...)
+	cmd.Dir, cmd.Env = dir, w.env
+	out, err := cmd.CombinedOutput()
+	return string(out), err
+}
+
+// seed makes the clone that creates the backlog: it alone runs bl init.
+// config, when set, edits config.json before the first commit. The
+// backlog is committed with plain git (git add .backlog) and pushed.
+func (w *world) seed(name string, m mode, config func(map[string]any)) *clone {
+	w.t.Helper()
+	c := w.clone(name, m)
+	c.mustBL("init")
+	if config != nil {
+		path := filepath.Join(c.dir, ".backlog", ledger.ConfigFile)
+		cfg := map[string]any{}
+		b, err := os.ReadFile(path)
+		if err == nil {
+			err = json.Unmarshal(b, &cfg)
+		}
+		if err != nil {
+			w.t.Fatal(err)
+		}
+		config(cfg)
+		b, _ = json.MarshalIndent(cfg, "", "  ")
+		if err := os.WriteFile(path, append(b, '\n'), 0o644); err != nil {
+			w.t.Fatal(err)
+		}
+	}
+	return c
+}
+
+// publishSeed commits the seed clone's backlog with plain git and pushes it.
+func (c *clone) publishSeed() {
+	c.w.t.Helper()
+	c.git("add", ".backlog")
+	c.git("commit", "-q", "-m", "backlog")
+	c.git("push", "-q", "origin", "main")
+	if out := c.git("ls-files", ".backlog/.gitattributes"); strings.TrimSpace(out) != ".backlog/.gitattributes" {
+		c.w.t.Fatalf("%s: .backlog/.gitattributes is not tracked after git add .backlog", c.name)
+	}
+}
+
+// clone clones the remote (extra are git clone options). It never runs
+// bl init.
+func (w *world) clone(name string, m mode, extra ...string) *clone {
+	w.t.Helper()
+	c := &clone{w: w, name: name, dir: filepath.Join(w.root, name), mode: m}
+	args := append([]string{"clone", "-q"}, extra...)
+	w.gitIn(w.root, append(args, w.remote, name)...)
+	w.mu.Lock()
+	w.clones = append(w.clones, c)
+	w.mu.Unlock()
+	return c
+}
+
+func (c *clone) git(args ...string) string {
+	c.w.t.Helper()
+	return c.w.gitIn(c.dir, args...)
+}
+
+func (c *clone) tryGit(args ...string) (string, error) { return c.w.tryGit(c.dir, args...) }
+
+// bl runs bl in the clone's work tree (it finds .backlog itself) and
+// records the call.
+func (c *clone) bl(worker string, args ...string) Call {
+	call := Call{Worker: worker, Args: args}
+	describe(&call)
+	cmd := exec.Command(c.w.bl, args...)
+	cmd.Dir, cmd.Env = c.dir, c.w.env
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	call.Start = time.Now()
+	err := cmd.Run()
+	call.End = time.Now()
+	call.Stdout, call.Stderr = stdout.Bytes(), stderr.Bytes()
+	switch {
+	case cmd.ProcessState != nil:
+		call.Exit = cmd.ProcessState.ExitCode()
+	case err != nil:
+		call.Exit, call.Stderr = 127, []byte(err.Error())
+	}
+	c.w.mu.Lock()
+	c.w.calls = append(c.w.calls, call)
+	if call.Exit == 0 && call.RequestID != "" {
+		if _, ok := c.w.acked[call.RequestID]; !ok {
+			c.w.acked[call.RequestID] = call
+		}
+	}
+	c.w.mu.Unlock()
+	return call
+}
+
+// mustBL runs bl and fails the test unless it exits 0.
+func (c *clone) mustBL(args ...string) Call {
+	c.w.t.Helper()
+	call := c.bl(c.name, args...)
+	if call.Exit != 0 {
+		c.w.t.Fatalf("%s: bl %s: exit %d: %s%s", c.name, strings.Join(args, " "), call.Exit, call.Stdout, call.Stderr)
+	}
+	return call
+}
+
+// do runs a mutation under a fresh request id, so the event it appends
+// can be found in every clone's log, and fails the test unless it exits 0.
+func (c *clone) do(args ...string) Call {
+	c.w.t.Helper()
+	return c.mustBL(append(args, "--json", "--request-id", c.w.rids.next(c.name))...)
+}
+
+// tryDo is do that reports instead of failing, for goroutines.
+func (c *clone) tryDo(args ...string) (Call, error) {
+	call := c.bl(c.name, append(args, "--json", "--request-id", c.w.rids.next(c.name))...)
+	if call.Exit != 0 {
+		return call, fmt.Errorf("%s: bl %s: exit %d: %s", c.name, strings.Join(call.Args, " "), call.Exit, bytes.TrimSpace(call.Stderr))
+	}
+	return call, nil
+}
+
+// commit commits whatever bl changed under .backlog with plain git (also
+// a snapshot or archive segment a write rebuilt). It reports whether there
+// was anything to commit.
+func (c *clone) commit(msg string) bool {
+	c.w.t.Helper()
+	c.git("add", "-A", ".backlog")
+	if out := c.git("status", "--porcelain", "--", ".backlog"); strings.TrimSpace(out) == "" {
+		return false
+	}
+	c.git("commit", "-q", "-m", msg)
+	return true
+}
+
+// pull merges the remote's main in with plain git (or rebases onto it) and
+// checks the result is a healthy backlog.
+func (c *clone) pull() {
+	c.w.t.Helper()
+	mode := "--no-rebase"
+	if c.rebase {
+		mode = "--rebase"
+	}
+	if out, err := c.tryGit("pull", "-q", mode, "origin", "main"); err != nil {
+		c.w.t.Fatalf("%s: git pull %s: %v\n%s%s", c.name, mode, err, out, c.markers())
+	}
+	c.healthy("after git pull " + mode)
+}
+
+// push pushes main with plain git; a rejected push pulls and tries again.
+func (c *clone) push() {
+	c.w.t.Helper()
+	for i := 0; ; i++ {
+		out, err := c.tryGit("push", "-q", "origin", "HEAD:main")
+		if err == nil {
+			return
+		}
+		if i == 20 || !rejected(out) {
+			c.w.t.Fatalf("%s: git push: %v\n%s", c.name, err, out)
+		}
+		c.pull()
+	}
+}
+
+// rejected reports whether git push said someone else pushed first.
+func rejected(out string) bool {
+	return strings.Contains(out, "rejected") || strings.Contains(out, "fetch first") ||
+		strings.Contains(out, "non-fast-forward") || strings.Contains(out, "cannot lock ref")
+}
+
+// share is the plain-git round trip: commit, pull, push.
+func (c *clone) share(msg string) {
+	c.w.t.Helper()
+	c.commit(msg)
+	c.pull()
+	c.push()
+}
+
+// syncPush runs bl sync --push, again when every round of it was rejected
+// (exit 1, code remote: the local events stay and go with the next sync).
+func (c *clone) syncPush() Call {
+	c.w.t.Helper()
+	var call Call
+	for i := 0; i < 5; i++ {
+		call = c.bl(c.name, "sync", "--push", "--json")
+		if call.Exit == 0 {
+			c.healthy("after bl sync --push")
+			return call
+		}
+		if call.Exit != 1 || call.ErrorCode() != "remote" {
+			break
+		}
+	}
+	c.w.t.Fatalf("%s: bl sync --push: exit %d: %s", c.name, call.Exit, call.Stderr)
+	return call
+}
+
+// markers returns the lines of git conflict markers in the clone's
+// .backlog files, one "file:line: text" per line, or "".
+func (c *clone) markers() string {
+	var b strings.Builder
+	root := filepath.Join(c.dir, ".backlog")
+	_ = filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return nil
+		}
+		rel, _ := filepath.Rel(root, path)
+		if d.IsDir() {
+			if rel == "cache" || rel == ".staging" {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if rel == ledger.LockFile {
+			return nil
+		}
+		f, err := os.Open(path)
+		if err != nil {
+			return nil
+		}
+		defer f.Close()
+		sc := bufio.NewScanner(f)
+		sc.Buffer(make([]byte, 1<<20), 64<<20)
+		for n := 1; sc.Scan(); n++ {
+			l := sc.Text()
+			if strings.HasPrefix(l, "<<<<<<<") || strings.HasPrefix(l, ">>>>>>>") || strings.TrimRight(l, "\r") == "=======" || strings.HasPrefix(l, "||||||| ") {
+				fmt.Fprintf(&b, "%s:%d: %.60s\n", rel, n, l)
+			}
+		}
+		return nil
+	})
+	return b.String()
+}
+
+// doctorOut is the part of bl doctor --json the suite reads.
+type doctorOut struct {
+	Corrupt   bool             `json:"corrupt"`
+	Damage    []ledger.Damage  `json:"damage"`
+	Conflicts []map[string]any `json:"conflicts"`
+	CRLFLines int              `json:"crlf_lines"`
+	Unsorted  int              `json:"unsorted_lines"`
+	Repeated  int              `json:"repeated_lines"`
+}
+
+// healthy fails the test when the clone's backlog has conflict markers or
+// bl doctor does not pass: exit 0, nothing corrupt, no damage but a stale
+// snapshot (a union of two snapshots is stale by design and rebuilt by the
+// next write).
+func (c *clone) healthy(when string) doctorOut {
+	c.w.t.Helper()
+	if m := c.markers(); m != "" {
+		c.w.t.Fatalf("%s %s: git conflict markers in .backlog:\n%s", c.name, when, m)
+	}
+	call := c.bl(c.name, "doctor", "--json")
+	var d doctorOut
+	if err := json.Unmarshal(call.Stdout, &d); err != nil || call.Exit != 0 || d.Corrupt {
+		human := c.bl(c.name, "doctor")
+		c.w.t.Fatalf("%s %s: bl doctor exit %d (%v):\n%s%s", c.name, when, call.Exit, err, human.Stdout, human.Stderr)
+	}
+	for _, dm := range d.Damage {
+		if dm.Kind != "stale" {
+			c.w.t.Fatalf("%s %s: bl doctor reports damage: %s line %d: %s: %s", c.name, when, dm.File, dm.Line, dm.Kind, dm.Reason)
+		}
+	}
+	return d
+}
+
+// logEvent is one event of bl log --json.
+type logEvent struct {
+	ID        string          `json:"id"`
+	At        time.Time       `json:"at"`
+	Op        string          `json:"op"`
+	Card      string          `json:"card"`
+	RequestID string          `json:"request_id"`
+	Owner     string          `json:"owner"`
+	Epoch     int64           `json:"epoch"`
+	Conflict  json.RawMessage `json:"conflict"`
+}
+
+// log reads the clone's whole history.
+func (c *clone) log() []logEvent {
+	c.w.t.Helper()
+	call := c.mustBL("log", "--json")
+	var evs []logEvent
+	if err := json.Unmarshal(call.Stdout, &evs); err != nil {
+		c.w.t.Fatalf("%s: bl log --json: %v", c.name, err)
+	}
+	return evs
+}
+
+// rawLine is one event line of a tracked file.
+type rawLine struct {
+	file string
+	no   int
+	body string // the line without its line end
+	e    *ledger.Event
+}
+
+// rawEvents reads every event line of ledger.jsonl and archive/*.jsonl as
+// the files hold them, union leftovers (repeats, any order) included.
+func (c *clone) rawEvents() []rawLine {
+	c.w.t.Helper()
+	root := filepath.Join(c.dir, ".backlog")
+	files := []string{ledger.LedgerFile}
+	segs, _ := filepath.Glob(filepath.Join(root, ledger.ArchiveDir, "*.jsonl"))
+	for _, s := range segs {
+		rel, _ := filepath.Rel(root, s)
+		files = append(files, rel)
+	}
+	var out []rawLine
+	for _, f := range files {
+		b, err := os.ReadFile(filepath.Join(root, f))
+		if err != nil {
+			if os.IsNotExist(err) {
+				continue
+			}
+			c.w.t.Fatal(err)
+		}
+		for i, l := range bytes.Split(b, []byte("\n")) {
+			body := bytes.TrimRight(l, "\r")
+			if len(body) == 0 {
+				continue
+			}
+			e, err := ledger.DecodeLine(append(append([]byte(nil), body...), '\n'))
+			if err != nil {
+				c.w.t.Fatalf("%s: %s line %d is not an event: %v: %.80s", c.name, f, i+1, err, body)
+			}
+			out = append(out, rawLine{file: f, no: i + 1, body: string(body), e: e})
+		}
+	}
+	return out
+}
+
+// verdict is what one clone's final check found.
+type verdict struct {
+	export []byte
+	ids    []string              // event ids, sorted
+	byReq  map[string][]logEvent // by request id, ~N attempt suffix removed
+	events []logEvent
+}
+
+// check judges one clone: conflict markers, doctor, every event id on one
+// line content only and in the log once, every acknowledged request in the
+// log exactly once, and no event in the log that no call of the scenario
+// asked for (unless strayOK says it may be there).
+func (w *world) check(c *clone, strayOK func(logEvent) bool) verdict {
+	w.t.Helper()
+	c.healthy("at the end")
+	v := verdict{byReq: map[string][]logEvent{}}
+	v.events = c.log()
+	seen := map[string]int{}
+	for _, e := range v.events {
+		seen[e.ID]++
+		if e.RequestID != "" {
+			b := baseRequest(e.RequestID)
+			v.byReq[b] = append(v.byReq[b], e)
+		}
+	}
+	for id, n := range seen {
+		if n != 1 {
+			w.t.Errorf("%s: event %s is in bl log %d times", c.name, id, n)
+		}
+		v.ids = append(v.ids, id)
+	}
+	sort.Strings(v.ids)
+
+	// Raw lines: one id, one line content (a repeat is the same line).
+	first := map[string]rawLine{}
+	for _, l := range c.rawEvents() {
+		p, ok := first[l.e.ID]
+		if !ok {
+			first[l.e.ID] = l
+			continue
+		}
+		if p.body != l.body {
+			w.t.Errorf("%s: event %s (%s %s) is on two different lines: %s:%d at %s and %s:%d at %s",
+				c.name, l.e.ID, l.e.Op, l.e.Card, p.file, p.no, p.e.At.Format(time.RFC3339Nano), l.file, l.no, l.e.At.Format(time.RFC3339Nano))
+		}
+	}
+	for id := range first {
+		if seen[id] == 0 {
+			w.t.Errorf("%s: event %s is in the files but not in bl log", c.name, id)
+		}
+	}
+	for id := range seen {
+		if _, ok := first[id]; !ok {
+			w.t.Errorf("%s: event %s is in bl log but on no line of ledger.jsonl or archive/", c.name, id)
+		}
+	}
+
+	// Acknowledged requests: each exactly once, as the op and card it
+	// was. A request may leave more events, each refused by the fold: a
+	// remote claim that lost a race to a card records its void attempt
+	// (under the request id, or the id with a ~N suffix) and goes on.
+	w.mu.Lock()
+	acked := make(map[string]Call, len(w.acked))
+	for rid, call := range w.acked {
+		acked[rid] = call
+	}
+	w.mu.Unlock()
+	for _, rid := range sortedKeys(acked) {
+		call := acked[rid]
+		out, _ := parseOut(call.Stdout)
+		var match, other []logEvent
+		for _, e := range v.byReq[rid] {
+			if out != nil && e.Op == call.Op && e.Card == out.ID {
+				match = append(match, e)
+			} else if len(e.Conflict) == 0 {
+				other = append(other, e)
+			}
+		}
+		switch {
+		case out == nil && call.Op == "claim":
+			// A claim that found nothing changed nothing.
+		case len(match) == 0:
+			w.t.Errorf("%s: %s (request %s, acknowledged in %s at %s with %s) is not in the log",
+				c.name, strings.Join(call.Args, " "), rid, call.Worker, call.End.Format("15:04:05.000"), bytes.TrimSpace(call.Stdout))
+		case len(match) > 1:
+			w.t.Errorf("%s: request %s (%s %s) is in the log %d times: %s", c.name, rid, call.Op, out.ID, len(match), describeEvents(match))
+		}
+		if len(other) > 0 {
+			w.t.Errorf("%s: request %s (%s, acknowledged as %s) also left applied events: %s", c.name, rid, call.Op, bytes.TrimSpace(call.Stdout), describeEvents(other))
+		}
+	}
+	for _, e := range v.events {
+		if e.RequestID == "" || len(e.Conflict) > 0 || (strayOK != nil && strayOK(e)) {
+			continue
+		}
+		if _, ok := acked[baseRequest(e.RequestID)]; !ok {
+			w.t.Errorf("%s: the log holds %s %s (event %s, request %q) that no process was told succeeded", c.name, e.Op, e.Card, e.ID, e.RequestID)
+		}
+	}
+
+	call := c.mustBL("export", "--format", "json")
+	v.export = call.Stdout
+	return v
+}
+
+// converge brings every clone to the remote's final state: each in turn
+// publishes (plain git: commit, pull, push; bl sync clones: bl sync
+// --push), then each pulls (git pull / bl sync --pull). Before that every
+// clone's own branch is pushed aside, and after it every clone merges all
+// the others' branches with plain git, each clone in its own order: those
+// unions differ line by line and must read as the same backlog. finish
+// then checks every clone and compares them.
+func (w *world) finish(strayOK func(logEvent) bool) []verdict {
+	w.t.Helper()
+	for _, c := range w.clones {
+		if c.mode == plainGit {
+			c.commit("final")
+		} else {
+			c.mustBL("sync")
+		}
+		c.git("push", "-q", "origin", "HEAD:refs/heads/final/"+c.name)
+	}
+	for _, c := range w.clones {
+		if c.mode == plainGit {
+			c.pull()
+			c.push()
+		} else {
+			c.syncPush()
+		}
+	}
+	for _, c := range w.clones {
+		if c.mode == plainGit {
+			c.pull()
+		} else {
+			c.mustBL("sync", "--pull")
+			c.healthy("after bl sync --pull")
+		}
+	}
+	var vs []verdict
+	for _, c := range w.clones {
+		vs = append(vs, w.check(c, strayOK))
+	}
+	ref := w.clones[0]
+	for i, c := range w.clones[1:] {
+		if !bytes.Equal(vs[0].export, vs[i+1].export) {
+			w.t.Errorf("%s and %s export different backlogs after converging:\n%s", ref.name, c.name, firstDiff(vs[0].export, vs[i+1].export))
+		}
+		if !slices.Equal(vs[0].ids, vs[i+1].ids) {
+			w.t.Errorf("%s has %d events, %s has %d", ref.name, len(vs[0].ids), c.name, len(vs[i+1].ids))
+		}
+	}
+	w.crossMerge(vs[0].export)
+	return vs
+}
+
+// crossMerge has every clone merge, on a scratch branch made from its own
+// final branch, every other clone's final branch with plain git, starting
+// at a different clone each: each result is another textual union of the
+// same events, and must export exactly want.
+func (w *world) crossMerge(want []byte) {
+	w.t.Helper()
+	n := len(w.clones)
+	for i, c := range w.clones {
+		c.git("fetch", "-q", "origin", "refs/heads/final/*:refs/remotes/origin/final/*")
+		c.git("checkout", "-q", "-b", "cross", "origin/final/"+c.name)
+		for k := 1; k < n; k++ {
+			o := w.clones[(i+k)%n]
+			if out, err := c.tryGit("merge", "-q", "--no-edit", "origin/final/"+o.name); err != nil {
+				w.t.Fatalf("%s: git merge of %s's branch: %v\n%s%s", c.name, o.name, err, out, c.markers())
+			}
+			c.healthy("after merging " + o.name + "'s branch")
+		}
+		got := c.mustBL("export", "--format", "json").Stdout
+		if !bytes.Equal(got, want) {
+			w.t.Errorf("%s: every clone's branch merged with plain git exports a different backlog than the converged one:\n%s", c.name, firstDiff(want, got))
+		}
+		// Back to main; whatever a read rebuilt stays out of it.
+		c.git("checkout", "-q", "-f", "main")
+		c.git("clean", "-q", "-f", "-d", ".backlog")
+		c.git("branch", "-q", "-D", "cross")
+	}
+}
+
+// baseRequest is the request id an event's request id was made from: a
+// remote claim's later attempts carry the caller's id with a ~N suffix.
+func baseRequest(rid string) string {
+	if i := strings.LastIndexByte(rid, '~'); i > 0 {
+		if _, err := strconv.Atoi(rid[i+1:]); err == nil {
+			return rid[:i]
+		}
+	}
+	return rid
+}
+
+// firstDiff describes the first line where a and b differ.
+func firstDiff(a, b []byte) string {
+	la, lb := strings.Split(string(a), "\n"), strings.Split(string(b), "\n")
+	for i := 0; i < len(la) || i < len(lb); i++ {
+		var x, y string
+		if i < len(la) {
+			x = la[i]
+		}
+		if i < len(lb) {
+			y = lb[i]
+		}
+		if x != y {
+			return fmt.Sprintf("line %d:\n  - %s\n  + %s", i+1, x, y)
+		}
+	}
+	return "(same lines)"
+}
+
+// card returns the card a mutation printed.
+func (w *world) card(call Call) *outCard {
+	w.t.Helper()
+	out, err := parseOut(call.Stdout)
+	if err != nil || out == nil {
+		w.t.Fatalf("%s printed %q: %v", strings.Join(call.Args, " "), call.Stdout, err)
+	}
+	return out
+}
