@@ -69,6 +69,36 @@ func TestGitMergeAndRebase(t *testing.T) {
 	t.Logf("merge and rebase: %d rounds, %d events, %d bl calls", rounds, len(vs[0].ids), len(w.calls))
 }
 
+// TestGitMarkersCaught is the suite's negative control for conflict
+// markers: a clone whose .git/info/attributes overrides the tracked union
+// rule with merge=text gets markers from a plain git pull, and the check
+// every scenario ends with sees them.
+func TestGitMarkersCaught(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, "markers")
+	a := w.seed("a", plainGit, nil)
+	a.do("create", "--id", "S0", "--title", "seeded")
+	a.publishSeed()
+	b := w.clone("b", plainGit)
+	if err := os.WriteFile(filepath.Join(b.dir, ".git", "info", "attributes"), []byte(".backlog/ledger.jsonl merge=text\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	a.do("create", "--id", "A1", "--title", "from a")
+	a.share("a: A1")
+	b.do("create", "--id", "B1", "--title", "from b")
+	b.commit("b: B1")
+	if out, err := b.tryGit("pull", "-q", "--no-rebase", "origin", "main"); err == nil {
+		t.Fatalf("git pull with merge=text merged two appends without a conflict:\n%s", out)
+	}
+	m := b.markers()
+	if !strings.Contains(m, "ledger.jsonl:") || !strings.Contains(m, "<<<<<<<") || !strings.Contains(m, ">>>>>>>") {
+		t.Fatalf("the marker check missed git's conflict markers; it found:\n%s", m)
+	}
+	if d := b.bl("b", "doctor", "--json"); d.Exit != 6 {
+		t.Errorf("bl doctor on a ledger with conflict markers exited %d, want 6", d.Exit)
+	}
+}
+
 // TestGitCherryPick: backlog commits cherry-picked onto another branch, on
 // their own (a complete without the commit that created its card) and
 // before the branch they came from is merged too (every line twice).

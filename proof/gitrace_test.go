@@ -106,8 +106,8 @@ func TestGitRemoteClaimRace(t *testing.T) {
 		prog.update(func() { prog.abort = true })
 	}
 	// attempt runs one request, again with the same request id while bl
-	// says every round was rejected (exit 1, code remote): the answer
-	// that counts is the last.
+	// says every round was rejected (exit 1, code remote) or the backlog
+	// lock stayed busy (exit 5): the answer that counts is the last.
 	attempt := func(c *clone, worker string, args []string) Call {
 		var call Call
 		for i := 0; i < 10; i++ {
@@ -115,7 +115,8 @@ func TestGitRemoteClaimRace(t *testing.T) {
 			mu.Lock()
 			raceCalls = append(raceCalls, call)
 			mu.Unlock()
-			if call.Exit != 1 || call.ErrorCode() != "remote" {
+			retry := (call.Exit == 1 && call.ErrorCode() == "remote") || (call.Exit == 5 && call.ErrorCode() == "lock_timeout")
+			if !retry {
 				break
 			}
 		}
