@@ -20,6 +20,18 @@
 // either writes, and are let go together. Against the real lock the second
 // cannot get there while the first is parked, and Check finds nothing.
 //
+// The git-native suite (gitworld_test.go, gitnative_test.go,
+// gitrace_test.go) runs bl and bl-git next to the system git binary: one
+// bare remote, clones that never run bl init (only the clone that creates
+// the backlog does), and the ways teams meet — git pull with merge and
+// rebase, cherry-pick, both sides compacted, CRLF checkouts, a clone that
+// syncs 300 events late, and 3 clones × 4 processes racing claim --remote
+// and complete --remote while a plain-git user pushes. Every scenario ends
+// with every clone converged and judged alike: no conflict markers, bl
+// doctor clean, every acknowledged request in the log exactly once, every
+// event id on one line only, and the same bl export --format json bytes,
+// also after each clone merged every other clone's branch in its own order.
+//
 // Sizes: plain `go test ./proof/` runs the CI size, about a minute on two
 // cores. BL_STRESS=1 runs the full size: 64 agents on 400 cards, 64 agents
 // racing for each of 200 cards, 1500 crash iterations.

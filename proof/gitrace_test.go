@@ -31,12 +31,19 @@ func gitRaceSize() gitRace {
 // cards are completed, how many times the plain-git user pushed, and
 // whether it is done.
 type progress struct {
-	mu        sync.Mutex
-	cond      *sync.Cond
-	completed int
-	pushes    int
-	plainDone bool
-	abort     bool
+	mu         sync.Mutex
+	cond       *sync.Cond
+	completed  int
+	pushes     int
+	plainDone  bool
+	plainTries int // git push attempts by the plain-git user
+	abort      bool
+}
+
+func (p *progress) aborted() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.abort
 }
 
 func newProgress() *progress {
@@ -193,11 +200,14 @@ func TestGitRemoteClaimRace(t *testing.T) {
 					return
 				}
 				out, err := g.tryGit("push", "-q", "origin", "HEAD:main")
+				prog.update(func() { prog.plainTries++ })
 				if err == nil {
 					break
 				}
-				if k == 50 || !rejected(out) {
-					fail("g: git push: %v\n%s", err, out)
+				// Twelve racers push all the time: a plain git pull and
+				// push can lose many rounds in a row before it lands.
+				if k == 1000 || !rejected(out) || prog.aborted() {
+					fail("g: git push, attempt %d: %v\n%s", k+1, err, out)
 					return
 				}
 			}
@@ -232,12 +242,12 @@ func TestGitRemoteClaimRace(t *testing.T) {
 	if err := json.Unmarshal(vs[0].export, &final); err != nil {
 		t.Fatalf("export: %v", err)
 	}
-	rep := checkRemoteRace(raceCalls, vs[0].events, final, cards)
+	rep := checkRemoteRace(raceCalls, vs[0].events, final, cards, len(failures) == 0)
 	for _, v := range rep.violations {
 		t.Errorf("violation: %s", v)
 	}
-	t.Logf("remote race: %d clones x %d processes, %d cards (%d from plain git, pushed %d times), %d claims and %d completes acknowledged, %d refused claims in the ledger, %d retried rounds, %d bl calls in %s",
-		size.Clones, size.Procs, total, size.PlainCards, prog.pushes, rep.claims, rep.completes, rep.refused, rep.retried, len(raceCalls), elapsed.Round(time.Millisecond))
+	t.Logf("remote race: %d clones x %d processes, %d cards (%d from plain git, pushed %d times in %d git push attempts), %d claims and %d completes acknowledged, %d refused claims in the ledger, %d retried rounds, %d bl calls in %s",
+		size.Clones, size.Procs, total, size.PlainCards, prog.pushes, prog.plainTries, rep.claims, rep.completes, rep.refused, rep.retried, len(raceCalls), elapsed.Round(time.Millisecond))
 	if !t.Failed() && rep.completes != total {
 		t.Errorf("%d of %d cards completed", rep.completes, total)
 	}
@@ -254,7 +264,7 @@ type raceReport struct {
 // workload no lease ends but by its owner's complete (TTL an hour, no
 // release), so a card is won once: two acknowledged claims of one card are
 // a double win, whatever their epochs.
-func checkRemoteRace(calls []Call, log []logEvent, final []outCard, cards []string) raceReport {
+func checkRemoteRace(calls []Call, log []logEvent, final []outCard, cards []string, finished bool) raceReport {
 	var r raceReport
 	add := func(format string, args ...any) { r.violations = append(r.violations, fmt.Sprintf(format, args...)) }
 
@@ -374,6 +384,9 @@ func checkRemoteRace(calls []Call, log []logEvent, final []outCard, cards []stri
 	}
 	for _, id := range cards {
 		ws, a := won[id], byCard[id]
+		if !finished && len(ws) == 0 {
+			continue // the run stopped before anyone claimed it
+		}
 		if a == nil {
 			a = &applied{}
 		}
@@ -383,6 +396,9 @@ func checkRemoteRace(calls []Call, log []logEvent, final []outCard, cards []stri
 			add("card %s: the converged backlog applies claims %s, want only %s epoch %d (request %s)", id, describeEvents(a.claims), ws[0].owner, ws[0].epoch, ws[0].rid)
 		}
 		c := done[id]
+		if c == nil && !finished {
+			continue
+		}
 		if c == nil {
 			add("card %s: no complete was acknowledged", id)
 		} else if len(a.completes) != 1 || baseRequest(a.completes[0].RequestID) != c.RequestID {
@@ -431,7 +447,7 @@ func TestGitRaceCheckerCatches(t *testing.T) {
 		{ID: "e2", Op: "complete", Card: "A", Owner: "p1", Epoch: 1, RequestID: "d1"},
 	}
 	final := []outCard{{ID: "A", Status: "done"}}
-	if r := checkRemoteRace(good, goodLog, final, []string{"A"}); len(r.violations) != 0 {
+	if r := checkRemoteRace(good, goodLog, final, []string{"A"}, true); len(r.violations) != 0 {
 		t.Fatalf("a clean history is reported: %v", r.violations)
 	}
 
@@ -443,7 +459,7 @@ func TestGitRaceCheckerCatches(t *testing.T) {
 		logEvent{ID: "e3", Op: "claim", Card: "A", Owner: "q1", Epoch: 1, RequestID: "c2", Conflict: json.RawMessage(`{"reason":"stale"}`)},
 		logEvent{ID: "e2", Op: "complete", Card: "A", Owner: "p1", Epoch: 1, RequestID: "d1"},
 	)
-	r := checkRemoteRace(bad, badLog, final, []string{"A"})
+	r := checkRemoteRace(bad, badLog, final, []string{"A"}, true)
 	for _, want := range []string{
 		"card A won twice at one epoch",
 		"card A completed twice",
