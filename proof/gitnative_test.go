@@ -514,6 +514,7 @@ func TestGitSyncCarriesCompaction(t *testing.T) {
 // restamped returns the first event id the clone's files hold on two
 // lines that differ, with the two stamps, or "".
 func restamped(c *clone) (id, first, second string) {
+	c.w.t.Helper()
 	seen := map[string]rawLine{}
 	for _, l := range c.rawEvents() {
 		p, ok := seen[l.e.ID]
@@ -590,9 +591,15 @@ func TestGitSyncRestampedUnion(t *testing.T) {
 			}
 			if id, before, after := restamped(c); id != "" {
 				d := c.bl(c.name, "doctor")
-				knownDefect(t, "bl sync --push re-stamps local events it rebases onto the remote (same event id, later time): "+
-					"a plain git merge of a branch holding the commit from before the sync (%s) keeps both lines of event %s, at %s and at %s; "+
-					"bl doctor exits %d: %s", how, id, before, after, d.Exit, firstLine(d.Stdout, "DAMAGE"))
+				if d.Exit == 0 {
+					t.Logf("the merge holds event %s at %s and at %s: read as one event", id, before, after)
+				} else {
+					knownDefect(t, "bl sync --push re-stamps local events it rebases onto the remote (same event id, later time): "+
+						"a plain git merge of a branch holding the commit from before the sync (%s) keeps both lines of event %s, at %s and at %s; "+
+						"bl doctor exits %d: %s", how, id, before, after, d.Exit, firstLine(d.Stdout, "DAMAGE"))
+				}
+			} else {
+				t.Logf("the merge holds no event under two stamps (bl sync no longer re-stamps?): the union is an ordinary one")
 			}
 			c.healthy("after merging the branch that holds the pre-sync commit")
 			c.push()
