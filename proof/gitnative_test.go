@@ -243,25 +243,36 @@ func TestGitCRLFClones(t *testing.T) {
 		}
 		a.share("a")
 		d.share("d")
-		if r == 2 {
-			// The CRLF work tree exchanged by bl-git instead of git.
+		switch r {
+		case 1:
+			e.share("e")
+			d.mustBL("compact")
+			d.share("d: compacted") // e checks d's segment and snapshot out with CRLF
+		case 2:
+			// The CRLF work tree compacts and exchanges by bl-git
+			// instead of git.
+			e.mustBL("compact")
 			e.mode = blSync
 			e.syncPush()
 			e.mode = plainGit
 			e.pull()
-		} else {
-			e.share("e")
-		}
-		if r == 1 {
-			d.mustBL("compact")
-			d.share("d: compacted")
+		default:
+			e.mustBL("compact")
+			e.share("e: compacted")
 		}
 	}
 	if b := readFile(t, filepath.Join(d.dir, ".backlog", ledger.LedgerFile)); bytes.Contains(b, []byte("\r\n")) {
 		t.Errorf("d: core.autocrlf=true converted the ledger despite the tracked -text")
 	}
+	crlf := 0
+	segs, _ := filepath.Glob(filepath.Join(e.dir, ".backlog", ledger.ArchiveDir, "*.jsonl"))
+	for _, f := range append(segs, filepath.Join(e.dir, ".backlog", ledger.LedgerFile), filepath.Join(e.dir, ".backlog", ledger.SnapshotFile)) {
+		if b, err := os.ReadFile(f); err == nil && bytes.Contains(b, []byte("\r\n")) {
+			crlf++
+		}
+	}
 	vs := w.finish(nil)
-	t.Logf("crlf: %d rounds, %d events", rounds, len(vs[0].ids))
+	t.Logf("crlf: %d rounds, %d events; %d of e's %d event and snapshot files have CRLF line ends", rounds, len(vs[0].ids), crlf, len(segs)+2)
 }
 
 func readFile(t testing.TB, path string) []byte {
