@@ -287,7 +287,9 @@ func readFile(t testing.TB, path string) []byte {
 // TestGitOfflineClone: a clone goes offline and writes 300 events (enough
 // bytes for automatic compaction) while one clone keeps pushing with bl
 // sync --push and one with plain git; then it syncs late with bl sync
-// --push while they still push.
+// --push while they still push. Offline it also claimed a card, before
+// an online clone claimed the same card and pushed: what the remote
+// accepted first stays first, whatever the stamps.
 func TestGitOfflineClone(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t, "offline")
@@ -296,6 +298,9 @@ func TestGitOfflineClone(t *testing.T) {
 	a.publishSeed()
 	o := w.clone("o", blSync)
 	b := w.clone("b", plainGit)
+	o.do("claim", "--id", "S0", "--owner", "o", "--ttl", "1h")
+	a.do("claim", "--id", "S0", "--owner", "a", "--ttl", "1h")
+	a.syncPush()
 
 	events := 300
 	if stress() {
@@ -406,6 +411,9 @@ func TestGitOfflineClone(t *testing.T) {
 		t.FailNow()
 	}
 	o.healthy("after the late sync")
+	if got := w.card(o.mustBL("show", "S0", "--json")); got.ClaimOwner != "a" {
+		t.Errorf("after the late sync S0 is held by %q, want a, whose claim reached the remote first", got.ClaimOwner)
+	}
 	elapsed := time.Since(start)
 	segs, _ := filepath.Glob(filepath.Join(o.dir, ".backlog", ledger.ArchiveDir, "*.jsonl"))
 	vs := w.finish(nil)
