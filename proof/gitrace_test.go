@@ -74,7 +74,8 @@ func (p *progress) waitFor(ok func() bool) bool {
 // then bl complete --remote, over one set of cards in a backlog whose
 // config.json sets claims.remote (half the processes name the remote, half
 // rely on the setting), while a plain-git user (bl create, git add,
-// commit, pull, push; never bl sync) keeps pushing new cards. The checker
+// commit, pull with a merge or a rebase, push; never bl sync) keeps
+// pushing new cards. The checker
 // judges what each process was told: no card won twice, every completion
 // acknowledged to the owner and epoch of the card's acknowledged claim,
 // and the converged backlog saying the same.
@@ -191,8 +192,10 @@ func TestGitRemoteClaimRace(t *testing.T) {
 				}
 			}
 			for k := 0; ; k++ {
-				if out, err := g.tryGit("pull", "-q", "--no-rebase", "origin", "main"); err != nil {
-					fail("g: git pull: %v\n%s%s", err, out, g.markers())
+				// Every other card is pulled with a rebase.
+				how := []string{"--no-rebase", "--rebase"}[i%2]
+				if out, err := g.tryGit("pull", "-q", how, "origin", "main"); err != nil {
+					fail("g: git pull %s: %v\n%s%s", how, err, out, g.markers())
 					return
 				}
 				if m := g.markers(); m != "" {
