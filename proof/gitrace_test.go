@@ -75,10 +75,10 @@ func (p *progress) waitFor(ok func() bool) bool {
 // config.json sets claims.remote (half the processes name the remote, half
 // rely on the setting), while a plain-git user (bl create, git add,
 // commit, pull with a merge or a rebase, push; never bl sync) keeps
-// pushing new cards. The checker
-// judges what each process was told: no card won twice, every completion
-// acknowledged to the owner and epoch of the card's acknowledged claim,
-// and the converged backlog saying the same.
+// pushing new cards. The checker judges what each process was told: no
+// card won twice, every completion acknowledged to the owner and epoch of
+// the card's acknowledged claim, and the converged backlog saying the
+// same.
 func TestGitRemoteClaimRace(t *testing.T) {
 	t.Parallel()
 	size := gitRaceSize()
