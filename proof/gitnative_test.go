@@ -554,14 +554,15 @@ func knownDefect(t *testing.T, format string, args ...any) {
 }
 
 // TestGitSyncRestampedUnion: a clone commits events with plain git commit
-// (or bl sync without --push), that commit also lands on another branch,
-// then bl sync --push rebases the events onto the remote's and writes them
-// with later stamps. Merging the other branch with plain git then holds
-// one event id under two stamps: one event, the later stamp counting
-// (ledger/doc.go), a valid backlog like any other union.
+// (or bl sync without --push, or compacted first), that commit also lands
+// on another branch, then bl sync --push rebases the events onto the
+// remote's and writes them with later stamps. Merging the other branch
+// with plain git then holds one event id under two stamps: one event, the
+// later stamp counting (ledger/doc.go), a valid backlog like any other
+// union.
 func TestGitSyncRestampedUnion(t *testing.T) {
 	t.Parallel()
-	for _, how := range []string{"git commit", "bl sync"} {
+	for _, how := range []string{"git commit", "bl sync", "bl compact and git commit"} {
 		t.Run(strings.ReplaceAll(how, " ", "-"), func(t *testing.T) {
 			t.Parallel()
 			w := newWorld(t, "restamp")
@@ -575,10 +576,15 @@ func TestGitSyncRestampedUnion(t *testing.T) {
 			// branch of its own (a pull request, say).
 			a.do("create", "--id", "A1", "--title", "from a")
 			cl := a.do("claim", "--id", "S0", "--owner", "a", "--ttl", "1h")
-			if how == "git commit" {
+			switch how {
+			case "git commit":
 				a.commit("a: A1, claim S0")
-			} else {
+			case "bl sync":
 				a.mustBL("sync")
+			default:
+				// The first stamps go into an archive segment.
+				a.mustBL("compact")
+				a.commit("a: A1, claim S0, compacted")
 			}
 			a.git("push", "-q", "origin", "HEAD:refs/heads/pr")
 			// b pushes first, so a's sync rebases (and re-stamps) them.
