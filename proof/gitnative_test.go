@@ -545,6 +545,65 @@ func restamped(c *clone) (id, first, second string) {
 	return "", "", ""
 }
 
+// TestGitSyncKeepsCommittedCompaction: a clone compacts and commits with
+// plain git, and that commit also lands on another branch; then bl sync
+// --push rebases onto a remote that moved on. The sync commit must not
+// delete the segment and snapshot the earlier commit added (tracked files
+// are grow-only or immutable): a branch that forked from that commit and
+// compacts again changes snapshot.json, and git cannot merge a change with
+// a deletion, union rule or not.
+func TestGitSyncKeepsCommittedCompaction(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, "keep")
+	a := w.seed("a", blSync, nil)
+	a.do("create", "--id", "S0", "--title", "seeded")
+	a.publishSeed()
+	b := w.clone("b", blSync)
+	c := w.clone("c", plainGit)
+
+	a.do("create", "--id", "A1", "--title", "from a")
+	a.do("claim", "--id", "S0", "--owner", "a", "--ttl", "1h")
+	a.mustBL("compact")
+	a.commit("a: A1, claim S0, compacted")
+	a.git("push", "-q", "origin", "HEAD:refs/heads/pr")
+	b.do("create", "--id", "B1", "--title", "from b")
+	b.syncPush()
+	a.syncPush()
+	deleted := strings.TrimSpace(a.git("diff", "--name-only", "--diff-filter=D", "HEAD^1", "HEAD", "--", ".backlog"))
+
+	c.git("fetch", "-q", "origin")
+	c.git("checkout", "-q", "-b", "feature", "origin/pr")
+	c.do("create", "--id", "C1", "--title", "on the branch")
+	c.mustBL("compact")
+	c.commit("c: C1, compacted")
+	c.git("checkout", "-q", "main")
+	c.pull()
+	if out, err := c.tryGit("merge", "-q", "--no-edit", "feature"); err != nil {
+		if deleted != "" && strings.Contains(out, "modify/delete") {
+			knownDefect(t, "bl sync --push, rebasing a clone whose committed compaction the remote lacks, commits the deletion of %s; "+
+				"a branch from the earlier commit that compacts again then fails to merge with plain git: %s",
+				strings.ReplaceAll(deleted, "\n", ", "), firstLineOf(out, "CONFLICT"))
+		}
+		t.Fatalf("c: git merge feature: %v\n%s%s", err, out, c.markers())
+	}
+	if deleted != "" {
+		t.Errorf("bl sync --push committed the deletion of tracked backlog files: %s", deleted)
+	}
+	c.healthy("after merging the branch that compacted again")
+	c.push()
+	w.finish(nil)
+}
+
+// firstLineOf returns the first line of s that contains sub.
+func firstLineOf(s, sub string) string {
+	for _, l := range strings.Split(s, "\n") {
+		if strings.Contains(l, sub) {
+			return strings.TrimSpace(l)
+		}
+	}
+	return ""
+}
+
 // knownDefect ends a test whose failure is a product defect already
 // reported (docs and issue tracker), so the suite stays green while it is
 // fixed; remove the call once it is.
