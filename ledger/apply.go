@@ -25,23 +25,11 @@ func (b *Backlog) Tree(ctx context.Context) (t Tree, err error) {
 
 // ApplyUpstream rebases the local backlog onto upstream (see Rebase) and
 // writes the result into the directory under the lock, then returns the
-// tree it wrote. The files change together through a journal (writeTree),
-// so a crash leaves either the old backlog or the new one.
-func (b *Backlog) ApplyUpstream(ctx context.Context, upstream Tree) (out Tree, res RebaseResult, err error) {
-	err = b.withLock(ctx, func() error {
-		local, err := ReadTree(b.dir)
-		if err != nil {
-			return err
-		}
-		if out, res, err = Rebase(upstream, local); err != nil {
-			return err
-		}
-		if err := b.writeTree(local, out); err != nil {
-			return err
-		}
-		return b.reload()
-	})
-	return out, res, err
+// tree it wrote (before the compaction ApplyUpstreamUnread may add). The
+// files change together through a journal (writeTree), so a crash leaves
+// either the old backlog or the new one.
+func (b *Backlog) ApplyUpstream(ctx context.Context, upstream Tree) (Tree, RebaseResult, error) {
+	return b.applyUpstream(ctx, upstream, nil)
 }
 
 // writeTree makes the directory hold tree next instead of prev. The caller

@@ -3,6 +3,7 @@ package ledger
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -76,18 +77,39 @@ func TestRebaseAcrossCompactions(t *testing.T) {
 		t.Fatal(err)
 	}
 	local.create("L2")
+	own := local.tree().archives()
 
-	if _, _, err := local.b.ApplyUpstream(local.ctx, up.tree()); err != nil {
+	_, res, err := local.b.ApplyUpstream(local.ctx, up.tree())
+	if err != nil {
 		t.Fatal(err)
 	}
-	got := local.tree()
-	for name := range got {
-		if strings.HasPrefix(name, ArchiveDir+"/") && up.tree()[name] == nil {
+	// The local side had compacted: the result is compacted too. Upstream's
+	// segments stay as they are, the local segment (whose events may have
+	// been re-stamped) is gone, and one new segment holds the ledger's
+	// events: U2 and the local ones after it.
+	got, upTree := local.tree(), up.tree()
+	if !res.Compacted || len(got[LedgerFile]) != 0 {
+		t.Fatalf("result not compacted: %+v, ledger %q", res, got[LedgerFile])
+	}
+	var added []string
+	for _, name := range got.archives() {
+		if data, ok := upTree[name]; ok {
+			if string(data) != string(got[name]) {
+				t.Errorf("upstream segment %s changed", name)
+			}
+			continue
+		}
+		if slices.Contains(own, name) {
 			t.Errorf("local archive %s survived the rebase", name)
 		}
+		added = append(added, name)
 	}
-	if string(got[SnapshotFile]) != string(up.tree()[SnapshotFile]) {
-		t.Error("snapshot is not upstream's")
+	if len(added) != 1 {
+		t.Fatalf("new segments %v", added)
+	}
+	evs, err := decodeAll(added[0], got[added[0]])
+	if err != nil || len(evs) != 3 || evs[0].Card != "U2" {
+		t.Fatalf("new segment holds %d events (%v)", len(evs), err)
 	}
 	c := local.open()
 	for _, id := range []string{"A", "B", "C", "U1", "U2", "L1", "L2"} {

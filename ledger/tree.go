@@ -100,10 +100,12 @@ func decodeAll(name string, data []byte) ([]*Event, error) {
 
 // RebaseResult says what Rebase did.
 type RebaseResult struct {
-	Upstream  int `json:"upstream"`  // events upstream has
-	Local     int `json:"local"`     // events only the local side had, now after upstream's
-	Restamped int `json:"restamped"` // of those, how many got a later time to stay after upstream
-	Conflicts int `json:"conflicts"` // events the fold of the result refuses
+	Upstream  int  `json:"upstream"`  // events upstream has (outside the segments both sides share, see rebaseOnto)
+	Pulled    int  `json:"pulled"`    // of those, how many the local side lacked
+	Local     int  `json:"local"`     // events only the local side had, now after upstream's
+	Restamped int  `json:"restamped"` // of those, how many got a later time to stay after upstream
+	Conflicts int  `json:"conflicts"` // events the fold of the result refuses
+	Compacted bool `json:"compacted"` // the result was compacted (ApplyUpstreamUnread)
 }
 
 // Rebase puts the events only local has after upstream's history: the
@@ -115,54 +117,10 @@ type RebaseResult struct {
 // Local files upstream lacks (config.json, .gitignore, .gitattributes)
 // are kept.
 func Rebase(upstream, local Tree) (Tree, RebaseResult, error) {
-	var res RebaseResult
-	up, err := upstream.Events()
+	out, res, err := rebaseOnto(upstream, local, nil)
 	if err != nil {
-		return nil, res, fmt.Errorf("upstream: %w", err)
+		return nil, res, err
 	}
-	mine, err := local.Events()
-	if err != nil {
-		return nil, res, fmt.Errorf("local: %w", err)
-	}
-	known := make(map[string]bool, len(up))
-	for _, e := range up {
-		known[e.ID] = true
-	}
-	res.Upstream = len(up)
-	out := Tree{}
-	for name, data := range upstream {
-		out[name] = data
-	}
-	for _, name := range []string{ConfigFile, IgnoreFile, AttributesFile} {
-		if _, ok := out[name]; !ok && local[name] != nil {
-			out[name] = local[name]
-		}
-	}
-	var last *Event
-	if len(up) > 0 {
-		last = up[len(up)-1]
-	}
-	ledger := append([]byte(nil), upstream[LedgerFile]...)
-	if len(ledger) > 0 && ledger[len(ledger)-1] != '\n' {
-		ledger = append(ledger, '\n') // its last event lost its newline
-	}
-	for _, e := range mine {
-		if known[e.ID] {
-			continue
-		}
-		res.Local++
-		if last != nil && !last.before(e) {
-			e = restamp(e, last.At.Add(1))
-			res.Restamped++
-		}
-		line, err := EncodeLine(e)
-		if err != nil {
-			return nil, res, err
-		}
-		ledger = append(ledger, line...)
-		last = e
-	}
-	out[LedgerFile] = ledger
 	s, err := out.Fold()
 	if err != nil {
 		return nil, res, err

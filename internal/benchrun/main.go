@@ -35,7 +35,8 @@ var (
 	bigN    = flag.Int("big-cards", 100_000, "cards in the large backlog")
 	bigEv   = flag.Int("big-events", 1_000_000, "events of history in the large backlog")
 	workDir = flag.String("work", "", "directory for the backlogs (default: a temp dir)")
-	only    = flag.String("only", "", "run only these parts, comma-separated: small, big, concurrent, watch, run (default: all)")
+	only    = flag.String("only", "", "run only these parts, comma-separated: small, big, concurrent, watch, run, sync (default: all)")
+	syncEv  = flag.String("sync-events", "1000,20000,200000", "events of history in the backlogs bl sync is measured on, comma-separated")
 )
 
 // part reports whether the named part of the run was asked for.
@@ -95,6 +96,13 @@ func main() {
 	}
 	if part("run") {
 		superviseBench(bl, dir)
+	}
+	if part("sync") {
+		for _, f := range strings.Split(*syncEv, ",") {
+			n, err := strconv.Atoi(strings.TrimSpace(f))
+			must(err)
+			syncBench(bl, dir, n)
+		}
 	}
 	printReport(bl)
 }

@@ -1,0 +1,341 @@
+package ledger
+
+import (
+	"context"
+	"fmt"
+	"io/fs"
+	"maps"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// A sync round compares two backlogs that share most of their history:
+// the archive segments both hold. Segments are never changed once written
+// and are named after their newest event, so a segment both sides hold
+// under one name, with the same bytes (git's blob hash tells), need not be
+// read to rebase one side onto the other. A Tree may name such a segment
+// with nil data: named, not read. The functions that accept such a tree
+// say so, and read a segment (through a Loader) only when they cannot do
+// without it: a snapshot that does not match the segments (a union of two
+// snapshots), or an event old enough to be in one.
+
+// Loader reads an archive segment that a tree names but did not read.
+type Loader func(name string) ([]byte, error)
+
+// Unread lists the archive segments t names without their data, oldest
+// first.
+func (t Tree) Unread() []string {
+	var names []string
+	for _, name := range t.archives() {
+		if t[name] == nil {
+			names = append(names, name)
+		}
+	}
+	return names
+}
+
+// Load reads every unread segment of t through load, in place.
+func (t Tree) Load(load Loader) error {
+	for _, name := range t.Unread() {
+		if load == nil {
+			return fmt.Errorf("%s: not read, and nothing to read it with", name)
+		}
+		data, err := load(name)
+		if err != nil {
+			return fmt.Errorf("read %s: %w", name, err)
+		}
+		if data == nil {
+			data = []byte{}
+		}
+		t[name] = data
+	}
+	return nil
+}
+
+// FoldWith folds t as Fold does, for a tree that may leave segments unread:
+// the snapshot and the ledger are enough while they agree with the
+// segments' names; when they do not (a union of two snapshots, ledger
+// lines older than the snapshot), the unread segments are read through
+// load and the tree is folded in its normal form.
+func (t Tree) FoldWith(load Loader) (*State, error) {
+	if len(t.Unread()) == 0 {
+		return t.Fold()
+	}
+	if s, err := t.fold(false); err == nil {
+		return s, nil
+	}
+	full := maps.Clone(t)
+	if err := full.Load(load); err != nil {
+		return nil, err
+	}
+	return full.Fold()
+}
+
+// rebaseOnto is Rebase for trees that may leave segments unread: a
+// segment upstream names without data is one the local tree holds too,
+// with the same bytes (read or not). Such shared segments are not decoded:
+// the events of upstream's other segments and ledger are compared with the
+// local tree's other segments and ledger. A local event could still be in
+// a shared segment only if it is no newer than the newest event a shared
+// segment is named after; only then are the shared segments read, through
+// load. The result names the shared segments unread as well, and its
+// conflicts are not counted (the caller folds what it writes).
+func rebaseOnto(upstream, local Tree, load Loader) (Tree, RebaseResult, error) {
+	var res RebaseResult
+	shared := map[string]bool{}
+	for _, name := range upstream.Unread() {
+		if _, ok := local[name]; !ok {
+			return nil, res, fmt.Errorf("upstream: %s: not read, and the local backlog does not hold it", name)
+		}
+		shared[name] = true
+	}
+	own := func(t Tree) []string {
+		var names []string
+		for _, name := range t.archives() {
+			if !shared[name] {
+				names = append(names, name)
+			}
+		}
+		return append(names, LedgerFile)
+	}
+	up, err := upstream.union(own(upstream)...)
+	if err != nil {
+		return nil, res, fmt.Errorf("upstream: %w", err)
+	}
+	mine, err := local.union(own(local)...)
+	if err != nil {
+		return nil, res, fmt.Errorf("local: %w", err)
+	}
+	// The newest event any shared segment can hold.
+	var sharedLast *Event
+	for name := range shared {
+		if e := segmentNewest(name); sharedLast == nil || sharedLast.before(e) {
+			sharedLast = e
+		}
+	}
+	var sharedIDs map[string]bool
+	inShared := func(e *Event) (bool, error) {
+		if sharedLast == nil || sharedLast.before(e) {
+			return false, nil
+		}
+		if sharedIDs == nil {
+			sharedIDs = map[string]bool{}
+			for name := range shared {
+				data := local[name]
+				if data == nil {
+					if load == nil {
+						return false, fmt.Errorf("%s: not read, and nothing to read it with", name)
+					}
+					if data, err = load(name); err != nil {
+						return false, fmt.Errorf("read %s: %w", name, err)
+					}
+				}
+				evs, err := decodeAll(name, data)
+				if err != nil {
+					return false, err
+				}
+				for _, e := range evs {
+					sharedIDs[e.ID] = true
+				}
+			}
+		}
+		return sharedIDs[e.ID], nil
+	}
+	known := make(map[string]bool, len(up))
+	for _, e := range up {
+		known[e.ID] = true
+	}
+	have := make(map[string]bool, len(mine))
+	for _, e := range mine {
+		have[e.ID] = true
+	}
+	for _, e := range up {
+		if have[e.ID] {
+			continue
+		}
+		if in, err := inShared(e); err != nil {
+			return nil, res, err
+		} else if !in {
+			res.Pulled++
+		}
+	}
+	res.Upstream = len(up)
+	out := Tree{}
+	for name, data := range upstream {
+		out[name] = data
+	}
+	for _, name := range []string{ConfigFile, IgnoreFile, AttributesFile} {
+		if _, ok := out[name]; !ok && local[name] != nil {
+			out[name] = local[name]
+		}
+	}
+	var last *Event
+	if len(up) > 0 {
+		last = up[len(up)-1]
+	}
+	if sharedLast != nil && (last == nil || last.before(sharedLast)) {
+		last = sharedLast
+	}
+	ledger := append([]byte(nil), upstream[LedgerFile]...)
+	if len(ledger) > 0 && ledger[len(ledger)-1] != '\n' {
+		ledger = append(ledger, '\n') // its last event lost its newline
+	}
+	for _, e := range mine {
+		if known[e.ID] {
+			continue
+		}
+		if in, err := inShared(e); err != nil {
+			return nil, res, err
+		} else if in {
+			continue
+		}
+		res.Local++
+		if last != nil && !last.before(e) {
+			e = restamp(e, last.At.Add(1))
+			res.Restamped++
+		}
+		line, err := EncodeLine(e)
+		if err != nil {
+			return nil, res, err
+		}
+		ledger = append(ledger, line...)
+		last = e
+	}
+	out[LedgerFile] = ledger
+	return out, res, nil
+}
+
+// segmentNewest is the newest event a segment can hold: the one its name
+// (archive/<unix nanoseconds>-<event id>.jsonl) is after. A name that does
+// not read so bounds nothing: the latest time there is.
+func segmentNewest(name string) *Event {
+	base := strings.TrimSuffix(path.Base(name), ".jsonl")
+	if c, err := ParseCursor(base); err == nil {
+		return &Event{At: c.At, ID: c.ID}
+	}
+	return &Event{At: time.Unix(1<<62, 0).UTC(), ID: "~"}
+}
+
+// readTreeUnread reads the tracked files of the backlog in dir, leaving
+// the archive segments skip accepts unread (named, nil data).
+func readTreeUnread(dir string, skip func(name string) bool) (Tree, error) {
+	t := Tree{}
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(dir, p)
+		if err != nil || d.IsDir() {
+			return err
+		}
+		name := filepath.ToSlash(rel)
+		switch {
+		case !Tracked(name):
+		case strings.HasPrefix(name, ArchiveDir+"/") && skip(name):
+			t[name] = nil
+		default:
+			data, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			t[name] = data
+		}
+		return nil
+	})
+	return t, err
+}
+
+// segmentLoader reads a segment from the backlog directory.
+func (b *Backlog) segmentLoader() Loader {
+	return func(name string) ([]byte, error) {
+		return os.ReadFile(filepath.Join(b.dir, filepath.FromSlash(name)))
+	}
+}
+
+// TreeUnread reads the backlog's tracked files under the lock, as Tree
+// does, leaving the archive segments skip accepts unread (nil data), and
+// calls fn with them before the lock is released: the segments on disk
+// are then the ones the tree names, for fn to look at as it needs.
+func (b *Backlog) TreeUnread(ctx context.Context, skip func(name string) bool, fn func(t Tree) error) error {
+	return b.withLock(ctx, func() error {
+		t, err := readTreeUnread(b.dir, skip)
+		if err != nil {
+			return err
+		}
+		return fn(t)
+	})
+}
+
+// ApplyUpstreamUnread is ApplyUpstream for an upstream tree that leaves
+// archive segments unread (nil data): the caller vouches that the local
+// backlog holds a segment of that name with the same bytes, and such
+// segments are neither read nor decoded (see rebaseOnto), so the round
+// costs what is new on either side, not all history. load reads an unread
+// upstream segment the local backlog turns out not to hold.
+//
+// The result carries compaction: when the local side had compacted since
+// it last took upstream's files (it holds segments upstream lacks), or the
+// rebased ledger is past the compaction threshold, the result is compacted
+// the ordinary way (snapshot and tail to a new snapshot and a new segment),
+// so the next writer on any clone that takes it does not compact all
+// history again. res.Compacted says so. A failed compaction (a full disk)
+// leaves the rebased backlog, which reads and writes as before.
+func (b *Backlog) ApplyUpstreamUnread(ctx context.Context, upstream Tree, load Loader) (RebaseResult, error) {
+	_, res, err := b.applyUpstream(ctx, upstream, load)
+	return res, err
+}
+
+func (b *Backlog) applyUpstream(ctx context.Context, upstream Tree, load Loader) (out Tree, res RebaseResult, err error) {
+	err = b.withLock(ctx, func() error {
+		up := maps.Clone(upstream)
+		unread := map[string]bool{}
+		for _, name := range up.Unread() {
+			unread[name] = true
+		}
+		local, err := readTreeUnread(b.dir, func(name string) bool { return unread[name] })
+		if err != nil {
+			return err
+		}
+		compact := false
+		for _, name := range local.archives() {
+			if _, ok := up[name]; !ok {
+				compact = true // the local side compacted since
+			}
+		}
+		for name := range unread {
+			if _, ok := local[name]; !ok {
+				if load == nil {
+					return fmt.Errorf("upstream: %s: not read, and nothing to read it with", name)
+				}
+				data, err := load(name)
+				if err != nil {
+					return fmt.Errorf("upstream: read %s: %w", name, err)
+				}
+				up[name] = data
+			}
+		}
+		if out, res, err = rebaseOnto(up, local, b.segmentLoader()); err != nil {
+			return err
+		}
+		if err := b.writeTree(local, out); err != nil {
+			return err
+		}
+		if err := b.reload(); err != nil {
+			return err
+		}
+		limit := b.cfg.compactThreshold(b.snapBytes)
+		if b.pos.offset > b.pos.base && (compact || (limit > 0 && b.pos.offset-b.pos.base >= limit)) {
+			if _, err := b.compactLocked(); err != nil {
+				b.compactErr = err
+			} else {
+				res.Compacted = true
+			}
+		}
+		res.Conflicts = len(b.state.conflicts)
+		return nil
+	})
+	return out, res, err
+}
