@@ -19,7 +19,7 @@ import (
 // read supplies the backlog tree; it is read again whenever another commit
 // moved the branch meanwhile, so a commit never carries a backlog older
 // than its parent's.
-func (s *Syncer) commit(read func() (ledger.Tree, error), remote plumbing.Hash) (head plumbing.Hash, committed bool, msg string, err error) {
+func (s *Syncer) commit(read func() (backlogFiles, error), remote plumbing.Hash) (head plumbing.Hash, committed bool, msg string, err error) {
 	for range 20 {
 		// The branch as it was before the read: the commit's parent, and
 		// the old value the ref update checks.
@@ -27,11 +27,11 @@ func (s *Syncer) commit(read func() (ledger.Tree, error), remote plumbing.Hash) 
 		if err != nil {
 			return head, false, "", err
 		}
-		t, err := read()
+		f, err := read()
 		if err != nil {
 			return head, false, "", err
 		}
-		head, committed, msg, err = s.commitOnce(t, remote, local)
+		head, committed, msg, err = s.commitOnce(f, remote, local)
 		if !errors.Is(err, errRefMoved) {
 			return head, committed, msg, err
 		}
@@ -39,8 +39,8 @@ func (s *Syncer) commit(read func() (ledger.Tree, error), remote plumbing.Hash) 
 	return head, committed, msg, fmt.Errorf("%w: %s keeps moving", ErrGitLocked, s.branch)
 }
 
-func (s *Syncer) commitOnce(t ledger.Tree, remote, local plumbing.Hash) (plumbing.Hash, bool, string, error) {
-	g := s.g
+func (s *Syncer) commitOnce(f backlogFiles, remote, local plumbing.Hash) (plumbing.Hash, bool, string, error) {
+	g, t := s.g, f.t
 	checkedOut := false
 	if cur, err := g.currentBranch(); err == nil && cur == s.branch {
 		checkedOut = true
@@ -57,7 +57,7 @@ func (s *Syncer) commitOnce(t ledger.Tree, remote, local plumbing.Hash) (plumbin
 	if err != nil {
 		return local, false, "", err
 	}
-	sub, blobs, err := g.backlogTree(baseSub, t)
+	sub, blobs, err := g.backlogTree(baseSub, t, f.blobs)
 	if err != nil {
 		return local, false, "", err
 	}
@@ -73,7 +73,7 @@ func (s *Syncer) commitOnce(t ledger.Tree, remote, local plumbing.Hash) (plumbin
 					return local, false, "", err
 				}
 				if checkedOut {
-					_ = g.updateIndex(t, blobs)
+					_ = g.updateIndex(t, blobs, f.sizes)
 				}
 			}
 			return parents[0], false, "", nil
@@ -83,11 +83,11 @@ func (s *Syncer) commitOnce(t ledger.Tree, remote, local plumbing.Hash) (plumbin
 	if len(parents) > 0 {
 		first = parents[0]
 	}
-	prev, err := g.readBacklog(first)
+	prev, next, err := s.changedSince(first, t, blobs)
 	if err != nil {
 		return local, false, "", err
 	}
-	msg := s.message(prev, t, len(parents) > 1)
+	msg := s.message(prev, next, len(parents) > 1)
 	sig := s.signature()
 	c := &object.Commit{Author: sig, Committer: sig, Message: msg, TreeHash: root, ParentHashes: parents}
 	o := g.repo.Storer.NewEncodedObject()
@@ -104,7 +104,7 @@ func (s *Syncer) commitOnce(t ledger.Tree, remote, local plumbing.Hash) (plumbin
 	if checkedOut {
 		// The commit stands; a busy index only leaves git status showing
 		// the backlog as modified until the next sync.
-		_ = g.updateIndex(t, blobs)
+		_ = g.updateIndex(t, blobs, f.sizes)
 	}
 	return h, true, msg, nil
 }
@@ -203,4 +203,40 @@ func (s *Syncer) sameOutside(local, remote plumbing.Hash) error {
 func (s *Syncer) divergedError() error {
 	return fmt.Errorf("%w: %s has commits that change files outside %s; bring them in with git first (git pull %s %s; git's union merge of .backlog merges it), then sync again, or exchange the backlog on a branch of its own (--branch)",
 		ErrDiverged, s.remoteLabel(), s.g.prefix, s.o.Remote, s.branch.Short())
+}
+
+// changedSince returns the backlog files of commit parent and of t (whose
+// blobs are given) for the commit message, leaving out the archive
+// segments both hold with the same blob: Summarize compares only what
+// changed, and a segment is read only when it is new.
+func (s *Syncer) changedSince(parent plumbing.Hash, t ledger.Tree, blobs map[string]plumbing.Hash) (prev, next ledger.Tree, err error) {
+	same := func(name string, h plumbing.Hash) bool { return blobs[name] == h }
+	prev, hashes, err := s.g.readBacklogUnread(parent, ledger.Tracked, same)
+	if err != nil {
+		return nil, nil, err
+	}
+	next = ledger.Tree{}
+	for name, data := range t {
+		if !isSegment(name) {
+			next[name] = data
+			continue
+		}
+		if h, ok := hashes[name]; ok && h == blobs[name] {
+			delete(prev, name) // unchanged
+			continue
+		}
+		if data == nil {
+			trace("blob", name)
+			if data, err = s.g.blob(blobs[name]); err != nil {
+				return nil, nil, fmt.Errorf("%s: %w", name, err)
+			}
+		}
+		next[name] = data
+	}
+	for name := range prev {
+		if prev[name] == nil { // a segment t has with the same blob, gone meanwhile
+			delete(prev, name)
+		}
+	}
+	return prev, next, nil
 }

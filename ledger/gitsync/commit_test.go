@@ -31,9 +31,9 @@ func TestCommitRereadsTheBacklogWhenTheBranchMoved(t *testing.T) {
 	// and read again rather than commit the older backlog on top.
 	create(t, a, "seed", "C0") // something for process 1 to commit
 	reads := 0
-	read := func() (ledger.Tree, error) {
+	read := func() (backlogFiles, error) {
 		reads++
-		stale, err := a.Tree(bg)
+		stale, err := s1.readFiles(bg)
 		if reads == 1 {
 			create(t, a, "seed", "C2")
 			s2 := syncer(t, a, Options{})

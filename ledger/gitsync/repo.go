@@ -240,30 +240,49 @@ func (g *Repo) readBacklog(h plumbing.Hash) (ledger.Tree, error) {
 
 // readBacklogFiles reads the backlog files of commit h that want accepts.
 func (g *Repo) readBacklogFiles(h plumbing.Hash, want func(name string) bool) (ledger.Tree, error) {
+	t, _, err := g.readBacklogUnread(h, want, func(string, plumbing.Hash) bool { return false })
+	return t, err
+}
+
+// readBacklogUnread reads the backlog files of commit h that want accepts,
+// leaving the archive segments unread (nil data) that skip accepts given
+// their blob hash. It returns the blob hash of every file it names.
+func (g *Repo) readBacklogUnread(h plumbing.Hash, want func(name string) bool, skip func(name string, blob plumbing.Hash) bool) (ledger.Tree, map[string]plumbing.Hash, error) {
 	root, err := g.rootTree(h)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	sub, err := g.subtree(root)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	t := ledger.Tree{}
+	t, hashes := ledger.Tree{}, map[string]plumbing.Hash{}
 	if sub == nil {
-		return t, nil
+		return t, hashes, nil
 	}
 	err = walkFiles(sub, "", func(name string, e object.TreeEntry) error {
 		if !ledger.Tracked(name) || !want(name) {
 			return nil
 		}
+		hashes[name] = e.Hash
+		if isSegment(name) && skip(name, e.Hash) {
+			t[name] = nil
+			return nil
+		}
+		if isSegment(name) {
+			trace("blob", name)
+		}
 		data, err := g.blob(e.Hash)
 		if err != nil {
 			return fmt.Errorf("%s/%s: %w", g.prefix, name, err)
 		}
+		if data == nil {
+			data = []byte{}
+		}
 		t[name] = data
 		return nil
 	})
-	return t, err
+	return t, hashes, err
 }
 
 // walkFiles calls fn for every file under t, by slash-separated name.
@@ -347,9 +366,10 @@ func (g *Repo) storeTree(entries []object.TreeEntry, write bool) (plumbing.Hash,
 
 // backlogTree builds the tree for the backlog directory: the files of t,
 // plus whatever files base (the directory as committed before) holds that
-// bl does not manage, such as a README. It returns the tree's hash and the
-// blob hash of each file of t.
-func (g *Repo) backlogTree(base *object.Tree, t ledger.Tree) (plumbing.Hash, map[string]plumbing.Hash, error) {
+// bl does not manage, such as a README. A file t names unread (nil data)
+// is the blob known gives. It returns the tree's hash and the blob hash of
+// each file of t.
+func (g *Repo) backlogTree(base *object.Tree, t ledger.Tree, known map[string]plumbing.Hash) (plumbing.Hash, map[string]plumbing.Hash, error) {
 	type file struct {
 		mode filemode.FileMode
 		hash plumbing.Hash
@@ -368,9 +388,15 @@ func (g *Repo) backlogTree(base *object.Tree, t ledger.Tree) (plumbing.Hash, map
 	}
 	blobs := map[string]plumbing.Hash{}
 	for name, data := range t {
-		h, err := g.storeBlob(data)
-		if err != nil {
-			return plumbing.ZeroHash, nil, err
+		h, ok := known[name]
+		switch {
+		case data == nil && !ok:
+			return plumbing.ZeroHash, nil, fmt.Errorf("%s: neither read nor hashed", name)
+		case data != nil:
+			var err error
+			if h, err = g.storeBlob(data); err != nil {
+				return plumbing.ZeroHash, nil, err
+			}
 		}
 		blobs[name] = h
 		files[name] = file{filemode.Regular, h}
@@ -469,7 +495,7 @@ func (g *Repo) sameOutside(a, b *object.Tree) (bool, error) {
 // git status shows them unchanged. Tracked backlog files the commit no
 // longer has are dropped from the index. The stat data is left empty, so
 // git compares contents, never trusting a file that changed meanwhile.
-func (g *Repo) updateIndex(t ledger.Tree, blobs map[string]plumbing.Hash) error {
+func (g *Repo) updateIndex(t ledger.Tree, blobs map[string]plumbing.Hash, sizes map[string]int64) error {
 	p := filepath.Join(g.gitDir, "index")
 	return withLockFile(p, 2*time.Second, func(f *os.File) error {
 		idx := &index.Index{Version: 2}
@@ -505,7 +531,11 @@ func (g *Repo) updateIndex(t ledger.Tree, blobs map[string]plumbing.Hash) error 
 		}
 		idx.Entries = kept
 		for name, data := range t {
-			idx.Entries = append(idx.Entries, &index.Entry{Name: full(name), Hash: blobs[name], Mode: filemode.Regular, Size: uint32(len(data))})
+			size := int64(len(data))
+			if data == nil {
+				size = sizes[name]
+			}
+			idx.Entries = append(idx.Entries, &index.Entry{Name: full(name), Hash: blobs[name], Mode: filemode.Regular, Size: uint32(size)})
 		}
 		sort.SliceStable(idx.Entries, func(i, j int) bool {
 			a, b := idx.Entries[i], idx.Entries[j]

@@ -62,6 +62,7 @@ type Syncer struct {
 	url        string // the remote's URL
 	remoteName string // a configured remote's name, for its tracking ref
 	triesSet   bool   // Options.Tries was given
+	segs       segments
 
 	beforePush func(round int) // tests: runs just before each push
 }
@@ -141,7 +142,7 @@ func (s *Syncer) result() Result {
 // since the branch's commit is a quiet no-op (Committed false).
 func (s *Syncer) Commit(ctx context.Context) (Result, error) {
 	res := s.result()
-	head, committed, msg, err := s.commit(func() (ledger.Tree, error) { return s.treeForCommit(ctx) }, plumbing.ZeroHash)
+	head, committed, msg, err := s.commit(func() (backlogFiles, error) { return s.treeForCommit(ctx) }, plumbing.ZeroHash)
 	res.Commit, res.Committed, res.Message = hashString(head), committed, msg
 	return res, err
 }
@@ -152,24 +153,25 @@ func (s *Syncer) Commit(ctx context.Context) (Result, error) {
 func (s *Syncer) Pull(ctx context.Context) (Result, error) {
 	res := s.result()
 	res.Tries = 1
-	remote, _, err := s.pullOnce(ctx, &res)
+	remote, _, _, err := s.pullOnce(ctx, &res)
 	if err != nil {
 		return res, err
 	}
-	head, committed, msg, err := s.commit(func() (ledger.Tree, error) { return s.treeForCommit(ctx) }, remote)
+	head, committed, msg, err := s.commit(func() (backlogFiles, error) { return s.treeForCommit(ctx) }, remote)
 	res.Commit, res.Committed, res.Message = hashString(head), committed, msg
 	return res, err
 }
 
 // treeForCommit runs the BeforeCommit hook, then reads the backlog's
-// tracked files under its lock.
-func (s *Syncer) treeForCommit(ctx context.Context) (ledger.Tree, error) {
+// tracked files under its lock, the archive segments by blob hash
+// (readFiles).
+func (s *Syncer) treeForCommit(ctx context.Context) (backlogFiles, error) {
 	if s.o.BeforeCommit != nil {
 		if err := s.o.BeforeCommit(ctx); err != nil {
-			return nil, err
+			return backlogFiles{}, err
 		}
 	}
-	return s.b.Tree(ctx)
+	return s.readFiles(ctx)
 }
 
 // Hooks let a caller act inside every round of Push.
@@ -210,14 +212,14 @@ func (s *Syncer) exchange(ctx context.Context, h Hooks, tries int) (Result, erro
 				return res, err
 			}
 		}
-		remote, up, err := s.pullOnce(ctx, &res)
+		remote, up, upLoad, err := s.pullOnce(ctx, &res)
 		if err != nil {
 			return res, err
 		}
 		if round > 1 && h.Check != nil && len(up) > 0 {
 			// Another bl process of this clone may have pushed our
 			// events already: then there is nothing left to push.
-			if st, err := up.Fold(); err == nil && h.Check(st) == nil {
+			if st, err := up.FoldWith(upLoad); err == nil && h.Check(st) == nil {
 				res.Pushed, res.Commit = true, remote.String()
 				return res, nil
 			}
@@ -229,12 +231,12 @@ func (s *Syncer) exchange(ctx context.Context, h Hooks, tries int) (Result, erro
 				return res, err
 			}
 		}
-		t, err := s.treeForCommit(ctx)
+		f, err := s.treeForCommit(ctx)
 		if err != nil {
 			return res, err
 		}
 		if h.Check != nil {
-			st, err := t.Fold()
+			st, err := f.t.FoldWith(s.localLoader())
 			if err != nil {
 				return res, err
 			}
@@ -249,12 +251,12 @@ func (s *Syncer) exchange(ctx context.Context, h Hooks, tries int) (Result, erro
 		// moved the branch meanwhile, start a new round rather than
 		// commit a backlog older than the branch's.
 		checked := false
-		head, committed, msg, err := s.commit(func() (ledger.Tree, error) {
+		head, committed, msg, err := s.commit(func() (backlogFiles, error) {
 			if checked {
-				return nil, errRefMoved
+				return backlogFiles{}, errRefMoved
 			}
 			checked = true
-			return t, nil
+			return f, nil
 		}, remote)
 		if errors.Is(err, errRefMoved) {
 			last = err
@@ -292,39 +294,54 @@ func (s *Syncer) exchange(ctx context.Context, h Hooks, tries int) (Result, erro
 }
 
 // pullOnce fetches the remote branch and applies its backlog. It returns
-// the fetched commit (zero when the remote has no such branch) and the
-// backlog files it holds.
-func (s *Syncer) pullOnce(ctx context.Context, res *Result) (plumbing.Hash, ledger.Tree, error) {
+// the fetched commit (zero when the remote has no such branch), the
+// backlog files it holds, and how to read the archive segments they name
+// unread: those the local backlog holds with the same blob, which are
+// neither read nor decoded (ledger.Backlog.ApplyUpstreamUnread).
+func (s *Syncer) pullOnce(ctx context.Context, res *Result) (plumbing.Hash, ledger.Tree, ledger.Loader, error) {
 	base := s.settingsBase()
 	remote, err := s.fetch(ctx)
 	if err != nil {
-		return plumbing.ZeroHash, nil, err
+		return plumbing.ZeroHash, nil, nil, err
 	}
 	if remote.IsZero() {
-		return remote, nil, nil
+		return remote, nil, nil, nil
 	}
-	up, err := s.g.readBacklog(remote)
+	var segErr error
+	shared := func(name string, blob plumbing.Hash) bool {
+		h, _, ok, err := s.segmentBlob(name)
+		if err != nil && segErr == nil {
+			segErr = err
+		}
+		return ok && h == blob
+	}
+	up, hashes, err := s.g.readBacklogUnread(remote, ledger.Tracked, shared)
+	s.saveSegments()
+	if err == nil {
+		err = segErr
+	}
 	if err != nil {
-		return remote, nil, err
+		return remote, nil, nil, err
 	}
+	load := s.blobLoader(hashes)
 	if len(up) == 0 {
-		return remote, up, nil // the remote has no backlog yet: nothing to rebase onto
+		return remote, up, load, nil // the remote has no backlog yet: nothing to rebase onto
 	}
-	before, err := s.b.Tree(ctx)
-	if err != nil {
-		return remote, nil, err
+	var before ledger.Tree
+	if err := s.b.TreeUnread(ctx, isSegment, func(t ledger.Tree) error { before = t; return nil }); err != nil {
+		return remote, nil, nil, err
 	}
 	applied := maps.Clone(up)
 	if err := s.keepLocalSettings(before, applied, base); err != nil {
-		return remote, nil, err
+		return remote, nil, nil, err
 	}
-	_, rr, err := s.b.ApplyUpstream(ctx, applied)
+	rr, err := s.b.ApplyUpstreamUnread(ctx, applied, load)
 	if err != nil {
-		return remote, nil, fmt.Errorf("apply %s: %w", s.remoteLabel(), err)
+		return remote, nil, nil, fmt.Errorf("apply %s: %w", s.remoteLabel(), err)
 	}
-	res.Pulled += newEvents(before, up)
+	res.Pulled += rr.Pulled
 	res.Rebased, res.Conflicts = rr.Local, rr.Conflicts
-	return remote, up, nil
+	return remote, up, load, nil
 }
 
 // settingsBase is the commit whose settings count as "not edited here":
@@ -355,29 +372,6 @@ func (s *Syncer) keepLocalSettings(local, up ledger.Tree, base plumbing.Hash) er
 		}
 	}
 	return nil
-}
-
-// newEvents counts the events of up that t lacks.
-func newEvents(t, up ledger.Tree) int {
-	have, err := t.Events()
-	if err != nil {
-		return 0
-	}
-	theirs, err := up.Events()
-	if err != nil {
-		return 0
-	}
-	ids := make(map[string]bool, len(have))
-	for _, e := range have {
-		ids[e.ID] = true
-	}
-	n := 0
-	for _, e := range theirs {
-		if !ids[e.ID] {
-			n++
-		}
-	}
-	return n
 }
 
 func hashString(h plumbing.Hash) string {
