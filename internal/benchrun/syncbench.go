@@ -55,12 +55,13 @@ func syncBench(bl, root string, events int) {
 	create := median(len(creates), func(i int) time.Duration { return creates[i] })
 	add(fmt.Sprintf("bl create on a clone that syncs (%s)", label), ms(create), "", "")
 	add(fmt.Sprintf("bl sync --push, one new event on each side (%s)", label), ms(round), "", "")
+	gitCmd(ca, "fetch", "-q", "origin")
+	led := gitCmd(ca, "show", "origin/main:.backlog/ledger.jsonl")
+	add(fmt.Sprintf("events in the remote's ledger.jsonl after %d rounds (%s)", n, label), strconv.Itoa(strings.Count(led, "\n")), "", "")
 	claim := median(n, func(int) time.Duration {
 		return timeCmd(bl, a, "claim", "--owner", "bench", "--ttl", "1h", "--remote", "origin")
 	})
 	add(fmt.Sprintf("bl claim --remote, uncontended (%s)", label), ms(claim), "", "")
-	led := gitCmd(ca, "show", "origin/main:.backlog/ledger.jsonl")
-	add(fmt.Sprintf("events in the remote's ledger.jsonl afterwards (%s)", label), strconv.Itoa(strings.Count(led, "\n")), "", "")
 }
 
 // gitCmd runs the system git in dir and returns its output.

@@ -10,8 +10,8 @@ import (
 	"strings"
 	"sync"
 
-	json "github.com/goccy/go-json"
 	"github.com/go-git/go-git/v5/plumbing"
+	json "github.com/goccy/go-json"
 
 	"github.com/bl-backlog/bl/ledger"
 )
