@@ -1,0 +1,126 @@
+package ledger
+
+import (
+	"bytes"
+	"maps"
+	"testing"
+	"time"
+)
+
+// compactedBase is a backlog folded into one archive segment, its tree, and
+// the segment's name.
+func compactedBase(t *testing.T) (*env, Tree, string) {
+	t.Helper()
+	base := seeded(t)
+	if _, err := base.b.Compact(base.ctx); err != nil {
+		t.Fatal(err)
+	}
+	tr := base.tree()
+	segs := tr.archives()
+	if len(segs) != 1 {
+		t.Fatalf("segments %v", segs)
+	}
+	return base, tr, segs[0]
+}
+
+func unread(tr Tree, names ...string) Tree {
+	out := maps.Clone(tr)
+	for _, n := range names {
+		out[n] = nil
+	}
+	return out
+}
+
+func newCreateLine(t *testing.T, id, card string, at time.Time) []byte {
+	t.Helper()
+	title := "card " + card
+	line, err := EncodeLine(&Event{V: 1, ID: id, At: at, Actor: "x", Op: OpCreate, Card: card, Fields: &Fields{Title: &title}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return line
+}
+
+// TestRebaseOntoSharedSegments: a segment both sides hold is not read
+// while every local event is newer than it; a local event old enough to be
+// in it (a line a git merge brought back into the ledger) makes the rebase
+// read it, and that event is not appended a second time.
+func TestRebaseOntoSharedSegments(t *testing.T) {
+	base, t0, seg := compactedBase(t)
+	base.create("U1")
+	upstream := base.tree()
+	later := base.clk.Now().Add(time.Minute)
+	l1 := newCreateLine(t, "00000000000000aa", "L1", later)
+	loads := 0
+	load := func(name string) ([]byte, error) { loads++; return t0[name], nil }
+
+	for _, tc := range []struct {
+		name      string
+		ledger    []byte
+		wantLoads int
+	}{
+		{"new events only", l1, 0},
+		{"an archived event back in the ledger", append(append([]byte(nil), splitLines(t0[seg])[0]...), l1...), 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			loads = 0
+			local := maps.Clone(t0)
+			local[LedgerFile] = tc.ledger
+			out, res, err := rebaseOnto(unread(upstream, seg), unread(local, seg), load)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if loads != tc.wantLoads || res.Local != 1 || res.Pulled != 1 {
+				t.Fatalf("loads %d, result %+v", loads, res)
+			}
+			if out[seg] != nil {
+				t.Fatal("the shared segment was filled in")
+			}
+			want, _, err := Rebase(upstream, local)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(out[LedgerFile], want[LedgerFile]) {
+				t.Fatalf("ledger\n%s\nwant\n%s", out[LedgerFile], want[LedgerFile])
+			}
+			s, err := out.FoldWith(load)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, id := range []string{"A", "B", "C", "U1", "L1"} {
+				if _, ok := s.Card(id); !ok {
+					t.Errorf("card %s missing", id)
+				}
+			}
+		})
+	}
+}
+
+// TestFoldWithReadsSegmentsOnlyWhenStale: a tree whose snapshot matches
+// its segments folds without them; one whose ledger holds a line older
+// than the snapshot (a git merge) folds in its normal form, reading them.
+func TestFoldWithReadsSegmentsOnlyWhenStale(t *testing.T) {
+	base, t0, seg := compactedBase(t)
+	base.create("D")
+	tr := base.tree()
+	loads := 0
+	load := func(name string) ([]byte, error) { loads++; return tr[name], nil }
+	want, err := tr.Fold()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := unread(tr, seg).FoldWith(load)
+	if err != nil || loads != 0 || got.Events() != want.Events() || got.Len() != want.Len() {
+		t.Fatalf("consistent tree: loads %d, %d/%d events, err %v", loads, got.Events(), want.Events(), err)
+	}
+	stale := maps.Clone(tr)
+	stale[LedgerFile] = append(append([]byte(nil), splitLines(t0[seg])[0]...), tr[LedgerFile]...)
+	want, err = stale.Fold()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err = unread(stale, seg).FoldWith(load)
+	if err != nil || loads != 1 || got.Events() != want.Events() || got.Len() != want.Len() {
+		t.Fatalf("stale tree: loads %d, %d/%d events, err %v", loads, got.Events(), want.Events(), err)
+	}
+}
