@@ -9,7 +9,6 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
-	"time"
 )
 
 // A sync round compares two backlogs that share most of their history:
@@ -109,37 +108,57 @@ func rebaseOnto(upstream, local Tree, load Loader) (Tree, RebaseResult, error) {
 	if err != nil {
 		return nil, res, fmt.Errorf("local: %w", err)
 	}
-	// The newest event any shared segment can hold.
+	// The newest event any shared segment can hold: the one it is named
+	// after. A name that does not say (not written by bl) makes the
+	// shared segments be read at once, for their real newest event.
 	var sharedLast *Event
+	bounded := true
 	for name := range shared {
-		if e := segmentNewest(name); sharedLast == nil || sharedLast.before(e) {
+		e, ok := segmentNewest(name)
+		bounded = bounded && ok
+		if ok && (sharedLast == nil || sharedLast.before(e)) {
 			sharedLast = e
 		}
 	}
 	var sharedIDs map[string]bool
+	readShared := func() error {
+		sharedIDs = map[string]bool{}
+		for name := range shared {
+			data := local[name]
+			if data == nil {
+				if load == nil {
+					return fmt.Errorf("%s: not read, and nothing to read it with", name)
+				}
+				var err error
+				if data, err = load(name); err != nil {
+					return fmt.Errorf("read %s: %w", name, err)
+				}
+			}
+			evs, err := decodeAll(name, data)
+			if err != nil {
+				return err
+			}
+			for _, e := range evs {
+				sharedIDs[e.ID] = true
+				if sharedLast == nil || sharedLast.before(e) {
+					sharedLast = e
+				}
+			}
+		}
+		return nil
+	}
+	if !bounded {
+		if err := readShared(); err != nil {
+			return nil, res, err
+		}
+	}
 	inShared := func(e *Event) (bool, error) {
 		if sharedLast == nil || sharedLast.before(e) {
 			return false, nil
 		}
 		if sharedIDs == nil {
-			sharedIDs = map[string]bool{}
-			for name := range shared {
-				data := local[name]
-				if data == nil {
-					if load == nil {
-						return false, fmt.Errorf("%s: not read, and nothing to read it with", name)
-					}
-					if data, err = load(name); err != nil {
-						return false, fmt.Errorf("read %s: %w", name, err)
-					}
-				}
-				evs, err := decodeAll(name, data)
-				if err != nil {
-					return false, err
-				}
-				for _, e := range evs {
-					sharedIDs[e.ID] = true
-				}
+			if err := readShared(); err != nil {
+				return false, err
 			}
 		}
 		return sharedIDs[e.ID], nil
@@ -208,15 +227,16 @@ func rebaseOnto(upstream, local Tree, load Loader) (Tree, RebaseResult, error) {
 	return out, res, nil
 }
 
-// segmentNewest is the newest event a segment can hold: the one its name
-// (archive/<unix nanoseconds>-<event id>.jsonl) is after. A name that does
-// not read so bounds nothing: the latest time there is.
-func segmentNewest(name string) *Event {
+// segmentNewest is the newest event a segment holds, as its name says
+// (archive/<unix nanoseconds>-<event id>.jsonl); false when the name does
+// not say.
+func segmentNewest(name string) (*Event, bool) {
 	base := strings.TrimSuffix(path.Base(name), ".jsonl")
-	if c, err := ParseCursor(base); err == nil {
-		return &Event{At: c.At, ID: c.ID}
+	c, err := ParseCursor(base)
+	if err != nil {
+		return nil, false
 	}
-	return &Event{At: time.Unix(1<<62, 0).UTC(), ID: "~"}
+	return &Event{At: c.At, ID: c.ID}, true
 }
 
 // readTreeUnread reads the tracked files of the backlog in dir, leaving

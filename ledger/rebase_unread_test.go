@@ -124,3 +124,28 @@ func TestFoldWithReadsSegmentsOnlyWhenStale(t *testing.T) {
 		t.Fatalf("stale tree: loads %d, %d/%d events, err %v", loads, got.Events(), want.Events(), err)
 	}
 }
+
+// TestRebaseOntoUnnamedSegment: a shared segment whose name does not say
+// its newest event is read, so the re-stamp rule still knows upstream's
+// newest event: a local event newer than everything keeps its stamp.
+func TestRebaseOntoUnnamedSegment(t *testing.T) {
+	base, t0, seg := compactedBase(t)
+	const other = ArchiveDir + "/imported.jsonl"
+	rename := func(tr Tree) Tree {
+		out := maps.Clone(tr)
+		out[other] = out[seg]
+		delete(out, seg)
+		return out
+	}
+	local := rename(t0)
+	local[LedgerFile] = newCreateLine(t, "00000000000000aa", "L1", base.clk.Now().Add(time.Minute))
+	loads := 0
+	load := func(name string) ([]byte, error) { loads++; return t0[seg], nil }
+	out, res, err := rebaseOnto(unread(rename(t0), other), unread(local, other), load)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if loads != 1 || res.Local != 1 || res.Restamped != 0 || !bytes.Equal(out[LedgerFile], local[LedgerFile]) {
+		t.Fatalf("loads %d, result %+v, ledger\n%s", loads, res, out[LedgerFile])
+	}
+}

@@ -345,3 +345,75 @@ func TestSyncRoundWorkIsBounded(t *testing.T) {
 		t.Fatal("the clones read different states")
 	}
 }
+
+// TestSyncAfterGitUnionMerges: both clones compact, and one merges the
+// other's compaction with plain git (merge=union: two snapshots' lines in
+// one file, a stale snapshot) and pushes it with git. A bl sync from the
+// other clone, whose own snapshot matches, reads that remote right; then
+// the same happens the other way round, with the stale snapshot on the
+// syncing side. Every event is kept once and every clone ends in the
+// same state as a fresh clone.
+func TestSyncAfterGitUnionMerges(t *testing.T) {
+	w := newWorld(t)
+	da, db := w.clone("a"), w.clone("b")
+	a, b := open(t, da), open(t, db)
+	sa, sb := syncer(t, a, Options{Remote: "origin"}), syncer(t, b, Options{Remote: "origin"})
+	create(t, a, "alice", "S1", "S2")
+	compact(t, a)
+	push(t, sa)
+	if _, err := sb.Pull(bg); err != nil {
+		t.Fatal(err)
+	}
+
+	// Upstream stale: bob merges alice's compaction with git and pushes.
+	create(t, a, "alice", "A1")
+	compact(t, a)
+	push(t, sa)
+	create(t, b, "bob", "B1")
+	compact(t, b)
+	if _, err := sb.Commit(bg); err != nil {
+		t.Fatal(err)
+	}
+	w.git(db, "pull", "-q", "--no-rebase", "origin", "main")
+	if heads := strings.Count(w.git(db, "show", "HEAD:.backlog/snapshot.json"), `{"v":`); heads != 2 {
+		t.Fatalf("git's merge left %d snapshot headers, want a union of 2", heads)
+	}
+	w.git(db, "push", "-q", "origin", "main")
+	create(t, a, "alice", "A2")
+	push(t, sa)
+
+	// Local stale: bob compacts again, merges alice's push with git, and
+	// syncs with bl.
+	b = open(t, db)
+	sb = syncer(t, b, Options{Remote: "origin"})
+	create(t, b, "bob", "B2")
+	compact(t, b)
+	if _, err := sb.Commit(bg); err != nil {
+		t.Fatal(err)
+	}
+	create(t, a, "alice", "A3")
+	compact(t, a)
+	push(t, sa)
+	w.git(db, "pull", "-q", "--no-rebase", "origin", "main")
+	b = open(t, db)
+	sb = syncer(t, b, Options{Remote: "origin"})
+	create(t, b, "bob", "B3")
+	push(t, sb)
+	if _, err := sa.Pull(bg); err != nil {
+		t.Fatal(err)
+	}
+
+	want := "A1 ready #0 v1\nA2 ready #0 v1\nA3 ready #0 v1\nB1 ready #0 v1\nB2 ready #0 v1\nB3 ready #0 v1\nS1 ready #0 v1\nS2 ready #0 v1\n"
+	c := w.freshClone("c")
+	for name, bk := range map[string]*ledger.Backlog{"a": a, "b": b, "fresh": c} {
+		if got := cards(t, bk); got != want {
+			t.Errorf("%s reads\n%s", name, got)
+		}
+		if ids := treeIDs(t, fullTree(t, bk)); len(ids) != 8 {
+			t.Errorf("%s: %d events, want 8", name, len(ids))
+		}
+	}
+	if ta, tb := fullTree(t, a), fullTree(t, b); !ta.Equal(tb) {
+		t.Error("the clones' files differ")
+	}
+}
