@@ -6,10 +6,15 @@
 // # Commits
 //
 // A commit is built from the bytes of the backlog's tracked files as read
-// under the backlog lock (ledger.Backlog.Tree), never from the working
-// tree, so a half-written line is never committed. The files become blobs,
-// the blobs a tree at the backlog's path inside the branch's tree, and the
-// commit's parent is the branch's commit. Files outside the backlog are
+// under the backlog lock (ledger.Backlog.TreeUnread), never from the
+// working tree, so a half-written line is never committed. The files
+// become blobs, the blobs a tree at the backlog's path inside the branch's
+// tree, and the commit's parent is the branch's commit. Archive segments
+// are never changed once written, so each is read and hashed once: its
+// blob hash is remembered in cache/blobs.json by name, size and
+// modification time (as git's index remembers stat data), and a segment
+// whose size or time changed, or whose blob the repository lacks, is read
+// and hashed again. A commit thus costs what changed, not all history. Files outside the backlog are
 // taken from the branch's commit, so nothing the user staged or changed is
 // swept in. The branch ref moves with git's own lock-file protocol
 // (ref.lock, compare with the old value, rename), and the index entries of
@@ -28,12 +33,18 @@
 //     with an atomic rename, commits last, so other bl processes of the same
 //     clone never see a half-fetched commit.
 //  2. read the fetched commit's backlog files and rebase the local backlog
-//     onto them (ledger.Backlog.ApplyUpstream, under the backlog lock): the
-//     remote's history stays as it is and the events only the local side
-//     has go after it, re-stamped where needed. A claim that raced one the
-//     remote already holds folds as a recorded conflict. config.json and
-//     .gitignore edited locally since the branch's commit keep the local
-//     version.
+//     onto them (ledger.Backlog.ApplyUpstreamUnread, under the backlog
+//     lock): the remote's history stays as it is and the events only the
+//     local side has go after it, re-stamped where needed. A claim that
+//     raced one the remote already holds folds as a recorded conflict.
+//     config.json and .gitignore edited locally since the branch's commit
+//     keep the local version. An archive segment the remote and the clone
+//     hold under one name with one blob hash is shared: it is not read
+//     from git or from disk, nor decoded. When the clone had compacted
+//     since it last took the remote's files, or the rebased ledger is past
+//     the compaction threshold, the result is compacted (a new snapshot
+//     and a new segment), so compaction reaches the remote and its ledger
+//     stays short.
 //  3. commit the backlog with the fetched commit as a parent: the only one
 //     when the branch has nothing the remote lacks (a fast-forward), else
 //     the second parent of a merge.
