@@ -211,12 +211,15 @@ func (s *Syncer) divergedError() error {
 // changed, and a segment is read only when it is new.
 func (s *Syncer) changedSince(parent plumbing.Hash, t ledger.Tree, blobs map[string]plumbing.Hash) (prev, next ledger.Tree, err error) {
 	same := func(name string, h plumbing.Hash) bool { return blobs[name] == h }
-	prev, hashes, err := s.g.readBacklogUnread(parent, ledger.Tracked, same)
+	prev, hashes, err := s.g.readBacklogUnread(parent, summarized, same)
 	if err != nil {
 		return nil, nil, err
 	}
 	next = ledger.Tree{}
 	for name, data := range t {
+		if !summarized(name) {
+			continue
+		}
 		if !isSegment(name) {
 			next[name] = data
 			continue
@@ -239,4 +242,10 @@ func (s *Syncer) changedSince(parent plumbing.Hash, t ledger.Tree, blobs map[str
 		}
 	}
 	return prev, next, nil
+}
+
+// summarized reports whether Summarize looks at a file: the event files,
+// not the snapshot or the settings.
+func summarized(name string) bool {
+	return name == ledger.LedgerFile || isSegment(name)
 }

@@ -33,7 +33,7 @@ func TestCommitRereadsTheBacklogWhenTheBranchMoved(t *testing.T) {
 	reads := 0
 	read := func() (backlogFiles, error) {
 		reads++
-		stale, err := s1.readFiles(bg)
+		stale, err := s1.readFiles(bg, nil)
 		if reads == 1 {
 			create(t, a, "seed", "C2")
 			s2 := syncer(t, a, Options{})

@@ -149,10 +149,16 @@ type backlogFiles struct {
 }
 
 // readFiles reads the backlog for a commit under its lock: the segments
-// by hash (segmentBlob), the other files whole.
-func (s *Syncer) readFiles(ctx context.Context) (backlogFiles, error) {
+// by hash (segmentBlob), the other files whole. check, when set, is given
+// the state those files fold to, under the lock.
+func (s *Syncer) readFiles(ctx context.Context, check func(*ledger.State) error) (backlogFiles, error) {
 	f := backlogFiles{blobs: map[string]plumbing.Hash{}, sizes: map[string]int64{}}
-	err := s.b.TreeUnread(ctx, isSegment, func(t ledger.Tree) error {
+	err := s.b.TreeUnread(ctx, isSegment, func(t ledger.Tree, st *ledger.State) error {
+		if check != nil {
+			if err := check(st); err != nil {
+				return err
+			}
+		}
 		for _, name := range t.Unread() {
 			h, size, ok, err := s.segmentBlob(name)
 			if err != nil {

@@ -142,7 +142,7 @@ func (s *Syncer) result() Result {
 // since the branch's commit is a quiet no-op (Committed false).
 func (s *Syncer) Commit(ctx context.Context) (Result, error) {
 	res := s.result()
-	head, committed, msg, err := s.commit(func() (backlogFiles, error) { return s.treeForCommit(ctx) }, plumbing.ZeroHash)
+	head, committed, msg, err := s.commit(func() (backlogFiles, error) { return s.treeForCommit(ctx, nil) }, plumbing.ZeroHash)
 	res.Commit, res.Committed, res.Message = hashString(head), committed, msg
 	return res, err
 }
@@ -157,21 +157,21 @@ func (s *Syncer) Pull(ctx context.Context) (Result, error) {
 	if err != nil {
 		return res, err
 	}
-	head, committed, msg, err := s.commit(func() (backlogFiles, error) { return s.treeForCommit(ctx) }, remote)
+	head, committed, msg, err := s.commit(func() (backlogFiles, error) { return s.treeForCommit(ctx, nil) }, remote)
 	res.Commit, res.Committed, res.Message = hashString(head), committed, msg
 	return res, err
 }
 
 // treeForCommit runs the BeforeCommit hook, then reads the backlog's
 // tracked files under its lock, the archive segments by blob hash
-// (readFiles).
-func (s *Syncer) treeForCommit(ctx context.Context) (backlogFiles, error) {
+// (readFiles). check, when set, sees the state those files fold to.
+func (s *Syncer) treeForCommit(ctx context.Context, check func(*ledger.State) error) (backlogFiles, error) {
 	if s.o.BeforeCommit != nil {
 		if err := s.o.BeforeCommit(ctx); err != nil {
 			return backlogFiles{}, err
 		}
 	}
-	return s.readFiles(ctx)
+	return s.readFiles(ctx, check)
 }
 
 // Hooks let a caller act inside every round of Push.
@@ -231,31 +231,32 @@ func (s *Syncer) exchange(ctx context.Context, h Hooks, tries int) (Result, erro
 				return res, err
 			}
 		}
-		f, err := s.treeForCommit(ctx)
+		// Check sees the state of exactly the files read, under the
+		// backlog lock: the fold of what is committed below.
+		var checked error
+		var check func(*ledger.State) error
+		if h.Check != nil {
+			check = func(st *ledger.State) error { checked = h.Check(st); return nil }
+		}
+		f, err := s.treeForCommit(ctx, check)
 		if err != nil {
 			return res, err
 		}
-		if h.Check != nil {
-			st, err := f.t.FoldWith(s.localLoader())
-			if err != nil {
-				return res, err
-			}
-			if err := h.Check(st); errors.Is(err, ErrRetry) {
-				last = err
-				continue
-			} else if err != nil {
-				return res, err
-			}
+		if errors.Is(checked, ErrRetry) {
+			last = checked
+			continue
+		} else if checked != nil {
+			return res, checked
 		}
 		// The tree just checked is the tree committed: if another commit
 		// moved the branch meanwhile, start a new round rather than
 		// commit a backlog older than the branch's.
-		checked := false
+		read := false
 		head, committed, msg, err := s.commit(func() (backlogFiles, error) {
-			if checked {
+			if read {
 				return backlogFiles{}, errRefMoved
 			}
-			checked = true
+			read = true
 			return f, nil
 		}, remote)
 		if errors.Is(err, errRefMoved) {
@@ -328,7 +329,7 @@ func (s *Syncer) pullOnce(ctx context.Context, res *Result) (plumbing.Hash, ledg
 		return remote, up, load, nil // the remote has no backlog yet: nothing to rebase onto
 	}
 	var before ledger.Tree
-	if err := s.b.TreeUnread(ctx, isSegment, func(t ledger.Tree) error { before = t; return nil }); err != nil {
+	if err := s.b.TreeUnread(ctx, isSegment, func(t ledger.Tree, _ *ledger.State) error { before = t; return nil }); err != nil {
 		return remote, nil, nil, err
 	}
 	applied := maps.Clone(up)
