@@ -330,6 +330,9 @@ func (g *Repo) store(o plumbing.EncodedObject) (plumbing.Hash, error) {
 }
 
 func (g *Repo) storeBlob(data []byte) (plumbing.Hash, error) {
+	if h := plumbing.ComputeHash(plumbing.BlobObject, data); g.repo.Storer.HasEncodedObject(h) == nil {
+		return h, nil // stored already: no copy to make
+	}
 	o := g.repo.Storer.NewEncodedObject()
 	o.SetType(plumbing.BlobObject)
 	o.SetSize(int64(len(data)))

@@ -328,12 +328,17 @@ func (s *Syncer) pullOnce(ctx context.Context, res *Result) (plumbing.Hash, ledg
 	if len(up) == 0 {
 		return remote, up, load, nil // the remote has no backlog yet: nothing to rebase onto
 	}
-	var before ledger.Tree
-	if err := s.b.TreeUnread(ctx, isSegment, func(t ledger.Tree, _ *ledger.State) error { before = t; return nil }); err != nil {
-		return remote, nil, nil, err
+	settings := ledger.Tree{}
+	for _, name := range []string{ledger.ConfigFile, ledger.IgnoreFile} {
+		data, err := os.ReadFile(filepath.Join(s.b.Dir(), name))
+		if err == nil {
+			settings[name] = data
+		} else if !errors.Is(err, os.ErrNotExist) {
+			return remote, nil, nil, err
+		}
 	}
 	applied := maps.Clone(up)
-	if err := s.keepLocalSettings(before, applied, base); err != nil {
+	if err := s.keepLocalSettings(settings, applied, base); err != nil {
 		return remote, nil, nil, err
 	}
 	rr, err := s.b.ApplyUpstreamUnread(ctx, applied, load)
