@@ -417,3 +417,59 @@ func TestSyncAfterGitUnionMerges(t *testing.T) {
 		t.Error("the clones' files differ")
 	}
 }
+
+// TestSegmentHashCache: a segment's blob hash is taken from
+// cache/blobs.json only while the file's size and time are the ones
+// recorded; a touched segment or a damaged cache costs one read, never a
+// wrong commit.
+func TestSegmentHashCache(t *testing.T) {
+	w := newWorld(t)
+	da := w.clone("a")
+	a := open(t, da)
+	sa := syncer(t, a, Options{Remote: "origin"})
+	create(t, a, "alice", "A1", "A2")
+	compact(t, a)
+	push(t, sa)
+	var reads []string
+	traceRead = func(kind, name string) { reads = append(reads, kind+" "+name) }
+	defer func() { traceRead = nil }()
+	n := 0
+	round := func() {
+		t.Helper()
+		reads, n = nil, n+1
+		create(t, a, "alice", "X"+string(rune('a'+n)))
+		push(t, sa)
+		if st := w.git(da, "status", "--porcelain", "--", ".backlog"); st != "" {
+			t.Fatalf("git status:\n%s", st)
+		}
+	}
+	round()
+	if len(reads) != 0 {
+		t.Fatalf("a round with the cache read %v", reads)
+	}
+	seg := filepath.Join(da, ".backlog", ledger.ArchiveDir)
+	entries, _ := os.ReadDir(seg)
+	later := time.Now().Add(time.Hour)
+	if err := os.Chtimes(filepath.Join(seg, entries[0].Name()), later, later); err != nil {
+		t.Fatal(err)
+	}
+	round()
+	if len(reads) != 1 || !strings.HasPrefix(reads[0], "file ") {
+		t.Fatalf("a touched segment: reads %v", reads)
+	}
+	round()
+	if len(reads) != 0 {
+		t.Fatalf("after re-reading it: %v", reads)
+	}
+	if err := os.WriteFile(filepath.Join(da, ".backlog", filepath.FromSlash(blobsFile)), []byte("{not json"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sa = syncer(t, a, Options{Remote: "origin"}) // a new process reads the cache
+	round()
+	if len(reads) != 1 {
+		t.Fatalf("a damaged cache: reads %v", reads)
+	}
+	if cards(t, w.freshClone("c")) != cards(t, a) {
+		t.Fatal("a fresh clone reads another state")
+	}
+}

@@ -96,9 +96,8 @@ func (c *segments) load(dir string) {
 	c.loaded = true
 	c.entries = map[string]blobEntry{}
 	if data, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(blobsFile))); err == nil {
-		_ = json.Unmarshal(data, &c.entries) // a damaged cache is an empty one
-		if c.entries == nil {
-			c.entries = map[string]blobEntry{}
+		if json.Unmarshal(data, &c.entries) != nil || c.entries == nil {
+			c.entries = map[string]blobEntry{} // a damaged cache is an empty one
 		}
 	}
 }
