@@ -347,7 +347,7 @@ func (b *Backlog) applyUpstream(ctx context.Context, upstream Tree, load Loader)
 		if err := b.reload(); err != nil {
 			return err
 		}
-		limit := b.cfg.compactThreshold(b.snapBytes)
+		limit := b.cfg.compactThreshold(b.snapSize())
 		if b.pos.offset > b.pos.base && (compact || (limit > 0 && b.pos.offset-b.pos.base >= limit)) {
 			if _, err := b.compactLocked(); err != nil {
 				b.compactErr = err
