@@ -43,8 +43,10 @@ type segments struct {
 	entries map[string]blobEntry
 }
 
-// traceRead, when set by a test, is told of every archive segment read
-// in full: "blob" from git, "file" from the backlog directory.
+// traceRead, when set by a test, is told of every archive segment this
+// package reads in full: "blob" from git, "file" from the backlog
+// directory. (What package ledger reads is proven by poisoning the shared
+// segments instead; see TestSyncRoundWorkIsBounded.)
 var traceRead func(kind, name string)
 
 func trace(kind, name string) {
@@ -173,14 +175,6 @@ func (s *Syncer) readFiles(ctx context.Context, check func(*ledger.State) error)
 	})
 	s.saveSegments()
 	return f, err
-}
-
-// localLoader reads an unread local segment from the backlog directory.
-func (s *Syncer) localLoader() ledger.Loader {
-	return func(name string) ([]byte, error) {
-		trace("file", name)
-		return os.ReadFile(filepath.Join(s.b.Dir(), filepath.FromSlash(name)))
-	}
 }
 
 // blobLoader reads an unread segment of a commit's tree from git.
