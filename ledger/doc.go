@@ -32,9 +32,10 @@
 //	               bl doctor can tell when a git revert or reset took
 //	               events out of the files (ignored; see SeenFile)
 //	cache/blobs.json
-//	               bl sync's record of each archive segment's git blob
-//	               hash, by name, size and modification time, so a sync
-//	               round neither reads nor hashes a segment it has seen;
+//	               bl sync's record of the git blob hash of each archive
+//	               segment and of the snapshot, by name, size and
+//	               modification time, so a sync round neither reads nor
+//	               hashes a file it has seen;
 //	               safe to delete (ignored; package gitsync)
 //	hooks.json     commands and webhooks run on events (package hooks);
 //	               local only: refused when git tracks it (ignored)

@@ -16,22 +16,33 @@ import (
 // and are named after their newest event, so a segment both sides hold
 // under one name, with the same bytes (git's blob hash tells), need not be
 // read to rebase one side onto the other. A Tree may name such a segment
-// with nil data: named, not read. The functions that accept such a tree
-// say so, and read a segment (through a Loader) only when they cannot do
-// without it: a snapshot that does not match the segments (a union of two
-// snapshots), or an event old enough to be in one.
+// with nil data: named, not read. The same holds for a snapshot.json both
+// sides hold with the same bytes: the rebase never needs it, only a fold
+// does. The functions that accept such a tree say so, and read a file
+// (through a Loader) only when they cannot do without it: a fold, a
+// snapshot that does not match the segments (a union of two snapshots), or
+// an event old enough to be in a segment.
 
-// Loader reads an archive segment that a tree names but did not read.
+// Loader reads a file that a tree names but did not read.
 type Loader func(name string) ([]byte, error)
 
-// Unread lists the archive segments t names without their data, oldest
-// first.
+// mayBeUnread reports whether a tree may name a file without its data:
+// archive segments and the snapshot.
+func mayBeUnread(name string) bool {
+	return name == SnapshotFile || strings.HasPrefix(name, ArchiveDir+"/")
+}
+
+// Unread lists the files t names without their data: archive segments,
+// oldest first, then the snapshot.
 func (t Tree) Unread() []string {
 	var names []string
 	for _, name := range t.archives() {
 		if t[name] == nil {
 			names = append(names, name)
 		}
+	}
+	if data, ok := t[SnapshotFile]; ok && data == nil {
+		names = append(names, SnapshotFile)
 	}
 	return names
 }
@@ -63,6 +74,18 @@ func (t Tree) FoldWith(load Loader) (*State, error) {
 	if len(t.Unread()) == 0 {
 		return t.Fold()
 	}
+	if data, ok := t[SnapshotFile]; ok && data == nil {
+		// The fold starts from the snapshot: read it first.
+		if load == nil {
+			return nil, fmt.Errorf("%s: not read, and nothing to read it with", SnapshotFile)
+		}
+		snap, err := load(SnapshotFile)
+		if err != nil {
+			return nil, fmt.Errorf("read %s: %w", SnapshotFile, err)
+		}
+		t = maps.Clone(t)
+		t[SnapshotFile] = snap
+	}
 	if s, err := t.fold(false); err == nil {
 		return s, nil
 	}
@@ -89,7 +112,9 @@ func rebaseOnto(upstream, local Tree, load Loader) (Tree, RebaseResult, error) {
 		if _, ok := local[name]; !ok {
 			return nil, res, fmt.Errorf("upstream: %s: not read, and the local backlog does not hold it", name)
 		}
-		shared[name] = true
+		if name != SnapshotFile { // the rebase never reads the snapshot
+			shared[name] = true
+		}
 	}
 	own := func(t Tree) []string {
 		var names []string
@@ -240,7 +265,8 @@ func segmentNewest(name string) (*Event, bool) {
 }
 
 // readTreeUnread reads the tracked files of the backlog in dir, leaving
-// the archive segments skip accepts unread (named, nil data).
+// the archive segments and the snapshot skip accepts unread (named, nil
+// data).
 func readTreeUnread(dir string, skip func(name string) bool) (Tree, error) {
 	t := Tree{}
 	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
@@ -254,7 +280,7 @@ func readTreeUnread(dir string, skip func(name string) bool) (Tree, error) {
 		name := filepath.ToSlash(rel)
 		switch {
 		case !Tracked(name):
-		case strings.HasPrefix(name, ArchiveDir+"/") && skip(name):
+		case mayBeUnread(name) && skip(name):
 			t[name] = nil
 		default:
 			data, err := os.ReadFile(p)
@@ -276,7 +302,8 @@ func (b *Backlog) segmentLoader() Loader {
 }
 
 // TreeUnread reads the backlog's tracked files under the lock, as Tree
-// does, leaving the archive segments skip accepts unread (nil data), and
+// does, leaving the archive segments and the snapshot skip accepts unread
+// (nil data), and
 // calls fn with them and with the state they fold to before the lock is
 // released: the segments on disk are then the ones the tree names, for fn
 // to look at as it needs. fn must not keep the state.
@@ -291,11 +318,11 @@ func (b *Backlog) TreeUnread(ctx context.Context, skip func(name string) bool, f
 }
 
 // ApplyUpstreamUnread is ApplyUpstream for an upstream tree that leaves
-// archive segments unread (nil data): the caller vouches that the local
-// backlog holds a segment of that name with the same bytes, and such
-// segments are neither read nor decoded (see rebaseOnto), so the round
-// costs what is new on either side, not all history. load reads an unread
-// upstream segment the local backlog turns out not to hold.
+// archive segments or the snapshot unread (nil data): the caller vouches
+// that the local backlog holds a file of that name with the same bytes,
+// and such files are neither read nor decoded (see rebaseOnto), so the
+// round costs what is new on either side, not all history. load reads an
+// unread upstream file the local backlog turns out not to hold.
 //
 // The result carries compaction: when the local side had compacted since
 // it last took upstream's files (it holds segments upstream lacks), or the

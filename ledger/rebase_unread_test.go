@@ -113,6 +113,13 @@ func TestFoldWithReadsSegmentsOnlyWhenStale(t *testing.T) {
 	if err != nil || loads != 0 || got.Events() != want.Events() || got.Len() != want.Len() {
 		t.Fatalf("consistent tree: loads %d, %d/%d events, err %v", loads, got.Events(), want.Events(), err)
 	}
+	// An unread snapshot is read: the fold starts from it.
+	loads = 0
+	got, err = unread(tr, seg, SnapshotFile).FoldWith(load)
+	if err != nil || loads != 1 || got.Events() != want.Events() || got.Len() != want.Len() {
+		t.Fatalf("unread snapshot: loads %d, %d/%d events, err %v", loads, got.Events(), want.Events(), err)
+	}
+	loads = 0
 	stale := maps.Clone(tr)
 	stale[LedgerFile] = append(append([]byte(nil), splitLines(t0[seg])[0]...), tr[LedgerFile]...)
 	want, err = stale.Fold()

@@ -10,11 +10,12 @@
 // working tree, so a half-written line is never committed. The files
 // become blobs, the blobs a tree at the backlog's path inside the branch's
 // tree, and the commit's parent is the branch's commit. Archive segments
-// are never changed once written, so each is read and hashed once: its
-// blob hash is remembered in cache/blobs.json by name, size and
-// modification time (as git's index remembers stat data), and a segment
-// whose size or time changed, or whose blob the repository lacks, is read
-// and hashed again. A commit thus costs what changed, not all history. Files outside the backlog are
+// are never changed once written, and the snapshot only when a compaction
+// replaces it, so each is read and hashed once: its blob hash is
+// remembered in cache/blobs.json by name, size and modification time (as
+// git's index remembers stat data), and a file whose size or time
+// changed, or whose blob the repository lacks, is read and hashed again.
+// A commit thus costs what changed, not all history. Files outside the backlog are
 // taken from the branch's commit, so nothing the user staged or changed is
 // swept in. The branch ref moves with git's own lock-file protocol
 // (ref.lock, compare with the old value, rename), and the index entries of
@@ -40,7 +41,8 @@
 //     config.json and .gitignore edited locally since the branch's commit
 //     keep the local version. An archive segment the remote and the clone
 //     hold under one name with one blob hash is shared: it is not read
-//     from git or from disk, nor decoded. When the clone had compacted
+//     from git or from disk, nor decoded; the same goes for the snapshot
+//     while both sides' are the same. When the clone had compacted
 //     since it last took the remote's files, or the rebased ledger is past
 //     the compaction threshold, the result is compacted (a new snapshot
 //     and a new segment), so compaction reaches the remote and its ledger

@@ -245,8 +245,8 @@ func (g *Repo) readBacklogFiles(h plumbing.Hash, want func(name string) bool) (l
 }
 
 // readBacklogUnread reads the backlog files of commit h that want accepts,
-// leaving the archive segments unread (nil data) that skip accepts given
-// their blob hash. It returns the blob hash of every file it names.
+// leaving the archive segments and the snapshot unread (nil data) that
+// skip accepts given their blob hash. It returns the blob hash of every file it names.
 func (g *Repo) readBacklogUnread(h plumbing.Hash, want func(name string) bool, skip func(name string, blob plumbing.Hash) bool) (ledger.Tree, map[string]plumbing.Hash, error) {
 	root, err := g.rootTree(h)
 	if err != nil {
@@ -265,11 +265,11 @@ func (g *Repo) readBacklogUnread(h plumbing.Hash, want func(name string) bool, s
 			return nil
 		}
 		hashes[name] = e.Hash
-		if isSegment(name) && skip(name, e.Hash) {
+		if mayBeUnread(name) && skip(name, e.Hash) {
 			t[name] = nil
 			return nil
 		}
-		if isSegment(name) {
+		if mayBeUnread(name) {
 			trace("blob", name)
 		}
 		data, err := g.blob(e.Hash)

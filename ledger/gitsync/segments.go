@@ -18,13 +18,15 @@ import (
 
 // Archive segments are written once and never changed, so a sync round
 // need not read the ones it has seen: it knows each one's git blob hash.
-// The local segments' hashes are remembered in cache/blobs.json (local,
-// like every cache), by name, size and modification time as git's index
-// remembers a file's stat data; a segment whose size or time changed, or
-// whose blob the repository lacks, is read and hashed again. The remote's
-// segments come with their hashes in its tree. A segment with the same
-// name and hash on both sides is shared: not read, not decoded, not
-// hashed for the commit (see ledger.ApplyUpstreamUnread).
+// The snapshot is replaced whole (by rename) when it changes, so the same
+// holds for it between compactions. The local files' hashes are
+// remembered in cache/blobs.json (local, like every cache), by name, size
+// and modification time as git's index remembers a file's stat data; a
+// file whose size or time changed, or whose blob the repository lacks, is
+// read and hashed again. The remote's files come with their hashes in its
+// tree. A segment (or snapshot) with the same name and hash on both sides
+// is shared: not read, not decoded, not hashed for the commit (see
+// ledger.Backlog.ApplyUpstreamUnread).
 
 // blobsFile is the cache of segment hashes, inside the backlog directory.
 const blobsFile = ledger.CacheDir + "/blobs.json"
@@ -43,9 +45,9 @@ type segments struct {
 	entries map[string]blobEntry
 }
 
-// traceRead, when set by a test, is told of every archive segment this
-// package reads in full: "blob" from git, "file" from the backlog
-// directory. (What package ledger reads is proven by poisoning the shared
+// traceRead, when set by a test, is told of every archive segment and
+// snapshot this package reads in full: "blob" from git, "file" from the
+// backlog directory. (What package ledger reads is proven by poisoning the shared
 // segments instead; see TestSyncRoundWorkIsBounded.)
 var traceRead func(kind, name string)
 
@@ -57,9 +59,14 @@ func trace(kind, name string) {
 
 func isSegment(name string) bool { return strings.HasPrefix(name, ledger.ArchiveDir+"/") }
 
-// segmentBlob returns the blob hash and size of the local segment name,
-// reading and storing it in the repository only when the cache does not
-// know it. ok is false when the backlog has no such segment.
+// mayBeUnread reports whether a sync round may leave a file unread when
+// both sides hold it with the same blob: the segments, and the snapshot
+// (replaced whole, by rename, when it changes).
+func mayBeUnread(name string) bool { return isSegment(name) || name == ledger.SnapshotFile }
+
+// segmentBlob returns the blob hash and size of the local segment (or
+// snapshot) name, reading and storing it in the repository only when the
+// cache does not know it. ok is false when the backlog has no such file.
 func (s *Syncer) segmentBlob(name string) (h plumbing.Hash, size int64, ok bool, err error) {
 	p := filepath.Join(s.b.Dir(), filepath.FromSlash(name))
 	fi, err := os.Stat(p)
@@ -154,7 +161,7 @@ type backlogFiles struct {
 // the state those files fold to, under the lock.
 func (s *Syncer) readFiles(ctx context.Context, check func(*ledger.State) error) (backlogFiles, error) {
 	f := backlogFiles{blobs: map[string]plumbing.Hash{}, sizes: map[string]int64{}}
-	err := s.b.TreeUnread(ctx, isSegment, func(t ledger.Tree, st *ledger.State) error {
+	err := s.b.TreeUnread(ctx, mayBeUnread, func(t ledger.Tree, st *ledger.State) error {
 		if check != nil {
 			if err := check(st); err != nil {
 				return err
