@@ -303,10 +303,9 @@ func (b *Backlog) segmentLoader() Loader {
 
 // TreeUnread reads the backlog's tracked files under the lock, as Tree
 // does, leaving the archive segments and the snapshot skip accepts unread
-// (nil data), and
-// calls fn with them and with the state they fold to before the lock is
-// released: the segments on disk are then the ones the tree names, for fn
-// to look at as it needs. fn must not keep the state.
+// (nil data), and calls fn with them and with the state they fold to
+// before the lock is released: the files on disk are then the ones the
+// tree names, for fn to look at as it needs. fn must not keep the state.
 func (b *Backlog) TreeUnread(ctx context.Context, skip func(name string) bool, fn func(t Tree, s *State) error) error {
 	return b.withLock(ctx, func() error {
 		t, err := readTreeUnread(b.dir, skip)
