@@ -524,7 +524,7 @@ func TestGitSyncCarriesCompaction(t *testing.T) {
 	segs, _ := filepath.Glob(filepath.Join(a.dir, ".backlog", ledger.ArchiveDir, "*.jsonl"))
 	out, _ := w.tryGit(w.remote, "ls-tree", "-r", "--name-only", "main", ".backlog/")
 	if len(segs) == 0 || !strings.Contains(out, ".backlog/archive/") || !strings.Contains(out, ".backlog/snapshot.json") {
-		knownDefect(t, "bl sync --push drops the local compaction: after bl compact and a sync that rebases onto the remote, "+
+		t.Fatalf("bl sync --push drops the local compaction: after bl compact and a sync that rebases onto the remote, "+
 			"the clone has %d archive segments and the remote's main holds:\n%s", len(segs), out)
 	}
 	w.finish(nil)
@@ -579,7 +579,7 @@ func TestGitSyncKeepsCommittedCompaction(t *testing.T) {
 	c.pull()
 	if out, err := c.tryGit("merge", "-q", "--no-edit", "feature"); err != nil {
 		if deleted != "" && strings.Contains(out, "modify/delete") {
-			knownDefect(t, "bl sync --push, rebasing a clone whose committed compaction the remote lacks, commits the deletion of %s; "+
+			t.Fatalf("bl sync --push, rebasing a clone whose committed compaction the remote lacks, commits the deletion of %s; "+
 				"a branch from the earlier commit that compacts again then fails to merge with plain git: %s",
 				strings.ReplaceAll(deleted, "\n", ", "), firstLineOf(out, "CONFLICT"))
 		}
@@ -603,14 +603,6 @@ func firstLineOf(s, sub string) string {
 		}
 	}
 	return ""
-}
-
-// knownDefect ends a test whose failure is a product defect already
-// reported (docs and issue tracker), so the suite stays green while it is
-// fixed; remove the call once it is.
-func knownDefect(t *testing.T, format string, args ...any) {
-	t.Helper()
-	t.Skipf("known defect: "+format, args...)
 }
 
 // TestGitSyncRestampedUnion: a clone commits events with plain git commit
