@@ -109,6 +109,19 @@ func (s *Syncer) commitOnce(f backlogFiles, remote, local plumbing.Hash) (plumbi
 	return h, true, msg, nil
 }
 
+// mergeable fails with ErrDiverged when a commit of the backlog onto the
+// remote commit could not be made (see parents), before anything is
+// written.
+func (s *Syncer) mergeable(remote plumbing.Hash) error {
+	local, err := s.g.refHash(s.branch)
+	if err != nil {
+		return err
+	}
+	cur, curErr := s.g.currentBranch()
+	_, _, err = s.parents(local, remote, curErr == nil && cur == s.branch)
+	return err
+}
+
 // parents picks the new commit's parents and the commit whose files
 // outside the backlog it keeps.
 func (s *Syncer) parents(local, remote plumbing.Hash, checkedOut bool) (parents []plumbing.Hash, base plumbing.Hash, err error) {

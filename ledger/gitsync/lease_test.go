@@ -3,6 +3,8 @@ package gitsync
 import (
 	"context"
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -141,5 +143,45 @@ func TestFailedRemoteClaimLeavesTheWinnersLease(t *testing.T) {
 	got := cards(t, a)
 	if want := "C1 claimed agent-1#1 v2\n"; !strings.HasPrefix(got, "C1 claimed agent-1#1 ") {
 		t.Fatalf("box A was acknowledged C1 at epoch 1, but the remote now folds to:\n%s(want %s)", got, want)
+	}
+}
+
+// TestRemoteClaimOnADivergedBranchWritesNothing: when the remote branch
+// holds code commits the checked-out branch lacks, a claim through the
+// remote fails with ErrDiverged before it claims anything locally: no
+// event that nobody was told of holds the card.
+func TestRemoteClaimOnADivergedBranchWritesNothing(t *testing.T) {
+	w := newWorld(t)
+	da, db := w.clone("a"), w.clone("b")
+	a, b := open(t, da), open(t, db)
+	sa, sb := syncer(t, a, Options{Remote: "origin"}), syncer(t, b, Options{Remote: "origin"})
+	create(t, a, "alice", "A1")
+	if _, err := sa.Push(bg, Hooks{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sb.Pull(bg); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(db, "code.txt"), []byte("bob\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	w.git(db, "add", "code.txt")
+	w.git(db, "commit", "-q", "-m", "code")
+	w.git(db, "push", "-q", "origin", "main")
+
+	card, _, err := sa.Claim(bg, ledger.ClaimRequest{Mutation: ledger.Mutation{Actor: "alice"}, Owner: "alice", TTL: time.Hour})
+	if !errors.Is(err, ErrDiverged) || card != nil {
+		t.Fatalf("claim on a diverged branch: card %v, err %v; want ErrDiverged", card, err)
+	}
+	got := cards(t, a)
+	if strings.Contains(got, "alice") {
+		t.Fatalf("the failed claim left a claim behind:\n%s", got)
+	}
+	_, _, err = sa.Lease(bg, "", func(ctx context.Context, rid string) (ledger.Card, error) {
+		t.Fatal("a lease call on a diverged branch ran its local write")
+		return ledger.Card{}, nil
+	})
+	if !errors.Is(err, ErrDiverged) {
+		t.Fatalf("lease on a diverged branch: %v; want ErrDiverged", err)
 	}
 }
