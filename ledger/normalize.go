@@ -36,8 +36,7 @@ func normalize(dir string) (*TornTail, error) {
 	if err != nil {
 		return torn, err
 	}
-	b := &Backlog{dir: dir}
-	return torn, b.writeTree(prev, next)
+	return torn, writeTree(dir, prev, next)
 }
 
 // normalTree computes the normal form of a tree whose ledger holds led:

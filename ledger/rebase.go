@@ -367,7 +367,7 @@ func (b *Backlog) applyUpstream(ctx context.Context, upstream Tree, load Loader)
 		if out, res, err = rebaseOnto(up, local, b.segmentLoader()); err != nil {
 			return err
 		}
-		if err := b.writeTree(local, out); err != nil {
+		if err := writeTree(b.dir, local, out); err != nil {
 			return err
 		}
 		if err := b.reload(); err != nil {
@@ -385,4 +385,23 @@ func (b *Backlog) applyUpstream(ctx context.Context, upstream Tree, load Loader)
 		return nil
 	})
 	return out, res, err
+}
+
+// Tree reads the backlog's tracked files under the lock, so it never sees
+// an append half done: what sync commits.
+func (b *Backlog) Tree(ctx context.Context) (t Tree, err error) {
+	err = b.withLock(ctx, func() error {
+		t, err = ReadTree(b.dir)
+		return err
+	})
+	return t, err
+}
+
+// ApplyUpstream rebases the local backlog onto upstream (see Rebase) and
+// writes the result into the directory under the lock, then returns the
+// tree it wrote (before the compaction ApplyUpstreamUnread may add). The
+// files change together through a journal (writeTree), so a crash leaves
+// either the old backlog or the new one.
+func (b *Backlog) ApplyUpstream(ctx context.Context, upstream Tree) (Tree, RebaseResult, error) {
+	return b.applyUpstream(ctx, upstream, nil)
 }

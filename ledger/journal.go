@@ -3,7 +3,6 @@ package ledger
 import (
 	"bytes"
 	"cmp"
-	"context"
 	"os"
 	"path/filepath"
 	"slices"
@@ -13,38 +12,15 @@ import (
 	json "github.com/goccy/go-json"
 )
 
-// Tree reads the backlog's tracked files under the lock, so it never sees
-// an append half done: what sync commits.
-func (b *Backlog) Tree(ctx context.Context) (t Tree, err error) {
-	err = b.withLock(ctx, func() error {
-		t, err = ReadTree(b.dir)
-		return err
-	})
-	return t, err
-}
-
-// ApplyUpstream rebases the local backlog onto upstream (see Rebase) and
-// writes the result into the directory under the lock, then returns the
-// tree it wrote (before the compaction ApplyUpstreamUnread may add). The
-// files change together through a journal (writeTree), so a crash leaves
-// either the old backlog or the new one.
-func (b *Backlog) ApplyUpstream(ctx context.Context, upstream Tree) (Tree, RebaseResult, error) {
-	return b.applyUpstream(ctx, upstream, nil)
-}
-
-// writeTree makes the directory hold tree next instead of prev. The caller
-// holds the lock. Several files change together, so it journals first:
-// every changed file is written into .staging/ and fsynced, then a manifest
-// naming them (and the files to remove) is renamed into place — from that
-// moment the change is decided — and only then are the files moved into the
-// backlog. A crash before the manifest leaves the old backlog untouched; a
-// crash after it is finished by rollForward, which the next writer or
-// opener runs before anything else. A failure before the manifest is in
-// place (a full disk) removes what was staged.
-func (b *Backlog) writeTree(prev, next Tree) (err error) {
-	staging := filepath.Join(b.dir, stagingDir)
+// writeTree makes the backlog directory dir hold tree next instead of
+// prev, through the journal (see "Journal" in doc.go): every changed file
+// staged, then the manifest that decides the change, then rollForward.
+// The caller holds the lock. A failure before the manifest is in place (a
+// full disk) removes what was staged and leaves the old backlog.
+func writeTree(dir string, prev, next Tree) (err error) {
+	staging := filepath.Join(dir, stagingDir)
 	defer func() {
-		if err != nil && !pendingJournal(b.dir) {
+		if err != nil && !pendingJournal(dir) {
 			_ = os.RemoveAll(staging)
 		}
 	}()
@@ -85,7 +61,7 @@ func (b *Backlog) writeTree(prev, next Tree) (err error) {
 	if err := replaceAtomic(filepath.Join(staging, manifestFile), data, nil); err != nil {
 		return err
 	}
-	return rollForward(b.dir)
+	return rollForward(dir)
 }
 
 const (
