@@ -42,6 +42,21 @@ snapshot.json merge=union -text
 // Gitattributes is the content bl init gives .backlog/.gitattributes.
 const Gitattributes = gitattributes
 
+// InitContent returns what Init writes into the named file of a new
+// backlog (config.json, .gitignore, .gitattributes), and whether Init
+// writes that file with content.
+func InitContent(name string) ([]byte, bool) {
+	switch name {
+	case ConfigFile:
+		return []byte(DefaultConfig), true
+	case IgnoreFile:
+		return []byte(gitignore), true
+	case AttributesFile:
+		return []byte(gitattributes), true
+	}
+	return nil, false
+}
+
 // Init creates a backlog in dir (created if missing): an empty ledger,
 // config.json, .gitignore, .gitattributes and the lock file. Files that exist are kept, so
 // Init on an existing backlog only fills in what is missing; created reports

@@ -371,7 +371,8 @@ func (s *Syncer) settingsBase() plumbing.Hash {
 // keepLocalSettings keeps config.json and .gitignore as they are in the
 // backlog when they were edited since base (the remote as last fetched):
 // an edit not pushed yet, committed or not, wins over the remote's
-// version, which otherwise replaces ours as a pull should.
+// version, which otherwise replaces ours as a pull should. A file that was
+// never committed here and is what bl init wrote is not an edit.
 func (s *Syncer) keepLocalSettings(local, up ledger.Tree, base plumbing.Hash) error {
 	settings := func(name string) bool { return name == ledger.ConfigFile || name == ledger.IgnoreFile }
 	committed, err := s.g.readBacklogFiles(base, settings)
@@ -379,9 +380,17 @@ func (s *Syncer) keepLocalSettings(local, up ledger.Tree, base plumbing.Hash) er
 		return err
 	}
 	for _, name := range []string{ledger.ConfigFile, ledger.IgnoreFile} {
-		if data, ok := local[name]; ok && !bytes.Equal(data, committed[name]) {
-			up[name] = data
+		data, ok := local[name]
+		if !ok || bytes.Equal(data, committed[name]) {
+			continue
 		}
+		if _, had := committed[name]; !had {
+			// Never committed here: only what bl init wrote is not an edit.
+			if fresh, _ := ledger.InitContent(name); bytes.Equal(data, fresh) {
+				continue
+			}
+		}
+		up[name] = data
 	}
 	return nil
 }

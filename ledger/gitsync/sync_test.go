@@ -568,3 +568,42 @@ func TestSummarizeNamesCards(t *testing.T) {
 		t.Fatalf("Summarize =\n  %q\nwant\n  %q", got, want)
 	}
 }
+
+// TestFirstPullTakesTheRemotesSettings: a clone that only ran bl init has
+// settings nobody edited; its first pull takes the remote's config.json
+// (say, claims.remote), as a pull should. A local edit still wins.
+func TestFirstPullTakesTheRemotesSettings(t *testing.T) {
+	w := newWorld(t)
+	da := w.clone("a")
+	db := w.clone("b") // bl init before the remote had a backlog: settings nobody edited
+	cfg := strings.Replace(ledger.DefaultConfig, `"version": 1`, `"version": 1, "claims": {"remote": "origin"}`, 1)
+	if cfg == ledger.DefaultConfig {
+		t.Fatal("test setup: could not edit the default config")
+	}
+	if err := os.WriteFile(filepath.Join(da, ".backlog", ledger.ConfigFile), []byte(cfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	a := open(t, da)
+	create(t, a, "alice", "A1")
+	if _, err := syncer(t, a, Options{Remote: "origin"}).Push(bg, Hooks{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := syncer(t, open(t, db), Options{Remote: "origin"}).Pull(bg); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := os.ReadFile(filepath.Join(db, ".backlog", ledger.ConfigFile)); string(got) != cfg {
+		t.Fatalf("after the first pull config.json is\n%s\nwant the remote's\n%s", got, cfg)
+	}
+
+	dc := w.clone("c")
+	mine := strings.Replace(ledger.DefaultConfig, `"version": 1`, `"version": 1, "sync": {"auto": "commit"}`, 1)
+	if err := os.WriteFile(filepath.Join(dc, ".backlog", ledger.ConfigFile), []byte(mine), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := syncer(t, open(t, dc), Options{Remote: "origin"}).Pull(bg); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := os.ReadFile(filepath.Join(dc, ".backlog", ledger.ConfigFile)); string(got) != mine {
+		t.Fatalf("a local edit was replaced by the remote's settings:\n%s", got)
+	}
+}
