@@ -272,22 +272,61 @@ func (d *fastDecoder) eventMembers(i int, v *Event, blk *eventBlock) int {
 	return i
 }
 
-// eventSize estimates the length of v's JSON, for the buffer it is written into.
+// eventSize estimates the length of v's JSON, for the buffer it is written
+// into: the names, typical numbers, times and the strings.
 func eventSize(v *Event) int {
-	n := 452
-	n += len(v.ID)
-	n += len(v.Actor)
-	n += len(v.Op)
-	n += len(v.Card)
-	n += len(v.RequestID)
-	n += len(v.Owner)
-	n += len(v.Reason)
-	n += len(v.To)
-	n += len(v.Checkpoint)
-	if v.Fields != nil {
-		n += fieldsSize(v.Fields)
+	n := 2
+	n += 8
+	n += 8 + len(v.ID)
+	n += 38
+	if v.Clock != nil {
+		n += 41
 	}
-	n += len(v.Text)
+	n += 11 + len(v.Actor)
+	n += 8 + len(v.Op)
+	n += 10 + len(v.Card)
+	if v.RequestID != "" {
+		n += 16 + len(v.RequestID)
+	}
+	if v.ExpectVersion != 0 {
+		n += 21
+	}
+	if v.Epoch != 0 {
+		n += 12
+	}
+	if v.Owner != "" {
+		n += 11 + len(v.Owner)
+	}
+	if v.TTLSeconds != 0 {
+		n += 18
+	}
+	if v.Reason != "" {
+		n += 12 + len(v.Reason)
+	}
+	if v.To != "" {
+		n += 8 + len(v.To)
+	}
+	if v.Progress != nil {
+		n += 15
+	}
+	if len(v.Checkpoint) != 0 {
+		n += 14 + len(v.Checkpoint)
+	}
+	if v.Force {
+		n += 14
+	}
+	if v.Fields != nil {
+		n += 10 + fieldsSize(v.Fields)
+	}
+	if v.Text != "" {
+		n += 10 + len(v.Text)
+	}
+	if v.BackoffSeconds != 0 {
+		n += 22
+	}
+	if v.BackoffMaxSeconds != 0 {
+		n += 26
+	}
 	return n
 }
 
@@ -451,31 +490,43 @@ func (d *fastDecoder) fieldsMembers(i int, v *Fields, blk *fieldsBlock) int {
 	return i
 }
 
-// fieldsSize estimates the length of v's JSON, for the buffer it is written into.
+// fieldsSize estimates the length of v's JSON, for the buffer it is written
+// into: the names, typical numbers, times and the strings.
 func fieldsSize(v *Fields) int {
-	n := 218
+	n := 2
 	if v.Title != nil {
-		n += len(*v.Title)
+		n += 11 + len(*v.Title)
 	}
 	if v.Body != nil {
-		n += len(*v.Body)
+		n += 10 + len(*v.Body)
 	}
 	if v.Phase != nil {
-		n += len(*v.Phase)
+		n += 11 + len(*v.Phase)
+	}
+	if v.Priority != nil {
+		n += 15
 	}
 	if v.Labels != nil {
-		n += stringsSize(*v.Labels)
+		n += 10 + stringsSize(*v.Labels)
 	}
 	if v.DependsOn != nil {
-		n += stringsSize(*v.DependsOn)
+		n += 14 + stringsSize(*v.DependsOn)
 	}
 	if v.Parent != nil {
-		n += len(*v.Parent)
+		n += 12 + len(*v.Parent)
 	}
 	if v.Acceptance != nil {
-		n += stringsSize(*v.Acceptance)
+		n += 14 + stringsSize(*v.Acceptance)
 	}
-	n += len(v.IdempotencyKey)
+	if v.MaxAttempts != nil {
+		n += 19
+	}
+	if v.DeferUntil != nil {
+		n += 47
+	}
+	if v.IdempotencyKey != "" {
+		n += 21 + len(v.IdempotencyKey)
+	}
 	return n
 }
 
@@ -742,25 +793,75 @@ func (d *fastDecoder) cardMembers(i int, v *Card, blk *cardBlock) int {
 	return i
 }
 
-// cardSize estimates the length of v's JSON, for the buffer it is written into.
+// cardSize estimates the length of v's JSON, for the buffer it is written
+// into: the names, typical numbers, times and the strings.
 func cardSize(v *Card) int {
-	n := 811
-	n += len(v.ID)
-	n += len(v.Title)
-	n += len(v.Body)
-	n += len(v.Phase)
-	n += stringsSize(v.Labels)
-	n += len(v.Status)
-	n += stringsSize(v.DependsOn)
-	n += len(v.Parent)
-	n += stringsSize(v.Acceptance)
-	n += len(v.IdempotencyKey)
-	n += len(v.ClaimOwner)
-	n += len(v.BlockedReason)
-	n += len(v.CloseNote)
-	n += len(v.Checkpoint)
-	for k := range v.Notes {
-		n += noteSize(&v.Notes[k])
+	n := 2
+	n += 8 + len(v.ID)
+	n += 11 + len(v.Title)
+	if v.Body != "" {
+		n += 10 + len(v.Body)
+	}
+	if v.Phase != "" {
+		n += 11 + len(v.Phase)
+	}
+	n += 10 + stringsSize(v.Labels)
+	n += 15
+	n += 12 + len(v.Status)
+	n += 14 + stringsSize(v.DependsOn)
+	if v.Parent != "" {
+		n += 12 + len(v.Parent)
+	}
+	n += 14 + stringsSize(v.Acceptance)
+	if v.IdempotencyKey != "" {
+		n += 21 + len(v.IdempotencyKey)
+	}
+	if v.ClaimOwner != "" {
+		n += 17 + len(v.ClaimOwner)
+	}
+	n += 18
+	if v.ClaimedAt != nil {
+		n += 46
+	}
+	if v.ClaimTTLSeconds != 0 {
+		n += 24
+	}
+	if v.LeaseExpiresAt != nil {
+		n += 52
+	}
+	if v.LastHeartbeatAt != nil {
+		n += 53
+	}
+	n += 15
+	n += 19
+	if v.DeferUntil != nil {
+		n += 47
+	}
+	if v.BlockedReason != "" {
+		n += 20 + len(v.BlockedReason)
+	}
+	if v.ClosedAt != nil {
+		n += 45
+	}
+	if v.CloseNote != "" {
+		n += 16 + len(v.CloseNote)
+	}
+	if v.Progress != nil {
+		n += 15
+	}
+	if len(v.Checkpoint) != 0 {
+		n += 14 + len(v.Checkpoint)
+	}
+	n += 46
+	n += 46
+	n += 14
+	if len(v.Notes) != 0 {
+		n += 9 + func() (n int) {
+			for k := range v.Notes {
+				n += noteSize(&v.Notes[k]) + 1
+			}
+			return n
+		}()
 	}
 	return n
 }
@@ -860,11 +961,13 @@ func (d *fastDecoder) noteList(i int) ([]Note, int) {
 	return nil, -1
 }
 
-// noteSize estimates the length of v's JSON, for the buffer it is written into.
+// noteSize estimates the length of v's JSON, for the buffer it is written
+// into: the names, typical numbers, times and the strings.
 func noteSize(v *Note) int {
-	n := 66
-	n += len(v.Text)
-	n += len(v.Author)
+	n := 2
+	n += 10 + len(v.Text)
+	n += 12 + len(v.Author)
+	n += 38
 	return n
 }
 
@@ -931,13 +1034,17 @@ func (d *fastDecoder) receiptMembers(i int, v *keyed) int {
 	return i
 }
 
-// receiptSize estimates the length of v's JSON, for the buffer it is written into.
+// receiptSize estimates the length of v's JSON, for the buffer it is written
+// into: the names, typical numbers, times and the strings.
 func receiptSize(v *keyed) int {
-	n := 145
-	n += len(v.RequestID)
-	n += len(v.Receipt.Event)
-	n += len(v.Receipt.Op)
-	n += len(v.Receipt.Card)
+	n := 2
+	n += 16 + len(v.RequestID)
+	n += 11 + len(v.Receipt.Event)
+	n += 38
+	n += 8 + len(v.Receipt.Op)
+	n += 10 + len(v.Receipt.Card)
+	n += 12
+	n += 14
 	return n
 }
 
@@ -1022,18 +1129,25 @@ func (d *fastDecoder) conflictMembers(i int, v *Conflict) int {
 	return i
 }
 
-// conflictSize estimates the length of v's JSON, for the buffer it is written into.
+// conflictSize estimates the length of v's JSON, for the buffer it is written
+// into: the names, typical numbers, times and the strings.
 func conflictSize(v *Conflict) int {
-	n := 78
-	n += len(v.Event)
-	n += len(v.At)
-	n += len(v.Clock)
-	n += len(v.Op)
-	n += len(v.Card)
-	n += len(v.Actor)
-	n += len(v.Owner)
-	n += len(v.Winner)
-	n += len(v.Reason)
+	n := 2
+	n += 11 + len(v.Event)
+	n += 8 + len(v.At)
+	if v.Clock != "" {
+		n += 11 + len(v.Clock)
+	}
+	n += 8 + len(v.Op)
+	n += 10 + len(v.Card)
+	n += 11 + len(v.Actor)
+	if v.Owner != "" {
+		n += 11 + len(v.Owner)
+	}
+	if v.Winner != "" {
+		n += 12 + len(v.Winner)
+	}
+	n += 12 + len(v.Reason)
 	return n
 }
 
@@ -1127,12 +1241,25 @@ func (d *fastDecoder) headerMembers(i int, v *snapshotHeader) int {
 	return i
 }
 
-// headerSize estimates the length of v's JSON, for the buffer it is written into.
+// headerSize estimates the length of v's JSON, for the buffer it is written
+// into: the names, typical numbers, times and the strings.
 func headerSize(v *snapshotHeader) int {
-	n := 298
-	n += len(v.LastID)
-	n += len(v.Archives)
-	n += len(v.TailCRC)
+	n := 2
+	n += 8
+	n += 10
+	n += 13
+	n += 43
+	n += 13 + len(v.LastID)
+	n += 12
+	n += 15
+	n += 16
+	n += 14 + len(v.Archives)
+	if v.TailBytes != 0 {
+		n += 17
+	}
+	if v.TailCRC != "" {
+		n += 14 + len(v.TailCRC)
+	}
 	return n
 }
 

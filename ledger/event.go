@@ -10,22 +10,6 @@ import (
 	json "github.com/goccy/go-json"
 )
 
-// FormatVersion is the newest format this package reads and writes. A line
-// is written with the lowest version that reads it right (lineVersion), so
-// an older bl reads what it can and refuses, with "upgrade bl", what it
-// would misread; a snapshot is written at FormatVersion.
-const FormatVersion = 2
-
-// lineVersion is the lowest format version that reads e right: 2 for what
-// a v1 reader would misread or take for damage (the fail and note ops, a
-// writer's clock, a retry backoff), else 1.
-func (e *Event) lineVersion() int {
-	if e.Op == OpFail || e.Op == OpNote || e.Clock != nil || e.BackoffSeconds != 0 || e.BackoffMaxSeconds != 0 {
-		return 2
-	}
-	return 1
-}
-
 // newEventID returns 64 random bits in hex.
 func newEventID() string {
 	var b [8]byte

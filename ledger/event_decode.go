@@ -18,7 +18,9 @@ import (
 // the caller decodes that line with the JSON decoder, which gives the same
 // Event as this function for every line this function handles.
 //
-// The decoded event does not refer to line.
+// The members are read by eventMembers, written from the schema in
+// codec_gen.go; the readers of the values are below. The decoded event
+// does not refer to line.
 func decodeFast(line []byte) (e *Event, ok bool) {
 	n := len(line) - crcSuffixLen
 	if n < 2 || line[0] != '{' || !crcMemberOK(line[n:]) {
@@ -95,11 +97,6 @@ func lit(b []byte, i int, l string) int {
 		return -1
 	}
 	return i + len(l)
-}
-
-// lit2 reads the literal l1+l2.
-func lit2(b []byte, i int, l1, l2 string) int {
-	return lit(b, lit(b, i, l1), l2)
 }
 
 // sep reads the comma that ends a member, or, for the first member, the

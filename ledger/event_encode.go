@@ -161,7 +161,7 @@ func appendStrings(dst []byte, list []string) []byte {
 
 // stringsSize estimates the length of a list of strings.
 func stringsSize(list []string) int {
-	n := 8
+	n := 2
 	for _, s := range list {
 		n += len(s) + 3
 	}

@@ -18,11 +18,29 @@ import (
 //
 //go:generate go run ./internal/codecgen/cmd
 
+// FormatVersion is the newest format this package reads and writes. A line
+// is written with the lowest version that reads it right (lineVersion), so
+// an older bl reads what it can and refuses, with "upgrade bl", what it
+// would misread; a snapshot is written at FormatVersion.
+const FormatVersion = 2
+
+// lineVersion is the lowest format version that reads e right: 2 for what
+// a v1 reader would misread or take for damage (the fail and note ops, a
+// writer's clock, a retry backoff), else 1.
+func (e *Event) lineVersion() int {
+	if e.Op == OpFail || e.Op == OpNote || e.Clock != nil || e.BackoffSeconds != 0 || e.BackoffMaxSeconds != 0 {
+		return 2
+	}
+	return 1
+}
+
 // Op is the kind of an event. The set is closed: a ledger holding any other
 // op is damaged or from a newer bl.
 type Op string
 
-// The event kinds.
+// The event kinds, in lifecycle order, which Ops keeps. A new kind is a
+// line here, its check and apply in the kinds table (ops.go), a Backlog
+// method and a command.
 const (
 	OpCreate    Op = "create"
 	OpUpdate    Op = "update"

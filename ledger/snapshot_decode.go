@@ -26,7 +26,8 @@ func decodeSnapshotLine(line []byte) (snapshotLine, error) {
 // unknown, no whitespace, no nulls, integers of at most 18 digits, times in
 // UTC as RFC 3339, strings of valid UTF-8. The members a struct always
 // writes (those without omitempty) must be there. It reports any other line
-// as not handled (ok false), never as an error.
+// as not handled (ok false), never as an error. The objects are read by the
+// decoders codec_gen.go holds.
 func decodeSnapshotFast(line []byte) (l snapshotLine, ok bool) {
 	n := len(line) - crcSuffixLen
 	if n < 2 || line[0] != '{' || !crcMemberOK(line[n:]) {

@@ -290,23 +290,53 @@ func (s *schema) listed(typ string) bool {
 }
 
 func (w *writer) sizes(o Object, fs []field) {
-	w.p("\n// %sSize estimates the length of v's JSON, for the buffer it is written into.\nfunc %sSize(v *%s) int {\nn := %d\n", o.Short, o.Short, o.Name, fixedSize(fs))
+	w.p("\n// %sSize estimates the length of v's JSON, for the buffer it is written\n// into: the names, typical numbers, times and the strings.\nfunc %sSize(v *%s) int {\nn := 2\n", o.Short, o.Short, o.Name)
 	for _, f := range fs {
 		k, short, _ := kindOf(f.Type)
 		val := "v." + f.Go
+		size := len(f.JSON) + 4
+		var cond, dyn string
 		switch k {
-		case kString, kEnum, kRaw:
-			w.p("n += len(%s)\n", val)
+		case kString, kEnum:
+			size += 2
+			cond, dyn = val+` != ""`, "len("+val+")"
+		case kInt, kInt64:
+			size += 3 // most are small: versions, epochs, counts
+			cond = val + " != 0"
+		case kBool:
+			size += 5
+			cond = val
+		case kTime:
+			size += 32
+		case kTimePtr:
+			size += 32
+			cond = val + " != nil"
+		case kIntPtr:
+			size += 3
+			cond = val + " != nil"
 		case kStringPtr:
-			w.p("if %s != nil {\nn += len(*%s)\n}\n", val, val)
+			size += 2
+			cond, dyn = val+" != nil", "len(*"+val+")"
 		case kStrings:
-			w.p("n += stringsSize(%s)\n", val)
+			cond, dyn = "len("+val+") != 0", "stringsSize("+val+")"
 		case kStringsPtr:
-			w.p("if %s != nil {\nn += stringsSize(*%s)\n}\n", val, val)
+			cond, dyn = val+" != nil", "stringsSize(*"+val+")"
+		case kRaw:
+			cond, dyn = "len("+val+") != 0", "len("+val+")"
 		case kObjectPtr:
-			w.p("if %s != nil {\nn += %sSize(%s)\n}\n", val, short, val)
+			cond, dyn = val+" != nil", short+"Size("+val+")"
 		case kObjectList:
-			w.p("for k := range %s {\nn += %sSize(&%s[k])\n}\n", val, short, val)
+			cond = "len(" + val + ") != 0"
+			dyn = fmt.Sprintf("func() (n int) {\nfor k := range %s {\nn += %sSize(&%s[k]) + 1\n}\nreturn n\n}()", val, short, val)
+		}
+		add := fmt.Sprintf("n += %d", size)
+		if dyn != "" {
+			add += " + " + dyn
+		}
+		if f.Omit {
+			w.p("if %s {\n%s\n}\n", cond, add)
+		} else {
+			w.p("%s\n", add)
 		}
 	}
 	w.p("return n\n}\n")
