@@ -200,70 +200,67 @@ func (d *fastDecoder) eventObject(i int, v *Event, blk *eventBlock) int {
 // struct order, each at most once, those without omitempty required; it
 // returns the index after the last.
 func (d *fastDecoder) eventMembers(i int, v *Event, blk *eventBlock) int {
-	b, open := d.b, i
-	if i < 0 || i >= len(b) || b[i] != '{' {
-		return -1
-	}
+	b := d.b
 	var tv [1]time.Time
 	var tp [1]**time.Time
 	nt := 0
-	v.V, i = scanInt(b, lit(b, sep(b, i, open), "\"v\":"))
-	i = d.str(lit(b, sep(b, i, open), "\"id\":"), &v.ID)
-	v.At, i = scanTime(b, lit(b, sep(b, i, open), "\"at\":"))
-	if j := lit(b, sep(b, i, open), "\"clock\":"); j >= 0 {
+	v.V, i = scanInt(b, lit(b, i, "{\"v\":"))
+	i = d.str(lit(b, i, ",\"id\":"), &v.ID)
+	v.At, i = scanTime(b, lit(b, i, ",\"at\":"))
+	if j := lit(b, lit(b, i, ",\"clock\""), ":"); j >= 0 {
 		tv[nt], i = scanTime(b, j)
 		tp[nt] = &v.Clock
 		nt++
 	}
-	i = d.str(lit(b, sep(b, i, open), "\"actor\":"), &v.Actor)
-	i = d.opValue(lit(b, sep(b, i, open), "\"op\":"), &v.Op)
-	i = d.str(lit(b, sep(b, i, open), "\"card\":"), &v.Card)
-	if j := lit(b, lit(b, sep(b, i, open), "\"request"), "_id\":"); j >= 0 {
+	i = d.str(lit(b, lit(b, i, ",\"actor\""), ":"), &v.Actor)
+	i = d.opValue(lit(b, i, ",\"op\":"), &v.Op)
+	i = d.str(lit(b, i, ",\"card\":"), &v.Card)
+	if j := lit(b, lit(b, i, ",\"reques"), "t_id\":"); j >= 0 {
 		i = d.str(j, &v.RequestID)
 	}
-	if j := lit(b, lit(b, lit(b, sep(b, i, open), "\"expect_"), "version\""), ":"); j >= 0 {
+	if j := lit(b, lit(b, lit(b, i, ",\"expect"), "_version"), "\":"); j >= 0 {
 		v.ExpectVersion, i = scanInt64(b, j)
 	}
-	if j := lit(b, sep(b, i, open), "\"epoch\":"); j >= 0 {
+	if j := lit(b, lit(b, i, ",\"epoch\""), ":"); j >= 0 {
 		v.Epoch, i = scanInt64(b, j)
 	}
-	if j := lit(b, sep(b, i, open), "\"owner\":"); j >= 0 {
+	if j := lit(b, lit(b, i, ",\"owner\""), ":"); j >= 0 {
 		i = d.str(j, &v.Owner)
 	}
-	if j := lit(b, lit(b, sep(b, i, open), "\"ttl_sec"), "onds\":"); j >= 0 {
+	if j := lit(b, lit(b, i, ",\"ttl_se"), "conds\":"); j >= 0 {
 		v.TTLSeconds, i = scanInt64(b, j)
 	}
-	if j := lit(b, lit(b, sep(b, i, open), "\"reason\""), ":"); j >= 0 {
+	if j := lit(b, lit(b, i, ",\"reason"), "\":"); j >= 0 {
 		i = d.str(j, &v.Reason)
 	}
-	if j := lit(b, sep(b, i, open), "\"to\":"); j >= 0 {
+	if j := lit(b, i, ",\"to\":"); j >= 0 {
 		i = d.str(j, &v.To)
 	}
-	if j := lit(b, lit(b, sep(b, i, open), "\"progres"), "s\":"); j >= 0 {
+	if j := lit(b, lit(b, i, ",\"progre"), "ss\":"); j >= 0 {
 		blk.Progress, i = scanInt(b, j)
 		v.Progress = &blk.Progress
 	}
 	// A null checkpoint is left to the JSON decoder.
-	if j := lit(b, lit(b, sep(b, i, open), "\"checkpo"), "int\":"); j >= 0 && j < len(b) && b[j] != 'n' {
+	if j := lit(b, lit(b, i, ",\"checkp"), "oint\":"); j >= 0 && j < len(b) && b[j] != 'n' {
 		if i = skipValue(b, j); i >= 0 {
 			v.Checkpoint = append([]byte(nil), b[j:i]...)
 		}
 	}
-	if j := lit(b, sep(b, i, open), "\"force\":"); j >= 0 {
+	if j := lit(b, lit(b, i, ",\"force\""), ":"); j >= 0 {
 		v.Force, i = scanBool(b, j)
 	}
-	if j := lit(b, lit(b, sep(b, i, open), "\"fields\""), ":"); j >= 0 {
+	if j := lit(b, lit(b, i, ",\"fields"), "\":"); j >= 0 {
 		ib := new(fieldsBlock)
 		i = d.fieldsObject(j, &ib.v, ib)
 		v.Fields = &ib.v
 	}
-	if j := lit(b, sep(b, i, open), "\"text\":"); j >= 0 {
+	if j := lit(b, i, ",\"text\":"); j >= 0 {
 		i = d.str(j, &v.Text)
 	}
-	if j := lit(b, lit(b, lit(b, sep(b, i, open), "\"backoff"), "_seconds"), "\":"); j >= 0 {
+	if j := lit(b, lit(b, lit(b, i, ",\"backof"), "f_second"), "s\":"); j >= 0 {
 		v.BackoffSeconds, i = scanInt64(b, j)
 	}
-	if j := lit(b, lit(b, lit(b, sep(b, i, open), "\"backoff"), "_max_sec"), "onds\":"); j >= 0 {
+	if j := lit(b, lit(b, lit(b, i, ",\"backof"), "f_max_se"), "conds\":"); j >= 0 {
 		v.BackoffMaxSeconds, i = scanInt64(b, j)
 	}
 	if i >= 0 {
@@ -705,86 +702,83 @@ func (d *fastDecoder) cardObject(i int, v *Card, blk *cardBlock) int {
 // struct order, each at most once, those without omitempty required; it
 // returns the index after the last.
 func (d *fastDecoder) cardMembers(i int, v *Card, blk *cardBlock) int {
-	b, open := d.b, i
-	if i < 0 || i >= len(b) || b[i] != '{' {
-		return -1
-	}
+	b := d.b
 	var tv [5]time.Time
 	var tp [5]**time.Time
 	nt := 0
-	i = d.str(lit(b, sep(b, i, open), "\"id\":"), &v.ID)
-	i = d.str(lit(b, sep(b, i, open), "\"title\":"), &v.Title)
-	if j := lit(b, sep(b, i, open), "\"body\":"); j >= 0 {
+	i = d.str(lit(b, i, "{\"id\":"), &v.ID)
+	i = d.str(lit(b, lit(b, i, ",\"title\""), ":"), &v.Title)
+	if j := lit(b, i, ",\"body\":"); j >= 0 {
 		i = d.str(j, &v.Body)
 	}
-	if j := lit(b, sep(b, i, open), "\"phase\":"); j >= 0 {
+	if j := lit(b, lit(b, i, ",\"phase\""), ":"); j >= 0 {
 		i = d.str(j, &v.Phase)
 	}
-	v.Labels, i = d.strs(lit(b, lit(b, sep(b, i, open), "\"labels\""), ":"))
-	v.Priority, i = scanInt(b, lit(b, lit(b, sep(b, i, open), "\"priorit"), "y\":"))
-	i = d.statusValue(lit(b, lit(b, sep(b, i, open), "\"status\""), ":"), &v.Status)
-	v.DependsOn, i = d.strs(lit(b, lit(b, sep(b, i, open), "\"depends"), "_on\":"))
-	if j := lit(b, lit(b, sep(b, i, open), "\"parent\""), ":"); j >= 0 {
+	v.Labels, i = d.strs(lit(b, lit(b, i, ",\"labels"), "\":"))
+	v.Priority, i = scanInt(b, lit(b, lit(b, i, ",\"priori"), "ty\":"))
+	i = d.statusValue(lit(b, lit(b, i, ",\"status"), "\":"), &v.Status)
+	v.DependsOn, i = d.strs(lit(b, lit(b, i, ",\"depend"), "s_on\":"))
+	if j := lit(b, lit(b, i, ",\"parent"), "\":"); j >= 0 {
 		i = d.str(j, &v.Parent)
 	}
-	v.Acceptance, i = d.strs(lit(b, lit(b, sep(b, i, open), "\"accepta"), "nce\":"))
-	if j := lit(b, lit(b, lit(b, sep(b, i, open), "\"idempot"), "ency_key"), "\":"); j >= 0 {
+	v.Acceptance, i = d.strs(lit(b, lit(b, i, ",\"accept"), "ance\":"))
+	if j := lit(b, lit(b, lit(b, i, ",\"idempo"), "tency_ke"), "y\":"); j >= 0 {
 		i = d.str(j, &v.IdempotencyKey)
 	}
-	if j := lit(b, lit(b, sep(b, i, open), "\"claim_o"), "wner\":"); j >= 0 {
+	if j := lit(b, lit(b, i, ",\"claim_"), "owner\":"); j >= 0 {
 		i = d.str(j, &v.ClaimOwner)
 	}
-	v.ClaimEpoch, i = scanInt64(b, lit(b, lit(b, sep(b, i, open), "\"claim_e"), "poch\":"))
-	if j := lit(b, lit(b, sep(b, i, open), "\"claimed"), "_at\":"); j >= 0 {
+	v.ClaimEpoch, i = scanInt64(b, lit(b, lit(b, i, ",\"claim_"), "epoch\":"))
+	if j := lit(b, lit(b, i, ",\"claime"), "d_at\":"); j >= 0 {
 		tv[nt], i = scanTime(b, j)
 		tp[nt] = &v.ClaimedAt
 		nt++
 	}
-	if j := lit(b, lit(b, lit(b, sep(b, i, open), "\"claim_t"), "tl_secon"), "ds\":"); j >= 0 {
+	if j := lit(b, lit(b, lit(b, i, ",\"claim_"), "ttl_seco"), "nds\":"); j >= 0 {
 		v.ClaimTTLSeconds, i = scanInt64(b, j)
 	}
-	if j := lit(b, lit(b, lit(b, sep(b, i, open), "\"lease_e"), "xpires_a"), "t\":"); j >= 0 {
+	if j := lit(b, lit(b, lit(b, i, ",\"lease_"), "expires_"), "at\":"); j >= 0 {
 		tv[nt], i = scanTime(b, j)
 		tp[nt] = &v.LeaseExpiresAt
 		nt++
 	}
-	if j := lit(b, lit(b, lit(b, sep(b, i, open), "\"last_he"), "artbeat_"), "at\":"); j >= 0 {
+	if j := lit(b, lit(b, lit(b, i, ",\"last_h"), "eartbeat"), "_at\":"); j >= 0 {
 		tv[nt], i = scanTime(b, j)
 		tp[nt] = &v.LastHeartbeatAt
 		nt++
 	}
-	v.Attempts, i = scanInt(b, lit(b, lit(b, sep(b, i, open), "\"attempt"), "s\":"))
-	v.MaxAttempts, i = scanInt(b, lit(b, lit(b, sep(b, i, open), "\"max_att"), "empts\":"))
-	if j := lit(b, lit(b, sep(b, i, open), "\"defer_u"), "ntil\":"); j >= 0 {
+	v.Attempts, i = scanInt(b, lit(b, lit(b, i, ",\"attemp"), "ts\":"))
+	v.MaxAttempts, i = scanInt(b, lit(b, lit(b, i, ",\"max_at"), "tempts\":"))
+	if j := lit(b, lit(b, i, ",\"defer_"), "until\":"); j >= 0 {
 		tv[nt], i = scanTime(b, j)
 		tp[nt] = &v.DeferUntil
 		nt++
 	}
-	if j := lit(b, lit(b, lit(b, sep(b, i, open), "\"blocked"), "_reason\""), ":"); j >= 0 {
+	if j := lit(b, lit(b, lit(b, i, ",\"blocke"), "d_reason"), "\":"); j >= 0 {
 		i = d.str(j, &v.BlockedReason)
 	}
-	if j := lit(b, lit(b, sep(b, i, open), "\"closed_"), "at\":"); j >= 0 {
+	if j := lit(b, lit(b, i, ",\"closed"), "_at\":"); j >= 0 {
 		tv[nt], i = scanTime(b, j)
 		tp[nt] = &v.ClosedAt
 		nt++
 	}
-	if j := lit(b, lit(b, sep(b, i, open), "\"close_n"), "ote\":"); j >= 0 {
+	if j := lit(b, lit(b, i, ",\"close_"), "note\":"); j >= 0 {
 		i = d.str(j, &v.CloseNote)
 	}
-	if j := lit(b, lit(b, sep(b, i, open), "\"progres"), "s\":"); j >= 0 {
+	if j := lit(b, lit(b, i, ",\"progre"), "ss\":"); j >= 0 {
 		blk.Progress, i = scanInt(b, j)
 		v.Progress = &blk.Progress
 	}
 	// A null checkpoint is left to the JSON decoder.
-	if j := lit(b, lit(b, sep(b, i, open), "\"checkpo"), "int\":"); j >= 0 && j < len(b) && b[j] != 'n' {
+	if j := lit(b, lit(b, i, ",\"checkp"), "oint\":"); j >= 0 && j < len(b) && b[j] != 'n' {
 		if i = skipValue(b, j); i >= 0 {
 			v.Checkpoint = append([]byte(nil), b[j:i]...)
 		}
 	}
-	v.CreatedAt, i = scanTime(b, lit(b, lit(b, sep(b, i, open), "\"created"), "_at\":"))
-	v.UpdatedAt, i = scanTime(b, lit(b, lit(b, sep(b, i, open), "\"updated"), "_at\":"))
-	v.Version, i = scanInt64(b, lit(b, lit(b, sep(b, i, open), "\"version"), "\":"))
-	if j := lit(b, sep(b, i, open), "\"notes\":"); j >= 0 {
+	v.CreatedAt, i = scanTime(b, lit(b, lit(b, i, ",\"create"), "d_at\":"))
+	v.UpdatedAt, i = scanTime(b, lit(b, lit(b, i, ",\"update"), "d_at\":"))
+	v.Version, i = scanInt64(b, lit(b, lit(b, i, ",\"versio"), "n\":"))
+	if j := lit(b, lit(b, i, ",\"notes\""), ":"); j >= 0 {
 		v.Notes, i = d.noteList(j)
 	}
 	if i >= 0 {
@@ -922,13 +916,10 @@ func (d *fastDecoder) noteObject(i int, v *Note) int {
 // struct order, each at most once, those without omitempty required; it
 // returns the index after the last.
 func (d *fastDecoder) noteMembers(i int, v *Note) int {
-	b, open := d.b, i
-	if i < 0 || i >= len(b) || b[i] != '{' {
-		return -1
-	}
-	i = d.str(lit(b, sep(b, i, open), "\"text\":"), &v.Text)
-	i = d.str(lit(b, lit(b, sep(b, i, open), "\"author\""), ":"), &v.Author)
-	v.At, i = scanTime(b, lit(b, sep(b, i, open), "\"at\":"))
+	b := d.b
+	i = d.str(lit(b, i, "{\"text\":"), &v.Text)
+	i = d.str(lit(b, lit(b, i, ",\"author"), "\":"), &v.Author)
+	v.At, i = scanTime(b, lit(b, i, ",\"at\":"))
 	return i
 }
 
@@ -1020,17 +1011,14 @@ func (d *fastDecoder) receiptObject(i int, v *keyed) int {
 // struct order, each at most once, those without omitempty required; it
 // returns the index after the last.
 func (d *fastDecoder) receiptMembers(i int, v *keyed) int {
-	b, open := d.b, i
-	if i < 0 || i >= len(b) || b[i] != '{' {
-		return -1
-	}
-	i = d.str(lit(b, lit(b, sep(b, i, open), "\"request"), "_id\":"), &v.RequestID)
-	i = d.str(lit(b, sep(b, i, open), "\"event\":"), &v.Receipt.Event)
-	v.Receipt.At, i = scanTime(b, lit(b, sep(b, i, open), "\"at\":"))
-	i = d.opValue(lit(b, sep(b, i, open), "\"op\":"), &v.Receipt.Op)
-	i = d.str(lit(b, sep(b, i, open), "\"card\":"), &v.Receipt.Card)
-	v.Receipt.Epoch, i = scanInt64(b, lit(b, sep(b, i, open), "\"epoch\":"))
-	v.Receipt.Version, i = scanInt64(b, lit(b, lit(b, sep(b, i, open), "\"version"), "\":"))
+	b := d.b
+	i = d.str(lit(b, lit(b, i, "{\"reques"), "t_id\":"), &v.RequestID)
+	i = d.str(lit(b, lit(b, i, ",\"event\""), ":"), &v.Receipt.Event)
+	v.Receipt.At, i = scanTime(b, lit(b, i, ",\"at\":"))
+	i = d.opValue(lit(b, i, ",\"op\":"), &v.Receipt.Op)
+	i = d.str(lit(b, i, ",\"card\":"), &v.Receipt.Card)
+	v.Receipt.Epoch, i = scanInt64(b, lit(b, lit(b, i, ",\"epoch\""), ":"))
+	v.Receipt.Version, i = scanInt64(b, lit(b, lit(b, i, ",\"versio"), "n\":"))
 	return i
 }
 
@@ -1107,25 +1095,22 @@ func (d *fastDecoder) conflictObject(i int, v *Conflict) int {
 // struct order, each at most once, those without omitempty required; it
 // returns the index after the last.
 func (d *fastDecoder) conflictMembers(i int, v *Conflict) int {
-	b, open := d.b, i
-	if i < 0 || i >= len(b) || b[i] != '{' {
-		return -1
-	}
-	i = d.str(lit(b, sep(b, i, open), "\"event\":"), &v.Event)
-	i = d.str(lit(b, sep(b, i, open), "\"at\":"), &v.At)
-	if j := lit(b, sep(b, i, open), "\"clock\":"); j >= 0 {
+	b := d.b
+	i = d.str(lit(b, lit(b, i, "{\"event\""), ":"), &v.Event)
+	i = d.str(lit(b, i, ",\"at\":"), &v.At)
+	if j := lit(b, lit(b, i, ",\"clock\""), ":"); j >= 0 {
 		i = d.str(j, &v.Clock)
 	}
-	i = d.opValue(lit(b, sep(b, i, open), "\"op\":"), &v.Op)
-	i = d.str(lit(b, sep(b, i, open), "\"card\":"), &v.Card)
-	i = d.str(lit(b, sep(b, i, open), "\"actor\":"), &v.Actor)
-	if j := lit(b, sep(b, i, open), "\"owner\":"); j >= 0 {
+	i = d.opValue(lit(b, i, ",\"op\":"), &v.Op)
+	i = d.str(lit(b, i, ",\"card\":"), &v.Card)
+	i = d.str(lit(b, lit(b, i, ",\"actor\""), ":"), &v.Actor)
+	if j := lit(b, lit(b, i, ",\"owner\""), ":"); j >= 0 {
 		i = d.str(j, &v.Owner)
 	}
-	if j := lit(b, lit(b, sep(b, i, open), "\"winner\""), ":"); j >= 0 {
+	if j := lit(b, lit(b, i, ",\"winner"), "\":"); j >= 0 {
 		i = d.str(j, &v.Winner)
 	}
-	i = d.str(lit(b, lit(b, sep(b, i, open), "\"reason\""), ":"), &v.Reason)
+	i = d.str(lit(b, lit(b, i, ",\"reason"), "\":"), &v.Reason)
 	return i
 }
 
@@ -1219,23 +1204,20 @@ func (d *fastDecoder) headerObject(i int, v *snapshotHeader) int {
 // struct order, each at most once, those without omitempty required; it
 // returns the index after the last.
 func (d *fastDecoder) headerMembers(i int, v *snapshotHeader) int {
-	b, open := d.b, i
-	if i < 0 || i >= len(b) || b[i] != '{' {
-		return -1
-	}
-	v.V, i = scanInt(b, lit(b, sep(b, i, open), "\"v\":"))
-	v.Seq, i = scanInt(b, lit(b, sep(b, i, open), "\"seq\":"))
-	v.Events, i = scanInt64(b, lit(b, lit(b, sep(b, i, open), "\"events\""), ":"))
-	v.LastAt, i = scanTime(b, lit(b, lit(b, sep(b, i, open), "\"last_at"), "\":"))
-	i = d.str(lit(b, lit(b, sep(b, i, open), "\"last_id"), "\":"), &v.LastID)
-	v.Cards, i = scanInt(b, lit(b, sep(b, i, open), "\"cards\":"))
-	v.Receipts, i = scanInt(b, lit(b, lit(b, sep(b, i, open), "\"receipt"), "s\":"))
-	v.Conflicts, i = scanInt(b, lit(b, lit(b, sep(b, i, open), "\"conflic"), "ts\":"))
-	i = d.str(lit(b, lit(b, sep(b, i, open), "\"archive"), "s\":"), &v.Archives)
-	if j := lit(b, lit(b, sep(b, i, open), "\"tail_by"), "tes\":"); j >= 0 {
+	b := d.b
+	v.V, i = scanInt(b, lit(b, i, "{\"v\":"))
+	v.Seq, i = scanInt(b, lit(b, i, ",\"seq\":"))
+	v.Events, i = scanInt64(b, lit(b, lit(b, i, ",\"events"), "\":"))
+	v.LastAt, i = scanTime(b, lit(b, lit(b, i, ",\"last_a"), "t\":"))
+	i = d.str(lit(b, lit(b, i, ",\"last_i"), "d\":"), &v.LastID)
+	v.Cards, i = scanInt(b, lit(b, lit(b, i, ",\"cards\""), ":"))
+	v.Receipts, i = scanInt(b, lit(b, lit(b, i, ",\"receip"), "ts\":"))
+	v.Conflicts, i = scanInt(b, lit(b, lit(b, i, ",\"confli"), "cts\":"))
+	i = d.str(lit(b, lit(b, i, ",\"archiv"), "es\":"), &v.Archives)
+	if j := lit(b, lit(b, i, ",\"tail_b"), "ytes\":"); j >= 0 {
 		v.TailBytes, i = scanInt64(b, j)
 	}
-	if j := lit(b, lit(b, sep(b, i, open), "\"tail_cr"), "c\":"); j >= 0 {
+	if j := lit(b, lit(b, i, ",\"tail_c"), "rc\":"); j >= 0 {
 		i = d.str(j, &v.TailCRC)
 	}
 	return i

@@ -208,14 +208,28 @@ func (w *writer) decoder(s *schema, o Object, fs []field) {
 	w.p("\n// %sObject reads a %s object at b[i:].\nfunc (d *fastDecoder) %sObject(i int, %s) int {\nreturn closeObject(d.b, d.%sMembers(i, %s), i)\n}\n",
 		o.Short, o.Name, o.Short, params, o.Short, args)
 	w.p("\n// %sMembers reads the '{' at b[i:] and the members of a %s after it, in\n// struct order, each at most once, those without omitempty required; it\n// returns the index after the last.\n", o.Short, o.Name)
-	w.p("func (d *fastDecoder) %sMembers(i int, %s) int {\nb, open := d.b, i\nif i < 0 || i >= len(b) || b[i] != '{' {\nreturn -1\n}\n", o.Short, params)
+	// When the first member is always there, each member's name is read
+	// with what comes before it, the brace or a comma, in one literal;
+	// else sep reads that.
+	firstRequired := !fs[0].Omit
+	if firstRequired {
+		w.p("func (d *fastDecoder) %sMembers(i int, %s) int {\nb := d.b\n", o.Short, params)
+	} else {
+		w.p("func (d *fastDecoder) %sMembers(i int, %s) int {\nb, open := d.b, i\nif i < 0 || i >= len(b) || b[i] != '{' {\nreturn -1\n}\n", o.Short, params)
+	}
 	nt := timePtrs(fs)
 	if nt > 0 {
 		w.p("var tv [%d]time.Time\nvar tp [%d]**time.Time\nnt := 0\n", nt, nt)
 	}
-	for _, f := range fs {
+	for n, f := range fs {
 		k, short, _ := kindOf(f.Type)
 		at := keyLit(`"`+f.JSON+`":`, "sep(b, i, open)")
+		if firstRequired {
+			at = keyLit(`,"`+f.JSON+`":`, "i")
+			if n == 0 {
+				at = keyLit(`{"`+f.JSON+`":`, "i")
+			}
+		}
 		val := "v." + f.Go
 		var read string
 		switch k {
