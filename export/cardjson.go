@@ -1,7 +1,6 @@
 package export
 
 import (
-	"bytes"
 	"slices"
 
 	"github.com/bl-backlog/bl/ledger"
@@ -24,11 +23,18 @@ func AppendCardJSON(dst []byte, c *ledger.Card, indent bool) (out []byte, ok boo
 // AppendCardJSONAt appends c indented as AppendCardJSON does, with its
 // members at level+1: the form of an element of an indented list at level.
 func AppendCardJSONAt(dst []byte, c *ledger.Card, level int) (out []byte, ok bool) {
-	compact, ok := ledger.AppendCard(nil, c)
+	var buf [2048]byte
+	compact, ok := ledger.AppendCard(buf[:0], c)
 	if !ok {
 		return dst, false
 	}
-	return appendIndented(slices.Grow(dst, len(compact)*5/4+64), compact, level), true
+	return appendIndented(slices.Grow(dst, indentedSize(compact, level)), compact, level), true
+}
+
+// indentedSize estimates the length of the indented form of compact at
+// level.
+func indentedSize(compact []byte, level int) int {
+	return len(compact) + len(compact)/8*(2*level+6) + 64
 }
 
 // AppendCardsJSON appends a list of cards as the JSON encoder writes a
@@ -42,7 +48,8 @@ func AppendCardsJSON(dst []byte, cards []ledger.Card, indent bool) (out []byte, 
 		return append(dst, '[', ']'), true
 	}
 	n := len(dst)
-	var compact []byte
+	var buf [2048]byte
+	compact := buf[:0]
 	dst = append(dst, '[')
 	for k := range cards {
 		if k > 0 {
@@ -50,6 +57,14 @@ func AppendCardsJSON(dst []byte, cards []ledger.Card, indent bool) (out []byte, 
 		}
 		if compact, ok = ledger.AppendCard(compact[:0], &cards[k]); !ok {
 			return dst[:n], false
+		}
+		if k == 0 {
+			// The first card's size, for all of them.
+			size := len(compact)
+			if indent {
+				size = indentedSize(compact, 1)
+			}
+			dst = slices.Grow(dst, (size+4)*len(cards)*9/8)
 		}
 		if !indent {
 			dst = append(dst, compact...)
@@ -63,22 +78,34 @@ func AppendCardsJSON(dst []byte, cards []ledger.Card, indent bool) (out []byte, 
 	return append(dst, ']'), true
 }
 
+// structural marks the bytes appendIndented acts on; it copies runs of
+// the others as they are.
+var structural = [256]bool{'"': true, '{': true, '}': true, '[': true, ']': true, ',': true, ':': true}
+
 // appendIndented appends src, compact JSON as the ledger's encoder writes
 // it (valid, no white space), in the indented form the JSON encoder writes:
 // each member and element on a line of its own, two spaces a level deeper
 // than its container, which starts at level; a space after each colon;
 // empty objects and lists as {} and [].
 func appendIndented(dst, src []byte, level int) []byte {
-	for i := 0; i < len(src); i++ {
-		switch c := src[i]; c {
+	for i := 0; i < len(src); {
+		j := i
+		for j < len(src) && !structural[src[j]] {
+			j++
+		}
+		dst = append(dst, src[i:j]...)
+		if j == len(src) {
+			break
+		}
+		switch c := src[j]; c {
 		case '"':
-			j := stringEnd(src, i)
-			dst = append(dst, src[i:j]...)
-			i = j - 1
+			i = stringEnd(src, j)
+			dst = append(dst, src[j:i]...)
+			continue
 		case '{', '[':
-			if i+1 < len(src) && (src[i+1] == '}' || src[i+1] == ']') {
-				dst = append(dst, c, src[i+1])
-				i++
+			if j+1 < len(src) && (src[j+1] == '}' || src[j+1] == ']') {
+				dst = append(dst, c, src[j+1])
+				i = j + 2
 				continue
 			}
 			level++
@@ -90,32 +117,23 @@ func appendIndented(dst, src []byte, level int) []byte {
 			dst = newline(append(dst, ','), level)
 		case ':':
 			dst = append(dst, ':', ' ')
-		default:
-			dst = append(dst, c)
 		}
+		i = j + 1
 	}
 	return dst
 }
 
 // stringEnd returns the index after the string that starts at src[i].
 func stringEnd(src []byte, i int) int {
-	for i++; ; {
-		j := bytes.IndexByte(src[i:], '"')
-		if j < 0 {
-			return len(src)
-		}
-		i += j
-		// The quote ends the string unless an odd number of backslashes
-		// escapes it.
-		k := i
-		for k > 0 && src[k-1] == '\\' {
-			k--
-		}
-		i++
-		if (i-1-k)%2 == 0 {
-			return i
+	for i++; i < len(src); i++ {
+		switch src[i] {
+		case '"':
+			return i + 1
+		case '\\':
+			i++ // the escaped byte
 		}
 	}
+	return len(src)
 }
 
 // newline starts a line of the indented form at level: two spaces a level.
