@@ -132,14 +132,6 @@ func appendInt(dst []byte, n int64) []byte {
 	return strconv.AppendInt(dst, n, 10)
 }
 
-// appendBool appends true or false.
-func appendBool(dst []byte, b bool) []byte {
-	if b {
-		return append(dst, "true"...)
-	}
-	return append(dst, "false"...)
-}
-
 // appendStrings appends a list of strings: null for a nil slice, [] for an
 // empty one.
 func appendStrings(dst []byte, list []string) []byte {

@@ -20,8 +20,8 @@ import (
 	"go/token"
 	"go/types"
 	"os"
+	"path/filepath"
 	"reflect"
-	"slices"
 	"strconv"
 	"strings"
 )
@@ -56,18 +56,22 @@ type schema struct {
 // Generate reads the package in dir and returns the formatted source of
 // codec_gen.go.
 func Generate(dir string) ([]byte, error) {
-	fset := token.NewFileSet()
-	pkgs, err := parser.ParseDir(fset, dir, func(fi os.FileInfo) bool {
-		return !strings.HasSuffix(fi.Name(), "_test.go") && fi.Name() != "codec_gen.go"
-	}, 0)
+	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return nil, err
 	}
+	fset := token.NewFileSet()
 	s := &schema{fields: map[string][]field{}, consts: map[string][][2]string{}, structs: map[string]*ast.StructType{}}
-	for _, pkg := range pkgs {
-		for _, f := range sortedFiles(pkg) {
-			s.collect(f)
+	for _, e := range entries { // in name order
+		name := e.Name()
+		if !strings.HasSuffix(name, ".go") || strings.HasSuffix(name, "_test.go") || name == "codec_gen.go" {
+			continue
 		}
+		f, err := parser.ParseFile(fset, filepath.Join(dir, name), nil, parser.SkipObjectResolution)
+		if err != nil {
+			return nil, err
+		}
+		s.collect(f)
 	}
 	for _, o := range Objects {
 		fs, err := s.flatten(o.Name)
@@ -97,19 +101,6 @@ func Generate(dir string) ([]byte, error) {
 		return nil, fmt.Errorf("codecgen: %v\n%s", err, w.b.Bytes())
 	}
 	return out, nil
-}
-
-func sortedFiles(pkg *ast.Package) []*ast.File {
-	names := make([]string, 0, len(pkg.Files))
-	for n := range pkg.Files {
-		names = append(names, n)
-	}
-	slices.Sort(names)
-	files := make([]*ast.File, len(names))
-	for i, n := range names {
-		files[i] = pkg.Files[n]
-	}
-	return files
 }
 
 // collect records the struct types and the typed string constants of f.

@@ -157,7 +157,7 @@ func (w *writer) encoder(o Object, fs []field) {
 			if f.Omit {
 				w.p("if %s {\ndst = append(dst, %s...)\n}\n", val, strconv.Quote(`,"`+f.JSON+`":true`))
 			} else {
-				w.p("%sdst = appendBool(dst, %s)\n", put, val)
+				w.p("%sif %s {\ndst = append(dst, \"true\"...)\n} else {\ndst = append(dst, \"false\"...)\n}\n", put, val)
 			}
 		case kTime:
 			w.p("%sif dst, ok = appendTime(dst, %s); !ok %s", put, val, decline)
