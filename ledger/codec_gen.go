@@ -201,16 +201,13 @@ func (d *fastDecoder) eventObject(i int, v *Event, blk *eventBlock) int {
 // returns the index after the last.
 func (d *fastDecoder) eventMembers(i int, v *Event, blk *eventBlock) int {
 	b := d.b
-	var tv [1]time.Time
-	var tp [1]**time.Time
-	nt := 0
 	v.V, i = scanInt(b, lit(b, i, "{\"v\":"))
 	i = d.str(lit(b, i, ",\"id\":"), &v.ID)
 	v.At, i = scanTime(b, lit(b, i, ",\"at\":"))
 	if j := lit(b, lit(b, i, ",\"clock\""), ":"); j >= 0 {
-		tv[nt], i = scanTime(b, j)
-		tp[nt] = &v.Clock
-		nt++
+		t := new(time.Time)
+		*t, i = scanTime(b, j)
+		v.Clock = t
 	}
 	i = d.str(lit(b, lit(b, i, ",\"actor\""), ":"), &v.Actor)
 	i = d.opValue(lit(b, i, ",\"op\":"), &v.Op)
@@ -262,9 +259,6 @@ func (d *fastDecoder) eventMembers(i int, v *Event, blk *eventBlock) int {
 	}
 	if j := lit(b, lit(b, lit(b, i, ",\"backof"), "f_max_se"), "conds\":"); j >= 0 {
 		v.BackoffMaxSeconds, i = scanInt64(b, j)
-	}
-	if i >= 0 {
-		placeTimes(tv[:nt], tp[:nt])
 	}
 	return i
 }
@@ -434,9 +428,6 @@ func (d *fastDecoder) fieldsMembers(i int, v *Fields, blk *fieldsBlock) int {
 	if i < 0 || i >= len(b) || b[i] != '{' {
 		return -1
 	}
-	var tv [1]time.Time
-	var tp [1]**time.Time
-	nt := 0
 	if j := lit(b, sep(b, i, open), "\"title\":"); j >= 0 {
 		i = d.str(j, &blk.Title)
 		v.Title = &blk.Title
@@ -474,15 +465,12 @@ func (d *fastDecoder) fieldsMembers(i int, v *Fields, blk *fieldsBlock) int {
 		v.MaxAttempts = &blk.MaxAttempts
 	}
 	if j := lit(b, lit(b, sep(b, i, open), "\"defer_u"), "ntil\":"); j >= 0 {
-		tv[nt], i = scanTime(b, j)
-		tp[nt] = &v.DeferUntil
-		nt++
+		t := new(time.Time)
+		*t, i = scanTime(b, j)
+		v.DeferUntil = t
 	}
 	if j := lit(b, lit(b, lit(b, sep(b, i, open), "\"idempot"), "ency_key"), "\":"); j >= 0 {
 		i = d.str(j, &v.IdempotencyKey)
-	}
-	if i >= 0 {
-		placeTimes(tv[:nt], tp[:nt])
 	}
 	return i
 }

@@ -217,8 +217,10 @@ func (w *writer) decoder(s *schema, o Object, fs []field) {
 	} else {
 		w.p("func (d *fastDecoder) %sMembers(i int, %s) int {\nb, open := d.b, i\nif i < 0 || i >= len(b) || b[i] != '{' {\nreturn -1\n}\n", o.Short, params)
 	}
+	// Two or more optional times are gathered as they are read and
+	// allocated together; one takes an allocation of its own when there.
 	nt := timePtrs(fs)
-	if nt > 0 {
+	if nt > 1 {
 		w.p("var tv [%d]time.Time\nvar tp [%d]**time.Time\nnt := 0\n", nt, nt)
 	}
 	for n, f := range fs {
@@ -247,6 +249,9 @@ func (w *writer) decoder(s *schema, o Object, fs []field) {
 			read = fmt.Sprintf("%s, i = scanTime(b, @@)", val)
 		case kTimePtr:
 			read = fmt.Sprintf("tv[nt], i = scanTime(b, @@)\ntp[nt] = &%s\nnt++", val)
+			if nt == 1 {
+				read = fmt.Sprintf("t := new(time.Time)\n*t, i = scanTime(b, @@)\n%s = t", val)
+			}
 		case kIntPtr:
 			read = fmt.Sprintf("blk.%s, i = scanInt(b, @@)\n%s = &blk.%s", slot(f), val, slot(f))
 		case kStringPtr:
@@ -275,7 +280,7 @@ func (w *writer) decoder(s *schema, o Object, fs []field) {
 			w.p("%s\n", strings.ReplaceAll(read, "@@", at))
 		}
 	}
-	if nt > 0 {
+	if nt > 1 {
 		w.p("if i >= 0 {\nplaceTimes(tv[:nt], tp[:nt])\n}\n")
 	}
 	w.p("return i\n}\n")
