@@ -2,77 +2,8 @@ package ledger
 
 import (
 	"math/bits"
-	"slices"
 	"time"
-
-	json "github.com/goccy/go-json"
 )
-
-// Status is where a card is in its lifecycle.
-type Status string
-
-// The card statuses.
-const (
-	StatusReady   Status = "ready"
-	StatusClaimed Status = "claimed"
-	StatusBlocked Status = "blocked"
-	StatusDone    Status = "done"
-)
-
-// Valid reports whether s is one of the four statuses.
-func (s Status) Valid() bool {
-	switch s {
-	case StatusReady, StatusClaimed, StatusBlocked, StatusDone:
-		return true
-	}
-	return false
-}
-
-// Card is one unit of work. Its JSON field names are part of bl's contract.
-type Card struct {
-	ID             string   `json:"id"`
-	Title          string   `json:"title"`
-	Body           string   `json:"body,omitempty"`
-	Phase          string   `json:"phase,omitempty"`
-	Labels         []string `json:"labels"`
-	Priority       int      `json:"priority"`
-	Status         Status   `json:"status"`
-	DependsOn      []string `json:"depends_on"`
-	Parent         string   `json:"parent,omitempty"`
-	Acceptance     []string `json:"acceptance"`
-	IdempotencyKey string   `json:"idempotency_key,omitempty"`
-
-	ClaimOwner      string     `json:"claim_owner,omitempty"`
-	ClaimEpoch      int64      `json:"claim_epoch"`
-	ClaimedAt       *time.Time `json:"claimed_at,omitempty"`
-	ClaimTTLSeconds int64      `json:"claim_ttl_seconds,omitempty"`
-	LeaseExpiresAt  *time.Time `json:"lease_expires_at,omitempty"`
-	LastHeartbeatAt *time.Time `json:"last_heartbeat_at,omitempty"`
-	Attempts        int        `json:"attempts"`
-	MaxAttempts     int        `json:"max_attempts"`
-	DeferUntil      *time.Time `json:"defer_until,omitempty"`
-
-	BlockedReason string          `json:"blocked_reason,omitempty"`
-	ClosedAt      *time.Time      `json:"closed_at,omitempty"`
-	CloseNote     string          `json:"close_note,omitempty"`
-	Progress      *int            `json:"progress,omitempty"`
-	Checkpoint    json.RawMessage `json:"checkpoint,omitempty"`
-
-	CreatedAt time.Time `json:"created_at"`
-	UpdatedAt time.Time `json:"updated_at"`
-	Version   int64     `json:"version"`
-
-	// Notes is the card's case file, oldest first: at most MaxNotes, the
-	// oldest dropped first (bl log keeps every one).
-	Notes []Note `json:"notes,omitempty"`
-}
-
-// Note is one entry of a card's case file.
-type Note struct {
-	Text   string    `json:"text"`
-	Author string    `json:"author"`
-	At     time.Time `json:"at"`
-}
 
 // Leased reports whether the card holds a lease that has not expired at now.
 func (c *Card) Leased(now time.Time) bool {
@@ -89,33 +20,6 @@ func (c *Card) Expired(now time.Time) bool {
 // allows.
 func (c *Card) exhausted() bool {
 	return c.MaxAttempts > 0 && c.Attempts >= c.MaxAttempts
-}
-
-// clone returns a deep copy, so callers never share slices with the state.
-func (c *Card) clone() Card {
-	d := *c
-	d.Labels = cloneStrings(c.Labels)
-	d.DependsOn = cloneStrings(c.DependsOn)
-	d.Acceptance = cloneStrings(c.Acceptance)
-	if c.Checkpoint != nil {
-		d.Checkpoint = append(json.RawMessage(nil), c.Checkpoint...)
-	}
-	if c.Progress != nil {
-		p := *c.Progress
-		d.Progress = &p
-	}
-	if c.Notes != nil {
-		d.Notes = slices.Clone(c.Notes)
-	}
-	return d
-}
-
-// sameFields reports whether the fields an update can set are equal.
-func (c *Card) sameFields(d *Card) bool {
-	return c.Title == d.Title && c.Body == d.Body && c.Phase == d.Phase && c.Priority == d.Priority &&
-		slices.Equal(c.Labels, d.Labels) && slices.Equal(c.DependsOn, d.DependsOn) && c.Parent == d.Parent &&
-		slices.Equal(c.Acceptance, d.Acceptance) && c.MaxAttempts == d.MaxAttempts &&
-		((c.DeferUntil == nil) == (d.DeferUntil == nil)) && (c.DeferUntil == nil || c.DeferUntil.Equal(*d.DeferUntil))
 }
 
 // clearLease drops the lease fields; the epoch stays so it only ever grows.
@@ -200,45 +104,6 @@ func escapedLen(s string) int {
 	for ; i < len(s); i++ {
 		if strByte[s[i]] != 0 {
 			n += 5
-		}
-	}
-	return n
-}
-
-// cardBound is at least the length of c's compact JSON, its strings
-// measured by strLen, with room for every name, number and time. Zero for
-// nil.
-func cardBound(c *Card, strLen func(string) int) int {
-	if c == nil {
-		return 0
-	}
-	n := 1024 + 6*len(c.Checkpoint)
-	for _, s := range [...]string{c.ID, c.Title, c.Body, c.Phase, string(c.Status), c.Parent, c.IdempotencyKey, c.ClaimOwner, c.BlockedReason, c.CloseNote} {
-		n += strLen(s)
-	}
-	for _, l := range [...][]string{c.Labels, c.DependsOn, c.Acceptance} {
-		n += listBound(l, strLen)
-	}
-	return n
-}
-
-// eventBound is at least what e can add to a card's compact JSON, its
-// strings measured by strLen.
-func eventBound(e *Event, strLen func(string) int) int {
-	n := 1024 + 6*len(e.Checkpoint)
-	for _, s := range [...]string{e.Card, e.Owner, e.Reason, e.To} {
-		n += strLen(s)
-	}
-	if f := e.Fields; f != nil {
-		for _, p := range [...]*string{f.Title, f.Body, f.Phase, f.Parent, &f.IdempotencyKey} {
-			if p != nil {
-				n += strLen(*p)
-			}
-		}
-		for _, l := range [...]*[]string{f.Labels, f.DependsOn, f.Acceptance} {
-			if l != nil {
-				n += listBound(*l, strLen)
-			}
 		}
 	}
 	return n

@@ -13,7 +13,6 @@ import (
 	"syscall"
 
 	"github.com/bl-backlog/bl/internal/fsutil"
-	json "github.com/goccy/go-json"
 )
 
 // CompactResult says what a compaction did.
@@ -272,7 +271,7 @@ func readSnapshotHeader(dir string) (snapshotHeader, error) {
 	}
 	raw, err := checkFrame(line)
 	if err == nil {
-		err = json.Unmarshal(raw, &hdr)
+		hdr, err = decodeHeader(raw)
 	}
 	return hdr, err
 }

@@ -122,7 +122,7 @@ func readConfig(dir string) (Config, error) {
 	if err != nil {
 		return cfg, err
 	}
-	if err := json.Unmarshal(data, &cfg); err != nil {
+	if err := decodeConfig(data, &cfg); err != nil {
 		return cfg, Errorf(ErrInvalid, "%s: %v", filepath.Join(dir, ConfigFile), err)
 	}
 	return cfg, nil

@@ -6,106 +6,9 @@ import (
 	"encoding/hex"
 	"fmt"
 	"hash/crc32"
-	"time"
 
 	json "github.com/goccy/go-json"
 )
-
-// FormatVersion is the newest format this package reads and writes. A line
-// is written with the lowest version that reads it right (lineVersion), so
-// an older bl reads what it can and refuses, with "upgrade bl", what it
-// would misread; a snapshot is written at FormatVersion.
-const FormatVersion = 2
-
-// lineVersion is the lowest format version that reads e right: 2 for what
-// a v1 reader would misread or take for damage (the fail and note ops, a
-// writer's clock, a retry backoff), else 1.
-func (e *Event) lineVersion() int {
-	if e.Op == OpFail || e.Op == OpNote || e.Clock != nil || e.BackoffSeconds != 0 || e.BackoffMaxSeconds != 0 {
-		return 2
-	}
-	return 1
-}
-
-// Op is the kind of an event. The set is closed: a ledger holding any other
-// op is damaged or from a newer bl.
-type Op string
-
-// The event kinds.
-const (
-	OpCreate    Op = "create"
-	OpUpdate    Op = "update"
-	OpClaim     Op = "claim"
-	OpHeartbeat Op = "heartbeat"
-	OpRelease   Op = "release"
-	OpReclaim   Op = "reclaim"
-	OpComplete  Op = "complete"
-	OpBlock     Op = "block"
-	OpUnblock   Op = "unblock"
-	OpReopen    Op = "reopen"
-	OpLink      Op = "link"
-	OpUnlink    Op = "unlink"
-	OpNote      Op = "note"
-	OpFail      Op = "fail"
-)
-
-// Ops lists every event kind, in lifecycle order.
-var Ops = []Op{OpCreate, OpUpdate, OpClaim, OpHeartbeat, OpRelease, OpReclaim,
-	OpComplete, OpBlock, OpUnblock, OpReopen, OpLink, OpUnlink, OpNote, OpFail}
-
-// Event is one line of the ledger. Field order is the on-disk key order.
-type Event struct {
-	V  int       `json:"v"`
-	ID string    `json:"id"`
-	At time.Time `json:"at"`
-	// Clock is the writer's clock reading, present only when At had to
-	// run ahead of it by more than MaxClockSkew to come after the previous
-	// event. The fold takes every time it decides or stores from it (see
-	// Event.clock), so one fast clock does not stretch later leases.
-	Clock     *time.Time `json:"clock,omitempty"`
-	Actor     string     `json:"actor"`
-	Op        Op         `json:"op"`
-	Card      string     `json:"card"`
-	RequestID string     `json:"request_id,omitempty"`
-
-	// The lease compare-and-swap and fencing.
-	ExpectVersion int64  `json:"expect_version,omitempty"`
-	Epoch         int64  `json:"epoch,omitempty"`
-	Owner         string `json:"owner,omitempty"`
-	TTLSeconds    int64  `json:"ttl_seconds,omitempty"`
-
-	Reason     string          `json:"reason,omitempty"`
-	To         string          `json:"to,omitempty"`
-	Progress   *int            `json:"progress,omitempty"`
-	Checkpoint json.RawMessage `json:"checkpoint,omitempty"`
-	Force      bool            `json:"force,omitempty"`
-	Fields     *Fields         `json:"fields,omitempty"`
-
-	// Text is a note's text.
-	Text string `json:"text,omitempty"`
-	// The retry backoff a fail (or the reclaim of an expired lease)
-	// carries, from config.json's retry_backoff when it was written: the
-	// fold waits BackoffSeconds after the first failed attempt, doubling
-	// per attempt up to BackoffMaxSeconds (see retryDelay).
-	BackoffSeconds    int64 `json:"backoff_seconds,omitempty"`
-	BackoffMaxSeconds int64 `json:"backoff_max_seconds,omitempty"`
-}
-
-// Fields are the card fields a create or update sets. A nil pointer leaves
-// the field as it is.
-type Fields struct {
-	Title          *string    `json:"title,omitempty"`
-	Body           *string    `json:"body,omitempty"`
-	Phase          *string    `json:"phase,omitempty"`
-	Priority       *int       `json:"priority,omitempty"`
-	Labels         *[]string  `json:"labels,omitempty"`
-	DependsOn      *[]string  `json:"depends_on,omitempty"`
-	Parent         *string    `json:"parent,omitempty"`
-	Acceptance     *[]string  `json:"acceptance,omitempty"`
-	MaxAttempts    *int       `json:"max_attempts,omitempty"`
-	DeferUntil     *time.Time `json:"defer_until,omitempty"`
-	IdempotencyKey string     `json:"idempotency_key,omitempty"`
-}
 
 // newEventID returns 64 random bits in hex.
 func newEventID() string {
@@ -146,24 +49,32 @@ func encodeFramed(v any) ([]byte, error) {
 	return appendFramed(nil, v)
 }
 
-// appendFramed appends the line encodeFramed returns to dst. Events and
-// snapshot card lines are written by appendEvent and appendCard, anything
-// else, and anything those leave, by the JSON encoder.
+// appendFramed appends the line encodeFramed returns to dst. The wire
+// types are written by their encoders in codec_gen.go; anything else, and
+// any value those leave, by the JSON encoder.
 func appendFramed(dst []byte, v any) ([]byte, error) {
 	start := len(dst)
 	ok := false
 	switch v := v.(type) {
 	case *Event:
 		if dst == nil {
-			dst = make([]byte, 0, eventSize(v))
+			dst = make([]byte, 0, eventSize(v)+crcSuffixLen+1)
 		}
 		dst, ok = appendEvent(dst, v)
+	case snapshotHeader:
+		dst, ok = appendHeader(dst, &v)
 	case snapshotLine:
-		if v.Card != nil && v.Receipt == nil && v.Conflict == nil {
-			var out []byte
-			if out, ok = appendCard(append(dst, `{"card":`...), v.Card, false, 0); ok {
-				dst = append(out, '}')
-			}
+		var out []byte
+		switch {
+		case v.Card != nil && v.Receipt == nil && v.Conflict == nil:
+			out, ok = appendCard(append(dst, `{"card":`...), v.Card)
+		case v.Card == nil && v.Receipt != nil && v.Conflict == nil:
+			out, ok = appendReceipt(append(dst, `{"receipt":`...), v.Receipt)
+		case v.Card == nil && v.Receipt == nil && v.Conflict != nil:
+			out, ok = appendConflict(append(dst, `{"conflict":`...), v.Conflict)
+		}
+		if ok {
+			dst = append(out, '}')
 		}
 	}
 	if !ok {
@@ -243,13 +154,4 @@ func DecodeLine(line []byte) (*Event, error) {
 		return nil, fmt.Errorf("%w: missing or unknown v, id, at, op or card", errFraming)
 	}
 	return e, nil
-}
-
-func knownOp(op Op) bool {
-	for _, o := range Ops {
-		if o == op {
-			return true
-		}
-	}
-	return false
 }

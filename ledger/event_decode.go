@@ -18,7 +18,9 @@ import (
 // the caller decodes that line with the JSON decoder, which gives the same
 // Event as this function for every line this function handles.
 //
-// The decoded event does not refer to line.
+// The members are read by eventMembers, written from the schema in
+// codec_gen.go; the readers of the values are below. The decoded event
+// does not refer to line.
 func decodeFast(line []byte) (e *Event, ok bool) {
 	n := len(line) - crcSuffixLen
 	if n < 2 || line[0] != '{' || !crcMemberOK(line[n:]) {
@@ -26,28 +28,11 @@ func decodeFast(line []byte) (e *Event, ok bool) {
 	}
 	d := fastDecoder{b: line[:n]}
 	blk := new(eventBlock)
-	if !d.event(blk) {
+	if d.eventMembers(0, &blk.v, blk) != n {
 		return nil, false
 	}
 	d.finish()
-	return &blk.e, true
-}
-
-// eventBlock holds an event and the value its Progress points to in one
-// allocation. A clock, rare, takes an allocation of its own.
-type eventBlock struct {
-	e        Event
-	progress int
-}
-
-// fieldsBlock holds Fields and every value its pointers point to in one
-// allocation.
-type fieldsBlock struct {
-	f                             Fields
-	title, body, phase, parent    string
-	priority, maxAttempts         int
-	labels, dependsOn, acceptance []string
-	deferUntil                    time.Time
+	return &blk.v, true
 }
 
 // crcMemberOK reports whether b is `,"crc":"xxxxxxxx"}` with eight hex
@@ -114,11 +99,6 @@ func lit(b []byte, i int, l string) int {
 	return i + len(l)
 }
 
-// lit2 reads the literal l1+l2.
-func lit2(b []byte, i int, l1, l2 string) int {
-	return lit(b, lit(b, i, l1), l2)
-}
-
 // sep reads the comma that ends a member, or, for the first member, the
 // brace that opens the object at b[open].
 func sep(b []byte, i, open int) int {
@@ -128,175 +108,26 @@ func sep(b []byte, i, open int) int {
 	return i + 1
 }
 
-// event reads the top-level object, which must end where b does.
-func (d *fastDecoder) event(blk *eventBlock) bool {
-	b, e := d.b, &blk.e
-	var i int
-	e.V, i = scanInt(b, lit(b, 0, `{"v":`))
-	i = d.str(lit(b, i, `,"id":`), &e.ID)
-	e.At, i = scanTime(b, lit(b, i, `,"at":`))
-	if j := lit2(b, i, `,"clock"`, `:`); j >= 0 {
-		var clock time.Time
-		if clock, i = scanTime(b, j); i >= 0 {
-			e.Clock = &clock
-		}
-	}
-	i = d.str(lit2(b, i, `,"actor"`, `:`), &e.Actor)
-	i = d.op(lit(b, i, `,"op":`), &e.Op)
-	i = d.str(lit(b, i, `,"card":`), &e.Card)
-	// The optional members, each at most once and in this order.
-	if j := lit2(b, i, `,"reques`, `t_id":`); j >= 0 {
-		i = d.str(j, &e.RequestID)
-	}
-	if j := lit(b, lit2(b, i, `,"expect`, `_version`), `":`); j >= 0 {
-		e.ExpectVersion, i = scanInt64(b, j)
-	}
-	if j := lit2(b, i, `,"epoch"`, `:`); j >= 0 {
-		e.Epoch, i = scanInt64(b, j)
-	}
-	if j := lit2(b, i, `,"owner"`, `:`); j >= 0 {
-		i = d.str(j, &e.Owner)
-	}
-	if j := lit2(b, i, `,"ttl_se`, `conds":`); j >= 0 {
-		e.TTLSeconds, i = scanInt64(b, j)
-	}
-	if j := lit2(b, i, `,"reason`, `":`); j >= 0 {
-		i = d.str(j, &e.Reason)
-	}
-	if j := lit(b, i, `,"to":`); j >= 0 {
-		i = d.str(j, &e.To)
-	}
-	if j := lit2(b, i, `,"progre`, `ss":`); j >= 0 {
-		blk.progress, i = scanInt(b, j)
-		e.Progress = &blk.progress
-	}
-	// A null checkpoint is left to the JSON decoder.
-	if j := lit2(b, i, `,"checkp`, `oint":`); j >= 0 && j < len(b) && b[j] != 'n' {
-		if i = skipValue(b, j, 0); i >= 0 {
-			e.Checkpoint = append([]byte(nil), b[j:i]...)
-		}
-	}
-	if j := lit2(b, i, `,"force"`, `:`); j >= 0 {
-		e.Force, i = scanBool(b, j)
-	}
-	if j := lit2(b, i, `,"fields`, `":`); j >= 0 {
-		e.Fields, i = d.fields(j)
-	}
-	if j := lit(b, i, `,"text":`); j >= 0 {
-		i = d.str(j, &e.Text)
-	}
-	if j := lit(b, lit2(b, i, `,"backof`, `f_second`), `s":`); j >= 0 {
-		e.BackoffSeconds, i = scanInt64(b, j)
-	}
-	if j := lit(b, lit2(b, i, `,"backof`, `f_max_se`), `conds":`); j >= 0 {
-		e.BackoffMaxSeconds, i = scanInt64(b, j)
-	}
-	return i == len(b)
-}
-
-// op reads an op. A known op is the package's constant, which takes no
-// copy.
-func (d *fastDecoder) op(i int, dst *Op) int {
-	start, end, esc, j := scanString(d.b, i)
-	if j < 0 || esc != "" {
-		*dst = Op(esc)
-		return j
-	}
-	switch string(d.b[start:end]) {
-	case string(OpCreate):
-		*dst = OpCreate
-	case string(OpUpdate):
-		*dst = OpUpdate
-	case string(OpClaim):
-		*dst = OpClaim
-	case string(OpHeartbeat):
-		*dst = OpHeartbeat
-	case string(OpRelease):
-		*dst = OpRelease
-	case string(OpReclaim):
-		*dst = OpReclaim
-	case string(OpComplete):
-		*dst = OpComplete
-	case string(OpBlock):
-		*dst = OpBlock
-	case string(OpUnblock):
-		*dst = OpUnblock
-	case string(OpReopen):
-		*dst = OpReopen
-	case string(OpLink):
-		*dst = OpLink
-	case string(OpUnlink):
-		*dst = OpUnlink
-	case string(OpNote):
-		*dst = OpNote
-	case string(OpFail):
-		*dst = OpFail
-	default:
-		return d.str(i, (*string)(dst))
-	}
-	return j
-}
-
-// fields reads the fields object, each member at most once and in the
-// order of Fields.
-func (d *fastDecoder) fields(i int) (*Fields, int) {
-	b := d.b
-	if i < 0 || i >= len(b) || b[i] != '{' {
-		return nil, -1
-	}
-	blk := new(fieldsBlock)
-	f := &blk.f
-	open := i
-	if j := lit(b, sep(b, i, open), `"title":`); j >= 0 {
-		i = d.str(j, &blk.title)
-		f.Title = &blk.title
-	}
-	if j := lit(b, sep(b, i, open), `"body":`); j >= 0 {
-		i = d.str(j, &blk.body)
-		f.Body = &blk.body
-	}
-	if j := lit(b, sep(b, i, open), `"phase":`); j >= 0 {
-		i = d.str(j, &blk.phase)
-		f.Phase = &blk.phase
-	}
-	if j := lit2(b, sep(b, i, open), `"priorit`, `y":`); j >= 0 {
-		blk.priority, i = scanInt(b, j)
-		f.Priority = &blk.priority
-	}
-	if j := lit2(b, sep(b, i, open), `"labels"`, `:`); j >= 0 {
-		blk.labels, i = d.strs(j)
-		f.Labels = &blk.labels
-	}
-	if j := lit2(b, sep(b, i, open), `"depends`, `_on":`); j >= 0 {
-		blk.dependsOn, i = d.strs(j)
-		f.DependsOn = &blk.dependsOn
-	}
-	if j := lit2(b, sep(b, i, open), `"parent"`, `:`); j >= 0 {
-		i = d.str(j, &blk.parent)
-		f.Parent = &blk.parent
-	}
-	if j := lit2(b, sep(b, i, open), `"accepta`, `nce":`); j >= 0 {
-		blk.acceptance, i = d.strs(j)
-		f.Acceptance = &blk.acceptance
-	}
-	if j := lit2(b, sep(b, i, open), `"max_att`, `empts":`); j >= 0 {
-		blk.maxAttempts, i = scanInt(b, j)
-		f.MaxAttempts = &blk.maxAttempts
-	}
-	if j := lit2(b, sep(b, i, open), `"defer_u`, `ntil":`); j >= 0 {
-		blk.deferUntil, i = scanTime(b, j)
-		f.DeferUntil = &blk.deferUntil
-	}
-	if j := lit(b, lit2(b, sep(b, i, open), `"idempot`, `ency_key`), `":`); j >= 0 {
-		i = d.str(j, &f.IdempotencyKey)
-	}
+// closeObject reads the '}' that ends the object opened at b[open], after
+// its members up to b[i:]; an object with no members is "{}".
+func closeObject(b []byte, i, open int) int {
 	if i == open {
-		i++ // no members
+		i++
 	}
-	if i = lit(b, i, "}"); i < 0 {
-		return nil, -1
+	return lit(b, i, "}")
+}
+
+// placeTimes points each *tp[k] at a copy of tv[k], the copies in one
+// allocation: the optional times of an object, gathered as they are read.
+func placeTimes(tv []time.Time, tp []**time.Time) {
+	if len(tv) == 0 {
+		return
 	}
-	return f, i
+	all := make([]time.Time, len(tv))
+	copy(all, tv)
+	for k := range all {
+		*tp[k] = &all[k]
+	}
 }
 
 // scanInt64 reads an integer: an optional minus sign and at most 18 digits,
@@ -694,137 +525,4 @@ func daysInMonth(month, year int) int {
 		return 30
 	}
 	return 31
-}
-
-// skipValue skips a JSON value at s[i:] that is valid, written without
-// whitespace and at most 64 levels deep, and returns the index after it, or
-// -1.
-func skipValue(s []byte, i, depth int) int {
-	if i >= len(s) || depth > 64 {
-		return -1
-	}
-	switch c := s[i]; {
-	case c == '{' || c == '[':
-		end := byte('}')
-		if c == '[' {
-			end = ']'
-		}
-		i++
-		if i < len(s) && s[i] == end {
-			return i + 1
-		}
-		for {
-			if c == '{' {
-				if i >= len(s) || s[i] != '"' {
-					return -1
-				}
-				if i = skipString(s, i); i < 0 || i >= len(s) || s[i] != ':' {
-					return -1
-				}
-				i++
-			}
-			if i = skipValue(s, i, depth+1); i < 0 || i >= len(s) {
-				return -1
-			}
-			switch s[i] {
-			case end:
-				return i + 1
-			case ',':
-				i++
-			default:
-				return -1
-			}
-		}
-	case c == '"':
-		return skipString(s, i)
-	case c == 't':
-		return skipLiteral(s, i, "true")
-	case c == 'f':
-		return skipLiteral(s, i, "false")
-	case c == 'n':
-		return skipLiteral(s, i, "null")
-	case c == '-' || '0' <= c && c <= '9':
-		return skipNumber(s, i)
-	}
-	return -1
-}
-
-func skipLiteral(s []byte, i int, lit string) int {
-	if strings.HasPrefix(string(s[i:]), lit) {
-		return i + len(lit)
-	}
-	return -1
-}
-
-// skipNumber skips -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)? at s[i:].
-// What follows is the caller's to check.
-func skipNumber(s []byte, i int) int {
-	digits := func() int {
-		start := i
-		for i < len(s) && '0' <= s[i] && s[i] <= '9' {
-			i++
-		}
-		return i - start
-	}
-	if i < len(s) && s[i] == '-' {
-		i++
-	}
-	if i < len(s) && s[i] == '0' {
-		i++
-	} else if digits() == 0 {
-		return -1
-	}
-	if i < len(s) && s[i] == '.' {
-		i++
-		if digits() == 0 {
-			return -1
-		}
-	}
-	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
-		i++
-		if i < len(s) && (s[i] == '+' || s[i] == '-') {
-			i++
-		}
-		if digits() == 0 {
-			return -1
-		}
-	}
-	return i
-}
-
-// skipString skips a string with valid escapes and valid UTF-8.
-func skipString(s []byte, i int) int {
-	for i++; ; {
-		if i = nextSpecial(s, i); i >= len(s) {
-			return -1
-		}
-		switch strByte[s[i]] {
-		case 1:
-			if s[i] == '"' {
-				return i + 1
-			}
-			if i+1 >= len(s) {
-				return -1
-			}
-			switch s[i+1] {
-			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
-				i += 2
-			case 'u':
-				if _, ok := hex4(s, i+2); !ok {
-					return -1
-				}
-				i += 6
-			default:
-				return -1
-			}
-		case 3:
-			r, size := utf8.DecodeRune(s[i:])
-			if r == utf8.RuneError && size == 1 {
-				return -1
-			}
-			i += size
-		default:
-			return -1
-		}
-	}
 }

@@ -51,63 +51,36 @@ func checkEventEncoding(t *testing.T, e *Event) bool {
 	return true
 }
 
-// checkCardEncoding compares AppendCardJSON, compact and indented, and the
-// snapshot line of c with the JSON encoder, as checkEventEncoding does. It
-// reports whether the fast path took c; it takes both forms or neither.
+// checkCardEncoding compares AppendCard and the snapshot line of c with the
+// JSON encoder, as checkEventEncoding does. It reports whether the fast
+// path took c. (The indented form, which package export derives from this
+// one, is compared there.)
 func checkCardEncoding(t *testing.T, c *Card) bool {
 	t.Helper()
-	taken := 0
-	for _, indent := range []bool{false, true} {
-		var want []byte
-		var werr error
-		if indent {
-			want, werr = json.MarshalIndentWithOption(c, "", "  ", json.DisableHTMLEscape())
-		} else {
-			want, werr = json.MarshalWithOption(c, json.DisableHTMLEscape())
+	want, werr := json.MarshalWithOption(c, json.DisableHTMLEscape())
+	got, ok := AppendCard([]byte(encodePrefix), c)
+	if !ok {
+		if string(got) != encodePrefix {
+			t.Fatalf("AppendCard declined but changed dst to %q", got)
 		}
-		got, ok := AppendCardJSON([]byte(encodePrefix), c, indent)
-		if !ok {
-			if string(got) != encodePrefix {
-				t.Fatalf("AppendCardJSON declined but changed dst to %q", got)
-			}
-			if werr == nil && !declineOK(c.Checkpoint, timesOfCard(c)...) {
-				t.Fatalf("AppendCardJSON declined a card the JSON encoder writes as %q", want)
-			}
-			continue
+		if werr == nil && !declineOK(c.Checkpoint, timesOfCard(c)...) {
+			t.Fatalf("AppendCard declined a card the JSON encoder writes as %q", want)
 		}
-		taken++
-		got = bytes.TrimPrefix(got, []byte(encodePrefix))
-		if werr != nil {
-			t.Fatalf("AppendCardJSON (indent %v) wrote a card the JSON encoder refuses (%v):\n%s", indent, werr, got)
-		}
-		if !bytes.Equal(got, want) {
-			t.Fatalf("AppendCardJSON (indent %v) and the JSON encoder disagree:\nfast: %q\njson: %q", indent, got, want)
-		}
-		// A list of it, and its snapshot line.
-		for _, list := range [][]Card{{*c}, {*c, *c}} {
-			var lwant []byte
-			if indent {
-				lwant, _ = json.MarshalIndentWithOption(list, "", "  ", json.DisableHTMLEscape())
-			} else {
-				lwant, _ = json.MarshalWithOption(list, json.DisableHTMLEscape())
-			}
-			lgot, ok := AppendCardsJSON(nil, list, indent)
-			if !ok || !bytes.Equal(lgot, lwant) {
-				t.Fatalf("AppendCardsJSON (indent %v, ok %v) and the JSON encoder disagree:\nfast: %q\njson: %q", indent, ok, lgot, lwant)
-			}
-		}
-		if !indent {
-			lwant, _ := json.MarshalWithOption(snapshotLine{Card: c}, json.DisableHTMLEscape())
-			line, err := appendFramed([]byte(encodePrefix), snapshotLine{Card: c})
-			if err != nil || !bytes.Equal(line, append([]byte(encodePrefix), frame(string(lwant))...)) {
-				t.Fatalf("snapshot line = %q, %v; want %q", line, err, frame(string(lwant)))
-			}
-		}
+		return false
 	}
-	if taken == 1 {
-		t.Fatalf("AppendCardJSON took one form of a card and declined the other: %+v", c)
+	got = bytes.TrimPrefix(got, []byte(encodePrefix))
+	if werr != nil {
+		t.Fatalf("AppendCard wrote a card the JSON encoder refuses (%v):\n%s", werr, got)
 	}
-	return taken == 2
+	if !bytes.Equal(got, want) {
+		t.Fatalf("AppendCard and the JSON encoder disagree:\nfast: %q\njson: %q", got, want)
+	}
+	lwant, _ := json.MarshalWithOption(snapshotLine{Card: c}, json.DisableHTMLEscape())
+	line, err := appendFramed([]byte(encodePrefix), snapshotLine{Card: c})
+	if err != nil || !bytes.Equal(line, append([]byte(encodePrefix), frame(string(lwant))...)) {
+		t.Fatalf("snapshot line = %q, %v; want %q", line, err, frame(string(lwant)))
+	}
+	return true
 }
 
 // rawDeclineOK reports whether raw is a checkpoint the encoders may leave to
@@ -118,35 +91,26 @@ func rawDeclineOK(raw []byte) bool {
 		bytes.Count(raw, []byte("["))+bytes.Count(raw, []byte("{")) > maxRawDepth
 }
 
-// checkRaw compares appendRaw with the JSON encoder's json.RawMessage,
-// compact and indented at a few levels.
+// checkRaw compares appendRaw with the JSON encoder's json.RawMessage.
 func checkRaw(t *testing.T, raw []byte) {
 	t.Helper()
-	for _, level := range []int{-1, 0, 1, 3} {
-		var want []byte
-		var werr error
-		if level < 0 {
-			want, werr = json.MarshalWithOption(json.RawMessage(raw), json.DisableHTMLEscape())
-		} else {
-			want, werr = json.MarshalIndentWithOption(json.RawMessage(raw), strings.Repeat("  ", level), "  ", json.DisableHTMLEscape())
+	want, werr := json.MarshalWithOption(json.RawMessage(raw), json.DisableHTMLEscape())
+	got, ok := appendRaw([]byte(encodePrefix), raw)
+	if !ok {
+		if string(got) != encodePrefix {
+			t.Fatalf("appendRaw declined but changed dst to %q", got)
 		}
-		got, ok := appendRaw([]byte(encodePrefix), raw, level >= 0, max(level, 0))
-		if !ok {
-			if string(got) != encodePrefix {
-				t.Fatalf("appendRaw declined but changed dst to %q", got)
-			}
-			if werr == nil && len(raw) > 0 && !rawDeclineOK(raw) {
-				t.Fatalf("appendRaw declined %q, which the JSON encoder writes as %q", raw, want)
-			}
-			continue
+		if werr == nil && len(raw) > 0 && !rawDeclineOK(raw) {
+			t.Fatalf("appendRaw declined %q, which the JSON encoder writes as %q", raw, want)
 		}
-		got = bytes.TrimPrefix(got, []byte(encodePrefix))
-		if werr != nil {
-			t.Fatalf("appendRaw took %q, which the JSON encoder refuses: %v", raw, werr)
-		}
-		if !bytes.Equal(got, want) {
-			t.Fatalf("appendRaw (level %d) and the JSON encoder disagree on %q:\nfast: %q\njson: %q", level, raw, got, want)
-		}
+		return
+	}
+	got = bytes.TrimPrefix(got, []byte(encodePrefix))
+	if werr != nil {
+		t.Fatalf("appendRaw took %q, which the JSON encoder refuses: %v", raw, werr)
+	}
+	if !bytes.Equal(got, want) {
+		t.Fatalf("appendRaw and the JSON encoder disagree on %q:\nfast: %q\njson: %q", raw, got, want)
 	}
 }
 
@@ -633,27 +597,15 @@ func TestEncodeTakesEveryOp(t *testing.T) {
 	statuses := map[Status]bool{}
 	for i := range cards {
 		if !checkCardEncoding(t, &cards[i]) {
-			t.Fatalf("AppendCardJSON declined %+v", cards[i])
+			t.Fatalf("AppendCard declined %+v", cards[i])
 		}
 		statuses[cards[i].Status] = true
 	}
 	if len(statuses) != 4 {
 		t.Fatalf("cards of statuses %v, want all four", statuses)
 	}
-	for _, list := range [][]Card{nil, {}, cards} {
-		for _, indent := range []bool{false, true} {
-			want, _ := json.MarshalIndentWithOption(list, "", "  ", json.DisableHTMLEscape())
-			if !indent {
-				want, _ = json.MarshalWithOption(list, json.DisableHTMLEscape())
-			}
-			got, ok := AppendCardsJSON(nil, list, indent)
-			if !ok || !bytes.Equal(got, want) {
-				t.Fatalf("AppendCardsJSON(%d cards, indent %v) = %q, %v; want %q", len(list), indent, got, ok, want)
-			}
-		}
-	}
-	if got, ok := AppendCardJSON(nil, nil, true); !ok || string(got) != "null" {
-		t.Fatalf("AppendCardJSON(nil) = %q, %v", got, ok)
+	if got, ok := AppendCard(nil, nil); !ok || string(got) != "null" {
+		t.Fatalf("AppendCard(nil) = %q, %v", got, ok)
 	}
 }
 
@@ -749,7 +701,7 @@ func BenchmarkEncodeLineJSON(b *testing.B) {
 	}
 }
 
-// BenchmarkCardJSON measures the --json output of a claimed card.
+// BenchmarkCardJSON measures the compact JSON of a claimed card.
 func BenchmarkCardJSON(b *testing.B) {
 	cards := Fold(snapshotEvents()).List(Filter{}, t0, SortCreated)
 	var c *Card
@@ -760,14 +712,14 @@ func BenchmarkCardJSON(b *testing.B) {
 	}
 	b.Run("fast", func(b *testing.B) {
 		for i := 0; i < b.N; i++ {
-			if _, ok := AppendCardJSON(nil, c, true); !ok {
+			if _, ok := AppendCard(nil, c); !ok {
 				b.Fatal("declined")
 			}
 		}
 	})
 	b.Run("json", func(b *testing.B) {
 		for i := 0; i < b.N; i++ {
-			if _, err := json.MarshalIndentWithOption(c, "", "  ", json.DisableHTMLEscape()); err != nil {
+			if _, err := json.MarshalWithOption(c, json.DisableHTMLEscape()); err != nil {
 				b.Fatal(err)
 			}
 		}

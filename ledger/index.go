@@ -10,8 +10,6 @@ import (
 	"path/filepath"
 	"slices"
 	"time"
-
-	json "github.com/goccy/go-json"
 )
 
 // The snapshot index is a local, derived cache (never committed: cache/ is
@@ -574,7 +572,7 @@ func lazyState(ix *snapshotIndex, headerLine []byte) (*State, snapshotHeader, er
 	var hdr snapshotHeader
 	line, err := checkFrame(headerLine)
 	if err == nil {
-		err = json.Unmarshal(line, &hdr)
+		hdr, err = decodeHeader(line)
 	}
 	if err != nil || hdr.V == 0 || hdr.V > FormatVersion || hdr.Cards != ix.cards.n || hdr.Receipts != ix.receipts.n {
 		return nil, hdr, errIndexMismatch

@@ -14,8 +14,6 @@ import (
 	"slices"
 	"strings"
 	"time"
-
-	json "github.com/goccy/go-json"
 )
 
 // Snapshot and archive names inside a backlog directory.
@@ -230,7 +228,7 @@ func decodeSnapshot(path string, r io.ReaderAt, ib *indexBuild) (*State, snapsho
 				return err
 			}
 			if lr.n == 1 {
-				if err := json.Unmarshal(line, &hdr); err != nil {
+				if hdr, err = decodeHeader(line); err != nil {
 					return err
 				}
 				if hdr.V > FormatVersion {
@@ -240,8 +238,7 @@ func decodeSnapshot(path string, r io.ReaderAt, ib *indexBuild) (*State, snapsho
 			}
 			l, err = decodeSnapshotLine(line)
 			if err == nil && l.Card == nil && l.Receipt == nil && l.Conflict == nil {
-				var other snapshotHeader
-				if json.Unmarshal(line, &other) == nil && other.V > 0 {
+				if other, err := decodeHeader(line); err == nil && other.V > 0 {
 					if other.V > FormatVersion {
 						return Errorf(ErrVersion, "snapshot has format v%d, this bl reads v%d; upgrade bl", other.V, FormatVersion)
 					}
@@ -358,8 +355,10 @@ func snapshotClaims(data []byte) int64 {
 			continue
 		}
 		raw, err := checkFrame(bytes.TrimSuffix(line, []byte{'\r'}))
-		var hdr snapshotHeader
-		if err == nil && json.Unmarshal(raw, &hdr) == nil && hdr.Events > most {
+		if err != nil {
+			continue
+		}
+		if hdr, err := decodeHeader(raw); err == nil && hdr.Events > most {
 			most = hdr.Events
 		}
 	}

@@ -94,7 +94,7 @@ func (a *App) preComplete(b *ledger.Backlog, id, owner string, epoch int64, note
 	if err != nil {
 		return nil // bl complete reports it, the same way without hooks
 	}
-	raw, _ := ledger.AppendCardJSON(nil, &card, false)
+	raw, _ := ledger.AppendCard(nil, &card)
 	return s.PreComplete(a.ctx, hooks.Completion{Card: raw, CardID: id, Owner: owner, Epoch: epoch, Note: note, Actor: a.actor()})
 }
 

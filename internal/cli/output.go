@@ -37,7 +37,7 @@ func (a *App) writeJSON(v any) error {
 	switch v := v.(type) {
 	case ledger.Card:
 		var ok bool
-		if b, ok = ledger.AppendCardJSON(nil, &v, true); !ok {
+		if b, ok = export.AppendCardJSON(nil, &v, true); !ok {
 			var err error
 			if b, err = json.MarshalIndentWithOption(&v, "", "  ", json.DisableHTMLEscape()); err != nil {
 				return err
@@ -64,11 +64,11 @@ func cardJSON(v any) (b []byte, ok bool) {
 	case nil:
 		return []byte("null"), true
 	case ledger.Card:
-		return ledger.AppendCardJSON(nil, &v, true)
+		return export.AppendCardJSON(nil, &v, true)
 	case *ledger.Card:
-		return ledger.AppendCardJSON(nil, v, true)
+		return export.AppendCardJSON(nil, v, true)
 	case []ledger.Card:
-		return ledger.AppendCardsJSON(nil, v, true)
+		return export.AppendCardsJSON(nil, v, true)
 	}
 	return nil, false
 }

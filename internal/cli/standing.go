@@ -7,6 +7,7 @@ import (
 
 	json "github.com/goccy/go-json"
 
+	"github.com/bl-backlog/bl/export"
 	"github.com/bl-backlog/bl/ledger"
 )
 
@@ -88,7 +89,7 @@ func appendStanding(b []byte, st ledger.Standing, level int) []byte {
 // derived members when they were read.
 func (a *App) cardsJSON(cards []ledger.Card) ([]byte, bool) {
 	if len(a.standing) == 0 {
-		return ledger.AppendCardsJSON(nil, cards, true)
+		return export.AppendCardsJSON(nil, cards, true)
 	}
 	if len(cards) == 0 {
 		return []byte("[]"), true
@@ -101,7 +102,7 @@ func (a *App) cardsJSON(cards []ledger.Card) ([]byte, bool) {
 		}
 		out = append(out, "\n  "...)
 		var ok bool
-		if out, ok = ledger.AppendCardJSONAt(out, &cards[i], 1); !ok {
+		if out, ok = export.AppendCardJSONAt(out, &cards[i], 1); !ok {
 			// A card the fast encoder leaves to the JSON encoder, in
 			// the same indented form.
 			one, err := json.MarshalIndentWithOption(&cards[i], "  ", "  ", json.DisableHTMLEscape())

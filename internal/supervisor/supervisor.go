@@ -39,6 +39,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/bl-backlog/bl/export"
 	"github.com/bl-backlog/bl/ledger"
 	"github.com/bl-backlog/bl/ledger/watch"
 	"github.com/bl-backlog/bl/lock"
@@ -360,7 +361,7 @@ func retryLocked(fn func() (ledger.Card, error)) (ledger.Card, error) {
 
 // writeCardFile writes the card's JSON to a temporary file for the command.
 func writeCardFile(c *ledger.Card) (string, error) {
-	data, ok := ledger.AppendCardJSON(nil, c, true)
+	data, ok := export.AppendCardJSON(nil, c, true)
 	if !ok {
 		return "", fmt.Errorf("card %s does not encode", c.ID)
 	}

@@ -1,0 +1,135 @@
+package ledger
+
+import (
+	"slices"
+	"strings"
+
+	json "github.com/goccy/go-json"
+)
+
+// decodeConfig reads config.json over cfg. Every bl call reads it, and the
+// JSON decoder's first use in a process costs more than the read, so a file
+// of the usual shape is read here: an object, white space anywhere, the
+// members Config knows and any others, which are stepped over. A file in
+// any other shape goes to the JSON decoder: a null, a repeated member, a
+// name with an escape or that matches a known one only when case is
+// folded, a number that is not an integer of at most 18 digits, a value of
+// the wrong type. The JSON decoder gives the same Config for every file
+// read here.
+func decodeConfig(data []byte, cfg *Config) error {
+	c := *cfg
+	if i := configObject(data, skipSpace(data, 0), configMembers(data, &c)); i >= 0 && skipSpace(data, i) == len(data) {
+		*cfg = c
+		return nil
+	}
+	return json.Unmarshal(data, cfg)
+}
+
+// configMembers reads the members of the top-level object into c.
+func configMembers(b []byte, c *Config) func(string, int) int {
+	return func(key string, i int) int {
+		switch key {
+		case "version":
+			c.Version, i = scanInt(b, i)
+		case "compact_bytes":
+			c.CompactBytes, i = scanInt64(b, i)
+		case "sync":
+			s := &c.Sync
+			i = configObject(b, i, configStrings(b, map[string]*string{"auto": &s.Auto, "remote": &s.Remote, "branch": &s.Branch, "board": &s.Board}))
+		case "claims":
+			i = configObject(b, i, configStrings(b, map[string]*string{"remote": &c.Claims.Remote}))
+		case "retry_backoff":
+			r := &c.RetryBackoff
+			i = configObject(b, i, configStrings(b, map[string]*string{"initial": &r.Initial, "max": &r.Max}))
+		case "hooks":
+			start := i
+			if i < len(b) && b[i] != 'n' {
+				if _, i = walkValue(nil, b, i, true, 0); i >= 0 {
+					c.Hooks = append(json.RawMessage(nil), b[start:i]...)
+				}
+			} else {
+				i = -1
+			}
+		default:
+			i = configUnknown(b, key, i, "version", "compact_bytes", "sync", "claims", "retry_backoff", "hooks")
+		}
+		return i
+	}
+}
+
+// configStrings reads the members of an object of strings into the
+// fields named.
+func configStrings(b []byte, fields map[string]*string) func(string, int) int {
+	return func(key string, i int) int {
+		dst, ok := fields[key]
+		if !ok {
+			known := make([]string, 0, len(fields))
+			for k := range fields {
+				known = append(known, k)
+			}
+			return configUnknown(b, key, i, known...)
+		}
+		start, end, esc, j := scanString(b, i)
+		if j >= 0 {
+			*dst = esc
+			if esc == "" {
+				*dst = string(b[start:end])
+			}
+		}
+		return j
+	}
+}
+
+// configUnknown steps over the value of a member Config does not have: -1
+// when its name matches a known one with case folded, which the JSON
+// decoder would fill.
+func configUnknown(b []byte, key string, i int, known ...string) int {
+	if slices.ContainsFunc(known, func(k string) bool { return strings.EqualFold(k, key) }) {
+		return -1
+	}
+	_, i = walkValue(nil, b, i, true, 0)
+	return i
+}
+
+// configObject reads the object at b[i:], white space allowed, calling
+// member with each member's name and the index of its value; member returns
+// the index after the value, or -1. It returns the index after the object,
+// or -1 for anything but an object whose names are plain strings, none
+// repeated.
+func configObject(b []byte, i int, member func(key string, i int) int) int {
+	if i < 0 || i >= len(b) || b[i] != '{' {
+		return -1
+	}
+	if i = skipSpace(b, i+1); i < len(b) && b[i] == '}' {
+		return i + 1
+	}
+	var seen []string
+	for {
+		start, end, esc, j := scanString(b, i)
+		if j < 0 || esc != "" {
+			return -1
+		}
+		key := string(b[start:end])
+		if slices.Contains(seen, key) {
+			return -1
+		}
+		seen = append(seen, key)
+		if i = skipSpace(b, j); i >= len(b) || b[i] != ':' {
+			return -1
+		}
+		if i = member(key, skipSpace(b, i+1)); i < 0 {
+			return -1
+		}
+		if i = skipSpace(b, i); i >= len(b) {
+			return -1
+		}
+		switch b[i] {
+		case ',':
+			i = skipSpace(b, i+1)
+		case '}':
+			return i + 1
+		default:
+			return -1
+		}
+	}
+}

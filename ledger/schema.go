@@ -1,0 +1,175 @@
+package ledger
+
+import (
+	"time"
+
+	json "github.com/goccy/go-json"
+)
+
+// The wire types: the events of ledger.jsonl and the cards of
+// snapshot.json (the snapshot's other lines are snapshotHeader, keyed and
+// Conflict, declared next to their code). Their fields, in order, with
+// their json tags, are the one schema of the format: codec_gen.go, written
+// from them by go generate, holds the encoder, the decoder, the size
+// estimates, the bounds and Card's copy and comparison, and the lists of
+// ops and statuses. To add a field or an op, change it here and run
+// go generate ./ledger; TestCodecGenerated fails while codec_gen.go is
+// stale.
+//
+//go:generate go run ./internal/codecgen/cmd
+
+// FormatVersion is the newest format this package reads and writes. A line
+// is written with the lowest version that reads it right (lineVersion), so
+// an older bl reads what it can and refuses, with "upgrade bl", what it
+// would misread; a snapshot is written at FormatVersion.
+const FormatVersion = 2
+
+// lineVersion is the lowest format version that reads e right: 2 for what
+// a v1 reader would misread or take for damage (the fail and note ops, a
+// writer's clock, a retry backoff), else 1.
+func (e *Event) lineVersion() int {
+	if e.Op == OpFail || e.Op == OpNote || e.Clock != nil || e.BackoffSeconds != 0 || e.BackoffMaxSeconds != 0 {
+		return 2
+	}
+	return 1
+}
+
+// Op is the kind of an event. The set is closed: a ledger holding any other
+// op is damaged or from a newer bl.
+type Op string
+
+// The event kinds, in lifecycle order, which Ops keeps. A new kind is a
+// line here, its check and apply in the kinds table (ops.go), a Backlog
+// method and a command.
+const (
+	OpCreate    Op = "create"
+	OpUpdate    Op = "update"
+	OpClaim     Op = "claim"
+	OpHeartbeat Op = "heartbeat"
+	OpRelease   Op = "release"
+	OpReclaim   Op = "reclaim"
+	OpComplete  Op = "complete"
+	OpBlock     Op = "block"
+	OpUnblock   Op = "unblock"
+	OpReopen    Op = "reopen"
+	OpLink      Op = "link"
+	OpUnlink    Op = "unlink"
+	OpNote      Op = "note"
+	OpFail      Op = "fail"
+)
+
+// Event is one line of the ledger. Field order is the on-disk key order.
+type Event struct {
+	V  int       `json:"v"`
+	ID string    `json:"id"`
+	At time.Time `json:"at"`
+	// Clock is the writer's clock reading, present only when At had to
+	// run ahead of it by more than MaxClockSkew to come after the previous
+	// event. The fold takes every time it decides or stores from it (see
+	// Event.clock), so one fast clock does not stretch later leases.
+	Clock     *time.Time `json:"clock,omitempty"`
+	Actor     string     `json:"actor"`
+	Op        Op         `json:"op"`
+	Card      string     `json:"card"`
+	RequestID string     `json:"request_id,omitempty"`
+
+	// The lease compare-and-swap and fencing.
+	ExpectVersion int64  `json:"expect_version,omitempty"`
+	Epoch         int64  `json:"epoch,omitempty"`
+	Owner         string `json:"owner,omitempty"`
+	TTLSeconds    int64  `json:"ttl_seconds,omitempty"`
+
+	Reason     string          `json:"reason,omitempty"`
+	To         string          `json:"to,omitempty"`
+	Progress   *int            `json:"progress,omitempty"`
+	Checkpoint json.RawMessage `json:"checkpoint,omitempty"`
+	Force      bool            `json:"force,omitempty"`
+	Fields     *Fields         `json:"fields,omitempty"`
+
+	// Text is a note's text.
+	Text string `json:"text,omitempty"`
+	// The retry backoff a fail (or the reclaim of an expired lease)
+	// carries, from config.json's retry_backoff when it was written: the
+	// fold waits BackoffSeconds after the first failed attempt, doubling
+	// per attempt up to BackoffMaxSeconds (see retryDelay).
+	BackoffSeconds    int64 `json:"backoff_seconds,omitempty"`
+	BackoffMaxSeconds int64 `json:"backoff_max_seconds,omitempty"`
+}
+
+// Fields are the card fields a create or update sets. A nil pointer leaves
+// the field as it is.
+type Fields struct {
+	Title          *string    `json:"title,omitempty"`
+	Body           *string    `json:"body,omitempty"`
+	Phase          *string    `json:"phase,omitempty"`
+	Priority       *int       `json:"priority,omitempty"`
+	Labels         *[]string  `json:"labels,omitempty"`
+	DependsOn      *[]string  `json:"depends_on,omitempty"`
+	Parent         *string    `json:"parent,omitempty"`
+	Acceptance     *[]string  `json:"acceptance,omitempty"`
+	MaxAttempts    *int       `json:"max_attempts,omitempty"`
+	DeferUntil     *time.Time `json:"defer_until,omitempty"`
+	IdempotencyKey string     `json:"idempotency_key,omitempty"`
+}
+
+// Status is where a card is in its lifecycle.
+type Status string
+
+// The card statuses.
+const (
+	StatusReady   Status = "ready"
+	StatusClaimed Status = "claimed"
+	StatusBlocked Status = "blocked"
+	StatusDone    Status = "done"
+)
+
+// Valid reports whether s is one of the four statuses.
+func (s Status) Valid() bool {
+	return knownStatus(s)
+}
+
+// Card is one unit of work. Its JSON field names are part of bl's contract.
+type Card struct {
+	ID             string   `json:"id"`
+	Title          string   `json:"title"`
+	Body           string   `json:"body,omitempty"`
+	Phase          string   `json:"phase,omitempty"`
+	Labels         []string `json:"labels"`
+	Priority       int      `json:"priority"`
+	Status         Status   `json:"status"`
+	DependsOn      []string `json:"depends_on"`
+	Parent         string   `json:"parent,omitempty"`
+	Acceptance     []string `json:"acceptance"`
+	IdempotencyKey string   `json:"idempotency_key,omitempty"`
+
+	ClaimOwner      string     `json:"claim_owner,omitempty"`
+	ClaimEpoch      int64      `json:"claim_epoch"`
+	ClaimedAt       *time.Time `json:"claimed_at,omitempty"`
+	ClaimTTLSeconds int64      `json:"claim_ttl_seconds,omitempty"`
+	LeaseExpiresAt  *time.Time `json:"lease_expires_at,omitempty"`
+	LastHeartbeatAt *time.Time `json:"last_heartbeat_at,omitempty"`
+	Attempts        int        `json:"attempts"`
+	MaxAttempts     int        `json:"max_attempts"`
+	DeferUntil      *time.Time `json:"defer_until,omitempty"`
+
+	BlockedReason string          `json:"blocked_reason,omitempty"`
+	ClosedAt      *time.Time      `json:"closed_at,omitempty"`
+	CloseNote     string          `json:"close_note,omitempty"`
+	Progress      *int            `json:"progress,omitempty"`
+	Checkpoint    json.RawMessage `json:"checkpoint,omitempty"`
+
+	CreatedAt time.Time `json:"created_at"`
+	UpdatedAt time.Time `json:"updated_at"`
+	Version   int64     `json:"version"`
+
+	// Notes is the card's case file, oldest first: at most MaxNotes, the
+	// oldest dropped first (bl log keeps every one).
+	Notes []Note `json:"notes,omitempty"`
+}
+
+// Note is one entry of a card's case file.
+type Note struct {
+	Text   string    `json:"text"`
+	Author string    `json:"author"`
+	At     time.Time `json:"at"`
+}
