@@ -14,24 +14,29 @@ import (
 type kind struct {
 	check func(s *State, c *Card, e *Event) error
 	apply func(s *State, c *Card, e *Event)
+	done  string // what happened to the card, in a commit summary (Op.Done)
 }
 
 var kinds = map[Op]kind{
-	OpCreate:    {checkCreate, applyCreate},
-	OpUpdate:    {checkUpdate, applyFields},
-	OpClaim:     {checkClaim, applyClaim},
-	OpHeartbeat: {checkHeartbeat, applyHeartbeat},
-	OpRelease:   {checkRelease, applyRelease},
-	OpReclaim:   {checkReclaim, applyReclaim},
-	OpComplete:  {checkComplete, applyComplete},
-	OpBlock:     {checkBlock, applyBlock},
-	OpUnblock:   {checkUnblock, applyUnblock},
-	OpReopen:    {checkReopen, applyReopen},
-	OpLink:      {checkLink, applyLink},
-	OpUnlink:    {checkUnlink, applyUnlink},
-	OpNote:      {checkNote, applyNote},
-	OpFail:      {checkFail, applyFail},
+	OpCreate:    {checkCreate, applyCreate, "created"},
+	OpUpdate:    {checkUpdate, applyFields, "updated"},
+	OpClaim:     {checkClaim, applyClaim, "claimed"},
+	OpHeartbeat: {checkHeartbeat, applyHeartbeat, "heartbeats"},
+	OpRelease:   {checkRelease, applyRelease, "released"},
+	OpReclaim:   {checkReclaim, applyReclaim, "reclaimed"},
+	OpComplete:  {checkComplete, applyComplete, "completed"},
+	OpBlock:     {checkBlock, applyBlock, "blocked"},
+	OpUnblock:   {checkUnblock, applyUnblock, "unblocked"},
+	OpReopen:    {checkReopen, applyReopen, "reopened"},
+	OpLink:      {checkLink, applyLink, "linked"},
+	OpUnlink:    {checkUnlink, applyUnlink, "unlinked"},
+	OpNote:      {checkNote, applyNote, "noted"},
+	OpFail:      {checkFail, applyFail, "failed"},
 }
+
+// Done says what an event of this op did to its card, as a commit summary
+// puts it ("claimed", "completed"; "heartbeats" for the ones only counted).
+func (o Op) Done() string { return kinds[o].done }
 
 func checkCreate(s *State, c *Card, e *Event) error {
 	if err := ValidID(e.Card); err != nil {

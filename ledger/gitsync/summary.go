@@ -20,15 +20,6 @@ func (s *Syncer) message(prev, next ledger.Tree, merge bool) string {
 	return "bl: " + summary + "\n"
 }
 
-// verbs name each op in a commit summary; every op in ledger.Ops has one.
-var verbs = map[ledger.Op]string{
-	ledger.OpCreate: "created", ledger.OpUpdate: "updated", ledger.OpClaim: "claimed",
-	ledger.OpHeartbeat: "heartbeats", ledger.OpRelease: "released", ledger.OpReclaim: "reclaimed",
-	ledger.OpComplete: "completed", ledger.OpBlock: "blocked", ledger.OpUnblock: "unblocked",
-	ledger.OpReopen: "reopened", ledger.OpLink: "linked", ledger.OpUnlink: "unlinked",
-	ledger.OpNote: "noted", ledger.OpFail: "failed",
-}
-
 // Summarize names, by kind, the cards of the events next holds that prev
 // does not, for a reviewer reading git log: "A1 claimed by w1; A2 done;
 // created A5 A6". Heartbeats are only counted, and a long list of cards
@@ -88,9 +79,9 @@ func Summarize(prev, next ledger.Tree) string {
 			for _, e := range evs {
 				pairs = append(pairs, e.Card+"→"+e.To)
 			}
-			parts = append(parts, verbs[op]+" "+cardList(pairs))
+			parts = append(parts, op.Done()+" "+cardList(pairs))
 		default:
-			parts = append(parts, verbs[op]+" "+cardList(cardsOf(evs)))
+			parts = append(parts, op.Done()+" "+cardList(cardsOf(evs)))
 		}
 	}
 	if len(parts) == 0 {

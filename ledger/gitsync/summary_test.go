@@ -12,7 +12,7 @@ import (
 // summary, so a new kind never shows as a bare card list.
 func TestSummarizeNamesEveryOp(t *testing.T) {
 	for _, op := range ledger.Ops {
-		if verbs[op] == "" {
+		if op.Done() == "" {
 			t.Errorf("op %s has no verb in commit summaries", op)
 		}
 	}
