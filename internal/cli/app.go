@@ -10,6 +10,7 @@ import (
 	"os/user"
 	"reflect"
 	"runtime/debug"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -29,50 +30,28 @@ type Globals struct {
 	LockTimeout time.Duration `name:"lock-timeout" default:"10s" placeholder:"DURATION" help:"How long to wait for the backlog lock."`
 }
 
-// command is one bl subcommand: its name, its line in bl --help, and a
-// fresh value of its kong struct.
+// command is one bl subcommand: its name, its place and line in bl --help,
+// and a fresh value of its kong struct.
 type command struct {
-	name, help string
-	hidden     bool
-	new        func() any
+	name   string
+	rank   int // place in bl --help: lower first
+	help   string
+	hidden bool
+	new    func() any
 }
 
-// commands is every subcommand, in the order bl --help lists them.
-var commands = []command{
-	{"init", "Create a backlog (.backlog/) for this repository.", false, func() any { return &InitCmd{} }},
-	{"create", "Add a card.", false, func() any { return &CreateCmd{} }},
-	{"show", "Show one card.", false, func() any { return &ShowCmd{} }},
-	{"list", "List cards.", false, func() any { return &ListCmd{} }},
-	{"ready", "List cards claimable now, in claim order.", false, func() any { return &ReadyCmd{} }},
-	{"update", "Edit a card's fields.", false, func() any { return &UpdateCmd{} }},
-	{"claim", "Take a lease on the best claimable card, or the given one.", false, func() any { return &ClaimCmd{} }},
-	{"heartbeat", "Renew your lease and report progress.", false, func() any { return &HeartbeatCmd{} }},
-	{"release", "Give your claimed card back to the pool.", false, func() any { return &ReleaseCmd{} }},
-	{"fail", "Give your claimed card back as failed: retry backoff, max attempts.", false, func() any { return &FailCmd{} }},
-	{"note", "Add a note to a card's case file.", false, func() any { return &NoteCmd{} }},
-	{"run", "Claim cards and run a command on each: heartbeats, complete or fail.", false, func() any { return &RunCmd{} }},
-	{"mcp", "Serve the backlog to an agent runtime as MCP tools over stdio.", false, func() any { return &McpCmd{} }},
-	{"reclaim", "Return expired leases (or one card, forced) to the pool.", false, func() any { return &ReclaimCmd{} }},
-	{"complete", "Mark a card done.", false, func() any { return &CompleteCmd{} }},
-	{"block", "Park a card with a reason.", false, func() any { return &BlockCmd{} }},
-	{"unblock", "Return a blocked card to ready.", false, func() any { return &UnblockCmd{} }},
-	{"reopen", "Return a done card to ready.", false, func() any { return &ReopenCmd{} }},
-	{"link", "Make one card depend on another.", false, func() any { return &LinkCmd{} }},
-	{"unlink", "Remove a dependency.", false, func() any { return &UnlinkCmd{} }},
-	{"stats", "Counts by status, claimable and expired cards, ledger size.", false, func() any { return &StatsCmd{} }},
-	{"export", "Render the backlog: markdown board, mermaid/dot graph, csv, json, jsonl, html.", false, func() any { return &ExportCmd{} }},
-	{"log", "Print the event history, resumable by cursor.", false, func() any { return &LogCmd{} }},
-	{"watch", "Stream events as they are appended (JSONL).", false, func() any { return &WatchCmd{} }},
-	{"compact", "Fold the ledger into the snapshot.", false, func() any { return &CompactCmd{} }},
-	{"doctor", "Check the backlog's integrity; --repair fixes what it can without losing an event.", false, func() any { return &DoctorCmd{} }},
-	{"sync", "Commit .backlog to git; --pull/--push exchange it with a remote.", false, func() any { return &SyncCmd{} }},
-	{"serve", "Serve a live board, the JSON API, an event stream and metrics over HTTP.", false, func() any { return &ServeCmd{} }},
-	{"diff", "What changed in the backlog between two commits, card by card.", false, func() any { return &DiffCmd{} }},
-	{"version", "Print the bl version.", false, func() any { return &VersionCmd{} }},
-	{"completion", "Print a shell completion script (bash, zsh, fish).", false, func() any { return &CompletionCmd{} }},
-	{"merge-driver", "Optional git merge driver for the ledger (bl help merge-driver).", true, func() any { return &MergeDriverCmd{} }},
-	{"webhook", "Deliver one hook's webhook (run by bl for its hooks).", true, func() any { return &WebhookCmd{} }},
-	{"textconv", "Git textconv: a backlog file as readable lines for git diff.", true, func() any { return &TextconvCmd{} }},
+// commands is every subcommand, in the order bl --help lists them (by
+// rank). Each command file registers its own in an init function, so a
+// new command is one new file.
+var commands []command
+
+// register adds a subcommand, keeping commands in rank order.
+func register(c command) {
+	at := len(commands)
+	for at > 0 && commands[at-1].rank > c.rank {
+		at--
+	}
+	commands = slices.Insert(commands, at, c)
 }
 
 // CLI is the command line's root: the global flags. The subcommands are

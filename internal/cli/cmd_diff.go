@@ -13,6 +13,10 @@ type DiffCmd struct {
 	Revs []string `arg:"" name:"rev" placeholder:"REV" help:"A commit, branch or tag; two to compare two commits, one to compare it with the working backlog."`
 }
 
+func init() {
+	register(command{name: "diff", rank: 290, help: "What changed in the backlog between two commits, card by card.", new: func() any { return &DiffCmd{} }})
+}
+
 func (DiffCmd) Help() string {
 	return `What changed in the backlog between two git commits, card by card, for a
 reviewer: cards created and removed, fields changed old → new (status

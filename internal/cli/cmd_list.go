@@ -18,6 +18,10 @@ type ListCmd struct {
 	Sort   string   `default:"claim" enum:"claim,created,updated,id" help:"Order: claim (priority, age, id), created, updated or id."`
 }
 
+func init() {
+	register(command{name: "list", rank: 40, help: "List cards.", new: func() any { return &ListCmd{} }})
+}
+
 func (ListCmd) Help() string {
 	return `Examples:
 

@@ -7,6 +7,10 @@ import "context"
 // over to it.
 type McpCmd struct{}
 
+func init() {
+	register(command{name: "mcp", rank: 130, help: "Serve the backlog to an agent runtime as MCP tools over stdio.", new: func() any { return &McpCmd{} }})
+}
+
 // MCPServer is the side of bl-git that serves bl mcp.
 type MCPServer interface {
 	ServeMCP(ctx context.Context, s *Session) error
