@@ -4,10 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"io/fs"
-	"os"
 	"path"
-	"path/filepath"
 	"slices"
 	"strings"
 )
@@ -34,25 +31,7 @@ func Tracked(name string) bool {
 
 // ReadTree reads the tracked files of the backlog in dir.
 func ReadTree(dir string) (Tree, error) {
-	t := Tree{}
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, err := filepath.Rel(dir, p)
-		if err != nil || d.IsDir() {
-			return err
-		}
-		if name := filepath.ToSlash(rel); Tracked(name) {
-			data, err := os.ReadFile(p)
-			if err != nil {
-				return err
-			}
-			t[name] = data
-		}
-		return nil
-	})
-	return t, err
+	return readTreeUnread(dir, func(string) bool { return false })
 }
 
 // archives returns the tree's archive names, oldest first.
