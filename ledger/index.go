@@ -2,31 +2,17 @@ package ledger
 
 import (
 	"bytes"
-	"cmp"
 	"encoding/binary"
 	"errors"
 	"hash/crc32"
 	"os"
 	"path/filepath"
-	"slices"
 	"time"
 )
 
-// The snapshot index is a local, derived cache (never committed: cache/ is
-// in the backlog's .gitignore) that lets a call read the few snapshot lines
-// it needs instead of decoding every card. It maps card ids, idempotency
-// keys and request ids to the byte range of their line in snapshot.json,
-// and lists the ready and claimed cards in claim order, each with the end
-// of its lease, so a claim skips cards under a live lease without reading
-// them.
-//
-// It is tied to one snapshot file by that file's size, modification time
-// and the checksum of its header line, and it carries checksums of its own,
-// one per 4 KiB block, each checked when a call first reads that block (a
-// claim on 100k cards reads a few dozen blocks of a 4 MB index). Anything that does not match is ignored and rebuilt from the
-// snapshot, so a stale or damaged index costs one full load, never a wrong
-// answer. Every line read through it is checked again (frame checksum, and
-// that it holds the card, key or request asked for).
+// Reading the snapshot index, the local cache that lets a call read the
+// few snapshot lines it needs; its layout and checks are specified under
+// "Snapshot index" in doc.go, and index_write.go builds it.
 const (
 	CacheDir  = "cache"
 	IndexFile = "snapshot.idx"
@@ -57,100 +43,6 @@ type snapshotID struct {
 
 func snapshotIdentity(fi os.FileInfo, headerLine []byte) snapshotID {
 	return snapshotID{size: fi.Size(), mtime: fi.ModTime().UnixNano(), headerCRC: crc32.Checksum(headerLine, castagnoli)}
-}
-
-// indexEntry is one key and where its line lies in the snapshot.
-type indexEntry struct {
-	key       string
-	off       int64
-	n         int
-	candidate bool // cards only: ready or claimed when the snapshot was taken
-	card      *Card
-}
-
-// indexBuild collects the entries of a snapshot as it is written or read.
-type indexBuild struct {
-	cards, keys, receipts []indexEntry
-	conflicts             int64 // offset of the first conflict line; the file size when none
-}
-
-func (ib *indexBuild) addCard(c *Card, off int64, n int) {
-	ib.cards = append(ib.cards, indexEntry{key: c.ID, off: off, n: n, card: c,
-		candidate: c.Status == StatusReady || c.Status == StatusClaimed})
-	if c.IdempotencyKey != "" {
-		ib.keys = append(ib.keys, indexEntry{key: c.IdempotencyKey, off: off, n: n})
-	}
-}
-
-// encode renders the index for the snapshot identified by id.
-func (ib *indexBuild) encode(id snapshotID) []byte {
-	for _, t := range [][]indexEntry{ib.cards, ib.keys, ib.receipts} {
-		slices.SortFunc(t, func(a, b indexEntry) int { return cmp.Compare(a.key, b.key) })
-	}
-	var order []uint32
-	for i, e := range ib.cards {
-		if e.candidate {
-			order = append(order, uint32(i))
-		}
-	}
-	slices.SortFunc(order, func(a, b uint32) int { return ClaimOrder(ib.cards[a].card, ib.cards[b].card) })
-
-	le := binary.LittleEndian
-	out := make([]byte, 0, indexHeaderLen+entryLen*(len(ib.cards)+len(ib.keys)+len(ib.receipts))+orderLen*len(order))
-	out = append(out, indexMagic[:]...)
-	out = le.AppendUint64(out, uint64(id.size))
-	out = le.AppendUint64(out, uint64(id.mtime))
-	out = le.AppendUint32(out, id.headerCRC)
-	out = le.AppendUint32(out, uint32(len(ib.cards)))
-	out = le.AppendUint32(out, uint32(len(ib.keys)))
-	out = le.AppendUint32(out, uint32(len(ib.receipts)))
-	out = le.AppendUint32(out, uint32(len(order)))
-	out = le.AppendUint64(out, uint64(ib.conflicts))
-	out = le.AppendUint32(out, 0) // reserved
-	var pool []byte
-	for _, t := range [][]indexEntry{ib.cards, ib.keys, ib.receipts} {
-		for _, e := range t {
-			out = le.AppendUint32(out, uint32(len(pool)))
-			out = le.AppendUint32(out, uint32(len(e.key)))
-			out = le.AppendUint64(out, uint64(e.off))
-			out = le.AppendUint32(out, uint32(e.n))
-			pool = append(pool, e.key...)
-		}
-	}
-	for _, i := range order {
-		var lease int64
-		if end := leaseEnd(ib.cards[i].card); !end.IsZero() {
-			lease = end.UnixNano()
-		}
-		out = le.AppendUint32(out, i)
-		out = le.AppendUint64(out, uint64(lease))
-	}
-	out = append(out, pool...)
-	return sealIndex(out)
-}
-
-// leaseEnd is when the lease a card holds runs out; zero when it holds
-// none. The claim-order list records it so a claim can pass over cards
-// under a live lease unread.
-func leaseEnd(c *Card) time.Time {
-	if c.Status == StatusClaimed && c.LeaseExpiresAt != nil {
-		return *c.LeaseExpiresAt
-	}
-	return time.Time{}
-}
-
-// sealIndex appends the block checksums to an index: one CRC-32C per
-// indexBlock bytes, their count, and a CRC-32C of those two.
-func sealIndex(body []byte) []byte {
-	le := binary.LittleEndian
-	out := body
-	n := 0
-	for off := 0; off < len(body); off += indexBlock {
-		out = le.AppendUint32(out, crc32.Checksum(body[off:min(off+indexBlock, len(body))], castagnoli))
-		n++
-	}
-	out = le.AppendUint32(out, uint32(n))
-	return le.AppendUint32(out, crc32.Checksum(out[len(body):], castagnoli))
 }
 
 // sealedIndex is an index file's content whose blocks are checked against
@@ -193,23 +85,6 @@ func (c *sealedIndex) span(off, n int) ([]byte, error) {
 		c.checked[b] = true
 	}
 	return c.data[off : off+n], nil
-}
-
-// writeIndex stores the index for a snapshot in the backlog's cache. It is
-// a cache: failing to write it costs speed, not correctness, so errors are
-// only returned for tests to see.
-func writeIndex(dir string, id snapshotID, ib *indexBuild) error {
-	cache := filepath.Join(dir, CacheDir)
-	if err := os.MkdirAll(cache, 0o755); err != nil {
-		return err
-	}
-	return replaceAtomic(filepath.Join(cache, IndexFile), ib.encode(id), nil)
-}
-
-// removeIndex drops the cached index, so the next load reads the snapshot
-// whole and writes a new one.
-func removeIndex(dir string) {
-	_ = os.Remove(filepath.Join(dir, CacheDir, IndexFile))
 }
 
 // indexTable is one sorted table of the index.
