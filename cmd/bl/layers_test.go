@@ -1,0 +1,90 @@
+package main
+
+import (
+	"os/exec"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// layers is the package map: what each package owns and which of the
+// module's packages it may import. The graph points one way, from the
+// storage up to the commands; a new package, or a new edge, is a decision
+// recorded here.
+var layers = map[string][]string{
+	// File writes whose durability bl promises (atomic replace, append, fsync).
+	"internal/fsutil": nil,
+	// Finding .git around a directory, without go-git.
+	"internal/gitdir": nil,
+	// The writers' OS file lock.
+	"lock": nil,
+	// The backlog: wire format and codec, fold, store, journal, API.
+	"ledger": {"internal/fsutil", "internal/gitdir", "lock"},
+	// The generator of ledger's codec (go generate), and its command.
+	"ledger/internal/codecgen":     nil,
+	"ledger/internal/codecgen/cmd": {"ledger/internal/codecgen"},
+	// History and follow: log, watch, claim --wait.
+	"ledger/watch": {"ledger"},
+	// What bl sync reports, shared by the git side and the command line.
+	"ledger/gitsync/result": nil,
+	// Git: commit, fetch, rebase onto a remote, push; the merge driver.
+	"ledger/gitsync": {"internal/fsutil", "internal/gitdir", "ledger", "ledger/gitsync/result"},
+	// Renderings of a backlog: markdown, graphs, csv, json, html.
+	"export": {"ledger"},
+	// Local hooks run on events, and webhook delivery.
+	"hooks":         {"internal/gitdir", "ledger"},
+	"hooks/webhook": {"hooks"},
+	// bl run: claim, run a command, heartbeat, complete or fail.
+	"internal/supervisor": {"export", "ledger", "ledger/watch", "lock"},
+	// The command line: one file per command, printing, exit codes.
+	"internal/cli": {"export", "hooks", "internal/fsutil", "internal/gitdir", "internal/supervisor", "ledger", "ledger/gitsync/result", "ledger/watch", "lock"},
+	// bl mcp: the backlog as MCP tools over stdio.
+	"internal/mcpserver": {"internal/cli"},
+	// bl serve: board, JSON API, event stream, metrics.
+	"serve": {"export", "internal/cli", "ledger", "ledger/watch", "lock"},
+	// bl-git's side of the command line: sync, remote claims, serve, mcp.
+	"internal/cli/gitcli": {"hooks/webhook", "internal/cli", "internal/mcpserver", "ledger", "ledger/gitsync", "serve"},
+	// The binaries.
+	"cmd/bl":     {"internal/cli"},
+	"cmd/bl-git": {"internal/cli/gitcli"},
+	// Benchmarks, the browser test helper and the process-level proofs.
+	"internal/benchrun":           {"ledger"},
+	"internal/benchrun/linkfloor": nil,
+	"internal/browsertest":        nil,
+	"proof":                       {"ledger"},
+}
+
+// TestLayers: every package of the module is in the package map, and
+// imports only what the map allows.
+func TestLayers(t *testing.T) {
+	goTool, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("go not on PATH")
+	}
+	const mod = "github.com/bl-backlog/bl/"
+	out, err := exec.Command(goTool, "list", "-f", "{{.ImportPath}} {{join .Imports \" \"}}", mod+"...").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	seen := map[string]bool{}
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		f := strings.Fields(line)
+		pkg := strings.TrimPrefix(f[0], mod)
+		seen[pkg] = true
+		allowed, ok := layers[pkg]
+		if !ok {
+			t.Errorf("package %s is not in the package map (cmd/bl/layers_test.go): say what it owns and what it may import", pkg)
+			continue
+		}
+		for _, imp := range f[1:] {
+			if dep, ok := strings.CutPrefix(imp, mod); ok && !slices.Contains(allowed, dep) {
+				t.Errorf("%s imports %s, which the package map does not allow", pkg, dep)
+			}
+		}
+	}
+	for pkg := range layers {
+		if !seen[pkg] {
+			t.Errorf("the package map lists %s, which does not exist", pkg)
+		}
+	}
+}
