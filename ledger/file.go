@@ -60,7 +60,8 @@ type position struct {
 	// id met again (a git union merge; possibly with another stamp, see
 	// settle.go) sends the file to readSorted even when its lines are in
 	// order. A hash collision only costs that slower read.
-	ids map[uint64]struct{}
+	ids     map[uint64]struct{}
+	idsHint int // events the first read expects (from the bytes left), to size ids once
 	// file is the ledger being read, kept open between reads: filesystems
 	// reuse a freed inode number at once, so only an open file's identity
 	// can be compared with whatever the path names now.
@@ -72,7 +73,7 @@ var idSeed = maphash.MakeSeed()
 // seen notes id as folded and reports whether it was already.
 func (pos *position) seen(id string) bool {
 	if pos.ids == nil {
-		pos.ids = make(map[uint64]struct{})
+		pos.ids = make(map[uint64]struct{}, pos.idsHint)
 	}
 	h := maphash.String(idSeed, id)
 	if _, ok := pos.ids[h]; ok {
@@ -131,6 +132,9 @@ func readFrom(path string, pos position, apply func(*Event)) (position, *TornTai
 	// A buffer sized to what is new: a writer catching up on one line
 	// should not allocate for a whole history.
 	size := min(max(info.Size()-pos.offset, 4096), 256<<10)
+	if pos.ids == nil {
+		pos.idsHint = int((info.Size() - pos.offset) / 200) // a typical line is 200–300 bytes
+	}
 	lr := newLineReader(path, pos.file, pos.offset, pos.lines, pos.bare, int(size))
 	for {
 		e, l, torn, err := lr.event()
