@@ -378,9 +378,12 @@
 //     in the fold, in bl log, in compaction and in bl doctor (which counts
 //     them as restamped_lines, not damage). The rule is the same whichever
 //     copy a reader meets first, and re-stamping only moves a stamp later,
-//     so every union settles to what bl sync settled. An earlier copy
-//     already archived stays in its segment, outranked. Two lines with
-//     one event id that differ in anything else are damage.
+//     so every union settles to what bl sync settled. Normalization
+//     takes an outranked copy out of its segment, so segments a snapshot
+//     vouches for hold each event once and bl log checks the ledger's ids
+//     alone against them; with segments a merge brought in, it checks
+//     every id (a first pass over the lines' keys). Two lines with one
+//     event id that differ in anything else are damage.
 //   - A union of two snapshots has two header lines, or card, receipt or
 //     conflict lines out of order or repeated, or counts that do not match
 //     its header, every line with a good checksum (or a git conflict

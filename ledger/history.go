@@ -36,6 +36,9 @@ var errStop = errors.New("stop")
 func (b *Backlog) History(f HistoryFilter, fn func(e *Event, conflict *Conflict) error) (Cursor, error) {
 	b.mu.Lock()
 	err := b.refresh()
+	// Segments the snapshot does not vouch for (a git merge brought some
+	// in) may hold one event under two stamps between them.
+	across := b.normalForm
 	b.mu.Unlock()
 	if err != nil {
 		return f.From, err
@@ -80,7 +83,7 @@ func (b *Backlog) History(f HistoryFilter, fn func(e *Event, conflict *Conflict)
 		}
 		// The ledger joins the merge: a git merge can leave in it events
 		// older than archived ones, out of order or repeated.
-		cur, err = mergeEvents(fresh, segs[len(segs)-1], cur, walk)
+		cur, err = mergeEvents(fresh, segs[len(segs)-1], across, cur, walk)
 		if errors.Is(err, errStop) {
 			return cur, nil // the cursor stops just before the first event not delivered
 		}

@@ -40,8 +40,9 @@ func normalize(dir string) (*TornTail, error) {
 }
 
 // normalTree computes the normal form of a tree whose ledger holds led:
-// every archive segment sorted, each event once; the events of led that no
-// segment holds in a new segment; the snapshot the fold of all segments;
+// every archive segment sorted, each event once and only under the stamp
+// that stands (see settle.go); the events of led that no segment holds in
+// a new segment; the snapshot the fold of all segments;
 // an empty ledger.
 func normalTree(t Tree, led []*Event) (Tree, error) {
 	out := Tree{}
@@ -62,14 +63,16 @@ func normalTree(t Tree, led []*Event) (Tree, error) {
 		return nil, err
 	}
 	// The ledger's events no segment holds as they stand: new ones, and
-	// later stamps of archived ones (settle.go), which join a new segment
-	// while the earlier copy stays in its own, outranked.
+	// later stamps of archived ones (settle.go), which join a new segment.
 	inArchive := make(map[*Event]bool, len(archived))
 	for _, e := range archived {
 		inArchive[e] = true
 	}
 	all, err := settleEvents(append(slices.Clone(archived), led...))
 	if err != nil {
+		return nil, err
+	}
+	if err := dropOutranked(out, all); err != nil {
 		return nil, err
 	}
 	var rest []*Event
@@ -110,6 +113,38 @@ func normalTree(t Tree, led []*Event) (Tree, error) {
 	}
 	out[LedgerFile] = []byte{}
 	return out, nil
+}
+
+// dropOutranked takes out of t's segments every copy of an event that a
+// later stamp outranks (all holds the copies that stand): in the normal
+// form each event is held under its standing stamp alone, so a history
+// read can trust a segment set the snapshot vouches for. A segment left
+// empty goes.
+func dropOutranked(t Tree, all []*Event) error {
+	stands := make(map[string]*Event, len(all))
+	for _, e := range all {
+		stands[e.ID] = e
+	}
+	for _, name := range t.archives() {
+		evs, err := decodeAll(name, t[name])
+		if err != nil {
+			return err
+		}
+		kept := slices.DeleteFunc(slices.Clone(evs), func(e *Event) bool {
+			w := stands[e.ID]
+			return w != nil && laterCopy(w, e)
+		})
+		switch {
+		case len(kept) == len(evs):
+		case len(kept) == 0:
+			delete(t, name)
+		default:
+			if t[name], err = encodeEvents(kept); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 func encodeEvents(evs []*Event) ([]byte, error) {

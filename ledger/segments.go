@@ -10,6 +10,7 @@ import (
 	"container/heap"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"io"
 	"os"
 	"path/filepath"
@@ -88,14 +89,18 @@ func ReadEventsFile(f *os.File, path string, offset int64, from Cursor, fn func(
 // size, except for a segment out of order, which is read whole. It returns
 // the cursor of the last event passed to fn.
 func ArchivedEvents(paths []string, from Cursor, fn func(*Event) error) (Cursor, error) {
-	return mergeEvents(paths, "", from, fn)
+	return mergeEvents(paths, "", true, from, fn)
 }
 
 // mergeEvents is ArchivedEvents over paths and, when ledger is set, the
 // ledger too: read whole (it is the tail since the last compaction), sorted
 // and each event once, stopping quietly at a torn tail (an append may be
-// in progress). A missing ledger holds no events.
-func mergeEvents(paths []string, ledger string, from Cursor, fn func(*Event) error) (Cursor, error) {
+// in progress). A missing ledger holds no events. The ledger's ids are
+// always checked against the segments for a later stamp; the segments'
+// against each other only when across is set: segments a snapshot vouches
+// for hold no event twice with two stamps (normalization keeps only the
+// later copy), so a backlog in its normal form skips that bookkeeping.
+func mergeEvents(paths []string, ledger string, across bool, from Cursor, fn func(*Event) error) (Cursor, error) {
 	h := &segHeap{}
 	defer func() {
 		for _, s := range *h {
@@ -115,15 +120,6 @@ func mergeEvents(paths []string, ledger string, from Cursor, fn func(*Event) err
 		return nil
 	}
 	latest := stamps{}
-	for _, p := range paths {
-		s, err := openSegment(p, latest)
-		if err != nil {
-			return from, err
-		}
-		if err := push(s); err != nil {
-			return from, err
-		}
-	}
 	if ledger != "" {
 		f, err := os.Open(ledger)
 		if err != nil && !errors.Is(err, os.ErrNotExist) {
@@ -135,10 +131,25 @@ func mergeEvents(paths []string, ledger string, from Cursor, fn func(*Event) err
 			if err != nil {
 				return from, err
 			}
-			latest.noteAll(evs)
+			if len(paths) > 0 { // its ids need checking against segments only
+				latest.noteAll(evs)
+			}
 			if err := push(&segReader{path: ledger, mem: evs}); err != nil {
 				return from, err
 			}
+		}
+	}
+	note := latest.note // every id of every segment
+	if !across {
+		note = latest.raise // only the ledger's ids
+	}
+	for _, p := range paths {
+		s, err := openSegment(p, note)
+		if err != nil {
+			return from, err
+		}
+		if err := push(s); err != nil {
+			return from, err
 		}
 	}
 	var lastID string
@@ -154,7 +165,7 @@ func mergeEvents(paths []string, ledger string, from Cursor, fn func(*Event) err
 		} else {
 			heap.Fix(h, 0)
 		}
-		if e.ID == lastID || !from.Before(e) || latest.superseded(e) {
+		if e.ID == lastID || !from.Before(e) || (len(latest) > 0 && latest.superseded(e)) {
 			continue
 		}
 		lastID = e.ID
@@ -169,12 +180,12 @@ func mergeEvents(paths []string, ledger string, from Cursor, fn func(*Event) err
 // openSegment opens an archive segment for mergeEvents: streamed when its
 // lines are in strictly increasing (at, id) order, as bl writes them,
 // else read whole, sorted and each event once (settleLines).
-func openSegment(path string, latest stamps) (*segReader, error) {
+func openSegment(path string, note func(id []byte, at time.Time)) (*segReader, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
-	if inOrder(f, latest) {
+	if inOrder(f, note) {
 		return &segReader{path: path, f: f, lr: newLineReader(path, f, 0, 0, false, 64<<10)}, nil
 	}
 	defer f.Close()
@@ -185,38 +196,72 @@ func openSegment(path string, latest stamps) (*segReader, error) {
 	if torn != nil {
 		return nil, &CorruptError{Path: path, Line: torn.Line, Offset: torn.Offset, Err: fmt.Errorf("%w: %s in an archive segment, which is written whole", errFraming, torn.Reason)}
 	}
-	latest.noteAll(evs)
+	for _, s := range evs {
+		note([]byte(s.e.ID), s.e.At) // read whole: rare, and small next to the decode
+	}
 	return &segReader{path: path, mem: evs}, nil
 }
 
 // stamps is each event id's latest stamp among the files a history read
 // merges, so that of an event held with two stamps only the later copy is
-// passed on (see settle.go).
-type stamps map[string]time.Time
+// passed on (see settle.go). Ids are kept as two independent 64-bit hashes,
+// without allocating: the first is the key, the second tells two ids whose
+// first hashes collide apart, and such an entry never hides an event.
+type stamps map[uint64]stampEntry
+
+type stampEntry struct {
+	at    int64  // the latest stamp, Unix nanoseconds
+	check uint64 // the id's second hash
+	mixed bool   // two different ids share the key: hide nothing
+}
+
+var stampSeeds = [2]maphash.Seed{maphash.MakeSeed(), maphash.MakeSeed()}
 
 func (st stamps) note(id []byte, at time.Time) {
-	if t, ok := st[string(id)]; !ok || at.After(t) {
-		st[string(id)] = at
+	st.update(maphash.Bytes(stampSeeds[0], id), maphash.Bytes(stampSeeds[1], id), at, true)
+}
+
+// raise is note for the ids already noted alone.
+func (st stamps) raise(id []byte, at time.Time) {
+	st.update(maphash.Bytes(stampSeeds[0], id), maphash.Bytes(stampSeeds[1], id), at, false)
+}
+
+// update records stamp at for the id whose two hashes are k and c (maphash
+// gives a string and its bytes the same hash).
+func (st stamps) update(k, c uint64, at time.Time, add bool) {
+	ns := at.UnixNano()
+	e, ok := st[k]
+	switch {
+	case !ok:
+		if add {
+			st[k] = stampEntry{at: ns, check: c}
+		}
+	case e.check != c:
+		e.mixed = true
+		st[k] = e
+	case ns > e.at:
+		e.at = ns
+		st[k] = e
 	}
 }
 
 func (st stamps) noteAll(evs []settled) {
 	for _, s := range evs {
-		st.note([]byte(s.e.ID), s.e.At)
+		st.update(maphash.String(stampSeeds[0], s.e.ID), maphash.String(stampSeeds[1], s.e.ID), s.e.At, true)
 	}
 }
 
 // superseded reports whether a later copy of e exists.
 func (st stamps) superseded(e *Event) bool {
-	t, ok := st[e.ID]
-	return ok && t.After(e.At)
+	s, ok := st[maphash.String(stampSeeds[0], e.ID)]
+	return ok && !s.mixed && s.check == maphash.String(stampSeeds[1], e.ID) && s.at > e.At.UnixNano()
 }
 
 // inOrder reports whether the event lines of f are in strictly increasing
 // (at, id) order, reading only the id and at members of each line. A line
 // it cannot read that way counts as in order: the full read that follows
 // judges it.
-func inOrder(f *os.File, latest stamps) bool {
+func inOrder(f *os.File, note func(id []byte, at time.Time)) bool {
 	r := bufio.NewReaderSize(io.NewSectionReader(f, 0, 1<<62), 64<<10)
 	var prevAt time.Time
 	var prevID []byte
@@ -224,7 +269,7 @@ func inOrder(f *os.File, latest stamps) bool {
 		line, err := r.ReadSlice('\n')
 		if len(line) > 0 {
 			if at, id, ok := lineKey(line); ok {
-				latest.note(id, at)
+				note(id, at)
 				if prevID != nil {
 					if c := prevAt.Compare(at); c > 0 || (c == 0 && string(prevID) >= string(id)) {
 						return false
