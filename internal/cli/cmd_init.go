@@ -83,7 +83,7 @@ func (c *InitCmd) Run(a *App) error {
 	}
 	if g != nil {
 		if out.Merge, err = g.SetupMerge(dir); err != nil {
-			return fmt.Errorf("set up the git merge driver: %w", err)
+			return fmt.Errorf("set up how git merges .backlog (.gitattributes): %w", err)
 		}
 	}
 	return a.emit(out, func(w io.Writer) {
