@@ -3,8 +3,6 @@ package gitsync
 import (
 	"context"
 	"errors"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -156,18 +154,7 @@ func TestRemoteClaimOnADivergedBranchWritesNothing(t *testing.T) {
 	a, b := open(t, da), open(t, db)
 	sa, sb := syncer(t, a, Options{Remote: "origin"}), syncer(t, b, Options{Remote: "origin"})
 	create(t, a, "alice", "A1")
-	if _, err := sa.Push(bg, Hooks{}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := sb.Pull(bg); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(db, "code.txt"), []byte("bob\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	w.git(db, "add", "code.txt")
-	w.git(db, "commit", "-q", "-m", "code")
-	w.git(db, "push", "-q", "origin", "main")
+	pushCodeFromB(t, w, sa, sb, db)
 
 	card, _, err := sa.Claim(bg, ledger.ClaimRequest{Mutation: ledger.Mutation{Actor: "alice"}, Owner: "alice", TTL: time.Hour})
 	if !errors.Is(err, ErrDiverged) || card != nil {

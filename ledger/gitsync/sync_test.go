@@ -274,19 +274,7 @@ func TestDivergedCodeIsLeftToGit(t *testing.T) {
 	a, b := open(t, da), open(t, db)
 	sa, sb := syncer(t, a, Options{Remote: "origin"}), syncer(t, b, Options{Remote: "origin"})
 	create(t, a, "alice", "A1")
-	if _, err := sa.Push(bg, Hooks{}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := sb.Pull(bg); err != nil {
-		t.Fatal(err)
-	}
-	// Bob pushes code with git.
-	if err := os.WriteFile(filepath.Join(db, "code.txt"), []byte("bob\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	w.git(db, "add", "code.txt")
-	w.git(db, "commit", "-q", "-m", "code")
-	w.git(db, "push", "-q", "origin", "main")
+	pushCodeFromB(t, w, sa, sb, db) // bob pushes code with git
 	// Alice's checked-out main lacks it: bl does not move her worktree.
 	create(t, a, "alice", "A2")
 	before, _ := a.Tree(bg)
@@ -606,4 +594,23 @@ func TestFirstPullTakesTheRemotesSettings(t *testing.T) {
 	if got, _ := os.ReadFile(filepath.Join(dc, ".backlog", ledger.ConfigFile)); string(got) != mine {
 		t.Fatalf("a local edit was replaced by the remote's settings:\n%s", got)
 	}
+}
+
+// pushCodeFromB publishes a's backlog, lets b pull it, then pushes a code
+// commit from b with plain git: a's checked-out branch now lacks a change
+// outside the backlog.
+func pushCodeFromB(t *testing.T, w *world, sa, sb *Syncer, db string) {
+	t.Helper()
+	if _, err := sa.Push(bg, Hooks{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sb.Pull(bg); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(db, "code.txt"), []byte("bob\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	w.git(db, "add", "code.txt")
+	w.git(db, "commit", "-q", "-m", "code")
+	w.git(db, "push", "-q", "origin", "main")
 }
