@@ -1,5 +1,8 @@
 // Package lock is the OS-level mutual exclusion used by every writer of a
-// backlog: an advisory flock(2) on a dedicated file that is never deleted.
+// backlog: an advisory flock(2) on the directory holding a dedicated lock
+// file and on that file, each checked after it is granted against what is
+// at its path now, so a lock file deleted or replaced behind bl's back
+// costs a retry, never two holders (see File).
 //
 // It knows nothing about cards or ledgers. A waiter tries once without
 // blocking and, if the lock is busy, queues in the kernel with a blocking
@@ -17,6 +20,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"sync"
 	"syscall"
 	"time"
@@ -37,31 +41,34 @@ var (
 // then. It only matters when the lock is busy and such a wait exists.
 const handOver = 10 * time.Millisecond
 
-// File is a lock on one path. It is safe to Acquire and Release it from one
-// goroutine at a time; separate File values on the same path exclude each
-// other, even within one process.
+// File is the lock of one backlog: a flock on the lock file and, where the
+// platform allows, first on the directory holding it. It is safe to Acquire
+// and Release it from one goroutine at a time; separate File values on the
+// same path exclude each other, even within one process.
+//
+// The lock file is ignored by git, so git clean -X deletes it, and a user
+// may remove it by hand; a pull may replace a copy someone force-added.
+// Each flock is checked after it is granted against the file now at its
+// path, and taken again when they differ. That alone cannot stop a
+// deletion while the lock is held: the next locker would create a new file
+// and lock that. The directory cannot be deleted while it holds tracked
+// files, so locking it too keeps two holders apart whatever happens to the
+// lock file; the lock file is still taken, after the directory, so bl
+// releases that lock only the file exclude this one as before.
 type File struct {
 	path string
-	// fl serves the non-blocking first try. It is never left blocked, so
-	// it can be reused by every Acquire.
-	fl *flock.Flock
-	// held is the descriptor that holds the lock: fl or a waiter's own;
-	// nil when the lock is not held.
-	held *flock.Flock
-	// pending is a blocking wait that an earlier Acquire gave up on and
-	// that may still be queued in the kernel. The next Acquire takes it
-	// back over instead of queueing a second descriptor.
-	pending *waiter
+	dir  *one // nil where directories cannot be locked
+	file *one
 }
 
 // New returns a lock on path. The file is created on first Acquire, with its
 // parent directory expected to exist.
 func New(path string) *File {
-	return &File{path: path, fl: newFlock(path)}
-}
-
-func newFlock(path string) *flock.Flock {
-	return flock.New(path, flock.SetFlag(os.O_CREATE|os.O_RDWR), flock.SetPermissions(0o644))
+	l := &File{path: path, file: newOne(path, os.O_CREATE|os.O_RDWR)}
+	if lockDirectory {
+		l.dir = newOne(filepath.Dir(path), os.O_RDONLY)
+	}
+	return l
 }
 
 // Path is the lock file's path.
@@ -77,11 +84,122 @@ func (l *File) Acquire(ctx context.Context, timeout time.Duration) error {
 	if brokenForTesting {
 		return nil
 	}
-	if err := ctx.Err(); err != nil {
-		return err
+	deadline := time.Now().Add(timeout)
+	if l.dir != nil {
+		if err := l.dir.acquire(ctx, timeout); err != nil {
+			return l.named(err, timeout)
+		}
 	}
+	if err := l.file.acquire(ctx, max(0, time.Until(deadline))); err != nil {
+		if l.dir != nil {
+			_ = l.dir.release()
+		}
+		return l.named(err, timeout)
+	}
+	return nil
+}
+
+// named makes a timeout name the lock file, whichever of the two flocks
+// ran out of time.
+func (l *File) named(err error, timeout time.Duration) error {
+	if errors.Is(err, ErrTimeout) {
+		return fmt.Errorf("%w waiting for %s after %s", ErrTimeout, l.path, timeout)
+	}
+	return err
+}
+
+// Release drops the lock. The file stays, so the next locker opens the same
+// inode as everyone else.
+func (l *File) Release() error {
+	if brokenForTesting {
+		return nil
+	}
+	err := l.file.release()
+	if l.dir != nil {
+		if derr := l.dir.release(); err == nil {
+			err = derr
+		}
+	}
+	return err
+}
+
+// one is a flock on one path, opened with flag: the lock file, or the
+// directory holding it.
+type one struct {
+	path string
+	flag int
+	// fl serves the non-blocking first try. It is never left blocked, so
+	// it can be reused by every Acquire.
+	fl *flock.Flock
+	// held is the descriptor that holds the lock: fl or a waiter's own;
+	// nil when the lock is not held.
+	held *flock.Flock
+	// pending is a blocking wait that an earlier Acquire gave up on and
+	// that may still be queued in the kernel. The next Acquire takes it
+	// back over instead of queueing a second descriptor.
+	pending *waiter
+}
+
+func newOne(path string, flag int) *one {
+	return &one{path: path, flag: flag, fl: newFlock(path, flag)}
+}
+
+func newFlock(path string, flag int) *flock.Flock {
+	return flock.New(path, flock.SetFlag(flag), flock.SetPermissions(0o644))
+}
+
+// acquire takes the flock on l.path as it is now: a descriptor that got the
+// lock on a file since deleted or replaced is let go and the lock taken
+// again, so every holder holds the inode that is at the path.
+func (l *one) acquire(ctx context.Context, timeout time.Duration) error {
 	if l.held != nil {
 		return nil
+	}
+	deadline := time.Now().Add(timeout)
+	for moved := 0; ; moved++ {
+		if err := l.acquireOnce(ctx, max(0, time.Until(deadline))); err != nil {
+			return err
+		}
+		same, err := l.atPath()
+		if same || err != nil {
+			if err != nil {
+				l.release()
+			}
+			return err
+		}
+		// Deleted or replaced while we waited: the lock we hold guards
+		// nothing anyone else will open.
+		l.release()
+		if moved == maxMoved {
+			return fmt.Errorf("lock %s: replaced %d times while locking it", l.path, maxMoved)
+		}
+	}
+}
+
+// maxMoved bounds how many times in a row acquire finds its file replaced
+// before it gives up: something is deleting the lock file in a tight loop.
+const maxMoved = 1000
+
+// atPath reports whether the descriptor holding the lock is the file now at
+// the path (same device and inode).
+func (l *one) atPath() (bool, error) {
+	held, err := l.held.Stat()
+	if err != nil {
+		return false, fmt.Errorf("lock %s: %w", l.path, err)
+	}
+	now, err := os.Stat(l.path)
+	if errors.Is(err, os.ErrNotExist) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("lock %s: %w", l.path, err)
+	}
+	return os.SameFile(held, now), nil
+}
+
+func (l *one) acquireOnce(ctx context.Context, timeout time.Duration) error {
+	if err := ctx.Err(); err != nil {
+		return err
 	}
 	// A wait this File gave up on earlier may still be queued. Take it back
 	// before trying, so that if the lock has just come through to it, it
@@ -112,7 +230,7 @@ func (l *File) Acquire(ctx context.Context, timeout time.Duration) error {
 		wait = handOver
 	}
 	if w == nil {
-		w = startWaiter(l.path)
+		w = startWaiter(l.path, l.flag)
 	}
 	t := time.NewTimer(wait)
 	defer t.Stop()
@@ -142,7 +260,7 @@ func (l *File) Acquire(ctx context.Context, timeout time.Duration) error {
 // keep gives w up again and keeps it as the File's pending wait. Should it
 // have been granted the lock meanwhile (it cannot be while l.fl holds it),
 // the lock is dropped at once rather than kept for nobody.
-func (l *File) keep(w *waiter) {
+func (l *one) keep(w *waiter) {
 	if ok, err := w.abandon(); ok {
 		if err == nil {
 			_ = w.fl.Unlock()
@@ -152,7 +270,7 @@ func (l *File) keep(w *waiter) {
 	l.pending = w
 }
 
-func (l *File) granted(w *waiter, err error) error {
+func (l *one) granted(w *waiter, err error) error {
 	if err != nil {
 		return fmt.Errorf("lock %s: %w", l.path, err)
 	}
@@ -160,14 +278,14 @@ func (l *File) granted(w *waiter, err error) error {
 	return nil
 }
 
-func (l *File) timedOut(timeout time.Duration) error {
+func (l *one) timedOut(timeout time.Duration) error {
 	return fmt.Errorf("%w waiting for %s after %s", ErrTimeout, l.path, timeout)
 }
 
-// Release drops the lock. The file stays, so the next locker opens the same
-// inode as everyone else.
-func (l *File) Release() error {
-	if brokenForTesting || l.held == nil {
+// release drops the lock and closes its descriptor, so the next acquire
+// opens the file at the path afresh.
+func (l *one) release() error {
+	if l.held == nil {
 		return nil
 	}
 	if err := l.held.Unlock(); err != nil {
@@ -203,8 +321,8 @@ type waiter struct {
 	finished  bool // the goroutine has delivered or dropped its outcome
 }
 
-func startWaiter(path string) *waiter {
-	w := &waiter{fl: newFlock(path), result: make(chan error, 1)}
+func startWaiter(path string, flag int) *waiter {
+	w := &waiter{fl: newFlock(path, flag), result: make(chan error, 1)}
 	go w.run()
 	return w
 }
