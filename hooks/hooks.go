@@ -197,14 +197,27 @@ func Load(ctx context.Context, dir string) (s *Set, warning string, err error) {
 	return &Set{dir: dir, hooks: f.Hooks}, "", nil
 }
 
+// TrustEnv, set to 1, runs the hooks of a hooks.json outside any git
+// repository, where bl cannot tell a file the user wrote from one that
+// came with the files.
+const TrustEnv = "BL_TRUST_HOOKS"
+
+// errUnknownOrigin: outside a git repository (a tarball, git archive, a
+// container build context) nothing says hooks.json is local.
+var errUnknownOrigin = errors.New("is outside any git repository, so bl cannot tell whether it came with the files (a tarball, git archive, a build context); its hooks are ignored. If you wrote it, run with " + TrustEnv + "=1")
+
 // tracked reports whether git tracks dir/hooks.json: nil when it does
 // not, errTracked when it does, and an error when that cannot be told
 // inside a repository (git missing, or refusing the repository, e.g. as
 // owned by someone else) — then the file is not trusted either. Outside
-// any git repository nothing is tracked.
+// any git repository the file's origin is unknown: it is trusted only
+// with TrustEnv set.
 func tracked(ctx context.Context, dir string) error {
 	if !inRepository(dir) {
-		return nil
+		if os.Getenv(TrustEnv) == "1" {
+			return nil
+		}
+		return errUnknownOrigin
 	}
 	git, err := exec.LookPath("git")
 	if err != nil {

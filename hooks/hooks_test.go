@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -22,9 +23,11 @@ import (
 	"github.com/bl-backlog/bl/ledger"
 )
 
-// backlogDir makes dir/.backlog holding hooks.json with content.
+// backlogDir makes dir/.backlog holding hooks.json with content, outside
+// any git repository: the test says it wrote the file (TrustEnv).
 func backlogDir(t *testing.T, content string) string {
 	t.Helper()
+	t.Setenv(hooks.TrustEnv, "1")
 	dir := filepath.Join(t.TempDir(), ".backlog")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
@@ -310,5 +313,44 @@ func TestInvalidFiles(t *testing.T) {
 		if err == nil || !errors.Is(err, ledger.ErrInvalid) || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: %v, want %q", content, err, want)
 		}
+	}
+}
+
+// TestOutsideGitNeedsOptIn: outside a git repository (a tarball, git
+// archive, a build context) hooks.json might have come with the files, so
+// its hooks run only when the user says so.
+func TestOutsideGitNeedsOptIn(t *testing.T) {
+	dir := backlogDir(t, `{"hooks": [{"on": ["create"], "command": ["touch", "pwned"]}]}`)
+	t.Setenv(hooks.TrustEnv, "")
+	s, warning, err := hooks.Load(context.Background(), dir)
+	if err != nil || s != nil || !strings.Contains(warning, hooks.TrustEnv+"=1") {
+		t.Fatalf("Load outside git without %s: %v %v %q", hooks.TrustEnv, s, err, warning)
+	}
+	t.Setenv(hooks.TrustEnv, "1")
+	if s := load(t, dir); !s.Has("create") {
+		t.Fatal("with the opt-in, the hooks are not loaded")
+	}
+}
+
+// TestWebhookNoRedirects: a receiver that redirects does not get the body
+// and signature re-sent to the host it points at; the delivery fails and
+// says why.
+func TestWebhookNoRedirects(t *testing.T) {
+	var elsewhere atomic.Int32
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		elsewhere.Add(1)
+	}))
+	defer other.Close()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, other.URL+"/collect", http.StatusTemporaryRedirect)
+	}))
+	defer srv.Close()
+	dir := backlogDir(t, `{"hooks": [{"on": ["complete"], "url": "`+srv.URL+`", "secret": "k", "timeout": "2s"}]}`)
+	msgs := load(t, dir).After(context.Background(), []hooks.Event{event(ledger.OpComplete, "A", "e1")})
+	if len(msgs) != 1 || !strings.Contains(msgs[0], "do not follow redirects") {
+		t.Errorf("messages: %q", msgs)
+	}
+	if n := elsewhere.Load(); n != 0 {
+		t.Fatalf("the webhook followed the redirect: %d requests elsewhere", n)
 	}
 }

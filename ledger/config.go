@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	json "github.com/goccy/go-json"
@@ -82,6 +83,24 @@ type SyncConfig struct {
 	// "BOARD.md") that bl sync regenerates with the board before every
 	// commit, so reviewers see the board change next to the events.
 	Board string `json:"board,omitempty"`
+}
+
+// CheckBoardName refuses a sync.board that is not a plain markdown file
+// name: config.json is tracked, so a teammate wrote it, and the board is
+// overwritten at every bl sync. It must be a file name (no directory part)
+// ending in .md, not hidden, and never a file bl manages.
+func CheckBoardName(name string) error {
+	bad := !strings.HasSuffix(name, ".md") || len(name) <= len(".md") ||
+		strings.ContainsAny(name, "/\\:") || strings.HasPrefix(name, ".") ||
+		strings.IndexFunc(name, func(r rune) bool { return r < 0x20 || r == 0x7f }) >= 0
+	switch name {
+	case LedgerFile, SnapshotFile, ConfigFile, IgnoreFile, AttributesFile, LockFile:
+		bad = true
+	}
+	if bad {
+		return Errorf(ErrInvalid, "%s: sync.board %q must be a plain file name ending in .md, such as BOARD.md: bl overwrites it at every sync, so it is never a path nor a file bl manages", ConfigFile, name)
+	}
+	return nil
 }
 
 // ClaimsConfig is the "claims" object of config.json.

@@ -54,6 +54,10 @@ func Deliver(ctx context.Context, w hooks.Webhook, body []byte) error {
 	return last
 }
 
+// client never follows a redirect: one would re-send the body and its
+// signature to wherever the receiver points, on any host.
+var client = &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+
 func once(ctx context.Context, w hooks.Webhook, body []byte) error {
 	ctx, cancel := context.WithTimeout(ctx, w.Timeout)
 	defer cancel()
@@ -68,12 +72,15 @@ func once(ctx context.Context, w hooks.Webhook, body []byte) error {
 	if w.Secret != "" {
 		req.Header.Set(SignatureHeader, Sign(w.Secret, body))
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := client.Do(req)
 	if err != nil {
 		return err
 	}
 	defer resp.Body.Close()
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+	if resp.StatusCode/100 == 3 {
+		return fmt.Errorf("%s answered %s toward %q; webhooks do not follow redirects: put the final URL in hooks.json", w.URL, resp.Status, resp.Header.Get("Location"))
+	}
 	if resp.StatusCode/100 != 2 {
 		return fmt.Errorf("%s answered %s", w.URL, resp.Status)
 	}

@@ -89,7 +89,7 @@ func (c *ClaimCmd) Run(a *App) error {
 	}
 	var card *ledger.Card
 	if g != nil {
-		card, err = g.Claim(a.ctx, b, a.remoteWrite(remote), req)
+		card, err = g.Claim(a.ctx, b, remote, req)
 	} else if c.Wait > 0 {
 		card, err = watch.Claim(a.ctx, b, req, c.Wait)
 		if err != nil && a.interrupted(err) {

@@ -75,11 +75,18 @@ func (c *SyncCmd) Run(a *App) error {
 		return err
 	}
 	cfg := b.Config().Sync
+	if cfg.Board != "" {
+		// Refused before any git work: a bad name changes nothing.
+		if err := ledger.CheckBoardName(cfg.Board); err != nil {
+			return err
+		}
+	}
 	exchange := c.Pull || c.Push || c.Remote != "" || c.Branch != ""
 	req := SyncRequest{Branch: firstOf(c.Branch, cfg.Branch), Message: c.Message, Actor: a.actor(), Now: a.now,
 		BeforeCommit: a.boardWriter(b)}
 	if exchange {
 		req.Remote, req.Pull = firstOf(c.Remote, cfg.Remote, "origin"), c.Pull && !c.Push
+		req.Tracked = c.Remote == ""
 	}
 	res, err := g.Sync(a.ctx, b, req)
 	if err != nil {
@@ -186,11 +193,17 @@ func (a *App) autoSync() {
 		warn(errors.New(`unknown value; use "off", "commit" or "push"`))
 		return
 	}
+	if cfg.Board != "" {
+		if err := ledger.CheckBoardName(cfg.Board); err != nil {
+			warn(err)
+			return
+		}
+	}
 	var err error
 	if a.git != nil {
 		req := SyncRequest{Branch: cfg.Branch, Actor: a.actor(), Now: a.now, BeforeCommit: a.boardWriter(a.backlog)}
 		if mode == "push" {
-			req.Remote = firstOf(cfg.Remote, "origin")
+			req.Remote, req.Tracked = firstOf(cfg.Remote, "origin"), true
 		}
 		_, err = a.git.Sync(a.ctx, a.backlog, req)
 	} else {
@@ -209,8 +222,8 @@ func (a *App) boardWriter(b *ledger.Backlog) func(context.Context) error {
 		return nil
 	}
 	return func(context.Context) error {
-		if !ledger.Tracked(name) || strings.ContainsAny(name, `/\`) {
-			return usagef(fmt.Sprintf("sync.board %q must be a file name ending in .md inside the backlog directory, e.g. BOARD.md", name))
+		if err := ledger.CheckBoardName(name); err != nil {
+			return err
 		}
 		cards, err := b.List(ledger.Filter{}, ledger.SortClaim)
 		if err != nil {

@@ -47,6 +47,9 @@ type Git interface {
 // exchange with that remote.
 type SyncRequest struct {
 	Remote  string // a remote's name, URL or path; "" to commit only
+	// Tracked says Remote came from config.json, not the command line:
+	// then it must name a git remote of this clone or a network URL.
+	Tracked bool
 	Pull    bool   // with Remote: pull, do not push
 	Branch  string // "" for the checked-out branch
 	Message string // the commit subject; "" for the summary of events
@@ -62,7 +65,8 @@ type SyncResult = result.Result
 
 // RemoteWrite is an owner command's write through a git remote.
 type RemoteWrite struct {
-	Remote string // the remote's name, URL or path
+	Remote  string // the remote's name, URL or path
+	Tracked bool   // Remote came from config.json (see SyncRequest)
 	Actor  string // the author and committer name
 	Now    func() time.Time
 }
@@ -84,8 +88,8 @@ func (a *App) Clock() func() time.Time { return a.now }
 func (a *App) ActorName() string { return a.actor() }
 
 // remoteWrite is the RemoteWrite of this command through remote.
-func (a *App) remoteWrite(remote string) RemoteWrite {
-	return RemoteWrite{Remote: remote, Actor: a.actor(), Now: a.now}
+func (a *App) remoteWrite(remote string, tracked bool) RemoteWrite {
+	return RemoteWrite{Remote: remote, Tracked: tracked, Actor: a.actor(), Now: a.now}
 }
 
 // needGit returns the git side for what, a command that needs it. In the

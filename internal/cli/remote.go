@@ -42,22 +42,26 @@ func remoteFor(b *ledger.Backlog, rc remoteChoice) string {
 	return rc.remote(b.Config().Claims.Remote)
 }
 
-// throughRemote returns the git side and the remote the owner command cmd
-// goes through, or a nil Git when it runs locally.
-func (a *App) throughRemote(b *ledger.Backlog, cmd string, rc remoteChoice) (Git, string, error) {
+// tracked reports whether the remote chosen came from config.json rather
+// than the command line.
+func (r remoteChoice) tracked() bool { return r.Remote == "" }
+
+// throughRemote returns the git side and the remote write the owner
+// command cmd goes through, or a nil Git when it runs locally.
+func (a *App) throughRemote(b *ledger.Backlog, cmd string, rc remoteChoice) (Git, RemoteWrite, error) {
 	if err := rc.check(); err != nil {
-		return nil, "", err
+		return nil, RemoteWrite{}, err
 	}
 	remote := remoteFor(b, rc)
 	if remote == "" {
-		return nil, "", nil
+		return nil, RemoteWrite{}, nil
 	}
 	g, err := a.needGit(remoteWhat(cmd, remote))
 	if err != nil {
-		return nil, "", err
+		return nil, RemoteWrite{}, err
 	}
 	a.synced = true
-	return g, remote, nil
+	return g, a.remoteWrite(remote, rc.tracked()), nil
 }
 
 // ownerWrite runs do, the write of the owner command cmd (heartbeat,
@@ -72,7 +76,7 @@ func (a *App) ownerWrite(b *ledger.Backlog, cmd string, rc remoteChoice, request
 	if g == nil {
 		return do(requestID)
 	}
-	return g.Lease(a.ctx, b, a.remoteWrite(remote), requestID, do)
+	return g.Lease(a.ctx, b, remote, requestID, do)
 }
 
 // leaseWrite is a release, complete or block as its command was given:

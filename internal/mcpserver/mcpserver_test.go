@@ -215,6 +215,7 @@ func TestMCPServesEveryTool(t *testing.T) {
 // TestMCPRunsHooks: a tool call that writes fires the backlog's hooks once
 // its events are durable, as the same command line does.
 func TestMCPRunsHooks(t *testing.T) {
+	t.Setenv("BL_TRUST_HOOKS", "1") // hooks.json outside a git repository
 	cs, backlog := connect(t)
 	log := filepath.Join(t.TempDir(), "hooks.log")
 	hooksJSON := `{"hooks": [{"name": "seen", "on": ["create", "claim"], "command": ["sh", "-c", "echo \"$BL_OP $BL_CARD\" >> '` + log + `'"]}]}`

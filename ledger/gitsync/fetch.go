@@ -6,7 +6,6 @@ import (
 	"io"
 	"os"
 	"slices"
-	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/format/packfile"
@@ -26,11 +25,13 @@ func (s *Syncer) trackingRef() plumbing.ReferenceName {
 	return plumbing.NewRemoteReferenceName(s.remoteName, s.branch.Short())
 }
 
-// auth is what an http(s) remote is given: BL_GIT_PASSWORD (with
-// BL_GIT_USERNAME, else "git") as basic auth, when set.
+// auth is what an https remote the user chose is given: BL_GIT_PASSWORD
+// (with BL_GIT_USERNAME, else "git") as basic auth, when set. ssh uses the
+// agent; local paths need nothing; plain http and remotes a tracked file
+// named get nothing (trust.go).
 func (s *Syncer) auth() transport.AuthMethod {
-	if !strings.HasPrefix(s.url, "http://") && !strings.HasPrefix(s.url, "https://") {
-		return nil // ssh uses the agent; local paths need nothing
+	if !s.authAllowed() {
+		return nil
 	}
 	if pw := os.Getenv("BL_GIT_PASSWORD"); pw != "" {
 		user := os.Getenv("BL_GIT_USERNAME")

@@ -23,6 +23,9 @@ type Options struct {
 	// Remote is a configured remote's name, or a URL or path. Empty for
 	// local commits only.
 	Remote string
+	// RemoteTracked says Remote came from config.json, which the clone
+	// received: then it may not be a local path (trust.go).
+	RemoteTracked bool
 	// Branch is the branch to commit to and exchange; the checked-out
 	// branch when empty.
 	Branch string
@@ -61,6 +64,7 @@ type Syncer struct {
 	branch     plumbing.ReferenceName
 	url        string // the remote's URL
 	remoteName string // a configured remote's name, for its tracking ref
+	sendAuth   bool   // credentials may go to url (trust.go)
 	triesSet   bool   // Options.Tries was given
 	segs       segments
 
@@ -92,35 +96,11 @@ func New(b *ledger.Backlog, o Options) (*Syncer, error) {
 		}
 	}
 	if o.Remote != "" {
-		if err := s.resolveRemote(o.Remote); err != nil {
+		if err := s.resolveRemote(o.Remote, o.RemoteTracked); err != nil {
 			return nil, err
 		}
 	}
 	return s, nil
-}
-
-func (s *Syncer) resolveRemote(name string) error {
-	cfg, err := s.g.repo.Config()
-	if err != nil {
-		return err
-	}
-	if rc, ok := cfg.Remotes[name]; ok && len(rc.URLs) > 0 {
-		s.url, s.remoteName = rc.URLs[0], name
-		return nil
-	}
-	if fi, err := os.Stat(name); err == nil && fi.IsDir() {
-		abs, err := filepath.Abs(name)
-		if err != nil {
-			return err
-		}
-		s.url = abs
-		return nil
-	}
-	if strings.Contains(name, "://") || strings.Contains(name, "@") {
-		s.url = name
-		return nil
-	}
-	return &RemoteError{Remote: name, Op: "fetch", Err: errors.New("no such remote in the git config, and not a URL or a directory")}
 }
 
 func (s *Syncer) remoteLabel() string {

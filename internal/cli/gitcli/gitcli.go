@@ -35,7 +35,7 @@ var _ cli.Git = Git{}
 // Sync commits the backlog, or with req.Remote pulls (req.Pull) or
 // pushes it.
 func (Git) Sync(ctx context.Context, b *ledger.Backlog, req cli.SyncRequest) (cli.SyncResult, error) {
-	s, err := gitsync.New(b, gitsync.Options{Remote: req.Remote, Branch: req.Branch, Message: req.Message, Actor: req.Actor, Now: req.Now,
+	s, err := gitsync.New(b, gitsync.Options{Remote: req.Remote, RemoteTracked: req.Tracked, Branch: req.Branch, Message: req.Message, Actor: req.Actor, Now: req.Now,
 		BeforeCommit: req.BeforeCommit})
 	if err != nil {
 		return cli.SyncResult{}, err
@@ -95,7 +95,7 @@ func (Git) BacklogAt(dir, rev string) (ledger.Tree, string, error) {
 
 // syncer opens the git side of a remote lease operation.
 func syncer(b *ledger.Backlog, r cli.RemoteWrite) (*gitsync.Syncer, error) {
-	return gitsync.New(b, gitsync.Options{Remote: r.Remote, Branch: b.Config().Sync.Branch, Actor: r.Actor, Now: r.Now})
+	return gitsync.New(b, gitsync.Options{Remote: r.Remote, RemoteTracked: r.Tracked, Branch: b.Config().Sync.Branch, Actor: r.Actor, Now: r.Now})
 }
 
 // Claim claims through the remote: the card is returned only once the
