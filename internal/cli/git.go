@@ -46,7 +46,7 @@ type Git interface {
 // SyncRequest is one sync: a commit of the backlog, or with Remote an
 // exchange with that remote.
 type SyncRequest struct {
-	Remote  string // a remote's name, URL or path; "" to commit only
+	Remote string // a remote's name, URL or path; "" to commit only
 	// Tracked says Remote came from config.json, not the command line:
 	// then it must name a git remote of this clone or a network URL.
 	Tracked bool
@@ -67,8 +67,8 @@ type SyncResult = result.Result
 type RemoteWrite struct {
 	Remote  string // the remote's name, URL or path
 	Tracked bool   // Remote came from config.json (see SyncRequest)
-	Actor  string // the author and committer name
-	Now    func() time.Time
+	Actor   string // the author and committer name
+	Now     func() time.Time
 }
 
 // MergeSetup says what bl init did to make git merge the backlog by event.
