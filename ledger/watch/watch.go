@@ -20,8 +20,12 @@ package watch
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"sync"
+	"syscall"
+	"time"
 
 	"github.com/fsnotify/fsnotify"
 
@@ -33,19 +37,36 @@ import (
 // never blocks the watcher and never misses that something changed.
 type Notifier struct {
 	C    <-chan struct{}
-	w    *fsnotify.Watcher
+	w    *fsnotify.Watcher // nil while polling
+	stop chan struct{}     // closes the poller
 	errs chan error
 }
 
-// NewNotifier starts watching dir, the backlog directory.
+// newWatcher is fsnotify.NewWatcher; tests make it fail.
+var newWatcher = fsnotify.NewWatcher
+
+// NewNotifier starts watching dir, the backlog directory. When the system
+// has no inotify instance or watch left to give (fs.inotify.max_user_*),
+// it polls the ledger and snapshot instead, every PollInterval, and says
+// so once on stderr: a watcher or a waiting worker must not die of it.
 func NewNotifier(dir string) (*Notifier, error) {
-	w, err := fsnotify.NewWatcher()
-	if err != nil {
-		return nil, err
+	w, err := newWatcher()
+	if err == nil {
+		if err = w.Add(dir); err != nil {
+			w.Close()
+		}
 	}
-	if err := w.Add(dir); err != nil {
-		w.Close()
-		return nil, err
+	if err != nil {
+		if !outOfWatches(err) {
+			return nil, err
+		}
+		if _, serr := os.Stat(dir); serr != nil {
+			return nil, serr
+		}
+		pollWarning.Do(func() {
+			fmt.Fprintf(os.Stderr, "bl: warning: cannot watch %s (%v): polling it every %s instead; raise fs.inotify.max_user_instances and fs.inotify.max_user_watches (sysctl) to watch without polling\n", dir, err, PollInterval)
+		})
+		return newPoller(dir), nil
 	}
 	c := make(chan struct{}, 1)
 	n := &Notifier{C: c, w: w, errs: make(chan error, 1)}
@@ -90,7 +111,73 @@ func (n *Notifier) Err() error {
 }
 
 // Close stops watching and closes C.
-func (n *Notifier) Close() error { return n.w.Close() }
+func (n *Notifier) Close() error {
+	if n.w == nil {
+		close(n.stop)
+		return nil
+	}
+	return n.w.Close()
+}
+
+// PollInterval is how often a Notifier without inotify looks at the files.
+const PollInterval = 250 * time.Millisecond
+
+var pollWarning sync.Once
+
+// outOfWatches reports whether err is the kernel refusing another inotify
+// instance (EMFILE) or watch (ENOSPC).
+func outOfWatches(err error) bool {
+	return errors.Is(err, syscall.EMFILE) || errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.ENFILE)
+}
+
+// newPoller signals when the ledger or snapshot changes identity, size or
+// modification time, looking every PollInterval.
+func newPoller(dir string) *Notifier {
+	c := make(chan struct{}, 1)
+	n := &Notifier{C: c, stop: make(chan struct{}), errs: make(chan error, 1)}
+	look := func() (sig [2]fileSig) {
+		for i, name := range []string{ledger.LedgerFile, ledger.SnapshotFile} {
+			sig[i] = signature(filepath.Join(dir, name))
+		}
+		return sig
+	}
+	go func() {
+		defer close(c)
+		last := look()
+		t := time.NewTicker(PollInterval)
+		defer t.Stop()
+		for {
+			select {
+			case <-n.stop:
+				return
+			case <-t.C:
+			}
+			if now := look(); now != last {
+				last = now
+				select {
+				case c <- struct{}{}:
+				default:
+				}
+			}
+		}
+	}()
+	return n
+}
+
+// fileSig is what polling compares: a replaced, grown, cut or rewritten
+// file differs in one of these.
+type fileSig struct {
+	ino, size int64
+	mtime     int64
+}
+
+func signature(path string) fileSig {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return fileSig{ino: -1}
+	}
+	return fileSig{ino: inode(fi), size: fi.Size(), mtime: fi.ModTime().UnixNano()}
+}
 
 // Follow calls fn for every event after from, oldest first, then for each
 // new event as it is appended, until ctx ends (returning nil) or fn or the
