@@ -219,23 +219,14 @@ func tracked(ctx context.Context, dir string) error {
 		}
 		return errUnknownOrigin
 	}
-	git, err := exec.LookPath("git")
-	if err != nil {
-		return errors.New("is inside a git repository, but git is not installed to tell whether it tracks the file; its hooks are ignored")
-	}
-	cmd := exec.CommandContext(ctx, git, "-C", dir, "ls-files", "--error-unmatch", "--", File)
-	cmd.Env = append(os.Environ(), "GIT_OPTIONAL_LOCKS=0")
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	err = cmd.Run()
-	var ee *exec.ExitError
+	is, err := gitdir.Tracked(ctx, dir, File)
 	switch {
-	case err == nil:
+	case err != nil:
+		return fmt.Errorf("could not be checked (%v); its hooks are ignored", err)
+	case is:
 		return errTracked
-	case errors.As(err, &ee) && ee.ExitCode() == 1:
-		return nil // --error-unmatch: not tracked
 	}
-	return fmt.Errorf("could not be checked with git ls-files (%v: %s); its hooks are ignored", err, bytes.TrimSpace(stderr.Bytes()))
+	return nil
 }
 
 // inRepository reports whether dir or a directory above it holds .git.

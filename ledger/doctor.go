@@ -46,6 +46,9 @@ type SetAside struct {
 // Report is the integrity check of a backlog.
 type Report struct {
 	Dir     string `json:"dir"`
+	// Warnings are what is not damage but needs the user: a lock file
+	// git tracks (a pull or checkout may replace it under running bl).
+	Warnings []string `json:"warnings,omitempty"`
 	Corrupt bool   `json:"corrupt"` // damage that blocks reads or writes (every kind but "stale")
 	Lines   int    `json:"lines"`
 	Bytes   int64  `json:"bytes"`

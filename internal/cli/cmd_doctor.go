@@ -1,11 +1,14 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"io"
+	"path/filepath"
 	"slices"
 	"time"
 
+	"github.com/bl-backlog/bl/internal/gitdir"
 	"github.com/bl-backlog/bl/ledger"
 )
 
@@ -82,6 +85,9 @@ func (c *DoctorCmd) Run(a *App) error {
 		a.checkSeen(dir, rep, c.Repair)
 	}
 	if rep != nil {
+		checkLockUntracked(a.ctx, dir, rep)
+	}
+	if rep != nil {
 		if perr := a.emit(rep, func(w io.Writer) { a.printReport(w, rep) }); perr != nil {
 			return perr
 		}
@@ -128,6 +134,9 @@ func (a *App) printReport(w io.Writer, r *ledger.Report) {
 	fmt.Fprintf(w, "ledger     %d lines, %d bytes, %d cards\n", r.Lines, r.Bytes, r.Cards)
 	for _, s := range r.Repaired {
 		fmt.Fprintf(w, "repaired   %s\n", s)
+	}
+	for _, s := range r.Warnings {
+		fmt.Fprintf(w, "warning    %s\n", text(s))
 	}
 	if !r.Corrupt {
 		fmt.Fprintln(w, "integrity  ok")
@@ -197,3 +206,14 @@ func (a *App) printReport(w io.Writer, r *ledger.Report) {
 }
 
 func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
+
+// checkLockUntracked warns when git tracks the lock file: a pull or a
+// checkout may then replace it while bl runs. The lock holds through that
+// (package lock), but the file belongs in .gitignore.
+func checkLockUntracked(ctx context.Context, dir string, rep *ledger.Report) {
+	is, err := gitdir.Tracked(ctx, dir, ledger.LockFile)
+	if err == nil && is {
+		rep.Warnings = append(rep.Warnings, fmt.Sprintf("%s is tracked by git: untrack it (git rm --cached %s) and keep it ignored; a pull or checkout may replace it while bl runs",
+			ledger.LockFile, filepath.Join(dir, ledger.LockFile)))
+	}
+}
