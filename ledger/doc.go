@@ -17,7 +17,7 @@
 //	.gitignore     ignores the lock file and local caches (tracked)
 //	.gitattributes tells git to merge the event files by keeping the lines
 //	               of both sides (tracked; see Git)
-//	lock           the writers' lock file; never deleted (ignored)
+//	lock           the writers' lock file; bl never deletes it (ignored)
 //	ledger.jsonl.broken
 //	               torn tails set aside by recovery, appended, never
 //	               overwritten (ignored)
@@ -173,7 +173,10 @@
 //
 // # Appending
 //
-// A writer takes the lock file (package lock), reads whatever other writers
+// A writer takes the lock (package lock: a flock on the backlog directory,
+// then on the lock file, each checked after it is granted against what is
+// at its path, so git clean -X or a user deleting the lock file costs a
+// retry, never two writers at once), reads whatever other writers
 // appended since its last read, validates the new event against that state,
 // encodes it as one complete line, writes it with a single write(2) on a file
 // opened O_APPEND, fsyncs, releases the lock, and only then reports success.
