@@ -5,7 +5,9 @@ import "context"
 // McpCmd serves the backlog as MCP tools over stdio. The server lives in
 // bl-git, so that the lean bl does not link the MCP SDK: bl hands bl mcp
 // over to it.
-type McpCmd struct{}
+type McpCmd struct {
+	Owner string `env:"BL_OWNER" placeholder:"NAME" help:"The lease owner for the whole session: tools' owner argument defaults to it (default: each call names its own)."`
+}
 
 func init() {
 	register(command{name: "mcp", rank: 130, help: "Serve the backlog to an agent runtime as MCP tools over stdio.", new: func() any { return &McpCmd{} }})
@@ -44,6 +46,7 @@ func (c *McpCmd) Run(a *App) error {
 		return &gitMissingError{"bl mcp", "which this binary does not include"}
 	}
 	s := NewSession(a)
+	s.Owner = c.Owner
 	defer s.Close()
 	return srv.ServeMCP(a.ctx, s)
 }
