@@ -130,7 +130,7 @@ func decodeArgs(raw json.RawMessage, in any, owner string) *errorObject {
 		case "owner":
 			if fv.String() == "" {
 				if owner == "" {
-					return fail("argument owner is required: your owner name, the same on every call (or start bl mcp with --owner)")
+					return fail("argument owner is required: your owner name, the same on every call (or give the server one: BL_OWNER)")
 				}
 				fv.SetString(owner)
 			}

@@ -14,7 +14,6 @@ import (
 	"errors"
 	"io"
 
-
 	"github.com/bl-backlog/bl/internal/cli"
 	"github.com/bl-backlog/bl/internal/mcpserver"
 	"github.com/bl-backlog/bl/ledger"
