@@ -194,9 +194,18 @@ func newTool[In any](name, command string, ann *mcp.ToolAnnotations, list, descr
 		def := &mcp.Tool{Name: name, Description: description, Annotations: ann,
 			InputSchema: inputSchema[In](s.Owner != "")}
 		if list != "" {
-			def.OutputSchema = map[string]any{"type": "object", "required": []string{list, "more"}, "properties": map[string]any{
-				list:   map[string]any{"type": "array", "items": map[string]any{"type": "object"}},
-				"more": map[string]any{"type": "boolean", "description": "some were left out: raise limit or narrow the filter"},
+			// A result is the list, or (isError) the error object: clients
+			// check an error's structured content against the schema too.
+			def.OutputSchema = map[string]any{"type": "object", "properties": map[string]any{
+				list:        map[string]any{"type": "array", "items": map[string]any{"type": "object"}},
+				"more":      map[string]any{"type": "boolean", "description": "some were left out: raise limit or narrow the filter"},
+				"error":     map[string]any{"type": "string"},
+				"code":      map[string]any{"type": "string"},
+				"exit_code": map[string]any{"type": "integer"},
+				"hint":      map[string]any{"type": "string"},
+			}, "anyOf": []any{
+				map[string]any{"required": []string{list, "more"}},
+				map[string]any{"required": []string{"error", "code", "exit_code", "hint"}},
 			}}
 		}
 		srv.AddTool(def, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
