@@ -29,6 +29,14 @@ import (
 // tsClientDir returns a directory holding client.mjs and its node_modules.
 func tsClientDir(t *testing.T) string {
 	t.Helper()
+	return npmDir(t, "tsclient", "@modelcontextprotocol/sdk", "package.json", "package-lock.json", "client.mjs")
+}
+
+// npmDir installs testdata/name (its package.json and lock file, and the
+// other files named) once into the user's cache directory and returns
+// where; pkg is the package that shows the install is complete.
+func npmDir(t *testing.T, name, pkg string, files ...string) string {
+	t.Helper()
 	if os.Getenv("BL_SKIP_TSCLIENT") == "1" {
 		t.Skip("BL_SKIP_TSCLIENT=1: the TypeScript client tests are skipped")
 	}
@@ -38,8 +46,7 @@ func tsClientDir(t *testing.T) string {
 	if _, err := exec.LookPath("npm"); err != nil {
 		installNode(t)
 	}
-	src := filepath.Join("testdata", "tsclient")
-	files := []string{"package.json", "package-lock.json", "client.mjs"}
+	src := filepath.Join("testdata", name)
 	h := sha256.New()
 	for _, f := range files {
 		b, err := os.ReadFile(filepath.Join(src, f))
@@ -52,8 +59,8 @@ func tsClientDir(t *testing.T) string {
 	if err != nil {
 		cache = os.TempDir()
 	}
-	dir := filepath.Join(cache, "bl-test", "mcp-tsclient-"+hex.EncodeToString(h.Sum(nil))[:16])
-	if _, err := os.Stat(filepath.Join(dir, "node_modules", "@modelcontextprotocol", "sdk", "package.json")); err == nil {
+	dir := filepath.Join(cache, "bl-test", "mcp-"+name+"-"+hex.EncodeToString(h.Sum(nil))[:16])
+	if _, err := os.Stat(filepath.Join(dir, "node_modules", pkg, "package.json")); err == nil {
 		return dir
 	}
 	tmp := fmt.Sprintf("%s.tmp-%d", dir, os.Getpid())
@@ -70,13 +77,11 @@ func tsClientDir(t *testing.T) string {
 	}
 	cmd := exec.Command("npm", "ci", "--no-audit", "--no-fund", "--loglevel=error")
 	cmd.Dir = tmp
-	done := make(chan struct{})
-	timer := time.AfterFunc(5*time.Minute, func() { cmd.Process.Kill() })
+	timer := time.AfterFunc(8*time.Minute, func() { cmd.Process.Kill() })
 	defer timer.Stop()
 	out, err := cmd.CombinedOutput()
-	close(done)
 	if err != nil {
-		t.Fatalf("installing the MCP TypeScript SDK (npm ci in %s) failed: %v\n%s\n(set BL_SKIP_TSCLIENT=1 to skip these tests offline)", src, err, out)
+		t.Fatalf("installing %s (npm ci in %s) failed: %v\n%s\n(set BL_SKIP_TSCLIENT=1 to skip these tests offline)", pkg, src, err, out)
 	}
 	if err := os.Rename(tmp, dir); err != nil {
 		// Another test process installed it first.
@@ -422,4 +427,45 @@ func TestTypeScriptClientsShareOneBacklog(t *testing.T) {
 		owners[claimed[c.ID]] = true
 	}
 	t.Logf("%d cards over %d clients", cards, len(owners))
+}
+
+// TestInspectorCLI runs the MCP Inspector's CLI mode (pinned in
+// testdata/inspector) against bl mcp: list the tools, call a list tool
+// and a failing tool. Its install is larger (about 240 packages), so it
+// runs when BL_TEST_INSPECTOR=1 (CI sets it).
+func TestInspectorCLI(t *testing.T) {
+	if os.Getenv("BL_TEST_INSPECTOR") != "1" {
+		t.Skip("set BL_TEST_INSPECTOR=1 to run the MCP Inspector CLI against bl mcp")
+	}
+	dir := npmDir(t, "inspector", "@modelcontextprotocol/inspector", "package.json", "package-lock.json")
+	backlog := newBacklog(t)
+	exe, _ := os.Executable()
+	tmp := t.TempDir()
+	blGit := filepath.Join(tmp, "bl-git")
+	os.WriteFile(blGit, []byte("#!/bin/sh\nBL_TEST_MAIN=bl-git exec '"+exe+"' \"$@\"\n"), 0o755)
+	inspect := func(args ...string) map[string]any {
+		t.Helper()
+		cmd := exec.Command(filepath.Join(dir, "node_modules", ".bin", "mcp-inspector"), append([]string{"--cli", exe, "mcp"}, args...)...)
+		cmd.Env = append(os.Environ(), "BL_TEST_MAIN=bl", "BL_GIT="+blGit, "BL_DIR="+backlog, "BL_ACTOR=inspector")
+		timer := time.AfterFunc(2*time.Minute, func() { cmd.Process.Kill() })
+		defer timer.Stop()
+		out, err := cmd.Output()
+		var v map[string]any
+		if err != nil || json.Unmarshal(out, &v) != nil {
+			t.Fatalf("mcp-inspector %v: %v\n%s", args, err, out)
+		}
+		return v
+	}
+	if v := inspect("--method", "tools/list"); len(v["tools"].([]any)) != 15 {
+		t.Fatalf("tools/list = %v", v)
+	}
+	inspect("--method", "tools/call", "--tool-name", "create", "--tool-arg", "title=seen by the inspector", "--tool-arg", "id=I")
+	v := inspect("--method", "tools/call", "--tool-name", "ready")
+	if sc := v["structuredContent"].(map[string]any); len(sc["cards"].([]any)) != 1 {
+		t.Fatalf("ready = %v", v)
+	}
+	v = inspect("--method", "tools/call", "--tool-name", "show")
+	if v["isError"] != true || v["structuredContent"].(map[string]any)["exit_code"] != 2.0 {
+		t.Fatalf("show without an id = %v", v)
+	}
 }
