@@ -272,6 +272,9 @@ func perCommand(bl, dir, label string, floor time.Duration, limit float64) {
 		readyTarget, readyOK = "≤ 20 ms", verdict(ready <= 20*time.Millisecond)
 	}
 	add(fmt.Sprintf("bl ready --limit 10 (%s)", label), ms(ready), readyTarget, readyOK)
+	// bl prime runs at every agent session start and context compaction.
+	prime := median(*runs, func(int) time.Duration { return timeCmd(bl, dir, "prime", "--owner", "bench") })
+	add(fmt.Sprintf("bl prime (%s)", label), ms(prime), "≤ 2× bl ready", verdict(prime <= 2*ready))
 	list := median(min(*runs, 5), func(int) time.Duration { return timeCmd(bl, dir, "list", "--json") })
 	add(fmt.Sprintf("bl list --json (%s)", label), ms(list), "", "")
 	if limit == 3 {

@@ -245,7 +245,11 @@ func runApp(app *App, args []string) (code int) {
 			}
 		}
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	parent := app.ctx // a session's call brings its own
+	if parent == nil {
+		parent = context.Background()
+	}
+	ctx, stop := signal.NotifyContext(parent, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	app.ctx = ctx
 	if err := kctx.Run(); err != nil {

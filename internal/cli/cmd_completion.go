@@ -96,14 +96,22 @@ func (a *App) completeWords(words []string) int {
 // --from and --to (log's --from is a cursor).
 var idValued = map[string]bool{"id": true, "depends-on": true, "parent": true}
 
+// idQuery is what a card-id completion may offer: the ids of the backlog
+// at dir that command (its --id or ID) can act on, for owner when known;
+// all ids when command is "".
+type idQuery struct {
+	dir, command, owner string
+}
+
 // completions is what completes cur, the last of words, in the model of
 // the command line. ids lists the backlog's card ids, read only when a
 // card id is what comes next.
-func completions(app *kong.Application, words []string, ids func(dir string) []string) []string {
+func completions(app *kong.Application, words []string, ids func(idQuery) []string) []string {
 	cur, before := words[len(words)-1], words[:len(words)-1]
 	var cmd *kong.Node
 	var pending *kong.Flag // a flag before cur that takes a value
 	dir := os.Getenv("BL_DIR")
+	owner := os.Getenv("BL_OWNER")
 	positionals := 0
 	for i := 0; i < len(before); i++ {
 		w := before[i]
@@ -111,8 +119,11 @@ func completions(app *kong.Application, words []string, ids func(dir string) []s
 			continue
 		}
 		if pending != nil {
-			if pending.Name == "dir" {
+			switch pending.Name {
+			case "dir":
 				dir = w
+			case "owner":
+				owner = w
 			}
 			pending = nil
 			continue
@@ -126,6 +137,9 @@ func completions(app *kong.Application, words []string, ids func(dir string) []s
 			if f != nil && name == "dir" && hasValue {
 				dir = value
 			}
+			if f != nil && name == "owner" && hasValue {
+				owner = value
+			}
 			if f != nil && !f.IsBool() && !hasValue {
 				pending = f
 			}
@@ -138,11 +152,11 @@ func completions(app *kong.Application, words []string, ids func(dir string) []s
 	var out []string
 	switch {
 	case pending != nil:
-		out = flagValues(pending, cmd, dir, ids)
+		out = flagValues(pending, cmd, idQuery{dir: dir, owner: owner}, ids)
 	case strings.HasPrefix(cur, "-") && strings.Contains(cur, "="):
 		name, _, _ := strings.Cut(strings.TrimLeft(cur, "-"), "=")
 		if f := flagOf(app.Node, cmd, name); f != nil {
-			for _, v := range flagValues(f, cmd, dir, ids) {
+			for _, v := range flagValues(f, cmd, idQuery{dir: dir, owner: owner}, ids) {
 				out = append(out, "--"+name+"="+v)
 			}
 		}
@@ -166,7 +180,7 @@ func completions(app *kong.Application, words []string, ids func(dir string) []s
 		case p.Enum != "":
 			out = p.EnumSlice()
 		case p.Name == "id":
-			out = ids(dir)
+			out = ids(idQuery{dir: dir, command: cmd.Name, owner: owner})
 		}
 	}
 	out = slices.DeleteFunc(out, func(s string) bool { return !strings.HasPrefix(s, cur) })
@@ -175,7 +189,7 @@ func completions(app *kong.Application, words []string, ids func(dir string) []s
 }
 
 // flagValues is what the value of flag f may be, where bl knows.
-func flagValues(f *kong.Flag, cmd *kong.Node, dir string, ids func(dir string) []string) []string {
+func flagValues(f *kong.Flag, cmd *kong.Node, q idQuery, ids func(idQuery) []string) []string {
 	var out []string
 	switch {
 	case f.Enum != "":
@@ -192,8 +206,11 @@ func flagValues(f *kong.Flag, cmd *kong.Node, dir string, ids func(dir string) [
 		for _, op := range ledger.Ops {
 			out = append(out, string(op))
 		}
+	case f.Name == "id" && cmd != nil:
+		q.command = cmd.Name
+		out = ids(q)
 	case idValued[f.Name] || (cmd != nil && (cmd.Name == "link" || cmd.Name == "unlink") && (f.Name == "from" || f.Name == "to")):
-		out = ids(dir)
+		out = ids(q)
 	}
 	return out
 }
@@ -228,10 +245,13 @@ func childNamed(n *kong.Node, name string) *kong.Node {
 	return nil
 }
 
-// cardIDs lists the card ids of the backlog at dir (found as --dir
-// would be), or none when there is no readable backlog.
-func (a *App) cardIDs(dir string) []string {
-	path, err := findBacklog(dir)
+// cardIDs lists the ids of the cards of the backlog at q.dir (found as
+// --dir would be) that q.command can act on, or none when there is no
+// readable backlog: a lease command offers the cards claimed (by q.owner
+// when known; complete without an owner any card not done), claim the
+// claimable ones, unblock the blocked, reopen the done, block any not done.
+func (a *App) cardIDs(q idQuery) []string {
+	path, err := findBacklog(q.dir)
 	if err != nil {
 		return nil
 	}
@@ -240,13 +260,38 @@ func (a *App) cardIDs(dir string) []string {
 		return nil
 	}
 	defer b.Close()
-	cards, err := b.List(ledger.Filter{}, "id")
+	var cards []ledger.Card
+	if q.command == "claim" {
+		cards, err = b.Ready(ledger.Filter{})
+	} else {
+		cards, err = b.List(ledger.Filter{}, "id")
+	}
 	if err != nil {
 		return nil
 	}
-	ids := make([]string, len(cards))
-	for i, c := range cards {
-		ids[i] = c.ID
+	keep := func(c ledger.Card) bool {
+		switch q.command {
+		case "heartbeat", "release", "fail":
+			return c.Status == ledger.StatusClaimed && (q.owner == "" || c.ClaimOwner == q.owner)
+		case "complete":
+			if q.owner != "" {
+				return c.Status == ledger.StatusClaimed && c.ClaimOwner == q.owner
+			}
+			return c.Status != ledger.StatusDone
+		case "unblock":
+			return c.Status == ledger.StatusBlocked
+		case "reopen":
+			return c.Status == ledger.StatusDone
+		case "block":
+			return c.Status != ledger.StatusDone
+		}
+		return true
+	}
+	var ids []string
+	for _, c := range cards {
+		if keep(c) {
+			ids = append(ids, c.ID)
+		}
 	}
 	return ids
 }

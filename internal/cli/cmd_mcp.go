@@ -5,7 +5,9 @@ import "context"
 // McpCmd serves the backlog as MCP tools over stdio. The server lives in
 // bl-git, so that the lean bl does not link the MCP SDK: bl hands bl mcp
 // over to it.
-type McpCmd struct{}
+type McpCmd struct {
+	Owner string `env:"BL_OWNER" placeholder:"NAME" help:"The lease owner for the whole session: tools' owner argument defaults to it (default: each call names its own)."`
+}
 
 func init() {
 	register(command{name: "mcp", rank: 130, help: "Serve the backlog to an agent runtime as MCP tools over stdio.", new: func() any { return &McpCmd{} }})
@@ -18,19 +20,30 @@ type MCPServer interface {
 
 func (McpCmd) Help() string {
 	return `An MCP (Model Context Protocol) server over stdin and stdout, for agent
-runtimes such as Claude Code or Codex. Its tools are bl's commands:
+runtimes such as Claude Code, Codex, Cursor or Gemini CLI. Its tools are
+bl's commands:
 
-    ready list show create claim heartbeat complete fail release note stats
+    claim heartbeat complete fail release note      the work loop
+    ready list show log stats                       read only
+    create update block link                        shape the backlog
 
 with arguments named as the command-line flags in snake_case (owner, ttl,
-id, epoch, title, priority, depends_on, ...). Each result is what the
-command prints with --json, as text and as structured content; an error is
-a tool error holding the --json error object (error, code, exit_code,
-hint). One server keeps the backlog open for all its calls.
+id, epoch, title, priority, depends_on, ...), checked against each tool's
+schema (an unknown argument is refused). heartbeat, complete, fail and
+release take the epoch claim returned, and so do note and block on a
+claimed card. A card is what the command prints with --json; ready, list
+and log answer {"cards"|"events": [...], "more": bool} (limit, default
+20; brief cards unless fields asks for more). Every error is one object,
+{error, code, exit_code, hint}, as text and as structured content.
 
-Add it to Claude Code:
+The server's instructions, the prompt bl-protocol and the resource
+bl://protocol hold the protocol an agent follows (as bl prime prints it).
+A claim that waits sends progress notifications, and ends without
+claiming when the request is cancelled or the client goes away.
 
-    claude mcp add bl -- bl mcp
+Add it to Claude Code (or run bl setup claude):
+
+    claude mcp add bl -- bl mcp --owner claude-1
 
 bl mcp runs in bl-git, which bl starts by itself; install bl-git next to
 bl.` + exitCodesHelp
@@ -44,6 +57,7 @@ func (c *McpCmd) Run(a *App) error {
 		return &gitMissingError{"bl mcp", "which this binary does not include"}
 	}
 	s := NewSession(a)
+	s.Owner = c.Owner
 	defer s.Close()
 	return srv.ServeMCP(a.ctx, s)
 }

@@ -25,6 +25,7 @@ type RunCmd struct {
 	Label   string        `help:"Only cards with this label."`
 	Wait    time.Duration `placeholder:"DURATION" help:"When nothing is claimable, wait up to this long for a card."`
 	Loop    bool          `help:"Take the next card after each one, until none is claimable (or --wait runs out)."`
+	Timeout time.Duration `placeholder:"DURATION" help:"Stop a command that runs longer than this on a card (SIGTERM, then SIGKILL after --grace) and fail the card: \"timed out after …\" (default: no limit)."`
 	Grace   time.Duration `default:"10s" placeholder:"DURATION" help:"How long a command gets between SIGTERM and SIGKILL when it must stop."`
 	Local   bool          `help:"Claim in this clone even when claims.remote names a remote (bl run does not claim through a remote)."`
 	Command []string      `arg:"" optional:"" passthrough:"" name:"command" help:"The command to run and its arguments, after --."`
@@ -51,6 +52,9 @@ and renews the lease every ttl/3 while the command lives. Then:
     exit non-zero    fail, with the last lines of the command's stderr as the
                      reason: the attempt counts, the card backs off, and with
                      max-attempts used up it is blocked (see bl fail)
+    --timeout        the command ran longer: its process group gets SIGTERM,
+                     then SIGKILL after --grace, and the card fails with the
+                     reason "timed out after …"
     lease lost       (a heartbeat is fenced: the supervisor was stopped past
                      its TTL and the card was claimed again) the command's
                      process group gets SIGTERM, then SIGKILL after --grace;
@@ -73,10 +77,17 @@ Exit status: without --loop, the command's (128+n if signal n ended it),
 nothing is claimable. 128+n when signal n stopped bl run; the codes of bl's
 own errors otherwise.
 
+THE COMMAND MUST READ $BL_CARD WHEN IT RUNS. Your shell expands
+"$BL_CARD" on the bl run command line before bl run has claimed anything,
+so the command would get an empty id (and exit 0: the card completes with
+no work done). Put the command in single quotes under sh -c, or in a
+script, so the variables are read once bl run has set them.
+
 Examples:
 
     bl run --owner agent-1 --ttl 10m --loop -- ./do-card.sh
-    bl run --owner agent-1 --loop --wait 30m --json -- claude -p "work on card $BL_CARD"
+    bl run --owner agent-1 --loop --wait 30m --timeout 2h --json -- \
+        sh -c 'claude -p "work on card $BL_CARD (epoch $BL_EPOCH): read $BL_CARD_JSON"'
     bl run --id A1 -- make test` + exitCodesHelp
 }
 
@@ -90,8 +101,8 @@ func (c *RunCmd) Run(a *App) error {
 	if c.TTL < time.Second {
 		return usagef(fmt.Sprintf("--ttl %s is shorter than 1s", c.TTL))
 	}
-	if c.Wait < 0 || c.Grace < 0 {
-		return usagef("--wait and --grace cannot be negative")
+	if c.Wait < 0 || c.Grace < 0 || c.Timeout < 0 {
+		return usagef("--wait, --grace and --timeout cannot be negative")
 	}
 	b, err := a.Open()
 	if err != nil {
@@ -112,7 +123,7 @@ func (c *RunCmd) Run(a *App) error {
 	}
 	a.mutated = true
 	o := supervisor.Options{Backlog: b, Actor: a.actor(), Owner: a.Owner(c.Owner), TTL: c.TTL, ID: c.ID, Phase: c.Phase,
-		Label: c.Label, Wait: c.Wait, Loop: c.Loop, Grace: c.Grace, Command: c.Command,
+		Label: c.Label, Wait: c.Wait, Loop: c.Loop, Grace: c.Grace, Timeout: c.Timeout, Command: c.Command,
 		Stdin: os.Stdin, Stdout: cmdOut, Stderr: a.Stderr, Signals: sigs}
 	var emitErr error
 	// Hooks run as the events happen, not all at the end of a long loop.

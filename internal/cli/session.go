@@ -16,6 +16,10 @@ import (
 // and error objects as the command line, without a process or a load per
 // call. Its methods are safe for concurrent use.
 type Session struct {
+	// Owner is the lease owner the session acts as (bl mcp --owner), or
+	// "" when each call names its own.
+	Owner string
+
 	git     Git
 	globals []string // --actor and --lock-timeout, before every command line
 	dir     string   // --dir as given
@@ -74,11 +78,13 @@ func (s *Session) Exec(ctx context.Context, args ...string) (stdout, stderr []by
 	app.JSON = true
 	b, dir, err := s.open()
 	if err != nil {
-		return nil, errOut.Bytes(), app.fail(err)
+		exit := app.fail(err)
+		return nil, errOut.Bytes(), exit
 	}
 	app.backlog, app.backlogDir = b, dir
 	line := append(append(append([]string{}, s.globals...), "--json"), args...)
 	app.args = line
+	app.ctx = ctx // the call ends with its request: a waiting claim claims nothing
 	exit = runApp(app, line)
 	// The call's hooks, after its events are durable, outside the lock.
 	s.pendingMu.Lock()

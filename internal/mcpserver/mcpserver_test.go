@@ -109,7 +109,7 @@ func TestMCPServesEveryTool(t *testing.T) {
 			t.Errorf("tool %s lacks a description or an input schema", tl.Name)
 		}
 	}
-	want := []string{"claim", "complete", "create", "fail", "heartbeat", "list", "note", "ready", "release", "show", "stats"}
+	want := []string{"block", "claim", "complete", "create", "fail", "heartbeat", "link", "list", "log", "note", "ready", "release", "show", "stats", "update"}
 	slices.Sort(names)
 	if !slices.Equal(names, want) {
 		t.Fatalf("tools %v, want %v", names, want)
@@ -126,11 +126,11 @@ func TestMCPServesEveryTool(t *testing.T) {
 	}
 	call(t, cs, "create", map[string]any{"title": "Then the printer", "id": "B", "depends_on": []string{"A"}})
 	_, r := call(t, cs, "ready", map[string]any{})
-	if ids := r.([]any); len(ids) != 1 || field(ids[0], "id") != "A" {
+	if ids := field(r, "cards").([]any); len(ids) != 1 || field(ids[0], "id") != "A" || field(r, "more") != false {
 		t.Fatalf("ready = %v", r)
 	}
-	_, l := call(t, cs, "list", map[string]any{"status": []string{"ready"}, "sort": "id"})
-	if len(l.([]any)) != 2 {
+	_, l := call(t, cs, "list", map[string]any{"status": []string{"ready"}, "sort": "id", "limit": 1, "fields": []string{"id", "priority"}})
+	if cards := field(l, "cards").([]any); len(cards) != 1 || len(cards[0].(map[string]any)) != 2 || field(l, "more") != true {
 		t.Fatalf("list = %v", l)
 	}
 	_, c = call(t, cs, "claim", map[string]any{"owner": "a1", "ttl": "10m"})
@@ -168,8 +168,25 @@ func TestMCPServesEveryTool(t *testing.T) {
 	if field(c, "attempts") != 1.0 || len(field(c, "notes").([]any)) != 1 {
 		t.Fatalf("show = %v", c)
 	}
+	_, c = call(t, cs, "update", map[string]any{"id": "B", "priority": 5, "phase": "later"})
+	if field(c, "priority") != 5.0 || field(c, "phase") != "later" {
+		t.Fatalf("update = %v", c)
+	}
+	call(t, cs, "create", map[string]any{"title": "Spec", "id": "D"})
+	_, c = call(t, cs, "link", map[string]any{"from": "D", "to": "A"})
+	if d := field(c, "depends_on").([]any); len(d) != 1 || d[0] != "A" {
+		t.Fatalf("link = %v", c)
+	}
+	_, c = call(t, cs, "block", map[string]any{"id": "D", "reason": "needs a decision"})
+	if field(c, "status") != "blocked" {
+		t.Fatalf("block = %v", c)
+	}
+	_, lg := call(t, cs, "log", map[string]any{"id": "C", "limit": 2})
+	if ev := field(lg, "events").([]any); len(ev) != 2 || field(ev[1], "op") != "complete" || field(lg, "more") != true {
+		t.Fatalf("log = %v", lg)
+	}
 	_, st := call(t, cs, "stats", map[string]any{})
-	if field(field(st, "by_status"), "done") != 1.0 || field(st, "cards") != 3.0 {
+	if field(field(st, "by_status"), "done") != 1.0 || field(st, "cards") != 4.0 {
 		t.Fatalf("stats = %v", st)
 	}
 
@@ -206,7 +223,8 @@ func TestMCPServesEveryTool(t *testing.T) {
 		t.Fatal(err)
 	}
 	wantOps := []string{"create:A:agent-host", "create:B:agent-host", "claim:A:agent-host", "heartbeat:A:agent-host", "note:A:agent-host",
-		"fail:A:agent-host", "create:C:agent-host", "claim:C:agent-host", "release:C:agent-host", "claim:C:agent-host", "complete:C:agent-host"}
+		"fail:A:agent-host", "create:C:agent-host", "claim:C:agent-host", "release:C:agent-host", "claim:C:agent-host", "complete:C:agent-host",
+		"update:B:agent-host", "create:D:agent-host", "link:D:agent-host", "block:D:agent-host"}
 	if !slices.Equal(ops, wantOps) {
 		t.Fatalf("ledger events:\n%v\nwant\n%v", ops, wantOps)
 	}

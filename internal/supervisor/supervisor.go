@@ -9,6 +9,7 @@
 //
 //	claimed ─ start ─> running ─┬─ exit 0 ──────────────> completed (complete)
 //	                            ├─ exit ≠ 0 ────────────> failed    (fail: backoff, max attempts)
+//	                            ├─ timeout ─────────────> failed    (TERM, grace, KILL; "timed out after …")
 //	                            ├─ heartbeat fenced ────> fenced    (TERM, grace, KILL; nothing recorded)
 //	                            └─ SIGINT/SIGTERM ──────> interrupted: the signal is passed on;
 //	                                                      exit 0 → completed, else released
@@ -60,6 +61,7 @@ type Options struct {
 	Wait    time.Duration // wait this long for a claimable card
 	Loop    bool          // take the next card until none is claimable
 	Grace   time.Duration // between TERM and KILL; DefaultGrace when 0
+	Timeout time.Duration // stop a command running longer (TERM, Grace, KILL) and fail its card; 0 = none
 
 	Command []string // the program and its arguments
 	Stdin   io.Reader
@@ -246,11 +248,22 @@ func (s *supervisor) run(ctx context.Context, card ledger.Card) (res Result, err
 	beat := time.NewTicker(max(ttl/3, 100*time.Millisecond))
 	defer beat.Stop()
 	hb := ledger.HeartbeatRequest{Mutation: ledger.Mutation{Actor: s.o.Actor}, ID: card.ID, Owner: card.ClaimOwner, Epoch: card.ClaimEpoch}
+	var timeout <-chan time.Time
+	if s.o.Timeout > 0 {
+		t := time.NewTimer(s.o.Timeout)
+		defer t.Stop()
+		timeout = t.C
+	}
 	var waitErr error
+	timedOut := false
 loop:
 	for {
 		select {
 		case waitErr = <-exited:
+			break loop
+		case <-timeout:
+			s.logf("%s: the command ran past --timeout %s: stopping it (SIGTERM, then SIGKILL after %s)", card.ID, s.o.Timeout, s.o.Grace)
+			waitErr, timedOut = s.stop(cmd, exited), true
 			break loop
 		case <-beat.C:
 			c, err := s.o.Backlog.Heartbeat(ctx, hb)
@@ -282,6 +295,9 @@ loop:
 	lease := ledger.LeaseRequest{Mutation: ledger.Mutation{Actor: s.o.Actor, RequestID: newRequestID()}, ID: card.ID, Owner: card.ClaimOwner, Epoch: card.ClaimEpoch}
 	var op func(context.Context, ledger.LeaseRequest) (ledger.Card, error)
 	switch {
+	case timedOut:
+		res.Outcome, op = Failed, s.o.Backlog.Fail
+		lease.Reason = failReason(fmt.Sprintf("timed out after %s (%s)", s.o.Timeout, describeExit(cmd.ProcessState, waitErr)), tail.String())
 	case res.ExitCode == 0:
 		res.Outcome, op = Completed, s.o.Backlog.Complete
 	case res.Signal != nil:
@@ -322,19 +338,19 @@ loop:
 }
 
 // stop ends the command's process group: SIGTERM, then SIGKILL if it has
-// not exited after the grace period.
-func (s *supervisor) stop(cmd *exec.Cmd, exited <-chan error) {
+// not exited after the grace period. It returns the command's wait error.
+func (s *supervisor) stop(cmd *exec.Cmd, exited <-chan error) error {
 	signalGroup(cmd, termSignal)
 	t := time.NewTimer(s.o.Grace)
 	defer t.Stop()
 	select {
-	case <-exited:
+	case err := <-exited:
 		killGroup(cmd) // what the command left behind in its group
-		return
+		return err
 	case <-t.C:
 	}
 	killGroup(cmd)
-	<-exited
+	return <-exited
 }
 
 // giveBack releases a card the command never ran on.

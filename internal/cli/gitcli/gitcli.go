@@ -14,8 +14,6 @@ import (
 	"errors"
 	"io"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
-
 	"github.com/bl-backlog/bl/internal/cli"
 	"github.com/bl-backlog/bl/internal/mcpserver"
 	"github.com/bl-backlog/bl/ledger"
@@ -136,5 +134,5 @@ func (Git) ErrorCode(err error) string {
 // ServeMCP runs bl mcp: the MCP server over stdin and stdout, running
 // each tool call through s.
 func (Git) ServeMCP(ctx context.Context, s *cli.Session) error {
-	return mcpserver.Serve(ctx, s, cli.Version(), &mcp.StdioTransport{})
+	return mcpserver.Serve(ctx, s, cli.Version())
 }

@@ -1,0 +1,228 @@
+package mcpserver
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// inputSchema is the JSON schema of a tool's arguments In, from its tags;
+// owner arguments are optional when the server has an owner of its own.
+func inputSchema[In any](haveOwner bool) map[string]any {
+	props := map[string]any{}
+	required := []string{}
+	t := reflect.TypeFor[In]()
+	for i := range t.NumField() {
+		f := t.Field(i)
+		name := jsonName(f)
+		p := map[string]any{"description": f.Tag.Get("desc")}
+		typ := f.Type
+		if typ.Kind() == reflect.Pointer {
+			typ = typ.Elem()
+		}
+		switch typ.Kind() {
+		case reflect.String:
+			p["type"] = "string"
+		case reflect.Int, reflect.Int64:
+			p["type"] = "integer"
+		case reflect.Bool:
+			p["type"] = "boolean"
+		case reflect.Slice:
+			items := map[string]any{"type": "string"}
+			if e := f.Tag.Get("enum"); e != "" {
+				items["enum"] = strings.Split(e, ",")
+			}
+			p["type"], p["items"] = "array", items
+		}
+		if e := f.Tag.Get("enum"); e != "" && typ.Kind() == reflect.String {
+			p["enum"] = strings.Split(e, ",")
+		}
+		switch f.Tag.Get("mcp") {
+		case "required", "arg":
+			required = append(required, name)
+		case "owner":
+			if !haveOwner {
+				required = append(required, name)
+			}
+		case "epoch":
+			p["minimum"] = 1
+			required = append(required, name)
+		}
+		if name == "progress" {
+			p["minimum"], p["maximum"] = 0, 100
+		}
+		if name == "limit" {
+			p["minimum"], p["maximum"] = 1, maxLimit
+		}
+		props[name] = p
+	}
+	return map[string]any{"type": "object", "properties": props, "required": required, "additionalProperties": false}
+}
+
+const maxLimit = 1000
+
+func jsonName(f reflect.StructField) string {
+	name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+	return name
+}
+
+// decodeArgs checks raw against in's schema and fills in: the SDK leaves
+// that to a tool added without its generic helper, so every failure here
+// is an error object of the one shape (usage, exit code 2) rather than a
+// protocol error or the SDK's plain text.
+func decodeArgs(raw json.RawMessage, in any, owner string) *errorObject {
+	fail := func(format string, a ...any) *errorObject {
+		e := usageError(fmt.Sprintf(format, a...))
+		return &e
+	}
+	v := reflect.ValueOf(in).Elem()
+	t := v.Type()
+	var names []string
+	for i := range t.NumField() {
+		names = append(names, jsonName(t.Field(i)))
+	}
+	args := map[string]json.RawMessage{}
+	if raw = bytes.TrimSpace(raw); len(raw) > 0 && string(raw) != "null" {
+		if raw[0] != '{' || json.Unmarshal(raw, &args) != nil {
+			return fail("the arguments must be a JSON object")
+		}
+	}
+	for k := range args {
+		if !slices.Contains(names, k) {
+			if len(names) == 0 {
+				return fail("unknown argument %q: this tool takes no arguments", k)
+			}
+			return fail("unknown argument %q: this tool takes %s", k, strings.Join(names, ", "))
+		}
+	}
+	for i, name := range names {
+		f, fv := t.Field(i), v.Field(i)
+		val, given := args[name]
+		if given && string(val) == "null" {
+			given = false
+		}
+		if given {
+			if err := json.Unmarshal(val, fv.Addr().Interface()); err != nil {
+				return fail("argument %s must be %s, not %s", name, kindName(f.Type), clip(val))
+			}
+		}
+		if e := f.Tag.Get("enum"); e != "" {
+			allowed := strings.Split(e, ",")
+			vals := []string{fv.String()}
+			if fv.Kind() == reflect.Slice {
+				vals = fv.Interface().([]string)
+			}
+			for _, s := range vals {
+				if s != "" && !slices.Contains(allowed, s) {
+					return fail("argument %s: %q is not one of %s", name, s, strings.Join(allowed, ", "))
+				}
+			}
+		}
+		switch f.Tag.Get("mcp") {
+		case "required", "arg":
+			if !given || fv.Kind() == reflect.String && strings.TrimSpace(fv.String()) == "" {
+				return fail("argument %s is required", name)
+			}
+		case "owner":
+			if fv.String() == "" {
+				if owner == "" {
+					return fail("argument owner is required: your owner name, the same on every call (or give the server one: BL_OWNER)")
+				}
+				fv.SetString(owner)
+			}
+		case "epoch":
+			if fv.Int() < 1 {
+				return fail("argument epoch is required: the claim_epoch that claim returned (at least 1)")
+			}
+		}
+		if name == "progress" && given && (fv.Elem().Int() < 0 || fv.Elem().Int() > 100) {
+			return fail("argument progress must be between 0 and 100")
+		}
+		if name == "limit" && given && (fv.Elem().Int() < 1 || fv.Elem().Int() > maxLimit) {
+			return fail("argument limit must be between 1 and %d", maxLimit)
+		}
+		if name == "body" && fv.Kind() == reflect.String && fv.String() == "-" {
+			return fail(`argument body "-" would read standard input; give the text itself`)
+		}
+	}
+	return nil
+}
+
+func kindName(t reflect.Type) string {
+	if t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch t.Kind() {
+	case reflect.String:
+		return "a string"
+	case reflect.Int, reflect.Int64:
+		return "an integer"
+	case reflect.Bool:
+		return "true or false"
+	case reflect.Slice:
+		return "an array of strings"
+	}
+	return t.String()
+}
+
+func clip(b []byte) string {
+	if len(b) > 40 {
+		return string(b[:40]) + "..."
+	}
+	return string(b)
+}
+
+// commandLine turns a tool's arguments into the command line they stand
+// for: each set field as --flag=value (a list as the flag repeated), then
+// the positional argument after --.
+func commandLine(command string, in any) []string {
+	args := []string{command}
+	var positional []string
+	v := reflect.ValueOf(in).Elem()
+	for i := range v.NumField() {
+		f, val := v.Type().Field(i), v.Field(i)
+		flag := "--" + strings.ReplaceAll(jsonName(f), "_", "-")
+		switch f.Tag.Get("mcp") {
+		case "arg":
+			positional = append(positional, val.String())
+			continue
+		case "local":
+			continue
+		}
+		switch val.Kind() {
+		case reflect.String:
+			if s := val.String(); s != "" {
+				args = append(args, flag+"="+s)
+			}
+		case reflect.Int, reflect.Int64:
+			if n := val.Int(); n != 0 {
+				args = append(args, flag+"="+strconv.FormatInt(n, 10))
+			}
+		case reflect.Bool:
+			if val.Bool() {
+				args = append(args, flag)
+			}
+		case reflect.Pointer:
+			if val.IsNil() {
+				continue
+			}
+			if e := val.Elem(); e.Kind() == reflect.String {
+				args = append(args, flag+"="+e.String())
+			} else {
+				args = append(args, flag+"="+strconv.FormatInt(e.Int(), 10))
+			}
+		case reflect.Slice:
+			for k := range val.Len() {
+				args = append(args, flag+"="+val.Index(k).String())
+			}
+		}
+	}
+	if len(positional) > 0 {
+		args = append(append(args, "--"), positional...)
+	}
+	return args
+}
