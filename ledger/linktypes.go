@@ -245,3 +245,27 @@ func (s *State) typedLinksHold(c *Card) error {
 	}
 	return nil
 }
+
+// CloseAs completes a card as a duplicate of other (LinkDuplicates) or as
+// superseded by it (LinkSupersedes): the link, unless it is there
+// already, and the completion, in one write. Fenced on r.Owner like
+// Complete, and rolls up epics like it.
+func (b *Backlog) CloseAs(ctx context.Context, r LeaseRequest, typ, other string) (Card, error) {
+	if err := ValidID(r.ID); err != nil {
+		return Card{}, err
+	}
+	if err := linkArgs(LinkRequest{To: other, Type: typ}); err != nil {
+		return Card{}, err
+	}
+	cards, err := b.completeRollingUp(ctx, r.Mutation.names(r.ID, nil), func(s *State, _ time.Time) ([]*Event, error) {
+		var evs []*Event
+		if c := s.card(r.ID); c == nil || !c.hasLink(typ, other) {
+			evs = append(evs, &Event{Op: OpLink, Card: r.ID, To: other, LinkType: wireLink(typ)})
+		}
+		return append(evs, &Event{Op: OpComplete, Card: r.ID, Owner: r.Owner, Epoch: r.Epoch, Reason: r.Reason}), nil
+	})
+	if err != nil {
+		return Card{}, err
+	}
+	return cards[len(cards)-1], nil
+}
