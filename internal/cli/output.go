@@ -48,6 +48,11 @@ func (a *App) writeJSON(v any) error {
 		}
 	case []ledger.Card:
 		b, _ = a.cardsJSON(v)
+	case relatives:
+		var err error
+		if b, err = a.relativesJSON(v); err != nil {
+			return err
+		}
 	}
 	if b == nil {
 		return writeJSON(a.Stdout, v)

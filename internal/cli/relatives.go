@@ -1,9 +1,12 @@
 package cli
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"time"
+
+	json "github.com/goccy/go-json"
 
 	"github.com/bl-backlog/bl/ledger"
 )
@@ -74,4 +77,37 @@ func (a *App) showRelatives(w io.Writer, c ledger.Card, r relatives) {
 			}
 		}
 	}
+}
+
+// relativesJSON is the card as writeJSON prints it (with its derived
+// members) followed by the members relatives adds.
+func (a *App) relativesJSON(r relatives) ([]byte, error) {
+	var buf bytes.Buffer
+	card := a.Stdout
+	a.Stdout = &buf
+	err := a.writeJSON(r.Card)
+	a.Stdout = card
+	if err != nil {
+		return nil, err
+	}
+	extra, err := json.MarshalIndentWithOption(struct {
+		Conflicts  []ledger.Conflict `json:"conflicts,omitempty"`
+		LinkedFrom []ledger.Link     `json:"linked_from,omitempty"`
+		Children   []childState      `json:"children,omitempty"`
+		RollUp     *ledger.RollUp    `json:"rollup,omitempty"`
+	}{r.Conflicts, r.LinkedFrom, r.Children, r.RollUp}, "", "  ", json.DisableHTMLEscape())
+	if err != nil {
+		return nil, err
+	}
+	b := bytes.TrimRight(buf.Bytes(), "\n")
+	inner := bytes.TrimSpace(extra)
+	inner = bytes.TrimSuffix(bytes.TrimPrefix(inner, []byte("{")), []byte("}"))
+	inner = bytes.TrimRight(inner, "\n ")
+	if len(inner) == 0 || len(b) < 2 || b[len(b)-1] != '}' {
+		return b, nil
+	}
+	out := append([]byte(nil), bytes.TrimRight(b[:len(b)-1], "\n ")...)
+	out = append(out, ',')
+	out = append(out, inner...)
+	return append(out, "\n}"...), nil
 }

@@ -25,6 +25,8 @@ func (a *App) stand(v any) error {
 		}
 	case []ledger.Card:
 		cards = v
+	case relatives:
+		cards = []ledger.Card{v.Card}
 	}
 	if len(cards) == 0 || a.backlog == nil {
 		return nil
