@@ -68,7 +68,7 @@ func (s *State) epicWaits(c *Card) error {
 // claim, ready and list apply, where the fold applies claimable alone.
 func (s *State) selectable(c *Card, now time.Time, owner string) error {
 	if c.DeletedAt != nil {
-		return rule(ErrNotFound, "card %s is deleted", c.ID)
+		return checkDeleted(c, &Event{Op: OpClaim})
 	}
 	if err := s.claimable(c, now, owner); err != nil {
 		return err

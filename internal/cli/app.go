@@ -90,9 +90,8 @@ func newParser(cli *CLI, app *App, stdout, stderr io.Writer, only string, cmds m
 			tags = append(tags, `hidden:""`)
 		}
 		help := c.help
-		if len(c.aliases) > 0 {
+		if len(c.aliases) > 0 { // bl --help lists them: "delete (rm)"
 			tags = append(tags, `aliases:"`+strings.Join(c.aliases, ",")+`"`)
-			help += " (also: " + strings.Join(c.aliases, ", ") + ")"
 		}
 		v := c.new()
 		cmds[c.name] = v

@@ -143,6 +143,9 @@ func (a *App) showCard(w io.Writer, c ledger.Card) {
 			status += ": " + text(c.CloseNote)
 		}
 	}
+	if c.DeletedAt != nil {
+		status = "deleted (was " + string(c.Status) + ")"
+	}
 	row("status", status)
 	row("priority", fmt.Sprint(c.Priority))
 	row("phase", dash(text(c.Phase)))
