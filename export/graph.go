@@ -10,12 +10,24 @@ import (
 )
 
 // graph is the dependency DAG: one node per card plus one per dependency
-// that is not among the exported cards, and one edge per depends_on entry,
-// pointing from the dependency to the card that waits for it.
+// or link target that is not among the exported cards, and one edge per
+// depends_on entry, pointing from the dependency to the card that waits
+// for it, and per typed link, pointing from its other end to the card it
+// is on.
 type graph struct {
-	nodes []node   // natural id order
-	edges [][2]int // (dependency, dependent) node indexes, sorted
+	nodes []node // natural id order
+	edges []edge // sorted by (from, to, type)
 }
+
+// edge is a depends_on entry (typ "") or a typed link, as node indexes.
+type edge struct {
+	from, to int
+	typ      string
+}
+
+// dashed reports whether an edge holds nothing back (discovered-from,
+// related): the graphs draw it dashed.
+func (e edge) dashed() bool { return e.typ != "" && !ledger.LinkHolds(e.typ) }
 
 type node struct {
 	id   string
@@ -40,6 +52,11 @@ func buildGraph(cards []ledger.Card) graph {
 				ids = append(ids, d)
 			}
 		}
+		for _, l := range c.Links {
+			if byID[l.To] == nil {
+				ids = append(ids, l.To)
+			}
+		}
 	}
 	ids = uniq(ids)
 	pos := make(map[string]int, len(ids))
@@ -52,15 +69,18 @@ func buildGraph(cards []ledger.Card) graph {
 			if d == c.ID {
 				continue
 			}
-			g.edges = append(g.edges, [2]int{pos[d], pos[c.ID]})
+			g.edges = append(g.edges, edge{pos[d], pos[c.ID], ""})
+		}
+		for _, l := range c.Links {
+			if l.To != c.ID {
+				g.edges = append(g.edges, edge{pos[l.To], pos[c.ID], l.Type})
+			}
 		}
 	}
-	slices.SortFunc(g.edges, func(a, b [2]int) int {
-		if c := cmp.Compare(a[0], b[0]); c != 0 {
-			return c
-		}
-		return cmp.Compare(a[1], b[1])
+	slices.SortFunc(g.edges, func(a, b edge) int {
+		return cmp.Or(cmp.Compare(a.from, b.from), cmp.Compare(a.to, b.to), cmp.Compare(a.typ, b.typ))
 	})
+	g.edges = slices.Compact(g.edges)
 	return g
 }
 
@@ -138,7 +158,14 @@ func writeMermaid(b *strings.Builder, g graph) {
 		fmt.Fprintf(b, "  class %s %s\n", id, n.class())
 	}
 	for _, e := range g.edges {
-		fmt.Fprintf(b, "  %s --> %s\n", mermaidID(g.nodes[e[0]].id), mermaidID(g.nodes[e[1]].id))
+		arrow := "-->"
+		switch {
+		case e.dashed():
+			arrow = "-.->|" + e.typ + "|"
+		case e.typ != "":
+			arrow = "-->|" + e.typ + "|"
+		}
+		fmt.Fprintf(b, "  %s %s %s\n", mermaidID(g.nodes[e.from].id), arrow, mermaidID(g.nodes[e.to].id))
 	}
 }
 
@@ -178,7 +205,14 @@ func RenderDOT(cards []ledger.Card, o Options) []byte {
 			dotQuote(n.id), q, dotQuote(tooltip), p.fill, p.stroke, p.text, style)
 	}
 	for _, e := range g.edges {
-		fmt.Fprintf(&b, "  %s -> %s;\n", dotQuote(g.nodes[e[0]].id), dotQuote(g.nodes[e[1]].id))
+		attrs := ""
+		switch {
+		case e.dashed():
+			attrs = fmt.Sprintf(" [style=dashed, label=%q]", e.typ)
+		case e.typ != "":
+			attrs = fmt.Sprintf(" [label=%q]", e.typ)
+		}
+		fmt.Fprintf(&b, "  %s -> %s%s;\n", dotQuote(g.nodes[e.from].id), dotQuote(g.nodes[e.to].id), attrs)
 	}
 	b.WriteString("}\n")
 	return []byte(b.String())

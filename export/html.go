@@ -16,6 +16,7 @@ func RenderHTML(cards []ledger.Card, o Options) []byte {
 	cards = sorted(cards)
 	byID := index(cards)
 	needs := dependents(cards)
+	kids := childrenOf(cards)
 	anchors := newAnchors(cards)
 	conflicts := o.byCard()
 	g := buildGraph(cards)
@@ -50,8 +51,15 @@ func RenderHTML(cards []ledger.Card, o Options) []byte {
 		fmt.Fprintf(&b, "<text x=\"%d\" y=\"%d\" class=\"empty\">No cards.</text>\n", margin, margin+nodeH/2)
 	}
 	for i, e := range g.edges {
-		fmt.Fprintf(&b, "<path class=\"edge\" d=\"%s\" marker-end=\"url(#arrow)\"><title>%s → %s</title></path>\n",
-			lay.paths[i], esc(g.nodes[e[0]].id), esc(g.nodes[e[1]].id))
+		dash, kind := "", ""
+		if e.dashed() {
+			dash = ` stroke-dasharray="5 4"`
+		}
+		if e.typ != "" {
+			kind = " (" + e.typ + ")"
+		}
+		fmt.Fprintf(&b, "<path class=\"edge\" d=\"%s\"%s marker-end=\"url(#arrow)\"><title>%s → %s%s</title></path>\n",
+			lay.paths[i], dash, esc(g.nodes[e.from].id), esc(g.nodes[e.to].id), kind)
 	}
 	for i, n := range g.nodes {
 		r := lay.boxes[i]
@@ -104,8 +112,9 @@ func RenderHTML(cards []ledger.Card, o Options) []byte {
 				name = "Phase " + oneLine(p)
 			}
 			fmt.Fprintf(&b, "<h4>%s</h4>\n", esc(name))
-			for _, c := range byPhase[p] {
-				writeCardHTML(&b, &c, byID, needs, anchors, o, conflicts[c.ID])
+			order, depth := ledger.TreeOrder(byPhase[p]) // children under their epic
+			for i, c := range order {
+				writeCardHTML(&b, &c, byID, needs, anchors, o, conflicts[c.ID], depth[i], kids)
 			}
 		}
 		b.WriteString("</div>\n")
@@ -115,13 +124,20 @@ func RenderHTML(cards []ledger.Card, o Options) []byte {
 	return []byte(b.String())
 }
 
-func writeCardHTML(b *strings.Builder, c *ledger.Card, byID map[string]*ledger.Card, needs map[string][]string, anchors anchors, o Options, conflicts []ledger.Conflict) {
+func writeCardHTML(b *strings.Builder, c *ledger.Card, byID map[string]*ledger.Card, needs map[string][]string, anchors anchors, o Options, conflicts []ledger.Conflict, depth int, kids map[string][]*ledger.Card) {
 	esc := html.EscapeString
-	fmt.Fprintf(b, "<article class=\"card %s\" id=\"%s\">\n", c.Status, anchors.of(c.ID))
+	indent := ""
+	if depth > 0 { // a child, under its epic
+		indent = fmt.Sprintf(" style=\"margin-left:%dem\"", depth)
+	}
+	fmt.Fprintf(b, "<article class=\"card %s\" id=\"%s\"%s>\n", c.Status, anchors.of(c.ID), indent)
 	fmt.Fprintf(b, "<div class=\"head\"><span class=\"id\">%s</span><span class=\"pri\" title=\"priority\">P%d</span></div>\n", esc(c.ID), c.Priority)
 	fmt.Fprintf(b, "<p class=\"title\">%s</p>\n", esc(oneLine(c.Title)))
 
 	var facts []string
+	if f := epicFact(c, kids); f != "" {
+		facts = append(facts, esc(f))
+	}
 	switch c.Status {
 	case ledger.StatusClaimed:
 		f := fmt.Sprintf("claimed by <b>%s</b> (epoch %d)", esc(orDash(c.ClaimOwner)), c.ClaimEpoch)

@@ -60,8 +60,8 @@ func layoutGraph(g graph) layout {
 	in := make([][]int, n)   // edge indexes into each node
 	outE := make([][]int, n) // edge indexes out of each node
 	for i, e := range g.edges {
-		outE[e[0]] = append(outE[e[0]], i)
-		in[e[1]] = append(in[e[1]], i)
+		outE[e.from] = append(outE[e.from], i)
+		in[e.to] = append(in[e.to], i)
 	}
 	layerOf := make([]int, n)
 	indeg := make([]int, n)
@@ -82,7 +82,7 @@ func layoutGraph(g graph) layout {
 			// edges into it that are still pending.
 			v := slices.Index(done, false)
 			for _, ei := range in[v] {
-				if !done[g.edges[ei][0]] {
+				if !done[g.edges[ei].from] {
 					ignored[ei] = true
 				}
 			}
@@ -97,7 +97,7 @@ func layoutGraph(g graph) layout {
 		done[v] = true
 		processed++
 		for _, ei := range outE[v] {
-			w := g.edges[ei][1]
+			w := g.edges[ei].to
 			if ignored[ei] || done[w] {
 				ignored[ei] = ignored[ei] || done[w]
 				continue
@@ -113,7 +113,7 @@ func layoutGraph(g graph) layout {
 	layerV := slices.Clone(layerOf) // layer of every vertex
 	chains := make([][]int, len(g.edges))
 	for i, e := range g.edges {
-		u, w := e[0], e[1]
+		u, w := e.from, e.to
 		chain := []int{u}
 		if !ignored[i] {
 			for l := layerOf[u] + 1; l < layerOf[w]; l++ {

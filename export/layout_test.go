@@ -13,9 +13,9 @@ import (
 func checkLayout(t *testing.T, g graph, l layout) {
 	t.Helper()
 	for _, e := range g.edges {
-		a, b := l.boxes[e[0]], l.boxes[e[1]]
+		a, b := l.boxes[e.from], l.boxes[e.to]
 		if b.x <= a.x {
-			t.Errorf("edge %s → %s does not point right (%d → %d)", g.nodes[e[0]].id, g.nodes[e[1]].id, a.x, b.x)
+			t.Errorf("edge %s → %s does not point right (%d → %d)", g.nodes[e.from].id, g.nodes[e.to].id, a.x, b.x)
 		}
 	}
 	// Boxes in one column never overlap and all lie inside the drawing.
@@ -60,7 +60,7 @@ func TestLayoutLongestPathLayers(t *testing.T) {
 	}
 	var long string
 	for i, e := range g.edges {
-		if e == [2]int{0, 2} {
+		if e.from == 0 && e.to == 2 {
 			long = l.paths[i]
 		}
 	}

@@ -39,6 +39,7 @@ func RenderMarkdown(cards []ledger.Card, o Options) []byte {
 	cards = sorted(cards)
 	byID := index(cards)
 	needs := dependents(cards)
+	kids := childrenOf(cards)
 	anchors := newAnchors(cards)
 	conflicts := o.byCard()
 	var b strings.Builder
@@ -78,8 +79,9 @@ func RenderMarkdown(cards []ledger.Card, o Options) []byte {
 		phases, byPhase := phaseGroups(in)
 		for _, p := range phases {
 			fmt.Fprintf(&b, "### %s\n\n", phaseTitle(p))
-			for _, c := range byPhase[p] {
-				writeCardMD(&b, &c, byID, needs, anchors, o.WaitingOn[c.ID], conflicts[c.ID])
+			order, depth := ledger.TreeOrder(byPhase[p]) // children under their epic
+			for i, c := range order {
+				writeCardMD(&b, &c, byID, needs, anchors, o.WaitingOn[c.ID], conflicts[c.ID], depth[i], kids)
 			}
 		}
 	}
@@ -126,8 +128,11 @@ func phaseTitle(p string) string {
 	return "Phase " + mdText(p)
 }
 
-func writeCardMD(b *strings.Builder, c *ledger.Card, byID map[string]*ledger.Card, needs map[string][]string, anchors anchors, waiting []string, conflicts []ledger.Conflict) {
-	fmt.Fprintf(b, "#### <a id=\"%s\"></a>%s · %s\n\n", anchors.of(c.ID), mdText(c.ID), mdText(c.Title))
+func writeCardMD(b *strings.Builder, c *ledger.Card, byID map[string]*ledger.Card, needs map[string][]string, anchors anchors, waiting []string, conflicts []ledger.Conflict, depth int, kids map[string][]*ledger.Card) {
+	fmt.Fprintf(b, "#### <a id=\"%s\"></a>%s%s · %s\n\n", anchors.of(c.ID), strings.Repeat("↳ ", depth), mdText(c.ID), mdText(c.Title))
+	if f := epicFact(c, kids); f != "" {
+		fmt.Fprintf(b, "- **Epic:** %s\n", f[len("epic: "):])
+	}
 
 	switch c.Status {
 	case ledger.StatusClaimed:

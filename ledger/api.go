@@ -177,7 +177,7 @@ func (b *Backlog) Claim(ctx context.Context, r ClaimRequest) (*Card, error) {
 			if cur == nil {
 				return nil, rule(ErrNotFound, "card %s not found", r.ID)
 			}
-			if err := s.claimable(cur, at, r.Owner); err != nil {
+			if err := s.selectable(cur, at, r.Owner); err != nil {
 				return nil, err
 			}
 			c = cur
@@ -259,8 +259,18 @@ func (b *Backlog) Release(ctx context.Context, r LeaseRequest) (Card, error) {
 }
 
 // Complete marks a card done. With Owner set it is fenced like a heartbeat.
+// With epics.auto_close, an epic whose last open child it was is completed
+// after it (see rollUp).
 func (b *Backlog) Complete(ctx context.Context, r LeaseRequest) (Card, error) {
-	return b.single(ctx, r.Mutation, &Event{Op: OpComplete, Card: r.ID, Owner: r.Owner, Epoch: r.Epoch, Reason: r.Reason})
+	if err := ValidID(r.ID); err != nil {
+		return Card{}, err
+	}
+	e := &Event{Op: OpComplete, Card: r.ID, Owner: r.Owner, Epoch: r.Epoch, Reason: r.Reason}
+	cards, err := b.completeRollingUp(ctx, r.Mutation.names(r.ID, nil), func(*State, time.Time) ([]*Event, error) { return []*Event{e}, nil })
+	if err != nil {
+		return Card{}, err
+	}
+	return cards[0], nil
 }
 
 // Block parks a card with a reason, dropping any lease.

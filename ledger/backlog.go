@@ -134,6 +134,7 @@ func (b *Backlog) View(fn func(s *State, now time.Time) error) (err error) {
 	if err := b.refresh(); err != nil {
 		return err
 	}
+	b.policy()
 	return fn(b.state, b.opts.Clock().UTC())
 }
 
@@ -201,6 +202,7 @@ func (b *Backlog) writeLocked(m Mutation, op Op, build func(s *State, at time.Ti
 	if clock != nil {
 		decide = *clock
 	}
+	b.policy()
 	events, err := build(b.state, decide)
 	if err != nil || len(events) == 0 {
 		return nil, err

@@ -9,12 +9,12 @@ import (
 )
 
 // Ops lists every Op, in the order of its constants.
-var Ops = []Op{OpCreate, OpUpdate, OpClaim, OpHeartbeat, OpRelease, OpReclaim, OpComplete, OpBlock, OpUnblock, OpReopen, OpLink, OpUnlink, OpNote, OpFail}
+var Ops = []Op{OpCreate, OpUpdate, OpClaim, OpHeartbeat, OpRelease, OpReclaim, OpComplete, OpBlock, OpUnblock, OpReopen, OpLink, OpUnlink, OpNote, OpFail, OpHandoff, OpDelete, OpRestore}
 
 // knownOp reports whether v is one of the Op constants.
 func knownOp(v Op) bool {
 	switch v {
-	case OpCreate, OpUpdate, OpClaim, OpHeartbeat, OpRelease, OpReclaim, OpComplete, OpBlock, OpUnblock, OpReopen, OpLink, OpUnlink, OpNote, OpFail:
+	case OpCreate, OpUpdate, OpClaim, OpHeartbeat, OpRelease, OpReclaim, OpComplete, OpBlock, OpUnblock, OpReopen, OpLink, OpUnlink, OpNote, OpFail, OpHandoff, OpDelete, OpRestore:
 		return true
 	}
 	return false
@@ -56,6 +56,12 @@ func (d *fastDecoder) opValue(i int, dst *Op) int {
 		*dst = OpNote
 	case string(OpFail):
 		*dst = OpFail
+	case string(OpHandoff):
+		*dst = OpHandoff
+	case string(OpDelete):
+		*dst = OpDelete
+	case string(OpRestore):
+		*dst = OpRestore
 	default:
 		return d.str(i, (*string)(dst))
 	}
@@ -146,6 +152,10 @@ func appendEvent(dst []byte, v *Event) (_ []byte, ok bool) {
 		dst = append(dst, ",\"to\":"...)
 		dst = appendString(dst, v.To)
 	}
+	if v.LinkType != "" {
+		dst = append(dst, ",\"type\":"...)
+		dst = appendString(dst, v.LinkType)
+	}
 	if v.Progress != nil {
 		dst = append(dst, ",\"progress\":"...)
 		dst = appendInt(dst, int64(*v.Progress))
@@ -233,6 +243,9 @@ func (d *fastDecoder) eventMembers(i int, v *Event, blk *eventBlock) int {
 	if j := lit(b, i, ",\"to\":"); j >= 0 {
 		i = d.str(j, &v.To)
 	}
+	if j := lit(b, i, ",\"type\":"); j >= 0 {
+		i = d.str(j, &v.LinkType)
+	}
 	if j := lit(b, lit(b, i, ",\"progre"), "ss\":"); j >= 0 {
 		blk.Progress, i = scanInt(b, j)
 		v.Progress = &blk.Progress
@@ -297,6 +310,9 @@ func eventSize(v *Event) int {
 	if v.To != "" {
 		n += 8 + len(v.To)
 	}
+	if v.LinkType != "" {
+		n += 10 + len(v.LinkType)
+	}
 	if v.Progress != nil {
 		n += 15
 	}
@@ -327,7 +343,7 @@ func eventBound(v *Event, strLen func(string) int) int {
 	if v == nil {
 		return 0
 	}
-	n := 1160
+	n := 1176
 	n += strLen(v.ID)
 	n += strLen(v.Actor)
 	n += strLen(string(v.Op))
@@ -336,6 +352,7 @@ func eventBound(v *Event, strLen func(string) int) int {
 	n += strLen(v.Owner)
 	n += strLen(v.Reason)
 	n += strLen(v.To)
+	n += strLen(v.LinkType)
 	n += 6 * len(v.Checkpoint)
 	n += fieldsBound(v.Fields, strLen)
 	n += strLen(v.Text)
@@ -667,6 +684,33 @@ func appendCard(dst []byte, v *Card) (_ []byte, ok bool) {
 		}
 		dst = append(dst, ']')
 	}
+	if len(v.Links) != 0 {
+		dst = append(dst, ",\"links\":"...)
+		dst = append(dst, '[')
+		for k := range v.Links {
+			if k > 0 {
+				dst = append(dst, ',')
+			}
+			if dst, ok = appendLink(dst, &v.Links[k]); !ok {
+				return dst[:open], false
+			}
+		}
+		dst = append(dst, ']')
+	}
+	if v.OpenChildren != 0 {
+		dst = append(dst, ",\"open_children\":"...)
+		dst = appendInt(dst, int64(v.OpenChildren))
+	}
+	if v.DeletedAt != nil {
+		dst = append(dst, ",\"deleted_at\":"...)
+		if dst, ok = appendTime(dst, *v.DeletedAt); !ok {
+			return dst[:open], false
+		}
+	}
+	if v.DeleteReason != "" {
+		dst = append(dst, ",\"delete_reason\":"...)
+		dst = appendString(dst, v.DeleteReason)
+	}
 	if len(dst) == open {
 		return append(dst, '{', '}'), true
 	}
@@ -691,8 +735,8 @@ func (d *fastDecoder) cardObject(i int, v *Card, blk *cardBlock) int {
 // returns the index after the last.
 func (d *fastDecoder) cardMembers(i int, v *Card, blk *cardBlock) int {
 	b := d.b
-	var tv [5]time.Time
-	var tp [5]**time.Time
+	var tv [6]time.Time
+	var tp [6]**time.Time
 	nt := 0
 	i = d.str(lit(b, i, "{\"id\":"), &v.ID)
 	i = d.str(lit(b, lit(b, i, ",\"title\""), ":"), &v.Title)
@@ -768,6 +812,20 @@ func (d *fastDecoder) cardMembers(i int, v *Card, blk *cardBlock) int {
 	v.Version, i = scanInt64(b, lit(b, lit(b, i, ",\"versio"), "n\":"))
 	if j := lit(b, lit(b, i, ",\"notes\""), ":"); j >= 0 {
 		v.Notes, i = d.noteList(j)
+	}
+	if j := lit(b, lit(b, i, ",\"links\""), ":"); j >= 0 {
+		v.Links, i = d.linkList(j)
+	}
+	if j := lit(b, lit(b, lit(b, i, ",\"open_c"), "hildren\""), ":"); j >= 0 {
+		v.OpenChildren, i = scanInt(b, j)
+	}
+	if j := lit(b, lit(b, i, ",\"delete"), "d_at\":"); j >= 0 {
+		tv[nt], i = scanTime(b, j)
+		tp[nt] = &v.DeletedAt
+		nt++
+	}
+	if j := lit(b, lit(b, lit(b, i, ",\"delete"), "_reason\""), ":"); j >= 0 {
+		i = d.str(j, &v.DeleteReason)
 	}
 	if i >= 0 {
 		placeTimes(tv[:nt], tp[:nt])
@@ -845,6 +903,23 @@ func cardSize(v *Card) int {
 			return n
 		}()
 	}
+	if len(v.Links) != 0 {
+		n += 9 + func() (n int) {
+			for k := range v.Links {
+				n += linkSize(&v.Links[k]) + 1
+			}
+			return n
+		}()
+	}
+	if v.OpenChildren != 0 {
+		n += 20
+	}
+	if v.DeletedAt != nil {
+		n += 46
+	}
+	if v.DeleteReason != "" {
+		n += 19 + len(v.DeleteReason)
+	}
 	return n
 }
 
@@ -854,7 +929,7 @@ func cardBound(v *Card, strLen func(string) int) int {
 	if v == nil {
 		return 0
 	}
-	n := 1878
+	n := 2112
 	n += strLen(v.ID)
 	n += strLen(v.Title)
 	n += strLen(v.Body)
@@ -872,6 +947,10 @@ func cardBound(v *Card, strLen func(string) int) int {
 	for k := range v.Notes {
 		n += noteBound(&v.Notes[k], strLen)
 	}
+	for k := range v.Links {
+		n += linkBound(&v.Links[k], strLen)
+	}
+	n += strLen(v.DeleteReason)
 	return n
 }
 
@@ -959,6 +1038,87 @@ func noteBound(v *Note, strLen func(string) int) int {
 	n := 388
 	n += strLen(v.Text)
 	n += strLen(v.Author)
+	return n
+}
+
+// appendLink appends v as the JSON encoder writes a Link, compact. ok is false
+// for a value it leaves to the JSON encoder; dst is then as it was.
+func appendLink(dst []byte, v *Link) (_ []byte, ok bool) {
+	open := len(dst)
+	// Each member is written after a comma; the first comma becomes the brace.
+	dst = append(dst, ",\"type\":"...)
+	dst = appendString(dst, v.Type)
+	dst = append(dst, ",\"to\":"...)
+	dst = appendString(dst, v.To)
+	if len(dst) == open {
+		return append(dst, '{', '}'), true
+	}
+	dst[open] = '{'
+	return append(dst, '}'), true
+}
+
+// linkObject reads a Link object at b[i:].
+func (d *fastDecoder) linkObject(i int, v *Link) int {
+	return closeObject(d.b, d.linkMembers(i, v), i)
+}
+
+// linkMembers reads the '{' at b[i:] and the members of a Link after it, in
+// struct order, each at most once, those without omitempty required; it
+// returns the index after the last.
+func (d *fastDecoder) linkMembers(i int, v *Link) int {
+	b := d.b
+	i = d.str(lit(b, i, "{\"type\":"), &v.Type)
+	i = d.str(lit(b, i, ",\"to\":"), &v.To)
+	return i
+}
+
+// linkList reads a list of Link; [] is an empty, non-nil slice. Every
+// element starts with "{\"type\":", which a string cannot hold (its quotes would
+// be escaped): the count bounds the list, whose strings must not move
+// before finish.
+func (d *fastDecoder) linkList(i int) ([]Link, int) {
+	b := d.b
+	if i = lit(b, i, "["); i < 0 {
+		return nil, -1
+	}
+	if j := lit(b, i, "]"); j >= 0 {
+		return []Link{}, j
+	}
+	list := make([]Link, 0, bytes.Count(b[i:], []byte("{\"type\":")))
+	for len(list) < cap(list) {
+		list = append(list, Link{})
+		if i = d.linkObject(i, &list[len(list)-1]); i < 0 || i >= len(b) {
+			return nil, -1
+		}
+		if b[i] == ']' {
+			return list, i + 1
+		}
+		if b[i] != ',' {
+			return nil, -1
+		}
+		i++
+	}
+	return nil, -1
+}
+
+// linkSize estimates the length of v's JSON, for the buffer it is written
+// into: the names, typical numbers, times and the strings.
+func linkSize(v *Link) int {
+	n := 2
+	n += 10 + len(v.Type)
+	n += 8 + len(v.To)
+	return n
+}
+
+// linkBound is at least the length of v's compact JSON, its strings
+// measured by strLen. Zero for nil.
+func linkBound(v *Link, strLen func(string) int) int {
+	if v == nil {
+		return 0
+	}
+	n := 288
+	n += strLen(v.Type)
+	n += strLen(v.To)
 	return n
 }
 
@@ -1259,6 +1419,7 @@ func (c *Card) clone() Card {
 	}
 	d.Checkpoint = slices.Clone(c.Checkpoint)
 	d.Notes = slices.Clone(c.Notes)
+	d.Links = slices.Clone(c.Links)
 	return d
 }
 

@@ -27,6 +27,8 @@ type Config struct {
 	Hooks json.RawMessage `json:"hooks,omitempty"`
 	// RetryBackoff is how long a card waits after a failed attempt.
 	RetryBackoff RetryBackoff `json:"retry_backoff"`
+	// Epics sets how children hold their epic back (epics.go).
+	Epics EpicsConfig `json:"epics"`
 }
 
 // RetryBackoff is the "retry_backoff" object of config.json, e.g.

@@ -41,6 +41,8 @@ func configMembers(b []byte, c *Config) func(string, int) int {
 		case "retry_backoff":
 			r := &c.RetryBackoff
 			i = configObject(b, i, configStrings(b, map[string]*string{"initial": &r.Initial, "max": &r.Max}))
+		case "epics":
+			i = -1 // rare: the JSON decoder reads it
 		case "hooks":
 			start := i
 			if i < len(b) && b[i] != 'n' {

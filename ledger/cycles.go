@@ -10,7 +10,9 @@ func (s *State) depCycle(from, to string) []string {
 	return append([]string{from}, path...)
 }
 
-// depPath finds a dependency path from a to b by depth-first search.
+// depPath finds a path of holding links (depends_on, supersedes,
+// duplicates) from a to b by depth-first search: a cycle of them, of one
+// type or mixed, would hold every card on it back for good.
 func (s *State) depPath(a, b string, seen map[string]bool) []string {
 	if a == b {
 		return []string{b}
@@ -23,12 +25,14 @@ func (s *State) depPath(a, b string, seen map[string]bool) []string {
 	if c == nil {
 		return nil
 	}
-	for _, d := range c.DependsOn {
+	var path []string
+	c.holdingLinks(func(_, d string) bool {
 		if p := s.depPath(d, b, seen); p != nil {
-			return append([]string{a}, p...)
+			path = append([]string{a}, p...)
 		}
-	}
-	return nil
+		return path == nil
+	})
+	return path
 }
 
 // parentCycle returns the cycle that making p the parent of id would close.

@@ -89,7 +89,10 @@
 //	v       format version: the lowest that reads the line right. 1 for
 //	        the ops and fields bl has always had; 2 for what a v1 reader
 //	        would misread or take for damage: the fail and note ops, a
-//	        writer's clock, a retry backoff. This bl reads up to 2
+//	        writer's clock, a retry backoff; 3 for what a v2 reader would
+//	        misread: the handoff, delete and restore ops, a link or unlink
+//	        with a type, and a complete naming the child (to) whose
+//	        completion closed an epic. This bl reads up to 3
 //	        (FormatVersion). A line with a higher version was written by a
 //	        newer bl and is refused (ErrVersion, "upgrade bl") rather than
 //	        guessed at, and never set aside as a torn tail.
@@ -101,12 +104,16 @@
 //	        both (see Git), neither is damage.
 //	actor   who wrote it.
 //	op      one of create, update, claim, heartbeat, release, reclaim,
-//	        complete, block, unblock, reopen, link, unlink, note, fail.
+//	        complete, block, unblock, reopen, link, unlink, note, fail,
+//	        handoff, delete, restore.
 //	card    the card id the event is about.
 //
 // and, as the operation needs them: request_id (idempotent replays),
 // expect_version and epoch (the lease compare-and-swap), owner, ttl_seconds,
-// reason, to (the other end of a link), progress, checkpoint, force,
+// reason, to (the other end of a link, the new owner of a handoff, the
+// last child of an epic a complete closes), type (a link's type other than
+// blocks: supersedes, duplicates, discovered-from, related), progress,
+// checkpoint, force,
 // fields (the card fields a create or update sets), text (a note's text),
 // and backoff_seconds and backoff_max_seconds (the retry backoff a fail, or
 // the reclaim of an expired lease, applies).
@@ -171,6 +178,36 @@
 // names one and is then fenced like a heartbeat, else the actor); the card
 // keeps its last 32.
 //
+// Links. A link is on one card (the event's card) and points at another
+// (to). Without a type it is a dependency (depends_on, "blocks": the card
+// waits until to is done), readable by every version; with one it is kept
+// in the card's links as {type, to}. supersedes and duplicates hold the card
+// back while to is open, as blocks does; discovered-from and related hold
+// nothing. A link that would close a cycle of holding links, of one type or
+// mixed, is refused with the cycle named.
+//
+// Epics. The fold keeps on each card the number of cards naming it as
+// parent that are neither done nor deleted (open_children): every event that
+// changes a card's parent, status or tombstone adjusts its parents' counts,
+// so the count reads from the card itself. A snapshot of format v2 lacks
+// it; a reader derives it from the snapshot's cards. Open children hold an
+// epic back from claim, ready and list, unless config.json sets
+// epics.wait_for_children to false: a rule of selection that the fold does
+// not apply, so a claim folded from the ledger stands whatever the config
+// says. With epics.auto_close, the writer that completes an epic's last open
+// child then appends a complete of the epic, with the same actor and to
+// naming the child, under the same hold of the lock; the fold applies it
+// only if the child is done, no child of the epic is open and nobody holds
+// the epic, so every clone agrees whatever was merged in between.
+//
+// A handoff carries the holder (owner) and its epoch, fenced like a
+// heartbeat, and the new owner (to): the card is then held by to at epoch+1
+// with a fresh lease of ttl_seconds (the lease's own ttl when 0); progress,
+// checkpoint, notes and attempts are kept. A delete marks the card deleted
+// (deleted_at, delete_reason) and drops its lease; no op but restore applies
+// to a deleted card, nothing new may name it, and it leaves lists, the
+// ready queue and exports. A restore clears the mark.
+//
 // # Appending
 //
 // A writer takes the lock (package lock: a flock on the backlog directory,
@@ -213,14 +250,15 @@
 //
 // snapshot.json uses the same line framing. Its first line is a header:
 //
-//	{"v":2,"seq":3,"events":120345,"last_at":"...","last_id":"...","cards":812,"receipts":40,"conflicts":2,"archives":"…","tail_bytes":5120,"tail_crc":"…","crc":"..."}
+//	{"v":3,"seq":3,"events":120345,"last_at":"...","last_id":"...","cards":812,"receipts":40,"conflicts":2,"archives":"…","tail_bytes":5120,"tail_crc":"…","crc":"..."}
 //
 // The header's members, in this order:
 //
-//	v           format version, 2: cards may hold notes, and tail_bytes
-//	            covers the whole ledger prefix the snapshot folded, which
-//	            a v1 reader would misread, so it refuses the snapshot
-//	            ("upgrade bl")
+//	v           format version, 3: cards may hold typed links, counts of
+//	            open children and tombstones (2 added notes, and tail_bytes
+//	            covering the whole ledger prefix the snapshot folded),
+//	            which an older reader would misread, so it refuses the
+//	            snapshot ("upgrade bl")
 //	seq         the number of archive segments folded
 //	events      the events folded, conflicts included
 //	last_at, last_id

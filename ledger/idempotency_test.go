@@ -126,6 +126,13 @@ func replayables() []replayable {
 		{op: OpNote, state: stReady, do: func(e *env, mu Mutation) (Card, error) {
 			return e.b.Note(e.ctx, NoteRequest{Mutation: mu, ID: "A", Text: "n"})
 		}},
+		{op: OpHandoff, state: stClaimed, do: func(e *env, mu Mutation) (Card, error) {
+			return e.b.Handoff(e.ctx, HandoffRequest{Mutation: mu, ID: "A", Owner: "w1", Epoch: 1, To: "w2"})
+		}},
+		{op: OpDelete, state: stReady, do: func(e *env, mu Mutation) (Card, error) {
+			return e.b.Delete(e.ctx, DeleteRequest{Mutation: mu, ID: "A", Reason: "dup"})
+		}},
+		{op: OpRestore, state: stDeleted, do: func(e *env, mu Mutation) (Card, error) { return e.b.Restore(e.ctx, mu, "A") }},
 	}
 }
 

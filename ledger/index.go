@@ -428,6 +428,12 @@ func openSnapshotIndexed(dir string) (s *State, hdr snapshotHeader, f *os.File, 
 		id := snapshotIdentity(fi, headerLine)
 		if ix := openIndex(dir, f, path, id); ix != nil {
 			s, hdr, err := lazyState(ix, headerLine)
+			if err == nil && hdr.V < 3 {
+				// Its cards lack the counts of open children, derived
+				// from all of them: read it whole until a compaction
+				// writes it at this version.
+				err = errIndexMismatch
+			}
 			if err == nil {
 				s.src = &snapshotSource{dir: dir, path: path, f: f, info: fi, id: id, cards: hdr.Cards, ix: ix}
 				return s, hdr, nil

@@ -32,6 +32,9 @@ var kinds = map[Op]kind{
 	OpUnlink:    {checkUnlink, applyUnlink, "unlinked"},
 	OpNote:      {checkNote, applyNote, "noted"},
 	OpFail:      {checkFail, applyFail, "failed"},
+	OpHandoff:   {checkHandoff, applyHandoff, "handed off"},
+	OpDelete:    {checkDelete, applyDelete, "deleted"},
+	OpRestore:   {checkRestore, applyRestore, "restored"},
 }
 
 // Done says what an event of this op did to its card, as a commit summary
@@ -114,7 +117,7 @@ func (s *State) checkFields(id string, f *Fields) error {
 		if p == id {
 			return rule(ErrInvalid, "card %s cannot be its own parent", id)
 		}
-		if s.card(p) == nil {
+		if s.liveCard(p) == nil {
 			return rule(ErrNotFound, "parent card %s not found", p)
 		}
 		if cycle := s.parentCycle(id, p); cycle != nil {
@@ -126,7 +129,7 @@ func (s *State) checkFields(id string, f *Fields) error {
 			if d == id {
 				return rule(ErrInvalid, "card %s cannot depend on itself", id)
 			}
-			if s.card(d) == nil {
+			if s.liveCard(d) == nil {
 				return rule(ErrNotFound, "dependency %s of %s not found", d, id)
 			}
 			if cycle := s.depCycle(id, d); cycle != nil {
@@ -314,7 +317,10 @@ func checkReclaim(_ *State, c *Card, e *Event) error {
 // ErrFenced (its lease is gone: stop working on the card), else
 // ErrConflict; exit code 4 either way. Otherwise an owner's completion is
 // fenced like a heartbeat.
-func checkComplete(_ *State, c *Card, e *Event) error {
+func checkComplete(s *State, c *Card, e *Event) error {
+	if e.To != "" && c.Status != StatusDone {
+		return checkAutoClose(s, c, e)
+	}
 	if c.Status == StatusDone {
 		closed, class := "", ErrConflict
 		if c.ClosedAt != nil {
@@ -383,10 +389,13 @@ func applyReopen(_ *State, c *Card, _ *Event) {
 }
 
 func checkLink(s *State, c *Card, e *Event) error {
+	if e.LinkType != "" {
+		return checkTypedLink(s, c, e)
+	}
 	if e.To == c.ID {
 		return rule(ErrInvalid, "card %s cannot depend on itself", c.ID)
 	}
-	if s.card(e.To) == nil {
+	if s.liveCard(e.To) == nil {
 		return rule(ErrNotFound, "card %s not found", e.To)
 	}
 	if slices.Contains(c.DependsOn, e.To) {
@@ -402,10 +411,17 @@ func checkLink(s *State, c *Card, e *Event) error {
 }
 
 func applyLink(_ *State, c *Card, e *Event) {
+	if e.LinkType != "" {
+		c.Links = append(c.Links[:len(c.Links):len(c.Links)], Link{Type: e.LinkType, To: e.To})
+		return
+	}
 	c.DependsOn = append(c.DependsOn, e.To)
 }
 
-func checkUnlink(_ *State, c *Card, e *Event) error {
+func checkUnlink(s *State, c *Card, e *Event) error {
+	if e.LinkType != "" {
+		return checkTypedUnlink(s, c, e)
+	}
 	if !slices.Contains(c.DependsOn, e.To) {
 		return rule(ErrConflict, "%s does not depend on %s", c.ID, e.To)
 	}
@@ -413,6 +429,11 @@ func checkUnlink(_ *State, c *Card, e *Event) error {
 }
 
 func applyUnlink(_ *State, c *Card, e *Event) {
+	if e.LinkType != "" {
+		l := Link{Type: e.LinkType, To: e.To}
+		c.Links = slices.DeleteFunc(slices.Clone(c.Links), func(x Link) bool { return x == l })
+		return
+	}
 	c.DependsOn = slices.DeleteFunc(c.DependsOn, func(d string) bool { return d == e.To })
 }
 

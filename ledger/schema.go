@@ -22,12 +22,15 @@ import (
 // is written with the lowest version that reads it right (lineVersion), so
 // an older bl reads what it can and refuses, with "upgrade bl", what it
 // would misread; a snapshot is written at FormatVersion.
-const FormatVersion = 2
+const FormatVersion = 3
 
 // lineVersion is the lowest format version that reads e right: 2 for what
 // a v1 reader would misread or take for damage (the fail and note ops, a
 // writer's clock, a retry backoff), else 1.
 func (e *Event) lineVersion() int {
+	if e.needsV3() {
+		return 3
+	}
 	if e.Op == OpFail || e.Op == OpNote || e.Clock != nil || e.BackoffSeconds != 0 || e.BackoffMaxSeconds != 0 {
 		return 2
 	}
@@ -56,6 +59,9 @@ const (
 	OpUnlink    Op = "unlink"
 	OpNote      Op = "note"
 	OpFail      Op = "fail"
+	OpHandoff   Op = "handoff"
+	OpDelete    Op = "delete"
+	OpRestore   Op = "restore"
 )
 
 // Event is one line of the ledger. Field order is the on-disk key order.
@@ -81,6 +87,9 @@ type Event struct {
 
 	Reason     string          `json:"reason,omitempty"`
 	To         string          `json:"to,omitempty"`
+	// LinkType is the type of a link or unlink (LinkType); empty means
+	// blocks, the dependency every version knows.
+	LinkType   string          `json:"type,omitempty"`
 	Progress   *int            `json:"progress,omitempty"`
 	Checkpoint json.RawMessage `json:"checkpoint,omitempty"`
 	Force      bool            `json:"force,omitempty"`
@@ -165,6 +174,17 @@ type Card struct {
 	// Notes is the card's case file, oldest first: at most MaxNotes, the
 	// oldest dropped first (bl log keeps every one).
 	Notes []Note `json:"notes,omitempty"`
+
+	// Links are the card's typed links other than blocks (which are
+	// depends_on), each to the card at its other end (linktypes.go).
+	Links []Link `json:"links,omitempty"`
+	// OpenChildren counts the cards naming this one as parent that are
+	// neither done nor deleted; the fold keeps it (epics.go).
+	OpenChildren int `json:"open_children,omitempty"`
+	// DeletedAt and DeleteReason mark a tombstone (tombstone.go): the card
+	// leaves lists, the ready queue, boards and exports until restored.
+	DeletedAt    *time.Time `json:"deleted_at,omitempty"`
+	DeleteReason string     `json:"delete_reason,omitempty"`
 }
 
 // Note is one entry of a card's case file.

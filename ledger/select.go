@@ -13,6 +13,7 @@ type Filter struct {
 	Phases []string // any of these phases
 	Label  string   // cards carrying this label
 	Owner  string   // current claim owner
+	Parent string   // children of this card
 	Ready  bool     // claimable now
 	Limit  int      // at most this many; 0 = all
 }
@@ -54,16 +55,22 @@ func (s *State) claimable(c *Card, now time.Time, owner string) error {
 			return rule(ErrConflict, "card %s waits on %s (%s)", c.ID, d, st)
 		}
 	}
+	if len(c.Links) > 0 {
+		return s.typedLinksHold(c)
+	}
 	return nil
 }
 
 // Claimable reports whether anyone may claim the card at now.
 func (s *State) Claimable(id string, now time.Time) bool {
 	c := s.card(id)
-	return c != nil && s.claimable(c, now, "") == nil
+	return c != nil && s.selectable(c, now, "") == nil
 }
 
 func (f *Filter) match(s *State, c *Card, now time.Time) bool {
+	if c.DeletedAt != nil || (f.Parent != "" && c.Parent != f.Parent) {
+		return false
+	}
 	if len(f.Status) > 0 && !slices.Contains(f.Status, c.Status) {
 		return false
 	}
@@ -76,7 +83,7 @@ func (f *Filter) match(s *State, c *Card, now time.Time) bool {
 	if f.Owner != "" && (c.Status != StatusClaimed || c.ClaimOwner != f.Owner) {
 		return false
 	}
-	if f.Ready && s.claimable(c, now, "") != nil {
+	if f.Ready && s.selectable(c, now, "") != nil {
 		return false
 	}
 	return true
@@ -241,7 +248,7 @@ func ValidSort(sortBy string) bool {
 func (s *State) Pick(f Filter, now time.Time) *Card {
 	var best *Card
 	s.inClaimOrder(now, func(c *Card) bool {
-		if f.match(s, c, now) && s.claimable(c, now, "") == nil {
+		if f.match(s, c, now) && s.selectable(c, now, "") == nil {
 			best = c
 		}
 		return best == nil
@@ -262,6 +269,8 @@ type Stats struct {
 	OldestReadyAge float64        `json:"oldest_ready_age_seconds"`
 	OldestReadyID  string         `json:"oldest_ready_id,omitempty"`
 	Conflicts      int            `json:"conflicts"`
+	Epics          int            `json:"epics"`   // cards with children (deleted children aside)
+	Deleted        int            `json:"deleted"` // tombstones, not counted in Cards
 	Events         int64          `json:"events"`
 	LedgerBytes    int64          `json:"ledger_bytes"`
 
@@ -284,9 +293,23 @@ func (s *State) Stats(now time.Time) Stats {
 		StatusReady: 0, StatusClaimed: 0, StatusBlocked: 0, StatusDone: 0,
 	}}
 	var oldest *Card
+	parents := map[string]bool{}
 	for _, c := range s.cards {
+		if c.Parent != "" && c.DeletedAt == nil {
+			parents[c.Parent] = true
+		}
+	}
+	for _, c := range s.cards {
+		if c.DeletedAt != nil {
+			st.Cards--
+			st.Deleted++
+			continue
+		}
+		if parents[c.ID] {
+			st.Epics++
+		}
 		st.ByStatus[c.Status]++
-		if s.claimable(c, now, "") == nil {
+		if s.selectable(c, now, "") == nil {
 			st.Claimable++
 		}
 		if c.Expired(now) {

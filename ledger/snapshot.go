@@ -320,6 +320,9 @@ func decodeSnapshot(path string, r io.ReaderAt, ib *indexBuild) (*State, snapsho
 	}
 	s.events = hdr.Events
 	s.last = Event{At: hdr.LastAt, ID: hdr.LastID}
+	if hdr.V < 3 { // written before the fold counted open children
+		s.recountChildren()
+	}
 	return s, hdr, nil
 }
 

@@ -119,6 +119,10 @@ func snapshotEvents() []*Event {
 	add(&Event{Op: OpCreate, Card: "failing", Fields: &Fields{Title: strp("failing"), MaxAttempts: intp(2)}})
 	add(&Event{Op: OpClaim, Card: "failing", Owner: "w", TTLSeconds: 60, ExpectVersion: 1, Epoch: 1})
 	add(&Event{Op: OpFail, Card: "failing", Owner: "w", Epoch: 1, Reason: "exit status 1", BackoffSeconds: 30, BackoffMaxSeconds: 3600})
+	add(&Event{Op: OpLink, Card: "linked", To: "failing", LinkType: LinkDuplicates})
+	add(&Event{Op: OpLink, Card: "linked", To: "reopened", LinkType: LinkRelated})
+	add(&Event{Op: OpCreate, Card: "gone", Fields: &Fields{Title: strp("deleted card")}})
+	add(&Event{Op: OpDelete, Card: "gone", Reason: "a \"duplicate\""})
 	return evs
 }
 

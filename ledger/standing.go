@@ -1,6 +1,9 @@
 package ledger
 
-import "time"
+import (
+	"slices"
+	"time"
+)
 
 // Standing is where a card stands at a moment, derived from the state:
 // what its status alone does not say. A ready card may be waiting (on
@@ -17,6 +20,8 @@ type Standing struct {
 	WaitingOn []string `json:"waiting_on"`
 	// LeaseExpired: claimed, and the lease has run out.
 	LeaseExpired bool `json:"lease_expired"`
+	// WaitingChildren: the open children an epic waits on (epics.go).
+	WaitingChildren int `json:"waiting_children,omitempty"`
 }
 
 // The states of Standing.State.
@@ -27,15 +32,20 @@ const (
 	StateExpired = "expired"
 	StateBlocked = "blocked"
 	StateDone    = "done"
+	StateDeleted = "deleted"
 )
 
 // Standing derives where c stands at now.
 func (s *State) Standing(c *Card, now time.Time) Standing {
-	st := Standing{Claimable: s.claimable(c, now, "") == nil, WaitingOn: []string{}}
-	for _, d := range c.DependsOn {
-		if dc := s.card(d); dc == nil || dc.Status != StatusDone {
+	st := Standing{Claimable: s.selectable(c, now, "") == nil, WaitingOn: []string{}}
+	c.holdingLinks(func(_, d string) bool {
+		if dc := s.card(d); (dc == nil || dc.Status != StatusDone) && !slices.Contains(st.WaitingOn, d) {
 			st.WaitingOn = append(st.WaitingOn, d)
 		}
+		return true
+	})
+	if !st.Claimable && s.epicWaits(c) != nil {
+		st.WaitingChildren = c.OpenChildren
 	}
 	switch c.Status {
 	case StatusReady:
@@ -53,6 +63,9 @@ func (s *State) Standing(c *Card, now time.Time) Standing {
 	default:
 		st.State = StateDone
 	}
+	if c.DeletedAt != nil {
+		st.State = StateDeleted
+	}
 	return st
 }
 
@@ -64,6 +77,7 @@ func (b *Backlog) Standings(cards []Card) (out []Standing, err error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	defer returnFailure(&err)
+	b.policy()
 	now := b.opts.Clock().UTC()
 	out = make([]Standing, len(cards))
 	for i := range cards {

@@ -22,6 +22,10 @@ type State struct {
 
 	src     cardSource // what the snapshot holds that the maps lack; nil when they hold everything
 	created int        // cards created since the source's snapshot
+
+	// claimEpics: epics.wait_for_children is false, so open children do
+	// not hold an epic back (a rule of selection, never of the fold).
+	claimEpics bool
 }
 
 // Receipt records what a request id did, so a replay can answer without
@@ -70,12 +74,16 @@ func (s *State) fold(e *Event) (conflict, err error) {
 		s.recordConflict(e, conflict)
 		return conflict, nil
 	}
+	parent, open := "", false
 	if c == nil { // create
 		c = &Card{ID: e.Card}
 		s.cards[e.Card] = c
 		s.created++
+	} else {
+		parent, open = c.Parent, c.openChild()
 	}
 	kinds[e.Op].apply(s, c, e)
+	s.trackChildren(c, parent, open)
 	c.Version++
 	c.UpdatedAt = e.clock()
 	if e.RequestID != "" {
@@ -101,6 +109,9 @@ func (s *State) Check(e *Event) (err error) {
 func (s *State) checkCard(k kind, c *Card, e *Event) error {
 	if e.Op != OpCreate && c == nil {
 		return rule(ErrNotFound, "card %s not found", e.Card)
+	}
+	if err := checkDeleted(c, e); err != nil {
+		return err
 	}
 	if err := k.check(s, c, e); err != nil {
 		return err

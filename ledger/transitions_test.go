@@ -48,6 +48,10 @@ func setupState(t *testing.T, state string) *env {
 		if _, err := e.b.Link(e.ctx, m, "A", "B"); err != nil {
 			t.Fatal(err)
 		}
+	case stDeleted:
+		if _, err := e.b.Delete(e.ctx, DeleteRequest{Mutation: m, ID: "A", Reason: "dup"}); err != nil {
+			t.Fatal(err)
+		}
 	default:
 		t.Fatalf("unknown state %q", state)
 	}
@@ -183,7 +187,7 @@ func transitions() []transition {
 	for i := range many {
 		many[i] = "l"
 	}
-	return []transition{
+	return append([]transition{
 		// create
 		{name: "create", state: stAbsent, op: OpCreate, do: doCreate(CreateRequest{ID: "A", Title: "a"}),
 			check: func(t *testing.T, c Card) {
@@ -465,7 +469,7 @@ func transitions() []transition {
 		{name: "note by another owner", state: stClaimed, do: doNote("A", "w2", 0), want: ErrFenced},
 		{name: "note stale epoch", state: stClaimed, do: doNote("A", "w1", 5), want: ErrFenced},
 		{name: "note missing card", state: stAbsent, do: doNote("A", "", 0), want: ErrNotFound},
-	}
+	}, v3Transitions()...)
 }
 
 func doNote(id, owner string, epoch int64) func(e *env) error {

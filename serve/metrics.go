@@ -82,10 +82,12 @@ var (
 	descBytes     = prometheus.NewDesc("bl_ledger_bytes", "Size of ledger.jsonl.", nil, nil)
 	descConflicts = prometheus.NewDesc("bl_conflicts", "Events the fold kept but rejected (e.g. two claims of one card merged from two clones), by op.", []string{"op"}, nil)
 	descUp        = prometheus.NewDesc("bl_up", "1 when the backlog could be read at scrape time.", nil, nil)
+	descEpics     = prometheus.NewDesc("bl_epics", "Cards that other cards name as parent (deleted children aside).", nil, nil)
+	descDeleted   = prometheus.NewDesc("bl_cards_deleted", "Deleted cards (tombstones), not counted in bl_cards.", nil, nil)
 )
 
 func (c *stateCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descCards, descClaimable, descWaiting, descExpired, descOldest, descLedger, descBytes, descConflicts, descUp} {
+	for _, d := range []*prometheus.Desc{descCards, descClaimable, descWaiting, descExpired, descOldest, descLedger, descBytes, descConflicts, descUp, descEpics, descDeleted} {
 		ch <- d
 	}
 }
@@ -121,6 +123,8 @@ func (c *stateCollector) Collect(ch chan<- prometheus.Metric) {
 		gauge(descCards, float64(st.ByStatus[status]), string(status))
 	}
 	gauge(descClaimable, float64(st.Claimable))
+	gauge(descEpics, float64(st.Epics))
+	gauge(descDeleted, float64(st.Deleted))
 	gauge(descWaiting, float64(waiting))
 	gauge(descExpired, float64(st.ExpiredClaims))
 	gauge(descOldest, st.OldestReadyAge)

@@ -38,6 +38,9 @@ type command struct {
 	help   string
 	hidden bool
 	new    func() any
+	// aliases are other names the command answers to, listed in its
+	// help line (bl rm → delete).
+	aliases []string
 }
 
 // commands is every subcommand, in the order bl --help lists them (by
@@ -86,9 +89,13 @@ func newParser(cli *CLI, app *App, stdout, stderr io.Writer, only string, cmds m
 		if c.hidden {
 			tags = append(tags, `hidden:""`)
 		}
+		help := c.help
+		if len(c.aliases) > 0 { // bl --help lists them: "delete (rm)"
+			tags = append(tags, `aliases:"`+strings.Join(c.aliases, ",")+`"`)
+		}
 		v := c.new()
 		cmds[c.name] = v
-		opts = append(opts, kong.DynamicCommand(c.name, c.help, "", v, tags...))
+		opts = append(opts, kong.DynamicCommand(c.name, help, "", v, tags...))
 	}
 	return kong.New(cli, opts...)
 }
@@ -107,7 +114,7 @@ func commandIn(args []string) string {
 			i++
 		case strings.HasPrefix(a, "--"):
 		case commandNamed(a):
-			return a
+			return commandName(a)
 		default:
 			return ""
 		}
@@ -115,14 +122,17 @@ func commandIn(args []string) string {
 	return ""
 }
 
-// commandNamed reports whether name is a subcommand.
-func commandNamed(name string) bool {
+// commandNamed reports whether name is a subcommand or an alias of one.
+func commandNamed(name string) bool { return commandName(name) != "" }
+
+// commandName is the subcommand name or alias answers to, or "".
+func commandName(name string) string {
 	for _, c := range commands {
-		if c.name == name {
-			return true
+		if c.name == name || slices.Contains(c.aliases, name) {
+			return c.name
 		}
 	}
-	return false
+	return ""
 }
 
 const description = `A git-native, file-backed backlog for developers and fleets of coding agents.

@@ -1,9 +1,12 @@
 package cli
 
-// LinkCmd adds a dependency.
+import "github.com/bl-backlog/bl/ledger"
+
+// LinkCmd adds a dependency or another typed link.
 type LinkCmd struct {
-	From      string `required:"" placeholder:"ID" help:"The card that waits."`
-	To        string `required:"" placeholder:"ID" help:"The card it waits for."`
+	From      string `required:"" placeholder:"ID" help:"The card the link is on (the one that waits, for blocks)."`
+	To        string `required:"" placeholder:"ID" help:"The card it points at (the one waited for, for blocks)."`
+	Type      string `default:"blocks" placeholder:"TYPE" help:"blocks, supersedes, duplicates, discovered-from or related."`
 	RequestID string `name:"request-id" placeholder:"ID" help:"Makes the call safe to retry."`
 }
 
@@ -15,9 +18,23 @@ func (LinkCmd) Help() string {
 	return `--from depends on --to: it is not claimable until --to is done. A link
 that would close a cycle is refused with the cycle named (exit code 4).
 
+--type says how --from relates to --to:
+
+    blocks           --to blocks --from (the default; depends_on)
+    supersedes       --to supersedes --from
+    duplicates       --from is a duplicate of --to
+    discovered-from  --from was found while working on --to
+    related          the two are related
+
+blocks, supersedes and duplicates hold --from back while --to is open, and
+no cycle of them is allowed; discovered-from and related are for the
+record and hold nothing back. bl show lists a card's links both ways.
+
 Examples:
 
-    bl link --from A2 --to A1` + exitCodesHelp
+    bl link --from A2 --to A1
+    bl link --from A9 --to A7 --type duplicates
+    bl link --from A12 --to A2 --type discovered-from` + exitCodesHelp
 }
 
 func (c *LinkCmd) Run(a *App) error {
@@ -25,7 +42,7 @@ func (c *LinkCmd) Run(a *App) error {
 	if err != nil {
 		return err
 	}
-	card, err := b.Link(a.ctx, a.Mutation(c.RequestID), c.From, c.To)
+	card, err := b.LinkTyped(a.ctx, ledger.LinkRequest{Mutation: a.Mutation(c.RequestID), From: c.From, To: c.To, Type: c.Type})
 	if err != nil {
 		return err
 	}

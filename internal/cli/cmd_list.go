@@ -16,6 +16,8 @@ type ListCmd struct {
 	Ready  bool     `help:"Only cards claimable now (ready, deps done, not deferred)."`
 	Limit  int      `help:"At most this many (0 = all)."`
 	Sort   string   `default:"claim" enum:"claim,created,updated,id" help:"Order: claim (priority, age, id), created, updated or id."`
+	Parent string   `placeholder:"ID" help:"Only the children of this card."`
+	Tree   bool     `help:"Show the hierarchy: each card under its parent, indented."`
 }
 
 func init() {
@@ -28,7 +30,9 @@ func (ListCmd) Help() string {
     bl list
     bl list --status ready,blocked --phase M1
     bl list --ready --json
-    bl list --owner worker-1 --sort updated` + exitCodesHelp
+    bl list --owner worker-1 --sort updated
+    bl list --tree
+    bl list --parent E1` + exitCodesHelp
 }
 
 func (c *ListCmd) Run(a *App) error {
@@ -40,9 +44,19 @@ func (c *ListCmd) Run(a *App) error {
 	if err != nil {
 		return err
 	}
-	cards, err := b.List(ledger.Filter{Status: statuses, Phase: c.Phase, Label: c.Label, Owner: c.Owner, Ready: c.Ready, Limit: c.Limit}, c.Sort)
+	cards, err := b.List(ledger.Filter{Status: statuses, Phase: c.Phase, Label: c.Label, Owner: c.Owner, Ready: c.Ready, Limit: c.Limit, Parent: c.Parent}, c.Sort)
 	if err != nil {
 		return err
+	}
+	if c.Tree {
+		order, depth := ledger.TreeOrder(cards)
+		return a.emit(order, func(w io.Writer) {
+			if len(order) == 0 {
+				fmt.Fprintln(w, "no cards")
+				return
+			}
+			a.tableTree(w, order, depth)
+		})
 	}
 	return a.emitCards(cards)
 }

@@ -48,12 +48,21 @@ func (c *ShowCmd) Run(a *App) error {
 	if err != nil {
 		return err
 	}
+	rel, err := relativesOf(b, card)
+	if err != nil {
+		return err
+	}
 	var out any = card
-	if len(conflicts) > 0 {
+	switch {
+	case len(rel.LinkedFrom) > 0 || len(rel.Children) > 0:
+		rel.Card, rel.Conflicts = card, conflicts
+		out = rel
+	case len(conflicts) > 0:
 		out = cardWithConflicts{card, conflicts}
 	}
 	return a.emit(out, func(w io.Writer) {
 		a.showCard(w, card)
+		a.showRelatives(w, card, rel)
 		if len(conflicts) > 0 {
 			fmt.Fprintln(w, "  conflicts")
 			for _, c := range conflicts {
@@ -134,6 +143,9 @@ func (a *App) showCard(w io.Writer, c ledger.Card) {
 			status += ": " + text(c.CloseNote)
 		}
 	}
+	if c.DeletedAt != nil {
+		status = "deleted (was " + string(c.Status) + ")"
+	}
 	row("status", status)
 	row("priority", fmt.Sprint(c.Priority))
 	row("phase", dash(text(c.Phase)))
@@ -142,6 +154,9 @@ func (a *App) showCard(w io.Writer, c ledger.Card) {
 		labels[i] = text(l)
 	}
 	row("labels", dash(strings.Join(labels, ", ")))
+	if c.DeletedAt != nil {
+		row("deleted", stamp(c.DeletedAt)+" "+dash(text(c.DeleteReason))+" (bl restore "+c.ID+" brings it back)")
+	}
 	row("depends on", dash(strings.Join(c.DependsOn, ", ")))
 	row("parent", dash(c.Parent))
 	attempts := fmt.Sprint(c.Attempts)

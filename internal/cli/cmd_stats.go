@@ -34,6 +34,10 @@ func (c *StatsCmd) Run(a *App) error {
 	return a.emit(st, func(w io.Writer) {
 		fmt.Fprintf(w, "cards      %d  (ready %d, claimed %d, blocked %d, done %d)\n", st.Cards,
 			st.ByStatus[ledger.StatusReady], st.ByStatus[ledger.StatusClaimed], st.ByStatus[ledger.StatusBlocked], st.ByStatus[ledger.StatusDone])
+		if st.Epics > 0 || st.Deleted > 0 {
+			fmt.Fprintf(w, "epics      %d  (cards with children)\n", st.Epics)
+			fmt.Fprintf(w, "deleted    %d\n", st.Deleted)
+		}
 		fmt.Fprintf(w, "claimable  %d\n", st.Claimable)
 		fmt.Fprintf(w, "expired    %d\n", st.ExpiredClaims)
 		if st.OldestReadyID != "" {

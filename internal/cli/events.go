@@ -41,6 +41,9 @@ func eventLine(w io.Writer, e *ledger.Event, c *ledger.Conflict) {
 	if e.To != "" {
 		fmt.Fprintf(&b, " to=%s", text(e.To))
 	}
+	if e.LinkType != "" {
+		fmt.Fprintf(&b, " type=%s", text(e.LinkType))
+	}
 	if e.Progress != nil {
 		fmt.Fprintf(&b, " progress=%d%%", *e.Progress)
 	}

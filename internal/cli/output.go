@@ -48,6 +48,11 @@ func (a *App) writeJSON(v any) error {
 		}
 	case []ledger.Card:
 		b, _ = a.cardsJSON(v)
+	case relatives:
+		var err error
+		if b, err = a.relativesJSON(v); err != nil {
+			return err
+		}
 	}
 	if b == nil {
 		return writeJSON(a.Stdout, v)
@@ -157,16 +162,24 @@ func roundDur(d time.Duration) time.Duration {
 // (ready, waiting, claimed, expired, blocked, done), OWNER#EPOCH the lease
 // holder and the epoch it holds, DETAIL what the state waits on or has
 // left: "on A1", "until <time>", "9m59s left", "3m ago" (expired).
-func (a *App) table(w io.Writer, cards []ledger.Card) {
+func (a *App) table(w io.Writer, cards []ledger.Card) { a.tableTree(w, cards, nil) }
+
+// tableTree is table with each card's id indented by its depth in the
+// tree (bl list --tree); depth nil for a flat table.
+func (a *App) tableTree(w io.Writer, cards []ledger.Card, depth []int) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintf(tw, "ID\t%s\tPRI\tPHASE\tOWNER#EPOCH\tDETAIL\tTITLE\n", paint("", "STATE"))
-	for _, c := range cards {
+	for i, c := range cards {
 		st, _ := a.standingOf(c)
+		id := c.ID
+		if depth != nil && depth[i] > 0 {
+			id = strings.Repeat("  ", depth[i]-1) + "└ " + id
+		}
 		owner := "-"
 		if c.Status == ledger.StatusClaimed {
 			owner = fmt.Sprintf("%s#%d", text(c.ClaimOwner), c.ClaimEpoch)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\n", c.ID, paint(st.State, st.State), c.Priority, dash(text(c.Phase)), owner, dash(a.stateDetail(c, st)), text(c.Title))
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\n", id, paint(st.State, st.State), c.Priority, dash(text(c.Phase)), owner, dash(a.stateDetail(c, st)), text(c.Title))
 	}
 	tw.Flush()
 }

@@ -25,6 +25,8 @@ func (a *App) stand(v any) error {
 		}
 	case []ledger.Card:
 		cards = v
+	case relatives:
+		cards = []ledger.Card{v.Card}
 	}
 	if len(cards) == 0 || a.backlog == nil {
 		return nil
@@ -82,6 +84,10 @@ func appendStanding(b []byte, st ledger.Standing, level int) []byte {
 	}
 	b = append(b, ",\n"+pad+`"lease_expired": `...)
 	b = strconv.AppendBool(b, st.LeaseExpired)
+	if st.WaitingChildren > 0 {
+		b = append(b, ",\n"+pad+`"waiting_children": `...)
+		b = strconv.AppendInt(b, int64(st.WaitingChildren), 10)
+	}
 	return append(b, tail...)
 }
 
@@ -141,6 +147,9 @@ func (a *App) stateDetail(c ledger.Card, st ledger.Standing) string {
 		var why []string
 		if len(st.WaitingOn) > 0 {
 			why = append(why, "on "+strings.Join(st.WaitingOn, ", "))
+		}
+		if n := st.WaitingChildren; n > 0 {
+			why = append(why, fmt.Sprintf("on %d %s", n, map[bool]string{true: "child", false: "children"}[n == 1]))
 		}
 		if c.DeferUntil != nil && now.Before(*c.DeferUntil) {
 			why = append(why, "until "+stamp(c.DeferUntil))

@@ -33,7 +33,7 @@ type Object struct{ Name, Short string }
 // Objects are the wire types, in the order their code is written.
 var Objects = []Object{
 	{"Event", "event"}, {"Fields", "fields"}, {"Card", "card"}, {"Note", "note"},
-	{"keyed", "receipt"}, {"Conflict", "conflict"}, {"snapshotHeader", "header"},
+	{"Link", "link"}, {"keyed", "receipt"}, {"Conflict", "conflict"}, {"snapshotHeader", "header"},
 }
 
 // Enums are the string types whose constants the decoder interns; List,
