@@ -230,11 +230,8 @@ func TestMutualExclusionUnderContention(t *testing.T) {
 
 // TestExclusionAcrossProcesses holds the lock in a child process.
 func TestExclusionAcrossProcesses(t *testing.T) {
-	if os.Getenv("BL_LOCK_TEST_HOLDER") != "" {
-		t.Skip("running as the holder")
-	}
 	path := lockPath(t)
-	cmd := exec.Command(os.Args[0], "-test.run=^TestLockHolderProcess$")
+	cmd := exec.Command(os.Args[0])
 	cmd.Env = append(os.Environ(), "BL_LOCK_TEST_HOLDER="+path)
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
@@ -264,26 +261,27 @@ func TestExclusionAcrossProcesses(t *testing.T) {
 	l.Release()
 }
 
-// TestLockHolderProcess is the child of TestExclusionAcrossProcesses: it
+// holdUntilStdinCloses is the child of TestExclusionAcrossProcesses: it
 // takes the lock, says so, and holds it until its stdin closes.
-func TestLockHolderProcess(t *testing.T) {
-	path := os.Getenv("BL_LOCK_TEST_HOLDER")
-	if path == "" {
-		t.Skip("only runs as a child process")
-	}
+func holdUntilStdinCloses(path string) int {
 	l := New(path)
 	if err := l.Acquire(context.Background(), 0); err != nil {
 		fmt.Println("error:", err)
-		os.Exit(1)
+		return 1
 	}
 	fmt.Println("locked")
 	_, _ = bufio.NewReader(os.Stdin).ReadByte()
 	_ = l.Release()
+	return 0
 }
 
 // TestMain doubles as the body of the helper processes that
-// TestExclusionAcrossManyProcesses starts from this test binary.
+// TestExclusionAcrossProcesses and TestExclusionAcrossManyProcesses start
+// from this test binary.
 func TestMain(m *testing.M) {
+	if path := os.Getenv("BL_LOCK_TEST_HOLDER"); path != "" {
+		os.Exit(holdUntilStdinCloses(path))
+	}
 	if spec := os.Getenv("BL_LOCK_TEST_HAMMER"); spec != "" {
 		os.Exit(hammer(spec))
 	}
