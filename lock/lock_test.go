@@ -18,7 +18,7 @@ import (
 	"time"
 )
 
-func lockPath(t *testing.T) string {
+func lockPath(t testing.TB) string {
 	t.Helper()
 	return filepath.Join(t.TempDir(), "lock")
 }
