@@ -2,6 +2,7 @@ package ledger
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -50,8 +51,13 @@ func checkSnapshotFold(dir string, rep *Report, hdr snapshotHeader) {
 		return // damage in a segment, reported with its line already
 	}
 	if !readable {
-		// A snapshot that does not read (an edited line that fails its
-		// checks): rebuildable when the archives hold what it counts.
+		// A snapshot whose lines hold their checksums but not what a fold
+		// writes (edited and re-checksummed): rebuildable when the
+		// archives hold what it counts. Other damage keeps its advice
+		// (restore the file from git).
+		if _, _, err := loadSnapshot(dir); !errors.Is(err, errSnapshotField) && !errors.Is(err, errRepeatedKey) {
+			return
+		}
 		claims := snapshotClaims(data)
 		for i := range rep.Damage {
 			if d := &rep.Damage[i]; d.File == SnapshotFile && d.Kind == "snapshot" && claims > 0 && s.events >= claims {
