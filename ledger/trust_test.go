@@ -321,3 +321,16 @@ func TestDoctorReportsForgedSnapshot(t *testing.T) {
 		t.Fatalf("diagnose after compaction = %+v, %v", rep, err)
 	}
 }
+
+// BenchmarkReadSnapshotCard is what a load pays per card line: the decode
+// (BenchmarkDecodeSnapshotCard) and the validation against the fold.
+func BenchmarkReadSnapshotCard(b *testing.B) {
+	line := typicalCardLine(b)
+	b.SetBytes(int64(len(line)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := readSnapshotLine(line); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -3,6 +3,7 @@ package cli
 import (
 	"fmt"
 	"io"
+	"math"
 	"slices"
 	"time"
 
@@ -196,4 +197,11 @@ func (a *App) printReport(w io.Writer, r *ledger.Report) {
 	}
 }
 
-func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
+// seconds converts a report's seconds back to a duration, saturating so a
+// distance too large for a Duration never prints as a negative one.
+func seconds(s float64) time.Duration {
+	if d := s * float64(time.Second); d < float64(math.MaxInt64) {
+		return time.Duration(d)
+	}
+	return time.Duration(math.MaxInt64)
+}
