@@ -2,6 +2,10 @@ package export
 
 import (
 	"bytes"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"encoding/csv"
 	"encoding/json"
 	"regexp"
@@ -11,6 +15,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/bl-backlog/bl/internal/browsertest"
 	"github.com/bl-backlog/bl/ledger"
 	"golang.org/x/net/html"
 )
@@ -34,7 +39,7 @@ func hostileCards() []ledger.Card {
 		LeaseExpiresAt: &exp, Attempts: 1, Progress: &prog, BlockedReason: hostile, CloseNote: hostile,
 		CreatedAt: at, UpdatedAt: at, Version: 2,
 		Notes: []ledger.Note{{Text: hostile, Author: hostile, At: at}}}
-	d := ledger.Card{ID: "H2", Title: hostile, Status: ledger.Status(`x"><img src=x onerror=alert(2)>` + "\x1b[31m"), BlockedReason: hostile,
+	d := ledger.Card{ID: "H2", Title: hostile, Status: ledger.Status(`x"><img src=x onerror="document.body.setAttribute('data-pwned',1)">` + "\x1b[31m"), BlockedReason: hostile,
 		Labels: []string{}, DependsOn: []string{}, Acceptance: []string{}, CreatedAt: at, UpdatedAt: at, Version: 1}
 	b := d
 	b.ID, b.Status, b.DependsOn = "H3", ledger.StatusBlocked, []string{"H1"}
@@ -203,5 +208,42 @@ func checkMarkdown(t *testing.T, out []byte) {
 	}
 	if strings.Contains(text, "](javascript:") && !strings.Contains(text, `\](javascript:`) {
 		t.Errorf("markdown holds a javascript link:\n%s", text)
+	}
+}
+
+// The html export of the hostile cards in a real browser: after the page
+// has loaded (an <img> with a bad src fires onerror at once), the DOM holds
+// no element and no attribute the cards' text made.
+func TestHostileHTMLInChromium(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: not starting a browser")
+	}
+	bin := browsertest.Chromium(t)
+	dir := t.TempDir()
+	page := filepath.Join(dir, "board.html")
+	out, err := Bytes(HTML, hostileCards(), Options{Title: hostile})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(page, out, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
+		"--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync",
+		"--user-data-dir="+filepath.Join(dir, "profile"), "--virtual-time-budget=2000", "--dump-dom", "file://"+page)
+	cmd.Env = append(os.Environ(), "HOME="+dir)
+	dom, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("%s: %v", bin, err)
+	}
+	if !bytes.Contains(dom, []byte("</html>")) {
+		t.Fatalf("no DOM dumped:\n%s", dom)
+	}
+	for _, bad := range []string{`data-pwned="`, "<img", "<script"} {
+		if bytes.Contains(dom, []byte(bad)) {
+			t.Errorf("the DOM holds %q:\n%s", bad, dom)
+		}
 	}
 }
