@@ -172,13 +172,18 @@ func validateCard(c *Card) error {
 // validateLease checks the lease fields against the status: a claimed card
 // has an owner, an epoch, a claim time and a ttl of at most MaxTTL, and its
 // lease ends exactly ttl after its last heartbeat, or its claim when it
-// has had none (applyClaim, applyHeartbeat); any other card has none of
-// them (clearLease).
+// has had none (applyClaim, applyHeartbeat); a ready, blocked or done card
+// has none of them (clearLease). A status added later states its own rule
+// here.
 func validateLease(c *Card, bad func(string, ...any) error) error {
-	if c.Status != StatusClaimed {
+	switch c.Status {
+	case StatusClaimed:
+	case StatusReady, StatusBlocked, StatusDone:
 		if c.ClaimOwner != "" || c.ClaimedAt != nil || c.ClaimTTLSeconds != 0 || c.LeaseExpiresAt != nil || c.LastHeartbeatAt != nil {
 			return bad("status %s with lease fields (owner %.80q): a card holds a lease only while claimed", c.Status, c.ClaimOwner)
 		}
+		return nil
+	default:
 		return nil
 	}
 	switch {
