@@ -2,7 +2,6 @@ package export
 
 import (
 	"fmt"
-	"html"
 	"strings"
 
 	"github.com/bl-backlog/bl/ledger"
@@ -60,11 +59,11 @@ func conflictsHTML(cs []ledger.Conflict) []string {
 	var out []string
 	for _, c := range cs {
 		op, loser, winner, when, reason := conflictParts(c)
-		f := fmt.Sprintf("<span class=\"badge expired\">conflict</span> %s by <b>%s</b>", html.EscapeString(op), html.EscapeString(loser))
+		f := fmt.Sprintf("<span class=\"badge expired\">conflict</span> %s by <b>%s</b>", escHTML(op), escHTML(loser))
 		if winner != "" {
-			f += " lost to <b>" + html.EscapeString(winner) + "</b>"
+			f += " lost to <b>" + escHTML(winner) + "</b>"
 		}
-		out = append(out, f+", "+html.EscapeString(when)+": "+html.EscapeString(reason))
+		out = append(out, f+", "+escHTML(when)+": "+escHTML(reason))
 	}
 	return out
 }

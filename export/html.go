@@ -21,7 +21,7 @@ func RenderHTML(cards []ledger.Card, o Options) []byte {
 	conflicts := o.byCard()
 	g := buildGraph(cards)
 	var b strings.Builder
-	esc := html.EscapeString
+	esc := escHTML
 
 	b.WriteString("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n")
 	b.WriteString("<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n")
@@ -32,7 +32,7 @@ func RenderHTML(cards []ledger.Card, o Options) []byte {
 	counts := statusCounts(cards)
 	fmt.Fprintf(&b, "<header class=\"top\">\n<h1>%s</h1>\n<p class=\"counts\"><b>%s</b>", esc(o.title()), plural(len(cards), "card"))
 	for _, s := range o.lanes() {
-		fmt.Fprintf(&b, " <span class=\"pill %s\">%d %s</span>", s, counts[s], s)
+		fmt.Fprintf(&b, " <span class=\"pill %s\">%d %s</span>", styleClass(s), counts[s], esc(string(s)))
 	}
 	b.WriteString("</p>\n")
 	if !o.Now.IsZero() {
@@ -79,10 +79,10 @@ func RenderHTML(cards []ledger.Card, o Options) []byte {
 		}
 		open, shut := "", ""
 		if n.card != nil {
-			open, shut = fmt.Sprintf("<a href=\"#%s\">", anchors.of(n.id)), "</a>"
+			open, shut = fmt.Sprintf("<a href=\"#%s\">", esc(anchors.of(n.id))), "</a>"
 		}
 		fmt.Fprintf(&b, "%s<g class=\"node %s\"><title>%s</title><rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" rx=\"7\"/>",
-			open, cls, esc(tip), r.x, r.y, r.w, r.h)
+			open, esc(cls), esc(tip), r.x, r.y, r.w, r.h)
 		fmt.Fprintf(&b, "<text x=\"%d\" y=\"%d\" class=\"nid\">%s</text>", r.x+10, r.y+17, esc(truncate(n.id, 16)))
 		if right != "" {
 			fmt.Fprintf(&b, "<text x=\"%d\" y=\"%d\" class=\"nst\" text-anchor=\"end\">%s</text>", r.x+r.w-10, r.y+17, esc(right))
@@ -101,7 +101,7 @@ func RenderHTML(cards []ledger.Card, o Options) []byte {
 				in = append(in, c)
 			}
 		}
-		fmt.Fprintf(&b, "<div class=\"lane %s\">\n<h3>%s <span class=\"n\">%d</span></h3>\n", lane, laneTitle(lane), len(in))
+		fmt.Fprintf(&b, "<div class=\"lane %s\">\n<h3>%s <span class=\"n\">%d</span></h3>\n", styleClass(lane), esc(laneTitle(lane)), len(in))
 		if len(in) == 0 {
 			b.WriteString("<p class=\"none\">No cards.</p>\n")
 		}
@@ -125,12 +125,12 @@ func RenderHTML(cards []ledger.Card, o Options) []byte {
 }
 
 func writeCardHTML(b *strings.Builder, c *ledger.Card, byID map[string]*ledger.Card, needs map[string][]string, anchors anchors, o Options, conflicts []ledger.Conflict, depth int, kids map[string][]*ledger.Card) {
-	esc := html.EscapeString
+	esc := escHTML
 	indent := ""
 	if depth > 0 { // a child, under its epic
 		indent = fmt.Sprintf(" style=\"margin-left:%dem\"", depth)
 	}
-	fmt.Fprintf(b, "<article class=\"card %s\" id=\"%s\"%s>\n", c.Status, anchors.of(c.ID), indent)
+	fmt.Fprintf(b, "<article class=\"card %s\" id=\"%s\"%s>\n", styleClass(c.Status), esc(anchors.of(c.ID)), indent)
 	fmt.Fprintf(b, "<div class=\"head\"><span class=\"id\">%s</span><span class=\"pri\" title=\"priority\">P%d</span></div>\n", esc(c.ID), c.Priority)
 	fmt.Fprintf(b, "<p class=\"title\">%s</p>\n", esc(oneLine(c.Title)))
 
@@ -230,10 +230,15 @@ func writeCardHTML(b *strings.Builder, c *ledger.Card, byID map[string]*ledger.C
 func htmlRef(id string, byID map[string]*ledger.Card, anchors anchors) string {
 	c := byID[id]
 	if c == nil {
-		return fmt.Sprintf("<span class=\"ref external\">%s</span>", html.EscapeString(id))
+		return fmt.Sprintf("<span class=\"ref external\">%s</span>", escHTML(id))
 	}
-	return fmt.Sprintf("<a class=\"ref %s\" href=\"#%s\">%s</a>", c.Status, anchors.of(id), html.EscapeString(id))
+	return fmt.Sprintf("<a class=\"ref %s\" href=\"#%s\">%s</a>", styleClass(c.Status), escHTML(anchors.of(id)), escHTML(id))
 }
+
+// escHTML is user text as an HTML page shows it, in an element or an
+// attribute: Printable (no control or bidi characters), then escaped, so
+// nothing a card holds becomes markup.
+func escHTML(s string) string { return html.EscapeString(Printable(s)) }
 
 func clamp(v, lo, hi int) int { return max(lo, min(hi, v)) }
 

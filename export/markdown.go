@@ -236,13 +236,13 @@ func cardRef(id string, byID map[string]*ledger.Card, anchors anchors) string {
 	if c == nil {
 		return mdText(id) + " (not shown)"
 	}
-	return fmt.Sprintf("[%s](#%s) (%s)", mdText(id), anchors.of(id), c.Status)
+	return fmt.Sprintf("[%s](#%s) (%s)", mdText(id), anchors.of(id), mdText(string(c.Status)))
 }
 
 // excerpt returns the start of a body, trimmed, and how many lines it left
 // out.
 func excerpt(body string) (string, int) {
-	body = strings.TrimSpace(strings.ReplaceAll(body, "\r\n", "\n"))
+	body = strings.TrimSpace(Printable(strings.ReplaceAll(body, "\r\n", "\n")))
 	if body == "" {
 		return "", 0
 	}
@@ -273,7 +273,7 @@ func newAnchors(cards []ledger.Card) anchors {
 	a := anchors{}
 	used := map[string]bool{}
 	for _, id := range ids {
-		base := "card-" + strings.ToLower(id)
+		base := "card-" + anchorSafe(strings.ToLower(id))
 		name := base
 		for n := 2; used[name]; n++ {
 			name = fmt.Sprintf("%s-%d", base, n)
@@ -329,4 +329,23 @@ func orDash(s string) string {
 		return "-"
 	}
 	return s
+}
+
+// anchorSafe keeps what a card id may hold (letters, digits, '.', '_',
+// '-') and writes any other byte as "_xx" (anchors are deduplicated
+// after), so an anchor is plain in an
+// HTML attribute and a Markdown link whatever it is given.
+func anchorSafe(s string) string {
+	ok := func(c byte) bool {
+		return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '.' || c == '_' || c == '-'
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; ok(c) {
+			b.WriteByte(c)
+		} else {
+			fmt.Fprintf(&b, "_%02x", c)
+		}
+	}
+	return b.String()
 }

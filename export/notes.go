@@ -2,7 +2,6 @@ package export
 
 import (
 	"fmt"
-	"html"
 	"strings"
 
 	"github.com/bl-backlog/bl/ledger"
@@ -46,7 +45,7 @@ func writeNotesHTML(b *strings.Builder, c *ledger.Card) {
 	}
 	fmt.Fprintf(b, "<details><summary>Notes (%d)</summary><ul class=\"notes\">", len(c.Notes))
 	for _, n := range notes {
-		fmt.Fprintf(b, "<li><time>%s</time> <code>%s</code>: %s</li>", stamp(&n.At), html.EscapeString(oneLine(n.Author)), html.EscapeString(oneLine(n.Text)))
+		fmt.Fprintf(b, "<li><time>%s</time> <code>%s</code>: %s</li>", stamp(&n.At), escHTML(oneLine(n.Author)), escHTML(oneLine(n.Text)))
 	}
 	if older > 0 {
 		fmt.Fprintf(b, "<li>%s not shown</li>", plural(older, "older note"))

@@ -199,6 +199,9 @@ func ttlSeconds(d, def time.Duration) (int64, error) {
 	if d < time.Second {
 		return 0, rule(ErrInvalid, "ttl %s is shorter than 1s", d)
 	}
+	if d > MaxTTL {
+		return 0, rule(ErrInvalid, "ttl %s is longer than the longest lease, %s", d, MaxTTL)
+	}
 	return int64(d.Round(time.Second) / time.Second), nil
 }
 

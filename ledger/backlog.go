@@ -192,6 +192,9 @@ func (b *Backlog) writeLocked(m Mutation, op Op, build func(s *State, at time.Ti
 		}
 	}
 	now := b.opts.Clock().UTC()
+	if !stampInRange(now) {
+		return nil, fmt.Errorf("this machine's clock reads %s; bl stamps events from %d-01-01 to %d-12-31 only: set the clock right", now.Format(time.RFC3339), MinStamp.Year(), MaxStamp.Year()-1)
+	}
 	at := now
 	if last := b.state.Last(); !last.At.IsZero() && !at.After(last.At) {
 		at = last.At.Add(time.Nanosecond)

@@ -271,7 +271,7 @@ func readSnapshotHeader(dir string) (snapshotHeader, error) {
 	}
 	raw, err := checkFrame(line)
 	if err == nil {
-		hdr, err = decodeHeader(raw)
+		hdr, err = readHeader(raw)
 	}
 	return hdr, err
 }

@@ -73,10 +73,20 @@
 //     never an event).
 //   - Damage, anything else: a complete line that fails its checksum or
 //     holds no event (even the last line of the file), a blank line, a line
-//     from a newer format (ErrVersion), a line over the limit, and torn
-//     bytes with any other line after them. It is reported as a
+//     from a newer format (ErrVersion), a line over the limit, a line that
+//     names one key twice in an object, a line stamped outside the
+//     accepted range (see Stamps), and torn bytes with any other line
+//     after them. It is reported as a
 //     *CorruptError naming the file, line number and byte offset; nothing in
 //     a damaged line is trusted.
+//
+// A key named twice ("op":"create","op":"claim") is damage in every framed
+// file, whatever its spelling: keys compare as the JSON decoder matches them
+// to fields, unescaped and regardless of case ("op", "o\u0070" and "OP" are
+// one key), in every object of the line except inside a checkpoint, which
+// is its writer's own JSON, kept as it is. The decoder would fold the last
+// value while a person reading the diff sees the first, so neither is
+// trusted. bl never writes such a line (its encoder writes each key once).
 //
 // Callers choose what to do with a torn tail, never their own rule (see
 // Recovery). The snapshot index reads single snapshot lines by offset and
@@ -117,6 +127,23 @@
 // fields (the card fields a create or update sets), text (a note's text),
 // and backoff_seconds and backoff_max_seconds (the retry backoff a fail, or
 // the reclaim of an expired lease, applies).
+//
+// # Stamps
+//
+// bl accepts stamps from 2000-01-01T00:00:00Z up to, not including,
+// 2201-01-01T00:00:00Z (MinStamp, MaxStamp): the years 2000 to 2200. An event
+// whose at or clock lies outside them is damage on read (exit 6), named with
+// its file, line and offset, whether a far-off clock or an edited line wrote
+// it; bl doctor --repair moves such a line to ledger.jsonl.broken (from the
+// ledger or an archive segment, every other event kept) and rebuilds the
+// snapshot, and the backlog writes again. A writer whose own clock reads
+// outside the range refuses to write (exit 1). A lease is at most MaxTTL
+// (50 years): a claim or heartbeat with a longer ttl is refused at write
+// (exit 2) and recorded as a conflict by the fold. Within these bounds every
+// time the fold computes (a stamp plus a lease, plus a retry backoff of at
+// most a century) encodes as RFC 3339, and every stamp's and lease end's
+// Unix nanoseconds (a cursor, the snapshot index) fit an int64: no
+// arithmetic on times or cursors overflows for a line that reads.
 //
 // An event may also carry clock, written right after at: the writer's clock
 // reading (UTC, RFC 3339 with nanoseconds), present only when its stamp had
@@ -239,8 +266,9 @@
 // the file, line number and byte offset, and the backlog refuses to read or
 // write until a person looks (bl doctor). bl doctor --repair fixes what
 // loses no event (a torn tail, a lost final newline, blank lines, git
-// conflict markers, a stale snapshot) and names the file to restore from
-// git for the rest.
+// conflict markers, a line stamped outside the accepted range, which it
+// keeps in ledger.jsonl.broken, a stale snapshot, and a snapshot no history
+// produces) and names the file to restore from git for the rest.
 //
 // Archive segments and the snapshot are written whole (temp file, fsync,
 // rename), as are the files git stores, so in them a torn tail is damage
@@ -298,6 +326,28 @@
 // predates them reads them as before, ignoring the members it does not
 // know (its fast decoder declines the line and the JSON decoder skips
 // them).
+//
+// A snapshot is a cache of the events, and git brings it from anyone with
+// push access, so nothing in it is trusted before it is checked. Every line
+// is validated on read, field by field, against what the fold can produce
+// (validateCard): a known status; a valid card id, parent and dependencies;
+// 1 <= version, 0 <= claim_epoch <= version, 0 <= attempts <= version,
+// max_attempts >= 0; priority within ±MaxPriority, progress 0-100, at most
+// MaxNotes notes; every event time (created_at, updated_at, claimed_at,
+// last_heartbeat_at, closed_at, a note's at) within the accepted stamps. A
+// claimed card has an owner, an epoch of at least 1, claimed_at and a ttl
+// of 1s to MaxTTL, and its lease_expires_at is exactly claim_ttl_seconds
+// after last_heartbeat_at, or claimed_at when it has none; any other card
+// has no lease field. Receipts name a known op, a valid card, a stamp in
+// range and 0 <= epoch <= version; conflicts an event id, a known op and
+// stamps in range; the header non-negative counts and a newest stamp in
+// range. A line that fails is damage (exit 6), an edited snapshot. bl
+// doctor goes further: it folds the archive segments again (streaming them)
+// and compares the fold with the snapshot line by line, so a snapshot edited
+// consistently (a card claimed with no claim behind it) is reported as
+// damage ("forged", naming the cards and fields that differ). For both,
+// when the archives hold every event the snapshot counts, bl doctor
+// --repair rebuilds the snapshot from them.
 //
 // Loading is the snapshot plus the ledger, whose lines must all come after
 // the snapshot's (last_at, last_id); a ledger line that does not means the
@@ -509,7 +559,8 @@
 // # Cursors
 //
 // A cursor names a point in history as "<unix nanoseconds>-<event id>" of
-// the last event seen. Because history is ordered by (at, id), whichever
+// the last event seen. Stamps lie within the years 2000 to 2200 (see
+// Stamps), so the nanoseconds are always positive and fit an int64. Because history is ordered by (at, id), whichever
 // file holds an event and wherever in it, "every event after the cursor"
 // is well defined whichever file the events are in now.
 package ledger

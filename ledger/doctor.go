@@ -186,6 +186,7 @@ func diagnose(dir string, now time.Time) (*Report, []rawLine, error) {
 	} else if names, nerr := archiveNames(dir); nerr == nil && !snapDamaged && !namesMatch(names, hdr) {
 		rep.Leftover = leftoverSegment(dir, names, hdr, pos.base)
 	}
+	checkSnapshotFold(dir, rep, hdr) // a snapshot no history produces (doctor_refold.go)
 	// Archive segments are read by bl log and folded again by a rebuild:
 	// damage in them is reported with its file, line and offset.
 	if segs, err := Segments(dir); err != nil {
@@ -204,6 +205,9 @@ func diagnose(dir string, now time.Time) (*Report, []rawLine, error) {
 			// A merge made before the union rule: repair keeps the
 			// events and drops the markers, as in the ledger.
 			d.Kind, d.Repairable = "conflict-markers", true
+		}
+		if errors.Is(err, errStampRange) {
+			d.Kind, d.Repairable = "stamp", true
 		}
 		rep.Damage = append(rep.Damage, d)
 	}
@@ -226,6 +230,8 @@ func diagnose(dir string, now time.Time) (*Report, []rawLine, error) {
 				d.Kind = "version"
 			case errors.Is(l.err, errBlank):
 				d.Kind, d.Repairable, d.Reason = "blank", true, "blank line (holds no event; repair drops it)"
+			case errors.Is(l.err, errStampRange):
+				d.Kind, d.Repairable = "stamp", true
 			case !errors.Is(l.err, errChecksum):
 				d.Kind = "framing"
 			}
@@ -402,14 +408,14 @@ func Repair(ctx context.Context, dir string, timeout time.Duration, now time.Tim
 		}
 	}
 	var done []string
-	stale := slices.ContainsFunc(rep.Damage, func(d Damage) bool { return d.Kind == "stale" })
+	stale := slices.ContainsFunc(rep.Damage, func(d Damage) bool { return d.Kind == "stale" || d.File == SnapshotFile && d.Repairable })
 	other := slices.ContainsFunc(rep.Damage, func(d Damage) bool { return d.Kind != "stale" && d.File == LedgerFile })
 	if slices.ContainsFunc(rep.Damage, func(d Damage) bool { return strings.HasPrefix(d.File, ArchiveDir+"/") }) {
 		n, err := repairSegments(dir)
 		if err != nil {
 			return rep, err
 		}
-		done = append(done, fmt.Sprintf("dropped the git conflict markers from %d archive segment(s), keeping every event once, in (at, id) order", n))
+		done = append(done, fmt.Sprintf("dropped the git conflict markers and lines stamped outside the range bl accepts (moved to %s) from %d archive segment(s), keeping every other event once, in (at, id) order", BrokenFile, n))
 		stale = true // the snapshot folded what the segments held before
 	}
 	switch {
@@ -418,17 +424,23 @@ func Repair(ctx context.Context, dir string, timeout time.Duration, now time.Tim
 		if err != nil {
 			return rep, err
 		}
-		markers := 0
+		markers, stamped := 0, 0
 		for _, l := range lines {
 			if errors.Is(l.err, errConflictMarkers) {
 				markers++
+			}
+			if errors.Is(l.err, errStampRange) {
+				stamped++
 			}
 		}
 		msg := fmt.Sprintf("rewrote %s with every event once, in (at, id) order", LedgerFile)
 		if markers > 0 {
 			msg += fmt.Sprintf("; dropped %d line(s) of git conflict markers", markers)
 		}
-		if blanks -= markers; blanks > 0 {
+		if stamped > 0 {
+			msg += fmt.Sprintf("; moved %d line(s) stamped outside the range bl accepts to %s", stamped, BrokenFile)
+		}
+		if blanks -= markers + stamped; blanks > 0 {
 			msg += fmt.Sprintf("; dropped %d blank line(s)", blanks)
 		}
 		if dups > 0 {
@@ -476,17 +488,22 @@ func repairSegments(dir string) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	n := 0
+	n, asideLines := 0, 0
 	for _, name := range names {
 		path := filepath.Join(dir, filepath.FromSlash(name))
 		data, err := os.ReadFile(path)
 		if err != nil {
 			return n, err
 		}
-		var kept []byte
+		var kept, aside []byte
 		markers := 0
 		for _, l := range bytes.SplitAfter(data, []byte{'\n'}) {
 			if conflictMarker(bytes.TrimRight(l, "\r\n")) {
+				markers++
+				continue
+			}
+			if _, err := DecodeLine(l); errors.Is(err, errStampRange) {
+				aside = appendLine(aside, l) // kept in .broken, not folded
 				markers++
 				continue
 			}
@@ -494,6 +511,12 @@ func repairSegments(dir string) (int, error) {
 		}
 		if markers == 0 {
 			continue
+		}
+		if len(aside) > 0 {
+			if err := fsutil.AppendSync(filepath.Join(dir, BrokenFile), aside); err != nil {
+				return n, err
+			}
+			asideLines += bytes.Count(aside, []byte{'\n'})
 		}
 		settled, err := settleData(path, kept)
 		if err != nil {
@@ -503,6 +526,9 @@ func repairSegments(dir string) (int, error) {
 			return n, err
 		}
 		n++
+	}
+	if asideLines > 0 {
+		return n, dropShortSnapshot(dir, asideLines)
 	}
 	return n, nil
 }
@@ -538,6 +564,9 @@ func rewriteCanonical(dir string, lines []rawLine, torn *TornTail) (dups, blanks
 	var dropped []byte
 	for _, l := range lines {
 		if l.event == nil {
+			if errors.Is(l.err, errStampRange) {
+				dropped = appendLine(dropped, l.bytes) // kept, not folded
+			}
 			blanks++
 			continue
 		}
@@ -581,4 +610,13 @@ func rewriteCanonical(dir string, lines []rawLine, torn *TornTail) (dups, blanks
 		}
 	}
 	return dups, blanks, fsutil.ReplaceFile(path, buf.Bytes(), nil)
+}
+
+// appendLine appends line to dst, ending it with a newline if it has none.
+func appendLine(dst, line []byte) []byte {
+	dst = append(dst, line...)
+	if !bytes.HasSuffix(dst, []byte{'\n'}) {
+		dst = append(dst, '\n')
+	}
+	return dst
 }

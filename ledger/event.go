@@ -142,9 +142,8 @@ func DecodeLine(line []byte) (*Event, error) {
 	}
 	e, ok := decodeFast(line)
 	if !ok {
-		e = new(Event)
-		if err := json.Unmarshal(line, e); err != nil {
-			return nil, fmt.Errorf("%w: %v", errFraming, err)
+		if e, err = decodeSlow(line); err != nil {
+			return nil, err
 		}
 	}
 	if e.V > FormatVersion {
@@ -152,6 +151,9 @@ func DecodeLine(line []byte) (*Event, error) {
 	}
 	if e.V < 1 || e.ID == "" || e.Card == "" || e.At.IsZero() || !knownOp(e.Op) {
 		return nil, fmt.Errorf("%w: missing or unknown v, id, at, op or card", errFraming)
+	}
+	if err := checkStamps(e); err != nil {
+		return nil, err
 	}
 	return e, nil
 }

@@ -2,10 +2,14 @@ package ledger
 
 import (
 	"encoding/binary"
+	"errors"
+	"fmt"
 	"math/bits"
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	json "github.com/goccy/go-json"
 )
 
 // decodeFast decodes a framed ledger line (without its newline, crc member
@@ -525,4 +529,21 @@ func daysInMonth(month, year int) int {
 		return 30
 	}
 	return 31
+}
+
+// errRepeatedKey is the damage of a line that names a key twice.
+var errRepeatedKey = errors.New("repeated key")
+
+// decodeSlow decodes a framed ledger line decodeFast did not handle, with
+// the JSON decoder, first refusing a line that repeats a key (decodeFast
+// never takes one: it reads each key at most once).
+func decodeSlow(line []byte) (*Event, error) {
+	if k := repeatedKey(line); k != "" {
+		return nil, fmt.Errorf("%w: %w %q: the JSON decoder would take its last value while a reader sees the first", errFraming, errRepeatedKey, k)
+	}
+	e := new(Event)
+	if err := json.Unmarshal(line, e); err != nil {
+		return nil, fmt.Errorf("%w: %v", errFraming, err)
+	}
+	return e, nil
 }

@@ -233,7 +233,7 @@ func (ix *snapshotIndex) readLine(off int64, n int) (snapshotLine, error) {
 	raw := append([]byte(nil), ix.snap[off:off+int64(n)]...)
 	line, err := checkFrame(raw)
 	if err == nil {
-		l, err = decodeSnapshotLine(line)
+		l, err = readSnapshotLine(line)
 	}
 	if err != nil {
 		return l, &CorruptError{Path: ix.path, Offset: off, Err: err}
@@ -453,7 +453,7 @@ func lazyState(ix *snapshotIndex, headerLine []byte) (*State, snapshotHeader, er
 	var hdr snapshotHeader
 	line, err := checkFrame(headerLine)
 	if err == nil {
-		hdr, err = decodeHeader(line)
+		hdr, err = readHeader(line)
 	}
 	if err != nil || hdr.V == 0 || hdr.V > FormatVersion || hdr.Cards != ix.cards.n || hdr.Receipts != ix.receipts.n {
 		return nil, hdr, errIndexMismatch
@@ -471,7 +471,7 @@ func lazyState(ix *snapshotIndex, headerLine []byte) (*State, snapshotHeader, er
 		var l snapshotLine
 		raw, err := checkFrame(tail[:i+1])
 		if err == nil {
-			l, err = decodeSnapshotLine(raw)
+			l, err = readSnapshotLine(raw)
 		}
 		if err != nil || l.Conflict == nil {
 			return nil, hdr, errIndexMismatch

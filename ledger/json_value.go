@@ -1,6 +1,10 @@
 package ledger
 
-import "unicode/utf8"
+import (
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
 
 // The package's one JSON grammar. walkValue reads any JSON value: for the
 // decoder, to check a checkpoint it then copies as it is; for the encoder,
@@ -230,4 +234,113 @@ func skipString(s []byte, i int, pairs bool) int {
 			return -1 // a control character
 		}
 	}
+}
+
+// repeatedKey returns a key that one object of the JSON document src
+// names twice, at any depth, or "" when none does. The JSON decoder takes
+// the last of two such members while a person reading the line sees the
+// first, so a line that repeats a key is damage. Keys compare as the
+// decoder matches them to fields: unescaped and without regard to case
+// ("op", "o\u0070" and "OP" are one key). A checkpoint is the writer's own
+// JSON, kept as it is, so the objects inside a checkpoint member are not
+// looked into. A document that is not valid JSON gives "": the decoder
+// refuses it anyway.
+func repeatedKey(src []byte) string {
+	key, _ := walkKeys(src, skipSpace(src, 0), 0)
+	return key
+}
+
+// walkKeys reads the value at src[i:], white space allowed, and returns
+// the first repeated key in it and the index after it (-1 when the value
+// is not valid JSON).
+func walkKeys(src []byte, i, depth int) (string, int) {
+	if i >= len(src) {
+		return "", -1
+	}
+	c := src[i]
+	if c != '{' && c != '[' {
+		_, j := walkValue(nil, src, i, true, depth)
+		return "", j
+	}
+	if depth >= maxRawDepth {
+		return "", -1
+	}
+	end := byte('}')
+	if c == '[' {
+		end = ']'
+	}
+	if i = skipSpace(src, i+1); i < len(src) && src[i] == end {
+		return "", i + 1
+	}
+	var seen map[string]bool
+	for {
+		opaque := false
+		if c == '{' {
+			start, stop, esc, j := scanString(src, i)
+			if j < 0 {
+				return "", -1
+			}
+			key := esc
+			if esc == "" {
+				key = string(src[start:stop])
+			}
+			folded := foldKey(key)
+			if seen[folded] {
+				return key, j
+			}
+			if seen == nil {
+				seen = map[string]bool{}
+			}
+			seen[folded] = true
+			opaque = folded == "checkpoint"
+			if i = skipSpace(src, j); i >= len(src) || src[i] != ':' {
+				return "", -1
+			}
+			i = skipSpace(src, i+1)
+		}
+		var key string
+		if opaque {
+			_, i = walkValue(nil, src, i, true, depth+1)
+		} else {
+			key, i = walkKeys(src, i, depth+1)
+		}
+		if key != "" || i < 0 {
+			return key, i
+		}
+		if i = skipSpace(src, i); i >= len(src) {
+			return "", -1
+		}
+		switch src[i] {
+		case ',':
+			i = skipSpace(src, i+1)
+		case end:
+			return "", i + 1
+		default:
+			return "", -1
+		}
+	}
+}
+
+// foldKey maps a key to one spelling per case-insensitive class: each
+// rune to the smallest rune it folds to.
+func foldKey(s string) string {
+	ascii := true
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c >= utf8.RuneSelf {
+			ascii = false
+			break
+		}
+	}
+	if ascii {
+		return strings.ToLower(s)
+	}
+	var b strings.Builder
+	for _, r := range s {
+		m := r
+		for f := unicode.SimpleFold(r); f != r; f = unicode.SimpleFold(f) {
+			m = min(m, f)
+		}
+		b.WriteRune(m)
+	}
+	return b.String()
 }

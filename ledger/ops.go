@@ -193,6 +193,9 @@ func checkClaim(s *State, c *Card, e *Event) error {
 	if e.TTLSeconds < 1 {
 		return rule(ErrInvalid, "a claim of %s needs a ttl of at least 1s", e.Card)
 	}
+	if e.TTLSeconds > maxTTLSeconds {
+		return rule(ErrInvalid, "a claim of %s has a ttl of %ds; the longest lease is %s (MaxTTL)", e.Card, e.TTLSeconds, MaxTTL)
+	}
 	if err := s.claimable(c, e.clock(), e.Owner); err != nil {
 		return err
 	}
@@ -259,6 +262,9 @@ func checkHeartbeat(_ *State, c *Card, e *Event) error {
 	}
 	if e.TTLSeconds < 0 {
 		return rule(ErrInvalid, "ttl must be at least 1s")
+	}
+	if e.TTLSeconds > maxTTLSeconds {
+		return rule(ErrInvalid, "a heartbeat of %s has a ttl of %ds; the longest lease is %s (MaxTTL)", e.Card, e.TTLSeconds, MaxTTL)
 	}
 	if e.Progress != nil && (*e.Progress < 0 || *e.Progress > 100) {
 		return rule(ErrInvalid, "progress %d is outside 0-100", *e.Progress)

@@ -228,7 +228,7 @@ func decodeSnapshot(path string, r io.ReaderAt, ib *indexBuild) (*State, snapsho
 				return err
 			}
 			if lr.n == 1 {
-				if hdr, err = decodeHeader(line); err != nil {
+				if hdr, err = readHeader(line); err != nil {
 					return err
 				}
 				if hdr.V > FormatVersion {
@@ -236,9 +236,9 @@ func decodeSnapshot(path string, r io.ReaderAt, ib *indexBuild) (*State, snapsho
 				}
 				return nil
 			}
-			l, err = decodeSnapshotLine(line)
+			l, err = readSnapshotLine(line)
 			if err == nil && l.Card == nil && l.Receipt == nil && l.Conflict == nil {
-				if other, err := decodeHeader(line); err == nil && other.V > 0 {
+				if other, err := readHeader(line); err == nil && other.V > 0 {
 					if other.V > FormatVersion {
 						return Errorf(ErrVersion, "snapshot has format v%d, this bl reads v%d; upgrade bl", other.V, FormatVersion)
 					}

@@ -1,8 +1,45 @@
 package ledger
 
 import (
+	"fmt"
+
 	json "github.com/goccy/go-json"
 )
+
+// readSnapshotLine reads a snapshot line after the header, one that passed
+// checkFrame, for use: decodeSnapshotLine, refusing a line that repeats a
+// key (decodeSnapshotFast never takes one), then every card, receipt and
+// conflict validated against what the fold produces (validateCard). A line
+// that fails is damage: an edited snapshot.
+func readSnapshotLine(line []byte) (snapshotLine, error) {
+	l, ok := decodeSnapshotFast(line)
+	if !ok {
+		if err := refuseRepeatedKey(line); err != nil {
+			return snapshotLine{}, err
+		}
+		if err := json.Unmarshal(line, &l); err != nil {
+			return l, err
+		}
+	}
+	var err error
+	switch {
+	case l.Card != nil:
+		err = validateCard(l.Card)
+	case l.Receipt != nil:
+		err = validateReceipt(l.Receipt)
+	case l.Conflict != nil:
+		err = validateConflict(l.Conflict)
+	}
+	return l, err
+}
+
+// refuseRepeatedKey is the damage of a line that names a key twice, or nil.
+func refuseRepeatedKey(line []byte) error {
+	if k := repeatedKey(line); k != "" {
+		return fmt.Errorf("%w: %w %q: the JSON decoder would take its last value while a reader sees the first", errFraming, errRepeatedKey, k)
+	}
+	return nil
+}
 
 // decodeSnapshotLine decodes a snapshot line after the header, one that
 // passed checkFrame: the object with its crc member, without the newline.
@@ -59,20 +96,44 @@ func decodeSnapshotFast(line []byte) (l snapshotLine, ok bool) {
 	return l, true
 }
 
+// readHeader reads a snapshot's header line, one that passed checkFrame,
+// for use: decodeHeader, refusing a line that repeats a key, then the
+// header validated (validateHeader).
+func readHeader(line []byte) (snapshotHeader, error) {
+	hdr, fast := decodeHeaderFast(line)
+	if !fast {
+		if err := refuseRepeatedKey(line); err != nil {
+			return snapshotHeader{}, err
+		}
+		if err := json.Unmarshal(line, &hdr); err != nil {
+			return hdr, err
+		}
+	}
+	return hdr, validateHeader(&hdr)
+}
+
 // decodeHeader decodes a snapshot's header line, one that passed
 // checkFrame. A header in the shape encodeFramed writes is read without
 // the JSON decoder, whose first use in a process costs more than the read;
 // any other goes to the JSON decoder.
 func decodeHeader(line []byte) (snapshotHeader, error) {
+	if hdr, fast := decodeHeaderFast(line); fast {
+		return hdr, nil
+	}
 	var hdr snapshotHeader
+	err := json.Unmarshal(line, &hdr)
+	return hdr, err
+}
+
+// decodeHeaderFast reads a header in the shape encodeFramed writes; fast is
+// false for any other line.
+func decodeHeaderFast(line []byte) (hdr snapshotHeader, fast bool) {
 	if n := len(line) - crcSuffixLen; n >= 2 && line[0] == '{' && crcMemberOK(line[n:]) {
 		d := fastDecoder{b: line[:n]}
 		if d.headerMembers(0, &hdr) == n {
 			d.finish()
-			return hdr, nil
+			return hdr, true
 		}
-		hdr = snapshotHeader{}
 	}
-	err := json.Unmarshal(line, &hdr)
-	return hdr, err
+	return snapshotHeader{}, false
 }

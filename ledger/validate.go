@@ -1,6 +1,11 @@
 package ledger
 
-import "unicode/utf8"
+import (
+	"errors"
+	"fmt"
+	"time"
+	"unicode/utf8"
+)
 
 // Limits on input, enforced at write time and again by the fold.
 const (
@@ -102,4 +107,148 @@ func invalidUTF8(e *Event, name, s string) error {
 		i += size
 	}
 	return rule(ErrInvalid, "the %s of this %s is not valid UTF-8 (byte 0x%02x at offset %d); bl stores text as UTF-8", name, e.Op, s[i], i)
+}
+
+// errSnapshotField is the damage of a snapshot line whose frame holds but
+// whose content no fold produces.
+var errSnapshotField = errors.New("snapshot line holds what no fold writes")
+
+// A snapshot is a cache of the events, and git brings it from anyone with
+// push access: every line is checked, field by field, against what the
+// fold can produce before anything in it is used. The rules are only those
+// the fold guarantees for every card, so a snapshot bl wrote always
+// passes; a line that does not is damage (the snapshot was edited), and bl
+// doctor --repair rebuilds the snapshot from the archived events.
+
+// validateCard reports why c, read from a snapshot, is no card the fold
+// produces, or nil.
+func validateCard(c *Card) error {
+	bad := func(format string, args ...any) error {
+		return fmt.Errorf("%w: card %.80q: %s", errSnapshotField, c.ID, fmt.Sprintf(format, args...))
+	}
+	if err := ValidID(c.ID); err != nil {
+		return fmt.Errorf("%w: %v", errSnapshotField, err)
+	}
+	if !knownStatus(c.Status) {
+		return bad("status %.40q is not one of the statuses bl writes", c.Status)
+	}
+	if c.Priority > MaxPriority || c.Priority < -MaxPriority {
+		return bad("priority %d is outside ±%d", c.Priority, MaxPriority)
+	}
+	if c.Version < 1 || c.ClaimEpoch < 0 || c.ClaimEpoch > c.Version || c.Attempts < 0 || int64(c.Attempts) > c.Version || c.MaxAttempts < 0 {
+		return bad("version %d, claim_epoch %d, attempts %d, max_attempts %d: epochs and attempts count claims, each an event the version counts", c.Version, c.ClaimEpoch, c.Attempts, c.MaxAttempts)
+	}
+	if c.Progress != nil && (*c.Progress < 0 || *c.Progress > 100) {
+		return bad("progress %d is outside 0-100", *c.Progress)
+	}
+	if c.Parent != "" && ValidID(c.Parent) != nil {
+		return bad("parent %.80q is not a card id", c.Parent)
+	}
+	for _, d := range c.DependsOn {
+		if ValidID(d) != nil {
+			return bad("dependency %.80q is not a card id", d)
+		}
+	}
+	if len(c.Notes) > MaxNotes {
+		return bad("%d notes; a card keeps at most %d", len(c.Notes), MaxNotes)
+	}
+	for _, t := range [...]struct {
+		name string
+		t    *time.Time
+	}{{"created_at", &c.CreatedAt}, {"updated_at", &c.UpdatedAt}, {"claimed_at", c.ClaimedAt},
+		{"last_heartbeat_at", c.LastHeartbeatAt}, {"closed_at", c.ClosedAt}} {
+		if t.t != nil && !stampInRange(*t.t) {
+			return bad("%s %s is outside the stamps bl accepts", t.name, t.t.Format(time.RFC3339Nano))
+		}
+	}
+	for _, n := range c.Notes {
+		if !stampInRange(n.At) {
+			return bad("a note stamped %s is outside the stamps bl accepts", n.At.Format(time.RFC3339Nano))
+		}
+	}
+	return validateLease(c, bad)
+}
+
+// validateLease checks the lease fields against the status: a claimed card
+// has an owner, an epoch, a claim time and a ttl of at most MaxTTL, and its
+// lease ends exactly ttl after its last heartbeat, or its claim when it
+// has had none (applyClaim, applyHeartbeat); a ready, blocked or done card
+// has none of them (clearLease). A status added later states its own rule
+// here.
+func validateLease(c *Card, bad func(string, ...any) error) error {
+	switch c.Status {
+	case StatusClaimed:
+	case StatusReady, StatusBlocked, StatusDone:
+		if c.ClaimOwner != "" || c.ClaimedAt != nil || c.ClaimTTLSeconds != 0 || c.LeaseExpiresAt != nil || c.LastHeartbeatAt != nil {
+			return bad("status %s with lease fields (owner %.80q): a card holds a lease only while claimed", c.Status, c.ClaimOwner)
+		}
+		return nil
+	default:
+		return nil
+	}
+	switch {
+	case c.ClaimOwner == "" || c.ClaimEpoch < 1 || c.ClaimedAt == nil || c.LeaseExpiresAt == nil:
+		return bad("claimed without an owner, an epoch, claimed_at or lease_expires_at")
+	case c.ClaimTTLSeconds < 1 || c.ClaimTTLSeconds > maxTTLSeconds:
+		return bad("claim_ttl_seconds %d is outside 1 to %d (MaxTTL)", c.ClaimTTLSeconds, maxTTLSeconds)
+	}
+	from := *c.ClaimedAt
+	if c.LastHeartbeatAt != nil {
+		from = *c.LastHeartbeatAt
+	}
+	if want := from.Add(time.Duration(c.ClaimTTLSeconds) * time.Second); !c.LeaseExpiresAt.Equal(want) {
+		return bad("lease_expires_at %s is not claim_ttl_seconds (%d) after the lease began or was last renewed (%s)",
+			c.LeaseExpiresAt.Format(time.RFC3339Nano), c.ClaimTTLSeconds, from.Format(time.RFC3339Nano))
+	}
+	return nil
+}
+
+// validateReceipt reports why r, read from a snapshot, is no receipt the
+// fold records, or nil.
+func validateReceipt(r *keyed) error {
+	switch {
+	case r.RequestID == "" || r.Event == "":
+		return fmt.Errorf("%w: receipt without a request id or an event", errSnapshotField)
+	case !knownOp(r.Op) || ValidID(r.Card) != nil:
+		return fmt.Errorf("%w: receipt %.80q names op %.40q of card %.80q", errSnapshotField, r.RequestID, r.Op, r.Card)
+	case !stampInRange(r.At):
+		return fmt.Errorf("%w: receipt %.80q stamped %s, outside the stamps bl accepts", errSnapshotField, r.RequestID, r.At.Format(time.RFC3339Nano))
+	case r.Epoch < 0 || r.Version < 1 || r.Epoch > r.Version:
+		return fmt.Errorf("%w: receipt %.80q with epoch %d and version %d", errSnapshotField, r.RequestID, r.Epoch, r.Version)
+	}
+	return nil
+}
+
+// validateConflict reports why c, read from a snapshot, is no conflict the
+// fold records, or nil. A conflict keeps what the refused event said, so
+// only its event id, op and times are checked.
+func validateConflict(c *Conflict) error {
+	if c.Event == "" || !knownOp(c.Op) {
+		return fmt.Errorf("%w: conflict of event %.80q with op %.40q", errSnapshotField, c.Event, c.Op)
+	}
+	for _, s := range [...]string{c.At, c.Clock} {
+		if s == "" {
+			continue
+		}
+		t, err := time.Parse(time.RFC3339Nano, s)
+		if err != nil || !stampInRange(t) {
+			return fmt.Errorf("%w: conflict of event %.80q stamped %.40q, not a stamp bl accepts", errSnapshotField, c.Event, s)
+		}
+	}
+	if c.At == "" {
+		return fmt.Errorf("%w: conflict of event %.80q has no stamp", errSnapshotField, c.Event)
+	}
+	return nil
+}
+
+// validateHeader reports why h, a snapshot's header, is no header bl
+// writes, or nil.
+func validateHeader(h *snapshotHeader) error {
+	switch {
+	case h.Seq < 0 || h.Events < 0 || h.Cards < 0 || h.Receipts < 0 || h.Conflicts < 0 || h.TailBytes < 0:
+		return fmt.Errorf("%w: header counts seq %d, events %d, cards %d, receipts %d, conflicts %d, tail_bytes %d", errSnapshotField, h.Seq, h.Events, h.Cards, h.Receipts, h.Conflicts, h.TailBytes)
+	case (h.Events > 0 || !h.LastAt.IsZero()) && !stampInRange(h.LastAt):
+		return fmt.Errorf("%w: header's newest event stamped %s, outside the stamps bl accepts", errSnapshotField, h.LastAt.Format(time.RFC3339Nano))
+	}
+	return nil
 }

@@ -14,7 +14,7 @@ import (
 // ClaimCmd takes a lease.
 type ClaimCmd struct {
 	Owner        string        `help:"Lease owner (default: the actor)."`
-	TTL          time.Duration `name:"ttl" default:"15m" placeholder:"DURATION" help:"Lease length, a Go duration of at least 1s (90s, 10m)."`
+	TTL          time.Duration `name:"ttl" default:"15m" placeholder:"DURATION" help:"Lease length, a Go duration from 1s to 50 years (90s, 10m)."`
 	cardFilter   `embed:""`
 	Phase        string        `help:"Only cards in this phase."`
 	Label        string        `help:"Only cards with this label."`

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math"
 	"path/filepath"
 	"slices"
 	"time"
@@ -205,7 +206,14 @@ func (a *App) printReport(w io.Writer, r *ledger.Report) {
 	}
 }
 
-func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
+// seconds converts a report's seconds back to a duration, saturating so a
+// distance too large for a Duration never prints as a negative one.
+func seconds(s float64) time.Duration {
+	if d := s * float64(time.Second); d < float64(math.MaxInt64) {
+		return time.Duration(d)
+	}
+	return time.Duration(math.MaxInt64)
+}
 
 // checkLockUntracked warns when git tracks the lock file: a pull or a
 // checkout may then replace it while bl runs. The lock holds through that
