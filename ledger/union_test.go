@@ -101,7 +101,7 @@ func TestUnionOfSnapshots(t *testing.T) {
 				t.Fatalf("fold of the union:\n%s\nwant\n%s", got, want)
 			}
 			rep, err := Diagnose(e.dir, e.clk.Now())
-			if err != nil || rep.Corrupt || len(rep.Damage) != 1 || rep.Damage[0].Kind != "stale" || rep.Cards != 4 {
+			if err != nil || rep.Corrupt || len(rep.Damage) != 0 || len(rep.Stale) != 1 || rep.Cards != 4 {
 				t.Fatalf("diagnose = %+v, %v", rep, err)
 			}
 			s, err := mustTree(t, e.dir).Fold()
@@ -117,8 +117,8 @@ func TestUnionOfSnapshots(t *testing.T) {
 			if _, _, err := decodeSnapshot(SnapshotFile, bytes.NewReader(snap), nil); err != nil {
 				t.Fatalf("snapshot after a write: %v", err)
 			}
-			if rep, _ := Diagnose(e.dir, e.clk.Now()); len(rep.Damage) != 0 {
-				t.Fatalf("after a write: %+v", rep.Damage)
+			if rep, _ := Diagnose(e.dir, e.clk.Now()); len(rep.Damage) != 0 || len(rep.Stale) != 0 {
+				t.Fatalf("after a write: %+v %+v", rep.Damage, rep.Stale)
 			}
 		})
 	}

@@ -357,6 +357,7 @@ func (c *clone) markers() string {
 type doctorOut struct {
 	Corrupt   bool             `json:"corrupt"`
 	Damage    []ledger.Damage  `json:"damage"`
+	Stale     []ledger.Damage  `json:"stale"`
 	Conflicts []map[string]any `json:"conflicts"`
 	CRLFLines int              `json:"crlf_lines"`
 	Unsorted  int              `json:"unsorted_lines"`
@@ -379,9 +380,7 @@ func (c *clone) healthy(when string) doctorOut {
 		c.w.t.Fatalf("%s %s: bl doctor exit %d (%v):\n%s%s", c.name, when, call.Exit, err, human.Stdout, human.Stderr)
 	}
 	for _, dm := range d.Damage {
-		if dm.Kind != "stale" {
-			c.w.t.Fatalf("%s %s: bl doctor reports damage: %s line %d: %s: %s", c.name, when, dm.File, dm.Line, dm.Kind, dm.Reason)
-		}
+		c.w.t.Fatalf("%s %s: bl doctor reports damage: %s line %d: %s: %s", c.name, when, dm.File, dm.Line, dm.Kind, dm.Reason)
 	}
 	return d
 }

@@ -3,7 +3,6 @@ package cli
 import (
 	"fmt"
 	"io"
-	"slices"
 	"time"
 
 	"github.com/bl-backlog/bl/ledger"
@@ -90,8 +89,7 @@ func (c *DoctorCmd) Run(a *App) error {
 		return err
 	}
 	if rep.Corrupt {
-		i := slices.IndexFunc(rep.Damage, func(d ledger.Damage) bool { return d.Kind != "stale" })
-		d := rep.Damage[i]
+		d := rep.Damage[0]
 		return ledger.Errorf(ledger.ErrCorrupt, "corrupt backlog: %s line %d (byte offset %d): %s", d.File, d.Line, d.Offset, d.Reason)
 	}
 	return nil
@@ -147,13 +145,12 @@ func (a *App) printReport(w io.Writer, r *ledger.Report) {
 	if r.LostNewline > 0 {
 		fmt.Fprintf(w, "newline    line %d, the last event, lost its newline: it still counts; the next write or bl doctor --repair restores it\n", r.LostNewline)
 	}
+	for _, d := range r.Stale {
+		fmt.Fprintf(w, "stale      %s (not damage: the next write, or bl doctor --repair, rebuilds it)\n", d.Reason)
+	}
 	for _, d := range r.Damage {
 		fix := "restore it from git: git log -p -- " + ledger.GitPath(r.Dir, d.File)
-		switch {
-		case d.Kind == "stale":
-			fmt.Fprintf(w, "stale      %s (the next write, or bl doctor --repair, rebuilds it)\n", d.Reason)
-			continue
-		case d.Repairable:
+		if d.Repairable {
 			fix = "bl doctor --repair fixes it"
 		}
 		fmt.Fprintf(w, "DAMAGE     %s line %d (byte offset %d), %s: %s (%s)\n", d.File, d.Line, d.Offset, d.Kind, d.Reason, fix)
