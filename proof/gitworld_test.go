@@ -697,3 +697,68 @@ func (w *world) card(call Call) *outCard {
 	}
 	return out
 }
+
+// TestGitRevertCompaction: a git revert of a commit that compacted takes
+// its archive segment out while a later commit's snapshot still counts its
+// events. The backlog is stale, never unreadable: every command works
+// from the events the files hold, says so, and bl doctor --repair ends in
+// a backlog that opens. Then the same through a GitHub-style revert of a
+// merged pull request, after main had a later bl write.
+func TestGitRevertCompaction(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, "revert")
+	a := w.seed("a", blSync, nil)
+	a.publishSeed()
+	for i := 1; i <= 3; i++ {
+		a.do("create", "--id", fmt.Sprintf("R%d", i), "--title", "compacted "+strconv.Itoa(i))
+		a.mustBL("compact")
+		a.mustBL("sync")
+	}
+	a.git("revert", "--no-edit", "HEAD~1")
+	opens := func(when string, want ...string) {
+		t.Helper()
+		call := a.bl(a.name, "list", "--json")
+		if call.Exit != 0 {
+			t.Fatalf("%s: bl list: exit %d: %s", when, call.Exit, call.Stderr)
+		}
+		for _, id := range want {
+			if !bytes.Contains(call.Stdout, []byte(`"id":"`+id+`"`)) && !bytes.Contains(call.Stdout, []byte(`"id": "`+id+`"`)) {
+				t.Fatalf("%s: bl list lacks %s:\n%s", when, id, call.Stdout)
+			}
+		}
+		a.healthy(when)
+	}
+	call := a.bl(a.name, "list")
+	if call.Exit != 0 || !strings.Contains(string(call.Stderr), "git revert or reset") {
+		t.Fatalf("bl list after git revert: exit %d, want 0 with a warning naming the revert: %s", call.Exit, call.Stderr)
+	}
+	opens("after git revert HEAD~1", "R1", "R3")
+	a.do("create", "--id", "R4", "--title", "after the revert")
+	if call := a.bl(a.name, "doctor", "--repair"); call.Exit != 0 {
+		t.Fatalf("bl doctor --repair: exit %d: %s%s", call.Exit, call.Stdout, call.Stderr)
+	}
+	opens("after bl doctor --repair", "R1", "R3", "R4")
+	a.mustBL("sync", "--push")
+
+	// GitHub's "Revert" of a merged pull request: a revert of the merge
+	// commit (-m 1), made once main has a later bl write.
+	a.git("checkout", "-q", "-b", "feature")
+	a.do("create", "--id", "F1", "--title", "on the branch")
+	a.mustBL("compact")
+	a.mustBL("sync")
+	a.git("checkout", "-q", "main")
+	a.git("merge", "-q", "--no-ff", "--no-edit", "feature")
+	merge := strings.TrimSpace(a.git("rev-parse", "HEAD"))
+	a.do("create", "--id", "M1", "--title", "main after the merge")
+	a.mustBL("compact")
+	a.mustBL("sync")
+	a.git("revert", "--no-edit", "-m", "1", merge)
+	opens("after reverting a merged pull request", "R1", "M1")
+	if call := a.bl(a.name, "doctor", "--repair", "--json"); call.Exit != 0 {
+		t.Fatalf("bl doctor --repair: exit %d: %s%s", call.Exit, call.Stdout, call.Stderr)
+	}
+	opens("after bl doctor --repair", "R1", "M1")
+	a.do("create", "--id", "M2", "--title", "a write after")
+	a.mustBL("sync", "--push")
+	a.healthy("at the end")
+}
