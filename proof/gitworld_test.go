@@ -762,3 +762,90 @@ func TestGitRevertCompaction(t *testing.T) {
 	a.mustBL("sync", "--push")
 	a.healthy("at the end")
 }
+
+// runAdvice runs, in the clone's work tree with sh, the commands a bl
+// error prints after "run: ", the way a user pastes them, with bl on PATH.
+func (c *clone) runAdvice(stderr []byte) string {
+	c.w.t.Helper()
+	msg := string(stderr)
+	i := strings.Index(msg, "run: ")
+	if i < 0 {
+		c.w.t.Fatalf("%s: the error names no commands to run: %s", c.name, msg)
+	}
+	line := msg[i+len("run: "):]
+	if j := strings.IndexByte(line, '\n'); j >= 0 {
+		line = line[:j]
+	}
+	cmd := exec.Command("sh", "-c", line)
+	cmd.Dir = c.dir
+	cmd.Env = append(slices.Clone(c.w.env), "PATH="+filepath.Dir(c.w.bl)+string(os.PathListSeparator)+os.Getenv("PATH"))
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		c.w.t.Fatalf("%s: the printed advice failed when run as printed: %s\n%v\n%s", c.name, line, err, out)
+	}
+	return line
+}
+
+// TestGitDivergedAdvice: bl sync --push on a branch whose remote has code
+// commits this clone lacks (and this clone has its own) stops as
+// diverged. It must leave the working tree as it found it or committed —
+// never half-rebased — and the commands it prints, run as printed, merge
+// with git and push, after which every clone has every event.
+func TestGitDivergedAdvice(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, "diverged")
+	a := w.seed("a", blSync, nil)
+	a.do("create", "--id", "S1", "--title", "seeded")
+	a.mustBL("compact")
+	a.publishSeed()
+	b := w.clone("b", blSync)
+
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(os.WriteFile(filepath.Join(b.dir, "code.go"), []byte("package code\n"), 0o644))
+	b.git("add", "code.go")
+	b.git("commit", "-q", "-m", "code on b")
+	b.do("create", "--id", "B1", "--title", "from b")
+	b.mustBL("compact")
+	b.syncPush()
+
+	must(os.WriteFile(filepath.Join(a.dir, "mine.go"), []byte("package mine\n"), 0o644))
+	a.git("add", "mine.go")
+	a.git("commit", "-q", "-m", "code on a")
+	a.do("create", "--id", "A1", "--title", "from a")
+	a.mustBL("compact") // a new segment and snapshot, not committed yet
+	call := a.bl(a.name, "sync", "--push")
+	if call.Exit != 1 || !strings.Contains(string(call.Stderr), "diverged") {
+		t.Fatalf("bl sync --push: exit %d, want 1 diverged: %s", call.Exit, call.Stderr)
+	}
+	if st := a.git("status", "--porcelain", "--untracked-files=all", "--", ".backlog"); strings.TrimSpace(st) != "" {
+		t.Fatalf("a diverged sync left .backlog changed and uncommitted:\n%s", st)
+	}
+	line := a.runAdvice(call.Stderr)
+	t.Logf("advice: %s", line)
+	a.healthy("after the advice")
+	// b lacks a's code commit: its pull stops the same way, and its
+	// advice works too.
+	if call := b.bl(b.name, "sync", "--pull"); call.Exit != 0 {
+		b.runAdvice(call.Stderr)
+	}
+	b.healthy("after the advice")
+	for _, id := range []string{"S1", "B1", "A1"} {
+		for _, x := range []*clone{a, b} {
+			if call := x.bl(x.name, "show", id); call.Exit != 0 {
+				t.Errorf("%s lacks %s after the advice was followed: %s", x.name, id, call.Stderr)
+			}
+		}
+	}
+	for _, f := range []string{"code.go", "mine.go"} {
+		for _, x := range []*clone{a, b} {
+			if _, err := os.Stat(filepath.Join(x.dir, f)); err != nil {
+				t.Errorf("%s lacks %s after the advice: %v", x.name, f, err)
+			}
+		}
+	}
+}

@@ -3,6 +3,7 @@ package gitsync
 import (
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/object"
@@ -214,8 +215,34 @@ func (s *Syncer) sameOutside(local, remote plumbing.Hash) error {
 }
 
 func (s *Syncer) divergedError() error {
-	return fmt.Errorf("%w: %s has commits that change files outside %s; bring them in with git first (git pull %s %s; git's union merge of .backlog merges it), then sync again, or exchange the backlog on a branch of its own (--branch)",
-		ErrDiverged, s.remoteLabel(), s.g.prefix, s.o.Remote, s.branch.Short())
+	remote := s.o.Remote
+	if remote == "" {
+		remote = s.url
+	}
+	pull := fmt.Sprintf("git -C %s pull --no-rebase --no-edit %s %s", shellQuote(s.g.root), shellQuote(remote), shellQuote(s.branch.Short()))
+	resync := fmt.Sprintf("bl sync --push --remote %s --branch %s", shellQuote(remote), shellQuote(s.branch.Short()))
+	run := pull + " && " + resync
+	if cur, err := s.g.currentBranch(); err != nil || cur != s.branch {
+		run = fmt.Sprintf("git -C %s checkout %s && %s", shellQuote(s.g.root), shellQuote(s.branch.Short()), run)
+	}
+	where := s.g.prefix
+	if where == "" {
+		where = "the backlog"
+	}
+	return fmt.Errorf("%w: %s has commits that change files outside %s, which only git merges (or exchange the backlog on a branch of its own, sync.branch). "+
+		"The backlog was committed on %s and nothing of the remote's was applied. To bring the remote's commits in with git (its union merge of .backlog merges the backlog) and push, run: %s",
+		ErrDiverged, s.remoteLabel(), where, s.branch.Short(), run)
+}
+
+// shellQuote quotes a word for a POSIX shell when it needs it, so printed
+// advice can be pasted as it is.
+func shellQuote(w string) string {
+	if w != "" && strings.IndexFunc(w, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./:@+=,", r))
+	}) < 0 {
+		return w
+	}
+	return "'" + strings.ReplaceAll(w, "'", `'\''`) + "'"
 }
 
 // changedSince returns the backlog files of commit parent and of t (whose
