@@ -72,7 +72,7 @@ type Report struct {
 	// (a full disk, a kill) wrote before its snapshot: every event in it
 	// is still in the ledger, loads ignore it and the next compaction
 	// removes it. "" when there is none.
-	Leftover           string         `json:"leftover_segment,omitempty"`
+	Leftover string `json:"leftover_segment,omitempty"`
 	// Damage is what blocks reads or writes. Stale is what the files say
 	// that the events they hold outdate — a union of two snapshots after a
 	// git merge, archive segments the snapshot did not fold, ledger lines
