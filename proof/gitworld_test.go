@@ -849,3 +849,45 @@ func TestGitDivergedAdvice(t *testing.T) {
 		}
 	}
 }
+
+// TestGitSparseClone: git sparse-checkout sets extensions.worktreeConfig,
+// which go-git alone refuses. Every git-backed command works in such a
+// clone once .backlog is in the sparse set; while it is not, bl init
+// refuses to start a fresh backlog over the tracked one.
+func TestGitSparseClone(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, "sparse")
+	a := w.seed("a", blSync, nil)
+	if err := os.MkdirAll(filepath.Join(a.dir, "src"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(a.dir, "src", "x.go"), []byte("package x\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	a.git("add", "src")
+	a.do("create", "--id", "S1", "--title", "seeded")
+	a.publishSeed()
+
+	b := w.clone("b", blSync, "--no-checkout")
+	b.git("sparse-checkout", "set", "src")
+	b.git("checkout", "-q", "main")
+	if call := b.bl(b.name, "init"); call.Exit != 4 || !strings.Contains(string(call.Stderr), "sparse-checkout add") {
+		t.Fatalf("bl init with .backlog outside the sparse set: exit %d, want 4 naming git sparse-checkout add: %s%s", call.Exit, call.Stdout, call.Stderr)
+	}
+	if _, err := os.Stat(filepath.Join(b.dir, ".backlog")); err == nil {
+		t.Fatal("bl init created .backlog over the tracked one")
+	}
+	b.git("sparse-checkout", "add", ".backlog")
+	b.do("create", "--id", "B1", "--title", "from the sparse clone")
+	b.syncPush()
+	b.do("claim", "--id", "S1", "--owner", "b", "--ttl", "1h", "--remote", "origin")
+	call := b.mustBL("diff", "HEAD~1", "HEAD")
+	if !strings.Contains(string(call.Stdout), "B1") && !strings.Contains(string(call.Stdout), "S1") {
+		t.Fatalf("bl diff in the sparse clone shows nothing:\n%s", call.Stdout)
+	}
+	a.mustBL("sync", "--pull")
+	if call := a.bl(a.name, "show", "B1"); call.Exit != 0 {
+		t.Fatalf("a lacks the sparse clone's card: %s", call.Stderr)
+	}
+	w.finish(nil)
+}

@@ -12,11 +12,17 @@ import (
 	"strings"
 	"time"
 
+	"github.com/go-git/go-billy/v5"
+	"github.com/go-git/go-billy/v5/osfs"
 	git "github.com/go-git/go-git/v5"
+	gitconfig "github.com/go-git/go-git/v5/config"
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/format/index"
+	"github.com/go-git/go-git/v5/plumbing/cache"
 	"github.com/go-git/go-git/v5/plumbing/object"
+	"github.com/go-git/go-git/v5/storage/filesystem"
+	"github.com/go-git/go-git/v5/storage/filesystem/dotgit"
 
 	"github.com/bl-backlog/bl/internal/gitdir"
 	"github.com/bl-backlog/bl/ledger"
@@ -42,6 +48,9 @@ func OpenRepo(dir string) (*Repo, error) {
 		abs = real
 	}
 	r, err := git.PlainOpenWithOptions(abs, &git.PlainOpenOptions{DetectDotGit: true, EnableDotGitCommonDir: true})
+	if errors.Is(err, git.ErrUnsupportedExtensionRepositoryFormatVersion) || errors.Is(err, git.ErrUnknownExtension) {
+		r, err = openWorktreeConfig(abs, err)
+	}
 	if errors.Is(err, git.ErrRepositoryNotExists) {
 		return nil, fmt.Errorf("%w: %s is not inside one", ErrNoRepo, abs)
 	}
@@ -64,6 +73,53 @@ func OpenRepo(dir string) (*Repo, error) {
 		return nil, err
 	}
 	return g, nil
+}
+
+// openWorktreeConfig opens a repository that go-git refuses for its
+// extensions.worktreeConfig (git sparse-checkout and git worktree set it):
+// per-worktree settings live in config.worktree, which holds what bl does
+// not use (sparse-checkout patterns), while the repository's config keeps
+// remotes and branches. The storage hides that one extension from go-git's
+// check; any other extension still fails with refused.
+func openWorktreeConfig(abs string, refused error) (*git.Repository, error) {
+	root, err := gitdir.Root(abs)
+	if err != nil {
+		return nil, refused
+	}
+	gitDir, common, err := gitdir.Dirs(root)
+	if err != nil {
+		return nil, refused
+	}
+	var fs billy.Filesystem = osfs.New(gitDir)
+	if common != gitDir {
+		fs = dotgit.NewRepositoryFilesystem(fs, osfs.New(common))
+	}
+	st := worktreeConfigStorage{filesystem.NewStorage(fs, cache.NewObjectLRUDefault())}
+	cfg, err := st.Storage.Config()
+	if err != nil || !cfg.Raw.HasSection("extensions") || cfg.Raw.Section("extensions").Option(worktreeConfigKey) == "" {
+		return nil, refused
+	}
+	return git.Open(st, osfs.New(root))
+}
+
+const worktreeConfigKey = "worktreeConfig"
+
+// worktreeConfigStorage is the repository's storage with
+// extensions.worktreeConfig left out of the config go-git reads, and put
+// back into any config written.
+type worktreeConfigStorage struct{ *filesystem.Storage }
+
+func (s worktreeConfigStorage) Config() (*gitconfig.Config, error) {
+	cfg, err := s.Storage.Config()
+	if err == nil && cfg.Raw.HasSection("extensions") {
+		cfg.Raw.Section("extensions").RemoveOption(worktreeConfigKey)
+	}
+	return cfg, err
+}
+
+func (s worktreeConfigStorage) SetConfig(cfg *gitconfig.Config) error {
+	cfg.Raw.Section("extensions").SetOption(worktreeConfigKey, "true")
+	return s.Storage.SetConfig(cfg)
 }
 
 // worktreeRoot is the nearest directory at or above dir holding .git.
