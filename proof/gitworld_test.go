@@ -891,3 +891,56 @@ func TestGitSparseClone(t *testing.T) {
 	}
 	w.finish(nil)
 }
+
+// TestGitAutoCRLFConfig: a clone with core.autocrlf=true checks
+// config.json out with CRLF line ends. bl sync must store it as git add
+// would (LF), so that an LF clone's edit of config.json merges with plain
+// git, and every bl command reads the config in either line end.
+func TestGitAutoCRLFConfig(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, "autocrlf")
+	a := w.seed("a", plainGit, func(cfg map[string]any) {
+		cfg["compact_bytes"] = 1 << 20
+		cfg["retry_backoff"] = map[string]any{"initial": "30s", "max": "1h"}
+	})
+	a.do("create", "--id", "S1", "--title", "seeded")
+	a.publishSeed()
+
+	b := w.clone("b", blSync, "-c", "core.autocrlf=true")
+	cfgPath := filepath.Join(b.dir, ".backlog", ledger.ConfigFile)
+	if data, err := os.ReadFile(cfgPath); err != nil || !bytes.Contains(data, []byte("\r\n")) {
+		t.Fatalf("the autocrlf clone's config.json has no CRLF (%v): %q", err, data)
+	}
+	b.do("create", "--id", "B1", "--title", "from the CRLF clone")
+	b.syncPush()
+	if blob := b.git("show", "HEAD:.backlog/"+ledger.ConfigFile); strings.Contains(blob, "\r") {
+		t.Fatalf("bl sync committed config.json with CRLF line ends:\n%q", blob)
+	}
+	if st := b.git("status", "--porcelain", "--", ".backlog"); strings.TrimSpace(st) != "" {
+		t.Fatalf("the CRLF clone's backlog shows changes after bl sync:\n%s", st)
+	}
+
+	// The LF clone edits config.json and merges b's sync with plain git.
+	a.do("create", "--id", "A1", "--title", "from the LF clone")
+	path := filepath.Join(a.dir, ".backlog", ledger.ConfigFile)
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, bytes.Replace(data, []byte(`"30s"`), []byte(`"45s"`), 1), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	a.share("a: edit config.json")
+	b.mustBL("sync", "--pull")
+	b.mustBL("list")
+	if got, _ := os.ReadFile(cfgPath); !bytes.Contains(got, []byte(`"45s"`)) {
+		t.Fatalf("the CRLF clone did not take the LF clone's config edit:\n%s", got)
+	}
+	// A config.json checked out with CRLF reads, in bl and bl-git.
+	if err := os.WriteFile(path, bytes.ReplaceAll(bytes.Replace(data, []byte(`"30s"`), []byte(`"45s"`), 1), []byte("\n"), []byte("\r\n")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	a.mustBL("list")
+	a.git("checkout", "--", ".backlog/"+ledger.ConfigFile)
+	w.finish(nil)
+}

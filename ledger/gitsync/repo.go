@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/go-git/go-billy/v5"
@@ -19,6 +20,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/cache"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
+	"github.com/go-git/go-git/v5/plumbing/format/gitattributes"
 	"github.com/go-git/go-git/v5/plumbing/format/index"
 	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/go-git/go-git/v5/storage/filesystem"
@@ -35,6 +37,10 @@ type Repo struct {
 	gitDir    string // this worktree's git directory: HEAD, index
 	commonDir string // refs, objects and config, shared by linked worktrees
 	prefix    string // the backlog directory relative to the worktree root, slash-separated; "" for the root itself
+
+	eolOnce  sync.Once
+	eolAuto  bool                  // core.autocrlf is true or input
+	eolAttrs gitattributes.Matcher // the text and eol attributes; nil when none
 }
 
 // OpenRepo opens the git repository whose worktree contains the backlog
@@ -453,7 +459,7 @@ func (g *Repo) backlogTree(base *object.Tree, t ledger.Tree, known map[string]pl
 			return plumbing.ZeroHash, nil, fmt.Errorf("%s: neither read nor hashed", name)
 		case data != nil:
 			var err error
-			if h, err = g.storeBlob(data); err != nil {
+			if h, err = g.storeBlob(g.clean(name, data)); err != nil {
 				return plumbing.ZeroHash, nil, err
 			}
 		}

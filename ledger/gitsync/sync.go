@@ -403,7 +403,7 @@ func (s *Syncer) keepLocalSettings(local, up ledger.Tree, base plumbing.Hash) er
 	}
 	for _, name := range []string{ledger.ConfigFile, ledger.IgnoreFile} {
 		data, ok := local[name]
-		if !ok || bytes.Equal(data, committed[name]) {
+		if !ok || bytes.Equal(s.g.clean(name, data), committed[name]) {
 			continue
 		}
 		if _, had := committed[name]; !had {
