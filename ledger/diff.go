@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"cmp"
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -46,10 +47,14 @@ type Activity struct {
 	Actor  string    `json:"actor"`
 	Owner  string    `json:"owner,omitempty"`
 	Epoch  int64     `json:"epoch,omitempty"`
-	Reason string    `json:"reason,omitempty"`
+	Reason string    `json:"reason,omitempty"` // a fail's, block's or release's reason, a completion's note
+	Text   string    `json:"text,omitempty"`   // a note's text
 	// Refused: the fold recorded the event as a conflict and it changed
-	// nothing (the losing claim of two clones).
-	Refused bool `json:"refused,omitempty"`
+	// nothing (the losing claim of two clones). Why says what did not
+	// hold, and Holder who held the card instead.
+	Refused bool   `json:"refused,omitempty"`
+	Why     string `json:"why,omitempty"`
+	Holder  string `json:"holder,omitempty"`
 	// Removed: the old version holds the event and the new one does not.
 	Removed bool `json:"removed,omitempty"`
 }
@@ -119,9 +124,9 @@ func diffStates(so, sn *State, eo, en []*Event) *BacklogDiff {
 		if quietOp(e.Op) {
 			return
 		}
-		_, refused := s.ConflictOf(e.ID)
+		c, refused := s.ConflictOf(e.ID)
 		d.Activity = append(d.Activity, Activity{At: e.clock(), Op: e.Op, Actor: e.Actor, Owner: e.Owner, Epoch: e.Epoch,
-			Reason: e.Reason, Refused: refused, Removed: removed})
+			Reason: e.Reason, Text: e.Text, Refused: refused, Why: c.Reason, Holder: c.Winner, Removed: removed})
 	}
 	// Both lists are in (at, id) order; merge them so the activity is too.
 	i, j := 0, 0
@@ -174,6 +179,34 @@ func diffStates(so, sn *State, eo, en []*Event) *BacklogDiff {
 	}
 	slices.SortFunc(d.Cards, func(a, b CardDiff) int { return cmp.Compare(a.ID, b.ID) })
 	return d
+}
+
+// MergeTrees is what git's union merge (merge=union in
+// .backlog/.gitattributes) makes of two versions of a backlog's tracked
+// files, without a base: every file either holds, a file both hold with
+// different bytes as the lines of both. Settings files (config.json and
+// the like) are ours. The result folds as the merged backlog will, for
+// bl diff --merge.
+func MergeTrees(ours, theirs Tree) Tree {
+	out := Tree{}
+	for name, data := range ours {
+		out[name] = data
+	}
+	for name, data := range theirs {
+		mine, ok := out[name]
+		switch {
+		case !ok:
+			out[name] = data
+		case bytes.Equal(mine, data):
+		case name == LedgerFile || name == SnapshotFile || strings.HasPrefix(name, ArchiveDir+"/"):
+			u := append(append([]byte(nil), mine...), data...)
+			if len(mine) > 0 && mine[len(mine)-1] != '\n' {
+				u = append(append(append([]byte(nil), mine...), '\n'), data...)
+			}
+			out[name] = u
+		}
+	}
+	return out
 }
 
 func nonNilChanges(c []Change) []Change {
