@@ -944,3 +944,61 @@ func TestGitAutoCRLFConfig(t *testing.T) {
 	a.git("checkout", "--", ".backlog/"+ledger.ConfigFile)
 	w.finish(nil)
 }
+
+// TestGitTwoBacklogs: two backlogs in one repository (.backlog in two
+// subdirectories), each synced to the same branch from two clones. A
+// commit of one backlog is not a divergence for the other: each sync
+// --push brings the other's remote events in through its ledger, and
+// nothing is lost or left uncommitted.
+func TestGitTwoBacklogs(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, "two")
+	a := w.clone("a", blSync)
+	for _, d := range []string{"p", "q"} {
+		a.mustBL("init", "--dir", d+"/.backlog")
+		a.mustBL("--dir", d+"/.backlog", "create", "--id", strings.ToUpper(d)+"0", "--title", "seeded "+d)
+	}
+	a.git("add", "p", "q")
+	a.git("commit", "-q", "-m", "two backlogs")
+	a.git("push", "-q", "origin", "main")
+	b := w.clone("b", blSync)
+	ids := map[string][]string{"p": {"P0"}, "q": {"Q0"}}
+	for r := 1; r <= 3; r++ {
+		for _, x := range []*clone{a, b} {
+			for _, d := range []string{"p", "q"} {
+				id := fmt.Sprintf("%s%s%d", strings.ToUpper(d), strings.ToUpper(x.name), r)
+				x.mustBL("--dir", d+"/.backlog", "create", "--id", id, "--title", "round "+strconv.Itoa(r))
+				ids[d] = append(ids[d], id)
+			}
+			// Sync one backlog only: the other's event stays uncommitted.
+			d := []string{"p", "q"}[(r+len(x.name))%2]
+			call := x.bl(x.name, "--dir", d+"/.backlog", "sync", "--push")
+			if call.Exit != 0 {
+				t.Fatalf("round %d: %s: bl sync --push of %s: exit %d: %s", r, x.name, d, call.Exit, call.Stderr)
+			}
+		}
+	}
+	for _, x := range []*clone{a, b, a} {
+		for _, d := range []string{"p", "q"} {
+			if call := x.bl(x.name, "--dir", d+"/.backlog", "sync", "--push"); call.Exit != 0 {
+				t.Fatalf("%s: final bl sync --push of %s: exit %d: %s", x.name, d, call.Exit, call.Stderr)
+			}
+		}
+	}
+	for _, x := range []*clone{a, b} {
+		if st := x.git("status", "--porcelain", "--untracked-files=all"); strings.TrimSpace(st) != "" {
+			t.Errorf("%s: the worktree is not clean after syncing both backlogs:\n%s", x.name, st)
+		}
+		for _, d := range []string{"p", "q"} {
+			call := x.mustBL("--dir", d+"/.backlog", "list", "--json")
+			for _, id := range ids[d] {
+				if !bytes.Contains(call.Stdout, []byte(`"`+id+`"`)) {
+					t.Errorf("%s: backlog %s lacks %s", x.name, d, id)
+				}
+			}
+			if dc := x.bl(x.name, "--dir", d+"/.backlog", "doctor", "--json"); dc.Exit != 0 {
+				t.Errorf("%s: bl doctor of %s: exit %d: %s", x.name, d, dc.Exit, dc.Stderr)
+			}
+		}
+	}
+}

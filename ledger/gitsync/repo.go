@@ -542,7 +542,8 @@ func (g *Repo) spliceAt(t *object.Tree, parts []string, sub plumbing.Hash, write
 }
 
 // sameOutside reports whether two commits' trees are equal outside the
-// backlog directory.
+// backlog directory, other backlogs of the repository aside (see
+// otherBacklogs): a sync brings those in through their own ledgers.
 func (g *Repo) sameOutside(a, b *object.Tree) (bool, error) {
 	if g.prefix == "" {
 		return true, nil
@@ -553,7 +554,60 @@ func (g *Repo) sameOutside(a, b *object.Tree) (bool, error) {
 		return false, err
 	}
 	hb, err := g.splice(b, marker, false)
-	return ha == hb, err
+	if err != nil || ha == hb {
+		return ha == hb, err
+	}
+	_, same, err := g.otherBacklogs(a, b)
+	return same, err
+}
+
+// otherBacklogs compares two trees outside this backlog: same is true when
+// they differ only in the tracked files of other backlog directories (a
+// second .backlog in another subdirectory), which it returns.
+func (g *Repo) otherBacklogs(a, b *object.Tree) (others []string, same bool, err error) {
+	if a == nil || b == nil || g.prefix == "" {
+		return nil, a == b || g.prefix == "", nil
+	}
+	changes, err := object.DiffTree(a, b)
+	if err != nil {
+		return nil, false, err
+	}
+	seen := map[string]bool{}
+	for _, ch := range changes {
+		name := ch.From.Name
+		if name == "" {
+			name = ch.To.Name
+		}
+		if strings.HasPrefix(name, g.prefix+"/") {
+			continue
+		}
+		i := strings.LastIndex("/"+name, "/"+backlogDirName+"/")
+		if i < 0 {
+			return nil, false, nil
+		}
+		dir, rel := strings.TrimPrefix(name[:max(i-1, 0)]+"/"+backlogDirName, "/"), name[i+len(backlogDirName)+1:]
+		if i == 0 {
+			dir = backlogDirName
+		}
+		if !ledger.Tracked(rel) || dir == g.prefix {
+			return nil, false, nil
+		}
+		if !seen[dir] {
+			seen[dir] = true
+			others = append(others, dir)
+		}
+	}
+	sort.Strings(others)
+	return others, true, nil
+}
+
+// backlogDirName is the name another backlog's directory has, for
+// otherBacklogs to recognise it.
+const backlogDirName = ".backlog"
+
+// at is the same repository with the backlog at prefix instead.
+func (g *Repo) at(prefix string) *Repo {
+	return &Repo{repo: g.repo, root: g.root, gitDir: g.gitDir, commonDir: g.commonDir, prefix: prefix}
 }
 
 // updateIndex makes the index hold the committed backlog files, so that
