@@ -1002,3 +1002,46 @@ func TestGitTwoBacklogs(t *testing.T) {
 		}
 	}
 }
+
+// TestGitRebaseDropKeepsEvents: git rebase -i dropping a backlog commit
+// does not drop its events, since the next commit's copy of the
+// append-only ledger still holds them (docs/SYNC.md, Undo); the backlog
+// stays healthy, bl log still shows them, and the undo is a bl command.
+func TestGitRebaseDropKeepsEvents(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, "rebasedrop")
+	a := w.seed("a", blSync, nil)
+	a.do("create", "--id", "S1", "--title", "seeded")
+	a.publishSeed()
+	cl := a.do("claim", "--id", "S1", "--owner", "w1", "--ttl", "1h")
+	a.mustBL("sync", "-m", "claim")
+	a.do("complete", "--id", "S1", "--owner", "w1", "--epoch", strconv.FormatInt(w.card(cl).ClaimEpoch, 10))
+	a.mustBL("sync", "-m", "complete")
+	// Drop the claim's commit: its line is in the next commit's ledger.
+	cmd := exec.Command("git", "rebase", "-q", "-i", "HEAD~2")
+	cmd.Dir = a.dir
+	cmd.Env = append(slices.Clone(w.env), "GIT_SEQUENCE_EDITOR=sed -i -e 1s/^pick/drop/")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		// The next commit's ledger holds the dropped line too: git may
+		// stop on it; the union rule keeps both sides.
+		a.git("add", ".backlog")
+		cont := exec.Command("git", "-c", "core.editor=true", "rebase", "--continue")
+		cont.Dir, cont.Env = a.dir, w.env
+		if out2, err := cont.CombinedOutput(); err != nil {
+			t.Fatalf("git rebase -i: %v\n%s\n%s", err, out, out2)
+		}
+	}
+	if msg := a.git("log", "--format=%s", "-n", "3"); strings.Contains(msg, "claim\n") {
+		t.Fatalf("the claim's commit is still there:\n%s", msg)
+	}
+	a.healthy("after git rebase -i dropped a commit")
+	show := a.mustBL("show", "S1", "--json")
+	if c := w.card(show); c.Status != "done" {
+		t.Fatalf("S1 is %s after dropping the claim's commit, want done (its events stay)", c.Status)
+	}
+	// The undo is a bl command.
+	a.do("reopen", "--id", "S1")
+	a.mustBL("sync", "--push")
+	a.healthy("after bl reopen")
+}

@@ -57,6 +57,14 @@ has them, since the ledger is a grow-only set of events; undo with bl
 commands (reopen, unblock, update, release) instead. This is a warning,
 not damage; --repair accepts the files as they are.
 
+A snapshot that disagrees with the events the files hold is stale, never
+damage: a union of two snapshots after a git merge, archive segments the
+snapshot did not fold, or a snapshot that counts events a git revert of a
+compaction took out. Every command reads the events the files hold, and
+the next write (or --repair) rebuilds the snapshot from them. --json
+lists such state under "stale" (and "lost_events" for a revert), apart
+from "damage", so a CI check for "damage": [] passes after a merge.
+
 Exits 6 while the backlog has damage that blocks reads or writes.
 
 Examples:
