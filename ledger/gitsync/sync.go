@@ -225,12 +225,9 @@ func (s *Syncer) exchange(ctx context.Context, h Hooks, tries int) (Result, erro
 			}
 		}
 		if h.Prepare != nil {
-			// A claim or lease call writes locally in Prepare: find out
-			// first whether the commit could be made at all, so a diverged
-			// branch leaves nothing behind that nobody was told of.
-			if err := s.mergeable(remote); err != nil {
-				return res, err
-			}
+			// A claim or lease call writes locally in Prepare; pullOnce
+			// found out first that the commit can be made at all, so a
+			// diverged branch leaves nothing behind that nobody was told of.
 			if err := h.Prepare(ctx, round); errors.Is(err, ErrStop) {
 				return res, nil
 			} else if err != nil {
