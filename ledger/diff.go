@@ -3,7 +3,9 @@ package ledger
 import (
 	"bytes"
 	"cmp"
+	"path"
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -46,10 +48,14 @@ type Activity struct {
 	Actor  string    `json:"actor"`
 	Owner  string    `json:"owner,omitempty"`
 	Epoch  int64     `json:"epoch,omitempty"`
-	Reason string    `json:"reason,omitempty"`
+	Reason string    `json:"reason,omitempty"` // a fail's, block's or release's reason, a completion's note
+	Text   string    `json:"text,omitempty"`   // a note's text
 	// Refused: the fold recorded the event as a conflict and it changed
-	// nothing (the losing claim of two clones).
-	Refused bool `json:"refused,omitempty"`
+	// nothing (the losing claim of two clones). Why says what did not
+	// hold, and Holder who held the card instead.
+	Refused bool   `json:"refused,omitempty"`
+	Why     string `json:"why,omitempty"`
+	Holder  string `json:"holder,omitempty"`
 	// Removed: the old version holds the event and the new one does not.
 	Removed bool `json:"removed,omitempty"`
 }
@@ -65,8 +71,20 @@ func quietOp(op Op) bool {
 }
 
 // DiffTrees compares two versions of a backlog's tracked files: it folds
-// each and compares the cards, and compares the two sets of events.
+// each and compares the cards, and compares the two sets of events. Event
+// files both versions hold with the same bytes hold the same events on
+// both sides: they are not decoded for the comparison (an archive segment
+// is decoded only if an event that differs is old enough to be in it), so
+// the comparison costs in proportion to what changed.
 func DiffTrees(old, new Tree) (*BacklogDiff, error) {
+	if d, ok, err := diffAppended(old, new); ok || err != nil {
+		return d, err
+	}
+	return diffFull(old, new)
+}
+
+// diffFull is DiffTrees for any two versions.
+func diffFull(old, new Tree) (*BacklogDiff, error) {
 	so, err := old.Fold()
 	if err != nil {
 		return nil, err
@@ -75,15 +93,75 @@ func DiffTrees(old, new Tree) (*BacklogDiff, error) {
 	if err != nil {
 		return nil, err
 	}
-	eo, err := old.Events()
+	shared := Tree{}
+	only := func(t, other Tree) Tree {
+		out := Tree{}
+		for name, data := range t {
+			if o, ok := other[name]; ok && bytes.Equal(o, data) && (name == LedgerFile || strings.HasPrefix(name, ArchiveDir+"/")) {
+				shared[name] = data
+				continue
+			}
+			out[name] = data
+		}
+		return out
+	}
+	eo, err := only(old, new).Events()
 	if err != nil {
 		return nil, err
 	}
-	en, err := new.Events()
+	en, err := only(new, old).Events()
 	if err != nil {
+		return nil, err
+	}
+	if eo, en, err = dropShared(eo, en, shared); err != nil {
 		return nil, err
 	}
 	return diffStates(so, sn, eo, en), nil
+}
+
+// dropShared takes out of eo and en the events only one of them holds but
+// a shared file holds too (a line a union merge repeated in another file):
+// those are on both sides.
+func dropShared(eo, en []*Event, shared Tree) ([]*Event, []*Event, error) {
+	inOld := make(map[string]bool, len(eo))
+	for _, e := range eo {
+		inOld[e.ID] = true
+	}
+	inNew := make(map[string]bool, len(en))
+	for _, e := range en {
+		inNew[e.ID] = true
+	}
+	decoded := map[string]map[string]bool{}
+	var derr error
+	inShared := func(e *Event) bool {
+		for name, data := range shared {
+			if name != LedgerFile {
+				// A segment holds no event after the one it is named by.
+				if c, err := ParseCursor(strings.TrimSuffix(path.Base(name), ".jsonl")); err == nil && !c.IsZero() && c.Before(e) {
+					continue
+				}
+			}
+			ids, ok := decoded[name]
+			if !ok {
+				evs, err := decodeAll(name, data)
+				if err != nil && derr == nil {
+					derr = err
+				}
+				ids = make(map[string]bool, len(evs))
+				for _, x := range evs {
+					ids[x.ID] = true
+				}
+				decoded[name] = ids
+			}
+			if ids[e.ID] {
+				return true
+			}
+		}
+		return false
+	}
+	eo = slices.DeleteFunc(eo, func(e *Event) bool { return !inNew[e.ID] && inShared(e) })
+	en = slices.DeleteFunc(en, func(e *Event) bool { return !inOld[e.ID] && inShared(e) })
+	return eo, en, derr
 }
 
 // diffStates compares two folds and the events each holds.
@@ -108,21 +186,7 @@ func diffStates(so, sn *State, eo, en []*Event) *BacklogDiff {
 		}
 		return cd
 	}
-	activity := func(e *Event, s *State, removed bool) {
-		d := get(e.Card)
-		if e.Op == OpHeartbeat {
-			if _, refused := s.ConflictOf(e.ID); !refused && !removed {
-				d.Heartbeats++
-			}
-			return
-		}
-		if quietOp(e.Op) {
-			return
-		}
-		_, refused := s.ConflictOf(e.ID)
-		d.Activity = append(d.Activity, Activity{At: e.clock(), Op: e.Op, Actor: e.Actor, Owner: e.Owner, Epoch: e.Epoch,
-			Reason: e.Reason, Refused: refused, Removed: removed})
-	}
+	activity := func(e *Event, s *State, removed bool) { addActivity(get(e.Card), e, s, removed) }
 	// Both lists are in (at, id) order; merge them so the activity is too.
 	i, j := 0, 0
 	for i < len(eo) || j < len(en) {
@@ -174,6 +238,152 @@ func diffStates(so, sn *State, eo, en []*Event) *BacklogDiff {
 	}
 	slices.SortFunc(d.Cards, func(a, b CardDiff) int { return cmp.Compare(a.ID, b.ID) })
 	return d
+}
+
+// MergeTrees is what git's union merge (merge=union in
+// .backlog/.gitattributes) makes of two versions of a backlog's tracked
+// files, without a base: every file either holds, a file both hold with
+// different bytes as the lines of both. Settings files (config.json and
+// the like) are ours. The result folds as the merged backlog will, for
+// bl diff --merge.
+func MergeTrees(ours, theirs Tree) Tree {
+	out := Tree{}
+	for name, data := range ours {
+		out[name] = data
+	}
+	for name, data := range theirs {
+		mine, ok := out[name]
+		switch {
+		case !ok:
+			out[name] = data
+		case bytes.Equal(mine, data):
+		case name == LedgerFile || name == SnapshotFile || strings.HasPrefix(name, ArchiveDir+"/"):
+			u := append(append([]byte(nil), mine...), data...)
+			if len(mine) > 0 && mine[len(mine)-1] != '\n' {
+				u = append(append(append([]byte(nil), mine...), '\n'), data...)
+			}
+			out[name] = u
+		}
+	}
+	return out
+}
+
+// addActivity adds the event e, folded in s, to its card's diff.
+func addActivity(d *CardDiff, e *Event, s *State, removed bool) {
+	if e.Op == OpHeartbeat {
+		if _, refused := s.ConflictOf(e.ID); !refused && !removed {
+			d.Heartbeats++
+		}
+		return
+	}
+	if quietOp(e.Op) {
+		return
+	}
+	c, refused := s.ConflictOf(e.ID)
+	d.Activity = append(d.Activity, Activity{At: e.clock(), Op: e.Op, Actor: e.Actor, Owner: e.Owner, Epoch: e.Epoch,
+		Reason: e.Reason, Text: e.Text, Refused: refused, Why: c.Reason, Holder: c.Winner, Removed: removed})
+}
+
+// diffAppended is DiffTrees for the common case of adjacent commits: both
+// versions hold the same snapshot and archive segments, and the new
+// ledger is the old one with events appended after all of its own. The
+// snapshot is decoded once, the old ledger folded on it, the copies of
+// the cards the new events touch kept, and the new events folded after:
+// only those cards are compared. ok is false when the versions are not
+// like that.
+func diffAppended(old, new Tree) (d *BacklogDiff, ok bool, err error) {
+	for name, data := range old {
+		if name == LedgerFile || !(name == SnapshotFile || strings.HasPrefix(name, ArchiveDir+"/")) {
+			continue
+		}
+		if o, has := new[name]; !has || !bytes.Equal(o, data) {
+			return nil, false, nil
+		}
+	}
+	for name := range new {
+		if _, has := old[name]; !has && (name == SnapshotFile || strings.HasPrefix(name, ArchiveDir+"/")) {
+			return nil, false, nil
+		}
+	}
+	eo, err := Tree{LedgerFile: old[LedgerFile]}.union(LedgerFile)
+	if err != nil {
+		return nil, false, err
+	}
+	en, err := Tree{LedgerFile: new[LedgerFile]}.union(LedgerFile)
+	if err != nil {
+		return nil, false, err
+	}
+	inNew := make(map[string]bool, len(en))
+	for _, e := range en {
+		inNew[e.ID] = true
+	}
+	for _, e := range eo {
+		if !inNew[e.ID] {
+			return nil, false, nil // removed events: the general comparison
+		}
+	}
+	added := en[len(eo):]
+	for i, e := range en[:len(eo)] {
+		if e.ID != eo[i].ID {
+			return nil, false, nil // not an append
+		}
+	}
+	s, err := old.Fold()
+	if err != nil {
+		return nil, false, err
+	}
+	before := map[string]*Card{}
+	for _, e := range added {
+		for _, id := range []string{e.Card, e.To} {
+			if _, seen := before[id]; id == "" || seen {
+				continue
+			}
+			before[id] = nil
+			if c, had := s.Card(id); had {
+				before[id] = &c
+			}
+		}
+	}
+	for _, e := range added {
+		_, _ = s.fold(e) // a conflict is recorded in s
+	}
+	d = &BacklogDiff{Cards: []CardDiff{}, EventsAdded: len(added)}
+	byCard := map[string]*CardDiff{}
+	for _, e := range added {
+		cd := byCard[e.Card]
+		if cd == nil {
+			cd = &CardDiff{ID: e.Card, Fields: []Change{}, Activity: []Activity{}}
+			byCard[e.Card] = cd
+		}
+		addActivity(cd, e, s, false)
+	}
+	for id, co := range before {
+		cn, has := s.Card(id)
+		if !has {
+			continue
+		}
+		cd := byCard[id]
+		if cd == nil {
+			cd = &CardDiff{ID: id, Fields: []Change{}, Activity: []Activity{}}
+		}
+		cd.Title, cd.Change = cn.Title, "changed"
+		if co == nil {
+			cd.Change, co = "created", &Card{}
+		}
+		cd.Fields = nonNilChanges(CardChanges(co, &cn, false))
+		byCard[id] = cd
+	}
+	for _, cd := range byCard {
+		if cd.Change == "" {
+			cd.Change = "changed"
+		}
+		if len(cd.Activity) == 0 && len(cd.Fields) == 0 && cd.Heartbeats == 0 && cd.Change == "changed" {
+			continue
+		}
+		d.Cards = append(d.Cards, *cd)
+	}
+	slices.SortFunc(d.Cards, func(a, b CardDiff) int { return cmp.Compare(a.ID, b.ID) })
+	return d, true, nil
 }
 
 func nonNilChanges(c []Change) []Change {

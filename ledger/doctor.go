@@ -22,7 +22,7 @@ type Damage struct {
 	File       string `json:"file"` // relative to the backlog: ledger.jsonl, snapshot.json, archive/...
 	Line       int    `json:"line"`
 	Offset     int64  `json:"offset"`
-	Kind       string `json:"kind"` // checksum, framing, blank, version, duplicate, conflict-markers, stale, snapshot, archive
+	Kind       string `json:"kind"` // checksum, framing, blank, version, duplicate, conflict-markers, snapshot, archive; "stale" in Report.Stale
 	Reason     string `json:"reason"`
 	Repairable bool   `json:"repairable"`
 }
@@ -45,14 +45,14 @@ type SetAside struct {
 
 // Report is the integrity check of a backlog.
 type Report struct {
-	Dir     string `json:"dir"`
+	Dir string `json:"dir"`
 	// Warnings are what is not damage but needs the user: a lock file
 	// git tracks (a pull or checkout may replace it under running bl).
 	Warnings []string `json:"warnings,omitempty"`
-	Corrupt bool   `json:"corrupt"` // damage that blocks reads or writes (every kind but "stale")
-	Lines   int    `json:"lines"`
-	Bytes   int64  `json:"bytes"`
-	Cards   int    `json:"cards"`
+	Corrupt  bool     `json:"corrupt"` // Damage is not empty: it blocks reads or writes
+	Lines    int      `json:"lines"`
+	Bytes    int64    `json:"bytes"`
+	Cards    int      `json:"cards"`
 	// CRLFLines counts ledger lines ending in "\r\n" (a CRLF checkout);
 	// they read as the same events.
 	CRLFLines int `json:"crlf_lines"`
@@ -75,8 +75,18 @@ type Report struct {
 	// (a full disk, a kill) wrote before its snapshot: every event in it
 	// is still in the ledger, loads ignore it and the next compaction
 	// removes it. "" when there is none.
-	Leftover           string         `json:"leftover_segment,omitempty"`
-	Damage             []Damage       `json:"damage"`
+	Leftover string `json:"leftover_segment,omitempty"`
+	// Damage is what blocks reads or writes. Stale is what the files say
+	// that the events they hold outdate — a union of two snapshots after a
+	// git merge, archive segments the snapshot did not fold, ledger lines
+	// older than the snapshot, a snapshot counting events a revert took
+	// out: the ordinary result of a merge or a revert, read as the fold of
+	// the events and rebuilt by the next write; never damage.
+	Damage []Damage `json:"damage"`
+	Stale  []Damage `json:"stale"`
+	// LostEvents is set when the snapshot says it folds more events than
+	// the files hold (a git revert or reset of a compaction).
+	LostEvents         *LostEvents    `json:"lost_events"`
 	Conflicts          []Conflict     `json:"conflicts"`
 	ExpiredLeases      []ExpiredLease `json:"expired_leases"`
 	DependencyProblems []string       `json:"dependency_problems"`
@@ -116,7 +126,7 @@ func diagnose(dir string, now time.Time) (*Report, []rawLine, error) {
 		}
 		return nil, nil, err
 	}
-	rep := &Report{Dir: dir, Bytes: int64(len(data)), Damage: []Damage{}, Conflicts: []Conflict{},
+	rep := &Report{Dir: dir, Bytes: int64(len(data)), Damage: []Damage{}, Stale: []Damage{}, Conflicts: []Conflict{},
 		ExpiredLeases: []ExpiredLease{}, DependencyProblems: []string{}, Repaired: []string{}}
 	// Every line through the one reader and its rule; unlike the other
 	// callers, doctor goes on past damage to list all of it.
@@ -277,10 +287,16 @@ func diagnose(dir string, now time.Time) (*Report, []rawLine, error) {
 	for _, e := range evs {
 		_ = s.Apply(e) // conflicts are recorded in the state
 	}
-	// A stale snapshot (a compaction cut short, a git merge) blocks
-	// nothing: the next open rebuilds it. Everything else is damage.
-	rep.Corrupt = slices.ContainsFunc(rep.Damage, func(d Damage) bool { return d.Kind != "stale" })
-	if !rep.Corrupt && len(rep.Damage) > 0 {
+	// A stale snapshot (a compaction cut short, a git merge, a revert)
+	// blocks nothing: the next open rebuilds it. Everything else is damage.
+	for _, d := range rep.Damage {
+		if d.Kind == "stale" {
+			rep.Stale = append(rep.Stale, d)
+		}
+	}
+	rep.Damage = slices.DeleteFunc(rep.Damage, func(d Damage) bool { return d.Kind == "stale" })
+	rep.Corrupt = len(rep.Damage) > 0
+	if !rep.Corrupt && len(rep.Stale) > 0 {
 		// Stale: report on the backlog as the next open will see it.
 		if t, err := ReadTree(dir); err == nil {
 			var led []*Event
@@ -289,9 +305,13 @@ func diagnose(dir string, now time.Time) (*Report, []rawLine, error) {
 					led = append(led, l.event)
 				}
 			}
-			if norm, err := normalTree(t, led); err == nil {
+			if norm, lost, err := normalTree(t, led); err == nil {
 				if ns, err := norm.fold(false); err == nil {
 					s = ns
+				}
+				if lost != nil {
+					rep.LostEvents = lost
+					rep.Stale = append(rep.Stale, Damage{File: SnapshotFile, Line: 1, Kind: "stale", Repairable: true, Reason: lost.String()})
 				}
 			}
 		}
@@ -408,8 +428,10 @@ func Repair(ctx context.Context, dir string, timeout time.Duration, now time.Tim
 		}
 	}
 	var done []string
-	stale := slices.ContainsFunc(rep.Damage, func(d Damage) bool { return d.Kind == "stale" || d.File == SnapshotFile && d.Repairable })
-	other := slices.ContainsFunc(rep.Damage, func(d Damage) bool { return d.Kind != "stale" && d.File == LedgerFile })
+	// A stale snapshot, or one no history produces (forged), is rebuilt
+	// from the events.
+	stale := len(rep.Stale) > 0 || slices.ContainsFunc(rep.Damage, func(d Damage) bool { return d.File == SnapshotFile && d.Repairable })
+	other := slices.ContainsFunc(rep.Damage, func(d Damage) bool { return d.File == LedgerFile })
 	if slices.ContainsFunc(rep.Damage, func(d Damage) bool { return strings.HasPrefix(d.File, ArchiveDir+"/") }) {
 		n, err := repairSegments(dir)
 		if err != nil {
@@ -459,10 +481,14 @@ func Repair(ctx context.Context, dir string, timeout time.Duration, now time.Tim
 		}
 	}
 	if stale {
-		if _, err := normalize(dir); err != nil {
+		_, lost, err := normalize(dir)
+		if err != nil {
 			return rep, err
 		}
 		done = append(done, "rebuilt the snapshot and archive segments from every event the backlog holds")
+		if lost != nil {
+			done = append(done, fmt.Sprintf("the snapshot counted %d event(s) the files no longer hold (a git revert or reset): rebuilt from the %d there are", lost.Claimed-lost.Held, lost.Held))
+		}
 	}
 	// Each of the above sets a torn tail aside and ends the last line.
 	if rep.TornTail != nil {

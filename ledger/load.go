@@ -191,9 +191,12 @@ func (b *Backlog) loadOnce(sorted bool) (done bool, err error) {
 // full disk), it goes on from the normal form in memory, as a reader does.
 func (b *Backlog) loadStale() (done bool, err error) {
 	if b.holding {
-		torn, nerr := normalize(b.dir)
+		torn, lost, nerr := normalize(b.dir)
 		if torn != nil {
 			b.warn(setAsideMessage(b.dir, torn))
+		}
+		if lost != nil {
+			b.warn(lost.String())
 		}
 		if nerr == nil {
 			return false, nil
@@ -333,9 +336,12 @@ func (b *Backlog) loadNormalForm() (done bool, err error) {
 		lines++
 	}
 	t[LedgerFile] = data[:end]
-	norm, err := normalTree(t, led)
+	norm, lost, err := normalTree(t, led)
 	if err != nil {
 		return false, err
+	}
+	if lost != nil {
+		b.warn(lost.String())
 	}
 	s, err := norm.fold(false)
 	if err != nil {

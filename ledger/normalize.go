@@ -17,34 +17,55 @@ import (
 // reordered past the snapshot and nothing is lost. The caller holds the
 // lock. The change is journaled. A torn tail of the ledger is set aside
 // first and returned, for the caller to say so.
-func normalize(dir string) (*TornTail, error) {
+//
+// lost is what the snapshot said it folded beyond the events the files
+// hold (see normalTree); the caller says so.
+func normalize(dir string) (torn *TornTail, lost *LostEvents, err error) {
 	prev, err := ReadTree(dir)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	led, _, torn, err := readEventsData(filepath.Join(dir, LedgerFile), prev[LedgerFile])
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if torn != nil { // set it aside first
 		if err := setAside(dir, torn); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		prev[LedgerFile] = prev[LedgerFile][:torn.Offset]
 	}
-	next, err := normalTree(prev, led)
+	next, lost, err := normalTree(prev, led)
 	if err != nil {
-		return torn, err
+		return torn, nil, err
 	}
-	return torn, writeTree(dir, prev, next)
+	return torn, lost, writeTree(dir, prev, next)
+}
+
+// LostEvents is a snapshot that says it folds more events than the archive
+// segments and the ledger hold: a git revert or reset of a commit that
+// compacted took a segment out, and the snapshot (rewritten by a later
+// commit, or a union of two) still counts its events. The snapshot is a
+// cache of the events, so it is stale, not damage: bl folds the events the
+// files hold, and the next write rebuilds the snapshot from them.
+type LostEvents struct {
+	Claimed int64 `json:"claimed"` // events the snapshot says it folds
+	Held    int64 `json:"held"`    // events the files hold
+}
+
+func (l *LostEvents) String() string {
+	return fmt.Sprintf("%s folds %d events but the archive segments and the ledger hold %d: a git revert or reset took %d out of the files; "+
+		"bl reads the %d events the files hold and the next write rebuilds the snapshot from them. The events come back at the next merge of a branch that has them; "+
+		"undo with bl commands instead (bl reopen, unblock, update, release)", SnapshotFile, l.Claimed, l.Held, l.Claimed-l.Held, l.Held)
 }
 
 // normalTree computes the normal form of a tree whose ledger holds led:
 // every archive segment sorted, each event once and only under the stamp
 // that stands (see settle.go); the events of led that no segment holds in
 // a new segment; the snapshot the fold of all segments;
-// an empty ledger.
-func normalTree(t Tree, led []*Event) (Tree, error) {
+// an empty ledger. lost is non-nil when t's snapshot says it folds more
+// events than that: it is rebuilt from the events there are.
+func normalTree(t Tree, led []*Event) (_ Tree, lost *LostEvents, err error) {
 	out := Tree{}
 	for name, data := range t {
 		if name != SnapshotFile && name != LedgerFile {
@@ -54,13 +75,13 @@ func normalTree(t Tree, led []*Event) (Tree, error) {
 	for _, name := range t.archives() {
 		data, err := settleData(name, t[name])
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		out[name] = data
 	}
 	archived, err := out.union(out.archives()...)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	// The ledger's events no segment holds as they stand: new ones, and
 	// later stamps of archived ones (settle.go), which join a new segment.
@@ -70,10 +91,10 @@ func normalTree(t Tree, led []*Event) (Tree, error) {
 	}
 	all, err := settleEvents(append(slices.Clone(archived), led...))
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if err := dropOutranked(out, all); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	var rest []*Event
 	for _, e := range all {
@@ -86,33 +107,32 @@ func normalTree(t Tree, led []*Event) (Tree, error) {
 		if old, ok := out[name]; ok { // the same name: keep both sets of lines
 			evs, err := decodeAll(name, old)
 			if err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			if rest, err = settleEvents(append(rest, evs...)); err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 		}
 		data, err := encodeEvents(rest)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		out[name] = data
 		archived = all
 	}
 	if n := snapshotClaims(t[SnapshotFile]); n > int64(len(archived)) {
-		return nil, &CorruptError{Path: SnapshotFile, Line: 1, Err: fmt.Errorf("the snapshot folds %d events but the archive segments and the ledger hold %d: restore %s/ from git (git log --stat -- %s)",
-			n, len(archived), ArchiveDir, ArchiveDir)}
+		lost = &LostEvents{Claimed: n, Held: int64(len(archived))}
 	}
 	if len(archived) > 0 {
 		s := Fold(archived)
 		snap, _, err := s.encodeSnapshot(out.archives(), nil)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		out[SnapshotFile] = snap
 	}
 	out[LedgerFile] = []byte{}
-	return out, nil
+	return out, lost, nil
 }
 
 // dropOutranked takes out of t's segments every copy of an event that a

@@ -85,8 +85,8 @@ type Event struct {
 	Owner         string `json:"owner,omitempty"`
 	TTLSeconds    int64  `json:"ttl_seconds,omitempty"`
 
-	Reason     string          `json:"reason,omitempty"`
-	To         string          `json:"to,omitempty"`
+	Reason string `json:"reason,omitempty"`
+	To     string `json:"to,omitempty"`
 	// LinkType is the type of a link or unlink (LinkType); empty means
 	// blocks, the dependency every version knows.
 	LinkType   string          `json:"type,omitempty"`

@@ -157,7 +157,7 @@ func (t Tree) fold(mayNormalize bool) (*State, error) {
 	if err != nil {
 		return nil, err
 	}
-	norm, err := normalTree(t, all)
+	norm, _, err := normalTree(t, all)
 	if err != nil {
 		return nil, err
 	}

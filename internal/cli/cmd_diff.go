@@ -10,7 +10,8 @@ import (
 
 // DiffCmd shows what changed in the backlog between two commits.
 type DiffCmd struct {
-	Revs []string `arg:"" name:"rev" placeholder:"REV" help:"A commit, branch or tag; two to compare two commits, one to compare it with the working backlog."`
+	Revs  []string `arg:"" optional:"" name:"rev" placeholder:"REV" help:"A commit, branch or tag; two to compare two commits, one to compare it with the working backlog; A...B for what B adds since it left A."`
+	Merge string   `name:"merge" placeholder:"BRANCH" help:"What merging BRANCH would do to the working backlog (git's union merge of .backlog), without touching the worktree."`
 }
 
 func init() {
@@ -28,6 +29,21 @@ anything git rev-parse takes: HEAD~1, main, a tag, a hash. It is resolved
 in the repository that holds the shared backlog: from a linked worktree,
 HEAD is the main worktree's HEAD, as for bl sync.
 
+A...B (three dots) compares B with the commit where it left A (their
+merge base), as git diff A...B does: what a pull request from B adds,
+whatever A gained since; A..B is A B. --merge BRANCH shows what merging
+BRANCH (git merge, or bl sync with it) would do to the working backlog:
+its events joined to this backlog's, folded, the claims that would lose a
+race marked REFUSED, without touching the worktree or the index.
+
+For every event it lists a note's text, a fail's or block's reason and a
+completion's note; for a refused one, why the fold refused it and who
+held the card instead.
+
+It reads only what differs: archive segments both sides hold with the
+same bytes are neither compared nor decoded, so a review of a change
+costs in proportion to the change, not to the backlog's history.
+
 Events the old commit holds and the new one does not are counted and
 marked "removed": a git revert or reset between the two. The ledger is a
 grow-only set, so they come back at the next merge of a branch that has
@@ -37,6 +53,8 @@ Examples:
 
     bl diff HEAD~1
     bl diff main feature
+    bl diff origin/main...HEAD
+    bl diff --merge feature
     bl diff v1.2 HEAD --json | jq '.cards[] | select(.change == "created") | .id'` + exitCodesHelp
 }
 
@@ -55,7 +73,22 @@ func (s diffSide) String() string {
 }
 
 func (c *DiffCmd) Run(a *App) error {
-	if len(c.Revs) > 2 {
+	revs := c.Revs
+	if len(revs) == 1 && !strings.Contains(revs[0], "...") && strings.Contains(revs[0], "..") {
+		a, b, _ := strings.Cut(revs[0], "..")
+		revs = []string{orHEAD(a), orHEAD(b)}
+	}
+	if len(revs) == 1 && strings.Contains(revs[0], "...") {
+		// A...B: B against the merge base of A and B.
+		_, b, _ := strings.Cut(revs[0], "...")
+		revs = []string{revs[0], orHEAD(b)}
+	}
+	switch {
+	case c.Merge != "" && len(revs) > 0:
+		return usagef("bl diff --merge BRANCH compares the working backlog with its merge with BRANCH: give no other revision")
+	case c.Merge == "" && len(revs) == 0:
+		return usagef("bl diff takes a revision: bl diff REV (against the working backlog), bl diff OLD NEW, bl diff A...B or bl diff --merge BRANCH")
+	case len(revs) > 2:
 		return usagef("bl diff takes one or two revisions: bl diff REV (against the working backlog) or bl diff OLD NEW")
 	}
 	git, err := a.needGit("bl diff")
@@ -68,7 +101,10 @@ func (c *DiffCmd) Run(a *App) error {
 	}
 	var trees [2]ledger.Tree
 	var sides [2]diffSide
-	for i, rev := range c.Revs {
+	if c.Merge != "" {
+		return c.runMerge(a, git, b)
+	}
+	for i, rev := range revs {
 		if rev == "" {
 			return usagef("bl diff: a revision is empty")
 		}
@@ -77,7 +113,7 @@ func (c *DiffCmd) Run(a *App) error {
 		}
 		sides[i].Rev = rev
 	}
-	if len(c.Revs) == 1 {
+	if len(revs) == 1 {
 		if trees[1], err = b.Tree(a.ctx); err != nil {
 			return err
 		}
@@ -86,6 +122,37 @@ func (c *DiffCmd) Run(a *App) error {
 	if err != nil {
 		return err
 	}
+	out := struct {
+		Old diffSide `json:"old"`
+		New diffSide `json:"new"`
+		*ledger.BacklogDiff
+	}{sides[0], sides[1], d}
+	return a.emit(out, func(w io.Writer) { printDiff(w, sides, d) })
+}
+
+func orHEAD(rev string) string {
+	if rev == "" {
+		return "HEAD"
+	}
+	return rev
+}
+
+// runMerge is bl diff --merge: the working backlog against what git's
+// union merge with the branch's backlog would make of it, in memory.
+func (c *DiffCmd) runMerge(a *App, git Git, b *ledger.Backlog) error {
+	theirs, commit, err := git.BacklogAt(b.Dir(), c.Merge)
+	if err != nil {
+		return err
+	}
+	ours, err := b.Tree(a.ctx)
+	if err != nil {
+		return err
+	}
+	d, err := ledger.DiffTrees(ours, ledger.MergeTrees(ours, theirs))
+	if err != nil {
+		return err
+	}
+	sides := [2]diffSide{{}, {Rev: "merge of " + c.Merge, Commit: commit}}
 	out := struct {
 		Old diffSide `json:"old"`
 		New diffSide `json:"new"`
@@ -164,8 +231,17 @@ func activityText(act ledger.Activity) string {
 	if act.Reason != "" {
 		fmt.Fprintf(&b, ": %q", text(act.Reason))
 	}
+	if act.Text != "" {
+		fmt.Fprintf(&b, ": %q", text(act.Text))
+	}
 	if act.Refused {
 		b.WriteString("  REFUSED by the fold (a conflict: it changed nothing)")
+		if act.Why != "" {
+			fmt.Fprintf(&b, ": %s", text(act.Why))
+		}
+		if act.Holder != "" {
+			fmt.Fprintf(&b, "; %s held the card", text(act.Holder))
+		}
 	}
 	if act.Removed {
 		b.WriteString("  (removed)")

@@ -6,7 +6,6 @@ import (
 	"io"
 	"math"
 	"path/filepath"
-	"slices"
 	"time"
 
 	"github.com/bl-backlog/bl/internal/gitdir"
@@ -62,6 +61,14 @@ has them, since the ledger is a grow-only set of events; undo with bl
 commands (reopen, unblock, update, release) instead. This is a warning,
 not damage; --repair accepts the files as they are.
 
+A snapshot that disagrees with the events the files hold is stale, never
+damage: a union of two snapshots after a git merge, archive segments the
+snapshot did not fold, or a snapshot that counts events a git revert of a
+compaction took out. Every command reads the events the files hold, and
+the next write (or --repair) rebuilds the snapshot from them. --json
+lists such state under "stale" (and "lost_events" for a revert), apart
+from "damage", so a CI check for "damage": [] passes after a merge.
+
 Exits 6 while the backlog has damage that blocks reads or writes.
 
 Examples:
@@ -97,8 +104,7 @@ func (c *DoctorCmd) Run(a *App) error {
 		return err
 	}
 	if rep.Corrupt {
-		i := slices.IndexFunc(rep.Damage, func(d ledger.Damage) bool { return d.Kind != "stale" })
-		d := rep.Damage[i]
+		d := rep.Damage[0]
 		return ledger.Errorf(ledger.ErrCorrupt, "corrupt backlog: %s line %d (byte offset %d): %s", d.File, d.Line, d.Offset, d.Reason)
 	}
 	return nil
@@ -157,13 +163,12 @@ func (a *App) printReport(w io.Writer, r *ledger.Report) {
 	if r.LostNewline > 0 {
 		fmt.Fprintf(w, "newline    line %d, the last event, lost its newline: it still counts; the next write or bl doctor --repair restores it\n", r.LostNewline)
 	}
+	for _, d := range r.Stale {
+		fmt.Fprintf(w, "stale      %s (not damage: the next write, or bl doctor --repair, rebuilds it)\n", d.Reason)
+	}
 	for _, d := range r.Damage {
 		fix := "restore it from git: git log -p -- " + ledger.GitPath(r.Dir, d.File)
-		switch {
-		case d.Kind == "stale":
-			fmt.Fprintf(w, "stale      %s (the next write, or bl doctor --repair, rebuilds it)\n", d.Reason)
-			continue
-		case d.Repairable:
+		if d.Repairable {
 			fix = "bl doctor --repair fixes it"
 		}
 		fmt.Fprintf(w, "DAMAGE     %s line %d (byte offset %d), %s: %s (%s)\n", d.File, d.Line, d.Offset, d.Kind, d.Reason, fix)

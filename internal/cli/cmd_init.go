@@ -62,6 +62,11 @@ func (c *InitCmd) Run(a *App) error {
 			return err
 		}
 	}
+	if g != nil {
+		if err := trackedElsewhere(g, dir); err != nil {
+			return err
+		}
+	}
 	_, statErr := os.Stat(filepath.Join(dir, ledger.AttributesFile))
 	created, err := ledger.Init(dir)
 	if err != nil {
@@ -108,6 +113,23 @@ func (c *InitCmd) Run(a *App) error {
 }
 
 const initWhat = "bl init in a git repository"
+
+// trackedElsewhere refuses to start a fresh backlog where the checked-out
+// commit tracks one this checkout does not have: a sparse checkout that
+// leaves .backlog out, or a deleted directory. A fresh ledger there would
+// be committed over the team's.
+func trackedElsewhere(g Git, dir string) error {
+	if _, err := os.Lstat(filepath.Join(dir, ledger.LedgerFile)); err == nil {
+		return nil
+	}
+	t, _, err := g.BacklogAt(dir, "HEAD")
+	if err != nil || len(t) == 0 {
+		return nil // no commit yet, or nothing tracked there
+	}
+	p := ledger.GitPath(dir, "")
+	return ledger.Errorf(ledger.ErrConflict, "HEAD tracks a backlog at %s (%d files) that this checkout does not have: it is outside the sparse-checkout set, or was deleted. "+
+		"Check it out instead of starting a fresh one: git sparse-checkout add %s (or git checkout HEAD -- %s)", p, len(t), p, p)
+}
 
 // gitWork: in a git repository, init removes the merge driver lines an
 // older bl init wrote, which bl-git does.

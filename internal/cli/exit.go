@@ -106,7 +106,7 @@ func hint(code string) string {
 	case "remote":
 		return "check the remote's name and URL (git remote -v) and the network; nothing local was lost"
 	case "diverged":
-		return "git pull merges the code (and the backlog, with the union rule of .backlog/.gitattributes); then bl sync again"
+		return "the commands after \"run:\" merge with git and push; run them as printed"
 	case "no_git":
 		return "bl sync and bl diff need the backlog inside a git repository (git init)"
 	}

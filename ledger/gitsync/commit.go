@@ -1,8 +1,12 @@
 package gitsync
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/object"
@@ -65,6 +69,10 @@ func (s *Syncer) commitOnce(f backlogFiles, remote, local plumbing.Hash) (plumbi
 	if err != nil {
 		return local, false, "", err
 	}
+	var indexOthers []func()
+	if root, indexOthers, err = s.bringInOthers(root, local, remote, parents); err != nil {
+		return local, false, "", err
+	}
 	if len(parents) == 1 {
 		if pt, err := g.rootTree(parents[0]); err == nil && pt != nil && pt.Hash == root {
 			// Nothing new: at most a fast-forward to the remote.
@@ -74,6 +82,9 @@ func (s *Syncer) commitOnce(f backlogFiles, remote, local plumbing.Hash) (plumbi
 				}
 				if checkedOut {
 					_ = g.updateIndex(t, blobs, f.sizes)
+					for _, f := range indexOthers {
+						f()
+					}
 				}
 			}
 			return parents[0], false, "", nil
@@ -105,8 +116,76 @@ func (s *Syncer) commitOnce(f backlogFiles, remote, local plumbing.Hash) (plumbi
 		// The commit stands; a busy index only leaves git status showing
 		// the backlog as modified until the next sync.
 		_ = g.updateIndex(t, blobs, f.sizes)
+		for _, f := range indexOthers {
+			f()
+		}
 	}
 	return h, true, msg, nil
+}
+
+// bringInOthers handles the other backlogs of the repository that the
+// remote commit changed (two .backlog directories in one repository, see
+// otherBacklogs): each takes the remote's events through its own ledger,
+// under its own lock, as a pull of it would, and the commit carries its
+// files as they then stand. It returns the new root and what updates the
+// index for those files once the commit stands.
+func (s *Syncer) bringInOthers(root plumbing.Hash, local, remote plumbing.Hash, parents []plumbing.Hash) (plumbing.Hash, []func(), error) {
+	if remote.IsZero() || remote == local || !slices.Contains(parents, remote) || local.IsZero() {
+		return root, nil, nil
+	}
+	g := s.g
+	lt, err := g.rootTree(local)
+	if err != nil {
+		return root, nil, err
+	}
+	rt, err := g.rootTree(remote)
+	if err != nil {
+		return root, nil, err
+	}
+	others, _, err := g.otherBacklogs(lt, rt)
+	if err != nil || len(others) == 0 {
+		return root, nil, err
+	}
+	var index []func()
+	for _, o := range others {
+		og := g.at(o)
+		up, err := og.readBacklog(remote)
+		if err != nil {
+			return root, nil, err
+		}
+		dir := filepath.Join(g.root, filepath.FromSlash(o))
+		b, err := ledger.Open(dir, ledger.Options{})
+		if err != nil {
+			return root, nil, fmt.Errorf("%s: %w", dir, err)
+		}
+		ctx := context.Background()
+		_, _, err = b.ApplyUpstream(ctx, up)
+		var ot ledger.Tree
+		if err == nil {
+			ot, err = b.Tree(ctx)
+		}
+		b.Close()
+		if err != nil {
+			return root, nil, fmt.Errorf("bring in %s: %w", dir, err)
+		}
+		rootObj, err := g.repo.TreeObject(root)
+		if err != nil {
+			return root, nil, err
+		}
+		baseSub, err := og.subtree(rootObj)
+		if err != nil {
+			return root, nil, err
+		}
+		osub, blobs, err := og.backlogTree(baseSub, ot, nil)
+		if err != nil {
+			return root, nil, err
+		}
+		if root, err = og.splice(rootObj, osub, true); err != nil {
+			return root, nil, err
+		}
+		index = append(index, func() { _ = og.updateIndex(ot, blobs, nil) })
+	}
+	return root, index, nil
 }
 
 // mergeable fails with ErrDiverged when a commit of the backlog onto the
@@ -214,8 +293,34 @@ func (s *Syncer) sameOutside(local, remote plumbing.Hash) error {
 }
 
 func (s *Syncer) divergedError() error {
-	return fmt.Errorf("%w: %s has commits that change files outside %s; bring them in with git first (git pull %s %s; git's union merge of .backlog merges it), then sync again, or exchange the backlog on a branch of its own (--branch)",
-		ErrDiverged, s.remoteLabel(), s.g.prefix, s.o.Remote, s.branch.Short())
+	remote := s.o.Remote
+	if remote == "" {
+		remote = s.url
+	}
+	pull := fmt.Sprintf("git -C %s pull --no-rebase --no-edit %s %s", shellQuote(s.g.root), shellQuote(remote), shellQuote(s.branch.Short()))
+	resync := fmt.Sprintf("bl sync --push --remote %s --branch %s", shellQuote(remote), shellQuote(s.branch.Short()))
+	run := pull + " && " + resync
+	if cur, err := s.g.currentBranch(); err != nil || cur != s.branch {
+		run = fmt.Sprintf("git -C %s checkout %s && %s", shellQuote(s.g.root), shellQuote(s.branch.Short()), run)
+	}
+	where := s.g.prefix
+	if where == "" {
+		where = "the backlog"
+	}
+	return fmt.Errorf("%w: %s has commits that change files outside %s, which only git merges (or exchange the backlog on a branch of its own, sync.branch). "+
+		"The backlog was committed on %s and nothing of the remote's was applied. To bring the remote's commits in with git (its union merge of .backlog merges the backlog) and push, run: %s",
+		ErrDiverged, s.remoteLabel(), where, s.branch.Short(), run)
+}
+
+// shellQuote quotes a word for a POSIX shell when it needs it, so printed
+// advice can be pasted as it is.
+func shellQuote(w string) string {
+	if w != "" && strings.IndexFunc(w, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./:@+=,", r))
+	}) < 0 {
+		return w
+	}
+	return "'" + strings.ReplaceAll(w, "'", `'\''`) + "'"
 }
 
 // changedSince returns the backlog files of commit parent and of t (whose

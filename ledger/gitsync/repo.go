@@ -10,13 +10,21 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
+	"github.com/go-git/go-billy/v5"
+	"github.com/go-git/go-billy/v5/osfs"
 	git "github.com/go-git/go-git/v5"
+	gitconfig "github.com/go-git/go-git/v5/config"
 	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/cache"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
+	"github.com/go-git/go-git/v5/plumbing/format/gitattributes"
 	"github.com/go-git/go-git/v5/plumbing/format/index"
 	"github.com/go-git/go-git/v5/plumbing/object"
+	"github.com/go-git/go-git/v5/storage/filesystem"
+	"github.com/go-git/go-git/v5/storage/filesystem/dotgit"
 
 	"github.com/bl-backlog/bl/internal/gitdir"
 	"github.com/bl-backlog/bl/ledger"
@@ -29,6 +37,10 @@ type Repo struct {
 	gitDir    string // this worktree's git directory: HEAD, index
 	commonDir string // refs, objects and config, shared by linked worktrees
 	prefix    string // the backlog directory relative to the worktree root, slash-separated; "" for the root itself
+
+	eolOnce  sync.Once
+	eolAuto  bool                  // core.autocrlf is true or input
+	eolAttrs gitattributes.Matcher // the text and eol attributes; nil when none
 }
 
 // OpenRepo opens the git repository whose worktree contains the backlog
@@ -42,6 +54,9 @@ func OpenRepo(dir string) (*Repo, error) {
 		abs = real
 	}
 	r, err := git.PlainOpenWithOptions(abs, &git.PlainOpenOptions{DetectDotGit: true, EnableDotGitCommonDir: true})
+	if errors.Is(err, git.ErrUnsupportedExtensionRepositoryFormatVersion) || errors.Is(err, git.ErrUnknownExtension) {
+		r, err = openWorktreeConfig(abs, err)
+	}
 	if errors.Is(err, git.ErrRepositoryNotExists) {
 		return nil, fmt.Errorf("%w: %s is not inside one", ErrNoRepo, abs)
 	}
@@ -64,6 +79,53 @@ func OpenRepo(dir string) (*Repo, error) {
 		return nil, err
 	}
 	return g, nil
+}
+
+// openWorktreeConfig opens a repository that go-git refuses for its
+// extensions.worktreeConfig (git sparse-checkout and git worktree set it):
+// per-worktree settings live in config.worktree, which holds what bl does
+// not use (sparse-checkout patterns), while the repository's config keeps
+// remotes and branches. The storage hides that one extension from go-git's
+// check; any other extension still fails with refused.
+func openWorktreeConfig(abs string, refused error) (*git.Repository, error) {
+	root, err := gitdir.Root(abs)
+	if err != nil {
+		return nil, refused
+	}
+	gitDir, common, err := gitdir.Dirs(root)
+	if err != nil {
+		return nil, refused
+	}
+	var fs billy.Filesystem = osfs.New(gitDir)
+	if common != gitDir {
+		fs = dotgit.NewRepositoryFilesystem(fs, osfs.New(common))
+	}
+	st := worktreeConfigStorage{filesystem.NewStorage(fs, cache.NewObjectLRUDefault())}
+	cfg, err := st.Storage.Config()
+	if err != nil || !cfg.Raw.HasSection("extensions") || cfg.Raw.Section("extensions").Option(worktreeConfigKey) == "" {
+		return nil, refused
+	}
+	return git.Open(st, osfs.New(root))
+}
+
+const worktreeConfigKey = "worktreeConfig"
+
+// worktreeConfigStorage is the repository's storage with
+// extensions.worktreeConfig left out of the config go-git reads, and put
+// back into any config written.
+type worktreeConfigStorage struct{ *filesystem.Storage }
+
+func (s worktreeConfigStorage) Config() (*gitconfig.Config, error) {
+	cfg, err := s.Storage.Config()
+	if err == nil && cfg.Raw.HasSection("extensions") {
+		cfg.Raw.Section("extensions").RemoveOption(worktreeConfigKey)
+	}
+	return cfg, err
+}
+
+func (s worktreeConfigStorage) SetConfig(cfg *gitconfig.Config) error {
+	cfg.Raw.Section("extensions").SetOption(worktreeConfigKey, "true")
+	return s.Storage.SetConfig(cfg)
 }
 
 // worktreeRoot is the nearest directory at or above dir holding .git.
@@ -397,7 +459,7 @@ func (g *Repo) backlogTree(base *object.Tree, t ledger.Tree, known map[string]pl
 			return plumbing.ZeroHash, nil, fmt.Errorf("%s: neither read nor hashed", name)
 		case data != nil:
 			var err error
-			if h, err = g.storeBlob(data); err != nil {
+			if h, err = g.storeBlob(g.clean(name, data)); err != nil {
 				return plumbing.ZeroHash, nil, err
 			}
 		}
@@ -480,7 +542,8 @@ func (g *Repo) spliceAt(t *object.Tree, parts []string, sub plumbing.Hash, write
 }
 
 // sameOutside reports whether two commits' trees are equal outside the
-// backlog directory.
+// backlog directory, other backlogs of the repository aside (see
+// otherBacklogs): a sync brings those in through their own ledgers.
 func (g *Repo) sameOutside(a, b *object.Tree) (bool, error) {
 	if g.prefix == "" {
 		return true, nil
@@ -491,7 +554,60 @@ func (g *Repo) sameOutside(a, b *object.Tree) (bool, error) {
 		return false, err
 	}
 	hb, err := g.splice(b, marker, false)
-	return ha == hb, err
+	if err != nil || ha == hb {
+		return ha == hb, err
+	}
+	_, same, err := g.otherBacklogs(a, b)
+	return same, err
+}
+
+// otherBacklogs compares two trees outside this backlog: same is true when
+// they differ only in the tracked files of other backlog directories (a
+// second .backlog in another subdirectory), which it returns.
+func (g *Repo) otherBacklogs(a, b *object.Tree) (others []string, same bool, err error) {
+	if a == nil || b == nil || g.prefix == "" {
+		return nil, a == b || g.prefix == "", nil
+	}
+	changes, err := object.DiffTree(a, b)
+	if err != nil {
+		return nil, false, err
+	}
+	seen := map[string]bool{}
+	for _, ch := range changes {
+		name := ch.From.Name
+		if name == "" {
+			name = ch.To.Name
+		}
+		if strings.HasPrefix(name, g.prefix+"/") {
+			continue
+		}
+		i := strings.LastIndex("/"+name, "/"+backlogDirName+"/")
+		if i < 0 {
+			return nil, false, nil
+		}
+		dir, rel := strings.TrimPrefix(name[:max(i-1, 0)]+"/"+backlogDirName, "/"), name[i+len(backlogDirName)+1:]
+		if i == 0 {
+			dir = backlogDirName
+		}
+		if !ledger.Tracked(rel) || dir == g.prefix {
+			return nil, false, nil
+		}
+		if !seen[dir] {
+			seen[dir] = true
+			others = append(others, dir)
+		}
+	}
+	sort.Strings(others)
+	return others, true, nil
+}
+
+// backlogDirName is the name another backlog's directory has, for
+// otherBacklogs to recognise it.
+const backlogDirName = ".backlog"
+
+// at is the same repository with the backlog at prefix instead.
+func (g *Repo) at(prefix string) *Repo {
+	return &Repo{repo: g.repo, root: g.root, gitDir: g.gitDir, commonDir: g.commonDir, prefix: prefix}
 }
 
 // updateIndex makes the index hold the committed backlog files, so that

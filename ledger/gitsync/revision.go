@@ -3,8 +3,10 @@ package gitsync
 import (
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/object"
 
 	"github.com/bl-backlog/bl/ledger"
 )
@@ -14,12 +16,42 @@ var ErrUnknownRevision = errors.New("unknown revision")
 
 // Resolve finds the commit a revision names: a branch, tag, hash or
 // abbreviated hash, HEAD, and the ~ and ^ suffixes git rev-parse takes.
+// A...B names the merge base of A and B (either side empty is HEAD), the
+// old side git diff A...B compares B with: what B adds since it left A.
 func (g *Repo) Resolve(rev string) (plumbing.Hash, error) {
+	if a, b, ok := strings.Cut(rev, "..."); ok {
+		return g.mergeBase(a, b)
+	}
 	h, err := g.repo.ResolveRevision(plumbing.Revision(rev))
 	if err != nil || h == nil || h.IsZero() {
 		return plumbing.ZeroHash, fmt.Errorf("%w %q: name a commit, branch or tag of %s (see git log)", ErrUnknownRevision, rev, g.root)
 	}
 	return *h, nil
+}
+
+// mergeBase is the best common ancestor of revisions a and b ("" is HEAD).
+func (g *Repo) mergeBase(a, b string) (plumbing.Hash, error) {
+	var cs [2]*object.Commit
+	for i, rev := range []string{a, b} {
+		if rev == "" {
+			rev = "HEAD"
+		}
+		h, err := g.Resolve(rev)
+		if err != nil {
+			return plumbing.ZeroHash, err
+		}
+		if cs[i], err = g.commit(h); err != nil {
+			return plumbing.ZeroHash, err
+		}
+	}
+	bases, err := cs[0].MergeBase(cs[1])
+	if err != nil {
+		return plumbing.ZeroHash, err
+	}
+	if len(bases) == 0 {
+		return plumbing.ZeroHash, fmt.Errorf("%w %q: %s and %s have no common ancestor", ErrUnknownRevision, a+"..."+b, a, b)
+	}
+	return bases[0].Hash, nil
 }
 
 // BacklogAt reads the tracked backlog files as the commit rev names holds

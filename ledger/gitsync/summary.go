@@ -2,6 +2,7 @@ package gitsync
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/bl-backlog/bl/ledger"
@@ -45,9 +46,12 @@ func Summarize(prev, next ledger.Tree) string {
 		seen[e.ID] = true
 	}
 	byOp := map[ledger.Op][]*ledger.Event{}
+	moved := 0 // events a compaction moved into a new segment
 	for _, e := range neu {
 		if !seen[e.ID] {
 			byOp[e.Op] = append(byOp[e.Op], e)
+		} else {
+			moved++
 		}
 	}
 	var parts []string
@@ -83,6 +87,20 @@ func Summarize(prev, next ledger.Tree) string {
 		default:
 			parts = append(parts, op.Done()+" "+cardList(cardsOf(evs)))
 		}
+	}
+	// A compaction moves lines from ledger.jsonl into a new archive
+	// segment and rewrites the snapshot: a raw git diff of it is all moved
+	// lines. Say so, for whoever reads the commit with git log -p.
+	var segs []string
+	for name := range next {
+		if _, had := prev[name]; isSegment(name) && !had {
+			segs = append(segs, name)
+		}
+	}
+	if len(segs) > 0 && moved > 0 {
+		slices.Sort(segs)
+		parts = append(parts, fmt.Sprintf("compaction: %s moved into %s and the snapshot rebuilt (moved lines, not new events: bl diff shows what changed)",
+			plural(moved, "event"), strings.Join(segs, " ")))
 	}
 	if len(parts) == 0 {
 		return "backlog files updated"

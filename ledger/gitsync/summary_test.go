@@ -2,6 +2,7 @@ package gitsync
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -32,5 +33,27 @@ func TestSummarizeNamesEveryOp(t *testing.T) {
 	got := Summarize(ledger.Tree{}, ledger.Tree{ledger.LedgerFile: ledgerBytes})
 	if want := "noted A2; failed A1"; got != want {
 		t.Fatalf("Summarize = %q, want %q", got, want)
+	}
+}
+
+// TestSummarizeLabelsCompaction: a commit whose only change is a
+// compaction (the ledger's lines moved into a new archive segment) says so
+// in its message, rather than "backlog files updated".
+func TestSummarizeLabelsCompaction(t *testing.T) {
+	at := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
+	var lines []byte
+	for i := range 3 {
+		e := &ledger.Event{V: 1, ID: fmt.Sprintf("%016x", i+1), At: at.Add(time.Duration(i)), Actor: "x", Op: ledger.OpCreate, Card: fmt.Sprintf("A%d", i)}
+		line, err := ledger.EncodeLine(e)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines = append(lines, line...)
+	}
+	prev := ledger.Tree{ledger.LedgerFile: lines}
+	next := ledger.Tree{ledger.LedgerFile: nil, "archive/x.jsonl": lines}
+	got := Summarize(prev, next)
+	if want := "compaction: 3 events moved into archive/x.jsonl"; !strings.HasPrefix(got, want) {
+		t.Fatalf("Summarize = %q, want it to start %q", got, want)
 	}
 }

@@ -135,7 +135,7 @@ func (s *Syncer) Pull(ctx context.Context) (Result, error) {
 	res.Tries = 1
 	remote, _, _, err := s.pullOnce(ctx, &res)
 	if err != nil {
-		return res, err
+		return res, s.stopDiverged(ctx, &res, err)
 	}
 	head, committed, msg, err := s.commit(func() (backlogFiles, error) { return s.treeForCommit(ctx, nil) }, remote)
 	res.Commit, res.Committed, res.Message = hashString(head), committed, msg
@@ -194,7 +194,7 @@ func (s *Syncer) exchange(ctx context.Context, h Hooks, tries int) (Result, erro
 		}
 		remote, up, upLoad, err := s.pullOnce(ctx, &res)
 		if err != nil {
-			return res, err
+			return res, s.stopDiverged(ctx, &res, err)
 		}
 		if round > 1 && h.Check != nil && len(up) > 0 {
 			// Another bl process of this clone may have pushed our
@@ -205,12 +205,9 @@ func (s *Syncer) exchange(ctx context.Context, h Hooks, tries int) (Result, erro
 			}
 		}
 		if h.Prepare != nil {
-			// A claim or lease call writes locally in Prepare: find out
-			// first whether the commit could be made at all, so a diverged
-			// branch leaves nothing behind that nobody was told of.
-			if err := s.mergeable(remote); err != nil {
-				return res, err
-			}
+			// A claim or lease call writes locally in Prepare; pullOnce
+			// found out first that the commit can be made at all, so a
+			// diverged branch leaves nothing behind that nobody was told of.
 			if err := h.Prepare(ctx, round); errors.Is(err, ErrStop) {
 				return res, nil
 			} else if err != nil {
@@ -294,6 +291,12 @@ func (s *Syncer) pullOnce(ctx context.Context, res *Result) (plumbing.Hash, ledg
 	if remote.IsZero() {
 		return remote, nil, nil, nil
 	}
+	// Whether the remote's commit can be merged at all is a matter of
+	// commits, not of the backlog: decide it before the backlog takes the
+	// remote's files, so a sync that stops leaves them as they were.
+	if err := s.mergeable(remote); err != nil {
+		return remote, nil, nil, err
+	}
 	var segErr error
 	shared := func(name string, blob plumbing.Hash) bool {
 		h, _, ok, err := s.segmentBlob(name)
@@ -336,6 +339,22 @@ func (s *Syncer) pullOnce(ctx context.Context, res *Result) (plumbing.Hash, ledg
 	return remote, up, load, nil
 }
 
+// stopDiverged commits the backlog as it stands, onto the branch alone,
+// when err says the branch and the remote diverged: the sync stops with
+// the backlog committed, so the git pull its error names merges cleanly
+// (git refuses to merge over uncommitted changes to the same files).
+func (s *Syncer) stopDiverged(ctx context.Context, res *Result, err error) error {
+	if !errors.Is(err, ErrDiverged) {
+		return err
+	}
+	c, cerr := s.Commit(ctx)
+	if cerr != nil {
+		return fmt.Errorf("%w (and committing the backlog failed: %v)", err, cerr)
+	}
+	res.Commit, res.Committed, res.Message = c.Commit, c.Committed, c.Message
+	return err
+}
+
 // settingsBase is the commit whose settings count as "not edited here":
 // the remote as this clone last fetched it, else the branch.
 func (s *Syncer) settingsBase() plumbing.Hash {
@@ -361,7 +380,7 @@ func (s *Syncer) keepLocalSettings(local, up ledger.Tree, base plumbing.Hash) er
 	}
 	for _, name := range []string{ledger.ConfigFile, ledger.IgnoreFile} {
 		data, ok := local[name]
-		if !ok || bytes.Equal(data, committed[name]) {
+		if !ok || bytes.Equal(s.g.clean(name, data), committed[name]) {
 			continue
 		}
 		if _, had := committed[name]; !had {
