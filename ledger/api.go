@@ -180,6 +180,9 @@ func (b *Backlog) Claim(ctx context.Context, r ClaimRequest) (*Card, error) {
 			if err := s.claimable(cur, at, r.Owner); err != nil {
 				return nil, err
 			}
+			if h := s.pathsHeldBy(cur, at); h != nil {
+				return nil, heldError(cur, h)
+			}
 			c = cur
 		} else if c = s.Pick(Filter{Phase: r.Phase, Label: r.Label}, at); c == nil {
 			return nil, nil
@@ -250,6 +253,8 @@ type LeaseRequest struct {
 	Owner  string
 	Epoch  int64
 	Reason string // release reason, completion note or block reason
+	// Commit and Branch record where the work lives (complete, submit).
+	Commit, Branch string
 }
 
 // Release gives a claimed card back to the pool (or to blocked when its
@@ -260,7 +265,7 @@ func (b *Backlog) Release(ctx context.Context, r LeaseRequest) (Card, error) {
 
 // Complete marks a card done. With Owner set it is fenced like a heartbeat.
 func (b *Backlog) Complete(ctx context.Context, r LeaseRequest) (Card, error) {
-	return b.single(ctx, r.Mutation, &Event{Op: OpComplete, Card: r.ID, Owner: r.Owner, Epoch: r.Epoch, Reason: r.Reason})
+	return b.single(ctx, r.Mutation, &Event{Op: OpComplete, Card: r.ID, Owner: r.Owner, Epoch: r.Epoch, Reason: r.Reason, Commit: r.Commit, Branch: r.Branch})
 }
 
 // Block parks a card with a reason, dropping any lease.
@@ -383,11 +388,12 @@ func (b *Backlog) Get(id string) (c Card, err error) {
 	if err := ValidID(id); err != nil {
 		return Card{}, err
 	}
-	err = b.View(func(s *State, _ time.Time) error {
+	err = b.View(func(s *State, now time.Time) error {
 		var ok bool
 		if c, ok = s.Card(id); !ok {
 			return rule(ErrNotFound, "card %s not found", id)
 		}
+		c.view(now)
 		return nil
 	})
 	return c, err

@@ -26,6 +26,10 @@ type Config struct {
 	Hooks json.RawMessage `json:"hooks,omitempty"`
 	// RetryBackoff is how long a card waits after a failed attempt.
 	RetryBackoff RetryBackoff `json:"retry_backoff"`
+	// Review configures the review gate (see ReviewConfig).
+	Review ReviewConfig `json:"review"`
+	// Worktree configures bl run --worktree.
+	Worktree WorktreeConfig `json:"worktree"`
 }
 
 // RetryBackoff is the "retry_backoff" object of config.json, e.g.
@@ -82,6 +86,21 @@ type SyncConfig struct {
 	// "BOARD.md") that bl sync regenerates with the board before every
 	// commit, so reviewers see the board change next to the events.
 	Board string `json:"board,omitempty"`
+}
+
+// ReviewConfig is the "review" object of config.json.
+type ReviewConfig struct {
+	// Required sends every completion to review (as complete --review).
+	Required bool `json:"required,omitempty"`
+	// AllowSelf lets whoever sent a card to review approve it.
+	AllowSelf bool `json:"allow_self,omitempty"`
+}
+
+// WorktreeConfig is the "worktree" object of config.json.
+type WorktreeConfig struct {
+	// Branch names the branch of a card's worktree; "{id}" stands for
+	// the card id. "bl/{id}" when empty.
+	Branch string `json:"branch,omitempty"`
 }
 
 // ClaimsConfig is the "claims" object of config.json.

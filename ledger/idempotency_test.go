@@ -88,7 +88,7 @@ func replayables() []replayable {
 			return f(e.b, e.ctx, LeaseRequest{Mutation: mu, ID: "A", Owner: "w1", Epoch: 1, Reason: "r"})
 		}
 	}
-	return []replayable{
+	return append([]replayable{
 		{op: OpCreate, state: stAbsent, do: func(e *env, mu Mutation) (Card, error) {
 			c, _, err := e.b.Create(e.ctx, CreateRequest{Mutation: mu, Title: "generated id"})
 			return c, err
@@ -126,7 +126,7 @@ func replayables() []replayable {
 		{op: OpNote, state: stReady, do: func(e *env, mu Mutation) (Card, error) {
 			return e.b.Note(e.ctx, NoteRequest{Mutation: mu, ID: "A", Text: "n"})
 		}},
-	}
+	}, reviewReplayables()...)
 }
 
 // TestRequestIDReplay applies every mutation once with a request id, then

@@ -17,6 +17,9 @@ type Standing struct {
 	WaitingOn []string `json:"waiting_on"`
 	// LeaseExpired: claimed, and the lease has run out.
 	LeaseExpired bool `json:"lease_expired"`
+	// PathsHeldBy names the card holding paths that overlap this card's
+	// (claimed or in review): a claim passes over this card meanwhile.
+	PathsHeldBy string `json:"paths_held_by,omitempty"`
 }
 
 // The states of Standing.State.
@@ -27,11 +30,21 @@ const (
 	StateExpired = "expired"
 	StateBlocked = "blocked"
 	StateDone    = "done"
+	StateReview  = "review"
 )
 
 // Standing derives where c stands at now.
 func (s *State) Standing(c *Card, now time.Time) Standing {
 	st := Standing{Claimable: s.claimable(c, now, "") == nil, WaitingOn: []string{}}
+	if c.lapsed(now) { // blocked from the moment its lease ran out (Card.view)
+		st.State = StateBlocked
+		return st
+	}
+	if st.Claimable {
+		if h := s.pathsHeldBy(c, now); h != nil {
+			st.Claimable, st.PathsHeldBy = false, h.ID
+		}
+	}
 	for _, d := range c.DependsOn {
 		if dc := s.card(d); dc == nil || dc.Status != StatusDone {
 			st.WaitingOn = append(st.WaitingOn, d)
@@ -50,6 +63,8 @@ func (s *State) Standing(c *Card, now time.Time) Standing {
 		}
 	case StatusBlocked:
 		st.State = StateBlocked
+	case StatusReview:
+		st.State = StateReview
 	default:
 		st.State = StateDone
 	}

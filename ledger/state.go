@@ -22,6 +22,8 @@ type State struct {
 
 	src     cardSource // what the snapshot holds that the maps lack; nil when they hold everything
 	created int        // cards created since the source's snapshot
+
+	held heldCache // the path holders, as last computed (paths.go)
 }
 
 // Receipt records what a request id did, so a replay can answer without

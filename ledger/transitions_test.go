@@ -48,6 +48,11 @@ func setupState(t *testing.T, state string) *env {
 		if _, err := e.b.Link(e.ctx, m, "A", "B"); err != nil {
 			t.Fatal(err)
 		}
+	case stReview:
+		e.claim("A", "w1", time.Minute)
+		if _, err := e.b.Submit(e.ctx, LeaseRequest{Mutation: m, ID: "A", Owner: "w1", Epoch: 1, Reason: "see the branch", Commit: "4f2a9c1", Branch: "bl/A"}); err != nil {
+			t.Fatal(err)
+		}
 	default:
 		t.Fatalf("unknown state %q", state)
 	}
@@ -183,7 +188,7 @@ func transitions() []transition {
 	for i := range many {
 		many[i] = "l"
 	}
-	return []transition{
+	return append([]transition{
 		// create
 		{name: "create", state: stAbsent, op: OpCreate, do: doCreate(CreateRequest{ID: "A", Title: "a"}),
 			check: func(t *testing.T, c Card) {
@@ -465,7 +470,7 @@ func transitions() []transition {
 		{name: "note by another owner", state: stClaimed, do: doNote("A", "w2", 0), want: ErrFenced},
 		{name: "note stale epoch", state: stClaimed, do: doNote("A", "w1", 5), want: ErrFenced},
 		{name: "note missing card", state: stAbsent, do: doNote("A", "", 0), want: ErrNotFound},
-	}
+	}, reviewTransitions()...)
 }
 
 func doNote(id, owner string, epoch int64) func(e *env) error {
