@@ -25,6 +25,7 @@ type CreateRequest struct {
 	MaxAttempts    int
 	DeferUntil     time.Time
 	IdempotencyKey string
+	Paths          []string // globs of the files the work touches
 }
 
 // Create adds a card. With an idempotency key that already made a card, it
@@ -60,6 +61,7 @@ func (b *Backlog) Create(ctx context.Context, r CreateRequest) (card Card, creat
 		setList(&f.Labels, r.Labels)
 		setList(&f.DependsOn, r.DependsOn)
 		setList(&f.Acceptance, r.Acceptance)
+		setList(&f.Paths, r.Paths)
 		id := r.ID
 		if id == "" {
 			// Check the fields first so an error does not name an id

@@ -18,8 +18,9 @@ import (
 // git's pathspec style with the glob magic: within a segment '*' matches
 // any run of characters but '/', '?' one character, and [...] a class;
 // a segment "**" matches any number of segments, none included. A glob
-// also covers everything below what it names, as a pathspec naming a
-// directory does: "src/lexer" holds src/lexer/scan.go.
+// whose last segment has no wildcard also covers everything below what it
+// names, as a pathspec naming a directory does: "src/lexer" holds
+// src/lexer/scan.go (while "src/*.go" holds no file below src/x.go/).
 //
 // Two globs overlap when some path could match both. The decision is
 // conservative: it may answer yes for two globs no path matches both of
@@ -81,7 +82,18 @@ func ValidPath(p string) error {
 // PathsOverlap reports whether some path could match both globs a and b
 // (conservatively: see the rules above).
 func PathsOverlap(a, b string) bool {
-	return segsOverlap(append(strings.Split(a, "/"), "**"), append(strings.Split(b, "/"), "**"))
+	return segsOverlap(globSegs(a), globSegs(b))
+}
+
+// globSegs splits a glob into its segments, with a "**" after a last
+// segment without wildcards: a name may be a directory, which the glob then
+// covers.
+func globSegs(g string) []string {
+	segs := strings.Split(g, "/")
+	if !strings.ContainsAny(segs[len(segs)-1], globChars) {
+		segs = append(segs, "**")
+	}
+	return segs
 }
 
 func segsOverlap(a, b []string) bool {
@@ -125,13 +137,13 @@ func segOverlap(x, y string) bool {
 // PathMatches reports whether file (a slash-separated path from the
 // repository root) is covered by glob.
 func PathMatches(glob, file string) bool {
-	return segsMatch(strings.Split(glob, "/"), strings.Split(strings.TrimPrefix(file, "./"), "/"))
+	return segsMatch(globSegs(glob), strings.Split(strings.TrimPrefix(file, "./"), "/"))
 }
 
 func segsMatch(g, f []string) bool {
 	switch {
 	case len(g) == 0:
-		return true // the glob named a directory f is under, or f itself
+		return len(f) == 0
 	case g[0] == "**":
 		return segsMatch(g[1:], f) || (len(f) > 0 && segsMatch(g, f[1:]))
 	case len(f) == 0:

@@ -66,7 +66,11 @@ func (s *State) Claimable(id string, now time.Time) bool {
 }
 
 func (f *Filter) match(s *State, c *Card, now time.Time) bool {
-	if len(f.Status) > 0 && !slices.Contains(f.Status, c.Status) {
+	status := c.Status
+	if c.lapsed(now) {
+		status = StatusBlocked // as readers show it (Card.view)
+	}
+	if len(f.Status) > 0 && !slices.Contains(f.Status, status) {
 		return false
 	}
 	if !f.phaseMatch(c.Phase) {
@@ -75,7 +79,7 @@ func (f *Filter) match(s *State, c *Card, now time.Time) bool {
 	if f.Label != "" && !slices.Contains(c.Labels, f.Label) {
 		return false
 	}
-	if f.Owner != "" && (c.Status != StatusClaimed || c.ClaimOwner != f.Owner) {
+	if f.Owner != "" && (status != StatusClaimed || c.ClaimOwner != f.Owner) {
 		return false
 	}
 	if f.Ready && s.claimable(c, now, "") != nil {
