@@ -9,12 +9,12 @@ import (
 )
 
 // Ops lists every Op, in the order of its constants.
-var Ops = []Op{OpSubmit, OpClaimReview, OpApprove, OpReject, OpCreate, OpUpdate, OpClaim, OpHeartbeat, OpRelease, OpReclaim, OpComplete, OpBlock, OpUnblock, OpReopen, OpLink, OpUnlink, OpNote, OpFail}
+var Ops = []Op{OpReview, OpClaimReview, OpApprove, OpReject, OpCreate, OpUpdate, OpClaim, OpHeartbeat, OpRelease, OpReclaim, OpComplete, OpBlock, OpUnblock, OpReopen, OpLink, OpUnlink, OpNote, OpFail}
 
 // knownOp reports whether v is one of the Op constants.
 func knownOp(v Op) bool {
 	switch v {
-	case OpSubmit, OpClaimReview, OpApprove, OpReject, OpCreate, OpUpdate, OpClaim, OpHeartbeat, OpRelease, OpReclaim, OpComplete, OpBlock, OpUnblock, OpReopen, OpLink, OpUnlink, OpNote, OpFail:
+	case OpReview, OpClaimReview, OpApprove, OpReject, OpCreate, OpUpdate, OpClaim, OpHeartbeat, OpRelease, OpReclaim, OpComplete, OpBlock, OpUnblock, OpReopen, OpLink, OpUnlink, OpNote, OpFail:
 		return true
 	}
 	return false
@@ -28,8 +28,8 @@ func (d *fastDecoder) opValue(i int, dst *Op) int {
 		return j
 	}
 	switch string(d.b[start:end]) {
-	case string(OpSubmit):
-		*dst = OpSubmit
+	case string(OpReview):
+		*dst = OpReview
 	case string(OpClaimReview):
 		*dst = OpClaimReview
 	case string(OpApprove):

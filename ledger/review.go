@@ -15,9 +15,9 @@ var Statuses = []Status{StatusReady, StatusClaimed, StatusReview, StatusBlocked,
 
 // The review ops (format v3).
 const (
-	// OpSubmit sends a card to review: the lease ends, the work (note,
+	// OpReview sends a card to review: the lease ends, the work (note,
 	// commit, branch) is recorded.
-	OpSubmit Op = "submit"
+	OpReview Op = "review"
 	// OpClaimReview takes a lease on a card in review, so two reviewers
 	// never review one card.
 	OpClaimReview Op = "claim_review"
@@ -29,7 +29,7 @@ const (
 )
 
 func init() {
-	kinds[OpSubmit] = kind{checkSubmit, applySubmit, "sent to review"}
+	kinds[OpReview] = kind{checkSubmit, applySubmit, "sent to review"}
 	kinds[OpClaimReview] = kind{checkClaimReview, applyClaimReview, "taken for review"}
 	kinds[OpApprove] = kind{checkVerdict, applyApprove, "approved"}
 	kinds[OpReject] = kind{checkVerdict, applyReject, "rejected"}
@@ -40,7 +40,7 @@ func init() {
 // bl") rather than fold a review as something else or drop the paths.
 func (e *Event) v3() bool {
 	switch e.Op {
-	case OpSubmit, OpClaimReview, OpApprove, OpReject:
+	case OpReview, OpClaimReview, OpApprove, OpReject:
 		return true
 	}
 	return e.Commit != "" || e.Branch != "" || (e.Fields != nil && e.Fields.Paths != nil)
@@ -248,7 +248,7 @@ func (b *Backlog) verdict(ctx context.Context, r ReviewRequest, op Op) (Card, er
 			reviewer = r.Mutation.Actor
 		}
 		if op == OpApprove && !allowSelf && c.Status == StatusReview && c.SubmittedBy != "" && c.SubmittedBy == reviewer {
-			return nil, fmt.Errorf("%w: %s sent %s to review and cannot approve it: another reviewer must (or set review.allow_self: true in config.json)", ErrSelfReview, reviewer, r.ID)
+			return nil, Errorf(ErrSelfReview, "%s sent %s to review and cannot approve it: another reviewer must (or set review.allow_self: true in config.json)", reviewer, r.ID)
 		}
 		return []*Event{e}, nil
 	})
@@ -261,7 +261,7 @@ func (b *Backlog) verdict(ctx context.Context, r ReviewRequest, op Op) (Card, er
 // Submit sends a card to review: the lease (when Owner names it, fenced)
 // ends and the note, commit and branch are recorded.
 func (b *Backlog) Submit(ctx context.Context, r LeaseRequest) (Card, error) {
-	return b.single(ctx, r.Mutation, &Event{Op: OpSubmit, Card: r.ID, Owner: r.Owner, Epoch: r.Epoch, Reason: r.Reason, Commit: r.Commit, Branch: r.Branch})
+	return b.single(ctx, r.Mutation, &Event{Op: OpReview, Card: r.ID, Owner: r.Owner, Epoch: r.Epoch, Reason: r.Reason, Commit: r.Commit, Branch: r.Branch})
 }
 
 // ClaimReview takes a review lease on the best card waiting for review
@@ -285,7 +285,7 @@ func (b *Backlog) ClaimReview(ctx context.Context, r ClaimRequest) (*Card, error
 				return nil, rule(ErrNotFound, "card %s not found", r.ID)
 			}
 			if !allowSelf && c.SubmittedBy == r.Owner {
-				return nil, fmt.Errorf("%w: %s sent %s to review and cannot review it (set review.allow_self: true in config.json to allow)", ErrSelfReview, r.Owner, r.ID)
+				return nil, Errorf(ErrSelfReview, "%s sent %s to review and cannot review it (set review.allow_self: true in config.json to allow)", r.Owner, r.ID)
 			}
 		} else {
 			f := Filter{Phase: r.Phase, Label: r.Label}

@@ -61,8 +61,8 @@ func reviewTransitions() []transition {
 		}
 	}
 	return []transition{
-		{name: "submit", state: stClaimed, op: OpSubmit, do: doSubmit("w1", 1), check: inReview},
-		{name: "submit by hand", state: stReady, op: OpSubmit, do: doSubmit("", 0), check: wantStatus(StatusReview)},
+		{name: "submit", state: stClaimed, op: OpReview, do: doSubmit("w1", 1), check: inReview},
+		{name: "submit by hand", state: stReady, op: OpReview, do: doSubmit("", 0), check: wantStatus(StatusReview)},
 		{name: "submit by another owner", state: stClaimed, do: doSubmit("w2", 1), want: ErrFenced},
 		{name: "submit stale epoch", state: stClaimed, do: doSubmit("w1", 7), want: ErrFenced},
 		{name: "submit done", state: stDone, do: doSubmit("", 0), want: ErrConflict},
@@ -146,7 +146,7 @@ func reviewTransitions() []transition {
 
 func reviewReplayables() []replayable {
 	return []replayable{
-		{op: OpSubmit, state: stClaimed, do: func(e *env, mu Mutation) (Card, error) {
+		{op: OpReview, state: stClaimed, do: func(e *env, mu Mutation) (Card, error) {
 			return e.b.Submit(e.ctx, LeaseRequest{Mutation: mu, ID: "A", Owner: "w1", Epoch: 1})
 		}},
 		{op: OpClaimReview, state: stReview, do: func(e *env, mu Mutation) (Card, error) {
@@ -216,7 +216,7 @@ func TestReviewGate(t *testing.T) {
 	for _, ev := range e.events() {
 		want := ev.lineVersion()
 		switch ev.Op {
-		case OpSubmit, OpClaimReview, OpApprove, OpReject:
+		case OpReview, OpClaimReview, OpApprove, OpReject:
 			if want != 3 {
 				t.Fatalf("%s written as v%d", ev.Op, want)
 			}
@@ -245,7 +245,7 @@ func TestSelfApprovalAllowed(t *testing.T) {
 // (a v2 reader meeting these lines is this reader meeting a v4 line).
 func TestNewerLinesRefused(t *testing.T) {
 	for _, ev := range []*Event{
-		{Op: OpSubmit, Card: "A"}, {Op: OpApprove, Card: "A"}, {Op: OpReject, Card: "A"}, {Op: OpClaimReview, Card: "A"},
+		{Op: OpReview, Card: "A"}, {Op: OpApprove, Card: "A"}, {Op: OpReject, Card: "A"}, {Op: OpClaimReview, Card: "A"},
 		{Op: OpComplete, Card: "A", Commit: "abc"}, {Op: OpComplete, Card: "A", Branch: "bl/A"},
 		{Op: OpUpdate, Card: "A", Fields: &Fields{Paths: strs("src/**")}},
 	} {

@@ -1,6 +1,12 @@
 package cli
 
-import "github.com/bl-backlog/bl/ledger"
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/bl-backlog/bl/ledger"
+)
 
 // CompleteCmd marks a card done.
 type CompleteCmd struct {
@@ -8,6 +14,9 @@ type CompleteCmd struct {
 	Owner        string `help:"Lease owner; when given (or with --epoch) the call is fenced like heartbeat."`
 	Epoch        int64  `help:"The epoch claim printed; a stale epoch is refused."`
 	Note         string `help:"Closing note, e.g. the commit that did it."`
+	Review       bool   `help:"Send the card to review instead of done (also when config.json sets review.required); bl approve or bl reject decides it."`
+	Commit       string `placeholder:"SHA" help:"Record the commit that holds the work."`
+	Branch       string `placeholder:"NAME" help:"Record the branch that holds the work."`
 	RequestID    string `name:"request-id" placeholder:"ID" help:"Makes the call safe to retry."`
 	remoteChoice `embed:""`
 }
@@ -24,12 +33,39 @@ closing a card by hand).
 Examples:
 
     bl complete --id A1 --owner worker-1 --epoch 3 --note "merged in 4f2a9c1"
-    bl complete --id A1` + exitCodesHelp
+    bl complete --id A1
+    bl complete --id A1 --owner worker-1 --epoch 3 --review --branch bl/A1 --commit 4f2a9c1
+
+With --review (or review.required: true in config.json) the card goes to
+review: the lease ends, note, commit and branch are recorded, and cards
+that depend on it still wait until a reviewer runs bl approve.` + exitCodesHelp
 }
 
 func (c *CompleteCmd) Run(a *App) error {
-	return a.runLease(leaseWrite{cmd: "complete", verb: "completed", card: c.cardID, owner: c.Owner, epoch: c.Epoch,
-		reason: c.Note, requestID: c.RequestID, remote: c.remoteChoice, op: (*ledger.Backlog).Complete,
+	for name, v := range map[string]string{"commit": c.Commit, "branch": c.Branch} {
+		if len(v) > ledger.MaxRefLen || strings.ContainsAny(v, "\x00\n\r") {
+			return usagef(fmt.Sprintf("--%s must be one line of at most %d bytes", name, ledger.MaxRefLen))
+		}
+	}
+	review := c.Review
+	if !review {
+		if b, err := a.Open(); err == nil && b.Config().Review.Required {
+			review = true
+		}
+	}
+	verb := "completed"
+	if review {
+		verb = "sent to review"
+	}
+	return a.runLease(leaseWrite{cmd: "complete", verb: verb, card: c.cardID, owner: c.Owner, epoch: c.Epoch,
+		reason: c.Note, requestID: c.RequestID, remote: c.remoteChoice,
+		op: func(b *ledger.Backlog, ctx context.Context, r ledger.LeaseRequest) (ledger.Card, error) {
+			r.Commit, r.Branch = c.Commit, c.Branch
+			if review {
+				return b.Submit(ctx, r)
+			}
+			return b.Complete(ctx, r)
+		},
 		before: func(b *ledger.Backlog, id, owner string) error { return a.preComplete(b, id, owner, c.Epoch, c.Note) }})
 }
 

@@ -163,7 +163,7 @@ func (a *App) table(w io.Writer, cards []ledger.Card) {
 	for _, c := range cards {
 		st, _ := a.standingOf(c)
 		owner := "-"
-		if c.Status == ledger.StatusClaimed {
+		if c.Status == ledger.StatusClaimed || (c.Status == ledger.StatusReview && c.ClaimOwner != "") {
 			owner = fmt.Sprintf("%s#%d", text(c.ClaimOwner), c.ClaimEpoch)
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\n", c.ID, paint(st.State, st.State), c.Priority, dash(text(c.Phase)), owner, dash(a.stateDetail(c, st)), text(c.Title))
