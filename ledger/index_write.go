@@ -4,10 +4,10 @@ package ledger
 // doc.go); index.go reads it.
 
 import (
-	"math"
 	"cmp"
 	"encoding/binary"
 	"hash/crc32"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
