@@ -194,7 +194,7 @@ func (o Options) command(f Format) string {
 
 // lanes returns the statuses the boards show, in lifecycle order.
 func (o Options) lanes() []ledger.Status {
-	all := []ledger.Status{ledger.StatusReady, ledger.StatusClaimed, ledger.StatusBlocked, ledger.StatusDone}
+	all := ledger.Statuses
 	if len(o.Statuses) == 0 {
 		return all
 	}
@@ -417,6 +417,8 @@ func laneTitle(s ledger.Status) string {
 		return "Ready"
 	case ledger.StatusClaimed:
 		return "Claimed"
+	case ledger.StatusReview:
+		return "Review"
 	case ledger.StatusBlocked:
 		return "Blocked"
 	case ledger.StatusDone:
@@ -431,6 +433,7 @@ type colours struct{ fill, stroke, text string }
 var palette = map[string]colours{
 	string(ledger.StatusReady):   {"#dbeafe", "#2563eb", "#1e3a8a"},
 	string(ledger.StatusClaimed): {"#fef3c7", "#d97706", "#78350f"},
+	string(ledger.StatusReview):  {"#ede9fe", "#7c3aed", "#4c1d95"},
 	string(ledger.StatusBlocked): {"#fee2e2", "#dc2626", "#7f1d1d"},
 	string(ledger.StatusDone):    {"#dcfce7", "#16a34a", "#14532d"},
 	classExternal:                {"#f3f4f6", "#9ca3af", "#4b5563"},

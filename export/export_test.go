@@ -207,8 +207,8 @@ func TestMarkdownEscaping(t *testing.T) {
 		"- [ ] p99 \\< 50ms \\| under load",
 		"labels `` `weird`label `` `ops`",
 		"_15 lines not shown; see_ `bl show A3`",
-		"| M2 — Ärger | 2 | 0 | 1 | 1 | 4 |",
-		"| _No phase_ | 1 | 0 | 0 | 0 | 1 |",
+		"| M2 — Ärger | 2 | 0 | 0 | 1 | 1 | 4 |",
+		"| _No phase_ | 1 | 0 | 0 | 0 | 0 | 1 |",
 		"## Claimed (2)",
 		"### Phase M2 — Ärger",
 	} {

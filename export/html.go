@@ -159,6 +159,15 @@ func writeCardHTML(b *strings.Builder, c *ledger.Card, byID map[string]*ledger.C
 			}
 			facts = append(facts, "<span class=\"badge waiting\">waiting</span> on "+strings.Join(refs, ", "))
 		}
+	case ledger.StatusReview:
+		f := "in review, sent by <b>" + esc(orDash(c.SubmittedBy)) + "</b>"
+		if c.ClaimOwner != "" {
+			f += fmt.Sprintf(", reviewer <b>%s</b> (epoch %d)", esc(c.ClaimOwner), c.ClaimEpoch)
+		}
+		if n := oneLine(c.CloseNote); n != "" {
+			f += ": " + esc(n)
+		}
+		facts = append(facts, f)
 	case ledger.StatusBlocked:
 		facts = append(facts, "<b>blocked:</b> "+esc(orDash(oneLine(c.BlockedReason))))
 	case ledger.StatusDone:
@@ -166,10 +175,16 @@ func writeCardHTML(b *strings.Builder, c *ledger.Card, byID map[string]*ledger.C
 		if t := stamp(c.ClosedAt); t != "" {
 			f += " " + t
 		}
+		if c.ClosedBy != "" {
+			f += " by " + esc(c.ClosedBy)
+		}
 		if n := oneLine(c.CloseNote); n != "" {
 			f += ": " + esc(n)
 		}
 		facts = append(facts, f)
+	}
+	for _, f := range workFacts(c) {
+		facts = append(facts, esc(f))
 	}
 	if c.Attempts > 0 || c.MaxAttempts > 0 {
 		f := fmt.Sprintf("attempts %d", c.Attempts)

@@ -152,6 +152,15 @@ func writeCardMD(b *strings.Builder, c *ledger.Card, byID map[string]*ledger.Car
 			}
 			fmt.Fprintf(b, "- **Waiting** on %s\n", strings.Join(refs, ", "))
 		}
+	case ledger.StatusReview:
+		line := "- **In review**, sent by " + codeSpan(orDash(c.SubmittedBy))
+		if c.ClaimOwner != "" {
+			line += ", reviewer " + codeSpan(c.ClaimOwner) + fmt.Sprintf(" (epoch %d)", c.ClaimEpoch)
+		}
+		if n := oneLine(c.CloseNote); n != "" {
+			line += ": " + mdText(n)
+		}
+		b.WriteString(line + "\n")
 	case ledger.StatusBlocked:
 		fmt.Fprintf(b, "- **Blocked:** %s\n", mdText(orDash(c.BlockedReason)))
 	case ledger.StatusDone:
@@ -159,10 +168,16 @@ func writeCardMD(b *strings.Builder, c *ledger.Card, byID map[string]*ledger.Car
 		if t := stamp(c.ClosedAt); t != "" {
 			line += " " + t
 		}
+		if c.ClosedBy != "" {
+			line += " by " + codeSpan(c.ClosedBy)
+		}
 		if n := oneLine(c.CloseNote); n != "" {
 			line += ": " + mdText(n)
 		}
 		b.WriteString(line + "\n")
+	}
+	for _, f := range workFacts(c) {
+		b.WriteString("- " + mdText(f) + "\n")
 	}
 
 	meta := fmt.Sprintf("- Priority %d", c.Priority)

@@ -25,6 +25,7 @@ type CreateRequest struct {
 	MaxAttempts    int
 	DeferUntil     time.Time
 	IdempotencyKey string
+	Paths          []string // globs of the files the work touches
 }
 
 // Create adds a card. With an idempotency key that already made a card, it
@@ -60,6 +61,7 @@ func (b *Backlog) Create(ctx context.Context, r CreateRequest) (card Card, creat
 		setList(&f.Labels, r.Labels)
 		setList(&f.DependsOn, r.DependsOn)
 		setList(&f.Acceptance, r.Acceptance)
+		setList(&f.Paths, r.Paths)
 		id := r.ID
 		if id == "" {
 			// Check the fields first so an error does not name an id
@@ -180,6 +182,9 @@ func (b *Backlog) Claim(ctx context.Context, r ClaimRequest) (*Card, error) {
 			if err := s.selectable(cur, at, r.Owner); err != nil {
 				return nil, err
 			}
+			if h := s.pathsHeldBy(cur, at); h != nil {
+				return nil, heldError(cur, h)
+			}
 			c = cur
 		} else if c = s.Pick(Filter{Phase: r.Phase, Label: r.Label}, at); c == nil {
 			return nil, nil
@@ -253,6 +258,8 @@ type LeaseRequest struct {
 	Owner  string
 	Epoch  int64
 	Reason string // release reason, completion note or block reason
+	// Commit and Branch record where the work lives (complete, submit).
+	Commit, Branch string
 }
 
 // Release gives a claimed card back to the pool (or to blocked when its
@@ -268,7 +275,7 @@ func (b *Backlog) Complete(ctx context.Context, r LeaseRequest) (Card, error) {
 	if err := ValidID(r.ID); err != nil {
 		return Card{}, err
 	}
-	e := &Event{Op: OpComplete, Card: r.ID, Owner: r.Owner, Epoch: r.Epoch, Reason: r.Reason}
+	e := &Event{Op: OpComplete, Card: r.ID, Owner: r.Owner, Epoch: r.Epoch, Reason: r.Reason, Commit: r.Commit, Branch: r.Branch}
 	cards, err := b.completeRollingUp(ctx, r.Mutation.names(r.ID, nil), func(*State, time.Time) ([]*Event, error) { return []*Event{e}, nil })
 	if err != nil {
 		return Card{}, err
@@ -396,11 +403,12 @@ func (b *Backlog) Get(id string) (c Card, err error) {
 	if err := ValidID(id); err != nil {
 		return Card{}, err
 	}
-	err = b.View(func(s *State, _ time.Time) error {
+	err = b.View(func(s *State, now time.Time) error {
 		var ok bool
 		if c, ok = s.Card(id); !ok {
 			return rule(ErrNotFound, "card %s not found", id)
 		}
+		c.view(now)
 		return nil
 	})
 	return c, err

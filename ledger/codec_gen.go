@@ -9,12 +9,12 @@ import (
 )
 
 // Ops lists every Op, in the order of its constants.
-var Ops = []Op{OpCreate, OpUpdate, OpClaim, OpHeartbeat, OpRelease, OpReclaim, OpComplete, OpBlock, OpUnblock, OpReopen, OpLink, OpUnlink, OpNote, OpFail, OpHandoff, OpDelete, OpRestore}
+var Ops = []Op{OpReview, OpClaimReview, OpApprove, OpReject, OpCreate, OpUpdate, OpClaim, OpHeartbeat, OpRelease, OpReclaim, OpComplete, OpBlock, OpUnblock, OpReopen, OpLink, OpUnlink, OpNote, OpFail, OpHandoff, OpDelete, OpRestore}
 
 // knownOp reports whether v is one of the Op constants.
 func knownOp(v Op) bool {
 	switch v {
-	case OpCreate, OpUpdate, OpClaim, OpHeartbeat, OpRelease, OpReclaim, OpComplete, OpBlock, OpUnblock, OpReopen, OpLink, OpUnlink, OpNote, OpFail, OpHandoff, OpDelete, OpRestore:
+	case OpReview, OpClaimReview, OpApprove, OpReject, OpCreate, OpUpdate, OpClaim, OpHeartbeat, OpRelease, OpReclaim, OpComplete, OpBlock, OpUnblock, OpReopen, OpLink, OpUnlink, OpNote, OpFail, OpHandoff, OpDelete, OpRestore:
 		return true
 	}
 	return false
@@ -28,6 +28,14 @@ func (d *fastDecoder) opValue(i int, dst *Op) int {
 		return j
 	}
 	switch string(d.b[start:end]) {
+	case string(OpReview):
+		*dst = OpReview
+	case string(OpClaimReview):
+		*dst = OpClaimReview
+	case string(OpApprove):
+		*dst = OpApprove
+	case string(OpReject):
+		*dst = OpReject
 	case string(OpCreate):
 		*dst = OpCreate
 	case string(OpUpdate):
@@ -71,7 +79,7 @@ func (d *fastDecoder) opValue(i int, dst *Op) int {
 // knownStatus reports whether v is one of the Status constants.
 func knownStatus(v Status) bool {
 	switch v {
-	case StatusReady, StatusClaimed, StatusBlocked, StatusDone:
+	case StatusReview, StatusReady, StatusClaimed, StatusBlocked, StatusDone:
 		return true
 	}
 	return false
@@ -85,6 +93,8 @@ func (d *fastDecoder) statusValue(i int, dst *Status) int {
 		return j
 	}
 	switch string(d.b[start:end]) {
+	case string(StatusReview):
+		*dst = StatusReview
 	case string(StatusReady):
 		*dst = StatusReady
 	case string(StatusClaimed):
@@ -187,6 +197,14 @@ func appendEvent(dst []byte, v *Event) (_ []byte, ok bool) {
 		dst = append(dst, ",\"backoff_max_seconds\":"...)
 		dst = appendInt(dst, int64(v.BackoffMaxSeconds))
 	}
+	if v.Commit != "" {
+		dst = append(dst, ",\"commit\":"...)
+		dst = appendString(dst, v.Commit)
+	}
+	if v.Branch != "" {
+		dst = append(dst, ",\"branch\":"...)
+		dst = appendString(dst, v.Branch)
+	}
 	if len(dst) == open {
 		return append(dst, '{', '}'), true
 	}
@@ -273,6 +291,12 @@ func (d *fastDecoder) eventMembers(i int, v *Event, blk *eventBlock) int {
 	if j := lit(b, lit(b, lit(b, i, ",\"backof"), "f_max_se"), "conds\":"); j >= 0 {
 		v.BackoffMaxSeconds, i = scanInt64(b, j)
 	}
+	if j := lit(b, lit(b, i, ",\"commit"), "\":"); j >= 0 {
+		i = d.str(j, &v.Commit)
+	}
+	if j := lit(b, lit(b, i, ",\"branch"), "\":"); j >= 0 {
+		i = d.str(j, &v.Branch)
+	}
 	return i
 }
 
@@ -334,6 +358,12 @@ func eventSize(v *Event) int {
 	if v.BackoffMaxSeconds != 0 {
 		n += 26
 	}
+	if v.Commit != "" {
+		n += 12 + len(v.Commit)
+	}
+	if v.Branch != "" {
+		n += 12 + len(v.Branch)
+	}
 	return n
 }
 
@@ -343,7 +373,7 @@ func eventBound(v *Event, strLen func(string) int) int {
 	if v == nil {
 		return 0
 	}
-	n := 1176
+	n := 1216
 	n += strLen(v.ID)
 	n += strLen(v.Actor)
 	n += strLen(string(v.Op))
@@ -356,6 +386,8 @@ func eventBound(v *Event, strLen func(string) int) int {
 	n += 6 * len(v.Checkpoint)
 	n += fieldsBound(v.Fields, strLen)
 	n += strLen(v.Text)
+	n += strLen(v.Commit)
+	n += strLen(v.Branch)
 	return n
 }
 
@@ -410,6 +442,10 @@ func appendFields(dst []byte, v *Fields) (_ []byte, ok bool) {
 		dst = append(dst, ",\"idempotency_key\":"...)
 		dst = appendString(dst, v.IdempotencyKey)
 	}
+	if v.Paths != nil {
+		dst = append(dst, ",\"paths\":"...)
+		dst = appendStrings(dst, *v.Paths)
+	}
 	if len(dst) == open {
 		return append(dst, '{', '}'), true
 	}
@@ -430,6 +466,7 @@ type fieldsBlock struct {
 	Parent      string
 	Acceptance  []string
 	MaxAttempts int
+	Paths       []string
 }
 
 // fieldsObject reads a Fields object at b[i:].
@@ -489,6 +526,10 @@ func (d *fastDecoder) fieldsMembers(i int, v *Fields, blk *fieldsBlock) int {
 	if j := lit(b, lit(b, lit(b, sep(b, i, open), "\"idempot"), "ency_key"), "\":"); j >= 0 {
 		i = d.str(j, &v.IdempotencyKey)
 	}
+	if j := lit(b, sep(b, i, open), "\"paths\":"); j >= 0 {
+		blk.Paths, i = d.strs(j)
+		v.Paths = &blk.Paths
+	}
 	return i
 }
 
@@ -529,6 +570,9 @@ func fieldsSize(v *Fields) int {
 	if v.IdempotencyKey != "" {
 		n += 21 + len(v.IdempotencyKey)
 	}
+	if v.Paths != nil {
+		n += 9 + stringsSize(*v.Paths)
+	}
 	return n
 }
 
@@ -538,7 +582,7 @@ func fieldsBound(v *Fields, strLen func(string) int) int {
 	if v == nil {
 		return 0
 	}
-	n := 692
+	n := 710
 	if v.Title != nil {
 		n += strLen(*v.Title)
 	}
@@ -561,6 +605,9 @@ func fieldsBound(v *Fields, strLen func(string) int) int {
 		n += listBound(*v.Acceptance, strLen)
 	}
 	n += strLen(v.IdempotencyKey)
+	if v.Paths != nil {
+		n += listBound(*v.Paths, strLen)
+	}
 	return n
 }
 
@@ -711,6 +758,36 @@ func appendCard(dst []byte, v *Card) (_ []byte, ok bool) {
 		dst = append(dst, ",\"delete_reason\":"...)
 		dst = appendString(dst, v.DeleteReason)
 	}
+	if len(v.Paths) != 0 {
+		dst = append(dst, ",\"paths\":"...)
+		dst = appendStrings(dst, v.Paths)
+	}
+	if v.Branch != "" {
+		dst = append(dst, ",\"branch\":"...)
+		dst = appendString(dst, v.Branch)
+	}
+	if v.Commit != "" {
+		dst = append(dst, ",\"commit\":"...)
+		dst = appendString(dst, v.Commit)
+	}
+	if v.SubmittedBy != "" {
+		dst = append(dst, ",\"submitted_by\":"...)
+		dst = appendString(dst, v.SubmittedBy)
+	}
+	if v.RejectReason != "" {
+		dst = append(dst, ",\"reject_reason\":"...)
+		dst = appendString(dst, v.RejectReason)
+	}
+	if v.LastFailure != nil {
+		dst = append(dst, ",\"last_failure\":"...)
+		if dst, ok = appendFailure(dst, v.LastFailure); !ok {
+			return dst[:open], false
+		}
+	}
+	if v.ClosedBy != "" {
+		dst = append(dst, ",\"closed_by\":"...)
+		dst = appendString(dst, v.ClosedBy)
+	}
 	if len(dst) == open {
 		return append(dst, '{', '}'), true
 	}
@@ -827,6 +904,29 @@ func (d *fastDecoder) cardMembers(i int, v *Card, blk *cardBlock) int {
 	if j := lit(b, lit(b, lit(b, i, ",\"delete"), "_reason\""), ":"); j >= 0 {
 		i = d.str(j, &v.DeleteReason)
 	}
+	if j := lit(b, lit(b, i, ",\"paths\""), ":"); j >= 0 {
+		v.Paths, i = d.strs(j)
+	}
+	if j := lit(b, lit(b, i, ",\"branch"), "\":"); j >= 0 {
+		i = d.str(j, &v.Branch)
+	}
+	if j := lit(b, lit(b, i, ",\"commit"), "\":"); j >= 0 {
+		i = d.str(j, &v.Commit)
+	}
+	if j := lit(b, lit(b, i, ",\"submit"), "ted_by\":"); j >= 0 {
+		i = d.str(j, &v.SubmittedBy)
+	}
+	if j := lit(b, lit(b, lit(b, i, ",\"reject"), "_reason\""), ":"); j >= 0 {
+		i = d.str(j, &v.RejectReason)
+	}
+	if j := lit(b, lit(b, i, ",\"last_f"), "ailure\":"); j >= 0 {
+		iv := new(Failure)
+		i = d.failureObject(j, iv)
+		v.LastFailure = iv
+	}
+	if j := lit(b, lit(b, i, ",\"closed"), "_by\":"); j >= 0 {
+		i = d.str(j, &v.ClosedBy)
+	}
 	if i >= 0 {
 		placeTimes(tv[:nt], tp[:nt])
 	}
@@ -920,6 +1020,27 @@ func cardSize(v *Card) int {
 	if v.DeleteReason != "" {
 		n += 19 + len(v.DeleteReason)
 	}
+	if len(v.Paths) != 0 {
+		n += 9 + stringsSize(v.Paths)
+	}
+	if v.Branch != "" {
+		n += 12 + len(v.Branch)
+	}
+	if v.Commit != "" {
+		n += 12 + len(v.Commit)
+	}
+	if v.SubmittedBy != "" {
+		n += 18 + len(v.SubmittedBy)
+	}
+	if v.RejectReason != "" {
+		n += 19 + len(v.RejectReason)
+	}
+	if v.LastFailure != nil {
+		n += 16 + failureSize(v.LastFailure)
+	}
+	if v.ClosedBy != "" {
+		n += 15 + len(v.ClosedBy)
+	}
 	return n
 }
 
@@ -929,7 +1050,7 @@ func cardBound(v *Card, strLen func(string) int) int {
 	if v == nil {
 		return 0
 	}
-	n := 2112
+	n := 2294
 	n += strLen(v.ID)
 	n += strLen(v.Title)
 	n += strLen(v.Body)
@@ -951,6 +1072,13 @@ func cardBound(v *Card, strLen func(string) int) int {
 		n += linkBound(&v.Links[k], strLen)
 	}
 	n += strLen(v.DeleteReason)
+	n += listBound(v.Paths, strLen)
+	n += strLen(v.Branch)
+	n += strLen(v.Commit)
+	n += strLen(v.SubmittedBy)
+	n += strLen(v.RejectReason)
+	n += failureBound(v.LastFailure, strLen)
+	n += strLen(v.ClosedBy)
 	return n
 }
 
@@ -1038,6 +1166,74 @@ func noteBound(v *Note, strLen func(string) int) int {
 	n := 388
 	n += strLen(v.Text)
 	n += strLen(v.Author)
+	return n
+}
+
+// appendFailure appends v as the JSON encoder writes a Failure, compact. ok is false
+// for a value it leaves to the JSON encoder; dst is then as it was.
+func appendFailure(dst []byte, v *Failure) (_ []byte, ok bool) {
+	open := len(dst)
+	// Each member is written after a comma; the first comma becomes the brace.
+	dst = append(dst, ",\"reason\":"...)
+	dst = appendString(dst, v.Reason)
+	if v.Owner != "" {
+		dst = append(dst, ",\"owner\":"...)
+		dst = appendString(dst, v.Owner)
+	}
+	dst = append(dst, ",\"epoch\":"...)
+	dst = appendInt(dst, int64(v.Epoch))
+	dst = append(dst, ",\"at\":"...)
+	if dst, ok = appendTime(dst, v.At); !ok {
+		return dst[:open], false
+	}
+	if len(dst) == open {
+		return append(dst, '{', '}'), true
+	}
+	dst[open] = '{'
+	return append(dst, '}'), true
+}
+
+// failureObject reads a Failure object at b[i:].
+func (d *fastDecoder) failureObject(i int, v *Failure) int {
+	return closeObject(d.b, d.failureMembers(i, v), i)
+}
+
+// failureMembers reads the '{' at b[i:] and the members of a Failure after it, in
+// struct order, each at most once, those without omitempty required; it
+// returns the index after the last.
+func (d *fastDecoder) failureMembers(i int, v *Failure) int {
+	b := d.b
+	i = d.str(lit(b, lit(b, i, "{\"reason"), "\":"), &v.Reason)
+	if j := lit(b, lit(b, i, ",\"owner\""), ":"); j >= 0 {
+		i = d.str(j, &v.Owner)
+	}
+	v.Epoch, i = scanInt64(b, lit(b, lit(b, i, ",\"epoch\""), ":"))
+	v.At, i = scanTime(b, lit(b, i, ",\"at\":"))
+	return i
+}
+
+// failureSize estimates the length of v's JSON, for the buffer it is written
+// into: the names, typical numbers, times and the strings.
+func failureSize(v *Failure) int {
+	n := 2
+	n += 12 + len(v.Reason)
+	if v.Owner != "" {
+		n += 11 + len(v.Owner)
+	}
+	n += 12
+	n += 38
+	return n
+}
+
+// failureBound is at least the length of v's compact JSON, its strings
+// measured by strLen. Zero for nil.
+func failureBound(v *Failure, strLen func(string) int) int {
+	if v == nil {
+		return 0
+	}
+	n := 448
+	n += strLen(v.Reason)
+	n += strLen(v.Owner)
 	return n
 }
 
@@ -1420,6 +1616,11 @@ func (c *Card) clone() Card {
 	d.Checkpoint = slices.Clone(c.Checkpoint)
 	d.Notes = slices.Clone(c.Notes)
 	d.Links = slices.Clone(c.Links)
+	d.Paths = cloneStrings(c.Paths)
+	if c.LastFailure != nil {
+		p := *c.LastFailure
+		d.LastFailure = &p
+	}
 	return d
 }
 
@@ -1436,5 +1637,6 @@ func (c *Card) sameFields(d *Card) bool {
 		c.Parent == d.Parent &&
 		slices.Equal(c.Acceptance, d.Acceptance) &&
 		c.MaxAttempts == d.MaxAttempts &&
-		(c.DeferUntil == nil) == (d.DeferUntil == nil) && (c.DeferUntil == nil || c.DeferUntil.Equal(*d.DeferUntil))
+		(c.DeferUntil == nil) == (d.DeferUntil == nil) && (c.DeferUntil == nil || c.DeferUntil.Equal(*d.DeferUntil)) &&
+		slices.Equal(c.Paths, d.Paths)
 }

@@ -29,6 +29,10 @@ type Config struct {
 	RetryBackoff RetryBackoff `json:"retry_backoff"`
 	// Epics sets how children hold their epic back (epics.go).
 	Epics EpicsConfig `json:"epics"`
+	// Review configures the review gate (see ReviewConfig).
+	Review ReviewConfig `json:"review"`
+	// Worktree configures bl run --worktree.
+	Worktree WorktreeConfig `json:"worktree"`
 }
 
 // RetryBackoff is the "retry_backoff" object of config.json, e.g.
@@ -103,6 +107,21 @@ func CheckBoardName(name string) error {
 		return Errorf(ErrInvalid, "%s: sync.board %q must be a plain file name ending in .md, such as BOARD.md: bl overwrites it at every sync, so it is never a path nor a file bl manages", ConfigFile, name)
 	}
 	return nil
+}
+
+// ReviewConfig is the "review" object of config.json.
+type ReviewConfig struct {
+	// Required sends every completion to review (as complete --review).
+	Required bool `json:"required,omitempty"`
+	// AllowSelf lets whoever sent a card to review approve it.
+	AllowSelf bool `json:"allow_self,omitempty"`
+}
+
+// WorktreeConfig is the "worktree" object of config.json.
+type WorktreeConfig struct {
+	// Branch names the branch of a card's worktree; "{id}" stands for
+	// the card id. "bl/{id}" when empty.
+	Branch string `json:"branch,omitempty"`
 }
 
 // ClaimsConfig is the "claims" object of config.json.

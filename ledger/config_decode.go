@@ -52,6 +52,8 @@ func configMembers(b []byte, c *Config) func(string, int) int {
 			} else {
 				i = -1
 			}
+		case "review", "worktree":
+			i = -1 // rarely set: the JSON decoder reads them
 		default:
 			i = configUnknown(b, key, i, "version", "compact_bytes", "sync", "claims", "retry_backoff", "hooks")
 		}

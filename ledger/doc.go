@@ -100,9 +100,11 @@
 //	        the ops and fields bl has always had; 2 for what a v1 reader
 //	        would misread or take for damage: the fail and note ops, a
 //	        writer's clock, a retry backoff; 3 for what a v2 reader would
-//	        misread: the handoff, delete and restore ops, a link or unlink
-//	        with a type, and a complete naming the child (to) whose
-//	        completion closed an epic. This bl reads up to 3
+//	        misread: the handoff, delete, restore and review ops (review,
+//	        claim_review, approve, reject), a link or unlink with a type, a
+//	        complete naming the child (to) whose completion closed an epic,
+//	        and the fields commit, branch and paths (see Review and Paths).
+//	        This bl reads up to 3
 //	        (FormatVersion). A line with a higher version was written by a
 //	        newer bl and is refused (ErrVersion, "upgrade bl") rather than
 //	        guessed at, and never set aside as a torn tail.
@@ -115,7 +117,7 @@
 //	actor   who wrote it.
 //	op      one of create, update, claim, heartbeat, release, reclaim,
 //	        complete, block, unblock, reopen, link, unlink, note, fail,
-//	        handoff, delete, restore.
+//	        handoff, delete, restore, review, claim_review, approve, reject.
 //	card    the card id the event is about.
 //
 // and, as the operation needs them: request_id (idempotent replays),
@@ -125,8 +127,9 @@
 // blocks: supersedes, duplicates, discovered-from, related), progress,
 // checkpoint, force,
 // fields (the card fields a create or update sets), text (a note's text),
-// and backoff_seconds and backoff_max_seconds (the retry backoff a fail, or
-// the reclaim of an expired lease, applies).
+// backoff_seconds and backoff_max_seconds (the retry backoff a fail, or
+// the reclaim of an expired lease, applies), and commit and branch (where
+// a complete or review records the work).
 //
 // # Stamps
 //
@@ -234,6 +237,52 @@
 // (deleted_at, delete_reason) and drops its lease; no op but restore applies
 // to a deleted card, nothing new may name it, and it leaves lists, the
 // ready queue and exports. A restore clears the mark.
+// A fail keeps {reason, owner, epoch, at} on the card as last_failure, and
+// the reclaim of a lease that ran out keeps {"lease expired", its owner,
+// epoch, the lease's end}. A complete records closed_by: its owner, else
+// its actor (an approve, the reviewer); a reopen clears it.
+//
+// A card whose lease has run out with its attempts used up (max_attempts)
+// can never be claimed again, and readers show it as it is from that
+// moment, without an event: status blocked, the lease gone, a
+// blocked_reason and a last_failure saying the lease expired (bl show,
+// list, --json, the boards, stats, metrics; Card.view). The fold stores
+// what the events said (claimed) until a reclaim stores the block; unblock
+// takes such a card as it takes a blocked one. A stored state that depends
+// only on the events is what keeps every clone's fold the same; the
+// derived one depends only on the state and the reader's clock.
+//
+// # Review
+//
+// A card may pass through review between its work and done. A review
+// event (bl complete --review) is fenced like a complete when it names an
+// owner; it ends the lease, sets status review, and records the note
+// (close_note), commit, branch and submitted_by (its owner, else its
+// actor). A card in review does not satisfy depends_on, cannot be claimed
+// or completed, and holds its paths. A claim_review leases it to a
+// reviewer (owner, epoch+1, ttl, expect_version as a claim) without
+// counting an attempt; heartbeat, note and release work on that lease as
+// on a claim, a release giving the review back. An approve sets done,
+// closed_at and closed_by (the reviewer); a reject, with its reason,
+// sets ready and reject_reason, keeping attempts, branch and commit. Both
+// carry the epoch the reviewer saw: a card that moved on since (not in
+// review, another epoch) is refused as fenced; one naming an owner must
+// come from the review lease's holder; one without an owner is refused
+// while another reviewer's lease is live. Who may approve is a writer's
+// rule from config.json (review.allow_self, default false: the one who
+// sent the card to review may not approve it), not the fold's, so every
+// clone folds the same events alike.
+//
+// # Paths
+//
+// A card's paths (set by create and update) are globs of the files its
+// work touches. While it is claimed under a live lease, or in review, it
+// holds them: a claim passes over a card whose paths overlap a held path
+// of another card, and the claim of such a card by id is refused
+// (ErrPathsHeld). This is a writer's rule of the claim, like the choice of
+// card, and reads the state at the claim's time; the fold does not refuse
+// a merged-in claim for it. The overlap of two globs is decided
+// conservatively (see PathsOverlap).
 //
 // # Appending
 //
@@ -536,8 +585,10 @@
 //	  receipts by request id), 20 bytes per entry: key offset and length in
 //	  the string pool (u32, u32), line offset and length in the snapshot
 //	  (u64, u32)
-//	the ready and claimed cards in claim order: u32 position in the card
-//	  table, then the end of the card's lease in Unix ns (i64, 0 for none)
+//	the ready, claimed and review cards in claim order: u32 position in
+//	  the card table, then the end of the card's lease in Unix ns (i64, 0
+//	  for none, the largest i64 for a card in review, which holds its
+//	  paths until a verdict)
 //	the string pool
 //	a CRC-32C per 4 KiB block of all of the above (u32 each), the number
 //	  of blocks (u32), and a CRC-32C of those two (u32)

@@ -321,9 +321,11 @@ func (m *model) apply(e *Event) bool {
 		c.owner, c.ttl, c.expires = "", 0, time.Time{}
 		c.status = map[Op]Status{OpComplete: StatusDone, OpBlock: StatusBlocked}[e.Op]
 	case OpUnblock:
-		if c.status != StatusBlocked {
+		// A lease that ran out with the attempts used up is blocked too.
+		if c.status != StatusBlocked && !(c.status == StatusClaimed && !live && exhausted) {
 			return false
 		}
+		c.owner, c.ttl, c.expires = "", 0, time.Time{}
 		if exhausted {
 			c.attempts = 0
 		}

@@ -88,7 +88,7 @@ func replayables() []replayable {
 			return f(e.b, e.ctx, LeaseRequest{Mutation: mu, ID: "A", Owner: "w1", Epoch: 1, Reason: "r"})
 		}
 	}
-	return []replayable{
+	return append([]replayable{
 		{op: OpCreate, state: stAbsent, do: func(e *env, mu Mutation) (Card, error) {
 			c, _, err := e.b.Create(e.ctx, CreateRequest{Mutation: mu, Title: "generated id"})
 			return c, err
@@ -133,7 +133,7 @@ func replayables() []replayable {
 			return e.b.Delete(e.ctx, DeleteRequest{Mutation: mu, ID: "A", Reason: "dup"})
 		}},
 		{op: OpRestore, state: stDeleted, do: func(e *env, mu Mutation) (Card, error) { return e.b.Restore(e.ctx, mu, "A") }},
-	}
+	}, reviewReplayables()...)
 }
 
 // TestRequestIDReplay applies every mutation once with a request id, then

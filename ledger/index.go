@@ -361,6 +361,35 @@ func (ix *snapshotIndex) candidates(leasedAt time.Time, skip func([]byte) bool, 
 	return nil
 }
 
+// leased is cardSource.leased through the claim-order list: only the
+// cards whose lease end lies after at are read.
+func (ix *snapshotIndex) leased(at time.Time, skip func([]byte) bool, fn func(*Card) bool) error {
+	for k := range ix.orders {
+		pos, lease, err := ix.candidate(k)
+		if err != nil {
+			return err
+		}
+		if !at.Before(lease) {
+			continue
+		}
+		id, err := ix.cards.key(pos)
+		if err != nil {
+			return err
+		}
+		if skip(id) {
+			continue
+		}
+		c, err := ix.cardAt(pos)
+		if err != nil {
+			return err
+		}
+		if !fn(c) {
+			return nil
+		}
+	}
+	return nil
+}
+
 // readRange copies bytes [off, end) of the snapshot.
 func (ix *snapshotIndex) readRange(off, end int64) ([]byte, error) {
 	if off < 0 || off > end || end > int64(len(ix.snap)) {

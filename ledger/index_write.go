@@ -7,6 +7,7 @@ import (
 	"cmp"
 	"encoding/binary"
 	"hash/crc32"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -18,7 +19,7 @@ type indexEntry struct {
 	key       string
 	off       int64
 	n         int
-	candidate bool // cards only: ready or claimed when the snapshot was taken
+	candidate bool // cards only: ready, claimed or in review when the snapshot was taken
 	card      *Card
 }
 
@@ -30,7 +31,7 @@ type indexBuild struct {
 
 func (ib *indexBuild) addCard(c *Card, off int64, n int) {
 	ib.cards = append(ib.cards, indexEntry{key: c.ID, off: off, n: n, card: c,
-		candidate: c.Status == StatusReady || c.Status == StatusClaimed})
+		candidate: c.Status == StatusReady || c.Status == StatusClaimed || c.Status == StatusReview})
 	if c.IdempotencyKey != "" {
 		ib.keys = append(ib.keys, indexEntry{key: c.IdempotencyKey, off: off, n: n})
 	}
@@ -84,10 +85,15 @@ func (ib *indexBuild) encode(id snapshotID) []byte {
 }
 
 // leaseEnd is when the lease a card holds runs out; zero when it holds
-// none. The claim-order list records it so a claim can pass over cards
-// under a live lease unread.
+// none, and never (the largest time the list holds) for a card in review,
+// which holds its paths until a verdict. The claim-order list records it
+// so a claim can pass over cards under a live lease or in review unread,
+// and the path holders are found without reading any other card.
 func leaseEnd(c *Card) time.Time {
-	if c.Status == StatusClaimed && c.LeaseExpiresAt != nil {
+	switch {
+	case c.Status == StatusReview:
+		return time.Unix(0, math.MaxInt64)
+	case c.Status == StatusClaimed && c.LeaseExpiresAt != nil:
 		return *c.LeaseExpiresAt
 	}
 	return time.Time{}

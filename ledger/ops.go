@@ -112,6 +112,9 @@ func (s *State) checkFields(id string, f *Fields) error {
 			}
 		}
 	}
+	if err := checkPaths(id, f.Paths); err != nil {
+		return err
+	}
 	if f.Parent != nil && *f.Parent != "" {
 		p := *f.Parent
 		if p == id {
@@ -177,6 +180,9 @@ func applyFields(_ *State, c *Card, e *Event) {
 	if f.MaxAttempts != nil {
 		c.MaxAttempts = *f.MaxAttempts
 	}
+	if f.Paths != nil {
+		c.Paths = dedupe(*f.Paths)
+	}
 	if f.DeferUntil != nil {
 		if f.DeferUntil.IsZero() {
 			c.DeferUntil = nil
@@ -230,7 +236,7 @@ func fence(c *Card, e *Event) error {
 	if e.Owner == "" {
 		return rule(ErrInvalid, "%s of %s needs the owner", e.Op, c.ID)
 	}
-	if c.Status != StatusClaimed || c.ClaimOwner != e.Owner {
+	if !c.holdsLease(e) || c.ClaimOwner != e.Owner {
 		holder := "nobody"
 		if c.Status == StatusClaimed {
 			holder = fmt.Sprintf("%s (epoch %d)", c.ClaimOwner, c.ClaimEpoch)
@@ -296,6 +302,10 @@ func checkRelease(_ *State, c *Card, e *Event) error { return fence(c, e) }
 // applyRelease returns the card to the pool, or parks it when its attempts
 // are used up. Release and reclaim share it.
 func applyRelease(_ *State, c *Card, e *Event) {
+	if c.Status == StatusReview { // a reviewer giving the review back
+		c.clearLease()
+		return
+	}
 	c.clearLease()
 	if c.exhausted() {
 		c.Status = StatusBlocked
@@ -337,7 +347,13 @@ func checkComplete(s *State, c *Card, e *Event) error {
 		}
 		return rule(class, "card %s is already done%s; nothing to complete", c.ID, closed)
 	}
-	return fenceIfOwned(c, e)
+	if c.Status == StatusReview {
+		return rule(ErrConflict, "card %s is in review: approve or reject it", c.ID)
+	}
+	if err := fenceIfOwned(c, e); err != nil {
+		return err
+	}
+	return checkWork(c, e)
 }
 
 func applyComplete(_ *State, c *Card, e *Event) {
@@ -346,6 +362,8 @@ func applyComplete(_ *State, c *Card, e *Event) {
 	c.ClosedAt = timePtr(e.clock())
 	c.CloseNote = e.Reason
 	c.BlockedReason = ""
+	c.ClosedBy = closer(e)
+	recordWork(c, e)
 }
 
 func checkBlock(_ *State, c *Card, e *Event) error {
@@ -364,14 +382,15 @@ func applyBlock(_ *State, c *Card, e *Event) {
 	c.BlockedReason = e.Reason
 }
 
-func checkUnblock(_ *State, c *Card, _ *Event) error {
-	if c.Status != StatusBlocked {
+func checkUnblock(_ *State, c *Card, e *Event) error {
+	if c.Status != StatusBlocked && !c.lapsed(e.clock()) {
 		return rule(ErrConflict, "card %s is %s, not blocked", c.ID, c.Status)
 	}
 	return nil
 }
 
 func applyUnblock(_ *State, c *Card, _ *Event) {
+	c.clearLease() // a lapsed lease (see Card.view)
 	if c.exhausted() {
 		c.Attempts = 0 // unblocking grants a fresh attempts budget
 	}
@@ -391,6 +410,7 @@ func applyReopen(_ *State, c *Card, _ *Event) {
 	c.Status = StatusReady
 	c.ClosedAt = nil
 	c.CloseNote = ""
+	c.ClosedBy = ""
 	c.Attempts = 0
 }
 
@@ -448,6 +468,9 @@ func applyUnlink(_ *State, c *Card, e *Event) {
 // the event carries, as after a fail.
 func applyReclaim(s *State, c *Card, e *Event) {
 	expired := c.Expired(e.At)
+	if expired {
+		recordFailure(c, "lease expired", "", *orTime(c.LeaseExpiresAt, e.At))
+	}
 	applyRelease(s, c, e)
 	if expired && c.Status == StatusReady {
 		c.DeferUntil = deferredUntil(c, e)
@@ -509,6 +532,7 @@ func checkFail(_ *State, c *Card, e *Event) error {
 // it): to blocked with the reason when its attempts are used up, else to
 // ready, not claimable before the retry backoff has passed.
 func applyFail(_ *State, c *Card, e *Event) {
+	recordFailure(c, e.Reason, e.Owner, e.clock())
 	c.clearLease()
 	if c.exhausted() {
 		c.Status = StatusBlocked

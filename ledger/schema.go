@@ -24,11 +24,12 @@ import (
 // would misread; a snapshot is written at FormatVersion.
 const FormatVersion = 3
 
-// lineVersion is the lowest format version that reads e right: 2 for what
-// a v1 reader would misread or take for damage (the fail and note ops, a
-// writer's clock, a retry backoff), else 1.
+// lineVersion is the lowest format version that reads e right: 3 for the
+// review ops and the fields of v3 (see v3), 2 for what a v1 reader would
+// misread or take for damage (the fail and note ops, a writer's clock, a
+// retry backoff), else 1.
 func (e *Event) lineVersion() int {
-	if e.needsV3() {
+	if e.needsV3() || e.v3() {
 		return 3
 	}
 	if e.Op == OpFail || e.Op == OpNote || e.Clock != nil || e.BackoffSeconds != 0 || e.BackoffMaxSeconds != 0 {
@@ -103,6 +104,10 @@ type Event struct {
 	// per attempt up to BackoffMaxSeconds (see retryDelay).
 	BackoffSeconds    int64 `json:"backoff_seconds,omitempty"`
 	BackoffMaxSeconds int64 `json:"backoff_max_seconds,omitempty"`
+
+	// Where the work lives, recorded by a complete or submit (v3).
+	Commit string `json:"commit,omitempty"`
+	Branch string `json:"branch,omitempty"`
 }
 
 // Fields are the card fields a create or update sets. A nil pointer leaves
@@ -119,6 +124,8 @@ type Fields struct {
 	MaxAttempts    *int       `json:"max_attempts,omitempty"`
 	DeferUntil     *time.Time `json:"defer_until,omitempty"`
 	IdempotencyKey string     `json:"idempotency_key,omitempty"`
+	// Paths are the globs of the files the work touches (v3).
+	Paths *[]string `json:"paths,omitempty"`
 }
 
 // Status is where a card is in its lifecycle.
@@ -132,7 +139,7 @@ const (
 	StatusDone    Status = "done"
 )
 
-// Valid reports whether s is one of the four statuses.
+// Valid reports whether s is one of the statuses.
 func (s Status) Valid() bool {
 	return knownStatus(s)
 }
@@ -185,6 +192,21 @@ type Card struct {
 	// leaves lists, the ready queue, boards and exports until restored.
 	DeletedAt    *time.Time `json:"deleted_at,omitempty"`
 	DeleteReason string     `json:"delete_reason,omitempty"`
+	// Paths are globs of the files the work touches: while the card is
+	// claimed or in review they are held (see paths.go).
+	Paths []string `json:"paths,omitempty"`
+	// Branch and Commit: where the work lives, from the completion or
+	// the review request.
+	Branch string `json:"branch,omitempty"`
+	Commit string `json:"commit,omitempty"`
+	// SubmittedBy sent the card to review; RejectReason is why the last
+	// review sent it back (kept until it is sent to review again).
+	SubmittedBy  string `json:"submitted_by,omitempty"`
+	RejectReason string `json:"reject_reason,omitempty"`
+	// LastFailure is why the last attempt failed; ClosedBy who finished
+	// the card (the completer, or the reviewer who approved it).
+	LastFailure *Failure `json:"last_failure,omitempty"`
+	ClosedBy    string   `json:"closed_by,omitempty"`
 }
 
 // Note is one entry of a card's case file.

@@ -35,6 +35,8 @@ func (s *State) claimable(c *Card, now time.Time, owner string) error {
 		return rule(ErrConflict, "card %s is done", c.ID)
 	case StatusBlocked:
 		return rule(ErrConflict, "card %s is blocked: %s", c.ID, orDash(c.BlockedReason))
+	case StatusReview:
+		return rule(ErrConflict, "card %s is in review", c.ID)
 	case StatusClaimed:
 		if c.Leased(now) && c.ClaimOwner != owner {
 			return rule(ErrConflict, "card %s is claimed by %s until %s", c.ID, c.ClaimOwner, c.LeaseExpiresAt.Format(time.RFC3339))
@@ -71,7 +73,11 @@ func (f *Filter) match(s *State, c *Card, now time.Time) bool {
 	if c.DeletedAt != nil || (f.Parent != "" && c.Parent != f.Parent) {
 		return false
 	}
-	if len(f.Status) > 0 && !slices.Contains(f.Status, c.Status) {
+	status := c.Status
+	if c.lapsed(now) {
+		status = StatusBlocked // as readers show it (Card.view)
+	}
+	if len(f.Status) > 0 && !slices.Contains(f.Status, status) {
 		return false
 	}
 	if !f.phaseMatch(c.Phase) {
@@ -80,7 +86,7 @@ func (f *Filter) match(s *State, c *Card, now time.Time) bool {
 	if f.Label != "" && !slices.Contains(c.Labels, f.Label) {
 		return false
 	}
-	if f.Owner != "" && (c.Status != StatusClaimed || c.ClaimOwner != f.Owner) {
+	if f.Owner != "" && (status != StatusClaimed || c.ClaimOwner != f.Owner) {
 		return false
 	}
 	if f.Ready && s.selectable(c, now, "") != nil {
@@ -142,11 +148,12 @@ func (s *State) List(f Filter, now time.Time, sortBy string) []Card {
 	out := make([]Card, len(hits))
 	for i, c := range hits {
 		out[i] = c.clone()
+		out[i].view(now)
 	}
 	return out
 }
 
-// candidatesOnly reports whether only ready or claimed cards can match f.
+// candidatesOnly reports whether only ready, claimed or review cards can match f.
 func (f *Filter) candidatesOnly() bool {
 	if f.Ready {
 		return true
@@ -155,14 +162,14 @@ func (f *Filter) candidatesOnly() bool {
 		return false
 	}
 	for _, st := range f.Status {
-		if st != StatusReady && st != StatusClaimed {
+		if st != StatusReady && st != StatusClaimed && st != StatusReview {
 			return false
 		}
 	}
 	return true
 }
 
-// inClaimOrder calls fn with every ready or claimed card, in claim order,
+// inClaimOrder calls fn with every ready, claimed or review card, in claim order,
 // until fn returns false. Cards the snapshot holds and nothing has touched
 // since come from the source in claim order, read one at a time; the cards
 // in memory (changed since the snapshot, or already read) are sorted and
@@ -171,7 +178,7 @@ func (f *Filter) candidatesOnly() bool {
 func (s *State) inClaimOrder(leasedAt time.Time, fn func(c *Card) bool) {
 	var mem []*Card
 	for _, c := range s.cards {
-		if c.Status == StatusReady || c.Status == StatusClaimed {
+		if c.Status == StatusReady || c.Status == StatusClaimed || c.Status == StatusReview {
 			mem = append(mem, c)
 		}
 	}
@@ -248,7 +255,7 @@ func ValidSort(sortBy string) bool {
 func (s *State) Pick(f Filter, now time.Time) *Card {
 	var best *Card
 	s.inClaimOrder(now, func(c *Card) bool {
-		if f.match(s, c, now) && s.selectable(c, now, "") == nil {
+		if f.match(s, c, now) && s.selectable(c, now, "") == nil && s.pathsHeldBy(c, now) == nil {
 			best = c
 		}
 		return best == nil
@@ -289,9 +296,10 @@ type Stats struct {
 // the oldest ready card at now.
 func (s *State) Stats(now time.Time) Stats {
 	s.all()
-	st := Stats{Cards: len(s.cards), Conflicts: len(s.conflicts), Events: s.events, ByStatus: map[Status]int{
-		StatusReady: 0, StatusClaimed: 0, StatusBlocked: 0, StatusDone: 0,
-	}}
+	st := Stats{Cards: len(s.cards), Conflicts: len(s.conflicts), Events: s.events, ByStatus: map[Status]int{}}
+	for _, status := range Statuses {
+		st.ByStatus[status] = 0
+	}
 	var oldest *Card
 	parents := map[string]bool{}
 	for _, c := range s.cards {
@@ -308,11 +316,15 @@ func (s *State) Stats(now time.Time) Stats {
 		if parents[c.ID] {
 			st.Epics++
 		}
-		st.ByStatus[c.Status]++
+		if c.lapsed(now) {
+			st.ByStatus[StatusBlocked]++ // as every reader shows it (Card.view)
+		} else {
+			st.ByStatus[c.Status]++
+		}
 		if s.selectable(c, now, "") == nil {
 			st.Claimable++
 		}
-		if c.Expired(now) {
+		if c.Expired(now) && !c.lapsed(now) {
 			st.ExpiredClaims++
 		}
 		if c.Status == StatusReady && (oldest == nil || c.CreatedAt.Before(oldest.CreatedAt) || (c.CreatedAt.Equal(oldest.CreatedAt) && c.ID < oldest.ID)) {

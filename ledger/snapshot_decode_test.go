@@ -123,6 +123,10 @@ func snapshotEvents() []*Event {
 	add(&Event{Op: OpLink, Card: "linked", To: "reopened", LinkType: LinkRelated})
 	add(&Event{Op: OpCreate, Card: "gone", Fields: &Fields{Title: strp("deleted card")}})
 	add(&Event{Op: OpDelete, Card: "gone", Reason: "a \"duplicate\""})
+	add(&Event{Op: OpCreate, Card: "reviewed", Fields: &Fields{Title: strp("reviewed"), Paths: strs("src/lexer/**", "docs/*.md")}})
+	add(&Event{Op: OpClaim, Card: "reviewed", Owner: "w", TTLSeconds: 60, ExpectVersion: 1, Epoch: 1})
+	add(&Event{Op: OpReview, Card: "reviewed", Owner: "w", Epoch: 1, Commit: "4f2a9c1", Branch: "bl/reviewed"})
+	add(&Event{Op: OpReject, Card: "reviewed", Epoch: 1, Reason: "needs a \"test\""})
 	return evs
 }
 

@@ -29,6 +29,10 @@ type cardSource interface {
 	// index can ask without allocating) and, when leasedAt is not zero,
 	// those whose lease is still live at leasedAt, until fn returns false.
 	candidates(leasedAt time.Time, skip func(id []byte) bool, fn func(c *Card) bool) error
+	// leased calls fn with the snapshot's cards whose lease is live at
+	// at (cards in review count as leased for ever), leaving out those skip
+	// names, until fn returns false.
+	leased(at time.Time, skip func(id []byte) bool, fn func(c *Card) bool) error
 	// fill adds every card and receipt the maps lack.
 	fill(cards map[string]*Card, requests map[string]Receipt) error
 	// close releases the files the source holds; reads fail after it.
@@ -144,6 +148,28 @@ func (src *snapshotSource) candidates(leasedAt time.Time, skip func([]byte) bool
 	return nil
 }
 
+func (src *snapshotSource) leased(at time.Time, skip func([]byte) bool, fn func(*Card) bool) error {
+	if src.ix != nil {
+		if err := src.ix.leased(at, skip, fn); err == nil {
+			return nil
+		}
+	}
+	w, err := src.useWhole()
+	if err != nil {
+		return err
+	}
+	for _, c := range w.inClaimOrder() {
+		if skip([]byte(c.ID)) || !at.Before(leaseEnd(c)) {
+			continue
+		}
+		cp := c.clone()
+		if !fn(&cp) {
+			return nil
+		}
+	}
+	return nil
+}
+
 func (src *snapshotSource) fill(cards map[string]*Card, requests map[string]Receipt) error {
 	if src.ix != nil {
 		if err := src.ix.fill(cards, requests); err == nil {
@@ -200,7 +226,7 @@ func (w *wholeSnapshot) inClaimOrder() []*Card {
 	if w.order == nil {
 		w.order = []*Card{}
 		for _, c := range w.s.cards {
-			if c.Status == StatusReady || c.Status == StatusClaimed {
+			if c.Status == StatusReady || c.Status == StatusClaimed || c.Status == StatusReview {
 				w.order = append(w.order, c)
 			}
 		}
@@ -237,6 +263,9 @@ func (releasedSource) receipt(string) (Receipt, bool, error)           { return 
 func (releasedSource) count() int                                      { return 0 }
 func (releasedSource) fill(map[string]*Card, map[string]Receipt) error { return errReleased }
 func (releasedSource) close()                                          {}
+func (releasedSource) leased(time.Time, func([]byte) bool, func(*Card) bool) error {
+	return errReleased
+}
 func (releasedSource) candidates(time.Time, func([]byte) bool, func(*Card) bool) error {
 	return errReleased
 }

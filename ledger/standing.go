@@ -22,6 +22,9 @@ type Standing struct {
 	LeaseExpired bool `json:"lease_expired"`
 	// WaitingChildren: the open children an epic waits on (epics.go).
 	WaitingChildren int `json:"waiting_children,omitempty"`
+	// PathsHeldBy names the card holding paths that overlap this card's
+	// (claimed or in review): a claim passes over this card meanwhile.
+	PathsHeldBy string `json:"paths_held_by,omitempty"`
 }
 
 // The states of Standing.State.
@@ -33,11 +36,21 @@ const (
 	StateBlocked = "blocked"
 	StateDone    = "done"
 	StateDeleted = "deleted"
+	StateReview  = "review"
 )
 
 // Standing derives where c stands at now.
 func (s *State) Standing(c *Card, now time.Time) Standing {
 	st := Standing{Claimable: s.selectable(c, now, "") == nil, WaitingOn: []string{}}
+	if c.lapsed(now) { // blocked from the moment its lease ran out (Card.view)
+		st.State = StateBlocked
+		return st
+	}
+	if st.Claimable {
+		if h := s.pathsHeldBy(c, now); h != nil {
+			st.Claimable, st.PathsHeldBy = false, h.ID
+		}
+	}
 	c.holdingLinks(func(_, d string) bool {
 		if dc := s.card(d); (dc == nil || dc.Status != StatusDone) && !slices.Contains(st.WaitingOn, d) {
 			st.WaitingOn = append(st.WaitingOn, d)
@@ -60,6 +73,8 @@ func (s *State) Standing(c *Card, now time.Time) Standing {
 		}
 	case StatusBlocked:
 		st.State = StateBlocked
+	case StatusReview:
+		st.State = StateReview
 	default:
 		st.State = StateDone
 	}

@@ -26,6 +26,7 @@ type State struct {
 	// claimEpics: epics.wait_for_children is false, so open children do
 	// not hold an epic back (a rule of selection, never of the fold).
 	claimEpics bool
+	held       heldCache // the path holders, as last computed (paths.go)
 }
 
 // Receipt records what a request id did, so a replay can answer without

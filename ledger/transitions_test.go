@@ -52,6 +52,11 @@ func setupState(t *testing.T, state string) *env {
 		if _, err := e.b.Delete(e.ctx, DeleteRequest{Mutation: m, ID: "A", Reason: "dup"}); err != nil {
 			t.Fatal(err)
 		}
+	case stReview:
+		e.claim("A", "w1", time.Minute)
+		if _, err := e.b.Submit(e.ctx, LeaseRequest{Mutation: m, ID: "A", Owner: "w1", Epoch: 1, Reason: "see the branch", Commit: "4f2a9c1", Branch: "bl/A"}); err != nil {
+			t.Fatal(err)
+		}
 	default:
 		t.Fatalf("unknown state %q", state)
 	}
@@ -469,7 +474,7 @@ func transitions() []transition {
 		{name: "note by another owner", state: stClaimed, do: doNote("A", "w2", 0), want: ErrFenced},
 		{name: "note stale epoch", state: stClaimed, do: doNote("A", "w1", 5), want: ErrFenced},
 		{name: "note missing card", state: stAbsent, do: doNote("A", "", 0), want: ErrNotFound},
-	}, v3Transitions()...)
+	}, append(v3Transitions(), reviewTransitions()...)...)
 }
 
 func doNote(id, owner string, epoch int64) func(e *env) error {

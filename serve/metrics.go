@@ -119,7 +119,7 @@ func (c *stateCollector) Collect(ch chan<- prometheus.Metric) {
 		return
 	}
 	gauge(descUp, 1)
-	for _, status := range []ledger.Status{ledger.StatusReady, ledger.StatusClaimed, ledger.StatusBlocked, ledger.StatusDone} {
+	for _, status := range ledger.Statuses {
 		gauge(descCards, float64(st.ByStatus[status]), string(status))
 	}
 	gauge(descClaimable, float64(st.Claimable))

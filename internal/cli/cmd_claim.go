@@ -20,6 +20,7 @@ type ClaimCmd struct {
 	Label        string        `help:"Only cards with this label."`
 	Wait         time.Duration `placeholder:"DURATION" help:"When nothing is claimable, wait up to this long for a card to become claimable, then claim it."`
 	RequestID    string        `name:"request-id" placeholder:"ID" help:"Makes the call safe to retry: a replay returns the card and appends nothing."`
+	Review       bool          `help:"Claim the best card waiting for review (one you did not send to review), with a lease: then bl approve or bl reject with --owner and --epoch."`
 	remoteChoice `embed:""`
 }
 
@@ -55,6 +56,16 @@ Examples:
     bl claim --owner worker-1 --id A4
     bl claim --owner worker-1 --wait 10m --json
     bl claim --owner worker-1 --remote origin --json
+    bl claim --review --owner reviewer-1 --json
+
+With --review the claim takes a card in review instead, under a review
+lease (heartbeat and release work on it as on a claim), so two reviewers
+never review one card; the card stays in review until bl approve or
+bl reject.
+
+A card whose paths (bl create --paths) overlap the paths of a card claimed
+under a live lease, or in review, is passed over; claim --id of such a card
+is refused (exit 4, code paths_held) naming the card that holds them.
 
 With --remote (or claims.remote in config.json) the claim goes through a
 git remote shared by several machines: pull, claim, commit, push. The card
@@ -80,6 +91,21 @@ func (c *ClaimCmd) Run(a *App) error {
 	}
 	req := ledger.ClaimRequest{Mutation: a.Mutation(c.RequestID), Owner: a.Owner(c.Owner),
 		TTL: c.TTL, ID: id, Phase: c.Phase, Label: c.Label}
+	if c.Review {
+		if c.Wait > 0 || remoteFor(b, c.remoteChoice) != "" {
+			return usagef("--review does not combine with --wait or a remote claim")
+		}
+		card, err := b.ClaimReview(a.ctx, req)
+		if err != nil {
+			return err
+		}
+		if card == nil {
+			return a.emit(nil, func(w io.Writer) { fmt.Fprintln(w, "nothing to review") })
+		}
+		return a.emit(card, func(w io.Writer) {
+			fmt.Fprintf(w, "claimed %s for review epoch %d %s  %s\n", card.ID, card.ClaimEpoch, a.leaseLeft(*card), text(card.Title))
+		})
+	}
 	if c.Wait > 0 && remoteFor(b, c.remoteChoice) != "" {
 		return usagef("--wait does not combine with a remote claim")
 	}

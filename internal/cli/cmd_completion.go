@@ -195,7 +195,7 @@ func flagValues(f *kong.Flag, cmd *kong.Node, q idQuery, ids func(idQuery) []str
 	case f.Enum != "":
 		out = f.EnumSlice()
 	case f.Name == "status":
-		for _, st := range []ledger.Status{ledger.StatusReady, ledger.StatusClaimed, ledger.StatusBlocked, ledger.StatusDone} {
+		for _, st := range ledger.Statuses {
 			out = append(out, string(st))
 		}
 	case f.Name == "format" && cmd != nil && cmd.Name == "export":

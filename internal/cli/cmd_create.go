@@ -20,6 +20,7 @@ type CreateCmd struct {
 	MaxAttempts    int      `name:"max-attempts" help:"Claims allowed before an expired card is blocked (0 = unlimited)."`
 	DeferUntil     string   `name:"defer-until" placeholder:"WHEN" help:"Not claimable before this time (RFC 3339, date, or duration from now)."`
 	IdempotencyKey string   `name:"idempotency-key" placeholder:"KEY" help:"A repeat with the same key returns the existing card."`
+	Paths          []string `sep:"none" placeholder:"GLOB" help:"Files the work touches, a glob such as 'src/lexer/**' (repeat for more): while the card is claimed or in review, no overlapping card is claimed."`
 	RequestID      string   `name:"request-id" placeholder:"ID" help:"Makes the call safe to retry: a replay appends nothing."`
 }
 
@@ -35,7 +36,8 @@ Examples:
 
     bl create --id A1 --title schema --priority 5
     bl create --id A2 --title service --depends-on A1 --priority 9 --phase M1
-    bl create --title "flaky test" --label ci --acceptance "passes 100 runs" --json` + exitCodesHelp
+    bl create --title "flaky test" --label ci --acceptance "passes 100 runs" --json
+    bl create --id A7 --title "lexer: unicode idents" --paths 'src/lexer/**' --paths docs/lexer.md` + exitCodesHelp
 }
 
 func (c *CreateCmd) Run(a *App) error {
@@ -53,7 +55,7 @@ func (c *CreateCmd) Run(a *App) error {
 	req := ledger.CreateRequest{
 		Mutation: a.Mutation(c.RequestID), ID: id, Title: c.Title, Body: body, Phase: c.Phase,
 		Priority: c.Priority, Labels: splitList(c.Label), DependsOn: splitList(c.DependsOn), Parent: c.Parent,
-		Acceptance: c.Acceptance, MaxAttempts: c.MaxAttempts, IdempotencyKey: c.IdempotencyKey,
+		Acceptance: c.Acceptance, MaxAttempts: c.MaxAttempts, IdempotencyKey: c.IdempotencyKey, Paths: c.Paths,
 	}
 	if c.DeferUntil != "" {
 		if req.DeferUntil, err = parseWhen("defer-until", c.DeferUntil, a.now()); err != nil {

@@ -218,7 +218,12 @@ func printDiff(w io.Writer, sides [2]diffSide, d *ledger.BacklogDiff) {
 // activityText is one line of a card's activity: what, by whom, when.
 func activityText(act ledger.Activity) string {
 	var b strings.Builder
-	b.WriteString(text(string(act.Op)))
+	op := string(act.Op)
+	switch act.Op {
+	case ledger.OpReview, ledger.OpApprove, ledger.OpReject, ledger.OpClaimReview:
+		op = act.Op.Done() // "sent to review by w1", "approved by carol"
+	}
+	b.WriteString(text(op))
 	if act.Owner != "" {
 		fmt.Fprintf(&b, " by %s", text(act.Owner))
 		if act.Epoch != 0 {

@@ -188,7 +188,7 @@ func (c *ExportCmd) command(format export.Format, statuses []ledger.Status) stri
 	args := []string{"bl", "export", "--format", string(format)}
 	if len(statuses) > 0 {
 		var names []string
-		for _, s := range []ledger.Status{ledger.StatusReady, ledger.StatusClaimed, ledger.StatusBlocked, ledger.StatusDone} {
+		for _, s := range ledger.Statuses {
 			if slices.Contains(statuses, s) {
 				names = append(names, string(s))
 			}

@@ -9,7 +9,7 @@ import (
 
 // ListCmd lists cards.
 type ListCmd struct {
-	Status []string `placeholder:"STATUS" help:"Only these statuses: ready, claimed, blocked, done (repeat or comma-separate)."`
+	Status []string `placeholder:"STATUS" help:"Only these statuses: ready, claimed, review, blocked, done (repeat or comma-separate)."`
 	Phase  string   `help:"Only this phase."`
 	Label  string   `help:"Only cards with this label."`
 	Owner  string   `help:"Only cards claimed by this owner."`

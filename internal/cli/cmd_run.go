@@ -28,7 +28,12 @@ type RunCmd struct {
 	Timeout time.Duration `placeholder:"DURATION" help:"Stop a command that runs longer than this on a card (SIGTERM, then SIGKILL after --grace) and fail the card: \"timed out after …\" (default: no limit)."`
 	Grace   time.Duration `default:"10s" placeholder:"DURATION" help:"How long a command gets between SIGTERM and SIGKILL when it must stop."`
 	Local   bool          `help:"Claim in this clone even when claims.remote names a remote (bl run does not claim through a remote)."`
-	Command []string      `arg:"" optional:"" passthrough:"" name:"command" help:"The command to run and its arguments, after --."`
+
+	Worktree     bool     `help:"Run each card's command in a git worktree of its own, on branch bl/<id> (worktree.branch in config.json), and record the branch and its head commit with the outcome."`
+	Base         string   `placeholder:"REF" help:"With --worktree: start a new card branch from this ref (default HEAD)."`
+	KeepWorktree bool     `name:"keep-worktree" help:"With --worktree: keep the worktree after a success too (it is always kept after a failure)."`
+	Review       bool     `help:"On exit 0 send the card to review instead of done (also when config.json sets review.required)."`
+	Command      []string `arg:"" optional:"" passthrough:"" name:"command" help:"The command to run and its arguments, after --."`
 }
 
 func init() {
@@ -83,6 +88,16 @@ so the command would get an empty id (and exit 0: the card completes with
 no work done). Put the command in single quotes under sh -c, or in a
 script, so the variables are read once bl run has set them.
 
+With --worktree each card gets a git worktree of the repository, under its
+git directory (.git/bl-worktrees/<id>), on branch bl/<id>: made from HEAD
+(or --base REF) the first time, the existing branch when the card comes
+back (a reclaim, a reject), the worktree itself when an earlier run left it
+(a crash). The command runs there, with BL_WORKTREE and BL_BRANCH set. On
+exit 0 the branch and its head commit are recorded on the card (commit,
+branch) and the worktree is removed (the branch stays) unless
+--keep-worktree; on failure it is kept and the fail reason names it. Your
+own working tree and index are never touched.
+
 Examples:
 
     bl run --owner agent-1 --ttl 10m --loop -- ./do-card.sh
@@ -124,7 +139,13 @@ func (c *RunCmd) Run(a *App) error {
 	a.mutated = true
 	o := supervisor.Options{Backlog: b, Actor: a.actor(), Owner: a.Owner(c.Owner), TTL: c.TTL, ID: c.ID, Phase: c.Phase,
 		Label: c.Label, Wait: c.Wait, Loop: c.Loop, Grace: c.Grace, Timeout: c.Timeout, Command: c.Command,
-		Stdin: os.Stdin, Stdout: cmdOut, Stderr: a.Stderr, Signals: sigs}
+		Stdin: os.Stdin, Stdout: cmdOut, Stderr: a.Stderr, Signals: sigs,
+		Review: c.Review || b.Config().Review.Required}
+	if c.Worktree {
+		o.Worktree = &supervisor.WorktreeOptions{Branch: b.Config().Worktree.Branch, Base: c.Base, Keep: c.KeepWorktree}
+	} else if c.Base != "" || c.KeepWorktree {
+		return usagef("--base and --keep-worktree need --worktree")
+	}
 	var emitErr error
 	// Hooks run as the events happen, not all at the end of a long loop.
 	o.Claimed = func(ledger.Card) { a.runHooksAfter() }

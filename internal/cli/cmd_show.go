@@ -137,8 +137,21 @@ func (a *App) showCard(w io.Writer, c ledger.Card) {
 		}
 	case ledger.StatusBlocked:
 		status += ": " + dash(text(c.BlockedReason))
+	case ledger.StatusReview:
+		status += ", sent by " + dash(text(c.SubmittedBy))
+		if c.ClaimOwner != "" && c.LeaseExpiresAt != nil && a.now().Before(*c.LeaseExpiresAt) {
+			status += fmt.Sprintf("; under review by %s, epoch %d %s", text(c.ClaimOwner), c.ClaimEpoch, a.leaseLeft(c))
+		} else {
+			status += fmt.Sprintf("; waiting for a reviewer (epoch %d)", c.ClaimEpoch)
+		}
+		if c.CloseNote != "" {
+			status += ": " + text(c.CloseNote)
+		}
 	case ledger.StatusDone:
 		status += " at " + stamp(c.ClosedAt)
+		if c.ClosedBy != "" {
+			status += " by " + text(c.ClosedBy)
+		}
 		if c.CloseNote != "" {
 			status += ": " + text(c.CloseNote)
 		}
@@ -147,6 +160,25 @@ func (a *App) showCard(w io.Writer, c ledger.Card) {
 		status = "deleted (was " + string(c.Status) + ")"
 	}
 	row("status", status)
+	if st, _ := a.standingOf(c); st.PathsHeldBy != "" {
+		row("held back", "paths held by "+st.PathsHeldBy)
+	}
+	if c.RejectReason != "" {
+		row("rejected", text(c.RejectReason))
+	}
+	if f := c.LastFailure; f != nil {
+		row("last failure", fmt.Sprintf("%s by %s, epoch %d: %s", stamp(&f.At), dash(text(f.Owner)), f.Epoch, text(f.Reason)))
+	}
+	if len(c.Paths) > 0 {
+		paths := make([]string, len(c.Paths))
+		for i, p := range c.Paths {
+			paths[i] = text(p)
+		}
+		row("paths", strings.Join(paths, ", "))
+	}
+	if c.Branch != "" || c.Commit != "" {
+		row("work", strings.TrimSpace(text(c.Branch)+" "+text(c.Commit)))
+	}
 	row("priority", fmt.Sprint(c.Priority))
 	row("phase", dash(text(c.Phase)))
 	labels := make([]string, len(c.Labels))

@@ -19,6 +19,8 @@ type UpdateCmd struct {
 	Parent      *string  `placeholder:"ID" help:"New parent (\"\" clears it)."`
 	MaxAttempts *int     `name:"max-attempts" help:"New attempts limit (0 = unlimited)."`
 	DeferUntil  *string  `name:"defer-until" placeholder:"WHEN" help:"Not claimable before this time (\"\" clears it)."`
+	Paths       []string `sep:"none" placeholder:"GLOB" help:"Replace the paths the work touches (repeat for more)."`
+	ClearPaths  bool     `name:"clear-paths" help:"Remove all paths."`
 	RequestID   string   `name:"request-id" placeholder:"ID" help:"Makes the call safe to retry."`
 }
 
@@ -57,6 +59,10 @@ func (c *UpdateCmd) Run(a *App) error {
 	}
 	if c.Acceptance != nil {
 		f.Acceptance = &c.Acceptance
+	}
+	if len(c.Paths) > 0 || c.ClearPaths {
+		paths := append([]string{}, c.Paths...)
+		f.Paths = &paths
 	}
 	if c.DeferUntil != nil {
 		var t time.Time // zero clears

@@ -25,11 +25,12 @@ var stateColours = map[string]string{
 	ledger.StateExpired: "35", // magenta: a lease ran out
 	ledger.StateBlocked: "31", // red
 	ledger.StateDone:    "90", // grey
+	ledger.StateReview:  "34", // blue: waits for a reviewer
 	"":                  "39", // default: a header cell, aligned with the rest
 }
 
 // colourCodes numbers the colours for the marks.
-var colourCodes = []string{"32", "33", "36", "35", "31", "90", "39"}
+var colourCodes = []string{"32", "33", "36", "35", "31", "90", "39", "34"}
 
 // paint marks s to print in the colour of state.
 func paint(state, s string) string {

@@ -68,6 +68,10 @@ func classify(err error, git Git) (exit int, code string) {
 		return exitNotFound, "not_found"
 	case errors.Is(err, ledger.ErrFenced):
 		return exitConflict, "fenced"
+	case errors.Is(err, ledger.ErrPathsHeld):
+		return exitConflict, "paths_held"
+	case errors.Is(err, ledger.ErrSelfReview):
+		return exitConflict, "self_review"
 	case errors.Is(err, ledger.ErrConflict):
 		return exitConflict, "conflict"
 	case errors.Is(err, lock.ErrTimeout):

@@ -147,7 +147,7 @@ func parseStatuses(in []string) ([]ledger.Status, error) {
 	for _, s := range in {
 		st := ledger.Status(strings.TrimSpace(s))
 		if !st.Valid() {
-			return nil, usagef(fmt.Sprintf("--status %q is not one of ready, claimed, blocked, done", s))
+			return nil, usagef(fmt.Sprintf("--status %q is not one of ready, claimed, review, blocked, done", s))
 		}
 		out = append(out, st)
 	}

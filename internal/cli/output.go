@@ -176,7 +176,7 @@ func (a *App) tableTree(w io.Writer, cards []ledger.Card, depth []int) {
 			id = strings.Repeat("  ", depth[i]-1) + "└ " + id
 		}
 		owner := "-"
-		if c.Status == ledger.StatusClaimed {
+		if c.Status == ledger.StatusClaimed || (c.Status == ledger.StatusReview && c.ClaimOwner != "") {
 			owner = fmt.Sprintf("%s#%d", text(c.ClaimOwner), c.ClaimEpoch)
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\n", id, paint(st.State, st.State), c.Priority, dash(text(c.Phase)), owner, dash(a.stateDetail(c, st)), text(c.Title))

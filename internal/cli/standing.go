@@ -88,6 +88,10 @@ func appendStanding(b []byte, st ledger.Standing, level int) []byte {
 		b = append(b, ",\n"+pad+`"waiting_children": `...)
 		b = strconv.AppendInt(b, int64(st.WaitingChildren), 10)
 	}
+	if st.PathsHeldBy != "" {
+		b = append(b, ",\n"+pad+`"paths_held_by": `...)
+		b = strconv.AppendQuote(b, st.PathsHeldBy)
+	}
 	return append(b, tail...)
 }
 
@@ -154,7 +158,15 @@ func (a *App) stateDetail(c ledger.Card, st ledger.Standing) string {
 		if c.DeferUntil != nil && now.Before(*c.DeferUntil) {
 			why = append(why, "until "+stamp(c.DeferUntil))
 		}
+		if st.PathsHeldBy != "" {
+			why = append(why, "paths held by "+st.PathsHeldBy)
+		}
 		return strings.Join(why, " and ")
+	case ledger.StateReview:
+		if c.ClaimOwner != "" && c.LeaseExpiresAt != nil && now.Before(*c.LeaseExpiresAt) {
+			return "by " + text(c.ClaimOwner)
+		}
+		return "sent by " + text(c.SubmittedBy)
 	case ledger.StateClaimed:
 		if c.LeaseExpiresAt != nil {
 			return fmt.Sprintf("%s left", roundDur(c.LeaseExpiresAt.Sub(now)))

@@ -41,6 +41,7 @@ import (
 	"time"
 
 	"github.com/bl-backlog/bl/export"
+	"github.com/bl-backlog/bl/internal/gitwork"
 	"github.com/bl-backlog/bl/ledger"
 	"github.com/bl-backlog/bl/ledger/watch"
 	"github.com/bl-backlog/bl/lock"
@@ -75,6 +76,14 @@ type Options struct {
 	// Claimed is called once a card is claimed, before its command
 	// starts, outside the lock (bl run runs the claim's hooks there).
 	Claimed func(ledger.Card)
+
+	// Worktree, when set, runs each card's command in a git worktree of
+	// its own on the card's branch (see worktreeFor), and records the
+	// branch and its head commit with the outcome.
+	Worktree *WorktreeOptions
+	// Review sends a card whose command exited 0 to review instead of
+	// done.
+	Review bool
 }
 
 // Outcome is how a card's run ended.
@@ -82,10 +91,11 @@ type Outcome string
 
 // The outcomes.
 const (
-	Completed   Outcome = "completed"   // exit 0: the card is done
-	Failed      Outcome = "failed"      // exit ≠ 0: the card failed its attempt
-	Fenced      Outcome = "fenced"      // the lease was lost: the command was stopped, nothing recorded
-	Interrupted Outcome = "interrupted" // a signal was passed on and the command failed: the card was released
+	Completed   Outcome = "completed"      // exit 0: the card is done
+	Reviewed    Outcome = "sent to review" // exit 0 with Review: the card waits for a reviewer
+	Failed      Outcome = "failed"         // exit ≠ 0: the card failed its attempt
+	Fenced      Outcome = "fenced"         // the lease was lost: the command was stopped, nothing recorded
+	Interrupted Outcome = "interrupted"    // a signal was passed on and the command failed: the card was released
 )
 
 // Result is what became of one card.
@@ -222,6 +232,19 @@ func (s *supervisor) run(ctx context.Context, card ledger.Card) (res Result, err
 	}
 	defer os.Remove(cardFile)
 
+	var tree *cardTree
+	if s.o.Worktree != nil {
+		if tree, err = s.worktreeFor(ctx, card); err != nil {
+			s.giveBack(ctx, card, "bl run could not make the card's worktree: "+err.Error())
+			return res, err
+		}
+		how := "made"
+		if tree.Reused {
+			how = "reused"
+		}
+		s.logf("%s: worktree %s on branch %s (%s)", card.ID, tree.Dir, tree.Branch, how)
+	}
+
 	cmd := exec.Command(s.o.Command[0], s.o.Command[1:]...)
 	cmd.Env = append(os.Environ(),
 		"BL_CARD="+card.ID,
@@ -230,6 +253,10 @@ func (s *supervisor) run(ctx context.Context, card ledger.Card) (res Result, err
 		"BL_DIR="+s.dir,
 		"BL_CARD_JSON="+cardFile,
 	)
+	if tree != nil {
+		cmd.Dir = tree.Dir
+		cmd.Env = append(cmd.Env, "BL_WORKTREE="+tree.Dir, "BL_BRANCH="+tree.Branch)
+	}
 	tail := newTail(s.o.Stderr, reasonLines, reasonBytes)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = s.o.Stdin, s.o.Stdout, tail
 	// Output pipes held open by the command's own children must not keep
@@ -300,12 +327,27 @@ loop:
 		lease.Reason = failReason(fmt.Sprintf("timed out after %s (%s)", s.o.Timeout, describeExit(cmd.ProcessState, waitErr)), tail.String())
 	case res.ExitCode == 0:
 		res.Outcome, op = Completed, s.o.Backlog.Complete
+		if s.o.Review {
+			res.Outcome, op = Reviewed, s.o.Backlog.Submit
+		}
+		if tree != nil {
+			lease.Branch = tree.Branch
+			if head, err := gitwork.Head(wctx, tree.repo, tree.Branch); err == nil {
+				lease.Commit = head
+			} else {
+				s.logf("%s: no head commit of %s to record: %v", card.ID, tree.Branch, err)
+			}
+		}
 	case res.Signal != nil:
 		res.Outcome, op = Interrupted, s.o.Backlog.Release
 		lease.Reason = fmt.Sprintf("interrupted (%s): %s", res.Signal, describeExit(cmd.ProcessState, waitErr))
 	default:
 		res.Outcome, op = Failed, s.o.Backlog.Fail
-		lease.Reason = failReason(describeExit(cmd.ProcessState, waitErr), tail.String())
+		how := describeExit(cmd.ProcessState, waitErr)
+		if tree != nil {
+			how += "; worktree kept at " + tree.Dir
+		}
+		lease.Reason = failReason(how, tail.String())
 	}
 	c, err := retryLocked(func() (ledger.Card, error) { return op(wctx, lease) })
 	if errors.Is(err, ledger.ErrFenced) {
@@ -320,9 +362,17 @@ loop:
 		return res, err
 	}
 	res.Card = c
+	if tree != nil && (res.Outcome == Completed || res.Outcome == Reviewed) && !s.o.Worktree.Keep {
+		// The branch stays; only the checkout goes.
+		if err := gitwork.Remove(wctx, tree.repo, tree.Dir); err != nil {
+			s.logf("%s: could not remove the worktree %s: %v", card.ID, tree.Dir, err)
+		}
+	}
 	switch res.Outcome {
 	case Completed:
 		s.logf("%s done in %s", card.ID, res.Took.Round(time.Millisecond))
+	case Reviewed:
+		s.logf("%s sent to review in %s", card.ID, res.Took.Round(time.Millisecond))
 	case Interrupted:
 		s.logf("%s released: %s", card.ID, oneLine(lease.Reason))
 	default:

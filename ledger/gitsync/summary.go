@@ -78,6 +78,10 @@ func Summarize(prev, next ledger.Tree) string {
 			parts = append(parts, strings.Join(claims, ", "))
 		case op == ledger.OpComplete:
 			parts = append(parts, cardList(cardsOf(evs))+" done")
+		case op == ledger.OpReview:
+			parts = append(parts, cardList(cardsOf(evs))+" sent to review")
+		case op == ledger.OpApprove || op == ledger.OpReject || op == ledger.OpClaimReview:
+			parts = append(parts, byReviewer(op, evs))
 		case op == ledger.OpLink || op == ledger.OpUnlink:
 			var pairs []string
 			for _, e := range evs {
@@ -138,4 +142,27 @@ func plural(n int, what string) string {
 		return "1 " + what
 	}
 	return fmt.Sprintf("%d %ss", n, what)
+}
+
+// byReviewer is "A3, A4 approved by rev-1, A5 approved by carol": the
+// review events of one op grouped by reviewer (the owner holding the
+// review, else the actor), in the order of their first event.
+func byReviewer(op ledger.Op, evs []*ledger.Event) string {
+	var who []string
+	cards := map[string][]string{}
+	for _, e := range evs {
+		r := e.Owner
+		if r == "" {
+			r = e.Actor
+		}
+		if _, ok := cards[r]; !ok {
+			who = append(who, r)
+		}
+		cards[r] = append(cards[r], e.Card)
+	}
+	var out []string
+	for _, r := range who {
+		out = append(out, cardList(cards[r])+" "+op.Done()+" by "+r)
+	}
+	return strings.Join(out, ", ")
 }

@@ -57,3 +57,29 @@ func TestSummarizeLabelsCompaction(t *testing.T) {
 		t.Fatalf("Summarize = %q, want it to start %q", got, want)
 	}
 }
+
+// TestSummarizeReview: the review ops read as what they did, with the
+// reviewer named.
+func TestSummarizeReview(t *testing.T) {
+	at := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
+	var ledgerBytes []byte
+	for i, e := range []*ledger.Event{
+		{Op: ledger.OpReview, Card: "A3", Owner: "w1", Epoch: 1, Actor: "x"},
+		{Op: ledger.OpClaimReview, Card: "A4", Owner: "rev", Epoch: 2, TTLSeconds: 60, Actor: "x"},
+		{Op: ledger.OpApprove, Card: "A4", Owner: "rev", Epoch: 2, Actor: "x"},
+		{Op: ledger.OpApprove, Card: "A5", Epoch: 1, Actor: "carol"},
+		{Op: ledger.OpReject, Card: "A6", Epoch: 1, Reason: "no", Actor: "carol"},
+	} {
+		e.V, e.ID, e.At = 3, fmt.Sprintf("%016x", i+1), at.Add(time.Duration(i))
+		line, err := ledger.EncodeLine(e)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ledgerBytes = append(ledgerBytes, line...)
+	}
+	got := Summarize(ledger.Tree{}, ledger.Tree{ledger.LedgerFile: ledgerBytes})
+	want := "A3 sent to review; A4 taken for review by rev; A4 approved by rev, A5 approved by carol; A6 rejected by carol"
+	if got != want {
+		t.Fatalf("Summarize = %q, want %q", got, want)
+	}
+}

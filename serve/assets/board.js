@@ -9,6 +9,7 @@
     ["claimable", "Claimable"],
     ["waiting", "Waiting"],
     ["claimed", "Claimed"],
+    ["review", "Review"],
     ["blocked", "Blocked"],
     ["done", "Done"],
   ];
@@ -160,6 +161,8 @@
       const deps = (c.depends_on || []).filter((d) => !byID[d] || byID[d].status !== "done");
       if (deps.length) meta.append(el("span", "flag wait", "waits on " + deps.join(", ")));
       if (c.defer_until && Date.parse(c.defer_until) > now()) meta.append(time(c.defer_until, "deferred until "));
+    } else if (c.status === "review") {
+      meta.append(el("span", "", c.claim_owner ? "reviewer " + c.claim_owner : "sent by " + (c.submitted_by || "-")));
     } else if (c.status === "blocked" && c.blocked_reason) {
       meta.append(el("span", "", c.blocked_reason));
     } else if (c.status === "done" && c.closed_at) {
@@ -352,7 +355,14 @@
     if (c.defer_until) row(dl, "deferred until", time(c.defer_until));
     row(dl, "blocked", c.blocked_reason);
     if (c.closed_at) row(dl, "closed", time(c.closed_at));
+    row(dl, "closed by", c.closed_by);
     row(dl, "close note", c.close_note);
+    if (c.status === "review") row(dl, "review", "sent by " + (c.submitted_by || "-") + (c.claim_owner ? ", reviewer " + c.claim_owner + " (epoch " + c.claim_epoch + ")" : ""));
+    row(dl, "rejected", c.reject_reason);
+    if (c.last_failure) row(dl, "last failure", c.last_failure.reason + " (" + (c.last_failure.owner || "-") + ", epoch " + c.last_failure.epoch + ")");
+    row(dl, "paths", c.paths);
+    row(dl, "branch", c.branch);
+    row(dl, "commit", c.commit);
     row(dl, "checkpoint", c.checkpoint);
     row(dl, "created", time(c.created_at));
     row(dl, "updated", time(c.updated_at));

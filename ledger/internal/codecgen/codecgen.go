@@ -32,7 +32,7 @@ type Object struct{ Name, Short string }
 
 // Objects are the wire types, in the order their code is written.
 var Objects = []Object{
-	{"Event", "event"}, {"Fields", "fields"}, {"Card", "card"}, {"Note", "note"},
+	{"Event", "event"}, {"Fields", "fields"}, {"Card", "card"}, {"Note", "note"}, {"Failure", "failure"},
 	{"Link", "link"}, {"keyed", "receipt"}, {"Conflict", "conflict"}, {"snapshotHeader", "header"},
 }
 

@@ -170,7 +170,7 @@ func (w *writer) encoder(o Object, fs []field) {
 		case kStringsPtr:
 			w.p("if %s != nil {\n%sdst = appendStrings(dst, *%s)\n}\n", val, put, val)
 		case kStrings:
-			w.p("%sdst = appendStrings(dst, %s)\n", put, val)
+			w.opt(f.Omit, "len("+val+") != 0", put+fmt.Sprintf("dst = appendStrings(dst, %s)\n", val))
 		case kRaw:
 			w.p("if len(%s) != 0 {\n%sif dst, ok = appendRaw(dst, %s); !ok %s}\n", val, put, val, decline)
 		case kObjectPtr:
@@ -396,7 +396,7 @@ func (w *writer) card(s *schema) error {
 			w.p("d.%s = cloneStrings(c.%s)\n", f.Go, f.Go)
 		case kRaw, kObjectList:
 			w.p("d.%s = slices.Clone(c.%s)\n", f.Go, f.Go)
-		case kIntPtr:
+		case kIntPtr, kObjectPtr: // a pointer to a value without pointers
 			w.p("if c.%s != nil {\np := *c.%s\nd.%s = &p\n}\n", f.Go, f.Go, f.Go)
 		case kTimePtr, kString, kEnum, kInt, kInt64, kBool, kTime:
 		default:

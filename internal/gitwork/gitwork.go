@@ -1,0 +1,156 @@
+// Package gitwork runs the system git for what bl does to a repository's
+// work, as opposed to its backlog: a git worktree per card for bl run
+// --worktree, the branch head it records, the files a commit stages for
+// bl paths check. Every call goes through Run, one small helper around
+// the git binary; nothing here touches the user's working tree or index
+// (worktrees are created beside it, each with an index of its own).
+package gitwork
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+)
+
+// ErrNoGit: the git binary is not on PATH.
+var ErrNoGit = errors.New("git is not installed (bl run --worktree and bl paths check run the git binary)")
+
+// Run runs git with args in dir and returns its standard output, trimmed
+// of the final newline. An error carries git's standard error.
+func Run(ctx context.Context, dir string, args ...string) (string, error) {
+	return run(ctx, dir, false, args...)
+}
+
+// run is Run; with hookEnv the environment git set for a hook (such as
+// the temporary index of git commit -a) is kept.
+func run(ctx context.Context, dir string, hookEnv bool, args ...string) (string, error) {
+	path, err := exec.LookPath("git")
+	if err != nil {
+		return "", ErrNoGit
+	}
+	cmd := exec.CommandContext(ctx, path, args...)
+	cmd.Dir = dir
+	// The environment of a hook (GIT_DIR, GIT_INDEX_FILE, ...) must not
+	// send these commands to another repository or index.
+	if !hookEnv {
+		cmd.Env = cleanEnv(os.Environ())
+	}
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Run(); err != nil {
+		msg := strings.TrimSpace(errb.String())
+		if msg == "" {
+			msg = err.Error()
+		}
+		return "", fmt.Errorf("git %s: %s", strings.Join(args, " "), msg)
+	}
+	return strings.TrimSuffix(out.String(), "\n"), nil
+}
+
+func cleanEnv(env []string) []string {
+	out := env[:0:0]
+	for _, kv := range env {
+		switch k, _, _ := strings.Cut(kv, "="); k {
+		case "GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_PREFIX", "GIT_COMMON_DIR":
+			continue
+		}
+		out = append(out, kv)
+	}
+	return out
+}
+
+// TopLevel is the root of the work tree enclosing dir.
+func TopLevel(ctx context.Context, dir string) (string, error) {
+	return Run(ctx, dir, "rev-parse", "--show-toplevel")
+}
+
+// Worktree is a card's worktree: its directory and branch.
+type Worktree struct {
+	Dir, Branch string
+	Reused      bool // the branch (or the worktree) was there already
+}
+
+// Prepare gives branch a worktree at dir, inside the repository at repo:
+// a worktree left at dir by an earlier run on the same branch is reused;
+// an existing branch is checked out there (a reclaimed card goes on from
+// its branch); otherwise the branch is created from base (HEAD when
+// empty). The user's own working tree and index are not touched.
+func Prepare(ctx context.Context, repo, dir, branch, base string) (Worktree, error) {
+	wt := Worktree{Dir: dir, Branch: branch}
+	if cur, err := Run(ctx, dir, "rev-parse", "--abbrev-ref", "HEAD"); err == nil && sameDir(ctx, dir) {
+		if cur == branch {
+			wt.Reused = true
+			return wt, nil
+		}
+		// A worktree on some other branch is in the way: take it out.
+		if err := Remove(ctx, repo, dir); err != nil {
+			return wt, err
+		}
+	}
+	// A directory a crash left without its git metadata, or metadata
+	// without its directory.
+	_, _ = Run(ctx, repo, "worktree", "prune")
+	if _, err := os.Stat(dir); err == nil {
+		if err := os.RemoveAll(dir); err != nil {
+			return wt, err
+		}
+	}
+	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
+		return wt, err
+	}
+	if _, err := Run(ctx, repo, "rev-parse", "--verify", "--quiet", "refs/heads/"+branch); err == nil {
+		wt.Reused = true
+		_, err := Run(ctx, repo, "worktree", "add", dir, branch)
+		return wt, err
+	}
+	if base == "" {
+		base = "HEAD"
+	}
+	_, err := Run(ctx, repo, "worktree", "add", "-b", branch, dir, base)
+	return wt, err
+}
+
+// sameDir reports whether dir is the top level of a work tree of its own
+// (not a directory inside the user's repository).
+func sameDir(ctx context.Context, dir string) bool {
+	top, err := TopLevel(ctx, dir)
+	if err != nil {
+		return false
+	}
+	a, err1 := filepath.EvalSymlinks(top)
+	b, err2 := filepath.EvalSymlinks(dir)
+	return err1 == nil && err2 == nil && a == b
+}
+
+// Head is the commit a branch points at.
+func Head(ctx context.Context, repo, branch string) (string, error) {
+	return Run(ctx, repo, "rev-parse", "--verify", "refs/heads/"+branch+"^{commit}")
+}
+
+// Remove takes a worktree out (its branch stays).
+func Remove(ctx context.Context, repo, dir string) error {
+	_, err := Run(ctx, repo, "worktree", "remove", "--force", dir)
+	return err
+}
+
+// StagedFiles lists the files the index of the work tree at dir stages
+// for the next commit, as paths from its root. In a pre-commit hook that
+// is the index git commit uses (GIT_INDEX_FILE, kept for this call).
+func StagedFiles(ctx context.Context, dir string) ([]string, error) {
+	out, err := run(ctx, dir, true, "diff", "--cached", "--name-only", "-z", "--no-renames")
+	if err != nil {
+		return nil, err
+	}
+	var files []string
+	for _, f := range strings.Split(out, "\x00") {
+		if f != "" {
+			files = append(files, f)
+		}
+	}
+	return files, nil
+}

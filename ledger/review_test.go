@@ -1,0 +1,267 @@
+package ledger
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// stReview: card A was claimed by w1 (epoch 1) and sent to review by w1.
+const stReview = "review"
+
+func doSubmit(owner string, epoch int64) func(e *env) error {
+	return func(e *env) error {
+		_, err := e.b.Submit(e.ctx, LeaseRequest{Mutation: m, ID: "A", Owner: owner, Epoch: epoch, Reason: "see the branch",
+			Commit: "4f2a9c1", Branch: "bl/A"})
+		return err
+	}
+}
+
+func doVerdict(op Op, actor, owner string, epoch int64, reason string) func(e *env) error {
+	return func(e *env) error {
+		r := ReviewRequest{Mutation: Mutation{Actor: actor}, ID: "A", Owner: owner, Epoch: epoch, Reason: reason}
+		var err error
+		if op == OpApprove {
+			_, err = e.b.Approve(e.ctx, r)
+		} else {
+			_, err = e.b.Reject(e.ctx, r)
+		}
+		return err
+	}
+}
+
+func doClaimReview(owner string) func(e *env) error {
+	return func(e *env) error {
+		c, err := e.b.ClaimReview(e.ctx, ClaimRequest{Mutation: m, Owner: owner, TTL: time.Minute})
+		if err == nil && c == nil {
+			return errors.New("nothing to review")
+		}
+		return err
+	}
+}
+
+// reviewedBy has owner take the review lease on A (epoch 2).
+func reviewedBy(owner string) func(e *env) {
+	return func(e *env) {
+		e.t.Helper()
+		if err := doClaimReview(owner)(e); err != nil {
+			e.t.Fatal(err)
+		}
+	}
+}
+
+func reviewTransitions() []transition {
+	inReview := func(t *testing.T, c Card) {
+		t.Helper()
+		if c.Status != StatusReview || c.ClaimOwner != "" || c.Commit != "4f2a9c1" || c.Branch != "bl/A" || c.SubmittedBy != "w1" || c.CloseNote != "see the branch" {
+			t.Fatalf("after submit: %+v", c)
+		}
+	}
+	return []transition{
+		{name: "submit", state: stClaimed, op: OpReview, do: doSubmit("w1", 1), check: inReview},
+		{name: "submit by hand", state: stReady, op: OpReview, do: doSubmit("", 0), check: wantStatus(StatusReview)},
+		{name: "submit by another owner", state: stClaimed, do: doSubmit("w2", 1), want: ErrFenced},
+		{name: "submit stale epoch", state: stClaimed, do: doSubmit("w1", 7), want: ErrFenced},
+		{name: "submit done", state: stDone, do: doSubmit("", 0), want: ErrConflict},
+		{name: "submit twice", state: stReview, do: doSubmit("", 0), want: ErrConflict},
+		{name: "complete in review", state: stReview, do: doLease(OpComplete, "A", "", 0), want: ErrConflict},
+		{name: "claim in review", state: stReview, do: func(e *env) error {
+			_, err := e.b.Claim(e.ctx, ClaimRequest{Mutation: m, ID: "A", Owner: "w2", TTL: time.Minute})
+			return err
+		}, want: ErrConflict},
+
+		{name: "claim review", state: stReview, op: OpClaimReview, do: doClaimReview("rev"), check: func(t *testing.T, c Card) {
+			if c.Status != StatusReview || c.ClaimOwner != "rev" || c.ClaimEpoch != 2 || c.Attempts != 1 {
+				t.Fatalf("review lease: %+v", c)
+			}
+		}},
+		{name: "claim review of ready card", state: stReady, do: func(e *env) error {
+			_, err := e.b.ClaimReview(e.ctx, ClaimRequest{Mutation: m, ID: "A", Owner: "rev", TTL: time.Minute})
+			return err
+		}, want: ErrConflict},
+		{name: "claim review by its author", state: stReview, do: func(e *env) error {
+			_, err := e.b.ClaimReview(e.ctx, ClaimRequest{Mutation: m, ID: "A", Owner: "w1", TTL: time.Minute})
+			return err
+		}, want: ErrConflict},
+		{name: "claim review held by another", state: stReview, prep: reviewedBy("rev"),
+			do: func(e *env) error {
+				_, err := e.b.ClaimReview(e.ctx, ClaimRequest{Mutation: m, ID: "A", Owner: "rev2", TTL: time.Minute})
+				return err
+			}, want: ErrConflict},
+		{name: "heartbeat review lease", state: stReview, prep: reviewedBy("rev"), op: OpHeartbeat,
+			do: func(e *env) error {
+				_, err := e.b.Heartbeat(e.ctx, HeartbeatRequest{Mutation: m, ID: "A", Owner: "rev", Epoch: 2})
+				return err
+			}, check: func(t *testing.T, c Card) {
+				if c.Status != StatusReview || c.LastHeartbeatAt == nil {
+					t.Fatalf("%+v", c)
+				}
+			}},
+		{name: "release review lease", state: stReview, prep: reviewedBy("rev"), op: OpRelease,
+			do: doLease(OpRelease, "A", "rev", 2), check: func(t *testing.T, c Card) {
+				if c.Status != StatusReview || c.ClaimOwner != "" {
+					t.Fatalf("%+v", c)
+				}
+			}},
+		{name: "complete by the reviewer", state: stReview, prep: reviewedBy("rev"),
+			do: doLease(OpComplete, "A", "rev", 2), want: ErrConflict},
+		{name: "fail by the reviewer", state: stReview, prep: reviewedBy("rev"),
+			do: doLease(OpFail, "A", "rev", 2), want: ErrFenced},
+
+		{name: "approve", state: stReview, op: OpApprove, do: doVerdict(OpApprove, "alice", "", 0, "lgtm"), check: func(t *testing.T, c Card) {
+			wantStatus(StatusDone)(t, c)
+			if c.ClosedBy != "alice" || c.CloseNote != "lgtm" || c.ClosedAt == nil || c.Commit != "4f2a9c1" {
+				t.Fatalf("approved: %+v", c)
+			}
+		}},
+		{name: "approve by the reviewer", state: stReview, prep: reviewedBy("rev"), op: OpApprove,
+			do: doVerdict(OpApprove, "x", "rev", 2, ""), check: func(t *testing.T, c Card) {
+				if c.Status != StatusDone || c.ClosedBy != "rev" || c.CloseNote != "see the branch" {
+					t.Fatalf("approved: %+v", c)
+				}
+			}},
+		{name: "approve by hand while a reviewer holds it", state: stReview, prep: reviewedBy("rev"),
+			do: doVerdict(OpApprove, "alice", "", 0, ""), want: ErrConflict},
+		{name: "approve by another reviewer", state: stReview, prep: reviewedBy("rev"),
+			do: doVerdict(OpApprove, "alice", "rev2", 2, ""), want: ErrFenced},
+		{name: "self-approval", state: stReview, do: doVerdict(OpApprove, "w1", "", 0, ""), want: ErrSelfReview},
+		{name: "approve a card that moved on", state: stReview, do: doVerdict(OpApprove, "alice", "", 5, ""), want: ErrFenced},
+		{name: "approve ready", state: stReady, do: doVerdict(OpApprove, "alice", "", 0, ""), want: ErrFenced},
+		{name: "approve missing card", state: stAbsent, do: doVerdict(OpApprove, "alice", "", 0, ""), want: ErrNotFound},
+
+		{name: "reject", state: stReview, op: OpReject, do: doVerdict(OpReject, "alice", "", 0, "tests fail on arm64"), check: func(t *testing.T, c Card) {
+			wantStatus(StatusReady)(t, c)
+			if c.RejectReason != "tests fail on arm64" || c.Attempts != 1 || c.Branch != "bl/A" {
+				t.Fatalf("rejected: %+v", c)
+			}
+		}},
+		{name: "reject by its author", state: stReview, op: OpReject, do: doVerdict(OpReject, "w1", "", 0, "not yet"), check: wantStatus(StatusReady)},
+		{name: "reject without reason", state: stReview, do: doVerdict(OpReject, "alice", "", 0, ""), want: ErrInvalid},
+		{name: "reject done", state: stDone, do: doVerdict(OpReject, "alice", "", 0, "x"), want: ErrFenced},
+	}
+}
+
+func reviewReplayables() []replayable {
+	return []replayable{
+		{op: OpReview, state: stClaimed, do: func(e *env, mu Mutation) (Card, error) {
+			return e.b.Submit(e.ctx, LeaseRequest{Mutation: mu, ID: "A", Owner: "w1", Epoch: 1})
+		}},
+		{op: OpClaimReview, state: stReview, do: func(e *env, mu Mutation) (Card, error) {
+			c, err := e.b.ClaimReview(e.ctx, ClaimRequest{Mutation: mu, Owner: "rev", TTL: time.Minute})
+			if c == nil {
+				return Card{}, err
+			}
+			return *c, err
+		}},
+		{op: OpApprove, state: stReview, do: func(e *env, mu Mutation) (Card, error) {
+			return e.b.Approve(e.ctx, ReviewRequest{Mutation: mu, ID: "A"})
+		}},
+		{op: OpReject, state: stReview, do: func(e *env, mu Mutation) (Card, error) {
+			return e.b.Reject(e.ctx, ReviewRequest{Mutation: mu, ID: "A", Reason: "no"})
+		}},
+	}
+}
+
+// TestReviewGate walks the whole path: a card in review does not satisfy
+// its dependents; a rejected card comes back with its reason and its
+// attempts, is claimed and sent to review again, and is done once approved.
+func TestReviewGate(t *testing.T) {
+	e := newEnv(t)
+	e.create("A")
+	e.create("D")
+	if _, err := e.b.Link(e.ctx, m, "D", "A"); err != nil {
+		t.Fatal(err)
+	}
+	c := e.claim("A", "w1", time.Minute)
+	if _, err := e.b.Submit(e.ctx, LeaseRequest{Mutation: m, ID: "A", Owner: "w1", Epoch: c.ClaimEpoch}); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := e.b.Claim(e.ctx, ClaimRequest{Mutation: m, Owner: "w2", TTL: time.Minute}); got != nil {
+		t.Fatalf("claimed %s while A is in review", got.ID)
+	}
+	rc, err := e.b.ClaimReview(e.ctx, ClaimRequest{Mutation: m, Owner: "rev", TTL: time.Minute})
+	if err != nil || rc == nil || rc.ID != "A" {
+		t.Fatalf("review claim: %v %v", rc, err)
+	}
+	if again, err := e.b.ClaimReview(e.ctx, ClaimRequest{Mutation: m, Owner: "rev2", TTL: time.Minute}); err != nil || again != nil {
+		t.Fatalf("a second reviewer got %v %v", again, err)
+	}
+	if _, err := e.b.Reject(e.ctx, ReviewRequest{Mutation: m, ID: "A", Owner: "rev", Epoch: rc.ClaimEpoch, Reason: "missing test"}); err != nil {
+		t.Fatal(err)
+	}
+	got, _ := e.b.Get("A")
+	if got.Status != StatusReady || got.RejectReason != "missing test" || got.Attempts != 1 {
+		t.Fatalf("after reject: %+v", got)
+	}
+	c = e.claim("A", "w2", time.Minute)
+	if c.Attempts != 2 || c.RejectReason != "missing test" {
+		t.Fatalf("reclaimed after reject: %+v", c)
+	}
+	if _, err := e.b.Submit(e.ctx, LeaseRequest{Mutation: m, ID: "A", Owner: "w2", Epoch: c.ClaimEpoch}); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := e.b.Get("A"); got.RejectReason != "" {
+		t.Fatalf("reason kept after resubmit: %q", got.RejectReason)
+	}
+	if _, err := e.b.Approve(e.ctx, ReviewRequest{Mutation: Mutation{Actor: "carol"}, ID: "A"}); err != nil {
+		t.Fatal(err)
+	}
+	if d, err := e.b.Claim(e.ctx, ClaimRequest{Mutation: m, Owner: "w3", TTL: time.Minute}); err != nil || d == nil || d.ID != "D" {
+		t.Fatalf("D after A approved: %v %v", d, err)
+	}
+	// The events are v3: a v2 reader refuses them.
+	for _, ev := range e.events() {
+		want := ev.lineVersion()
+		switch ev.Op {
+		case OpReview, OpClaimReview, OpApprove, OpReject:
+			if want != 3 {
+				t.Fatalf("%s written as v%d", ev.Op, want)
+			}
+		}
+	}
+}
+
+// TestSelfApprovalAllowed: review.allow_self lets the author approve.
+func TestSelfApprovalAllowed(t *testing.T) {
+	e := setupState(t, stReview)
+	if _, err := e.b.Approve(e.ctx, ReviewRequest{Mutation: m, ID: "A", Owner: "", Epoch: 0}); err != nil {
+		t.Fatalf("approve by another actor: %v", err)
+	}
+	e = setupState(t, stReview)
+	if err := os.WriteFile(filepath.Join(e.dir, ConfigFile), []byte(`{"version":1,"review":{"allow_self":true}}`+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	e.b = e.open()
+	if _, err := e.b.Approve(e.ctx, ReviewRequest{Mutation: Mutation{Actor: "w1"}, ID: "A"}); err != nil {
+		t.Fatalf("self-approval with allow_self: %v", err)
+	}
+}
+
+// TestNewerLinesRefused: the lines of the v3 ops and fields carry v3, and
+// a reader refuses a line newer than it reads with its documented message
+// (a v2 reader meeting these lines is this reader meeting a v4 line).
+func TestNewerLinesRefused(t *testing.T) {
+	for _, ev := range []*Event{
+		{Op: OpReview, Card: "A"}, {Op: OpApprove, Card: "A"}, {Op: OpReject, Card: "A"}, {Op: OpClaimReview, Card: "A"},
+		{Op: OpComplete, Card: "A", Commit: "abc"}, {Op: OpComplete, Card: "A", Branch: "bl/A"},
+		{Op: OpUpdate, Card: "A", Fields: &Fields{Paths: strs("src/**")}},
+	} {
+		if v := ev.lineVersion(); v != 3 {
+			t.Errorf("%s %+v: v%d, want 3", ev.Op, ev, v)
+		}
+	}
+	if v := (&Event{Op: OpComplete, Card: "A"}).lineVersion(); v != 1 {
+		t.Errorf("a plain complete is v%d", v)
+	}
+	line, err := EncodeLine(&Event{V: FormatVersion + 1, ID: "9f2c51d0a4b7e361", At: t0, Actor: "a", Op: OpApprove, Card: "A"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = DecodeLine(line)
+	if !errors.Is(err, ErrVersion) || !strings.Contains(err.Error(), "upgrade bl") {
+		t.Fatalf("a newer line: %v", err)
+	}
+}
