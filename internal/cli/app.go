@@ -86,6 +86,9 @@ func newParser(cli *CLI, app *App, stdout, stderr io.Writer, only string, cmds m
 		if c.hidden {
 			tags = append(tags, `hidden:""`)
 		}
+		if as := aliasesOf(c.name); len(as) > 0 {
+			tags = append(tags, `aliases:"`+strings.Join(as, ",")+`"`)
+		}
 		v := c.new()
 		cmds[c.name] = v
 		opts = append(opts, kong.DynamicCommand(c.name, c.help, "", v, tags...))
@@ -97,22 +100,25 @@ func newParser(cli *CLI, app *App, stdout, stderr io.Writer, only string, cmds m
 // their value.
 var globalsWithValue = map[string]bool{"--dir": true, "--actor": true, "--lock-timeout": true}
 
-// commandIn returns the subcommand args name, looking past the global
-// flags before it ("bl --dir D claim ..."), or "" when there is none.
-func commandIn(args []string) string {
+// commandIn returns the subcommand args name (an alias named by its
+// command), looking past the global flags before it ("bl --dir D claim
+// ..."), or "" when there is none. unknown is the word in the command's
+// place when it names no command.
+func commandIn(args []string) (name, unknown string) {
 	for i := 0; i < len(args); i++ {
 		a := args[i]
 		switch {
 		case globalsWithValue[a]:
 			i++
-		case strings.HasPrefix(a, "--"):
-		case commandNamed(a):
-			return a
+		case strings.HasPrefix(a, "-"):
 		default:
-			return ""
+			if n := canonical(a); n != "" {
+				return n, ""
+			}
+			return "", a
 		}
 	}
-	return ""
+	return "", ""
 }
 
 // commandNamed reports whether name is a subcommand.
@@ -208,7 +214,11 @@ func runApp(app *App, args []string) (code int) {
 		return app.completeWords(args[1:])
 	}
 	args = normalizeArgs(args)
-	only := commandIn(args)
+	only, unknown := commandIn(args)
+	if unknown != "" {
+		app.JSON = hasJSONFlag(args)
+		return app.fail(unknownCommand(unknown))
+	}
 	cmds := map[string]any{}
 	parser, err := newParser(&cli, app, stdout, stderr, only, cmds)
 	if err != nil {
