@@ -41,14 +41,19 @@ func TestSuggestCommand(t *testing.T) {
 	for word, want := range map[string]string{
 		"creat":  "create",
 		"lsit":   "list",
-		"shwo":   "",     // two edits from show: too far for a short word
-		"rm":     "",     // not run
-		"rn":     "",     // not run
-		"int":    "",     // not init
-		"snyc":   "",     // not sync
+		"shwo":   "show", // a swap of neighbours is one edit
+		"shw":    "show",
+		"sohw":   "show",
+		"xxxx":   "",
+		"rm":     "", // not run
+		"rn":     "", // not run
+		"int":    "", // not init
+		"snyc":   "", // not sync
 		"claimm": "claim",
 		"Done":   "done", // the alias, for complete
-		"eidt":   "",
+		"eidt":   "edit",
+		"relase": "", // not release
+		"ur":     "",
 		"xyzzy":  "",
 	} {
 		if got := suggestCommand(word); got != want {

@@ -71,6 +71,23 @@ func Cards(cards []ledger.Card, query string) []Result {
 	return out
 }
 
+// Keep returns the cards of cards that hold every word of query, in
+// their order, reusing cards' array. An empty query keeps them all.
+func Keep(cards []ledger.Card, query string) []ledger.Card {
+	words := Words(query)
+	if len(words) == 0 {
+		return cards
+	}
+	m := newMatcher(words)
+	out := cards[:0]
+	for i := range cards {
+		if _, ok := m.match(&cards[i], words); ok {
+			out = append(out, cards[i])
+		}
+	}
+	return out
+}
+
 // Match scores one card against words (as Words returns them): ok when
 // every word is found in at least one field.
 func Match(c *ledger.Card, words []string) (r Result, ok bool) {
