@@ -157,7 +157,8 @@ type model struct {
 	searching     bool
 	query         string
 	status        string
-	pending       bool // a read is on its way
+	pending       bool   // a read is on its way
+	selID         string // the selected card, kept across redraws
 }
 
 func newModel(src Source) *model {
@@ -205,6 +206,11 @@ func (m *model) key(k tea.KeyMsg) tea.Cmd {
 	if k.Type == tea.KeyCtrlC {
 		return tea.Quit
 	}
+	if !m.searching && m.detail == nil && k.Type == tea.KeyRunes && len(k.Runes) > 1 && k.Runes[0] == '/' {
+		// Keys typed fast arrive together: "/login" is / then the query.
+		m.searching, m.query = true, ""
+		k.Runes = k.Runes[1:]
+	}
 	if m.searching {
 		switch k.Type {
 		case tea.KeyEnter:
@@ -218,7 +224,7 @@ func (m *model) key(k tea.KeyMsg) tea.Cmd {
 		case tea.KeyRunes, tea.KeySpace:
 			m.query += string(k.Runes)
 		}
-		m.row = 0
+		m.row, m.selID = 0, ""
 		clear(m.top)
 		return nil
 	}
@@ -240,20 +246,20 @@ func (m *model) key(k tea.KeyMsg) tea.Cmd {
 		return tea.Quit
 	case "left", "h":
 		m.lane = (m.lane + len(laneNames) - 1) % len(laneNames)
-		m.row = 0
+		m.row, m.selID = 0, ""
 	case "right", "l", "tab":
 		m.lane = (m.lane + 1) % len(laneNames)
-		m.row = 0
+		m.row, m.selID = 0, ""
 	case "up", "k":
-		m.row = max(m.row-1, 0)
+		m.row, m.selID = max(m.row-1, 0), ""
 	case "down", "j":
-		m.row++
+		m.row, m.selID = m.row+1, ""
 	case "enter":
 		if c := m.selected(); c != nil {
 			m.openDetail(c.ID)
 		}
 	case "/":
-		m.searching = true
+		m.searching, m.query = true, ""
 	case "esc":
 		m.query = ""
 	}
@@ -274,8 +280,19 @@ func (m *model) build() {
 		i := laneOf(m.data.standing[c.ID].State)
 		m.lanes[i].Cards = append(m.lanes[i].Cards, c)
 	}
-	if n := len(m.lanes[m.lane].Cards); m.row >= n {
-		m.row = max(n-1, 0)
+	// The selection follows its card while it stays in the lane.
+	lane := m.lanes[m.lane].Cards
+	for j := range lane {
+		if lane[j].ID == m.selID {
+			m.row = j
+		}
+	}
+	if m.row >= len(lane) {
+		m.row = max(len(lane)-1, 0)
+	}
+	m.selID = ""
+	if m.row < len(lane) {
+		m.selID = lane[m.row].ID
 	}
 }
 
