@@ -99,9 +99,9 @@ func (s Source) history(id string, n int) []string {
 }
 
 type (
-	changedMsg struct{}     // the backlog changed
-	tickMsg    time.Time    // a second passed: leases count down
-	dataMsg    snapshot     // a fresh read
+	changedMsg struct{}  // the backlog changed
+	tickMsg    time.Time // a second passed: leases count down
+	dataMsg    snapshot  // a fresh read
 	followErr  struct{ error }
 )
 
