@@ -197,6 +197,7 @@ func MainWithGit(git Git, args []string, stdout, stderr io.Writer) int {
 	// The mark of a hand-over is for this process only, not for the bl
 	// processes git may start from here (hooks).
 	os.Unsetenv(handedOverEnv)
+	checkHandoverVersion(args, stderr)
 	return run(args, stdout, stderr, git)
 }
 
