@@ -15,7 +15,7 @@ FUZZTIME ?= 20000x
 FUZZTIME_DISK ?= 1000x
 FUZZ_DISK     := FuzzIndexedLoad
 
-.PHONY: all build install test vet bench demo fuzz stress clean
+.PHONY: all build install test vet bench demo fuzz stress clean dist
 
 all: build
 
@@ -64,5 +64,12 @@ demo: build
 stress:
 	BL_STRESS=1 $(GO) test -race -count=1 -timeout 60m -v ./proof/
 
+# Release archives for linux, darwin and windows on amd64 and arm64, with
+# SHA256SUMS, in dist/: reproducible (the same commit gives the same
+# bytes), so a release is a tag and an upload.
+dist:
+	rm -rf dist
+	$(GO) run ./internal/dist -version $(VERSION) -out dist
+
 clean:
-	rm -rf bin
+	rm -rf bin dist

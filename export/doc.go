@@ -43,6 +43,8 @@
 //	json      An array of cards with the card contract's field names, in
 //	          claim order, indented two spaces; [] when empty.
 //	jsonl     One compact card per line, in claim order.
+//	beads     beads' issues.jsonl, sorted by id: the way back from bl import
+//	          --from beads (beads ids, priorities and statuses mapped back).
 //	html      One self-contained page (inline CSS, no script, no network):
 //	          the DAG as inline SVG in a layered drawing (longest-path
 //	          layers, crossing reduction, edges routed between boxes), each

@@ -59,6 +59,8 @@ var formats = []formatSpec{
 	// Only html's "as of" line and expired-lease badges read the clock.
 	{HTML, nil, []string{".html", ".htm"}, pure(RenderHTML), true,
 		"one offline page: the DAG as SVG and the board"},
+	{Beads, nil, nil, RenderBeads, false,
+		"beads' issues.jsonl, the way back from bl import --from beads"},
 }
 
 // pure adapts a renderer that cannot fail.

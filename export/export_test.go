@@ -22,7 +22,7 @@ import (
 var update = flag.Bool("update", false, "rewrite the golden files in testdata")
 
 var extensions = map[Format]string{
-	Markdown: "md", Mermaid: "mmd", DOT: "dot", CSV: "csv", JSON: "json", JSONL: "jsonl", HTML: "html",
+	Markdown: "md", Mermaid: "mmd", DOT: "dot", CSV: "csv", JSON: "json", JSONL: "jsonl", HTML: "html", Beads: "beads.jsonl",
 }
 
 type goldenCase struct {

@@ -106,3 +106,23 @@ func deps(t *testing.T, pkg string) []string {
 	}
 	return strings.Fields(string(out))
 }
+
+// TestNoBoard: bl does not link bl board's terminal libraries (Bubble
+// Tea, lipgloss, termenv) nor the board itself; bl board runs in bl-git.
+func TestNoBoard(t *testing.T) {
+	isBoard := func(p string) bool {
+		return strings.Contains(p, "charmbracelet") || strings.Contains(p, "muesli/termenv") || strings.HasSuffix(p, "/internal/board")
+	}
+	for _, p := range deps(t, "github.com/bl-backlog/bl/cmd/bl") {
+		if isBoard(p) {
+			t.Errorf("cmd/bl depends on %s", p)
+		}
+	}
+	found := false
+	for _, p := range deps(t, "github.com/bl-backlog/bl/cmd/bl-git") {
+		found = found || strings.HasSuffix(p, "/internal/board")
+	}
+	if !found {
+		t.Error("cmd/bl-git does not depend on internal/board")
+	}
+}

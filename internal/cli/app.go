@@ -38,9 +38,6 @@ type command struct {
 	help   string
 	hidden bool
 	new    func() any
-	// aliases are other names the command answers to, listed in its
-	// help line (bl rm → delete).
-	aliases []string
 }
 
 // commands is every subcommand, in the order bl --help lists them (by
@@ -90,8 +87,8 @@ func newParser(cli *CLI, app *App, stdout, stderr io.Writer, only string, cmds m
 			tags = append(tags, `hidden:""`)
 		}
 		help := c.help
-		if len(c.aliases) > 0 { // bl --help lists them: "delete (rm)"
-			tags = append(tags, `aliases:"`+strings.Join(c.aliases, ",")+`"`)
+		if as := aliasesOf(c.name); len(as) > 0 { // bl --help lists them: "delete (rm)"
+			tags = append(tags, `aliases:"`+strings.Join(as, ",")+`"`)
 		}
 		v := c.new()
 		cmds[c.name] = v
@@ -104,22 +101,25 @@ func newParser(cli *CLI, app *App, stdout, stderr io.Writer, only string, cmds m
 // their value.
 var globalsWithValue = map[string]bool{"--dir": true, "--actor": true, "--lock-timeout": true}
 
-// commandIn returns the subcommand args name, looking past the global
-// flags before it ("bl --dir D claim ..."), or "" when there is none.
-func commandIn(args []string) string {
+// commandIn returns the subcommand args name (an alias named by its
+// command), looking past the global flags before it ("bl --dir D claim
+// ..."), or "" when there is none. unknown is the word in the command's
+// place when it names no command.
+func commandIn(args []string) (name, unknown string) {
 	for i := 0; i < len(args); i++ {
 		a := args[i]
 		switch {
 		case globalsWithValue[a]:
 			i++
-		case strings.HasPrefix(a, "--"):
-		case commandNamed(a):
-			return commandName(a)
+		case strings.HasPrefix(a, "-"):
 		default:
-			return ""
+			if n := canonical(a); n != "" {
+				return n, ""
+			}
+			return "", a
 		}
 	}
-	return ""
+	return "", ""
 }
 
 // commandNamed reports whether name is a subcommand or an alias of one.
@@ -128,7 +128,7 @@ func commandNamed(name string) bool { return commandName(name) != "" }
 // commandName is the subcommand name or alias answers to, or "".
 func commandName(name string) string {
 	for _, c := range commands {
-		if c.name == name || slices.Contains(c.aliases, name) {
+		if c.name == name {
 			return c.name
 		}
 	}
@@ -201,6 +201,7 @@ func MainWithGit(git Git, args []string, stdout, stderr io.Writer) int {
 	// The mark of a hand-over is for this process only, not for the bl
 	// processes git may start from here (hooks).
 	os.Unsetenv(handedOverEnv)
+	checkHandoverVersion(args, stderr)
 	return run(args, stdout, stderr, git)
 }
 
@@ -218,7 +219,11 @@ func runApp(app *App, args []string) (code int) {
 		return app.completeWords(args[1:])
 	}
 	args = normalizeArgs(args)
-	only := commandIn(args)
+	only, unknown := commandIn(args)
+	if unknown != "" {
+		app.JSON = hasJSONFlag(args)
+		return app.fail(unknownCommand(unknown))
+	}
 	cmds := map[string]any{}
 	parser, err := newParser(&cli, app, stdout, stderr, only, cmds)
 	if err != nil {

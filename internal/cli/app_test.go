@@ -27,9 +27,37 @@ func TestGlobalsWithValue(t *testing.T) {
 		{[]string{"--lock-timeout", "5s", "heartbeat"}, "heartbeat"},
 		{[]string{"--dir", "claim"}, ""}, // "claim" is the directory here
 		{[]string{"nosuch", "claim"}, ""},
+		{[]string{"done", "A1"}, "complete"}, // an alias names its command
 	} {
-		if got := commandIn(tc.args); got != tc.want {
+		if got, _ := commandIn(tc.args); got != tc.want {
 			t.Errorf("commandIn(%q) = %q, want %q", tc.args, got, tc.want)
+		}
+	}
+}
+
+// TestSuggestCommand: a typo is answered with the closest command, but
+// never with one that runs programs or rewrites the backlog.
+func TestSuggestCommand(t *testing.T) {
+	for word, want := range map[string]string{
+		"creat":  "create",
+		"lsit":   "list",
+		"shwo":   "show", // a swap of neighbours is one edit
+		"shw":    "show",
+		"sohw":   "show",
+		"xxxx":   "",
+		"rm":     "", // not run
+		"rn":     "", // not run
+		"int":    "", // not init
+		"snyc":   "", // not sync
+		"claimm": "claim",
+		"Done":   "done", // the alias, for complete
+		"eidt":   "edit",
+		"relase": "", // not release
+		"ur":     "",
+		"xyzzy":  "",
+	} {
+		if got := suggestCommand(word); got != want {
+			t.Errorf("suggestCommand(%q) = %q, want %q", word, got, want)
 		}
 	}
 }

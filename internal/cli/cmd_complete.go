@@ -24,7 +24,7 @@ type CompleteCmd struct {
 }
 
 func init() {
-	register(command{name: "complete", rank: 150, help: "Mark a card done.", aliases: []string{"close"}, new: func() any { return &CompleteCmd{} }})
+	register(command{name: "complete", rank: 150, help: "Mark a card done.", new: func() any { return &CompleteCmd{} }})
 }
 
 func (CompleteCmd) Help() string {

@@ -8,7 +8,8 @@ import (
 
 // CreateCmd adds a card.
 type CreateCmd struct {
-	Title          string   `required:"" help:"What the card is (required)."`
+	TitleArg       []string `arg:"" optional:"" name:"title" help:"What the card is (or --title; words are joined with spaces)."`
+	Title          string   `help:"What the card is (or as the argument)."`
 	ID             *string  `name:"id" help:"Card id (letters, digits, . _ -; default: generated, e.g. bl-k3x9q2mf)."`
 	Body           string   `help:"Longer description; - reads it from stdin."`
 	Phase          string   `help:"Board lane, e.g. M1."`
@@ -34,6 +35,7 @@ key created first and appends nothing.
 
 Examples:
 
+    bl create "fix login bug"
     bl create --id A1 --title schema --priority 5
     bl create --id A2 --title service --depends-on A1 --priority 9 --phase M1
     bl create --title "flaky test" --label ci --acceptance "passes 100 runs" --json
@@ -41,8 +43,14 @@ Examples:
 }
 
 func (c *CreateCmd) Run(a *App) error {
+	if len(c.TitleArg) > 0 {
+		if c.Title != "" {
+			return usagef("two titles given: one as the argument and one with --title; give one")
+		}
+		c.Title = strings.Join(c.TitleArg, " ")
+	}
 	if strings.TrimSpace(c.Title) == "" {
-		return usagef("--title is empty: a card needs a title")
+		return usagef(`the title is empty: a card needs a title (bl create "fix login bug")`)
 	}
 	id, err := idFlag(c.ID)
 	if err != nil {

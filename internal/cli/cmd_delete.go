@@ -11,7 +11,7 @@ type DeleteCmd struct {
 }
 
 func init() {
-	register(command{name: "delete", rank: 185, help: "Delete a card (a tombstone: bl restore undoes it).", aliases: []string{"rm"}, new: func() any { return &DeleteCmd{} }})
+	register(command{name: "delete", rank: 185, help: "Delete a card (a tombstone: bl restore undoes it).", new: func() any { return &DeleteCmd{} }})
 }
 
 func (DeleteCmd) Help() string {

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"fmt"
 	"strings"
 
 	"github.com/bl-backlog/bl/ledger"
@@ -8,8 +9,8 @@ import (
 
 // NoteCmd adds a note to a card's case file.
 type NoteCmd struct {
-	ID        string   `name:"id" required:"" help:"Card id."`
-	Text      []string `arg:"" name:"text" help:"The note (words are joined with spaces)."`
+	ID        *string  `name:"id" placeholder:"ID" help:"Card id (or the first argument)."`
+	Text      []string `arg:"" name:"text" help:"The card id unless --id is given, then the note (words are joined with spaces)."`
 	Owner     string   `help:"Only as this lease owner: the note is refused once the lease is gone."`
 	Epoch     int64    `help:"With --owner: only at this epoch."`
 	RequestID string   `name:"request-id" placeholder:"ID" help:"Makes the call safe to retry."`
@@ -29,19 +30,39 @@ them all).
 
 Examples:
 
+    bl note A1 "looked at it: the flake is in the fixture"
     bl note --id A1 "tried bumping the timeout; the flake is in the fixture"
     bl note --id $BL_CARD --owner $BL_OWNER --epoch $BL_EPOCH "step 2 of 3 done"` + exitCodesHelp
 }
 
 func (c *NoteCmd) Run(a *App) error {
-	b, err := a.Open()
+	id, text, err := c.idText()
+	b, err := a.openChecked(err)
 	if err != nil {
 		return err
 	}
 	owner := a.fencedOwner(c.Owner, c.Epoch)
-	card, err := b.Note(a.ctx, ledger.NoteRequest{Mutation: a.Mutation(c.RequestID), ID: c.ID, Owner: owner, Epoch: c.Epoch, Text: strings.Join(c.Text, " ")})
+	card, err := b.Note(a.ctx, ledger.NoteRequest{Mutation: a.Mutation(c.RequestID), ID: id, Owner: owner, Epoch: c.Epoch, Text: text})
 	if err != nil {
 		return err
 	}
 	return a.emitCard(card, "noted")
+}
+
+// idText splits the arguments: the card is --id, or else the first
+// argument, and the rest is the note.
+func (c *NoteCmd) idText() (id, text string, err error) {
+	words := c.Text
+	if c.ID != nil {
+		id = *c.ID
+	} else {
+		id, words = words[0], words[1:]
+	}
+	if id == "" {
+		return "", "", usagef("the card id is empty: bl note ID TEXT, or bl note --id ID TEXT")
+	}
+	if len(words) == 0 {
+		return "", "", usagef(fmt.Sprintf("the note needs text: bl note %s TEXT", id))
+	}
+	return id, strings.Join(words, " "), nil
 }

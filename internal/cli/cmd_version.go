@@ -31,11 +31,18 @@ Examples:
     bl version --json` + exitCodesHelp
 }
 
-func (c *VersionCmd) Run(a *App) error {
+// binaryVersion is this binary's version: the one stamped at build time,
+// else the module's.
+func binaryVersion() string {
 	v := version
 	if info, ok := debug.ReadBuildInfo(); ok && v == "dev" && info.Main.Version != "" && info.Main.Version != "(devel)" {
 		v = info.Main.Version
 	}
+	return v
+}
+
+func (c *VersionCmd) Run(a *App) error {
+	v := binaryVersion()
 	binary := "bl"
 	if a.git != nil {
 		binary = "bl-git"

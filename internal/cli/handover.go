@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"time"
 
@@ -34,8 +35,32 @@ const BLGitEnv = "BL_GIT"
 // again rather than loop.
 const handedOverEnv = "BL_HANDED_OVER"
 
-// installHint says how to get bl-git.
-const installHint = "install bl-git next to bl: `go install github.com/bl-backlog/bl/cmd/bl-git@latest` (or `make install` in a bl checkout), or set BL_GIT to its path"
+// handoverVersionEnv carries the version of the bl that handed over, so
+// bl-git can say when the two come from different builds.
+const handoverVersionEnv = "BL_HANDOVER_VERSION"
+
+// installHint says how to get bl-git: the module is not on a proxy, so
+// only a checkout builds it.
+const installHint = "bl-git is built with bl: run `make install` in a checkout of bl (it puts bl and bl-git in ~/.local/bin), or set BL_GIT to the path of a bl-git"
+
+// handoverEnv is the environment bl-git runs in after a hand-over.
+func handoverEnv() []string {
+	return append(os.Environ(), handedOverEnv+"=1", handoverVersionEnv+"="+binaryVersion())
+}
+
+// checkHandoverVersion warns, in bl-git, when the bl that handed the
+// command over is of another version: a stale bl-git next to a new bl (or
+// the reverse) runs older code than the user thinks.
+func checkHandoverVersion(args []string, stderr io.Writer) {
+	from := os.Getenv(handoverVersionEnv)
+	os.Unsetenv(handoverVersionEnv)
+	if from == "" || from == binaryVersion() {
+		return
+	}
+	a := &App{Stderr: stderr}
+	a.JSON = hasJSONFlag(args)
+	a.Warn(fmt.Sprintf("bl %s handed this command to bl-git %s, a different version; install both from one build (make install in a bl checkout)", from, binaryVersion()))
+}
 
 // gitCommand is a command that may need git. gitWork says what, for the
 // parsed command line, needs bl-git ("bl sync"), or "" for nothing.
@@ -112,7 +137,7 @@ func lookupBLGit(env, exe, arg0 string, lookPath func(string) (string, error)) (
 		dirs = append(dirs, filepath.Dir(exe))
 	}
 	if strings.ContainsRune(arg0, '/') || strings.ContainsRune(arg0, filepath.Separator) {
-		if d, err := filepath.Abs(filepath.Dir(arg0)); err == nil {
+		if d, err := filepath.Abs(filepath.Dir(arg0)); err == nil && !slices.Contains(dirs, d) {
 			dirs = append(dirs, d)
 		}
 	}
@@ -224,7 +249,7 @@ func (a *App) autoSyncChild(push bool) error {
 		args = append(args, "--push")
 	}
 	cmd := exec.CommandContext(a.ctx, path, args...)
-	cmd.Env = append(os.Environ(), handedOverEnv+"=1")
+	cmd.Env = handoverEnv()
 	cmd.Stdout = io.Discard
 	// An interrupted bl interrupts the sync the way it would its own.
 	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }

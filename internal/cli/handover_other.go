@@ -16,7 +16,7 @@ import (
 func execBLGit(path string, args []string) error {
 	cmd := exec.Command(path, args...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
-	cmd.Env = append(os.Environ(), handedOverEnv+"=1")
+	cmd.Env = handoverEnv()
 	// An interrupt reaches bl-git too; bl-git decides how to end.
 	signal.Ignore(os.Interrupt)
 	err := cmd.Run()

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -50,6 +51,8 @@ func TestLookupBLGit(t *testing.T) {
 	check("path", "", exe, arg0, lookPath, onPath, "")
 	// Nowhere: the error says where bl looked.
 	check("none", "", exe, arg0, noPath, "", "not found in "+exeDir+" or "+argDir+" or on PATH")
+	// Each directory is named once.
+	check("same dir", "", exe, exe, noPath, "", "not found in "+exeDir+" or on PATH")
 	// argv[0] without a slash was found on PATH: not a directory to look in.
 	check("bare arg0", "", exe, "bl", noPath, "", "not found in "+exeDir+" or on PATH")
 
@@ -113,5 +116,15 @@ func TestInGitRepo(t *testing.T) {
 	writeExe(t, filepath.Join(wt, ".git"), 0o644)
 	if !inGitRepo(filepath.Join(wt, ".backlog")) {
 		t.Error("a worktree with a .git file is not in a repository")
+	}
+}
+
+// TestHandoverEnv: bl passes its version to bl-git, which compares it with
+// its own (lean.txtar checks the warning).
+func TestHandoverEnv(t *testing.T) {
+	want := handoverVersionEnv + "=" + binaryVersion()
+	env := handoverEnv()
+	if !slices.Contains(env, want) || !slices.Contains(env, handedOverEnv+"=1") {
+		t.Errorf("hand-over environment lacks %s or the hand-over mark", want)
 	}
 }

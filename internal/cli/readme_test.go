@@ -102,6 +102,7 @@ var tourLoose = []struct {
 	{regexp.MustCompile(`\b\d+(\.\d+)?(ns|µs|ms|s|m|h)(\d+(\.\d+)?(ms|s|m))*\b`), "<duration>"},
 	{regexp.MustCompile(`\b\d+ bytes\b`), "<n> bytes"},
 	{regexp.MustCompile(`\S*/src/app\b`), "/src/app"},
+	{regexp.MustCompile(`\bbl-[0-9a-z]{8}\b`), "<generated id>"},
 }
 
 func loosen(s string) string {

@@ -1,0 +1,44 @@
+package cli
+
+// BoardCmd shows the live board in the terminal (package board). Like
+// serve and mcp it runs in bl-git: the lean bl hands it over, so the
+// terminal libraries never weigh on the hot commands' start-up.
+type BoardCmd struct{}
+
+func init() {
+	register(command{name: "board", rank: 275, help: "Show the live board in the terminal.", new: func() any { return &BoardCmd{} }})
+}
+
+func (BoardCmd) Help() string {
+	return `Shows the backlog as lanes by where cards stand (ready, waiting, claimed,
+blocked, done): each card with its id, priority, and for a claim the
+owner and the lease left. The board redraws as events arrive (the same
+stream as bl watch) and fits the terminal; 80x24 is enough. NO_COLOR
+turns colour off.
+
+Keys:
+
+    arrows (or h j k l)   move between lanes and cards
+    enter                 the card's detail: fields, notes, history
+    /                     search (as bl search); enter keeps, esc clears
+    esc                   back from the detail, or clear the search
+    q, ctrl+c             quit
+
+Examples:
+
+    bl board
+    NO_COLOR=1 bl board` + exitCodesHelp
+}
+
+// Board runs bl board. Package board sets it in bl-git; in the lean bl it
+// is nil and the command is handed over.
+var Board func(a *App, c *BoardCmd) error
+
+func (c *BoardCmd) gitWork(*App) string { return "bl board" }
+
+func (c *BoardCmd) Run(a *App) error {
+	if Board == nil {
+		return a.handover("bl board")
+	}
+	return Board(a, c)
+}

@@ -1,0 +1,155 @@
+// Package importer reads the exports of other trackers (beads'
+// issues.jsonl, gh issue list --json, a markdown checklist) into
+// source-neutral items, and plans what writing them to a backlog takes:
+// the cards to create, the fields to update, the transitions and notes to
+// add. Planning is pure; bl import carries the plan out through the
+// ledger's API.
+//
+// The source's own id is the idempotency key of the card it becomes
+// ("beads:bd-12", "github:https://github.com/o/r/issues/7",
+// "markdown:plan.md:M1/parent/title"), so importing the same file again
+// plans nothing, and a newer export plans only what changed.
+package importer
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/bl-backlog/bl/ledger"
+)
+
+// Item is one issue of a source, in bl's terms.
+type Item struct {
+	Key        string // idempotency key, unique in the source: "beads:bd-12"
+	SourceID   string // the id in the source: "bd-12", "#7"
+	Line       int    // where it starts in the file
+	Title      string
+	Body       string
+	Phase      string
+	Labels     []string
+	Acceptance []string
+	Priority   int
+	// Status is ready, claimed (in progress in the source), blocked or
+	// done.
+	Status        ledger.Status
+	Owner         string // who the source says works on it
+	BlockedReason string
+	CloseNote     string
+	DependsOn     []string // keys of the items this one waits for
+	Parent        string   // key of the parent item
+	Notes         []Note
+}
+
+// Note is a comment of the source, kept as a card note.
+type Note struct {
+	Author string
+	Text   string
+}
+
+// Error is a malformed input: the file and line are named, nothing was
+// written.
+type Error struct {
+	File string
+	Line int
+	Msg  string
+}
+
+func (e *Error) Error() string {
+	if e.Line > 0 {
+		return fmt.Sprintf("%s:%d: %s", e.File, e.Line, e.Msg)
+	}
+	return fmt.Sprintf("%s: %s", e.File, e.Msg)
+}
+
+// CycleError is a dependency cycle in the source, named item by item.
+type CycleError struct {
+	File  string
+	Cycle []string // source ids, the first repeated at the end
+}
+
+func (e *CycleError) Error() string {
+	return fmt.Sprintf("%s: dependency cycle in the source: %s; break it there and import again", e.File, strings.Join(e.Cycle, " -> "))
+}
+
+// check validates items as a whole: unique keys, and no cycle through
+// dependencies and parents. Dependencies on items not in the file are
+// left for Plan (they may be cards imported before).
+func check(file string, items []Item) error {
+	at := make(map[string]int, len(items))
+	for i, it := range items {
+		if j, ok := at[it.Key]; ok {
+			return &Error{file, it.Line, fmt.Sprintf("%s appears twice (first on line %d)", it.SourceID, items[j].Line)}
+		}
+		at[it.Key] = i
+	}
+	if _, cyc := order(items, at); cyc != nil {
+		ids := make([]string, len(cyc))
+		for i, k := range cyc {
+			ids[i] = items[at[k]].SourceID
+		}
+		return &CycleError{file, ids}
+	}
+	return nil
+}
+
+// order returns the indexes of items with every item after the items it
+// depends on and its parent, or the keys of a cycle.
+func order(items []Item, at map[string]int) (out []int, cycle []string) {
+	const (
+		unseen = iota
+		open
+		closed
+	)
+	state := make([]int, len(items))
+	var path []string
+	var visit func(i int) bool
+	visit = func(i int) bool {
+		switch state[i] {
+		case closed:
+			return true
+		case open:
+			k := items[i].Key
+			start := slices.Index(path, k)
+			cycle = append(append([]string(nil), path[start:]...), k)
+			return false
+		}
+		state[i] = open
+		path = append(path, items[i].Key)
+		next := items[i].DependsOn
+		if items[i].Parent != "" {
+			next = append(slices.Clip(next), items[i].Parent)
+		}
+		for _, k := range next {
+			if j, ok := at[k]; ok && !visit(j) {
+				return false
+			}
+		}
+		path = path[:len(path)-1]
+		state[i] = closed
+		out = append(out, i)
+		return true
+	}
+	for i := range items {
+		if !visit(i) {
+			return nil, cycle
+		}
+	}
+	return out, nil
+}
+
+// splitLines turns a multi-line text (acceptance criteria) into one entry
+// per non-empty line, without list markers.
+func splitLines(s string) []string {
+	var out []string
+	for _, l := range strings.Split(s, "\n") {
+		l = strings.TrimSpace(l)
+		for _, p := range []string{"- [ ] ", "- [x] ", "- [X] ", "- ", "* "} {
+			l = strings.TrimPrefix(l, p)
+		}
+		if l = strings.TrimSpace(l); l != "" {
+			out = append(out, l)
+		}
+	}
+	return out
+}

@@ -1,0 +1,68 @@
+package importer
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/bl-backlog/bl/ledger"
+)
+
+func TestCycleThroughParent(t *testing.T) {
+	in := `{"id":"p","title":"parent","dependencies":[{"issue_id":"p","depends_on_id":"c","type":"blocks"}]}
+{"id":"c","title":"child","dependencies":[{"issue_id":"c","depends_on_id":"p","type":"parent-child"}]}
+`
+	_, err := ReadBeads("x.jsonl", strings.NewReader(in))
+	var ce *CycleError
+	if !errors.As(err, &ce) || strings.Join(ce.Cycle, " ") != "p c p" {
+		t.Fatalf("got %v, want the cycle p -> c -> p", err)
+	}
+}
+
+func TestDuplicateID(t *testing.T) {
+	in := "{\"id\":\"a\",\"title\":\"one\"}\n{\"id\":\"a\",\"title\":\"two\"}\n"
+	_, err := ReadBeads("x.jsonl", strings.NewReader(in))
+	if err == nil || !strings.Contains(err.Error(), "x.jsonl:2: a appears twice (first on line 1)") {
+		t.Fatalf("got %v", err)
+	}
+}
+
+// TestPlanLeavesBLTransitions: a card finished or blocked in bl stays so
+// when an older export says open; one the import closed is reopened.
+func TestPlanLeavesBLTransitions(t *testing.T) {
+	items := []Item{
+		{Key: "beads:a", SourceID: "a", Title: "a", Status: ledger.StatusReady},
+		{Key: "beads:b", SourceID: "b", Title: "b", Status: ledger.StatusReady},
+		{Key: "beads:c", SourceID: "c", Title: "c", Status: ledger.StatusReady},
+	}
+	existing := []ledger.Card{
+		{ID: "A", Title: "a", IdempotencyKey: "beads:a", Status: ledger.StatusDone, CloseNote: "merged in 4f2a"},
+		{ID: "B", Title: "b", IdempotencyKey: "beads:b", Status: ledger.StatusDone, CloseNote: "closed in beads at 2025-01-01T00:00:00Z"},
+		{ID: "C", Title: "c", IdempotencyKey: "beads:c", Status: ledger.StatusBlocked, BlockedReason: "waiting on design"},
+	}
+	acts, _, err := Plan(items, existing, Options{Source: "beads"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(acts) != 1 || acts[0].Kind != ActReopen || acts[0].CardID != "B" {
+		t.Fatalf("plan %+v, want only: reopen B", acts)
+	}
+}
+
+func TestMarkdownNesting(t *testing.T) {
+	in := "# M1\n- [ ] a\n  - [x] b\n    - [ ] c\n  - [ ] d\n- [ ] e\n"
+	items, err := ReadMarkdown("plan.md", strings.NewReader(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	parents := map[string]string{}
+	for _, it := range items {
+		parents[it.Title] = strings.TrimPrefix(it.Parent, "markdown:plan.md:")
+	}
+	want := map[string]string{"a": "", "b": "M1/a", "c": "M1/a/b", "d": "M1/a", "e": ""}
+	for k, v := range want {
+		if parents[k] != v {
+			t.Errorf("parent of %s = %q, want %q", k, parents[k], v)
+		}
+	}
+}
