@@ -70,6 +70,13 @@ func TestExportHostileCard(t *testing.T) {
 		case JSON, JSONL, CSV:
 			checkExact(t, f, out)
 			continue
+		case Beads:
+			// Machine JSONL for beads: exact text, control characters
+			// escaped by the JSON encoder.
+			if i := bytes.IndexFunc(out, func(r rune) bool { return r < 0x20 && r != '\n' }); i >= 0 {
+				t.Errorf("%s holds a raw control character at %d", f, i)
+			}
+			continue
 		}
 		for i, r := range string(out) {
 			if unsafeRune(r) {
