@@ -63,6 +63,7 @@ type Syncer struct {
 	remoteName string // a configured remote's name, for its tracking ref
 	triesSet   bool   // Options.Tries was given
 	segs       segments
+	lv         leaseView // the remote's lease refs as last fetched
 
 	beforePush func(round int) // tests: runs just before each push
 }
@@ -326,6 +327,9 @@ func (s *Syncer) pullOnce(ctx context.Context, res *Result) (plumbing.Hash, ledg
 	s.saveSegments()
 	if err == nil {
 		err = segErr
+	}
+	if err == nil && len(up) > 0 {
+		up, err = s.withLeaseLines(up) // and the lease refs' events (leaseref.go)
 	}
 	if err != nil {
 		return remote, nil, nil, err
