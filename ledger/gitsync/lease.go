@@ -118,7 +118,7 @@ func (s *Syncer) leaseRounds(ctx context.Context, rid string, write func(ctx con
 		tries = LeaseTries
 	}
 	for round := 1; round <= tries; round++ {
-		res.Tries = round
+		res.Tries, s.round = round, round
 		if round > 1 {
 			if err := sleep(ctx, leaseBackoff(round-1)); err != nil {
 				return res, err
@@ -165,7 +165,7 @@ func (s *Syncer) leaseRounds(ctx context.Context, rid string, write func(ctx con
 		}
 		// A replay of what this clone recorded before: make sure the
 		// remote has it.
-		return s.ensure(ctx, res, rid, up, upLoad)
+		return s.ensure(ctx, res, rid, remote, up, upLoad)
 	}
 	return res, &RemoteError{Remote: s.o.Remote, Op: "push", Err: fmt.Errorf("other clones' writes on the card kept landing first (%d tries); try again", tries)}
 }
@@ -181,7 +181,7 @@ func (s *Syncer) receipt(rid string) (rc ledger.Receipt, ok bool) {
 // ensure pushes the event of the recorded request rid unless the remote
 // (up, as fetched with its lease refs) holds it already; if the remote's
 // history voided it meanwhile, it fails and nothing is acknowledged.
-func (s *Syncer) ensure(ctx context.Context, res Result, rid string, up ledger.Tree, upLoad ledger.Loader) (Result, error) {
+func (s *Syncer) ensure(ctx context.Context, res Result, rid string, remote plumbing.Hash, up ledger.Tree, upLoad ledger.Loader) (Result, error) {
 	rc, ok := s.receipt(rid)
 	if !ok {
 		return res, nil
@@ -190,7 +190,7 @@ func (s *Syncer) ensure(ctx context.Context, res Result, rid string, up ledger.T
 		if st, err := up.FoldWith(upLoad); err == nil {
 			if got, ok := st.Receipt(rid); ok && got.Event == rc.Event {
 				res.Pushed = true
-				s.carry(ctx, &res, plumbing.ZeroHash, "")
+				s.carry(ctx, &res, remote, "")
 				return res, nil
 			}
 		}
@@ -222,21 +222,20 @@ const carryTries = 5
 // nothing; the call it ends has already landed.
 func (s *Syncer) carry(ctx context.Context, res *Result, remote plumbing.Hash, mine string) {
 	for round := 1; round <= carryTries; round++ {
-		if round > 1 || remote.IsZero() {
-			if round > 1 {
-				if sleep(ctx, backoff(round-1)) != nil {
-					return
-				}
-			}
-			var err error
-			if remote, _, _, err = s.pullOnce(ctx, res); err != nil || remote.IsZero() {
+		if round > 1 {
+			if sleep(ctx, backoff(round-1)) != nil {
 				return
 			}
-			if (mine == "" || s.lv.inBranch[mine]) && res.Rebased == 0 {
+			var err error
+			if remote, _, _, err = s.pullOnce(ctx, res); err != nil {
+				return
+			}
+			if !remote.IsZero() && (mine == "" || s.lv.inBranch[mine]) && res.Rebased == 0 {
 				return
 			}
 		}
-		if res.Rebased == 0 && s.lv.pending == 0 {
+		// No branch on the remote yet: this push makes it.
+		if !remote.IsZero() && res.Rebased == 0 && s.lv.pending == 0 {
 			return
 		}
 		head, committed, msg, err := s.commit(func() (backlogFiles, error) { return s.treeForCommit(ctx, nil) }, remote)

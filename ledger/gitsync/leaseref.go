@@ -161,6 +161,9 @@ func (s *Syncer) publishLease(ctx context.Context) ledger.Publish {
 		if err != nil {
 			return err
 		}
+		if s.beforeLeasePush != nil {
+			s.beforeLeasePush(card, s.round)
+		}
 		name := plumbing.ReferenceName(LeaseRefPrefix + card)
 		err = s.receivePack(ctx, func(refs storer.ReferenceStorer) ([]*packp.Command, []plumbing.Hash, error) {
 			cur := plumbing.ZeroHash
@@ -176,6 +179,12 @@ func (s *Syncer) publishLease(ctx context.Context) ledger.Publish {
 		})
 		switch {
 		case err == nil:
+			if s.lv.tips == nil {
+				s.lv.tips = map[string]plumbing.Hash{}
+			}
+			if s.lv.lines == nil {
+				s.lv.lines = map[string][][]byte{}
+			}
 			s.lv.tips[card] = tip
 			s.lv.lines[card] = append(slices.Clone(prev), splitLines(lines)...)
 			s.lv.pending += len(events)

@@ -64,8 +64,10 @@ type Syncer struct {
 	triesSet   bool   // Options.Tries was given
 	segs       segments
 	lv         leaseView // the remote's lease refs as last fetched
+	round      int       // the round of the lease write in flight
 
-	beforePush func(round int) // tests: runs just before each push
+	beforePush      func(round int)              // tests: runs just before each push
+	beforeLeasePush func(card string, round int) // tests: runs just before a lease ref push
 }
 
 // New prepares to sync the backlog b with the git repository around it.
