@@ -74,7 +74,11 @@ func (s *Syncer) leaseWants(refs storer.ReferenceStorer) []plumbing.Hash {
 // withLeaseLines adds to the fetched branch's backlog up the lease
 // events its ledger.jsonl lacks, in (at, id) order, so the fold of what
 // was fetched is the fold of the remote: branch and lease refs.
-func (s *Syncer) withLeaseLines(up ledger.Tree) (ledger.Tree, error) {
+//
+// A lease line missing from the branch's ledger.jsonl may be in its
+// snapshot, compacted: such a line is left out when the branch's fold
+// holds its request's receipt for that very event.
+func (s *Syncer) withLeaseLines(up ledger.Tree, load ledger.Loader) (ledger.Tree, error) {
 	s.lv.lines, s.lv.pending = map[string][][]byte{}, 0
 	s.lv.inBranch = ledgerEventIDs(up[ledger.LedgerFile])
 	if len(s.lv.tips) == 0 {
@@ -95,6 +99,24 @@ func (s *Syncer) withLeaseLines(up ledger.Tree) (ledger.Tree, error) {
 				extra = append(extra, l)
 			}
 		}
+	}
+	if _, snap := up[ledger.SnapshotFile]; snap && len(extra) > 0 {
+		st, err := up.FoldWith(load)
+		if err != nil {
+			return nil, err
+		}
+		kept := extra[:0]
+		for _, l := range extra {
+			e, err := ledger.DecodeLine(l)
+			if err == nil && e.RequestID != "" {
+				if rc, ok := st.Receipt(e.RequestID); ok && rc.Event == e.ID {
+					s.lv.inBranch[e.ID] = true
+					continue
+				}
+			}
+			kept = append(kept, l)
+		}
+		extra = kept
 	}
 	if len(extra) == 0 {
 		return up, nil

@@ -330,13 +330,15 @@ func (s *Syncer) pullOnce(ctx context.Context, res *Result) (plumbing.Hash, ledg
 	if err == nil {
 		err = segErr
 	}
-	if err == nil && len(up) > 0 {
-		up, err = s.withLeaseLines(up) // and the lease refs' events (leaseref.go)
-	}
 	if err != nil {
 		return remote, nil, nil, err
 	}
 	load := s.blobLoader(hashes)
+	if len(up) > 0 {
+		if up, err = s.withLeaseLines(up, load); err != nil { // and the lease refs' events (leaseref.go)
+			return remote, nil, nil, err
+		}
+	}
 	if len(up) == 0 {
 		return remote, up, load, nil // the remote has no backlog yet: nothing to rebase onto
 	}
