@@ -16,9 +16,9 @@ import (
 
 // Claim claims a card through the remote. Each round fetches the remote
 // (its branch and its lease refs, see LeaseRefPrefix) and folds it in,
-// picks one of the best claimable cards — at random among the first
-// claimSpread, so clones racing at once rarely pick the same card — and
-// claims it: the claim is pushed to that card's lease ref, expecting the
+// picks the best claimable card — after a lost round, one at random among
+// the first claimSpread of the best card's priority, so clones racing at
+// once spread out over the cards — and claims it: the claim is pushed to that card's lease ref, expecting the
 // tip the fetch saw, and appended locally only once that push landed. The
 // card is returned only then. A push that lost to another clone's write on
 // the card leaves nothing behind on either side, and the next round picks
@@ -33,7 +33,7 @@ func (s *Syncer) Claim(ctx context.Context, req ledger.ClaimRequest) (*ledger.Ca
 	rid := attemptID(req.RequestID, 1)
 	var card *ledger.Card
 	res, err := s.leaseRounds(ctx, rid, func(ctx context.Context) (string, error) {
-		c, err := s.claimOnce(ctx, req, rid)
+		c, err := s.claimOnce(ctx, req, rid, s.round)
 		card = c
 		if c == nil {
 			return "", err
@@ -53,7 +53,7 @@ const claimSpread = 16
 // claimOnce claims locally, publishing to the lease ref first: the card
 // the request names, the card a recorded request claimed, or one of the
 // best claimable cards. A nil card: nothing claimable.
-func (s *Syncer) claimOnce(ctx context.Context, req ledger.ClaimRequest, rid string) (*ledger.Card, error) {
+func (s *Syncer) claimOnce(ctx context.Context, req ledger.ClaimRequest, rid string, round int) (*ledger.Card, error) {
 	r := req
 	r.RequestID = rid
 	recorded := false
@@ -66,10 +66,14 @@ func (s *Syncer) claimOnce(ctx context.Context, req ledger.ClaimRequest, rid str
 	if r.ID != "" || recorded {
 		return s.b.Claim(ctx, r)
 	}
-	for range 5 {
+	for try := range 5 {
+		spread := 1 // the best card, as a local claim picks
+		if round > 1 || try > 0 {
+			spread = claimSpread // others race for it: spread out
+		}
 		var top []ledger.Card
 		if err := s.b.View(func(st *ledger.State, now time.Time) error {
-			top = st.PickTop(ledger.Filter{Phase: req.Phase, Label: req.Label}, now, claimSpread)
+			top = st.PickTop(ledger.Filter{Phase: req.Phase, Label: req.Label}, now, spread)
 			return nil
 		}); err != nil {
 			return nil, err
@@ -77,7 +81,12 @@ func (s *Syncer) claimOnce(ctx context.Context, req ledger.ClaimRequest, rid str
 		if len(top) == 0 {
 			return nil, nil
 		}
-		r.ID = top[mrand.N(len(top))].ID
+		// Never a card of lower priority than the best one.
+		n := 1
+		for n < len(top) && top[n].Priority == top[0].Priority {
+			n++
+		}
+		r.ID = top[mrand.N(n)].ID
 		c, err := s.b.Claim(ctx, r)
 		if errors.Is(err, ledger.ErrConflict) || errors.Is(err, ledger.ErrNotFound) {
 			continue // another process of this clone took it meanwhile
