@@ -105,7 +105,11 @@ func TestClaimsOfDifferentCardsDoNotContend(t *testing.T) {
 	if err != nil || card == nil || res.Tries != 1 {
 		t.Fatalf("alice got %+v after %d tries: %v", card, res.Tries, err)
 	}
-	// The branch carries both claims: a plain clone sees them.
+	// The next sync carries both claims to the branch: a plain clone sees
+	// them.
+	if _, err := sa.Push(bg, Hooks{}); err != nil {
+		t.Fatal(err)
+	}
 	dc := filepath.Join(w.root, "plain")
 	w.git(w.root, "clone", "-q", w.bare, dc)
 	if got := cards(t, open(t, dc)); got != "C1 claimed "+map[string]string{"C1": "alice", "C2": "bob"}[card.ID]+"#1 v2\nC2 claimed "+map[string]string{"C2": "alice", "C1": "bob"}[card.ID]+"#1 v2\n" {
