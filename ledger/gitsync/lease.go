@@ -167,7 +167,7 @@ func (s *Syncer) leaseRounds(ctx context.Context, rid string, write func(ctx con
 		}
 		if published {
 			res.Pushed = true
-			if rc, ok := s.receipt(rid); ok && (ends(rc.Op) || remote.IsZero() || res.Rebased > 0 || s.lv.pending >= carryAfter) {
+			if rc, ok := s.receipt(rid); ok {
 				s.carry(ctx, &res, remote, rc.Event)
 			}
 			return res, nil
@@ -216,17 +216,6 @@ func (s *Syncer) ensure(ctx context.Context, res Result, rid string, remote plum
 	r, err := s.exchange(ctx, Hooks{Check: check}, DefaultTries)
 	r.Tries += res.Tries
 	return r, err
-}
-
-// carryAfter is how many lease events only lease refs hold before a
-// claim or heartbeat carries them to the branch itself; otherwise the
-// write that ends the lease (complete, release, block, fail) carries them,
-// one branch push per lease instead of one per write.
-const carryAfter = 16
-
-// ends reports whether a lease write of op ends the lease.
-func ends(op ledger.Op) bool {
-	return op != ledger.OpClaim && op != ledger.OpHeartbeat
 }
 
 // carryTries bounds the rounds carry spends getting the branch to hold
