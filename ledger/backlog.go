@@ -62,6 +62,7 @@ type Backlog struct {
 	stale      bool            // the state is not the fold of the files (a fold stopped): reload before use
 	normalForm bool            // the files disagree and the state is their normal form, folded in memory
 	warned     map[string]bool // messages already passed to Options.Warn (under mu)
+	publish    Publish         // runs before a write is appended (Publishing; under mu)
 }
 
 // Mutation is what every write request carries.
@@ -236,6 +237,11 @@ func (b *Backlog) writeLocked(m Mutation, op Op, build func(s *State, at time.Ti
 		}
 		events[i] = e
 		buf = append(buf, line...)
+	}
+	if b.publish != nil {
+		if err := b.publish(b.state, events, buf); err != nil {
+			return nil, err
+		}
 	}
 	if err := b.appendDurably(buf); err != nil {
 		return nil, err

@@ -35,7 +35,7 @@ var (
 	bigN    = flag.Int("big-cards", 100_000, "cards in the large backlog")
 	bigEv   = flag.Int("big-events", 1_000_000, "events of history in the large backlog")
 	workDir = flag.String("work", "", "directory for the backlogs (default: a temp dir)")
-	only    = flag.String("only", "", "run only these parts, comma-separated: small, big, concurrent, watch, run, sync (default: all)")
+	only    = flag.String("only", "", "run only these parts, comma-separated: small, big, concurrent, watch, run, sync, remote (default: all)")
 	syncEv  = flag.String("sync-events", "1000,20000,200000", "events of history in the backlogs bl sync is measured on, comma-separated")
 )
 
@@ -103,6 +103,9 @@ func main() {
 			must(err)
 			syncBench(bl, dir, n)
 		}
+	}
+	if part("remote") {
+		remoteClaimBench(bl, dir)
 	}
 	printReport(bl)
 }

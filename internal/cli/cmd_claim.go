@@ -68,10 +68,11 @@ under a live lease, or in review, is passed over; claim --id of such a card
 is refused (exit 4, code paths_held) naming the card that holds them.
 
 With --remote (or claims.remote in config.json) the claim goes through a
-git remote shared by several machines: pull, claim, commit, push. The card
-is printed only once the push carrying the claim succeeded. If another
-clone pushed first, bl pulls again; if that clone had claimed the same
-card, this claim is voided and bl claims the next card. See bl sync.` + exitCodesHelp
+git remote shared by several machines: fetch, claim the best card, push
+the claim to the card's lease ref (refs/bl/leases/<card>), then commit and
+push the branch. The card is printed only once the lease push landed. If
+another clone claimed the same card first, nothing is written and bl picks
+again, among the best cards. See docs/SYNC.md.` + exitCodesHelp
 }
 
 func (c *ClaimCmd) Run(a *App) error {

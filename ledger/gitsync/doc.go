@@ -70,23 +70,26 @@
 //
 // # Remote claims
 //
-// Syncer.Claim claims inside the rounds: after the first pull it claims
-// locally; after each later pull it checks that its claim still holds (it
-// is applied in the fold and the card is still its own at that epoch), and
-// if the pull voided it, claims the next card. The card is returned only
-// after a push succeeded whose backlog, folded, shows the claim applied.
-// Whatever the remote accepted stays first in every clone's history, so
-// from then on the claim stands everywhere. Syncer.Lease does the same for
-// heartbeat, release and complete, failing with ledger.ErrFenced when the
-// pull shows the lease was taken over.
+// Syncer.Claim and Syncer.Lease write lease events through lease refs,
+// one per card (LeaseRefPrefix): each round fetches the branch and the
+// lease refs and folds both, builds the event under the backlog lock, and
+// pushes it to its card's lease ref with the fetched tip as the expected
+// old value (ledger.Backlog.Publishing) before appending it locally. Git's
+// compare-and-swap is per ref, so writes on different cards never
+// contend, and a push that lost writes nothing anywhere: the next round
+// fetches again, and a claim picks again (at random among the best
+// claimSpread cards, so racing clones rarely collide). Once the write
+// landed, carry commits and pushes the branch so it holds what only lease
+// refs held. A retry of a write this clone recorded answers as the first
+// did and pushes it if the remote lacks it.
 //
 // # Failures
 //
 // An unreachable remote, a refused fetch or push, or a push still rejected
 // after the last round is a *RemoteError (ErrRemote); the local backlog
-// keeps every event it had; a claim that could not be confirmed stays in
-// the local ledger, where the next sync either folds it as a conflict (the
-// remote holds a rival claim) or it lapses after its TTL. A crash at
+// keeps every event it had, and a remote lease write that did not land
+// wrote nothing. A push the remote refuses for good (a hook, a protected
+// ref, no permission) fails on its first round with the remote's words. A crash at
 // any point leaves the backlog as the ledger package guarantees; git's
 // objects and refs are history (go-git does not fsync them), and the next
 // sync commits whatever the backlog holds.

@@ -53,10 +53,29 @@ func rejected(err error) bool {
 		return false
 	}
 	msg := strings.ToLower(err.Error())
+	if refused(msg) {
+		return false
+	}
 	for _, s := range []string{
 		"non-fast-forward", "required to be", "but is absent", "fetch first", "stale info",
 		"failed to update ref", "cannot lock ref", "failed to lock", "reference already exists",
 		"command error on", "rejected",
+	} {
+		if strings.Contains(msg, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// refused reports whether a push error (lower-cased) is the remote saying
+// no for good: a hook declined it, the branch is protected, or this user
+// may not push. Another round would get the same answer, so the push
+// fails at once with the remote's words.
+func refused(msg string) bool {
+	for _, s := range []string{
+		"hook declined", "protected branch", "permission", "denied", "not allowed", "forbidden",
+		"unauthorized", "authentication", "read-only", "read only",
 	} {
 		if strings.Contains(msg, s) {
 			return true

@@ -87,12 +87,16 @@ func (s *Syncer) fetch(ctx context.Context) (h plumbing.Hash, err error) {
 		return fail(err)
 	}
 	h = ref.Hash()
+	wants := s.leaseWants(refs) // the lease refs' tips come along (leaseref.go)
 	if s.g.repo.Storer.HasEncodedObject(h) != nil {
+		wants = append(wants, h)
+	}
+	if len(wants) > 0 {
 		req := packp.NewUploadPackRequestFromCapabilities(ar.Capabilities)
 		if ar.Capabilities.Supports(capability.NoProgress) {
 			_ = req.Capabilities.Set(capability.NoProgress)
 		}
-		req.Wants = []plumbing.Hash{h}
+		req.Wants = wants
 		req.Haves = s.haves()
 		r, err := sess.UploadPack(ctx, req)
 		if err != nil && !errors.Is(err, transport.ErrEmptyUploadPackRequest) {

@@ -4,160 +4,278 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
+	mrand "math/rand/v2"
 	"time"
+
+	"github.com/go-git/go-git/v5/plumbing"
 
 	"github.com/bl-backlog/bl/ledger"
 )
 
-// Claim claims a card through the remote. Each round pulls (the remote's
-// events first, ours rebased after them), claims locally on the first
-// round or when the claim we hold was voided by what the pull brought in,
-// commits and pushes. The card is returned only once a push carrying the
-// claim succeeded and the fold of exactly what was pushed shows the claim
-// applied: from then on every clone that syncs folds the remote's history
-// first, so the claim stands. A nil card means nothing was claimable.
+// Claim claims a card through the remote. Each round fetches the remote
+// (its branch and its lease refs, see LeaseRefPrefix) and folds it in,
+// picks the best claimable card — after a lost round, one at random among
+// the first claimSpread of the best card's priority, so clones racing at
+// once spread out over the cards — and claims it: the claim is pushed to that card's lease ref, expecting the
+// tip the fetch saw, and appended locally only once that push landed. The
+// card is returned only then. A push that lost to another clone's write on
+// the card leaves nothing behind on either side, and the next round picks
+// again. A nil card means nothing was claimable.
 //
-// When every round fails, the local claim is left as it is: a release
-// could not be told apart from a winner with the same owner name at the
-// same epoch. If the remote holds a rival claim, the next sync folds ours
-// as a conflict; if not, the lease runs out after its TTL.
+// A retry of a claim this clone already recorded (the same request id)
+// answers as the first did, after pushing the claim if the remote lacks
+// it. Every call ends by carrying to the branch what this clone holds that
+// the branch lacks (carry).
 func (s *Syncer) Claim(ctx context.Context, req ledger.ClaimRequest) (*ledger.Card, Result, error) {
-	var (
-		card *ledger.Card // the claim in flight
-		rid  string
-		n    int
-		won  *ledger.Card
-	)
-	prepare := func(ctx context.Context, round int) error {
-		if card != nil {
-			held := false
-			err := s.b.View(func(st *ledger.State, _ time.Time) error {
-				_, held = holds(st, card.ID, req.Owner, rid)
-				return nil
-			})
-			if err != nil {
-				return err
-			}
-			if held {
-				return nil
-			}
-			card = nil // voided by an earlier claim from elsewhere: take the next card
-		}
-		n++
-		rid = attemptID(req.RequestID, n)
-		r := req
-		r.RequestID = rid
-		c, err := s.b.Claim(ctx, r)
-		if err != nil {
-			return err
-		}
-		if c == nil {
-			return ErrStop
-		}
+	res := s.result()
+	rid := attemptID(req.RequestID, 1)
+	var card *ledger.Card
+	res, err := s.leaseRounds(ctx, rid, func(ctx context.Context) (string, error) {
+		c, err := s.claimOnce(ctx, req, rid, s.round)
 		card = c
-		return nil
-	}
-	check := func(st *ledger.State) error {
-		if card == nil {
-			return ErrRetry
+		if c == nil {
+			return "", err
 		}
-		c, ok := holds(st, card.ID, req.Owner, rid)
-		if !ok {
-			return ErrRetry
-		}
-		won = &c
-		return nil
-	}
-	res, err := s.pushLease(ctx, Hooks{Prepare: prepare, Check: check})
+		return c.ID, err
+	})
 	if err != nil {
-		// The local claim stays as it is: releasing it could not be
-		// fenced apart from a winner with the same owner name at the same
-		// epoch. If the remote holds a rival claim, the next sync folds
-		// ours as a conflict; if not, its lease runs out after its TTL.
 		return nil, res, err
 	}
-	if card == nil {
-		return nil, res, nil
-	}
-	return won, res, nil
+	return card, res, nil
 }
 
-// holds reports whether the claim made with request id rid is applied in
-// st and the card is still claimed by owner at that claim's epoch.
-func holds(st *ledger.State, id, owner, rid string) (ledger.Card, bool) {
-	rc, ok := st.Receipt(rid)
-	if !ok || rc.Op != ledger.OpClaim || rc.Card != id {
-		return ledger.Card{}, false
+// claimSpread is how many of the best claimable cards a remote claim
+// picks among.
+const claimSpread = 16
+
+// claimOnce claims locally, publishing to the lease ref first: the card
+// the request names, the card a recorded request claimed, or one of the
+// best claimable cards. A nil card: nothing claimable.
+func (s *Syncer) claimOnce(ctx context.Context, req ledger.ClaimRequest, rid string, round int) (*ledger.Card, error) {
+	r := req
+	r.RequestID = rid
+	recorded := false
+	if err := s.b.View(func(st *ledger.State, _ time.Time) error {
+		_, recorded = st.Receipt(rid)
+		return nil
+	}); err != nil {
+		return nil, err
 	}
-	c, ok := st.Card(id)
-	if !ok || c.Status != ledger.StatusClaimed || c.ClaimOwner != owner || c.ClaimEpoch != rc.Epoch {
-		return ledger.Card{}, false
+	if r.ID != "" || recorded {
+		return s.b.Claim(ctx, r)
 	}
-	return c, true
+	for try := range 5 {
+		spread := 1 // the best card, as a local claim picks
+		if round > 1 || try > 0 {
+			spread = claimSpread // others race for it: spread out
+		}
+		var top []ledger.Card
+		if err := s.b.View(func(st *ledger.State, now time.Time) error {
+			top = st.PickTop(ledger.Filter{Phase: req.Phase, Label: req.Label}, now, spread)
+			return nil
+		}); err != nil {
+			return nil, err
+		}
+		if len(top) == 0 {
+			return nil, nil
+		}
+		// Never a card of lower priority than the best one.
+		n := 1
+		for n < len(top) && top[n].Priority == top[0].Priority {
+			n++
+		}
+		r.ID = top[mrand.N(n)].ID
+		c, err := s.b.Claim(ctx, r)
+		if errors.Is(err, ledger.ErrConflict) || errors.Is(err, ledger.ErrNotFound) {
+			continue // another process of this clone took it meanwhile
+		}
+		return c, err
+	}
+	return nil, errLeaseMoved
 }
 
-// Lease runs one lease operation (heartbeat, complete, release) through
-// the remote: pull, do it locally, commit, push, and on a rejected push
-// pull again. If what the pull brought in voided the operation — the card
-// was claimed elsewhere meanwhile — it fails with ledger.ErrFenced (or
-// ledger.ErrConflict when the card's owner is unchanged) and nothing is
-// acknowledged. do gets the request id to stamp the event with.
+// Lease runs one lease operation (heartbeat, complete, release, block,
+// fail) through the remote: fetch and fold the remote, do it locally with
+// its event pushed first to the card's lease ref (expecting the tip the
+// fetch saw), and only once that push landed appended locally. A push that
+// lost to another write on the card leaves nothing behind and starts
+// another round, which may then find the lease gone (ledger.ErrFenced).
+// A retry of an operation this clone already recorded answers as the
+// first did, after pushing it if the remote lacks it. do gets the request
+// id to stamp the event with.
 func (s *Syncer) Lease(ctx context.Context, requestID string, do func(ctx context.Context, rid string) (ledger.Card, error)) (ledger.Card, Result, error) {
 	rid := attemptID(requestID, 1)
-	var (
-		done   bool
-		before ledger.Card
-		out    ledger.Card
-	)
-	voided := func(st *ledger.State) error {
-		c, _ := st.Card(before.ID)
-		if c.ClaimOwner != before.ClaimOwner || c.ClaimEpoch != before.ClaimEpoch {
-			return ledger.Errorf(ledger.ErrFenced, "card %s was claimed by %s at epoch %d on the remote before this reached it; stop work on it",
-				c.ID, c.ClaimOwner, c.ClaimEpoch)
-		}
-		return ledger.Errorf(ledger.ErrConflict, "card %s changed on the remote before this reached it (now %s)", c.ID, c.Status)
-	}
-	prepare := func(ctx context.Context, round int) error {
-		if !done {
-			c, err := do(ctx, rid)
-			if err != nil {
-				return err
-			}
-			done, before = true, c
-			return nil
-		}
-		var err error
-		if verr := s.b.View(func(st *ledger.State, _ time.Time) error {
-			if _, ok := st.Receipt(rid); !ok {
-				err = voided(st)
-			}
-			return nil
-		}); verr != nil {
-			return verr
-		}
-		return err
-	}
-	check := func(st *ledger.State) error {
-		rc, ok := st.Receipt(rid)
-		if !ok {
-			return ErrRetry
-		}
-		out, _ = st.Card(rc.Card)
-		return nil
-	}
-	res, err := s.pushLease(ctx, Hooks{Prepare: prepare, Check: check})
+	var out ledger.Card
+	res, err := s.leaseRounds(ctx, rid, func(ctx context.Context) (string, error) {
+		c, err := do(ctx, rid)
+		out = c
+		return c.ID, err
+	})
 	return out, res, err
 }
 
-// pushLease pushes with LeaseTries rounds unless Options.Tries says
-// otherwise.
-func (s *Syncer) pushLease(ctx context.Context, h Hooks) (Result, error) {
+// leaseRounds runs write, a lease write stamped with request id rid,
+// publishing it to its lease ref, until it lands or is refused: each
+// round fetches and folds the remote first. write returns the card it
+// wrote on, "" when there was nothing to write.
+func (s *Syncer) leaseRounds(ctx context.Context, rid string, write func(ctx context.Context) (string, error)) (Result, error) {
+	res := s.result()
 	tries := s.o.Tries
 	if !s.triesSet {
 		tries = LeaseTries
 	}
-	return s.exchange(ctx, h, tries)
+	for round := 1; round <= tries; round++ {
+		res.Tries, s.round = round, round
+		if round > 1 {
+			if err := sleep(ctx, leaseBackoff(round-1)); err != nil {
+				return res, err
+			}
+		}
+		remote, up, upLoad, err := s.pullOnce(ctx, &res)
+		if err != nil {
+			return res, err
+		}
+		// A write commits to the branch at the end: find out first
+		// whether it could, so a diverged branch leaves nothing behind.
+		if err := s.mergeable(remote); err != nil {
+			return res, err
+		}
+		published := false
+		publish := s.publishLease(ctx)
+		var card string
+		err = s.b.Publishing(func(st *ledger.State, events []*ledger.Event, lines []byte) error {
+			if err := publish(st, events, lines); err != nil {
+				return err
+			}
+			published = true
+			return nil
+		}, func() error {
+			card, err = write(ctx)
+			return err
+		})
+		if errors.Is(err, errLeaseMoved) {
+			continue
+		}
+		if err != nil {
+			return res, err
+		}
+		if card == "" {
+			s.carry(ctx, &res, remote, "")
+			return res, nil
+		}
+		if published {
+			res.Pushed = true
+			if rc, ok := s.receipt(rid); ok {
+				s.carry(ctx, &res, remote, rc.Event)
+			}
+			return res, nil
+		}
+		// A replay of what this clone recorded before: make sure the
+		// remote has it.
+		return s.ensure(ctx, res, rid, remote, up, upLoad)
+	}
+	return res, &RemoteError{Remote: s.o.Remote, Op: "push", Err: fmt.Errorf("other clones' writes on the card kept landing first (%d tries); try again", tries)}
+}
+
+func (s *Syncer) receipt(rid string) (rc ledger.Receipt, ok bool) {
+	_ = s.b.View(func(st *ledger.State, _ time.Time) error {
+		rc, ok = st.Receipt(rid)
+		return nil
+	})
+	return rc, ok
+}
+
+// ensure pushes the event of the recorded request rid unless the remote
+// (up, as fetched with its lease refs) holds it already; if the remote's
+// history voided it meanwhile, it fails and nothing is acknowledged.
+func (s *Syncer) ensure(ctx context.Context, res Result, rid string, remote plumbing.Hash, up ledger.Tree, upLoad ledger.Loader) (Result, error) {
+	rc, ok := s.receipt(rid)
+	if !ok {
+		return res, nil
+	}
+	if len(up) > 0 {
+		if st, err := up.FoldWith(upLoad); err == nil {
+			if got, ok := st.Receipt(rid); ok && got.Event == rc.Event {
+				res.Pushed = true
+				s.carry(ctx, &res, remote, "")
+				return res, nil
+			}
+		}
+	}
+	check := func(st *ledger.State) error {
+		if got, ok := st.Receipt(rid); ok && got.Event == rc.Event {
+			return nil
+		}
+		if cf, ok := st.ConflictOf(rc.Event); ok {
+			return ledger.Errorf(ledger.ErrFenced, "%s of %s reached the remote too late: %s", rc.Op, rc.Card, cf.Reason)
+		}
+		return ErrRetry
+	}
+	r, err := s.exchange(ctx, Hooks{Check: check}, DefaultTries)
+	r.Tries += res.Tries
+	return r, err
+}
+
+// carryTries bounds the rounds carry spends getting the branch to hold
+// this call's own event.
+const carryTries = 5
+
+// carry commits to the branch and pushes what this clone holds that the
+// remote's branch lacks: its own events no push carried yet, and the
+// events only lease refs hold. It stops once the branch holds mine (the
+// event of this call, "" for none) and this clone has nothing else to
+// push, or after carryTries rounds: the lease refs hold every lease event
+// meanwhile, and the next exchange from any clone carries them. It reports
+// nothing; the call it ends has already landed.
+func (s *Syncer) carry(ctx context.Context, res *Result, remote plumbing.Hash, mine string) {
+	for round := 1; round <= carryTries; round++ {
+		if round > 1 {
+			if sleep(ctx, backoff(round-1)) != nil {
+				return
+			}
+			var err error
+			if remote, _, _, err = s.pullOnce(ctx, res); err != nil {
+				return
+			}
+			if !remote.IsZero() && (mine == "" || s.lv.inBranch[mine]) && res.Rebased == 0 {
+				return
+			}
+		}
+		// No branch on the remote yet: this push makes it.
+		if !remote.IsZero() && res.Rebased == 0 && s.lv.pending == 0 {
+			return
+		}
+		head, committed, msg, err := s.commit(func() (backlogFiles, error) { return s.treeForCommit(ctx, nil) }, remote)
+		if err != nil {
+			return
+		}
+		if committed {
+			res.Committed, res.Message = true, msg
+		}
+		res.Commit = hashString(head)
+		if head == remote {
+			return
+		}
+		err = s.push(ctx, head, remote)
+		if err == nil {
+			if s.remoteName != "" {
+				_ = s.g.setRef(s.trackingRef(), head)
+			}
+			return
+		}
+		if !rejected(err) {
+			return
+		}
+	}
+}
+
+// leaseBackoff is the pause before lease round n+1: short, since a lost
+// lease push means only that one card changed and the next round most
+// likely picks another.
+func leaseBackoff(n int) time.Duration {
+	return jitter(min(5*time.Millisecond<<min(n, 6), 200*time.Millisecond))
 }
 
 // attemptID is the request id of the n-th attempt: the caller's id (or a

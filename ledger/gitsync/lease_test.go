@@ -3,6 +3,8 @@ package gitsync
 import (
 	"context"
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -10,10 +12,11 @@ import (
 	"github.com/bl-backlog/bl/ledger"
 )
 
-// A claim whose push loses to a clone that claimed the same card is voided
-// by the pull that follows; the claimer moves on to the next card, and only
-// that one is acknowledged.
-func TestClaimVoidedMovesOn(t *testing.T) {
+// A claim whose lease push loses to a clone that claimed the same card
+// first leaves nothing behind on either side: no local event, no conflict
+// on the remote. The claimer moves on to another card, and only that one
+// is acknowledged.
+func TestLostLeaseRaceLeavesNothing(t *testing.T) {
 	w := newWorld(t)
 	da, db := w.clone("a"), w.clone("b")
 	a, b := open(t, da), open(t, db)
@@ -26,9 +29,11 @@ func TestClaimVoidedMovesOn(t *testing.T) {
 	if _, err := sb.Pull(bg); err != nil {
 		t.Fatal(err)
 	}
-	sa.beforePush = func(round int) {
-		if round == 1 { // bob claims C1 and pushes first
-			if c, _, err := sb.Claim(bg, ledger.ClaimRequest{Mutation: ledger.Mutation{Actor: "bob"}, Owner: "bob", TTL: time.Hour}); err != nil || c == nil || c.ID != "C1" {
+	var first string
+	sa.beforeLeasePush = func(card string, round int) {
+		if round == 1 { // bob claims the same card and his push lands first
+			first = card
+			if c, _, err := sb.Claim(bg, ledger.ClaimRequest{Mutation: ledger.Mutation{Actor: "bob"}, Owner: "bob", ID: card, TTL: time.Hour}); err != nil || c == nil {
 				t.Errorf("bob's claim: %v %v", c, err)
 			}
 		}
@@ -37,30 +42,87 @@ func TestClaimVoidedMovesOn(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if card == nil || card.ID != "C2" || card.ClaimOwner != "alice" || res.Tries != 2 {
-		t.Fatalf("alice got %+v after %d tries", card, res.Tries)
+	if card == nil || card.ID == first || card.ClaimOwner != "alice" || res.Tries != 2 {
+		t.Fatalf("alice got %+v after %d tries; bob took %s", card, res.Tries, first)
+	}
+	for _, s := range []*Syncer{sb, sa} {
+		if _, err := s.Push(bg, Hooks{}); err != nil {
+			t.Fatal(err)
+		}
 	}
 	if _, err := sb.Pull(bg); err != nil {
 		t.Fatal(err)
 	}
-	if got := cards(t, b); got != "C1 claimed bob#1 v2\nC2 claimed alice#1 v2\n" {
-		t.Fatalf("remote state:\n%s", got)
+	want := map[string]string{first: "bob", card.ID: "alice"}
+	for _, bl := range []*ledger.Backlog{a, b} {
+		got := cards(t, bl)
+		for id, owner := range want {
+			if !strings.Contains(got, id+" claimed "+owner+"#1 v2\n") {
+				t.Fatalf("state:\n%s", got)
+			}
+		}
+		var conflicts []ledger.Conflict
+		_ = bl.View(func(s *ledger.State, _ time.Time) error { conflicts = s.Conflicts(); return nil })
+		if len(conflicts) != 0 {
+			t.Fatalf("the lost race left conflicts %+v", conflicts)
+		}
 	}
-	var conflicts []ledger.Conflict
-	_ = b.View(func(s *ledger.State, _ time.Time) error { conflicts = s.Conflicts(); return nil })
-	if len(conflicts) != 1 || conflicts[0].Card != "C1" || conflicts[0].Op != ledger.OpClaim {
-		t.Fatalf("conflicts %+v", conflicts)
+	if n := len(eventIDs(t, a)); n != 4 {
+		t.Fatalf("%d events, want 4 (two creates, two claims)", n)
 	}
-	// Nothing left: nil, nothing pushed.
+	// Nothing left: nil.
 	card, _, err = sa.Claim(bg, ledger.ClaimRequest{Mutation: ledger.Mutation{Actor: "alice"}, Owner: "alice", TTL: time.Hour})
 	if err != nil || card != nil {
 		t.Fatalf("%v %v", card, err)
 	}
 }
 
-// A heartbeat pushed after the lease was taken over on the remote is
-// fenced: the push is rejected, the pull voids it, exit code 4 territory.
-func TestHeartbeatFencedAfterRejectedPush(t *testing.T) {
+// Claims of different cards do not contend: a claim whose card's lease ref
+// did not move lands in one round although another clone's claim of
+// another card landed meanwhile.
+func TestClaimsOfDifferentCardsDoNotContend(t *testing.T) {
+	w := newWorld(t)
+	da, db := w.clone("a"), w.clone("b")
+	a, b := open(t, da), open(t, db)
+	create(t, a, "seed", "C1", "C2")
+	sa := syncer(t, a, Options{Remote: "origin", Actor: "alice"})
+	sb := syncer(t, b, Options{Remote: "origin", Actor: "bob"})
+	if _, err := sa.Push(bg, Hooks{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sb.Pull(bg); err != nil {
+		t.Fatal(err)
+	}
+	other := map[string]string{"C1": "C2", "C2": "C1"}
+	sa.beforeLeasePush = func(card string, round int) {
+		if round == 1 {
+			if c, _, err := sb.Claim(bg, ledger.ClaimRequest{Mutation: ledger.Mutation{Actor: "bob"}, Owner: "bob", ID: other[card], TTL: time.Hour}); err != nil || c == nil {
+				t.Errorf("bob's claim: %v %v", c, err)
+			}
+		}
+	}
+	card, res, err := sa.Claim(bg, ledger.ClaimRequest{Mutation: ledger.Mutation{Actor: "alice"}, Owner: "alice", TTL: time.Hour})
+	if err != nil || card == nil || res.Tries != 1 {
+		t.Fatalf("alice got %+v after %d tries: %v", card, res.Tries, err)
+	}
+	// The next sync carries both claims to the branch: a plain clone sees
+	// them.
+	if _, err := sa.Push(bg, Hooks{}); err != nil {
+		t.Fatal(err)
+	}
+	dc := filepath.Join(w.root, "plain")
+	w.git(w.root, "clone", "-q", w.bare, dc)
+	if got := cards(t, open(t, dc)); got != "C1 claimed "+map[string]string{"C1": "alice", "C2": "bob"}[card.ID]+"#1 v2\nC2 claimed "+map[string]string{"C2": "alice", "C1": "bob"}[card.ID]+"#1 v2\n" {
+		t.Fatalf("a plain clone of the branch:\n%s", got)
+	}
+	if refs := w.git(w.bare, "for-each-ref", "--format=%(refname)", "refs/bl/leases/"); refs != "refs/bl/leases/C1\nrefs/bl/leases/C2\n" {
+		t.Fatalf("lease refs:\n%s", refs)
+	}
+}
+
+// A heartbeat whose lease push loses to a clone that took the card over
+// is fenced by the round that follows, and writes nothing.
+func TestHeartbeatFencedAfterLostLeasePush(t *testing.T) {
 	w := newWorld(t)
 	da, db := w.clone("a"), w.clone("b")
 	a, b := open(t, da), open(t, db)
@@ -74,7 +136,7 @@ func TestHeartbeatFencedAfterRejectedPush(t *testing.T) {
 	if _, err := sb.Pull(bg); err != nil {
 		t.Fatal(err)
 	}
-	sa.beforePush = func(round int) {
+	sa.beforeLeasePush = func(_ string, round int) {
 		if round != 1 {
 			return
 		}
@@ -96,11 +158,8 @@ func TestHeartbeatFencedAfterRejectedPush(t *testing.T) {
 	}
 }
 
-// A remote claim that fails on its last round is not withdrawn by a local
-// release: a voided claim has the same epoch as the claim that beat it, so
-// when both clones use the same owner name (agent-1 on every box), a
-// release fenced only by (owner, epoch) would, once synced, release the
-// lease the other clone was acknowledged for.
+// A remote claim whose every round lost writes nothing: the winner's lease
+// stands when the loser syncs later, even under the same owner name.
 func TestFailedRemoteClaimLeavesTheWinnersLease(t *testing.T) {
 	w := newWorld(t)
 	da, db := w.clone("a"), w.clone("b")
@@ -115,7 +174,7 @@ func TestFailedRemoteClaimLeavesTheWinnersLease(t *testing.T) {
 		t.Fatal(err)
 	}
 	var won *ledger.Card
-	sb.beforePush = func(round int) {
+	sb.beforeLeasePush = func(card string, round int) {
 		// Box A claims C1 and its push lands first.
 		c, _, err := sa.Claim(bg, ledger.ClaimRequest{Mutation: ledger.Mutation{Actor: "box-a"}, Owner: "agent-1", TTL: time.Hour})
 		if err != nil || c == nil {
@@ -123,24 +182,118 @@ func TestFailedRemoteClaimLeavesTheWinnersLease(t *testing.T) {
 		}
 		won = c
 	}
-	// Box B's only round is rejected: its claim is withdrawn locally.
 	if c, _, err := sb.Claim(bg, ledger.ClaimRequest{Mutation: ledger.Mutation{Actor: "box-b"}, Owner: "agent-1", TTL: time.Hour}); err == nil {
 		t.Fatalf("box B's claim should have failed, got %+v", c)
 	}
 	if won == nil || won.ID != "C1" || won.ClaimEpoch != 1 {
 		t.Fatalf("box A was told %+v", won)
 	}
-	// Box B's next ordinary sync carries the withdrawal to the remote.
-	sb.beforePush = nil
+	if strings.Contains(cards(t, b), "agent-1") {
+		t.Fatalf("box B's lost claim was written:\n%s", cards(t, b))
+	}
+	sb.beforeLeasePush = nil
 	if _, err := sb.Push(bg, Hooks{}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := sa.Pull(bg); err != nil {
 		t.Fatal(err)
 	}
-	got := cards(t, a)
-	if want := "C1 claimed agent-1#1 v2\n"; !strings.HasPrefix(got, "C1 claimed agent-1#1 ") {
-		t.Fatalf("box A was acknowledged C1 at epoch 1, but the remote now folds to:\n%s(want %s)", got, want)
+	if got := cards(t, a); got != "C1 claimed agent-1#1 v2\n" {
+		t.Fatalf("box A was acknowledged C1 at epoch 1, but the remote now folds to:\n%s", got)
+	}
+}
+
+// hookRemote makes the bare remote's pre-receive hook refuse every push
+// with a message, or (refuse false) removes it.
+func hookRemote(t *testing.T, w *world, refuse bool) {
+	t.Helper()
+	path := filepath.Join(w.bare, "hooks", "pre-receive")
+	if !refuse {
+		if err := os.Remove(path); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	if err := os.WriteFile(path, []byte("#!/bin/sh\necho 'main is frozen for the release' >&2\nexit 1\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A remote complete refused by a hook fails at once with the hook's
+// message and writes nothing; the retry, once the hook lets it through,
+// succeeds and pushes (it is not told its lease is gone).
+func TestRetriedCompleteAfterRefusedPush(t *testing.T) {
+	w := newWorld(t)
+	da, db := w.clone("a"), w.clone("b")
+	a, b := open(t, da), open(t, db)
+	create(t, a, "seed", "C1")
+	sa := syncer(t, a, Options{Remote: "origin", Actor: "alice"})
+	card, _, err := sa.Claim(bg, ledger.ClaimRequest{Mutation: ledger.Mutation{Actor: "alice"}, Owner: "alice", TTL: time.Hour})
+	if err != nil || card == nil {
+		t.Fatal(card, err)
+	}
+	complete := func() (ledger.Card, Result, error) {
+		return sa.Lease(bg, "", func(ctx context.Context, rid string) (ledger.Card, error) {
+			return a.Complete(ctx, ledger.LeaseRequest{Mutation: ledger.Mutation{Actor: "alice", RequestID: rid}, ID: "C1", Owner: "alice", Epoch: card.ClaimEpoch})
+		})
+	}
+	hookRemote(t, w, true)
+	start := time.Now()
+	_, res, err := complete()
+	if !errors.Is(err, ErrRemote) || !strings.Contains(err.Error(), "main is frozen for the release") {
+		t.Fatalf("want the hook's refusal, got %v", err)
+	}
+	if res.Tries != 1 || time.Since(start) > 10*time.Second {
+		t.Fatalf("a refusal took %d rounds, %s", res.Tries, time.Since(start))
+	}
+	if got := cards(t, a); got != "C1 claimed alice#1 v2\n" {
+		t.Fatalf("the refused complete was written:\n%s", got)
+	}
+	hookRemote(t, w, false)
+	c, res, err := complete()
+	if err != nil || c.Status != ledger.StatusDone || !res.Pushed {
+		t.Fatalf("retried complete: %+v %+v %v", c, res, err)
+	}
+	sb := syncer(t, b, Options{Remote: "origin", Actor: "bob"})
+	if _, err := sb.Pull(bg); err != nil {
+		t.Fatal(err)
+	}
+	if got := cards(t, b); got != "C1 done #1 v3\n" {
+		t.Fatalf("the remote holds:\n%s", got)
+	}
+}
+
+// A complete this clone recorded but never pushed (written with --local,
+// or by a bl that wrote before pushing) is pushed by its retry, which
+// answers as the first call did.
+func TestRetryPushesARecordedComplete(t *testing.T) {
+	w := newWorld(t)
+	da, db := w.clone("a"), w.clone("b")
+	a, b := open(t, da), open(t, db)
+	create(t, a, "seed", "C1")
+	sa := syncer(t, a, Options{Remote: "origin", Actor: "alice"})
+	card, _, err := sa.Claim(bg, ledger.ClaimRequest{Mutation: ledger.Mutation{Actor: "alice"}, Owner: "alice", TTL: time.Hour})
+	if err != nil || card == nil {
+		t.Fatal(card, err)
+	}
+	req := ledger.LeaseRequest{Mutation: ledger.Mutation{Actor: "alice", RequestID: "done-1"}, ID: "C1", Owner: "alice", Epoch: card.ClaimEpoch}
+	if _, err := a.Complete(bg, req); err != nil {
+		t.Fatal(err)
+	}
+	c, res, err := sa.Lease(bg, "done-1", func(ctx context.Context, rid string) (ledger.Card, error) {
+		r := req
+		r.RequestID = rid
+		return a.Complete(ctx, r)
+	})
+	if err != nil || c.Status != ledger.StatusDone || !res.Pushed {
+		t.Fatalf("retried complete: %+v %+v %v", c, res, err)
+	}
+	sb := syncer(t, b, Options{Remote: "origin", Actor: "bob"})
+	if _, err := sb.Pull(bg); err != nil {
+		t.Fatal(err)
+	}
+	if got := cards(t, b); got != "C1 done #1 v3\n" {
+		t.Fatalf("the remote holds:\n%s", got)
 	}
 }
 

@@ -1,11 +1,13 @@
 package gitsync
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -25,6 +27,33 @@ import (
 // and sends it as the old value of the update, so git-receive-pack
 // applies it only if the branch did not move meanwhile. Never forced.
 func (s *Syncer) push(ctx context.Context, head, expected plumbing.Hash) error {
+	return s.receivePack(ctx, func(refs storer.ReferenceStorer) ([]*packp.Command, []plumbing.Hash, error) {
+		cur := plumbing.ZeroHash
+		if refs != nil {
+			if ref, err := refs.Reference(s.branch); err == nil {
+				cur = ref.Hash()
+			}
+		}
+		if cur == head {
+			return nil, nil, nil
+		}
+		if cur != expected {
+			return nil, nil, fmt.Errorf("stale info: %s is at %s, not %s as fetched", s.branch, short(cur), short(expected))
+		}
+		hashes, err := s.objectsToSend(head, expected)
+		if err != nil {
+			return nil, nil, err
+		}
+		return []*packp.Command{{Name: s.branch, Old: expected, New: head}}, hashes, nil
+	})
+}
+
+// receivePack runs one push: plan sees the remote's advertised refs (nil
+// for an empty repository) and returns the updates to request, each with
+// its expected old value, and the objects to send; no updates ends the
+// push quietly. What the remote's hooks print comes back in the error of
+// a refused push.
+func (s *Syncer) receivePack(ctx context.Context, plan func(refs storer.ReferenceStorer) ([]*packp.Command, []plumbing.Hash, error)) error {
 	ep, err := transport.NewEndpoint(s.url)
 	if err != nil {
 		return err
@@ -42,32 +71,26 @@ func (s *Syncer) push(ctx context.Context, head, expected plumbing.Hash) error {
 	if err != nil && !errors.Is(err, transport.ErrEmptyRemoteRepository) {
 		return err
 	}
-	cur := plumbing.ZeroHash
+	var refs storer.ReferenceStorer
+	caps := capability.NewList()
 	if ar != nil {
-		refs, err := ar.AllReferences()
+		all, err := ar.AllReferences()
 		if err != nil {
 			return err
 		}
-		if ref, err := refs.Reference(s.branch); err == nil {
-			cur = ref.Hash()
-		}
+		refs, caps = all, ar.Capabilities
 	}
-	if cur == head {
-		return nil
-	}
-	if cur != expected {
-		return fmt.Errorf("stale info: %s is at %s, not %s as fetched", s.branch, short(cur), short(expected))
-	}
-	hashes, err := s.objectsToSend(head, expected)
-	if err != nil {
+	cmds, hashes, err := plan(refs)
+	if err != nil || len(cmds) == 0 {
 		return err
 	}
-	caps := capability.NewList()
-	if ar != nil {
-		caps = ar.Capabilities
-	}
 	req := packp.NewReferenceUpdateRequestFromCapabilities(caps)
-	req.Commands = []*packp.Command{{Name: s.branch, Old: expected, New: head}}
+	var said bytes.Buffer
+	if caps.Supports(capability.Sideband64k) {
+		_ = req.Capabilities.Set(capability.Sideband64k)
+		req.Progress = &said
+	}
+	req.Commands = cmds
 	rd, wr := io.Pipe()
 	req.Packfile = rd
 	done := make(chan error, 1)
@@ -83,15 +106,24 @@ func (s *Syncer) push(ctx context.Context, head, expected plumbing.Hash) error {
 	if err != nil {
 		_ = rd.Close()
 		<-done
-		return err
+		return remoteSaid(err, said.String())
 	}
 	if err := <-done; err != nil {
 		return err
 	}
 	if rs != nil {
-		return rs.Error()
+		return remoteSaid(rs.Error(), said.String())
 	}
 	return nil
+}
+
+// remoteSaid adds what the remote printed (a hook's message) to err.
+func remoteSaid(err error, said string) error {
+	said = strings.TrimSpace(said)
+	if err == nil || said == "" {
+		return err
+	}
+	return fmt.Errorf("%w; the remote said: %s", err, strings.Join(strings.Fields(said), " "))
 }
 
 func short(h plumbing.Hash) string {

@@ -67,8 +67,11 @@ type Syncer struct {
 	sendAuth   bool   // credentials may go to url (trust.go)
 	triesSet   bool   // Options.Tries was given
 	segs       segments
+	lv         leaseView // the remote's lease refs as last fetched
+	round      int       // the round of the lease write in flight
 
-	beforePush func(round int) // tests: runs just before each push
+	beforePush      func(round int)              // tests: runs just before each push
+	beforeLeasePush func(card string, round int) // tests: runs just before a lease ref push
 }
 
 // New prepares to sync the backlog b with the git repository around it.
@@ -314,6 +317,11 @@ func (s *Syncer) pullOnce(ctx context.Context, res *Result) (plumbing.Hash, ledg
 		return remote, nil, nil, err
 	}
 	load := s.blobLoader(hashes)
+	if len(up) > 0 {
+		if up, err = s.withLeaseLines(up, load); err != nil { // and the lease refs' events (leaseref.go)
+			return remote, nil, nil, err
+		}
+	}
 	if len(up) == 0 {
 		return remote, up, load, nil // the remote has no backlog yet: nothing to rebase onto
 	}

@@ -1,0 +1,368 @@
+package gitsync
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/object"
+	"github.com/go-git/go-git/v5/plumbing/protocol/packp"
+	"github.com/go-git/go-git/v5/plumbing/storer"
+
+	"github.com/bl-backlog/bl/ledger"
+)
+
+// LeaseRefPrefix names the lease refs on a remote: refs/bl/leases/<card>
+// holds the lease events (claim, heartbeat, release, complete, block,
+// fail) of one card that the branch may not hold yet. A lease write
+// through a remote is pushed to its card's lease ref alone, with the tip
+// it saw as the expected old value, so git's compare-and-swap is per card:
+// writes on different cards never contend, and of two writes on one card
+// exactly one lands. The branch takes the events in at the next exchange
+// (every bl exchange reads the lease refs and commits what the branch
+// lacks). Plain git fetches and pushes refs/heads only, so these refs are
+// invisible to it.
+const LeaseRefPrefix = "refs/bl/leases/"
+
+// A lease ref's commit has the empty tree and the tip before it as parent;
+// its message is leaseSubject, the card, a blank line and the ledger lines.
+const leaseSubject = "bl lease "
+
+// emptyTree is git's empty tree.
+var emptyTree = plumbing.NewHash("4b825dc642cb6eb9a060e54bf8d69288fbee4904")
+
+// errLeaseMoved: the card's lease ref moved since it was fetched (another
+// clone's lease write on the card landed first), or the fold did not hold
+// what the tip holds yet. Nothing was written; fetch again.
+var errLeaseMoved = errors.New("lease ref moved")
+
+// leaseView is what the last fetch saw of the remote's lease refs.
+type leaseView struct {
+	tips     map[string]plumbing.Hash // card → tip of its lease ref
+	lines    map[string][][]byte      // card → the ledger lines of the tip
+	inBranch map[string]bool          // event ids in the fetched branch's ledger.jsonl
+	pending  int                      // lease lines the fetched branch lacked
+}
+
+// leaseWants records the remote's lease refs from its advertisement and
+// returns the tips this repository lacks.
+func (s *Syncer) leaseWants(refs storer.ReferenceStorer) []plumbing.Hash {
+	s.lv = leaseView{tips: map[string]plumbing.Hash{}}
+	var want []plumbing.Hash
+	iter, err := refs.IterReferences()
+	if err != nil {
+		return nil
+	}
+	_ = iter.ForEach(func(r *plumbing.Reference) error {
+		name := r.Name().String()
+		if !strings.HasPrefix(name, LeaseRefPrefix) || r.Type() != plumbing.HashReference {
+			return nil
+		}
+		s.lv.tips[strings.TrimPrefix(name, LeaseRefPrefix)] = r.Hash()
+		if s.g.repo.Storer.HasEncodedObject(r.Hash()) != nil {
+			want = append(want, r.Hash())
+		}
+		return nil
+	})
+	return want
+}
+
+// withLeaseLines adds to the fetched branch's backlog up the lease
+// events its ledger.jsonl lacks, in (at, id) order, so the fold of what
+// was fetched is the fold of the remote: branch and lease refs.
+//
+// A lease line missing from the branch's ledger.jsonl may be in its
+// snapshot, compacted: such a line is left out when the branch's fold
+// holds its request's receipt for that very event.
+func (s *Syncer) withLeaseLines(up ledger.Tree, load ledger.Loader) (ledger.Tree, error) {
+	s.lv.lines, s.lv.pending = map[string][][]byte{}, 0
+	s.lv.inBranch = ledgerEventIDs(up[ledger.LedgerFile])
+	if len(s.lv.tips) == 0 {
+		return up, nil
+	}
+	var extra [][]byte
+	added := map[string]bool{}
+	for _, card := range sortedCards(s.lv.tips) {
+		lines, err := s.leaseLines(s.lv.tips[card])
+		if err != nil {
+			return nil, fmt.Errorf("lease ref of %s: %w", card, err)
+		}
+		s.lv.lines[card] = lines
+		for _, l := range lines {
+			id := lineID(l)
+			if !s.lv.inBranch[id] && !added[id] {
+				added[id] = true
+				extra = append(extra, l)
+			}
+		}
+	}
+	if _, snap := up[ledger.SnapshotFile]; snap && len(extra) > 0 {
+		st, err := up.FoldWith(load)
+		if err != nil {
+			return nil, err
+		}
+		kept := extra[:0]
+		for _, l := range extra {
+			e, err := ledger.DecodeLine(l)
+			if err == nil && e.RequestID != "" {
+				if rc, ok := st.Receipt(e.RequestID); ok && rc.Event == e.ID {
+					s.lv.inBranch[e.ID] = true
+					continue
+				}
+			}
+			kept = append(kept, l)
+		}
+		extra = kept
+	}
+	if len(extra) == 0 {
+		return up, nil
+	}
+	s.lv.pending = len(extra)
+	led, err := mergeLines(up[ledger.LedgerFile], extra)
+	if err != nil {
+		return nil, err
+	}
+	up[ledger.LedgerFile] = led
+	return up, nil
+}
+
+// leaseLines reads the ledger lines of a lease ref's commit.
+func (s *Syncer) leaseLines(tip plumbing.Hash) ([][]byte, error) {
+	c, err := s.g.commit(tip)
+	if err != nil {
+		return nil, err
+	}
+	_, body, _ := strings.Cut(c.Message, "\n\n")
+	var out [][]byte
+	for _, l := range strings.Split(body, "\n") {
+		if l = strings.TrimSpace(l); l != "" {
+			out = append(out, []byte(l+"\n"))
+		}
+	}
+	return out, nil
+}
+
+// publishLease is the ledger.Publish of a lease write through the remote:
+// it pushes the write's events to their card's lease ref, expecting the
+// tip the last fetch saw. Only once that push landed are they appended
+// locally; a push that lost to another clone's write returns
+// errLeaseMoved and leaves nothing behind on either side.
+func (s *Syncer) publishLease(ctx context.Context) ledger.Publish {
+	return func(st *ledger.State, events []*ledger.Event, lines []byte) error {
+		card := events[0].Card
+		for _, e := range events {
+			if e.Card != card {
+				return fmt.Errorf("a lease write through a remote touches one card, not %s and %s", card, e.Card)
+			}
+		}
+		old := s.lv.tips[card]
+		prev := s.lv.lines[card]
+		// The fold must hold the latest claim the tip holds: a fold older
+		// than the tip (a lease ref fetched ahead of its branch) is
+		// refetched rather than written over.
+		c, _ := st.Card(card)
+		latest, epoch := latestClaim(prev)
+		if c.ClaimEpoch < epoch {
+			return errLeaseMoved
+		}
+		// The new tip keeps what the branch lacks, and the latest claim.
+		var msg strings.Builder
+		msg.WriteString(leaseSubject + card + "\n\n")
+		claims := events[0].Op == ledger.OpClaim
+		for _, l := range prev {
+			if !s.lv.inBranch[lineID(l)] || (!claims && bytes.Equal(l, latest)) {
+				msg.Write(l)
+			}
+		}
+		msg.Write(lines)
+		tip, err := s.storeLeaseCommit(msg.String(), old)
+		if err != nil {
+			return err
+		}
+		if s.beforeLeasePush != nil {
+			s.beforeLeasePush(card, s.round)
+		}
+		name := plumbing.ReferenceName(LeaseRefPrefix + card)
+		err = s.receivePack(ctx, func(refs storer.ReferenceStorer) ([]*packp.Command, []plumbing.Hash, error) {
+			cur := plumbing.ZeroHash
+			if refs != nil {
+				if r, err := refs.Reference(name); err == nil {
+					cur = r.Hash()
+				}
+			}
+			if cur != old {
+				return nil, nil, errLeaseMoved
+			}
+			return []*packp.Command{{Name: name, Old: old, New: tip}}, []plumbing.Hash{tip, emptyTree}, nil
+		})
+		switch {
+		case err == nil:
+			if s.lv.tips == nil {
+				s.lv.tips = map[string]plumbing.Hash{}
+			}
+			if s.lv.lines == nil {
+				s.lv.lines = map[string][][]byte{}
+			}
+			s.lv.tips[card] = tip
+			s.lv.lines[card] = append(slices.Clone(prev), splitLines(lines)...)
+			s.lv.pending += len(events)
+			return nil
+		case errors.Is(err, errLeaseMoved) || rejected(err):
+			return errLeaseMoved
+		case ctx.Err() != nil:
+			return ctx.Err()
+		}
+		return &RemoteError{Remote: s.o.Remote, Op: "push", Err: err}
+	}
+}
+
+// storeLeaseCommit writes a lease ref's commit (and the empty tree).
+func (s *Syncer) storeLeaseCommit(msg string, parent plumbing.Hash) (plumbing.Hash, error) {
+	if _, err := s.g.storeTree(nil, true); err != nil {
+		return plumbing.ZeroHash, err
+	}
+	sig := s.signature()
+	c := &object.Commit{Author: sig, Committer: sig, Message: msg, TreeHash: emptyTree}
+	if !parent.IsZero() {
+		c.ParentHashes = []plumbing.Hash{parent}
+	}
+	o := s.g.repo.Storer.NewEncodedObject()
+	if err := c.Encode(o); err != nil {
+		return plumbing.ZeroHash, err
+	}
+	return s.g.store(o)
+}
+
+// latestClaim is the claim line with the highest epoch among lines, and
+// that epoch (0 when there is none).
+func latestClaim(lines [][]byte) ([]byte, int64) {
+	var line []byte
+	var epoch int64
+	for _, l := range lines {
+		e, err := ledger.DecodeLine(l)
+		if err == nil && e.Op == ledger.OpClaim && e.Epoch >= epoch {
+			line, epoch = l, e.Epoch
+		}
+	}
+	return line, epoch
+}
+
+// mergeLines adds extra ledger lines to a ledger file's data, keeping the
+// (at, id) order when the data is in order: appended when they all come
+// after its last line, else merged by stamp.
+func mergeLines(data []byte, extra [][]byte) ([]byte, error) {
+	type stamped struct {
+		line []byte
+		e    *ledger.Event
+	}
+	decode := func(lines [][]byte) ([]stamped, error) {
+		out := make([]stamped, 0, len(lines))
+		for _, l := range lines {
+			e, err := ledger.DecodeLine(l)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, stamped{l, e})
+		}
+		return out, nil
+	}
+	order := func(a, b stamped) int {
+		if c := a.e.At.Compare(b.e.At); c != 0 {
+			return c
+		}
+		return strings.Compare(a.e.ID, b.e.ID)
+	}
+	ex, err := decode(extra)
+	if err != nil {
+		return nil, fmt.Errorf("a lease ref holds a line that does not read: %w", err)
+	}
+	slices.SortFunc(ex, order)
+	if len(data) > 0 && data[len(data)-1] != '\n' {
+		data = append(slices.Clip(data), '\n')
+	}
+	lines := splitLines(data)
+	after := len(lines) == 0
+	if !after {
+		if last, err := ledger.DecodeLine(lines[len(lines)-1]); err == nil {
+			after = order(stamped{e: last}, ex[0]) < 0
+		}
+	}
+	out := slices.Clip(data)
+	if after {
+		for _, x := range ex {
+			out = append(out, x.line...)
+		}
+		return out, nil
+	}
+	all, err := decode(lines)
+	if err != nil {
+		// A branch ledger that does not read: leave the order to the
+		// readers, who settle a union (docs/SYNC.md).
+		for _, x := range ex {
+			out = append(out, x.line...)
+		}
+		return out, nil
+	}
+	all = append(all, ex...)
+	slices.SortStableFunc(all, order)
+	out = nil
+	for _, x := range all {
+		out = append(out, x.line...)
+	}
+	return out, nil
+}
+
+func splitLines(data []byte) [][]byte {
+	var out [][]byte
+	for len(data) > 0 {
+		i := bytes.IndexByte(data, '\n')
+		if i < 0 {
+			out = append(out, append(slices.Clip(data), '\n'))
+			break
+		}
+		out = append(out, data[:i+1:i+1])
+		data = data[i+1:]
+	}
+	return out
+}
+
+// ledgerEventIDs are the event ids of a ledger file's lines: every line starts
+// {"v":N,"id":"…" (the keys come in a fixed order).
+func ledgerEventIDs(data []byte) map[string]bool {
+	ids := map[string]bool{}
+	for _, l := range splitLines(data) {
+		if id := lineID(l); id != "" {
+			ids[id] = true
+		}
+	}
+	return ids
+}
+
+// lineID is the event id of a ledger line, "" when it has none where
+// lines keep it.
+func lineID(l []byte) string {
+	const key = `"id":"`
+	i := bytes.Index(l, []byte(key))
+	if i < 0 || i > 16 {
+		return ""
+	}
+	rest := l[i+len(key):]
+	j := bytes.IndexByte(rest, '"')
+	if j < 0 {
+		return ""
+	}
+	return string(rest[:j])
+}
+
+func sortedCards(m map[string]plumbing.Hash) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}
