@@ -540,7 +540,7 @@ func TestV2SnapshotCountsChildren(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		s := string(body)
+		s := string(body[:len(body)-crcSuffixLen]) + "}" // the object without its crc
 		if i == 0 {
 			s = strings.Replace(s, `{"v":3,`, `{"v":2,`, 1)
 		}
