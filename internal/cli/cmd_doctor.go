@@ -122,6 +122,7 @@ func (a *App) checkSeen(dir string, rep *ledger.Report, accept bool) {
 	rep.Missing = m
 	if accept && m != nil {
 		rep.Repaired = append(rep.Repaired, fmt.Sprintf("accepted that the files hold %d event(s) fewer than this clone saw (%s no longer warns)", m.Missing, ledger.SeenFile))
+		rep.Missing = nil // the report is of the backlog after repair
 	}
 }
 

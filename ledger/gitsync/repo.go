@@ -568,6 +568,15 @@ func (g *Repo) otherBacklogs(a, b *object.Tree) (others []string, same bool, err
 	if a == nil || b == nil || g.prefix == "" {
 		return nil, a == b || g.prefix == "", nil
 	}
+	// Equal outside this backlog (the usual case): two tree hashes.
+	var marker plumbing.Hash
+	ha, err := g.splice(a, marker, false)
+	if err != nil {
+		return nil, false, err
+	}
+	if hb, err := g.splice(b, marker, false); err != nil || ha == hb {
+		return nil, err == nil, err
+	}
 	changes, err := object.DiffTree(a, b)
 	if err != nil {
 		return nil, false, err
