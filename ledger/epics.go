@@ -281,4 +281,3 @@ func TreeOrder(cards []Card) (order []Card, depth []int) {
 	}
 	return order, depth
 }
-

@@ -87,9 +87,7 @@ type Event struct {
 
 	Reason     string          `json:"reason,omitempty"`
 	To         string          `json:"to,omitempty"`
-	// LinkType is the type of a link or unlink (LinkType); empty means
-	// blocks, the dependency every version knows.
-	LinkType   string          `json:"type,omitempty"`
+	LinkType   string          `json:"type,omitempty"` // a link's type other than blocks (linktypes.go)
 	Progress   *int            `json:"progress,omitempty"`
 	Checkpoint json.RawMessage `json:"checkpoint,omitempty"`
 	Force      bool            `json:"force,omitempty"`
