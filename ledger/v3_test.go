@@ -581,3 +581,23 @@ func TestV2SnapshotCountsChildren(t *testing.T) {
 		t.Fatal("epic claimable")
 	}
 }
+
+// TestChildWaitingOnItsEpic: a child that depends on its own epic does not
+// hold the epic back (each would wait for the other for good); once the
+// link goes, it does.
+func TestChildWaitingOnItsEpic(t *testing.T) {
+	e := newEnv(t)
+	e.create("E")
+	e.create("C", func(r *CreateRequest) { r.Parent = "E"; r.DependsOn = []string{"E"} })
+	if !e.claimable("E") || e.card("E").OpenChildren != 0 {
+		t.Fatal("a child waiting on its epic holds it back")
+	}
+	must2(e, doUnlink("C", "E"))
+	if e.claimable("E") || e.card("E").OpenChildren != 1 {
+		t.Fatal("the child no longer waiting on its epic does not hold it back")
+	}
+	must2(e, doTyped(OpLink, "C", "E", LinkDuplicates))
+	if !e.claimable("E") {
+		t.Fatal("a child duplicating its epic holds it back")
+	}
+}
