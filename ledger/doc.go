@@ -217,8 +217,10 @@
 // mixed, is refused with the cycle named.
 //
 // Epics. The fold keeps on each card the number of cards naming it as
-// parent that are neither done nor deleted (open_children): every event that
-// changes a card's parent, status or tombstone adjusts its parents' counts,
+// parent that are neither done nor deleted nor themselves waiting on it by
+// a holding link (open_children; such a child and its epic would wait for
+// each other for good): every event that changes a card's parent, status,
+// links or tombstone adjusts its parents' counts,
 // so the count reads from the card itself. A snapshot of format v2 lacks
 // it; a reader derives it from the snapshot's cards. Open children hold an
 // epic back from claim, ready and list, unless config.json sets

@@ -86,11 +86,9 @@ type Event struct {
 	Owner         string `json:"owner,omitempty"`
 	TTLSeconds    int64  `json:"ttl_seconds,omitempty"`
 
-	Reason string `json:"reason,omitempty"`
-	To     string `json:"to,omitempty"`
-	// LinkType is the type of a link or unlink (LinkType); empty means
-	// blocks, the dependency every version knows.
-	LinkType   string          `json:"type,omitempty"`
+	Reason     string          `json:"reason,omitempty"`
+	To         string          `json:"to,omitempty"`
+	LinkType   string          `json:"type,omitempty"` // a link's type other than blocks (linktypes.go)
 	Progress   *int            `json:"progress,omitempty"`
 	Checkpoint json.RawMessage `json:"checkpoint,omitempty"`
 	Force      bool            `json:"force,omitempty"`

@@ -122,6 +122,7 @@ func snapshotEvents() []*Event {
 	add(&Event{Op: OpLink, Card: "linked", To: "failing", LinkType: LinkDuplicates})
 	add(&Event{Op: OpLink, Card: "linked", To: "reopened", LinkType: LinkRelated})
 	add(&Event{Op: OpCreate, Card: "gone", Fields: &Fields{Title: strp("deleted card")}})
+	add(&Event{Op: OpCreate, Card: "kid", Fields: &Fields{Title: strp("a child"), Parent: strp("linked")}})
 	add(&Event{Op: OpDelete, Card: "gone", Reason: "a \"duplicate\""})
 	add(&Event{Op: OpCreate, Card: "reviewed", Fields: &Fields{Title: strp("reviewed"), Paths: strs("src/lexer/**", "docs/*.md")}})
 	add(&Event{Op: OpClaim, Card: "reviewed", Owner: "w", TTLSeconds: 60, ExpectVersion: 1, Epoch: 1})

@@ -1,6 +1,7 @@
 package ledger
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -257,10 +258,33 @@ func TestCloneFoldsAgree(t *testing.T) {
 		}
 		all := append(base, evs...)
 		want := foldShuffled(all, 0)
+		var lines [][]byte
+		for _, ev := range all {
+			ev.V = ev.lineVersion()
+			line, err := EncodeLine(ev)
+			if err != nil {
+				t.Fatal(err)
+			}
+			lines = append(lines, line)
+		}
 		for k := uint64(1); k <= 3; k++ {
 			got := foldShuffled(all, seed*10+k)
 			if !reflect.DeepEqual(got.cards, want.cards) || !reflect.DeepEqual(got.conflicts, want.conflicts) {
 				t.Fatalf("seed %d: two clones disagree", seed)
+			}
+			// A clone whose ledger holds the lines in another order
+			// (a git union merge) reads them to the same state.
+			r.Shuffle(len(lines), func(i, j int) { lines[i], lines[j] = lines[j], lines[i] })
+			clone := newEnv(t)
+			clone.writeLedger(bytes.Join(lines, nil))
+			cs := clone.open().state
+			for id, c := range want.cards {
+				if got := cs.card(id); !reflect.DeepEqual(got, c) {
+					t.Fatalf("seed %d: the clone reads %s as\n%+v\nwant\n%+v", seed, id, got, c)
+				}
+			}
+			if !reflect.DeepEqual(cs.conflicts, want.conflicts) {
+				t.Fatalf("seed %d: the clone's conflicts differ", seed)
 			}
 		}
 		// The count of open children the fold keeps is the count a
@@ -555,5 +579,25 @@ func TestV2SnapshotCountsChildren(t *testing.T) {
 	}
 	if e.claimable("E") {
 		t.Fatal("epic claimable")
+	}
+}
+
+// TestChildWaitingOnItsEpic: a child that depends on its own epic does not
+// hold the epic back (each would wait for the other for good); once the
+// link goes, it does.
+func TestChildWaitingOnItsEpic(t *testing.T) {
+	e := newEnv(t)
+	e.create("E")
+	e.create("C", func(r *CreateRequest) { r.Parent = "E"; r.DependsOn = []string{"E"} })
+	if !e.claimable("E") || e.card("E").OpenChildren != 0 {
+		t.Fatal("a child waiting on its epic holds it back")
+	}
+	must2(e, doUnlink("C", "E"))
+	if e.claimable("E") || e.card("E").OpenChildren != 1 {
+		t.Fatal("the child no longer waiting on its epic does not hold it back")
+	}
+	must2(e, doTyped(OpLink, "C", "E", LinkDuplicates))
+	if !e.claimable("E") {
+		t.Fatal("a child duplicating its epic holds it back")
 	}
 }
