@@ -284,7 +284,7 @@ func (b *Backlog) ClaimReview(ctx context.Context, r ClaimRequest) (*Card, error
 			if c = s.card(r.ID); c == nil {
 				return nil, rule(ErrNotFound, "card %s not found", r.ID)
 			}
-			if !allowSelf && c.SubmittedBy == r.Owner {
+			if !allowSelf && c.Status == StatusReview && c.SubmittedBy == r.Owner {
 				return nil, Errorf(ErrSelfReview, "%s sent %s to review and cannot review it (set review.allow_self: true in config.json to allow)", r.Owner, r.ID)
 			}
 		} else {

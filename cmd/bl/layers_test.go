@@ -35,9 +35,12 @@ var layers = map[string][]string{
 	"hooks":         {"internal/gitdir", "ledger"},
 	"hooks/webhook": {"hooks"},
 	// bl run: claim, run a command, heartbeat, complete or fail.
-	"internal/supervisor": {"export", "ledger", "ledger/watch", "lock"},
+	// internal/gitwork runs the system git for a card's work: worktrees,
+	// branch heads, staged files (bl run --worktree, bl paths check).
+	"internal/gitwork":    nil,
+	"internal/supervisor": {"export", "internal/gitwork", "ledger", "ledger/watch", "lock"},
 	// The command line: one file per command, printing, exit codes.
-	"internal/cli": {"export", "hooks", "internal/fsutil", "internal/gitdir", "internal/supervisor", "ledger", "ledger/gitsync/result", "ledger/watch", "lock"},
+	"internal/cli": {"export", "hooks", "internal/fsutil", "internal/gitdir", "internal/gitwork", "internal/supervisor", "ledger", "ledger/gitsync/result", "ledger/watch", "lock"},
 	// bl mcp: the backlog as MCP tools over stdio.
 	"internal/mcpserver": {"internal/cli"},
 	// bl serve: board, JSON API, event stream, metrics.

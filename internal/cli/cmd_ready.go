@@ -19,7 +19,9 @@ func (ReadyCmd) Help() string {
 	return `The cards a claim would take, best first: priority (higher first), then
 oldest, then id. A card is claimable when it is ready (or claimed with an
 expired lease), every card it depends on is done, and its defer time has
-passed.
+passed. A card whose paths (bl create --paths) overlap the paths of a card
+claimed or in review is listed too, as waiting, with DETAIL "paths held by
+A7": claim passes over it until A7 lets go.
 
 Examples:
 
