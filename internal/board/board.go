@@ -107,6 +107,11 @@ type (
 
 // Run shows the board until q or ctx ends.
 func Run(ctx context.Context, src Source) error {
+	for _, f := range []*os.File{os.Stdin, os.Stdout} {
+		if fi, err := f.Stat(); err != nil || fi.Mode()&os.ModeCharDevice == 0 {
+			return ledger.Errorf(ledger.ErrInvalid, "bl board needs a terminal (standard input and output); for a snapshot use bl list or bl export")
+		}
+	}
 	if os.Getenv("NO_COLOR") != "" {
 		lipgloss.SetColorProfile(termenv.Ascii)
 	}
