@@ -29,6 +29,8 @@ func checkHandoff(_ *State, c *Card, e *Event) error {
 		return rule(ErrInvalid, "owner %q is longer than %d bytes", e.To, MaxAuthorLen)
 	case e.TTLSeconds < 0:
 		return rule(ErrInvalid, "ttl must be at least 1s")
+	case e.TTLSeconds > maxTTLSeconds:
+		return rule(ErrInvalid, "a handoff of %s has a ttl of %ds; the longest lease is %s (MaxTTL)", c.ID, e.TTLSeconds, MaxTTL)
 	}
 	return nil
 }

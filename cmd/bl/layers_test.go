@@ -30,7 +30,12 @@ var layers = map[string][]string{
 	// Git: commit, fetch, rebase onto a remote, push; the merge driver.
 	"ledger/gitsync": {"internal/fsutil", "internal/gitdir", "ledger", "ledger/gitsync/result"},
 	// Renderings of a backlog: markdown, graphs, csv, json, html.
-	"export": {"ledger"},
+	"export": {"internal/importer", "ledger"},
+	// Finding cards by words, ranked: bl search, list --search, the board.
+	"internal/search": {"ledger"},
+	// Other trackers' exports read and planned as cards (bl import); the
+	// beads priority mapping export shares.
+	"internal/importer": {"ledger"},
 	// Local hooks run on events, and webhook delivery.
 	"hooks":         {"internal/gitdir", "ledger"},
 	"hooks/webhook": {"hooks"},
@@ -40,21 +45,25 @@ var layers = map[string][]string{
 	"internal/gitwork":    nil,
 	"internal/supervisor": {"export", "internal/gitwork", "ledger", "ledger/watch", "lock"},
 	// The command line: one file per command, printing, exit codes.
-	"internal/cli": {"export", "hooks", "internal/fsutil", "internal/gitdir", "internal/gitwork", "internal/supervisor", "ledger", "ledger/gitsync/result", "ledger/watch", "lock"},
+	"internal/cli": {"export", "hooks", "internal/fsutil", "internal/gitdir", "internal/gitwork", "internal/importer", "internal/search", "internal/supervisor", "ledger", "ledger/gitsync/result", "ledger/watch", "lock"},
+	// bl board: the terminal board (Bubble Tea), linked by bl-git only.
+	"internal/board": {"internal/search", "ledger", "ledger/watch"},
 	// bl mcp: the backlog as MCP tools over stdio.
 	"internal/mcpserver": {"internal/cli"},
 	// bl serve: board, JSON API, event stream, metrics.
 	"serve": {"export", "internal/cli", "ledger", "ledger/watch", "lock"},
 	// bl-git's side of the command line: sync, remote claims, serve, mcp.
-	"internal/cli/gitcli": {"hooks/webhook", "internal/cli", "internal/mcpserver", "ledger", "ledger/gitsync", "serve"},
+	"internal/cli/gitcli": {"hooks/webhook", "internal/board", "internal/cli", "internal/mcpserver", "ledger", "ledger/gitsync", "serve"},
 	// The binaries.
 	"cmd/bl":     {"internal/cli"},
 	"cmd/bl-git": {"internal/cli/gitcli"},
 	// Benchmarks, the browser test helper and the process-level proofs.
 	"internal/benchrun":           {"ledger"},
 	"internal/benchrun/linkfloor": nil,
-	"internal/browsertest":        nil,
-	"proof":                       {"ledger"},
+	// make dist: the release archives.
+	"internal/dist":        nil,
+	"internal/browsertest": nil,
+	"proof":                {"ledger"},
 }
 
 // TestLayers: every package of the module is in the package map, and

@@ -99,14 +99,19 @@ func (s Source) history(id string, n int) []string {
 }
 
 type (
-	changedMsg struct{}  // the backlog changed
-	tickMsg    time.Time // a second passed: leases count down
-	dataMsg    snapshot  // a fresh read
+	changedMsg struct{ card string } // the backlog changed: an event on card
+	tickMsg    time.Time             // a second passed: leases count down
+	dataMsg    snapshot              // a fresh read
 	followErr  struct{ error }
 )
 
 // Run shows the board until q or ctx ends.
 func Run(ctx context.Context, src Source) error {
+	for _, f := range []*os.File{os.Stdin, os.Stdout} {
+		if fi, err := f.Stat(); err != nil || fi.Mode()&os.ModeCharDevice == 0 {
+			return ledger.Errorf(ledger.ErrInvalid, "bl board needs a terminal (standard input and output); for a snapshot use bl list or bl export")
+		}
+	}
 	if os.Getenv("NO_COLOR") != "" {
 		lipgloss.SetColorProfile(termenv.Ascii)
 	}
@@ -128,8 +133,8 @@ func Run(ctx context.Context, src Source) error {
 	fctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	go func() {
-		err := watch.Follow(fctx, src.B.Dir(), base, func(*ledger.Event) error {
-			p.Send(changedMsg{})
+		err := watch.Follow(fctx, src.B.Dir(), base, func(e *ledger.Event) error {
+			p.Send(changedMsg{e.Card})
 			return nil
 		})
 		if err != nil {
@@ -159,6 +164,7 @@ type model struct {
 	status        string
 	pending       bool   // a read is on its way
 	selID         string // the selected card, kept across redraws
+	detailStale   bool   // the card in the detail changed since it was read
 }
 
 func newModel(src Source) *model {
@@ -184,11 +190,15 @@ func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case tea.WindowSizeMsg:
 		m.width, m.height = msg.Width, msg.Height
 	case changedMsg:
+		// The detail reads the card's history again only when the card
+		// changed: history is read from the whole log.
+		m.detailStale = m.detailStale || (m.detail != nil && (msg.card == m.detail.ID || msg.card == ""))
 		return m, m.reload()
 	case dataMsg:
 		m.pending = false
 		m.data = snapshot(msg)
-		if m.detail != nil {
+		if m.detail != nil && m.detailStale {
+			m.detailStale = false
 			m.openDetail(m.detail.ID)
 		}
 	case tickMsg:
