@@ -105,8 +105,8 @@ func checkClaimReview(_ *State, c *Card, e *Event) error {
 	if e.Owner == "" {
 		return rule(ErrInvalid, "a review claim of %s needs an owner", e.Card)
 	}
-	if e.TTLSeconds < 1 {
-		return rule(ErrInvalid, "a review claim of %s needs a ttl of at least 1s", e.Card)
+	if e.TTLSeconds < 1 || e.TTLSeconds > maxTTLSeconds {
+		return rule(ErrInvalid, "a review claim of %s needs a ttl from 1s to %s (MaxTTL)", e.Card, MaxTTL)
 	}
 	if c.Status != StatusReview {
 		return rule(ErrConflict, "card %s is %s, not in review", c.ID, c.Status)
