@@ -1,6 +1,14 @@
 package ledger
 
-import "time"
+import (
+	"time"
+
+	"github.com/bl-backlog/bl/lock"
+)
+
+// ErrLockTimeout is (wrapped) the error of a write whose wait for the
+// writers' lock ran out: nothing was written.
+var ErrLockTimeout = lock.ErrTimeout
 
 // Publish runs under the writers' lock once a write's events are built,
 // stamped and checked against the state, before they are appended: st is

@@ -24,7 +24,7 @@ func gitRaceSize() gitRace {
 	if stress() {
 		return gitRace{Clones: 8, Procs: 4, Cards: 150, PlainCards: 30}
 	}
-	return gitRace{Clones: 8, Procs: 2, Cards: 16, PlainCards: 4}
+	return gitRace{Clones: 8, Procs: 2, Cards: 12, PlainCards: 3}
 }
 
 // progress is what the racers and the plain-git user wait on: how many
@@ -219,7 +219,7 @@ func TestGitRemoteClaimRace(t *testing.T) {
 		}
 	}
 
-	deadline := 6 * time.Minute
+	deadline := 8 * time.Minute
 	if stress() {
 		deadline = 20 * time.Minute
 	}

@@ -134,6 +134,9 @@ func (s *Syncer) leaseRounds(ctx context.Context, rid string, write func(ctx con
 			}
 		}
 		remote, up, upLoad, err := s.pullOnce(ctx, &res)
+		if errors.Is(err, ledger.ErrLockTimeout) && round < tries {
+			continue // another process of this clone holds the backlog
+		}
 		if err != nil {
 			return res, err
 		}
@@ -155,7 +158,10 @@ func (s *Syncer) leaseRounds(ctx context.Context, rid string, write func(ctx con
 			card, err = write(ctx)
 			return err
 		})
-		if errors.Is(err, errLeaseMoved) {
+		// Lost to another clone's write on the card, or the backlog lock
+		// stayed with another process of this clone, pushing its own
+		// write: nothing was written, so fetch and try again.
+		if errors.Is(err, errLeaseMoved) || (errors.Is(err, ledger.ErrLockTimeout) && round < tries) {
 			continue
 		}
 		if err != nil {

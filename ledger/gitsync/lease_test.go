@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/bl-backlog/bl/ledger"
+	"github.com/bl-backlog/bl/lock"
 )
 
 // A claim whose lease push loses to a clone that claimed the same card
@@ -323,5 +324,35 @@ func TestRemoteClaimOnADivergedBranchWritesNothing(t *testing.T) {
 	})
 	if !errors.Is(err, ErrDiverged) {
 		t.Fatalf("lease on a diverged branch: %v; want ErrDiverged", err)
+	}
+}
+
+// A remote claim whose wait for the backlog lock runs out (another process
+// of this clone holds it, pushing its own write) wrote nothing and tries
+// again rather than failing.
+func TestRemoteClaimRetriesALockTimeout(t *testing.T) {
+	w := newWorld(t)
+	da := w.clone("a")
+	dir := filepath.Join(da, ".backlog")
+	a, err := ledger.Open(dir, ledger.Options{LockTimeout: 100 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	create(t, a, "seed", "C1")
+	sa := syncer(t, a, Options{Remote: "origin", Actor: "alice"})
+	if _, err := sa.Push(bg, Hooks{}); err != nil {
+		t.Fatal(err)
+	}
+	lk := lock.New(filepath.Join(dir, ledger.LockFile))
+	if err := lk.Acquire(bg, time.Second); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		time.Sleep(500 * time.Millisecond)
+		_ = lk.Release()
+	}()
+	card, res, err := sa.Claim(bg, ledger.ClaimRequest{Mutation: ledger.Mutation{Actor: "alice"}, Owner: "alice", TTL: time.Hour})
+	if err != nil || card == nil || card.ID != "C1" || res.Tries < 2 {
+		t.Fatalf("claim while the lock was held: %+v %+v %v", card, res, err)
 	}
 }
