@@ -387,9 +387,13 @@ func TestTypeScriptClientsShareOneBacklog(t *testing.T) {
 	var mu sync.Mutex
 	claimed := map[string]string{}
 	var wg sync.WaitGroup
-	for w := range 4 {
+	// All four connect first, then claim together.
+	clients := make([]*tsClient, 4)
+	for w := range clients {
+		clients[w] = startTS(t, clientDir, backlog, "--owner", fmt.Sprintf("ts%d", w))
+	}
+	for w, c := range clients {
 		owner := fmt.Sprintf("ts%d", w)
-		c := startTS(t, clientDir, backlog, "--owner", owner)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -425,6 +429,9 @@ func TestTypeScriptClientsShareOneBacklog(t *testing.T) {
 			t.Errorf("card %s: %s after %d events, want done after create, claim, complete", c.ID, c.Status, c.Version)
 		}
 		owners[claimed[c.ID]] = true
+	}
+	if len(owners) < 2 {
+		t.Errorf("every card went to one client (%v): the clients did not claim concurrently", owners)
 	}
 	t.Logf("%d cards over %d clients", cards, len(owners))
 }

@@ -376,12 +376,16 @@ loop:
 	case Interrupted:
 		s.logf("%s released: %s", card.ID, oneLine(lease.Reason))
 	default:
+		how := describeExit(cmd.ProcessState, waitErr)
+		if timedOut {
+			how = fmt.Sprintf("timed out after %s, %s", s.o.Timeout, how)
+		}
 		if c.Status == ledger.StatusBlocked {
-			s.logf("%s failed (%s) and is blocked: %s", card.ID, describeExit(cmd.ProcessState, waitErr), oneLine(c.BlockedReason))
+			s.logf("%s failed (%s) and is blocked: %s", card.ID, how, oneLine(c.BlockedReason))
 		} else if c.DeferUntil != nil {
-			s.logf("%s failed (%s); retry after %s", card.ID, describeExit(cmd.ProcessState, waitErr), c.DeferUntil.Format(time.RFC3339))
+			s.logf("%s failed (%s); retry after %s", card.ID, how, c.DeferUntil.Format(time.RFC3339))
 		} else {
-			s.logf("%s failed (%s)", card.ID, describeExit(cmd.ProcessState, waitErr))
+			s.logf("%s failed (%s)", card.ID, how)
 		}
 	}
 	return res, nil
