@@ -109,7 +109,7 @@ func TestMCPServesEveryTool(t *testing.T) {
 			t.Errorf("tool %s lacks a description or an input schema", tl.Name)
 		}
 	}
-	want := []string{"block", "claim", "complete", "create", "fail", "heartbeat", "link", "list", "log", "note", "ready", "release", "show", "stats", "update"}
+	want := []string{"approve", "block", "claim", "complete", "create", "fail", "handoff", "heartbeat", "link", "list", "log", "note", "ready", "reject", "release", "search", "show", "stats", "update"}
 	slices.Sort(names)
 	if !slices.Equal(names, want) {
 		t.Fatalf("tools %v, want %v", names, want)
@@ -246,5 +246,59 @@ func TestMCPRunsHooks(t *testing.T) {
 	got, err := os.ReadFile(log)
 	if err != nil || string(got) != "create H\nclaim H\n" {
 		t.Fatalf("hooks log = %q, %v; want the create and the claim, in order", got, err)
+	}
+}
+
+// TestMCPReviewSearchHandoff: the tools for the review gate, search,
+// typed links and handoff run their commands as the command line does.
+func TestMCPReviewSearchHandoff(t *testing.T) {
+	cs, _ := connect(t)
+	call(t, cs, "create", map[string]any{"title": "fix the login form", "id": "R1"})
+	call(t, cs, "create", map[string]any{"title": "docs", "id": "R2"})
+	call(t, cs, "create", map[string]any{"title": "old login", "id": "R3"})
+
+	// search: a list object, the id and title matches first.
+	_, out := call(t, cs, "search", map[string]any{"text": "login"})
+	cards := field(out, "cards").([]any)
+	if len(cards) != 2 || field(cards[0], "id") != "R1" && field(cards[0], "id") != "R3" {
+		t.Fatalf("search login = %v", out)
+	}
+
+	// A typed link that does not hold: R2 stays claimable.
+	call(t, cs, "link", map[string]any{"from": "R2", "to": "R1", "type": "related"})
+	call(t, cs, "link", map[string]any{"from": "R3", "to": "R1", "type": "superseded"}, true)
+
+	// Handoff: w1 passes R1 to w2, and is fenced afterwards.
+	_, c := call(t, cs, "claim", map[string]any{"owner": "w1", "id": "R1"})
+	epoch := field(c, "claim_epoch")
+	_, h := call(t, cs, "handoff", map[string]any{"id": "R1", "owner": "w1", "epoch": epoch, "to": "w2"})
+	if field(h, "claim_owner") != "w2" {
+		t.Fatalf("handoff: %v", h)
+	}
+	_, e := call(t, cs, "heartbeat", map[string]any{"id": "R1", "owner": "w1", "epoch": epoch}, true)
+	if field(e, "code") != "fenced" {
+		t.Fatalf("heartbeat after handoff: %v", e)
+	}
+
+	// Review: w2 sends it to review; a reviewer claims it, rejects, and
+	// after the fix approves.
+	_, r := call(t, cs, "complete", map[string]any{"id": "R1", "owner": "w2", "epoch": field(h, "claim_epoch"), "review": true, "branch": "bl/R1"})
+	if field(r, "status") != "review" || field(r, "branch") != "bl/R1" {
+		t.Fatalf("complete with review: %v", r)
+	}
+	_, rc := call(t, cs, "claim", map[string]any{"owner": "reviewer", "review": true})
+	if field(rc, "id") != "R1" {
+		t.Fatalf("review claim: %v", rc)
+	}
+	_, rej := call(t, cs, "reject", map[string]any{"id": "R1", "owner": "reviewer", "epoch": field(rc, "claim_epoch"), "reason": "needs a test"})
+	if field(rej, "status") != "ready" || field(rej, "reject_reason") != "needs a test" {
+		t.Fatalf("reject: %v", rej)
+	}
+	_, c2 := call(t, cs, "claim", map[string]any{"owner": "w2", "id": "R1"})
+	call(t, cs, "complete", map[string]any{"id": "R1", "owner": "w2", "epoch": field(c2, "claim_epoch"), "review": true})
+	_, rc2 := call(t, cs, "claim", map[string]any{"owner": "reviewer", "review": true})
+	_, ok := call(t, cs, "approve", map[string]any{"id": "R1", "owner": "reviewer", "epoch": field(rc2, "claim_epoch")})
+	if field(ok, "status") != "done" {
+		t.Fatalf("approve: %v", ok)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -75,6 +76,7 @@ type (
 	}
 	claimArgs struct {
 		Owner     string `json:"owner,omitempty" mcp:"owner" desc:"your owner name, the same on every call of the session"`
+		Review    bool   `json:"review,omitempty" desc:"claim the best card waiting for review instead (one you did not send to review); then approve or reject it with the epoch returned"`
 		TTL       string `json:"ttl,omitempty" desc:"lease length, a duration such as 10m (default 15m); heartbeat every ttl/3"`
 		ID        string `json:"id,omitempty" desc:"claim this card, instead of the best one"`
 		Phase     string `json:"phase,omitempty" desc:"only cards in this phase"`
@@ -96,6 +98,9 @@ type (
 		Owner     string `json:"owner,omitempty" mcp:"owner" desc:"the owner you claimed as"`
 		Epoch     int64  `json:"epoch" mcp:"epoch" desc:"the claim_epoch claim returned"`
 		Note      string `json:"note,omitempty" desc:"closing note: what was done, e.g. the commit"`
+		Review    bool   `json:"review,omitempty" desc:"send the card to review instead of done: a reviewer approves or rejects it (also when the backlog requires review)"`
+		Commit    string `json:"commit,omitempty" desc:"the commit that holds the work"`
+		Branch    string `json:"branch,omitempty" desc:"the branch that holds the work"`
 		RequestID string `json:"request_id,omitempty" desc:"makes the call safe to retry"`
 	}
 	leaseArgs struct {
@@ -120,8 +125,36 @@ type (
 		RequestID string `json:"request_id,omitempty" desc:"makes the call safe to retry"`
 	}
 	linkArgs struct {
-		From      string `json:"from" mcp:"required" desc:"the card that waits"`
-		To        string `json:"to" mcp:"required" desc:"the card it waits for"`
+		From      string `json:"from" mcp:"required" desc:"the card the link is on (the one held back, for a blocking type)"`
+		To        string `json:"to" mcp:"required" desc:"the card at the other end"`
+		Type      string `json:"type,omitempty" enum:"blocks,supersedes,duplicates,discovered-from,related" desc:"blocks (default): from waits until to is done; supersedes and duplicates also hold from back while to is open; discovered-from and related only record the relation"`
+		RequestID string `json:"request_id,omitempty" desc:"makes the call safe to retry"`
+	}
+	searchArgs struct {
+		Text   string   `json:"text" mcp:"arg" desc:"the words to look for: every one must be found, in any case, in the id, title, labels, acceptance, body or notes"`
+		Limit  *int     `json:"limit,omitempty" mcp:"local" desc:"at most this many cards (default 20, at most 1000); more: true in the result says some were left out"`
+		Fields []string `json:"fields,omitempty" mcp:"local" desc:"card fields to return (default: a brief set); [\"all\"] for whole cards"`
+	}
+	approveArgs struct {
+		ID        string `json:"id" mcp:"arg" desc:"the card id"`
+		Owner     string `json:"owner,omitempty" mcp:"owner" desc:"the reviewer holding the review lease (claim with review: true)"`
+		Epoch     int64  `json:"epoch" mcp:"epoch" desc:"the claim_epoch the review claim returned"`
+		Note      string `json:"note,omitempty" desc:"a closing note"`
+		RequestID string `json:"request_id,omitempty" desc:"makes the call safe to retry"`
+	}
+	rejectArgs struct {
+		ID        string `json:"id" mcp:"arg" desc:"the card id"`
+		Reason    string `json:"reason" mcp:"required" desc:"why the work is not accepted; kept on the card for the next worker"`
+		Owner     string `json:"owner,omitempty" mcp:"owner" desc:"the reviewer holding the review lease (claim with review: true)"`
+		Epoch     int64  `json:"epoch" mcp:"epoch" desc:"the claim_epoch the review claim returned"`
+		RequestID string `json:"request_id,omitempty" desc:"makes the call safe to retry"`
+	}
+	handoffArgs struct {
+		ID        string `json:"id" mcp:"arg" desc:"the card id"`
+		Owner     string `json:"owner,omitempty" mcp:"owner" desc:"the owner you claimed as"`
+		Epoch     int64  `json:"epoch" mcp:"epoch" desc:"the claim_epoch claim returned"`
+		To        string `json:"to" mcp:"required" desc:"the owner who takes the card over"`
+		TTL       string `json:"ttl,omitempty" desc:"the new owner's lease (default: the lease's own length)"`
 		RequestID string `json:"request_id,omitempty" desc:"makes the call safe to retry"`
 	}
 	logArgs struct {
@@ -176,6 +209,14 @@ var tools = []tool{
 		`Block a card that cannot go on (a missing decision, access, an outside fix), with the reason; it is not claimable until unblocked. On a card you hold pass epoch as claim returned: your lease ends.`),
 	newTool[linkArgs]("link", "link", idempotent, "",
 		`Record that card "from" depends on card "to": from is not claimable until to is done. A cycle is refused.`),
+	newTool[searchArgs]("search", "search", readOnly, "cards",
+		`Find cards by words (any case) in their id, title, labels, acceptance, body or notes; id and title matches first. Read only. Returns {"cards": [...], "more": bool}.`),
+	newTool[approveArgs]("approve", "approve", destructive, "",
+		`Approve a card in review: it is done, and cards that depend on it go on. Claim it first with claim and review: true, and pass the epoch that returned; you may not approve a card you sent to review yourself.`),
+	newTool[rejectArgs]("reject", "reject", destructive, "",
+		`Reject a card in review: it goes back to ready with your reason kept on it for the next worker. Claim it first with claim and review: true, and pass the epoch that returned.`),
+	newTool[handoffArgs]("handoff", "handoff", destructive, "",
+		`Pass a card you hold to another owner in one step: they hold it at the next epoch with progress, checkpoint and notes kept; you are fenced from then on (stop working on it).`),
 	newTool[statsArgs]("stats", "stats", readOnly, "",
 		`Counts by status, claimable and expired cards, ledger size.`),
 }
@@ -244,7 +285,9 @@ func (c call) run(in any) *mcp.CallToolResult {
 	args := commandLine(c.command, in)
 	limit, fields := listOptions(in)
 	if c.list != "" {
-		args = append(args, fmt.Sprintf("--limit=%d", limit+1))
+		// One more than asked, to tell whether more were left out; a
+		// flag, so before the positional arguments' "--".
+		args = slices.Insert(args, 1, fmt.Sprintf("--limit=%d", limit+1))
 	}
 	if a, ok := in.(*claimArgs); ok && a.Wait != "" {
 		if token := c.req.Params.GetProgressToken(); token != nil {
@@ -344,6 +387,8 @@ func listOptions(in any) (limit int, fields []string) {
 	case *readyArgs:
 		l, fields, limit = a.Limit, a.Fields, 20
 	case *listArgs:
+		l, fields, limit = a.Limit, a.Fields, 20
+	case *searchArgs:
 		l, fields, limit = a.Limit, a.Fields, 20
 	case *logArgs:
 		l, limit = a.Limit, 50
