@@ -222,7 +222,7 @@ func tracked(ctx context.Context, dir string) error {
 	is, err := gitdir.Tracked(ctx, dir, File)
 	switch {
 	case err != nil:
-		return fmt.Errorf("could not be checked (%v); its hooks are ignored", err)
+		return fmt.Errorf("could not be checked with %v; its hooks are ignored", err)
 	case is:
 		return errTracked
 	}
