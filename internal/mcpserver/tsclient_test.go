@@ -271,7 +271,7 @@ func TestTypeScriptClient(t *testing.T) {
 		} `json:"tools"`
 	}
 	r := c.do(map[string]any{"op": "tools"})
-	if r.Error != "" || json.Unmarshal(r.Value, &tools) != nil || len(tools.Tools) != 15 {
+	if r.Error != "" || json.Unmarshal(r.Value, &tools) != nil || len(tools.Tools) != 19 {
 		t.Fatalf("tools/list: %s %s", r.Error, r.Value)
 	}
 	for _, tl := range tools.Tools {
@@ -324,6 +324,24 @@ func TestTypeScriptClient(t *testing.T) {
 	}
 	if v := c.call("stats", map[string]any{}, false); field(v, "cards") != 3.0 {
 		t.Fatalf("stats = %v", v)
+	}
+	// search, handoff and the review gate.
+	if v := c.call("search", map[string]any{"text": "pars"}, false); len(field(v, "cards").([]any)) != 1 {
+		t.Fatalf("search = %v", v)
+	}
+	c.call("create", map[string]any{"title": "Review me", "id": "D"}, false)
+	c.call("claim", map[string]any{"owner": "ts1", "id": "D"}, false)
+	if v := c.call("handoff", map[string]any{"id": "D", "owner": "ts1", "epoch": 1, "to": "ts2"}, false); field(v, "claim_owner") != "ts2" {
+		t.Fatalf("handoff = %v", v)
+	}
+	c.call("complete", map[string]any{"id": "D", "owner": "ts2", "epoch": 2, "review": true}, false)
+	c.call("claim", map[string]any{"owner": "rev", "review": true}, false)
+	c.call("reject", map[string]any{"id": "D", "owner": "rev", "epoch": 3, "reason": "needs a test"}, false)
+	c.call("claim", map[string]any{"owner": "ts2", "id": "D"}, false)
+	c.call("complete", map[string]any{"id": "D", "owner": "ts2", "epoch": 4, "review": true}, false)
+	c.call("claim", map[string]any{"owner": "rev", "review": true}, false)
+	if v := c.call("approve", map[string]any{"id": "D", "owner": "rev", "epoch": 5}, false); field(v, "status") != "done" {
+		t.Fatalf("approve = %v", v)
 	}
 
 	// Every kind of error: one shape, accepted by the client.
