@@ -481,7 +481,7 @@ func TestInspectorCLI(t *testing.T) {
 		}
 		return v
 	}
-	if v := inspect("--method", "tools/list"); len(v["tools"].([]any)) != 15 {
+	if v := inspect("--method", "tools/list"); len(v["tools"].([]any)) != 19 {
 		t.Fatalf("tools/list = %v", v)
 	}
 	inspect("--method", "tools/call", "--tool-name", "create", "--tool-arg", "title=seen by the inspector", "--tool-arg", "id=I")
