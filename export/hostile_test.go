@@ -3,11 +3,11 @@ package export
 import (
 	"bytes"
 	"context"
+	"encoding/csv"
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"encoding/csv"
-	"encoding/json"
 	"regexp"
 	"strings"
 	"testing"
