@@ -218,11 +218,16 @@ func removeLeftover(dir string) error {
 	if err != nil || namesMatch(names, hdr) {
 		return err
 	}
-	covered, _, err := coveredPrefix(dir, hdr)
+	led, err := os.Open(filepath.Join(dir, LedgerFile))
 	if err != nil {
 		return err
 	}
-	name := leftoverSegment(dir, names, hdr, covered)
+	defer led.Close()
+	covered, _, err := coveredPrefix(led, hdr)
+	if err != nil {
+		return err
+	}
+	name := leftoverSegment(dir, led, names, hdr, covered)
 	if name == "" {
 		return nil
 	}

@@ -187,6 +187,7 @@ func diagnose(dir string, now time.Time) (*Report, []rawLine, error) {
 	var pos position
 	if err = nil; !snapDamaged {
 		pos, err = snapshotPosition(dir, s, hdr)
+		defer pos.close()
 	}
 	if errors.Is(err, errStale) {
 		rep.Damage = append(rep.Damage, Damage{File: SnapshotFile, Kind: "stale", Repairable: true,
@@ -194,7 +195,7 @@ func diagnose(dir string, now time.Time) (*Report, []rawLine, error) {
 	} else if err != nil {
 		return nil, nil, err
 	} else if names, nerr := archiveNames(dir); nerr == nil && !snapDamaged && !namesMatch(names, hdr) {
-		rep.Leftover = leftoverSegment(dir, names, hdr, pos.base)
+		rep.Leftover = leftoverSegment(dir, pos.file, names, hdr, pos.base)
 	}
 	checkSnapshotFold(dir, rep, hdr) // a snapshot no history produces (doctor_refold.go)
 	// Archive segments are read by bl log and folded again by a rebuild:

@@ -98,8 +98,9 @@ func (pos *position) close() {
 // errStale when the one before it is the snapshot's newest): the caller
 // folds the file again with readSorted.
 //
-// The first call opens the file and keeps it in the returned position; the
-// caller closes it (position.close) when it drops the position. Later calls
+// The first call opens the file (unless the position already holds it, see
+// snapshotPosition) and keeps it in the returned position; the caller
+// closes it (position.close) when it drops the position. Later calls
 // read the same open file and report errReplaced once the path names
 // another file or the file shrank below what was read.
 func readFrom(path string, pos position, apply func(*Event)) (position, *TornTail, error) {
@@ -112,7 +113,7 @@ func readFrom(path string, pos position, apply func(*Event)) (position, *TornTai
 			return pos, nil, err
 		}
 		pos.file = f
-	} else {
+	} else if pos.info != nil { // read before: is it still the file at path?
 		now, err := os.Stat(path)
 		if err != nil {
 			return pos, nil, err

@@ -205,7 +205,12 @@ func killedCompaction(t *testing.T, e *env) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	covered, _, err := coveredPrefix(e.dir, hdr)
+	led, err := os.Open(filepath.Join(e.dir, LedgerFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer led.Close()
+	covered, _, err := coveredPrefix(led, hdr)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -212,21 +212,39 @@ func (b *Backlog) loadStale() (done bool, err error) {
 // ledger event must come after. An archive set other than the one the
 // snapshot folded is errStale, unless the only difference is the segment
 // a compaction that did not finish left behind (leftoverSegment).
+//
+// The ledger is opened once, here, and the position keeps it (the caller
+// closes it): the prefix is measured in the very file that is then read
+// from that offset. A compaction can replace the ledger between two opens
+// of the path, and an offset into the old file is the middle of a line in
+// the new one.
 func snapshotPosition(dir string, s *State, hdr snapshotHeader) (position, error) {
 	var pos position
 	if last := s.Last(); last.ID != "" {
 		pos.last, pos.snap = &last, &last
 	}
-	covered, lines, err := coveredPrefix(dir, hdr)
+	path := filepath.Join(dir, LedgerFile)
+	f, err := os.Open(path)
 	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return pos, Errorf(ErrNotInitialized, "%s is missing", path)
+		}
+		return pos, err
+	}
+	pos.file = f // pos.info stays nil until readFrom reads it: this file, whatever the path names by then
+	covered, lines, err := coveredPrefix(f, hdr)
+	if err != nil {
+		pos.close()
 		return pos, err
 	}
 	pos.offset, pos.base, pos.lines, pos.coveredLines = covered, covered, lines, lines
 	names, err := archiveNames(dir)
 	if err != nil {
+		pos.close()
 		return pos, err
 	}
-	if !namesMatch(names, hdr) && leftoverSegment(dir, names, hdr, covered) == "" {
+	if !namesMatch(names, hdr) && leftoverSegment(dir, f, names, hdr, covered) == "" {
+		pos.close()
 		return pos, errStale
 	}
 	return pos, nil
@@ -241,26 +259,21 @@ func namesMatch(names []string, hdr snapshotHeader) bool {
 	return archiveFingerprint(names) == hdr.Archives
 }
 
-// coveredPrefix is the length and line count of the ledger prefix the
-// snapshot already folded: what a compaction that wrote its snapshot but
-// could not empty the ledger left. Zero when the ledger does not start
-// with exactly those bytes.
-func coveredPrefix(dir string, hdr snapshotHeader) (int64, int, error) {
+// coveredPrefix is the length and line count of the prefix of the ledger
+// open in f that the snapshot already folded: what a compaction that wrote
+// its snapshot but could not empty the ledger left. Zero when the ledger
+// does not start with exactly those bytes.
+func coveredPrefix(f *os.File, hdr snapshotHeader) (int64, int, error) {
 	if hdr.TailBytes <= 0 {
 		return 0, 0, nil
 	}
-	f, err := os.Open(filepath.Join(dir, LedgerFile))
-	if err != nil {
-		return 0, 0, err
-	}
-	defer f.Close()
 	// Only a ledger at least that long can start with the prefix; check
 	// before reading it, as it can be hundreds of MB.
 	if fi, err := f.Stat(); err != nil || fi.Size() < hdr.TailBytes {
 		return 0, 0, err
 	}
 	prefix := make([]byte, hdr.TailBytes)
-	if n, _ := io.ReadFull(f, prefix); int64(n) == hdr.TailBytes && crcHex(prefix) == hdr.TailCRC {
+	if n, _ := f.ReadAt(prefix, 0); int64(n) == hdr.TailBytes && crcHex(prefix) == hdr.TailCRC {
 		return hdr.TailBytes, bytes.Count(prefix, []byte{'\n'}), nil
 	}
 	return 0, 0, nil
@@ -268,10 +281,11 @@ func coveredPrefix(dir string, hdr snapshotHeader) (int64, int, error) {
 
 // leftoverSegment returns the archive segment a compaction that did not
 // finish wrote before its snapshot: the one name the snapshot does not
-// fold, whose bytes are exactly the ledger's after the covered prefix. Every
-// event in it is still in the ledger, so a load ignores it and the next
-// compaction removes it. "" when names hold no such segment.
-func leftoverSegment(dir string, names []string, hdr snapshotHeader, covered int64) string {
+// fold, whose bytes are exactly those of the ledger open in led after the
+// covered prefix. Every event in it is still in the ledger, so a load
+// ignores it and the next compaction removes it. "" when names hold no
+// such segment.
+func leftoverSegment(dir string, led io.ReaderAt, names []string, hdr snapshotHeader, covered int64) string {
 	for i, name := range names {
 		if !namesMatch(slices.Delete(slices.Clone(names), i, i+1), hdr) {
 			continue
@@ -280,13 +294,8 @@ func leftoverSegment(dir string, names []string, hdr snapshotHeader, covered int
 		if err != nil || len(seg) == 0 {
 			return ""
 		}
-		f, err := os.Open(filepath.Join(dir, LedgerFile))
-		if err != nil {
-			return ""
-		}
-		defer f.Close()
-		led := make([]byte, len(seg))
-		if n, _ := f.ReadAt(led, covered); n == len(seg) && bytes.Equal(led, seg) {
+		got := make([]byte, len(seg))
+		if n, _ := led.ReadAt(got, covered); n == len(seg) && bytes.Equal(got, seg) {
 			return name
 		}
 		return ""
