@@ -62,7 +62,8 @@ type Backlog struct {
 	stale      bool            // the state is not the fold of the files (a fold stopped): reload before use
 	normalForm bool            // the files disagree and the state is their normal form, folded in memory
 	warned     map[string]bool // messages already passed to Options.Warn (under mu)
-	publish    Publish         // runs before a write is appended (Publishing; under mu)
+	stage      StageCheck      // set while Stage runs: the next write is staged, not appended (under mu)
+	staged     *Staged         // the write Stage staged (under mu)
 }
 
 // Mutation is what every write request carries.
@@ -238,11 +239,21 @@ func (b *Backlog) writeLocked(m Mutation, op Op, build func(s *State, at time.Ti
 		events[i] = e
 		buf = append(buf, line...)
 	}
-	if b.publish != nil {
-		if err := b.publish(b.state, events, buf); err != nil {
+	if b.stage != nil {
+		w := &Staged{Events: events, Lines: buf}
+		if err := b.stage(b.state, w); err != nil {
 			return nil, err
 		}
+		b.stage, b.staged = nil, w
+		return nil, errStaged
 	}
+	return b.appendChecked(events, buf)
+}
+
+// appendChecked appends events, checked against the state under the lock,
+// as buf (their encoded lines), applies them and returns the cards they
+// touched as they stand after.
+func (b *Backlog) appendChecked(events []*Event, buf []byte) ([]Card, error) {
 	if err := b.appendDurably(buf); err != nil {
 		return nil, err
 	}
@@ -259,12 +270,18 @@ func (b *Backlog) writeLocked(m Mutation, op Op, build func(s *State, at time.Ti
 	if b.opts.Appended != nil {
 		b.opts.Appended(events)
 	}
+	cards := b.cardsOf(events)
+	b.maybeCompact()
+	return cards, nil
+}
+
+// cardsOf returns the card each event touched, as it stands now.
+func (b *Backlog) cardsOf(events []*Event) []Card {
 	cards := make([]Card, len(events))
 	for i, e := range events {
 		cards[i], _ = b.state.Card(e.Card)
 	}
-	b.maybeCompact()
-	return cards, nil
+	return cards
 }
 
 // appendDurably writes buf at the end of the ledger in one write and fsyncs

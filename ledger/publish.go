@@ -1,6 +1,9 @@
 package ledger
 
 import (
+	"context"
+	"errors"
+	"fmt"
 	"time"
 
 	"github.com/bl-backlog/bl/lock"
@@ -10,28 +13,77 @@ import (
 // writers' lock ran out: nothing was written.
 var ErrLockTimeout = lock.ErrTimeout
 
-// Publish runs under the writers' lock once a write's events are built,
-// stamped and checked against the state, before they are appended: st is
-// the state they were checked against, lines their encoded ledger lines.
-// An error appends nothing and is the write's error. A replayed request
-// (its request id already folded) publishes nothing.
-//
-// A write through a git remote publishes its event to the remote first,
-// so a write the remote refused leaves nothing behind in the ledger.
-type Publish func(st *State, events []*Event, lines []byte) error
+// A staged write is built, stamped and checked under the writers' lock
+// like any other, then handed back unappended, so that the caller can make
+// it public elsewhere (a git remote's lease ref) with the lock released —
+// no network call happens under the lock — and append it afterwards with
+// AppendStaged, which checks it still holds.
+type Staged struct {
+	Events []*Event // as every reader decodes them
+	Lines  []byte   // their ledger lines, as AppendStaged appends them
+}
 
-// Publishing runs fn with every write made through this handle meanwhile
-// published by p before it is appended.
-func (b *Backlog) Publishing(p Publish, fn func() error) error {
+// StageCheck runs under the writers' lock on a write about to be staged,
+// with the state it was checked against; an error is the write's error and
+// stages nothing.
+type StageCheck func(st *State, w *Staged) error
+
+// errStaged is what a write made inside Stage returns once it is staged.
+var errStaged = errors.New("ledger: write staged, not appended")
+
+// ErrStageMoved (wrapped) is AppendStaged's refusal: the state gained an
+// event at or after the staged write's stamp, or the write no longer
+// checks. Nothing was appended.
+var ErrStageMoved = errors.New("the backlog moved since the write was staged")
+
+// Stage runs fn, whose first write through this handle is staged instead
+// of appended: it is checked by check and returned. A replayed request
+// (its request id already folded) stages nothing: fn gets its answer as
+// usual and Stage returns nil.
+func (b *Backlog) Stage(check StageCheck, fn func() error) (*Staged, error) {
 	b.mu.Lock()
-	b.publish = p
+	b.stage, b.staged = check, nil
 	b.mu.Unlock()
-	defer func() {
-		b.mu.Lock()
-		b.publish = nil
-		b.mu.Unlock()
-	}()
-	return fn()
+	err := fn()
+	b.mu.Lock()
+	w := b.staged
+	b.stage, b.staged = nil, nil
+	b.mu.Unlock()
+	if w != nil {
+		return w, nil
+	}
+	return nil, err
+}
+
+// AppendStaged appends a staged write and returns the cards it touched, as
+// they stand after it. The write must still hold: every event after the
+// newest the state holds, and each still checking against it; otherwise
+// nothing is appended and the error wraps ErrStageMoved. A write already
+// folded (a pull brought it in from where it was published) is answered
+// as it stands (the request id's receipt names its first event).
+func (b *Backlog) AppendStaged(ctx context.Context, w *Staged) (cards []Card, err error) {
+	if len(w.Events) == 0 {
+		return nil, nil
+	}
+	err = b.withLock(ctx, func() error {
+		if e := w.Events[0]; e.RequestID != "" {
+			if r, ok := b.state.Receipt(e.RequestID); ok && r.Event == e.ID {
+				cards = b.cardsOf(w.Events)
+				return nil
+			}
+		}
+		if last := b.state.Last(); last.ID != "" && !last.before(w.Events[0]) {
+			return fmt.Errorf("%w: %s came after it", ErrStageMoved, last.ID)
+		}
+		for _, e := range w.Events {
+			if err := b.state.Check(e); err != nil {
+				return fmt.Errorf("%w: %w", ErrStageMoved, err)
+			}
+		}
+		cards, err = b.appendChecked(w.Events, w.Lines)
+		return err
+	})
+	return cards, err
 }
 
 // PickTop returns up to k claimable cards matching f, best first: the

@@ -72,9 +72,12 @@
 //
 // Syncer.Claim and Syncer.Lease write lease events through lease refs,
 // one per card (LeaseRefPrefix): each round fetches the branch and the
-// lease refs and folds both, builds the event under the backlog lock, and
-// pushes it to its card's lease ref with the fetched tip as the expected
-// old value (ledger.Backlog.Publishing) before appending it locally. Git's
+// lease refs and folds both, builds and checks the event under the backlog
+// lock without appending it (ledger.Backlog.Stage), pushes it to its
+// card's lease ref with the fetched tip as the expected old value with the
+// lock released, and appends it locally once that push landed
+// (ledger.Backlog.AppendStaged; a backlog that moved meanwhile gets it by a
+// pull instead). No network call happens under the lock. Git's
 // compare-and-swap is per ref, so writes on different cards never
 // contend, and a push that lost writes nothing anywhere: the next round
 // fetches again, and a claim picks again (at random among the best

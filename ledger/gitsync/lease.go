@@ -32,7 +32,7 @@ func (s *Syncer) Claim(ctx context.Context, req ledger.ClaimRequest) (*ledger.Ca
 	res := s.result()
 	rid := attemptID(req.RequestID, 1)
 	var card *ledger.Card
-	res, err := s.leaseRounds(ctx, rid, func(ctx context.Context) (string, error) {
+	res, landed, err := s.leaseRounds(ctx, rid, func(ctx context.Context) (string, error) {
 		c, err := s.claimOnce(ctx, req, rid, s.round)
 		card = c
 		if c == nil {
@@ -42,6 +42,9 @@ func (s *Syncer) Claim(ctx context.Context, req ledger.ClaimRequest) (*ledger.Ca
 	})
 	if err != nil {
 		return nil, res, err
+	}
+	if landed != nil {
+		card = landed
 	}
 	return card, res, nil
 }
@@ -108,19 +111,26 @@ func (s *Syncer) claimOnce(ctx context.Context, req ledger.ClaimRequest, rid str
 func (s *Syncer) Lease(ctx context.Context, requestID string, do func(ctx context.Context, rid string) (ledger.Card, error)) (ledger.Card, Result, error) {
 	rid := attemptID(requestID, 1)
 	var out ledger.Card
-	res, err := s.leaseRounds(ctx, rid, func(ctx context.Context) (string, error) {
+	res, landed, err := s.leaseRounds(ctx, rid, func(ctx context.Context) (string, error) {
 		c, err := do(ctx, rid)
 		out = c
 		return c.ID, err
 	})
+	if landed != nil {
+		out = *landed
+	}
 	return out, res, err
 }
 
 // leaseRounds runs write, a lease write stamped with request id rid,
-// publishing it to its lease ref, until it lands or is refused: each
-// round fetches and folds the remote first. write returns the card it
-// wrote on, "" when there was nothing to write.
-func (s *Syncer) leaseRounds(ctx context.Context, rid string, write func(ctx context.Context) (string, error)) (Result, error) {
+// until it lands or is refused. Each round fetches and folds the remote,
+// then stages the write under the backlog lock (built and checked, not
+// appended), pushes it to its card's lease ref with the lock released, and
+// appends it once that push landed (landStaged). write returns the card it
+// wrote on, "" when there was nothing to write; a write that landed
+// returns the card as it stands after it. A replay of a request this
+// clone recorded before stages nothing and is made sure of (ensure).
+func (s *Syncer) leaseRounds(ctx context.Context, rid string, write func(ctx context.Context) (string, error)) (Result, *ledger.Card, error) {
 	res := s.result()
 	tries := s.o.Tries
 	if !s.triesSet {
@@ -130,7 +140,7 @@ func (s *Syncer) leaseRounds(ctx context.Context, rid string, write func(ctx con
 		res.Tries, s.round = round, round
 		if round > 1 {
 			if err := sleep(ctx, leaseBackoff(round-1)); err != nil {
-				return res, err
+				return res, nil, err
 			}
 		}
 		remote, up, upLoad, err := s.pullOnce(ctx, &res)
@@ -138,51 +148,89 @@ func (s *Syncer) leaseRounds(ctx context.Context, rid string, write func(ctx con
 			continue // another process of this clone holds the backlog
 		}
 		if err != nil {
-			return res, err
+			return res, nil, err
 		}
 		// A write commits to the branch at the end: find out first
 		// whether it could, so a diverged branch leaves nothing behind.
 		if err := s.mergeable(remote); err != nil {
-			return res, err
+			return res, nil, err
 		}
-		published := false
-		publish := s.publishLease(ctx)
 		var card string
-		err = s.b.Publishing(func(st *ledger.State, events []*ledger.Event, lines []byte) error {
-			if err := publish(st, events, lines); err != nil {
-				return err
-			}
-			published = true
-			return nil
-		}, func() error {
+		staged, err := s.b.Stage(s.checkLease, func() error {
 			card, err = write(ctx)
 			return err
 		})
 		// Lost to another clone's write on the card, or the backlog lock
-		// stayed with another process of this clone, pushing its own
-		// write: nothing was written, so fetch and try again.
+		// stayed with another process of this clone: nothing was written,
+		// so fetch and try again.
 		if errors.Is(err, errLeaseMoved) || (errors.Is(err, ledger.ErrLockTimeout) && round < tries) {
 			continue
 		}
 		if err != nil {
-			return res, err
+			return res, nil, err
+		}
+		if staged != nil {
+			// Published with the backlog lock released: no other process
+			// of this clone waits on the network.
+			if err := s.pushLease(ctx, staged); errors.Is(err, errLeaseMoved) {
+				continue
+			} else if err != nil {
+				return res, nil, err
+			}
+			res.Pushed = true
+			c, err := s.landStaged(ctx, &res, rid, staged)
+			if err != nil {
+				return res, nil, err
+			}
+			s.carry(ctx, &res, remote, staged.Events[0].ID)
+			return res, &c, nil
 		}
 		if card == "" {
 			s.carry(ctx, &res, remote, "")
-			return res, nil
-		}
-		if published {
-			res.Pushed = true
-			if rc, ok := s.receipt(rid); ok {
-				s.carry(ctx, &res, remote, rc.Event)
-			}
-			return res, nil
+			return res, nil, nil
 		}
 		// A replay of what this clone recorded before: make sure the
 		// remote has it.
-		return s.ensure(ctx, res, rid, remote, up, upLoad)
+		res, err = s.ensure(ctx, res, rid, remote, up, upLoad)
+		return res, nil, err
 	}
-	return res, &RemoteError{Remote: s.o.Remote, Op: "push", Err: fmt.Errorf("other clones' writes on the card kept landing first (%d tries); try again", tries)}
+	return res, nil, &RemoteError{Remote: s.o.Remote, Op: "push", Err: fmt.Errorf("other clones' writes on the card kept landing first (%d tries); try again", tries)}
+}
+
+// landStaged appends a write its lease ref now holds. When this clone's
+// backlog moved meanwhile (another process appended after the write's
+// stamp, or took the card locally), the write cannot be appended in place:
+// a pull then brings it in from the lease ref in order, as it brings any
+// other clone's, and the fold decides. The write is acknowledged only if
+// the fold applied it.
+func (s *Syncer) landStaged(ctx context.Context, res *Result, rid string, w *ledger.Staged) (ledger.Card, error) {
+	cards, err := s.b.AppendStaged(ctx, w)
+	if err == nil {
+		return cards[0], nil
+	}
+	if !errors.Is(err, ledger.ErrStageMoved) {
+		return ledger.Card{}, err
+	}
+	for round := 1; ; round++ {
+		if _, _, _, err = s.pullOnce(ctx, res); err == nil || round == DefaultTries || !errors.Is(err, ledger.ErrLockTimeout) {
+			break
+		}
+	}
+	if err != nil {
+		return ledger.Card{}, err
+	}
+	var c ledger.Card
+	err = s.b.View(func(st *ledger.State, _ time.Time) error {
+		if rc, ok := st.Receipt(rid); ok && rc.Event == w.Events[0].ID {
+			c, _ = st.Card(rc.Card)
+			return nil
+		}
+		if cf, ok := st.ConflictOf(w.Events[0].ID); ok {
+			return ledger.Errorf(ledger.ErrConflict, "%s of %s was refused: %s", w.Events[0].Op, w.Events[0].Card, cf.Reason)
+		}
+		return ledger.Errorf(ledger.ErrConflict, "%s of %s reached the remote but this backlog moved meanwhile; run bl sync and look", w.Events[0].Op, w.Events[0].Card)
+	})
+	return c, err
 }
 
 func (s *Syncer) receipt(rid string) (rc ledger.Receipt, ok bool) {

@@ -356,3 +356,58 @@ func TestRemoteClaimRetriesALockTimeout(t *testing.T) {
 		t.Fatalf("claim while the lock was held: %+v %+v %v", card, res, err)
 	}
 }
+
+// A lease push holds no backlog lock: another process of the same clone
+// writes while the push is out (here, with a lock wait of 100 ms). Its
+// event comes after the claim's stamp, so the claim cannot be appended in
+// place; it comes in from the lease ref by a pull, in order, and is
+// acknowledged because the fold applied it. The ledger stays sorted.
+func TestLeasePushHoldsNoLock(t *testing.T) {
+	w := newWorld(t)
+	da := w.clone("a")
+	a := open(t, da)
+	create(t, a, "seed", "C1", "C2")
+	sa := syncer(t, a, Options{Remote: "origin", Actor: "alice"})
+	if _, err := sa.Push(bg, Hooks{}); err != nil {
+		t.Fatal(err)
+	}
+	other, err := ledger.Open(filepath.Join(da, ".backlog"), ledger.Options{LockTimeout: 100 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sa.beforeLeasePush = func(card string, round int) {
+		if round == 1 {
+			if _, _, err := other.Create(bg, ledger.CreateRequest{Mutation: ledger.Mutation{Actor: "carol"}, ID: "C3", Title: "written while the push is out"}); err != nil {
+				t.Errorf("a write while the lease push is out: %v", err)
+			}
+		}
+	}
+	card, res, err := sa.Claim(bg, ledger.ClaimRequest{Mutation: ledger.Mutation{Actor: "alice"}, Owner: "alice", TTL: time.Hour})
+	if err != nil || card == nil || card.ClaimOwner != "alice" || res.Tries != 1 {
+		t.Fatalf("alice got %+v after %d tries: %v", card, res.Tries, err)
+	}
+	fresh := open(t, da)
+	want := map[string]string{"C1": "C1 ready #0 v1\n", "C2": "C2 ready #0 v1\n", "C3": "C3 ready #0 v1\n"}
+	want[card.ID] = card.ID + " claimed alice#1 v2\n"
+	if got := cards(t, fresh); got != want["C1"]+want["C2"]+want["C3"] {
+		t.Fatalf("state:\n%s", got)
+	}
+	data, err := os.ReadFile(filepath.Join(da, ".backlog", ledger.LedgerFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var prev *ledger.Event
+	for _, line := range strings.SplitAfter(string(data), "\n") {
+		if line == "" {
+			continue
+		}
+		e, err := ledger.DecodeLine([]byte(line))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if prev != nil && !prev.At.Before(e.At) {
+			t.Fatalf("ledger out of order: %s at %s, then %s at %s", prev.ID, prev.At, e.ID, e.At)
+		}
+		prev = e
+	}
+}

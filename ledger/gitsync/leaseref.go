@@ -146,78 +146,83 @@ func (s *Syncer) leaseLines(tip plumbing.Hash) ([][]byte, error) {
 	return out, nil
 }
 
-// publishLease is the ledger.Publish of a lease write through the remote:
-// it pushes the write's events to their card's lease ref, expecting the
-// tip the last fetch saw. Only once that push landed are they appended
-// locally; a push that lost to another clone's write returns
-// errLeaseMoved and leaves nothing behind on either side.
-func (s *Syncer) publishLease(ctx context.Context) ledger.Publish {
-	return func(st *ledger.State, events []*ledger.Event, lines []byte) error {
-		card := events[0].Card
-		for _, e := range events {
-			if e.Card != card {
-				return fmt.Errorf("a lease write through a remote touches one card, not %s and %s", card, e.Card)
-			}
+// checkLease is the ledger.StageCheck of a lease write through the remote,
+// run under the backlog lock before the write is staged: a lease write
+// touches one card, and the local fold must hold the latest claim the
+// card's lease ref holds (a fold older than the tip, a lease ref fetched
+// ahead of its branch, is refetched rather than written over).
+func (s *Syncer) checkLease(st *ledger.State, w *ledger.Staged) error {
+	card := w.Events[0].Card
+	for _, e := range w.Events {
+		if e.Card != card {
+			return fmt.Errorf("a lease write through a remote touches one card, not %s and %s", card, e.Card)
 		}
-		old := s.lv.tips[card]
-		prev := s.lv.lines[card]
-		// The fold must hold the latest claim the tip holds: a fold older
-		// than the tip (a lease ref fetched ahead of its branch) is
-		// refetched rather than written over.
-		c, _ := st.Card(card)
-		latest, epoch := latestClaim(prev)
-		if c.ClaimEpoch < epoch {
-			return errLeaseMoved
-		}
-		// The new tip keeps what the branch lacks, and the latest claim.
-		var msg strings.Builder
-		msg.WriteString(leaseSubject + card + "\n\n")
-		claims := events[0].Op == ledger.OpClaim
-		for _, l := range prev {
-			if !s.lv.inBranch[lineID(l)] || (!claims && bytes.Equal(l, latest)) {
-				msg.Write(l)
-			}
-		}
-		msg.Write(lines)
-		tip, err := s.storeLeaseCommit(msg.String(), old)
-		if err != nil {
-			return err
-		}
-		if s.beforeLeasePush != nil {
-			s.beforeLeasePush(card, s.round)
-		}
-		name := plumbing.ReferenceName(LeaseRefPrefix + card)
-		err = s.receivePack(ctx, func(refs storer.ReferenceStorer) ([]*packp.Command, []plumbing.Hash, error) {
-			cur := plumbing.ZeroHash
-			if refs != nil {
-				if r, err := refs.Reference(name); err == nil {
-					cur = r.Hash()
-				}
-			}
-			if cur != old {
-				return nil, nil, errLeaseMoved
-			}
-			return []*packp.Command{{Name: name, Old: old, New: tip}}, []plumbing.Hash{tip, emptyTree}, nil
-		})
-		switch {
-		case err == nil:
-			if s.lv.tips == nil {
-				s.lv.tips = map[string]plumbing.Hash{}
-			}
-			if s.lv.lines == nil {
-				s.lv.lines = map[string][][]byte{}
-			}
-			s.lv.tips[card] = tip
-			s.lv.lines[card] = append(slices.Clone(prev), splitLines(lines)...)
-			s.lv.pending += len(events)
-			return nil
-		case errors.Is(err, errLeaseMoved) || rejected(err):
-			return errLeaseMoved
-		case ctx.Err() != nil:
-			return ctx.Err()
-		}
-		return &RemoteError{Remote: s.o.Remote, Op: "push", Err: err}
 	}
+	c, _ := st.Card(card)
+	if _, epoch := latestClaim(s.lv.lines[card]); c.ClaimEpoch < epoch {
+		return errLeaseMoved
+	}
+	return nil
+}
+
+// pushLease pushes a staged lease write to its card's lease ref, expecting
+// the tip the last fetch saw; the backlog lock is not held. Only once that
+// push landed is the write appended locally; a push that lost to another
+// clone's write returns errLeaseMoved and leaves nothing behind on either
+// side.
+func (s *Syncer) pushLease(ctx context.Context, w *ledger.Staged) error {
+	card := w.Events[0].Card
+	old := s.lv.tips[card]
+	prev := s.lv.lines[card]
+	latest, _ := latestClaim(prev)
+	// The new tip keeps what the branch lacks, and the latest claim.
+	var msg strings.Builder
+	msg.WriteString(leaseSubject + card + "\n\n")
+	claims := w.Events[0].Op == ledger.OpClaim
+	for _, l := range prev {
+		if !s.lv.inBranch[lineID(l)] || (!claims && bytes.Equal(l, latest)) {
+			msg.Write(l)
+		}
+	}
+	msg.Write(w.Lines)
+	tip, err := s.storeLeaseCommit(msg.String(), old)
+	if err != nil {
+		return err
+	}
+	if s.beforeLeasePush != nil {
+		s.beforeLeasePush(card, s.round)
+	}
+	name := plumbing.ReferenceName(LeaseRefPrefix + card)
+	err = s.receivePack(ctx, func(refs storer.ReferenceStorer) ([]*packp.Command, []plumbing.Hash, error) {
+		cur := plumbing.ZeroHash
+		if refs != nil {
+			if r, err := refs.Reference(name); err == nil {
+				cur = r.Hash()
+			}
+		}
+		if cur != old {
+			return nil, nil, errLeaseMoved
+		}
+		return []*packp.Command{{Name: name, Old: old, New: tip}}, []plumbing.Hash{tip, emptyTree}, nil
+	})
+	switch {
+	case err == nil:
+		if s.lv.tips == nil {
+			s.lv.tips = map[string]plumbing.Hash{}
+		}
+		if s.lv.lines == nil {
+			s.lv.lines = map[string][][]byte{}
+		}
+		s.lv.tips[card] = tip
+		s.lv.lines[card] = append(slices.Clone(prev), splitLines(w.Lines)...)
+		s.lv.pending += len(w.Events)
+		return nil
+	case errors.Is(err, errLeaseMoved) || rejected(err):
+		return errLeaseMoved
+	case ctx.Err() != nil:
+		return ctx.Err()
+	}
+	return &RemoteError{Remote: s.o.Remote, Op: "push", Err: err}
 }
 
 // storeLeaseCommit writes a lease ref's commit (and the empty tree).
