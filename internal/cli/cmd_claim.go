@@ -69,7 +69,7 @@ is refused (exit 4, code paths_held) naming the card that holds them.
 
 With --remote (or claims.remote in config.json) the claim goes through a
 git remote shared by several machines: fetch, claim the best card, push
-the claim to the card's lease ref (refs/bl/leases/<card>), then commit and
+the claim to the card's lease ref (refs/bl/leases/<ns>/<card>), then commit and
 push the branch. The card is printed only once the lease push landed. If
 another clone claimed the same card first, nothing is written and bl picks
 again, among the best cards. See docs/SYNC.md.` + exitCodesHelp

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -116,7 +117,7 @@ func TestClaimsOfDifferentCardsDoNotContend(t *testing.T) {
 	if got := cards(t, open(t, dc)); got != "C1 claimed "+map[string]string{"C1": "alice", "C2": "bob"}[card.ID]+"#1 v2\nC2 claimed "+map[string]string{"C2": "alice", "C1": "bob"}[card.ID]+"#1 v2\n" {
 		t.Fatalf("a plain clone of the branch:\n%s", got)
 	}
-	if refs := w.git(w.bare, "for-each-ref", "--format=%(refname)", "refs/bl/leases/"); refs != "refs/bl/leases/C1\nrefs/bl/leases/C2\n" {
+	if refs := w.git(w.bare, "for-each-ref", "--format=%(refname)", "refs/bl/leases/"); refs != sa.leasePrefix+"C1\n"+sa.leasePrefix+"C2\n" {
 		t.Fatalf("lease refs:\n%s", refs)
 	}
 }
@@ -409,5 +410,59 @@ func TestLeasePushHoldsNoLock(t *testing.T) {
 			t.Fatalf("ledger out of order: %s at %s, then %s at %s", prev.ID, prev.At, e.ID, e.At)
 		}
 		prev = e
+	}
+}
+
+// Two backlogs of one repository each have a card C1, claimed through the
+// same remote: their lease refs live apart (leaseNamespace), so each claim
+// lands in one round and neither backlog takes in the other's lease.
+func TestTwoBacklogsKeepTheirLeases(t *testing.T) {
+	w := newWorld(t)
+	da := w.clone("a")
+	var bls []*ledger.Backlog
+	var ss []*Syncer
+	for _, d := range []string{"p", "q"} {
+		dir := filepath.Join(da, d, ".backlog")
+		if _, err := ledger.Init(dir); err != nil {
+			t.Fatal(err)
+		}
+		b, err := ledger.Open(dir, ledger.Options{LockTimeout: time.Minute})
+		if err != nil {
+			t.Fatal(err)
+		}
+		create(t, b, "seed", "C1")
+		s := syncer(t, b, Options{Remote: "origin", Actor: "alice"})
+		if _, err := s.Push(bg, Hooks{}); err != nil {
+			t.Fatal(err)
+		}
+		bls, ss = append(bls, b), append(ss, s)
+	}
+	for i, owner := range []string{"pat", "quinn"} {
+		card, res, err := ss[i].Claim(bg, ledger.ClaimRequest{Mutation: ledger.Mutation{Actor: owner}, Owner: owner, ID: "C1", TTL: time.Hour})
+		if err != nil || card == nil || res.Tries != 1 {
+			t.Fatalf("%s's claim: %+v after %d tries: %v", owner, card, res.Tries, err)
+		}
+	}
+	for i, owner := range []string{"pat", "quinn"} {
+		if _, err := ss[i].Push(bg, Hooks{}); err != nil {
+			t.Fatal(err)
+		}
+		if got := cards(t, bls[i]); got != "C1 claimed "+owner+"#1 v2\n" {
+			t.Fatalf("backlog %d:\n%s", i, got)
+		}
+		if n := len(eventIDs(t, bls[i])); n != 2 {
+			t.Fatalf("backlog %d holds %d events, want 2 (a create and its own claim)", i, n)
+		}
+	}
+	refs := strings.Fields(w.git(w.bare, "for-each-ref", "--format=%(refname)", "refs/bl/leases/"))
+	if len(refs) != 2 || path.Base(refs[0]) != "C1" || path.Base(refs[1]) != "C1" {
+		t.Fatalf("lease refs: %q", refs)
+	}
+}
+
+// The namespace is the one docs/SYNC.md tells a person to compute.
+func TestLeaseNamespaceAsDocumented(t *testing.T) {
+	if got := leaseNamespace("refs/heads/main", ".backlog"); got != "ea8e98ef6eb57aff" {
+		t.Fatalf("leaseNamespace(main, .backlog) = %s; docs/SYNC.md says printf 'main\\n.backlog' | sha256sum gives ea8e98ef6eb57aff", got)
 	}
 }

@@ -3,6 +3,8 @@ package gitsync
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"slices"
@@ -16,8 +18,9 @@ import (
 	"github.com/bl-backlog/bl/ledger"
 )
 
-// LeaseRefPrefix names the lease refs on a remote: refs/bl/leases/<card>
-// holds the lease events (claim, heartbeat, release, complete, block,
+// LeaseRefPrefix starts the names of the lease refs on a remote:
+// refs/bl/leases/<namespace>/<card> (see leaseNamespace) holds the lease
+// events (claim, heartbeat, release, complete, block,
 // fail) of one card that the branch may not hold yet. A lease write
 // through a remote is pushed to its card's lease ref alone, with the tip
 // it saw as the expected old value, so git's compare-and-swap is per card:
@@ -27,6 +30,24 @@ import (
 // lacks). Plain git fetches and pushes refs/heads only, so these refs are
 // invisible to it.
 const LeaseRefPrefix = "refs/bl/leases/"
+
+// leaseNamespace keeps apart the lease refs of backlogs that share a
+// remote: two backlogs of one repository (.backlog in two directories),
+// or one backlog synced on two branches, have cards of the same names
+// whose leases must never mix. It is the first 16 hex digits of the
+// SHA-256 of the branch's short name, a newline, and the backlog
+// directory's slash-separated path from the worktree root (".backlog" for
+// the usual one): a ref name component cannot hold every path (".backlog"
+// starts with a dot), a digest always can.
+func leaseNamespace(branch plumbing.ReferenceName, prefix string) string {
+	sum := sha256.Sum256([]byte(branch.Short() + "\n" + prefix))
+	return hex.EncodeToString(sum[:8])
+}
+
+// leaseRef names the lease ref of card.
+func (s *Syncer) leaseRef(card string) plumbing.ReferenceName {
+	return plumbing.ReferenceName(s.leasePrefix + card)
+}
 
 // A lease ref's commit has the empty tree and the tip before it as parent;
 // its message is leaseSubject, the card, a blank line and the ledger lines.
@@ -59,10 +80,11 @@ func (s *Syncer) leaseWants(refs storer.ReferenceStorer) []plumbing.Hash {
 	}
 	_ = iter.ForEach(func(r *plumbing.Reference) error {
 		name := r.Name().String()
-		if !strings.HasPrefix(name, LeaseRefPrefix) || r.Type() != plumbing.HashReference {
+		card, ok := strings.CutPrefix(name, s.leasePrefix)
+		if !ok || strings.Contains(card, "/") || r.Type() != plumbing.HashReference {
 			return nil
 		}
-		s.lv.tips[strings.TrimPrefix(name, LeaseRefPrefix)] = r.Hash()
+		s.lv.tips[card] = r.Hash()
 		if s.g.repo.Storer.HasEncodedObject(r.Hash()) != nil {
 			want = append(want, r.Hash())
 		}
@@ -192,7 +214,7 @@ func (s *Syncer) pushLease(ctx context.Context, w *ledger.Staged) error {
 	if s.beforeLeasePush != nil {
 		s.beforeLeasePush(card, s.round)
 	}
-	name := plumbing.ReferenceName(LeaseRefPrefix + card)
+	name := s.leaseRef(card)
 	err = s.receivePack(ctx, func(refs storer.ReferenceStorer) ([]*packp.Command, []plumbing.Hash, error) {
 		cur := plumbing.ZeroHash
 		if refs != nil {

@@ -58,17 +58,18 @@ type Result = result.Result
 
 // Syncer commits a backlog to git and exchanges it with a remote.
 type Syncer struct {
-	b          *ledger.Backlog
-	g          *Repo
-	o          Options
-	branch     plumbing.ReferenceName
-	url        string // the remote's URL
-	remoteName string // a configured remote's name, for its tracking ref
-	sendAuth   bool   // credentials may go to url (trust.go)
-	triesSet   bool   // Options.Tries was given
-	segs       segments
-	lv         leaseView // the remote's lease refs as last fetched
-	round      int       // the round of the lease write in flight
+	b           *ledger.Backlog
+	g           *Repo
+	o           Options
+	branch      plumbing.ReferenceName
+	url         string // the remote's URL
+	remoteName  string // a configured remote's name, for its tracking ref
+	sendAuth    bool   // credentials may go to url (trust.go)
+	triesSet    bool   // Options.Tries was given
+	segs        segments
+	lv          leaseView // the remote's lease refs as last fetched
+	leasePrefix string    // this backlog's lease refs: LeaseRefPrefix, its namespace, "/"
+	round       int       // the round of the lease write in flight
 
 	beforePush      func(round int)              // tests: runs just before each push
 	beforeLeasePush func(card string, round int) // tests: runs just before a lease ref push
@@ -98,6 +99,7 @@ func New(b *ledger.Backlog, o Options) (*Syncer, error) {
 			return nil, fmt.Errorf("%w: name the branch to sync with --branch", ErrDetached)
 		}
 	}
+	s.leasePrefix = LeaseRefPrefix + leaseNamespace(s.branch, g.prefix) + "/"
 	if o.Remote != "" {
 		if err := s.resolveRemote(o.Remote, o.RemoteTracked); err != nil {
 			return nil, err
