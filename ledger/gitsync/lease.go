@@ -182,7 +182,11 @@ func (s *Syncer) leaseRounds(ctx context.Context, rid string, write func(ctx con
 			if err != nil {
 				return res, nil, err
 			}
-			s.carry(ctx, &res, remote, staged.Events[0].ID)
+			if carriesLeases(staged.Events[0].Op) {
+				s.carry(ctx, &res, remote, staged.Events[0].ID)
+			} else {
+				s.carryOwn(ctx, &res, remote)
+			}
 			return res, &c, nil
 		}
 		if card == "" {
@@ -270,6 +274,25 @@ func (s *Syncer) ensure(ctx context.Context, res Result, rid string, remote plum
 	r, err := s.exchange(ctx, Hooks{Check: check}, DefaultTries)
 	r.Tries += res.Tries
 	return r, err
+}
+
+// carriesLeases reports whether a lease write of op carries to the branch
+// what only lease refs hold. A claim or a heartbeat does not: they are
+// most of the remote writes, and the lease refs already hold them for
+// every bl that fetches, so the branch takes them in with the card's next
+// complete, release, block or fail (or the next sync) rather than every
+// claimer contending on the branch at once.
+func carriesLeases(op ledger.Op) bool {
+	return op != ledger.OpClaim && op != ledger.OpHeartbeat
+}
+
+// carryOwn carries only this clone's own events no push carried yet (a
+// write made with --local, a note): the branch is the only place they can
+// reach the remote.
+func (s *Syncer) carryOwn(ctx context.Context, res *Result, remote plumbing.Hash) {
+	if res.Rebased > 0 || remote.IsZero() {
+		s.carry(ctx, res, remote, "")
+	}
 }
 
 // carryTries bounds the rounds carry spends getting the branch to hold

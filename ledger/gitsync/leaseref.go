@@ -122,7 +122,7 @@ func (s *Syncer) withLeaseLines(up ledger.Tree, load ledger.Loader) (ledger.Tree
 			}
 		}
 	}
-	if _, snap := up[ledger.SnapshotFile]; snap && len(extra) > 0 {
+	if _, snap := up[ledger.SnapshotFile]; snap && mayBeCompacted(up[ledger.LedgerFile], extra) {
 		st, err := up.FoldWith(load)
 		if err != nil {
 			return nil, err
@@ -355,6 +355,31 @@ func splitLines(data []byte) [][]byte {
 		data = data[i+1:]
 	}
 	return out
+}
+
+// mayBeCompacted reports whether any of the lease lines extra could be in
+// the branch's snapshot rather than its ledger.jsonl (led): only one not
+// after the ledger's first event can, since a snapshot folds events
+// before every event its ledger holds. Deciding that reads no snapshot, so
+// a round while lease lines wait for the branch costs no more than one
+// without. A branch whose files disagree (a merge) may break the rule; a
+// line then merged twice is one event, as a union merge's is.
+func mayBeCompacted(led []byte, extra [][]byte) bool {
+	lines := splitLines(led)
+	if len(lines) == 0 {
+		return len(extra) > 0
+	}
+	first, err := ledger.DecodeLine(lines[0])
+	if err != nil {
+		return true
+	}
+	for _, l := range extra {
+		e, err := ledger.DecodeLine(l)
+		if err != nil || !e.At.After(first.At) && !(e.At.Equal(first.At) && e.ID > first.ID) {
+			return true
+		}
+	}
+	return false
 }
 
 // ledgerEventIDs are the event ids of a ledger file's lines: every line starts
