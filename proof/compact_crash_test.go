@@ -23,7 +23,7 @@ var compactKills = []string{"compact-after-archive", "compact-mid-snapshot", "co
 func TestCrashCompaction(t *testing.T) {
 	bin := blBinary(t, tagsFailpoints)
 	r := newBacklog(t, bin)
-	n := 60
+	n := 40 // 8 of each kill
 	if stress() {
 		n = 400
 	}

@@ -19,7 +19,7 @@ func crashIterations() int {
 	if stress() {
 		return 1500
 	}
-	return 200
+	return 125 // 25 of each kind
 }
 
 // The ways TestCrash kills a writer: at a named stage of the append path

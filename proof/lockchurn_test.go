@@ -26,7 +26,7 @@ import (
 // and completion a session was told of is in the ledger and holds when
 // folded, and no card and epoch was told to two sessions.
 func TestLockFileChurn(t *testing.T) {
-	writers, cards, churnFor := 8, 3000, 20*time.Second
+	writers, cards, churnFor := 8, 2000, 12*time.Second
 	if stress() {
 		writers, cards = 64, 12000
 	}
