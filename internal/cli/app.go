@@ -10,7 +10,6 @@ import (
 	"os/user"
 	"reflect"
 	"runtime/debug"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -30,28 +29,13 @@ type Globals struct {
 	LockTimeout time.Duration `name:"lock-timeout" default:"10s" placeholder:"DURATION" help:"How long to wait for the backlog lock."`
 }
 
-// command is one bl subcommand: its name, its place and line in bl --help,
-// and a fresh value of its kong struct.
+// command is one bl subcommand: its name, its line in bl --help, and a
+// fresh value of its kong struct. The table of them is commands.go.
 type command struct {
 	name   string
-	rank   int // place in bl --help: lower first
 	help   string
 	hidden bool
 	new    func() any
-}
-
-// commands is every subcommand, in the order bl --help lists them (by
-// rank). Each command file registers its own in an init function, so a
-// new command is one new file.
-var commands []command
-
-// register adds a subcommand, keeping commands in rank order.
-func register(c command) {
-	at := len(commands)
-	for at > 0 && commands[at-1].rank > c.rank {
-		at--
-	}
-	commands = slices.Insert(commands, at, c)
 }
 
 // CLI is the command line's root: the global flags. The subcommands are

@@ -5,10 +5,6 @@ package cli
 // terminal libraries never weigh on the hot commands' start-up.
 type BoardCmd struct{}
 
-func init() {
-	register(command{name: "board", rank: 275, help: "Show the live board in the terminal.", new: func() any { return &BoardCmd{} }})
-}
-
 func (BoardCmd) Help() string {
 	return `Shows the backlog as lanes by where cards stand (ready, waiting, claimed,
 blocked, done): each card with its id, priority, and for a claim the

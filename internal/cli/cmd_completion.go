@@ -18,10 +18,6 @@ type CompletionCmd struct {
 	Shell string `arg:"" enum:"bash,zsh,fish" placeholder:"SHELL" help:"bash, zsh or fish."`
 }
 
-func init() {
-	register(command{name: "completion", rank: 310, help: "Print a shell completion script (bash, zsh, fish).", new: func() any { return &CompletionCmd{} }})
-}
-
 func (CompletionCmd) Help() string {
 	return `Prints a script that makes your shell complete bl's commands, flags,
 flag values (statuses, formats, sort orders) and card ids (for --id,

@@ -22,10 +22,6 @@ type ImportCmd struct {
 	TTL             time.Duration `name:"ttl" default:"15m" help:"Lease length of those claims."`
 }
 
-func init() {
-	register(command{name: "import", rank: 230, help: "Import issues from beads, GitHub (gh issue list --json) or a markdown checklist.", new: func() any { return &ImportCmd{} }})
-}
-
 func (ImportCmd) Help() string {
 	return `Reads another tracker's export and writes it as cards. The source's id is
 the card's idempotency key (beads:bd-12, github:URL, markdown:FILE:path),

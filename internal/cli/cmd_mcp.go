@@ -9,10 +9,6 @@ type McpCmd struct {
 	Owner string `env:"BL_OWNER" placeholder:"NAME" help:"The lease owner for the whole session: tools' owner argument defaults to it (default: each call names its own)."`
 }
 
-func init() {
-	register(command{name: "mcp", rank: 130, help: "Serve the backlog to an agent runtime as MCP tools over stdio.", new: func() any { return &McpCmd{} }})
-}
-
 // MCPServer is the side of bl-git that serves bl mcp.
 type MCPServer interface {
 	ServeMCP(ctx context.Context, s *Session) error

@@ -36,10 +36,6 @@ type RunCmd struct {
 	Command      []string `arg:"" optional:"" passthrough:"" name:"command" help:"The command to run and its arguments, after --."`
 }
 
-func init() {
-	register(command{name: "run", rank: 120, help: "Claim cards and run a command on each: heartbeats, complete or fail.", new: func() any { return &RunCmd{} }})
-}
-
 func (RunCmd) Help() string {
 	return `The agent loop in one process. bl run claims a card (or, with --wait,
 waits for one), starts the command in a process group of its own with the

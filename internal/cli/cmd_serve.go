@@ -18,10 +18,6 @@ type ServeCmd struct {
 	AllowWrites bool   `name:"allow-writes" help:"Let the board block, unblock, reopen cards and change their priority (CSRF-protected)."`
 }
 
-func init() {
-	register(command{name: "serve", rank: 280, help: "Serve a live board, the JSON API, an event stream and metrics over HTTP.", new: func() any { return &ServeCmd{} }})
-}
-
 func (ServeCmd) Help() string {
 	return `Serves the backlog over HTTP until SIGINT or SIGTERM:
 

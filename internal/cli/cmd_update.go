@@ -24,10 +24,6 @@ type UpdateCmd struct {
 	RequestID   string   `name:"request-id" placeholder:"ID" help:"Makes the call safe to retry."`
 }
 
-func init() {
-	register(command{name: "update", rank: 60, help: "Edit a card's fields.", new: func() any { return &UpdateCmd{} }})
-}
-
 func (UpdateCmd) Help() string {
 	return `Only the flags given change. Dependencies change with bl link and bl unlink.
 

@@ -108,10 +108,6 @@ type WebhookCmd struct {
 	Retries int           `default:"2"`
 }
 
-func init() {
-	register(command{name: "webhook", rank: 330, help: "Deliver one hook's webhook (run by bl for its hooks).", hidden: true, new: func() any { return &WebhookCmd{} }})
-}
-
 // webhookSecretEnv passes a webhook's secret to bl-git off the command
 // line, where other users could read it.
 const webhookSecretEnv = "BL_WEBHOOK_SECRET"
