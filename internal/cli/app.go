@@ -57,6 +57,7 @@ func newParser(cli *CLI, app *App, stdout, stderr io.Writer, only string, cmds m
 		kong.ConfigureHelp(kong.HelpOptions{Compact: true, NoExpandSubcommands: true}),
 		kong.Help(printHelp),
 		kong.Bind(app),
+		kong.Resolvers(envResolver(app)),
 		kong.KindMapper(reflect.String, kong.MapperFunc(rawString)),
 		kong.TypeMapper(reflect.TypeOf([]string(nil)), kong.MapperFunc(rawStrings)),
 		kong.KindMapper(reflect.Int, decimalInt(strconv.IntSize)),
@@ -79,6 +80,20 @@ func newParser(cli *CLI, app *App, stdout, stderr io.Writer, only string, cmds m
 		opts = append(opts, kong.DynamicCommand(c.name, help, "", v, tags...))
 	}
 	return kong.New(cli, opts...)
+}
+
+// envResolver reads a flag's variable (env:"BL_OWNER") from the App's
+// environment, Getenv: kong itself reads the process's, which is the
+// same one when bl runs as a process.
+func envResolver(a *App) kong.Resolver {
+	return kong.ResolverFunc(func(_ *kong.Context, _ *kong.Path, f *kong.Flag) (any, error) {
+		for _, env := range f.Tag.Envs {
+			if v := a.getenv(env); v != "" {
+				return v, nil
+			}
+		}
+		return nil, nil
+	})
 }
 
 // globalsWithValue are the global flags that take the next argument as
@@ -150,16 +165,20 @@ Exit codes:
     6  corrupt backlog (or written by a newer bl), or a file in .backlog that is
        a symbolic link out of it`
 
-// App is what commands run against: the parsed globals, the output streams,
-// and the backlog, opened on first use.
+// App is what commands run against: the parsed globals, the standard
+// streams and the environment, and the backlog, opened on first use.
+// Commands read input and environment variables through Stdin and Getenv,
+// never os.Stdin and os.Getenv, so a test can run them in this process.
 type App struct {
 	Globals
+	Stdin          io.Reader // "--body -", bl import -, bl run's command, bl webhook; nil reads as empty
 	Stdout, Stderr io.Writer
+	Getenv         func(key string) string // nil: an empty environment
 	ctx            context.Context
 	now            func() time.Time
 	backlog        *ledger.Backlog
 	backlogDir     string                     // found by findDir
-	git            Git                        // nil in the lean bl, which hands git work to bl-git
+	ext            Extensions                 // none in the lean bl, which hands their commands to bl-git
 	args           []string                   // the command line as given, for the hand-over
 	mutated        bool                       // the command wrote (or tried to write) an event
 	standing       map[string]ledger.Standing // where printed cards stand (see stand)
@@ -173,32 +192,26 @@ type App struct {
 // exitRequest carries kong's exit code (after --help) out of Parse.
 type exitRequest struct{ code int }
 
-// Main runs the lean bl: every command, with those that need git handed
-// to bl-git (see handover.go). It returns the exit code.
-func Main(args []string, stdout, stderr io.Writer) int {
-	return run(args, stdout, stderr, nil)
-}
-
-// MainWithGit runs bl with git built in, as bl-git does: git runs in this
-// process and nothing is handed over.
-func MainWithGit(git Git, args []string, stdout, stderr io.Writer) int {
-	// The mark of a hand-over is for this process only, not for the bl
-	// processes git may start from here (hooks).
-	os.Unsetenv(handedOverEnv)
-	checkHandoverVersion(args, stderr)
-	return run(args, stdout, stderr, git)
-}
-
-func run(args []string, stdout, stderr io.Writer, git Git) (code int) {
+// Main runs bl on args with what the binary links beyond the lean bl,
+// ext, and returns the exit code. With ext.Git it is bl-git: git runs in
+// this process and nothing is handed over. Without, the commands that
+// need git (or another extension) are handed to bl-git (handover.go).
+func Main(ext Extensions, args []string, stdout, stderr io.Writer) int {
+	if ext.Git != nil {
+		// The mark of a hand-over is for this process only, not for the
+		// bl processes git may start from here (hooks).
+		os.Unsetenv(handedOverEnv)
+		checkHandoverVersion(args, stderr)
+	}
 	tuneGC()
-	return runApp(&App{Stdout: stdout, Stderr: stderr, now: time.Now, git: git, args: args}, args)
+	return runApp(&App{Stdin: os.Stdin, Stdout: stdout, Stderr: stderr, Getenv: os.Getenv, now: time.Now, ext: ext, args: args}, args)
 }
 
 // runApp runs one command line on app, which may come with its backlog
 // already open (see Session).
 func runApp(app *App, args []string) (code int) {
 	var cli CLI
-	stdout, stderr, git := app.Stdout, app.Stderr, app.git
+	stdout, stderr, git := app.Stdout, app.Stderr, app.ext.Git
 	if len(args) > 0 && args[0] == completeCommand {
 		return app.completeWords(args[1:])
 	}
@@ -329,7 +342,7 @@ func normalizeArgs(args []string) []string {
 // fail reports err on stderr, as text or as a JSON object, and returns its
 // exit code.
 func (a *App) fail(err error) int {
-	exit, code := classify(err, a.git)
+	exit, code := classify(err, a.ext.Git)
 	msg := err.Error()
 	h := hint(code)
 	var eh interface{ Hint() string }
@@ -382,8 +395,8 @@ func (a *App) Open() (*ledger.Backlog, error) {
 	if err != nil {
 		return nil, err
 	}
-	b, err := ledger.Open(dir, ledger.Options{Clock: a.now, LockTimeout: a.LockTimeout, Failpoint: failpoint,
-		AllowNetworkFS: os.Getenv("BL_ALLOW_NETWORK_FS") == "1", Warn: a.Warn, Appended: a.keepAppended})
+	b, err := ledger.Open(dir, ledger.Options{Clock: a.now, LockTimeout: a.LockTimeout, Failpoint: failpointFrom(a.getenv),
+		AllowNetworkFS: a.getenv("BL_ALLOW_NETWORK_FS") == "1", Warn: a.Warn, Appended: a.keepAppended})
 	if err != nil {
 		return nil, err
 	}
@@ -425,7 +438,7 @@ func (a *App) actor() string {
 	if a.Actor != "" {
 		return a.Actor
 	}
-	name := os.Getenv("USER")
+	name := a.getenv("USER")
 	if u, err := user.Current(); err == nil && u.Username != "" {
 		name = u.Username
 	}
@@ -472,5 +485,18 @@ func (a *App) noOwnerGiven(b *ledger.Backlog, flag, id string, err error) error 
 		a.actor(), id, c.ClaimOwner, c.ClaimEpoch, c.ClaimOwner, c.ClaimEpoch), hint}
 }
 
-// failpoint is nil except in crash-test builds (see failpoint.go).
-var failpoint func(stage string)
+// getenv reads the environment the command runs in (Getenv).
+func (a *App) getenv(key string) string {
+	if a.Getenv == nil {
+		return ""
+	}
+	return a.Getenv(key)
+}
+
+// stdin is the command's standard input (Stdin).
+func (a *App) stdin() io.Reader {
+	if a.Stdin == nil {
+		return strings.NewReader("")
+	}
+	return a.Stdin
+}

@@ -26,15 +26,11 @@ Examples:
     NO_COLOR=1 bl board` + exitCodesHelp
 }
 
-// Board runs bl board. Package board sets it in bl-git; in the lean bl it
-// is nil and the command is handed over.
-var Board func(a *App, c *BoardCmd) error
-
 func (c *BoardCmd) gitWork(*App) string { return "bl board" }
 
 func (c *BoardCmd) Run(a *App) error {
-	if Board == nil {
+	if a.ext.Board == nil { // the lean bl
 		return a.handover("bl board")
 	}
-	return Board(a, c)
+	return a.ext.Board(a, c)
 }

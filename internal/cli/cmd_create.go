@@ -52,7 +52,7 @@ func (c *CreateCmd) Run(a *App) error {
 	if err != nil {
 		return err
 	}
-	body, err := readBody(c.Body)
+	body, err := a.readBody(c.Body)
 	if err != nil {
 		return err
 	}

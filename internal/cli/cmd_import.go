@@ -72,7 +72,7 @@ type importResult struct {
 }
 
 func (c *ImportCmd) Run(a *App) error {
-	items, err := c.read()
+	items, err := c.read(a.stdin())
 	b, err := a.openChecked(err)
 	if err != nil {
 		return err
@@ -128,8 +128,8 @@ func (c *ImportCmd) Run(a *App) error {
 
 // read parses the whole file first: a malformed line stops the import
 // before anything is written.
-func (c *ImportCmd) read() ([]importer.Item, error) {
-	var r io.Reader = os.Stdin
+func (c *ImportCmd) read(stdin io.Reader) ([]importer.Item, error) {
+	r := stdin
 	name := "stdin"
 	if c.File != "-" {
 		f, err := os.Open(c.File)

@@ -52,7 +52,7 @@ func (c *InitCmd) Run(a *App) error {
 	if err != nil {
 		return err
 	}
-	g := a.git
+	g := a.ext.Git
 	if g == nil && inGitRepo(dir) {
 		if g, err = a.needGit(initWhat); err != nil {
 			return err

@@ -108,7 +108,7 @@ func (c *SetupCmd) Run(a *App) error {
 			}},
 		}
 	case "codex":
-		home := os.Getenv("CODEX_HOME")
+		home := a.getenv("CODEX_HOME")
 		if home == "" {
 			h, err := os.UserHomeDir()
 			if err != nil {

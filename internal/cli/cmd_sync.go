@@ -196,12 +196,12 @@ func (a *App) autoSync() {
 		}
 	}
 	var err error
-	if a.git != nil {
+	if a.ext.Git != nil {
 		req := SyncRequest{Branch: cfg.Branch, Actor: a.actor(), Now: a.now, BeforeCommit: a.boardWriter(a.backlog)}
 		if mode == "push" {
 			req.Remote, req.Tracked = firstOf(cfg.Remote, "origin"), true
 		}
-		_, err = a.git.Sync(a.ctx, a.backlog, req)
+		_, err = a.ext.Git.Sync(a.ctx, a.backlog, req)
 	} else {
 		err = a.autoSyncChild(mode == "push")
 	}

@@ -41,7 +41,7 @@ func (c *UpdateCmd) Run(a *App) error {
 	}
 	f := ledger.Fields{Title: c.Title, Phase: c.Phase, Priority: c.Priority, Parent: c.Parent, MaxAttempts: c.MaxAttempts}
 	if c.Body != nil {
-		body, err := readBody(*c.Body)
+		body, err := a.readBody(*c.Body)
 		if err != nil {
 			return err
 		}

@@ -40,7 +40,7 @@ func binaryVersion() string {
 func (c *VersionCmd) Run(a *App) error {
 	v := binaryVersion()
 	binary := "bl"
-	if a.git != nil {
+	if a.ext.Git != nil {
 		binary = "bl-git"
 	}
 	out := struct {

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -31,6 +32,29 @@ func TestCommandTable(t *testing.T) {
 		name := strings.ReplaceAll(strings.TrimSuffix(strings.TrimPrefix(f, "cmd_"), ".go"), "_", "-")
 		if !rows[name] {
 			t.Errorf("%s has no row in commands.go", f)
+		}
+	}
+}
+
+// TestNoInit: nothing on the command line's side runs at start-up:
+// commands are the table in commands.go, and what a binary adds beyond
+// the lean bl is the Extensions it passes to Main.
+func TestNoInit(t *testing.T) {
+	var files []string
+	for _, dir := range []string{".", "gitcli", "../../hooks", "../../hooks/webhook", "../../cmd/bl", "../../cmd/bl-git"} {
+		fs, err := filepath.Glob(filepath.Join(dir, "*.go"))
+		if err != nil || len(fs) == 0 {
+			t.Fatalf("no Go files in %s: %v", dir, err)
+		}
+		files = append(files, fs...)
+	}
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(string(b), "\nfunc init() {") {
+			t.Errorf("%s has an init function", f)
 		}
 	}
 }
