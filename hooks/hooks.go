@@ -115,17 +115,16 @@ type Webhook struct {
 	ID      string // X-BL-Delivery
 }
 
-// Deliver posts body to a webhook. Package hooks/webhook sets it (with
-// net/http); where it is nil (the lean bl, which does not link an HTTP
-// client), DeliverElsewhere is used.
-var Deliver func(ctx context.Context, w Webhook, body []byte) error
-
-// DeliverElsewhere hands a delivery to another process (the lean bl runs
-// bl-git for it); nil means webhooks cannot be delivered here.
-var DeliverElsewhere func(ctx context.Context, w Webhook, body []byte) error
+// DeliverFunc posts body to a webhook: webhook.Deliver with net/http, or
+// in the lean bl, which links no HTTP client, a bl-git child.
+type DeliverFunc func(ctx context.Context, w Webhook, body []byte) error
 
 // Set is a loaded hooks.json.
 type Set struct {
+	// Deliver posts the webhooks; when nil, a webhook fails (its
+	// failure is reported like any hook's).
+	Deliver DeliverFunc
+
 	dir   string
 	hooks []Hook
 }
@@ -347,13 +346,10 @@ func (t *tailBuffer) Bytes() []byte { return t.b }
 
 func (s *Set) post(ctx context.Context, h *Hook, e Event) error {
 	w := Webhook{URL: h.URL, Secret: h.Secret, Timeout: h.timeout, Retries: h.retries(), Event: string(e.Op), ID: e.ID}
-	switch {
-	case Deliver != nil:
-		return Deliver(ctx, w, e.JSON)
-	case DeliverElsewhere != nil:
-		return DeliverElsewhere(ctx, w, e.JSON)
+	if s.Deliver == nil {
+		return errors.New("this bl cannot post webhooks (install bl-git next to bl)")
 	}
-	return errors.New("this bl cannot post webhooks (install bl-git next to bl)")
+	return s.Deliver(ctx, w, e.JSON)
 }
 
 // Completion is what a pre-complete validator reads on stdin.

@@ -46,7 +46,27 @@ func load(t *testing.T, dir string) *hooks.Set {
 	if err != nil || warning != "" {
 		t.Fatalf("Load: %v %q", err, warning)
 	}
+	if s != nil {
+		s.Deliver = webhook.Deliver
+	}
 	return s
+}
+
+// TestNoDeliver: a Set given no way to post reports each webhook as a
+// failure; nothing is posted behind the caller's back.
+func TestNoDeliver(t *testing.T) {
+	var posts atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { posts.Add(1) }))
+	defer srv.Close()
+	dir := backlogDir(t, `{"hooks": [{"on": ["claim"], "url": "`+srv.URL+`", "retries": 0}]}`)
+	s, _, err := hooks.Load(context.Background(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	msgs := s.After(context.Background(), []hooks.Event{event(ledger.OpClaim, "A", "e1")})
+	if len(msgs) != 1 || !strings.Contains(msgs[0], "cannot post webhooks") || posts.Load() != 0 {
+		t.Errorf("messages %q, %d posts", msgs, posts.Load())
+	}
 }
 
 func event(op ledger.Op, card, id string) hooks.Event {

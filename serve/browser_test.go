@@ -36,7 +36,7 @@ func TestBoardInChromium(t *testing.T) {
 	bl := func(args ...string) string {
 		t.Helper()
 		var out, errb bytes.Buffer
-		if code := cli.Main(append([]string{"--dir", f.dir}, args...), &out, &errb); code != 0 {
+		if code := cli.Main(cli.Extensions{}, append([]string{"--dir", f.dir}, args...), &out, &errb); code != 0 {
 			t.Fatalf("bl %s: exit %d: %s", strings.Join(args, " "), code, errb.String())
 		}
 		return strings.TrimSpace(out.String())

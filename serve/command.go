@@ -9,8 +9,8 @@ import (
 	"github.com/bl-backlog/bl/ledger"
 )
 
-// Command runs bl serve for the command line (bl-git sets cli.Serve to
-// it). It prints where the board is on stderr, then serves until SIGINT or
+// Command runs bl serve for the command line (bl-git passes it to
+// cli.Main as Extensions.Serve). It prints where the board is on stderr, then serves until SIGINT or
 // SIGTERM.
 func Command(a *cli.App, c *cli.ServeCmd) error {
 	if err := CheckAddr(c.Addr, c.Token); err != nil {

@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bl-backlog/bl/internal/cli"
 	"github.com/bl-backlog/bl/internal/cli/gitcli"
 	"github.com/bl-backlog/bl/ledger"
 )
@@ -31,7 +32,7 @@ func TestCommand(t *testing.T) {
 	}
 	t.Setenv("BL_ACTOR", "tester")
 	var out bytes.Buffer
-	if code := gitcli.Main([]string{"--dir", dir, "create", "--id", "A1", "--title", "one"}, &out, &out); code != 0 {
+	if code := cli.Main(gitcli.Extensions(), []string{"--dir", dir, "create", "--id", "A1", "--title", "one"}, &out, &out); code != 0 {
 		t.Fatalf("create: %d %s", code, out.String())
 	}
 	hooks := `{"hooks": [{"name": "log", "on": ["block"], "command": ["sh", "-c", "cat > hooked.json; echo \"$BL_OP $BL_CARD $BL_ACTOR\" >> hooked.json"]}]}`
@@ -48,7 +49,7 @@ func TestCommand(t *testing.T) {
 	var stderr safeBuffer
 	done := make(chan int, 1)
 	go func() {
-		done <- gitcli.Main([]string{"--dir", dir, "serve", "--addr", addr, "--allow-writes"}, io.Discard, &stderr)
+		done <- cli.Main(gitcli.Extensions(), []string{"--dir", dir, "serve", "--addr", addr, "--allow-writes"}, io.Discard, &stderr)
 	}()
 	base := "http://" + addr
 	var page []byte

@@ -56,7 +56,7 @@ var layers = map[string][]string{
 	"internal/cli/gitcli": {"hooks/webhook", "internal/board", "internal/cli", "internal/mcpserver", "ledger", "ledger/gitsync", "serve"},
 	// The binaries.
 	"cmd/bl":     {"internal/cli"},
-	"cmd/bl-git": {"internal/cli/gitcli"},
+	"cmd/bl-git": {"internal/cli", "internal/cli/gitcli"},
 	// Benchmarks, the browser test helper and the process-level proofs.
 	"internal/benchrun":           {"ledger"},
 	"internal/benchrun/linkfloor": nil,

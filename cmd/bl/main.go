@@ -13,5 +13,5 @@ import (
 )
 
 func main() {
-	os.Exit(cli.Main(os.Args[1:], os.Stdout, os.Stderr))
+	os.Exit(cli.Main(cli.Extensions{}, os.Args[1:], os.Stdout, os.Stderr))
 }

@@ -1,5 +1,5 @@
-// Package webhook delivers hooks' webhooks with net/http. Importing it sets
-// hooks.Deliver; only bl-git links it, so the lean bl carries no HTTP
+// Package webhook delivers hooks' webhooks with net/http (Deliver, a
+// hooks.DeliverFunc). Only bl-git links it, so the lean bl carries no HTTP
 // client (it hands deliveries to bl-git).
 package webhook
 
@@ -17,7 +17,7 @@ import (
 	"github.com/bl-backlog/bl/hooks"
 )
 
-func init() { hooks.Deliver = Deliver }
+var _ hooks.DeliverFunc = Deliver
 
 // SignatureHeader carries the HMAC-SHA256 of the body: "sha256=" and hex.
 const SignatureHeader = "X-BL-Signature-256"

@@ -24,7 +24,7 @@ func TestCardTooLargeForASnapshotLine(t *testing.T) {
 	run := func(want int, args ...string) string {
 		t.Helper()
 		var out, errb bytes.Buffer
-		if got := cli.Main(append([]string{"--dir", dir}, args...), &out, &errb); got != want {
+		if got := cli.Main(cli.Extensions{}, append([]string{"--dir", dir}, args...), &out, &errb); got != want {
 			t.Fatalf("bl %s: exit %d, want %d\n%s", args[0], got, want, errb.String())
 		}
 		return errb.String()

@@ -13,10 +13,6 @@ type ApproveCmd struct {
 	RequestID string `name:"request-id" placeholder:"ID" help:"Makes the call safe to retry."`
 }
 
-func init() {
-	register(command{name: "approve", rank: 152, help: "Pass a card's review: it is done.", new: func() any { return &ApproveCmd{} }})
-}
-
 func (ApproveCmd) Help() string {
 	return `The card must be in review (bl complete --review). Whoever sent it to
 review cannot approve it unless config.json sets review.allow_self: true
@@ -43,10 +39,6 @@ type RejectCmd struct {
 	Owner     string `help:"The reviewer holding the review lease (bl claim --review)."`
 	Epoch     int64  `help:"The epoch the review was taken at; a card that moved on since is refused."`
 	RequestID string `name:"request-id" placeholder:"ID" help:"Makes the call safe to retry."`
-}
-
-func init() {
-	register(command{name: "reject", rank: 153, help: "Fail a card's review: ready again, the reason kept.", new: func() any { return &RejectCmd{} }})
 }
 
 func (RejectCmd) Help() string {

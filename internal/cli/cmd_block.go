@@ -12,10 +12,6 @@ type BlockCmd struct {
 	remoteChoice `embed:""`
 }
 
-func init() {
-	register(command{name: "block", rank: 160, help: "Park a card with a reason.", new: func() any { return &BlockCmd{} }})
-}
-
 func (BlockCmd) Help() string {
 	return `A blocked card is never claimed until bl unblock. Blocking a claimed card
 drops its lease. With --remote (or claims.remote in config.json) it goes

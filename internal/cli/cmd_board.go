@@ -5,10 +5,6 @@ package cli
 // terminal libraries never weigh on the hot commands' start-up.
 type BoardCmd struct{}
 
-func init() {
-	register(command{name: "board", rank: 275, help: "Show the live board in the terminal.", new: func() any { return &BoardCmd{} }})
-}
-
 func (BoardCmd) Help() string {
 	return `Shows the backlog as lanes by where cards stand (ready, waiting, claimed,
 blocked, done): each card with its id, priority, and for a claim the
@@ -30,15 +26,11 @@ Examples:
     NO_COLOR=1 bl board` + exitCodesHelp
 }
 
-// Board runs bl board. Package board sets it in bl-git; in the lean bl it
-// is nil and the command is handed over.
-var Board func(a *App, c *BoardCmd) error
-
 func (c *BoardCmd) gitWork(*App) string { return "bl board" }
 
 func (c *BoardCmd) Run(a *App) error {
-	if Board == nil {
+	if a.ext.Board == nil { // the lean bl
 		return a.handover("bl board")
 	}
-	return Board(a, c)
+	return a.ext.Board(a, c)
 }

@@ -24,10 +24,6 @@ type ClaimCmd struct {
 	remoteChoice `embed:""`
 }
 
-func init() {
-	register(command{name: "claim", rank: 70, help: "Take a lease on the best claimable card, or the given one.", new: func() any { return &ClaimCmd{} }})
-}
-
 func (ClaimCmd) Help() string {
 	return `Claims the best claimable card (priority, then oldest, then id) and prints it
 with its lease epoch. Keep the epoch: heartbeat, release and complete with

@@ -8,10 +8,6 @@ import (
 // CompactCmd folds the ledger into the snapshot.
 type CompactCmd struct{}
 
-func init() {
-	register(command{name: "compact", rank: 250, help: "Fold the ledger into the snapshot.", new: func() any { return &CompactCmd{} }})
-}
-
 func (CompactCmd) Help() string {
 	return `Folds ledger.jsonl into snapshot.json (one card per line, the same bytes
 for the same state) and starts a fresh ledger; the folded events move to

@@ -23,10 +23,6 @@ type CompleteCmd struct {
 	remoteChoice `embed:""`
 }
 
-func init() {
-	register(command{name: "complete", rank: 150, help: "Mark a card done.", new: func() any { return &CompleteCmd{} }})
-}
-
 func (CompleteCmd) Help() string {
 	return `Agents pass --owner and --epoch so a late agent cannot complete a card that
 was taken over. Without them the completion is not fenced (a person

@@ -3,7 +3,6 @@ package cli
 import (
 	"fmt"
 	"io"
-	"os"
 	"slices"
 	"strings"
 
@@ -16,10 +15,6 @@ import (
 // CompletionCmd prints a shell completion script.
 type CompletionCmd struct {
 	Shell string `arg:"" enum:"bash,zsh,fish" placeholder:"SHELL" help:"bash, zsh or fish."`
-}
-
-func init() {
-	register(command{name: "completion", rank: 310, help: "Print a shell completion script (bash, zsh, fish).", new: func() any { return &CompletionCmd{} }})
 }
 
 func (CompletionCmd) Help() string {
@@ -86,7 +81,7 @@ func (a *App) completeWords(words []string) int {
 	if err != nil || len(words) == 0 {
 		return exitOK
 	}
-	for _, s := range completions(parser.Model, words, a.cardIDs) {
+	for _, s := range completions(parser.Model, words, a.cardIDs, a.getenv) {
 		fmt.Fprintln(a.Stdout, s)
 	}
 	return exitOK
@@ -106,12 +101,12 @@ type idQuery struct {
 // completions is what completes cur, the last of words, in the model of
 // the command line. ids lists the backlog's card ids, read only when a
 // card id is what comes next.
-func completions(app *kong.Application, words []string, ids func(idQuery) []string) []string {
+func completions(app *kong.Application, words []string, ids func(idQuery) []string, getenv func(string) string) []string {
 	cur, before := words[len(words)-1], words[:len(words)-1]
 	var cmd *kong.Node
 	var pending *kong.Flag // a flag before cur that takes a value
-	dir := os.Getenv("BL_DIR")
-	owner := os.Getenv("BL_OWNER")
+	dir := getenv("BL_DIR")
+	owner := getenv("BL_OWNER")
 	positionals := 0
 	for i := 0; i < len(before); i++ {
 		w := before[i]

@@ -25,10 +25,6 @@ type CreateCmd struct {
 	RequestID      string   `name:"request-id" placeholder:"ID" help:"Makes the call safe to retry: a replay appends nothing."`
 }
 
-func init() {
-	register(command{name: "create", rank: 20, help: "Add a card.", new: func() any { return &CreateCmd{} }})
-}
-
 func (CreateCmd) Help() string {
 	return `Prints the new card. With --idempotency-key, a repeat prints the card the
 key created first and appends nothing.
@@ -56,7 +52,7 @@ func (c *CreateCmd) Run(a *App) error {
 	if err != nil {
 		return err
 	}
-	body, err := readBody(c.Body)
+	body, err := a.readBody(c.Body)
 	if err != nil {
 		return err
 	}

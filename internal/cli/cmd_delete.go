@@ -10,10 +10,6 @@ type DeleteCmd struct {
 	RequestID string `name:"request-id" placeholder:"ID" help:"Makes the call safe to retry."`
 }
 
-func init() {
-	register(command{name: "delete", rank: 185, help: "Delete a card (a tombstone: bl restore undoes it).", new: func() any { return &DeleteCmd{} }})
-}
-
 func (DeleteCmd) Help() string {
 	return `The card leaves lists, the ready queue, boards and exports; its history
 stays in bl log, and bl show ID still shows it, marked deleted. A lease

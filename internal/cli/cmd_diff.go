@@ -14,10 +14,6 @@ type DiffCmd struct {
 	Merge string   `name:"merge" placeholder:"BRANCH" help:"What merging BRANCH would do to the working backlog (git's union merge of .backlog), without touching the worktree."`
 }
 
-func init() {
-	register(command{name: "diff", rank: 290, help: "What changed in the backlog between two commits, card by card.", new: func() any { return &DiffCmd{} }})
-}
-
 func (DiffCmd) Help() string {
 	return `What changed in the backlog between two git commits, card by card, for a
 reviewer: cards created and removed, fields changed old → new (status

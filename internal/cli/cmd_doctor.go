@@ -17,10 +17,6 @@ type DoctorCmd struct {
 	Repair bool `help:"Fix what can be fixed without losing an event (torn tail, lost final newline, blank lines, git conflict markers, stale snapshot)."`
 }
 
-func init() {
-	register(command{name: "doctor", rank: 260, help: "Check the backlog's integrity; --repair fixes what it can without losing an event.", new: func() any { return &DoctorCmd{} }})
-}
-
 func (DoctorCmd) Help() string {
 	return `Reads the ledger, the snapshot and the archive segments and reports, one
 line each: damaged lines (file, line number and byte offset), a torn tail

@@ -26,10 +26,6 @@ type ExportCmd struct {
 	Title  string   `placeholder:"TEXT" help:"Heading of the markdown and html boards (default Backlog)."`
 }
 
-func init() {
-	register(command{name: "export", rank: 220, help: "Render the backlog: markdown board, mermaid/dot graph, csv, json, jsonl, html.", new: func() any { return &ExportCmd{} }})
-}
-
 func (ExportCmd) Help() string {
 	return `Renders the cards for people and tools. Output depends only on the backlog
 (never on the order of events or the clock), except html, which is stamped

@@ -103,7 +103,7 @@ func TestExportEndToEnd(t *testing.T) {
 	dir := t.TempDir()
 	run1 := func(args ...string) (int, string, string) {
 		var out, errb bytes.Buffer
-		code := Main(append([]string{"--dir", filepath.Join(dir, ".backlog")}, args...), &out, &errb)
+		code := Main(Extensions{}, append([]string{"--dir", filepath.Join(dir, ".backlog")}, args...), &out, &errb)
 		return code, out.String(), errb.String()
 	}
 	t.Chdir(dir)

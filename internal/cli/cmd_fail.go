@@ -12,10 +12,6 @@ type FailCmd struct {
 	remoteChoice `embed:""`
 }
 
-func init() {
-	register(command{name: "fail", rank: 100, help: "Give your claimed card back as failed: retry backoff, max attempts.", new: func() any { return &FailCmd{} }})
-}
-
 func (FailCmd) Help() string {
 	return `Gives the card back after a failed attempt. The attempt counts toward
 max_attempts: when they are used up the card is blocked with the reason;

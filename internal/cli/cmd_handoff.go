@@ -17,10 +17,6 @@ type HandoffCmd struct {
 	RequestID string         `name:"request-id" placeholder:"ID" help:"Makes the call safe to retry."`
 }
 
-func init() {
-	register(command{name: "handoff", rank: 95, help: "Pass your claimed card to another owner in one step.", new: func() any { return &HandoffCmd{} }})
-}
-
 func (HandoffCmd) Help() string {
 	return `One event: --to holds the card at the next epoch with a fresh lease;
 progress, checkpoint and notes stay and the attempt is not counted again.

@@ -22,10 +22,6 @@ type HeartbeatCmd struct {
 	remoteChoice `embed:""`
 }
 
-func init() {
-	register(command{name: "heartbeat", rank: 80, help: "Renew your lease and report progress.", new: func() any { return &HeartbeatCmd{} }})
-}
-
 func (HeartbeatCmd) Help() string {
 	return `Extends the lease by its TTL from now. Only the current owner at the current
 epoch may heartbeat; anyone else gets exit code 4 and must stop working on

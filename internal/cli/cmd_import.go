@@ -22,10 +22,6 @@ type ImportCmd struct {
 	TTL             time.Duration `name:"ttl" default:"15m" help:"Lease length of those claims."`
 }
 
-func init() {
-	register(command{name: "import", rank: 230, help: "Import issues from beads, GitHub (gh issue list --json) or a markdown checklist.", new: func() any { return &ImportCmd{} }})
-}
-
 func (ImportCmd) Help() string {
 	return `Reads another tracker's export and writes it as cards. The source's id is
 the card's idempotency key (beads:bd-12, github:URL, markdown:FILE:path),
@@ -76,7 +72,7 @@ type importResult struct {
 }
 
 func (c *ImportCmd) Run(a *App) error {
-	items, err := c.read()
+	items, err := c.read(a.stdin())
 	b, err := a.openChecked(err)
 	if err != nil {
 		return err
@@ -132,8 +128,8 @@ func (c *ImportCmd) Run(a *App) error {
 
 // read parses the whole file first: a malformed line stops the import
 // before anything is written.
-func (c *ImportCmd) read() ([]importer.Item, error) {
-	var r io.Reader = os.Stdin
+func (c *ImportCmd) read(stdin io.Reader) ([]importer.Item, error) {
+	r := stdin
 	name := "stdin"
 	if c.File != "-" {
 		f, err := os.Open(c.File)

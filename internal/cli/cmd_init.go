@@ -12,10 +12,6 @@ import (
 // InitCmd creates a backlog.
 type InitCmd struct{}
 
-func init() {
-	register(command{name: "init", rank: 10, help: "Create a backlog (.backlog/) for this repository.", new: func() any { return &InitCmd{} }})
-}
-
 func (InitCmd) Help() string {
 	return `Creates .backlog/ at the root of the repository (the main worktree's root
 inside a linked git worktree, so all worktrees share it), or at --dir.
@@ -56,7 +52,7 @@ func (c *InitCmd) Run(a *App) error {
 	if err != nil {
 		return err
 	}
-	g := a.git
+	g := a.ext.Git
 	if g == nil && inGitRepo(dir) {
 		if g, err = a.needGit(initWhat); err != nil {
 			return err

@@ -10,10 +10,6 @@ type LinkCmd struct {
 	RequestID string `name:"request-id" placeholder:"ID" help:"Makes the call safe to retry."`
 }
 
-func init() {
-	register(command{name: "link", rank: 190, help: "Make one card depend on another.", new: func() any { return &LinkCmd{} }})
-}
-
 func (LinkCmd) Help() string {
 	return `--from depends on --to: it is not claimable until --to is done. A link
 that would close a cycle is refused with the cycle named (exit code 4).

@@ -25,10 +25,6 @@ type ListCmd struct {
 	Tree   bool     `help:"Show the hierarchy: each card under its parent, indented."`
 }
 
-func init() {
-	register(command{name: "list", rank: 40, help: "List cards.", new: func() any { return &ListCmd{} }})
-}
-
 func (ListCmd) Help() string {
 	return `Examples:
 

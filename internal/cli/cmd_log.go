@@ -21,10 +21,6 @@ type LogCmd struct {
 	Follow     bool   `short:"f" help:"Keep printing new events as they are appended (JSONL with --json)."`
 }
 
-func init() {
-	register(command{name: "log", rank: 230, help: "Print the event history, resumable by cursor.", new: func() any { return &LogCmd{} }})
-}
-
 func (LogCmd) Help() string {
 	return `Events oldest first, each with a cursor (@... in the text form, "cursor" in
 JSON) that --from resumes after. History survives compaction: compacted

@@ -1,21 +1,10 @@
 package cli
 
-import "context"
-
 // McpCmd serves the backlog as MCP tools over stdio. The server lives in
 // bl-git, so that the lean bl does not link the MCP SDK: bl hands bl mcp
 // over to it.
 type McpCmd struct {
 	Owner string `env:"BL_OWNER" placeholder:"NAME" help:"The lease owner for the whole session: tools' owner argument defaults to it (default: each call names its own)."`
-}
-
-func init() {
-	register(command{name: "mcp", rank: 130, help: "Serve the backlog to an agent runtime as MCP tools over stdio.", new: func() any { return &McpCmd{} }})
-}
-
-// MCPServer is the side of bl-git that serves bl mcp.
-type MCPServer interface {
-	ServeMCP(ctx context.Context, s *Session) error
 }
 
 func (McpCmd) Help() string {
@@ -52,12 +41,11 @@ bl.` + exitCodesHelp
 func (c *McpCmd) gitWork(a *App) string { return "bl mcp" }
 
 func (c *McpCmd) Run(a *App) error {
-	srv, ok := a.git.(MCPServer)
-	if !ok {
+	if a.ext.MCP == nil {
 		return &gitMissingError{"bl mcp", "which this binary does not include"}
 	}
 	s := NewSession(a)
 	s.Owner = c.Owner
 	defer s.Close()
-	return srv.ServeMCP(a.ctx, s)
+	return a.ext.MCP(a.ctx, s)
 }

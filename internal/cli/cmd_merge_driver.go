@@ -10,10 +10,6 @@ type MergeDriverCmd struct {
 	Theirs   string `arg:"" name:"theirs" help:"%B: their version."`
 }
 
-func init() {
-	register(command{name: "merge-driver", rank: 320, help: "Optional git merge driver for the ledger (bl help merge-driver).", hidden: true, new: func() any { return &MergeDriverCmd{} }})
-}
-
 func (MergeDriverCmd) Help() string {
 	return `An optional merge driver for .backlog/ledger.jsonl and archive segments.
 Every clone already merges them with git's built-in union driver (the

@@ -16,10 +16,6 @@ type NoteCmd struct {
 	RequestID string   `name:"request-id" placeholder:"ID" help:"Makes the call safe to retry."`
 }
 
-func init() {
-	register(command{name: "note", rank: 110, help: "Add a note to a card's case file.", new: func() any { return &NoteCmd{} }})
-}
-
 func (NoteCmd) Help() string {
 	return `Adds a note to the card's case file, so whoever works on it next picks up
 where the last one stopped. Anyone may add a note, whatever the card's

@@ -16,10 +16,6 @@ type PathsCmd struct {
 	Owner  string   `help:"Your lease owner: files your own claims hold pass (default: the actor)."`
 }
 
-func init() {
-	register(command{name: "paths", rank: 155, help: "Check files against the paths claimed cards hold.", new: func() any { return &PathsCmd{} }})
-}
-
 func (PathsCmd) Help() string {
 	return `A card may name the files its work touches (bl create --paths GLOB). While
 it is claimed under a live lease, or in review, those paths are held: bl

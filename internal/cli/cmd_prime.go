@@ -19,10 +19,6 @@ type PrimeCmd struct {
 	Ready int    `default:"5" placeholder:"N" help:"How many claimable cards to show (at most 10)."`
 }
 
-func init() {
-	register(command{name: "prime", rank: 135, help: "Print the agent protocol, your held cards and the next ones, for a session start.", new: func() any { return &PrimeCmd{} }})
-}
-
 func (PrimeCmd) Help() string {
 	return `Prints, in under 2 KB, what an agent needs when a session starts or its
 context was compacted: how to work through the backlog (claim, heartbeat

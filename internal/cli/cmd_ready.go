@@ -11,10 +11,6 @@ type ReadyCmd struct {
 	Limit int    `help:"At most this many (0 = all)."`
 }
 
-func init() {
-	register(command{name: "ready", rank: 50, help: "List cards claimable now, in claim order.", new: func() any { return &ReadyCmd{} }})
-}
-
 func (ReadyCmd) Help() string {
 	return `The cards a claim would take, best first: priority (higher first), then
 oldest, then id. A card is claimable when it is ready (or claimed with an

@@ -14,10 +14,6 @@ type ReclaimCmd struct {
 	RequestID  string `name:"request-id" placeholder:"ID" help:"Makes the call safe to retry."`
 }
 
-func init() {
-	register(command{name: "reclaim", rank: 140, help: "Return expired leases (or one card, forced) to the pool.", new: func() any { return &ReclaimCmd{} }})
-}
-
 func (ReclaimCmd) Help() string {
 	return `Without --id, every card whose lease has expired goes back to ready (or to
 blocked when its max-attempts are used up). Expired cards are claimable

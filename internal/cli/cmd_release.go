@@ -12,10 +12,6 @@ type ReleaseCmd struct {
 	remoteChoice `embed:""`
 }
 
-func init() {
-	register(command{name: "release", rank: 90, help: "Give your claimed card back to the pool.", new: func() any { return &ReleaseCmd{} }})
-}
-
 func (ReleaseCmd) Help() string {
 	return `Returns the card to ready for someone else (to blocked when its
 max-attempts are used up). Fenced like heartbeat. With --remote (or

@@ -6,10 +6,6 @@ type ReopenCmd struct {
 	RequestID string `name:"request-id" placeholder:"ID" help:"Makes the call safe to retry."`
 }
 
-func init() {
-	register(command{name: "reopen", rank: 180, help: "Return a done card to ready.", new: func() any { return &ReopenCmd{} }})
-}
-
 func (ReopenCmd) Help() string {
 	return `Examples:
 

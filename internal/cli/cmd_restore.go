@@ -6,10 +6,6 @@ type RestoreCmd struct {
 	RequestID string `name:"request-id" placeholder:"ID" help:"Makes the call safe to retry."`
 }
 
-func init() {
-	register(command{name: "restore", rank: 186, help: "Bring a deleted card back.", new: func() any { return &RestoreCmd{} }})
-}
-
 func (RestoreCmd) Help() string {
 	return `The card is back as it was before bl delete, its lease (if it had one)
 gone; links --force removed stay removed.

@@ -36,10 +36,6 @@ type RunCmd struct {
 	Command      []string `arg:"" optional:"" passthrough:"" name:"command" help:"The command to run and its arguments, after --."`
 }
 
-func init() {
-	register(command{name: "run", rank: 120, help: "Claim cards and run a command on each: heartbeats, complete or fail.", new: func() any { return &RunCmd{} }})
-}
-
 func (RunCmd) Help() string {
 	return `The agent loop in one process. bl run claims a card (or, with --wait,
 waits for one), starts the command in a process group of its own with the
@@ -139,7 +135,7 @@ func (c *RunCmd) Run(a *App) error {
 	a.mutated = true
 	o := supervisor.Options{Backlog: b, Actor: a.actor(), Owner: a.Owner(c.Owner), TTL: c.TTL, ID: c.ID, Phase: c.Phase,
 		Label: c.Label, Wait: c.Wait, Loop: c.Loop, Grace: c.Grace, Timeout: c.Timeout, Command: c.Command,
-		Stdin: os.Stdin, Stdout: cmdOut, Stderr: a.Stderr, Signals: sigs,
+		Stdin: a.Stdin, Stdout: cmdOut, Stderr: a.Stderr, Signals: sigs,
 		Review: c.Review || b.Config().Review.Required}
 	if c.Worktree {
 		o.Worktree = &supervisor.WorktreeOptions{Branch: b.Config().Worktree.Branch, Base: c.Base, Keep: c.KeepWorktree}

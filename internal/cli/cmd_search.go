@@ -14,10 +14,6 @@ type SearchCmd struct {
 	Limit int      `help:"At most this many (0 = all)."`
 }
 
-func init() {
-	register(command{name: "search", rank: 45, help: "Find cards by words in their id, title, labels, body and notes.", new: func() any { return &SearchCmd{} }})
-}
-
 func (SearchCmd) Help() string {
 	return `Lists the cards that hold every word of TEXT in their id, title, labels,
 acceptance criteria, body or notes, whatever the case, done cards

@@ -18,10 +18,6 @@ type ServeCmd struct {
 	AllowWrites bool   `name:"allow-writes" help:"Let the board block, unblock, reopen cards and change their priority (CSRF-protected)."`
 }
 
-func init() {
-	register(command{name: "serve", rank: 280, help: "Serve a live board, the JSON API, an event stream and metrics over HTTP.", new: func() any { return &ServeCmd{} }})
-}
-
 func (ServeCmd) Help() string {
 	return `Serves the backlog over HTTP until SIGINT or SIGTERM:
 
@@ -42,17 +38,13 @@ Examples:
     bl serve --addr 0.0.0.0:7788 --token "$(openssl rand -hex 16)"` + exitCodesHelp
 }
 
-// Serve runs bl serve. Package serve sets it in bl-git; in the lean bl it
-// is nil and the command is handed over.
-var Serve func(a *App, c *ServeCmd) error
-
 func (c *ServeCmd) gitWork(*App) string { return "bl serve" }
 
 func (c *ServeCmd) Run(a *App) error {
-	if Serve == nil {
+	if a.ext.Serve == nil { // the lean bl
 		return a.handover("bl serve")
 	}
-	return Serve(a, c)
+	return a.ext.Serve(a, c)
 }
 
 // OnAppended replaces what the backlog App opens does with the events of

@@ -24,10 +24,6 @@ type SetupCmd struct {
 	Owner   string `placeholder:"NAME" help:"Register bl mcp --owner NAME (and bl prime --owner NAME) for every session of this runtime in this repository."`
 }
 
-func init() {
-	register(command{name: "setup", rank: 136, help: "Register bl with an agent runtime (claude, codex, cursor, gemini).", new: func() any { return &SetupCmd{} }})
-}
-
 func (SetupCmd) Help() string {
 	return `Writes what each runtime reads, in the repository (the git worktree
 around the current directory, or the current directory):
@@ -112,7 +108,7 @@ func (c *SetupCmd) Run(a *App) error {
 			}},
 		}
 	case "codex":
-		home := os.Getenv("CODEX_HOME")
+		home := a.getenv("CODEX_HOME")
 		if home == "" {
 			h, err := os.UserHomeDir()
 			if err != nil {

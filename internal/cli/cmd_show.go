@@ -15,10 +15,6 @@ type ShowCmd struct {
 	cardID `embed:""`
 }
 
-func init() {
-	register(command{name: "show", rank: 30, help: "Show one card.", new: func() any { return &ShowCmd{} }})
-}
-
 func (ShowCmd) Help() string {
 	return `Prints the card, and the conflicts the fold recorded for it: events it
 refused, such as the losing claim of two clones merged together, each with

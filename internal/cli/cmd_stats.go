@@ -11,10 +11,6 @@ import (
 // StatsCmd summarises the backlog.
 type StatsCmd struct{}
 
-func init() {
-	register(command{name: "stats", rank: 210, help: "Counts by status, claimable and expired cards, ledger size.", new: func() any { return &StatsCmd{} }})
-}
-
 func (StatsCmd) Help() string {
 	return `Examples:
 

@@ -21,10 +21,6 @@ type SyncCmd struct {
 	Branch  string `placeholder:"BRANCH" help:"Branch to commit to and exchange (default: sync.branch in config.json, else the checked-out branch)."`
 }
 
-func init() {
-	register(command{name: "sync", rank: 270, help: "Commit .backlog to git; --pull/--push exchange it with a remote.", new: func() any { return &SyncCmd{} }})
-}
-
 func (SyncCmd) Help() string {
 	return `Without flags, commits .backlog (ledger, snapshot, archives, config,
 .gitignore; never the lock or local files) to the current branch, as read
@@ -200,12 +196,12 @@ func (a *App) autoSync() {
 		}
 	}
 	var err error
-	if a.git != nil {
+	if a.ext.Git != nil {
 		req := SyncRequest{Branch: cfg.Branch, Actor: a.actor(), Now: a.now, BeforeCommit: a.boardWriter(a.backlog)}
 		if mode == "push" {
 			req.Remote, req.Tracked = firstOf(cfg.Remote, "origin"), true
 		}
-		_, err = a.git.Sync(a.ctx, a.backlog, req)
+		_, err = a.ext.Git.Sync(a.ctx, a.backlog, req)
 	} else {
 		err = a.autoSyncChild(mode == "push")
 	}

@@ -15,10 +15,6 @@ type TextconvCmd struct {
 	File string `arg:"" name:"file" placeholder:"FILE" help:"A ledger.jsonl, archive segment or snapshot.json, as git passes it."`
 }
 
-func init() {
-	register(command{name: "textconv", rank: 340, help: "Git textconv: a backlog file as readable lines for git diff.", hidden: true, new: func() any { return &TextconvCmd{} }})
-}
-
 func (TextconvCmd) Help() string {
 	return `Git runs this to show backlog files readably in git diff, git log -p and
 git show: one line per event (as bl log prints it) for ledger.jsonl and

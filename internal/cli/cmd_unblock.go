@@ -6,10 +6,6 @@ type UnblockCmd struct {
 	RequestID string `name:"request-id" placeholder:"ID" help:"Makes the call safe to retry."`
 }
 
-func init() {
-	register(command{name: "unblock", rank: 170, help: "Return a blocked card to ready.", new: func() any { return &UnblockCmd{} }})
-}
-
 func (UnblockCmd) Help() string {
 	return `A card blocked because its max-attempts ran out gets a fresh budget.
 

@@ -10,10 +10,6 @@ type UnlinkCmd struct {
 	RequestID string `name:"request-id" placeholder:"ID" help:"Makes the call safe to retry."`
 }
 
-func init() {
-	register(command{name: "unlink", rank: 200, help: "Remove a dependency.", new: func() any { return &UnlinkCmd{} }})
-}
-
 func (UnlinkCmd) Help() string {
 	return `Examples:
 

@@ -24,10 +24,6 @@ type UpdateCmd struct {
 	RequestID   string   `name:"request-id" placeholder:"ID" help:"Makes the call safe to retry."`
 }
 
-func init() {
-	register(command{name: "update", rank: 60, help: "Edit a card's fields.", new: func() any { return &UpdateCmd{} }})
-}
-
 func (UpdateCmd) Help() string {
 	return `Only the flags given change. Dependencies change with bl link and bl unlink.
 
@@ -45,7 +41,7 @@ func (c *UpdateCmd) Run(a *App) error {
 	}
 	f := ledger.Fields{Title: c.Title, Phase: c.Phase, Priority: c.Priority, Parent: c.Parent, MaxAttempts: c.MaxAttempts}
 	if c.Body != nil {
-		body, err := readBody(*c.Body)
+		body, err := a.readBody(*c.Body)
 		if err != nil {
 			return err
 		}

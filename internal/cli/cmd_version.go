@@ -16,10 +16,6 @@ var version = "dev"
 // VersionCmd prints the version.
 type VersionCmd struct{}
 
-func init() {
-	register(command{name: "version", rank: 300, help: "Print the bl version.", new: func() any { return &VersionCmd{} }})
-}
-
 func (VersionCmd) Help() string {
 	return `Prints which binary runs: bl, or bl-git, the same command line with git
 built in, which bl starts by itself for the commands that need git (bl
@@ -44,7 +40,7 @@ func binaryVersion() string {
 func (c *VersionCmd) Run(a *App) error {
 	v := binaryVersion()
 	binary := "bl"
-	if a.git != nil {
+	if a.ext.Git != nil {
 		binary = "bl-git"
 	}
 	out := struct {

@@ -16,10 +16,6 @@ type WatchCmd struct {
 	Count      int    `help:"Exit after this many events (0 = run until interrupted)."`
 }
 
-func init() {
-	register(command{name: "watch", rank: 240, help: "Stream events as they are appended (JSONL).", new: func() any { return &WatchCmd{} }})
-}
-
 func (WatchCmd) Help() string {
 	return `Prints each event appended to the backlog once, in order, as one JSON line
 with its cursor, as soon as it is durable (fsnotify, no polling). Without

@@ -49,10 +49,10 @@ func paint(state, s string) string {
 // colourOn: human output to a terminal, unless NO_COLOR is set (any value,
 // no-color.org) or TERM is dumb; CLICOLOR_FORCE=1 colours a pipe too.
 func (a *App) colourOn() bool {
-	if a.JSON || os.Getenv("NO_COLOR") != "" || os.Getenv("TERM") == "dumb" {
+	if a.JSON || a.getenv("NO_COLOR") != "" || a.getenv("TERM") == "dumb" {
 		return false
 	}
-	if os.Getenv("CLICOLOR_FORCE") == "1" {
+	if a.getenv("CLICOLOR_FORCE") == "1" {
 		return true
 	}
 	f, ok := a.Stdout.(*os.File)

@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"errors"
+	"fmt"
 
 	"github.com/bl-backlog/bl/ledger"
 	"github.com/bl-backlog/bl/lock"
@@ -126,3 +127,41 @@ const exitCodesHelp = ""
 const exitCodesLine = `
 Exit codes: 0 ok, 1 other failure, 2 invalid input, 3 not found, 4 conflict
 or fenced, 5 lock timeout, 6 corrupt backlog.`
+
+// fail reports err on stderr, as text or as a JSON object, and returns its
+// exit code.
+func (a *App) fail(err error) int {
+	exit, code := classify(err, a.ext.Git)
+	msg := err.Error()
+	h := hint(code)
+	var eh interface{ Hint() string }
+	if errors.As(err, &eh) {
+		h = eh.Hint()
+	}
+	if a.JSON {
+		writeJSONLine(a.Stderr, struct {
+			Error    string `json:"error"`
+			Code     string `json:"code"`
+			ExitCode int    `json:"exit_code"`
+			Hint     string `json:"hint,omitempty"`
+		}{msg, code, exit, h})
+		return exit
+	}
+	fmt.Fprintf(a.Stderr, "bl: %s\n", text(msg))
+	if h != "" {
+		fmt.Fprintf(a.Stderr, "    %s\n", h)
+	}
+	return exit
+}
+
+// Warn prints a warning on stderr (the ledger's, or a command's). Under --json it is a
+// JSON object, so stderr stays machine-readable.
+func (a *App) Warn(msg string) {
+	if a.JSON {
+		writeJSONLine(a.Stderr, struct {
+			Warning string `json:"warning"`
+		}{msg})
+		return
+	}
+	fmt.Fprintf(a.Stderr, "bl: warning: %s\n", text(msg))
+}

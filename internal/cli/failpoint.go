@@ -13,13 +13,13 @@ import (
 // writer exactly there. With BL_FAILPOINT_ACTION=stop it stops itself with
 // SIGSTOP instead, and goes on from there when sent SIGCONT: a test can
 // park several writers at one stage and let them go together.
-func init() {
-	stage := os.Getenv("BL_FAILPOINT")
+func failpointFrom(getenv func(string) string) func(stage string) {
+	stage := getenv("BL_FAILPOINT")
 	if stage == "" {
-		return
+		return nil
 	}
-	stop := os.Getenv("BL_FAILPOINT_ACTION") == "stop"
-	failpoint = func(at string) {
+	stop := getenv("BL_FAILPOINT_ACTION") == "stop"
+	return func(at string) {
 		switch {
 		case at != stage:
 		case stop:

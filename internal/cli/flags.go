@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"reflect"
 	"strconv"
 	"strings"
@@ -155,11 +154,11 @@ func parseStatuses(in []string) ([]ledger.Status, error) {
 }
 
 // readBody returns the body flag, reading stdin when it is "-".
-func readBody(s string) (string, error) {
+func (a *App) readBody(s string) (string, error) {
 	if s != "-" {
 		return s, nil
 	}
-	b, err := io.ReadAll(io.LimitReader(os.Stdin, ledger.MaxBodyLen+1))
+	b, err := io.ReadAll(io.LimitReader(a.stdin(), ledger.MaxBodyLen+1))
 	if err != nil {
 		return "", fmt.Errorf("read body from stdin: %w", err)
 	}

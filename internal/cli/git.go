@@ -96,8 +96,8 @@ func (a *App) remoteWrite(remote string, tracked bool) RemoteWrite {
 // lean bl that means handing the command to bl-git, which replaces this
 // process; needGit then returns only the error of a failed hand-over.
 func (a *App) needGit(what string) (Git, error) {
-	if a.git != nil {
-		return a.git, nil
+	if a.ext.Git != nil {
+		return a.ext.Git, nil
 	}
 	return nil, a.handover(what)
 }

@@ -19,8 +19,6 @@ import (
 // before bl complete takes the lock. A command that wrote nothing costs
 // nothing; one that wrote costs one stat when there is no hooks.json.
 
-func init() { hooks.DeliverElsewhere = deliverViaBLGit }
-
 // loadHooks reads .backlog/hooks.json, reporting a file it will not trust
 // (and a hooks key in the tracked config.json) as a warning.
 func (a *App) loadHooks(b *ledger.Backlog) (*hooks.Set, error) {
@@ -32,13 +30,19 @@ func (a *App) loadHooks(b *ledger.Backlog) (*hooks.Set, error) {
 	if warning != "" {
 		a.Warn(warning)
 	}
+	if s != nil {
+		s.Deliver = a.ext.Deliver
+		if s.Deliver == nil { // the lean bl
+			s.Deliver = deliverViaBLGit
+		}
+	}
 	return s, err
 }
 
 // runHooksAfter runs the hooks of the events this command wrote. Writes
 // made by a hook do not fire hooks again.
 func (a *App) runHooksAfter() {
-	if os.Getenv(hooks.InHookEnv) != "" {
+	if a.getenv(hooks.InHookEnv) != "" {
 		return
 	}
 	a.appendedMu.Lock()
@@ -83,7 +87,7 @@ func (a *App) RunHooks(evs []*ledger.Event) {
 // preComplete runs the pre-complete validators for a completion of id,
 // before any lock is taken. A refusal is a conflict (exit 4).
 func (a *App) preComplete(b *ledger.Backlog, id, owner string, epoch int64, note string) error {
-	if os.Getenv(hooks.InHookEnv) != "" {
+	if a.getenv(hooks.InHookEnv) != "" {
 		return nil // a hook completing a card does not run the validators again
 	}
 	s, err := a.loadHooks(b)
@@ -108,10 +112,6 @@ type WebhookCmd struct {
 	Retries int           `default:"2"`
 }
 
-func init() {
-	register(command{name: "webhook", rank: 330, help: "Deliver one hook's webhook (run by bl for its hooks).", hidden: true, new: func() any { return &WebhookCmd{} }})
-}
-
 // webhookSecretEnv passes a webhook's secret to bl-git off the command
 // line, where other users could read it.
 const webhookSecretEnv = "BL_WEBHOOK_SECRET"
@@ -119,14 +119,14 @@ const webhookSecretEnv = "BL_WEBHOOK_SECRET"
 func (c *WebhookCmd) gitWork(*App) string { return "a webhook" }
 
 func (c *WebhookCmd) Run(a *App) error {
-	if hooks.Deliver == nil {
+	if a.ext.Deliver == nil { // the lean bl
 		return a.handover("a webhook")
 	}
-	body, err := io.ReadAll(io.LimitReader(os.Stdin, 1<<20))
+	body, err := io.ReadAll(io.LimitReader(a.stdin(), 1<<20))
 	if err != nil {
 		return err
 	}
-	return hooks.Deliver(a.ctx, hooks.Webhook{URL: c.URL, Secret: os.Getenv(webhookSecretEnv), Timeout: c.Timeout,
+	return a.ext.Deliver(a.ctx, hooks.Webhook{URL: c.URL, Secret: a.getenv(webhookSecretEnv), Timeout: c.Timeout,
 		Retries: c.Retries, Event: c.Event, ID: c.ID}, bytes.TrimRight(body, "\n"))
 }
 

@@ -79,8 +79,8 @@ var update = flag.Bool("update", false, "rewrite cmp golden files in testdata/sc
 
 func TestMain(m *testing.M) {
 	testscript.Main(m, map[string]func(){
-		"bl":     func() { os.Exit(cli.Main(os.Args[1:], os.Stdout, os.Stderr)) },
-		"bl-git": func() { os.Exit(gitcli.Main(os.Args[1:], os.Stdout, os.Stderr)) },
+		"bl":     func() { os.Exit(cli.Main(cli.Extensions{}, os.Args[1:], os.Stdout, os.Stderr)) },
+		"bl-git": func() { os.Exit(cli.Main(gitcli.Extensions(), os.Args[1:], os.Stdout, os.Stderr)) },
 	})
 }
 

@@ -20,9 +20,10 @@ type Session struct {
 	// "" when each call names its own.
 	Owner string
 
-	git     Git
-	globals []string // --actor and --lock-timeout, before every command line
-	dir     string   // --dir as given
+	ext     Extensions
+	getenv  func(string) string // the environment of the App it came from
+	globals []string            // --actor and --lock-timeout, before every command line
+	dir     string              // --dir as given
 	timeout time.Duration
 
 	mu      sync.Mutex
@@ -35,7 +36,7 @@ type Session struct {
 // NewSession returns a session with a's globals; the backlog is found and
 // opened on first use.
 func NewSession(a *App) *Session {
-	s := &Session{git: a.git, dir: a.Dir, timeout: a.LockTimeout}
+	s := &Session{ext: a.ext, getenv: a.getenv, dir: a.Dir, timeout: a.LockTimeout}
 	if a.Actor != "" {
 		s.globals = append(s.globals, "--actor="+a.Actor)
 	}
@@ -55,8 +56,8 @@ func (s *Session) open() (*ledger.Backlog, string, error) {
 	if err != nil {
 		return nil, "", err
 	}
-	b, err := ledger.Open(dir, ledger.Options{Clock: time.Now, LockTimeout: s.timeout, Failpoint: failpoint,
-		AllowNetworkFS: os.Getenv("BL_ALLOW_NETWORK_FS") == "1",
+	b, err := ledger.Open(dir, ledger.Options{Clock: time.Now, LockTimeout: s.timeout, Failpoint: failpointFrom(s.getenv),
+		AllowNetworkFS: s.getenv("BL_ALLOW_NETWORK_FS") == "1",
 		Warn:           func(msg string) { fmt.Fprintf(os.Stderr, "bl: warning: %s\n", msg) },
 		Appended: func(evs []*ledger.Event) {
 			s.pendingMu.Lock()
@@ -74,7 +75,9 @@ func (s *Session) open() (*ledger.Backlog, string, error) {
 // returns what it printed on stdout and stderr and its exit code.
 func (s *Session) Exec(ctx context.Context, args ...string) (stdout, stderr []byte, exit int) {
 	var out, errOut bytes.Buffer
-	app := &App{Stdout: &out, Stderr: &errOut, now: time.Now, git: s.git}
+	// No Stdin: a call's input is its arguments (bl mcp's standard input
+	// is the protocol).
+	app := &App{Stdout: &out, Stderr: &errOut, Getenv: s.getenv, now: time.Now, ext: s.ext}
 	app.JSON = true
 	b, dir, err := s.open()
 	if err != nil {

@@ -23,9 +23,9 @@ import (
 func TestMain(m *testing.M) {
 	switch os.Getenv("BL_TEST_MAIN") {
 	case "bl":
-		os.Exit(cli.Main(os.Args[1:], os.Stdout, os.Stderr))
+		os.Exit(cli.Main(cli.Extensions{}, os.Args[1:], os.Stdout, os.Stderr))
 	case "bl-git":
-		os.Exit(gitcli.Main(os.Args[1:], os.Stdout, os.Stderr))
+		os.Exit(cli.Main(gitcli.Extensions(), os.Args[1:], os.Stdout, os.Stderr))
 	}
 	os.Exit(m.Run())
 }

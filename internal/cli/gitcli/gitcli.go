@@ -4,25 +4,34 @@
 // package gitsync. Only bl-git links it; bl hands the commands that need
 // it to bl-git.
 //
-// It imports package cli only to run it as bl-git and to fill in the
-// interface cli declares (cli.Git); its methods take and return values
-// and print nothing.
+// Extensions is what bl-git passes to cli.Main: this package's Git, and
+// bl serve, bl mcp, bl board and webhook delivery, which bl-git links and
+// the lean bl does not. Git's methods take and return values and print
+// nothing.
 package gitcli
 
 import (
 	"context"
 	"errors"
-	"io"
 
+	"github.com/bl-backlog/bl/hooks/webhook"
+	"github.com/bl-backlog/bl/internal/board"
 	"github.com/bl-backlog/bl/internal/cli"
 	"github.com/bl-backlog/bl/internal/mcpserver"
 	"github.com/bl-backlog/bl/ledger"
 	"github.com/bl-backlog/bl/ledger/gitsync"
+	"github.com/bl-backlog/bl/serve"
 )
 
-// Main runs bl with git built in (bl-git) and returns the exit code.
-func Main(args []string, stdout, stderr io.Writer) int {
-	return cli.MainWithGit(Git{}, args, stdout, stderr)
+// Extensions are bl-git's additions to the lean bl, for cli.Main.
+func Extensions() cli.Extensions {
+	return cli.Extensions{
+		Git:     Git{},
+		Serve:   serve.Command,
+		MCP:     serveMCP,
+		Board:   runBoard,
+		Deliver: webhook.Deliver,
+	}
 }
 
 // Git implements cli.Git with gitsync.
@@ -131,8 +140,18 @@ func (Git) ErrorCode(err error) string {
 	return ""
 }
 
-// ServeMCP runs bl mcp: the MCP server over stdin and stdout, running
+// serveMCP runs bl mcp: the MCP server over stdin and stdout, running
 // each tool call through s.
-func (Git) ServeMCP(ctx context.Context, s *cli.Session) error {
+func serveMCP(ctx context.Context, s *cli.Session) error {
 	return mcpserver.Serve(ctx, s, cli.Version())
+}
+
+// runBoard runs bl board, with the terminal libraries the lean bl leaves
+// out.
+func runBoard(a *cli.App, _ *cli.BoardCmd) error {
+	b, err := a.Open()
+	if err != nil {
+		return err
+	}
+	return board.Run(a.Context(), board.Source{B: b, Now: a.Clock()})
 }

@@ -1,0 +1,28 @@
+package cli
+
+import (
+	"context"
+
+	"github.com/bl-backlog/bl/hooks"
+)
+
+// Extensions are what a binary links beyond the lean bl, and the one seam
+// between the two binaries: each passes its own to Main. The lean bl
+// passes none, and hands every command that needs one to bl-git, which
+// passes them all (gitcli.Extensions). Nothing is set at start-up: a
+// binary has exactly what it passes.
+type Extensions struct {
+	// Git is bl sync, the merge driver, claims through a remote,
+	// sync.auto (git.go; package gitsync).
+	Git Git
+	// Serve runs bl serve (package serve).
+	Serve func(a *App, c *ServeCmd) error
+	// MCP runs bl mcp: the MCP server over stdio, each tool call run
+	// through s (package mcpserver).
+	MCP func(ctx context.Context, s *Session) error
+	// Board runs bl board (package board).
+	Board func(a *App, c *BoardCmd) error
+	// Deliver posts a hook's webhook (package hooks/webhook). Without it
+	// a webhook is posted by a bl-git child (deliverViaBLGit).
+	Deliver hooks.DeliverFunc
+}

@@ -1,0 +1,204 @@
+package cli
+
+import (
+	"io"
+	"reflect"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/alecthomas/kong"
+)
+
+// Globals are the flags every command takes.
+type Globals struct {
+	Dir         string        `name:"dir" env:"BL_DIR" placeholder:"PATH" help:"Backlog directory (default: the nearest .backlog upward, shared across git worktrees)."`
+	JSON        bool          `name:"json" help:"Machine output: the bare object, array or null; errors as a JSON object on stderr."`
+	Actor       string        `name:"actor" env:"BL_ACTOR" placeholder:"NAME" help:"Who is acting (default: user@host)."`
+	LockTimeout time.Duration `name:"lock-timeout" default:"10s" placeholder:"DURATION" help:"How long to wait for the backlog lock."`
+}
+
+// command is one bl subcommand: its name, its line in bl --help, and a
+// fresh value of its kong struct. The table of them is commands.go.
+type command struct {
+	name   string
+	help   string
+	hidden bool
+	new    func() any
+}
+
+// CLI is the command line's root: the global flags. The subcommands are
+// added to the parser from commands.
+type CLI struct {
+	Globals
+}
+
+// newParser builds the parser over cli. With only set, it holds just that
+// subcommand: building the parser reflects over every command's struct,
+// and a call that names its command up front (as agents' calls do) need
+// not pay for the others. cmds gets each command's struct by name.
+func newParser(cli *CLI, app *App, stdout, stderr io.Writer, only string, cmds map[string]any) (*kong.Kong, error) {
+	opts := []kong.Option{
+		kong.Name("bl"),
+		kong.Description(description),
+		kong.Writers(stdout, stderr),
+		kong.Exit(func(c int) { panic(exitRequest{c}) }),
+		kong.ConfigureHelp(kong.HelpOptions{Compact: true, NoExpandSubcommands: true}),
+		kong.Help(printHelp),
+		kong.Bind(app),
+		kong.Resolvers(envResolver(app)),
+		kong.KindMapper(reflect.String, kong.MapperFunc(rawString)),
+		kong.TypeMapper(reflect.TypeOf([]string(nil)), kong.MapperFunc(rawStrings)),
+		kong.KindMapper(reflect.Int, decimalInt(strconv.IntSize)),
+		kong.KindMapper(reflect.Int64, decimalInt(64)),
+	}
+	for _, c := range commands {
+		if only != "" && c.name != only {
+			continue
+		}
+		var tags []string
+		if c.hidden {
+			tags = append(tags, `hidden:""`)
+		}
+		help := c.help
+		if as := aliasesOf(c.name); len(as) > 0 { // bl --help lists them: "delete (rm)"
+			tags = append(tags, `aliases:"`+strings.Join(as, ",")+`"`)
+		}
+		v := c.new()
+		cmds[c.name] = v
+		opts = append(opts, kong.DynamicCommand(c.name, help, "", v, tags...))
+	}
+	return kong.New(cli, opts...)
+}
+
+// envResolver reads a flag's variable (env:"BL_OWNER") from the App's
+// environment, Getenv: kong itself reads the process's, which is the
+// same one when bl runs as a process.
+func envResolver(a *App) kong.Resolver {
+	return kong.ResolverFunc(func(_ *kong.Context, _ *kong.Path, f *kong.Flag) (any, error) {
+		for _, env := range f.Tag.Envs {
+			if v := a.getenv(env); v != "" {
+				return v, nil
+			}
+		}
+		return nil, nil
+	})
+}
+
+// globalsWithValue are the global flags that take the next argument as
+// their value.
+var globalsWithValue = map[string]bool{"--dir": true, "--actor": true, "--lock-timeout": true}
+
+// commandIn returns the subcommand args name (an alias named by its
+// command), looking past the global flags before it ("bl --dir D claim
+// ..."), or "" when there is none. unknown is the word in the command's
+// place when it names no command.
+func commandIn(args []string) (name, unknown string) {
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		switch {
+		case globalsWithValue[a]:
+			i++
+		case strings.HasPrefix(a, "-"):
+		default:
+			if n := canonical(a); n != "" {
+				return n, ""
+			}
+			return "", a
+		}
+	}
+	return "", ""
+}
+
+// commandNamed reports whether name is a subcommand or an alias of one.
+func commandNamed(name string) bool { return commandName(name) != "" }
+
+// commandName is the subcommand name or alias answers to, or "".
+func commandName(name string) string {
+	for _, c := range commands {
+		if c.name == name {
+			return c.name
+		}
+	}
+	return ""
+}
+
+const description = `A git-native, file-backed backlog for developers and fleets of coding agents.
+
+Cards live in .backlog/ledger.jsonl, an append-only, checksummed event log
+committed with your code. Claims are leases with a TTL and an epoch: two
+agents never both win a card, a crashed agent's card comes back when its
+lease expires, and a late agent is fenced out.
+
+The agent loop:
+
+    card=$(bl claim --owner $ME --ttl 10m --json)      # null when nothing is claimable
+    id=$(echo "$card" | jq -r .id); epoch=$(echo "$card" | jq -r .claim_epoch)
+    bl heartbeat --id $id --owner $ME --epoch $epoch   # every few minutes
+    bl complete --id $id --owner $ME --epoch $epoch --note "merged in abc123"
+
+or, in one process that does all of that around a command:
+
+    bl run --owner $ME --ttl 10m --loop -- ./work-on-card.sh
+
+Exit codes:
+
+    0  success (also a claim that found nothing, and claim --wait or watch
+       ended by SIGINT or SIGTERM)
+    1  any other failure
+    2  usage or invalid input
+    3  not found (card, or no backlog)
+    4  conflict: stale epoch, not the owner, invalid transition, cycle, duplicate
+       id, a request id reused for another request
+    5  lock busy: timed out waiting for .backlog/lock
+    6  corrupt backlog (or written by a newer bl), or a file in .backlog that is
+       a symbolic link out of it`
+
+// exitRequest carries kong's exit code (after --help) out of Parse.
+type exitRequest struct{ code int }
+
+func hasJSONFlag(args []string) bool {
+	for _, a := range args {
+		if a == "--json" || a == "--json=true" {
+			return true
+		}
+	}
+	return false
+}
+
+// isNegativeNumber reports whether a is "-" followed by digits only.
+func isNegativeNumber(a string) bool {
+	if len(a) < 2 || a[0] != '-' {
+		return false
+	}
+	for _, c := range a[1:] {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// normalizeArgs makes the command line friendlier before kong sees it: a
+// bare "bl" or "bl help [command]" shows help, and a negative number after
+// a flag ("--priority -5") is joined to it, since kong would take "-5" for
+// a short flag.
+func normalizeArgs(args []string) []string {
+	switch {
+	case len(args) == 0:
+		return []string{"--help"}
+	case args[0] == "help":
+		return append(append([]string{}, args[1:]...), "--help")
+	}
+	out := make([]string, 0, len(args))
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if strings.HasPrefix(a, "--") && !strings.Contains(a, "=") && i+1 < len(args) && isNegativeNumber(args[i+1]) {
+			out = append(out, a+"="+args[i+1])
+			i++
+			continue
+		}
+		out = append(out, a)
+	}
+	return out
+}
