@@ -80,8 +80,8 @@ func (c *ClaimCmd) Run(a *App) error {
 	if err != nil {
 		return err
 	}
-	if c.TTL < time.Second {
-		return usagef(fmt.Sprintf("--ttl %s is shorter than 1s", c.TTL))
+	if err := checkTTL(c.TTL); err != nil {
+		return err
 	}
 	if c.Wait < 0 {
 		return usagef(fmt.Sprintf("--wait %s is negative", c.Wait))
@@ -140,4 +140,21 @@ func (c *ClaimCmd) gitWork(a *App) string { return a.remoteWork("claim", c.remot
 // is SIGINT or SIGTERM.
 func (a *App) interrupted(err error) bool {
 	return errors.Is(err, context.Canceled) && a.ctx.Err() != nil
+}
+
+// checkTTL refuses a lease shorter than a second: it would end before the
+// first heartbeat could reach it.
+func checkTTL(ttl time.Duration) error {
+	if ttl < time.Second {
+		return usagef(fmt.Sprintf("--ttl %s is shorter than 1s", ttl))
+	}
+	return nil
+}
+
+// optionalTTL is an optional --ttl: 0 (keep the lease's own) when not given.
+func optionalTTL(ttl *time.Duration) (time.Duration, error) {
+	if ttl == nil {
+		return 0, nil
+	}
+	return *ttl, checkTTL(*ttl)
 }

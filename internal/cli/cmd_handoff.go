@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"fmt"
 	"time"
 
 	"github.com/bl-backlog/bl/ledger"
@@ -35,11 +34,9 @@ func (c *HandoffCmd) Run(a *App) error {
 	if err != nil {
 		return err
 	}
-	var ttl time.Duration
-	if c.TTL != nil {
-		if ttl = *c.TTL; ttl < time.Second {
-			return usagef(fmt.Sprintf("--ttl %s is shorter than 1s", ttl))
-		}
+	ttl, err := optionalTTL(c.TTL)
+	if err != nil {
+		return err
 	}
 	b, err := a.Open()
 	if err != nil {

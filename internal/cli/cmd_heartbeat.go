@@ -38,11 +38,9 @@ func (c *HeartbeatCmd) Run(a *App) error {
 	if err != nil {
 		return err
 	}
-	var ttl time.Duration
-	if c.TTL != nil {
-		if ttl = *c.TTL; ttl < time.Second {
-			return usagef(fmt.Sprintf("--ttl %s is shorter than 1s", ttl))
-		}
+	ttl, err := optionalTTL(c.TTL)
+	if err != nil {
+		return err
 	}
 	var cp json.RawMessage
 	if c.Checkpoint != "" {

@@ -109,8 +109,8 @@ func (c *RunCmd) Run(a *App) error {
 	if len(c.Command) == 0 {
 		return usagef("bl run needs a command: bl run [flags] -- CMD [ARGS]")
 	}
-	if c.TTL < time.Second {
-		return usagef(fmt.Sprintf("--ttl %s is shorter than 1s", c.TTL))
+	if err := checkTTL(c.TTL); err != nil {
+		return err
 	}
 	if c.Wait < 0 || c.Grace < 0 || c.Timeout < 0 {
 		return usagef("--wait, --grace and --timeout cannot be negative")
