@@ -62,7 +62,6 @@ var replaceAtomic = fsutil.ReplaceFile
 // compactLocked runs a compaction; the caller holds the lock and is caught
 // up with the ledger. On failure the state and the files read as before.
 func (b *Backlog) compactLocked() (res CompactResult, err error) {
-	defer returnFailure(&err)
 	written := "" // the archive segment this compaction wrote
 	defer func() {
 		if err != nil && written != "" {

@@ -96,8 +96,9 @@ type keyed struct {
 // conflict in fold order. The same state always gives the same bytes. It
 // also returns where each line went, for the snapshot index.
 func (s *State) encodeSnapshot(archives []string, tail []byte) (_ []byte, _ *indexBuild, err error) {
-	defer returnFailure(&err)
-	s.all()
+	if err := s.readAll(); err != nil {
+		return nil, nil, err
+	}
 	s.pruneReceipts()
 	hdr := snapshotHeader{V: FormatVersion, Seq: len(archives), Events: s.events, LastAt: s.last.At, LastID: s.last.ID,
 		Cards: len(s.cards), Receipts: len(s.requests), Conflicts: len(s.conflicts), Archives: archiveFingerprint(archives)}

@@ -269,30 +269,3 @@ func (releasedSource) leased(time.Time, func([]byte) bool, func(*Card) bool) err
 func (releasedSource) candidates(time.Time, func([]byte) bool, func(*Card) bool) error {
 	return errReleased
 }
-
-// readFailure carries a failed read of a state's source out of code that
-// cannot return it (the op rules, whose errors are rule errors, and the
-// selections) up to the entry point that returns it as an error:
-// State.Apply, State.Check, Backlog.View and the calls that hold the lock
-// (Backlog.withLock). Nothing runs on after a failed read, so nothing
-// answers from it; the panic never reaches a caller outside the package.
-type readFailure struct{ err error }
-
-// must unwinds with a read failure when err is set.
-func must(err error) {
-	if err != nil {
-		panic(readFailure{err})
-	}
-}
-
-// returnFailure, deferred by an entry point, turns a read failure
-// unwinding through it into *err. Any other panic goes on.
-func returnFailure(err *error) {
-	if r := recover(); r != nil {
-		f, ok := r.(readFailure)
-		if !ok {
-			panic(r)
-		}
-		*err = f.err
-	}
-}
