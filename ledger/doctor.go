@@ -130,7 +130,7 @@ func diagnose(dir string, now time.Time) (*Report, []rawLine, error) {
 		ExpiredLeases: []ExpiredLease{}, DependencyProblems: []string{}, Repaired: []string{}}
 	// Every line through the one reader and its rule; unlike the other
 	// callers, doctor goes on past damage to list all of it.
-	lr := newLineReader(path, bytes.NewReader(data), 0, 0, false, min(len(data), 256<<10))
+	lr := newLineReader(path, bytes.NewReader(data), lineStart{}, min(len(data), fileBufSize))
 	var lines []rawLine
 	for {
 		var e *Event

@@ -204,7 +204,7 @@ func openSnapshot(dir string, read func(path string, f *os.File) (*State, snapsh
 // two snapshots a git merge made — is stale, not damage: the error wraps
 // errStale and the caller folds the archives instead.
 func decodeSnapshot(path string, r io.ReaderAt, ib *indexBuild) (*State, snapshotHeader, error) {
-	lr := newLineReader(path, r, 0, 0, false, 256<<10)
+	lr := newLineReader(path, r, lineStart{}, fileBufSize)
 	s := NewState()
 	var hdr snapshotHeader
 	var offset int64
