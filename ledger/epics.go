@@ -177,7 +177,7 @@ func (b *Backlog) rollUp(m Mutation, done []Card) {
 	}
 	for _, kid := range done {
 		for kid.Status == StatusDone && kid.Parent != "" {
-			if err := b.state.readCard(kid.Parent); err != nil {
+			if _, err := b.state.readCard(kid.Parent); err != nil {
 				b.warn(fmt.Sprintf("epic %s was not completed with its last child %s: %v", kid.Parent, kid.ID, err))
 				break
 			}

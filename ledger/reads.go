@@ -1,6 +1,9 @@
 package ledger
 
-import "time"
+import (
+	"slices"
+	"time"
+)
 
 // How a state backed by a snapshot source reads it. The pure code — the op
 // rules, the selections, cycles, standings — reads only what the state holds
@@ -17,14 +20,12 @@ import "time"
 // lazyReads is what a state has read from its source, and what the code
 // running now lacked.
 type lazyReads struct {
-	absent    map[string]bool // card ids the snapshot lacks
-	noKey     map[string]bool // idempotency keys the snapshot lacks
-	noReceipt map[string]bool // request ids the snapshot lacks
-	leased    time.Time       // every card leased at or after this time is in memory
-	leasedOK  bool            // leased is set
-	cand      frontier        // how far the snapshot's claim order has been read
-	want      *wants          // what the pure code lacked; nil outside resolve
-	fault     error           // the first read that failed outside resolve
+	leased   time.Time // every card leased at or after this time is in memory
+	leasedOK bool      // leased is set
+	cand     frontier  // how far the snapshot's claim order has been read
+	want     *wants    // what the pure code lacked; nil outside resolve
+	spare    wants     // the outermost resolve's list, kept for the next one
+	fault    error     // the first read that failed outside resolve
 }
 
 // frontier is how far the snapshot's ready, claimed and review cards have
@@ -44,12 +45,26 @@ func (f *frontier) serves(q time.Time) bool {
 	return f.set && (f.at.IsZero() || (!q.IsZero() && !q.After(f.at)))
 }
 
-// wants lists what pure code lacked.
+// wants lists what pure code lacked, and what the snapshot was found to
+// lack while one resolve runs (so the next run does not ask again).
 type wants struct {
-	cards, keys, receipts []string
-	all                   bool
-	leased                *time.Time
-	candidates            *time.Time
+	cards, keys, receipts       []string
+	all                         bool
+	leased                      *time.Time
+	candidates                  *time.Time
+	noCards, noKeys, noReceipts []string
+}
+
+// next clears what the last run lacked, keeping what the snapshot lacks.
+func (w *wants) next() {
+	w.cards, w.keys, w.receipts = w.cards[:0], w.keys[:0], w.receipts[:0]
+	w.all, w.leased, w.candidates = false, nil, nil
+}
+
+// reset clears everything, for a new resolve.
+func (w *wants) reset() {
+	w.next()
+	w.noCards, w.noKeys, w.noReceipts = w.noCards[:0], w.noKeys[:0], w.noReceipts[:0]
 }
 
 func (w *wants) empty() bool {
@@ -62,15 +77,24 @@ func (w *wants) empty() bool {
 // replaced by the next run's. A read that fails is returned, and pure's
 // last answer is then void.
 func (s *State) resolve(pure func()) error {
+	if s.src == nil && s.lz.want == nil {
+		pure()
+		return nil
+	}
 	outer := s.lz.want
 	defer func() { s.lz.want = outer }()
+	w := &s.lz.spare
+	if outer != nil {
+		w = &wants{} // a resolve inside another keeps the outer list
+	}
+	w.reset()
 	for {
 		if s.src == nil {
 			s.lz.want = nil
 			pure()
 			return nil
 		}
-		w := &wants{}
+		w.next()
 		s.lz.want = w
 		pure()
 		if w.empty() {
@@ -89,18 +113,24 @@ func (s *State) readWants(w *wants) error {
 		return s.readAll()
 	}
 	for _, id := range w.cards {
-		if err := s.readCard(id); err != nil {
+		if ok, err := s.readCard(id); err != nil {
 			return err
+		} else if !ok {
+			w.noCards = append(w.noCards, id)
 		}
 	}
 	for _, k := range w.keys {
-		if err := s.readKey(k); err != nil {
+		if ok, err := s.readKey(k); err != nil {
 			return err
+		} else if !ok {
+			w.noKeys = append(w.noKeys, k)
 		}
 	}
 	for _, r := range w.receipts {
-		if err := s.readReceipt(r); err != nil {
+		if ok, err := s.readReceipt(r); err != nil {
 			return err
+		} else if !ok {
+			w.noReceipts = append(w.noReceipts, r)
 		}
 	}
 	if w.leased != nil {
@@ -112,6 +142,12 @@ func (s *State) readWants(w *wants) error {
 		return s.readCandidates(*w.candidates)
 	}
 	return nil
+}
+
+// pending reports whether the code running under resolve has lacked
+// something this run: what it concludes now is provisional.
+func (s *State) pending() bool {
+	return s.lz.want != nil && !s.lz.want.empty()
 }
 
 // lacks reports whether the state must read something before it can
@@ -145,22 +181,34 @@ func (s *State) takeFault() error {
 // card returns the card with the given id; nil when there is none, or
 // (under resolve) when it has not been read yet.
 func (s *State) card(id string) *Card {
-	if c, ok := s.cards[id]; ok || s.src == nil || s.lz.absent[id] {
+	if c, ok := s.cards[id]; ok || s.src == nil {
 		return c
 	}
-	if s.lacks(func(w *wants) { w.cards = append(w.cards, id) }, func() error { return s.readCard(id) }) {
+	if w := s.lz.want; w != nil {
+		if !slices.Contains(w.noCards, id) {
+			w.cards = append(w.cards, id)
+		}
 		return nil
+	}
+	if _, err := s.readCard(id); err != nil {
+		s.noteFault(err)
 	}
 	return s.cards[id]
 }
 
 // keyOwner returns the id of the card created with an idempotency key.
 func (s *State) keyOwner(key string) (string, bool) {
-	if id, ok := s.keys[key]; ok || s.src == nil || s.lz.noKey[key] {
+	if id, ok := s.keys[key]; ok || s.src == nil {
 		return id, ok
 	}
-	if s.lacks(func(w *wants) { w.keys = append(w.keys, key) }, func() error { return s.readKey(key) }) {
+	if w := s.lz.want; w != nil {
+		if !slices.Contains(w.noKeys, key) {
+			w.keys = append(w.keys, key)
+		}
 		return "", false
+	}
+	if _, err := s.readKey(key); err != nil {
+		s.noteFault(err)
 	}
 	id, ok := s.keys[key]
 	return id, ok
@@ -168,11 +216,17 @@ func (s *State) keyOwner(key string) (string, bool) {
 
 // Receipt returns what an earlier request with this id did.
 func (s *State) Receipt(requestID string) (Receipt, bool) {
-	if r, ok := s.requests[requestID]; ok || s.src == nil || s.lz.noReceipt[requestID] {
+	if r, ok := s.requests[requestID]; ok || s.src == nil {
 		return r, ok
 	}
-	if s.lacks(func(w *wants) { w.receipts = append(w.receipts, requestID) }, func() error { return s.readReceipt(requestID) }) {
+	if w := s.lz.want; w != nil {
+		if !slices.Contains(w.noReceipts, requestID) {
+			w.receipts = append(w.receipts, requestID)
+		}
 		return Receipt{}, false
+	}
+	if _, err := s.readReceipt(requestID); err != nil {
+		s.noteFault(err)
 	}
 	r, ok := s.requests[requestID]
 	return r, ok
@@ -221,54 +275,43 @@ func (s *State) moreCandidates(leasedAt time.Time) bool {
 }
 
 // The reads: each takes lines from the source into the maps and returns
-// the error of a read that fails, leaving the maps as they were.
+// the error of a read that fails, leaving the maps as they were. found
+// says whether the maps hold what was asked for after it.
 
-func (s *State) readCard(id string) error {
-	if _, ok := s.cards[id]; ok || s.src == nil || s.lz.absent[id] {
-		return nil
+func (s *State) readCard(id string) (found bool, err error) {
+	if _, ok := s.cards[id]; ok || s.src == nil {
+		return ok, nil
 	}
 	c, err := s.src.card(id)
-	if err != nil {
-		return err
+	if err != nil || c == nil {
+		return false, err
 	}
-	if c == nil {
-		mark(&s.lz.absent, id)
-	} else {
-		s.cards[id] = c
-	}
-	return nil
+	s.cards[id] = c
+	return true, nil
 }
 
-func (s *State) readKey(key string) error {
-	if _, ok := s.keys[key]; ok || s.src == nil || s.lz.noKey[key] {
-		return nil
+func (s *State) readKey(key string) (found bool, err error) {
+	if _, ok := s.keys[key]; ok || s.src == nil {
+		return ok, nil
 	}
 	id, ok, err := s.src.keyOwner(key)
-	if err != nil {
-		return err
+	if err != nil || !ok {
+		return false, err
 	}
-	if ok {
-		s.keys[key] = id
-	} else {
-		mark(&s.lz.noKey, key)
-	}
-	return nil
+	s.keys[key] = id
+	return true, nil
 }
 
-func (s *State) readReceipt(rid string) error {
-	if _, ok := s.requests[rid]; ok || s.src == nil || s.lz.noReceipt[rid] {
-		return nil
+func (s *State) readReceipt(rid string) (found bool, err error) {
+	if _, ok := s.requests[rid]; ok || s.src == nil {
+		return ok, nil
 	}
 	r, ok, err := s.src.receipt(rid)
-	if err != nil {
-		return err
+	if err != nil || !ok {
+		return false, err
 	}
-	if ok {
-		s.requests[rid] = r
-	} else {
-		mark(&s.lz.noReceipt, rid)
-	}
-	return nil
+	s.requests[rid] = r
+	return true, nil
 }
 
 // readAll reads whatever the source still holds into the maps and drops
@@ -287,7 +330,7 @@ func (s *State) readAll() error {
 	}
 	s.src.close()
 	s.src = nil
-	s.lz = lazyReads{want: s.lz.want, fault: s.lz.fault}
+	s.lz = lazyReads{want: s.lz.want, fault: s.lz.fault, spare: s.lz.spare}
 	return nil
 }
 
@@ -350,11 +393,4 @@ func (s *State) readCandidates(leasedAt time.Time) error {
 	}
 	f.next = 2 * n
 	return nil
-}
-
-func mark(m *map[string]bool, k string) {
-	if *m == nil {
-		*m = map[string]bool{}
-	}
-	(*m)[k] = true
 }

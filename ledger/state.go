@@ -81,6 +81,9 @@ func (s *State) prepare(e *Event) (c *Card, conflict error) {
 		return nil, rule(ErrInvalid, "unknown op %q", e.Op)
 	}
 	c = s.card(e.Card)
+	if s.pending() {
+		return nil, nil // the card is read before the rules run
+	}
 	if conflict = s.checkCard(k, c, e); conflict != nil {
 		return c, conflict
 	}
