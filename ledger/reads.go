@@ -370,7 +370,7 @@ func (s *State) readCandidates(leasedAt time.Time) error {
 		return nil
 	}
 	n := max(f.next, 1)
-	var read []*Card
+	read := make([]*Card, 0, min(n, s.src.count()))
 	seen := func(id []byte) bool { _, ok := s.cards[string(id)]; return ok }
 	if err := s.src.candidates(f.at, seen, func(c *Card) bool {
 		if f.last.ID != "" && ClaimOrder(c, &f.last) <= 0 {

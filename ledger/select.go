@@ -178,9 +178,10 @@ func (f *Filter) candidatesOnly() bool {
 // the scan stops where it lacks cards, and the next run goes on.
 func (s *State) inClaimOrder(leasedAt time.Time, fn func(c *Card) bool) {
 	var last *Card // the last card fn saw
+	var mem []*Card
 	for {
 		front, more := s.claimFrontier(leasedAt)
-		var mem []*Card
+		mem = mem[:0]
 		for _, c := range s.cards {
 			if (c.Status == StatusReady || c.Status == StatusClaimed || c.Status == StatusReview) && (last == nil || ClaimOrder(c, last) > 0) {
 				mem = append(mem, c)
