@@ -36,6 +36,7 @@ type frontier struct {
 	at   time.Time
 	last Card // the claim-order key of the last card read; ID empty before the first
 	done bool // nothing after last
+	from int  // where the source goes on (a claim-order position; 0: the start)
 	next int  // how many to read next: doubles, so a long scan reads few times
 }
 
@@ -372,15 +373,17 @@ func (s *State) readCandidates(leasedAt time.Time) error {
 	n := max(f.next, 1)
 	read := make([]*Card, 0, min(n, s.src.count()))
 	seen := func(id []byte) bool { _, ok := s.cards[string(id)]; return ok }
-	if err := s.src.candidates(f.at, seen, func(c *Card) bool {
+	from, err := s.src.candidates(f.from, f.at, seen, func(c *Card) bool {
 		if f.last.ID != "" && ClaimOrder(c, &f.last) <= 0 {
 			return true
 		}
 		read = append(read, c)
 		return len(read) < n
-	}); err != nil {
+	})
+	if err != nil {
 		return err
 	}
+	f.from = from
 	for _, c := range read {
 		s.cards[c.ID] = c
 	}

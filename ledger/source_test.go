@@ -242,8 +242,8 @@ func (failingSource) fill(map[string]*Card, map[string]Receipt) error {
 func (failingSource) leased(time.Time, func([]byte) bool, func(*Card) bool) error {
 	return errTestRead
 }
-func (failingSource) candidates(time.Time, func([]byte) bool, func(*Card) bool) error {
-	return errTestRead
+func (failingSource) candidates(int, time.Time, func([]byte) bool, func(*Card) bool) (int, error) {
+	return 0, errTestRead
 }
 
 // TestFoldReadsNothing: once prepare has read what an event needs, the
