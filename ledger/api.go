@@ -37,7 +37,9 @@ func (b *Backlog) Create(ctx context.Context, r CreateRequest) (card Card, creat
 		}
 	}
 	var existing *Card
+	fresh := "" // a generated id, kept while build runs again (resolve)
 	cards, err := b.write(ctx, r.Mutation.names(r.ID, &r.Title), OpCreate, func(s *State, _ time.Time) ([]*Event, error) {
+		existing = nil
 		if r.IdempotencyKey != "" {
 			if c, ok := s.CardByKey(r.IdempotencyKey); ok {
 				existing = &c
@@ -69,9 +71,10 @@ func (b *Backlog) Create(ctx context.Context, r CreateRequest) (card Card, creat
 			if err := s.checkFields("the new card", f); err != nil {
 				return nil, err
 			}
-			for id == "" || s.card(id) != nil {
-				id = NewCardID()
+			for fresh == "" || s.card(fresh) != nil {
+				fresh = NewCardID()
 			}
+			id = fresh
 		}
 		return []*Event{{Op: OpCreate, Card: id, Fields: f}}, nil
 	})

@@ -127,17 +127,20 @@ func (b *Backlog) TornTail() *TornTail {
 }
 
 // View runs fn on an up-to-date state. fn must not keep the state. A
-// snapshot line the state fails to read while fn runs ends fn and is
-// returned.
-func (b *Backlog) View(fn func(s *State, now time.Time) error) (err error) {
+// snapshot line the state fails to read while fn runs is returned instead
+// of fn's error: whatever fn found is void then (the line read as absent).
+func (b *Backlog) View(fn func(s *State, now time.Time) error) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	defer returnFailure(&err)
 	if err := b.refresh(); err != nil {
 		return err
 	}
 	b.policy()
-	return fn(b.state, b.opts.Clock().UTC())
+	err := fn(b.state, b.opts.Clock().UTC())
+	if ferr := b.state.takeFault(); ferr != nil {
+		return ferr
+	}
+	return err
 }
 
 // write is the append path: lock, catch up (setting aside a torn tail),
@@ -150,10 +153,38 @@ func (b *Backlog) write(ctx context.Context, m Mutation, op Op, build func(s *St
 		return nil, rule(ErrInvalid, "an actor is required")
 	}
 	err = b.withLock(ctx, func() error {
-		cards, err = b.writeLocked(m, op, build)
+		if err := b.readRequest(m.RequestID); err != nil {
+			return err
+		}
+		cards, err = b.writeLocked(m, op, resolved(build))
 		return err
 	})
 	return cards, err
+}
+
+// readRequest reads what the replay check of a request id looks at: its
+// receipt and the card it touched.
+func (b *Backlog) readRequest(rid string) error {
+	if rid == "" {
+		return nil
+	}
+	s := b.state
+	return s.resolve(func() {
+		if r, ok := s.Receipt(rid); ok {
+			s.card(r.Card)
+		}
+	})
+}
+
+// resolved runs build under resolve: it sees only cards in memory, and a
+// snapshot line it needs that does not read is returned before it answers.
+func resolved(build func(s *State, at time.Time) ([]*Event, error)) func(s *State, at time.Time) ([]*Event, error) {
+	return func(s *State, at time.Time) (evs []*Event, err error) {
+		if rerr := s.resolve(func() { evs, err = build(s, at) }); rerr != nil {
+			return nil, rerr
+		}
+		return evs, err
+	}
 }
 
 // withLock runs fn holding the writers' lock, caught up with the ledger
@@ -171,11 +202,14 @@ func (b *Backlog) withLock(ctx context.Context, fn func() error) (err error) {
 		b.holding = false
 		_ = b.lk.Release()
 	}()
-	defer returnFailure(&err) // a snapshot line fn needed does not read
 	if err := b.catchUpForWrite(); err != nil {
 		return err
 	}
-	return fn()
+	err = fn()
+	if ferr := b.state.takeFault(); ferr != nil && err == nil {
+		err = ferr // a lookup outside resolve did not read
+	}
+	return err
 }
 
 func (b *Backlog) writeLocked(m Mutation, op Op, build func(s *State, at time.Time) ([]*Event, error)) ([]Card, error) {

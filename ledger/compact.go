@@ -26,23 +26,10 @@ type CompactResult struct {
 }
 
 // Compact folds the ledger into snapshot.json and starts a fresh ledger,
-// keeping the folded events in archive/<cursor>.jsonl (named after the
-// newest event in it) so history stays readable (bl log). It holds the
-// lock throughout: writers wait, readers keep reading (see reload). Each
-// step is atomic and ordered so that a crash or a failure (a full disk) at
-// any point loses nothing and leaves a backlog that reads and writes as
-// before:
-//
-//  1. archive/<cursor>.jsonl ← the ledger's events (temp, fsync, rename,
-//     fsync dir). Until step 2 the snapshot does not name this segment:
-//     loading recognises it as a leftover (its bytes are the ledger's) and
-//     ignores it; a compaction that fails removes it, and the next
-//     compaction removes one a crash left.
-//  2. snapshot.json ← the fold (same). A crash after this leaves a
-//     snapshot and a ledger that both hold the newest events; loading
-//     skips the ledger prefix the snapshot covers (tail_bytes, tail_crc).
-//  3. ledger.jsonl ← an empty file (same). Readers holding the old file
-//     notice the replacement and reload.
+// keeping the folded events in archive/<cursor>.jsonl so history stays
+// readable (bl log). It holds the lock throughout. Its steps, and why a
+// crash or a full disk at any of them loses nothing, are in the package
+// documentation ("Snapshot and compaction").
 func (b *Backlog) Compact(ctx context.Context) (res CompactResult, err error) {
 	err = b.withLock(ctx, func() error {
 		res, err = b.compactLocked()
@@ -62,7 +49,6 @@ var replaceAtomic = fsutil.ReplaceFile
 // compactLocked runs a compaction; the caller holds the lock and is caught
 // up with the ledger. On failure the state and the files read as before.
 func (b *Backlog) compactLocked() (res CompactResult, err error) {
-	defer returnFailure(&err)
 	written := "" // the archive segment this compaction wrote
 	defer func() {
 		if err != nil && written != "" {

@@ -345,7 +345,7 @@ func diffAppended(old, new Tree) (d *BacklogDiff, ok bool, err error) {
 		}
 	}
 	for _, e := range added {
-		_, _ = s.fold(e) // a conflict is recorded in s
+		_, _ = s.foldEvent(e) // a conflict is recorded in s
 	}
 	d = &BacklogDiff{Cards: []CardDiff{}, EventsAdded: len(added)}
 	byCard := map[string]*CardDiff{}

@@ -412,9 +412,11 @@
 //  2. snapshot.json gets the fold, with the new seq; its tail_bytes and
 //     tail_crc name the ledger prefix it folded (the whole ledger as it
 //     was);
-//  3. ledger.jsonl is replaced by an empty file.
+//  3. ledger.jsonl is replaced by an empty file; readers holding the old
+//     file notice the replacement and reload.
 //
-// A ledger a git union merge left out of order goes into its segment
+// Writers wait for the lock meanwhile; readers keep reading. A ledger a
+// git union merge left out of order goes into its segment
 // sorted, each event once; a crash before step 2 then leaves a segment
 // that is not byte for byte the ledger, which reads as stale (below)
 // rather than as a leftover, and loses nothing either.
@@ -609,6 +611,13 @@
 // never as "not found", and nothing is written. Cards changed since the
 // snapshot come from the ledger, which every call folds in full.
 //
+// The fold itself never reads. The op rules, the selections, cycle and
+// epic checks run on the cards in memory and list the ones they lacked;
+// the store reads those lines and runs them again until nothing is lacking
+// (resolve, reads.go), so a read error is returned before the fold, never
+// met inside it. A claim reads the snapshot's claim order a few cards at a
+// time, as far as its scan gets.
+//
 // # Cursors
 //
 // A cursor names a point in history as "<unix nanoseconds>-<event id>" of
@@ -616,4 +625,38 @@
 // Stamps), so the nanoseconds are always positive and fit an int64. Because history is ordered by (at, id), whichever
 // file holds an event and wherever in it, "every event after the cursor"
 // is well defined whichever file the events are in now.
+//
+// # Code map
+//
+// Where each section above is implemented (tests sit beside each file as
+// <name>_test.go):
+//
+//	The .backlog directory   init.go, file.go, config.go, config_decode.go,
+//	                         links.go, fs_linux.go, fs_other.go, seen.go
+//	Line framing             framing.go, json_value.go, sync_linux.go,
+//	                         sync_other.go
+//	Events                   schema.go (the wire types), codec_gen.go
+//	                         (generated from schema.go), event.go,
+//	                         event_encode.go, event_decode.go, validate.go,
+//	                         format_v3.go, errors.go
+//	Stamps                   clock.go, validate.go
+//	The fold                 state.go (Apply, Check), ops.go (the op table),
+//	                         reads.go (what the fold is given), card.go,
+//	                         cycles.go, epics.go, linktypes.go, failure.go,
+//	                         handoff.go, tombstone.go, request.go,
+//	                         select.go, standing.go, paths.go
+//	Review                   review.go
+//	Paths                    paths.go
+//	Appending                backlog.go (write, writeLocked), api.go (the
+//	                         requests), publish.go
+//	Recovery                 load.go, file.go, settle.go, doctor.go,
+//	                         doctor_refold.go
+//	Snapshot and compaction  snapshot.go, snapshot_decode.go, compact.go,
+//	                         normalize.go, segments.go
+//	Journal                  journal.go
+//	Git                      tree.go, rebase.go, diff.go, changes.go,
+//	                         history.go, history_newest.go; the git side is
+//	                         package gitsync
+//	Snapshot index           index.go, index_write.go, source.go, mmap_*.go
+//	Cursors                  cursor.go, history.go
 package ledger

@@ -128,9 +128,34 @@ func diagnose(dir string, now time.Time) (*Report, []rawLine, error) {
 	}
 	rep := &Report{Dir: dir, Bytes: int64(len(data)), Damage: []Damage{}, Stale: []Damage{}, Conflicts: []Conflict{},
 		ExpiredLeases: []ExpiredLease{}, DependencyProblems: []string{}, Repaired: []string{}}
-	// Every line through the one reader and its rule; unlike the other
-	// callers, doctor goes on past damage to list all of it.
-	lr := newLineReader(path, bytes.NewReader(data), 0, 0, false, min(len(data), 256<<10))
+	lines, err := readLedgerLines(rep, path, data)
+	if err != nil {
+		return nil, nil, err
+	}
+	s, pos, err := diagnoseSnapshot(rep, dir)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer pos.close()
+	if err := diagnoseArchives(rep, dir); err != nil {
+		return nil, nil, err
+	}
+	evs, seen := judgeLedgerLines(rep, lines, pos)
+	slices.SortStableFunc(evs, byAtID)
+	for _, e := range evs {
+		_ = s.Apply(e) // conflicts are recorded in the state
+	}
+	s = separateStale(rep, dir, lines, s)
+	rep.SetAside = setAsideReport(dir, seen)
+	summarizeState(rep, s, lines, now)
+	return rep, lines, nil
+}
+
+// readLedgerLines reads every line of the ledger through the one reader
+// and its rule, noting line ends and a torn tail in rep; unlike the other
+// callers, doctor goes on past damage to list all of it.
+func readLedgerLines(rep *Report, path string, data []byte) ([]rawLine, error) {
+	lr := newLineReader(path, bytes.NewReader(data), lineStart{}, min(len(data), fileBufSize))
 	var lines []rawLine
 	for {
 		var e *Event
@@ -153,7 +178,7 @@ func diagnose(dir string, now time.Time) (*Report, []rawLine, error) {
 				raw.err = markerError(body)
 			}
 		} else if err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 		if raw.event != nil && bytes.HasSuffix(raw.bytes, []byte("\r\n")) {
 			rep.CRLFLines++
@@ -164,7 +189,14 @@ func diagnose(dir string, now time.Time) (*Report, []rawLine, error) {
 		lines = append(lines, raw)
 	}
 	rep.Lines = len(lines)
+	return lines, nil
+}
 
+// diagnoseSnapshot loads the snapshot and finds where the ledger's own
+// events start, reporting a damaged, stale or unproducible snapshot and an
+// archive segment a compaction left behind. A damaged snapshot gives an
+// empty state and position; the caller closes pos.
+func diagnoseSnapshot(rep *Report, dir string) (*State, position, error) {
 	s, hdr, err := loadSnapshot(dir)
 	snapDamaged := false
 	if errors.Is(err, errStale) { // a union of two snapshots
@@ -175,7 +207,7 @@ func diagnose(dir string, now time.Time) (*Report, []rawLine, error) {
 	if err != nil {
 		var ce *CorruptError
 		if !errors.As(err, &ce) {
-			return nil, nil, err
+			return nil, position{}, err
 		}
 		kind := "snapshot"
 		if errors.Is(err, ErrVersion) {
@@ -187,44 +219,60 @@ func diagnose(dir string, now time.Time) (*Report, []rawLine, error) {
 	var pos position
 	if err = nil; !snapDamaged {
 		pos, err = snapshotPosition(dir, s, hdr)
-		defer pos.close()
 	}
 	if errors.Is(err, errStale) {
 		rep.Damage = append(rep.Damage, Damage{File: SnapshotFile, Kind: "stale", Repairable: true,
 			Reason: "archive/ holds other segments than the snapshot folded (a git merge?); repair rebuilds the snapshot"})
 	} else if err != nil {
-		return nil, nil, err
+		pos.close()
+		return nil, position{}, err
 	} else if names, nerr := archiveNames(dir); nerr == nil && !snapDamaged && !namesMatch(names, hdr) {
 		rep.Leftover = leftoverSegment(dir, pos.file, names, hdr, pos.base)
 	}
 	checkSnapshotFold(dir, rep, hdr) // a snapshot no history produces (doctor_refold.go)
-	// Archive segments are read by bl log and folded again by a rebuild:
-	// damage in them is reported with its file, line and offset.
-	if segs, err := Segments(dir); err != nil {
-		return nil, nil, err
-	} else if _, err := ArchivedEvents(segs[:len(segs)-1], Cursor{}, func(*Event) error { return nil }); err != nil {
-		var ce *CorruptError
-		if !errors.As(err, &ce) {
-			return nil, nil, err
-		}
-		name := ce.Path
-		if rel, err := filepath.Rel(dir, ce.Path); err == nil {
-			name = filepath.ToSlash(rel)
-		}
-		d := Damage{File: name, Line: ce.Line, Offset: ce.Offset, Kind: "archive", Reason: ce.Err.Error()}
-		if errors.Is(err, errConflictMarkers) {
-			// A merge made before the union rule: repair keeps the
-			// events and drops the markers, as in the ledger.
-			d.Kind, d.Repairable = "conflict-markers", true
-		}
-		if errors.Is(err, errStampRange) {
-			d.Kind, d.Repairable = "stamp", true
-		}
-		rep.Damage = append(rep.Damage, d)
+	return s, pos, nil
+}
+
+// diagnoseArchives reads the archive segments (bl log reads them, a
+// rebuild folds them again) and reports damage in them with its file,
+// line and offset.
+func diagnoseArchives(rep *Report, dir string) error {
+	segs, err := Segments(dir)
+	if err != nil {
+		return err
 	}
-	seen := map[string]int{} // event id -> index in lines
-	prev := pos.snap         // the newest event so far, for the order count
-	var evs []*Event         // the ledger's events after the snapshot, each once
+	_, err = ArchivedEvents(segs[:len(segs)-1], Cursor{}, func(*Event) error { return nil })
+	if err == nil {
+		return nil
+	}
+	var ce *CorruptError
+	if !errors.As(err, &ce) {
+		return err
+	}
+	name := ce.Path
+	if rel, err := filepath.Rel(dir, ce.Path); err == nil {
+		name = filepath.ToSlash(rel)
+	}
+	d := Damage{File: name, Line: ce.Line, Offset: ce.Offset, Kind: "archive", Reason: ce.Err.Error()}
+	if errors.Is(err, errConflictMarkers) {
+		// A merge made before the union rule: repair keeps the
+		// events and drops the markers, as in the ledger.
+		d.Kind, d.Repairable = "conflict-markers", true
+	}
+	if errors.Is(err, errStampRange) {
+		d.Kind, d.Repairable = "stamp", true
+	}
+	rep.Damage = append(rep.Damage, d)
+	return nil
+}
+
+// judgeLedgerLines sorts the ledger's lines after pos into damage (by
+// kind), repeats and restamps of one event, events a stale snapshot
+// already passed, and the events to fold, which it returns with the line
+// index of each event id.
+func judgeLedgerLines(rep *Report, lines []rawLine, pos position) (evs []*Event, seen map[string]int) {
+	seen = map[string]int{} // event id -> index in lines
+	prev := pos.snap        // the newest event so far, for the order count
 	stale := false
 	var markers []rawLine
 	for i, l := range lines {
@@ -232,21 +280,11 @@ func diagnose(dir string, now time.Time) (*Report, []rawLine, error) {
 			continue // folded into the snapshot by a compaction cut short
 		}
 		if l.err != nil {
-			d := Damage{File: LedgerFile, Line: l.n, Offset: l.offset, Kind: "checksum", Reason: l.err.Error()}
-			switch {
-			case errors.Is(l.err, errConflictMarkers):
+			if errors.Is(l.err, errConflictMarkers) {
 				markers = append(markers, l)
-				continue
-			case errors.Is(l.err, ErrVersion):
-				d.Kind = "version"
-			case errors.Is(l.err, errBlank):
-				d.Kind, d.Repairable, d.Reason = "blank", true, "blank line (holds no event; repair drops it)"
-			case errors.Is(l.err, errStampRange):
-				d.Kind, d.Repairable = "stamp", true
-			case !errors.Is(l.err, errChecksum):
-				d.Kind = "framing"
+			} else {
+				rep.Damage = append(rep.Damage, lineDamage(l))
 			}
-			rep.Damage = append(rep.Damage, d)
 			continue
 		}
 		if j, dup := seen[l.event.ID]; dup {
@@ -284,12 +322,31 @@ func diagnose(dir string, now time.Time) (*Report, []rawLine, error) {
 			Reason: fmt.Sprintf("%d line(s) of git conflict markers (<<<<<<<, =======, >>>>>>>), the first %.24q, from a git merge made without the union rule of .backlog/.gitattributes; the lines between them are events",
 				len(markers), bytes.TrimRight(m.bytes, "\r\n"))})
 	}
-	slices.SortStableFunc(evs, byAtID)
-	for _, e := range evs {
-		_ = s.Apply(e) // conflicts are recorded in the state
+	return evs, seen
+}
+
+// lineDamage is the damage a ledger line that holds no event is, by why.
+func lineDamage(l rawLine) Damage {
+	d := Damage{File: LedgerFile, Line: l.n, Offset: l.offset, Kind: "checksum", Reason: l.err.Error()}
+	switch {
+	case errors.Is(l.err, ErrVersion):
+		d.Kind = "version"
+	case errors.Is(l.err, errBlank):
+		d.Kind, d.Repairable, d.Reason = "blank", true, "blank line (holds no event; repair drops it)"
+	case errors.Is(l.err, errStampRange):
+		d.Kind, d.Repairable = "stamp", true
+	case !errors.Is(l.err, errChecksum):
+		d.Kind = "framing"
 	}
-	// A stale snapshot (a compaction cut short, a git merge, a revert)
-	// blocks nothing: the next open rebuilds it. Everything else is damage.
+	return d
+}
+
+// separateStale moves stale findings from rep.Damage to rep.Stale: a stale
+// snapshot (a compaction cut short, a git merge, a revert) blocks nothing,
+// the next open rebuilds it; everything else is damage. With only stale
+// findings, it returns the state as the next open will see it, and the
+// events that state lost, if any.
+func separateStale(rep *Report, dir string, lines []rawLine, s *State) *State {
 	for _, d := range rep.Damage {
 		if d.Kind == "stale" {
 			rep.Stale = append(rep.Stale, d)
@@ -297,27 +354,30 @@ func diagnose(dir string, now time.Time) (*Report, []rawLine, error) {
 	}
 	rep.Damage = slices.DeleteFunc(rep.Damage, func(d Damage) bool { return d.Kind == "stale" })
 	rep.Corrupt = len(rep.Damage) > 0
-	if !rep.Corrupt && len(rep.Stale) > 0 {
-		// Stale: report on the backlog as the next open will see it.
-		if t, err := ReadTree(dir); err == nil {
-			var led []*Event
-			for _, l := range lines {
-				if l.event != nil {
-					led = append(led, l.event)
-				}
-			}
-			if norm, lost, err := normalTree(t, led); err == nil {
-				if ns, err := norm.fold(false); err == nil {
-					s = ns
-				}
-				if lost != nil {
-					rep.LostEvents = lost
-					rep.Stale = append(rep.Stale, Damage{File: SnapshotFile, Line: 1, Kind: "stale", Repairable: true, Reason: lost.String()})
-				}
-			}
-		}
+	if rep.Corrupt || len(rep.Stale) == 0 {
+		return s
 	}
-	rep.SetAside = setAsideReport(dir, seen)
+	t, err := ReadTree(dir)
+	if err != nil {
+		return s
+	}
+	norm, lost, err := normalTree(t, ledgerEvents(lines))
+	if err != nil {
+		return s
+	}
+	if ns, err := norm.fold(false); err == nil {
+		s = ns
+	}
+	if lost != nil {
+		rep.LostEvents = lost
+		rep.Stale = append(rep.Stale, Damage{File: SnapshotFile, Line: 1, Kind: "stale", Repairable: true, Reason: lost.String()})
+	}
+	return s
+}
+
+// summarizeState reports what the folded state holds: cards, conflicts,
+// expired leases, dependency problems and events stamped ahead of now.
+func summarizeState(rep *Report, s *State, lines []rawLine, now time.Time) {
 	rep.Cards = s.Len()
 	rep.Conflicts = append(rep.Conflicts, s.conflicts...)
 	for _, id := range s.Expired(now) {
@@ -325,14 +385,18 @@ func diagnose(dir string, now time.Time) (*Report, []rawLine, error) {
 		rep.ExpiredLeases = append(rep.ExpiredLeases, ExpiredLease{Card: id, Owner: c.ClaimOwner, Epoch: c.ClaimEpoch, ExpiredAt: *c.LeaseExpiresAt})
 	}
 	rep.DependencyProblems = append(rep.DependencyProblems, s.dependencyProblems()...)
-	evs = make([]*Event, 0, len(lines))
+	rep.FutureEvents, rep.StampsAheadSeconds = futureEvents(ledgerEvents(lines), s.Last(), now)
+}
+
+// ledgerEvents is the events of the lines that hold one, in file order.
+func ledgerEvents(lines []rawLine) []*Event {
+	evs := make([]*Event, 0, len(lines))
 	for _, l := range lines {
 		if l.event != nil {
 			evs = append(evs, l.event)
 		}
 	}
-	rep.FutureEvents, rep.StampsAheadSeconds = futureEvents(evs, s.Last(), now)
-	return rep, lines, nil
+	return evs
 }
 
 // setAsideReport describes ledger.jsonl.broken, counting the valid events

@@ -177,6 +177,10 @@ func (b *Backlog) rollUp(m Mutation, done []Card) {
 	}
 	for _, kid := range done {
 		for kid.Status == StatusDone && kid.Parent != "" {
+			if _, err := b.state.readCard(kid.Parent); err != nil {
+				b.warn(fmt.Sprintf("epic %s was not completed with its last child %s: %v", kid.Parent, kid.ID, err))
+				break
+			}
 			p := b.state.card(kid.Parent)
 			if p == nil || p.Status == StatusDone || p.Status == StatusClaimed || p.DeletedAt != nil || p.OpenChildren != 0 {
 				break
@@ -199,7 +203,10 @@ func (b *Backlog) completeRollingUp(ctx context.Context, m Mutation, build func(
 		return nil, rule(ErrInvalid, "an actor is required")
 	}
 	err = b.withLock(ctx, func() error {
-		cards, err = b.writeLocked(m, OpComplete, build)
+		if err := b.readRequest(m.RequestID); err != nil {
+			return err
+		}
+		cards, err = b.writeLocked(m, OpComplete, resolved(build))
 		if err == nil {
 			b.rollUp(m, cards)
 		}

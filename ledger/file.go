@@ -84,6 +84,11 @@ func (pos *position) seen(id string) bool {
 }
 
 // close releases the ledger file a position holds.
+// start is where a reader goes on from pos.
+func (pos *position) start() lineStart {
+	return lineStart{off: pos.offset, n: pos.lines, bare: pos.bare}
+}
+
 func (pos *position) close() {
 	if pos.file != nil {
 		pos.file.Close()
@@ -132,11 +137,11 @@ func readFrom(path string, pos position, apply func(*Event)) (position, *TornTai
 	}
 	// A buffer sized to what is new: a writer catching up on one line
 	// should not allocate for a whole history.
-	size := min(max(info.Size()-pos.offset, 4096), 256<<10)
+	size := min(max(info.Size()-pos.offset, minBufSize), fileBufSize)
 	if pos.ids == nil {
 		pos.idsHint = int((info.Size() - pos.offset) / 200) // a typical line is 200–300 bytes
 	}
-	lr := newLineReader(path, pos.file, pos.offset, pos.lines, pos.bare, int(size))
+	lr := newLineReader(path, pos.file, pos.start(), int(size))
 	for {
 		e, l, torn, err := lr.event()
 		if err == io.EOF {
@@ -189,7 +194,7 @@ func readSorted(path string, pos position, apply func(*Event)) (position, *TornT
 		return pos, nil, err
 	}
 	pos.info = info
-	lr := newLineReader(path, pos.file, pos.offset, pos.lines, pos.bare, int(min(max(info.Size()-pos.offset, 4096), 256<<10)))
+	lr := newLineReader(path, pos.file, pos.start(), int(min(max(info.Size()-pos.offset, minBufSize), fileBufSize)))
 	evs, end, torn, err := settleLines(lr)
 	if err != nil {
 		return pos, nil, err
@@ -215,28 +220,22 @@ type settled struct {
 	line []byte // the line's bytes, line end included when it has one
 }
 
-// lineEnd is where settleLines stopped: after the last event, before a
-// torn tail or at the end of the file.
-type lineEnd struct {
-	off  int64
-	n    int
-	bare bool
-}
-
 // settleLines reads every event lr has left, up to a torn tail, and
 // returns them sorted by (at, id), each event id once: the one rule that
 // settles what a git union merge leaves in an event file. Two copies of
 // one event id keep the one settleCopies picks; two different events with
-// one id are a *CorruptError (the second of them).
-func settleLines(lr *lineReader) ([]settled, lineEnd, *TornTail, error) {
+// one id are a *CorruptError (the second of them). end is where it
+// stopped (where a reader goes on): after the last event, before a torn
+// tail or at the end of the file.
+func settleLines(lr *lineReader) (_ []settled, end lineStart, _ *TornTail, _ error) {
 	var out []settled
 	var torn *TornTail
-	end := lineEnd{off: lr.off, n: lr.n, bare: lr.bare}
+	end = lineStart{off: lr.off, n: lr.n, bare: lr.bare}
 	byID := map[string]int{} // event id -> index in out
 	for {
 		e, l, t, err := lr.event()
 		if err == io.EOF {
-			end = lineEnd{off: lr.off, n: lr.n, bare: lr.bare}
+			end = lineStart{off: lr.off, n: lr.n, bare: lr.bare}
 			break
 		}
 		if t != nil {
@@ -246,7 +245,7 @@ func settleLines(lr *lineReader) ([]settled, lineEnd, *TornTail, error) {
 		if err != nil {
 			return nil, end, nil, err
 		}
-		end = lineEnd{off: l.off + l.size, n: l.n, bare: !l.ended}
+		end = lineStart{off: l.off + l.size, n: l.n, bare: !l.ended}
 		if i, dup := byID[e.ID]; dup {
 			if !bytes.Equal(bytes.TrimRight(out[i].line, "\r\n"), l.body) {
 				_, second, err := settleCopies(out[i].e, e)

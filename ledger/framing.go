@@ -48,12 +48,29 @@ type lineReader struct {
 	long []byte // scratch for lines longer than the buffer
 }
 
-// newLineReader reads src from off, where line n+1 starts. bare says the
-// line before off lacked its line end (see lineReader.next); size is the
-// read buffer, at least 4 KiB.
-func newLineReader(path string, src io.ReaderAt, off int64, n int, bare bool, size int) *lineReader {
-	return &lineReader{path: path, src: src, off: off, n: n, bare: bare,
-		r: bufio.NewReaderSize(io.NewSectionReader(src, off, 1<<62), max(size, 4096))}
+// lineStart is where a line reader starts: at byte off, where line n+1
+// starts; bare says the line before off lacked its line end (see
+// lineReader.next). The zero lineStart is the start of a file.
+type lineStart struct {
+	off  int64
+	n    int
+	bare bool
+}
+
+// The read buffers of line readers: a file read through, a segment among
+// many (several may be open at once), and the look past one line.
+const (
+	fileBufSize    = 256 << 10
+	segmentBufSize = 64 << 10
+	peekBufSize    = 16 << 10
+	minBufSize     = 4 << 10
+)
+
+// newLineReader reads src from at; size is the read buffer, at least
+// minBufSize.
+func newLineReader(path string, src io.ReaderAt, at lineStart, size int) *lineReader {
+	return &lineReader{path: path, src: src, off: at.off, n: at.n, bare: at.bare,
+		r: bufio.NewReaderSize(io.NewSectionReader(src, at.off, 1<<62), max(size, minBufSize))}
 }
 
 // endsBare reports whether the byte before off is not a newline, i.e. a
@@ -189,7 +206,7 @@ func (lr *lineReader) judge(l *frameLine, decode func(raw []byte) error) (*TornT
 // tornAfter reports whether every line after l cannot be a finished append
 // either, and where the file ends.
 func (lr *lineReader) tornAfter(l *frameLine) (end int64, torn bool, err error) {
-	rest := newLineReader(lr.path, lr.src, l.off+l.size, l.n, false, 16<<10)
+	rest := newLineReader(lr.path, lr.src, lineStart{off: l.off + l.size, n: l.n}, peekBufSize)
 	for {
 		m, err := rest.read()
 		if err == io.EOF {
@@ -243,7 +260,7 @@ func (lr *lineReader) event() (e *Event, l frameLine, torn *TornTail, err error)
 // where the good lines end (len(data) without a torn tail). Damage is a
 // *CorruptError.
 func readEventsData(path string, data []byte) ([]*Event, int64, *TornTail, error) {
-	lr := newLineReader(path, bytes.NewReader(data), 0, 0, false, min(len(data), 256<<10))
+	lr := newLineReader(path, bytes.NewReader(data), lineStart{}, min(len(data), fileBufSize))
 	var out []*Event
 	for {
 		e, _, torn, err := lr.event()

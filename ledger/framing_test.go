@@ -534,7 +534,7 @@ func FuzzFraming(f *testing.F) {
 		// A follower resuming after the k-th event, as ReadEventsFile does.
 		if len(o.ids) > 0 {
 			k := int(data[0]) % len(o.ids)
-			lr := newLineReader("F", bytes.NewReader(data), 0, 0, false, 4096)
+			lr := newLineReader("F", bytes.NewReader(data), lineStart{}, minBufSize)
 			var off int64
 			for range k + 1 {
 				_, l, _, err := lr.event()
@@ -547,7 +547,7 @@ func FuzzFraming(f *testing.F) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			rest := newLineReader("F", bytes.NewReader(data), off, 0, bare, 4096)
+			rest := newLineReader("F", bytes.NewReader(data), lineStart{off: off, bare: bare}, minBufSize)
 			var ids []string
 			for {
 				e, _, torn, err := rest.event()

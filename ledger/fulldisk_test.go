@@ -2,6 +2,7 @@ package ledger
 
 import (
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -268,9 +269,11 @@ func TestKilledCompactionLeftover(t *testing.T) {
 	}
 }
 
-// TestReadOnlyAfterFailedCompaction: with the backlog directory read-only
-// after a compaction failed and one was killed, list, show and ready still
-// answer: a reader never needs to write.
+// TestReadOnlyAfterFailedCompaction: with the backlog on a file system
+// that refuses every replacement (EROFS through the replaceAtomic seam, so
+// the test runs as root too) after a compaction failed and one was killed,
+// list, show and ready still answer, and no file changes: a reader never
+// needs to write.
 func TestReadOnlyAfterFailedCompaction(t *testing.T) {
 	e := compactedWithTail(t)
 	want := e.foldedJSON()
@@ -282,23 +285,13 @@ func TestReadOnlyAfterFailedCompaction(t *testing.T) {
 	// Nothing opens the backlog from here until it is read-only: a load
 	// that rewrote what it found would hide what this test is about.
 	killedCompaction(t, e)
-	dirs := []string{e.dir, filepath.Join(e.dir, ArchiveDir), filepath.Join(e.dir, CacheDir)}
-	for _, d := range dirs {
-		if err := os.Chmod(d, 0o555); err != nil {
-			t.Fatal(err)
-		}
+	// Without its index the snapshot is read whole, and the reader tries
+	// to cache an index: that write fails, the read must not.
+	if err := os.Remove(filepath.Join(e.dir, CacheDir, IndexFile)); err != nil {
+		t.Fatal(err)
 	}
-	t.Cleanup(func() {
-		for _, d := range dirs {
-			os.Chmod(d, 0o755)
-		}
-	})
-	probe := filepath.Join(e.dir, "probe")
-	if f, err := os.Create(probe); err == nil {
-		f.Close()
-		os.Remove(probe)
-		t.Skip("the directory is writable after chmod 0555 (running as root?): a read-only backlog cannot be made here")
-	}
+	readOnlyFS(t)
+	before := treeState(t, e.dir)
 	b, err := Open(e.dir, Options{Clock: e.clk.Now})
 	if err != nil {
 		t.Fatalf("open: %v", err)
@@ -317,6 +310,58 @@ func TestReadOnlyAfterFailedCompaction(t *testing.T) {
 	if err := b.View(func(s *State, _ time.Time) error { got = foldedJSON(t, s); return nil }); err != nil || got != want {
 		t.Errorf("state in a read-only backlog: %v (differs: %v)", err, got != want)
 	}
+	after := treeState(t, e.dir)
+	for name := range joinKeys(before, after) {
+		if before[name] != after[name] {
+			t.Errorf("a reader changed %s: %q, then %q", name, before[name], after[name])
+		}
+	}
+}
+
+// readOnlyFS makes every replacement through replaceAtomic fail as on a
+// read-only file system, until the test ends.
+func readOnlyFS(t *testing.T) {
+	t.Helper()
+	prev := replaceAtomic
+	replaceAtomic = func(path string, _ []byte, _ func()) error {
+		return &os.PathError{Op: "replace", Path: path, Err: syscall.EROFS}
+	}
+	t.Cleanup(func() { replaceAtomic = prev })
+}
+
+// joinKeys is the set of the keys of a and b.
+func joinKeys(a, b map[string]string) map[string]bool {
+	out := map[string]bool{}
+	for k := range maps.Keys(a) {
+		out[k] = true
+	}
+	for k := range maps.Keys(b) {
+		out[k] = true
+	}
+	return out
+}
+
+// treeState is every file and directory under dir with its size and
+// modification time.
+func treeState(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	err := filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		fi, err := d.Info()
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, path)
+		out[rel] = fmt.Sprintf("%v %d %d", fi.Mode(), fi.Size(), fi.ModTime().UnixNano())
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
 }
 
 // TestReaderAnswersStaleBacklogInMemory: a backlog whose files disagree (an

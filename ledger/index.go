@@ -335,30 +335,31 @@ func (ix *snapshotIndex) candidate(i int) (pos int, lease time.Time, err error) 
 	return pos, lease, nil
 }
 
-// candidates is cardSource.candidates through the claim-order list: a card
-// skipped or under a live lease is left out without reading its line.
-func (ix *snapshotIndex) candidates(leasedAt time.Time, skip func([]byte) bool, fn func(*Card) bool) error {
-	for k := range ix.orders {
+// candidates is cardSource.candidates through the claim-order list, from
+// its from-th entry: a card skipped or under a live lease is left out
+// without reading its line. next is the entry after the last card fn saw.
+func (ix *snapshotIndex) candidates(from int, leasedAt time.Time, skip func([]byte) bool, fn func(*Card) bool) (next int, err error) {
+	for k := max(from, 0); k < ix.orders; k++ {
 		pos, lease, err := ix.candidate(k)
 		if err != nil {
-			return err
+			return 0, err
 		}
 		id, err := ix.cards.key(pos)
 		if err != nil {
-			return err
+			return 0, err
 		}
 		if skip(id) || (!leasedAt.IsZero() && leasedAt.Before(lease)) {
 			continue
 		}
 		c, err := ix.cardAt(pos)
 		if err != nil {
-			return err
+			return 0, err
 		}
 		if !fn(c) {
-			return nil
+			return k + 1, nil
 		}
 	}
-	return nil
+	return ix.orders, nil
 }
 
 // leased is cardSource.leased through the claim-order list: only the

@@ -85,7 +85,7 @@ func foldInto(s *State) (fold func(*Event), failed func() error) {
 		if ferr != nil {
 			return
 		}
-		_, ferr = s.fold(e) // a conflict is recorded in s
+		_, ferr = s.foldEvent(e) // a conflict is recorded in s
 	}
 	return fold, func() error { return ferr }
 }

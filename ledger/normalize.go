@@ -184,7 +184,7 @@ func encodeEvents(evs []*Event) ([]byte, error) {
 // a file in (see settleLines). A torn tail is damage here: the data is
 // written whole.
 func settleData(path string, data []byte) ([]byte, error) {
-	lr := newLineReader(path, bytes.NewReader(data), 0, 0, false, min(len(data), 256<<10))
+	lr := newLineReader(path, bytes.NewReader(data), lineStart{}, min(len(data), fileBufSize))
 	evs, _, torn, err := settleLines(lr)
 	if err != nil {
 		return nil, err

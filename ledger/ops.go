@@ -35,6 +35,11 @@ var kinds = map[Op]kind{
 	OpHandoff:   {checkHandoff, applyHandoff, "handed off"},
 	OpDelete:    {checkDelete, applyDelete, "deleted"},
 	OpRestore:   {checkRestore, applyRestore, "restored"},
+	// The review gate (review.go).
+	OpReview:      {checkSubmit, applySubmit, "sent to review"},
+	OpClaimReview: {checkClaimReview, applyClaimReview, "taken for review"},
+	OpApprove:     {checkVerdict, applyApprove, "approved"},
+	OpReject:      {checkVerdict, applyReject, "rejected"},
 }
 
 // Done says what an event of this op did to its card, as a commit summary

@@ -167,24 +167,17 @@ func (s *State) pathHolders(now time.Time) []*Card {
 	if s.held.ok && s.held.events == s.events && s.held.now.Equal(now) {
 		return s.held.cards
 	}
+	complete := s.haveLeased(now)
 	var out []*Card
 	for _, c := range s.cards {
 		if c.holdsPaths(now) {
 			out = append(out, c)
 		}
 	}
-	if s.src != nil {
-		seen := func(id []byte) bool { _, ok := s.cards[string(id)]; return ok }
-		must(s.src.leased(now, seen, func(c *Card) bool {
-			s.cards[c.ID] = c
-			if c.holdsPaths(now) {
-				out = append(out, c)
-			}
-			return true
-		}))
-	}
 	slices.SortFunc(out, ClaimOrder)
-	s.held = heldCache{ok: true, events: s.events, now: now, cards: out}
+	if complete {
+		s.held = heldCache{ok: true, events: s.events, now: now, cards: out}
+	}
 	return out
 }
 

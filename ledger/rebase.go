@@ -107,106 +107,152 @@ func (t Tree) FoldWith(load Loader) (*State, error) {
 // conflicts are not counted (the caller folds what it writes).
 func rebaseOnto(upstream, local Tree, load Loader) (Tree, RebaseResult, error) {
 	var res RebaseResult
-	shared := map[string]bool{}
-	for _, name := range upstream.Unread() {
-		if _, ok := local[name]; !ok {
-			return nil, res, fmt.Errorf("upstream: %s: not read, and the local backlog does not hold it", name)
-		}
-		if name != SnapshotFile { // the rebase never reads the snapshot
-			shared[name] = true
-		}
+	sh, err := sharedSegments(upstream, local, load)
+	if err != nil {
+		return nil, res, err
 	}
-	own := func(t Tree) []string {
-		var names []string
-		for _, name := range t.archives() {
-			if !shared[name] {
-				names = append(names, name)
-			}
-		}
-		return append(names, LedgerFile)
-	}
-	up, err := upstream.union(own(upstream)...)
+	up, err := upstream.union(sh.own(upstream)...)
 	if err != nil {
 		return nil, res, fmt.Errorf("upstream: %w", err)
 	}
-	mine, err := local.union(own(local)...)
+	mine, err := local.union(sh.own(local)...)
 	if err != nil {
 		return nil, res, fmt.Errorf("local: %w", err)
 	}
-	// The newest event any shared segment can hold: the one it is named
-	// after. A name that does not say (not written by bl) makes the
-	// shared segments be read at once, for their real newest event.
-	var sharedLast *Event
+	if err := sh.bound(); err != nil {
+		return nil, res, err
+	}
+	if res.Pulled, err = countPulled(up, mine, sh); err != nil {
+		return nil, res, err
+	}
+	res.Upstream = len(up)
+	out := rebasedFiles(upstream, local)
+	if out[LedgerFile], err = appendLocal(&res, upstream[LedgerFile], up, mine, sh); err != nil {
+		return nil, res, err
+	}
+	return out, res, nil
+}
+
+// shared is the segments upstream names unread that the local tree holds
+// too, with the same bytes: the rebase decodes them only when a local
+// event could be in them.
+type shared struct {
+	names map[string]bool
+	local Tree
+	load  Loader
+	last  *Event          // the newest event they can hold (bound)
+	ids   map[string]bool // their event ids, once read
+}
+
+// sharedSegments finds the shared segments of upstream and local.
+func sharedSegments(upstream, local Tree, load Loader) (*shared, error) {
+	sh := &shared{names: map[string]bool{}, local: local, load: load}
+	for _, name := range upstream.Unread() {
+		if _, ok := local[name]; !ok {
+			return nil, fmt.Errorf("upstream: %s: not read, and the local backlog does not hold it", name)
+		}
+		if name != SnapshotFile { // the rebase never reads the snapshot
+			sh.names[name] = true
+		}
+	}
+	return sh, nil
+}
+
+// own is the event files of t that are not shared: its other segments
+// and its ledger.
+func (sh *shared) own(t Tree) []string {
+	var names []string
+	for _, name := range t.archives() {
+		if !sh.names[name] {
+			names = append(names, name)
+		}
+	}
+	return append(names, LedgerFile)
+}
+
+// bound sets the newest event any shared segment can hold: the one it is
+// named after. A name that does not say (not written by bl) makes the
+// shared segments be read at once, for their real newest event.
+func (sh *shared) bound() error {
 	bounded := true
-	for name := range shared {
+	for name := range sh.names {
 		e, ok := segmentNewest(name)
 		bounded = bounded && ok
-		if ok && (sharedLast == nil || sharedLast.before(e)) {
-			sharedLast = e
+		if ok && (sh.last == nil || sh.last.before(e)) {
+			sh.last = e
 		}
-	}
-	var sharedIDs map[string]bool
-	readShared := func() error {
-		sharedIDs = map[string]bool{}
-		for name := range shared {
-			data := local[name]
-			if data == nil {
-				if load == nil {
-					return fmt.Errorf("%s: not read, and nothing to read it with", name)
-				}
-				var err error
-				if data, err = load(name); err != nil {
-					return fmt.Errorf("read %s: %w", name, err)
-				}
-			}
-			evs, err := decodeAll(name, data)
-			if err != nil {
-				return err
-			}
-			for _, e := range evs {
-				sharedIDs[e.ID] = true
-				if sharedLast == nil || sharedLast.before(e) {
-					sharedLast = e
-				}
-			}
-		}
-		return nil
 	}
 	if !bounded {
-		if err := readShared(); err != nil {
-			return nil, res, err
-		}
+		return sh.read()
 	}
-	inShared := func(e *Event) (bool, error) {
-		if sharedLast == nil || sharedLast.before(e) {
-			return false, nil
-		}
-		if sharedIDs == nil {
-			if err := readShared(); err != nil {
-				return false, err
+	return nil
+}
+
+// read decodes the shared segments, through load for those not read.
+func (sh *shared) read() error {
+	sh.ids = map[string]bool{}
+	for name := range sh.names {
+		data := sh.local[name]
+		if data == nil {
+			if sh.load == nil {
+				return fmt.Errorf("%s: not read, and nothing to read it with", name)
+			}
+			var err error
+			if data, err = sh.load(name); err != nil {
+				return fmt.Errorf("read %s: %w", name, err)
 			}
 		}
-		return sharedIDs[e.ID], nil
+		evs, err := decodeAll(name, data)
+		if err != nil {
+			return err
+		}
+		for _, e := range evs {
+			sh.ids[e.ID] = true
+			if sh.last == nil || sh.last.before(e) {
+				sh.last = e
+			}
+		}
 	}
-	known := make(map[string]bool, len(up))
-	for _, e := range up {
-		known[e.ID] = true
+	return nil
+}
+
+// holds reports whether a shared segment holds e, reading them only when
+// e is no newer than the newest event they can hold.
+func (sh *shared) holds(e *Event) (bool, error) {
+	if sh.last == nil || sh.last.before(e) {
+		return false, nil
 	}
+	if sh.ids == nil {
+		if err := sh.read(); err != nil {
+			return false, err
+		}
+	}
+	return sh.ids[e.ID], nil
+}
+
+// countPulled counts upstream's events the local tree lacks.
+func countPulled(up, mine []*Event, sh *shared) (int, error) {
 	have := make(map[string]bool, len(mine))
 	for _, e := range mine {
 		have[e.ID] = true
 	}
+	n := 0
 	for _, e := range up {
 		if have[e.ID] {
 			continue
 		}
-		if in, err := inShared(e); err != nil {
-			return nil, res, err
+		if in, err := sh.holds(e); err != nil {
+			return 0, err
 		} else if !in {
-			res.Pulled++
+			n++
 		}
 	}
-	res.Upstream = len(up)
+	return n, nil
+}
+
+// rebasedFiles is upstream's files, with the local settings files
+// upstream lacks.
+func rebasedFiles(upstream, local Tree) Tree {
 	out := Tree{}
 	for name, data := range upstream {
 		out[name] = data
@@ -216,14 +262,25 @@ func rebaseOnto(upstream, local Tree, load Loader) (Tree, RebaseResult, error) {
 			out[name] = local[name]
 		}
 	}
+	return out
+}
+
+// appendLocal is upstream's ledger with the local events upstream lacks
+// appended, each stamped after the newest event before it (restamped
+// when it is not), counted in res.
+func appendLocal(res *RebaseResult, upLedger []byte, up, mine []*Event, sh *shared) ([]byte, error) {
+	known := make(map[string]bool, len(up))
+	for _, e := range up {
+		known[e.ID] = true
+	}
 	var last *Event
 	if len(up) > 0 {
 		last = up[len(up)-1]
 	}
-	if sharedLast != nil && (last == nil || last.before(sharedLast)) {
-		last = sharedLast
+	if sh.last != nil && (last == nil || last.before(sh.last)) {
+		last = sh.last
 	}
-	ledger := append([]byte(nil), upstream[LedgerFile]...)
+	ledger := append([]byte(nil), upLedger...)
 	if len(ledger) > 0 && ledger[len(ledger)-1] != '\n' {
 		ledger = append(ledger, '\n') // its last event lost its newline
 	}
@@ -231,8 +288,8 @@ func rebaseOnto(upstream, local Tree, load Loader) (Tree, RebaseResult, error) {
 		if known[e.ID] {
 			continue
 		}
-		if in, err := inShared(e); err != nil {
-			return nil, res, err
+		if in, err := sh.holds(e); err != nil {
+			return nil, err
 		} else if in {
 			continue
 		}
@@ -243,13 +300,12 @@ func rebaseOnto(upstream, local Tree, load Loader) (Tree, RebaseResult, error) {
 		}
 		line, err := EncodeLine(e)
 		if err != nil {
-			return nil, res, err
+			return nil, err
 		}
 		ledger = append(ledger, line...)
 		last = e
 	}
-	out[LedgerFile] = ledger
-	return out, res, nil
+	return ledger, nil
 }
 
 // segmentNewest is the newest event a segment holds, as its name says

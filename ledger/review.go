@@ -28,13 +28,6 @@ const (
 	OpReject Op = "reject"
 )
 
-func init() {
-	kinds[OpReview] = kind{checkSubmit, applySubmit, "sent to review"}
-	kinds[OpClaimReview] = kind{checkClaimReview, applyClaimReview, "taken for review"}
-	kinds[OpApprove] = kind{checkVerdict, applyApprove, "approved"}
-	kinds[OpReject] = kind{checkVerdict, applyReject, "rejected"}
-}
-
 // v3 reports whether e needs a v3 reader: the review ops, and the fields
 // of v3 (commit, branch, paths). A v2 reader refuses such a line ("upgrade
 // bl") rather than fold a review as something else or drop the paths.

@@ -43,8 +43,9 @@ func (e *Event) lineVersion() int {
 type Op string
 
 // The event kinds, in lifecycle order, which Ops keeps. A new kind is a
-// line here, its check and apply in the kinds table (ops.go), a Backlog
-// method and a command.
+// line here, its check and apply in the kinds table (ops.go), its line
+// version (format_v3.go), a Backlog method and a command: see
+// CONTRIBUTING.md.
 const (
 	OpCreate    Op = "create"
 	OpUpdate    Op = "update"

@@ -54,7 +54,7 @@ func ReadEventsFile(f *os.File, path string, offset int64, from Cursor, fn func(
 	if err != nil {
 		return from, offset, err
 	}
-	lr := newLineReader(path, f, offset, 0, bare, 256<<10)
+	lr := newLineReader(path, f, lineStart{off: offset, bare: bare}, fileBufSize)
 	start := from
 	for {
 		e, l, torn, err := lr.event()
@@ -126,7 +126,7 @@ func mergeEvents(paths []string, ledger string, across bool, from Cursor, fn fun
 			return from, err
 		}
 		if err == nil {
-			evs, _, _, err := settleLines(newLineReader(ledger, f, 0, 0, false, 256<<10))
+			evs, _, _, err := settleLines(newLineReader(ledger, f, lineStart{}, fileBufSize))
 			f.Close()
 			if err != nil {
 				return from, err
@@ -186,10 +186,10 @@ func openSegment(path string, note func(id []byte, at time.Time)) (*segReader, e
 		return nil, err
 	}
 	if inOrder(f, note) {
-		return &segReader{path: path, f: f, lr: newLineReader(path, f, 0, 0, false, 64<<10)}, nil
+		return &segReader{path: path, f: f, lr: newLineReader(path, f, lineStart{}, segmentBufSize)}, nil
 	}
 	defer f.Close()
-	evs, _, torn, err := settleLines(newLineReader(path, f, 0, 0, false, 64<<10))
+	evs, _, torn, err := settleLines(newLineReader(path, f, lineStart{}, segmentBufSize))
 	if err != nil {
 		return nil, err
 	}
@@ -262,7 +262,7 @@ func (st stamps) superseded(e *Event) bool {
 // it cannot read that way counts as in order: the full read that follows
 // judges it.
 func inOrder(f *os.File, note func(id []byte, at time.Time)) bool {
-	r := bufio.NewReaderSize(io.NewSectionReader(f, 0, 1<<62), 64<<10)
+	r := bufio.NewReaderSize(io.NewSectionReader(f, 0, 1<<62), segmentBufSize)
 	var prevAt time.Time
 	var prevID []byte
 	for {

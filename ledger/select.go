@@ -171,47 +171,33 @@ func (f *Filter) candidatesOnly() bool {
 
 // inClaimOrder calls fn with every ready, claimed or review card, in claim order,
 // until fn returns false. Cards the snapshot holds and nothing has touched
-// since come from the source in claim order, read one at a time; the cards
-// in memory (changed since the snapshot, or already read) are sorted and
+// since are read from the source in claim order, a few at a time, as the
+// scan reaches them (claimFrontier); the cards in memory are sorted and
 // merged in. With leasedAt set, snapshot cards whose lease is live at that
-// time may be left out unread (nobody can claim them then).
+// time may be left out unread (nobody can claim them then). Under resolve
+// the scan stops where it lacks cards, and the next run goes on.
 func (s *State) inClaimOrder(leasedAt time.Time, fn func(c *Card) bool) {
+	var last *Card // the last card fn saw
 	var mem []*Card
-	for _, c := range s.cards {
-		if c.Status == StatusReady || c.Status == StatusClaimed || c.Status == StatusReview {
-			mem = append(mem, c)
-		}
-	}
-	slices.SortFunc(mem, ClaimOrder)
-	i := 0
-	if s.src != nil {
-		// The cards in memory now: their current versions are in mem.
-		seen := make(map[string]bool, len(s.cards))
-		for id := range s.cards {
-			seen[id] = true
-		}
-		stopped := false
-		must(s.src.candidates(leasedAt, func(id []byte) bool { return seen[string(id)] }, func(c *Card) bool {
-			if held := s.cards[c.ID]; held != nil {
-				c = held // fn read it meanwhile: one card, one object
-			} else {
-				s.cards[c.ID] = c
+	for {
+		front, more := s.claimFrontier(leasedAt)
+		mem = mem[:0]
+		for _, c := range s.cards {
+			if (c.Status == StatusReady || c.Status == StatusClaimed || c.Status == StatusReview) && (last == nil || ClaimOrder(c, last) > 0) {
+				mem = append(mem, c)
 			}
-			for ; i < len(mem) && ClaimOrder(mem[i], c) < 0; i++ {
-				if !fn(mem[i]) {
-					stopped = true
-					return false
-				}
-			}
-			stopped = !fn(c)
-			return !stopped
-		}))
-		if stopped {
-			return
 		}
-	}
-	for ; i < len(mem); i++ {
-		if !fn(mem[i]) {
+		slices.SortFunc(mem, ClaimOrder)
+		for _, c := range mem {
+			if more && (front == nil || ClaimOrder(c, front) > 0) {
+				break // the snapshot may hold cards before c
+			}
+			last = c
+			if !fn(c) {
+				return
+			}
+		}
+		if !more || !s.moreCandidates(leasedAt) {
 			return
 		}
 	}

@@ -96,8 +96,9 @@ type keyed struct {
 // conflict in fold order. The same state always gives the same bytes. It
 // also returns where each line went, for the snapshot index.
 func (s *State) encodeSnapshot(archives []string, tail []byte) (_ []byte, _ *indexBuild, err error) {
-	defer returnFailure(&err)
-	s.all()
+	if err := s.readAll(); err != nil {
+		return nil, nil, err
+	}
 	s.pruneReceipts()
 	hdr := snapshotHeader{V: FormatVersion, Seq: len(archives), Events: s.events, LastAt: s.last.At, LastID: s.last.ID,
 		Cards: len(s.cards), Receipts: len(s.requests), Conflicts: len(s.conflicts), Archives: archiveFingerprint(archives)}
@@ -203,127 +204,170 @@ func openSnapshot(dir string, read func(path string, f *os.File) (*State, snapsh
 // two snapshots a git merge made — is stale, not damage: the error wraps
 // errStale and the caller folds the archives instead.
 func decodeSnapshot(path string, r io.ReaderAt, ib *indexBuild) (*State, snapshotHeader, error) {
-	lr := newLineReader(path, r, 0, 0, false, 256<<10)
-	s := NewState()
-	var hdr snapshotHeader
-	var offset int64
-	union := ""   // why the file is not one snapshot, once found
-	section := 0  // 0 cards, 1 receipts, 2 conflicts: the order they are written in
-	lastKey := "" // the last card id or request id read, in its section
+	d := &snapshotDecoder{path: path, lr: newLineReader(path, r, lineStart{}, fileBufSize), s: NewState(), ib: ib}
+	judge := d.judge
 	for {
-		var l snapshotLine
-		header := false // a header line after the first, or a conflict marker
-		raw, torn, err := lr.nextJudged(func(b []byte) error {
-			if conflictMarker(b) {
-				// A merge made before the union rule: the lines between
-				// the markers are the two snapshots'.
-				header = true
-				if union == "" {
-					union = fmt.Sprintf("git conflict markers at line %d", lr.n)
-				}
-				return nil
-			}
-			line, err := checkFrame(b)
-			if err != nil {
-				return err
-			}
-			if lr.n == 1 {
-				if hdr, err = readHeader(line); err != nil {
-					return err
-				}
-				if hdr.V > FormatVersion {
-					return Errorf(ErrVersion, "snapshot has format v%d, this bl reads v%d; upgrade bl", hdr.V, FormatVersion)
-				}
-				return nil
-			}
-			l, err = readSnapshotLine(line)
-			if err == nil && l.Card == nil && l.Receipt == nil && l.Conflict == nil {
-				if other, err := readHeader(line); err == nil && other.V > 0 {
-					if other.V > FormatVersion {
-						return Errorf(ErrVersion, "snapshot has format v%d, this bl reads v%d; upgrade bl", other.V, FormatVersion)
-					}
-					header = true
-					if hdr.V == 0 { // the first line was a conflict marker
-						hdr = other
-					}
-					if union == "" {
-						union = fmt.Sprintf("a second header at line %d", lr.n)
-					}
-				}
-			}
-			return err
-		})
+		d.line, d.header = snapshotLine{}, false
+		raw, torn, err := d.lr.nextJudged(judge)
 		if err == io.EOF {
 			break
 		}
 		if torn != nil {
-			return nil, hdr, lr.corrupt(&raw, fmt.Errorf("%w: %s in a snapshot, which is written whole", errFraming, torn.Reason))
+			return nil, d.hdr, d.lr.corrupt(&raw, fmt.Errorf("%w: %s in a snapshot, which is written whole", errFraming, torn.Reason))
 		}
 		if err != nil {
-			return nil, hdr, err
+			return nil, d.hdr, err
 		}
-		at, n := raw.off, int(raw.size)
-		offset = raw.off + raw.size
+		d.offset = raw.off + raw.size
 		if raw.n == 1 {
 			continue
 		}
-		order := func(sec int, key string) {
-			if union == "" && (sec < section || (sec == section && sec < 2 && key <= lastKey)) {
-				union = fmt.Sprintf("line %d is out of order or repeated", raw.n)
-			}
-			if sec != section {
-				section, lastKey = sec, ""
-			}
-			lastKey = key
-		}
-		switch {
-		case l.Card != nil:
-			c := l.Card
-			order(0, c.ID)
-			s.cards[c.ID] = c
-			if c.IdempotencyKey != "" {
-				s.keys[c.IdempotencyKey] = c.ID
-			}
-			if ib != nil {
-				ib.addCard(c, at, n)
-			}
-		case l.Receipt != nil:
-			order(1, l.Receipt.RequestID)
-			s.requests[l.Receipt.RequestID] = l.Receipt.Receipt
-			if ib != nil {
-				ib.receipts = append(ib.receipts, indexEntry{key: l.Receipt.RequestID, off: at, n: n})
-			}
-		case l.Conflict != nil:
-			order(2, "")
-			if ib != nil && len(s.conflicts) == 0 {
-				ib.conflicts = at
-			}
-			s.recordConflictEntry(*l.Conflict)
-		case header:
-			// a second header: what follows is the other snapshot's
-		default:
-			return nil, hdr, lr.corrupt(&raw, errors.New("line holds no card, receipt or conflict"))
+		if err := d.take(&raw); err != nil {
+			return nil, d.hdr, err
 		}
 	}
+	s, err := d.finish()
+	return s, d.hdr, err
+}
+
+// snapshotDecoder is decodeSnapshot's progress through the file.
+type snapshotDecoder struct {
+	path   string
+	lr     *lineReader
+	s      *State
+	ib     *indexBuild // the index being built alongside, or nil
+	hdr    snapshotHeader
+	offset int64 // where the last line read ends
+
+	line   snapshotLine // the line judge read
+	header bool         // judge read a header line after the first, or a conflict marker
+
+	union   string // why the file is not one snapshot, once found
+	section int    // 0 cards, 1 receipts, 2 conflicts: the order they are written in
+	lastKey string // the last card id or request id read, in its section
+}
+
+// judge reads one line (lr.n) for the line reader's rule: the header,
+// a card, receipt or conflict, or what a union of two snapshots leaves (a
+// conflict marker, a second header), which it notes.
+func (d *snapshotDecoder) judge(b []byte) error {
+	if conflictMarker(b) {
+		// A merge made before the union rule: the lines between
+		// the markers are the two snapshots'.
+		d.header = true
+		d.notUnion("git conflict markers at line %d", d.lr.n)
+		return nil
+	}
+	line, err := checkFrame(b)
+	if err != nil {
+		return err
+	}
+	if d.lr.n == 1 {
+		if d.hdr, err = readHeader(line); err != nil {
+			return err
+		}
+		return checkSnapshotVersion(d.hdr.V)
+	}
+	d.line, err = readSnapshotLine(line)
+	if err == nil && d.line.Card == nil && d.line.Receipt == nil && d.line.Conflict == nil {
+		if other, err := readHeader(line); err == nil && other.V > 0 {
+			if err := checkSnapshotVersion(other.V); err != nil {
+				return err
+			}
+			d.header = true
+			if d.hdr.V == 0 { // the first line was a conflict marker
+				d.hdr = other
+			}
+			d.notUnion("a second header at line %d", d.lr.n)
+		}
+	}
+	return err
+}
+
+func checkSnapshotVersion(v int) error {
+	if v > FormatVersion {
+		return Errorf(ErrVersion, "snapshot has format v%d, this bl reads v%d; upgrade bl", v, FormatVersion)
+	}
+	return nil
+}
+
+// notUnion records the first sign that the file is not one snapshot.
+func (d *snapshotDecoder) notUnion(format string, args ...any) {
+	if d.union == "" {
+		d.union = fmt.Sprintf(format, args...)
+	}
+}
+
+// order checks that line n, of section sec with key, comes after the
+// line before it: out of order or repeated means two snapshots.
+func (d *snapshotDecoder) order(n, sec int, key string) {
+	if sec < d.section || (sec == d.section && sec < 2 && key <= d.lastKey) {
+		d.notUnion("line %d is out of order or repeated", n)
+	}
+	if sec != d.section {
+		d.section, d.lastKey = sec, ""
+	}
+	d.lastKey = key
+}
+
+// take adds the line judge read (raw) to the state and the index.
+func (d *snapshotDecoder) take(raw *frameLine) error {
+	at, n := raw.off, int(raw.size)
+	s, ib, l := d.s, d.ib, d.line
+	switch {
+	case l.Card != nil:
+		c := l.Card
+		d.order(raw.n, 0, c.ID)
+		s.cards[c.ID] = c
+		if c.IdempotencyKey != "" {
+			s.keys[c.IdempotencyKey] = c.ID
+		}
+		if ib != nil {
+			ib.addCard(c, at, n)
+		}
+	case l.Receipt != nil:
+		d.order(raw.n, 1, l.Receipt.RequestID)
+		s.requests[l.Receipt.RequestID] = l.Receipt.Receipt
+		if ib != nil {
+			ib.receipts = append(ib.receipts, indexEntry{key: l.Receipt.RequestID, off: at, n: n})
+		}
+	case l.Conflict != nil:
+		d.order(raw.n, 2, "")
+		if ib != nil && len(s.conflicts) == 0 {
+			ib.conflicts = at
+		}
+		s.recordConflictEntry(*l.Conflict)
+	case d.header:
+		// a second header: what follows is the other snapshot's
+	default:
+		return d.lr.corrupt(raw, errors.New("line holds no card, receipt or conflict"))
+	}
+	return nil
+}
+
+// finish checks the whole: a header, counts that match it, one snapshot
+// (errStale for a union of two); and completes the state from the header.
+func (d *snapshotDecoder) finish() (*State, error) {
+	s, hdr := d.s, d.hdr
 	if hdr.V == 0 {
-		return nil, hdr, &CorruptError{Path: path, Line: 1, Err: errors.New("snapshot has no header")}
+		return nil, &CorruptError{Path: d.path, Line: 1, Err: errors.New("snapshot has no header")}
 	}
-	if union == "" && (len(s.cards) != hdr.Cards || len(s.requests) != hdr.Receipts || len(s.conflicts) != hdr.Conflicts) {
-		union = fmt.Sprintf("its header counts %d cards, %d receipts, %d conflicts; it holds %d, %d, %d",
+	if len(s.cards) != hdr.Cards || len(s.requests) != hdr.Receipts || len(s.conflicts) != hdr.Conflicts {
+		d.notUnion("its header counts %d cards, %d receipts, %d conflicts; it holds %d, %d, %d",
 			hdr.Cards, hdr.Receipts, hdr.Conflicts, len(s.cards), len(s.requests), len(s.conflicts))
 	}
-	if union != "" {
-		return nil, hdr, fmt.Errorf("%w: %s is not one snapshot (%s; a git union merge of two?): every line reads, so it is rebuilt from the archive segments", errStale, path, union)
+	if d.union != "" {
+		return nil, fmt.Errorf("%w: %s is not one snapshot (%s; a git union merge of two?): every line reads, so it is rebuilt from the archive segments", errStale, d.path, d.union)
 	}
-	if ib != nil && len(s.conflicts) == 0 {
-		ib.conflicts = offset
+	if d.ib != nil && len(s.conflicts) == 0 {
+		d.ib.conflicts = d.offset
 	}
 	s.events = hdr.Events
 	s.last = Event{At: hdr.LastAt, ID: hdr.LastID}
 	if hdr.V < 3 { // written before the fold counted open children
 		s.recountChildren()
 	}
-	return s, hdr, nil
+	return s, nil
 }
 
 // archiveName names the segment whose newest event is last:

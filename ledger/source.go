@@ -28,7 +28,9 @@ type cardSource interface {
 	// claim order, leaving out those skip names (by id, as bytes, so the
 	// index can ask without allocating) and, when leasedAt is not zero,
 	// those whose lease is still live at leasedAt, until fn returns false.
-	candidates(leasedAt time.Time, skip func(id []byte) bool, fn func(c *Card) bool) error
+	// It starts at from, a next an earlier call returned for the same
+	// leasedAt (0: the start); next is where a later call goes on.
+	candidates(from int, leasedAt time.Time, skip func(id []byte) bool, fn func(c *Card) bool) (next int, err error)
 	// leased calls fn with the snapshot's cards whose lease is live at
 	// at (cards in review count as leased for ever), leaving out those skip
 	// names, until fn returns false.
@@ -116,23 +118,25 @@ func (src *snapshotSource) receipt(rid string) (Receipt, bool, error) {
 
 func (src *snapshotSource) count() int { return src.cards }
 
-func (src *snapshotSource) candidates(leasedAt time.Time, skip func([]byte) bool, fn func(*Card) bool) error {
+func (src *snapshotSource) candidates(from int, leasedAt time.Time, skip func([]byte) bool, fn func(*Card) bool) (int, error) {
 	var last *Card // the last card fn saw, to carry on after it
 	if src.ix != nil {
 		stopped := false
-		err := src.ix.candidates(leasedAt, skip, func(c *Card) bool {
+		next, err := src.ix.candidates(from, leasedAt, skip, func(c *Card) bool {
 			last = c
 			stopped = !fn(c)
 			return !stopped
 		})
 		if err == nil || stopped {
-			return nil
+			return next, nil
 		}
 	}
 	w, err := src.useWhole()
 	if err != nil {
-		return err
+		return 0, err
 	}
+	// The whole snapshot has no index positions: it goes through its
+	// cards in claim order and reports none (the caller skips what it has).
 	for _, c := range w.inClaimOrder() {
 		if last != nil && ClaimOrder(c, last) <= 0 {
 			continue
@@ -142,10 +146,10 @@ func (src *snapshotSource) candidates(leasedAt time.Time, skip func([]byte) bool
 		}
 		cp := c.clone()
 		if !fn(&cp) {
-			return nil
+			return 0, nil
 		}
 	}
-	return nil
+	return 0, nil
 }
 
 func (src *snapshotSource) leased(at time.Time, skip func([]byte) bool, fn func(*Card) bool) error {
@@ -266,33 +270,6 @@ func (releasedSource) close()                                          {}
 func (releasedSource) leased(time.Time, func([]byte) bool, func(*Card) bool) error {
 	return errReleased
 }
-func (releasedSource) candidates(time.Time, func([]byte) bool, func(*Card) bool) error {
-	return errReleased
-}
-
-// readFailure carries a failed read of a state's source out of code that
-// cannot return it (the op rules, whose errors are rule errors, and the
-// selections) up to the entry point that returns it as an error:
-// State.Apply, State.Check, Backlog.View and the calls that hold the lock
-// (Backlog.withLock). Nothing runs on after a failed read, so nothing
-// answers from it; the panic never reaches a caller outside the package.
-type readFailure struct{ err error }
-
-// must unwinds with a read failure when err is set.
-func must(err error) {
-	if err != nil {
-		panic(readFailure{err})
-	}
-}
-
-// returnFailure, deferred by an entry point, turns a read failure
-// unwinding through it into *err. Any other panic goes on.
-func returnFailure(err *error) {
-	if r := recover(); r != nil {
-		f, ok := r.(readFailure)
-		if !ok {
-			panic(r)
-		}
-		*err = f.err
-	}
+func (releasedSource) candidates(int, time.Time, func([]byte) bool, func(*Card) bool) (int, error) {
+	return 0, errReleased
 }

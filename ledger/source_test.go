@@ -226,3 +226,83 @@ func TestSourceReleased(t *testing.T) {
 		t.Fatalf("check after close: %v", err)
 	}
 }
+
+// failingSource fails every read: a state holding it can answer only from
+// what it read before.
+type failingSource struct{ cardSource }
+
+var errTestRead = errors.New("test: read during the fold")
+
+func (failingSource) card(string) (*Card, error)            { return nil, errTestRead }
+func (failingSource) keyOwner(string) (string, bool, error) { return "", false, errTestRead }
+func (failingSource) receipt(string) (Receipt, bool, error) { return Receipt{}, false, errTestRead }
+func (failingSource) fill(map[string]*Card, map[string]Receipt) error {
+	return errTestRead
+}
+func (failingSource) leased(time.Time, func([]byte) bool, func(*Card) bool) error {
+	return errTestRead
+}
+func (failingSource) candidates(int, time.Time, func([]byte) bool, func(*Card) bool) (int, error) {
+	return 0, errTestRead
+}
+
+// TestFoldReadsNothing: once prepare has read what an event needs, the
+// fold applies it with every snapshot read failing: it reads nothing, so
+// it cannot meet a read error. The events touch parents, dependencies and
+// idempotency keys, all still on disk when prepare starts.
+func TestFoldReadsNothing(t *testing.T) {
+	e := manyCards(t)
+	// card-050 is a child of card-051 in the snapshot.
+	if _, err := e.b.Update(e.ctx, UpdateRequest{Mutation: m, ID: "card-050", Fields: Fields{Parent: ptr("card-051")}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.b.Compact(e.ctx); err != nil {
+		t.Fatal(err)
+	}
+	b := e.open()
+	defer b.Close()
+	var s *State
+	if err := b.View(func(st *State, _ time.Time) error { s = st; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if s.src == nil {
+		t.Fatal("the index was not used")
+	}
+	at := t0.Add(time.Hour)
+	evs := []*Event{
+		{Op: OpCreate, Card: "n1", Fields: &Fields{Title: ptr("n1"), Parent: ptr("card-010"), DependsOn: &[]string{"card-011", "card-012"}, IdempotencyKey: "key-new"}},
+		{Op: OpUpdate, Card: "card-020", Fields: &Fields{Parent: ptr("card-021")}},
+		{Op: OpUpdate, Card: "card-020", Fields: &Fields{Parent: ptr("card-022")}},
+		{Op: OpLink, Card: "card-030", To: "card-031"},
+		{Op: OpClaim, Card: "card-040", Owner: "w", TTLSeconds: 600, ExpectVersion: 1, Epoch: 1},
+		{Op: OpComplete, Card: "card-040", Owner: "w", Epoch: 1},
+		{Op: OpDelete, Card: "card-050", Reason: "r"},
+	}
+	for i, ev := range evs {
+		ev.V, ev.ID, ev.At, ev.Actor = 1, fmt.Sprintf("%016x", 1000+i), at.Add(time.Duration(i)*time.Second), "t"
+		var c *Card
+		var conflict error
+		if err := s.resolve(func() { c, conflict = s.prepare(ev) }); err != nil {
+			t.Fatalf("%s %s: prepare: %v", ev.Op, ev.Card, err)
+		}
+		real := s.src
+		s.src = failingSource{real}
+		err := s.fold(ev, c, conflict)
+		s.src = real
+		if err != nil {
+			t.Fatalf("%s %s: %v", ev.Op, ev.Card, err)
+		}
+		if f := s.takeFault(); f != nil {
+			t.Fatalf("%s %s: the fold read the snapshot: %v", ev.Op, ev.Card, f)
+		}
+	}
+	if p := s.card("card-022"); p == nil || p.OpenChildren != 1 {
+		t.Errorf("card-022 counts %+v open children, want 1", p)
+	}
+	if p := s.card("card-021"); p == nil || p.OpenChildren != 0 {
+		t.Errorf("card-021 counts %+v open children, want 0", p)
+	}
+	if p := s.card("card-051"); p == nil || p.OpenChildren != 0 {
+		t.Errorf("card-051 counts %+v open children, want 0 (its child was deleted)", p)
+	}
+}

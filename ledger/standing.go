@@ -91,12 +91,16 @@ func (s *State) Standing(c *Card, now time.Time) Standing {
 func (b *Backlog) Standings(cards []Card) (out []Standing, err error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	defer returnFailure(&err)
 	b.policy()
 	now := b.opts.Clock().UTC()
 	out = make([]Standing, len(cards))
-	for i := range cards {
-		out[i] = b.state.Standing(&cards[i], now)
+	err = b.state.resolve(func() {
+		for i := range cards {
+			out[i] = b.state.Standing(&cards[i], now)
+		}
+	})
+	if err != nil {
+		return nil, err
 	}
 	return out, nil
 }

@@ -9,8 +9,9 @@ import "time"
 // A state loaded through the snapshot index starts with its maps empty and
 // reads snapshot lines as they are first needed, from its source; the maps
 // then hold what was read or changed since. The snapshot file is immutable
-// and held open, so this is the same fold, read lazily. A read that fails
-// stops the call that needed it, which returns the error (see readFailure).
+// and held open, so this is the same fold, read lazily. The fold itself
+// never reads: Apply and Check read what an event needs first (resolve,
+// reads.go) and return a read that fails before anything is folded.
 type State struct {
 	cards      map[string]*Card
 	keys       map[string]string  // idempotency key -> card id
@@ -22,6 +23,7 @@ type State struct {
 
 	src     cardSource // what the snapshot holds that the maps lack; nil when they hold everything
 	created int        // cards created since the source's snapshot
+	lz      lazyReads  // what has been read from src (reads.go)
 
 	// claimEpics: epics.wait_for_children is false, so open children do
 	// not hold an epic back (a rule of selection, never of the fold).
@@ -47,33 +49,62 @@ func NewState() *State {
 
 // Apply folds one event. An event that fails validation changes nothing and
 // is recorded as a conflict; the returned error says why (nil when applied).
-// A snapshot line that cannot be read is returned as that error, with the
-// state left as it was and nothing recorded: the fold cannot go on.
+// A snapshot line the event needs that cannot be read is returned as that
+// error, with the state left as it was and nothing recorded: the fold
+// cannot go on.
 func (s *State) Apply(e *Event) error {
-	conflict, err := s.fold(e)
+	conflict, err := s.foldEvent(e)
 	if err != nil {
 		return err
 	}
 	return conflict
 }
 
-// fold is Apply telling the two failures apart: conflict is why the event
-// was refused (and recorded), err a snapshot line that could not be read
-// (and nothing changed).
-func (s *State) fold(e *Event) (conflict, err error) {
-	defer returnFailure(&err)
+// foldEvent is Apply telling the two failures apart: conflict is why the
+// event was refused (and recorded), err a snapshot line that could not be
+// read (and nothing changed).
+func (s *State) foldEvent(e *Event) (conflict, err error) {
 	var c *Card
-	if k, ok := kinds[e.Op]; !ok {
-		conflict = rule(ErrInvalid, "unknown op %q", e.Op)
-	} else {
-		c = s.card(e.Card)
-		conflict = s.checkCard(k, c, e)
+	if err := s.resolve(func() { c, conflict = s.prepare(e) }); err != nil {
+		return nil, err
 	}
+	return s.fold(e, c, conflict), nil
+}
+
+// prepare runs the rules of e on the state and reads what applying it
+// reads: the cards it touches and, for a rule that scans (cycles, epics),
+// the cards the scan visits. c is the card e names; conflict why the
+// rules refuse e.
+func (s *State) prepare(e *Event) (c *Card, conflict error) {
+	k, ok := kinds[e.Op]
+	if !ok {
+		return nil, rule(ErrInvalid, "unknown op %q", e.Op)
+	}
+	c = s.card(e.Card)
+	if s.pending() {
+		return nil, nil // the card is read before the rules run
+	}
+	if conflict = s.checkCard(k, c, e); conflict != nil {
+		return c, conflict
+	}
+	// The parents whose counts of open children applying e may change.
+	if c != nil && c.Parent != "" {
+		s.card(c.Parent)
+	}
+	if e.Fields != nil && e.Fields.Parent != nil && *e.Fields.Parent != "" {
+		s.card(*e.Fields.Parent)
+	}
+	return c, nil
+}
+
+// fold applies e, which prepare checked (conflict is its verdict) with
+// everything it reads in memory: it reads nothing.
+func (s *State) fold(e *Event, c *Card, conflict error) error {
 	s.events++
 	s.last = *e
 	if conflict != nil {
 		s.recordConflict(e, conflict)
-		return conflict, nil
+		return conflict
 	}
 	parent, open := "", false
 	if c == nil { // create
@@ -90,19 +121,18 @@ func (s *State) fold(e *Event) (conflict, err error) {
 	if e.RequestID != "" {
 		s.requests[e.RequestID] = Receipt{Event: e.ID, At: e.At, Op: e.Op, Card: e.Card, Epoch: c.ClaimEpoch, Version: c.Version}
 	}
-	return nil, nil
+	return nil
 }
 
 // Check validates e against the state without applying it. The writer runs
 // it before appending; the fold runs the same rules when applying. A
 // snapshot line that cannot be read is returned as that error.
-func (s *State) Check(e *Event) (err error) {
-	defer returnFailure(&err)
-	k, ok := kinds[e.Op]
-	if !ok {
-		return rule(ErrInvalid, "unknown op %q", e.Op)
+func (s *State) Check(e *Event) error {
+	var conflict error
+	if err := s.resolve(func() { _, conflict = s.prepare(e) }); err != nil {
+		return err
 	}
-	return s.checkCard(k, s.card(e.Card), e)
+	return conflict
 }
 
 // checkCard runs the rules of k for e on c, the card e names (nil when
@@ -160,54 +190,6 @@ func (s *State) Card(id string) (Card, bool) {
 	return c.clone(), true
 }
 
-// lookup returns the card with the given id, reading it from the source on
-// first use; nil when there is none.
-func (s *State) lookup(id string) (*Card, error) {
-	if c, ok := s.cards[id]; ok || s.src == nil {
-		return c, nil
-	}
-	c, err := s.src.card(id)
-	if c != nil {
-		s.cards[id] = c
-	}
-	return c, err
-}
-
-// card is lookup for the op rules and the selections, which return rule
-// errors, not read errors: a read that fails unwinds to the entry point
-// (see readFailure).
-func (s *State) card(id string) *Card {
-	c, err := s.lookup(id)
-	must(err)
-	return c
-}
-
-// keyOwner returns the id of the card created with an idempotency key.
-func (s *State) keyOwner(key string) (string, bool) {
-	if id, ok := s.keys[key]; ok || s.src == nil {
-		return id, ok
-	}
-	id, ok, err := s.src.keyOwner(key)
-	must(err)
-	return id, ok
-}
-
-// all reads whatever the source still holds into the maps, for the callers
-// that look at every card or receipt, and drops the source.
-func (s *State) all() {
-	if s.src == nil {
-		return
-	}
-	must(s.src.fill(s.cards, s.requests))
-	for id, c := range s.cards {
-		if c.IdempotencyKey != "" {
-			s.keys[c.IdempotencyKey] = id
-		}
-	}
-	s.src.close()
-	s.src = nil
-}
-
 // Len is the number of cards.
 func (s *State) Len() int {
 	if s.src != nil {
@@ -221,16 +203,6 @@ func (s *State) Events() int64 { return s.events }
 
 // Conflicts returns the events that were folded but not applied.
 func (s *State) Conflicts() []Conflict { return append([]Conflict(nil), s.conflicts...) }
-
-// Receipt returns what an earlier request with this id did.
-func (s *State) Receipt(requestID string) (Receipt, bool) {
-	if r, ok := s.requests[requestID]; ok || s.src == nil {
-		return r, ok
-	}
-	r, ok, err := s.src.receipt(requestID)
-	must(err)
-	return r, ok
-}
 
 // CardByKey returns the card created with the given idempotency key.
 func (s *State) CardByKey(key string) (Card, bool) {
