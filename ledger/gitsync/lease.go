@@ -234,7 +234,15 @@ func (s *Syncer) landStaged(ctx context.Context, res *Result, rid string, w *led
 		}
 		return ledger.Errorf(ledger.ErrConflict, "%s of %s reached the remote but this backlog moved meanwhile; run bl sync and look", w.Events[0].Op, w.Events[0].Card)
 	})
-	return c, err
+	if err != nil {
+		return c, err
+	}
+	// Folded: AppendStaged answers it as it stands, and closes the epics a
+	// completion finished, as an append in place does.
+	if cards, err := s.b.AppendStaged(ctx, w); err == nil && len(cards) > 0 {
+		c = cards[0]
+	}
+	return c, nil
 }
 
 func (s *Syncer) receipt(rid string) (rc ledger.Receipt, ok bool) {

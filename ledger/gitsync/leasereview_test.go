@@ -1,0 +1,79 @@
+package gitsync
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/bl-backlog/bl/ledger"
+)
+
+// With epics.auto_close, completing an epic's last open child through the
+// remote completes the epic, as a local completion does.
+func TestRemoteCompleteRollsUpTheEpic(t *testing.T) {
+	w := newWorld(t)
+	da := w.clone("a")
+	cfg := filepath.Join(da, ".backlog", ledger.ConfigFile)
+	if err := os.WriteFile(cfg, []byte(`{"version":1,"epics":{"auto_close":true}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	a := open(t, da)
+	create(t, a, "seed", "E")
+	if _, _, err := a.Create(bg, ledger.CreateRequest{Mutation: ledger.Mutation{Actor: "seed"}, ID: "C1", Title: "child", Parent: "E"}); err != nil {
+		t.Fatal(err)
+	}
+	sa := syncer(t, a, Options{Remote: "origin", Actor: "alice"})
+	card, _, err := sa.Claim(bg, ledger.ClaimRequest{Mutation: ledger.Mutation{Actor: "alice"}, Owner: "alice", TTL: time.Hour})
+	if err != nil || card == nil || card.ID != "C1" {
+		t.Fatal(card, err)
+	}
+	c, _, err := sa.Lease(bg, "", func(ctx context.Context, rid string) (ledger.Card, error) {
+		return a.Complete(ctx, ledger.LeaseRequest{Mutation: ledger.Mutation{Actor: "alice", RequestID: rid}, ID: "C1", Owner: "alice", Epoch: card.ClaimEpoch})
+	})
+	if err != nil || c.Status != ledger.StatusDone {
+		t.Fatalf("complete: %+v %v", c, err)
+	}
+	if got := cards(t, a); got != "C1 done #1 v3\nE done #0 v2\n" {
+		t.Fatalf("the epic was not closed with its last child:\n%s", got)
+	}
+	if got := cards(t, w.freshClone("plain")); got != "C1 done #1 v3\nE done #0 v2\n" {
+		t.Fatalf("the branch holds:\n%s", got)
+	}
+}
+
+// The same when another process of the clone wrote while the completion's
+// lease push was out: the completion comes in by a pull, and the epic is
+// still closed.
+func TestRemoteCompleteRollsUpTheEpicAfterAPull(t *testing.T) {
+	w := newWorld(t)
+	da := w.clone("a")
+	cfg := filepath.Join(da, ".backlog", ledger.ConfigFile)
+	if err := os.WriteFile(cfg, []byte(`{"version":1,"epics":{"auto_close":true}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	a := open(t, da)
+	create(t, a, "seed", "E")
+	if _, _, err := a.Create(bg, ledger.CreateRequest{Mutation: ledger.Mutation{Actor: "seed"}, ID: "C1", Title: "child", Parent: "E"}); err != nil {
+		t.Fatal(err)
+	}
+	sa := syncer(t, a, Options{Remote: "origin", Actor: "alice"})
+	card, _, err := sa.Claim(bg, ledger.ClaimRequest{Mutation: ledger.Mutation{Actor: "alice"}, Owner: "alice", TTL: time.Hour})
+	if err != nil || card == nil || card.ID != "C1" {
+		t.Fatal(card, err)
+	}
+	other := open(t, da)
+	sa.beforeLeasePush = func(string, int) {
+		create(t, other, "carol", "X")
+	}
+	c, _, err := sa.Lease(bg, "", func(ctx context.Context, rid string) (ledger.Card, error) {
+		return a.Complete(ctx, ledger.LeaseRequest{Mutation: ledger.Mutation{Actor: "alice", RequestID: rid}, ID: "C1", Owner: "alice", Epoch: card.ClaimEpoch})
+	})
+	if err != nil || c.Status != ledger.StatusDone {
+		t.Fatalf("complete: %+v %v", c, err)
+	}
+	if got := cards(t, open(t, da)); got != "C1 done #1 v3\nE done #0 v2\nX ready #0 v1\n" {
+		t.Fatalf("the epic was not closed with its last child:\n%s", got)
+	}
+}
