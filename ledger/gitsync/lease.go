@@ -208,12 +208,18 @@ func (s *Syncer) leaseRounds(ctx context.Context, rid string, write func(ctx con
 // other clone's, and the fold decides. The write is acknowledged only if
 // the fold applied it.
 func (s *Syncer) landStaged(ctx context.Context, res *Result, rid string, w *ledger.Staged) (ledger.Card, error) {
+	// The remote holds the write now: a wait for the backlog lock that
+	// runs out (another process of this clone holds it) is waited out
+	// again rather than reported as a write that wrote nothing.
 	cards, err := s.b.AppendStaged(ctx, w)
+	for round := 1; errors.Is(err, ledger.ErrLockTimeout) && round < DefaultTries; round++ {
+		cards, err = s.b.AppendStaged(ctx, w)
+	}
 	if err == nil {
 		return cards[0], nil
 	}
 	if !errors.Is(err, ledger.ErrStageMoved) {
-		return ledger.Card{}, err
+		return ledger.Card{}, s.landFailed(w, err)
 	}
 	for round := 1; ; round++ {
 		if _, _, _, err = s.pullOnce(ctx, res); err == nil || round == DefaultTries || !errors.Is(err, ledger.ErrLockTimeout) {
@@ -221,7 +227,7 @@ func (s *Syncer) landStaged(ctx context.Context, res *Result, rid string, w *led
 		}
 	}
 	if err != nil {
-		return ledger.Card{}, err
+		return ledger.Card{}, s.landFailed(w, err)
 	}
 	var c ledger.Card
 	err = s.b.View(func(st *ledger.State, _ time.Time) error {
@@ -243,6 +249,13 @@ func (s *Syncer) landStaged(ctx context.Context, res *Result, rid string, w *led
 		c = cards[0]
 	}
 	return c, nil
+}
+
+// landFailed is the error of a write its lease ref holds that this clone
+// could not take in: it stands on the remote all the same.
+func (s *Syncer) landFailed(w *ledger.Staged, err error) error {
+	e := w.Events[0]
+	return fmt.Errorf("%s of %s reached the remote, but this backlog could not take it in (run bl sync; a retry with request id %q answers as it stands): %w", e.Op, e.Card, e.RequestID, err)
 }
 
 func (s *Syncer) receipt(rid string) (rc ledger.Receipt, ok bool) {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/bl-backlog/bl/ledger"
+	"github.com/bl-backlog/bl/lock"
 )
 
 // With epics.auto_close, completing an epic's last open child through the
@@ -75,5 +76,45 @@ func TestRemoteCompleteRollsUpTheEpicAfterAPull(t *testing.T) {
 	}
 	if got := cards(t, open(t, da)); got != "C1 done #1 v3\nE done #0 v2\nX ready #0 v1\n" {
 		t.Fatalf("the epic was not closed with its last child:\n%s", got)
+	}
+}
+
+// A claim whose lease push landed while another process of the clone held
+// the backlog lock past this one's lock wait is not told it failed (the
+// claim stands on the remote, and a lock timeout says nothing was
+// written): the append waits again, and the claim is acknowledged.
+func TestLandedClaimOutlastsALockTimeout(t *testing.T) {
+	w := newWorld(t)
+	da := w.clone("a")
+	dir := filepath.Join(da, ".backlog")
+	a, err := ledger.Open(dir, ledger.Options{LockTimeout: 100 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	create(t, a, "seed", "C1")
+	sa := syncer(t, a, Options{Remote: "origin", Actor: "alice"})
+	if _, err := sa.Push(bg, Hooks{}); err != nil {
+		t.Fatal(err)
+	}
+	sa.beforeLeasePush = func(string, int) {
+		lk := lock.New(filepath.Join(dir, ledger.LockFile))
+		if err := lk.Acquire(bg, time.Second); err != nil {
+			t.Error(err)
+			return
+		}
+		go func() {
+			time.Sleep(400 * time.Millisecond)
+			_ = lk.Release()
+		}()
+	}
+	card, _, err := sa.Claim(bg, ledger.ClaimRequest{Mutation: ledger.Mutation{Actor: "alice"}, Owner: "alice", TTL: time.Hour})
+	sa.beforeLeasePush = nil
+	if err != nil || card == nil || card.ClaimOwner != "alice" {
+		b := open(t, w.clone("b"))
+		sb := syncer(t, b, Options{Remote: "origin", Actor: "bob"})
+		if _, err := sb.Pull(bg); err != nil {
+			t.Fatal(err)
+		}
+		t.Fatalf("alice was told %+v, %v; the remote holds:\n%s", card, err, cards(t, b))
 	}
 }
