@@ -185,7 +185,7 @@ func (s *Syncer) leaseRounds(ctx context.Context, rid string, write func(ctx con
 			if carriesLeases(staged.Events[0].Op) {
 				s.carry(ctx, &res, remote, staged.Events[0].ID)
 			} else {
-				s.carryOwn(ctx, &res, remote)
+				s.carryOwn(ctx, &res, remote, up)
 			}
 			return res, &c, nil
 		}
@@ -309,9 +309,10 @@ func carriesLeases(op ledger.Op) bool {
 
 // carryOwn carries only this clone's own events no push carried yet (a
 // write made with --local, a note): the branch is the only place they can
-// reach the remote.
-func (s *Syncer) carryOwn(ctx context.Context, res *Result, remote plumbing.Hash) {
-	if res.Rebased > 0 || remote.IsZero() {
+// reach the remote. A remote branch without a backlog (up, as fetched,
+// is empty) lacks every event this clone holds.
+func (s *Syncer) carryOwn(ctx context.Context, res *Result, remote plumbing.Hash, up ledger.Tree) {
+	if res.Rebased > 0 || remote.IsZero() || len(up) == 0 {
 		s.carry(ctx, res, remote, "")
 	}
 }

@@ -118,3 +118,29 @@ func TestLandedClaimOutlastsALockTimeout(t *testing.T) {
 		t.Fatalf("alice was told %+v, %v; the remote holds:\n%s", card, err, cards(t, b))
 	}
 }
+
+// A claim through a remote whose branch holds no backlog yet carries this
+// clone's own events (the cards it created) to the branch, as a claim
+// does whenever this clone holds events no push carried.
+func TestRemoteClaimCarriesOwnEventsToABranchWithoutBacklog(t *testing.T) {
+	w := newWorld(t)
+	code := filepath.Join(w.root, "code")
+	w.git(w.root, "clone", "-q", w.bare, code)
+	if err := os.WriteFile(filepath.Join(code, "README"), []byte("code\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	w.git(code, "add", "README")
+	w.git(code, "commit", "-q", "-m", "code")
+	w.git(code, "push", "-q", "origin", "HEAD:main")
+	da := w.clone("a")
+	a := open(t, da)
+	create(t, a, "seed", "C1", "C2")
+	sa := syncer(t, a, Options{Remote: "origin", Actor: "alice"})
+	card, _, err := sa.Claim(bg, ledger.ClaimRequest{Mutation: ledger.Mutation{Actor: "alice"}, Owner: "alice", TTL: time.Hour})
+	if err != nil || card == nil {
+		t.Fatal(card, err)
+	}
+	if out, err := w.tryGit(w.bare, "cat-file", "-e", "main:.backlog/ledger.jsonl"); err != nil {
+		t.Fatalf("the branch holds no backlog after the claim: %s", out)
+	}
+}
