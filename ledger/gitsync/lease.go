@@ -310,11 +310,23 @@ func carriesLeases(op ledger.Op) bool {
 // carryOwn carries only this clone's own events no push carried yet (a
 // write made with --local, a note): the branch is the only place they can
 // reach the remote. A remote branch without a backlog (up, as fetched,
-// is empty) lacks every event this clone holds.
+// is empty) lacks every event this clone holds. Otherwise the backlog is
+// committed to the local branch alone, as a pull commits it: the work
+// tree stays clean, so a plain git pull that follows is not refused over
+// the backlog's uncommitted changes.
 func (s *Syncer) carryOwn(ctx context.Context, res *Result, remote plumbing.Hash, up ledger.Tree) {
 	if res.Rebased > 0 || remote.IsZero() || len(up) == 0 {
 		s.carry(ctx, res, remote, "")
+		return
 	}
+	head, committed, msg, err := s.commit(func() (backlogFiles, error) { return s.treeForCommit(ctx, nil) }, remote)
+	if err != nil {
+		return // the write landed; the next sync commits it
+	}
+	if committed {
+		res.Committed, res.Message = true, msg
+	}
+	res.Commit = hashString(head)
 }
 
 // carryTries bounds the rounds carry spends getting the branch to hold

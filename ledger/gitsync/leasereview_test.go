@@ -144,3 +144,42 @@ func TestRemoteClaimCarriesOwnEventsToABranchWithoutBacklog(t *testing.T) {
 		t.Fatalf("the branch holds no backlog after the claim: %s", out)
 	}
 }
+
+// A claim or heartbeat through the remote does not push the branch, but
+// it leaves the clone's work tree clean: the backlog is committed to the
+// local branch, so a plain git pull that follows merges rather than
+// refusing to overwrite the backlog's uncommitted changes.
+func TestRemoteClaimLeavesTheWorkTreeClean(t *testing.T) {
+	w := newWorld(t)
+	da, db := w.clone("a"), w.clone("b")
+	a, b := open(t, da), open(t, db)
+	create(t, a, "seed", "C1")
+	sa := syncer(t, a, Options{Remote: "origin", Actor: "alice"})
+	sb := syncer(t, b, Options{Remote: "origin", Actor: "bob"})
+	if _, err := sa.Push(bg, Hooks{}); err != nil {
+		t.Fatal(err)
+	}
+	before := w.git(w.bare, "rev-parse", "main")
+	card, _, err := sa.Claim(bg, ledger.ClaimRequest{Mutation: ledger.Mutation{Actor: "alice"}, Owner: "alice", TTL: time.Hour})
+	if err != nil || card == nil {
+		t.Fatal(card, err)
+	}
+	if _, _, err := sa.Lease(bg, "", func(ctx context.Context, rid string) (ledger.Card, error) {
+		return a.Heartbeat(ctx, ledger.HeartbeatRequest{Mutation: ledger.Mutation{Actor: "alice", RequestID: rid}, ID: "C1", Owner: "alice", Epoch: card.ClaimEpoch})
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if after := w.git(w.bare, "rev-parse", "main"); after != before {
+		t.Fatal("a claim and a heartbeat pushed the branch")
+	}
+	if st := w.git(da, "status", "--porcelain"); st != "" {
+		t.Fatalf("the work tree after a remote claim and heartbeat:\n%s", st)
+	}
+	create(t, b, "bob", "C2")
+	if _, err := sb.Push(bg, Hooks{}); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := w.tryGit(da, "pull", "--no-rebase", "-q"); err != nil {
+		t.Fatalf("git pull after a remote claim: %v\n%s", err, out)
+	}
+}
