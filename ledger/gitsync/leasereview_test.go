@@ -183,3 +183,74 @@ func TestRemoteClaimLeavesTheWorkTreeClean(t *testing.T) {
 		t.Fatalf("git pull after a remote claim: %v\n%s", err, out)
 	}
 }
+
+// A lease line the branch holds compacted in its snapshot while a plain
+// git union merge put older lines back at the head of its ledger.jsonl:
+// mayBeCompacted lets it through without reading the snapshot, and it is
+// merged into the ledger a second time. The fold still counts it once.
+func TestCompactedLeaseLineAfterAGitUnionMerge(t *testing.T) {
+	w := newWorld(t)
+	da, db := w.clone("a"), w.clone("b")
+	a, b := open(t, da), open(t, db)
+	sa, sb := syncer(t, a, Options{Remote: "origin", Actor: "alice"}), syncer(t, b, Options{Remote: "origin", Actor: "bob"})
+	create(t, a, "seed", "C1", "C2")
+	push(t, sa)
+	if _, err := sb.Pull(bg); err != nil {
+		t.Fatal(err)
+	}
+	card, _, err := sa.Claim(bg, ledger.ClaimRequest{Mutation: ledger.Mutation{Actor: "alice"}, Owner: "alice", ID: "C1", TTL: time.Hour})
+	if err != nil || card == nil {
+		t.Fatal(card, err)
+	}
+	compact(t, a)
+	push(t, sa) // the branch: the claim in its snapshot, ledger.jsonl empty
+	// Bob writes with the plain git flow: commit, git pull, git push.
+	create(t, b, "bob", "B1")
+	if _, err := sb.Commit(bg); err != nil {
+		t.Fatal(err)
+	}
+	w.git(db, "pull", "-q", "--no-rebase", "origin", "main")
+	w.git(db, "push", "-q", "origin", "main")
+	dc := w.clone("c")
+	c := open(t, dc)
+	sc := syncer(t, c, Options{Remote: "origin", Actor: "carol"})
+	if _, err := sc.Pull(bg); err != nil {
+		t.Fatal(err)
+	}
+	if sc.lv.pending != 1 {
+		t.Fatalf("%d lease lines merged into the branch's ledger, want the compacted claim's", sc.lv.pending)
+	}
+	want := "B1 ready #0 v1\nC1 claimed alice#1 v2\nC2 ready #0 v1\n"
+	if got := cards(t, c); got != want {
+		t.Fatalf("carol reads:\n%s", got)
+	}
+	var conflicts []ledger.Conflict
+	_ = c.View(func(s *ledger.State, _ time.Time) error { conflicts = s.Conflicts(); return nil })
+	if len(conflicts) != 0 {
+		t.Fatalf("conflicts %+v", conflicts)
+	}
+	// Carol heartbeats nothing, but claims C2 and completes it: the branch
+	// is carried, and holds every event once.
+	got, _, err := sc.Claim(bg, ledger.ClaimRequest{Mutation: ledger.Mutation{Actor: "carol"}, Owner: "carol", TTL: time.Hour})
+	if err != nil || got == nil || got.ID != "C2" {
+		t.Fatal(got, err)
+	}
+	if _, _, err := sc.Lease(bg, "", func(ctx context.Context, rid string) (ledger.Card, error) {
+		return c.Complete(ctx, ledger.LeaseRequest{Mutation: ledger.Mutation{Actor: "carol", RequestID: rid}, ID: "C2", Owner: "carol", Epoch: got.ClaimEpoch})
+	}); err != nil {
+		t.Fatal(err)
+	}
+	f := w.freshClone("fresh")
+	if got := cards(t, f); got != "B1 ready #0 v1\nC1 claimed alice#1 v2\nC2 done #1 v3\n" {
+		t.Fatalf("a fresh clone reads:\n%s", got)
+	}
+	if n := len(treeIDs(t, fullTree(t, f))); n != 6 {
+		t.Fatalf("%d events on the branch, want 6", n)
+	}
+	if _, err := sa.Pull(bg); err != nil {
+		t.Fatal(err)
+	}
+	if got := cards(t, a); got != "B1 ready #0 v1\nC1 claimed alice#1 v2\nC2 done #1 v3\n" {
+		t.Fatalf("alice reads:\n%s", got)
+	}
+}
