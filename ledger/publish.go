@@ -39,7 +39,9 @@ var ErrStageMoved = errors.New("the backlog moved since the write was staged")
 // Stage runs fn, whose first write through this handle is staged instead
 // of appended: it is checked by check and returned. A replayed request
 // (its request id already folded) stages nothing: fn gets its answer as
-// usual and Stage returns nil.
+// usual and Stage returns nil. The first write through this handle while
+// fn runs is the one staged, whichever goroutine makes it: no other
+// goroutine may write through the handle meanwhile (open another).
 func (b *Backlog) Stage(check StageCheck, fn func() error) (*Staged, error) {
 	b.mu.Lock()
 	b.stage, b.staged = check, nil
