@@ -182,7 +182,7 @@ func (s *Syncer) leaseRounds(ctx context.Context, rid string, write func(ctx con
 			if err != nil {
 				return res, nil, err
 			}
-			if carriesLeases(staged.Events[0].Op) {
+			if carriesLeases(staged.Events[0].Op) || len(s.lv.lines[staged.Events[0].Card]) >= leaseLinesCarried {
 				s.carry(ctx, &res, remote, staged.Events[0].ID)
 			} else {
 				s.carryOwn(ctx, &res, remote, up)
@@ -302,10 +302,15 @@ func (s *Syncer) ensure(ctx context.Context, res Result, rid string, remote plum
 // most of the remote writes, and the lease refs already hold them for
 // every bl that fetches, so the branch takes them in with the card's next
 // complete, release, block or fail (or the next sync) rather than every
-// claimer contending on the branch at once.
+// claimer contending on the branch at once; but see leaseLinesCarried.
 func carriesLeases(op ledger.Op) bool {
 	return op != ledger.OpClaim && op != ledger.OpHeartbeat
 }
+
+// leaseLinesCarried bounds a lease ref's tip: a claim or heartbeat that
+// leaves it holding this many lines carries to the branch after all, so
+// that the next lease write on the card leaves them out.
+const leaseLinesCarried = 16
 
 // carryOwn carries only this clone's own events no push carried yet (a
 // write made with --local, a note): the branch is the only place they can

@@ -4,6 +4,8 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -252,5 +254,41 @@ func TestCompactedLeaseLineAfterAGitUnionMerge(t *testing.T) {
 	}
 	if got := cards(t, a); got != "B1 ready #0 v1\nC1 claimed alice#1 v2\nC2 done #1 v3\n" {
 		t.Fatalf("alice reads:\n%s", got)
+	}
+}
+
+// A card's lease ref does not grow with every heartbeat: a heartbeat is
+// carried to the branch once the lease ref holds leaseLinesCarried lines
+// the branch lacks, and the next lease write leaves out what the branch
+// holds. Every fetch reads every lease ref's tip, done cards' included.
+func TestLeaseRefStaysShortUnderHeartbeats(t *testing.T) {
+	w := newWorld(t)
+	da := w.clone("a")
+	a := open(t, da)
+	create(t, a, "seed", "C1")
+	sa := syncer(t, a, Options{Remote: "origin", Actor: "alice"})
+	push(t, sa)
+	card, _, err := sa.Claim(bg, ledger.ClaimRequest{Mutation: ledger.Mutation{Actor: "alice"}, Owner: "alice", TTL: time.Hour})
+	if err != nil || card == nil {
+		t.Fatal(card, err)
+	}
+	for range 3 * leaseLinesCarried {
+		if _, _, err := sa.Lease(bg, "", func(ctx context.Context, rid string) (ledger.Card, error) {
+			return a.Heartbeat(ctx, ledger.HeartbeatRequest{Mutation: ledger.Mutation{Actor: "alice", RequestID: rid}, ID: "C1", Owner: "alice", Epoch: card.ClaimEpoch})
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, _, err := sa.Lease(bg, "", func(ctx context.Context, rid string) (ledger.Card, error) {
+		return a.Complete(ctx, ledger.LeaseRequest{Mutation: ledger.Mutation{Actor: "alice", RequestID: rid}, ID: "C1", Owner: "alice", Epoch: card.ClaimEpoch})
+	}); err != nil {
+		t.Fatal(err)
+	}
+	body := w.git(w.bare, "log", "-1", "--format=%b", sa.leasePrefix+"C1")
+	if n := strings.Count(body, `"op":`); n > leaseLinesCarried+2 {
+		t.Fatalf("the done card's lease ref holds %d lines", n)
+	}
+	if got := cards(t, w.freshClone("plain")); got != "C1 done #1 v"+strconv.Itoa(3+3*leaseLinesCarried)+"\n" {
+		t.Fatalf("the branch holds:\n%s", got)
 	}
 }
