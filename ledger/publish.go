@@ -39,7 +39,9 @@ var ErrStageMoved = errors.New("the backlog moved since the write was staged")
 // Stage runs fn, whose first write through this handle is staged instead
 // of appended: it is checked by check and returned. A replayed request
 // (its request id already folded) stages nothing: fn gets its answer as
-// usual and Stage returns nil.
+// usual and Stage returns nil. The first write through this handle while
+// fn runs is the one staged, whichever goroutine makes it: no other
+// goroutine may write through the handle meanwhile (open another).
 func (b *Backlog) Stage(check StageCheck, fn func() error) (*Staged, error) {
 	b.mu.Lock()
 	b.stage, b.staged = check, nil
@@ -60,7 +62,9 @@ func (b *Backlog) Stage(check StageCheck, fn func() error) (*Staged, error) {
 // newest the state holds, and each still checking against it; otherwise
 // nothing is appended and the error wraps ErrStageMoved. A write already
 // folded (a pull brought it in from where it was published) is answered
-// as it stands (the request id's receipt names its first event).
+// as it stands (the request id's receipt names its first event). A
+// completion then closes the epics it finished (epics.auto_close), as
+// completeRollingUp does.
 func (b *Backlog) AppendStaged(ctx context.Context, w *Staged) (cards []Card, err error) {
 	if len(w.Events) == 0 {
 		return nil, nil
@@ -69,6 +73,7 @@ func (b *Backlog) AppendStaged(ctx context.Context, w *Staged) (cards []Card, er
 		if e := w.Events[0]; e.RequestID != "" {
 			if r, ok := b.state.Receipt(e.RequestID); ok && r.Event == e.ID {
 				cards = b.cardsOf(w.Events)
+				b.rollUpStaged(w, cards)
 				return nil
 			}
 		}
@@ -80,10 +85,24 @@ func (b *Backlog) AppendStaged(ctx context.Context, w *Staged) (cards []Card, er
 				return fmt.Errorf("%w: %w", ErrStageMoved, err)
 			}
 		}
-		cards, err = b.appendChecked(w.Events, w.Lines)
+		if cards, err = b.appendChecked(w.Events, w.Lines); err == nil {
+			b.rollUpStaged(w, cards)
+		}
 		return err
 	})
 	return cards, err
+}
+
+// rollUpStaged closes the epics a staged completion finished, as a
+// completion appended at once does (completeRollingUp): staging stopped
+// at the completion's own events.
+func (b *Backlog) rollUpStaged(w *Staged, cards []Card) {
+	for _, e := range w.Events {
+		if e.Op == OpComplete {
+			b.rollUp(Mutation{Actor: e.Actor}, cards)
+			return
+		}
+	}
 }
 
 // PickTop returns up to k claimable cards matching f, best first: the

@@ -182,10 +182,10 @@ func (s *Syncer) leaseRounds(ctx context.Context, rid string, write func(ctx con
 			if err != nil {
 				return res, nil, err
 			}
-			if carriesLeases(staged.Events[0].Op) {
+			if carriesLeases(staged.Events[0].Op) || len(s.lv.lines[staged.Events[0].Card]) >= leaseLinesCarried {
 				s.carry(ctx, &res, remote, staged.Events[0].ID)
 			} else {
-				s.carryOwn(ctx, &res, remote)
+				s.carryOwn(ctx, &res, remote, up)
 			}
 			return res, &c, nil
 		}
@@ -208,12 +208,18 @@ func (s *Syncer) leaseRounds(ctx context.Context, rid string, write func(ctx con
 // other clone's, and the fold decides. The write is acknowledged only if
 // the fold applied it.
 func (s *Syncer) landStaged(ctx context.Context, res *Result, rid string, w *ledger.Staged) (ledger.Card, error) {
+	// The remote holds the write now: a wait for the backlog lock that
+	// runs out (another process of this clone holds it) is waited out
+	// again rather than reported as a write that wrote nothing.
 	cards, err := s.b.AppendStaged(ctx, w)
+	for round := 1; errors.Is(err, ledger.ErrLockTimeout) && round < DefaultTries; round++ {
+		cards, err = s.b.AppendStaged(ctx, w)
+	}
 	if err == nil {
 		return cards[0], nil
 	}
 	if !errors.Is(err, ledger.ErrStageMoved) {
-		return ledger.Card{}, err
+		return ledger.Card{}, s.landFailed(w, err)
 	}
 	for round := 1; ; round++ {
 		if _, _, _, err = s.pullOnce(ctx, res); err == nil || round == DefaultTries || !errors.Is(err, ledger.ErrLockTimeout) {
@@ -221,7 +227,7 @@ func (s *Syncer) landStaged(ctx context.Context, res *Result, rid string, w *led
 		}
 	}
 	if err != nil {
-		return ledger.Card{}, err
+		return ledger.Card{}, s.landFailed(w, err)
 	}
 	var c ledger.Card
 	err = s.b.View(func(st *ledger.State, _ time.Time) error {
@@ -234,7 +240,22 @@ func (s *Syncer) landStaged(ctx context.Context, res *Result, rid string, w *led
 		}
 		return ledger.Errorf(ledger.ErrConflict, "%s of %s reached the remote but this backlog moved meanwhile; run bl sync and look", w.Events[0].Op, w.Events[0].Card)
 	})
-	return c, err
+	if err != nil {
+		return c, err
+	}
+	// Folded: AppendStaged answers it as it stands, and closes the epics a
+	// completion finished, as an append in place does.
+	if cards, err := s.b.AppendStaged(ctx, w); err == nil && len(cards) > 0 {
+		c = cards[0]
+	}
+	return c, nil
+}
+
+// landFailed is the error of a write its lease ref holds that this clone
+// could not take in: it stands on the remote all the same.
+func (s *Syncer) landFailed(w *ledger.Staged, err error) error {
+	e := w.Events[0]
+	return fmt.Errorf("%s of %s reached the remote, but this backlog could not take it in (run bl sync; a retry with request id %q answers as it stands): %w", e.Op, e.Card, e.RequestID, err)
 }
 
 func (s *Syncer) receipt(rid string) (rc ledger.Receipt, ok bool) {
@@ -281,18 +302,36 @@ func (s *Syncer) ensure(ctx context.Context, res Result, rid string, remote plum
 // most of the remote writes, and the lease refs already hold them for
 // every bl that fetches, so the branch takes them in with the card's next
 // complete, release, block or fail (or the next sync) rather than every
-// claimer contending on the branch at once.
+// claimer contending on the branch at once; but see leaseLinesCarried.
 func carriesLeases(op ledger.Op) bool {
 	return op != ledger.OpClaim && op != ledger.OpHeartbeat
 }
 
+// leaseLinesCarried bounds a lease ref's tip: a claim or heartbeat that
+// leaves it holding this many lines carries to the branch after all, so
+// that the next lease write on the card leaves them out.
+const leaseLinesCarried = 16
+
 // carryOwn carries only this clone's own events no push carried yet (a
 // write made with --local, a note): the branch is the only place they can
-// reach the remote.
-func (s *Syncer) carryOwn(ctx context.Context, res *Result, remote plumbing.Hash) {
-	if res.Rebased > 0 || remote.IsZero() {
+// reach the remote. A remote branch without a backlog (up, as fetched,
+// is empty) lacks every event this clone holds. Otherwise the backlog is
+// committed to the local branch alone, as a pull commits it: the work
+// tree stays clean, so a plain git pull that follows is not refused over
+// the backlog's uncommitted changes.
+func (s *Syncer) carryOwn(ctx context.Context, res *Result, remote plumbing.Hash, up ledger.Tree) {
+	if res.Rebased > 0 || remote.IsZero() || len(up) == 0 {
 		s.carry(ctx, res, remote, "")
+		return
 	}
+	head, committed, msg, err := s.commit(func() (backlogFiles, error) { return s.treeForCommit(ctx, nil) }, remote)
+	if err != nil {
+		return // the write landed; the next sync commits it
+	}
+	if committed {
+		res.Committed, res.Message = true, msg
+	}
+	res.Commit = hashString(head)
 }
 
 // carryTries bounds the rounds carry spends getting the branch to hold

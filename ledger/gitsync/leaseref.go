@@ -201,9 +201,11 @@ func (s *Syncer) pushLease(ctx context.Context, w *ledger.Staged) error {
 	var msg strings.Builder
 	msg.WriteString(leaseSubject + card + "\n\n")
 	claims := w.Events[0].Op == ledger.OpClaim
+	var kept [][]byte
 	for _, l := range prev {
 		if !s.lv.inBranch[lineID(l)] || (!claims && bytes.Equal(l, latest)) {
 			msg.Write(l)
+			kept = append(kept, l)
 		}
 	}
 	msg.Write(w.Lines)
@@ -236,7 +238,7 @@ func (s *Syncer) pushLease(ctx context.Context, w *ledger.Staged) error {
 			s.lv.lines = map[string][][]byte{}
 		}
 		s.lv.tips[card] = tip
-		s.lv.lines[card] = append(slices.Clone(prev), splitLines(w.Lines)...)
+		s.lv.lines[card] = append(kept, splitLines(w.Lines)...) // the new tip's
 		s.lv.pending += len(w.Events)
 		return nil
 	case errors.Is(err, errLeaseMoved) || rejected(err):
