@@ -211,22 +211,18 @@ func (s *Syncer) landStaged(ctx context.Context, res *Result, rid string, w *led
 	// The remote holds the write now: a wait for the backlog lock that
 	// runs out (another process of this clone holds it) is waited out
 	// again rather than reported as a write that wrote nothing.
-	cards, err := s.b.AppendStaged(ctx, w)
-	for round := 1; errors.Is(err, ledger.ErrLockTimeout) && round < DefaultTries; round++ {
+	var cards []ledger.Card
+	err := outwaitLock(func() (err error) {
 		cards, err = s.b.AppendStaged(ctx, w)
-	}
+		return err
+	})
 	if err == nil {
 		return cards[0], nil
 	}
 	if !errors.Is(err, ledger.ErrStageMoved) {
 		return ledger.Card{}, s.landFailed(w, err)
 	}
-	for round := 1; ; round++ {
-		if _, _, _, err = s.pullOnce(ctx, res); err == nil || round == DefaultTries || !errors.Is(err, ledger.ErrLockTimeout) {
-			break
-		}
-	}
-	if err != nil {
+	if err := outwaitLock(func() error { _, _, _, err := s.pullOnce(ctx, res); return err }); err != nil {
 		return ledger.Card{}, s.landFailed(w, err)
 	}
 	var c ledger.Card
@@ -249,6 +245,16 @@ func (s *Syncer) landStaged(ctx context.Context, res *Result, rid string, w *led
 		c = cards[0]
 	}
 	return c, nil
+}
+
+// outwaitLock runs fn again while it fails only because the backlog lock
+// stayed with another process of this clone, DefaultTries times at most.
+func outwaitLock(fn func() error) error {
+	err := fn()
+	for round := 1; errors.Is(err, ledger.ErrLockTimeout) && round < DefaultTries; round++ {
+		err = fn()
+	}
+	return err
 }
 
 // landFailed is the error of a write its lease ref holds that this clone
