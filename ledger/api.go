@@ -131,7 +131,7 @@ func (b *Backlog) Update(ctx context.Context, r UpdateRequest) (Card, error) {
 	}
 	f := r.Fields
 	cards, err := b.write(ctx, r.Mutation.names(r.ID, nil), OpUpdate, func(s *State, _ time.Time) ([]*Event, error) {
-		if c := s.card(r.ID); c != nil && f != (Fields{}) && f.IdempotencyKey == "" && !f.changes(c) {
+		if c := s.card(r.ID); c != nil && f != (Fields{}) && f.IdempotencyKey == "" && !fieldsChange(&f, c) {
 			return nil, nil
 		}
 		return []*Event{{Op: OpUpdate, Card: r.ID, Fields: &f}}, nil

@@ -53,41 +53,6 @@ const MaxCardBytes = maxLine - 64<<10
 // {"card":...,"crc":"xxxxxxxx"} and the newline.
 const cardLineOverhead = len(`{"card":`) + crcSuffixLen + 1
 
-// checkCardSize refuses e when the card it leaves (c after e, or the card e
-// creates) would encode to more than the limit for e's op. Bounds clear
-// almost every event: one from the strings' lengths, then, near the limit,
-// one from a scan for the bytes an escape may lengthen; only a card within
-// about a kilobyte of the limit is encoded to measure it exactly.
-func (s *State) checkCardSize(k kind, c *Card, e *Event) error {
-	limit, content := maxLine-cardLineOverhead, false
-	switch e.Op {
-	case OpCreate, OpUpdate, OpLink:
-		limit, content = MaxCardBytes, true
-	}
-	if cardBound(c, wideLen)+eventBound(e, wideLen) <= limit || cardBound(c, escapedLen)+eventBound(e, escapedLen) <= limit {
-		return nil
-	}
-	probe := Card{ID: e.Card}
-	if c != nil {
-		probe = c.clone()
-	}
-	k.apply(NewState(), &probe, e) // a scratch state: apply may record in it
-	probe.Version++
-	probe.UpdatedAt = e.clock()
-	line, err := appendFramed(nil, snapshotLine{Card: &probe})
-	if err != nil {
-		return rule(ErrInvalid, "%s of %s leaves a card that cannot be encoded: %v", e.Op, e.Card, err)
-	}
-	n := len(line) - cardLineOverhead
-	switch {
-	case n <= limit:
-		return nil
-	case content:
-		return rule(ErrInvalid, "%s of %s would make the card %d bytes encoded; the limit is %d bytes (MaxCardBytes) for a card's title, body, labels, acceptance and other fields together: shorten them", e.Op, e.Card, n, limit)
-	}
-	return rule(ErrInvalid, "%s of %s would make the card %d bytes encoded; a snapshot line holds at most %d bytes of card: shorten what the %s carries", e.Op, e.Card, n, limit, e.Op)
-}
-
 // wideLen is at least the length of s as a JSON string: the longest escape,
 // \u00XX or \ufffd, is six bytes for one byte.
 func wideLen(s string) int { return 6*len(s) + 2 }
@@ -116,4 +81,83 @@ func listBound(list []string, strLen func(string) int) int {
 		n += strLen(s) + 1
 	}
 	return n
+}
+
+// reviewLeased reports whether a reviewer holds a live lease on the card in
+// review at now.
+func (c *Card) reviewLeased(now time.Time) bool {
+	return c.Status == StatusReview && c.ClaimOwner != "" && c.LeaseExpiresAt != nil && now.Before(*c.LeaseExpiresAt)
+}
+
+// holdsLease reports whether c holds a lease fence may check e against: a
+// claim, or a review lease for the ops a reviewer sends while reviewing.
+func (c *Card) holdsLease(e *Event) bool {
+	if c.Status == StatusClaimed {
+		return true
+	}
+	if c.Status != StatusReview || c.ClaimOwner == "" {
+		return false
+	}
+	switch e.Op {
+	case OpHeartbeat, OpNote, OpRelease:
+		return true
+	}
+	return false
+}
+
+// openChild reports whether c counts as an open child of its parent: not
+// done, not deleted, and not itself waiting on that parent (depends_on, or
+// a supersedes or duplicates link), which would hold both back for good.
+func (c *Card) openChild() bool {
+	if c.Status == StatusDone || c.DeletedAt != nil {
+		return false
+	}
+	waits := false
+	c.holdingLinks(func(_, to string) bool {
+		waits = to == c.Parent
+		return !waits
+	})
+	return !waits
+}
+
+// holdsPaths reports whether c holds its paths at now: claimed under a
+// live lease, or in review.
+func (c *Card) holdsPaths(now time.Time) bool {
+	return len(c.Paths) > 0 && (c.Status == StatusReview || c.Leased(now))
+}
+
+// checkCardSize refuses e when the card it leaves (c after e, or the card e
+// creates) would encode to more than the limit for e's op. Bounds clear
+// almost every event: one from the strings' lengths, then, near the limit,
+// one from a scan for the bytes an escape may lengthen; only a card within
+// about a kilobyte of the limit is encoded to measure it exactly. apply
+// is the op's rule, applying e to a copy of the card.
+func checkCardSize(c *Card, e *Event, apply func(*Card)) error {
+	limit, content := maxLine-cardLineOverhead, false
+	switch e.Op {
+	case OpCreate, OpUpdate, OpLink:
+		limit, content = MaxCardBytes, true
+	}
+	if cardBound(c, wideLen)+eventBound(e, wideLen) <= limit || cardBound(c, escapedLen)+eventBound(e, escapedLen) <= limit {
+		return nil
+	}
+	probe := Card{ID: e.Card}
+	if c != nil {
+		probe = c.Clone()
+	}
+	apply(&probe)
+	probe.Version++
+	probe.UpdatedAt = e.clock()
+	line, err := appendFramed(nil, snapshotLine{Card: &probe})
+	if err != nil {
+		return rule(ErrInvalid, "%s of %s leaves a card that cannot be encoded: %v", e.Op, e.Card, err)
+	}
+	n := len(line) - cardLineOverhead
+	switch {
+	case n <= limit:
+		return nil
+	case content:
+		return rule(ErrInvalid, "%s of %s would make the card %d bytes encoded; the limit is %d bytes (MaxCardBytes) for a card's title, body, labels, acceptance and other fields together: shorten them", e.Op, e.Card, n, limit)
+	}
+	return rule(ErrInvalid, "%s of %s would make the card %d bytes encoded; a snapshot line holds at most %d bytes of card: shorten what the %s carries", e.Op, e.Card, n, limit, e.Op)
 }

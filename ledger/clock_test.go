@@ -250,7 +250,7 @@ func TestClockCodec(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if enc, _ := appendEvent(nil, e); !bytes.Equal(enc, body) {
+	if enc, _ := AppendEvent(nil, e); !bytes.Equal(enc, body) {
 		t.Fatalf("appendEvent\n%s\nJSON encoder\n%s", enc, body)
 	}
 	framed, _ := checkFrame(line)

@@ -9,12 +9,12 @@ import (
 )
 
 // Ops lists every Op, in the order of its constants.
-var Ops = []Op{OpReview, OpClaimReview, OpApprove, OpReject, OpCreate, OpUpdate, OpClaim, OpHeartbeat, OpRelease, OpReclaim, OpComplete, OpBlock, OpUnblock, OpReopen, OpLink, OpUnlink, OpNote, OpFail, OpHandoff, OpDelete, OpRestore}
+var Ops = []Op{OpCreate, OpUpdate, OpClaim, OpHeartbeat, OpRelease, OpReclaim, OpComplete, OpBlock, OpUnblock, OpReopen, OpLink, OpUnlink, OpNote, OpFail, OpHandoff, OpDelete, OpRestore, OpReview, OpClaimReview, OpApprove, OpReject}
 
 // knownOp reports whether v is one of the Op constants.
 func knownOp(v Op) bool {
 	switch v {
-	case OpReview, OpClaimReview, OpApprove, OpReject, OpCreate, OpUpdate, OpClaim, OpHeartbeat, OpRelease, OpReclaim, OpComplete, OpBlock, OpUnblock, OpReopen, OpLink, OpUnlink, OpNote, OpFail, OpHandoff, OpDelete, OpRestore:
+	case OpCreate, OpUpdate, OpClaim, OpHeartbeat, OpRelease, OpReclaim, OpComplete, OpBlock, OpUnblock, OpReopen, OpLink, OpUnlink, OpNote, OpFail, OpHandoff, OpDelete, OpRestore, OpReview, OpClaimReview, OpApprove, OpReject:
 		return true
 	}
 	return false
@@ -28,14 +28,6 @@ func (d *fastDecoder) opValue(i int, dst *Op) int {
 		return j
 	}
 	switch string(d.b[start:end]) {
-	case string(OpReview):
-		*dst = OpReview
-	case string(OpClaimReview):
-		*dst = OpClaimReview
-	case string(OpApprove):
-		*dst = OpApprove
-	case string(OpReject):
-		*dst = OpReject
 	case string(OpCreate):
 		*dst = OpCreate
 	case string(OpUpdate):
@@ -70,6 +62,14 @@ func (d *fastDecoder) opValue(i int, dst *Op) int {
 		*dst = OpDelete
 	case string(OpRestore):
 		*dst = OpRestore
+	case string(OpReview):
+		*dst = OpReview
+	case string(OpClaimReview):
+		*dst = OpClaimReview
+	case string(OpApprove):
+		*dst = OpApprove
+	case string(OpReject):
+		*dst = OpReject
 	default:
 		return d.str(i, (*string)(dst))
 	}
@@ -79,7 +79,7 @@ func (d *fastDecoder) opValue(i int, dst *Op) int {
 // knownStatus reports whether v is one of the Status constants.
 func knownStatus(v Status) bool {
 	switch v {
-	case StatusReview, StatusReady, StatusClaimed, StatusBlocked, StatusDone:
+	case StatusReady, StatusClaimed, StatusBlocked, StatusDone, StatusReview:
 		return true
 	}
 	return false
@@ -93,8 +93,6 @@ func (d *fastDecoder) statusValue(i int, dst *Status) int {
 		return j
 	}
 	switch string(d.b[start:end]) {
-	case string(StatusReview):
-		*dst = StatusReview
 	case string(StatusReady):
 		*dst = StatusReady
 	case string(StatusClaimed):
@@ -103,6 +101,8 @@ func (d *fastDecoder) statusValue(i int, dst *Status) int {
 		*dst = StatusBlocked
 	case string(StatusDone):
 		*dst = StatusDone
+	case string(StatusReview):
+		*dst = StatusReview
 	default:
 		return d.str(i, (*string)(dst))
 	}
@@ -1602,9 +1602,9 @@ func headerBound(v *snapshotHeader, strLen func(string) int) int {
 	return n
 }
 
-// clone returns a deep copy, so callers never share slices with the
+// Clone returns a deep copy, so callers never share slices with the
 // state. Times are shared: nothing changes a time through its pointer.
-func (c *Card) clone() Card {
+func (c *Card) Clone() Card {
 	d := *c
 	d.Labels = cloneStrings(c.Labels)
 	d.DependsOn = cloneStrings(c.DependsOn)
@@ -1624,9 +1624,9 @@ func (c *Card) clone() Card {
 	return d
 }
 
-// sameFields reports whether the fields an update can set (Fields'
+// SameFields reports whether the fields an update can set (Fields'
 // pointer members) are equal.
-func (c *Card) sameFields(d *Card) bool {
+func (c *Card) SameFields(d *Card) bool {
 	return true &&
 		c.Title == d.Title &&
 		c.Body == d.Body &&

@@ -19,21 +19,6 @@ import (
 // conflicts. With epics.wait_for_children false an epic is claimable as
 // any card.
 
-// openChild reports whether c counts as an open child of its parent: not
-// done, not deleted, and not itself waiting on that parent (depends_on, or
-// a supersedes or duplicates link), which would hold both back for good.
-func (c *Card) openChild() bool {
-	if c.Status == StatusDone || c.DeletedAt != nil {
-		return false
-	}
-	waits := false
-	c.holdingLinks(func(_, to string) bool {
-		waits = to == c.Parent
-		return !waits
-	})
-	return !waits
-}
-
 // trackChildren keeps the parents' counts of open children after an event
 // changed c, which had parent and counted as open (or not) before it.
 func (s *State) trackChildren(c *Card, parent string, open bool) {
@@ -108,7 +93,7 @@ func (s *State) Children(id string) []Card {
 	slices.SortFunc(kids, ClaimOrder)
 	out := make([]Card, len(kids))
 	for i, c := range kids {
-		out[i] = c.clone()
+		out[i] = c.Clone()
 	}
 	return out
 }

@@ -103,3 +103,15 @@ type kindError struct {
 
 func (e *kindError) Error() string { return e.msg }
 func (e *kindError) Unwrap() error { return e.kind }
+
+// TornTail describes bytes at the end of the ledger that cannot be a
+// finished append (an unterminated fragment that is not a valid line, NUL
+// bytes), so were never acknowledged. See lineReader.judge.
+type TornTail struct {
+	Line   int    `json:"line"`   // 1-based line number where the tail starts
+	Offset int64  `json:"offset"` // byte offset where the tail starts
+	Bytes  int64  `json:"bytes"`  // how many bytes it spans
+	Reason string `json:"reason"`
+}
+
+const timeLayout = "2006-01-02T15:04:05.000000000Z07:00"

@@ -2,6 +2,7 @@ package ledger
 
 import (
 	"bytes"
+	"cmp"
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
@@ -156,4 +157,12 @@ func DecodeLine(line []byte) (*Event, error) {
 		return nil, err
 	}
 	return e, nil
+}
+
+// byAtID orders events as the ledger does.
+func byAtID(a, b *Event) int {
+	if c := a.At.Compare(b.At); c != 0 {
+		return c
+	}
+	return cmp.Compare(a.ID, b.ID)
 }

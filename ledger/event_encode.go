@@ -160,6 +160,11 @@ func stringsSize(list []string) int {
 	return n
 }
 
+// AppendEvent appends e as the JSON encoder writes an Event with HTML
+// escaping off, compact: the body of a ledger line. ok is false for an
+// event it leaves to the JSON encoder; dst is then as it was.
+func AppendEvent(dst []byte, e *Event) (out []byte, ok bool) { return appendEvent(dst, e) }
+
 // AppendCard appends c as the JSON encoder writes a Card with HTML escaping
 // off, compact: the form of a snapshot line's card. A nil c is null. ok is
 // false for a card it leaves to the JSON encoder (a time outside what RFC

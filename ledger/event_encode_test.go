@@ -26,7 +26,7 @@ const encodePrefix = "prefix"
 func checkEventEncoding(t *testing.T, e *Event) bool {
 	t.Helper()
 	want, werr := json.MarshalWithOption(e, json.DisableHTMLEscape())
-	got, ok := appendEvent([]byte(encodePrefix), e)
+	got, ok := AppendEvent([]byte(encodePrefix), e)
 	if !ok {
 		if string(got) != encodePrefix {
 			t.Fatalf("appendEvent declined but changed dst to %q", got)

@@ -25,16 +25,6 @@ const (
 	AttributesFile = ".gitattributes"
 )
 
-// TornTail describes bytes at the end of the ledger that cannot be a
-// finished append (an unterminated fragment that is not a valid line, NUL
-// bytes), so were never acknowledged. See lineReader.judge.
-type TornTail struct {
-	Line   int    `json:"line"`   // 1-based line number where the tail starts
-	Offset int64  `json:"offset"` // byte offset where the tail starts
-	Bytes  int64  `json:"bytes"`  // how many bytes it spans
-	Reason string `json:"reason"`
-}
-
 // position is how far a reader has folded a ledger file.
 type position struct {
 	info   os.FileInfo // identity of the file read, to notice replacement
@@ -264,8 +254,6 @@ func settleLines(lr *lineReader) (_ []settled, end lineStart, _ *TornTail, _ err
 	slices.SortStableFunc(out, func(a, b settled) int { return byAtID(a.e, b.e) })
 	return out, end, torn, nil
 }
-
-const timeLayout = "2006-01-02T15:04:05.000000000Z07:00"
 
 // settleTail is the writer's policy for the end of the ledger, run under
 // the lock, where no append can be in progress. A final event that lost its

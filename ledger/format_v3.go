@@ -15,3 +15,14 @@ func (e *Event) needsV3() bool {
 	}
 	return false
 }
+
+// v3 reports whether e needs a v3 reader: the review ops, and the fields
+// of v3 (commit, branch, paths). A v2 reader refuses such a line ("upgrade
+// bl") rather than fold a review as something else or drop the paths.
+func (e *Event) v3() bool {
+	switch e.Op {
+	case OpReview, OpClaimReview, OpApprove, OpReject:
+		return true
+	}
+	return e.Commit != "" || e.Branch != "" || (e.Fields != nil && e.Fields.Paths != nil)
+}

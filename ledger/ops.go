@@ -14,37 +14,32 @@ import (
 type kind struct {
 	check func(s *State, c *Card, e *Event) error
 	apply func(s *State, c *Card, e *Event)
-	done  string // what happened to the card, in a commit summary (Op.Done)
 }
 
 var kinds = map[Op]kind{
-	OpCreate:    {checkCreate, applyCreate, "created"},
-	OpUpdate:    {checkUpdate, applyFields, "updated"},
-	OpClaim:     {checkClaim, applyClaim, "claimed"},
-	OpHeartbeat: {checkHeartbeat, applyHeartbeat, "heartbeats"},
-	OpRelease:   {checkRelease, applyRelease, "released"},
-	OpReclaim:   {checkReclaim, applyReclaim, "reclaimed"},
-	OpComplete:  {checkComplete, applyComplete, "completed"},
-	OpBlock:     {checkBlock, applyBlock, "blocked"},
-	OpUnblock:   {checkUnblock, applyUnblock, "unblocked"},
-	OpReopen:    {checkReopen, applyReopen, "reopened"},
-	OpLink:      {checkLink, applyLink, "linked"},
-	OpUnlink:    {checkUnlink, applyUnlink, "unlinked"},
-	OpNote:      {checkNote, applyNote, "noted"},
-	OpFail:      {checkFail, applyFail, "failed"},
-	OpHandoff:   {checkHandoff, applyHandoff, "handed off"},
-	OpDelete:    {checkDelete, applyDelete, "deleted"},
-	OpRestore:   {checkRestore, applyRestore, "restored"},
+	OpCreate:    {checkCreate, applyCreate},
+	OpUpdate:    {checkUpdate, applyFields},
+	OpClaim:     {checkClaim, applyClaim},
+	OpHeartbeat: {checkHeartbeat, applyHeartbeat},
+	OpRelease:   {checkRelease, applyRelease},
+	OpReclaim:   {checkReclaim, applyReclaim},
+	OpComplete:  {checkComplete, applyComplete},
+	OpBlock:     {checkBlock, applyBlock},
+	OpUnblock:   {checkUnblock, applyUnblock},
+	OpReopen:    {checkReopen, applyReopen},
+	OpLink:      {checkLink, applyLink},
+	OpUnlink:    {checkUnlink, applyUnlink},
+	OpNote:      {checkNote, applyNote},
+	OpFail:      {checkFail, applyFail},
+	OpHandoff:   {checkHandoff, applyHandoff},
+	OpDelete:    {checkDelete, applyDelete},
+	OpRestore:   {checkRestore, applyRestore},
 	// The review gate (review.go).
-	OpReview:      {checkSubmit, applySubmit, "sent to review"},
-	OpClaimReview: {checkClaimReview, applyClaimReview, "taken for review"},
-	OpApprove:     {checkVerdict, applyApprove, "approved"},
-	OpReject:      {checkVerdict, applyReject, "rejected"},
+	OpReview:      {checkSubmit, applySubmit},
+	OpClaimReview: {checkClaimReview, applyClaimReview},
+	OpApprove:     {checkVerdict, applyApprove},
+	OpReject:      {checkVerdict, applyReject},
 }
-
-// Done says what an event of this op did to its card, as a commit summary
-// puts it ("claimed", "completed"; "heartbeats" for the ones only counted).
-func (o Op) Done() string { return kinds[o].done }
 
 func checkCreate(s *State, c *Card, e *Event) error {
 	if err := ValidID(e.Card); err != nil {
@@ -148,11 +143,11 @@ func (s *State) checkFields(id string, f *Fields) error {
 	return nil
 }
 
-// changes reports whether applying f would change c.
-func (f *Fields) changes(c *Card) bool {
-	probe := c.clone()
+// fieldsChange reports whether applying f would change c.
+func fieldsChange(f *Fields, c *Card) bool {
+	probe := c.Clone()
 	applyFields(nil, &probe, &Event{Fields: f})
-	return !probe.sameFields(c)
+	return !probe.SameFields(c)
 }
 
 // applyFields sets whatever fields the event carries.

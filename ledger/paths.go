@@ -153,12 +153,6 @@ func segsMatch(g, f []string) bool {
 	return ok && segsMatch(g[1:], f[1:])
 }
 
-// holdsPaths reports whether c holds its paths at now: claimed under a
-// live lease, or in review.
-func (c *Card) holdsPaths(now time.Time) bool {
-	return len(c.Paths) > 0 && (c.Status == StatusReview || c.Leased(now))
-}
-
 // pathHolders returns the cards that hold paths at now, in claim order.
 // Only cards under a live lease or in review are read: the snapshot
 // index lists them with their lease end (a card in review as never

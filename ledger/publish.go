@@ -111,7 +111,7 @@ func (s *State) PickTop(f Filter, now time.Time, k int) []Card {
 	var out []Card
 	s.inClaimOrder(now, func(c *Card) bool {
 		if f.match(s, c, now) && s.claimable(c, now, "") == nil {
-			out = append(out, c.clone())
+			out = append(out, c.Clone())
 		}
 		return len(out) < k
 	})

@@ -6,39 +6,6 @@ import (
 	"time"
 )
 
-// StatusReview: the work is done and waits for a reviewer. A card in
-// review does not satisfy the cards that depend on it.
-const StatusReview Status = "review"
-
-// Statuses lists every status in lifecycle order, as boards lay them out.
-var Statuses = []Status{StatusReady, StatusClaimed, StatusReview, StatusBlocked, StatusDone}
-
-// The review ops (format v3).
-const (
-	// OpReview sends a card to review: the lease ends, the work (note,
-	// commit, branch) is recorded.
-	OpReview Op = "review"
-	// OpClaimReview takes a lease on a card in review, so two reviewers
-	// never review one card.
-	OpClaimReview Op = "claim_review"
-	// OpApprove: the review passed; the card is done.
-	OpApprove Op = "approve"
-	// OpReject: the review failed; the card is ready again with the
-	// reason kept.
-	OpReject Op = "reject"
-)
-
-// v3 reports whether e needs a v3 reader: the review ops, and the fields
-// of v3 (commit, branch, paths). A v2 reader refuses such a line ("upgrade
-// bl") rather than fold a review as something else or drop the paths.
-func (e *Event) v3() bool {
-	switch e.Op {
-	case OpReview, OpClaimReview, OpApprove, OpReject:
-		return true
-	}
-	return e.Commit != "" || e.Branch != "" || (e.Fields != nil && e.Fields.Paths != nil)
-}
-
 // checkWork validates the commit and branch an event records.
 func checkWork(c *Card, e *Event) error {
 	if len(e.Commit) > MaxRefLen || len(e.Branch) > MaxRefLen {
@@ -86,12 +53,6 @@ func applySubmit(_ *State, c *Card, e *Event) {
 	c.RejectReason = ""
 	c.BlockedReason = ""
 	recordWork(c, e)
-}
-
-// reviewLeased reports whether a reviewer holds a live lease on the card in
-// review at now.
-func (c *Card) reviewLeased(now time.Time) bool {
-	return c.Status == StatusReview && c.ClaimOwner != "" && c.LeaseExpiresAt != nil && now.Before(*c.LeaseExpiresAt)
 }
 
 func checkClaimReview(_ *State, c *Card, e *Event) error {
@@ -174,22 +135,6 @@ func applyReject(_ *State, c *Card, e *Event) {
 	c.Status = StatusReady
 	c.RejectReason = e.Reason
 	c.CloseNote = ""
-}
-
-// holdsLease reports whether c holds a lease fence may check e against: a
-// claim, or a review lease for the ops a reviewer sends while reviewing.
-func (c *Card) holdsLease(e *Event) bool {
-	if c.Status == StatusClaimed {
-		return true
-	}
-	if c.Status != StatusReview || c.ClaimOwner == "" {
-		return false
-	}
-	switch e.Op {
-	case OpHeartbeat, OpNote, OpRelease:
-		return true
-	}
-	return false
 }
 
 // ReviewRequest is a reviewer's verdict on a card in review. With Owner

@@ -64,7 +64,33 @@ const (
 	OpHandoff   Op = "handoff"
 	OpDelete    Op = "delete"
 	OpRestore   Op = "restore"
+	// The review gate (format v3). OpReview sends a card to review: the
+	// lease ends, the work (note, commit, branch) is recorded.
+	// OpClaimReview takes a lease on a card in review, so two reviewers
+	// never review one card. OpApprove: the review passed; the card is
+	// done. OpReject: the review failed; the card is ready again with the
+	// reason kept.
+	OpReview      Op = "review"
+	OpClaimReview Op = "claim_review"
+	OpApprove     Op = "approve"
+	OpReject      Op = "reject"
 )
+
+// opDone says what an event of each op did to its card.
+var opDone = map[Op]string{
+	OpCreate: "created", OpUpdate: "updated", OpClaim: "claimed",
+	OpHeartbeat: "heartbeats", OpRelease: "released", OpReclaim: "reclaimed",
+	OpComplete: "completed", OpBlock: "blocked", OpUnblock: "unblocked",
+	OpReopen: "reopened", OpLink: "linked", OpUnlink: "unlinked",
+	OpNote: "noted", OpFail: "failed", OpHandoff: "handed off",
+	OpDelete: "deleted", OpRestore: "restored",
+	OpReview: "sent to review", OpClaimReview: "taken for review",
+	OpApprove: "approved", OpReject: "rejected",
+}
+
+// Done says what an event of this op did to its card, as a commit summary
+// puts it ("claimed", "completed"; "heartbeats" for the ones only counted).
+func (o Op) Done() string { return opDone[o] }
 
 // Event is one line of the ledger. Field order is the on-disk key order.
 type Event struct {
@@ -214,3 +240,10 @@ type Note struct {
 	Author string    `json:"author"`
 	At     time.Time `json:"at"`
 }
+
+// StatusReview: the work is done and waits for a reviewer. A card in
+// review does not satisfy the cards that depend on it.
+const StatusReview Status = "review"
+
+// Statuses lists every status in lifecycle order, as boards lay them out.
+var Statuses = []Status{StatusReady, StatusClaimed, StatusReview, StatusBlocked, StatusDone}

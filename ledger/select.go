@@ -147,7 +147,7 @@ func (s *State) List(f Filter, now time.Time, sortBy string) []Card {
 	}
 	out := make([]Card, len(hits))
 	for i, c := range hits {
-		out[i] = c.clone()
+		out[i] = c.Clone()
 		out[i].view(now)
 	}
 	return out
@@ -249,7 +249,7 @@ func (s *State) Pick(f Filter, now time.Time) *Card {
 	if best == nil {
 		return nil
 	}
-	cp := best.clone()
+	cp := best.Clone()
 	return &cp
 }
 

@@ -2,18 +2,15 @@ package ledger
 
 import (
 	"bytes"
-	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"hash/crc32"
 	"io"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
-	"time"
 )
 
 // Snapshot and archive names inside a backlog directory.
@@ -21,34 +18,6 @@ const (
 	SnapshotFile = "snapshot.json"
 	ArchiveDir   = "archive"
 )
-
-// ReceiptRetention is how long a request id is remembered after its event:
-// a replay within this window appends nothing. Compaction forgets older
-// receipts, measured from the newest event, so the snapshot depends only on
-// the events folded.
-const ReceiptRetention = 7 * 24 * time.Hour
-
-// snapshotHeader is the first line of snapshot.json.
-type snapshotHeader struct {
-	V         int       `json:"v"`
-	Seq       int       `json:"seq"`     // archive segments folded
-	Events    int64     `json:"events"`  // events folded, conflicts included
-	LastAt    time.Time `json:"last_at"` // the newest event folded
-	LastID    string    `json:"last_id"`
-	Cards     int       `json:"cards"`
-	Receipts  int       `json:"receipts"`
-	Conflicts int       `json:"conflicts"`
-	// Archives fingerprints the set of archive segments folded; when the
-	// directory holds another set (a git merge brought segments in), the
-	// snapshot is stale and is rebuilt.
-	Archives string `json:"archives"`
-	// TailBytes and TailCRC describe the ledger prefix the snapshot folded,
-	// exactly as it was. A compaction cut short after writing the snapshot
-	// leaves a ledger that still starts with those bytes; loading skips
-	// exactly them and nothing else.
-	TailBytes int64  `json:"tail_bytes,omitempty"`
-	TailCRC   string `json:"tail_crc,omitempty"`
-}
 
 // archiveFingerprint identifies a set of archive segment names.
 func archiveFingerprint(names []string) string {
@@ -73,22 +42,6 @@ func archiveNames(dir string) ([]string, error) {
 		}
 	}
 	return names, nil
-}
-
-func crcHex(b []byte) string {
-	return fmt.Sprintf("%08x", crc32.Checksum(b, castagnoli))
-}
-
-// Snapshot lines after the header: exactly one member each.
-type snapshotLine struct {
-	Card     *Card     `json:"card,omitempty"`
-	Receipt  *keyed    `json:"receipt,omitempty"`
-	Conflict *Conflict `json:"conflict,omitempty"`
-}
-
-type keyed struct {
-	RequestID string `json:"request_id"`
-	Receipt
 }
 
 // encodeSnapshot renders the state as snapshot.json: a header line, then one
@@ -376,14 +329,6 @@ func (d *snapshotDecoder) finish() (*State, error) {
 // their git histories adds segments rather than conflicting over one name.
 func archiveName(last Event) string {
 	return filepath.Join(ArchiveDir, CursorOf(&last).String()+".jsonl")
-}
-
-// byAtID orders events as the ledger does.
-func byAtID(a, b *Event) int {
-	if c := a.At.Compare(b.At); c != 0 {
-		return c
-	}
-	return cmp.Compare(a.ID, b.ID)
 }
 
 // snapshotClaims returns the most events any header line of the snapshot

@@ -144,7 +144,7 @@ func (src *snapshotSource) candidates(from int, leasedAt time.Time, skip func([]
 		if skip([]byte(c.ID)) || (!leasedAt.IsZero() && leasedAt.Before(leaseEnd(c))) {
 			continue
 		}
-		cp := c.clone()
+		cp := c.Clone()
 		if !fn(&cp) {
 			return 0, nil
 		}
@@ -166,7 +166,7 @@ func (src *snapshotSource) leased(at time.Time, skip func([]byte) bool, fn func(
 		if skip([]byte(c.ID)) || !at.Before(leaseEnd(c)) {
 			continue
 		}
-		cp := c.clone()
+		cp := c.Clone()
 		if !fn(&cp) {
 			return nil
 		}
@@ -186,7 +186,7 @@ func (src *snapshotSource) fill(cards map[string]*Card, requests map[string]Rece
 	}
 	for id, c := range w.s.cards {
 		if _, ok := cards[id]; !ok {
-			cp := c.clone()
+			cp := c.Clone()
 			cards[id] = &cp
 		}
 	}
@@ -220,7 +220,7 @@ type wholeSnapshot struct {
 
 func (w *wholeSnapshot) card(id string) *Card {
 	if c := w.s.cards[id]; c != nil {
-		cp := c.clone()
+		cp := c.Clone()
 		return &cp
 	}
 	return nil

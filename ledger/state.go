@@ -31,17 +31,6 @@ type State struct {
 	held       heldCache // the path holders, as last computed (paths.go)
 }
 
-// Receipt records what a request id did, so a replay can answer without
-// appending.
-type Receipt struct {
-	Event   string    `json:"event"`
-	At      time.Time `json:"at"`
-	Op      Op        `json:"op"`
-	Card    string    `json:"card"`
-	Epoch   int64     `json:"epoch"`
-	Version int64     `json:"version"`
-}
-
 // NewState returns the state of an empty ledger.
 func NewState() *State {
 	return &State{cards: map[string]*Card{}, keys: map[string]string{}, requests: map[string]Receipt{}, conflictOf: map[string]int{}}
@@ -147,7 +136,8 @@ func (s *State) checkCard(k kind, c *Card, e *Event) error {
 	if err := k.check(s, c, e); err != nil {
 		return err
 	}
-	return s.checkCardSize(k, c, e)
+	// a scratch state: apply may record in it
+	return checkCardSize(c, e, func(p *Card) { k.apply(NewState(), p, e) })
 }
 
 // recordConflict records e, which the fold refused for err, with the
@@ -187,7 +177,7 @@ func (s *State) Card(id string) (Card, bool) {
 	if c == nil {
 		return Card{}, false
 	}
-	return c.clone(), true
+	return c.Clone(), true
 }
 
 // Len is the number of cards.

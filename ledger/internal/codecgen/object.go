@@ -388,7 +388,7 @@ func (w *writer) sizes(o Object, fs []field) {
 // card writes Card's deep copy and the comparison of the fields an update
 // sets: the Card fields named as Fields' pointer members.
 func (w *writer) card(s *schema) error {
-	w.p("\n// clone returns a deep copy, so callers never share slices with the\n// state. Times are shared: nothing changes a time through its pointer.\nfunc (c *Card) clone() Card {\nd := *c\n")
+	w.p("\n// Clone returns a deep copy, so callers never share slices with the\n// state. Times are shared: nothing changes a time through its pointer.\nfunc (c *Card) Clone() Card {\nd := *c\n")
 	for _, f := range s.fields["Card"] {
 		k, _, _ := kindOf(f.Type)
 		switch k {
@@ -404,7 +404,7 @@ func (w *writer) card(s *schema) error {
 		}
 	}
 	w.p("return d\n}\n")
-	w.p("\n// sameFields reports whether the fields an update can set (Fields'\n// pointer members) are equal.\nfunc (c *Card) sameFields(d *Card) bool {\nreturn true")
+	w.p("\n// SameFields reports whether the fields an update can set (Fields'\n// pointer members) are equal.\nfunc (c *Card) SameFields(d *Card) bool {\nreturn true")
 	for _, u := range s.fields["Fields"] {
 		if !strings.HasPrefix(u.Type, "*") {
 			continue
