@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/bl-backlog/bl/ledger/internal/wire"
 	json "github.com/goccy/go-json"
 )
 
@@ -30,15 +31,15 @@ type CreateRequest struct {
 
 // Create adds a card. With an idempotency key that already made a card, it
 // returns that card and created=false, appending nothing.
-func (b *Backlog) Create(ctx context.Context, r CreateRequest) (card Card, created bool, err error) {
+func (b *Backlog) Create(ctx context.Context, r CreateRequest) (card wire.Card, created bool, err error) {
 	if r.ID != "" {
-		if err := ValidID(r.ID); err != nil {
-			return Card{}, false, err
+		if err := wire.ValidID(r.ID); err != nil {
+			return wire.Card{}, false, err
 		}
 	}
-	var existing *Card
+	var existing *wire.Card
 	fresh := "" // a generated id, kept while build runs again (resolve)
-	cards, err := b.write(ctx, r.Mutation.names(r.ID, &r.Title), OpCreate, func(s *State, _ time.Time) ([]*Event, error) {
+	cards, err := b.write(ctx, r.Mutation.names(r.ID, &r.Title), wire.OpCreate, func(s *State, _ time.Time) ([]*wire.Event, error) {
 		existing = nil
 		if r.IdempotencyKey != "" {
 			if c, ok := s.CardByKey(r.IdempotencyKey); ok {
@@ -46,7 +47,7 @@ func (b *Backlog) Create(ctx context.Context, r CreateRequest) (card Card, creat
 				return nil, nil
 			}
 		}
-		f := &Fields{Title: &r.Title, IdempotencyKey: r.IdempotencyKey}
+		f := &wire.Fields{Title: &r.Title, IdempotencyKey: r.IdempotencyKey}
 		setIf(&f.Body, r.Body)
 		setIf(&f.Phase, r.Phase)
 		setIf(&f.Parent, r.Parent)
@@ -76,11 +77,11 @@ func (b *Backlog) Create(ctx context.Context, r CreateRequest) (card Card, creat
 			}
 			id = fresh
 		}
-		return []*Event{{Op: OpCreate, Card: id, Fields: f}}, nil
+		return []*wire.Event{{Op: wire.OpCreate, Card: id, Fields: f}}, nil
 	})
 	switch {
 	case err != nil:
-		return Card{}, false, err
+		return wire.Card{}, false, err
 	case existing != nil:
 		return *existing, false, nil
 	}
@@ -120,21 +121,21 @@ func setList(dst **[]string, v []string) {
 type UpdateRequest struct {
 	Mutation
 	ID     string
-	Fields Fields
+	Fields wire.Fields
 }
 
 // Update edits a card's fields.
 // An update that would change nothing appends nothing and returns the card.
-func (b *Backlog) Update(ctx context.Context, r UpdateRequest) (Card, error) {
-	if err := ValidID(r.ID); err != nil {
-		return Card{}, err
+func (b *Backlog) Update(ctx context.Context, r UpdateRequest) (wire.Card, error) {
+	if err := wire.ValidID(r.ID); err != nil {
+		return wire.Card{}, err
 	}
 	f := r.Fields
-	cards, err := b.write(ctx, r.Mutation.names(r.ID, nil), OpUpdate, func(s *State, _ time.Time) ([]*Event, error) {
-		if c := s.card(r.ID); c != nil && f != (Fields{}) && f.IdempotencyKey == "" && !fieldsChange(&f, c) {
+	cards, err := b.write(ctx, r.Mutation.names(r.ID, nil), wire.OpUpdate, func(s *State, _ time.Time) ([]*wire.Event, error) {
+		if c := s.card(r.ID); c != nil && f != (wire.Fields{}) && f.IdempotencyKey == "" && !fieldsChange(&f, c) {
 			return nil, nil
 		}
-		return []*Event{{Op: OpUpdate, Card: r.ID, Fields: &f}}, nil
+		return []*wire.Event{{Op: wire.OpUpdate, Card: r.ID, Fields: &f}}, nil
 	})
 	if err != nil || len(cards) > 0 {
 		return firstCard(cards), err
@@ -142,9 +143,9 @@ func (b *Backlog) Update(ctx context.Context, r UpdateRequest) (Card, error) {
 	return b.Get(r.ID)
 }
 
-func firstCard(cards []Card) Card {
+func firstCard(cards []wire.Card) wire.Card {
 	if len(cards) == 0 {
-		return Card{}
+		return wire.Card{}
 	}
 	return cards[0]
 }
@@ -165,22 +166,22 @@ const DefaultTTL = 15 * time.Minute
 
 // Claim takes a lease: the card's epoch goes up by one and the card is
 // returned with it. A nil card and nil error mean nothing was claimable.
-func (b *Backlog) Claim(ctx context.Context, r ClaimRequest) (*Card, error) {
+func (b *Backlog) Claim(ctx context.Context, r ClaimRequest) (*wire.Card, error) {
 	ttl, err := ttlSeconds(r.TTL, DefaultTTL)
 	if err != nil {
 		return nil, err
 	}
 	if r.ID != "" {
-		if err := ValidID(r.ID); err != nil {
+		if err := wire.ValidID(r.ID); err != nil {
 			return nil, err
 		}
 	}
-	cards, err := b.write(ctx, r.Mutation.names(r.ID, nil), OpClaim, func(s *State, at time.Time) ([]*Event, error) {
-		var c *Card
+	cards, err := b.write(ctx, r.Mutation.names(r.ID, nil), wire.OpClaim, func(s *State, at time.Time) ([]*wire.Event, error) {
+		var c *wire.Card
 		if r.ID != "" {
 			cur := s.card(r.ID)
 			if cur == nil {
-				return nil, rule(ErrNotFound, "card %s not found", r.ID)
+				return nil, wire.Rule(wire.ErrNotFound, "card %s not found", r.ID)
 			}
 			if err := s.selectable(cur, at, r.Owner); err != nil {
 				return nil, err
@@ -192,7 +193,7 @@ func (b *Backlog) Claim(ctx context.Context, r ClaimRequest) (*Card, error) {
 		} else if c = s.Pick(Filter{Phase: r.Phase, Label: r.Label}, at); c == nil {
 			return nil, nil
 		}
-		return []*Event{{Op: OpClaim, Card: c.ID, Owner: r.Owner, TTLSeconds: ttl, ExpectVersion: c.Version, Epoch: c.ClaimEpoch + 1}}, nil
+		return []*wire.Event{{Op: wire.OpClaim, Card: c.ID, Owner: r.Owner, TTLSeconds: ttl, ExpectVersion: c.Version, Epoch: c.ClaimEpoch + 1}}, nil
 	})
 	if err != nil || len(cards) == 0 {
 		return nil, err
@@ -205,10 +206,10 @@ func ttlSeconds(d, def time.Duration) (int64, error) {
 		d = def
 	}
 	if d < time.Second {
-		return 0, rule(ErrInvalid, "ttl %s is shorter than 1s", d)
+		return 0, wire.Rule(wire.ErrInvalid, "ttl %s is shorter than 1s", d)
 	}
-	if d > MaxTTL {
-		return 0, rule(ErrInvalid, "ttl %s is longer than the longest lease, %s", d, MaxTTL)
+	if d > wire.MaxTTL {
+		return 0, wire.Rule(wire.ErrInvalid, "ttl %s is longer than the longest lease, %s", d, wire.MaxTTL)
 	}
 	return int64(d.Round(time.Second) / time.Second), nil
 }
@@ -226,18 +227,18 @@ type HeartbeatRequest struct {
 
 // Heartbeat extends the lease of its current owner. Anyone else, or a stale
 // epoch, gets ErrFenced.
-func (b *Backlog) Heartbeat(ctx context.Context, r HeartbeatRequest) (Card, error) {
+func (b *Backlog) Heartbeat(ctx context.Context, r HeartbeatRequest) (wire.Card, error) {
 	var ttl int64
 	if r.TTL != 0 {
 		var err error
 		if ttl, err = ttlSeconds(r.TTL, 0); err != nil {
-			return Card{}, err
+			return wire.Card{}, err
 		}
 	}
 	if r.Checkpoint != nil && !json.Valid(r.Checkpoint) {
-		return Card{}, rule(ErrInvalid, "checkpoint is not valid JSON")
+		return wire.Card{}, wire.Rule(wire.ErrInvalid, "checkpoint is not valid JSON")
 	}
-	return b.single(ctx, r.Mutation, &Event{Op: OpHeartbeat, Card: r.ID, Owner: r.Owner, Epoch: r.Epoch,
+	return b.single(ctx, r.Mutation, &wire.Event{Op: wire.OpHeartbeat, Card: r.ID, Owner: r.Owner, Epoch: r.Epoch,
 		TTLSeconds: ttl, Progress: r.Progress, Checkpoint: compactJSON(r.Checkpoint)})
 }
 
@@ -267,40 +268,40 @@ type LeaseRequest struct {
 
 // Release gives a claimed card back to the pool (or to blocked when its
 // attempts are used up). Fenced on owner and epoch.
-func (b *Backlog) Release(ctx context.Context, r LeaseRequest) (Card, error) {
-	return b.single(ctx, r.Mutation, &Event{Op: OpRelease, Card: r.ID, Owner: r.Owner, Epoch: r.Epoch, Reason: r.Reason})
+func (b *Backlog) Release(ctx context.Context, r LeaseRequest) (wire.Card, error) {
+	return b.single(ctx, r.Mutation, &wire.Event{Op: wire.OpRelease, Card: r.ID, Owner: r.Owner, Epoch: r.Epoch, Reason: r.Reason})
 }
 
 // Complete marks a card done. With Owner set it is fenced like a heartbeat.
 // With epics.auto_close, an epic whose last open child it was is completed
 // after it (see rollUp).
-func (b *Backlog) Complete(ctx context.Context, r LeaseRequest) (Card, error) {
-	if err := ValidID(r.ID); err != nil {
-		return Card{}, err
+func (b *Backlog) Complete(ctx context.Context, r LeaseRequest) (wire.Card, error) {
+	if err := wire.ValidID(r.ID); err != nil {
+		return wire.Card{}, err
 	}
-	e := &Event{Op: OpComplete, Card: r.ID, Owner: r.Owner, Epoch: r.Epoch, Reason: r.Reason, Commit: r.Commit, Branch: r.Branch}
-	cards, err := b.completeRollingUp(ctx, r.Mutation.names(r.ID, nil), func(*State, time.Time) ([]*Event, error) { return []*Event{e}, nil })
+	e := &wire.Event{Op: wire.OpComplete, Card: r.ID, Owner: r.Owner, Epoch: r.Epoch, Reason: r.Reason, Commit: r.Commit, Branch: r.Branch}
+	cards, err := b.completeRollingUp(ctx, r.Mutation.names(r.ID, nil), func(*State, time.Time) ([]*wire.Event, error) { return []*wire.Event{e}, nil })
 	if err != nil {
-		return Card{}, err
+		return wire.Card{}, err
 	}
 	return cards[0], nil
 }
 
 // Block parks a card with a reason, dropping any lease.
-func (b *Backlog) Block(ctx context.Context, r LeaseRequest) (Card, error) {
-	return b.single(ctx, r.Mutation, &Event{Op: OpBlock, Card: r.ID, Owner: r.Owner, Epoch: r.Epoch, Reason: r.Reason})
+func (b *Backlog) Block(ctx context.Context, r LeaseRequest) (wire.Card, error) {
+	return b.single(ctx, r.Mutation, &wire.Event{Op: wire.OpBlock, Card: r.ID, Owner: r.Owner, Epoch: r.Epoch, Reason: r.Reason})
 }
 
 // Fail gives a claimed card back as failed: the attempt counts toward
 // max_attempts (blocked, with Reason, once they are used up), and otherwise
 // the card waits out the retry backoff of config.json before it is
 // claimable again. Fenced on owner and epoch.
-func (b *Backlog) Fail(ctx context.Context, r LeaseRequest) (Card, error) {
+func (b *Backlog) Fail(ctx context.Context, r LeaseRequest) (wire.Card, error) {
 	initial, maxSeconds, err := b.Config().RetryBackoff.seconds()
 	if err != nil {
-		return Card{}, err
+		return wire.Card{}, err
 	}
-	return b.single(ctx, r.Mutation, &Event{Op: OpFail, Card: r.ID, Owner: r.Owner, Epoch: r.Epoch, Reason: r.Reason,
+	return b.single(ctx, r.Mutation, &wire.Event{Op: wire.OpFail, Card: r.ID, Owner: r.Owner, Epoch: r.Epoch, Reason: r.Reason,
 		BackoffSeconds: initial, BackoffMaxSeconds: maxSeconds})
 }
 
@@ -315,35 +316,35 @@ type NoteRequest struct {
 }
 
 // Note adds a note to a card.
-func (b *Backlog) Note(ctx context.Context, r NoteRequest) (Card, error) {
-	return b.single(ctx, r.Mutation, &Event{Op: OpNote, Card: r.ID, Owner: r.Owner, Epoch: r.Epoch, Text: r.Text})
+func (b *Backlog) Note(ctx context.Context, r NoteRequest) (wire.Card, error) {
+	return b.single(ctx, r.Mutation, &wire.Event{Op: wire.OpNote, Card: r.ID, Owner: r.Owner, Epoch: r.Epoch, Text: r.Text})
 }
 
 // Unblock returns a blocked card to ready.
-func (b *Backlog) Unblock(ctx context.Context, m Mutation, id string) (Card, error) {
-	return b.single(ctx, m, &Event{Op: OpUnblock, Card: id})
+func (b *Backlog) Unblock(ctx context.Context, m Mutation, id string) (wire.Card, error) {
+	return b.single(ctx, m, &wire.Event{Op: wire.OpUnblock, Card: id})
 }
 
 // Reopen returns a done card to ready.
-func (b *Backlog) Reopen(ctx context.Context, m Mutation, id string) (Card, error) {
-	return b.single(ctx, m, &Event{Op: OpReopen, Card: id})
+func (b *Backlog) Reopen(ctx context.Context, m Mutation, id string) (wire.Card, error) {
+	return b.single(ctx, m, &wire.Event{Op: wire.OpReopen, Card: id})
 }
 
 // Link makes from depend on to. A link that would close a cycle is refused
 // with the cycle named.
-func (b *Backlog) Link(ctx context.Context, m Mutation, from, to string) (Card, error) {
-	if err := ValidID(to); err != nil {
-		return Card{}, err
+func (b *Backlog) Link(ctx context.Context, m Mutation, from, to string) (wire.Card, error) {
+	if err := wire.ValidID(to); err != nil {
+		return wire.Card{}, err
 	}
-	return b.single(ctx, m, &Event{Op: OpLink, Card: from, To: to})
+	return b.single(ctx, m, &wire.Event{Op: wire.OpLink, Card: from, To: to})
 }
 
 // Unlink removes the dependency of from on to.
-func (b *Backlog) Unlink(ctx context.Context, m Mutation, from, to string) (Card, error) {
-	if err := ValidID(to); err != nil {
-		return Card{}, err
+func (b *Backlog) Unlink(ctx context.Context, m Mutation, from, to string) (wire.Card, error) {
+	if err := wire.ValidID(to); err != nil {
+		return wire.Card{}, err
 	}
-	return b.single(ctx, m, &Event{Op: OpUnlink, Card: from, To: to})
+	return b.single(ctx, m, &wire.Event{Op: wire.OpUnlink, Card: from, To: to})
 }
 
 // ReclaimRequest returns leases to the pool: every expired lease, or with ID
@@ -356,9 +357,9 @@ type ReclaimRequest struct {
 
 // Reclaim returns the cards it put back (to ready, or to blocked when their
 // attempts are used up).
-func (b *Backlog) Reclaim(ctx context.Context, r ReclaimRequest) ([]Card, error) {
+func (b *Backlog) Reclaim(ctx context.Context, r ReclaimRequest) ([]wire.Card, error) {
 	if r.ID != "" {
-		if err := ValidID(r.ID); err != nil {
+		if err := wire.ValidID(r.ID); err != nil {
 			return nil, err
 		}
 	}
@@ -368,21 +369,21 @@ func (b *Backlog) Reclaim(ctx context.Context, r ReclaimRequest) ([]Card, error)
 	if err != nil {
 		return nil, err
 	}
-	return b.write(ctx, r.Mutation.names(r.ID, nil), OpReclaim, func(s *State, at time.Time) ([]*Event, error) {
+	return b.write(ctx, r.Mutation.names(r.ID, nil), wire.OpReclaim, func(s *State, at time.Time) ([]*wire.Event, error) {
 		if r.ID != "" {
 			c := s.card(r.ID)
 			if c == nil {
-				return nil, rule(ErrNotFound, "card %s not found", r.ID)
+				return nil, wire.Rule(wire.ErrNotFound, "card %s not found", r.ID)
 			}
-			e := &Event{Op: OpReclaim, Card: c.ID, Epoch: c.ClaimEpoch, Force: true, Reason: r.Reason}
+			e := &wire.Event{Op: wire.OpReclaim, Card: c.ID, Epoch: c.ClaimEpoch, Force: true, Reason: r.Reason}
 			if c.Expired(at) {
 				e.BackoffSeconds, e.BackoffMaxSeconds = initial, maxSeconds
 			}
-			return []*Event{e}, nil
+			return []*wire.Event{e}, nil
 		}
-		var evs []*Event
+		var evs []*wire.Event
 		for _, id := range s.Expired(at) {
-			evs = append(evs, &Event{Op: OpReclaim, Card: id, Epoch: s.card(id).ClaimEpoch, Reason: r.Reason,
+			evs = append(evs, &wire.Event{Op: wire.OpReclaim, Card: id, Epoch: s.card(id).ClaimEpoch, Reason: r.Reason,
 				BackoffSeconds: initial, BackoffMaxSeconds: maxSeconds})
 		}
 		return evs, nil
@@ -390,28 +391,28 @@ func (b *Backlog) Reclaim(ctx context.Context, r ReclaimRequest) ([]Card, error)
 }
 
 // single appends one event about one card and returns the card after it.
-func (b *Backlog) single(ctx context.Context, m Mutation, e *Event) (Card, error) {
-	if err := ValidID(e.Card); err != nil {
-		return Card{}, err
+func (b *Backlog) single(ctx context.Context, m Mutation, e *wire.Event) (wire.Card, error) {
+	if err := wire.ValidID(e.Card); err != nil {
+		return wire.Card{}, err
 	}
-	cards, err := b.write(ctx, m.names(e.Card, nil), e.Op, func(*State, time.Time) ([]*Event, error) { return []*Event{e}, nil })
+	cards, err := b.write(ctx, m.names(e.Card, nil), e.Op, func(*State, time.Time) ([]*wire.Event, error) { return []*wire.Event{e}, nil })
 	if err != nil {
-		return Card{}, err
+		return wire.Card{}, err
 	}
 	return cards[0], nil
 }
 
 // Get returns one card.
-func (b *Backlog) Get(id string) (c Card, err error) {
-	if err := ValidID(id); err != nil {
-		return Card{}, err
+func (b *Backlog) Get(id string) (c wire.Card, err error) {
+	if err := wire.ValidID(id); err != nil {
+		return wire.Card{}, err
 	}
 	err = b.View(func(s *State, now time.Time) error {
 		var ok bool
 		if c, ok = s.Card(id); !ok {
-			return rule(ErrNotFound, "card %s not found", id)
+			return wire.Rule(wire.ErrNotFound, "card %s not found", id)
 		}
-		c.view(now)
+		c.View(now)
 		return nil
 	})
 	return c, err
@@ -419,9 +420,9 @@ func (b *Backlog) Get(id string) (c Card, err error) {
 
 // List returns the cards matching f, in the given order (claim order when
 // empty).
-func (b *Backlog) List(f Filter, sortBy string) (cards []Card, err error) {
+func (b *Backlog) List(f Filter, sortBy string) (cards []wire.Card, err error) {
 	if !ValidSort(sortBy) {
-		return nil, rule(ErrInvalid, "unknown sort %q: use claim, created, updated or id", sortBy)
+		return nil, wire.Rule(wire.ErrInvalid, "unknown sort %q: use claim, created, updated or id", sortBy)
 	}
 	err = b.View(func(s *State, now time.Time) error {
 		cards = s.List(f, now, sortBy)
@@ -431,7 +432,7 @@ func (b *Backlog) List(f Filter, sortBy string) (cards []Card, err error) {
 }
 
 // Ready returns the cards claimable now, in claim order.
-func (b *Backlog) Ready(f Filter) ([]Card, error) {
+func (b *Backlog) Ready(f Filter) ([]wire.Card, error) {
 	f.Ready = true
 	return b.List(f, SortClaim)
 }

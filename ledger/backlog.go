@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/bl-backlog/bl/ledger/internal/wire"
 	"github.com/bl-backlog/bl/lock"
 )
 
@@ -34,7 +35,7 @@ type Options struct {
 	// Appended, when set, is given the events of each write once they
 	// are durable and folded. It is called under the writers' lock, so it
 	// must only record them (hooks run them after the call returns).
-	Appended func(events []*Event)
+	Appended func(events []*wire.Event)
 }
 
 // DefaultLockTimeout is how long a writer waits for the lock by default.
@@ -52,7 +53,7 @@ type Backlog struct {
 	state *State
 	seq   int // compactions folded into the snapshot the state started from
 	pos   position
-	torn  *TornTail // damaged tail seen by the last read, if any
+	torn  *wire.TornTail // damaged tail seen by the last read, if any
 	cfg   Config
 
 	snapEvents int64           // events folded into the snapshot the state started from
@@ -91,7 +92,7 @@ func Open(dir string, opts Options) (*Backlog, error) {
 		return nil, err
 	}
 	if fi, err := os.Stat(filepath.Join(dir, LedgerFile)); err != nil || !fi.Mode().IsRegular() {
-		return nil, Errorf(ErrNotInitialized, "%s has no %s; run bl init", dir, LedgerFile)
+		return nil, wire.Errorf(wire.ErrNotInitialized, "%s has no %s; run bl init", dir, LedgerFile)
 	}
 	if !opts.AllowNetworkFS {
 		if err := checkLocalFS(dir); err != nil {
@@ -116,7 +117,7 @@ func (b *Backlog) Dir() string { return b.dir }
 
 // TornTail reports damaged bytes at the end of the ledger as of the last
 // read; nil when the ledger ends cleanly.
-func (b *Backlog) TornTail() *TornTail {
+func (b *Backlog) TornTail() *wire.TornTail {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.torn == nil {
@@ -148,9 +149,9 @@ func (b *Backlog) View(fn func(s *State, now time.Time) error) error {
 // the current state and the time the events will carry; it returns the
 // events to append, or none. The result holds the card each event touched,
 // as it stands after the write, or for a replay the card the request touched.
-func (b *Backlog) write(ctx context.Context, m Mutation, op Op, build func(s *State, at time.Time) ([]*Event, error)) (cards []Card, err error) {
+func (b *Backlog) write(ctx context.Context, m Mutation, op wire.Op, build func(s *State, at time.Time) ([]*wire.Event, error)) (cards []wire.Card, err error) {
 	if m.Actor == "" {
-		return nil, rule(ErrInvalid, "an actor is required")
+		return nil, wire.Rule(wire.ErrInvalid, "an actor is required")
 	}
 	err = b.withLock(ctx, func() error {
 		if err := b.readRequest(m.RequestID); err != nil {
@@ -178,8 +179,8 @@ func (b *Backlog) readRequest(rid string) error {
 
 // resolved runs build under resolve: it sees only cards in memory, and a
 // snapshot line it needs that does not read is returned before it answers.
-func resolved(build func(s *State, at time.Time) ([]*Event, error)) func(s *State, at time.Time) ([]*Event, error) {
-	return func(s *State, at time.Time) (evs []*Event, err error) {
+func resolved(build func(s *State, at time.Time) ([]*wire.Event, error)) func(s *State, at time.Time) ([]*wire.Event, error) {
+	return func(s *State, at time.Time) (evs []*wire.Event, err error) {
 		if rerr := s.resolve(func() { evs, err = build(s, at) }); rerr != nil {
 			return nil, rerr
 		}
@@ -212,7 +213,7 @@ func (b *Backlog) withLock(ctx context.Context, fn func() error) (err error) {
 	return err
 }
 
-func (b *Backlog) writeLocked(m Mutation, op Op, build func(s *State, at time.Time) ([]*Event, error)) ([]Card, error) {
+func (b *Backlog) writeLocked(m Mutation, op wire.Op, build func(s *State, at time.Time) ([]*wire.Event, error)) ([]wire.Card, error) {
 	if m.RequestID != "" {
 		if r, ok := b.state.Receipt(m.RequestID); ok {
 			c, _ := b.state.Card(r.Card)
@@ -221,15 +222,15 @@ func (b *Backlog) writeLocked(m Mutation, op Op, build func(s *State, at time.Ti
 			}
 			// A replayed claim answers with the lease it took; if that
 			// lease has ended since, the caller must not work on the card.
-			if r.Op == OpClaim && (c.Status != StatusClaimed || c.ClaimEpoch != r.Epoch) {
-				return nil, rule(ErrFenced, "request %q claimed %s at epoch %d, but that lease has ended (the card is %s at epoch %d); claim again", m.RequestID, r.Card, r.Epoch, c.Status, c.ClaimEpoch)
+			if r.Op == wire.OpClaim && (c.Status != wire.StatusClaimed || c.ClaimEpoch != r.Epoch) {
+				return nil, wire.Rule(wire.ErrFenced, "request %q claimed %s at epoch %d, but that lease has ended (the card is %s at epoch %d); claim again", m.RequestID, r.Card, r.Epoch, c.Status, c.ClaimEpoch)
 			}
-			return []Card{c}, nil
+			return []wire.Card{c}, nil
 		}
 	}
 	now := b.opts.Clock().UTC()
-	if !stampInRange(now) {
-		return nil, fmt.Errorf("this machine's clock reads %s; bl stamps events from %d-01-01 to %d-12-31 only: set the clock right", now.Format(time.RFC3339), MinStamp.Year(), MaxStamp.Year()-1)
+	if !wire.StampInRange(now) {
+		return nil, fmt.Errorf("this machine's clock reads %s; bl stamps events from %d-01-01 to %d-12-31 only: set the clock right", now.Format(time.RFC3339), wire.MinStamp.Year(), wire.MaxStamp.Year()-1)
 	}
 	at := now
 	if last := b.state.Last(); !last.At.IsZero() && !at.After(last.At) {
@@ -248,23 +249,23 @@ func (b *Backlog) writeLocked(m Mutation, op Op, build func(s *State, at time.Ti
 	}
 	var buf []byte
 	for i, e := range events {
-		e.ID, e.At, e.Clock, e.Actor, e.RequestID = newEventID(), at.Add(time.Duration(i)), clock, m.Actor, m.RequestID
-		e.V = e.lineVersion()
-		if err := validUTF8(e); err != nil {
+		e.ID, e.At, e.Clock, e.Actor, e.RequestID = wire.NewEventID(), at.Add(time.Duration(i)), clock, m.Actor, m.RequestID
+		e.V = e.LineVersion()
+		if err := wire.ValidUTF8(e); err != nil {
 			return nil, err
 		}
-		line, err := EncodeLine(e)
+		line, err := wire.EncodeLine(e)
 		if err != nil {
 			return nil, err
 		}
-		if len(line) > maxLine {
+		if len(line) > wire.MaxLine {
 			// Readers treat a longer line as damage; never write one.
-			return nil, rule(ErrInvalid, "%s of %s would make a %d-byte ledger line; the limit is %d bytes", e.Op, e.Card, len(line), maxLine)
+			return nil, wire.Rule(wire.ErrInvalid, "%s of %s would make a %d-byte ledger line; the limit is %d bytes", e.Op, e.Card, len(line), wire.MaxLine)
 		}
 		// Check and apply the event as every reader will decode it (JSON
 		// turns a nil list into null and invalid UTF-8 into U+FFFD), so the
 		// state reported here is the fold of the file.
-		if e, err = DecodeLine(line); err != nil {
+		if e, err = wire.DecodeLine(line); err != nil {
 			return nil, fmt.Errorf("ledger: %s of %s does not read back: %w", events[i].Op, events[i].Card, err)
 		}
 		if err := b.state.Check(e); err != nil {
@@ -287,7 +288,7 @@ func (b *Backlog) writeLocked(m Mutation, op Op, build func(s *State, at time.Ti
 // appendChecked appends events, checked against the state under the lock,
 // as buf (their encoded lines), applies them and returns the cards they
 // touched as they stand after.
-func (b *Backlog) appendChecked(events []*Event, buf []byte) ([]Card, error) {
+func (b *Backlog) appendChecked(events []*wire.Event, buf []byte) ([]wire.Card, error) {
 	if err := b.appendDurably(buf); err != nil {
 		return nil, err
 	}
@@ -310,8 +311,8 @@ func (b *Backlog) appendChecked(events []*Event, buf []byte) ([]Card, error) {
 }
 
 // cardsOf returns the card each event touched, as it stands now.
-func (b *Backlog) cardsOf(events []*Event) []Card {
-	cards := make([]Card, len(events))
+func (b *Backlog) cardsOf(events []*wire.Event) []wire.Card {
+	cards := make([]wire.Card, len(events))
 	for i, e := range events {
 		cards[i], _ = b.state.Card(e.Card)
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"github.com/bl-backlog/bl/ledger/internal/wire"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -31,11 +32,11 @@ func TestCardSizeBounded(t *testing.T) {
 	e := newEnv(t)
 	e.create("A", func(r *CreateRequest) { r.Labels = longList("label", 250, 2000) })
 	acceptance := longList("acc", 250, 2000)
-	err := e.unchanged(ErrInvalid, func(e *env) error {
-		_, err := e.b.Update(e.ctx, UpdateRequest{Mutation: m, ID: "A", Fields: Fields{Acceptance: &acceptance}})
+	err := e.unchanged(wire.ErrInvalid, func(e *env) error {
+		_, err := e.b.Update(e.ctx, UpdateRequest{Mutation: m, ID: "A", Fields: wire.Fields{Acceptance: &acceptance}})
 		return err
 	})
-	if !strings.Contains(err.Error(), strconv.Itoa(MaxCardBytes)) || !strings.Contains(err.Error(), "limit") {
+	if !strings.Contains(err.Error(), strconv.Itoa(wire.MaxCardBytes)) || !strings.Contains(err.Error(), "limit") {
 		t.Fatalf("error does not name the limit: %v", err)
 	}
 	// The same card in one create is refused too (its event is too long
@@ -43,7 +44,7 @@ func TestCardSizeBounded(t *testing.T) {
 	// fit in a line but not in a card.
 	_, _, err = e.b.Create(e.ctx, CreateRequest{Mutation: m, ID: "B", Title: "b",
 		Labels: longList("l", 250, 1900), Acceptance: longList("a", 250, 1900), Body: strings.Repeat("b", 40<<10)})
-	if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), strconv.Itoa(MaxCardBytes)) {
+	if !errors.Is(err, wire.ErrInvalid) || !strings.Contains(err.Error(), strconv.Itoa(wire.MaxCardBytes)) {
 		t.Fatalf("create of an oversized card: %v", err)
 	}
 	if _, err := e.b.Compact(e.ctx); err != nil {
@@ -61,23 +62,23 @@ func TestCardSizeBounded(t *testing.T) {
 func TestCardJustUnderTheBound(t *testing.T) {
 	e := newEnv(t)
 	e.create("A", func(r *CreateRequest) { r.Labels = longList("label", 250, 2000) })
-	c := fillTo(t, e, "A", MaxCardBytes-8)
+	c := fillTo(t, e, "A", wire.MaxCardBytes-8)
 	// One more label is over the bound, and so is a link.
 	e.create("B")
 	labels := append(append([]string{}, c.Labels...), strings.Repeat("y", 64))
-	e.unchanged(ErrInvalid, func(e *env) error {
-		_, err := e.b.Update(e.ctx, UpdateRequest{Mutation: m, ID: "A", Fields: Fields{Labels: &labels}})
+	e.unchanged(wire.ErrInvalid, func(e *env) error {
+		_, err := e.b.Update(e.ctx, UpdateRequest{Mutation: m, ID: "A", Fields: wire.Fields{Labels: &labels}})
 		return err
 	})
-	longID := "B" + strings.Repeat("b", MaxIDLen-1)
+	longID := "B" + strings.Repeat("b", wire.MaxIDLen-1)
 	e.create(longID)
-	e.unchanged(ErrInvalid, func(e *env) error {
+	e.unchanged(wire.ErrInvalid, func(e *env) error {
 		_, err := e.b.Link(e.ctx, m, "A", longID)
 		return err
 	})
 	// What leases add fits in the room kept for it.
 	e.claim("A", strings.Repeat("o", 200), time.Minute)
-	checkpoint := []byte(`{"k":"` + strings.Repeat("c", MaxCheckpoint-16) + `"}`)
+	checkpoint := []byte(`{"k":"` + strings.Repeat("c", wire.MaxCheckpoint-16) + `"}`)
 	if _, err := e.b.Heartbeat(e.ctx, HeartbeatRequest{Mutation: m, ID: "A", Owner: strings.Repeat("o", 200), Progress: intp(50), Checkpoint: checkpoint}); err != nil {
 		t.Fatal(err)
 	}
@@ -135,13 +136,13 @@ func TestCardJustUnderTheBound(t *testing.T) {
 func TestCardSizeLeaseOps(t *testing.T) {
 	e := newEnv(t)
 	e.create("A", func(r *CreateRequest) { r.Labels = longList("label", 250, 2000) })
-	fillTo(t, e, "A", MaxCardBytes-2048)
+	fillTo(t, e, "A", wire.MaxCardBytes-2048)
 	owner := strings.Repeat("o", 100<<10)
-	err := e.unchanged(ErrInvalid, func(e *env) error {
+	err := e.unchanged(wire.ErrInvalid, func(e *env) error {
 		_, err := e.b.Claim(e.ctx, ClaimRequest{Mutation: m, ID: "A", Owner: owner, TTL: time.Minute})
 		return err
 	})
-	if !strings.Contains(err.Error(), strconv.Itoa(maxLine-cardLineOverhead)) {
+	if !strings.Contains(err.Error(), strconv.Itoa(wire.MaxLine-wire.CardLineOverhead)) {
 		t.Fatalf("error does not name the line limit: %v", err)
 	}
 }
@@ -152,17 +153,17 @@ func TestCardSizeLeaseOps(t *testing.T) {
 func TestCardSizeInTheFold(t *testing.T) {
 	labels, acceptance := longList("l", 250, 2000), longList("a", 250, 2000)
 	title := "a"
-	evs := []*Event{
-		{V: 1, ID: "01", At: t0, Actor: "x", Op: OpCreate, Card: "A", Fields: &Fields{Title: &title, Labels: &labels}},
-		{V: 1, ID: "02", At: t0.Add(1), Actor: "x", Op: OpUpdate, Card: "A", Fields: &Fields{Acceptance: &acceptance}},
+	evs := []*wire.Event{
+		{V: 1, ID: "01", At: t0, Actor: "x", Op: wire.OpCreate, Card: "A", Fields: &wire.Fields{Title: &title, Labels: &labels}},
+		{V: 1, ID: "02", At: t0.Add(1), Actor: "x", Op: wire.OpUpdate, Card: "A", Fields: &wire.Fields{Acceptance: &acceptance}},
 	}
 	for _, ev := range evs {
-		if line, err := EncodeLine(ev); err != nil || len(line) > maxLine {
+		if line, err := wire.EncodeLine(ev); err != nil || len(line) > wire.MaxLine {
 			t.Fatalf("event line of %d bytes: %v", len(line), err)
 		}
 	}
 	s := Fold(evs)
-	if cs := s.Conflicts(); len(cs) != 1 || cs[0].Event != "02" || !strings.Contains(cs[0].Reason, strconv.Itoa(MaxCardBytes)) {
+	if cs := s.Conflicts(); len(cs) != 1 || cs[0].Event != "02" || !strings.Contains(cs[0].Reason, strconv.Itoa(wire.MaxCardBytes)) {
 		t.Fatalf("conflicts %+v", cs)
 	}
 	c, _ := s.Card("A")
@@ -174,7 +175,7 @@ func TestCardSizeInTheFold(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i, l := range splitLines(out) {
-		if len(l) > maxLine {
+		if len(l) > wire.MaxLine {
 			t.Fatalf("snapshot line %d is %d bytes", i+1, len(l))
 		}
 	}
@@ -189,29 +190,29 @@ func checkSnapshotLines(t *testing.T, dir string) {
 		t.Fatal(err)
 	}
 	for i, l := range bytes.SplitAfter(data, []byte{'\n'}) {
-		if len(l) > maxLine {
-			t.Fatalf("snapshot line %d is %d bytes, over %d", i+1, len(l), maxLine)
+		if len(l) > wire.MaxLine {
+			t.Fatalf("snapshot line %d is %d bytes, over %d", i+1, len(l), wire.MaxLine)
 		}
 	}
 }
 
 // cardBytes is the length of c's JSON in a snapshot line.
-func cardBytes(t *testing.T, c Card) int {
+func cardBytes(t *testing.T, c wire.Card) int {
 	t.Helper()
-	line, err := appendFramed(nil, snapshotLine{Card: &c})
+	line, err := wire.AppendFramed(nil, wire.SnapshotLine{Card: &c})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return len(line) - cardLineOverhead
+	return len(line) - wire.CardLineOverhead
 }
 
 // fillTo sets acceptance criteria on card id that make it target bytes
 // once updated (the update's own stamp and version are measured by a first
 // update, then the list is trimmed to fit).
-func fillTo(t *testing.T, e *env, id string, target int) Card {
+func fillTo(t *testing.T, e *env, id string, target int) wire.Card {
 	t.Helper()
 	list := longList("acc", 200, 2000)
-	var c Card
+	var c wire.Card
 	for round := 0; round < 3; round++ {
 		probe := e.card(id)
 		probe.Acceptance = list
@@ -229,7 +230,7 @@ func fillTo(t *testing.T, e *env, id string, target int) Card {
 			list[len(list)-1] = last + strings.Repeat("z", diff)
 		}
 		var err error
-		if c, err = e.b.Update(e.ctx, UpdateRequest{Mutation: m, ID: id, Fields: Fields{Acceptance: &list}}); err != nil {
+		if c, err = e.b.Update(e.ctx, UpdateRequest{Mutation: m, ID: id, Fields: wire.Fields{Acceptance: &list}}); err != nil {
 			t.Fatal(err)
 		}
 		list = append([]string{}, list...)
@@ -245,8 +246,8 @@ func fillTo(t *testing.T, e *env, id string, target int) Card {
 // encoder writes, for generated strings and for every byte value.
 func TestStringBounds(t *testing.T) {
 	check := func(s string) {
-		n := len(appendString(nil, s))
-		if e, w := escapedLen(s), wideLen(s); n > e || e > w {
+		n := len(wire.AppendString(nil, s))
+		if e, w := wire.EscapedLen(s), wire.WideLen(s); n > e || e > w {
 			t.Fatalf("%q: encoded %d, escapedLen %d, wideLen %d", s, n, e, w)
 		}
 	}

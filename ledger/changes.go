@@ -1,6 +1,7 @@
 package ledger
 
 import (
+	"github.com/bl-backlog/bl/ledger/internal/wire"
 	"slices"
 	"time"
 )
@@ -18,7 +19,7 @@ type Change struct {
 // cardField is one field a reviewer compares, by its JSON name.
 type cardField struct {
 	name string
-	get  func(c *Card) any
+	get  func(c *wire.Card) any
 	// lease is set for the fields that change with every claim and
 	// heartbeat, which a per-card diff reports as the lease's story
 	// (claimed by, done) rather than field by field.
@@ -28,23 +29,23 @@ type cardField struct {
 // cardFields are the card's fields in the order a change list shows them.
 // The ones an update can set come first.
 var cardFields = []cardField{
-	{name: "title", get: func(c *Card) any { return c.Title }},
-	{name: "body", get: func(c *Card) any { return c.Body }},
-	{name: "phase", get: func(c *Card) any { return c.Phase }},
-	{name: "priority", get: func(c *Card) any { return c.Priority }},
-	{name: "labels", get: func(c *Card) any { return nonNilStrings(c.Labels) }},
-	{name: "depends_on", get: func(c *Card) any { return nonNilStrings(c.DependsOn) }},
-	{name: "parent", get: func(c *Card) any { return c.Parent }},
-	{name: "acceptance", get: func(c *Card) any { return nonNilStrings(c.Acceptance) }},
-	{name: "max_attempts", get: func(c *Card) any { return c.MaxAttempts }},
-	{name: "defer_until", get: func(c *Card) any { return timeValue(c.DeferUntil) }},
-	{name: "status", get: func(c *Card) any { return c.Status }},
-	{name: "blocked_reason", get: func(c *Card) any { return c.BlockedReason }},
-	{name: "close_note", get: func(c *Card) any { return c.CloseNote }},
-	{name: "claim_owner", get: func(c *Card) any { return c.ClaimOwner }, lease: true},
-	{name: "claim_epoch", get: func(c *Card) any { return c.ClaimEpoch }, lease: true},
-	{name: "attempts", get: func(c *Card) any { return c.Attempts }, lease: true},
-	{name: "progress", get: func(c *Card) any { return intValue(c.Progress) }, lease: true},
+	{name: "title", get: func(c *wire.Card) any { return c.Title }},
+	{name: "body", get: func(c *wire.Card) any { return c.Body }},
+	{name: "phase", get: func(c *wire.Card) any { return c.Phase }},
+	{name: "priority", get: func(c *wire.Card) any { return c.Priority }},
+	{name: "labels", get: func(c *wire.Card) any { return nonNilStrings(c.Labels) }},
+	{name: "depends_on", get: func(c *wire.Card) any { return nonNilStrings(c.DependsOn) }},
+	{name: "parent", get: func(c *wire.Card) any { return c.Parent }},
+	{name: "acceptance", get: func(c *wire.Card) any { return nonNilStrings(c.Acceptance) }},
+	{name: "max_attempts", get: func(c *wire.Card) any { return c.MaxAttempts }},
+	{name: "defer_until", get: func(c *wire.Card) any { return timeValue(c.DeferUntil) }},
+	{name: "status", get: func(c *wire.Card) any { return c.Status }},
+	{name: "blocked_reason", get: func(c *wire.Card) any { return c.BlockedReason }},
+	{name: "close_note", get: func(c *wire.Card) any { return c.CloseNote }},
+	{name: "claim_owner", get: func(c *wire.Card) any { return c.ClaimOwner }, lease: true},
+	{name: "claim_epoch", get: func(c *wire.Card) any { return c.ClaimEpoch }, lease: true},
+	{name: "attempts", get: func(c *wire.Card) any { return c.Attempts }, lease: true},
+	{name: "progress", get: func(c *wire.Card) any { return intValue(c.Progress) }, lease: true},
 }
 
 func nonNilStrings(s []string) []string {
@@ -87,7 +88,7 @@ func sameValue(a, b any) bool {
 // close_note, then with lease set also claim_owner, claim_epoch, attempts
 // and progress. Times kept by the fold (created_at, updated_at, the lease's
 // times) and the version are never listed.
-func CardChanges(old, new *Card, lease bool) []Change {
+func CardChanges(old, new *wire.Card, lease bool) []Change {
 	var out []Change
 	for _, f := range cardFields {
 		if f.lease && !lease {
@@ -106,7 +107,7 @@ func CardChanges(old, new *Card, lease bool) []Change {
 // backlog's, so an update the fold refuses replaces nothing.
 type Changes struct {
 	s    *State
-	last Cursor // the newest event folded
+	last wire.Cursor // the newest event folded
 }
 
 // NewChanges starts at the beginning of history.
@@ -115,15 +116,15 @@ func NewChanges() *Changes { return &Changes{s: NewState()} }
 // Step folds e and returns, for an update the fold applied, the fields it
 // changed with their values before and after (nil for anything else), and
 // the fold's verdict on e: nil when it applied, else why it was refused.
-func (c *Changes) Step(e *Event) ([]Change, error) {
-	var before Card
+func (c *Changes) Step(e *wire.Event) ([]Change, error) {
+	var before wire.Card
 	var had bool
-	if e.Op == OpUpdate {
+	if e.Op == wire.OpUpdate {
 		before, had = c.s.Card(e.Card)
 	}
 	err := c.s.Apply(e)
 	if c.last.Before(e) {
-		c.last = CursorOf(e)
+		c.last = wire.CursorOf(e)
 	}
 	if err != nil || !had {
 		return nil, err
@@ -133,17 +134,17 @@ func (c *Changes) Step(e *Event) ([]Change, error) {
 }
 
 // Last is the cursor of the newest event folded.
-func (c *Changes) Last() Cursor { return c.last }
+func (c *Changes) Last() wire.Cursor { return c.last }
 
 // ChangesBefore folds the backlog's history up to, not including, the
 // event at cursor to (all of it for the zero cursor), for a caller that
 // goes on from there with Step: bl watch, when the first update it shows
 // needs the values before it.
-func (b *Backlog) ChangesBefore(to Cursor) (*Changes, error) {
+func (b *Backlog) ChangesBefore(to wire.Cursor) (*Changes, error) {
 	c := NewChanges()
-	stop := &Event{At: to.At, ID: to.ID}
-	_, err := b.History(HistoryFilter{}, func(e *Event, _ *Conflict) error {
-		if !to.IsZero() && !e.before(stop) {
+	stop := &wire.Event{At: to.At, ID: to.ID}
+	_, err := b.History(HistoryFilter{}, func(e *wire.Event, _ *wire.Conflict) error {
+		if !to.IsZero() && !e.Before(stop) {
 			return errStop // History ends quietly
 		}
 		_, _ = c.Step(e) // a refused event is the fold's business, as in Open
@@ -161,15 +162,15 @@ func (b *Backlog) ChangesBefore(to Cursor) (*Changes, error) {
 // conflict passed is the backlog's own verdict, as History gives it. It
 // also returns the fold, which has read every event up to the cursor when
 // the walk ran to the end, for a follower to go on with Step.
-func (b *Backlog) HistoryChanges(f HistoryFilter, newest int, fn func(e *Event, conflict *Conflict, changes []Change) error) (Cursor, *Changes, error) {
+func (b *Backlog) HistoryChanges(f HistoryFilter, newest int, fn func(e *wire.Event, conflict *wire.Conflict, changes []Change) error) (wire.Cursor, *Changes, error) {
 	for _, op := range f.Ops {
 		if _, ok := kinds[op]; !ok {
-			return f.From, nil, rule(ErrInvalid, "unknown op %q: use one of %s", op, opNames())
+			return f.From, nil, wire.Rule(wire.ErrInvalid, "unknown op %q: use one of %s", op, opNames())
 		}
 	}
 	type entry struct {
-		e  *Event
-		c  *Conflict
+		e  *wire.Event
+		c  *wire.Conflict
 		ch []Change
 	}
 	var ring []entry
@@ -185,7 +186,7 @@ func (b *Backlog) HistoryChanges(f HistoryFilter, newest int, fn func(e *Event, 
 	// The walk starts at the beginning, since the fold needs every event;
 	// History's cursor is then where History(f) would leave it, except
 	// that it never goes back before f.From.
-	cur, err := b.History(HistoryFilter{}, func(e *Event, c *Conflict) error {
+	cur, err := b.History(HistoryFilter{}, func(e *wire.Event, c *wire.Conflict) error {
 		changes, _ := ch.Step(e)
 		if !f.From.Before(e) || !sel.match(e) {
 			return nil
@@ -205,7 +206,7 @@ func (b *Backlog) HistoryChanges(f HistoryFilter, newest int, fn func(e *Event, 
 		next = (next + 1) % newest
 		return nil
 	})
-	if !f.From.IsZero() && cur.Before(&Event{At: f.From.At, ID: f.From.ID}) {
+	if !f.From.IsZero() && cur.Before(&wire.Event{At: f.From.At, ID: f.From.ID}) {
 		cur = f.From
 	}
 	if err != nil {

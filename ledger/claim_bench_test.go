@@ -2,6 +2,7 @@ package ledger
 
 import (
 	"fmt"
+	"github.com/bl-backlog/bl/ledger/internal/wire"
 	"testing"
 	"time"
 )
@@ -62,22 +63,22 @@ func BenchmarkClaimPick(b *testing.B) {
 			name = "paths1k"
 		}
 		b.Run(name, func(b *testing.B) {
-			var evs []*Event
+			var evs []*wire.Event
 			at := t0
-			add := func(e *Event) {
+			add := func(e *wire.Event) {
 				at = at.Add(time.Millisecond)
 				e.V, e.ID, e.At, e.Actor = 1, fmt.Sprintf("%016x", len(evs)+1), at, "bench"
 				evs = append(evs, e)
 			}
 			for i := range 1000 {
-				f := &Fields{Title: strp("a card of the benchmark"), Priority: intp(i % 10)}
+				f := &wire.Fields{Title: strp("a card of the benchmark"), Priority: intp(i % 10)}
 				if withPaths {
 					f.Paths = strs(fmt.Sprintf("pkg/m%03d/**", i), fmt.Sprintf("docs/m%03d.md", i))
 				}
-				add(&Event{Op: OpCreate, Card: fmt.Sprintf("c%04d", i), Fields: f})
+				add(&wire.Event{Op: wire.OpCreate, Card: fmt.Sprintf("c%04d", i), Fields: f})
 			}
 			for i := range 10 {
-				add(&Event{Op: OpClaim, Card: fmt.Sprintf("c%04d", i*10+9), Owner: "other", TTLSeconds: 3600, ExpectVersion: 1, Epoch: 1})
+				add(&wire.Event{Op: wire.OpClaim, Card: fmt.Sprintf("c%04d", i*10+9), Owner: "other", TTLSeconds: 3600, ExpectVersion: 1, Epoch: 1})
 			}
 			s := Fold(evs)
 			now := at.Add(time.Second)

@@ -2,6 +2,7 @@ package ledger
 
 import (
 	"fmt"
+	"github.com/bl-backlog/bl/ledger/internal/wire"
 	"time"
 )
 
@@ -10,7 +11,7 @@ import (
 // MaxClockSkew of now. Otherwise the events before it are stamped ahead of
 // this clock, and the writer warns once.
 func (b *Backlog) stampClock(at, now time.Time) *time.Time {
-	if at.Sub(now) <= MaxClockSkew {
+	if at.Sub(now) <= wire.MaxClockSkew {
 		return nil
 	}
 	last := b.state.Last()
@@ -35,9 +36,9 @@ func (b *Backlog) warnOnce(key, msg string) {
 // restamp returns a copy of e stamped at instead, still carrying the time
 // its writer read from its clock when the new stamp runs ahead of that by
 // more than MaxClockSkew.
-func restamp(e *Event, at time.Time) *Event {
+func restamp(e *wire.Event, at time.Time) *wire.Event {
 	cp := *e
-	if c := e.clock(); at.Sub(c) > MaxClockSkew {
+	if c := e.WriterClock(); at.Sub(c) > wire.MaxClockSkew {
 		cp.Clock = &c
 	}
 	cp.At = at
@@ -48,7 +49,7 @@ func restamp(e *Event, at time.Time) *Event {
 type FutureEvent struct {
 	Event        string    `json:"event"`
 	At           time.Time `json:"at"`
-	Op           Op        `json:"op"`
+	Op           wire.Op   `json:"op"`
 	Card         string    `json:"card"`
 	Actor        string    `json:"actor"`
 	AheadSeconds float64   `json:"ahead_seconds"`
@@ -59,14 +60,14 @@ type FutureEvent struct {
 // event folded, from the ledger or the snapshot) runs ahead of now, in
 // seconds; 0 within MaxClockSkew. Events stamped ahead only to stay after
 // such an event carry their writers' clocks and are not listed.
-func futureEvents(evs []*Event, newest Event, now time.Time) (future []FutureEvent, stampsAhead float64) {
+func futureEvents(evs []*wire.Event, newest wire.Event, now time.Time) (future []FutureEvent, stampsAhead float64) {
 	future = []FutureEvent{}
 	for _, e := range evs {
-		if ahead := e.clock().Sub(now); ahead > MaxClockSkew {
+		if ahead := e.WriterClock().Sub(now); ahead > wire.MaxClockSkew {
 			future = append(future, FutureEvent{Event: e.ID, At: e.At, Op: e.Op, Card: e.Card, Actor: e.Actor, AheadSeconds: ahead.Round(time.Millisecond).Seconds()})
 		}
 	}
-	if ahead := newest.At.Sub(now); ahead > MaxClockSkew {
+	if ahead := newest.At.Sub(now); ahead > wire.MaxClockSkew {
 		stampsAhead = ahead.Round(time.Millisecond).Seconds()
 	}
 	return future, stampsAhead

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bl-backlog/bl/ledger/internal/wire"
 	json "github.com/goccy/go-json"
 )
 
@@ -56,7 +57,7 @@ func TestLeaseEndsByClaimersClock(t *testing.T) {
 
 	// One second in, the lease is live for everyone but its owner.
 	e.clk.Advance(time.Second)
-	e.unchanged(ErrConflict, func(e *env) error {
+	e.unchanged(wire.ErrConflict, func(e *env) error {
 		_, err := e.b.Claim(e.ctx, ClaimRequest{Mutation: m, ID: "A", Owner: "w2", TTL: time.Minute})
 		return err
 	})
@@ -97,7 +98,7 @@ func TestLiveLeaseNotExpiredByAStampAhead(t *testing.T) {
 	}
 	for _, id := range []string{"A", ""} {
 		c, err := e.b.Claim(e.ctx, ClaimRequest{Mutation: m, ID: id, Owner: "w2", TTL: time.Minute})
-		if id == "A" && !errors.Is(err, ErrConflict) || id == "" && c != nil && c.ID == "A" {
+		if id == "A" && !errors.Is(err, wire.ErrConflict) || id == "" && c != nil && c.ID == "A" {
 			t.Fatalf("claim %q by w2 during w1's lease: %+v, %v", id, c, err)
 		}
 	}
@@ -124,7 +125,7 @@ func TestLiveLeaseNotExpiredByAStampAhead(t *testing.T) {
 func TestDeferByClock(t *testing.T) {
 	e := skewEnv(t, nil)
 	e.create("D", func(r *CreateRequest) { r.DeferUntil = t0.Add(time.Hour) })
-	if c, err := e.b.Claim(e.ctx, ClaimRequest{Mutation: m, ID: "D", Owner: "w", TTL: time.Minute}); !errors.Is(err, ErrConflict) {
+	if c, err := e.b.Claim(e.ctx, ClaimRequest{Mutation: m, ID: "D", Owner: "w", TTL: time.Minute}); !errors.Is(err, wire.ErrConflict) {
 		t.Fatalf("claim before defer_until: %+v, %v", c, err)
 	}
 	e.clk.Advance(time.Hour)
@@ -160,7 +161,7 @@ func TestClockSkewWarnsOnce(t *testing.T) {
 	defer b.Close()
 	plain.b = b
 	plain.create("A")
-	plain.clk.Advance(-MaxClockSkew / 2) // within the bound: no clock, no warning
+	plain.clk.Advance(-wire.MaxClockSkew / 2) // within the bound: no clock, no warning
 	plain.create("B")
 	if len(none) != 0 || plain.lastEvent().Clock != nil {
 		t.Fatalf("warnings %q, clock %v; want none", none, plain.lastEvent().Clock)
@@ -237,9 +238,9 @@ func TestClockFoldDeterministic(t *testing.T) {
 // its place after at; a line without it is the line it always was.
 func TestClockCodec(t *testing.T) {
 	clock := t0.Add(123456789)
-	e := &Event{V: 1, ID: "0123456789abcdef", At: t0.Add(year), Clock: &clock, Actor: "a", Op: OpClaim, Card: "A",
+	e := &wire.Event{V: 1, ID: "0123456789abcdef", At: t0.Add(year), Clock: &clock, Actor: "a", Op: wire.OpClaim, Card: "A",
 		ExpectVersion: 1, Epoch: 1, Owner: "w", TTLSeconds: 2}
-	line, err := EncodeLine(e)
+	line, err := wire.EncodeLine(e)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -250,33 +251,33 @@ func TestClockCodec(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if enc, _ := AppendEvent(nil, e); !bytes.Equal(enc, body) {
+	if enc, _ := wire.AppendEvent(nil, e); !bytes.Equal(enc, body) {
 		t.Fatalf("appendEvent\n%s\nJSON encoder\n%s", enc, body)
 	}
-	framed, _ := checkFrame(line)
-	fast, ok := decodeFast(framed)
+	framed, _ := wire.CheckFrame(line)
+	fast, ok := wire.DecodeFast(framed)
 	if !ok {
 		t.Fatal("decodeFast refused a line with a clock")
 	}
-	var slow Event
+	var slow wire.Event
 	if err := json.Unmarshal(framed, &slow); err != nil {
 		t.Fatal(err)
 	}
-	for _, d := range []*Event{fast, &slow} {
-		if d.Clock == nil || !d.Clock.Equal(clock) || !d.At.Equal(e.At) || d.clock() != clock {
+	for _, d := range []*wire.Event{fast, &slow} {
+		if d.Clock == nil || !d.Clock.Equal(clock) || !d.At.Equal(e.At) || d.WriterClock() != clock {
 			t.Fatalf("decoded clock %v at %v", d.Clock, d.At)
 		}
 	}
 	e.Clock = nil
-	plain, _ := EncodeLine(e)
+	plain, _ := wire.EncodeLine(e)
 	if bytes.Contains(plain, []byte("clock")) {
 		t.Fatalf("line without a clock: %s", plain)
 	}
 	// A clock after the stamp is never written; the fold uses the stamp.
 	late := e.At.Add(time.Hour)
 	e.Clock = &late
-	if e.clock() != e.At {
-		t.Fatalf("clock() = %v for a clock after the stamp", e.clock())
+	if e.WriterClock() != e.At {
+		t.Fatalf("clock() = %v for a clock after the stamp", e.WriterClock())
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 	"syscall"
 
 	"github.com/bl-backlog/bl/internal/fsutil"
+	"github.com/bl-backlog/bl/ledger/internal/wire"
 )
 
 // CompactResult says what a compaction did.
@@ -246,8 +247,8 @@ func dropUnnamed(dir, name string) {
 
 // readSnapshotHeader reads the header line of dir's snapshot; the zero
 // header when there is none.
-func readSnapshotHeader(dir string) (snapshotHeader, error) {
-	var hdr snapshotHeader
+func readSnapshotHeader(dir string) (wire.SnapshotHeader, error) {
+	var hdr wire.SnapshotHeader
 	f, err := os.Open(filepath.Join(dir, SnapshotFile))
 	if errors.Is(err, os.ErrNotExist) {
 		return hdr, nil
@@ -260,9 +261,9 @@ func readSnapshotHeader(dir string) (snapshotHeader, error) {
 	if err != nil {
 		return hdr, err
 	}
-	raw, err := checkFrame(line)
+	raw, err := wire.CheckFrame(line)
 	if err == nil {
-		hdr, err = readHeader(raw)
+		hdr, err = wire.ReadHeader(raw)
 	}
 	return hdr, err
 }

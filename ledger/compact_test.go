@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bl-backlog/bl/ledger/internal/wire"
 	json "github.com/goccy/go-json"
 )
 
@@ -42,7 +43,7 @@ func busy(t *testing.T) *env {
 	if _, err := e.b.Heartbeat(e.ctx, HeartbeatRequest{Mutation: rid("hb-1"), ID: "A", Owner: "w1", Epoch: 1}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.b.Update(e.ctx, UpdateRequest{Mutation: m, ID: "B", Fields: Fields{Phase: ptr("M2")}}); err != nil {
+	if _, err := e.b.Update(e.ctx, UpdateRequest{Mutation: m, ID: "B", Fields: wire.Fields{Phase: ptr("M2")}}); err != nil {
 		t.Fatal(err)
 	}
 	return e
@@ -279,9 +280,9 @@ func TestCompactWhileOthersWork(t *testing.T) {
 	if c := e.open(); c.state.Len() != n {
 		t.Fatalf("%d cards, want %d", c.state.Len(), n)
 	}
-	var hdr snapshotHeader
+	var hdr wire.SnapshotHeader
 	data, _ := os.ReadFile(filepath.Join(e.dir, SnapshotFile))
-	line, _ := checkFrame(splitLines(data)[0])
+	line, _ := wire.CheckFrame(splitLines(data)[0])
 	if err := json.Unmarshal(line, &hdr); err != nil || hdr.Seq == 0 {
 		t.Fatalf("snapshot header %+v, %v", hdr, err)
 	}

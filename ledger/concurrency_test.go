@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/bl-backlog/bl/ledger/internal/wire"
 	"math/rand/v2"
 	"sort"
 	"sync"
@@ -65,13 +66,13 @@ func TestConcurrentClaims(t *testing.T) {
 				errs <- err
 				return
 			}
-			var stale *Card // a lease this worker walked away from
+			var stale *wire.Card // a lease this worker walked away from
 			for r := 0; r < rounds; r++ {
 				if stale != nil && rng.IntN(2) == 0 {
 					// Come back late to an old lease: either it is still
 					// ours, or the call is fenced.
 					_, err := b.Heartbeat(ctx, HeartbeatRequest{Mutation: mut, ID: stale.ID, Owner: owner, Epoch: stale.ClaimEpoch})
-					if errors.Is(err, ErrFenced) {
+					if errors.Is(err, wire.ErrFenced) {
 						mu.Lock()
 						fenced++
 						mu.Unlock()
@@ -86,7 +87,7 @@ func TestConcurrentClaims(t *testing.T) {
 					req.ID = fmt.Sprintf("C%d", rng.IntN(cards))
 				}
 				c, err := b.Claim(ctx, req)
-				if req.ID != "" && errors.Is(err, ErrConflict) {
+				if req.ID != "" && errors.Is(err, wire.ErrConflict) {
 					continue // held by someone else or done
 				}
 				if err != nil {
@@ -96,7 +97,7 @@ func TestConcurrentClaims(t *testing.T) {
 				if c == nil {
 					continue
 				}
-				if c.ClaimOwner != owner || c.Status != StatusClaimed {
+				if c.ClaimOwner != owner || c.Status != wire.StatusClaimed {
 					errs <- fmt.Errorf("%s got a card it does not hold: %+v", owner, c)
 					return
 				}
@@ -114,7 +115,7 @@ func TestConcurrentClaims(t *testing.T) {
 					_, err = b.Complete(ctx, lr)
 					if err == nil {
 						_, err = b.Reopen(ctx, mut, c.ID)
-						if errors.Is(err, ErrConflict) {
+						if errors.Is(err, wire.ErrConflict) {
 							err = nil // someone else reopened or claimed it first
 						}
 					}
@@ -126,7 +127,7 @@ func TestConcurrentClaims(t *testing.T) {
 					// Walk away and let the lease lapse.
 					stale = c
 				}
-				if errors.Is(err, ErrFenced) {
+				if errors.Is(err, wire.ErrFenced) {
 					mu.Lock()
 					fenced++
 					mu.Unlock()
@@ -179,7 +180,7 @@ func TestConcurrentClaims(t *testing.T) {
 	}
 	var claims int
 	for _, e := range historyEvents(t, dir) {
-		if e.Op == OpClaim {
+		if e.Op == wire.OpClaim {
 			claims++
 		}
 	}
@@ -190,7 +191,7 @@ func TestConcurrentClaims(t *testing.T) {
 	takeovers := 0
 	replay := NewState()
 	for _, e := range historyEvents(t, dir) {
-		if c, ok := replay.Card(e.Card); ok && e.Op == OpClaim && c.Status == StatusClaimed && c.ClaimOwner != e.Owner {
+		if c, ok := replay.Card(e.Card); ok && e.Op == wire.OpClaim && c.Status == wire.StatusClaimed && c.ClaimOwner != e.Owner {
 			takeovers++
 		}
 		_ = replay.Apply(e)

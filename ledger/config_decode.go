@@ -4,6 +4,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/bl-backlog/bl/ledger/internal/wire"
 	json "github.com/goccy/go-json"
 )
 
@@ -18,7 +19,7 @@ import (
 // read here.
 func decodeConfig(data []byte, cfg *Config) error {
 	c := *cfg
-	if i := configObject(data, skipSpace(data, 0), configMembers(data, &c)); i >= 0 && skipSpace(data, i) == len(data) {
+	if i := configObject(data, wire.SkipSpace(data, 0), configMembers(data, &c)); i >= 0 && wire.SkipSpace(data, i) == len(data) {
 		*cfg = c
 		return nil
 	}
@@ -30,9 +31,9 @@ func configMembers(b []byte, c *Config) func(string, int) int {
 	return func(key string, i int) int {
 		switch key {
 		case "version":
-			c.Version, i = scanInt(b, i)
+			c.Version, i = wire.ScanInt(b, i)
 		case "compact_bytes":
-			c.CompactBytes, i = scanInt64(b, i)
+			c.CompactBytes, i = wire.ScanInt64(b, i)
 		case "sync":
 			s := &c.Sync
 			i = configObject(b, i, configStrings(b, map[string]*string{"auto": &s.Auto, "remote": &s.Remote, "branch": &s.Branch, "board": &s.Board}))
@@ -46,7 +47,7 @@ func configMembers(b []byte, c *Config) func(string, int) int {
 		case "hooks":
 			start := i
 			if i < len(b) && b[i] != 'n' {
-				if _, i = walkValue(nil, b, i, true, 0); i >= 0 {
+				if _, i = wire.WalkValue(nil, b, i, true, 0); i >= 0 {
 					c.Hooks = append(json.RawMessage(nil), b[start:i]...)
 				}
 			} else {
@@ -73,7 +74,7 @@ func configStrings(b []byte, fields map[string]*string) func(string, int) int {
 			}
 			return configUnknown(b, key, i, known...)
 		}
-		start, end, esc, j := scanString(b, i)
+		start, end, esc, j := wire.ScanString(b, i)
 		if j >= 0 {
 			*dst = esc
 			if esc == "" {
@@ -91,7 +92,7 @@ func configUnknown(b []byte, key string, i int, known ...string) int {
 	if slices.ContainsFunc(known, func(k string) bool { return strings.EqualFold(k, key) }) {
 		return -1
 	}
-	_, i = walkValue(nil, b, i, true, 0)
+	_, i = wire.WalkValue(nil, b, i, true, 0)
 	return i
 }
 
@@ -104,12 +105,12 @@ func configObject(b []byte, i int, member func(key string, i int) int) int {
 	if i < 0 || i >= len(b) || b[i] != '{' {
 		return -1
 	}
-	if i = skipSpace(b, i+1); i < len(b) && b[i] == '}' {
+	if i = wire.SkipSpace(b, i+1); i < len(b) && b[i] == '}' {
 		return i + 1
 	}
 	var seen []string
 	for {
-		start, end, esc, j := scanString(b, i)
+		start, end, esc, j := wire.ScanString(b, i)
 		if j < 0 || esc != "" {
 			return -1
 		}
@@ -118,18 +119,18 @@ func configObject(b []byte, i int, member func(key string, i int) int) int {
 			return -1
 		}
 		seen = append(seen, key)
-		if i = skipSpace(b, j); i >= len(b) || b[i] != ':' {
+		if i = wire.SkipSpace(b, j); i >= len(b) || b[i] != ':' {
 			return -1
 		}
-		if i = member(key, skipSpace(b, i+1)); i < 0 {
+		if i = member(key, wire.SkipSpace(b, i+1)); i < 0 {
 			return -1
 		}
-		if i = skipSpace(b, i); i >= len(b) {
+		if i = wire.SkipSpace(b, i); i >= len(b) {
 			return -1
 		}
 		switch b[i] {
 		case ',':
-			i = skipSpace(b, i+1)
+			i = wire.SkipSpace(b, i+1)
 		case '}':
 			return i + 1
 		default:

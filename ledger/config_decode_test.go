@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/bl-backlog/bl/ledger/internal/wire"
 	json "github.com/goccy/go-json"
 )
 
@@ -15,8 +16,8 @@ func checkConfig(t *testing.T, data []byte) bool {
 	want := Config{Version: 1}
 	werr := json.Unmarshal(data, &want)
 	c := Config{Version: 1}
-	taken := configObject(data, skipSpace(data, 0), configMembers(data, &c))
-	fast := taken >= 0 && skipSpace(data, taken) == len(data)
+	taken := configObject(data, wire.SkipSpace(data, 0), configMembers(data, &c))
+	fast := taken >= 0 && wire.SkipSpace(data, taken) == len(data)
 	if fast && werr != nil {
 		t.Fatalf("the fast path took %q, which the JSON decoder refuses: %v", data, werr)
 	}

@@ -26,7 +26,7 @@ func (s *State) depPath(a, b string, seen map[string]bool) []string {
 		return nil
 	}
 	var path []string
-	c.holdingLinks(func(_, d string) bool {
+	c.HoldingLinks(func(_, d string) bool {
 		if p := s.depPath(d, b, seen); p != nil {
 			path = append([]string{a}, p...)
 		}

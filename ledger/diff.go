@@ -3,6 +3,7 @@ package ledger
 import (
 	"bytes"
 	"cmp"
+	"github.com/bl-backlog/bl/ledger/internal/wire"
 	"path"
 	"slices"
 	"strings"
@@ -44,7 +45,7 @@ type CardDiff struct {
 // like, with its owner.
 type Activity struct {
 	At     time.Time `json:"at"`
-	Op     Op        `json:"op"`
+	Op     wire.Op   `json:"op"`
 	Actor  string    `json:"actor"`
 	Owner  string    `json:"owner,omitempty"`
 	Epoch  int64     `json:"epoch,omitempty"`
@@ -62,9 +63,9 @@ type Activity struct {
 
 // quietOps are the events a CardDiff shows by their effect on the fields
 // rather than as activity.
-func quietOp(op Op) bool {
+func quietOp(op wire.Op) bool {
 	switch op {
-	case OpCreate, OpUpdate, OpLink, OpUnlink, OpHeartbeat:
+	case wire.OpCreate, wire.OpUpdate, wire.OpLink, wire.OpUnlink, wire.OpHeartbeat:
 		return true
 	}
 	return false
@@ -122,7 +123,7 @@ func diffFull(old, new Tree) (*BacklogDiff, error) {
 // dropShared takes out of eo and en the events only one of them holds but
 // a shared file holds too (a line a union merge repeated in another file):
 // those are on both sides.
-func dropShared(eo, en []*Event, shared Tree) ([]*Event, []*Event, error) {
+func dropShared(eo, en []*wire.Event, shared Tree) ([]*wire.Event, []*wire.Event, error) {
 	inOld := make(map[string]bool, len(eo))
 	for _, e := range eo {
 		inOld[e.ID] = true
@@ -133,11 +134,11 @@ func dropShared(eo, en []*Event, shared Tree) ([]*Event, []*Event, error) {
 	}
 	decoded := map[string]map[string]bool{}
 	var derr error
-	inShared := func(e *Event) bool {
+	inShared := func(e *wire.Event) bool {
 		for name, data := range shared {
 			if name != LedgerFile {
 				// A segment holds no event after the one it is named by.
-				if c, err := ParseCursor(strings.TrimSuffix(path.Base(name), ".jsonl")); err == nil && !c.IsZero() && c.Before(e) {
+				if c, err := wire.ParseCursor(strings.TrimSuffix(path.Base(name), ".jsonl")); err == nil && !c.IsZero() && c.Before(e) {
 					continue
 				}
 			}
@@ -159,13 +160,13 @@ func dropShared(eo, en []*Event, shared Tree) ([]*Event, []*Event, error) {
 		}
 		return false
 	}
-	eo = slices.DeleteFunc(eo, func(e *Event) bool { return !inNew[e.ID] && inShared(e) })
-	en = slices.DeleteFunc(en, func(e *Event) bool { return !inOld[e.ID] && inShared(e) })
+	eo = slices.DeleteFunc(eo, func(e *wire.Event) bool { return !inNew[e.ID] && inShared(e) })
+	en = slices.DeleteFunc(en, func(e *wire.Event) bool { return !inOld[e.ID] && inShared(e) })
 	return eo, en, derr
 }
 
 // diffStates compares two folds and the events each holds.
-func diffStates(so, sn *State, eo, en []*Event) *BacklogDiff {
+func diffStates(so, sn *State, eo, en []*wire.Event) *BacklogDiff {
 	so.all()
 	sn.all()
 	d := &BacklogDiff{Cards: []CardDiff{}}
@@ -186,12 +187,12 @@ func diffStates(so, sn *State, eo, en []*Event) *BacklogDiff {
 		}
 		return cd
 	}
-	activity := func(e *Event, s *State, removed bool) { addActivity(get(e.Card), e, s, removed) }
+	activity := func(e *wire.Event, s *State, removed bool) { addActivity(get(e.Card), e, s, removed) }
 	// Both lists are in (at, id) order; merge them so the activity is too.
 	i, j := 0, 0
 	for i < len(eo) || j < len(en) {
 		switch {
-		case j == len(en) || (i < len(eo) && eo[i].before(en[j])):
+		case j == len(en) || (i < len(eo) && eo[i].Before(en[j])):
 			if e := eo[i]; !inNew[e.ID] {
 				d.EventsRemoved++
 				activity(e, so, true)
@@ -211,7 +212,7 @@ func diffStates(so, sn *State, eo, en []*Event) *BacklogDiff {
 		if had {
 			fields = CardChanges(co, cn, false)
 		} else {
-			fields = CardChanges(&Card{}, cn, false)
+			fields = CardChanges(&wire.Card{}, cn, false)
 		}
 		if !had || len(fields) > 0 || byCard[id] != nil {
 			cd := get(id)
@@ -269,8 +270,8 @@ func MergeTrees(ours, theirs Tree) Tree {
 }
 
 // addActivity adds the event e, folded in s, to its card's diff.
-func addActivity(d *CardDiff, e *Event, s *State, removed bool) {
-	if e.Op == OpHeartbeat {
+func addActivity(d *CardDiff, e *wire.Event, s *State, removed bool) {
+	if e.Op == wire.OpHeartbeat {
 		if _, refused := s.ConflictOf(e.ID); !refused && !removed {
 			d.Heartbeats++
 		}
@@ -280,7 +281,7 @@ func addActivity(d *CardDiff, e *Event, s *State, removed bool) {
 		return
 	}
 	c, refused := s.ConflictOf(e.ID)
-	d.Activity = append(d.Activity, Activity{At: e.clock(), Op: e.Op, Actor: e.Actor, Owner: e.Owner, Epoch: e.Epoch,
+	d.Activity = append(d.Activity, Activity{At: e.WriterClock(), Op: e.Op, Actor: e.Actor, Owner: e.Owner, Epoch: e.Epoch,
 		Reason: e.Reason, Text: e.Text, Refused: refused, Why: c.Reason, Holder: c.Winner, Removed: removed})
 }
 
@@ -332,7 +333,7 @@ func diffAppended(old, new Tree) (d *BacklogDiff, ok bool, err error) {
 	if err != nil {
 		return nil, false, err
 	}
-	before := map[string]*Card{}
+	before := map[string]*wire.Card{}
 	for _, e := range added {
 		for _, id := range []string{e.Card, e.To} {
 			if _, seen := before[id]; id == "" || seen {
@@ -368,7 +369,7 @@ func diffAppended(old, new Tree) (d *BacklogDiff, ok bool, err error) {
 		}
 		cd.Title, cd.Change = cn.Title, "changed"
 		if co == nil {
-			cd.Change, co = "created", &Card{}
+			cd.Change, co = "created", &wire.Card{}
 		}
 		cd.Fields = nonNilChanges(CardChanges(co, &cn, false))
 		byCard[id] = cd

@@ -14,6 +14,7 @@ import (
 
 	"github.com/bl-backlog/bl/internal/fsutil"
 	"github.com/bl-backlog/bl/internal/gitdir"
+	"github.com/bl-backlog/bl/ledger/internal/wire"
 	"github.com/bl-backlog/bl/lock"
 )
 
@@ -68,9 +69,9 @@ type Report struct {
 	// stamp (bl sync re-stamps a local event it moves after the remote's
 	// history; a git merge can bring the first stamp back): the later
 	// stamp counts, nothing to repair.
-	Restamped int       `json:"restamped_lines"`
-	TornTail  *TornTail `json:"torn_tail"`
-	SetAside  *SetAside `json:"set_aside"` // nil when there is no ledger.jsonl.broken
+	Restamped int            `json:"restamped_lines"`
+	TornTail  *wire.TornTail `json:"torn_tail"`
+	SetAside  *SetAside      `json:"set_aside"` // nil when there is no ledger.jsonl.broken
 	// Leftover is the archive segment a compaction that did not finish
 	// (a full disk, a kill) wrote before its snapshot: every event in it
 	// is still in the ledger, loads ignore it and the next compaction
@@ -86,11 +87,11 @@ type Report struct {
 	Stale  []Damage `json:"stale"`
 	// LostEvents is set when the snapshot says it folds more events than
 	// the files hold (a git revert or reset of a compaction).
-	LostEvents         *LostEvents    `json:"lost_events"`
-	Conflicts          []Conflict     `json:"conflicts"`
-	ExpiredLeases      []ExpiredLease `json:"expired_leases"`
-	DependencyProblems []string       `json:"dependency_problems"`
-	Repaired           []string       `json:"repaired"`
+	LostEvents         *LostEvents     `json:"lost_events"`
+	Conflicts          []wire.Conflict `json:"conflicts"`
+	ExpiredLeases      []ExpiredLease  `json:"expired_leases"`
+	DependencyProblems []string        `json:"dependency_problems"`
+	Repaired           []string        `json:"repaired"`
 	// Events written by a clock more than MaxClockSkew ahead of now, and
 	// how far the newest stamp runs ahead of now (see futureEvents).
 	FutureEvents       []FutureEvent `json:"future_events"`
@@ -104,8 +105,8 @@ type Report struct {
 type rawLine struct {
 	n      int
 	offset int64
-	bytes  []byte // line end included, if it has one
-	event  *Event // nil when the line is damaged
+	bytes  []byte      // line end included, if it has one
+	event  *wire.Event // nil when the line is damaged
 	err    error
 }
 
@@ -122,11 +123,11 @@ func diagnose(dir string, now time.Time) (*Report, []rawLine, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
-			return nil, nil, Errorf(ErrNotInitialized, "%s has no %s", dir, LedgerFile)
+			return nil, nil, wire.Errorf(wire.ErrNotInitialized, "%s has no %s", dir, LedgerFile)
 		}
 		return nil, nil, err
 	}
-	rep := &Report{Dir: dir, Bytes: int64(len(data)), Damage: []Damage{}, Stale: []Damage{}, Conflicts: []Conflict{},
+	rep := &Report{Dir: dir, Bytes: int64(len(data)), Damage: []Damage{}, Stale: []Damage{}, Conflicts: []wire.Conflict{},
 		ExpiredLeases: []ExpiredLease{}, DependencyProblems: []string{}, Repaired: []string{}}
 	lines, err := readLedgerLines(rep, path, data)
 	if err != nil {
@@ -141,7 +142,7 @@ func diagnose(dir string, now time.Time) (*Report, []rawLine, error) {
 		return nil, nil, err
 	}
 	evs, seen := judgeLedgerLines(rep, lines, pos)
-	slices.SortStableFunc(evs, byAtID)
+	slices.SortStableFunc(evs, wire.ByAtID)
 	for _, e := range evs {
 		_ = s.Apply(e) // conflicts are recorded in the state
 	}
@@ -155,27 +156,27 @@ func diagnose(dir string, now time.Time) (*Report, []rawLine, error) {
 // and its rule, noting line ends and a torn tail in rep; unlike the other
 // callers, doctor goes on past damage to list all of it.
 func readLedgerLines(rep *Report, path string, data []byte) ([]rawLine, error) {
-	lr := newLineReader(path, bytes.NewReader(data), lineStart{}, min(len(data), fileBufSize))
+	lr := wire.NewLineReader(path, bytes.NewReader(data), wire.LineStart{}, min(len(data), wire.FileBufSize))
 	var lines []rawLine
 	for {
-		var e *Event
-		l, torn, err := lr.nextJudged(func(b []byte) (err error) {
-			e, err = DecodeLine(b)
+		var e *wire.Event
+		l, torn, err := lr.NextJudged(func(b []byte) (err error) {
+			e, err = wire.DecodeLine(b)
 			return err
 		})
 		if err == io.EOF {
 			break
 		}
-		raw := rawLine{n: l.n, offset: l.off, bytes: data[l.off : l.off+l.size], event: e}
+		raw := rawLine{n: l.N, offset: l.Off, bytes: data[l.Off : l.Off+l.Size], event: e}
 		if torn != nil {
 			rep.TornTail = torn
 			break
 		}
-		var ce *CorruptError
+		var ce *wire.CorruptError
 		if errors.As(err, &ce) {
 			raw.event, raw.err = nil, ce.Err
-			if body := bytes.TrimRight(raw.bytes, "\r\n"); conflictMarker(body) {
-				raw.err = markerError(body)
+			if body := bytes.TrimRight(raw.bytes, "\r\n"); wire.ConflictMarker(body) {
+				raw.err = wire.MarkerError(body)
 			}
 		} else if err != nil {
 			return nil, err
@@ -183,8 +184,8 @@ func readLedgerLines(rep *Report, path string, data []byte) ([]rawLine, error) {
 		if raw.event != nil && bytes.HasSuffix(raw.bytes, []byte("\r\n")) {
 			rep.CRLFLines++
 		}
-		if raw.event != nil && !l.ended {
-			rep.LostNewline = l.n
+		if raw.event != nil && !l.Ended {
+			rep.LostNewline = l.N
 		}
 		lines = append(lines, raw)
 	}
@@ -205,12 +206,12 @@ func diagnoseSnapshot(rep *Report, dir string) (*State, position, error) {
 		s, snapDamaged, err = NewState(), true, nil
 	}
 	if err != nil {
-		var ce *CorruptError
+		var ce *wire.CorruptError
 		if !errors.As(err, &ce) {
 			return nil, position{}, err
 		}
 		kind := "snapshot"
-		if errors.Is(err, ErrVersion) {
+		if errors.Is(err, wire.ErrVersion) {
 			kind = "version"
 		}
 		rep.Damage = append(rep.Damage, Damage{File: SnapshotFile, Line: ce.Line, Offset: ce.Offset, Kind: kind, Reason: ce.Err.Error()})
@@ -241,11 +242,11 @@ func diagnoseArchives(rep *Report, dir string) error {
 	if err != nil {
 		return err
 	}
-	_, err = ArchivedEvents(segs[:len(segs)-1], Cursor{}, func(*Event) error { return nil })
+	_, err = ArchivedEvents(segs[:len(segs)-1], wire.Cursor{}, func(*wire.Event) error { return nil })
 	if err == nil {
 		return nil
 	}
-	var ce *CorruptError
+	var ce *wire.CorruptError
 	if !errors.As(err, &ce) {
 		return err
 	}
@@ -254,12 +255,12 @@ func diagnoseArchives(rep *Report, dir string) error {
 		name = filepath.ToSlash(rel)
 	}
 	d := Damage{File: name, Line: ce.Line, Offset: ce.Offset, Kind: "archive", Reason: ce.Err.Error()}
-	if errors.Is(err, errConflictMarkers) {
+	if errors.Is(err, wire.ErrConflictMarkers) {
 		// A merge made before the union rule: repair keeps the
 		// events and drops the markers, as in the ledger.
 		d.Kind, d.Repairable = "conflict-markers", true
 	}
-	if errors.Is(err, errStampRange) {
+	if errors.Is(err, wire.ErrStampRange) {
 		d.Kind, d.Repairable = "stamp", true
 	}
 	rep.Damage = append(rep.Damage, d)
@@ -270,7 +271,7 @@ func diagnoseArchives(rep *Report, dir string) error {
 // kind), repeats and restamps of one event, events a stale snapshot
 // already passed, and the events to fold, which it returns with the line
 // index of each event id.
-func judgeLedgerLines(rep *Report, lines []rawLine, pos position) (evs []*Event, seen map[string]int) {
+func judgeLedgerLines(rep *Report, lines []rawLine, pos position) (evs []*wire.Event, seen map[string]int) {
 	seen = map[string]int{} // event id -> index in lines
 	prev := pos.snap        // the newest event so far, for the order count
 	stale := false
@@ -280,7 +281,7 @@ func judgeLedgerLines(rep *Report, lines []rawLine, pos position) (evs []*Event,
 			continue // folded into the snapshot by a compaction cut short
 		}
 		if l.err != nil {
-			if errors.Is(l.err, errConflictMarkers) {
+			if errors.Is(l.err, wire.ErrConflictMarkers) {
 				markers = append(markers, l)
 			} else {
 				rep.Damage = append(rep.Damage, lineDamage(l))
@@ -292,7 +293,7 @@ func judgeLedgerLines(rep *Report, lines []rawLine, pos position) (evs []*Event,
 				rep.Repeated++ // a git union merge: read once
 				continue
 			}
-			if sameButStamp(lines[j].event, l.event) {
+			if wire.SameButStamp(lines[j].event, l.event) {
 				rep.Restamped++ // one event, stamped again by bl sync: the later stamp counts
 				continue
 			}
@@ -301,15 +302,15 @@ func judgeLedgerLines(rep *Report, lines []rawLine, pos position) (evs []*Event,
 			continue
 		}
 		seen[l.event.ID] = i
-		if pos.snap != nil && !pos.snap.before(l.event) {
+		if pos.snap != nil && !pos.snap.Before(l.event) {
 			if !stale {
 				rep.Damage = append(rep.Damage, Damage{File: LedgerFile, Line: l.n, Offset: l.offset, Kind: "stale", Repairable: true,
-					Reason: fmt.Sprintf("event %s at %s is not after the snapshot's newest event %s (a git merge brought it in)", l.event.ID, l.event.At.Format(timeLayout), pos.snap.ID)})
+					Reason: fmt.Sprintf("event %s at %s is not after the snapshot's newest event %s (a git merge brought it in)", l.event.ID, l.event.At.Format(wire.TimeLayout), pos.snap.ID)})
 			}
 			stale = true
 			continue
 		}
-		if prev != nil && !prev.before(l.event) {
+		if prev != nil && !prev.Before(l.event) {
 			rep.Unsorted++ // a git union merge: read in (at, id) order
 		} else {
 			prev = l.event
@@ -329,13 +330,13 @@ func judgeLedgerLines(rep *Report, lines []rawLine, pos position) (evs []*Event,
 func lineDamage(l rawLine) Damage {
 	d := Damage{File: LedgerFile, Line: l.n, Offset: l.offset, Kind: "checksum", Reason: l.err.Error()}
 	switch {
-	case errors.Is(l.err, ErrVersion):
+	case errors.Is(l.err, wire.ErrVersion):
 		d.Kind = "version"
-	case errors.Is(l.err, errBlank):
+	case errors.Is(l.err, wire.ErrBlank):
 		d.Kind, d.Repairable, d.Reason = "blank", true, "blank line (holds no event; repair drops it)"
-	case errors.Is(l.err, errStampRange):
+	case errors.Is(l.err, wire.ErrStampRange):
 		d.Kind, d.Repairable = "stamp", true
-	case !errors.Is(l.err, errChecksum):
+	case !errors.Is(l.err, wire.ErrChecksum):
 		d.Kind = "framing"
 	}
 	return d
@@ -389,8 +390,8 @@ func summarizeState(rep *Report, s *State, lines []rawLine, now time.Time) {
 }
 
 // ledgerEvents is the events of the lines that hold one, in file order.
-func ledgerEvents(lines []rawLine) []*Event {
-	evs := make([]*Event, 0, len(lines))
+func ledgerEvents(lines []rawLine) []*wire.Event {
+	evs := make([]*wire.Event, 0, len(lines))
 	for _, l := range lines {
 		if l.event != nil {
 			evs = append(evs, l.event)
@@ -408,9 +409,9 @@ func setAsideReport(dir string, inLedger map[string]int) *SetAside {
 		return nil
 	}
 	sa := &SetAside{Bytes: int64(len(data))}
-	var found []*Event
+	var found []*wire.Event
 	for _, piece := range bytes.Split(data, []byte{'\n'}) {
-		if e, err := DecodeLine(piece); err == nil {
+		if e, err := wire.DecodeLine(piece); err == nil {
 			if _, ok := inLedger[e.ID]; !ok {
 				found = append(found, e)
 			}
@@ -421,7 +422,7 @@ func setAsideReport(dir string, inLedger map[string]int) *SetAside {
 	}
 	archived := map[string]bool{}
 	if segs, err := Segments(dir); err == nil {
-		_, _ = ArchivedEvents(segs[:len(segs)-1], Cursor{}, func(e *Event) error {
+		_, _ = ArchivedEvents(segs[:len(segs)-1], wire.Cursor{}, func(e *wire.Event) error {
 			archived[e.ID] = true
 			return nil
 		})
@@ -440,14 +441,14 @@ func (s *State) dependencyProblems() []string {
 	var out []string
 	s.all()
 	for _, c := range s.cards {
-		if c.Status == StatusDone {
+		if c.Status == wire.StatusDone {
 			continue
 		}
 		for _, d := range c.DependsOn {
 			switch dc := s.cards[d]; {
 			case dc == nil:
 				out = append(out, fmt.Sprintf("%s depends on %s, which does not exist", c.ID, d))
-			case dc.Status == StatusBlocked:
+			case dc.Status == wire.StatusBlocked:
 				out = append(out, fmt.Sprintf("%s waits on %s, which is blocked: %s", c.ID, d, orDash(dc.BlockedReason)))
 			}
 		}
@@ -488,7 +489,7 @@ func Repair(ctx context.Context, dir string, timeout time.Duration, now time.Tim
 	}
 	for _, d := range rep.Damage {
 		if !d.Repairable {
-			return rep, Errorf(ErrCorrupt, "%s line %d (byte offset %d): %s; it cannot be repaired without losing an event: restore it from git (git log -p -- %s) and run bl doctor again",
+			return rep, wire.Errorf(wire.ErrCorrupt, "%s line %d (byte offset %d): %s; it cannot be repaired without losing an event: restore it from git (git log -p -- %s) and run bl doctor again",
 				filepath.Join(dir, d.File), d.Line, d.Offset, d.Reason, gitPath(dir, d.File))
 		}
 	}
@@ -513,10 +514,10 @@ func Repair(ctx context.Context, dir string, timeout time.Duration, now time.Tim
 		}
 		markers, stamped := 0, 0
 		for _, l := range lines {
-			if errors.Is(l.err, errConflictMarkers) {
+			if errors.Is(l.err, wire.ErrConflictMarkers) {
 				markers++
 			}
-			if errors.Is(l.err, errStampRange) {
+			if errors.Is(l.err, wire.ErrStampRange) {
 				stamped++
 			}
 		}
@@ -589,11 +590,11 @@ func repairSegments(dir string) (int, error) {
 		var kept, aside []byte
 		markers := 0
 		for _, l := range bytes.SplitAfter(data, []byte{'\n'}) {
-			if conflictMarker(bytes.TrimRight(l, "\r\n")) {
+			if wire.ConflictMarker(bytes.TrimRight(l, "\r\n")) {
 				markers++
 				continue
 			}
-			if _, err := DecodeLine(l); errors.Is(err, errStampRange) {
+			if _, err := wire.DecodeLine(l); errors.Is(err, wire.ErrStampRange) {
 				aside = appendLine(aside, l) // kept in .broken, not folded
 				markers++
 				continue
@@ -649,13 +650,13 @@ func gitPath(dir, name string) string {
 // fsync dir. Dropped duplicates and any torn tail go to the .broken file
 // first; blank lines hold nothing and are just dropped. lines must hold no
 // damage other than blank lines.
-func rewriteCanonical(dir string, lines []rawLine, torn *TornTail) (dups, blanks int, err error) {
+func rewriteCanonical(dir string, lines []rawLine, torn *wire.TornTail) (dups, blanks int, err error) {
 	seen := map[string]int{} // event id -> index in keep
 	var keep []rawLine
 	var dropped []byte
 	for _, l := range lines {
 		if l.event == nil {
-			if errors.Is(l.err, errStampRange) {
+			if errors.Is(l.err, wire.ErrStampRange) {
 				dropped = appendLine(dropped, l.bytes) // kept, not folded
 			}
 			blanks++
@@ -667,7 +668,7 @@ func rewriteCanonical(dir string, lines []rawLine, torn *TornTail) (dups, blanks
 			keep = append(keep, l)
 			continue
 		}
-		if laterCopy(l.event, keep[i].event) { // a re-stamp (settle.go)
+		if wire.LaterCopy(l.event, keep[i].event) { // a re-stamp (settle.go)
 			keep[i], l = l, keep[i]
 		}
 		dropped = append(dropped, l.bytes...)
@@ -676,7 +677,7 @@ func rewriteCanonical(dir string, lines []rawLine, torn *TornTail) (dups, blanks
 		}
 		dups++
 	}
-	slices.SortStableFunc(keep, func(a, b rawLine) int { return byAtID(a.event, b.event) })
+	slices.SortStableFunc(keep, func(a, b rawLine) int { return wire.ByAtID(a.event, b.event) })
 	path := filepath.Join(dir, LedgerFile)
 	if torn != nil {
 		data, err := os.ReadFile(path)

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/bl-backlog/bl/ledger/internal/wire"
 	json "github.com/goccy/go-json"
 )
 
@@ -25,7 +26,7 @@ import (
 //
 // rep already lists any damage in the snapshot, and a stale one (an
 // archive set it did not fold) is only compared once rebuilt.
-func checkSnapshotFold(dir string, rep *Report, hdr snapshotHeader) {
+func checkSnapshotFold(dir string, rep *Report, hdr wire.SnapshotHeader) {
 	if slices.ContainsFunc(rep.Damage, func(d Damage) bool { return d.File == SnapshotFile && d.Kind == "stale" }) {
 		return
 	}
@@ -44,7 +45,7 @@ func checkSnapshotFold(dir string, rep *Report, hdr snapshotHeader) {
 		paths[i] = filepath.Join(dir, filepath.FromSlash(n))
 	}
 	s := NewState()
-	if _, err := ArchivedEvents(paths, Cursor{}, func(e *Event) error {
+	if _, err := ArchivedEvents(paths, wire.Cursor{}, func(e *wire.Event) error {
 		_ = s.Apply(e) // a refused event is a recorded conflict, as in any fold
 		return nil
 	}); err != nil {
@@ -55,7 +56,7 @@ func checkSnapshotFold(dir string, rep *Report, hdr snapshotHeader) {
 		// writes (edited and re-checksummed): rebuildable when the
 		// archives hold what it counts. Other damage keeps its advice
 		// (restore the file from git).
-		if _, _, err := loadSnapshot(dir); !errors.Is(err, errSnapshotField) && !errors.Is(err, errRepeatedKey) {
+		if _, _, err := loadSnapshot(dir); !errors.Is(err, wire.ErrSnapshotField) && !errors.Is(err, wire.ErrRepeatedKey) {
 			return
 		}
 		claims := snapshotClaims(data)
@@ -97,10 +98,10 @@ func snapshotDiff(have, want []byte) (string, int) {
 	for first < len(hl) && first < len(wl) && hl[first] == wl[first] {
 		first++
 	}
-	cards := func(lines []string) map[string]*Card {
-		m := map[string]*Card{}
+	cards := func(lines []string) map[string]*wire.Card {
+		m := map[string]*wire.Card{}
 		for _, l := range lines {
-			var sl snapshotLine
+			var sl wire.SnapshotLine
 			if json.Unmarshal([]byte(l), &sl) == nil && sl.Card != nil {
 				m[sl.Card.ID] = sl.Card
 			}
@@ -157,7 +158,7 @@ func snapshotBody(data []byte) []string {
 
 // cardFieldDiff names the fields where the snapshot's card (have) differs
 // from the fold's (want), with both values.
-func cardFieldDiff(have, want *Card) string {
+func cardFieldDiff(have, want *wire.Card) string {
 	hb, _ := json.Marshal(have)
 	wb, _ := json.Marshal(want)
 	var hm, wm map[string]json.RawMessage
@@ -212,7 +213,7 @@ func dropShortSnapshot(dir string, aside int) error {
 		return err
 	}
 	var held int64
-	if _, err := ArchivedEvents(segs[:len(segs)-1], Cursor{}, func(*Event) error {
+	if _, err := ArchivedEvents(segs[:len(segs)-1], wire.Cursor{}, func(*wire.Event) error {
 		held++
 		return nil
 	}); err != nil {

@@ -3,6 +3,7 @@ package ledger
 import (
 	"context"
 	"fmt"
+	"github.com/bl-backlog/bl/ledger/internal/wire"
 	"slices"
 	"time"
 )
@@ -21,8 +22,8 @@ import (
 
 // trackChildren keeps the parents' counts of open children after an event
 // changed c, which had parent and counted as open (or not) before it.
-func (s *State) trackChildren(c *Card, parent string, open bool) {
-	if c.Parent == parent && c.openChild() == open {
+func (s *State) trackChildren(c *wire.Card, parent string, open bool) {
+	if c.Parent == parent && c.OpenChild() == open {
 		return
 	}
 	if open && parent != "" {
@@ -30,7 +31,7 @@ func (s *State) trackChildren(c *Card, parent string, open bool) {
 			p.OpenChildren--
 		}
 	}
-	if c.Parent != "" && c.openChild() {
+	if c.Parent != "" && c.OpenChild() {
 		if p := s.card(c.Parent); p != nil {
 			p.OpenChildren++
 		}
@@ -44,7 +45,7 @@ func (s *State) recountChildren() {
 		c.OpenChildren = 0
 	}
 	for _, c := range s.cards {
-		if c.Parent != "" && c.openChild() {
+		if c.Parent != "" && c.OpenChild() {
 			if p := s.cards[c.Parent]; p != nil {
 				p.OpenChildren++
 			}
@@ -54,18 +55,18 @@ func (s *State) recountChildren() {
 
 // epicWaits reports why c, an epic with open children, is not claimable,
 // or nil.
-func (s *State) epicWaits(c *Card) error {
+func (s *State) epicWaits(c *wire.Card) error {
 	if s.claimEpics || c.OpenChildren == 0 {
 		return nil
 	}
-	return rule(ErrConflict, "card %s waits on %d open %s", c.ID, c.OpenChildren, plural(c.OpenChildren, "child", "children"))
+	return wire.Rule(wire.ErrConflict, "card %s waits on %d open %s", c.ID, c.OpenChildren, plural(c.OpenChildren, "child", "children"))
 }
 
 // selectable is claimable plus the rules of selection (epicWaits): what
 // claim, ready and list apply, where the fold applies claimable alone.
-func (s *State) selectable(c *Card, now time.Time, owner string) error {
+func (s *State) selectable(c *wire.Card, now time.Time, owner string) error {
 	if c.DeletedAt != nil {
-		return checkDeleted(c, &Event{Op: OpClaim})
+		return checkDeleted(c, &wire.Event{Op: wire.OpClaim})
 	}
 	if err := s.claimable(c, now, owner); err != nil {
 		return err
@@ -82,16 +83,16 @@ func plural(n int, one, many string) string {
 
 // Children returns copies of the cards naming id as parent, deleted ones
 // left out, in claim order. It reads every card.
-func (s *State) Children(id string) []Card {
+func (s *State) Children(id string) []wire.Card {
 	s.all()
-	var kids []*Card
+	var kids []*wire.Card
 	for _, c := range s.cards {
 		if c.Parent == id && c.DeletedAt == nil {
 			kids = append(kids, c)
 		}
 	}
 	slices.SortFunc(kids, ClaimOrder)
-	out := make([]Card, len(kids))
+	out := make([]wire.Card, len(kids))
 	for i, c := range kids {
 		out[i] = c.Clone()
 	}
@@ -99,7 +100,7 @@ func (s *State) Children(id string) []Card {
 }
 
 // Children is State.Children on the current state.
-func (b *Backlog) Children(id string) (kids []Card, err error) {
+func (b *Backlog) Children(id string) (kids []wire.Card, err error) {
 	err = b.View(func(s *State, _ time.Time) error {
 		kids = s.Children(id)
 		return nil
@@ -133,18 +134,18 @@ func (b *Backlog) policy() {
 // child is done, no child of the epic is open and nobody holds the epic.
 // So two clones folding the same events agree, and an epic that gained a
 // child or was claimed meanwhile stays open.
-func checkAutoClose(s *State, c *Card, e *Event) error {
+func checkAutoClose(s *State, c *wire.Card, e *wire.Event) error {
 	if e.Owner != "" {
-		return rule(ErrInvalid, "the completion of %s by its last child names no owner", c.ID)
+		return wire.Rule(wire.ErrInvalid, "the completion of %s by its last child names no owner", c.ID)
 	}
-	if kid := s.card(e.To); kid == nil || kid.Parent != c.ID || kid.Status != StatusDone {
-		return rule(ErrConflict, "%s is not a done child of %s", e.To, c.ID)
+	if kid := s.card(e.To); kid == nil || kid.Parent != c.ID || kid.Status != wire.StatusDone {
+		return wire.Rule(wire.ErrConflict, "%s is not a done child of %s", e.To, c.ID)
 	}
 	if c.OpenChildren > 0 {
-		return rule(ErrConflict, "epic %s still has %d open %s", c.ID, c.OpenChildren, plural(c.OpenChildren, "child", "children"))
+		return wire.Rule(wire.ErrConflict, "epic %s still has %d open %s", c.ID, c.OpenChildren, plural(c.OpenChildren, "child", "children"))
 	}
-	if c.Status == StatusClaimed {
-		return rule(ErrConflict, "epic %s is claimed by %s; its holder completes it", c.ID, c.ClaimOwner)
+	if c.Status == wire.StatusClaimed {
+		return wire.Rule(wire.ErrConflict, "epic %s is claimed by %s; its holder completes it", c.ID, c.ClaimOwner)
 	}
 	return nil
 }
@@ -156,22 +157,22 @@ func checkAutoClose(s *State, c *Card, e *Event) error {
 // A rule that no longer holds by then leaves the epic open, claimable for
 // its own closing work; a failure is a warning, the child's completion
 // stands.
-func (b *Backlog) rollUp(m Mutation, done []Card) {
+func (b *Backlog) rollUp(m Mutation, done []wire.Card) {
 	if !b.cfg.Epics.AutoClose {
 		return
 	}
 	for _, kid := range done {
-		for kid.Status == StatusDone && kid.Parent != "" {
+		for kid.Status == wire.StatusDone && kid.Parent != "" {
 			if _, err := b.state.readCard(kid.Parent); err != nil {
 				b.warn(fmt.Sprintf("epic %s was not completed with its last child %s: %v", kid.Parent, kid.ID, err))
 				break
 			}
 			p := b.state.card(kid.Parent)
-			if p == nil || p.Status == StatusDone || p.Status == StatusClaimed || p.DeletedAt != nil || p.OpenChildren != 0 {
+			if p == nil || p.Status == wire.StatusDone || p.Status == wire.StatusClaimed || p.DeletedAt != nil || p.OpenChildren != 0 {
 				break
 			}
-			e := &Event{Op: OpComplete, Card: p.ID, To: kid.ID, Reason: fmt.Sprintf("all children done (last: %s)", kid.ID)}
-			cards, err := b.writeLocked(Mutation{Actor: m.Actor}, OpComplete, func(*State, time.Time) ([]*Event, error) { return []*Event{e}, nil })
+			e := &wire.Event{Op: wire.OpComplete, Card: p.ID, To: kid.ID, Reason: fmt.Sprintf("all children done (last: %s)", kid.ID)}
+			cards, err := b.writeLocked(Mutation{Actor: m.Actor}, wire.OpComplete, func(*State, time.Time) ([]*wire.Event, error) { return []*wire.Event{e}, nil })
 			if err != nil || len(cards) == 0 {
 				b.warn(fmt.Sprintf("epic %s was not completed with its last child %s: %v", p.ID, kid.ID, err))
 				break
@@ -183,15 +184,15 @@ func (b *Backlog) rollUp(m Mutation, done []Card) {
 
 // completeRollingUp appends the events build returns, then rolls up the
 // epics they finished (rollUp), all under one hold of the lock.
-func (b *Backlog) completeRollingUp(ctx context.Context, m Mutation, build func(s *State, at time.Time) ([]*Event, error)) (cards []Card, err error) {
+func (b *Backlog) completeRollingUp(ctx context.Context, m Mutation, build func(s *State, at time.Time) ([]*wire.Event, error)) (cards []wire.Card, err error) {
 	if m.Actor == "" {
-		return nil, rule(ErrInvalid, "an actor is required")
+		return nil, wire.Rule(wire.ErrInvalid, "an actor is required")
 	}
 	err = b.withLock(ctx, func() error {
 		if err := b.readRequest(m.RequestID); err != nil {
 			return err
 		}
-		cards, err = b.writeLocked(m, OpComplete, resolved(build))
+		cards, err = b.writeLocked(m, wire.OpComplete, resolved(build))
 		if err == nil {
 			b.rollUp(m, cards)
 		}
@@ -245,13 +246,13 @@ func (r RollUp) String() string {
 // TreeOrder sorts cards so each follows its parent (when listed), the
 // roots and each card's children in claim order, and returns each card's
 // depth: what bl list --tree prints.
-func TreeOrder(cards []Card) (order []Card, depth []int) {
+func TreeOrder(cards []wire.Card) (order []wire.Card, depth []int) {
 	byID := make(map[string]bool, len(cards))
 	for _, c := range cards {
 		byID[c.ID] = true
 	}
-	kids := map[string][]Card{}
-	var roots []Card
+	kids := map[string][]wire.Card{}
+	var roots []wire.Card
 	for _, c := range cards {
 		if c.Parent != "" && byID[c.Parent] && c.Parent != c.ID {
 			kids[c.Parent] = append(kids[c.Parent], c)
@@ -259,13 +260,13 @@ func TreeOrder(cards []Card) (order []Card, depth []int) {
 			roots = append(roots, c)
 		}
 	}
-	sortCards := func(cs []Card) {
-		slices.SortFunc(cs, func(a, b Card) int { return ClaimOrder(&a, &b) })
+	sortCards := func(cs []wire.Card) {
+		slices.SortFunc(cs, func(a, b wire.Card) int { return ClaimOrder(&a, &b) })
 	}
 	sortCards(roots)
 	seen := map[string]bool{}
-	var walk func(c Card, d int)
-	walk = func(c Card, d int) {
+	var walk func(c wire.Card, d int)
+	walk = func(c wire.Card, d int) {
 		if seen[c.ID] {
 			return
 		}

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bl-backlog/bl/ledger/internal/wire"
 	json "github.com/goccy/go-json"
 )
 
@@ -23,14 +24,14 @@ import (
 func checkFast(t *testing.T, line []byte) bool {
 	t.Helper()
 	in := bytes.Clone(line)
-	got, ok := decodeFast(in)
+	got, ok := wire.DecodeFast(in)
 	if !ok {
 		if got != nil {
 			t.Fatalf("decodeFast declined %q but returned an event", line)
 		}
 		return false
 	}
-	var want Event
+	var want wire.Event
 	if err := json.Unmarshal(line, &want); err != nil {
 		t.Fatalf("decodeFast took a line the JSON decoder rejects (%v):\n%q\n%+v", err, line, got)
 	}
@@ -45,7 +46,7 @@ func checkFast(t *testing.T, line []byte) bool {
 
 // dumpEvent shows an event for failure messages: as JSON, with the time
 // zones, which JSON leaves out.
-func dumpEvent(e *Event) string {
+func dumpEvent(e *wire.Event) string {
 	b, _ := json.Marshal(e)
 	out := fmt.Sprintf("%s at.loc=%q checkpoint=%q", b, e.At.Location(), []byte(e.Checkpoint))
 	if e.Fields != nil && e.Fields.DeferUntil != nil {
@@ -56,25 +57,25 @@ func dumpEvent(e *Event) string {
 
 // opEvents are events of every op, with and without their optional fields,
 // as the API writes them.
-func opEvents() []*Event {
+func opEvents() []*wire.Event {
 	at := time.Date(2026, 11, 22, 1, 50, 0, 123456789, time.UTC)
 	deferUntil := at.Add(72 * time.Hour)
-	var evs []*Event
-	for i, op := range Ops {
-		base := func() *Event {
-			return &Event{V: 1, ID: "9f2c51d0a4b7e36" + strconv.Itoa(i%10), At: at, Actor: "alice@host", Op: op, Card: "bl-k3x9q2mf"}
+	var evs []*wire.Event
+	for i, op := range wire.Ops {
+		base := func() *wire.Event {
+			return &wire.Event{V: 1, ID: "9f2c51d0a4b7e36" + strconv.Itoa(i%10), At: at, Actor: "alice@host", Op: op, Card: "bl-k3x9q2mf"}
 		}
 		evs = append(evs, base())
 		full := base()
 		full.RequestID = "req-" + string(op)
 		switch op {
-		case OpCreate, OpUpdate:
-			full.Fields = &Fields{Title: strp(`Fix "quoted" title \ path/to`), Body: strp("line 1\nline 2\ttabbed\r\n<b>é ✓ 😀</b>\u2028\x01"),
+		case wire.OpCreate, wire.OpUpdate:
+			full.Fields = &wire.Fields{Title: strp(`Fix "quoted" title \ path/to`), Body: strp("line 1\nline 2\ttabbed\r\n<b>é ✓ 😀</b>\u2028\x01"),
 				Phase: strp("M1"), Priority: intp(-3), Labels: strs("api", "ui"), DependsOn: &[]string{}, Parent: strp("bl-parent"),
 				Acceptance: strs("returns 200 for \"GET /cards\"", ""), MaxAttempts: intp(5), DeferUntil: &deferUntil, IdempotencyKey: "idem-1"}
 			evs = append(evs, full)
 			part := base()
-			part.Fields = &Fields{Priority: intp(0), Labels: &[]string{}}
+			part.Fields = &wire.Fields{Priority: intp(0), Labels: &[]string{}}
 			evs = append(evs, part)
 			// More strings than the decoder gathers into one copy.
 			many := base()
@@ -83,29 +84,29 @@ func opEvents() []*Event {
 			for k := range 20 {
 				labels = append(labels, fmt.Sprintf("label-%d", k))
 			}
-			many.Fields = &Fields{Title: strp("t"), Body: strp("b"), Phase: strp("p"), Parent: strp("P"),
+			many.Fields = &wire.Fields{Title: strp("t"), Body: strp("b"), Phase: strp("p"), Parent: strp("P"),
 				Labels: &labels, DependsOn: strs("A", "B", "C"), Acceptance: strs("x", "y"), IdempotencyKey: "k"}
 			evs = append(evs, many)
 			empty := base()
-			empty.Fields = &Fields{}
+			empty.Fields = &wire.Fields{}
 			evs = append(evs, empty)
 			continue
-		case OpClaim:
+		case wire.OpClaim:
 			full.ExpectVersion, full.Epoch, full.Owner, full.TTLSeconds = 7, 3, "agent-7", 600
-		case OpHeartbeat:
+		case wire.OpHeartbeat:
 			full.Epoch, full.Owner, full.TTLSeconds, full.Progress = 3, "agent-7", 900, intp(42)
 			full.Checkpoint = json.RawMessage(`{"step":"build","n":[1,-2.5e3,0.25,true,false,null],"s":"x\"\\\u00e9\ud83d\ude00","o":{}}`)
-		case OpRelease, OpComplete, OpBlock:
+		case wire.OpRelease, wire.OpComplete, wire.OpBlock:
 			full.Epoch, full.Owner, full.Reason = 3, "agent-7", "done: see \"log\""
-		case OpReclaim:
+		case wire.OpReclaim:
 			full.Epoch, full.Force, full.Reason = 9, true, "stale"
-		case OpLink, OpUnlink:
+		case wire.OpLink, wire.OpUnlink:
 			full.To = "bl-other"
-		case OpReopen, OpUnblock:
+		case wire.OpReopen, wire.OpUnblock:
 			full.Reason = "again"
-		case OpNote:
+		case wire.OpNote:
 			full.Owner, full.Epoch, full.Text = "agent-7", 3, "tried \"x\"\nnext: é ✓"
-		case OpFail:
+		case wire.OpFail:
 			full.Owner, full.Epoch, full.Reason, full.BackoffSeconds, full.BackoffMaxSeconds = "agent-7", 3, "exit status 2", 30, 3600
 		}
 		evs = append(evs, full)
@@ -119,7 +120,7 @@ func TestDecodeFastTakesEveryOp(t *testing.T) {
 	evs := append(opEvents(), roundTripEvents()...)
 	evs = append(evs, benchEvents(20)...)
 	for _, ev := range evs {
-		line, err := EncodeLine(ev)
+		line, err := wire.EncodeLine(ev)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -127,11 +128,11 @@ func TestDecodeFastTakesEveryOp(t *testing.T) {
 		if !checkFast(t, body) {
 			t.Fatalf("%s: the fast path declined a line EncodeLine wrote:\n%s", ev.Op, line)
 		}
-		got, _ := decodeFast(body)
+		got, _ := wire.DecodeFast(body)
 		if !reflect.DeepEqual(got, ev) {
 			t.Fatalf("%s: decoded\n%s\nwant\n%s", ev.Op, dumpEvent(got), dumpEvent(ev))
 		}
-		viaDecodeLine, err := DecodeLine(line)
+		viaDecodeLine, err := wire.DecodeLine(line)
 		if err != nil || !reflect.DeepEqual(viaDecodeLine, ev) {
 			t.Fatalf("%s: DecodeLine = %+v, %v", ev.Op, viaDecodeLine, err)
 		}
@@ -232,7 +233,7 @@ func TestDecodeFastShapes(t *testing.T) {
 // EncodeLine writes, across the calendar.
 func TestScanTime(t *testing.T) {
 	parseUTC := func(s string) (time.Time, bool) {
-		ts, j := scanTime([]byte(`"`+s+`"`), 0)
+		ts, j := wire.ScanTime([]byte(`"`+s+`"`), 0)
 		return ts, j == len(s)+2
 	}
 	r := rand.New(rand.NewPCG(1, 2))
@@ -347,19 +348,19 @@ func (g randomValues) time() time.Time {
 
 // randomEvent builds an event from r. plain is whether its line is in the
 // shape the fast path must take.
-func randomEvent(r *rand.Rand) (ev *Event, plain bool) {
+func randomEvent(r *rand.Rand) (ev *wire.Event, plain bool) {
 	plain = true
 	g := randomValues{r: r, plain: &plain, zoneOdds: 8}
 	str, integer, maybe, randTime := g.str, g.integer, g.maybe, g.time
-	ev = &Event{V: int(integer()), ID: str(), At: randTime(), Actor: str(), Card: str()}
+	ev = &wire.Event{V: int(integer()), ID: str(), At: randTime(), Actor: str(), Card: str()}
 	if r.IntN(4) == 0 {
 		c := randTime()
 		ev.Clock = &c
 	}
 	if r.IntN(10) == 0 {
-		ev.Op = Op(str())
+		ev.Op = wire.Op(str())
 	} else {
-		ev.Op = Ops[r.IntN(len(Ops))]
+		ev.Op = wire.Ops[r.IntN(len(wire.Ops))]
 	}
 	if maybe() {
 		ev.RequestID = str()
@@ -395,7 +396,7 @@ func randomEvent(r *rand.Rand) (ev *Event, plain bool) {
 	}
 	ev.Force = maybe()
 	if maybe() {
-		f := &Fields{}
+		f := &wire.Fields{}
 		strPtr := func() *string {
 			if maybe() {
 				s := str()
@@ -509,7 +510,7 @@ func FuzzDecodeFast(f *testing.F) {
 		f.Add(l, uint64(0), []byte(nil))
 	}
 	for _, ev := range append(opEvents(), roundTripEvents()...) {
-		line, err := EncodeLine(ev)
+		line, err := wire.EncodeLine(ev)
 		if err != nil {
 			f.Fatal(err)
 		}
@@ -534,7 +535,7 @@ func FuzzDecodeFast(f *testing.F) {
 			return
 		}
 		ev, plain := randomEvent(rand.New(rand.NewPCG(seed, seed>>32)))
-		line, err := EncodeLine(ev)
+		line, err := wire.EncodeLine(ev)
 		if err != nil {
 			return // a time the encoder refuses
 		}
@@ -557,7 +558,7 @@ func TestDecodeFastOnGeneratedLines(t *testing.T) {
 	for seed := range uint64(n) {
 		r := rand.New(rand.NewPCG(seed+1, 99))
 		ev, plain := randomEvent(r)
-		line, err := EncodeLine(ev)
+		line, err := wire.EncodeLine(ev)
 		if err != nil {
 			continue
 		}
@@ -596,51 +597,51 @@ func TestDecodeFastCorpus(t *testing.T) {
 	}
 }
 
-func benchDecode(b *testing.B, ev *Event) {
-	line, err := EncodeLine(ev)
+func benchDecode(b *testing.B, ev *wire.Event) {
+	line, err := wire.EncodeLine(ev)
 	if err != nil {
 		b.Fatal(err)
 	}
-	if _, ok := decodeFast(bytes.TrimSuffix(line, []byte{'\n'})); !ok {
+	if _, ok := wire.DecodeFast(bytes.TrimSuffix(line, []byte{'\n'})); !ok {
 		b.Fatalf("the fast path declines %s", line)
 	}
 	b.SetBytes(int64(len(line)))
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		if _, err := DecodeLine(line); err != nil {
+		if _, err := wire.DecodeLine(line); err != nil {
 			b.Fatal(err)
 		}
 	}
 }
 
 func BenchmarkDecodeLineClaim(b *testing.B) {
-	benchDecode(b, &Event{V: 1, ID: "9f2c51d0a4b7e361", At: t0, Actor: "alice@host", Op: OpClaim, Card: "bl-k3x9q2mf",
+	benchDecode(b, &wire.Event{V: 1, ID: "9f2c51d0a4b7e361", At: t0, Actor: "alice@host", Op: wire.OpClaim, Card: "bl-k3x9q2mf",
 		ExpectVersion: 3, Epoch: 2, Owner: "agent-7", TTLSeconds: 600})
 }
 
 func BenchmarkDecodeLineHeartbeat(b *testing.B) {
-	benchDecode(b, &Event{V: 1, ID: "9f2c51d0a4b7e361", At: t0.Add(123456789), Actor: "alice@host", Op: OpHeartbeat, Card: "bl-k3x9q2mf",
+	benchDecode(b, &wire.Event{V: 1, ID: "9f2c51d0a4b7e361", At: t0.Add(123456789), Actor: "alice@host", Op: wire.OpHeartbeat, Card: "bl-k3x9q2mf",
 		Epoch: 2, Owner: "agent-7", TTLSeconds: 600, Progress: intp(40)})
 }
 
 func BenchmarkDecodeLineCreate(b *testing.B) {
-	benchDecode(b, &Event{V: 1, ID: "9f2c51d0a4b7e361", At: t0.Add(123456789), Actor: "alice@host", Op: OpCreate, Card: "bl-k3x9q2mf",
-		RequestID: "req-1", Fields: &Fields{Title: strp(`Fix the "login" redirect loop`), Body: strp("Steps:\n1. log in\n2. watch it loop"),
+	benchDecode(b, &wire.Event{V: 1, ID: "9f2c51d0a4b7e361", At: t0.Add(123456789), Actor: "alice@host", Op: wire.OpCreate, Card: "bl-k3x9q2mf",
+		RequestID: "req-1", Fields: &wire.Fields{Title: strp(`Fix the "login" redirect loop`), Body: strp("Steps:\n1. log in\n2. watch it loop"),
 			Priority: intp(2), Labels: strs("auth", "bug"), DependsOn: strs("bl-a1b2c3d4"), Acceptance: strs("no loop after login")}})
 }
 
 // BenchmarkUnmarshalEvent is the JSON decoder alone on a claim line, the
 // cost the fast path avoids.
 func BenchmarkUnmarshalEvent(b *testing.B) {
-	line, err := EncodeLine(&Event{V: 1, ID: "9f2c51d0a4b7e361", At: t0, Actor: "alice@host", Op: OpClaim, Card: "bl-k3x9q2mf",
+	line, err := wire.EncodeLine(&wire.Event{V: 1, ID: "9f2c51d0a4b7e361", At: t0, Actor: "alice@host", Op: wire.OpClaim, Card: "bl-k3x9q2mf",
 		ExpectVersion: 3, Epoch: 2, Owner: "agent-7", TTLSeconds: 600})
 	if err != nil {
 		b.Fatal(err)
 	}
 	b.ReportAllocs()
 	for i := 0; i < b.N; i++ {
-		var e Event
+		var e wire.Event
 		if err := json.Unmarshal(line, &e); err != nil {
 			b.Fatal(err)
 		}

@@ -12,6 +12,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/bl-backlog/bl/ledger/internal/wire"
 	json "github.com/goccy/go-json"
 )
 
@@ -23,10 +24,10 @@ const encodePrefix = "prefix"
 // the fast path takes e, the JSON encoder must write the same bytes; it may
 // decline e only if the JSON encoder refuses it or declineOK allows it. It
 // reports whether the fast path took e.
-func checkEventEncoding(t *testing.T, e *Event) bool {
+func checkEventEncoding(t *testing.T, e *wire.Event) bool {
 	t.Helper()
 	want, werr := json.MarshalWithOption(e, json.DisableHTMLEscape())
-	got, ok := AppendEvent([]byte(encodePrefix), e)
+	got, ok := wire.AppendEvent([]byte(encodePrefix), e)
 	if !ok {
 		if string(got) != encodePrefix {
 			t.Fatalf("appendEvent declined but changed dst to %q", got)
@@ -44,7 +45,7 @@ func checkEventEncoding(t *testing.T, e *Event) bool {
 		t.Fatalf("appendEvent and the JSON encoder disagree:\nfast: %q\njson: %q", got, want)
 	}
 	// The framed line is the JSON encoder's, framed.
-	line, err := EncodeLine(e)
+	line, err := wire.EncodeLine(e)
 	if err != nil || !bytes.Equal(line, frame(string(want))) {
 		t.Fatalf("EncodeLine = %q, %v; want %q", line, err, frame(string(want)))
 	}
@@ -55,10 +56,10 @@ func checkEventEncoding(t *testing.T, e *Event) bool {
 // JSON encoder, as checkEventEncoding does. It reports whether the fast
 // path took c. (The indented form, which package export derives from this
 // one, is compared there.)
-func checkCardEncoding(t *testing.T, c *Card) bool {
+func checkCardEncoding(t *testing.T, c *wire.Card) bool {
 	t.Helper()
 	want, werr := json.MarshalWithOption(c, json.DisableHTMLEscape())
-	got, ok := AppendCard([]byte(encodePrefix), c)
+	got, ok := wire.AppendCard([]byte(encodePrefix), c)
 	if !ok {
 		if string(got) != encodePrefix {
 			t.Fatalf("AppendCard declined but changed dst to %q", got)
@@ -75,8 +76,8 @@ func checkCardEncoding(t *testing.T, c *Card) bool {
 	if !bytes.Equal(got, want) {
 		t.Fatalf("AppendCard and the JSON encoder disagree:\nfast: %q\njson: %q", got, want)
 	}
-	lwant, _ := json.MarshalWithOption(snapshotLine{Card: c}, json.DisableHTMLEscape())
-	line, err := appendFramed([]byte(encodePrefix), snapshotLine{Card: c})
+	lwant, _ := json.MarshalWithOption(wire.SnapshotLine{Card: c}, json.DisableHTMLEscape())
+	line, err := wire.AppendFramed([]byte(encodePrefix), wire.SnapshotLine{Card: c})
 	if err != nil || !bytes.Equal(line, append([]byte(encodePrefix), frame(string(lwant))...)) {
 		t.Fatalf("snapshot line = %q, %v; want %q", line, err, frame(string(lwant)))
 	}
@@ -88,14 +89,14 @@ func checkCardEncoding(t *testing.T, c *Card) bool {
 // surrogate escape, or deeper than maxRawDepth.
 func rawDeclineOK(raw []byte) bool {
 	return !utf8.Valid(raw) || bytes.Contains(bytes.ToLower(raw), []byte(`\ud`)) ||
-		bytes.Count(raw, []byte("["))+bytes.Count(raw, []byte("{")) > maxRawDepth
+		bytes.Count(raw, []byte("["))+bytes.Count(raw, []byte("{")) > wire.MaxRawDepth
 }
 
 // checkRaw compares appendRaw with the JSON encoder's json.RawMessage.
 func checkRaw(t *testing.T, raw []byte) {
 	t.Helper()
 	want, werr := json.MarshalWithOption(json.RawMessage(raw), json.DisableHTMLEscape())
-	got, ok := appendRaw([]byte(encodePrefix), raw)
+	got, ok := wire.AppendRaw([]byte(encodePrefix), raw)
 	if !ok {
 		if string(got) != encodePrefix {
 			t.Fatalf("appendRaw declined but changed dst to %q", got)
@@ -239,7 +240,7 @@ func (s *fuzzSource) value(b []byte, depth int) []byte {
 				b = append(b, ',')
 			}
 			space()
-			b = appendString(b, s.str())
+			b = wire.AppendString(b, s.str())
 			space()
 			b = append(b, ':')
 			b = s.value(b, depth+1)
@@ -261,18 +262,18 @@ func (s *fuzzSource) value(b []byte, depth int) []byte {
 	case k == 3:
 		b = append(b, fmt.Sprint(s.int64())...)
 	default:
-		b = appendString(b, s.str())
+		b = wire.AppendString(b, s.str())
 	}
 	space()
 	return b
 }
 
-func (s *fuzzSource) event() *Event {
-	e := &Event{V: int(s.int64()), ID: s.str(), At: s.time(), Actor: s.str(), Card: s.str()}
+func (s *fuzzSource) event() *wire.Event {
+	e := &wire.Event{V: int(s.int64()), ID: s.str(), At: s.time(), Actor: s.str(), Card: s.str()}
 	if s.n(8) == 0 {
-		e.Op = Op(s.str())
+		e.Op = wire.Op(s.str())
 	} else {
-		e.Op = Ops[s.n(len(Ops))]
+		e.Op = wire.Ops[s.n(len(wire.Ops))]
 	}
 	if s.maybe() {
 		e.RequestID = s.str()
@@ -307,7 +308,7 @@ func (s *fuzzSource) event() *Event {
 	}
 	e.Force = s.maybe()
 	if s.maybe() {
-		f := &Fields{}
+		f := &wire.Fields{}
 		strPtr := func() *string {
 			if s.maybe() {
 				v := s.str()
@@ -369,7 +370,7 @@ func (s *fuzzSource) strs() []string {
 	return l
 }
 
-func (s *fuzzSource) card() *Card {
+func (s *fuzzSource) card() *wire.Card {
 	optStr := func() string {
 		if s.maybe() {
 			return s.str()
@@ -383,7 +384,7 @@ func (s *fuzzSource) card() *Card {
 		}
 		return nil
 	}
-	c := &Card{ID: s.str(), Title: s.str(), Body: optStr(), Phase: optStr(), Labels: s.strs(), Priority: int(s.int64()),
+	c := &wire.Card{ID: s.str(), Title: s.str(), Body: optStr(), Phase: optStr(), Labels: s.strs(), Priority: int(s.int64()),
 		DependsOn: s.strs(), Parent: optStr(), Acceptance: s.strs(), IdempotencyKey: optStr(), ClaimOwner: optStr(),
 		ClaimEpoch: s.int64(), ClaimedAt: optTime()}
 	if s.maybe() {
@@ -405,17 +406,17 @@ func (s *fuzzSource) card() *Card {
 	c.CreatedAt, c.UpdatedAt, c.Version = s.time(), s.time(), s.int64()
 	switch s.n(4) {
 	case 0:
-		c.Notes = []Note{}
+		c.Notes = []wire.Note{}
 		for range s.n(4) {
-			c.Notes = append(c.Notes, Note{Text: s.str(), Author: s.str(), At: s.time()})
+			c.Notes = append(c.Notes, wire.Note{Text: s.str(), Author: s.str(), At: s.time()})
 		}
 	case 1:
-		c.Notes = []Note{}
+		c.Notes = []wire.Note{}
 	}
 	if s.n(2) == 0 {
-		c.Status = []Status{StatusReady, StatusClaimed, StatusBlocked, StatusDone}[s.n(4)]
+		c.Status = []wire.Status{wire.StatusReady, wire.StatusClaimed, wire.StatusBlocked, wire.StatusDone}[s.n(4)]
 	} else {
-		c.Status = Status(s.str())
+		c.Status = wire.Status(s.str())
 	}
 	return c
 }
@@ -432,7 +433,7 @@ func declineOK(checkpoint []byte, times ...time.Time) bool {
 	return len(checkpoint) > 0 && rawDeclineOK(checkpoint)
 }
 
-func timesOfEvent(e *Event) []time.Time {
+func timesOfEvent(e *wire.Event) []time.Time {
 	ts := []time.Time{e.At}
 	if e.Fields != nil && e.Fields.DeferUntil != nil {
 		ts = append(ts, *e.Fields.DeferUntil)
@@ -440,7 +441,7 @@ func timesOfEvent(e *Event) []time.Time {
 	return ts
 }
 
-func timesOfCard(c *Card) []time.Time {
+func timesOfCard(c *wire.Card) []time.Time {
 	ts := []time.Time{c.CreatedAt, c.UpdatedAt}
 	for _, p := range []*time.Time{c.ClaimedAt, c.LeaseExpiresAt, c.LastHeartbeatAt, c.DeferUntil, c.ClosedAt} {
 		if p != nil {
@@ -548,26 +549,26 @@ func TestEncodeTakesEveryOp(t *testing.T) {
 	evs := append(opEvents(), roundTripEvents()...)
 	evs = append(evs, benchEvents(20)...)
 	evs = append(evs, snapshotEvents()...)
-	ops := map[Op]bool{}
+	ops := map[wire.Op]bool{}
 	for _, e := range evs {
 		if !checkEventEncoding(t, e) {
 			t.Fatalf("appendEvent declined a %s event: %s", e.Op, dumpEvent(e))
 		}
 		ops[e.Op] = true
 	}
-	if len(ops) != len(Ops) {
-		t.Fatalf("events of %d ops, want %d", len(ops), len(Ops))
+	if len(ops) != len(wire.Ops) {
+		t.Fatalf("events of %d ops, want %d", len(ops), len(wire.Ops))
 	}
 	// A checkpoint as a user passes it, with white space.
-	hb := &Event{V: 1, ID: "e", At: t0, Actor: "a", Op: OpHeartbeat, Card: "A", Epoch: 1, Owner: "w",
+	hb := &wire.Event{V: 1, ID: "e", At: t0, Actor: "a", Op: wire.OpHeartbeat, Card: "A", Epoch: 1, Owner: "w",
 		Checkpoint: json.RawMessage(" {\"step\": 4, \"files\": [\"a.go\", \"b.go\"],\n\t\"done\": {}} ")}
 	if !checkEventEncoding(t, hb) {
 		t.Fatal("appendEvent declined a checkpoint with white space")
 	}
 
 	// The cards of the history, and of a backlog after each command.
-	var cards []Card
-	for _, h := range [][]*Event{snapshotEvents(), benchEvents(10), opEvents()} {
+	var cards []wire.Card
+	for _, h := range [][]*wire.Event{snapshotEvents(), benchEvents(10), opEvents()} {
 		cards = append(cards, Fold(h).List(Filter{}, t0, SortCreated)...)
 	}
 	e := newEnv(t)
@@ -594,7 +595,7 @@ func TestEncodeTakesEveryOp(t *testing.T) {
 		t.Fatal(err)
 	}
 	cards = append(cards, c)
-	statuses := map[Status]bool{}
+	statuses := map[wire.Status]bool{}
 	for i := range cards {
 		if !checkCardEncoding(t, &cards[i]) {
 			t.Fatalf("AppendCard declined %+v", cards[i])
@@ -604,7 +605,7 @@ func TestEncodeTakesEveryOp(t *testing.T) {
 	if len(statuses) != 4 {
 		t.Fatalf("cards of statuses %v, want all four", statuses)
 	}
-	if got, ok := AppendCard(nil, nil); !ok || string(got) != "null" {
+	if got, ok := wire.AppendCard(nil, nil); !ok || string(got) != "null" {
 		t.Fatalf("AppendCard(nil) = %q, %v", got, ok)
 	}
 }
@@ -612,18 +613,18 @@ func TestEncodeTakesEveryOp(t *testing.T) {
 // TestEncodeSnapshotAsJSON: a snapshot is the bytes it was when the JSON
 // encoder wrote every line.
 func TestEncodeSnapshotAsJSON(t *testing.T) {
-	for _, h := range [][]*Event{snapshotEvents(), benchEvents(30)} {
+	for _, h := range [][]*wire.Event{snapshotEvents(), benchEvents(30)} {
 		out, _, err := Fold(h).encodeSnapshot(nil, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
 		lines := bytes.SplitAfter(out, []byte{'\n'})
 		for _, l := range lines[1 : len(lines)-1] {
-			body, err := checkFrame(l)
+			body, err := wire.CheckFrame(l)
 			if err != nil {
 				t.Fatal(err)
 			}
-			var sl snapshotLine
+			var sl wire.SnapshotLine
 			if err := json.Unmarshal(body, &sl); err != nil {
 				t.Fatal(err)
 			}
@@ -640,9 +641,11 @@ func TestEncodeSnapshotAsJSON(t *testing.T) {
 
 // TestEncodeDeclines: values the fast path leaves to the JSON encoder.
 func TestEncodeDeclines(t *testing.T) {
-	base := func() *Event { return &Event{V: 1, ID: "e", At: t0, Actor: "a", Op: OpHeartbeat, Card: "A"} }
+	base := func() *wire.Event {
+		return &wire.Event{V: 1, ID: "e", At: t0, Actor: "a", Op: wire.OpHeartbeat, Card: "A"}
+	}
 	for _, cp := range []string{"nul", "1 2", "{", `{"a":1,}`, "\"\xff\"", `"\ud800"`, `"\udc00\ud800"`,
-		strings.Repeat("[", maxRawDepth+1) + strings.Repeat("]", maxRawDepth+1)} {
+		strings.Repeat("[", wire.MaxRawDepth+1) + strings.Repeat("]", wire.MaxRawDepth+1)} {
 		e := base()
 		e.Checkpoint = json.RawMessage(cp)
 		if checkEventEncoding(t, e) {
@@ -654,18 +657,18 @@ func TestEncodeDeclines(t *testing.T) {
 	if checkEventEncoding(t, e) {
 		t.Error("appendEvent took the year 10000")
 	}
-	if _, err := EncodeLine(e); err == nil {
+	if _, err := wire.EncodeLine(e); err == nil {
 		t.Error("EncodeLine wrote the year 10000")
 	}
 	e = base()
-	e.Fields = &Fields{DeferUntil: new(time.Time)}
+	e.Fields = &wire.Fields{DeferUntil: new(time.Time)}
 	*e.Fields.DeferUntil = t0.In(time.FixedZone("", 24*3600))
 	if checkEventEncoding(t, e) {
 		t.Error("appendEvent took an offset of a day")
 	}
 	// At the depth limit and in UTC, it takes them.
 	e = base()
-	e.Checkpoint = json.RawMessage(strings.Repeat("[", maxRawDepth) + strings.Repeat("]", maxRawDepth))
+	e.Checkpoint = json.RawMessage(strings.Repeat("[", wire.MaxRawDepth) + strings.Repeat("]", wire.MaxRawDepth))
 	e.At = t0.In(time.FixedZone("", -(23*3600 + 59*60 + 59)))
 	if !checkEventEncoding(t, e) {
 		t.Error("appendEvent declined a checkpoint at the depth limit")
@@ -678,8 +681,8 @@ func encodeFramedJSON(v any) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	sum := crc32.Checksum(body, castagnoli)
-	line := make([]byte, 0, len(body)+crcSuffixLen+1)
+	sum := crc32.Checksum(body, wire.Castagnoli)
+	line := make([]byte, 0, len(body)+wire.CrcSuffixLen+1)
 	line = append(line, body[:len(body)-1]...)
 	line = fmt.Appendf(line, `,"crc":"%08x"}`, sum)
 	return append(line, '\n'), nil
@@ -688,9 +691,9 @@ func encodeFramedJSON(v any) ([]byte, error) {
 // BenchmarkEncodeLineJSON is BenchmarkEncodeLine with the JSON encoder, for
 // comparison.
 func BenchmarkEncodeLineJSON(b *testing.B) {
-	ev := &Event{V: 1, ID: "9f2c51d0a4b7e361", At: t0, Actor: "alice@host", Op: OpClaim, Card: "bl-k3x9q2mf",
+	ev := &wire.Event{V: 1, ID: "9f2c51d0a4b7e361", At: t0, Actor: "alice@host", Op: wire.OpClaim, Card: "bl-k3x9q2mf",
 		RequestID: "req-123", ExpectVersion: 3, Epoch: 2, Owner: "agent-7", TTLSeconds: 600}
-	want, _ := EncodeLine(ev)
+	want, _ := wire.EncodeLine(ev)
 	if got, _ := encodeFramedJSON(ev); !bytes.Equal(got, want) {
 		b.Fatalf("%q\n%q", got, want)
 	}
@@ -704,15 +707,15 @@ func BenchmarkEncodeLineJSON(b *testing.B) {
 // BenchmarkCardJSON measures the compact JSON of a claimed card.
 func BenchmarkCardJSON(b *testing.B) {
 	cards := Fold(snapshotEvents()).List(Filter{}, t0, SortCreated)
-	var c *Card
+	var c *wire.Card
 	for i := range cards {
-		if cards[i].Status == StatusClaimed {
+		if cards[i].Status == wire.StatusClaimed {
 			c = &cards[i]
 		}
 	}
 	b.Run("fast", func(b *testing.B) {
 		for i := 0; i < b.N; i++ {
-			if _, ok := AppendCard(nil, c); !ok {
+			if _, ok := wire.AppendCard(nil, c); !ok {
 				b.Fatal("declined")
 			}
 		}

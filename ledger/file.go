@@ -11,6 +11,7 @@ import (
 	"slices"
 
 	"github.com/bl-backlog/bl/internal/fsutil"
+	"github.com/bl-backlog/bl/ledger/internal/wire"
 )
 
 // File names inside a backlog directory.
@@ -30,11 +31,11 @@ type position struct {
 	info   os.FileInfo // identity of the file read, to notice replacement
 	offset int64       // bytes folded
 	lines  int         // lines folded
-	last   *Event      // last event folded, for the ordering check
+	last   *wire.Event // last event folded, for the ordering check
 	// snap is the snapshot's newest event while no ledger line has been
 	// folded yet: a first line not after it means the ledger and the
 	// snapshot disagree (errStale), not that the file is damaged.
-	snap *Event
+	snap *wire.Event
 	// base is where the ledger's own events start: past the prefix a
 	// compaction cut short left behind, which the snapshot already holds.
 	base         int64
@@ -75,8 +76,8 @@ func (pos *position) seen(id string) bool {
 
 // close releases the ledger file a position holds.
 // start is where a reader goes on from pos.
-func (pos *position) start() lineStart {
-	return lineStart{off: pos.offset, n: pos.lines, bare: pos.bare}
+func (pos *position) start() wire.LineStart {
+	return wire.LineStart{Off: pos.offset, N: pos.lines, Bare: pos.bare}
 }
 
 func (pos *position) close() {
@@ -98,12 +99,12 @@ func (pos *position) close() {
 // closes it (position.close) when it drops the position. Later calls
 // read the same open file and report errReplaced once the path names
 // another file or the file shrank below what was read.
-func readFrom(path string, pos position, apply func(*Event)) (position, *TornTail, error) {
+func readFrom(path string, pos position, apply func(*wire.Event)) (position, *wire.TornTail, error) {
 	if pos.file == nil {
 		f, err := os.Open(path)
 		if err != nil {
 			if errors.Is(err, os.ErrNotExist) {
-				return pos, nil, Errorf(ErrNotInitialized, "%s is missing", path)
+				return pos, nil, wire.Errorf(wire.ErrNotInitialized, "%s is missing", path)
 			}
 			return pos, nil, err
 		}
@@ -127,30 +128,30 @@ func readFrom(path string, pos position, apply func(*Event)) (position, *TornTai
 	}
 	// A buffer sized to what is new: a writer catching up on one line
 	// should not allocate for a whole history.
-	size := min(max(info.Size()-pos.offset, minBufSize), fileBufSize)
+	size := min(max(info.Size()-pos.offset, wire.MinBufSize), wire.FileBufSize)
 	if pos.ids == nil {
 		pos.idsHint = int((info.Size() - pos.offset) / 200) // a typical line is 200–300 bytes
 	}
-	lr := newLineReader(path, pos.file, pos.start(), int(size))
+	lr := wire.NewLineReader(path, pos.file, pos.start(), int(size))
 	for {
-		e, l, torn, err := lr.event()
+		e, l, torn, err := lr.Event()
 		if err == io.EOF {
 			// Past a line end that finished the last event, if one came.
-			pos.offset, pos.bare = lr.off, lr.bare
+			pos.offset, pos.bare = lr.Off, lr.Bare
 			return pos, nil, nil
 		}
 		if torn != nil || err != nil {
 			return pos, torn, err
 		}
-		if pos.last != nil && pos.last == pos.snap && !pos.last.before(e) {
+		if pos.last != nil && pos.last == pos.snap && !pos.last.Before(e) {
 			return pos, nil, errStale
 		}
-		if pos.last != nil && !pos.last.before(e) || pos.seen(e.ID) {
+		if pos.last != nil && !pos.last.Before(e) || pos.seen(e.ID) {
 			return pos, nil, errUnsorted
 		}
 		apply(e)
-		pos.offset, pos.bare = l.off+l.size, !l.ended
-		pos.lines = l.n
+		pos.offset, pos.bare = l.Off+l.Size, !l.Ended
+		pos.lines = l.N
 		pos.last = e
 	}
 }
@@ -171,7 +172,7 @@ var (
 // (at, id), each once, so the state is the one the sorted, deduplicated
 // file would give. Nothing is written. Two different lines with one event
 // id are damage. An event not after the snapshot's newest is errStale.
-func readSorted(path string, pos position, apply func(*Event)) (position, *TornTail, error) {
+func readSorted(path string, pos position, apply func(*wire.Event)) (position, *wire.TornTail, error) {
 	if pos.file == nil {
 		f, err := os.Open(path)
 		if err != nil {
@@ -184,12 +185,12 @@ func readSorted(path string, pos position, apply func(*Event)) (position, *TornT
 		return pos, nil, err
 	}
 	pos.info = info
-	lr := newLineReader(path, pos.file, pos.start(), int(min(max(info.Size()-pos.offset, minBufSize), fileBufSize)))
+	lr := wire.NewLineReader(path, pos.file, pos.start(), int(min(max(info.Size()-pos.offset, wire.MinBufSize), wire.FileBufSize)))
 	evs, end, torn, err := settleLines(lr)
 	if err != nil {
 		return pos, nil, err
 	}
-	if len(evs) > 0 && pos.snap != nil && !pos.snap.before(evs[0].e) {
+	if len(evs) > 0 && pos.snap != nil && !pos.snap.Before(evs[0].e) {
 		return pos, nil, errStale
 	}
 	for _, s := range evs {
@@ -199,14 +200,14 @@ func readSorted(path string, pos position, apply func(*Event)) (position, *TornT
 	if len(evs) > 0 {
 		pos.last = evs[len(evs)-1].e
 	}
-	pos.offset, pos.lines, pos.bare = end.off, end.n, end.bare
+	pos.offset, pos.lines, pos.bare = end.Off, end.N, end.Bare
 	pos.unsorted = true
 	return pos, torn, nil
 }
 
 // settled is one event of a file read by settleLines, with its line.
 type settled struct {
-	e    *Event
+	e    *wire.Event
 	line []byte // the line's bytes, line end included when it has one
 }
 
@@ -217,15 +218,15 @@ type settled struct {
 // one id are a *CorruptError (the second of them). end is where it
 // stopped (where a reader goes on): after the last event, before a torn
 // tail or at the end of the file.
-func settleLines(lr *lineReader) (_ []settled, end lineStart, _ *TornTail, _ error) {
+func settleLines(lr *wire.LineReader) (_ []settled, end wire.LineStart, _ *wire.TornTail, _ error) {
 	var out []settled
-	var torn *TornTail
-	end = lineStart{off: lr.off, n: lr.n, bare: lr.bare}
+	var torn *wire.TornTail
+	end = wire.LineStart{Off: lr.Off, N: lr.N, Bare: lr.Bare}
 	byID := map[string]int{} // event id -> index in out
 	for {
-		e, l, t, err := lr.event()
+		e, l, t, err := lr.Event()
 		if err == io.EOF {
-			end = lineStart{off: lr.off, n: lr.n, bare: lr.bare}
+			end = wire.LineStart{Off: lr.Off, N: lr.N, Bare: lr.Bare}
 			break
 		}
 		if t != nil {
@@ -235,23 +236,23 @@ func settleLines(lr *lineReader) (_ []settled, end lineStart, _ *TornTail, _ err
 		if err != nil {
 			return nil, end, nil, err
 		}
-		end = lineStart{off: l.off + l.size, n: l.n, bare: !l.ended}
+		end = wire.LineStart{Off: l.Off + l.Size, N: l.N, Bare: !l.Ended}
 		if i, dup := byID[e.ID]; dup {
-			if !bytes.Equal(bytes.TrimRight(out[i].line, "\r\n"), l.body) {
-				_, second, err := settleCopies(out[i].e, e)
+			if !bytes.Equal(bytes.TrimRight(out[i].line, "\r\n"), l.Body) {
+				_, second, err := wire.SettleCopies(out[i].e, e)
 				if err != nil {
-					return nil, end, nil, lr.corrupt(&l, err)
+					return nil, end, nil, lr.Corrupt(&l, err)
 				}
 				if second { // the later stamp (see settle.go)
-					out[i] = settled{e: e, line: append([]byte(nil), l.raw...)}
+					out[i] = settled{e: e, line: append([]byte(nil), l.Raw...)}
 				}
 			}
 			continue
 		}
 		byID[e.ID] = len(out)
-		out = append(out, settled{e: e, line: append([]byte(nil), l.raw...)})
+		out = append(out, settled{e: e, line: append([]byte(nil), l.Raw...)})
 	}
-	slices.SortStableFunc(out, func(a, b settled) int { return byAtID(a.e, b.e) })
+	slices.SortStableFunc(out, func(a, b settled) int { return wire.ByAtID(a.e, b.e) })
 	return out, end, torn, nil
 }
 
@@ -281,7 +282,7 @@ func (b *Backlog) settleTail() error {
 }
 
 // setAsideMessage says what a writer set aside, in one line.
-func setAsideMessage(dir string, t *TornTail) string {
+func setAsideMessage(dir string, t *wire.TornTail) string {
 	return fmt.Sprintf("set aside a torn tail of %d bytes at line %d of %s (%s; never acknowledged) into %s",
 		t.Bytes, t.Line, filepath.Join(dir, LedgerFile), t.Reason, filepath.Join(dir, BrokenFile))
 }
@@ -310,7 +311,7 @@ func restoreNewline(path string, size int64) error {
 
 // setAside appends the torn tail to the .broken file, fsyncs it, then
 // truncates the ledger to the last good line. The caller holds the lock.
-func setAside(dir string, t *TornTail) error {
+func setAside(dir string, t *wire.TornTail) error {
 	path := filepath.Join(dir, LedgerFile)
 	f, err := os.OpenFile(path, os.O_RDWR, 0)
 	if err != nil {

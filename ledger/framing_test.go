@@ -3,6 +3,7 @@ package ledger
 import (
 	"bytes"
 	"errors"
+	"github.com/bl-backlog/bl/ledger/internal/wire"
 	"io"
 	"os"
 	"path/filepath"
@@ -47,7 +48,7 @@ func viewBacklog(t *testing.T, dir string) backlogView {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := b.History(HistoryFilter{}, func(e *Event, _ *Conflict) error {
+	if _, err := b.History(HistoryFilter{}, func(e *wire.Event, _ *wire.Conflict) error {
 		v.history = append(v.history, e.ID)
 		return nil
 	}); err != nil {
@@ -154,7 +155,7 @@ func TestFramedFilesReadTheSame(t *testing.T) {
 				}
 				added = added[1:]
 			}
-			if ev, err := DecodeLine(added); err != nil || ev.Card != "D" || bytes.Count(added, []byte("\n")) != 1 {
+			if ev, err := wire.DecodeLine(added); err != nil || ev.Card != "D" || bytes.Count(added, []byte("\n")) != 1 {
 				t.Fatalf("appended %q (%v)", added, err)
 			}
 			if _, err := os.Stat(filepath.Join(e.dir, BrokenFile)); !os.IsNotExist(err) {
@@ -200,7 +201,7 @@ func TestLostFinalNewline(t *testing.T) {
 		t.Fatalf("doctor: %+v, %v", rep, err)
 	}
 	reader := e.open()
-	cur, off, err := ReadEvents(e.ledgerPath(), 0, Cursor{}, func(*Event) error { return nil })
+	cur, off, err := ReadEvents(e.ledgerPath(), 0, wire.Cursor{}, func(*wire.Event) error { return nil })
 	if err != nil || off != int64(len(f.good)+len(bare)) || cur.ID == "" {
 		t.Fatalf("ReadEvents = %v, %d, %v", cur, off, err)
 	}
@@ -222,7 +223,7 @@ func TestLostFinalNewline(t *testing.T) {
 		t.Fatalf("a reader that saw the line without its newline: %+v, %v", c, err)
 	}
 	var next []string
-	if _, _, err := ReadEvents(e.ledgerPath(), off, cur, func(e *Event) error { next = append(next, e.Card); return nil }); err != nil || len(next) != 1 || next[0] != "C" {
+	if _, _, err := ReadEvents(e.ledgerPath(), off, cur, func(e *wire.Event) error { next = append(next, e.Card); return nil }); err != nil || len(next) != 1 || next[0] != "C" {
 		t.Fatalf("a follower resuming after the line without its newline: %v, %v", next, err)
 	}
 	if v := viewBacklog(t, e.dir); v.events != 5 {
@@ -250,7 +251,7 @@ func TestJudge(t *testing.T) {
 	join := func(parts ...[]byte) []byte { return bytes.Join(parts, nil) }
 	bad := append([]byte{}, l2...)
 	bad[len(bad)/2] ^= 1
-	v2, err := EncodeLine(&Event{V: FormatVersion + 1, ID: "ffffffffffffffff", At: t0.Add(time.Hour), Actor: "future", Op: OpBlock, Card: "A"})
+	v2, err := wire.EncodeLine(&wire.Event{V: wire.FormatVersion + 1, ID: "ffffffffffffffff", At: t0.Add(time.Hour), Actor: "future", Op: wire.OpBlock, Card: "A"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -278,20 +279,20 @@ func TestJudge(t *testing.T) {
 		{"nul lines", join(l1, nul, []byte("\n"), nul), want{events: 1, torn: 2}},
 		{"nul then a line end", join(l1, nul, l2[20:]), want{events: 1, torn: 2}},
 		{"bad checksum, unterminated", join(l1, cut(bad)), want{events: 1, torn: 2}},
-		{"bad checksum, last line", join(l1, bad), want{events: 1, corrupt: 2, cause: errChecksum}},
-		{"bad checksum, crlf", join(l1, crlf(bad)), want{events: 1, corrupt: 2, cause: errChecksum}},
-		{"bad checksum mid-file", join(l1, bad, l2), want{events: 1, corrupt: 2, cause: errChecksum}},
-		{"blank last line", join(l1, []byte("\n")), want{events: 1, corrupt: 2, cause: errBlank}},
-		{"blank crlf line mid-file", join(l1, []byte("\r\n"), l2), want{events: 1, corrupt: 2, cause: errBlank}},
-		{"nul line then a line", join(l1, nul, []byte("\n"), l2), want{events: 1, corrupt: 2, cause: errFraming}},
-		{"prefix then garbage line", join(l1, nul, []byte("\n"), []byte("garbage\n")), want{events: 1, corrupt: 2, cause: errFraming}},
-		{"newer version, last", join(l1, v2), want{events: 1, corrupt: 2, cause: ErrVersion}},
-		{"newer version, lost newline", join(l1, cut(v2)), want{events: 1, corrupt: 2, cause: ErrVersion}},
-		{"overlong, terminated", join(l1, bytes.Repeat([]byte("x"), maxLine+10), []byte("\n")), want{events: 1, corrupt: 2, cause: errFraming}},
-		{"overlong, unterminated", join(l1, bytes.Repeat([]byte("x"), maxLine+10)), want{events: 1, torn: 2}},
+		{"bad checksum, last line", join(l1, bad), want{events: 1, corrupt: 2, cause: wire.ErrChecksum}},
+		{"bad checksum, crlf", join(l1, crlf(bad)), want{events: 1, corrupt: 2, cause: wire.ErrChecksum}},
+		{"bad checksum mid-file", join(l1, bad, l2), want{events: 1, corrupt: 2, cause: wire.ErrChecksum}},
+		{"blank last line", join(l1, []byte("\n")), want{events: 1, corrupt: 2, cause: wire.ErrBlank}},
+		{"blank crlf line mid-file", join(l1, []byte("\r\n"), l2), want{events: 1, corrupt: 2, cause: wire.ErrBlank}},
+		{"nul line then a line", join(l1, nul, []byte("\n"), l2), want{events: 1, corrupt: 2, cause: wire.ErrFraming}},
+		{"prefix then garbage line", join(l1, nul, []byte("\n"), []byte("garbage\n")), want{events: 1, corrupt: 2, cause: wire.ErrFraming}},
+		{"newer version, last", join(l1, v2), want{events: 1, corrupt: 2, cause: wire.ErrVersion}},
+		{"newer version, lost newline", join(l1, cut(v2)), want{events: 1, corrupt: 2, cause: wire.ErrVersion}},
+		{"overlong, terminated", join(l1, bytes.Repeat([]byte("x"), wire.MaxLine+10), []byte("\n")), want{events: 1, corrupt: 2, cause: wire.ErrFraming}},
+		{"overlong, unterminated", join(l1, bytes.Repeat([]byte("x"), wire.MaxLine+10)), want{events: 1, torn: 2}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			evs, end, torn, err := readEventsData("L", tc.data)
+			evs, end, torn, err := wire.ReadEventsData("L", tc.data)
 			var got want
 			got.events = len(evs)
 			if torn != nil {
@@ -300,7 +301,7 @@ func TestJudge(t *testing.T) {
 					t.Fatalf("torn tail %+v, end %d, file %d bytes", torn, end, len(tc.data))
 				}
 			}
-			var ce *CorruptError
+			var ce *wire.CorruptError
 			if errors.As(err, &ce) {
 				got.corrupt, got.events = ce.Line, tc.want.events
 				if tc.want.cause != nil && !errors.Is(err, tc.want.cause) {
@@ -397,7 +398,7 @@ func TestDoctorNamesFiles(t *testing.T) {
 		t.Fatalf("damage %+v", d)
 	}
 	_, err = Repair(e.ctx, e.dir, time.Second, e.clk.Now())
-	if !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), snap+" line 3") || !strings.Contains(err.Error(), "git log -p -- "+snap) {
+	if !errors.Is(err, wire.ErrCorrupt) || !strings.Contains(err.Error(), snap+" line 3") || !strings.Contains(err.Error(), "git log -p -- "+snap) {
 		t.Fatalf("repair: %v", err)
 	}
 
@@ -424,7 +425,7 @@ func TestDoctorNamesFiles(t *testing.T) {
 // valid events in it the backlog lacks.
 func TestSetAsideListed(t *testing.T) {
 	e := seeded(t)
-	lost, err := EncodeLine(&Event{V: 1, ID: "00000000000000ff", At: t0.Add(time.Hour), Actor: "old", Op: OpBlock, Card: "A"})
+	lost, err := wire.EncodeLine(&wire.Event{V: 1, ID: "00000000000000ff", At: t0.Add(time.Hour), Actor: "old", Op: wire.OpBlock, Card: "A"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -451,12 +452,12 @@ type framingOutcome struct {
 
 func readOutcome(t *testing.T, data []byte) framingOutcome {
 	t.Helper()
-	evs, end, torn, err := readEventsData("F", data)
+	evs, end, torn, err := wire.ReadEventsData("F", data)
 	o := framingOutcome{torn: -1, corrupt: -1}
 	for _, e := range evs {
 		o.ids = append(o.ids, e.ID)
 	}
-	var ce *CorruptError
+	var ce *wire.CorruptError
 	switch {
 	case errors.As(err, &ce):
 		o.corrupt, o.ids = ce.Offset, nil
@@ -490,7 +491,7 @@ func (o framingOutcome) kind() string {
 func FuzzFraming(f *testing.F) {
 	var ledger []byte
 	for _, ev := range roundTripEvents() {
-		line, err := EncodeLine(ev)
+		line, err := wire.EncodeLine(ev)
 		if err != nil {
 			f.Fatal(err)
 		}
@@ -504,7 +505,7 @@ func FuzzFraming(f *testing.F) {
 	f.Add(append(append([]byte{}, ledger...), "\n\x00\x00\ngarbage"...))
 	f.Add([]byte("\n"))
 	f.Add([]byte("\r"))
-	good, err := EncodeLine(roundTripEvents()[0])
+	good, err := wire.EncodeLine(roundTripEvents()[0])
 	if err != nil {
 		f.Fatal(err)
 	}
@@ -534,23 +535,23 @@ func FuzzFraming(f *testing.F) {
 		// A follower resuming after the k-th event, as ReadEventsFile does.
 		if len(o.ids) > 0 {
 			k := int(data[0]) % len(o.ids)
-			lr := newLineReader("F", bytes.NewReader(data), lineStart{}, minBufSize)
+			lr := wire.NewLineReader("F", bytes.NewReader(data), wire.LineStart{}, wire.MinBufSize)
 			var off int64
 			for range k + 1 {
-				_, l, _, err := lr.event()
+				_, l, _, err := lr.Event()
 				if err != nil {
 					t.Fatal(err)
 				}
-				off = l.off + l.size
+				off = l.Off + l.Size
 			}
-			bare, err := endsBare(bytes.NewReader(data), off)
+			bare, err := wire.EndsBare(bytes.NewReader(data), off)
 			if err != nil {
 				t.Fatal(err)
 			}
-			rest := newLineReader("F", bytes.NewReader(data), lineStart{off: off, bare: bare}, minBufSize)
+			rest := wire.NewLineReader("F", bytes.NewReader(data), wire.LineStart{Off: off, Bare: bare}, wire.MinBufSize)
 			var ids []string
 			for {
-				e, _, torn, err := rest.event()
+				e, _, torn, err := rest.Event()
 				if err == io.EOF || torn != nil {
 					break
 				}

@@ -2,6 +2,7 @@ package ledger
 
 import (
 	"fmt"
+	"github.com/bl-backlog/bl/ledger/internal/wire"
 	"maps"
 	"os"
 	"path/filepath"
@@ -418,7 +419,7 @@ func TestReaderAnswersStaleBacklogInMemory(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := w0.Update(e.ctx, UpdateRequest{Mutation: m, ID: "Z", Fields: Fields{Body: ptr("written on a full disk")}}); err != nil {
+	if _, err := w0.Update(e.ctx, UpdateRequest{Mutation: m, ID: "Z", Fields: wire.Fields{Body: ptr("written on a full disk")}}); err != nil {
 		t.Fatalf("a write while the files cannot be rewritten: %v", err)
 	}
 	w0.Close()
@@ -433,7 +434,7 @@ func TestReaderAnswersStaleBacklogInMemory(t *testing.T) {
 	}
 	full()
 	w := e.open()
-	if _, err := w.Update(e.ctx, UpdateRequest{Mutation: m, ID: "Z", Fields: Fields{Phase: ptr("P")}}); err != nil {
+	if _, err := w.Update(e.ctx, UpdateRequest{Mutation: m, ID: "Z", Fields: wire.Fields{Phase: ptr("P")}}); err != nil {
 		t.Fatal(err)
 	}
 	hdr, _ := readSnapshotHeader(e.dir)

@@ -2,6 +2,7 @@ package ledger
 
 import (
 	"context"
+	"github.com/bl-backlog/bl/ledger/internal/wire"
 	"time"
 )
 
@@ -13,37 +14,37 @@ import (
 // on in other hands. Nobody can claim in between, and the old holder is
 // fenced from then on like any holder of an older epoch.
 
-func checkHandoff(_ *State, c *Card, e *Event) error {
+func checkHandoff(_ *State, c *wire.Card, e *wire.Event) error {
 	if e.Epoch == 0 {
-		return rule(ErrInvalid, "a handoff of %s needs the epoch its owner holds", c.ID)
+		return wire.Rule(wire.ErrInvalid, "a handoff of %s needs the epoch its owner holds", c.ID)
 	}
 	if err := fence(c, e); err != nil {
 		return err
 	}
 	switch {
 	case e.To == "":
-		return rule(ErrInvalid, "a handoff of %s needs the owner it goes to", c.ID)
+		return wire.Rule(wire.ErrInvalid, "a handoff of %s needs the owner it goes to", c.ID)
 	case e.To == e.Owner:
-		return rule(ErrInvalid, "%s already holds %s", e.Owner, c.ID)
-	case len(e.To) > MaxAuthorLen:
-		return rule(ErrInvalid, "owner %q is longer than %d bytes", e.To, MaxAuthorLen)
+		return wire.Rule(wire.ErrInvalid, "%s already holds %s", e.Owner, c.ID)
+	case len(e.To) > wire.MaxAuthorLen:
+		return wire.Rule(wire.ErrInvalid, "owner %q is longer than %d bytes", e.To, wire.MaxAuthorLen)
 	case e.TTLSeconds < 0:
-		return rule(ErrInvalid, "ttl must be at least 1s")
-	case e.TTLSeconds > maxTTLSeconds:
-		return rule(ErrInvalid, "a handoff of %s has a ttl of %ds; the longest lease is %s (MaxTTL)", c.ID, e.TTLSeconds, MaxTTL)
+		return wire.Rule(wire.ErrInvalid, "ttl must be at least 1s")
+	case e.TTLSeconds > wire.MaxTTLSeconds:
+		return wire.Rule(wire.ErrInvalid, "a handoff of %s has a ttl of %ds; the longest lease is %s (MaxTTL)", c.ID, e.TTLSeconds, wire.MaxTTL)
 	}
 	return nil
 }
 
-func applyHandoff(_ *State, c *Card, e *Event) {
-	now := e.clock()
+func applyHandoff(_ *State, c *wire.Card, e *wire.Event) {
+	now := e.WriterClock()
 	if e.TTLSeconds > 0 {
 		c.ClaimTTLSeconds = e.TTLSeconds
 	}
 	c.ClaimOwner = e.To
 	c.ClaimEpoch = e.Epoch + 1
-	c.ClaimedAt = timePtr(now)
-	c.LeaseExpiresAt = timePtr(now.Add(time.Duration(c.ClaimTTLSeconds) * time.Second))
+	c.ClaimedAt = wire.TimePtr(now)
+	c.LeaseExpiresAt = wire.TimePtr(now.Add(time.Duration(c.ClaimTTLSeconds) * time.Second))
 	c.LastHeartbeatAt = nil
 }
 
@@ -59,13 +60,13 @@ type HandoffRequest struct {
 
 // Handoff passes a claimed card from its holder to another owner, who holds
 // it at the next epoch. The old holder is fenced from then on.
-func (b *Backlog) Handoff(ctx context.Context, r HandoffRequest) (Card, error) {
+func (b *Backlog) Handoff(ctx context.Context, r HandoffRequest) (wire.Card, error) {
 	var ttl int64
 	if r.TTL != 0 {
 		var err error
 		if ttl, err = ttlSeconds(r.TTL, 0); err != nil {
-			return Card{}, err
+			return wire.Card{}, err
 		}
 	}
-	return b.single(ctx, r.Mutation, &Event{Op: OpHandoff, Card: r.ID, Owner: r.Owner, Epoch: r.Epoch, To: r.To, TTLSeconds: ttl})
+	return b.single(ctx, r.Mutation, &wire.Event{Op: wire.OpHandoff, Card: r.ID, Owner: r.Owner, Epoch: r.Epoch, To: r.To, TTLSeconds: ttl})
 }

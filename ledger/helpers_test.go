@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bl-backlog/bl/ledger/internal/wire"
 	json "github.com/goccy/go-json"
 )
 
@@ -134,12 +135,12 @@ func splitLines(data []byte) [][]byte {
 }
 
 // events decodes every line of the ledger.
-func (e *env) events() []*Event {
+func (e *env) events() []*wire.Event {
 	e.t.Helper()
 	return readEvents(e.t, e.ledgerPath())
 }
 
-func (e *env) lastEvent() *Event {
+func (e *env) lastEvent() *wire.Event {
 	e.t.Helper()
 	evs := e.events()
 	if len(evs) == 0 {
@@ -148,7 +149,7 @@ func (e *env) lastEvent() *Event {
 	return evs[len(evs)-1]
 }
 
-func (e *env) create(id string, mod ...func(*CreateRequest)) Card {
+func (e *env) create(id string, mod ...func(*CreateRequest)) wire.Card {
 	e.t.Helper()
 	r := CreateRequest{Mutation: m, ID: id, Title: "card " + id}
 	for _, f := range mod {
@@ -161,7 +162,7 @@ func (e *env) create(id string, mod ...func(*CreateRequest)) Card {
 	return c
 }
 
-func (e *env) claim(id, owner string, ttl time.Duration) *Card {
+func (e *env) claim(id, owner string, ttl time.Duration) *wire.Card {
 	e.t.Helper()
 	c, err := e.b.Claim(e.ctx, ClaimRequest{Mutation: m, ID: id, Owner: owner, TTL: ttl})
 	if err != nil || c == nil {
@@ -170,7 +171,7 @@ func (e *env) claim(id, owner string, ttl time.Duration) *Card {
 	return c
 }
 
-func (e *env) card(id string) Card {
+func (e *env) card(id string) wire.Card {
 	e.t.Helper()
 	c, err := e.b.Get(id)
 	if err != nil {
@@ -196,7 +197,7 @@ func (e *env) unchanged(want error, fn func(*env) error) error {
 
 // appendsOne runs fn and fails unless it succeeds and appends exactly one
 // line holding an event of the given op.
-func (e *env) appendsOne(op Op, fn func(*env) error) *Event {
+func (e *env) appendsOne(op wire.Op, fn func(*env) error) *wire.Event {
 	e.t.Helper()
 	before := e.lines()
 	if err := fn(e); err != nil {
@@ -206,7 +207,7 @@ func (e *env) appendsOne(op Op, fn func(*env) error) *Event {
 	if len(after) != len(before)+1 {
 		e.t.Fatalf("%s appended %d lines, want 1", op, len(after)-len(before))
 	}
-	ev, err := DecodeLine(after[len(after)-1])
+	ev, err := wire.DecodeLine(after[len(after)-1])
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -229,15 +230,15 @@ func stateJSON(t testing.TB, s *State) string {
 }
 
 // readEvents decodes every line of a ledger file.
-func readEvents(t testing.TB, path string) []*Event {
+func readEvents(t testing.TB, path string) []*wire.Event {
 	t.Helper()
 	data, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var evs []*Event
+	var evs []*wire.Event
 	for i, l := range splitLines(data) {
-		ev, err := DecodeLine(l)
+		ev, err := wire.DecodeLine(l)
 		if err != nil {
 			t.Fatalf("%s line %d: %v", path, i+1, err)
 		}
@@ -254,14 +255,14 @@ func foldFile(t testing.TB, path string) *State {
 
 // historyEvents reads every event of a backlog: the archive segments in
 // order, then the ledger.
-func historyEvents(t testing.TB, dir string) []*Event {
+func historyEvents(t testing.TB, dir string) []*wire.Event {
 	t.Helper()
 	names, err := archiveNames(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
 	slices.Sort(names)
-	var evs []*Event
+	var evs []*wire.Event
 	for _, n := range names {
 		evs = append(evs, readEvents(t, filepath.Join(dir, n))...)
 	}
@@ -281,6 +282,6 @@ func strs(v ...string) *[]string { return &v }
 // isRule reports whether err is a validation failure, which the fold
 // records as a conflict, rather than IO or damage.
 func isRule(err error) bool {
-	var r *ruleError
+	var r *wire.RuleError
 	return errors.As(err, &r)
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"github.com/bl-backlog/bl/ledger/internal/wire"
 	"hash/crc32"
 	"os"
 	"path/filepath"
@@ -42,7 +43,7 @@ type snapshotID struct {
 }
 
 func snapshotIdentity(fi os.FileInfo, headerLine []byte) snapshotID {
-	return snapshotID{size: fi.Size(), mtime: fi.ModTime().UnixNano(), headerCRC: crc32.Checksum(headerLine, castagnoli)}
+	return snapshotID{size: fi.Size(), mtime: fi.ModTime().UnixNano(), headerCRC: crc32.Checksum(headerLine, wire.Castagnoli)}
 }
 
 // sealedIndex is an index file's content whose blocks are checked against
@@ -62,7 +63,7 @@ func openSealed(file []byte) *sealedIndex {
 	n := int(le.Uint32(file[len(file)-8:]))
 	end := len(file) - 8 - 4*n
 	if n <= 0 || end <= 0 || n != (end+indexBlock-1)/indexBlock ||
-		crc32.Checksum(file[end:len(file)-4], castagnoli) != le.Uint32(file[len(file)-4:]) {
+		crc32.Checksum(file[end:len(file)-4], wire.Castagnoli) != le.Uint32(file[len(file)-4:]) {
 		return nil
 	}
 	return &sealedIndex{data: file[:end], sums: file[end : end+4*n], checked: make([]bool, n)}
@@ -79,7 +80,7 @@ func (c *sealedIndex) span(off, n int) ([]byte, error) {
 			continue
 		}
 		block := c.data[b*indexBlock : min((b+1)*indexBlock, len(c.data))]
-		if crc32.Checksum(block, castagnoli) != binary.LittleEndian.Uint32(c.sums[4*b:]) {
+		if crc32.Checksum(block, wire.Castagnoli) != binary.LittleEndian.Uint32(c.sums[4*b:]) {
 			return nil, errIndexMismatch
 		}
 		c.checked[b] = true
@@ -224,25 +225,25 @@ func parseIndex(file []byte, id snapshotID) *snapshotIndex {
 }
 
 // readLine reads and checks the snapshot line at off.
-func (ix *snapshotIndex) readLine(off int64, n int) (snapshotLine, error) {
-	var l snapshotLine
+func (ix *snapshotIndex) readLine(off int64, n int) (wire.SnapshotLine, error) {
+	var l wire.SnapshotLine
 	if n <= 0 || off < 0 || off+int64(n) > ix.size {
-		return l, &CorruptError{Path: ix.path, Offset: off, Err: errIndexMismatch}
+		return l, &wire.CorruptError{Path: ix.path, Offset: off, Err: errIndexMismatch}
 	}
 	// A copy: nothing decoded may point into the mapping.
 	raw := append([]byte(nil), ix.snap[off:off+int64(n)]...)
-	line, err := checkFrame(raw)
+	line, err := wire.CheckFrame(raw)
 	if err == nil {
-		l, err = readSnapshotLine(line)
+		l, err = wire.ReadSnapshotLine(line)
 	}
 	if err != nil {
-		return l, &CorruptError{Path: ix.path, Offset: off, Err: err}
+		return l, &wire.CorruptError{Path: ix.path, Offset: off, Err: err}
 	}
 	return l, nil
 }
 
 // card reads the card with the given id; nil when the snapshot has none.
-func (ix *snapshotIndex) card(id string) (*Card, error) {
+func (ix *snapshotIndex) card(id string) (*wire.Card, error) {
 	i, err := ix.cards.find(id)
 	if i < 0 {
 		return nil, err
@@ -250,7 +251,7 @@ func (ix *snapshotIndex) card(id string) (*Card, error) {
 	return ix.cardAt(i)
 }
 
-func (ix *snapshotIndex) cardAt(i int) (*Card, error) {
+func (ix *snapshotIndex) cardAt(i int) (*wire.Card, error) {
 	off, n, err := ix.cards.line(i)
 	if err != nil {
 		return nil, err
@@ -264,7 +265,7 @@ func (ix *snapshotIndex) cardAt(i int) (*Card, error) {
 		return nil, err
 	}
 	if l.Card == nil || l.Card.ID != string(key) {
-		return nil, &CorruptError{Path: ix.path, Offset: off, Err: errIndexMismatch}
+		return nil, &wire.CorruptError{Path: ix.path, Offset: off, Err: errIndexMismatch}
 	}
 	return l.Card, nil
 }
@@ -284,36 +285,36 @@ func (ix *snapshotIndex) keyOwner(key string) (string, bool, error) {
 		return "", false, err
 	}
 	if l.Card == nil || l.Card.IdempotencyKey != key {
-		return "", false, &CorruptError{Path: ix.path, Offset: off, Err: errIndexMismatch}
+		return "", false, &wire.CorruptError{Path: ix.path, Offset: off, Err: errIndexMismatch}
 	}
 	return l.Card.ID, true, nil
 }
 
 // receipt returns what a request id did, as the snapshot remembers it.
-func (ix *snapshotIndex) receipt(rid string) (Receipt, bool, error) {
+func (ix *snapshotIndex) receipt(rid string) (wire.Receipt, bool, error) {
 	i, err := ix.receipts.find(rid)
 	if i < 0 {
-		return Receipt{}, false, err
+		return wire.Receipt{}, false, err
 	}
 	r, err := ix.receiptAt(i)
 	return r, err == nil, err
 }
 
-func (ix *snapshotIndex) receiptAt(i int) (Receipt, error) {
+func (ix *snapshotIndex) receiptAt(i int) (wire.Receipt, error) {
 	off, n, err := ix.receipts.line(i)
 	if err != nil {
-		return Receipt{}, err
+		return wire.Receipt{}, err
 	}
 	key, err := ix.receipts.key(i)
 	if err != nil {
-		return Receipt{}, err
+		return wire.Receipt{}, err
 	}
 	l, err := ix.readLine(off, n)
 	if err != nil {
-		return Receipt{}, err
+		return wire.Receipt{}, err
 	}
 	if l.Receipt == nil || l.Receipt.RequestID != string(key) {
-		return Receipt{}, &CorruptError{Path: ix.path, Offset: off, Err: errIndexMismatch}
+		return wire.Receipt{}, &wire.CorruptError{Path: ix.path, Offset: off, Err: errIndexMismatch}
 	}
 	return l.Receipt.Receipt, nil
 }
@@ -327,7 +328,7 @@ func (ix *snapshotIndex) candidate(i int) (pos int, lease time.Time, err error) 
 	}
 	pos = int(binary.LittleEndian.Uint32(e))
 	if pos >= ix.cards.n {
-		return 0, lease, &CorruptError{Path: ix.path, Err: errIndexMismatch}
+		return 0, lease, &wire.CorruptError{Path: ix.path, Err: errIndexMismatch}
 	}
 	if ns := int64(binary.LittleEndian.Uint64(e[4:])); ns != 0 {
 		lease = time.Unix(0, ns)
@@ -338,7 +339,7 @@ func (ix *snapshotIndex) candidate(i int) (pos int, lease time.Time, err error) 
 // candidates is cardSource.candidates through the claim-order list, from
 // its from-th entry: a card skipped or under a live lease is left out
 // without reading its line. next is the entry after the last card fn saw.
-func (ix *snapshotIndex) candidates(from int, leasedAt time.Time, skip func([]byte) bool, fn func(*Card) bool) (next int, err error) {
+func (ix *snapshotIndex) candidates(from int, leasedAt time.Time, skip func([]byte) bool, fn func(*wire.Card) bool) (next int, err error) {
 	for k := max(from, 0); k < ix.orders; k++ {
 		pos, lease, err := ix.candidate(k)
 		if err != nil {
@@ -364,7 +365,7 @@ func (ix *snapshotIndex) candidates(from int, leasedAt time.Time, skip func([]by
 
 // leased is cardSource.leased through the claim-order list: only the
 // cards whose lease end lies after at are read.
-func (ix *snapshotIndex) leased(at time.Time, skip func([]byte) bool, fn func(*Card) bool) error {
+func (ix *snapshotIndex) leased(at time.Time, skip func([]byte) bool, fn func(*wire.Card) bool) error {
 	for k := range ix.orders {
 		pos, lease, err := ix.candidate(k)
 		if err != nil {
@@ -394,7 +395,7 @@ func (ix *snapshotIndex) leased(at time.Time, skip func([]byte) bool, fn func(*C
 // readRange copies bytes [off, end) of the snapshot.
 func (ix *snapshotIndex) readRange(off, end int64) ([]byte, error) {
 	if off < 0 || off > end || end > int64(len(ix.snap)) {
-		return nil, &CorruptError{Path: ix.path, Offset: off, Err: errIndexMismatch}
+		return nil, &wire.CorruptError{Path: ix.path, Offset: off, Err: errIndexMismatch}
 	}
 	return append([]byte(nil), ix.snap[off:end]...), nil
 }
@@ -407,7 +408,7 @@ func (ix *snapshotIndex) close() {
 }
 
 // fill reads every card and receipt the maps lack.
-func (ix *snapshotIndex) fill(cards map[string]*Card, requests map[string]Receipt) error {
+func (ix *snapshotIndex) fill(cards map[string]*wire.Card, requests map[string]wire.Receipt) error {
 	for i := range ix.cards.n {
 		id, err := ix.cards.key(i)
 		if err != nil {
@@ -445,15 +446,15 @@ func (ix *snapshotIndex) fill(cards map[string]*Card, requests map[string]Receip
 // otherwise the whole snapshot is decoded (readWhole), which also writes
 // an index for the next caller. f is the snapshot, open, or nil when there
 // is none; the caller closes it unless the state holds it (s.src != nil).
-func openSnapshotIndexed(dir string) (s *State, hdr snapshotHeader, f *os.File, err error) {
-	return openSnapshot(dir, func(path string, f *os.File) (*State, snapshotHeader, error) {
+func openSnapshotIndexed(dir string) (s *State, hdr wire.SnapshotHeader, f *os.File, err error) {
+	return openSnapshot(dir, func(path string, f *os.File) (*State, wire.SnapshotHeader, error) {
 		fi, err := f.Stat()
 		if err != nil {
-			return nil, snapshotHeader{}, err
+			return nil, wire.SnapshotHeader{}, err
 		}
 		headerLine, err := readFirstLine(f)
 		if err != nil {
-			return nil, snapshotHeader{}, err
+			return nil, wire.SnapshotHeader{}, err
 		}
 		id := snapshotIdentity(fi, headerLine)
 		if ix := openIndex(dir, f, path, id); ix != nil {
@@ -479,13 +480,13 @@ func openSnapshotIndexed(dir string) (s *State, hdr snapshotHeader, f *os.File, 
 // lazyState is the state of a snapshot read through its index: the header
 // and the conflicts now, cards and receipts when they are asked for (the
 // caller sets the source).
-func lazyState(ix *snapshotIndex, headerLine []byte) (*State, snapshotHeader, error) {
-	var hdr snapshotHeader
-	line, err := checkFrame(headerLine)
+func lazyState(ix *snapshotIndex, headerLine []byte) (*State, wire.SnapshotHeader, error) {
+	var hdr wire.SnapshotHeader
+	line, err := wire.CheckFrame(headerLine)
 	if err == nil {
-		hdr, err = readHeader(line)
+		hdr, err = wire.ReadHeader(line)
 	}
-	if err != nil || hdr.V == 0 || hdr.V > FormatVersion || hdr.Cards != ix.cards.n || hdr.Receipts != ix.receipts.n {
+	if err != nil || hdr.V == 0 || hdr.V > wire.FormatVersion || hdr.Cards != ix.cards.n || hdr.Receipts != ix.receipts.n {
 		return nil, hdr, errIndexMismatch
 	}
 	s := NewState()
@@ -498,10 +499,10 @@ func lazyState(ix *snapshotIndex, headerLine []byte) (*State, snapshotHeader, er
 		if i < 0 {
 			i = len(tail) - 1 // a final line that lost its newline
 		}
-		var l snapshotLine
-		raw, err := checkFrame(tail[:i+1])
+		var l wire.SnapshotLine
+		raw, err := wire.CheckFrame(tail[:i+1])
 		if err == nil {
-			l, err = readSnapshotLine(raw)
+			l, err = wire.ReadSnapshotLine(raw)
 		}
 		if err != nil || l.Conflict == nil {
 			return nil, hdr, errIndexMismatch
@@ -513,7 +514,7 @@ func lazyState(ix *snapshotIndex, headerLine []byte) (*State, snapshotHeader, er
 		return nil, hdr, errIndexMismatch
 	}
 	s.events = hdr.Events
-	s.last = Event{At: hdr.LastAt, ID: hdr.LastID}
+	s.last = wire.Event{At: hdr.LastAt, ID: hdr.LastID}
 	return s, hdr, nil
 }
 
@@ -528,7 +529,7 @@ func readFirstLine(f *os.File) ([]byte, error) {
 		}
 		buf = append(buf, chunk[:n]...)
 		off += int64(n)
-		if err != nil || len(buf) > maxLine {
+		if err != nil || len(buf) > wire.MaxLine {
 			// No complete first line: the full decode reports it.
 			return buf, nil
 		}

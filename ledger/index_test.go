@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bl-backlog/bl/ledger/internal/wire"
 	json "github.com/goccy/go-json"
 )
 
@@ -17,7 +18,7 @@ import (
 // the first part compacted into a snapshot (with its index), the rest left
 // in the ledger after it. Some events carry request ids and idempotency
 // keys so the index's key and receipt tables are used.
-func indexedHistory(t *testing.T, data []byte) (dir string, events []*Event) {
+func indexedHistory(t *testing.T, data []byte) (dir string, events []*wire.Event) {
 	t.Helper()
 	dir = t.TempDir()
 	if _, err := Init(dir); err != nil {
@@ -41,10 +42,10 @@ func indexedHistory(t *testing.T, data []byte) (dir string, events []*Event) {
 		if b[2]&128 != 0 {
 			e.RequestID = fmt.Sprintf("r%d", len(events))
 		}
-		if e.Op == OpCreate && b[1]&64 != 0 {
+		if e.Op == wire.OpCreate && b[1]&64 != 0 {
 			e.Fields.IdempotencyKey = "k-" + e.Card
 		}
-		line, err := EncodeLine(e)
+		line, err := wire.EncodeLine(e)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -85,16 +86,16 @@ func indexedHistory(t *testing.T, data []byte) (dir string, events []*Event) {
 
 // indexQueries are the questions asked of both loads; each runs on a
 // freshly opened backlog, so lazily read state from one never helps another.
-func indexQueries(events []*Event) map[string]func(s *State, now time.Time) any {
+func indexQueries(events []*wire.Event) map[string]func(s *State, now time.Time) any {
 	q := map[string]func(s *State, now time.Time) any{
 		"ready":  func(s *State, now time.Time) any { return s.List(Filter{Ready: true}, now, SortClaim) },
 		"ready1": func(s *State, now time.Time) any { return s.List(Filter{Ready: true, Limit: 1}, now, SortClaim) },
 		"ready2": func(s *State, now time.Time) any { return s.List(Filter{Ready: true, Limit: 2}, now, "") },
 		"claimed": func(s *State, now time.Time) any {
-			return s.List(Filter{Status: []Status{StatusClaimed}}, now, SortClaim)
+			return s.List(Filter{Status: []wire.Status{wire.StatusClaimed}}, now, SortClaim)
 		},
 		"open": func(s *State, now time.Time) any {
-			return s.List(Filter{Status: []Status{StatusReady, StatusClaimed}}, now, SortClaim)
+			return s.List(Filter{Status: []wire.Status{wire.StatusReady, wire.StatusClaimed}}, now, SortClaim)
 		},
 		"all-by-id":   func(s *State, now time.Time) any { return s.List(Filter{}, now, SortID) },
 		"pick":        func(s *State, now time.Time) any { return s.Pick(Filter{}, now) },
@@ -379,7 +380,7 @@ func TestIndexPointingElsewhere(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer b2.Close()
-	c, err := b2.Update(context.Background(), UpdateRequest{Mutation: m, ID: "A", Fields: Fields{Phase: ptr("P9")}})
+	c, err := b2.Update(context.Background(), UpdateRequest{Mutation: m, ID: "A", Fields: wire.Fields{Phase: ptr("P9")}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,6 +6,7 @@ package ledger
 import (
 	"cmp"
 	"encoding/binary"
+	"github.com/bl-backlog/bl/ledger/internal/wire"
 	"hash/crc32"
 	"math"
 	"os"
@@ -20,7 +21,7 @@ type indexEntry struct {
 	off       int64
 	n         int
 	candidate bool // cards only: ready, claimed or in review when the snapshot was taken
-	card      *Card
+	card      *wire.Card
 }
 
 // indexBuild collects the entries of a snapshot as it is written or read.
@@ -29,9 +30,9 @@ type indexBuild struct {
 	conflicts             int64 // offset of the first conflict line; the file size when none
 }
 
-func (ib *indexBuild) addCard(c *Card, off int64, n int) {
+func (ib *indexBuild) addCard(c *wire.Card, off int64, n int) {
 	ib.cards = append(ib.cards, indexEntry{key: c.ID, off: off, n: n, card: c,
-		candidate: c.Status == StatusReady || c.Status == StatusClaimed || c.Status == StatusReview})
+		candidate: c.Status == wire.StatusReady || c.Status == wire.StatusClaimed || c.Status == wire.StatusReview})
 	if c.IdempotencyKey != "" {
 		ib.keys = append(ib.keys, indexEntry{key: c.IdempotencyKey, off: off, n: n})
 	}
@@ -89,11 +90,11 @@ func (ib *indexBuild) encode(id snapshotID) []byte {
 // which holds its paths until a verdict. The claim-order list records it
 // so a claim can pass over cards under a live lease or in review unread,
 // and the path holders are found without reading any other card.
-func leaseEnd(c *Card) time.Time {
+func leaseEnd(c *wire.Card) time.Time {
 	switch {
-	case c.Status == StatusReview:
+	case c.Status == wire.StatusReview:
 		return time.Unix(0, math.MaxInt64)
-	case c.Status == StatusClaimed && c.LeaseExpiresAt != nil:
+	case c.Status == wire.StatusClaimed && c.LeaseExpiresAt != nil:
 		return *c.LeaseExpiresAt
 	}
 	return time.Time{}
@@ -106,11 +107,11 @@ func sealIndex(body []byte) []byte {
 	out := body
 	n := 0
 	for off := 0; off < len(body); off += indexBlock {
-		out = le.AppendUint32(out, crc32.Checksum(body[off:min(off+indexBlock, len(body))], castagnoli))
+		out = le.AppendUint32(out, crc32.Checksum(body[off:min(off+indexBlock, len(body))], wire.Castagnoli))
 		n++
 	}
 	out = le.AppendUint32(out, uint32(n))
-	return le.AppendUint32(out, crc32.Checksum(out[len(body):], castagnoli))
+	return le.AppendUint32(out, crc32.Checksum(out[len(body):], wire.Castagnoli))
 }
 
 // writeIndex stores the index for a snapshot in the backlog's cache. It is

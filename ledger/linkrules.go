@@ -1,49 +1,50 @@
 package ledger
 
 import (
+	"github.com/bl-backlog/bl/ledger/internal/wire"
 	"slices"
 	"strings"
 )
 
 // checkTypedLink is checkLink for the types other than blocks.
-func checkTypedLink(s *State, c *Card, e *Event) error {
+func checkTypedLink(s *State, c *wire.Card, e *wire.Event) error {
 	t := e.LinkType
-	if err := ValidLinkType(t); err != nil {
+	if err := wire.ValidLinkType(t); err != nil {
 		return err
 	}
 	if e.To == c.ID {
-		return rule(ErrInvalid, "card %s cannot be %s itself", c.ID, LinkPhrase(t, true))
+		return wire.Rule(wire.ErrInvalid, "card %s cannot be %s itself", c.ID, wire.LinkPhrase(t, true))
 	}
 	if s.liveCard(e.To) == nil {
-		return rule(ErrNotFound, "card %s not found", e.To)
+		return wire.Rule(wire.ErrNotFound, "card %s not found", e.To)
 	}
-	if c.hasLink(t, e.To) {
-		return rule(ErrConflict, "%s is already %s %s", c.ID, LinkPhrase(t, true), e.To)
+	if c.HasLink(t, e.To) {
+		return wire.Rule(wire.ErrConflict, "%s is already %s %s", c.ID, wire.LinkPhrase(t, true), e.To)
 	}
-	if len(c.Links) >= MaxListEntries {
-		return rule(ErrInvalid, "%s already has %d typed links", c.ID, MaxListEntries)
+	if len(c.Links) >= wire.MaxListEntries {
+		return wire.Rule(wire.ErrInvalid, "%s already has %d typed links", c.ID, wire.MaxListEntries)
 	}
-	if LinkHolds(t) {
+	if wire.LinkHolds(t) {
 		if cycle := s.depCycle(c.ID, e.To); cycle != nil {
-			return rule(ErrConflict, "%s %s %s would make a cycle: %s", c.ID, LinkPhrase(t, true), e.To, strings.Join(cycle, " → "))
+			return wire.Rule(wire.ErrConflict, "%s %s %s would make a cycle: %s", c.ID, wire.LinkPhrase(t, true), e.To, strings.Join(cycle, " → "))
 		}
 	}
 	return nil
 }
 
-func checkTypedUnlink(_ *State, c *Card, e *Event) error {
-	if err := ValidLinkType(e.LinkType); err != nil {
+func checkTypedUnlink(_ *State, c *wire.Card, e *wire.Event) error {
+	if err := wire.ValidLinkType(e.LinkType); err != nil {
 		return err
 	}
-	if !c.hasLink(e.LinkType, e.To) {
-		return rule(ErrConflict, "%s is not %s %s", c.ID, LinkPhrase(e.LinkType, true), e.To)
+	if !c.HasLink(e.LinkType, e.To) {
+		return wire.Rule(wire.ErrConflict, "%s is not %s %s", c.ID, wire.LinkPhrase(e.LinkType, true), e.To)
 	}
 	return nil
 }
 
 // liveCard is the card with the given id unless there is none or it is
 // deleted: what a new link, parent or dependency may name.
-func (s *State) liveCard(id string) *Card {
+func (s *State) liveCard(id string) *wire.Card {
 	if c := s.card(id); c != nil && c.DeletedAt == nil {
 		return c
 	}
@@ -53,21 +54,21 @@ func (s *State) liveCard(id string) *Card {
 // LinksTo returns the links other cards have to id, as links seen from
 // id: {type, to: the card they are on}, sorted by type order, then id.
 // It reads every card.
-func (s *State) LinksTo(id string) []Link {
+func (s *State) LinksTo(id string) []wire.Link {
 	s.all()
-	var in []Link
+	var in []wire.Link
 	for _, c := range s.cards {
 		if c.DeletedAt != nil || c.ID == id {
 			continue
 		}
 		for _, l := range c.AllLinks() {
 			if l.To == id {
-				in = append(in, Link{Type: l.Type, To: c.ID})
+				in = append(in, wire.Link{Type: l.Type, To: c.ID})
 			}
 		}
 	}
-	slices.SortFunc(in, func(a, b Link) int {
-		if d := slices.Index(LinkTypes, a.Type) - slices.Index(LinkTypes, b.Type); d != 0 {
+	slices.SortFunc(in, func(a, b wire.Link) int {
+		if d := slices.Index(wire.LinkTypes, a.Type) - slices.Index(wire.LinkTypes, b.Type); d != 0 {
 			return d
 		}
 		return strings.Compare(a.To, b.To)
@@ -77,17 +78,17 @@ func (s *State) LinksTo(id string) []Link {
 
 // typedLinksHold is the readiness rule of the typed links: a supersedes
 // or duplicates link holds c back while its other end is not done.
-func (s *State) typedLinksHold(c *Card) error {
+func (s *State) typedLinksHold(c *wire.Card) error {
 	for _, l := range c.Links {
-		if !LinkHolds(l.Type) {
+		if !wire.LinkHolds(l.Type) {
 			continue
 		}
-		if dc := s.card(l.To); dc == nil || dc.Status != StatusDone {
-			st := Status("missing")
+		if dc := s.card(l.To); dc == nil || dc.Status != wire.StatusDone {
+			st := wire.Status("missing")
 			if dc != nil {
 				st = dc.Status
 			}
-			return rule(ErrConflict, "card %s is %s %s (%s)", c.ID, LinkPhrase(l.Type, true), l.To, st)
+			return wire.Rule(wire.ErrConflict, "card %s is %s %s (%s)", c.ID, wire.LinkPhrase(l.Type, true), l.To, st)
 		}
 	}
 	return nil

@@ -2,6 +2,7 @@ package ledger
 
 import (
 	"fmt"
+	"github.com/bl-backlog/bl/ledger/internal/wire"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -24,7 +25,7 @@ func (e *LinkError) Error() string {
 }
 
 // Unwrap lets errors.Is(err, ErrCorrupt) match.
-func (e *LinkError) Unwrap() error { return ErrCorrupt }
+func (e *LinkError) Unwrap() error { return wire.ErrCorrupt }
 
 // backlogNames are the entries of a backlog directory that bl opens,
 // creates or replaces.

@@ -10,6 +10,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/bl-backlog/bl/ledger/internal/wire"
 	"io"
 	"os"
 	"path/filepath"
@@ -79,9 +80,9 @@ func (b *Backlog) catchUp() error {
 // foldInto returns the function that folds ledger events into s, and one
 // that reports the first event it could not fold because a snapshot line
 // it needed does not read; after that it folds nothing more.
-func foldInto(s *State) (fold func(*Event), failed func() error) {
+func foldInto(s *State) (fold func(*wire.Event), failed func() error) {
 	var ferr error
-	fold = func(e *Event) {
+	fold = func(e *wire.Event) {
 		if ferr != nil {
 			return
 		}
@@ -150,7 +151,7 @@ func (b *Backlog) loadOnce(sorted bool) (done bool, err error) {
 		return !((info == nil && errors.Is(serr, os.ErrNotExist)) || (info != nil && serr == nil && os.SameFile(info, now)))
 	}
 	pos, err := snapshotPosition(b.dir, s, hdr)
-	var torn *TornTail
+	var torn *wire.TornTail
 	if err == nil {
 		fold, failed := foldInto(s)
 		read := readFrom
@@ -218,7 +219,7 @@ func (b *Backlog) loadStale() (done bool, err error) {
 // from that offset. A compaction can replace the ledger between two opens
 // of the path, and an offset into the old file is the middle of a line in
 // the new one.
-func snapshotPosition(dir string, s *State, hdr snapshotHeader) (position, error) {
+func snapshotPosition(dir string, s *State, hdr wire.SnapshotHeader) (position, error) {
 	var pos position
 	if last := s.Last(); last.ID != "" {
 		pos.last, pos.snap = &last, &last
@@ -227,7 +228,7 @@ func snapshotPosition(dir string, s *State, hdr snapshotHeader) (position, error
 	f, err := os.Open(path)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
-			return pos, Errorf(ErrNotInitialized, "%s is missing", path)
+			return pos, wire.Errorf(wire.ErrNotInitialized, "%s is missing", path)
 		}
 		return pos, err
 	}
@@ -252,7 +253,7 @@ func snapshotPosition(dir string, s *State, hdr snapshotHeader) (position, error
 
 // namesMatch reports whether names are the archive segments the snapshot
 // with this header folded.
-func namesMatch(names []string, hdr snapshotHeader) bool {
+func namesMatch(names []string, hdr wire.SnapshotHeader) bool {
 	if hdr.V == 0 { // no snapshot
 		return len(names) == 0
 	}
@@ -263,7 +264,7 @@ func namesMatch(names []string, hdr snapshotHeader) bool {
 // open in f that the snapshot already folded: what a compaction that wrote
 // its snapshot but could not empty the ledger left. Zero when the ledger
 // does not start with exactly those bytes.
-func coveredPrefix(f *os.File, hdr snapshotHeader) (int64, int, error) {
+func coveredPrefix(f *os.File, hdr wire.SnapshotHeader) (int64, int, error) {
 	if hdr.TailBytes <= 0 {
 		return 0, 0, nil
 	}
@@ -273,7 +274,7 @@ func coveredPrefix(f *os.File, hdr snapshotHeader) (int64, int, error) {
 		return 0, 0, err
 	}
 	prefix := make([]byte, hdr.TailBytes)
-	if n, _ := f.ReadAt(prefix, 0); int64(n) == hdr.TailBytes && crcHex(prefix) == hdr.TailCRC {
+	if n, _ := f.ReadAt(prefix, 0); int64(n) == hdr.TailBytes && wire.CrcHex(prefix) == hdr.TailCRC {
 		return hdr.TailBytes, bytes.Count(prefix, []byte{'\n'}), nil
 	}
 	return 0, 0, nil
@@ -285,7 +286,7 @@ func coveredPrefix(f *os.File, hdr snapshotHeader) (int64, int, error) {
 // covered prefix. Every event in it is still in the ledger, so a load
 // ignores it and the next compaction removes it. "" when names hold no
 // such segment.
-func leftoverSegment(dir string, led io.ReaderAt, names []string, hdr snapshotHeader, covered int64) string {
+func leftoverSegment(dir string, led io.ReaderAt, names []string, hdr wire.SnapshotHeader, covered int64) string {
 	for i, name := range names {
 		if !namesMatch(slices.Delete(slices.Clone(names), i, i+1), hdr) {
 			continue
@@ -333,7 +334,7 @@ func (b *Backlog) loadNormalForm() (done bool, err error) {
 	if err != nil {
 		return false, err
 	}
-	led, end, torn, err := readEventsData(path, data)
+	led, end, torn, err := wire.ReadEventsData(path, data)
 	if err != nil {
 		return false, err
 	}
@@ -359,7 +360,7 @@ func (b *Backlog) loadNormalForm() (done bool, err error) {
 	if now, err := os.Stat(snapPath); (serr == nil) != (err == nil) || (serr == nil && !os.SameFile(snapInfo, now)) {
 		return false, nil // a compaction ran meanwhile
 	}
-	var last *Event
+	var last *wire.Event
 	if l := s.Last(); l.ID != "" {
 		last = &l
 	}

@@ -3,6 +3,7 @@ package ledger
 import (
 	"bytes"
 	"fmt"
+	"github.com/bl-backlog/bl/ledger/internal/wire"
 	"path/filepath"
 	"slices"
 )
@@ -20,12 +21,12 @@ import (
 //
 // lost is what the snapshot said it folded beyond the events the files
 // hold (see normalTree); the caller says so.
-func normalize(dir string) (torn *TornTail, lost *LostEvents, err error) {
+func normalize(dir string) (torn *wire.TornTail, lost *LostEvents, err error) {
 	prev, err := ReadTree(dir)
 	if err != nil {
 		return nil, nil, err
 	}
-	led, _, torn, err := readEventsData(filepath.Join(dir, LedgerFile), prev[LedgerFile])
+	led, _, torn, err := wire.ReadEventsData(filepath.Join(dir, LedgerFile), prev[LedgerFile])
 	if err != nil {
 		return nil, nil, err
 	}
@@ -65,7 +66,7 @@ func (l *LostEvents) String() string {
 // a new segment; the snapshot the fold of all segments;
 // an empty ledger. lost is non-nil when t's snapshot says it folds more
 // events than that: it is rebuilt from the events there are.
-func normalTree(t Tree, led []*Event) (_ Tree, lost *LostEvents, err error) {
+func normalTree(t Tree, led []*wire.Event) (_ Tree, lost *LostEvents, err error) {
 	out := Tree{}
 	for name, data := range t {
 		if name != SnapshotFile && name != LedgerFile {
@@ -85,18 +86,18 @@ func normalTree(t Tree, led []*Event) (_ Tree, lost *LostEvents, err error) {
 	}
 	// The ledger's events no segment holds as they stand: new ones, and
 	// later stamps of archived ones (settle.go), which join a new segment.
-	inArchive := make(map[*Event]bool, len(archived))
+	inArchive := make(map[*wire.Event]bool, len(archived))
 	for _, e := range archived {
 		inArchive[e] = true
 	}
-	all, err := settleEvents(append(slices.Clone(archived), led...))
+	all, err := wire.SettleEvents(append(slices.Clone(archived), led...))
 	if err != nil {
 		return nil, nil, err
 	}
 	if err := dropOutranked(out, all); err != nil {
 		return nil, nil, err
 	}
-	var rest []*Event
+	var rest []*wire.Event
 	for _, e := range all {
 		if !inArchive[e] {
 			rest = append(rest, e)
@@ -109,7 +110,7 @@ func normalTree(t Tree, led []*Event) (_ Tree, lost *LostEvents, err error) {
 			if err != nil {
 				return nil, nil, err
 			}
-			if rest, err = settleEvents(append(rest, evs...)); err != nil {
+			if rest, err = wire.SettleEvents(append(rest, evs...)); err != nil {
 				return nil, nil, err
 			}
 		}
@@ -140,8 +141,8 @@ func normalTree(t Tree, led []*Event) (_ Tree, lost *LostEvents, err error) {
 // form each event is held under its standing stamp alone, so a history
 // read can trust a segment set the snapshot vouches for. A segment left
 // empty goes.
-func dropOutranked(t Tree, all []*Event) error {
-	stands := make(map[string]*Event, len(all))
+func dropOutranked(t Tree, all []*wire.Event) error {
+	stands := make(map[string]*wire.Event, len(all))
 	for _, e := range all {
 		stands[e.ID] = e
 	}
@@ -150,9 +151,9 @@ func dropOutranked(t Tree, all []*Event) error {
 		if err != nil {
 			return err
 		}
-		kept := slices.DeleteFunc(slices.Clone(evs), func(e *Event) bool {
+		kept := slices.DeleteFunc(slices.Clone(evs), func(e *wire.Event) bool {
 			w := stands[e.ID]
-			return w != nil && laterCopy(w, e)
+			return w != nil && wire.LaterCopy(w, e)
 		})
 		switch {
 		case len(kept) == len(evs):
@@ -167,10 +168,10 @@ func dropOutranked(t Tree, all []*Event) error {
 	return nil
 }
 
-func encodeEvents(evs []*Event) ([]byte, error) {
+func encodeEvents(evs []*wire.Event) ([]byte, error) {
 	var out []byte
 	for _, e := range evs {
-		line, err := EncodeLine(e)
+		line, err := wire.EncodeLine(e)
 		if err != nil {
 			return nil, fmt.Errorf("encode event %s: %w", e.ID, err)
 		}
@@ -184,13 +185,13 @@ func encodeEvents(evs []*Event) ([]byte, error) {
 // a file in (see settleLines). A torn tail is damage here: the data is
 // written whole.
 func settleData(path string, data []byte) ([]byte, error) {
-	lr := newLineReader(path, bytes.NewReader(data), lineStart{}, min(len(data), fileBufSize))
+	lr := wire.NewLineReader(path, bytes.NewReader(data), wire.LineStart{}, min(len(data), wire.FileBufSize))
 	evs, _, torn, err := settleLines(lr)
 	if err != nil {
 		return nil, err
 	}
 	if torn != nil {
-		return nil, &CorruptError{Path: path, Line: torn.Line, Offset: torn.Offset, Err: fmt.Errorf("%w: %s", errFraming, torn.Reason)}
+		return nil, &wire.CorruptError{Path: path, Line: torn.Line, Offset: torn.Offset, Err: fmt.Errorf("%w: %s", wire.ErrFraming, torn.Reason)}
 	}
 	out := make([]byte, 0, len(data))
 	for _, s := range evs {

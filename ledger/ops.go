@@ -2,6 +2,7 @@ package ledger
 
 import (
 	"fmt"
+	"github.com/bl-backlog/bl/ledger/internal/wire"
 	"slices"
 	"strings"
 	"time"
@@ -12,58 +13,58 @@ import (
 // passed. Neither does IO or reads a clock: now is e.clock(), the writer's
 // clock as the event carries it.
 type kind struct {
-	check func(s *State, c *Card, e *Event) error
-	apply func(s *State, c *Card, e *Event)
+	check func(s *State, c *wire.Card, e *wire.Event) error
+	apply func(s *State, c *wire.Card, e *wire.Event)
 }
 
-var kinds = map[Op]kind{
-	OpCreate:    {checkCreate, applyCreate},
-	OpUpdate:    {checkUpdate, applyFields},
-	OpClaim:     {checkClaim, applyClaim},
-	OpHeartbeat: {checkHeartbeat, applyHeartbeat},
-	OpRelease:   {checkRelease, applyRelease},
-	OpReclaim:   {checkReclaim, applyReclaim},
-	OpComplete:  {checkComplete, applyComplete},
-	OpBlock:     {checkBlock, applyBlock},
-	OpUnblock:   {checkUnblock, applyUnblock},
-	OpReopen:    {checkReopen, applyReopen},
-	OpLink:      {checkLink, applyLink},
-	OpUnlink:    {checkUnlink, applyUnlink},
-	OpNote:      {checkNote, applyNote},
-	OpFail:      {checkFail, applyFail},
-	OpHandoff:   {checkHandoff, applyHandoff},
-	OpDelete:    {checkDelete, applyDelete},
-	OpRestore:   {checkRestore, applyRestore},
+var kinds = map[wire.Op]kind{
+	wire.OpCreate:    {checkCreate, applyCreate},
+	wire.OpUpdate:    {checkUpdate, applyFields},
+	wire.OpClaim:     {checkClaim, applyClaim},
+	wire.OpHeartbeat: {checkHeartbeat, applyHeartbeat},
+	wire.OpRelease:   {checkRelease, applyRelease},
+	wire.OpReclaim:   {checkReclaim, applyReclaim},
+	wire.OpComplete:  {checkComplete, applyComplete},
+	wire.OpBlock:     {checkBlock, applyBlock},
+	wire.OpUnblock:   {checkUnblock, applyUnblock},
+	wire.OpReopen:    {checkReopen, applyReopen},
+	wire.OpLink:      {checkLink, applyLink},
+	wire.OpUnlink:    {checkUnlink, applyUnlink},
+	wire.OpNote:      {checkNote, applyNote},
+	wire.OpFail:      {checkFail, applyFail},
+	wire.OpHandoff:   {checkHandoff, applyHandoff},
+	wire.OpDelete:    {checkDelete, applyDelete},
+	wire.OpRestore:   {checkRestore, applyRestore},
 	// The review gate (review.go).
-	OpReview:      {checkSubmit, applySubmit},
-	OpClaimReview: {checkClaimReview, applyClaimReview},
-	OpApprove:     {checkVerdict, applyApprove},
-	OpReject:      {checkVerdict, applyReject},
+	wire.OpReview:      {checkSubmit, applySubmit},
+	wire.OpClaimReview: {checkClaimReview, applyClaimReview},
+	wire.OpApprove:     {checkVerdict, applyApprove},
+	wire.OpReject:      {checkVerdict, applyReject},
 }
 
-func checkCreate(s *State, c *Card, e *Event) error {
-	if err := ValidID(e.Card); err != nil {
+func checkCreate(s *State, c *wire.Card, e *wire.Event) error {
+	if err := wire.ValidID(e.Card); err != nil {
 		return err
 	}
 	if c != nil {
-		return rule(ErrConflict, "card %s already exists", e.Card)
+		return wire.Rule(wire.ErrConflict, "card %s already exists", e.Card)
 	}
 	f := e.Fields
 	if f == nil || f.Title == nil || strings.TrimSpace(*f.Title) == "" {
-		return rule(ErrInvalid, "card %s needs a title", e.Card)
+		return wire.Rule(wire.ErrInvalid, "card %s needs a title", e.Card)
 	}
 	if k := f.IdempotencyKey; k != "" {
 		if id, used := s.keyOwner(k); used {
-			return rule(ErrConflict, "idempotency key %q already created card %s", k, id)
+			return wire.Rule(wire.ErrConflict, "idempotency key %q already created card %s", k, id)
 		}
 	}
 	return s.checkFields(e.Card, f)
 }
 
-func applyCreate(s *State, c *Card, e *Event) {
-	c.Status = StatusReady
+func applyCreate(s *State, c *wire.Card, e *wire.Event) {
+	c.Status = wire.StatusReady
 	c.Labels, c.DependsOn, c.Acceptance = []string{}, []string{}, []string{}
-	c.CreatedAt = e.clock()
+	c.CreatedAt = e.WriterClock()
 	c.IdempotencyKey = e.Fields.IdempotencyKey
 	if c.IdempotencyKey != "" {
 		s.keys[c.IdempotencyKey] = c.ID
@@ -71,44 +72,44 @@ func applyCreate(s *State, c *Card, e *Event) {
 	applyFields(s, c, e)
 }
 
-func checkUpdate(s *State, c *Card, e *Event) error {
+func checkUpdate(s *State, c *wire.Card, e *wire.Event) error {
 	f := e.Fields
-	if f == nil || *f == (Fields{}) {
-		return rule(ErrInvalid, "update of %s changes nothing", e.Card)
+	if f == nil || *f == (wire.Fields{}) {
+		return wire.Rule(wire.ErrInvalid, "update of %s changes nothing", e.Card)
 	}
 	if f.IdempotencyKey != "" {
-		return rule(ErrInvalid, "the idempotency key of %s cannot change", e.Card)
+		return wire.Rule(wire.ErrInvalid, "the idempotency key of %s cannot change", e.Card)
 	}
 	if f.Title != nil && strings.TrimSpace(*f.Title) == "" {
-		return rule(ErrInvalid, "card %s needs a title", e.Card)
+		return wire.Rule(wire.ErrInvalid, "card %s needs a title", e.Card)
 	}
 	return s.checkFields(e.Card, f)
 }
 
 // checkFields validates the fields a create or update sets on card id.
-func (s *State) checkFields(id string, f *Fields) error {
-	if f.Title != nil && len(*f.Title) > MaxTitleLen {
-		return rule(ErrInvalid, "title of %s is longer than %d bytes", id, MaxTitleLen)
+func (s *State) checkFields(id string, f *wire.Fields) error {
+	if f.Title != nil && len(*f.Title) > wire.MaxTitleLen {
+		return wire.Rule(wire.ErrInvalid, "title of %s is longer than %d bytes", id, wire.MaxTitleLen)
 	}
-	if f.Body != nil && len(*f.Body) > MaxBodyLen {
-		return rule(ErrInvalid, "body of %s is longer than %d bytes", id, MaxBodyLen)
+	if f.Body != nil && len(*f.Body) > wire.MaxBodyLen {
+		return wire.Rule(wire.ErrInvalid, "body of %s is longer than %d bytes", id, wire.MaxBodyLen)
 	}
-	if f.Priority != nil && (*f.Priority > MaxPriority || *f.Priority < -MaxPriority) {
-		return rule(ErrInvalid, "priority %d of %s is outside ±%d", *f.Priority, id, MaxPriority)
+	if f.Priority != nil && (*f.Priority > wire.MaxPriority || *f.Priority < -wire.MaxPriority) {
+		return wire.Rule(wire.ErrInvalid, "priority %d of %s is outside ±%d", *f.Priority, id, wire.MaxPriority)
 	}
 	if f.MaxAttempts != nil && *f.MaxAttempts < 0 {
-		return rule(ErrInvalid, "max_attempts of %s must be 0 (unlimited) or more", id)
+		return wire.Rule(wire.ErrInvalid, "max_attempts of %s must be 0 (unlimited) or more", id)
 	}
 	for name, list := range map[string]*[]string{"labels": f.Labels, "acceptance": f.Acceptance, "depends_on": f.DependsOn} {
 		if list == nil {
 			continue
 		}
-		if len(*list) > MaxListEntries {
-			return rule(ErrInvalid, "%s of %s has more than %d entries", name, id, MaxListEntries)
+		if len(*list) > wire.MaxListEntries {
+			return wire.Rule(wire.ErrInvalid, "%s of %s has more than %d entries", name, id, wire.MaxListEntries)
 		}
 		for _, v := range *list {
 			if strings.TrimSpace(v) == "" {
-				return rule(ErrInvalid, "%s of %s has an empty entry", name, id)
+				return wire.Rule(wire.ErrInvalid, "%s of %s has an empty entry", name, id)
 			}
 		}
 	}
@@ -118,25 +119,25 @@ func (s *State) checkFields(id string, f *Fields) error {
 	if f.Parent != nil && *f.Parent != "" {
 		p := *f.Parent
 		if p == id {
-			return rule(ErrInvalid, "card %s cannot be its own parent", id)
+			return wire.Rule(wire.ErrInvalid, "card %s cannot be its own parent", id)
 		}
 		if s.liveCard(p) == nil {
-			return rule(ErrNotFound, "parent card %s not found", p)
+			return wire.Rule(wire.ErrNotFound, "parent card %s not found", p)
 		}
 		if cycle := s.parentCycle(id, p); cycle != nil {
-			return rule(ErrConflict, "parent %s of %s would make a cycle: %s", p, id, strings.Join(cycle, " → "))
+			return wire.Rule(wire.ErrConflict, "parent %s of %s would make a cycle: %s", p, id, strings.Join(cycle, " → "))
 		}
 	}
 	if f.DependsOn != nil {
 		for _, d := range *f.DependsOn {
 			if d == id {
-				return rule(ErrInvalid, "card %s cannot depend on itself", id)
+				return wire.Rule(wire.ErrInvalid, "card %s cannot depend on itself", id)
 			}
 			if s.liveCard(d) == nil {
-				return rule(ErrNotFound, "dependency %s of %s not found", d, id)
+				return wire.Rule(wire.ErrNotFound, "dependency %s of %s not found", d, id)
 			}
 			if cycle := s.depCycle(id, d); cycle != nil {
-				return rule(ErrConflict, "%s depending on %s would make a cycle: %s", id, d, strings.Join(cycle, " → "))
+				return wire.Rule(wire.ErrConflict, "%s depending on %s would make a cycle: %s", id, d, strings.Join(cycle, " → "))
 			}
 		}
 	}
@@ -144,14 +145,14 @@ func (s *State) checkFields(id string, f *Fields) error {
 }
 
 // fieldsChange reports whether applying f would change c.
-func fieldsChange(f *Fields, c *Card) bool {
+func fieldsChange(f *wire.Fields, c *wire.Card) bool {
 	probe := c.Clone()
-	applyFields(nil, &probe, &Event{Fields: f})
+	applyFields(nil, &probe, &wire.Event{Fields: f})
 	return !probe.SameFields(c)
 }
 
 // applyFields sets whatever fields the event carries.
-func applyFields(_ *State, c *Card, e *Event) {
+func applyFields(_ *State, c *wire.Card, e *wire.Event) {
 	f := e.Fields
 	if f.Title != nil {
 		c.Title = *f.Title
@@ -175,7 +176,7 @@ func applyFields(_ *State, c *Card, e *Event) {
 		c.Parent = *f.Parent
 	}
 	if f.Acceptance != nil {
-		c.Acceptance = cloneStrings(*f.Acceptance)
+		c.Acceptance = wire.CloneStrings(*f.Acceptance)
 	}
 	if f.MaxAttempts != nil {
 		c.MaxAttempts = *f.MaxAttempts
@@ -187,67 +188,67 @@ func applyFields(_ *State, c *Card, e *Event) {
 		if f.DeferUntil.IsZero() {
 			c.DeferUntil = nil
 		} else {
-			c.DeferUntil = timePtr(f.DeferUntil.UTC())
+			c.DeferUntil = wire.TimePtr(f.DeferUntil.UTC())
 		}
 	}
 }
 
-func checkClaim(s *State, c *Card, e *Event) error {
+func checkClaim(s *State, c *wire.Card, e *wire.Event) error {
 	if e.Owner == "" {
-		return rule(ErrInvalid, "a claim of %s needs an owner", e.Card)
+		return wire.Rule(wire.ErrInvalid, "a claim of %s needs an owner", e.Card)
 	}
 	if e.TTLSeconds < 1 {
-		return rule(ErrInvalid, "a claim of %s needs a ttl of at least 1s", e.Card)
+		return wire.Rule(wire.ErrInvalid, "a claim of %s needs a ttl of at least 1s", e.Card)
 	}
-	if e.TTLSeconds > maxTTLSeconds {
-		return rule(ErrInvalid, "a claim of %s has a ttl of %ds; the longest lease is %s (MaxTTL)", e.Card, e.TTLSeconds, MaxTTL)
+	if e.TTLSeconds > wire.MaxTTLSeconds {
+		return wire.Rule(wire.ErrInvalid, "a claim of %s has a ttl of %ds; the longest lease is %s (MaxTTL)", e.Card, e.TTLSeconds, wire.MaxTTL)
 	}
-	if err := s.claimable(c, e.clock(), e.Owner); err != nil {
+	if err := s.claimable(c, e.WriterClock(), e.Owner); err != nil {
 		return err
 	}
 	if e.ExpectVersion != c.Version {
-		return rule(ErrConflict, "card %s changed (version %d, claim expected %d)", c.ID, c.Version, e.ExpectVersion)
+		return wire.Rule(wire.ErrConflict, "card %s changed (version %d, claim expected %d)", c.ID, c.Version, e.ExpectVersion)
 	}
 	if e.Epoch != c.ClaimEpoch+1 {
-		return rule(ErrConflict, "claim of %s has epoch %d, next epoch is %d", c.ID, e.Epoch, c.ClaimEpoch+1)
+		return wire.Rule(wire.ErrConflict, "claim of %s has epoch %d, next epoch is %d", c.ID, e.Epoch, c.ClaimEpoch+1)
 	}
 	return nil
 }
 
-func applyClaim(_ *State, c *Card, e *Event) {
-	now := e.clock()
+func applyClaim(_ *State, c *wire.Card, e *wire.Event) {
+	now := e.WriterClock()
 	// Only an owner renewing its own live lease keeps the attempt count.
 	if !(c.Leased(now) && c.ClaimOwner == e.Owner) {
 		c.Attempts++
 	}
-	c.Status = StatusClaimed
+	c.Status = wire.StatusClaimed
 	c.ClaimOwner = e.Owner
 	c.ClaimEpoch = e.Epoch
-	c.ClaimedAt = timePtr(now)
+	c.ClaimedAt = wire.TimePtr(now)
 	c.ClaimTTLSeconds = e.TTLSeconds
-	c.LeaseExpiresAt = timePtr(now.Add(time.Duration(e.TTLSeconds) * time.Second))
+	c.LeaseExpiresAt = wire.TimePtr(now.Add(time.Duration(e.TTLSeconds) * time.Second))
 	c.LastHeartbeatAt = nil
 	c.Progress, c.Checkpoint = nil, nil
 	c.BlockedReason = ""
 }
 
 // fence checks that e comes from the current lease holder.
-func fence(c *Card, e *Event) error {
+func fence(c *wire.Card, e *wire.Event) error {
 	if e.Owner == "" {
-		return rule(ErrInvalid, "%s of %s needs the owner", e.Op, c.ID)
+		return wire.Rule(wire.ErrInvalid, "%s of %s needs the owner", e.Op, c.ID)
 	}
-	if !c.holdsLease(e) || c.ClaimOwner != e.Owner {
+	if !c.HoldsLease(e) || c.ClaimOwner != e.Owner {
 		holder := "nobody"
-		if c.Status == StatusClaimed {
+		if c.Status == wire.StatusClaimed {
 			holder = fmt.Sprintf("%s (epoch %d)", c.ClaimOwner, c.ClaimEpoch)
 		}
-		return rule(ErrFenced, "%s does not hold %s (status %s, held by %s); stop working on it", e.Owner, c.ID, c.Status, holder)
+		return wire.Rule(wire.ErrFenced, "%s does not hold %s (status %s, held by %s); stop working on it", e.Owner, c.ID, c.Status, holder)
 	}
 	if e.Epoch != 0 && e.Epoch != c.ClaimEpoch {
 		if e.Epoch > c.ClaimEpoch {
-			return rule(ErrFenced, "epoch %d of %s was never granted: the lease is at epoch %d", e.Epoch, c.ID, c.ClaimEpoch)
+			return wire.Rule(wire.ErrFenced, "epoch %d of %s was never granted: the lease is at epoch %d", e.Epoch, c.ID, c.ClaimEpoch)
 		}
-		return rule(ErrFenced, "epoch %d of %s is stale: the lease is at epoch %d; stop working on it", e.Epoch, c.ID, c.ClaimEpoch)
+		return wire.Rule(wire.ErrFenced, "epoch %d of %s is stale: the lease is at epoch %d; stop working on it", e.Epoch, c.ID, c.ClaimEpoch)
 	}
 	return nil
 }
@@ -255,39 +256,39 @@ func fence(c *Card, e *Event) error {
 // fenceIfOwned fences a complete or block that names an owner like a
 // heartbeat; without one it is a person closing or parking a card by hand,
 // and not fenced.
-func fenceIfOwned(c *Card, e *Event) error {
+func fenceIfOwned(c *wire.Card, e *wire.Event) error {
 	if e.Owner == "" {
 		return nil
 	}
 	return fence(c, e)
 }
 
-func checkHeartbeat(_ *State, c *Card, e *Event) error {
+func checkHeartbeat(_ *State, c *wire.Card, e *wire.Event) error {
 	if err := fence(c, e); err != nil {
 		return err
 	}
 	if e.TTLSeconds < 0 {
-		return rule(ErrInvalid, "ttl must be at least 1s")
+		return wire.Rule(wire.ErrInvalid, "ttl must be at least 1s")
 	}
-	if e.TTLSeconds > maxTTLSeconds {
-		return rule(ErrInvalid, "a heartbeat of %s has a ttl of %ds; the longest lease is %s (MaxTTL)", e.Card, e.TTLSeconds, MaxTTL)
+	if e.TTLSeconds > wire.MaxTTLSeconds {
+		return wire.Rule(wire.ErrInvalid, "a heartbeat of %s has a ttl of %ds; the longest lease is %s (MaxTTL)", e.Card, e.TTLSeconds, wire.MaxTTL)
 	}
 	if e.Progress != nil && (*e.Progress < 0 || *e.Progress > 100) {
-		return rule(ErrInvalid, "progress %d is outside 0-100", *e.Progress)
+		return wire.Rule(wire.ErrInvalid, "progress %d is outside 0-100", *e.Progress)
 	}
-	if len(e.Checkpoint) > MaxCheckpoint {
-		return rule(ErrInvalid, "checkpoint is larger than %d bytes", MaxCheckpoint)
+	if len(e.Checkpoint) > wire.MaxCheckpoint {
+		return wire.Rule(wire.ErrInvalid, "checkpoint is larger than %d bytes", wire.MaxCheckpoint)
 	}
 	return nil
 }
 
-func applyHeartbeat(_ *State, c *Card, e *Event) {
+func applyHeartbeat(_ *State, c *wire.Card, e *wire.Event) {
 	if e.TTLSeconds > 0 {
 		c.ClaimTTLSeconds = e.TTLSeconds
 	}
-	now := e.clock()
-	c.LastHeartbeatAt = timePtr(now)
-	c.LeaseExpiresAt = timePtr(now.Add(time.Duration(c.ClaimTTLSeconds) * time.Second))
+	now := e.WriterClock()
+	c.LastHeartbeatAt = wire.TimePtr(now)
+	c.LeaseExpiresAt = wire.TimePtr(now.Add(time.Duration(c.ClaimTTLSeconds) * time.Second))
 	if e.Progress != nil {
 		p := *e.Progress
 		c.Progress = &p
@@ -297,33 +298,33 @@ func applyHeartbeat(_ *State, c *Card, e *Event) {
 	}
 }
 
-func checkRelease(_ *State, c *Card, e *Event) error { return fence(c, e) }
+func checkRelease(_ *State, c *wire.Card, e *wire.Event) error { return fence(c, e) }
 
 // applyRelease returns the card to the pool, or parks it when its attempts
 // are used up. Release and reclaim share it.
-func applyRelease(_ *State, c *Card, e *Event) {
-	if c.Status == StatusReview { // a reviewer giving the review back
-		c.clearLease()
+func applyRelease(_ *State, c *wire.Card, e *wire.Event) {
+	if c.Status == wire.StatusReview { // a reviewer giving the review back
+		c.ClearLease()
 		return
 	}
-	c.clearLease()
-	if c.exhausted() {
-		c.Status = StatusBlocked
+	c.ClearLease()
+	if c.Exhausted() {
+		c.Status = wire.StatusBlocked
 		c.BlockedReason = fmt.Sprintf("max attempts reached (%d of %d)", c.Attempts, c.MaxAttempts)
 		return
 	}
-	c.Status = StatusReady
+	c.Status = wire.StatusReady
 }
 
-func checkReclaim(_ *State, c *Card, e *Event) error {
-	if c.Status != StatusClaimed {
-		return rule(ErrConflict, "card %s is %s, not claimed", c.ID, c.Status)
+func checkReclaim(_ *State, c *wire.Card, e *wire.Event) error {
+	if c.Status != wire.StatusClaimed {
+		return wire.Rule(wire.ErrConflict, "card %s is %s, not claimed", c.ID, c.Status)
 	}
 	if e.Epoch != c.ClaimEpoch {
-		return rule(ErrConflict, "reclaim of %s names epoch %d but the lease is at epoch %d", c.ID, e.Epoch, c.ClaimEpoch)
+		return wire.Rule(wire.ErrConflict, "reclaim of %s names epoch %d but the lease is at epoch %d", c.ID, e.Epoch, c.ClaimEpoch)
 	}
-	if !e.Force && !c.Expired(e.clock()) {
-		return rule(ErrConflict, "lease on %s held by %s runs until %s; use force to take it anyway", c.ID, c.ClaimOwner, c.LeaseExpiresAt.Format(time.RFC3339))
+	if !e.Force && !c.Expired(e.WriterClock()) {
+		return wire.Rule(wire.ErrConflict, "lease on %s held by %s runs until %s; use force to take it anyway", c.ID, c.ClaimOwner, c.LeaseExpiresAt.Format(time.RFC3339))
 	}
 	return nil
 }
@@ -333,22 +334,22 @@ func checkReclaim(_ *State, c *Card, e *Event) error {
 // ErrFenced (its lease is gone: stop working on the card), else
 // ErrConflict; exit code 4 either way. Otherwise an owner's completion is
 // fenced like a heartbeat.
-func checkComplete(s *State, c *Card, e *Event) error {
-	if e.To != "" && c.Status != StatusDone {
+func checkComplete(s *State, c *wire.Card, e *wire.Event) error {
+	if e.To != "" && c.Status != wire.StatusDone {
 		return checkAutoClose(s, c, e)
 	}
-	if c.Status == StatusDone {
-		closed, class := "", ErrConflict
+	if c.Status == wire.StatusDone {
+		closed, class := "", wire.ErrConflict
 		if c.ClosedAt != nil {
 			closed = " since " + c.ClosedAt.Format(time.RFC3339)
 		}
 		if e.Owner != "" {
-			class = ErrFenced
+			class = wire.ErrFenced
 		}
-		return rule(class, "card %s is already done%s; nothing to complete", c.ID, closed)
+		return wire.Rule(class, "card %s is already done%s; nothing to complete", c.ID, closed)
 	}
-	if c.Status == StatusReview {
-		return rule(ErrConflict, "card %s is in review: approve or reject it", c.ID)
+	if c.Status == wire.StatusReview {
+		return wire.Rule(wire.ErrConflict, "card %s is in review: approve or reject it", c.ID)
 	}
 	if err := fenceIfOwned(c, e); err != nil {
 		return err
@@ -356,108 +357,108 @@ func checkComplete(s *State, c *Card, e *Event) error {
 	return checkWork(c, e)
 }
 
-func applyComplete(_ *State, c *Card, e *Event) {
-	c.clearLease()
-	c.Status = StatusDone
-	c.ClosedAt = timePtr(e.clock())
+func applyComplete(_ *State, c *wire.Card, e *wire.Event) {
+	c.ClearLease()
+	c.Status = wire.StatusDone
+	c.ClosedAt = wire.TimePtr(e.WriterClock())
 	c.CloseNote = e.Reason
 	c.BlockedReason = ""
-	c.ClosedBy = closer(e)
+	c.ClosedBy = wire.Closer(e)
 	recordWork(c, e)
 }
 
-func checkBlock(_ *State, c *Card, e *Event) error {
+func checkBlock(_ *State, c *wire.Card, e *wire.Event) error {
 	if err := fenceIfOwned(c, e); err != nil {
 		return err
 	}
-	if c.Status == StatusDone {
-		return rule(ErrConflict, "card %s is done; reopen it before blocking", c.ID)
+	if c.Status == wire.StatusDone {
+		return wire.Rule(wire.ErrConflict, "card %s is done; reopen it before blocking", c.ID)
 	}
 	return nil
 }
 
-func applyBlock(_ *State, c *Card, e *Event) {
-	c.clearLease()
-	c.Status = StatusBlocked
+func applyBlock(_ *State, c *wire.Card, e *wire.Event) {
+	c.ClearLease()
+	c.Status = wire.StatusBlocked
 	c.BlockedReason = e.Reason
 }
 
-func checkUnblock(_ *State, c *Card, e *Event) error {
-	if c.Status != StatusBlocked && !c.lapsed(e.clock()) {
-		return rule(ErrConflict, "card %s is %s, not blocked", c.ID, c.Status)
+func checkUnblock(_ *State, c *wire.Card, e *wire.Event) error {
+	if c.Status != wire.StatusBlocked && !c.Lapsed(e.WriterClock()) {
+		return wire.Rule(wire.ErrConflict, "card %s is %s, not blocked", c.ID, c.Status)
 	}
 	return nil
 }
 
-func applyUnblock(_ *State, c *Card, _ *Event) {
-	c.clearLease() // a lapsed lease (see Card.view)
-	if c.exhausted() {
+func applyUnblock(_ *State, c *wire.Card, _ *wire.Event) {
+	c.ClearLease() // a lapsed lease (see Card.view)
+	if c.Exhausted() {
 		c.Attempts = 0 // unblocking grants a fresh attempts budget
 	}
-	c.Status = StatusReady
+	c.Status = wire.StatusReady
 	c.BlockedReason = ""
 }
 
-func checkReopen(_ *State, c *Card, _ *Event) error {
-	if c.Status != StatusDone {
-		return rule(ErrConflict, "card %s is %s, not done", c.ID, c.Status)
+func checkReopen(_ *State, c *wire.Card, _ *wire.Event) error {
+	if c.Status != wire.StatusDone {
+		return wire.Rule(wire.ErrConflict, "card %s is %s, not done", c.ID, c.Status)
 	}
 	return nil
 }
 
 // applyReopen starts the card's work over, with a fresh attempts budget.
-func applyReopen(_ *State, c *Card, _ *Event) {
-	c.Status = StatusReady
+func applyReopen(_ *State, c *wire.Card, _ *wire.Event) {
+	c.Status = wire.StatusReady
 	c.ClosedAt = nil
 	c.CloseNote = ""
 	c.ClosedBy = ""
 	c.Attempts = 0
 }
 
-func checkLink(s *State, c *Card, e *Event) error {
+func checkLink(s *State, c *wire.Card, e *wire.Event) error {
 	if e.LinkType != "" {
 		return checkTypedLink(s, c, e)
 	}
 	if e.To == c.ID {
-		return rule(ErrInvalid, "card %s cannot depend on itself", c.ID)
+		return wire.Rule(wire.ErrInvalid, "card %s cannot depend on itself", c.ID)
 	}
 	if s.liveCard(e.To) == nil {
-		return rule(ErrNotFound, "card %s not found", e.To)
+		return wire.Rule(wire.ErrNotFound, "card %s not found", e.To)
 	}
 	if slices.Contains(c.DependsOn, e.To) {
-		return rule(ErrConflict, "%s already depends on %s", c.ID, e.To)
+		return wire.Rule(wire.ErrConflict, "%s already depends on %s", c.ID, e.To)
 	}
-	if len(c.DependsOn) >= MaxListEntries {
-		return rule(ErrInvalid, "%s already has %d dependencies", c.ID, MaxListEntries)
+	if len(c.DependsOn) >= wire.MaxListEntries {
+		return wire.Rule(wire.ErrInvalid, "%s already has %d dependencies", c.ID, wire.MaxListEntries)
 	}
 	if cycle := s.depCycle(c.ID, e.To); cycle != nil {
-		return rule(ErrConflict, "%s depending on %s would make a cycle: %s", c.ID, e.To, strings.Join(cycle, " → "))
+		return wire.Rule(wire.ErrConflict, "%s depending on %s would make a cycle: %s", c.ID, e.To, strings.Join(cycle, " → "))
 	}
 	return nil
 }
 
-func applyLink(_ *State, c *Card, e *Event) {
+func applyLink(_ *State, c *wire.Card, e *wire.Event) {
 	if e.LinkType != "" {
-		c.Links = append(c.Links[:len(c.Links):len(c.Links)], Link{Type: e.LinkType, To: e.To})
+		c.Links = append(c.Links[:len(c.Links):len(c.Links)], wire.Link{Type: e.LinkType, To: e.To})
 		return
 	}
 	c.DependsOn = append(c.DependsOn, e.To)
 }
 
-func checkUnlink(s *State, c *Card, e *Event) error {
+func checkUnlink(s *State, c *wire.Card, e *wire.Event) error {
 	if e.LinkType != "" {
 		return checkTypedUnlink(s, c, e)
 	}
 	if !slices.Contains(c.DependsOn, e.To) {
-		return rule(ErrConflict, "%s does not depend on %s", c.ID, e.To)
+		return wire.Rule(wire.ErrConflict, "%s does not depend on %s", c.ID, e.To)
 	}
 	return nil
 }
 
-func applyUnlink(_ *State, c *Card, e *Event) {
+func applyUnlink(_ *State, c *wire.Card, e *wire.Event) {
 	if e.LinkType != "" {
-		l := Link{Type: e.LinkType, To: e.To}
-		c.Links = slices.DeleteFunc(slices.Clone(c.Links), func(x Link) bool { return x == l })
+		l := wire.Link{Type: e.LinkType, To: e.To}
+		c.Links = slices.DeleteFunc(slices.Clone(c.Links), func(x wire.Link) bool { return x == l })
 		return
 	}
 	c.DependsOn = slices.DeleteFunc(c.DependsOn, func(d string) bool { return d == e.To })
@@ -466,38 +467,38 @@ func applyUnlink(_ *State, c *Card, e *Event) {
 // applyReclaim returns the card to the pool like a release. A lease that
 // ran out counts as a failed attempt: the card waits out the retry backoff
 // the event carries, as after a fail.
-func applyReclaim(s *State, c *Card, e *Event) {
+func applyReclaim(s *State, c *wire.Card, e *wire.Event) {
 	expired := c.Expired(e.At)
 	if expired {
-		recordFailure(c, "lease expired", "", *orTime(c.LeaseExpiresAt, e.At))
+		wire.RecordFailure(c, "lease expired", "", *wire.OrTime(c.LeaseExpiresAt, e.At))
 	}
 	applyRelease(s, c, e)
-	if expired && c.Status == StatusReady {
+	if expired && c.Status == wire.StatusReady {
 		c.DeferUntil = deferredUntil(c, e)
 	}
 }
 
-func checkNote(_ *State, c *Card, e *Event) error {
+func checkNote(_ *State, c *wire.Card, e *wire.Event) error {
 	if e.Owner != "" {
 		if err := fence(c, e); err != nil {
 			return err
 		}
 	}
 	if strings.TrimSpace(e.Text) == "" {
-		return rule(ErrInvalid, "a note on %s needs text", c.ID)
+		return wire.Rule(wire.ErrInvalid, "a note on %s needs text", c.ID)
 	}
-	if len(e.Text) > MaxNoteLen {
-		return rule(ErrInvalid, "note on %s is longer than %d bytes", c.ID, MaxNoteLen)
+	if len(e.Text) > wire.MaxNoteLen {
+		return wire.Rule(wire.ErrInvalid, "note on %s is longer than %d bytes", c.ID, wire.MaxNoteLen)
 	}
-	if len(noteAuthor(e)) > MaxAuthorLen {
-		return rule(ErrInvalid, "author of a note on %s is longer than %d bytes", c.ID, MaxAuthorLen)
+	if len(noteAuthor(e)) > wire.MaxAuthorLen {
+		return wire.Rule(wire.ErrInvalid, "author of a note on %s is longer than %d bytes", c.ID, wire.MaxAuthorLen)
 	}
 	return nil
 }
 
 // noteAuthor is who a note is by: the lease owner who wrote it, or else the
 // actor.
-func noteAuthor(e *Event) string {
+func noteAuthor(e *wire.Event) string {
 	if e.Owner != "" {
 		return e.Owner
 	}
@@ -505,25 +506,25 @@ func noteAuthor(e *Event) string {
 }
 
 // applyNote adds to the case file, dropping the oldest notes past MaxNotes.
-func applyNote(_ *State, c *Card, e *Event) {
+func applyNote(_ *State, c *wire.Card, e *wire.Event) {
 	keep := c.Notes
-	if len(keep) >= MaxNotes {
-		keep = keep[len(keep)-MaxNotes+1:]
+	if len(keep) >= wire.MaxNotes {
+		keep = keep[len(keep)-wire.MaxNotes+1:]
 	}
-	notes := make([]Note, len(keep), len(keep)+1)
+	notes := make([]wire.Note, len(keep), len(keep)+1)
 	copy(notes, keep)
-	c.Notes = append(notes, Note{Text: e.Text, Author: noteAuthor(e), At: e.At})
+	c.Notes = append(notes, wire.Note{Text: e.Text, Author: noteAuthor(e), At: e.At})
 }
 
-func checkFail(_ *State, c *Card, e *Event) error {
+func checkFail(_ *State, c *wire.Card, e *wire.Event) error {
 	if err := fence(c, e); err != nil {
 		return err
 	}
-	if len(e.Reason) > MaxNoteLen {
-		return rule(ErrInvalid, "reason for failing %s is longer than %d bytes", c.ID, MaxNoteLen)
+	if len(e.Reason) > wire.MaxNoteLen {
+		return wire.Rule(wire.ErrInvalid, "reason for failing %s is longer than %d bytes", c.ID, wire.MaxNoteLen)
 	}
 	if e.BackoffSeconds < 0 || e.BackoffMaxSeconds < 0 {
-		return rule(ErrInvalid, "retry backoff of a fail of %s is negative", c.ID)
+		return wire.Rule(wire.ErrInvalid, "retry backoff of a fail of %s is negative", c.ID)
 	}
 	return nil
 }
@@ -531,30 +532,30 @@ func checkFail(_ *State, c *Card, e *Event) error {
 // applyFail gives the card back after a failed attempt (the claim counted
 // it): to blocked with the reason when its attempts are used up, else to
 // ready, not claimable before the retry backoff has passed.
-func applyFail(_ *State, c *Card, e *Event) {
-	recordFailure(c, e.Reason, e.Owner, e.clock())
-	c.clearLease()
-	if c.exhausted() {
-		c.Status = StatusBlocked
+func applyFail(_ *State, c *wire.Card, e *wire.Event) {
+	wire.RecordFailure(c, e.Reason, e.Owner, e.WriterClock())
+	c.ClearLease()
+	if c.Exhausted() {
+		c.Status = wire.StatusBlocked
 		c.BlockedReason = fmt.Sprintf("max attempts reached (%d of %d)", c.Attempts, c.MaxAttempts)
 		if e.Reason != "" {
 			c.BlockedReason += ": " + e.Reason
 		}
 		return
 	}
-	c.Status = StatusReady
+	c.Status = wire.StatusReady
 	c.DeferUntil = deferredUntil(c, e)
 }
 
 // deferredUntil is when a card that failed its attempt at e.At may be
 // claimed again: the event's backoff after its time, or the card's own
 // defer_until when that is later.
-func deferredUntil(c *Card, e *Event) *time.Time {
+func deferredUntil(c *wire.Card, e *wire.Event) *time.Time {
 	d := retryDelay(e.BackoffSeconds, e.BackoffMaxSeconds, c.Attempts)
 	if d <= 0 || (c.DeferUntil != nil && !c.DeferUntil.Before(e.At.Add(d))) {
 		return c.DeferUntil
 	}
-	return timePtr(e.At.Add(d))
+	return wire.TimePtr(e.At.Add(d))
 }
 
 // retryDelay is the wait after the attempts-th failed attempt: initial

@@ -2,6 +2,7 @@ package ledger
 
 import (
 	"fmt"
+	"github.com/bl-backlog/bl/ledger/internal/wire"
 	"path"
 	"slices"
 	"strings"
@@ -44,12 +45,12 @@ func checkPaths(id string, paths *[]string) error {
 	if paths == nil {
 		return nil
 	}
-	if len(*paths) > MaxListEntries {
-		return rule(ErrInvalid, "paths of %s has more than %d entries", id, MaxListEntries)
+	if len(*paths) > wire.MaxListEntries {
+		return wire.Rule(wire.ErrInvalid, "paths of %s has more than %d entries", id, wire.MaxListEntries)
 	}
 	for _, p := range *paths {
 		if err := ValidPath(p); err != nil {
-			return rule(ErrInvalid, "paths of %s: %v", id, err)
+			return wire.Rule(wire.ErrInvalid, "paths of %s: %v", id, err)
 		}
 	}
 	return nil
@@ -60,20 +61,20 @@ func checkPaths(id string, paths *[]string) error {
 func ValidPath(p string) error {
 	switch {
 	case strings.TrimSpace(p) == "":
-		return rule(ErrInvalid, "an empty path")
+		return wire.Rule(wire.ErrInvalid, "an empty path")
 	case len(p) > MaxPathLen:
-		return rule(ErrInvalid, "path %q is longer than %d bytes", p[:32]+"…", MaxPathLen)
+		return wire.Rule(wire.ErrInvalid, "path %q is longer than %d bytes", p[:32]+"…", MaxPathLen)
 	case strings.HasPrefix(p, "/"):
-		return rule(ErrInvalid, "path %q is absolute: name it from the repository root, without the leading /", p)
+		return wire.Rule(wire.ErrInvalid, "path %q is absolute: name it from the repository root, without the leading /", p)
 	case strings.ContainsAny(p, "\\\x00\n\r"):
-		return rule(ErrInvalid, "path %q holds a backslash or a control character", p)
+		return wire.Rule(wire.ErrInvalid, "path %q holds a backslash or a control character", p)
 	}
 	for _, seg := range strings.Split(p, "/") {
 		if seg == ".." || seg == "." || seg == "" {
-			return rule(ErrInvalid, "path %q has an empty, . or .. segment", p)
+			return wire.Rule(wire.ErrInvalid, "path %q has an empty, . or .. segment", p)
 		}
 		if _, err := path.Match(seg, ""); err != nil {
-			return rule(ErrInvalid, "path %q is not a valid glob: %v", p, err)
+			return wire.Rule(wire.ErrInvalid, "path %q is not a valid glob: %v", p, err)
 		}
 	}
 	return nil
@@ -157,14 +158,14 @@ func segsMatch(g, f []string) bool {
 // Only cards under a live lease or in review are read: the snapshot
 // index lists them with their lease end (a card in review as never
 // ending), so the cards that hold nothing are not read at all.
-func (s *State) pathHolders(now time.Time) []*Card {
+func (s *State) pathHolders(now time.Time) []*wire.Card {
 	if s.held.ok && s.held.events == s.events && s.held.now.Equal(now) {
 		return s.held.cards
 	}
 	complete := s.haveLeased(now)
-	var out []*Card
+	var out []*wire.Card
 	for _, c := range s.cards {
-		if c.holdsPaths(now) {
+		if c.HoldsPaths(now) {
 			out = append(out, c)
 		}
 	}
@@ -181,13 +182,13 @@ type heldCache struct {
 	ok     bool
 	events int64
 	now    time.Time
-	cards  []*Card
+	cards  []*wire.Card
 }
 
 // pathsHeldBy returns the first card other than c holding a path that
 // overlaps c's paths at now, or nil. A card without paths is never held
 // back, and costs nothing here.
-func (s *State) pathsHeldBy(c *Card, now time.Time) *Card {
+func (s *State) pathsHeldBy(c *wire.Card, now time.Time) *wire.Card {
 	if len(c.Paths) == 0 {
 		return nil
 	}
@@ -212,25 +213,25 @@ func overlapAny(a, b []string) bool {
 
 // ErrPathsHeld: the card's paths overlap paths another card holds (exit
 // code 4, code "paths_held").
-var ErrPathsHeld = fmt.Errorf("%w: paths held", ErrConflict)
+var ErrPathsHeld = fmt.Errorf("%w: paths held", wire.ErrConflict)
 
 // heldError says which card holds the paths c needs.
-func heldError(c, h *Card) error {
+func heldError(c, h *wire.Card) error {
 	by := ""
-	if h.Status == StatusReview {
+	if h.Status == wire.StatusReview {
 		by = " (in review)"
 	} else if h.ClaimOwner != "" {
 		by = " (claimed by " + h.ClaimOwner + ")"
 	}
-	return rule(ErrPathsHeld, "paths of %s overlap paths held by %s%s; claim it once %s is done or released", c.ID, h.ID, by, h.ID)
+	return wire.Rule(ErrPathsHeld, "paths of %s overlap paths held by %s%s; claim it once %s is done or released", c.ID, h.ID, by, h.ID)
 }
 
 // Hold is a live reservation: a card holding paths, and who holds it.
 type Hold struct {
-	Card   string   `json:"card"`
-	Owner  string   `json:"owner,omitempty"` // the lease owner; empty in review
-	Status Status   `json:"status"`
-	Paths  []string `json:"paths"`
+	Card   string      `json:"card"`
+	Owner  string      `json:"owner,omitempty"` // the lease owner; empty in review
+	Status wire.Status `json:"status"`
+	Paths  []string    `json:"paths"`
 }
 
 // PathHolds returns the live reservations now, in claim order.
@@ -238,7 +239,7 @@ func (b *Backlog) PathHolds() (out []Hold, err error) {
 	err = b.View(func(s *State, now time.Time) error {
 		for _, c := range s.pathHolders(now) {
 			h := Hold{Card: c.ID, Status: c.Status, Paths: slices.Clone(c.Paths)}
-			if c.Status == StatusClaimed {
+			if c.Status == wire.StatusClaimed {
 				h.Owner = c.ClaimOwner
 			} else {
 				h.Owner = c.SubmittedBy

@@ -3,6 +3,7 @@ package ledger
 import (
 	"errors"
 	"fmt"
+	"github.com/bl-backlog/bl/ledger/internal/wire"
 	"strings"
 	"testing"
 	"time"
@@ -71,7 +72,7 @@ func TestPathMatches(t *testing.T) {
 
 func TestValidPath(t *testing.T) {
 	for _, bad := range []string{"", " ", "/etc/passwd", "a/../b", "./a", "a//b", "src/[", "a\\b"} {
-		if err := ValidPath(bad); !errors.Is(err, ErrInvalid) {
+		if err := ValidPath(bad); !errors.Is(err, wire.ErrInvalid) {
 			t.Errorf("ValidPath(%q) = %v", bad, err)
 		}
 	}
@@ -103,7 +104,7 @@ func TestClaimSkipsHeldPaths(t *testing.T) {
 		t.Fatalf("claim beside A7 took %v (%v), want C", c, err)
 	}
 	_, err = e.b.Claim(e.ctx, ClaimRequest{Mutation: m, ID: "B", Owner: "w3", TTL: time.Minute})
-	if !errors.Is(err, ErrPathsHeld) || !errors.Is(err, ErrConflict) || !strings.Contains(err.Error(), "A7") {
+	if !errors.Is(err, ErrPathsHeld) || !errors.Is(err, wire.ErrConflict) || !strings.Contains(err.Error(), "A7") {
 		t.Fatalf("claim --id B: %v", err)
 	}
 	ready, err := e.b.Ready(Filter{})

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/bl-backlog/bl/ledger/internal/wire"
 	"github.com/bl-backlog/bl/lock"
 )
 
@@ -19,8 +20,8 @@ var ErrLockTimeout = lock.ErrTimeout
 // no network call happens under the lock — and append it afterwards with
 // AppendStaged, which checks it still holds.
 type Staged struct {
-	Events []*Event // as every reader decodes them
-	Lines  []byte   // their ledger lines, as AppendStaged appends them
+	Events []*wire.Event // as every reader decodes them
+	Lines  []byte        // their ledger lines, as AppendStaged appends them
 }
 
 // StageCheck runs under the writers' lock on a write about to be staged,
@@ -65,7 +66,7 @@ func (b *Backlog) Stage(check StageCheck, fn func() error) (*Staged, error) {
 // as it stands (the request id's receipt names its first event). A
 // completion then closes the epics it finished (epics.auto_close), as
 // completeRollingUp does.
-func (b *Backlog) AppendStaged(ctx context.Context, w *Staged) (cards []Card, err error) {
+func (b *Backlog) AppendStaged(ctx context.Context, w *Staged) (cards []wire.Card, err error) {
 	if len(w.Events) == 0 {
 		return nil, nil
 	}
@@ -77,7 +78,7 @@ func (b *Backlog) AppendStaged(ctx context.Context, w *Staged) (cards []Card, er
 				return nil
 			}
 		}
-		if last := b.state.Last(); last.ID != "" && !last.before(w.Events[0]) {
+		if last := b.state.Last(); last.ID != "" && !last.Before(w.Events[0]) {
 			return fmt.Errorf("%w: %s came after it", ErrStageMoved, last.ID)
 		}
 		for _, e := range w.Events {
@@ -96,9 +97,9 @@ func (b *Backlog) AppendStaged(ctx context.Context, w *Staged) (cards []Card, er
 // rollUpStaged closes the epics a staged completion finished, as a
 // completion appended at once does (completeRollingUp): staging stopped
 // at the completion's own events.
-func (b *Backlog) rollUpStaged(w *Staged, cards []Card) {
+func (b *Backlog) rollUpStaged(w *Staged, cards []wire.Card) {
 	for _, e := range w.Events {
-		if e.Op == OpComplete {
+		if e.Op == wire.OpComplete {
 			b.rollUp(Mutation{Actor: e.Actor}, cards)
 			return
 		}
@@ -107,9 +108,9 @@ func (b *Backlog) rollUpStaged(w *Staged, cards []Card) {
 
 // PickTop returns up to k claimable cards matching f, best first: the
 // cards Pick would return one after another.
-func (s *State) PickTop(f Filter, now time.Time, k int) []Card {
-	var out []Card
-	s.inClaimOrder(now, func(c *Card) bool {
+func (s *State) PickTop(f Filter, now time.Time, k int) []wire.Card {
+	var out []wire.Card
+	s.inClaimOrder(now, func(c *wire.Card) bool {
 		if f.match(s, c, now) && s.claimable(c, now, "") == nil {
 			out = append(out, c.Clone())
 		}

@@ -3,6 +3,7 @@ package ledger
 import (
 	"bytes"
 	"errors"
+	"github.com/bl-backlog/bl/ledger/internal/wire"
 	"testing"
 	"time"
 )
@@ -16,7 +17,7 @@ func stageClaim(e *env, id, owner, requestID string) *Staged {
 		_, err := e.b.Claim(e.ctx, ClaimRequest{Mutation: Mutation{Actor: owner, RequestID: requestID}, ID: id, Owner: owner, TTL: time.Hour})
 		return err
 	})
-	if err != nil || w == nil || len(w.Events) != 1 || w.Events[0].Op != OpClaim {
+	if err != nil || w == nil || len(w.Events) != 1 || w.Events[0].Op != wire.OpClaim {
 		e.t.Fatalf("stage: %+v %v", w, err)
 	}
 	if !bytes.Equal(e.bytes(), before) {
@@ -74,11 +75,11 @@ func TestAppendStagedRefusedWhenMoved(t *testing.T) {
 	if _, err := e.open().Claim(e.ctx, ClaimRequest{Mutation: m, ID: "C1", Owner: "bob", TTL: time.Hour}); err != nil {
 		t.Fatal(err)
 	}
-	if !e.lastEvent().before(w.Events[0]) {
+	if !e.lastEvent().Before(w.Events[0]) {
 		t.Fatal("bob's claim is not stamped before alice's staged one")
 	}
 	n = len(e.events())
-	if _, err := e.b.AppendStaged(e.ctx, w); !errors.Is(err, ErrStageMoved) || !errors.Is(err, ErrConflict) || len(e.events()) != n {
+	if _, err := e.b.AppendStaged(e.ctx, w); !errors.Is(err, ErrStageMoved) || !errors.Is(err, wire.ErrConflict) || len(e.events()) != n {
 		t.Fatalf("a write that no longer checks: %v, %d events (want %d)", err, len(e.events()), n)
 	}
 	if c := e.card("C1"); c.ClaimOwner != "bob" {

@@ -1,6 +1,7 @@
 package ledger
 
 import (
+	"github.com/bl-backlog/bl/ledger/internal/wire"
 	"slices"
 	"time"
 )
@@ -34,10 +35,10 @@ type lazyReads struct {
 type frontier struct {
 	set  bool
 	at   time.Time
-	last Card // the claim-order key of the last card read; ID empty before the first
-	done bool // nothing after last
-	from int  // where the source goes on (a claim-order position; 0: the start)
-	next int  // how many to read next: doubles, so a long scan reads few times
+	last wire.Card // the claim-order key of the last card read; ID empty before the first
+	done bool      // nothing after last
+	from int       // where the source goes on (a claim-order position; 0: the start)
+	next int       // how many to read next: doubles, so a long scan reads few times
 }
 
 // serves reports whether a scan that leaves out the cards leased at q can
@@ -181,7 +182,7 @@ func (s *State) takeFault() error {
 
 // card returns the card with the given id; nil when there is none, or
 // (under resolve) when it has not been read yet.
-func (s *State) card(id string) *Card {
+func (s *State) card(id string) *wire.Card {
 	if c, ok := s.cards[id]; ok || s.src == nil {
 		return c
 	}
@@ -216,7 +217,7 @@ func (s *State) keyOwner(key string) (string, bool) {
 }
 
 // Receipt returns what an earlier request with this id did.
-func (s *State) Receipt(requestID string) (Receipt, bool) {
+func (s *State) Receipt(requestID string) (wire.Receipt, bool) {
 	if r, ok := s.requests[requestID]; ok || s.src == nil {
 		return r, ok
 	}
@@ -224,7 +225,7 @@ func (s *State) Receipt(requestID string) (Receipt, bool) {
 		if !slices.Contains(w.noReceipts, requestID) {
 			w.receipts = append(w.receipts, requestID)
 		}
-		return Receipt{}, false
+		return wire.Receipt{}, false
 	}
 	if _, err := s.readReceipt(requestID); err != nil {
 		s.noteFault(err)
@@ -255,7 +256,7 @@ func (s *State) haveLeased(now time.Time) bool {
 // for a scan that leaves out the cards leased at leasedAt: more is false
 // when every such card is in memory; last (nil before the first read) is
 // the claim-order key of the last card read.
-func (s *State) claimFrontier(leasedAt time.Time) (last *Card, more bool) {
+func (s *State) claimFrontier(leasedAt time.Time) (last *wire.Card, more bool) {
 	if s.src == nil {
 		return nil, false
 	}
@@ -341,9 +342,9 @@ func (s *State) readLeased(now time.Time) error {
 	if s.src == nil {
 		return nil
 	}
-	read := map[string]*Card{}
+	read := map[string]*wire.Card{}
 	seen := func(id []byte) bool { _, ok := s.cards[string(id)]; return ok }
-	if err := s.src.leased(now, seen, func(c *Card) bool {
+	if err := s.src.leased(now, seen, func(c *wire.Card) bool {
 		read[c.ID] = c
 		return true
 	}); err != nil {
@@ -371,9 +372,9 @@ func (s *State) readCandidates(leasedAt time.Time) error {
 		return nil
 	}
 	n := max(f.next, 1)
-	read := make([]*Card, 0, min(n, s.src.count()))
+	read := make([]*wire.Card, 0, min(n, s.src.count()))
 	seen := func(id []byte) bool { _, ok := s.cards[string(id)]; return ok }
-	from, err := s.src.candidates(f.from, f.at, seen, func(c *Card) bool {
+	from, err := s.src.candidates(f.from, f.at, seen, func(c *wire.Card) bool {
 		if f.last.ID != "" && ClaimOrder(c, &f.last) <= 0 {
 			return true
 		}
@@ -392,7 +393,7 @@ func (s *State) readCandidates(leasedAt time.Time) error {
 	}
 	if len(read) > 0 {
 		c := read[len(read)-1]
-		f.last = Card{ID: c.ID, Priority: c.Priority, CreatedAt: c.CreatedAt}
+		f.last = wire.Card{ID: c.ID, Priority: c.Priority, CreatedAt: c.CreatedAt}
 	}
 	f.next = 2 * n
 	return nil

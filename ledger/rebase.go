@@ -3,6 +3,7 @@ package ledger
 import (
 	"context"
 	"fmt"
+	"github.com/bl-backlog/bl/ledger/internal/wire"
 	"io/fs"
 	"maps"
 	"os"
@@ -140,7 +141,7 @@ type shared struct {
 	names map[string]bool
 	local Tree
 	load  Loader
-	last  *Event          // the newest event they can hold (bound)
+	last  *wire.Event     // the newest event they can hold (bound)
 	ids   map[string]bool // their event ids, once read
 }
 
@@ -178,7 +179,7 @@ func (sh *shared) bound() error {
 	for name := range sh.names {
 		e, ok := segmentNewest(name)
 		bounded = bounded && ok
-		if ok && (sh.last == nil || sh.last.before(e)) {
+		if ok && (sh.last == nil || sh.last.Before(e)) {
 			sh.last = e
 		}
 	}
@@ -208,7 +209,7 @@ func (sh *shared) read() error {
 		}
 		for _, e := range evs {
 			sh.ids[e.ID] = true
-			if sh.last == nil || sh.last.before(e) {
+			if sh.last == nil || sh.last.Before(e) {
 				sh.last = e
 			}
 		}
@@ -218,8 +219,8 @@ func (sh *shared) read() error {
 
 // holds reports whether a shared segment holds e, reading them only when
 // e is no newer than the newest event they can hold.
-func (sh *shared) holds(e *Event) (bool, error) {
-	if sh.last == nil || sh.last.before(e) {
+func (sh *shared) holds(e *wire.Event) (bool, error) {
+	if sh.last == nil || sh.last.Before(e) {
 		return false, nil
 	}
 	if sh.ids == nil {
@@ -231,7 +232,7 @@ func (sh *shared) holds(e *Event) (bool, error) {
 }
 
 // countPulled counts upstream's events the local tree lacks.
-func countPulled(up, mine []*Event, sh *shared) (int, error) {
+func countPulled(up, mine []*wire.Event, sh *shared) (int, error) {
 	have := make(map[string]bool, len(mine))
 	for _, e := range mine {
 		have[e.ID] = true
@@ -268,16 +269,16 @@ func rebasedFiles(upstream, local Tree) Tree {
 // appendLocal is upstream's ledger with the local events upstream lacks
 // appended, each stamped after the newest event before it (restamped
 // when it is not), counted in res.
-func appendLocal(res *RebaseResult, upLedger []byte, up, mine []*Event, sh *shared) ([]byte, error) {
+func appendLocal(res *RebaseResult, upLedger []byte, up, mine []*wire.Event, sh *shared) ([]byte, error) {
 	known := make(map[string]bool, len(up))
 	for _, e := range up {
 		known[e.ID] = true
 	}
-	var last *Event
+	var last *wire.Event
 	if len(up) > 0 {
 		last = up[len(up)-1]
 	}
-	if sh.last != nil && (last == nil || last.before(sh.last)) {
+	if sh.last != nil && (last == nil || last.Before(sh.last)) {
 		last = sh.last
 	}
 	ledger := append([]byte(nil), upLedger...)
@@ -294,11 +295,11 @@ func appendLocal(res *RebaseResult, upLedger []byte, up, mine []*Event, sh *shar
 			continue
 		}
 		res.Local++
-		if last != nil && !last.before(e) {
+		if last != nil && !last.Before(e) {
 			e = restamp(e, last.At.Add(1))
 			res.Restamped++
 		}
-		line, err := EncodeLine(e)
+		line, err := wire.EncodeLine(e)
 		if err != nil {
 			return nil, err
 		}
@@ -311,13 +312,13 @@ func appendLocal(res *RebaseResult, upLedger []byte, up, mine []*Event, sh *shar
 // segmentNewest is the newest event a segment holds, as its name says
 // (archive/<unix nanoseconds>-<event id>.jsonl); false when the name does
 // not say.
-func segmentNewest(name string) (*Event, bool) {
+func segmentNewest(name string) (*wire.Event, bool) {
 	base := strings.TrimSuffix(path.Base(name), ".jsonl")
-	c, err := ParseCursor(base)
+	c, err := wire.ParseCursor(base)
 	if err != nil {
 		return nil, false
 	}
-	return &Event{At: c.At, ID: c.ID}, true
+	return &wire.Event{At: c.At, ID: c.ID}, true
 }
 
 // readTreeUnread reads the tracked files of the backlog in dir, leaving

@@ -2,6 +2,7 @@ package ledger
 
 import (
 	"bytes"
+	"github.com/bl-backlog/bl/ledger/internal/wire"
 	"maps"
 	"testing"
 	"time"
@@ -34,7 +35,7 @@ func unread(tr Tree, names ...string) Tree {
 func newCreateLine(t *testing.T, id, card string, at time.Time) []byte {
 	t.Helper()
 	title := "card " + card
-	line, err := EncodeLine(&Event{V: 1, ID: id, At: at, Actor: "x", Op: OpCreate, Card: card, Fields: &Fields{Title: &title}})
+	line, err := wire.EncodeLine(&wire.Event{V: 1, ID: id, At: at, Actor: "x", Op: wire.OpCreate, Card: card, Fields: &wire.Fields{Title: &title}})
 	if err != nil {
 		t.Fatal(err)
 	}

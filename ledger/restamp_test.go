@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"github.com/bl-backlog/bl/ledger/internal/wire"
 	"os"
 	"path/filepath"
 	"testing"
@@ -35,7 +36,7 @@ func restampFixture(t *testing.T) (pre, post Tree, claim string) {
 		t.Fatal(err)
 	}
 	up.clk.Advance(time.Hour)
-	up.appendsOne(OpUpdate, doUpdate("B", Fields{Title: strp("moved on")}))
+	up.appendsOne(wire.OpUpdate, doUpdate("B", wire.Fields{Title: strp("moved on")}))
 	upstream, err := ReadTree(up.dir)
 	if err != nil {
 		t.Fatal(err)
@@ -143,7 +144,7 @@ func TestRestampedCopiesSettle(t *testing.T) {
 				t.Fatalf("Open folds differently from the post-sync fold:\n%s\nwant\n%s", a, w)
 			}
 			var seen []time.Time
-			if _, err := b.History(HistoryFilter{}, func(e *Event, _ *Conflict) error {
+			if _, err := b.History(HistoryFilter{}, func(e *wire.Event, _ *wire.Conflict) error {
 				if e.ID == claim {
 					seen = append(seen, e.At)
 				}
@@ -164,8 +165,8 @@ func TestRestampedCopiesSettle(t *testing.T) {
 			if _, err := b.Compact(context.Background()); err != nil {
 				t.Fatal(err)
 			}
-			var hist []*Event
-			if _, err := b.History(HistoryFilter{}, func(e *Event, _ *Conflict) error {
+			var hist []*wire.Event
+			if _, err := b.History(HistoryFilter{}, func(e *wire.Event, _ *wire.Conflict) error {
 				hist = append(hist, e)
 				return nil
 			}); err != nil {
@@ -232,13 +233,13 @@ func TestRestampSettlesEitherWay(t *testing.T) {
 func TestRestampIsNotAnyDifference(t *testing.T) {
 	pre, post, _ := restampFixture(t)
 	lines := splitLines(pre[LedgerFile])
-	e, err := DecodeLine(bytes.TrimSuffix(lines[len(lines)-1], []byte("\n")))
+	e, err := wire.DecodeLine(bytes.TrimSuffix(lines[len(lines)-1], []byte("\n")))
 	if err != nil {
 		t.Fatal(err)
 	}
 	e.At = e.At.Add(time.Hour)
 	e.Owner = "w2"
-	other, err := EncodeLine(e)
+	other, err := wire.EncodeLine(e)
 	if err != nil {
 		t.Fatal(err)
 	}

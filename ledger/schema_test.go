@@ -9,22 +9,23 @@ import (
 	"time"
 
 	"github.com/bl-backlog/bl/ledger/internal/codecgen"
+	"github.com/bl-backlog/bl/ledger/internal/wire"
 	json "github.com/goccy/go-json"
 )
 
 // TestCodecGenerated: codec_gen.go is what go generate writes from the
 // wire types as they are now.
 func TestCodecGenerated(t *testing.T) {
-	want, err := codecgen.Generate(".")
+	want, err := codecgen.Generate("internal/wire")
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := os.ReadFile("codec_gen.go")
+	got, err := os.ReadFile("internal/wire/codec_gen.go")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !bytes.Equal(got, want) {
-		t.Fatal("codec_gen.go is stale: run go generate ./ledger")
+		t.Fatal("codec_gen.go is stale: run go generate ./ledger/internal/wire")
 	}
 }
 
@@ -81,54 +82,54 @@ func fillValue(f reflect.Value, n int) {
 // by the codec as the JSON encoder writes it and read back as it was, for
 // events of every op. A field missing from the codec fails here.
 func TestSchemaRoundTrip(t *testing.T) {
-	for _, op := range Ops {
-		var e Event
+	for _, op := range wire.Ops {
+		var e wire.Event
 		fill(reflect.ValueOf(&e).Elem(), 1)
 		e.Op = op
 		want, err := json.MarshalWithOption(&e, json.DisableHTMLEscape())
 		if err != nil {
 			t.Fatal(err)
 		}
-		line, err := EncodeLine(&e)
+		line, err := wire.EncodeLine(&e)
 		if err != nil || !bytes.Equal(line, frame(string(want))) {
 			t.Fatalf("%s: EncodeLine = %q, %v; want %q", op, line, err, frame(string(want)))
 		}
-		got, ok := decodeFast(bytes.TrimSuffix(line, []byte{'\n'}))
+		got, ok := wire.DecodeFast(bytes.TrimSuffix(line, []byte{'\n'}))
 		if !ok || !reflect.DeepEqual(got, &e) {
 			t.Fatalf("%s: decodeFast (ok %v) gave\n%+v\nwant\n%+v", op, ok, got, &e)
 		}
 	}
-	var c Card
+	var c wire.Card
 	fill(reflect.ValueOf(&c).Elem(), 2)
-	var r keyed
+	var r wire.Keyed
 	fill(reflect.ValueOf(&r).Elem(), 3)
-	var k Conflict
+	var k wire.Conflict
 	fill(reflect.ValueOf(&k).Elem(), 4)
-	for _, l := range []snapshotLine{{Card: &c}, {Receipt: &r}, {Conflict: &k}} {
+	for _, l := range []wire.SnapshotLine{{Card: &c}, {Receipt: &r}, {Conflict: &k}} {
 		want, err := json.MarshalWithOption(l, json.DisableHTMLEscape())
 		if err != nil {
 			t.Fatal(err)
 		}
-		line, err := encodeFramed(l)
+		line, err := wire.EncodeFramed(l)
 		if err != nil || !bytes.Equal(line, frame(string(want))) {
 			t.Fatalf("snapshot line = %q, %v; want %q", line, err, frame(string(want)))
 		}
-		got, ok := decodeSnapshotFast(bytes.TrimSuffix(line, []byte{'\n'}))
+		got, ok := wire.DecodeSnapshotFast(bytes.TrimSuffix(line, []byte{'\n'}))
 		if !ok || !reflect.DeepEqual(got, l) {
 			t.Fatalf("decodeSnapshotFast (ok %v) gave\n%s\nwant\n%s", ok, dumpSnapshotLine(got), dumpSnapshotLine(l))
 		}
 	}
-	var h snapshotHeader
+	var h wire.SnapshotHeader
 	fill(reflect.ValueOf(&h).Elem(), 5)
 	want, err := json.MarshalWithOption(h, json.DisableHTMLEscape())
 	if err != nil {
 		t.Fatal(err)
 	}
-	line, err := encodeFramed(h)
+	line, err := wire.EncodeFramed(h)
 	if err != nil || !bytes.Equal(line, frame(string(want))) {
 		t.Fatalf("header = %q, %v; want %q", line, err, frame(string(want)))
 	}
-	got, fast := decodeHeaderFast(line[:len(line)-1])
+	got, fast := wire.DecodeHeaderFast(line[:len(line)-1])
 	if !fast {
 		t.Fatalf("the header decoder declined %q", line)
 	}
@@ -141,26 +142,26 @@ func TestSchemaRoundTrip(t *testing.T) {
 // or pointer but times; sameFields sees a change to each field an update
 // sets (a Fields pointer member) and to no other.
 func TestCloneAndSameFields(t *testing.T) {
-	var c Card
+	var c wire.Card
 	fill(reflect.ValueOf(&c).Elem(), 6)
 	d := c.Clone()
 	if !reflect.DeepEqual(c, d) {
 		t.Fatalf("clone gave\n%+v\nwant\n%+v", d, c)
 	}
 	d.Labels[0], d.DependsOn[0], d.Acceptance[0], d.Checkpoint[0], *d.Progress, d.Notes[0].Text = "x", "x", "x", 'x', -1, "x"
-	var again Card
+	var again wire.Card
 	fill(reflect.ValueOf(&again).Elem(), 6)
 	if !reflect.DeepEqual(c, again) {
 		t.Fatal("a change to the clone reached the card")
 	}
 	updatable := map[string]bool{}
-	ft := reflect.TypeFor[Fields]()
+	ft := reflect.TypeFor[wire.Fields]()
 	for i := range ft.NumField() {
 		if ft.Field(i).Type.Kind() == reflect.Pointer {
 			updatable[jsonName(ft.Field(i))] = true
 		}
 	}
-	ct := reflect.TypeFor[Card]()
+	ct := reflect.TypeFor[wire.Card]()
 	for i := range ct.NumField() {
 		d := c.Clone()
 		fillValue(reflect.ValueOf(&d).Elem().Field(i), 99)

@@ -10,6 +10,7 @@ import (
 	"container/heap"
 	"errors"
 	"fmt"
+	"github.com/bl-backlog/bl/ledger/internal/wire"
 	"hash/maphash"
 	"io"
 	"os"
@@ -37,7 +38,7 @@ func Segments(dir string) ([]string, error) {
 // cursor of the newest one it passed to fn (from when none) and the offset just after the last
 // event read. A torn tail ends the read quietly (an append may be in
 // progress); damage is a *CorruptError.
-func ReadEvents(path string, offset int64, from Cursor, fn func(*Event) error) (Cursor, int64, error) {
+func ReadEvents(path string, offset int64, from wire.Cursor, fn func(*wire.Event) error) (wire.Cursor, int64, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return from, offset, err
@@ -49,17 +50,17 @@ func ReadEvents(path string, offset int64, from Cursor, fn func(*Event) error) (
 // ReadEventsFile is ReadEvents on a file already open, so a follower can
 // finish reading a ledger that was replaced after it opened it. Line
 // numbers in errors count from offset.
-func ReadEventsFile(f *os.File, path string, offset int64, from Cursor, fn func(*Event) error) (Cursor, int64, error) {
-	bare, err := endsBare(f, offset)
+func ReadEventsFile(f *os.File, path string, offset int64, from wire.Cursor, fn func(*wire.Event) error) (wire.Cursor, int64, error) {
+	bare, err := wire.EndsBare(f, offset)
 	if err != nil {
 		return from, offset, err
 	}
-	lr := newLineReader(path, f, lineStart{off: offset, bare: bare}, fileBufSize)
+	lr := wire.NewLineReader(path, f, wire.LineStart{Off: offset, Bare: bare}, wire.FileBufSize)
 	start := from
 	for {
-		e, l, torn, err := lr.event()
+		e, l, torn, err := lr.Event()
 		if err == io.EOF {
-			return from, lr.off, nil
+			return from, lr.Off, nil
 		}
 		if torn != nil {
 			return from, offset, nil // an append in progress, or a torn tail
@@ -67,13 +68,13 @@ func ReadEventsFile(f *os.File, path string, offset int64, from Cursor, fn func(
 		if err != nil {
 			return from, offset, err
 		}
-		offset = l.off + l.size
+		offset = l.Off + l.Size
 		if start.Before(e) {
 			if err := fn(e); err != nil {
 				return from, offset, err
 			}
 			if from.Before(e) {
-				from = CursorOf(e)
+				from = wire.CursorOf(e)
 			}
 		}
 	}
@@ -88,7 +89,7 @@ func ReadEventsFile(f *os.File, path string, offset int64, from Cursor, fn func(
 // segment's order notes every id's latest stamp), not with the events'
 // size, except for a segment out of order, which is read whole. It returns
 // the cursor of the last event passed to fn.
-func ArchivedEvents(paths []string, from Cursor, fn func(*Event) error) (Cursor, error) {
+func ArchivedEvents(paths []string, from wire.Cursor, fn func(*wire.Event) error) (wire.Cursor, error) {
 	return mergeEvents(paths, "", true, from, fn)
 }
 
@@ -100,7 +101,7 @@ func ArchivedEvents(paths []string, from Cursor, fn func(*Event) error) (Cursor,
 // against each other only when across is set: segments a snapshot vouches
 // for hold no event twice with two stamps (normalization keeps only the
 // later copy), so a backlog in its normal form skips that bookkeeping.
-func mergeEvents(paths []string, ledger string, across bool, from Cursor, fn func(*Event) error) (Cursor, error) {
+func mergeEvents(paths []string, ledger string, across bool, from wire.Cursor, fn func(*wire.Event) error) (wire.Cursor, error) {
 	h := &segHeap{}
 	defer func() {
 		for _, s := range *h {
@@ -126,7 +127,7 @@ func mergeEvents(paths []string, ledger string, across bool, from Cursor, fn fun
 			return from, err
 		}
 		if err == nil {
-			evs, _, _, err := settleLines(newLineReader(ledger, f, lineStart{}, fileBufSize))
+			evs, _, _, err := settleLines(wire.NewLineReader(ledger, f, wire.LineStart{}, wire.FileBufSize))
 			f.Close()
 			if err != nil {
 				return from, err
@@ -172,7 +173,7 @@ func mergeEvents(paths []string, ledger string, across bool, from Cursor, fn fun
 		if err := fn(e); err != nil {
 			return from, err
 		}
-		from = CursorOf(e)
+		from = wire.CursorOf(e)
 	}
 	return from, nil
 }
@@ -186,15 +187,15 @@ func openSegment(path string, note func(id []byte, at time.Time)) (*segReader, e
 		return nil, err
 	}
 	if inOrder(f, note) {
-		return &segReader{path: path, f: f, lr: newLineReader(path, f, lineStart{}, segmentBufSize)}, nil
+		return &segReader{path: path, f: f, lr: wire.NewLineReader(path, f, wire.LineStart{}, wire.SegmentBufSize)}, nil
 	}
 	defer f.Close()
-	evs, _, torn, err := settleLines(newLineReader(path, f, lineStart{}, segmentBufSize))
+	evs, _, torn, err := settleLines(wire.NewLineReader(path, f, wire.LineStart{}, wire.SegmentBufSize))
 	if err != nil {
 		return nil, err
 	}
 	if torn != nil {
-		return nil, &CorruptError{Path: path, Line: torn.Line, Offset: torn.Offset, Err: fmt.Errorf("%w: %s in an archive segment, which is written whole", errFraming, torn.Reason)}
+		return nil, &wire.CorruptError{Path: path, Line: torn.Line, Offset: torn.Offset, Err: fmt.Errorf("%w: %s in an archive segment, which is written whole", wire.ErrFraming, torn.Reason)}
 	}
 	for _, s := range evs {
 		note([]byte(s.e.ID), s.e.At) // read whole: rare, and small next to the decode
@@ -252,7 +253,7 @@ func (st stamps) noteAll(evs []settled) {
 }
 
 // superseded reports whether a later copy of e exists.
-func (st stamps) superseded(e *Event) bool {
+func (st stamps) superseded(e *wire.Event) bool {
 	s, ok := st[maphash.String(stampSeeds[0], e.ID)]
 	return ok && !s.mixed && s.check == maphash.String(stampSeeds[1], e.ID) && s.at > e.At.UnixNano()
 }
@@ -262,7 +263,7 @@ func (st stamps) superseded(e *Event) bool {
 // it cannot read that way counts as in order: the full read that follows
 // judges it.
 func inOrder(f *os.File, note func(id []byte, at time.Time)) bool {
-	r := bufio.NewReaderSize(io.NewSectionReader(f, 0, 1<<62), segmentBufSize)
+	r := bufio.NewReaderSize(io.NewSectionReader(f, 0, 1<<62), wire.SegmentBufSize)
 	var prevAt time.Time
 	var prevID []byte
 	for {
@@ -306,7 +307,7 @@ func lineKey(line []byte) (at time.Time, id []byte, ok bool) {
 	if !bytes.HasPrefix(line[k:], []byte(`,"at":`)) {
 		return at, nil, false
 	}
-	at, end := scanTime(line, k+len(`,"at":`))
+	at, end := wire.ScanTime(line, k+len(`,"at":`))
 	if end < 0 {
 		return at, nil, false
 	}
@@ -318,9 +319,9 @@ func lineKey(line []byte) (at time.Time, id []byte, ok bool) {
 type segReader struct {
 	path string
 	f    *os.File
-	lr   *lineReader
+	lr   *wire.LineReader
 	mem  []settled // the segment's events, sorted, when it was read whole
-	ev   *Event
+	ev   *wire.Event
 }
 
 func (s *segReader) close() {
@@ -345,19 +346,19 @@ func (s *segReader) next() error {
 		return nil
 	}
 	prev := s.ev
-	e, l, torn, err := s.lr.event()
+	e, l, torn, err := s.lr.Event()
 	if err == io.EOF {
 		s.ev = nil
 		return nil
 	}
 	if torn != nil {
-		return s.lr.corrupt(&l, fmt.Errorf("%w: %s in an archive segment, which is written whole", errFraming, torn.Reason))
+		return s.lr.Corrupt(&l, fmt.Errorf("%w: %s in an archive segment, which is written whole", wire.ErrFraming, torn.Reason))
 	}
 	if err != nil {
 		return err
 	}
-	if prev != nil && !prev.before(e) {
-		return s.lr.corrupt(&l, fmt.Errorf("event %s is not after event %s: the segment changed while it was read", e.ID, prev.ID))
+	if prev != nil && !prev.Before(e) {
+		return s.lr.Corrupt(&l, fmt.Errorf("event %s is not after event %s: the segment changed while it was read", e.ID, prev.ID))
 	}
 	s.ev = e
 	return nil
@@ -366,7 +367,7 @@ func (s *segReader) next() error {
 type segHeap []*segReader
 
 func (h segHeap) Len() int           { return len(h) }
-func (h segHeap) Less(i, j int) bool { return h[i].ev.before(h[j].ev) }
+func (h segHeap) Less(i, j int) bool { return h[i].ev.Before(h[j].ev) }
 func (h segHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
 func (h *segHeap) Push(x any)        { *h = append(*h, x.(*segReader)) }
 func (h *segHeap) Pop() any {

@@ -2,20 +2,21 @@ package ledger
 
 import (
 	"cmp"
+	"github.com/bl-backlog/bl/ledger/internal/wire"
 	"slices"
 	"time"
 )
 
 // Filter narrows List, Ready and Claim. Zero fields match everything.
 type Filter struct {
-	Status []Status // any of these
-	Phase  string   // this phase; with Phases, this one or any of those
-	Phases []string // any of these phases
-	Label  string   // cards carrying this label
-	Owner  string   // current claim owner
-	Parent string   // children of this card
-	Ready  bool     // claimable now
-	Limit  int      // at most this many; 0 = all
+	Status []wire.Status // any of these
+	Phase  string        // this phase; with Phases, this one or any of those
+	Phases []string      // any of these phases
+	Label  string        // cards carrying this label
+	Owner  string        // current claim owner
+	Parent string        // children of this card
+	Ready  bool          // claimable now
+	Limit  int           // at most this many; 0 = all
 }
 
 // Sort orders for List.
@@ -29,32 +30,32 @@ const (
 // claimable reports why c cannot be claimed by owner at now, or nil. A live
 // lease blocks everyone but its own owner, who may re-claim to fence out an
 // older incarnation of itself.
-func (s *State) claimable(c *Card, now time.Time, owner string) error {
+func (s *State) claimable(c *wire.Card, now time.Time, owner string) error {
 	switch c.Status {
-	case StatusDone:
-		return rule(ErrConflict, "card %s is done", c.ID)
-	case StatusBlocked:
-		return rule(ErrConflict, "card %s is blocked: %s", c.ID, orDash(c.BlockedReason))
-	case StatusReview:
-		return rule(ErrConflict, "card %s is in review", c.ID)
-	case StatusClaimed:
+	case wire.StatusDone:
+		return wire.Rule(wire.ErrConflict, "card %s is done", c.ID)
+	case wire.StatusBlocked:
+		return wire.Rule(wire.ErrConflict, "card %s is blocked: %s", c.ID, orDash(c.BlockedReason))
+	case wire.StatusReview:
+		return wire.Rule(wire.ErrConflict, "card %s is in review", c.ID)
+	case wire.StatusClaimed:
 		if c.Leased(now) && c.ClaimOwner != owner {
-			return rule(ErrConflict, "card %s is claimed by %s until %s", c.ID, c.ClaimOwner, c.LeaseExpiresAt.Format(time.RFC3339))
+			return wire.Rule(wire.ErrConflict, "card %s is claimed by %s until %s", c.ID, c.ClaimOwner, c.LeaseExpiresAt.Format(time.RFC3339))
 		}
 	}
-	if c.exhausted() && !(c.Leased(now) && c.ClaimOwner == owner) {
-		return rule(ErrConflict, "card %s has used all %d attempts", c.ID, c.MaxAttempts)
+	if c.Exhausted() && !(c.Leased(now) && c.ClaimOwner == owner) {
+		return wire.Rule(wire.ErrConflict, "card %s has used all %d attempts", c.ID, c.MaxAttempts)
 	}
 	if c.DeferUntil != nil && now.Before(*c.DeferUntil) {
-		return rule(ErrConflict, "card %s is deferred until %s", c.ID, c.DeferUntil.Format(time.RFC3339))
+		return wire.Rule(wire.ErrConflict, "card %s is deferred until %s", c.ID, c.DeferUntil.Format(time.RFC3339))
 	}
 	for _, d := range c.DependsOn {
-		if dc := s.card(d); dc == nil || dc.Status != StatusDone {
-			st := Status("missing")
+		if dc := s.card(d); dc == nil || dc.Status != wire.StatusDone {
+			st := wire.Status("missing")
 			if dc != nil {
 				st = dc.Status
 			}
-			return rule(ErrConflict, "card %s waits on %s (%s)", c.ID, d, st)
+			return wire.Rule(wire.ErrConflict, "card %s waits on %s (%s)", c.ID, d, st)
 		}
 	}
 	if len(c.Links) > 0 {
@@ -69,13 +70,13 @@ func (s *State) Claimable(id string, now time.Time) bool {
 	return c != nil && s.selectable(c, now, "") == nil
 }
 
-func (f *Filter) match(s *State, c *Card, now time.Time) bool {
+func (f *Filter) match(s *State, c *wire.Card, now time.Time) bool {
 	if c.DeletedAt != nil || (f.Parent != "" && c.Parent != f.Parent) {
 		return false
 	}
 	status := c.Status
-	if c.lapsed(now) {
-		status = StatusBlocked // as readers show it (Card.view)
+	if c.Lapsed(now) {
+		status = wire.StatusBlocked // as readers show it (Card.view)
 	}
 	if len(f.Status) > 0 && !slices.Contains(f.Status, status) {
 		return false
@@ -86,7 +87,7 @@ func (f *Filter) match(s *State, c *Card, now time.Time) bool {
 	if f.Label != "" && !slices.Contains(c.Labels, f.Label) {
 		return false
 	}
-	if f.Owner != "" && (status != StatusClaimed || c.ClaimOwner != f.Owner) {
+	if f.Owner != "" && (status != wire.StatusClaimed || c.ClaimOwner != f.Owner) {
 		return false
 	}
 	if f.Ready && s.selectable(c, now, "") != nil {
@@ -106,7 +107,7 @@ func (f *Filter) phaseMatch(p string) bool {
 // ClaimOrder compares two cards in claim order, the order claim takes
 // them in: priority desc, then created_at asc, then id asc. It returns a
 // negative number when a comes first, as cmp.Compare does.
-func ClaimOrder(a, b *Card) int {
+func ClaimOrder(a, b *wire.Card) int {
 	if a.Priority != b.Priority {
 		return cmp.Compare(b.Priority, a.Priority)
 	}
@@ -118,8 +119,8 @@ func ClaimOrder(a, b *Card) int {
 
 // List returns copies of the cards matching f at now, in the given sort
 // order (SortClaim when empty).
-func (s *State) List(f Filter, now time.Time, sortBy string) []Card {
-	var hits []*Card
+func (s *State) List(f Filter, now time.Time, sortBy string) []wire.Card {
+	var hits []*wire.Card
 	if (sortBy == "" || sortBy == SortClaim) && f.candidatesOnly() {
 		// Only ready and claimed cards can match, and they come in claim
 		// order: stop at the limit instead of reading every card.
@@ -127,7 +128,7 @@ func (s *State) List(f Filter, now time.Time, sortBy string) []Card {
 		if f.Ready {
 			skip = now // a card under a live lease is not claimable
 		}
-		s.inClaimOrder(skip, func(c *Card) bool {
+		s.inClaimOrder(skip, func(c *wire.Card) bool {
 			if f.match(s, c, now) {
 				hits = append(hits, c)
 			}
@@ -145,10 +146,10 @@ func (s *State) List(f Filter, now time.Time, sortBy string) []Card {
 	if f.Limit > 0 && len(hits) > f.Limit {
 		hits = hits[:f.Limit]
 	}
-	out := make([]Card, len(hits))
+	out := make([]wire.Card, len(hits))
 	for i, c := range hits {
 		out[i] = c.Clone()
-		out[i].view(now)
+		out[i].View(now)
 	}
 	return out
 }
@@ -162,7 +163,7 @@ func (f *Filter) candidatesOnly() bool {
 		return false
 	}
 	for _, st := range f.Status {
-		if st != StatusReady && st != StatusClaimed && st != StatusReview {
+		if st != wire.StatusReady && st != wire.StatusClaimed && st != wire.StatusReview {
 			return false
 		}
 	}
@@ -176,14 +177,14 @@ func (f *Filter) candidatesOnly() bool {
 // merged in. With leasedAt set, snapshot cards whose lease is live at that
 // time may be left out unread (nobody can claim them then). Under resolve
 // the scan stops where it lacks cards, and the next run goes on.
-func (s *State) inClaimOrder(leasedAt time.Time, fn func(c *Card) bool) {
-	var last *Card // the last card fn saw
-	var mem []*Card
+func (s *State) inClaimOrder(leasedAt time.Time, fn func(c *wire.Card) bool) {
+	var last *wire.Card // the last card fn saw
+	var mem []*wire.Card
 	for {
 		front, more := s.claimFrontier(leasedAt)
 		mem = mem[:0]
 		for _, c := range s.cards {
-			if (c.Status == StatusReady || c.Status == StatusClaimed || c.Status == StatusReview) && (last == nil || ClaimOrder(c, last) > 0) {
+			if (c.Status == wire.StatusReady || c.Status == wire.StatusClaimed || c.Status == wire.StatusReview) && (last == nil || ClaimOrder(c, last) > 0) {
 				mem = append(mem, c)
 			}
 		}
@@ -203,24 +204,24 @@ func (s *State) inClaimOrder(leasedAt time.Time, fn func(c *Card) bool) {
 	}
 }
 
-func orderFor(sortBy string) func(a, b *Card) int {
+func orderFor(sortBy string) func(a, b *wire.Card) int {
 	switch sortBy {
 	case SortCreated:
-		return func(a, b *Card) int {
+		return func(a, b *wire.Card) int {
 			if c := a.CreatedAt.Compare(b.CreatedAt); c != 0 {
 				return c
 			}
 			return cmp.Compare(a.ID, b.ID)
 		}
 	case SortUpdated:
-		return func(a, b *Card) int {
+		return func(a, b *wire.Card) int {
 			if c := b.UpdatedAt.Compare(a.UpdatedAt); c != 0 {
 				return c
 			}
 			return cmp.Compare(a.ID, b.ID)
 		}
 	case SortID:
-		return func(a, b *Card) int { return cmp.Compare(a.ID, b.ID) }
+		return func(a, b *wire.Card) int { return cmp.Compare(a.ID, b.ID) }
 	}
 	return ClaimOrder
 }
@@ -238,9 +239,9 @@ func ValidSort(sortBy string) bool {
 // claimable by anyone that matches f, in claim order, or nil. A card under
 // a live lease is never picked, not even for its own owner: claiming by id
 // is how an owner renews its own lease under a new epoch.
-func (s *State) Pick(f Filter, now time.Time) *Card {
-	var best *Card
-	s.inClaimOrder(now, func(c *Card) bool {
+func (s *State) Pick(f Filter, now time.Time) *wire.Card {
+	var best *wire.Card
+	s.inClaimOrder(now, func(c *wire.Card) bool {
 		if f.match(s, c, now) && s.selectable(c, now, "") == nil && s.pathsHeldBy(c, now) == nil {
 			best = c
 		}
@@ -255,17 +256,17 @@ func (s *State) Pick(f Filter, now time.Time) *Card {
 
 // Stats summarises a backlog at now.
 type Stats struct {
-	Cards          int            `json:"cards"`
-	ByStatus       map[Status]int `json:"by_status"`
-	Claimable      int            `json:"claimable"`
-	ExpiredClaims  int            `json:"expired_claims"`
-	OldestReadyAge float64        `json:"oldest_ready_age_seconds"`
-	OldestReadyID  string         `json:"oldest_ready_id,omitempty"`
-	Conflicts      int            `json:"conflicts"`
-	Epics          int            `json:"epics"`   // cards with children (deleted children aside)
-	Deleted        int            `json:"deleted"` // tombstones, not counted in Cards
-	Events         int64          `json:"events"`
-	LedgerBytes    int64          `json:"ledger_bytes"`
+	Cards          int                 `json:"cards"`
+	ByStatus       map[wire.Status]int `json:"by_status"`
+	Claimable      int                 `json:"claimable"`
+	ExpiredClaims  int                 `json:"expired_claims"`
+	OldestReadyAge float64             `json:"oldest_ready_age_seconds"`
+	OldestReadyID  string              `json:"oldest_ready_id,omitempty"`
+	Conflicts      int                 `json:"conflicts"`
+	Epics          int                 `json:"epics"`   // cards with children (deleted children aside)
+	Deleted        int                 `json:"deleted"` // tombstones, not counted in Cards
+	Events         int64               `json:"events"`
+	LedgerBytes    int64               `json:"ledger_bytes"`
 
 	// Compaction figures: events in the ledger tail since the last
 	// compaction, the snapshot's size and age, compactions so far, and the
@@ -282,11 +283,11 @@ type Stats struct {
 // the oldest ready card at now.
 func (s *State) Stats(now time.Time) Stats {
 	s.all()
-	st := Stats{Cards: len(s.cards), Conflicts: len(s.conflicts), Events: s.events, ByStatus: map[Status]int{}}
-	for _, status := range Statuses {
+	st := Stats{Cards: len(s.cards), Conflicts: len(s.conflicts), Events: s.events, ByStatus: map[wire.Status]int{}}
+	for _, status := range wire.Statuses {
 		st.ByStatus[status] = 0
 	}
-	var oldest *Card
+	var oldest *wire.Card
 	parents := map[string]bool{}
 	for _, c := range s.cards {
 		if c.Parent != "" && c.DeletedAt == nil {
@@ -302,18 +303,18 @@ func (s *State) Stats(now time.Time) Stats {
 		if parents[c.ID] {
 			st.Epics++
 		}
-		if c.lapsed(now) {
-			st.ByStatus[StatusBlocked]++ // as every reader shows it (Card.view)
+		if c.Lapsed(now) {
+			st.ByStatus[wire.StatusBlocked]++ // as every reader shows it (Card.view)
 		} else {
 			st.ByStatus[c.Status]++
 		}
 		if s.selectable(c, now, "") == nil {
 			st.Claimable++
 		}
-		if c.Expired(now) && !c.lapsed(now) {
+		if c.Expired(now) && !c.Lapsed(now) {
 			st.ExpiredClaims++
 		}
-		if c.Status == StatusReady && (oldest == nil || c.CreatedAt.Before(oldest.CreatedAt) || (c.CreatedAt.Equal(oldest.CreatedAt) && c.ID < oldest.ID)) {
+		if c.Status == wire.StatusReady && (oldest == nil || c.CreatedAt.Before(oldest.CreatedAt) || (c.CreatedAt.Equal(oldest.CreatedAt) && c.ID < oldest.ID)) {
 			oldest = c
 		}
 	}

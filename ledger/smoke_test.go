@@ -2,6 +2,7 @@ package ledger
 
 import (
 	"context"
+	"github.com/bl-backlog/bl/ledger/internal/wire"
 	"testing"
 	"time"
 )
@@ -39,7 +40,7 @@ func TestSmokeWorkedExample(t *testing.T) {
 		t.Fatal(err)
 	}
 	c2, _ := b2.Get("A1")
-	if c2.Status != StatusDone || c2.Version != 3 {
+	if c2.Status != wire.StatusDone || c2.Version != 3 {
 		t.Fatalf("reopened A1 = %+v", c2)
 	}
 }

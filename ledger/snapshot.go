@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"github.com/bl-backlog/bl/ledger/internal/wire"
 	"io"
 	"os"
 	"path/filepath"
@@ -53,18 +54,18 @@ func (s *State) encodeSnapshot(archives []string, tail []byte) (_ []byte, _ *ind
 		return nil, nil, err
 	}
 	s.pruneReceipts()
-	hdr := snapshotHeader{V: FormatVersion, Seq: len(archives), Events: s.events, LastAt: s.last.At, LastID: s.last.ID,
+	hdr := wire.SnapshotHeader{V: wire.FormatVersion, Seq: len(archives), Events: s.events, LastAt: s.last.At, LastID: s.last.ID,
 		Cards: len(s.cards), Receipts: len(s.requests), Conflicts: len(s.conflicts), Archives: archiveFingerprint(archives)}
 	if len(tail) > 0 {
-		hdr.TailBytes, hdr.TailCRC = int64(len(tail)), crcHex(tail)
+		hdr.TailBytes, hdr.TailCRC = int64(len(tail)), wire.CrcHex(tail)
 	}
-	out, err := encodeFramed(hdr)
+	out, err := wire.EncodeFramed(hdr)
 	if err != nil {
 		return nil, nil, err
 	}
-	add := func(l snapshotLine) (off int64, n int, err error) {
+	add := func(l wire.SnapshotLine) (off int64, n int, err error) {
 		off = int64(len(out))
-		out, err = appendFramed(out, l)
+		out, err = wire.AppendFramed(out, l)
 		return off, len(out) - int(off), err
 	}
 	ib := &indexBuild{}
@@ -74,7 +75,7 @@ func (s *State) encodeSnapshot(archives []string, tail []byte) (_ []byte, _ *ind
 	}
 	slices.Sort(ids)
 	for _, id := range ids {
-		off, n, err := add(snapshotLine{Card: s.cards[id]})
+		off, n, err := add(wire.SnapshotLine{Card: s.cards[id]})
 		if err != nil {
 			return nil, nil, err
 		}
@@ -86,7 +87,7 @@ func (s *State) encodeSnapshot(archives []string, tail []byte) (_ []byte, _ *ind
 	}
 	slices.Sort(rids)
 	for _, r := range rids {
-		off, n, err := add(snapshotLine{Receipt: &keyed{RequestID: r, Receipt: s.requests[r]}})
+		off, n, err := add(wire.SnapshotLine{Receipt: &wire.Keyed{RequestID: r, Receipt: s.requests[r]}})
 		if err != nil {
 			return nil, nil, err
 		}
@@ -94,7 +95,7 @@ func (s *State) encodeSnapshot(archives []string, tail []byte) (_ []byte, _ *ind
 	}
 	ib.conflicts = int64(len(out))
 	for i := range s.conflicts {
-		if _, _, err := add(snapshotLine{Conflict: &s.conflicts[i]}); err != nil {
+		if _, _, err := add(wire.SnapshotLine{Conflict: &s.conflicts[i]}); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -105,7 +106,7 @@ func (s *State) encodeSnapshot(archives []string, tail []byte) (_ []byte, _ *ind
 // newest event.
 func (s *State) pruneReceipts() {
 	s.all()
-	cutoff := s.last.At.Add(-ReceiptRetention)
+	cutoff := s.last.At.Add(-wire.ReceiptRetention)
 	for r, rc := range s.requests {
 		if rc.At.Before(cutoff) {
 			delete(s.requests, r)
@@ -115,8 +116,8 @@ func (s *State) pruneReceipts() {
 
 // loadSnapshot reads the whole of snapshot.json from dir into a new state
 // (bl doctor). A missing snapshot is an empty state and a zero header.
-func loadSnapshot(dir string) (*State, snapshotHeader, error) {
-	s, hdr, f, err := openSnapshot(dir, func(path string, f *os.File) (*State, snapshotHeader, error) {
+func loadSnapshot(dir string) (*State, wire.SnapshotHeader, error) {
+	s, hdr, f, err := openSnapshot(dir, func(path string, f *os.File) (*State, wire.SnapshotHeader, error) {
 		return decodeSnapshot(path, f, nil)
 	})
 	if f != nil {
@@ -131,14 +132,14 @@ func loadSnapshot(dir string) (*State, snapshotHeader, error) {
 // can check it is still the one at the path after reading the ledger:
 // holding it open keeps its inode from being reused by a newer snapshot
 // meanwhile.
-func openSnapshot(dir string, read func(path string, f *os.File) (*State, snapshotHeader, error)) (*State, snapshotHeader, *os.File, error) {
+func openSnapshot(dir string, read func(path string, f *os.File) (*State, wire.SnapshotHeader, error)) (*State, wire.SnapshotHeader, *os.File, error) {
 	path := filepath.Join(dir, SnapshotFile)
 	f, err := os.Open(path)
 	if errors.Is(err, os.ErrNotExist) {
-		return NewState(), snapshotHeader{}, nil, nil
+		return NewState(), wire.SnapshotHeader{}, nil, nil
 	}
 	if err != nil {
-		return nil, snapshotHeader{}, nil, err
+		return nil, wire.SnapshotHeader{}, nil, err
 	}
 	s, hdr, err := read(path, f)
 	if err != nil {
@@ -156,23 +157,23 @@ func openSnapshot(dir string, read func(path string, f *os.File) (*State, snapsh
 // out of order or repeated, counts its header does not give: the union of
 // two snapshots a git merge made — is stale, not damage: the error wraps
 // errStale and the caller folds the archives instead.
-func decodeSnapshot(path string, r io.ReaderAt, ib *indexBuild) (*State, snapshotHeader, error) {
-	d := &snapshotDecoder{path: path, lr: newLineReader(path, r, lineStart{}, fileBufSize), s: NewState(), ib: ib}
+func decodeSnapshot(path string, r io.ReaderAt, ib *indexBuild) (*State, wire.SnapshotHeader, error) {
+	d := &snapshotDecoder{path: path, lr: wire.NewLineReader(path, r, wire.LineStart{}, wire.FileBufSize), s: NewState(), ib: ib}
 	judge := d.judge
 	for {
-		d.line, d.header = snapshotLine{}, false
-		raw, torn, err := d.lr.nextJudged(judge)
+		d.line, d.header = wire.SnapshotLine{}, false
+		raw, torn, err := d.lr.NextJudged(judge)
 		if err == io.EOF {
 			break
 		}
 		if torn != nil {
-			return nil, d.hdr, d.lr.corrupt(&raw, fmt.Errorf("%w: %s in a snapshot, which is written whole", errFraming, torn.Reason))
+			return nil, d.hdr, d.lr.Corrupt(&raw, fmt.Errorf("%w: %s in a snapshot, which is written whole", wire.ErrFraming, torn.Reason))
 		}
 		if err != nil {
 			return nil, d.hdr, err
 		}
-		d.offset = raw.off + raw.size
-		if raw.n == 1 {
+		d.offset = raw.Off + raw.Size
+		if raw.N == 1 {
 			continue
 		}
 		if err := d.take(&raw); err != nil {
@@ -186,14 +187,14 @@ func decodeSnapshot(path string, r io.ReaderAt, ib *indexBuild) (*State, snapsho
 // snapshotDecoder is decodeSnapshot's progress through the file.
 type snapshotDecoder struct {
 	path   string
-	lr     *lineReader
+	lr     *wire.LineReader
 	s      *State
 	ib     *indexBuild // the index being built alongside, or nil
-	hdr    snapshotHeader
+	hdr    wire.SnapshotHeader
 	offset int64 // where the last line read ends
 
-	line   snapshotLine // the line judge read
-	header bool         // judge read a header line after the first, or a conflict marker
+	line   wire.SnapshotLine // the line judge read
+	header bool              // judge read a header line after the first, or a conflict marker
 
 	union   string // why the file is not one snapshot, once found
 	section int    // 0 cards, 1 receipts, 2 conflicts: the order they are written in
@@ -204,26 +205,26 @@ type snapshotDecoder struct {
 // a card, receipt or conflict, or what a union of two snapshots leaves (a
 // conflict marker, a second header), which it notes.
 func (d *snapshotDecoder) judge(b []byte) error {
-	if conflictMarker(b) {
+	if wire.ConflictMarker(b) {
 		// A merge made before the union rule: the lines between
 		// the markers are the two snapshots'.
 		d.header = true
-		d.notUnion("git conflict markers at line %d", d.lr.n)
+		d.notUnion("git conflict markers at line %d", d.lr.N)
 		return nil
 	}
-	line, err := checkFrame(b)
+	line, err := wire.CheckFrame(b)
 	if err != nil {
 		return err
 	}
-	if d.lr.n == 1 {
-		if d.hdr, err = readHeader(line); err != nil {
+	if d.lr.N == 1 {
+		if d.hdr, err = wire.ReadHeader(line); err != nil {
 			return err
 		}
 		return checkSnapshotVersion(d.hdr.V)
 	}
-	d.line, err = readSnapshotLine(line)
+	d.line, err = wire.ReadSnapshotLine(line)
 	if err == nil && d.line.Card == nil && d.line.Receipt == nil && d.line.Conflict == nil {
-		if other, err := readHeader(line); err == nil && other.V > 0 {
+		if other, err := wire.ReadHeader(line); err == nil && other.V > 0 {
 			if err := checkSnapshotVersion(other.V); err != nil {
 				return err
 			}
@@ -231,15 +232,15 @@ func (d *snapshotDecoder) judge(b []byte) error {
 			if d.hdr.V == 0 { // the first line was a conflict marker
 				d.hdr = other
 			}
-			d.notUnion("a second header at line %d", d.lr.n)
+			d.notUnion("a second header at line %d", d.lr.N)
 		}
 	}
 	return err
 }
 
 func checkSnapshotVersion(v int) error {
-	if v > FormatVersion {
-		return Errorf(ErrVersion, "snapshot has format v%d, this bl reads v%d; upgrade bl", v, FormatVersion)
+	if v > wire.FormatVersion {
+		return wire.Errorf(wire.ErrVersion, "snapshot has format v%d, this bl reads v%d; upgrade bl", v, wire.FormatVersion)
 	}
 	return nil
 }
@@ -264,13 +265,13 @@ func (d *snapshotDecoder) order(n, sec int, key string) {
 }
 
 // take adds the line judge read (raw) to the state and the index.
-func (d *snapshotDecoder) take(raw *frameLine) error {
-	at, n := raw.off, int(raw.size)
+func (d *snapshotDecoder) take(raw *wire.FrameLine) error {
+	at, n := raw.Off, int(raw.Size)
 	s, ib, l := d.s, d.ib, d.line
 	switch {
 	case l.Card != nil:
 		c := l.Card
-		d.order(raw.n, 0, c.ID)
+		d.order(raw.N, 0, c.ID)
 		s.cards[c.ID] = c
 		if c.IdempotencyKey != "" {
 			s.keys[c.IdempotencyKey] = c.ID
@@ -279,13 +280,13 @@ func (d *snapshotDecoder) take(raw *frameLine) error {
 			ib.addCard(c, at, n)
 		}
 	case l.Receipt != nil:
-		d.order(raw.n, 1, l.Receipt.RequestID)
+		d.order(raw.N, 1, l.Receipt.RequestID)
 		s.requests[l.Receipt.RequestID] = l.Receipt.Receipt
 		if ib != nil {
 			ib.receipts = append(ib.receipts, indexEntry{key: l.Receipt.RequestID, off: at, n: n})
 		}
 	case l.Conflict != nil:
-		d.order(raw.n, 2, "")
+		d.order(raw.N, 2, "")
 		if ib != nil && len(s.conflicts) == 0 {
 			ib.conflicts = at
 		}
@@ -293,7 +294,7 @@ func (d *snapshotDecoder) take(raw *frameLine) error {
 	case d.header:
 		// a second header: what follows is the other snapshot's
 	default:
-		return d.lr.corrupt(raw, errors.New("line holds no card, receipt or conflict"))
+		return d.lr.Corrupt(raw, errors.New("line holds no card, receipt or conflict"))
 	}
 	return nil
 }
@@ -303,7 +304,7 @@ func (d *snapshotDecoder) take(raw *frameLine) error {
 func (d *snapshotDecoder) finish() (*State, error) {
 	s, hdr := d.s, d.hdr
 	if hdr.V == 0 {
-		return nil, &CorruptError{Path: d.path, Line: 1, Err: errors.New("snapshot has no header")}
+		return nil, &wire.CorruptError{Path: d.path, Line: 1, Err: errors.New("snapshot has no header")}
 	}
 	if len(s.cards) != hdr.Cards || len(s.requests) != hdr.Receipts || len(s.conflicts) != hdr.Conflicts {
 		d.notUnion("its header counts %d cards, %d receipts, %d conflicts; it holds %d, %d, %d",
@@ -316,7 +317,7 @@ func (d *snapshotDecoder) finish() (*State, error) {
 		d.ib.conflicts = d.offset
 	}
 	s.events = hdr.Events
-	s.last = Event{At: hdr.LastAt, ID: hdr.LastID}
+	s.last = wire.Event{At: hdr.LastAt, ID: hdr.LastID}
 	if hdr.V < 3 { // written before the fold counted open children
 		s.recountChildren()
 	}
@@ -327,8 +328,8 @@ func (d *snapshotDecoder) finish() (*State, error) {
 // "<unix nanoseconds>-<event id>.jsonl". Names sort in time order, and two
 // clones that compact the same events produce the same file, so merging
 // their git histories adds segments rather than conflicting over one name.
-func archiveName(last Event) string {
-	return filepath.Join(ArchiveDir, CursorOf(&last).String()+".jsonl")
+func archiveName(last wire.Event) string {
+	return filepath.Join(ArchiveDir, wire.CursorOf(&last).String()+".jsonl")
 }
 
 // snapshotClaims returns the most events any header line of the snapshot
@@ -346,11 +347,11 @@ func snapshotClaims(data []byte) int64 {
 		if !bytes.HasPrefix(line, []byte(`{"v":`)) {
 			continue
 		}
-		raw, err := checkFrame(bytes.TrimSuffix(line, []byte{'\r'}))
+		raw, err := wire.CheckFrame(bytes.TrimSuffix(line, []byte{'\r'}))
 		if err != nil {
 			continue
 		}
-		if hdr, err := decodeHeader(raw); err == nil && hdr.Events > most {
+		if hdr, err := wire.DecodeHeader(raw); err == nil && hdr.Events > most {
 			most = hdr.Events
 		}
 	}

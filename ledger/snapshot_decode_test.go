@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bl-backlog/bl/ledger/internal/wire"
 	json "github.com/goccy/go-json"
 )
 
@@ -19,10 +20,10 @@ import (
 // reports whether the fast path took the line.
 func checkSnapshotLine(t *testing.T, line []byte) bool {
 	t.Helper()
-	var want snapshotLine
+	var want wire.SnapshotLine
 	werr := json.Unmarshal(line, &want)
 	in := bytes.Clone(line)
-	got, err := decodeSnapshotLine(in)
+	got, err := wire.DecodeSnapshotLine(in)
 	if (err == nil) != (werr == nil) {
 		t.Fatalf("decodeSnapshotLine error %v, the JSON decoder's %v, on\n%q", err, werr, line)
 	}
@@ -30,9 +31,9 @@ func checkSnapshotLine(t *testing.T, line []byte) bool {
 		t.Fatalf("decodeSnapshotLine and the JSON decoder disagree on\n%q\ngot:  %s\nwant: %s", line, dumpSnapshotLine(got), dumpSnapshotLine(want))
 	}
 	in = bytes.Clone(line)
-	fast, ok := decodeSnapshotFast(in)
+	fast, ok := wire.DecodeSnapshotFast(in)
 	if !ok {
-		if fast != (snapshotLine{}) {
+		if fast != (wire.SnapshotLine{}) {
 			t.Fatalf("decodeSnapshotFast declined %q but returned a value", line)
 		}
 		return false
@@ -51,7 +52,7 @@ func checkSnapshotLine(t *testing.T, line []byte) bool {
 
 // dumpSnapshotLine shows a line's value for failure messages: as JSON, with
 // the time zones, which JSON leaves out.
-func dumpSnapshotLine(l snapshotLine) string {
+func dumpSnapshotLine(l wire.SnapshotLine) string {
 	b, _ := json.Marshal(l)
 	out := string(b)
 	if c := l.Card; c != nil {
@@ -71,11 +72,11 @@ func dumpSnapshotLine(l snapshotLine) string {
 
 // snapshotEvents is a history whose cards between them have every card
 // field set and unset, with receipts for its request ids and one conflict.
-func snapshotEvents() []*Event {
-	var evs []*Event
+func snapshotEvents() []*wire.Event {
+	var evs []*wire.Event
 	at := t0
 	n := 0
-	add := func(e *Event) {
+	add := func(e *wire.Event) {
 		at = at.Add(1234567 * time.Nanosecond)
 		n++
 		e.V, e.ID, e.At, e.Actor = 1, fmt.Sprintf("%016x", n), at, "alice@host"
@@ -87,53 +88,53 @@ func snapshotEvents() []*Event {
 	deferUntil := t0.Add(72 * time.Hour)
 	title := `Fix "quoted" title \ path/to`
 	body := "line 1\nline 2\ttabbed\r\n<b>é ✓ 😀</b>\u2028\x01 & <script>"
-	add(&Event{Op: OpCreate, Card: "A", Fields: &Fields{Title: strp("a")}})
-	add(&Event{Op: OpCreate, Card: "every-field", Fields: &Fields{Title: &title, Body: &body, Phase: strp("M1"), Priority: intp(-3),
+	add(&wire.Event{Op: wire.OpCreate, Card: "A", Fields: &wire.Fields{Title: strp("a")}})
+	add(&wire.Event{Op: wire.OpCreate, Card: "every-field", Fields: &wire.Fields{Title: &title, Body: &body, Phase: strp("M1"), Priority: intp(-3),
 		Labels: strs("api", "ui", "é"), DependsOn: strs("A"), Parent: strp("A"), Acceptance: strs(`returns 200 for "GET /cards"`, "x"),
 		MaxAttempts: intp(2), DeferUntil: &deferUntil, IdempotencyKey: "idem-1"}})
-	add(&Event{Op: OpCreate, Card: "claimed", Fields: &Fields{Title: strp("claimed card"), Labels: strs("x"), Priority: intp(2)}})
-	add(&Event{Op: OpClaim, Card: "claimed", Owner: "agent-7", TTLSeconds: 600, ExpectVersion: 1, Epoch: 1})
-	add(&Event{Op: OpCreate, Card: "beating", Fields: &Fields{Title: strp("beating card")}})
-	add(&Event{Op: OpClaim, Card: "beating", Owner: "agent-8", TTLSeconds: 60, ExpectVersion: 1, Epoch: 1})
-	add(&Event{Op: OpHeartbeat, Card: "beating", Owner: "agent-8", Epoch: 1, Progress: intp(40),
+	add(&wire.Event{Op: wire.OpCreate, Card: "claimed", Fields: &wire.Fields{Title: strp("claimed card"), Labels: strs("x"), Priority: intp(2)}})
+	add(&wire.Event{Op: wire.OpClaim, Card: "claimed", Owner: "agent-7", TTLSeconds: 600, ExpectVersion: 1, Epoch: 1})
+	add(&wire.Event{Op: wire.OpCreate, Card: "beating", Fields: &wire.Fields{Title: strp("beating card")}})
+	add(&wire.Event{Op: wire.OpClaim, Card: "beating", Owner: "agent-8", TTLSeconds: 60, ExpectVersion: 1, Epoch: 1})
+	add(&wire.Event{Op: wire.OpHeartbeat, Card: "beating", Owner: "agent-8", Epoch: 1, Progress: intp(40),
 		Checkpoint: json.RawMessage(`{"step":"build","n":[1,-2.5e3,0.25,true,false,null],"s":"x\"\\\u00e9\ud83d\ude00","o":{}}`)})
-	add(&Event{Op: OpCreate, Card: "blocked", Fields: &Fields{Title: strp("blocked card")}})
-	add(&Event{Op: OpBlock, Card: "blocked", Reason: "waiting on \"vendor\""})
-	add(&Event{Op: OpCreate, Card: "done", Fields: &Fields{Title: strp("done card"), Acceptance: strs("a", "b")}})
-	add(&Event{Op: OpClaim, Card: "done", Owner: "w", TTLSeconds: 600, ExpectVersion: 1, Epoch: 1})
-	add(&Event{Op: OpHeartbeat, Card: "done", Owner: "w", Epoch: 1, Progress: intp(0), Checkpoint: json.RawMessage(`"s"`)})
-	add(&Event{Op: OpComplete, Card: "done", Owner: "w", Epoch: 1, Reason: "shipped ✓"})
-	add(&Event{Op: OpCreate, Card: "reopened", Fields: &Fields{Title: strp("reopened card")}})
-	add(&Event{Op: OpComplete, Card: "reopened"})
-	add(&Event{Op: OpReopen, Card: "reopened"})
-	add(&Event{Op: OpCreate, Card: "exhausted", Fields: &Fields{Title: strp("exhausted"), MaxAttempts: intp(1)}})
-	add(&Event{Op: OpClaim, Card: "exhausted", Owner: "w", TTLSeconds: 1, ExpectVersion: 1, Epoch: 1})
-	add(&Event{Op: OpRelease, Card: "exhausted", Owner: "w", Epoch: 1})
-	add(&Event{Op: OpCreate, Card: "linked", Fields: &Fields{Title: strp("linked")}})
-	add(&Event{Op: OpLink, Card: "linked", To: "A"})
-	add(&Event{Op: OpLink, Card: "linked", To: "done"})
-	add(&Event{Op: OpUpdate, Card: "linked", Fields: &Fields{Body: strp("now with a body"), Labels: strs("a", "b", "c", "d", "e", "f", "g", "h", "i", "j", "k", "l", "m", "n", "o", "p", "q")}})
-	add(&Event{Op: OpUpdate, Card: "missing", Fields: &Fields{Title: strp("no such card")}}) // a conflict
-	add(&Event{Op: OpNote, Card: "linked", Text: "tried \"x\"; see log\nnext: é ✓"})
-	add(&Event{Op: OpNote, Card: "claimed", Owner: "agent-7", Epoch: 1, Text: "half way"})
-	add(&Event{Op: OpCreate, Card: "failing", Fields: &Fields{Title: strp("failing"), MaxAttempts: intp(2)}})
-	add(&Event{Op: OpClaim, Card: "failing", Owner: "w", TTLSeconds: 60, ExpectVersion: 1, Epoch: 1})
-	add(&Event{Op: OpFail, Card: "failing", Owner: "w", Epoch: 1, Reason: "exit status 1", BackoffSeconds: 30, BackoffMaxSeconds: 3600})
-	add(&Event{Op: OpLink, Card: "linked", To: "failing", LinkType: LinkDuplicates})
-	add(&Event{Op: OpLink, Card: "linked", To: "reopened", LinkType: LinkRelated})
-	add(&Event{Op: OpCreate, Card: "gone", Fields: &Fields{Title: strp("deleted card")}})
-	add(&Event{Op: OpCreate, Card: "kid", Fields: &Fields{Title: strp("a child"), Parent: strp("linked")}})
-	add(&Event{Op: OpDelete, Card: "gone", Reason: "a \"duplicate\""})
-	add(&Event{Op: OpCreate, Card: "reviewed", Fields: &Fields{Title: strp("reviewed"), Paths: strs("src/lexer/**", "docs/*.md")}})
-	add(&Event{Op: OpClaim, Card: "reviewed", Owner: "w", TTLSeconds: 60, ExpectVersion: 1, Epoch: 1})
-	add(&Event{Op: OpReview, Card: "reviewed", Owner: "w", Epoch: 1, Commit: "4f2a9c1", Branch: "bl/reviewed"})
-	add(&Event{Op: OpReject, Card: "reviewed", Epoch: 1, Reason: "needs a \"test\""})
+	add(&wire.Event{Op: wire.OpCreate, Card: "blocked", Fields: &wire.Fields{Title: strp("blocked card")}})
+	add(&wire.Event{Op: wire.OpBlock, Card: "blocked", Reason: "waiting on \"vendor\""})
+	add(&wire.Event{Op: wire.OpCreate, Card: "done", Fields: &wire.Fields{Title: strp("done card"), Acceptance: strs("a", "b")}})
+	add(&wire.Event{Op: wire.OpClaim, Card: "done", Owner: "w", TTLSeconds: 600, ExpectVersion: 1, Epoch: 1})
+	add(&wire.Event{Op: wire.OpHeartbeat, Card: "done", Owner: "w", Epoch: 1, Progress: intp(0), Checkpoint: json.RawMessage(`"s"`)})
+	add(&wire.Event{Op: wire.OpComplete, Card: "done", Owner: "w", Epoch: 1, Reason: "shipped ✓"})
+	add(&wire.Event{Op: wire.OpCreate, Card: "reopened", Fields: &wire.Fields{Title: strp("reopened card")}})
+	add(&wire.Event{Op: wire.OpComplete, Card: "reopened"})
+	add(&wire.Event{Op: wire.OpReopen, Card: "reopened"})
+	add(&wire.Event{Op: wire.OpCreate, Card: "exhausted", Fields: &wire.Fields{Title: strp("exhausted"), MaxAttempts: intp(1)}})
+	add(&wire.Event{Op: wire.OpClaim, Card: "exhausted", Owner: "w", TTLSeconds: 1, ExpectVersion: 1, Epoch: 1})
+	add(&wire.Event{Op: wire.OpRelease, Card: "exhausted", Owner: "w", Epoch: 1})
+	add(&wire.Event{Op: wire.OpCreate, Card: "linked", Fields: &wire.Fields{Title: strp("linked")}})
+	add(&wire.Event{Op: wire.OpLink, Card: "linked", To: "A"})
+	add(&wire.Event{Op: wire.OpLink, Card: "linked", To: "done"})
+	add(&wire.Event{Op: wire.OpUpdate, Card: "linked", Fields: &wire.Fields{Body: strp("now with a body"), Labels: strs("a", "b", "c", "d", "e", "f", "g", "h", "i", "j", "k", "l", "m", "n", "o", "p", "q")}})
+	add(&wire.Event{Op: wire.OpUpdate, Card: "missing", Fields: &wire.Fields{Title: strp("no such card")}}) // a conflict
+	add(&wire.Event{Op: wire.OpNote, Card: "linked", Text: "tried \"x\"; see log\nnext: é ✓"})
+	add(&wire.Event{Op: wire.OpNote, Card: "claimed", Owner: "agent-7", Epoch: 1, Text: "half way"})
+	add(&wire.Event{Op: wire.OpCreate, Card: "failing", Fields: &wire.Fields{Title: strp("failing"), MaxAttempts: intp(2)}})
+	add(&wire.Event{Op: wire.OpClaim, Card: "failing", Owner: "w", TTLSeconds: 60, ExpectVersion: 1, Epoch: 1})
+	add(&wire.Event{Op: wire.OpFail, Card: "failing", Owner: "w", Epoch: 1, Reason: "exit status 1", BackoffSeconds: 30, BackoffMaxSeconds: 3600})
+	add(&wire.Event{Op: wire.OpLink, Card: "linked", To: "failing", LinkType: wire.LinkDuplicates})
+	add(&wire.Event{Op: wire.OpLink, Card: "linked", To: "reopened", LinkType: wire.LinkRelated})
+	add(&wire.Event{Op: wire.OpCreate, Card: "gone", Fields: &wire.Fields{Title: strp("deleted card")}})
+	add(&wire.Event{Op: wire.OpCreate, Card: "kid", Fields: &wire.Fields{Title: strp("a child"), Parent: strp("linked")}})
+	add(&wire.Event{Op: wire.OpDelete, Card: "gone", Reason: "a \"duplicate\""})
+	add(&wire.Event{Op: wire.OpCreate, Card: "reviewed", Fields: &wire.Fields{Title: strp("reviewed"), Paths: strs("src/lexer/**", "docs/*.md")}})
+	add(&wire.Event{Op: wire.OpClaim, Card: "reviewed", Owner: "w", TTLSeconds: 60, ExpectVersion: 1, Epoch: 1})
+	add(&wire.Event{Op: wire.OpReview, Card: "reviewed", Owner: "w", Epoch: 1, Commit: "4f2a9c1", Branch: "bl/reviewed"})
+	add(&wire.Event{Op: wire.OpReject, Card: "reviewed", Epoch: 1, Reason: "needs a \"test\""})
 	return evs
 }
 
 // snapshotLines returns the lines after the header of the snapshot of the
 // state evs fold into, without their newlines.
-func snapshotLines(t testing.TB, evs []*Event) [][]byte {
+func snapshotLines(t testing.TB, evs []*wire.Event) [][]byte {
 	t.Helper()
 	s := Fold(evs)
 	out, _, err := s.encodeSnapshot(nil, nil)
@@ -145,7 +146,7 @@ func snapshotLines(t testing.TB, evs []*Event) [][]byte {
 		if i == 0 || len(l) == 0 {
 			continue
 		}
-		body, err := checkFrame(l)
+		body, err := wire.CheckFrame(l)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -175,7 +176,7 @@ func TestDecodeSnapshotLineTakesEveryLine(t *testing.T) {
 		if !checkSnapshotLine(t, line) {
 			t.Fatalf("the fast path declined a line encodeSnapshot wrote:\n%s", line)
 		}
-		l, _ := decodeSnapshotFast(line)
+		l, _ := wire.DecodeSnapshotFast(line)
 		switch {
 		case l.Card != nil:
 			kinds[0]++
@@ -185,7 +186,7 @@ func TestDecodeSnapshotLineTakesEveryLine(t *testing.T) {
 			if err := json.Unmarshal(line, &m); err != nil {
 				t.Fatal(err)
 			}
-			for _, k := range jsonKeys(reflect.TypeFor[Card]()) {
+			for _, k := range jsonKeys(reflect.TypeFor[wire.Card]()) {
 				if _, ok := m.Card[k]; ok {
 					set[k] = true
 				} else {
@@ -205,7 +206,7 @@ func TestDecodeSnapshotLineTakesEveryLine(t *testing.T) {
 	if kinds[0] == 0 || kinds[1] == 0 || kinds[2] == 0 {
 		t.Fatalf("cards, receipts, conflicts: %v", kinds)
 	}
-	for _, f := range reflect.VisibleFields(reflect.TypeFor[Card]()) {
+	for _, f := range reflect.VisibleFields(reflect.TypeFor[wire.Card]()) {
 		k, opts, _ := strings.Cut(f.Tag.Get("json"), ",")
 		if !set[k] {
 			t.Errorf("no card has %s", k)
@@ -229,7 +230,7 @@ func jsonKeys(typ reflect.Type) []string {
 // TestDecodeSnapshotRoundTrip: a snapshot written and read back, in full and
 // through its index, gives the state that was written.
 func TestDecodeSnapshotRoundTrip(t *testing.T) {
-	for _, evs := range [][]*Event{snapshotEvents(), benchEvents(50)} {
+	for _, evs := range [][]*wire.Event{snapshotEvents(), benchEvents(50)} {
 		s := Fold(evs)
 		out, _, err := s.encodeSnapshot(nil, nil)
 		if err != nil {
@@ -331,7 +332,7 @@ func TestDecodeSnapshotShapes(t *testing.T) {
 
 // randomCard builds a card from r. plain is whether its line is in the
 // shape the fast path must take.
-func randomCard(r *rand.Rand) (c *Card, plain bool) {
+func randomCard(r *rand.Rand) (c *wire.Card, plain bool) {
 	plain = true
 	g := randomValues{r: r, plain: &plain, zoneOdds: 12}
 	str, integer, maybe, randTime := g.str, g.integer, g.maybe, g.time
@@ -359,14 +360,14 @@ func randomCard(r *rand.Rand) (c *Card, plain bool) {
 		}
 		return l
 	}
-	c = &Card{ID: str(), Title: str(), Body: optStr(), Phase: optStr(), Labels: list(), Priority: int(integer()), DependsOn: list(),
+	c = &wire.Card{ID: str(), Title: str(), Body: optStr(), Phase: optStr(), Labels: list(), Priority: int(integer()), DependsOn: list(),
 		Parent: optStr(), Acceptance: list(), IdempotencyKey: optStr(), ClaimOwner: optStr(), ClaimEpoch: integer(), ClaimedAt: optTime(),
 		LeaseExpiresAt: optTime(), LastHeartbeatAt: optTime(), Attempts: int(integer()), MaxAttempts: int(integer()), DeferUntil: optTime(),
 		BlockedReason: optStr(), ClosedAt: optTime(), CloseNote: optStr(), CreatedAt: randTime(), UpdatedAt: randTime(), Version: integer()}
 	if r.IntN(2) == 0 {
-		c.Status = []Status{StatusReady, StatusClaimed, StatusBlocked, StatusDone}[r.IntN(4)]
+		c.Status = []wire.Status{wire.StatusReady, wire.StatusClaimed, wire.StatusBlocked, wire.StatusDone}[r.IntN(4)]
 	} else {
-		c.Status = Status(str())
+		c.Status = wire.Status(str())
 	}
 	if maybe() {
 		c.ClaimTTLSeconds = integer()
@@ -383,9 +384,9 @@ func randomCard(r *rand.Rand) (c *Card, plain bool) {
 		c.Checkpoint = json.RawMessage(cp)
 	}
 	if maybe() {
-		c.Notes = []Note{}
+		c.Notes = []wire.Note{}
 		for range r.IntN(4) + r.IntN(2)*r.IntN(20) {
-			c.Notes = append(c.Notes, Note{Text: str(), Author: str(), At: randTime()})
+			c.Notes = append(c.Notes, wire.Note{Text: str(), Author: str(), At: randTime()})
 		}
 		if len(c.Notes) == 0 {
 			plain = false // omitted, so it reads back as nil
@@ -397,17 +398,17 @@ func randomCard(r *rand.Rand) (c *Card, plain bool) {
 // randomSnapshotLine builds a snapshot line from r: a card, a receipt or a
 // conflict, written as encodeSnapshot writes them, without the newline.
 func randomSnapshotLine(r *rand.Rand) (line []byte, plain bool) {
-	var l snapshotLine
+	var l wire.SnapshotLine
 	plain = true
 	switch r.IntN(4) {
 	case 0:
 		ts := time.Unix(r.Int64N(253402300799+62135596800)-62135596800, int64(r.IntN(1e9))).UTC()
 		epoch, version := randomInt(r), randomInt(r)
 		plain = fastIntOK(epoch) && fastIntOK(version)
-		l.Receipt = &keyed{RequestID: randomString(r), Receipt: Receipt{Event: randomString(r), At: ts, Op: Ops[r.IntN(len(Ops))],
+		l.Receipt = &wire.Keyed{RequestID: randomString(r), Receipt: wire.Receipt{Event: randomString(r), At: ts, Op: wire.Ops[r.IntN(len(wire.Ops))],
 			Card: randomString(r), Epoch: epoch, Version: version}}
 	case 1:
-		l.Conflict = &Conflict{Event: randomString(r), At: randomString(r), Op: Op(randomString(r)), Card: randomString(r),
+		l.Conflict = &wire.Conflict{Event: randomString(r), At: randomString(r), Op: wire.Op(randomString(r)), Card: randomString(r),
 			Actor: randomString(r), Reason: randomString(r)}
 		// The members added later are there or not, each on its own.
 		if r.IntN(2) == 0 {
@@ -422,7 +423,7 @@ func randomSnapshotLine(r *rand.Rand) (line []byte, plain bool) {
 	default:
 		l.Card, plain = randomCard(r)
 	}
-	b, err := encodeFramed(l)
+	b, err := wire.EncodeFramed(l)
 	if err != nil {
 		return nil, false // a time the encoder refuses
 	}
@@ -454,7 +455,7 @@ func FuzzDecodeSnapshotLine(f *testing.F) {
 		checkSnapshotLine(t, data)
 		if len(data) >= 2 && data[0] == '{' && data[len(data)-1] == '}' {
 			obj := data
-			if i := bytes.LastIndex(data, []byte(`,"crc":"`)); i > 0 && len(data)-i == crcSuffixLen {
+			if i := bytes.LastIndex(data, []byte(`,"crc":"`)); i > 0 && len(data)-i == wire.CrcSuffixLen {
 				obj = append(bytes.Clone(data[:i]), '}')
 			}
 			framed := bytes.TrimSuffix(frame(string(obj)), []byte{'\n'})
@@ -512,10 +513,10 @@ func TestDecodeSnapshotLineGenerated(t *testing.T) {
 // priority and the lease fields.
 func typicalCardLine(b *testing.B) []byte {
 	claimed := t0.Add(123456789)
-	c := &Card{ID: "bl-k3x9q2mf", Title: `Fix the "login" redirect loop`, Labels: []string{"auth", "bug"}, Priority: 2, Status: StatusClaimed,
+	c := &wire.Card{ID: "bl-k3x9q2mf", Title: `Fix the "login" redirect loop`, Labels: []string{"auth", "bug"}, Priority: 2, Status: wire.StatusClaimed,
 		DependsOn: []string{}, Acceptance: []string{}, ClaimOwner: "agent-7", ClaimEpoch: 3, ClaimedAt: &claimed, ClaimTTLSeconds: 600,
-		LeaseExpiresAt: timePtr(claimed.Add(10 * time.Minute)), Attempts: 1, CreatedAt: t0, UpdatedAt: claimed, Version: 4}
-	line, err := encodeFramed(snapshotLine{Card: c})
+		LeaseExpiresAt: wire.TimePtr(claimed.Add(10 * time.Minute)), Attempts: 1, CreatedAt: t0, UpdatedAt: claimed, Version: 4}
+	line, err := wire.EncodeFramed(wire.SnapshotLine{Card: c})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -525,13 +526,13 @@ func typicalCardLine(b *testing.B) []byte {
 // BenchmarkDecodeSnapshotCard decodes a typical card line.
 func BenchmarkDecodeSnapshotCard(b *testing.B) {
 	line := typicalCardLine(b)
-	if _, ok := decodeSnapshotFast(line); !ok {
+	if _, ok := wire.DecodeSnapshotFast(line); !ok {
 		b.Fatalf("the fast path declines %s", line)
 	}
 	b.SetBytes(int64(len(line)))
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := decodeSnapshotLine(line); err != nil {
+		if _, err := wire.DecodeSnapshotLine(line); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -544,7 +545,7 @@ func BenchmarkUnmarshalSnapshotCard(b *testing.B) {
 	b.SetBytes(int64(len(line)))
 	b.ReportAllocs()
 	for b.Loop() {
-		var l snapshotLine
+		var l wire.SnapshotLine
 		if err := json.Unmarshal(line, &l); err != nil {
 			b.Fatal(err)
 		}

@@ -2,6 +2,7 @@ package ledger
 
 import (
 	"errors"
+	"github.com/bl-backlog/bl/ledger/internal/wire"
 	"io"
 	"os"
 	"slices"
@@ -17,11 +18,11 @@ import (
 type cardSource interface {
 	// card returns the card with the given id; nil and no error when the
 	// snapshot has none.
-	card(id string) (*Card, error)
+	card(id string) (*wire.Card, error)
 	// keyOwner returns the id of the card created with an idempotency key.
 	keyOwner(key string) (id string, ok bool, err error)
 	// receipt returns what a request id did, as the snapshot remembers it.
-	receipt(requestID string) (r Receipt, ok bool, err error)
+	receipt(requestID string) (r wire.Receipt, ok bool, err error)
 	// count is the number of cards in the snapshot.
 	count() int
 	// candidates calls fn with the snapshot's ready and claimed cards in
@@ -30,13 +31,13 @@ type cardSource interface {
 	// those whose lease is still live at leasedAt, until fn returns false.
 	// It starts at from, a next an earlier call returned for the same
 	// leasedAt (0: the start); next is where a later call goes on.
-	candidates(from int, leasedAt time.Time, skip func(id []byte) bool, fn func(c *Card) bool) (next int, err error)
+	candidates(from int, leasedAt time.Time, skip func(id []byte) bool, fn func(c *wire.Card) bool) (next int, err error)
 	// leased calls fn with the snapshot's cards whose lease is live at
 	// at (cards in review count as leased for ever), leaving out those skip
 	// names, until fn returns false.
-	leased(at time.Time, skip func(id []byte) bool, fn func(c *Card) bool) error
+	leased(at time.Time, skip func(id []byte) bool, fn func(c *wire.Card) bool) error
 	// fill adds every card and receipt the maps lack.
-	fill(cards map[string]*Card, requests map[string]Receipt) error
+	fill(cards map[string]*wire.Card, requests map[string]wire.Receipt) error
 	// close releases the files the source holds; reads fail after it.
 	close()
 }
@@ -75,7 +76,7 @@ func (src *snapshotSource) useWhole() (*wholeSnapshot, error) {
 	return src.whole, src.err
 }
 
-func (src *snapshotSource) card(id string) (*Card, error) {
+func (src *snapshotSource) card(id string) (*wire.Card, error) {
 	if src.ix != nil {
 		if c, err := src.ix.card(id); err == nil {
 			return c, nil
@@ -102,7 +103,7 @@ func (src *snapshotSource) keyOwner(key string) (string, bool, error) {
 	return id, ok, nil
 }
 
-func (src *snapshotSource) receipt(rid string) (Receipt, bool, error) {
+func (src *snapshotSource) receipt(rid string) (wire.Receipt, bool, error) {
 	if src.ix != nil {
 		if r, ok, err := src.ix.receipt(rid); err == nil {
 			return r, ok, nil
@@ -110,7 +111,7 @@ func (src *snapshotSource) receipt(rid string) (Receipt, bool, error) {
 	}
 	w, err := src.useWhole()
 	if err != nil {
-		return Receipt{}, false, err
+		return wire.Receipt{}, false, err
 	}
 	r, ok := w.s.requests[rid]
 	return r, ok, nil
@@ -118,11 +119,11 @@ func (src *snapshotSource) receipt(rid string) (Receipt, bool, error) {
 
 func (src *snapshotSource) count() int { return src.cards }
 
-func (src *snapshotSource) candidates(from int, leasedAt time.Time, skip func([]byte) bool, fn func(*Card) bool) (int, error) {
-	var last *Card // the last card fn saw, to carry on after it
+func (src *snapshotSource) candidates(from int, leasedAt time.Time, skip func([]byte) bool, fn func(*wire.Card) bool) (int, error) {
+	var last *wire.Card // the last card fn saw, to carry on after it
 	if src.ix != nil {
 		stopped := false
-		next, err := src.ix.candidates(from, leasedAt, skip, func(c *Card) bool {
+		next, err := src.ix.candidates(from, leasedAt, skip, func(c *wire.Card) bool {
 			last = c
 			stopped = !fn(c)
 			return !stopped
@@ -152,7 +153,7 @@ func (src *snapshotSource) candidates(from int, leasedAt time.Time, skip func([]
 	return 0, nil
 }
 
-func (src *snapshotSource) leased(at time.Time, skip func([]byte) bool, fn func(*Card) bool) error {
+func (src *snapshotSource) leased(at time.Time, skip func([]byte) bool, fn func(*wire.Card) bool) error {
 	if src.ix != nil {
 		if err := src.ix.leased(at, skip, fn); err == nil {
 			return nil
@@ -174,7 +175,7 @@ func (src *snapshotSource) leased(at time.Time, skip func([]byte) bool, fn func(
 	return nil
 }
 
-func (src *snapshotSource) fill(cards map[string]*Card, requests map[string]Receipt) error {
+func (src *snapshotSource) fill(cards map[string]*wire.Card, requests map[string]wire.Receipt) error {
 	if src.ix != nil {
 		if err := src.ix.fill(cards, requests); err == nil {
 			return nil
@@ -215,10 +216,10 @@ func (src *snapshotSource) close() {
 // own cards keep the snapshot's values and its claim order stays sorted.
 type wholeSnapshot struct {
 	s     *State
-	order []*Card // ready and claimed cards in claim order; built on first use
+	order []*wire.Card // ready and claimed cards in claim order; built on first use
 }
 
-func (w *wholeSnapshot) card(id string) *Card {
+func (w *wholeSnapshot) card(id string) *wire.Card {
 	if c := w.s.cards[id]; c != nil {
 		cp := c.Clone()
 		return &cp
@@ -226,11 +227,11 @@ func (w *wholeSnapshot) card(id string) *Card {
 	return nil
 }
 
-func (w *wholeSnapshot) inClaimOrder() []*Card {
+func (w *wholeSnapshot) inClaimOrder() []*wire.Card {
 	if w.order == nil {
-		w.order = []*Card{}
+		w.order = []*wire.Card{}
 		for _, c := range w.s.cards {
-			if c.Status == StatusReady || c.Status == StatusClaimed || c.Status == StatusReview {
+			if c.Status == wire.StatusReady || c.Status == wire.StatusClaimed || c.Status == wire.StatusReview {
 				w.order = append(w.order, c)
 			}
 		}
@@ -244,7 +245,7 @@ func (w *wholeSnapshot) inClaimOrder() []*Card {
 // the path still names that file: the one way a snapshot is read without
 // its index, when there is none and when it fails. Writing the cache is
 // best effort: a reader never needs it to answer.
-func readWhole(dir, path string, f *os.File, fi os.FileInfo, id snapshotID) (*State, snapshotHeader, error) {
+func readWhole(dir, path string, f *os.File, fi os.FileInfo, id snapshotID) (*State, wire.SnapshotHeader, error) {
 	ib := &indexBuild{}
 	s, hdr, err := decodeSnapshot(path, io.NewSectionReader(f, 0, fi.Size()), ib)
 	if err != nil {
@@ -261,15 +262,17 @@ type releasedSource struct{}
 
 var errReleased = errors.New("ledger: backlog used after Close")
 
-func (releasedSource) card(string) (*Card, error)                      { return nil, errReleased }
-func (releasedSource) keyOwner(string) (string, bool, error)           { return "", false, errReleased }
-func (releasedSource) receipt(string) (Receipt, bool, error)           { return Receipt{}, false, errReleased }
-func (releasedSource) count() int                                      { return 0 }
-func (releasedSource) fill(map[string]*Card, map[string]Receipt) error { return errReleased }
-func (releasedSource) close()                                          {}
-func (releasedSource) leased(time.Time, func([]byte) bool, func(*Card) bool) error {
+func (releasedSource) card(string) (*wire.Card, error)       { return nil, errReleased }
+func (releasedSource) keyOwner(string) (string, bool, error) { return "", false, errReleased }
+func (releasedSource) receipt(string) (wire.Receipt, bool, error) {
+	return wire.Receipt{}, false, errReleased
+}
+func (releasedSource) count() int                                                { return 0 }
+func (releasedSource) fill(map[string]*wire.Card, map[string]wire.Receipt) error { return errReleased }
+func (releasedSource) close()                                                    {}
+func (releasedSource) leased(time.Time, func([]byte) bool, func(*wire.Card) bool) error {
 	return errReleased
 }
-func (releasedSource) candidates(int, time.Time, func([]byte) bool, func(*Card) bool) (int, error) {
+func (releasedSource) candidates(int, time.Time, func([]byte) bool, func(*wire.Card) bool) (int, error) {
 	return 0, errReleased
 }

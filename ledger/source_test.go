@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"github.com/bl-backlog/bl/ledger/internal/wire"
 	"os"
 	"path/filepath"
 	"slices"
@@ -145,7 +146,7 @@ func TestDamagedSnapshotLineIsCorrupt(t *testing.T) {
 		},
 		"get": func(b *Backlog) error { _, err := b.Get("card-150"); return err },
 		"update": func(b *Backlog) error {
-			_, err := b.Update(e.ctx, UpdateRequest{Mutation: m, ID: "card-150", Fields: Fields{Phase: ptr("x")}})
+			_, err := b.Update(e.ctx, UpdateRequest{Mutation: m, ID: "card-150", Fields: wire.Fields{Phase: ptr("x")}})
 			return err
 		},
 		"link to it": func(b *Backlog) error { _, err := b.Link(e.ctx, m, "card-001", "card-150"); return err },
@@ -172,7 +173,7 @@ func TestDamagedSnapshotLineIsCorrupt(t *testing.T) {
 			t.Fatalf("%s: a card whose line is intact: %v", name, err)
 		}
 		err := call(b)
-		if !errors.Is(err, ErrCorrupt) || errors.Is(err, ErrNotFound) {
+		if !errors.Is(err, wire.ErrCorrupt) || errors.Is(err, wire.ErrNotFound) {
 			t.Errorf("%s: %v, want a corrupt snapshot", name, err)
 		}
 		if evs := readEvents(t, filepath.Join(dir, LedgerFile)); len(evs) != 0 {
@@ -181,10 +182,10 @@ func TestDamagedSnapshotLineIsCorrupt(t *testing.T) {
 	}
 	// A compaction must read every card: it fails, and changes nothing.
 	b, dir := fresh()
-	if _, err := b.Update(e.ctx, UpdateRequest{Mutation: m, ID: "card-003", Fields: Fields{Phase: ptr("x")}}); err != nil {
+	if _, err := b.Update(e.ctx, UpdateRequest{Mutation: m, ID: "card-003", Fields: wire.Fields{Phase: ptr("x")}}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := b.Compact(e.ctx); !errors.Is(err, ErrCorrupt) {
+	if _, err := b.Compact(e.ctx); !errors.Is(err, wire.ErrCorrupt) {
 		t.Errorf("compact: %v, want a corrupt snapshot", err)
 	}
 	if evs := readEvents(t, filepath.Join(dir, LedgerFile)); len(evs) != 1 {
@@ -200,13 +201,13 @@ func TestFoldStopsAtUnreadableLine(t *testing.T) {
 	e := manyCards(t)
 	reader := e.open()
 	defer reader.Close()
-	if _, err := e.b.Update(e.ctx, UpdateRequest{Mutation: m, ID: "card-150", Fields: Fields{Phase: ptr("P1")}}); err != nil {
+	if _, err := e.b.Update(e.ctx, UpdateRequest{Mutation: m, ID: "card-150", Fields: wire.Fields{Phase: ptr("P1")}}); err != nil {
 		t.Fatal(err)
 	}
 	// The damage comes after the write; the reader has not read the line.
 	damageSnapshotLine(t, e.dir, "card-150")
 	for range 2 {
-		if _, err := reader.List(Filter{Phase: "P1"}, SortID); !errors.Is(err, ErrCorrupt) {
+		if _, err := reader.List(Filter{Phase: "P1"}, SortID); !errors.Is(err, wire.ErrCorrupt) {
 			t.Fatalf("list after another process's update: %v, want a corrupt snapshot", err)
 		}
 	}
@@ -222,7 +223,7 @@ func TestSourceReleased(t *testing.T) {
 		t.Fatal(err)
 	}
 	b.Close()
-	if err := s.Check(&Event{Op: OpLink, Card: "card-001", To: "card-002"}); !errors.Is(err, errReleased) {
+	if err := s.Check(&wire.Event{Op: wire.OpLink, Card: "card-001", To: "card-002"}); !errors.Is(err, errReleased) {
 		t.Fatalf("check after close: %v", err)
 	}
 }
@@ -233,16 +234,18 @@ type failingSource struct{ cardSource }
 
 var errTestRead = errors.New("test: read during the fold")
 
-func (failingSource) card(string) (*Card, error)            { return nil, errTestRead }
+func (failingSource) card(string) (*wire.Card, error)       { return nil, errTestRead }
 func (failingSource) keyOwner(string) (string, bool, error) { return "", false, errTestRead }
-func (failingSource) receipt(string) (Receipt, bool, error) { return Receipt{}, false, errTestRead }
-func (failingSource) fill(map[string]*Card, map[string]Receipt) error {
+func (failingSource) receipt(string) (wire.Receipt, bool, error) {
+	return wire.Receipt{}, false, errTestRead
+}
+func (failingSource) fill(map[string]*wire.Card, map[string]wire.Receipt) error {
 	return errTestRead
 }
-func (failingSource) leased(time.Time, func([]byte) bool, func(*Card) bool) error {
+func (failingSource) leased(time.Time, func([]byte) bool, func(*wire.Card) bool) error {
 	return errTestRead
 }
-func (failingSource) candidates(int, time.Time, func([]byte) bool, func(*Card) bool) (int, error) {
+func (failingSource) candidates(int, time.Time, func([]byte) bool, func(*wire.Card) bool) (int, error) {
 	return 0, errTestRead
 }
 
@@ -253,7 +256,7 @@ func (failingSource) candidates(int, time.Time, func([]byte) bool, func(*Card) b
 func TestFoldReadsNothing(t *testing.T) {
 	e := manyCards(t)
 	// card-050 is a child of card-051 in the snapshot.
-	if _, err := e.b.Update(e.ctx, UpdateRequest{Mutation: m, ID: "card-050", Fields: Fields{Parent: ptr("card-051")}}); err != nil {
+	if _, err := e.b.Update(e.ctx, UpdateRequest{Mutation: m, ID: "card-050", Fields: wire.Fields{Parent: ptr("card-051")}}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := e.b.Compact(e.ctx); err != nil {
@@ -269,18 +272,18 @@ func TestFoldReadsNothing(t *testing.T) {
 		t.Fatal("the index was not used")
 	}
 	at := t0.Add(time.Hour)
-	evs := []*Event{
-		{Op: OpCreate, Card: "n1", Fields: &Fields{Title: ptr("n1"), Parent: ptr("card-010"), DependsOn: &[]string{"card-011", "card-012"}, IdempotencyKey: "key-new"}},
-		{Op: OpUpdate, Card: "card-020", Fields: &Fields{Parent: ptr("card-021")}},
-		{Op: OpUpdate, Card: "card-020", Fields: &Fields{Parent: ptr("card-022")}},
-		{Op: OpLink, Card: "card-030", To: "card-031"},
-		{Op: OpClaim, Card: "card-040", Owner: "w", TTLSeconds: 600, ExpectVersion: 1, Epoch: 1},
-		{Op: OpComplete, Card: "card-040", Owner: "w", Epoch: 1},
-		{Op: OpDelete, Card: "card-050", Reason: "r"},
+	evs := []*wire.Event{
+		{Op: wire.OpCreate, Card: "n1", Fields: &wire.Fields{Title: ptr("n1"), Parent: ptr("card-010"), DependsOn: &[]string{"card-011", "card-012"}, IdempotencyKey: "key-new"}},
+		{Op: wire.OpUpdate, Card: "card-020", Fields: &wire.Fields{Parent: ptr("card-021")}},
+		{Op: wire.OpUpdate, Card: "card-020", Fields: &wire.Fields{Parent: ptr("card-022")}},
+		{Op: wire.OpLink, Card: "card-030", To: "card-031"},
+		{Op: wire.OpClaim, Card: "card-040", Owner: "w", TTLSeconds: 600, ExpectVersion: 1, Epoch: 1},
+		{Op: wire.OpComplete, Card: "card-040", Owner: "w", Epoch: 1},
+		{Op: wire.OpDelete, Card: "card-050", Reason: "r"},
 	}
 	for i, ev := range evs {
 		ev.V, ev.ID, ev.At, ev.Actor = 1, fmt.Sprintf("%016x", 1000+i), at.Add(time.Duration(i)*time.Second), "t"
-		var c *Card
+		var c *wire.Card
 		var conflict error
 		if err := s.resolve(func() { c, conflict = s.prepare(ev) }); err != nil {
 			t.Fatalf("%s %s: prepare: %v", ev.Op, ev.Card, err)

@@ -1,6 +1,7 @@
 package ledger
 
 import (
+	"github.com/bl-backlog/bl/ledger/internal/wire"
 	"slices"
 	"time"
 )
@@ -40,9 +41,9 @@ const (
 )
 
 // Standing derives where c stands at now.
-func (s *State) Standing(c *Card, now time.Time) Standing {
+func (s *State) Standing(c *wire.Card, now time.Time) Standing {
 	st := Standing{Claimable: s.selectable(c, now, "") == nil, WaitingOn: []string{}}
-	if c.lapsed(now) { // blocked from the moment its lease ran out (Card.view)
+	if c.Lapsed(now) { // blocked from the moment its lease ran out (Card.view)
 		st.State = StateBlocked
 		return st
 	}
@@ -51,8 +52,8 @@ func (s *State) Standing(c *Card, now time.Time) Standing {
 			st.Claimable, st.PathsHeldBy = false, h.ID
 		}
 	}
-	c.holdingLinks(func(_, d string) bool {
-		if dc := s.card(d); (dc == nil || dc.Status != StatusDone) && !slices.Contains(st.WaitingOn, d) {
+	c.HoldingLinks(func(_, d string) bool {
+		if dc := s.card(d); (dc == nil || dc.Status != wire.StatusDone) && !slices.Contains(st.WaitingOn, d) {
 			st.WaitingOn = append(st.WaitingOn, d)
 		}
 		return true
@@ -61,19 +62,19 @@ func (s *State) Standing(c *Card, now time.Time) Standing {
 		st.WaitingChildren = c.OpenChildren
 	}
 	switch c.Status {
-	case StatusReady:
+	case wire.StatusReady:
 		st.State = StateReady
 		if !st.Claimable {
 			st.State = StateWaiting
 		}
-	case StatusClaimed:
+	case wire.StatusClaimed:
 		st.State, st.LeaseExpired = StateClaimed, c.Expired(now)
 		if st.LeaseExpired {
 			st.State = StateExpired
 		}
-	case StatusBlocked:
+	case wire.StatusBlocked:
 		st.State = StateBlocked
-	case StatusReview:
+	case wire.StatusReview:
 		st.State = StateReview
 	default:
 		st.State = StateDone
@@ -88,7 +89,7 @@ func (s *State) Standing(c *Card, now time.Time) Standing {
 // stands now, their dependencies as the state this handle last read or
 // wrote holds them: the state the cards came from. It reads no file, so
 // what a command prints after its write is the fold of that write.
-func (b *Backlog) Standings(cards []Card) (out []Standing, err error) {
+func (b *Backlog) Standings(cards []wire.Card) (out []Standing, err error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.policy()
@@ -115,11 +116,11 @@ func (s *State) NextWake(now time.Time) time.Time {
 			next = *t
 		}
 	}
-	s.inClaimOrder(time.Time{}, func(c *Card) bool {
+	s.inClaimOrder(time.Time{}, func(c *wire.Card) bool {
 		switch c.Status {
-		case StatusClaimed:
+		case wire.StatusClaimed:
 			consider(c.LeaseExpiresAt)
-		case StatusReady:
+		case wire.StatusReady:
 			consider(c.DeferUntil)
 		}
 		return true

@@ -1,6 +1,9 @@
 package ledger
 
-import "time"
+import (
+	"github.com/bl-backlog/bl/ledger/internal/wire"
+	"time"
+)
 
 // State is the fold of a ledger: every card as of the last applied event.
 // It is built only by Apply, which reads no clock, so the same events always
@@ -13,13 +16,13 @@ import "time"
 // never reads: Apply and Check read what an event needs first (resolve,
 // reads.go) and return a read that fails before anything is folded.
 type State struct {
-	cards      map[string]*Card
-	keys       map[string]string  // idempotency key -> card id
-	requests   map[string]Receipt // request id -> what it did
-	conflicts  []Conflict
+	cards      map[string]*wire.Card
+	keys       map[string]string       // idempotency key -> card id
+	requests   map[string]wire.Receipt // request id -> what it did
+	conflicts  []wire.Conflict
 	conflictOf map[string]int // event id -> index in conflicts
 	events     int64
-	last       Event // the last event folded, applied or not
+	last       wire.Event // the last event folded, applied or not
 
 	src     cardSource // what the snapshot holds that the maps lack; nil when they hold everything
 	created int        // cards created since the source's snapshot
@@ -33,7 +36,7 @@ type State struct {
 
 // NewState returns the state of an empty ledger.
 func NewState() *State {
-	return &State{cards: map[string]*Card{}, keys: map[string]string{}, requests: map[string]Receipt{}, conflictOf: map[string]int{}}
+	return &State{cards: map[string]*wire.Card{}, keys: map[string]string{}, requests: map[string]wire.Receipt{}, conflictOf: map[string]int{}}
 }
 
 // Apply folds one event. An event that fails validation changes nothing and
@@ -41,7 +44,7 @@ func NewState() *State {
 // A snapshot line the event needs that cannot be read is returned as that
 // error, with the state left as it was and nothing recorded: the fold
 // cannot go on.
-func (s *State) Apply(e *Event) error {
+func (s *State) Apply(e *wire.Event) error {
 	conflict, err := s.foldEvent(e)
 	if err != nil {
 		return err
@@ -52,8 +55,8 @@ func (s *State) Apply(e *Event) error {
 // foldEvent is Apply telling the two failures apart: conflict is why the
 // event was refused (and recorded), err a snapshot line that could not be
 // read (and nothing changed).
-func (s *State) foldEvent(e *Event) (conflict, err error) {
-	var c *Card
+func (s *State) foldEvent(e *wire.Event) (conflict, err error) {
+	var c *wire.Card
 	if err := s.resolve(func() { c, conflict = s.prepare(e) }); err != nil {
 		return nil, err
 	}
@@ -64,10 +67,10 @@ func (s *State) foldEvent(e *Event) (conflict, err error) {
 // reads: the cards it touches and, for a rule that scans (cycles, epics),
 // the cards the scan visits. c is the card e names; conflict why the
 // rules refuse e.
-func (s *State) prepare(e *Event) (c *Card, conflict error) {
+func (s *State) prepare(e *wire.Event) (c *wire.Card, conflict error) {
 	k, ok := kinds[e.Op]
 	if !ok {
-		return nil, rule(ErrInvalid, "unknown op %q", e.Op)
+		return nil, wire.Rule(wire.ErrInvalid, "unknown op %q", e.Op)
 	}
 	c = s.card(e.Card)
 	if s.pending() {
@@ -88,7 +91,7 @@ func (s *State) prepare(e *Event) (c *Card, conflict error) {
 
 // fold applies e, which prepare checked (conflict is its verdict) with
 // everything it reads in memory: it reads nothing.
-func (s *State) fold(e *Event, c *Card, conflict error) error {
+func (s *State) fold(e *wire.Event, c *wire.Card, conflict error) error {
 	s.events++
 	s.last = *e
 	if conflict != nil {
@@ -97,18 +100,18 @@ func (s *State) fold(e *Event, c *Card, conflict error) error {
 	}
 	parent, open := "", false
 	if c == nil { // create
-		c = &Card{ID: e.Card}
+		c = &wire.Card{ID: e.Card}
 		s.cards[e.Card] = c
 		s.created++
 	} else {
-		parent, open = c.Parent, c.openChild()
+		parent, open = c.Parent, c.OpenChild()
 	}
 	kinds[e.Op].apply(s, c, e)
 	s.trackChildren(c, parent, open)
 	c.Version++
-	c.UpdatedAt = e.clock()
+	c.UpdatedAt = e.WriterClock()
 	if e.RequestID != "" {
-		s.requests[e.RequestID] = Receipt{Event: e.ID, At: e.At, Op: e.Op, Card: e.Card, Epoch: c.ClaimEpoch, Version: c.Version}
+		s.requests[e.RequestID] = wire.Receipt{Event: e.ID, At: e.At, Op: e.Op, Card: e.Card, Epoch: c.ClaimEpoch, Version: c.Version}
 	}
 	return nil
 }
@@ -116,7 +119,7 @@ func (s *State) fold(e *Event, c *Card, conflict error) error {
 // Check validates e against the state without applying it. The writer runs
 // it before appending; the fold runs the same rules when applying. A
 // snapshot line that cannot be read is returned as that error.
-func (s *State) Check(e *Event) error {
+func (s *State) Check(e *wire.Event) error {
 	var conflict error
 	if err := s.resolve(func() { _, conflict = s.prepare(e) }); err != nil {
 		return err
@@ -126,9 +129,9 @@ func (s *State) Check(e *Event) error {
 
 // checkCard runs the rules of k for e on c, the card e names (nil when
 // there is none).
-func (s *State) checkCard(k kind, c *Card, e *Event) error {
-	if e.Op != OpCreate && c == nil {
-		return rule(ErrNotFound, "card %s not found", e.Card)
+func (s *State) checkCard(k kind, c *wire.Card, e *wire.Event) error {
+	if e.Op != wire.OpCreate && c == nil {
+		return wire.Rule(wire.ErrNotFound, "card %s not found", e.Card)
 	}
 	if err := checkDeleted(c, e); err != nil {
 		return err
@@ -137,45 +140,45 @@ func (s *State) checkCard(k kind, c *Card, e *Event) error {
 		return err
 	}
 	// a scratch state: apply may record in it
-	return checkCardSize(c, e, func(p *Card) { k.apply(NewState(), p, e) })
+	return wire.CheckCardSize(c, e, func(p *wire.Card) { k.apply(NewState(), p, e) })
 }
 
 // recordConflict records e, which the fold refused for err, with the
 // event's own times, the owner who lost and, for an event that names an
 // owner when someone else held the card at that point, who did.
-func (s *State) recordConflict(e *Event, err error) {
-	c := Conflict{Event: e.ID, At: e.At.Format(time.RFC3339Nano), Op: e.Op, Card: e.Card, Actor: e.Actor, Owner: e.Owner, Reason: err.Error()}
+func (s *State) recordConflict(e *wire.Event, err error) {
+	c := wire.Conflict{Event: e.ID, At: e.At.Format(time.RFC3339Nano), Op: e.Op, Card: e.Card, Actor: e.Actor, Owner: e.Owner, Reason: err.Error()}
 	if e.Clock != nil {
 		c.Clock = e.Clock.UTC().Format(time.RFC3339Nano)
 	}
 	// The fold has looked the card up already (a known op), so the map
 	// holds it if it exists: no read here can fail.
-	if card := s.cards[e.Card]; e.Owner != "" && card != nil && card.Status == StatusClaimed && card.ClaimOwner != e.Owner {
+	if card := s.cards[e.Card]; e.Owner != "" && card != nil && card.Status == wire.StatusClaimed && card.ClaimOwner != e.Owner {
 		c.Winner = card.ClaimOwner
 	}
 	s.recordConflictEntry(c)
 }
 
-func (s *State) recordConflictEntry(c Conflict) {
+func (s *State) recordConflictEntry(c wire.Conflict) {
 	s.conflictOf[c.Event] = len(s.conflicts)
 	s.conflicts = append(s.conflicts, c)
 }
 
 // ConflictOf returns the conflict recorded for an event, if the fold
 // refused it.
-func (s *State) ConflictOf(eventID string) (Conflict, bool) {
+func (s *State) ConflictOf(eventID string) (wire.Conflict, bool) {
 	i, ok := s.conflictOf[eventID]
 	if !ok {
-		return Conflict{}, false
+		return wire.Conflict{}, false
 	}
 	return s.conflicts[i], true
 }
 
 // Card returns a copy of the card with the given id.
-func (s *State) Card(id string) (Card, bool) {
+func (s *State) Card(id string) (wire.Card, bool) {
 	c := s.card(id)
 	if c == nil {
-		return Card{}, false
+		return wire.Card{}, false
 	}
 	return c.Clone(), true
 }
@@ -192,19 +195,19 @@ func (s *State) Len() int {
 func (s *State) Events() int64 { return s.events }
 
 // Conflicts returns the events that were folded but not applied.
-func (s *State) Conflicts() []Conflict { return append([]Conflict(nil), s.conflicts...) }
+func (s *State) Conflicts() []wire.Conflict { return append([]wire.Conflict(nil), s.conflicts...) }
 
 // CardByKey returns the card created with the given idempotency key.
-func (s *State) CardByKey(key string) (Card, bool) {
+func (s *State) CardByKey(key string) (wire.Card, bool) {
 	id, ok := s.keyOwner(key)
 	if !ok {
-		return Card{}, false
+		return wire.Card{}, false
 	}
 	return s.Card(id)
 }
 
 // Last is the last event folded; the zero Event for an empty ledger.
-func (s *State) Last() Event { return s.last }
+func (s *State) Last() wire.Event { return s.last }
 
 // release closes the snapshot a lazily read state holds open; reads from
 // it fail after.
@@ -216,7 +219,7 @@ func (s *State) release() {
 }
 
 // Fold applies events in order to a new state.
-func Fold(events []*Event) *State {
+func Fold(events []*wire.Event) *State {
 	s := NewState()
 	for _, e := range events {
 		_ = s.Apply(e) // a failed check is recorded as a conflict

@@ -2,6 +2,7 @@ package ledger
 
 import (
 	"context"
+	"github.com/bl-backlog/bl/ledger/internal/wire"
 	"slices"
 	"strings"
 	"time"
@@ -14,41 +15,41 @@ import (
 // holder is fenced). A restore undoes the delete: the card is back as it
 // was, its lease gone.
 
-func checkDelete(_ *State, c *Card, e *Event) error {
-	if len(e.Reason) > MaxNoteLen {
-		return rule(ErrInvalid, "reason for deleting %s is longer than %d bytes", c.ID, MaxNoteLen)
+func checkDelete(_ *State, c *wire.Card, e *wire.Event) error {
+	if len(e.Reason) > wire.MaxNoteLen {
+		return wire.Rule(wire.ErrInvalid, "reason for deleting %s is longer than %d bytes", c.ID, wire.MaxNoteLen)
 	}
 	return nil
 }
 
-func applyDelete(_ *State, c *Card, e *Event) {
-	if c.Status == StatusClaimed {
-		c.clearLease()
-		c.Status = StatusReady
+func applyDelete(_ *State, c *wire.Card, e *wire.Event) {
+	if c.Status == wire.StatusClaimed {
+		c.ClearLease()
+		c.Status = wire.StatusReady
 	}
-	c.DeletedAt = timePtr(e.clock())
+	c.DeletedAt = wire.TimePtr(e.WriterClock())
 	c.DeleteReason = e.Reason
 }
 
-func checkRestore(_ *State, c *Card, _ *Event) error {
+func checkRestore(_ *State, c *wire.Card, _ *wire.Event) error {
 	if c.DeletedAt == nil {
-		return rule(ErrConflict, "card %s is not deleted", c.ID)
+		return wire.Rule(wire.ErrConflict, "card %s is not deleted", c.ID)
 	}
 	return nil
 }
 
-func applyRestore(_ *State, c *Card, _ *Event) {
+func applyRestore(_ *State, c *wire.Card, _ *wire.Event) {
 	c.DeletedAt = nil
 	c.DeleteReason = ""
 }
 
 // checkDeleted refuses any op but restore (and create, which finds the id
 // taken) on a deleted card.
-func checkDeleted(c *Card, e *Event) error {
-	if c == nil || c.DeletedAt == nil || e.Op == OpRestore || e.Op == OpCreate {
+func checkDeleted(c *wire.Card, e *wire.Event) error {
+	if c == nil || c.DeletedAt == nil || e.Op == wire.OpRestore || e.Op == wire.OpCreate {
 		return nil
 	}
-	return rule(ErrNotFound, "card %s is deleted; bl restore %s brings it back", c.ID, c.ID)
+	return wire.Rule(wire.ErrNotFound, "card %s is deleted; bl restore %s brings it back", c.ID, c.ID)
 }
 
 // Dependent is a card that names another: by depends_on or a holding
@@ -66,7 +67,7 @@ func (s *State) dependents(id string) []Dependent {
 		if c.DeletedAt != nil {
 			continue
 		}
-		c.holdingLinks(func(t, to string) bool {
+		c.HoldingLinks(func(t, to string) bool {
 			if to == id {
 				out = append(out, Dependent{c.ID, t})
 			}
@@ -94,16 +95,16 @@ type DeleteRequest struct {
 
 // Delete writes a tombstone for a card, and with Force first the unlink
 // (or parent clearing) of every card that names it.
-func (b *Backlog) Delete(ctx context.Context, r DeleteRequest) (Card, error) {
-	if err := ValidID(r.ID); err != nil {
-		return Card{}, err
+func (b *Backlog) Delete(ctx context.Context, r DeleteRequest) (wire.Card, error) {
+	if err := wire.ValidID(r.ID); err != nil {
+		return wire.Card{}, err
 	}
-	cards, err := b.write(ctx, r.Mutation.names(r.ID, nil), OpDelete, func(s *State, _ time.Time) ([]*Event, error) {
+	cards, err := b.write(ctx, r.Mutation.names(r.ID, nil), wire.OpDelete, func(s *State, _ time.Time) ([]*wire.Event, error) {
 		c := s.card(r.ID)
 		if c == nil {
-			return nil, rule(ErrNotFound, "card %s not found", r.ID)
+			return nil, wire.Rule(wire.ErrNotFound, "card %s not found", r.ID)
 		}
-		if err := checkDeleted(c, &Event{Op: OpDelete}); err != nil {
+		if err := checkDeleted(c, &wire.Event{Op: wire.OpDelete}); err != nil {
 			return nil, err
 		}
 		deps := s.dependents(r.ID)
@@ -112,26 +113,26 @@ func (b *Backlog) Delete(ctx context.Context, r DeleteRequest) (Card, error) {
 			for i, d := range deps {
 				names[i] = d.ID + " (" + d.Type + ")"
 			}
-			return nil, rule(ErrConflict, "%s is named by %s; --force unlinks them and deletes it", r.ID, strings.Join(names, ", "))
+			return nil, wire.Rule(wire.ErrConflict, "%s is named by %s; --force unlinks them and deletes it", r.ID, strings.Join(names, ", "))
 		}
-		var evs []*Event
+		var evs []*wire.Event
 		for _, d := range deps {
 			if d.Type == "parent" {
 				none := ""
-				evs = append(evs, &Event{Op: OpUpdate, Card: d.ID, Fields: &Fields{Parent: &none}})
+				evs = append(evs, &wire.Event{Op: wire.OpUpdate, Card: d.ID, Fields: &wire.Fields{Parent: &none}})
 			} else {
-				evs = append(evs, &Event{Op: OpUnlink, Card: d.ID, To: r.ID, LinkType: wireLink(d.Type)})
+				evs = append(evs, &wire.Event{Op: wire.OpUnlink, Card: d.ID, To: r.ID, LinkType: wire.WireLink(d.Type)})
 			}
 		}
-		return append(evs, &Event{Op: OpDelete, Card: r.ID, Reason: r.Reason}), nil
+		return append(evs, &wire.Event{Op: wire.OpDelete, Card: r.ID, Reason: r.Reason}), nil
 	})
 	if err != nil {
-		return Card{}, err
+		return wire.Card{}, err
 	}
 	return cards[len(cards)-1], nil
 }
 
 // Restore undoes the delete of a card.
-func (b *Backlog) Restore(ctx context.Context, m Mutation, id string) (Card, error) {
-	return b.single(ctx, m, &Event{Op: OpRestore, Card: id})
+func (b *Backlog) Restore(ctx context.Context, m Mutation, id string) (wire.Card, error) {
+	return b.single(ctx, m, &wire.Event{Op: wire.OpRestore, Card: id})
 }

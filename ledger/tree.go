@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"github.com/bl-backlog/bl/ledger/internal/wire"
 	"path"
 	"slices"
 	"strings"
@@ -48,14 +49,14 @@ func (t Tree) archives() []string {
 
 // Events returns every event the tree holds, archives and ledger, each once,
 // in (at, id) order.
-func (t Tree) Events() ([]*Event, error) {
+func (t Tree) Events() ([]*wire.Event, error) {
 	return t.union(append(t.archives(), LedgerFile)...)
 }
 
 // union decodes the named files and returns their events, each once (see
 // settle.go), in (at, id) order.
-func (t Tree) union(names ...string) ([]*Event, error) {
-	var all []*Event
+func (t Tree) union(names ...string) ([]*wire.Event, error) {
+	var all []*wire.Event
 	for _, name := range names {
 		evs, err := decodeAll(name, t[name])
 		if err != nil {
@@ -63,16 +64,16 @@ func (t Tree) union(names ...string) ([]*Event, error) {
 		}
 		all = append(all, evs...)
 	}
-	return settleEvents(all)
+	return wire.SettleEvents(all)
 }
 
 // decodeAll decodes every line of a committed ledger or archive file (git's
 // copy, a merge driver's input). Such a file is written whole, so a torn
 // tail is damage too: any line that is not an event is a *CorruptError.
-func decodeAll(name string, data []byte) ([]*Event, error) {
-	evs, _, torn, err := readEventsData(name, data)
+func decodeAll(name string, data []byte) ([]*wire.Event, error) {
+	evs, _, torn, err := wire.ReadEventsData(name, data)
 	if torn != nil {
-		return nil, &CorruptError{Path: name, Line: torn.Line, Offset: torn.Offset, Err: fmt.Errorf("%w: %s", errFraming, torn.Reason)}
+		return nil, &wire.CorruptError{Path: name, Line: torn.Line, Offset: torn.Offset, Err: fmt.Errorf("%w: %s", wire.ErrFraming, torn.Reason)}
 	}
 	return evs, err
 }
@@ -114,7 +115,7 @@ func Rebase(upstream, local Tree) (Tree, RebaseResult, error) {
 func (t Tree) Fold() (*State, error) { return t.fold(true) }
 
 func (t Tree) fold(mayNormalize bool) (*State, error) {
-	s, hdr, stale := NewState(), snapshotHeader{}, false
+	s, hdr, stale := NewState(), wire.SnapshotHeader{}, false
 	if data, ok := t[SnapshotFile]; ok {
 		var err error
 		if s, hdr, err = decodeSnapshot(SnapshotFile, bytes.NewReader(data), nil); errors.Is(err, errStale) {
@@ -124,10 +125,10 @@ func (t Tree) fold(mayNormalize bool) (*State, error) {
 		}
 	}
 	led := t[LedgerFile]
-	if hdr.TailBytes > 0 && int64(len(led)) >= hdr.TailBytes && crcHex(led[:hdr.TailBytes]) == hdr.TailCRC {
+	if hdr.TailBytes > 0 && int64(len(led)) >= hdr.TailBytes && wire.CrcHex(led[:hdr.TailBytes]) == hdr.TailCRC {
 		led = led[hdr.TailBytes:]
 	}
-	var evs []*Event
+	var evs []*wire.Event
 	if !stale {
 		var err error
 		if evs, err = decodeAll(LedgerFile, led); err != nil {
@@ -135,13 +136,13 @@ func (t Tree) fold(mayNormalize bool) (*State, error) {
 		}
 		last := s.Last()
 		stale = archiveFingerprint(t.archives()) != hdr.Archives && (hdr.V != 0 || len(t.archives()) > 0)
-		stale = stale || (len(evs) > 0 && last.ID != "" && !last.before(evs[0]))
+		stale = stale || (len(evs) > 0 && last.ID != "" && !last.Before(evs[0]))
 		if !stale && len(evs) > 1 {
 			// A git union merge: the events in (at, id) order, each once.
-			if evs, err = settleEvents(evs); err != nil {
+			if evs, err = wire.SettleEvents(evs); err != nil {
 				return nil, err
 			}
-			stale = last.ID != "" && !last.before(evs[0])
+			stale = last.ID != "" && !last.Before(evs[0])
 		}
 	}
 	if !stale {
@@ -151,7 +152,7 @@ func (t Tree) fold(mayNormalize bool) (*State, error) {
 		return s, nil
 	}
 	if !mayNormalize {
-		return nil, Errorf(ErrCorrupt, "backlog files still disagree after normalizing")
+		return nil, wire.Errorf(wire.ErrCorrupt, "backlog files still disagree after normalizing")
 	}
 	all, err := decodeAll(LedgerFile, t[LedgerFile])
 	if err != nil {

@@ -2,6 +2,7 @@ package ledger
 
 import (
 	"bytes"
+	"github.com/bl-backlog/bl/ledger/internal/wire"
 	"math/rand"
 	"os"
 	"path/filepath"
@@ -14,7 +15,7 @@ import (
 // unionSnapshotEnv makes two clones of one backlog that each appended and
 // compacted, and merges them as git's union would: the archive segments of
 // both, the ledgers (both empty), and snapshot.json as given by merge.
-func unionSnapshotEnv(t *testing.T, merge func(ours, theirs []byte) []byte) (*env, []*Event) {
+func unionSnapshotEnv(t *testing.T, merge func(ours, theirs []byte) []byte) (*env, []*wire.Event) {
 	t.Helper()
 	a := newEnv(t)
 	a.create("A")
@@ -27,7 +28,7 @@ func unionSnapshotEnv(t *testing.T, merge func(ours, theirs []byte) []byte) (*en
 	copyDir(t, a.dir, b.dir)
 	b.b = b.open()
 	a.create("C")
-	a.appendsOne(OpHeartbeat, doHeartbeat(HeartbeatRequest{ID: "A", Owner: "w1", Epoch: 1}))
+	a.appendsOne(wire.OpHeartbeat, doHeartbeat(HeartbeatRequest{ID: "A", Owner: "w1", Epoch: 1}))
 	if _, err := a.b.Compact(a.ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -212,8 +213,8 @@ func FuzzUnionLedger(f *testing.F) {
 	base.create("A")
 	base.create("B", func(r *CreateRequest) { r.DependsOn = []string{"A"} })
 	base.claim("A", "w1", time.Minute)
-	base.appendsOne(OpHeartbeat, doHeartbeat(HeartbeatRequest{ID: "A", Owner: "w1", Epoch: 1}))
-	base.appendsOne(OpComplete, func(e *env) error {
+	base.appendsOne(wire.OpHeartbeat, doHeartbeat(HeartbeatRequest{ID: "A", Owner: "w1", Epoch: 1}))
+	base.appendsOne(wire.OpComplete, func(e *env) error {
 		_, err := e.b.Complete(e.ctx, LeaseRequest{Mutation: m, ID: "A", Owner: "w1", Epoch: 1})
 		return err
 	})
@@ -279,7 +280,7 @@ func TestArchiveConflictMarkers(t *testing.T) {
 	if err := os.WriteFile(segs[0], marked, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.open().History(HistoryFilter{}, func(*Event, *Conflict) error { return nil }); err == nil || !bytes.Contains([]byte(err.Error()), []byte("git conflict markers")) {
+	if _, err := e.open().History(HistoryFilter{}, func(*wire.Event, *wire.Conflict) error { return nil }); err == nil || !bytes.Contains([]byte(err.Error()), []byte("git conflict markers")) {
 		t.Fatalf("History: %v", err)
 	}
 	rep, err := Diagnose(e.dir, e.clk.Now())

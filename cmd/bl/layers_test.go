@@ -18,8 +18,11 @@ var layers = map[string][]string{
 	"internal/gitdir": nil,
 	// The writers' OS file lock.
 	"lock": nil,
-	// The backlog: wire format and codec, fold, store, journal, API.
-	"ledger": {"internal/fsutil", "internal/gitdir", "lock"},
+	// The wire format: event and card types, codec, framing, validation,
+	// errors. A leaf: it imports nothing of the module.
+	"ledger/internal/wire": nil,
+	// The backlog: fold, store, journal, API.
+	"ledger": {"internal/fsutil", "internal/gitdir", "ledger/internal/wire", "lock"},
 	// The generator of ledger's codec (go generate), and its command.
 	"ledger/internal/codecgen":     nil,
 	"ledger/internal/codecgen/cmd": {"ledger/internal/codecgen"},

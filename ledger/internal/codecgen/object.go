@@ -146,9 +146,9 @@ func (w *writer) encoder(o Object, fs []field) {
 		decline := "{\nreturn dst[:open], false\n}\n"
 		switch k {
 		case kString, kEnum:
-			body := put + fmt.Sprintf("dst = appendString(dst, string(%s))\n", val)
+			body := put + fmt.Sprintf("dst = AppendString(dst, string(%s))\n", val)
 			if k == kString {
-				body = put + fmt.Sprintf("dst = appendString(dst, %s)\n", val)
+				body = put + fmt.Sprintf("dst = AppendString(dst, %s)\n", val)
 			}
 			w.opt(f.Omit, val+` != ""`, body)
 		case kInt, kInt64:
@@ -166,13 +166,13 @@ func (w *writer) encoder(o Object, fs []field) {
 		case kIntPtr:
 			w.p("if %s != nil {\n%sdst = appendInt(dst, int64(*%s))\n}\n", val, put, val)
 		case kStringPtr:
-			w.p("if %s != nil {\n%sdst = appendString(dst, *%s)\n}\n", val, put, val)
+			w.p("if %s != nil {\n%sdst = AppendString(dst, *%s)\n}\n", val, put, val)
 		case kStringsPtr:
 			w.p("if %s != nil {\n%sdst = appendStrings(dst, *%s)\n}\n", val, put, val)
 		case kStrings:
 			w.opt(f.Omit, "len("+val+") != 0", put+fmt.Sprintf("dst = appendStrings(dst, %s)\n", val))
 		case kRaw:
-			w.p("if len(%s) != 0 {\n%sif dst, ok = appendRaw(dst, %s); !ok %s}\n", val, put, val, decline)
+			w.p("if len(%s) != 0 {\n%sif dst, ok = AppendRaw(dst, %s); !ok %s}\n", val, put, val, decline)
 		case kObjectPtr:
 			w.p("if %s != nil {\n%sif dst, ok = append%s(dst, %s); !ok %s}\n", val, put, title(short), val, decline)
 		case kObjectList:
@@ -240,20 +240,20 @@ func (w *writer) decoder(s *schema, o Object, fs []field) {
 		case kEnum:
 			read = fmt.Sprintf("i = d.%sValue(@@, &%s)", short, val)
 		case kInt:
-			read = fmt.Sprintf("%s, i = scanInt(b, @@)", val)
+			read = fmt.Sprintf("%s, i = ScanInt(b, @@)", val)
 		case kInt64:
-			read = fmt.Sprintf("%s, i = scanInt64(b, @@)", val)
+			read = fmt.Sprintf("%s, i = ScanInt64(b, @@)", val)
 		case kBool:
 			read = fmt.Sprintf("%s, i = scanBool(b, @@)", val)
 		case kTime:
-			read = fmt.Sprintf("%s, i = scanTime(b, @@)", val)
+			read = fmt.Sprintf("%s, i = ScanTime(b, @@)", val)
 		case kTimePtr:
-			read = fmt.Sprintf("tv[nt], i = scanTime(b, @@)\ntp[nt] = &%s\nnt++", val)
+			read = fmt.Sprintf("tv[nt], i = ScanTime(b, @@)\ntp[nt] = &%s\nnt++", val)
 			if nt == 1 {
-				read = fmt.Sprintf("t := new(time.Time)\n*t, i = scanTime(b, @@)\n%s = t", val)
+				read = fmt.Sprintf("t := new(time.Time)\n*t, i = ScanTime(b, @@)\n%s = t", val)
 			}
 		case kIntPtr:
-			read = fmt.Sprintf("blk.%s, i = scanInt(b, @@)\n%s = &blk.%s", slot(f), val, slot(f))
+			read = fmt.Sprintf("blk.%s, i = ScanInt(b, @@)\n%s = &blk.%s", slot(f), val, slot(f))
 		case kStringPtr:
 			read = fmt.Sprintf("i = d.str(@@, &blk.%s)\n%s = &blk.%s", slot(f), val, slot(f))
 		case kStringsPtr:
@@ -393,7 +393,7 @@ func (w *writer) card(s *schema) error {
 		k, _, _ := kindOf(f.Type)
 		switch k {
 		case kStrings:
-			w.p("d.%s = cloneStrings(c.%s)\n", f.Go, f.Go)
+			w.p("d.%s = CloneStrings(c.%s)\n", f.Go, f.Go)
 		case kRaw, kObjectList:
 			w.p("d.%s = slices.Clone(c.%s)\n", f.Go, f.Go)
 		case kIntPtr, kObjectPtr: // a pointer to a value without pointers

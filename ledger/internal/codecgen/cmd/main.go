@@ -1,4 +1,5 @@
-// Command cmd writes ledger/codec_gen.go; go generate runs it in ledger/.
+// Command cmd writes ledger/internal/wire/codec_gen.go; go generate runs
+// it in ledger/internal/wire.
 package main
 
 import (

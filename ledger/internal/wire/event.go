@@ -1,4 +1,4 @@
-package ledger
+package wire
 
 import (
 	"bytes"
@@ -12,14 +12,14 @@ import (
 )
 
 // newEventID returns 64 random bits in hex.
-func newEventID() string {
+func NewEventID() string {
 	var b [8]byte
 	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails on supported platforms
 	return hex.EncodeToString(b[:])
 }
 
 // before reports whether e sorts before f in ledger order: by time, then id.
-func (e *Event) before(f *Event) bool {
+func (e *Event) Before(f *Event) bool {
 	if c := e.At.Compare(f.At); c != 0 {
 		return c < 0
 	}
@@ -27,16 +27,16 @@ func (e *Event) before(f *Event) bool {
 }
 
 var (
-	castagnoli   = crc32.MakeTable(crc32.Castagnoli)
+	Castagnoli   = crc32.MakeTable(crc32.Castagnoli)
 	closingBrace = []byte{'}'}
 )
 
 // crcSuffixLen is the length of `,"crc":"xxxxxxxx"}`.
-const crcSuffixLen = len(`,"crc":"`) + 8 + len(`"}`)
+const CrcSuffixLen = len(`,"crc":"`) + 8 + len(`"}`)
 
 // EncodeLine renders e as one ledger line, checksum and newline included.
 func EncodeLine(e *Event) ([]byte, error) {
-	line, err := encodeFramed(e)
+	line, err := EncodeFramed(e)
 	if err != nil {
 		return nil, fmt.Errorf("ledger: encode %s event: %w", e.Op, err)
 	}
@@ -46,25 +46,25 @@ func EncodeLine(e *Event) ([]byte, error) {
 // encodeFramed marshals v (a JSON object) and frames it as a checksummed
 // line: the object with a final "crc" member, then a newline. Ledger,
 // snapshot and archive lines share this framing.
-func encodeFramed(v any) ([]byte, error) {
-	return appendFramed(nil, v)
+func EncodeFramed(v any) ([]byte, error) {
+	return AppendFramed(nil, v)
 }
 
 // appendFramed appends the line encodeFramed returns to dst. The wire
 // types are written by their encoders in codec_gen.go; anything else, and
 // any value those leave, by the JSON encoder.
-func appendFramed(dst []byte, v any) ([]byte, error) {
+func AppendFramed(dst []byte, v any) ([]byte, error) {
 	start := len(dst)
 	ok := false
 	switch v := v.(type) {
 	case *Event:
 		if dst == nil {
-			dst = make([]byte, 0, eventSize(v)+crcSuffixLen+1)
+			dst = make([]byte, 0, eventSize(v)+CrcSuffixLen+1)
 		}
 		dst, ok = appendEvent(dst, v)
-	case snapshotHeader:
+	case SnapshotHeader:
 		dst, ok = appendHeader(dst, &v)
-	case snapshotLine:
+	case SnapshotLine:
 		var out []byte
 		switch {
 		case v.Card != nil && v.Receipt == nil && v.Conflict == nil:
@@ -85,7 +85,7 @@ func appendFramed(dst []byte, v any) ([]byte, error) {
 		}
 		dst = append(dst[:start], body...)
 	}
-	sum := crc32.Checksum(dst[start:], castagnoli)
+	sum := crc32.Checksum(dst[start:], Castagnoli)
 	dst = append(dst[:len(dst)-1], `,"crc":"`...)
 	for shift := 28; shift >= 0; shift -= 4 {
 		dst = append(dst, hexDigits[sum>>shift&0xf])
@@ -97,20 +97,20 @@ func appendFramed(dst []byte, v any) ([]byte, error) {
 // its line end ("\n" or "\r\n"; a final line may have none, or only the
 // '\r'); the checksum covers the line without it. The crc member stays, as
 // valid JSON the decoders ignore.
-func checkFrame(line []byte) ([]byte, error) {
+func CheckFrame(line []byte) ([]byte, error) {
 	line = bytes.TrimSuffix(line, []byte{'\n'})
 	line = bytes.TrimSuffix(line, []byte{'\r'})
 	n := len(line)
-	if n < crcSuffixLen+2 || line[0] != '{' || !bytes.HasPrefix(line[n-crcSuffixLen:], []byte(`,"crc":"`)) || !bytes.HasSuffix(line, []byte(`"}`)) {
-		return nil, errFraming
+	if n < CrcSuffixLen+2 || line[0] != '{' || !bytes.HasPrefix(line[n-CrcSuffixLen:], []byte(`,"crc":"`)) || !bytes.HasSuffix(line, []byte(`"}`)) {
+		return nil, ErrFraming
 	}
 	want, ok := parseHex32(line[n-10 : n-2])
 	if !ok {
-		return nil, errFraming
+		return nil, ErrFraming
 	}
-	sum := crc32.Update(0, castagnoli, line[:n-crcSuffixLen])
-	if crc32.Update(sum, castagnoli, closingBrace) != uint32(want) {
-		return nil, errChecksum
+	sum := crc32.Update(0, Castagnoli, line[:n-CrcSuffixLen])
+	if crc32.Update(sum, Castagnoli, closingBrace) != uint32(want) {
+		return nil, ErrChecksum
 	}
 	return line, nil
 }
@@ -137,11 +137,11 @@ func parseHex32(b []byte) (uint32, bool) {
 // DecodeLine parses one line (with or without its trailing newline),
 // verifying its checksum and format version.
 func DecodeLine(line []byte) (*Event, error) {
-	line, err := checkFrame(line)
+	line, err := CheckFrame(line)
 	if err != nil {
 		return nil, err
 	}
-	e, ok := decodeFast(line)
+	e, ok := DecodeFast(line)
 	if !ok {
 		if e, err = decodeSlow(line); err != nil {
 			return nil, err
@@ -151,7 +151,7 @@ func DecodeLine(line []byte) (*Event, error) {
 		return nil, Errorf(ErrVersion, "line has format v%d, this bl reads v%d; upgrade bl", e.V, FormatVersion)
 	}
 	if e.V < 1 || e.ID == "" || e.Card == "" || e.At.IsZero() || !knownOp(e.Op) {
-		return nil, fmt.Errorf("%w: missing or unknown v, id, at, op or card", errFraming)
+		return nil, fmt.Errorf("%w: missing or unknown v, id, at, op or card", ErrFraming)
 	}
 	if err := checkStamps(e); err != nil {
 		return nil, err
@@ -160,7 +160,7 @@ func DecodeLine(line []byte) (*Event, error) {
 }
 
 // byAtID orders events as the ledger does.
-func byAtID(a, b *Event) int {
+func ByAtID(a, b *Event) int {
 	if c := a.At.Compare(b.At); c != 0 {
 		return c
 	}

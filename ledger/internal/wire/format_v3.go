@@ -1,4 +1,4 @@
-package ledger
+package wire
 
 // needsV3 reports whether a v2 reader would misread e: the handoff, delete
 // and restore ops, a typed link or unlink (read as a dependency), and the

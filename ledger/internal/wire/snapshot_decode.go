@@ -1,4 +1,4 @@
-package ledger
+package wire
 
 import (
 	"fmt"
@@ -11,11 +11,11 @@ import (
 // key (decodeSnapshotFast never takes one), then every card, receipt and
 // conflict validated against what the fold produces (validateCard). A line
 // that fails is damage: an edited snapshot.
-func readSnapshotLine(line []byte) (snapshotLine, error) {
-	l, ok := decodeSnapshotFast(line)
+func ReadSnapshotLine(line []byte) (SnapshotLine, error) {
+	l, ok := DecodeSnapshotFast(line)
 	if !ok {
 		if err := refuseRepeatedKey(line); err != nil {
-			return snapshotLine{}, err
+			return SnapshotLine{}, err
 		}
 		if err := json.Unmarshal(line, &l); err != nil {
 			return l, err
@@ -36,7 +36,7 @@ func readSnapshotLine(line []byte) (snapshotLine, error) {
 // refuseRepeatedKey is the damage of a line that names a key twice, or nil.
 func refuseRepeatedKey(line []byte) error {
 	if k := repeatedKey(line); k != "" {
-		return fmt.Errorf("%w: %w %q: the JSON decoder would take its last value while a reader sees the first", errFraming, errRepeatedKey, k)
+		return fmt.Errorf("%w: %w %q: the JSON decoder would take its last value while a reader sees the first", ErrFraming, ErrRepeatedKey, k)
 	}
 	return nil
 }
@@ -48,11 +48,11 @@ func refuseRepeatedKey(line []byte) error {
 // read by decodeSnapshotFast; any other line goes to the JSON decoder, which
 // gives the same value for every line decodeSnapshotFast reads. The value
 // does not refer to line.
-func decodeSnapshotLine(line []byte) (snapshotLine, error) {
-	if l, ok := decodeSnapshotFast(line); ok {
+func DecodeSnapshotLine(line []byte) (SnapshotLine, error) {
+	if l, ok := DecodeSnapshotFast(line); ok {
 		return l, nil
 	}
-	var l snapshotLine
+	var l SnapshotLine
 	err := json.Unmarshal(line, &l)
 	return l, err
 }
@@ -65,8 +65,8 @@ func decodeSnapshotLine(line []byte) (snapshotLine, error) {
 // writes (those without omitempty) must be there. It reports any other line
 // as not handled (ok false), never as an error. The objects are read by the
 // decoders codec_gen.go holds.
-func decodeSnapshotFast(line []byte) (l snapshotLine, ok bool) {
-	n := len(line) - crcSuffixLen
+func DecodeSnapshotFast(line []byte) (l SnapshotLine, ok bool) {
+	n := len(line) - CrcSuffixLen
 	if n < 2 || line[0] != '{' || !crcMemberOK(line[n:]) {
 		return l, false
 	}
@@ -78,7 +78,7 @@ func decodeSnapshotFast(line []byte) (l snapshotLine, ok bool) {
 		i = d.cardObject(j, &blk.v, blk)
 		l.Card = &blk.v
 	} else if j := lit(b, lit(b, 0, `{"receip`), `t":`); j >= 0 {
-		k := new(keyed)
+		k := new(Keyed)
 		i = d.receiptObject(j, k)
 		l.Receipt = k
 	} else if j := lit(b, lit(b, 0, `{"confli`), `ct":`); j >= 0 {
@@ -86,11 +86,11 @@ func decodeSnapshotFast(line []byte) (l snapshotLine, ok bool) {
 		i = d.conflictObject(j, c)
 		l.Conflict = c
 	} else {
-		return snapshotLine{}, false
+		return SnapshotLine{}, false
 	}
 	// The top-level object ends with the crc member.
 	if i != len(b) {
-		return snapshotLine{}, false
+		return SnapshotLine{}, false
 	}
 	d.finish()
 	return l, true
@@ -99,11 +99,11 @@ func decodeSnapshotFast(line []byte) (l snapshotLine, ok bool) {
 // readHeader reads a snapshot's header line, one that passed checkFrame,
 // for use: decodeHeader, refusing a line that repeats a key, then the
 // header validated (validateHeader).
-func readHeader(line []byte) (snapshotHeader, error) {
-	hdr, fast := decodeHeaderFast(line)
+func ReadHeader(line []byte) (SnapshotHeader, error) {
+	hdr, fast := DecodeHeaderFast(line)
 	if !fast {
 		if err := refuseRepeatedKey(line); err != nil {
-			return snapshotHeader{}, err
+			return SnapshotHeader{}, err
 		}
 		if err := json.Unmarshal(line, &hdr); err != nil {
 			return hdr, err
@@ -116,24 +116,24 @@ func readHeader(line []byte) (snapshotHeader, error) {
 // checkFrame. A header in the shape encodeFramed writes is read without
 // the JSON decoder, whose first use in a process costs more than the read;
 // any other goes to the JSON decoder.
-func decodeHeader(line []byte) (snapshotHeader, error) {
-	if hdr, fast := decodeHeaderFast(line); fast {
+func DecodeHeader(line []byte) (SnapshotHeader, error) {
+	if hdr, fast := DecodeHeaderFast(line); fast {
 		return hdr, nil
 	}
-	var hdr snapshotHeader
+	var hdr SnapshotHeader
 	err := json.Unmarshal(line, &hdr)
 	return hdr, err
 }
 
 // decodeHeaderFast reads a header in the shape encodeFramed writes; fast is
 // false for any other line.
-func decodeHeaderFast(line []byte) (hdr snapshotHeader, fast bool) {
-	if n := len(line) - crcSuffixLen; n >= 2 && line[0] == '{' && crcMemberOK(line[n:]) {
+func DecodeHeaderFast(line []byte) (hdr SnapshotHeader, fast bool) {
+	if n := len(line) - CrcSuffixLen; n >= 2 && line[0] == '{' && crcMemberOK(line[n:]) {
 		d := fastDecoder{b: line[:n]}
 		if d.headerMembers(0, &hdr) == n {
 			d.finish()
 			return hdr, true
 		}
 	}
-	return snapshotHeader{}, false
+	return SnapshotHeader{}, false
 }

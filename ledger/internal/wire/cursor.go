@@ -1,4 +1,4 @@
-package ledger
+package wire
 
 import (
 	"strconv"
@@ -37,7 +37,7 @@ func ParseCursor(s string) (Cursor, error) {
 	ns, id, ok := strings.Cut(s, "-")
 	n, err := strconv.ParseInt(ns, 10, 64)
 	if !ok || err != nil || id == "" || n < 0 {
-		return Cursor{}, rule(ErrInvalid, "cursor %q is not <unix-nanoseconds>-<event-id>, as printed by bl log and bl watch", s)
+		return Cursor{}, Rule(ErrInvalid, "cursor %q is not <unix-nanoseconds>-<event-id>, as printed by bl log and bl watch", s)
 	}
 	return Cursor{At: time.Unix(0, n).UTC(), ID: id}, nil
 }
@@ -45,5 +45,5 @@ func ParseCursor(s string) (Cursor, error) {
 // Before reports whether the event at c comes before e, i.e. e is new to a
 // reader positioned at c.
 func (c Cursor) Before(e *Event) bool {
-	return c.IsZero() || (&Event{At: c.At, ID: c.ID}).before(e)
+	return c.IsZero() || (&Event{At: c.At, ID: c.ID}).Before(e)
 }

@@ -1,4 +1,4 @@
-package ledger
+package wire
 
 import (
 	"math/bits"
@@ -18,12 +18,12 @@ func (c *Card) Expired(now time.Time) bool {
 
 // exhausted reports whether the card has used all the claims max_attempts
 // allows.
-func (c *Card) exhausted() bool {
+func (c *Card) Exhausted() bool {
 	return c.MaxAttempts > 0 && c.Attempts >= c.MaxAttempts
 }
 
 // clearLease drops the lease fields; the epoch stays so it only ever grows.
-func (c *Card) clearLease() {
+func (c *Card) ClearLease() {
 	c.ClaimOwner = ""
 	c.ClaimedAt = nil
 	c.ClaimTTLSeconds = 0
@@ -31,14 +31,14 @@ func (c *Card) clearLease() {
 	c.LastHeartbeatAt = nil
 }
 
-func cloneStrings(s []string) []string {
+func CloneStrings(s []string) []string {
 	if s == nil {
 		return []string{}
 	}
 	return append([]string{}, s...)
 }
 
-func timePtr(t time.Time) *time.Time { return &t }
+func TimePtr(t time.Time) *time.Time { return &t }
 
 // MaxCardBytes bounds a card's encoded JSON (compact, as its snapshot line
 // holds it) after a create, update or link: what a writer may put in a
@@ -47,21 +47,21 @@ func timePtr(t time.Time) *time.Time { return &t }
 // refused only when the card would outgrow the line itself. Writers refuse
 // such an event (ErrInvalid) and the fold records a merged-in one as a
 // conflict, so compaction never writes a line a reader refuses.
-const MaxCardBytes = maxLine - 64<<10
+const MaxCardBytes = MaxLine - 64<<10
 
 // cardLineOverhead is what a snapshot line adds to a card's JSON:
 // {"card":...,"crc":"xxxxxxxx"} and the newline.
-const cardLineOverhead = len(`{"card":`) + crcSuffixLen + 1
+const CardLineOverhead = len(`{"card":`) + CrcSuffixLen + 1
 
 // wideLen is at least the length of s as a JSON string: the longest escape,
 // \u00XX or \ufffd, is six bytes for one byte.
-func wideLen(s string) int { return 6*len(s) + 2 }
+func WideLen(s string) int { return 6*len(s) + 2 }
 
 // escapedLen is at least the length of s as a JSON string, closer than
 // wideLen: five bytes more for each byte that may be escaped (a quote, a
 // backslash, a control character or any byte of a multi-byte sequence,
 // found as appendString finds them, eight bytes at a time).
-func escapedLen(s string) int {
+func EscapedLen(s string) int {
 	n, i := len(s)+2, 0
 	for ; i+8 <= len(s); i += 8 {
 		n += 5 * bits.OnesCount64(specialMask(load64(s, i)))
@@ -85,13 +85,13 @@ func listBound(list []string, strLen func(string) int) int {
 
 // reviewLeased reports whether a reviewer holds a live lease on the card in
 // review at now.
-func (c *Card) reviewLeased(now time.Time) bool {
+func (c *Card) ReviewLeased(now time.Time) bool {
 	return c.Status == StatusReview && c.ClaimOwner != "" && c.LeaseExpiresAt != nil && now.Before(*c.LeaseExpiresAt)
 }
 
 // holdsLease reports whether c holds a lease fence may check e against: a
 // claim, or a review lease for the ops a reviewer sends while reviewing.
-func (c *Card) holdsLease(e *Event) bool {
+func (c *Card) HoldsLease(e *Event) bool {
 	if c.Status == StatusClaimed {
 		return true
 	}
@@ -108,12 +108,12 @@ func (c *Card) holdsLease(e *Event) bool {
 // openChild reports whether c counts as an open child of its parent: not
 // done, not deleted, and not itself waiting on that parent (depends_on, or
 // a supersedes or duplicates link), which would hold both back for good.
-func (c *Card) openChild() bool {
+func (c *Card) OpenChild() bool {
 	if c.Status == StatusDone || c.DeletedAt != nil {
 		return false
 	}
 	waits := false
-	c.holdingLinks(func(_, to string) bool {
+	c.HoldingLinks(func(_, to string) bool {
 		waits = to == c.Parent
 		return !waits
 	})
@@ -122,7 +122,7 @@ func (c *Card) openChild() bool {
 
 // holdsPaths reports whether c holds its paths at now: claimed under a
 // live lease, or in review.
-func (c *Card) holdsPaths(now time.Time) bool {
+func (c *Card) HoldsPaths(now time.Time) bool {
 	return len(c.Paths) > 0 && (c.Status == StatusReview || c.Leased(now))
 }
 
@@ -132,13 +132,13 @@ func (c *Card) holdsPaths(now time.Time) bool {
 // one from a scan for the bytes an escape may lengthen; only a card within
 // about a kilobyte of the limit is encoded to measure it exactly. apply
 // is the op's rule, applying e to a copy of the card.
-func checkCardSize(c *Card, e *Event, apply func(*Card)) error {
-	limit, content := maxLine-cardLineOverhead, false
+func CheckCardSize(c *Card, e *Event, apply func(*Card)) error {
+	limit, content := MaxLine-CardLineOverhead, false
 	switch e.Op {
 	case OpCreate, OpUpdate, OpLink:
 		limit, content = MaxCardBytes, true
 	}
-	if cardBound(c, wideLen)+eventBound(e, wideLen) <= limit || cardBound(c, escapedLen)+eventBound(e, escapedLen) <= limit {
+	if cardBound(c, WideLen)+eventBound(e, WideLen) <= limit || cardBound(c, EscapedLen)+eventBound(e, EscapedLen) <= limit {
 		return nil
 	}
 	probe := Card{ID: e.Card}
@@ -147,17 +147,17 @@ func checkCardSize(c *Card, e *Event, apply func(*Card)) error {
 	}
 	apply(&probe)
 	probe.Version++
-	probe.UpdatedAt = e.clock()
-	line, err := appendFramed(nil, snapshotLine{Card: &probe})
+	probe.UpdatedAt = e.WriterClock()
+	line, err := AppendFramed(nil, SnapshotLine{Card: &probe})
 	if err != nil {
-		return rule(ErrInvalid, "%s of %s leaves a card that cannot be encoded: %v", e.Op, e.Card, err)
+		return Rule(ErrInvalid, "%s of %s leaves a card that cannot be encoded: %v", e.Op, e.Card, err)
 	}
-	n := len(line) - cardLineOverhead
+	n := len(line) - CardLineOverhead
 	switch {
 	case n <= limit:
 		return nil
 	case content:
-		return rule(ErrInvalid, "%s of %s would make the card %d bytes encoded; the limit is %d bytes (MaxCardBytes) for a card's title, body, labels, acceptance and other fields together: shorten them", e.Op, e.Card, n, limit)
+		return Rule(ErrInvalid, "%s of %s would make the card %d bytes encoded; the limit is %d bytes (MaxCardBytes) for a card's title, body, labels, acceptance and other fields together: shorten them", e.Op, e.Card, n, limit)
 	}
-	return rule(ErrInvalid, "%s of %s would make the card %d bytes encoded; a snapshot line holds at most %d bytes of card: shorten what the %s carries", e.Op, e.Card, n, limit, e.Op)
+	return Rule(ErrInvalid, "%s of %s would make the card %d bytes encoded; a snapshot line holds at most %d bytes of card: shorten what the %s carries", e.Op, e.Card, n, limit, e.Op)
 }

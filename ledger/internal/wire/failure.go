@@ -1,4 +1,4 @@
-package ledger
+package wire
 
 import (
 	"fmt"
@@ -17,7 +17,7 @@ type Failure struct {
 
 // recordFailure keeps why the attempt of the lease the card holds failed.
 // Call it before the lease is cleared.
-func recordFailure(c *Card, reason, owner string, at time.Time) {
+func RecordFailure(c *Card, reason, owner string, at time.Time) {
 	if owner == "" {
 		owner = c.ClaimOwner
 	}
@@ -26,7 +26,7 @@ func recordFailure(c *Card, reason, owner string, at time.Time) {
 
 // closer is who finished a card by e: the lease owner it names, else the
 // actor.
-func closer(e *Event) string {
+func Closer(e *Event) string {
 	if e.Owner != "" {
 		return e.Owner
 	}
@@ -36,8 +36,8 @@ func closer(e *Event) string {
 // lapsed reports whether the card's lease ran out at now with its attempts
 // used up: nobody may claim it again, so every reader shows it blocked the
 // moment the lease ends, with no reclaim needed (see view).
-func (c *Card) lapsed(now time.Time) bool {
-	return c.exhausted() && c.Expired(now)
+func (c *Card) Lapsed(now time.Time) bool {
+	return c.Exhausted() && c.Expired(now)
 }
 
 // view is the card as readers show it at now. The fold stores the events'
@@ -45,21 +45,21 @@ func (c *Card) lapsed(now time.Time) bool {
 // stored until someone reclaims it, yet the card is blocked from that
 // moment: view shows it so (status blocked, the lease gone, the reason and
 // last_failure saying why), whatever reads it.
-func (c *Card) view(now time.Time) {
-	if !c.lapsed(now) {
+func (c *Card) View(now time.Time) {
+	if !c.Lapsed(now) {
 		return
 	}
 	at := now
 	if c.LeaseExpiresAt != nil {
 		at = *c.LeaseExpiresAt
 	}
-	recordFailure(c, "lease expired", c.ClaimOwner, at)
-	c.clearLease()
+	RecordFailure(c, "lease expired", c.ClaimOwner, at)
+	c.ClearLease()
 	c.Status = StatusBlocked
 	c.BlockedReason = fmt.Sprintf("max attempts reached (%d of %d): lease expired", c.Attempts, c.MaxAttempts)
 }
 
-func orTime(t *time.Time, def time.Time) *time.Time {
+func OrTime(t *time.Time, def time.Time) *time.Time {
 	if t == nil {
 		return &def
 	}

@@ -1,4 +1,4 @@
-package ledger
+package wire
 
 import (
 	"slices"
@@ -45,7 +45,7 @@ func ValidLinkType(t string) error {
 	if t == "" || slices.Contains(LinkTypes, t) {
 		return nil
 	}
-	return rule(ErrInvalid, "unknown link type %q: use %s", t, strings.Join(LinkTypes, ", "))
+	return Rule(ErrInvalid, "unknown link type %q: use %s", t, strings.Join(LinkTypes, ", "))
 }
 
 // LinkPhrase says what a link of type t is, seen from the card it is on
@@ -85,7 +85,7 @@ func (c *Card) AllLinks() []Link {
 }
 
 // hasLink reports whether c has a link of type t to to.
-func (c *Card) hasLink(t, to string) bool {
+func (c *Card) HasLink(t, to string) bool {
 	if t = canonLink(t); t == LinkBlocks {
 		return slices.Contains(c.DependsOn, to)
 	}
@@ -95,7 +95,7 @@ func (c *Card) hasLink(t, to string) bool {
 // holdingLinks calls fn with the other end of each link holding c back
 // (depends_on, then supersedes and duplicates links), until fn returns
 // false.
-func (c *Card) holdingLinks(fn func(t, to string) bool) {
+func (c *Card) HoldingLinks(fn func(t, to string) bool) {
 	for _, d := range c.DependsOn {
 		if !fn(LinkBlocks, d) {
 			return
@@ -110,7 +110,7 @@ func (c *Card) holdingLinks(fn func(t, to string) bool) {
 
 // wireLink is how an event carries link type t: blocks as no type, so a
 // blocks link reads in every version.
-func wireLink(t string) string {
+func WireLink(t string) string {
 	if t == LinkBlocks {
 		return ""
 	}

@@ -1,4 +1,4 @@
-package ledger
+package wire
 
 import (
 	"math/bits"
@@ -30,7 +30,7 @@ const hexDigits = "0123456789abcdef"
 // \n, \r and \t as such, other control characters as \u00XX, U+2028 and
 // U+2029 as \u2028 and \u2029, and each byte of invalid UTF-8 as \ufffd.
 // Everything else, DEL included, is written as it is.
-func appendString(dst []byte, s string) []byte {
+func AppendString(dst []byte, s string) []byte {
 	i := 0
 	for i+8 <= len(s) && specialMask(load64(s, i)) == 0 {
 		i += 8
@@ -146,7 +146,7 @@ func appendStrings(dst []byte, list []string) []byte {
 		if k > 0 {
 			dst = append(dst, ',')
 		}
-		dst = appendString(dst, s)
+		dst = AppendString(dst, s)
 	}
 	return append(dst, ']')
 }

@@ -1,4 +1,4 @@
-package ledger
+package wire
 
 import (
 	"bufio"
@@ -18,64 +18,64 @@ import (
 
 // maxLine bounds one framed line; anything longer is never written, so a
 // longer line is damage (or, unterminated at the end, a torn tail).
-const maxLine = 1 << 20
+const MaxLine = 1 << 20
 
 // errBlank is the damage of an empty line: it holds no event, so repair may
 // drop it.
-var errBlank = errors.New("blank line")
+var ErrBlank = errors.New("blank line")
 
 // frameLine is one line of a framed file as lineReader found it.
-type frameLine struct {
-	n     int    // 1-based line number
-	off   int64  // byte offset of its first byte
-	size  int64  // bytes it spans, line end included
-	raw   []byte // its bytes, line end included; valid until the next read (a long line keeps only its first bytes)
-	body  []byte // raw without its line end ("\n", "\r\n", or a final '\r'): what the checksum covers
-	ended bool   // it ends in "\n" or "\r\n"; only a file's last line can lack a line end
+type FrameLine struct {
+	N     int    // 1-based line number
+	Off   int64  // byte offset of its first byte
+	Size  int64  // bytes it spans, line end included
+	Raw   []byte // its bytes, line end included; valid until the next read (a long line keeps only its first bytes)
+	Body  []byte // raw without its line end ("\n", "\r\n", or a final '\r'): what the checksum covers
+	Ended bool   // it ends in "\n" or "\r\n"; only a file's last line can lack a line end
 	long  bool   // longer than maxLine
 	nul   bool   // holds a NUL byte
 }
 
 // lineReader reads a framed file line by line from an offset. It never
 // judges a line; judge does.
-type lineReader struct {
+type LineReader struct {
 	path string
 	src  io.ReaderAt
 	r    *bufio.Reader
-	off  int64  // where the next line starts
-	n    int    // lines read so far (line numbers continue from it)
-	bare bool   // the last line read had no line end
+	Off  int64  // where the next line starts
+	N    int    // lines read so far (line numbers continue from it)
+	Bare bool   // the last line read had no line end
 	long []byte // scratch for lines longer than the buffer
 }
 
 // lineStart is where a line reader starts: at byte off, where line n+1
 // starts; bare says the line before off lacked its line end (see
 // lineReader.next). The zero lineStart is the start of a file.
-type lineStart struct {
-	off  int64
-	n    int
-	bare bool
+type LineStart struct {
+	Off  int64
+	N    int
+	Bare bool
 }
 
 // The read buffers of line readers: a file read through, a segment among
 // many (several may be open at once), and the look past one line.
 const (
-	fileBufSize    = 256 << 10
-	segmentBufSize = 64 << 10
+	FileBufSize    = 256 << 10
+	SegmentBufSize = 64 << 10
 	peekBufSize    = 16 << 10
-	minBufSize     = 4 << 10
+	MinBufSize     = 4 << 10
 )
 
 // newLineReader reads src from at; size is the read buffer, at least
 // minBufSize.
-func newLineReader(path string, src io.ReaderAt, at lineStart, size int) *lineReader {
-	return &lineReader{path: path, src: src, off: at.off, n: at.n, bare: at.bare,
-		r: bufio.NewReaderSize(io.NewSectionReader(src, at.off, 1<<62), max(size, minBufSize))}
+func NewLineReader(path string, src io.ReaderAt, at LineStart, size int) *LineReader {
+	return &LineReader{path: path, src: src, Off: at.Off, N: at.N, Bare: at.Bare,
+		r: bufio.NewReaderSize(io.NewSectionReader(src, at.Off, 1<<62), max(size, MinBufSize))}
 }
 
 // endsBare reports whether the byte before off is not a newline, i.e. a
 // reader resuming at off follows a line that has no line end yet.
-func endsBare(src io.ReaderAt, off int64) (bool, error) {
+func EndsBare(src io.ReaderAt, off int64) (bool, error) {
 	if off == 0 {
 		return false, nil
 	}
@@ -91,22 +91,22 @@ func endsBare(src io.ReaderAt, off int64) (bool, error) {
 // later (a writer restoring it, or an append finishing while a reader
 // looked): a line end alone right after such a line finishes it rather than
 // being read as a blank line.
-func (lr *lineReader) next() (frameLine, error) {
+func (lr *LineReader) next() (FrameLine, error) {
 	l, err := lr.read()
-	if err == nil && lr.bare && l.ended && len(l.body) == 0 {
-		lr.n--
-		lr.bare = false
+	if err == nil && lr.Bare && l.Ended && len(l.Body) == 0 {
+		lr.N--
+		lr.Bare = false
 		l, err = lr.read()
 	}
 	if err == nil {
-		lr.bare = !l.ended
+		lr.Bare = !l.Ended
 	}
 	return l, err
 }
 
 // read reads one line as it is.
-func (lr *lineReader) read() (frameLine, error) {
-	l := frameLine{off: lr.off}
+func (lr *LineReader) read() (FrameLine, error) {
+	l := FrameLine{Off: lr.Off}
 	chunk, err := lr.r.ReadSlice('\n')
 	size := int64(len(chunk))
 	cut := false // chunk holds only the line's first bytes
@@ -117,7 +117,7 @@ func (lr *lineReader) read() (frameLine, error) {
 		for err == bufio.ErrBufferFull {
 			chunk, err = lr.r.ReadSlice('\n')
 			size += int64(len(chunk))
-			if len(lr.long) <= maxLine {
+			if len(lr.long) <= MaxLine {
 				lr.long = append(lr.long, chunk...)
 			} else {
 				cut = true
@@ -132,14 +132,14 @@ func (lr *lineReader) read() (frameLine, error) {
 	if size == 0 {
 		return l, io.EOF
 	}
-	lr.n++
-	lr.off += size
-	l.n, l.size, l.raw, l.ended = lr.n, size, chunk, err == nil
-	l.body = chunk
+	lr.N++
+	lr.Off += size
+	l.N, l.Size, l.Raw, l.Ended = lr.N, size, chunk, err == nil
+	l.Body = chunk
 	if !cut {
-		l.body = bytes.TrimSuffix(bytes.TrimSuffix(chunk, []byte{'\n'}), []byte{'\r'})
+		l.Body = bytes.TrimSuffix(bytes.TrimSuffix(chunk, []byte{'\n'}), []byte{'\r'})
 	}
-	l.long = cut || len(l.body) > maxLine
+	l.long = cut || len(l.Body) > MaxLine
 	l.nul = l.nul || bytes.IndexByte(chunk, 0) >= 0
 	return l, nil
 }
@@ -149,16 +149,16 @@ func (lr *lineReader) read() (frameLine, error) {
 // write, so what a crash leaves is a prefix of it (no line end and no valid
 // frame) or, where the disk never got the data, NUL bytes. A complete line,
 // or an unterminated one whose frame holds, is something a writer finished.
-func (l *frameLine) tornReason() string {
+func (l *FrameLine) tornReason() string {
 	switch {
 	case l.nul:
 		return "NUL bytes where a line should be: a write the disk never finished"
-	case l.ended:
+	case l.Ended:
 		return ""
 	case l.long:
-		return fmt.Sprintf("unterminated final line longer than %d bytes", maxLine)
+		return fmt.Sprintf("unterminated final line longer than %d bytes", MaxLine)
 	}
-	if _, err := checkFrame(l.body); err != nil {
+	if _, err := CheckFrame(l.Body); err != nil {
 		return "unterminated final line"
 	}
 	return ""
@@ -177,40 +177,40 @@ func (l *frameLine) tornReason() string {
 //
 // judge reads ahead through src only to decide a torn tail; lr is left
 // just after l either way, so a caller that reports every line can go on.
-func (lr *lineReader) judge(l *frameLine, decode func(raw []byte) error) (*TornTail, error) {
+func (lr *LineReader) judge(l *FrameLine, decode func(raw []byte) error) (*TornTail, error) {
 	if why := l.tornReason(); why != "" {
 		end, torn, err := lr.tornAfter(l)
 		if err != nil {
 			return nil, err
 		}
 		if torn {
-			return &TornTail{Line: l.n, Offset: l.off, Bytes: end - l.off, Reason: why}, nil
+			return &TornTail{Line: l.N, Offset: l.Off, Bytes: end - l.Off, Reason: why}, nil
 		}
-		return nil, lr.corrupt(l, fmt.Errorf("%w: %s, with more lines after it", errFraming, why))
+		return nil, lr.Corrupt(l, fmt.Errorf("%w: %s, with more lines after it", ErrFraming, why))
 	}
 	var err error
 	switch {
 	case l.long:
-		err = fmt.Errorf("%w: line longer than %d bytes", errFraming, maxLine)
-	case len(l.body) == 0:
-		err = errBlank
+		err = fmt.Errorf("%w: line longer than %d bytes", ErrFraming, MaxLine)
+	case len(l.Body) == 0:
+		err = ErrBlank
 	default:
-		err = decode(l.body)
+		err = decode(l.Body)
 	}
 	if err != nil {
-		return nil, lr.corrupt(l, err)
+		return nil, lr.Corrupt(l, err)
 	}
 	return nil, nil
 }
 
 // tornAfter reports whether every line after l cannot be a finished append
 // either, and where the file ends.
-func (lr *lineReader) tornAfter(l *frameLine) (end int64, torn bool, err error) {
-	rest := newLineReader(lr.path, lr.src, lineStart{off: l.off + l.size, n: l.n}, peekBufSize)
+func (lr *LineReader) tornAfter(l *FrameLine) (end int64, torn bool, err error) {
+	rest := NewLineReader(lr.path, lr.src, LineStart{Off: l.Off + l.Size, N: l.N}, peekBufSize)
 	for {
 		m, err := rest.read()
 		if err == io.EOF {
-			return rest.off, true, nil
+			return rest.Off, true, nil
 		}
 		if err != nil {
 			return 0, false, err
@@ -221,15 +221,15 @@ func (lr *lineReader) tornAfter(l *frameLine) (end int64, torn bool, err error) 
 	}
 }
 
-func (lr *lineReader) corrupt(l *frameLine, err error) *CorruptError {
-	return &CorruptError{Path: lr.path, Line: l.n, Offset: l.off, Err: err}
+func (lr *LineReader) Corrupt(l *FrameLine, err error) *CorruptError {
+	return &CorruptError{Path: lr.path, Line: l.N, Offset: l.Off, Err: err}
 }
 
 // nextJudged reads the next line and judges it (see judge), decode seeing
 // the line without its line end while lr.n is its number: the line, and a
 // torn tail (the reader is then done) or a *CorruptError; io.EOF at the
 // end.
-func (lr *lineReader) nextJudged(decode func(raw []byte) error) (frameLine, *TornTail, error) {
+func (lr *LineReader) NextJudged(decode func(raw []byte) error) (FrameLine, *TornTail, error) {
 	l, err := lr.next()
 	if err != nil {
 		return l, nil, err
@@ -241,13 +241,13 @@ func (lr *lineReader) nextJudged(decode func(raw []byte) error) (frameLine, *Tor
 // event reads the next line as a ledger or archive event: the event, or a
 // torn tail (the reader is then done), or a *CorruptError, or io.EOF at the
 // end. l is the line read, for its number and offsets.
-func (lr *lineReader) event() (e *Event, l frameLine, torn *TornTail, err error) {
-	l, torn, err = lr.nextJudged(func(raw []byte) (err error) {
+func (lr *LineReader) Event() (e *Event, l FrameLine, torn *TornTail, err error) {
+	l, torn, err = lr.NextJudged(func(raw []byte) (err error) {
 		e, err = DecodeLine(raw)
 		return err
 	})
-	if err != nil && conflictMarker(l.body) {
-		err = lr.corrupt(&l, markerError(l.body))
+	if err != nil && ConflictMarker(l.Body) {
+		err = lr.Corrupt(&l, MarkerError(l.Body))
 	}
 	if torn != nil || err != nil {
 		return nil, l, torn, err
@@ -259,11 +259,11 @@ func (lr *lineReader) event() (e *Event, l frameLine, torn *TornTail, err error)
 // file order, up to a torn tail, and returns the events with the offset
 // where the good lines end (len(data) without a torn tail). Damage is a
 // *CorruptError.
-func readEventsData(path string, data []byte) ([]*Event, int64, *TornTail, error) {
-	lr := newLineReader(path, bytes.NewReader(data), lineStart{}, min(len(data), fileBufSize))
+func ReadEventsData(path string, data []byte) ([]*Event, int64, *TornTail, error) {
+	lr := NewLineReader(path, bytes.NewReader(data), LineStart{}, min(len(data), FileBufSize))
 	var out []*Event
 	for {
-		e, _, torn, err := lr.event()
+		e, _, torn, err := lr.Event()
 		if err == io.EOF {
 			return out, int64(len(data)), nil, nil
 		}
@@ -281,11 +281,11 @@ func readEventsData(path string, data []byte) ([]*Event, int64, *TornTail, error
 // sides of a conflict: a merge made before the backlog had its
 // .gitattributes (merge=union). Repair drops such lines and keeps the
 // events between them.
-var errConflictMarkers = errors.New("git conflict markers")
+var ErrConflictMarkers = errors.New("git conflict markers")
 
 // conflictMarker reports whether a line is one of git's conflict markers:
 // seven '<', '|', '=' or '>', alone or followed by a space.
-func conflictMarker(body []byte) bool {
+func ConflictMarker(body []byte) bool {
 	if len(body) < 7 || (len(body) > 7 && body[7] != ' ') {
 		return false
 	}
@@ -296,7 +296,7 @@ func conflictMarker(body []byte) bool {
 	return false
 }
 
-func markerError(body []byte) error {
+func MarkerError(body []byte) error {
 	return fmt.Errorf("%w (%.24q) from a git merge made without the union rule of .backlog/.gitattributes: run bl doctor --repair, which keeps every event between the markers and drops them",
-		errConflictMarkers, body)
+		ErrConflictMarkers, body)
 }

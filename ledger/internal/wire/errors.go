@@ -1,4 +1,4 @@
-package ledger
+package wire
 
 import (
 	"errors"
@@ -32,8 +32,8 @@ var (
 	// did not allow it (Options.AllowNetworkFS).
 	ErrNetworkFS = errors.New("ledger: backlog on a network filesystem")
 
-	errFraming  = errors.New("bad line framing")
-	errChecksum = errors.New("checksum mismatch")
+	ErrFraming  = errors.New("bad line framing")
+	ErrChecksum = errors.New("checksum mismatch")
 )
 
 // CorruptError locates damage in a ledger file that recovery must not guess
@@ -74,17 +74,17 @@ type Conflict struct {
 
 // ruleError is a validation failure: a sentence for people, a sentinel for
 // programs.
-type ruleError struct {
+type RuleError struct {
 	kind error
 	msg  string
 }
 
-func (e *ruleError) Error() string { return e.msg }
-func (e *ruleError) Unwrap() error { return e.kind }
+func (e *RuleError) Error() string { return e.msg }
+func (e *RuleError) Unwrap() error { return e.kind }
 
 // rule builds a validation failure of the given kind.
-func rule(kind error, format string, args ...any) error {
-	return &ruleError{kind: kind, msg: fmt.Sprintf(format, args...)}
+func Rule(kind error, format string, args ...any) error {
+	return &RuleError{kind: kind, msg: fmt.Sprintf(format, args...)}
 }
 
 // Errorf returns an error that matches kind (one of the sentinels above)
@@ -114,4 +114,4 @@ type TornTail struct {
 	Reason string `json:"reason"`
 }
 
-const timeLayout = "2006-01-02T15:04:05.000000000Z07:00"
+const TimeLayout = "2006-01-02T15:04:05.000000000Z07:00"

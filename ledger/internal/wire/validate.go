@@ -1,4 +1,4 @@
-package ledger
+package wire
 
 import (
 	"errors"
@@ -46,11 +46,11 @@ func validIDChars(id string) bool {
 func ValidID(id string) error {
 	switch {
 	case id == "":
-		return rule(ErrInvalid, "card id is empty")
+		return Rule(ErrInvalid, "card id is empty")
 	case len(id) > MaxIDLen:
-		return rule(ErrInvalid, "card id %q is longer than %d characters", id, MaxIDLen)
+		return Rule(ErrInvalid, "card id %q is longer than %d characters", id, MaxIDLen)
 	case !validIDChars(id):
-		return rule(ErrInvalid, "card id %q may use only letters, digits, '.', '_' and '-', starting with a letter or digit", id)
+		return Rule(ErrInvalid, "card id %q may use only letters, digits, '.', '_' and '-', starting with a letter or digit", id)
 	}
 	return nil
 }
@@ -60,7 +60,7 @@ func ValidID(id string) error {
 // something other than what was asked for. The writer runs it on the event
 // as built, before encoding; the fold needs no such rule, since decoding
 // never yields invalid UTF-8.
-func validUTF8(e *Event) error {
+func ValidUTF8(e *Event) error {
 	deref := func(p *string) string {
 		if p == nil {
 			return ""
@@ -106,12 +106,12 @@ func invalidUTF8(e *Event, name, s string) error {
 		}
 		i += size
 	}
-	return rule(ErrInvalid, "the %s of this %s is not valid UTF-8 (byte 0x%02x at offset %d); bl stores text as UTF-8", name, e.Op, s[i], i)
+	return Rule(ErrInvalid, "the %s of this %s is not valid UTF-8 (byte 0x%02x at offset %d); bl stores text as UTF-8", name, e.Op, s[i], i)
 }
 
 // errSnapshotField is the damage of a snapshot line whose frame holds but
 // whose content no fold produces.
-var errSnapshotField = errors.New("snapshot line holds what no fold writes")
+var ErrSnapshotField = errors.New("snapshot line holds what no fold writes")
 
 // A snapshot is a cache of the events, and git brings it from anyone with
 // push access: every line is checked, field by field, against what the
@@ -124,10 +124,10 @@ var errSnapshotField = errors.New("snapshot line holds what no fold writes")
 // produces, or nil.
 func validateCard(c *Card) error {
 	bad := func(format string, args ...any) error {
-		return fmt.Errorf("%w: card %.80q: %s", errSnapshotField, c.ID, fmt.Sprintf(format, args...))
+		return fmt.Errorf("%w: card %.80q: %s", ErrSnapshotField, c.ID, fmt.Sprintf(format, args...))
 	}
 	if err := ValidID(c.ID); err != nil {
-		return fmt.Errorf("%w: %v", errSnapshotField, err)
+		return fmt.Errorf("%w: %v", ErrSnapshotField, err)
 	}
 	if !knownStatus(c.Status) {
 		return bad("status %.40q is not one of the statuses bl writes", c.Status)
@@ -157,12 +157,12 @@ func validateCard(c *Card) error {
 		t    *time.Time
 	}{{"created_at", &c.CreatedAt}, {"updated_at", &c.UpdatedAt}, {"claimed_at", c.ClaimedAt},
 		{"last_heartbeat_at", c.LastHeartbeatAt}, {"closed_at", c.ClosedAt}} {
-		if t.t != nil && !stampInRange(*t.t) {
+		if t.t != nil && !StampInRange(*t.t) {
 			return bad("%s %s is outside the stamps bl accepts", t.name, t.t.Format(time.RFC3339Nano))
 		}
 	}
 	for _, n := range c.Notes {
-		if !stampInRange(n.At) {
+		if !StampInRange(n.At) {
 			return bad("a note stamped %s is outside the stamps bl accepts", n.At.Format(time.RFC3339Nano))
 		}
 	}
@@ -189,8 +189,8 @@ func validateLease(c *Card, bad func(string, ...any) error) error {
 	switch {
 	case c.ClaimOwner == "" || c.ClaimEpoch < 1 || c.ClaimedAt == nil || c.LeaseExpiresAt == nil:
 		return bad("claimed without an owner, an epoch, claimed_at or lease_expires_at")
-	case c.ClaimTTLSeconds < 1 || c.ClaimTTLSeconds > maxTTLSeconds:
-		return bad("claim_ttl_seconds %d is outside 1 to %d (MaxTTL)", c.ClaimTTLSeconds, maxTTLSeconds)
+	case c.ClaimTTLSeconds < 1 || c.ClaimTTLSeconds > MaxTTLSeconds:
+		return bad("claim_ttl_seconds %d is outside 1 to %d (MaxTTL)", c.ClaimTTLSeconds, MaxTTLSeconds)
 	}
 	from := *c.ClaimedAt
 	if c.LastHeartbeatAt != nil {
@@ -205,16 +205,16 @@ func validateLease(c *Card, bad func(string, ...any) error) error {
 
 // validateReceipt reports why r, read from a snapshot, is no receipt the
 // fold records, or nil.
-func validateReceipt(r *keyed) error {
+func validateReceipt(r *Keyed) error {
 	switch {
 	case r.RequestID == "" || r.Event == "":
-		return fmt.Errorf("%w: receipt without a request id or an event", errSnapshotField)
+		return fmt.Errorf("%w: receipt without a request id or an event", ErrSnapshotField)
 	case !knownOp(r.Op) || ValidID(r.Card) != nil:
-		return fmt.Errorf("%w: receipt %.80q names op %.40q of card %.80q", errSnapshotField, r.RequestID, r.Op, r.Card)
-	case !stampInRange(r.At):
-		return fmt.Errorf("%w: receipt %.80q stamped %s, outside the stamps bl accepts", errSnapshotField, r.RequestID, r.At.Format(time.RFC3339Nano))
+		return fmt.Errorf("%w: receipt %.80q names op %.40q of card %.80q", ErrSnapshotField, r.RequestID, r.Op, r.Card)
+	case !StampInRange(r.At):
+		return fmt.Errorf("%w: receipt %.80q stamped %s, outside the stamps bl accepts", ErrSnapshotField, r.RequestID, r.At.Format(time.RFC3339Nano))
 	case r.Epoch < 0 || r.Version < 1 || r.Epoch > r.Version:
-		return fmt.Errorf("%w: receipt %.80q with epoch %d and version %d", errSnapshotField, r.RequestID, r.Epoch, r.Version)
+		return fmt.Errorf("%w: receipt %.80q with epoch %d and version %d", ErrSnapshotField, r.RequestID, r.Epoch, r.Version)
 	}
 	return nil
 }
@@ -224,31 +224,31 @@ func validateReceipt(r *keyed) error {
 // only its event id, op and times are checked.
 func validateConflict(c *Conflict) error {
 	if c.Event == "" || !knownOp(c.Op) {
-		return fmt.Errorf("%w: conflict of event %.80q with op %.40q", errSnapshotField, c.Event, c.Op)
+		return fmt.Errorf("%w: conflict of event %.80q with op %.40q", ErrSnapshotField, c.Event, c.Op)
 	}
 	for _, s := range [...]string{c.At, c.Clock} {
 		if s == "" {
 			continue
 		}
 		t, err := time.Parse(time.RFC3339Nano, s)
-		if err != nil || !stampInRange(t) {
-			return fmt.Errorf("%w: conflict of event %.80q stamped %.40q, not a stamp bl accepts", errSnapshotField, c.Event, s)
+		if err != nil || !StampInRange(t) {
+			return fmt.Errorf("%w: conflict of event %.80q stamped %.40q, not a stamp bl accepts", ErrSnapshotField, c.Event, s)
 		}
 	}
 	if c.At == "" {
-		return fmt.Errorf("%w: conflict of event %.80q has no stamp", errSnapshotField, c.Event)
+		return fmt.Errorf("%w: conflict of event %.80q has no stamp", ErrSnapshotField, c.Event)
 	}
 	return nil
 }
 
 // validateHeader reports why h, a snapshot's header, is no header bl
 // writes, or nil.
-func validateHeader(h *snapshotHeader) error {
+func validateHeader(h *SnapshotHeader) error {
 	switch {
 	case h.Seq < 0 || h.Events < 0 || h.Cards < 0 || h.Receipts < 0 || h.Conflicts < 0 || h.TailBytes < 0:
-		return fmt.Errorf("%w: header counts seq %d, events %d, cards %d, receipts %d, conflicts %d, tail_bytes %d", errSnapshotField, h.Seq, h.Events, h.Cards, h.Receipts, h.Conflicts, h.TailBytes)
-	case (h.Events > 0 || !h.LastAt.IsZero()) && !stampInRange(h.LastAt):
-		return fmt.Errorf("%w: header's newest event stamped %s, outside the stamps bl accepts", errSnapshotField, h.LastAt.Format(time.RFC3339Nano))
+		return fmt.Errorf("%w: header counts seq %d, events %d, cards %d, receipts %d, conflicts %d, tail_bytes %d", ErrSnapshotField, h.Seq, h.Events, h.Cards, h.Receipts, h.Conflicts, h.TailBytes)
+	case (h.Events > 0 || !h.LastAt.IsZero()) && !StampInRange(h.LastAt):
+		return fmt.Errorf("%w: header's newest event stamped %s, outside the stamps bl accepts", ErrSnapshotField, h.LastAt.Format(time.RFC3339Nano))
 	}
 	return nil
 }

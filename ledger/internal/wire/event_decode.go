@@ -1,4 +1,4 @@
-package ledger
+package wire
 
 import (
 	"encoding/binary"
@@ -25,8 +25,8 @@ import (
 // The members are read by eventMembers, written from the schema in
 // codec_gen.go; the readers of the values are below. The decoded event
 // does not refer to line.
-func decodeFast(line []byte) (e *Event, ok bool) {
-	n := len(line) - crcSuffixLen
+func DecodeFast(line []byte) (e *Event, ok bool) {
+	n := len(line) - CrcSuffixLen
 	if n < 2 || line[0] != '{' || !crcMemberOK(line[n:]) {
 		return nil, false
 	}
@@ -43,7 +43,7 @@ func decodeFast(line []byte) (e *Event, ok bool) {
 // digits: a member the JSON decoder skips, since Event has no crc field.
 func crcMemberOK(b []byte) bool {
 	const head = `,"crc":"`
-	if len(b) != crcSuffixLen || string(b[:len(head)]) != head || b[len(b)-2] != '"' || b[len(b)-1] != '}' {
+	if len(b) != CrcSuffixLen || string(b[:len(head)]) != head || b[len(b)-2] != '"' || b[len(b)-1] != '}' {
 		return false
 	}
 	for _, c := range b[len(head) : len(head)+8] {
@@ -137,7 +137,7 @@ func placeTimes(tv []time.Time, tp []**time.Time) {
 // scanInt64 reads an integer: an optional minus sign and at most 18 digits,
 // no leading zero, not "-0". What follows is the caller's to check, so a
 // fraction or an exponent fails there.
-func scanInt64(b []byte, i int) (int64, int) {
+func ScanInt64(b []byte, i int) (int64, int) {
 	if i < 0 || i >= len(b) {
 		return 0, -1
 	}
@@ -164,8 +164,8 @@ func scanInt64(b []byte, i int) (int64, int) {
 }
 
 // scanInt is scanInt64 for an int.
-func scanInt(b []byte, i int) (int, int) {
-	x, j := scanInt64(b, i)
+func ScanInt(b []byte, i int) (int, int) {
+	x, j := ScanInt64(b, i)
 	if int64(int(x)) != x {
 		return 0, -1
 	}
@@ -195,7 +195,7 @@ func (d *fastDecoder) strs(i int) ([]string, int) {
 	}
 	elems := make([]elem, 0, 8)
 	for {
-		start, end, esc, j := scanString(b, i)
+		start, end, esc, j := ScanString(b, i)
 		if j < 0 || j >= len(b) {
 			return nil, -1
 		}
@@ -320,7 +320,7 @@ func nextSpecial(b []byte, i int) int {
 
 // scanString reads a string. One without escapes is b[start:end] and esc is
 // empty; for one with escapes, esc is its value.
-func scanString(b []byte, i int) (start, end int, esc string, next int) {
+func ScanString(b []byte, i int) (start, end int, esc string, next int) {
 	if i < 0 || i >= len(b) || b[i] != '"' {
 		return 0, 0, "", -1
 	}
@@ -450,7 +450,7 @@ func hex4(s []byte, i int) (rune, bool) {
 // scanTime reads a time the way time.Time.UnmarshalJSON would, for the one
 // form EncodeLine writes: "YYYY-MM-DDTHH:MM:SS[.f{1,9}]Z", which
 // time.Parse(time.RFC3339Nano, ...) reads as this Time.
-func scanTime(b []byte, i int) (time.Time, int) {
+func ScanTime(b []byte, i int) (time.Time, int) {
 	const (
 		lo = 0x0101010101010101
 		// The separators of "YYYY-MM-", "DDTHH:MM" and "HH:MM:SS" as
@@ -532,18 +532,18 @@ func daysInMonth(month, year int) int {
 }
 
 // errRepeatedKey is the damage of a line that names a key twice.
-var errRepeatedKey = errors.New("repeated key")
+var ErrRepeatedKey = errors.New("repeated key")
 
 // decodeSlow decodes a framed ledger line decodeFast did not handle, with
 // the JSON decoder, first refusing a line that repeats a key (decodeFast
 // never takes one: it reads each key at most once).
 func decodeSlow(line []byte) (*Event, error) {
 	if k := repeatedKey(line); k != "" {
-		return nil, fmt.Errorf("%w: %w %q: the JSON decoder would take its last value while a reader sees the first", errFraming, errRepeatedKey, k)
+		return nil, fmt.Errorf("%w: %w %q: the JSON decoder would take its last value while a reader sees the first", ErrFraming, ErrRepeatedKey, k)
 	}
 	e := new(Event)
 	if err := json.Unmarshal(line, e); err != nil {
-		return nil, fmt.Errorf("%w: %v", errFraming, err)
+		return nil, fmt.Errorf("%w: %v", ErrFraming, err)
 	}
 	return e, nil
 }

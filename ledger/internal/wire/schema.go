@@ -1,4 +1,4 @@
-package ledger
+package wire
 
 import (
 	"time"
@@ -16,7 +16,7 @@ import (
 // go generate ./ledger; TestCodecGenerated fails while codec_gen.go is
 // stale.
 //
-//go:generate go run ./internal/codecgen/cmd
+//go:generate go run ../codecgen/cmd
 
 // FormatVersion is the newest format this package reads and writes. A line
 // is written with the lowest version that reads it right (lineVersion), so
@@ -28,7 +28,7 @@ const FormatVersion = 3
 // review ops and the fields of v3 (see v3), 2 for what a v1 reader would
 // misread or take for damage (the fail and note ops, a writer's clock, a
 // retry backoff), else 1.
-func (e *Event) lineVersion() int {
+func (e *Event) LineVersion() int {
 	if e.needsV3() || e.v3() {
 		return 3
 	}

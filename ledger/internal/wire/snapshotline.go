@@ -1,4 +1,4 @@
-package ledger
+package wire
 
 import (
 	"fmt"
@@ -13,7 +13,7 @@ import (
 const ReceiptRetention = 7 * 24 * time.Hour
 
 // snapshotHeader is the first line of snapshot.json.
-type snapshotHeader struct {
+type SnapshotHeader struct {
 	V         int       `json:"v"`
 	Seq       int       `json:"seq"`     // archive segments folded
 	Events    int64     `json:"events"`  // events folded, conflicts included
@@ -34,18 +34,18 @@ type snapshotHeader struct {
 	TailCRC   string `json:"tail_crc,omitempty"`
 }
 
-func crcHex(b []byte) string {
-	return fmt.Sprintf("%08x", crc32.Checksum(b, castagnoli))
+func CrcHex(b []byte) string {
+	return fmt.Sprintf("%08x", crc32.Checksum(b, Castagnoli))
 }
 
 // Snapshot lines after the header: exactly one member each.
-type snapshotLine struct {
+type SnapshotLine struct {
 	Card     *Card     `json:"card,omitempty"`
-	Receipt  *keyed    `json:"receipt,omitempty"`
+	Receipt  *Keyed    `json:"receipt,omitempty"`
 	Conflict *Conflict `json:"conflict,omitempty"`
 }
 
-type keyed struct {
+type Keyed struct {
 	RequestID string `json:"request_id"`
 	Receipt
 }

@@ -1,4 +1,4 @@
-package ledger
+package wire
 
 import (
 	"strings"
@@ -13,17 +13,17 @@ import (
 // leave the rest to the JSON decoder or encoder.
 
 // maxRawDepth is the deepest nesting of a value walkValue takes.
-const maxRawDepth = 64
+const MaxRawDepth = 64
 
 // appendRaw appends src, a JSON document, as the JSON encoder writes a
 // json.RawMessage: compacted, strings and numbers as they are written. ok
 // is false for anything but one valid value, surrounded by white space at
 // most, of valid UTF-8 with no lone surrogate escape, at most maxRawDepth
 // levels deep; dst is then as it was.
-func appendRaw(dst, src []byte) (out []byte, ok bool) {
+func AppendRaw(dst, src []byte) (out []byte, ok bool) {
 	n := len(dst)
-	out, i := walkValue(dst, src, skipSpace(src, 0), true, 0)
-	if i < 0 || skipSpace(src, i) != len(src) {
+	out, i := WalkValue(dst, src, SkipSpace(src, 0), true, 0)
+	if i < 0 || SkipSpace(src, i) != len(src) {
 		return dst[:n], false
 	}
 	return out, true
@@ -33,13 +33,13 @@ func appendRaw(dst, src []byte) (out []byte, ok bool) {
 // no white space, or -1. Its strings need valid escapes and valid UTF-8;
 // an escaped surrogate is taken as it is, alone or not.
 func skipValue(s []byte, i int) int {
-	_, j := walkValue(nil, s, i, false, 0)
+	_, j := WalkValue(nil, s, i, false, 0)
 	return j
 }
 
 // skipSpace returns the index of the first byte at or after src[i] that is
 // not JSON white space.
-func skipSpace(src []byte, i int) int {
+func SkipSpace(src []byte, i int) int {
 	for i < len(src) && (src[i] == ' ' || src[i] == '\n' || src[i] == '\r' || src[i] == '\t') {
 		i++
 	}
@@ -51,13 +51,13 @@ func skipSpace(src []byte, i int) int {
 // tokens is stepped over, the value is appended to dst without it, and a
 // lone surrogate escape is refused (the JSON encoder rewrites those).
 // Without, no white space is taken and nothing is appended.
-func walkValue(dst, src []byte, i int, compact bool, depth int) ([]byte, int) {
+func WalkValue(dst, src []byte, i int, compact bool, depth int) ([]byte, int) {
 	if i >= len(src) {
 		return dst, -1
 	}
 	switch c := src[i]; {
 	case c == '{' || c == '[':
-		if depth >= maxRawDepth {
+		if depth >= MaxRawDepth {
 			return dst, -1
 		}
 		end := byte('}')
@@ -90,7 +90,7 @@ func walkValue(dst, src []byte, i int, compact bool, depth int) ([]byte, int) {
 				}
 				i = space(src, i+1, compact)
 			}
-			if dst, i = walkValue(dst, src, i, compact, depth+1); i < 0 {
+			if dst, i = WalkValue(dst, src, i, compact, depth+1); i < 0 {
 				return dst, -1
 			}
 			if i = space(src, i, compact); i >= len(src) {
@@ -136,7 +136,7 @@ func walkValue(dst, src []byte, i int, compact bool, depth int) ([]byte, int) {
 // space is skipSpace when white space is taken, else i.
 func space(src []byte, i int, take bool) int {
 	if take {
-		return skipSpace(src, i)
+		return SkipSpace(src, i)
 	}
 	return i
 }
@@ -246,7 +246,7 @@ func skipString(s []byte, i int, pairs bool) int {
 // looked into. A document that is not valid JSON gives "": the decoder
 // refuses it anyway.
 func repeatedKey(src []byte) string {
-	key, _ := walkKeys(src, skipSpace(src, 0), 0)
+	key, _ := walkKeys(src, SkipSpace(src, 0), 0)
 	return key
 }
 
@@ -259,24 +259,24 @@ func walkKeys(src []byte, i, depth int) (string, int) {
 	}
 	c := src[i]
 	if c != '{' && c != '[' {
-		_, j := walkValue(nil, src, i, true, depth)
+		_, j := WalkValue(nil, src, i, true, depth)
 		return "", j
 	}
-	if depth >= maxRawDepth {
+	if depth >= MaxRawDepth {
 		return "", -1
 	}
 	end := byte('}')
 	if c == '[' {
 		end = ']'
 	}
-	if i = skipSpace(src, i+1); i < len(src) && src[i] == end {
+	if i = SkipSpace(src, i+1); i < len(src) && src[i] == end {
 		return "", i + 1
 	}
 	var seen map[string]bool
 	for {
 		opaque := false
 		if c == '{' {
-			start, stop, esc, j := scanString(src, i)
+			start, stop, esc, j := ScanString(src, i)
 			if j < 0 {
 				return "", -1
 			}
@@ -293,26 +293,26 @@ func walkKeys(src []byte, i, depth int) (string, int) {
 			}
 			seen[folded] = true
 			opaque = folded == "checkpoint"
-			if i = skipSpace(src, j); i >= len(src) || src[i] != ':' {
+			if i = SkipSpace(src, j); i >= len(src) || src[i] != ':' {
 				return "", -1
 			}
-			i = skipSpace(src, i+1)
+			i = SkipSpace(src, i+1)
 		}
 		var key string
 		if opaque {
-			_, i = walkValue(nil, src, i, true, depth+1)
+			_, i = WalkValue(nil, src, i, true, depth+1)
 		} else {
 			key, i = walkKeys(src, i, depth+1)
 		}
 		if key != "" || i < 0 {
 			return key, i
 		}
-		if i = skipSpace(src, i); i >= len(src) {
+		if i = SkipSpace(src, i); i >= len(src) {
 			return "", -1
 		}
 		switch src[i] {
 		case ',':
-			i = skipSpace(src, i+1)
+			i = SkipSpace(src, i+1)
 		case end:
 			return "", i + 1
 		default:

@@ -1,4 +1,4 @@
-package ledger
+package wire
 
 import (
 	"errors"
@@ -16,12 +16,12 @@ import (
 // whatever stamps came before it.
 const MaxClockSkew = time.Second
 
-// clock is the time the event's writer read from its clock: the clock
+// WriterClock is the time the event's writer read from its clock: the clock
 // member when the event carries one (and it is not after the stamp, as a
 // writer never writes it), else the stamp. Every time-based decision of the
 // fold (claimable, expired, deferred) and every time it stores on a card
 // uses it; ordering uses the stamp.
-func (e *Event) clock() time.Time {
+func (e *Event) WriterClock() time.Time {
 	if e.Clock != nil && e.Clock.Before(e.At) {
 		return *e.Clock
 	}
@@ -48,13 +48,13 @@ var minStampUnix, maxStampUnix = MinStamp.Unix(), MaxStamp.Unix()
 // before 2262, the last year whose Unix nanoseconds fit an int64.
 const MaxTTL = 50 * 365 * 24 * time.Hour
 
-const maxTTLSeconds = int64(MaxTTL / time.Second)
+const MaxTTLSeconds = int64(MaxTTL / time.Second)
 
 // errStampRange is the damage of a line stamped outside the accepted range.
-var errStampRange = errors.New("stamp outside the range bl accepts")
+var ErrStampRange = errors.New("stamp outside the range bl accepts")
 
 // stampInRange reports whether t is within [MinStamp, MaxStamp).
-func stampInRange(t time.Time) bool {
+func StampInRange(t time.Time) bool {
 	u := t.Unix()
 	return minStampUnix <= u && u < maxStampUnix
 }
@@ -62,13 +62,13 @@ func stampInRange(t time.Time) bool {
 // checkStamps refuses an event whose stamp or clock reading lies outside
 // the accepted range.
 func checkStamps(e *Event) error {
-	if !stampInRange(e.At) {
+	if !StampInRange(e.At) {
 		return fmt.Errorf("%w: event %s is stamped %s; bl accepts %d-01-01 to %d-12-31 (a clock far off, or an edited line): bl doctor --repair sets the line aside",
-			errStampRange, e.ID, e.At.Format(time.RFC3339Nano), MinStamp.Year(), MaxStamp.Year()-1)
+			ErrStampRange, e.ID, e.At.Format(time.RFC3339Nano), MinStamp.Year(), MaxStamp.Year()-1)
 	}
-	if e.Clock != nil && !stampInRange(*e.Clock) {
+	if e.Clock != nil && !StampInRange(*e.Clock) {
 		return fmt.Errorf("%w: event %s carries the clock reading %s; bl accepts %d-01-01 to %d-12-31 (a clock far off, or an edited line): bl doctor --repair sets the line aside",
-			errStampRange, e.ID, e.Clock.Format(time.RFC3339Nano), MinStamp.Year(), MaxStamp.Year()-1)
+			ErrStampRange, e.ID, e.Clock.Format(time.RFC3339Nano), MinStamp.Year(), MaxStamp.Year()-1)
 	}
 	return nil
 }

@@ -1,4 +1,4 @@
-package ledger
+package wire
 
 import (
 	"bytes"
@@ -19,12 +19,12 @@ import (
 // settleCopies returns the copy of an event that stands when a and b carry
 // one id, and whether it is b. Copies that differ in anything but their
 // stamp (at, clock and the line version these imply) are an error.
-func settleCopies(a, b *Event) (*Event, bool, error) {
-	if !sameButStamp(a, b) {
+func SettleCopies(a, b *Event) (*Event, bool, error) {
+	if !SameButStamp(a, b) {
 		return nil, false, fmt.Errorf("event id %s is also used by a different event (at %s): two events cannot share an id",
-			a.ID, a.At.Format(timeLayout))
+			a.ID, a.At.Format(TimeLayout))
 	}
-	if laterCopy(b, a) {
+	if LaterCopy(b, a) {
 		return b, true, nil
 	}
 	return a, false, nil
@@ -33,15 +33,15 @@ func settleCopies(a, b *Event) (*Event, bool, error) {
 // laterCopy reports whether copy a of an event stands over copy b: the
 // later stamp, then the later clock reading, so every reader picks the
 // same copy whatever order it meets them in.
-func laterCopy(a, b *Event) bool {
+func LaterCopy(a, b *Event) bool {
 	if c := a.At.Compare(b.At); c != 0 {
 		return c > 0
 	}
-	return a.clock().After(b.clock())
+	return a.WriterClock().After(b.WriterClock())
 }
 
 // sameButStamp reports whether a and b are one event, stamped alike or not.
-func sameButStamp(a, b *Event) bool {
+func SameButStamp(a, b *Event) bool {
 	if a == b {
 		return true
 	}
@@ -58,7 +58,7 @@ func sameButStamp(a, b *Event) bool {
 
 // settleEvents returns evs with each event id once, by settleCopies, in
 // (at, id) order. evs is not modified.
-func settleEvents(evs []*Event) ([]*Event, error) {
+func SettleEvents(evs []*Event) ([]*Event, error) {
 	out := make([]*Event, 0, len(evs))
 	byID := make(map[string]int, len(evs))
 	for _, e := range evs {
@@ -68,12 +68,12 @@ func settleEvents(evs []*Event) ([]*Event, error) {
 			out = append(out, e)
 			continue
 		}
-		win, _, err := settleCopies(out[i], e)
+		win, _, err := SettleCopies(out[i], e)
 		if err != nil {
 			return nil, err
 		}
 		out[i] = win
 	}
-	slices.SortStableFunc(out, byAtID)
+	slices.SortStableFunc(out, ByAtID)
 	return out, nil
 }
