@@ -170,7 +170,7 @@ func TestCardSizeInTheFold(t *testing.T) {
 	if len(c.Acceptance) != 0 || c.Version != 1 {
 		t.Fatalf("card after the refused update: version %d, %d acceptance", c.Version, len(c.Acceptance))
 	}
-	out, _, err := s.encodeSnapshot(nil, nil)
+	out, _, err := encodeSnapshot(s, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -107,7 +107,7 @@ func (b *Backlog) compactLocked() (res CompactResult, err error) {
 			return res, err
 		}
 		seq := len(names) // segments folded, this one included
-		snap, ib, err := b.state.encodeSnapshot(names, covered)
+		snap, ib, err := encodeSnapshot(b.state, names, covered)
 		if err != nil {
 			return res, fmt.Errorf("compact: encode snapshot: %w", err)
 		}

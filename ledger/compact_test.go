@@ -18,7 +18,7 @@ import (
 // foldedJSON renders everything a fold produces, for comparing states.
 func foldedJSON(t testing.TB, s *State) string {
 	t.Helper()
-	b, _, err := s.encodeSnapshot(nil, nil)
+	b, _, err := encodeSnapshot(s, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -41,11 +41,11 @@ func TestConflictNamesTheLoser(t *testing.T) {
 
 	// The snapshot keeps the new members, takes the fast path for them,
 	// and gives the same bytes twice.
-	a, _, err := s.encodeSnapshot(nil, nil)
+	a, _, err := encodeSnapshot(s, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, _, _ := Fold(evs).encodeSnapshot(nil, nil)
+	b, _, _ := encodeSnapshot(Fold(evs), nil, nil)
 	if !bytes.Equal(a, b) {
 		t.Fatal("the same events gave two snapshots")
 	}

@@ -435,31 +435,6 @@ func setAsideReport(dir string, inLedger map[string]int) *SetAside {
 	return sa
 }
 
-// dependencyProblems lists cards that cannot become claimable on their own:
-// waiting on a blocked or missing card, or with a missing parent.
-func (s *State) dependencyProblems() []string {
-	var out []string
-	s.all()
-	for _, c := range s.cards {
-		if c.Status == wire.StatusDone {
-			continue
-		}
-		for _, d := range c.DependsOn {
-			switch dc := s.cards[d]; {
-			case dc == nil:
-				out = append(out, fmt.Sprintf("%s depends on %s, which does not exist", c.ID, d))
-			case dc.Status == wire.StatusBlocked:
-				out = append(out, fmt.Sprintf("%s waits on %s, which is blocked: %s", c.ID, d, orDash(dc.BlockedReason)))
-			}
-		}
-		if c.Parent != "" && s.cards[c.Parent] == nil {
-			out = append(out, fmt.Sprintf("%s has parent %s, which does not exist", c.ID, c.Parent))
-		}
-	}
-	slices.Sort(out)
-	return out
-}
-
 // Repair takes the lock and fixes what can be fixed without losing an
 // event: a torn tail is set aside into ledger.jsonl.broken, a final event
 // that lost its newline gets it back, and a ledger with blank lines or git

@@ -73,7 +73,7 @@ func checkSnapshotFold(dir string, rep *Report, hdr wire.SnapshotHeader) {
 			Reason: fmt.Sprintf("the snapshot folds %d events but the archive segments hold %d: restore %s/ from git (git log --stat -- %s)", hdr.Events, s.events, ArchiveDir, gitPath(dir, ArchiveDir))})
 		return
 	}
-	want, _, err := s.encodeSnapshot(names, nil)
+	want, _, err := encodeSnapshot(s, names, nil)
 	if err != nil {
 		return
 	}

@@ -614,7 +614,7 @@ func TestEncodeTakesEveryOp(t *testing.T) {
 // encoder wrote every line.
 func TestEncodeSnapshotAsJSON(t *testing.T) {
 	for _, h := range [][]*wire.Event{snapshotEvents(), benchEvents(30)} {
-		out, _, err := Fold(h).encodeSnapshot(nil, nil)
+		out, _, err := encodeSnapshot(Fold(h), nil, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

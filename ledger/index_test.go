@@ -362,7 +362,7 @@ func TestIndexPointingElsewhere(t *testing.T) {
 	defer b.Close()
 	var got string
 	if err := b.View(func(s *State, _ time.Time) error {
-		snap, _, err := s.encodeSnapshot(nil, nil)
+		snap, _, err := encodeSnapshot(s, nil, nil)
 		got = string(snap)
 		return err
 	}); err != nil {
@@ -453,7 +453,7 @@ func TestIndexBlockDamage(t *testing.T) {
 			if c, ok := s.CardByKey("key-250"); !ok || c.ID != "card-250" {
 				return fmt.Errorf("key-250 gives %v %v", c.ID, ok)
 			}
-			snap, _, err := s.encodeSnapshot(nil, nil)
+			snap, _, err := encodeSnapshot(s, nil, nil)
 			got = string(snap)
 			return err
 		}); err != nil {

@@ -126,7 +126,7 @@ func normalTree(t Tree, led []*wire.Event) (_ Tree, lost *LostEvents, err error)
 	}
 	if len(archived) > 0 {
 		s := Fold(archived)
-		snap, _, err := s.encodeSnapshot(out.archives(), nil)
+		snap, _, err := encodeSnapshot(s, out.archives(), nil)
 		if err != nil {
 			return nil, nil, err
 		}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/bl-backlog/bl/ledger/internal/wire"
 	"github.com/bl-backlog/bl/lock"
@@ -104,17 +103,4 @@ func (b *Backlog) rollUpStaged(w *Staged, cards []wire.Card) {
 			return
 		}
 	}
-}
-
-// PickTop returns up to k claimable cards matching f, best first: the
-// cards Pick would return one after another.
-func (s *State) PickTop(f Filter, now time.Time, k int) []wire.Card {
-	var out []wire.Card
-	s.inClaimOrder(now, func(c *wire.Card) bool {
-		if f.match(s, c, now) && s.claimable(c, now, "") == nil {
-			out = append(out, c.Clone())
-		}
-		return len(out) < k
-	})
-	return out
 }

@@ -284,7 +284,7 @@ func (s *State) readCard(id string) (found bool, err error) {
 	if _, ok := s.cards[id]; ok || s.src == nil {
 		return ok, nil
 	}
-	c, err := s.src.card(id)
+	c, err := s.src.Card(id)
 	if err != nil || c == nil {
 		return false, err
 	}
@@ -296,7 +296,7 @@ func (s *State) readKey(key string) (found bool, err error) {
 	if _, ok := s.keys[key]; ok || s.src == nil {
 		return ok, nil
 	}
-	id, ok, err := s.src.keyOwner(key)
+	id, ok, err := s.src.KeyOwner(key)
 	if err != nil || !ok {
 		return false, err
 	}
@@ -308,7 +308,7 @@ func (s *State) readReceipt(rid string) (found bool, err error) {
 	if _, ok := s.requests[rid]; ok || s.src == nil {
 		return ok, nil
 	}
-	r, ok, err := s.src.receipt(rid)
+	r, ok, err := s.src.Receipt(rid)
 	if err != nil || !ok {
 		return false, err
 	}
@@ -322,7 +322,7 @@ func (s *State) readAll() error {
 	if s.src == nil {
 		return nil
 	}
-	if err := s.src.fill(s.cards, s.requests); err != nil {
+	if err := s.src.Fill(s.cards, s.requests); err != nil {
 		return err
 	}
 	for id, c := range s.cards {
@@ -330,7 +330,7 @@ func (s *State) readAll() error {
 			s.keys[c.IdempotencyKey] = id
 		}
 	}
-	s.src.close()
+	s.src.Close()
 	s.src = nil
 	s.lz = lazyReads{want: s.lz.want, fault: s.lz.fault, spare: s.lz.spare}
 	return nil
@@ -344,7 +344,7 @@ func (s *State) readLeased(now time.Time) error {
 	}
 	read := map[string]*wire.Card{}
 	seen := func(id []byte) bool { _, ok := s.cards[string(id)]; return ok }
-	if err := s.src.leased(now, seen, func(c *wire.Card) bool {
+	if err := s.src.Leased(now, seen, func(c *wire.Card) bool {
 		read[c.ID] = c
 		return true
 	}); err != nil {
@@ -372,9 +372,9 @@ func (s *State) readCandidates(leasedAt time.Time) error {
 		return nil
 	}
 	n := max(f.next, 1)
-	read := make([]*wire.Card, 0, min(n, s.src.count()))
+	read := make([]*wire.Card, 0, min(n, s.src.Count()))
 	seen := func(id []byte) bool { _, ok := s.cards[string(id)]; return ok }
-	from, err := s.src.candidates(f.from, f.at, seen, func(c *wire.Card) bool {
+	from, err := s.src.Candidates(f.from, f.at, seen, func(c *wire.Card) bool {
 		if f.last.ID != "" && ClaimOrder(c, &f.last) <= 0 {
 			return true
 		}

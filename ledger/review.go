@@ -2,141 +2,10 @@ package ledger
 
 import (
 	"context"
-	"fmt"
-	"github.com/bl-backlog/bl/ledger/internal/wire"
 	"time"
+
+	"github.com/bl-backlog/bl/ledger/internal/wire"
 )
-
-// checkWork validates the commit and branch an event records.
-func checkWork(c *wire.Card, e *wire.Event) error {
-	if len(e.Commit) > MaxRefLen || len(e.Branch) > MaxRefLen {
-		return wire.Rule(wire.ErrInvalid, "commit or branch of %s is longer than %d bytes", c.ID, MaxRefLen)
-	}
-	return nil
-}
-
-// MaxRefLen bounds a recorded commit or branch name.
-const MaxRefLen = 256
-
-// recordWork keeps the commit and branch e names.
-func recordWork(c *wire.Card, e *wire.Event) {
-	if e.Commit != "" {
-		c.Commit = e.Commit
-	}
-	if e.Branch != "" {
-		c.Branch = e.Branch
-	}
-}
-
-// checkSubmit: an owner's request is fenced like a complete; without an
-// owner it is a person sending a card that is not done to review by hand.
-func checkSubmit(_ *State, c *wire.Card, e *wire.Event) error {
-	switch c.Status {
-	case wire.StatusDone:
-		return wire.Rule(wire.ErrConflict, "card %s is already done; nothing to review", c.ID)
-	case wire.StatusReview:
-		return wire.Rule(wire.ErrConflict, "card %s is already in review", c.ID)
-	}
-	if err := fenceIfOwned(c, e); err != nil {
-		return err
-	}
-	if len(e.Reason) > wire.MaxNoteLen {
-		return wire.Rule(wire.ErrInvalid, "note on %s is longer than %d bytes", c.ID, wire.MaxNoteLen)
-	}
-	return checkWork(c, e)
-}
-
-func applySubmit(_ *State, c *wire.Card, e *wire.Event) {
-	c.ClearLease()
-	c.Status = wire.StatusReview
-	c.CloseNote = e.Reason
-	c.SubmittedBy = wire.Closer(e)
-	c.RejectReason = ""
-	c.BlockedReason = ""
-	recordWork(c, e)
-}
-
-func checkClaimReview(_ *State, c *wire.Card, e *wire.Event) error {
-	if e.Owner == "" {
-		return wire.Rule(wire.ErrInvalid, "a review claim of %s needs an owner", e.Card)
-	}
-	if e.TTLSeconds < 1 || e.TTLSeconds > wire.MaxTTLSeconds {
-		return wire.Rule(wire.ErrInvalid, "a review claim of %s needs a ttl from 1s to %s (MaxTTL)", e.Card, wire.MaxTTL)
-	}
-	if c.Status != wire.StatusReview {
-		return wire.Rule(wire.ErrConflict, "card %s is %s, not in review", c.ID, c.Status)
-	}
-	if c.ReviewLeased(e.WriterClock()) && c.ClaimOwner != e.Owner {
-		return wire.Rule(wire.ErrConflict, "card %s is under review by %s until %s", c.ID, c.ClaimOwner, c.LeaseExpiresAt.Format(time.RFC3339))
-	}
-	if e.ExpectVersion != c.Version {
-		return wire.Rule(wire.ErrConflict, "card %s changed (version %d, claim expected %d)", c.ID, c.Version, e.ExpectVersion)
-	}
-	if e.Epoch != c.ClaimEpoch+1 {
-		return wire.Rule(wire.ErrConflict, "review claim of %s has epoch %d, next epoch is %d", c.ID, e.Epoch, c.ClaimEpoch+1)
-	}
-	return nil
-}
-
-// applyClaimReview leases the card to a reviewer; its status stays review
-// and its attempts are the worker's, untouched.
-func applyClaimReview(_ *State, c *wire.Card, e *wire.Event) {
-	now := e.WriterClock()
-	c.ClaimOwner = e.Owner
-	c.ClaimEpoch = e.Epoch
-	c.ClaimedAt = wire.TimePtr(now)
-	c.ClaimTTLSeconds = e.TTLSeconds
-	c.LeaseExpiresAt = wire.TimePtr(now.Add(time.Duration(e.TTLSeconds) * time.Second))
-	c.LastHeartbeatAt = nil
-}
-
-// checkVerdict is the rule of approve and reject: the card is in review at
-// the epoch the reviewer saw (a card that moved on since is refused), and a
-// reviewer holding a live review lease is the only one who may decide it.
-// A verdict that names an owner is that reviewer's, fenced like a
-// heartbeat.
-func checkVerdict(_ *State, c *wire.Card, e *wire.Event) error {
-	if c.Status != wire.StatusReview {
-		return wire.Rule(wire.ErrFenced, "card %s is %s, not in review: it moved on; look again", c.ID, c.Status)
-	}
-	if e.Epoch != c.ClaimEpoch {
-		return wire.Rule(wire.ErrFenced, "%s of %s names epoch %d but the card is at epoch %d: it moved on; look again", e.Op, c.ID, e.Epoch, c.ClaimEpoch)
-	}
-	if e.Owner != "" && c.ClaimOwner != e.Owner {
-		return wire.Rule(wire.ErrFenced, "%s does not hold the review of %s (held by %s)", e.Owner, c.ID, orDash(c.ClaimOwner))
-	}
-	if e.Owner == "" && c.ReviewLeased(e.WriterClock()) {
-		return wire.Rule(wire.ErrConflict, "card %s is under review by %s until %s", c.ID, c.ClaimOwner, c.LeaseExpiresAt.Format(time.RFC3339))
-	}
-	if e.Op == wire.OpReject && e.Reason == "" {
-		return wire.Rule(wire.ErrInvalid, "a reject of %s needs a reason", c.ID)
-	}
-	if len(e.Reason) > wire.MaxNoteLen {
-		return wire.Rule(wire.ErrInvalid, "reason for the review of %s is longer than %d bytes", c.ID, wire.MaxNoteLen)
-	}
-	return nil
-}
-
-func applyApprove(_ *State, c *wire.Card, e *wire.Event) {
-	c.ClearLease()
-	c.Status = wire.StatusDone
-	c.ClosedAt = wire.TimePtr(e.WriterClock())
-	c.ClosedBy = wire.Closer(e)
-	if e.Reason != "" {
-		c.CloseNote = e.Reason
-	}
-	c.RejectReason = ""
-}
-
-// applyReject sends the card back to the pool with the reason kept; the
-// attempts used so far stay, as do branch and commit, so the next worker
-// goes on from the work under review.
-func applyReject(_ *State, c *wire.Card, e *wire.Event) {
-	c.ClearLease()
-	c.Status = wire.StatusReady
-	c.RejectReason = e.Reason
-	c.CloseNote = ""
-}
 
 // ReviewRequest is a reviewer's verdict on a card in review. With Owner
 // (and Epoch) it is the verdict of the reviewer holding the review lease;
@@ -149,10 +18,6 @@ type ReviewRequest struct {
 	Epoch  int64
 	Reason string // approve: a note; reject: why (required)
 }
-
-// ErrSelfReview: the reviewer sent the card to review and config.json does
-// not allow self-approval (review.allow_self).
-var ErrSelfReview = fmt.Errorf("%w: self-approval", wire.ErrConflict)
 
 // Approve marks a card in review done. The actor (or owner) who sent it to
 // review may not approve it unless review.allow_self is set.

@@ -6,12 +6,13 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"github.com/bl-backlog/bl/ledger/internal/wire"
 	"io"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/bl-backlog/bl/ledger/internal/wire"
 )
 
 // Snapshot and archive names inside a backlog directory.
@@ -45,17 +46,16 @@ func archiveNames(dir string) ([]string, error) {
 	return names, nil
 }
 
-// encodeSnapshot renders the state as snapshot.json: a header line, then one
-// line per card sorted by id, per receipt sorted by request id, and per
-// conflict in fold order. The same state always gives the same bytes. It
-// also returns where each line went, for the snapshot index.
-func (s *State) encodeSnapshot(archives []string, tail []byte) (_ []byte, _ *indexBuild, err error) {
-	if err := s.readAll(); err != nil {
+// encodeSnapshot renders s as snapshot.json: a header line, then one line
+// per card sorted by id, per receipt sorted by request id, and per conflict
+// in fold order. The same state always gives the same bytes. It also
+// returns where each line went, for the snapshot index.
+func encodeSnapshot(s *State, archives []string, tail []byte) (_ []byte, _ *indexBuild, err error) {
+	hdr, cards, receipts, conflicts, err := s.snapshotLines()
+	if err != nil {
 		return nil, nil, err
 	}
-	s.pruneReceipts()
-	hdr := wire.SnapshotHeader{V: wire.FormatVersion, Seq: len(archives), Events: s.events, LastAt: s.last.At, LastID: s.last.ID,
-		Cards: len(s.cards), Receipts: len(s.requests), Conflicts: len(s.conflicts), Archives: archiveFingerprint(archives)}
+	hdr.Seq, hdr.Archives = len(archives), archiveFingerprint(archives)
 	if len(tail) > 0 {
 		hdr.TailBytes, hdr.TailCRC = int64(len(tail)), wire.CrcHex(tail)
 	}
@@ -69,49 +69,27 @@ func (s *State) encodeSnapshot(archives []string, tail []byte) (_ []byte, _ *ind
 		return off, len(out) - int(off), err
 	}
 	ib := &indexBuild{}
-	ids := make([]string, 0, len(s.cards))
-	for id := range s.cards {
-		ids = append(ids, id)
-	}
-	slices.Sort(ids)
-	for _, id := range ids {
-		off, n, err := add(wire.SnapshotLine{Card: s.cards[id]})
+	for _, c := range cards {
+		off, n, err := add(wire.SnapshotLine{Card: c})
 		if err != nil {
 			return nil, nil, err
 		}
-		ib.addCard(s.cards[id], off, n)
+		ib.addCard(c, off, n)
 	}
-	rids := make([]string, 0, len(s.requests))
-	for r := range s.requests {
-		rids = append(rids, r)
-	}
-	slices.Sort(rids)
-	for _, r := range rids {
-		off, n, err := add(wire.SnapshotLine{Receipt: &wire.Keyed{RequestID: r, Receipt: s.requests[r]}})
+	for i := range receipts {
+		off, n, err := add(wire.SnapshotLine{Receipt: &receipts[i]})
 		if err != nil {
 			return nil, nil, err
 		}
-		ib.receipts = append(ib.receipts, indexEntry{key: r, off: off, n: n})
+		ib.receipts = append(ib.receipts, indexEntry{key: receipts[i].RequestID, off: off, n: n})
 	}
 	ib.conflicts = int64(len(out))
-	for i := range s.conflicts {
-		if _, _, err := add(wire.SnapshotLine{Conflict: &s.conflicts[i]}); err != nil {
+	for i := range conflicts {
+		if _, _, err := add(wire.SnapshotLine{Conflict: &conflicts[i]}); err != nil {
 			return nil, nil, err
 		}
 	}
 	return out, ib, nil
-}
-
-// pruneReceipts forgets request ids older than ReceiptRetention before the
-// newest event.
-func (s *State) pruneReceipts() {
-	s.all()
-	cutoff := s.last.At.Add(-wire.ReceiptRetention)
-	for r, rc := range s.requests {
-		if rc.At.Before(cutoff) {
-			delete(s.requests, r)
-		}
-	}
 }
 
 // loadSnapshot reads the whole of snapshot.json from dir into a new state

@@ -137,7 +137,7 @@ func snapshotEvents() []*wire.Event {
 func snapshotLines(t testing.TB, evs []*wire.Event) [][]byte {
 	t.Helper()
 	s := Fold(evs)
-	out, _, err := s.encodeSnapshot(nil, nil)
+	out, _, err := encodeSnapshot(s, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -232,7 +232,7 @@ func jsonKeys(typ reflect.Type) []string {
 func TestDecodeSnapshotRoundTrip(t *testing.T) {
 	for _, evs := range [][]*wire.Event{snapshotEvents(), benchEvents(50)} {
 		s := Fold(evs)
-		out, _, err := s.encodeSnapshot(nil, nil)
+		out, _, err := encodeSnapshot(s, nil, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,46 +1,13 @@
 package ledger
 
 import (
-	"errors"
-	"github.com/bl-backlog/bl/ledger/internal/wire"
 	"io"
 	"os"
 	"slices"
 	"time"
-)
 
-// cardSource is where a State finds what it has not read into memory yet:
-// the cards, idempotency keys and receipts of the snapshot it started
-// from. Snapshot files are immutable, so reading one lazily is the same
-// fold as reading it whole. Every read returns its error: a read that fails
-// is never "there is none". A card handed out belongs to the state that
-// asked: the source keeps no reference to it.
-type cardSource interface {
-	// card returns the card with the given id; nil and no error when the
-	// snapshot has none.
-	card(id string) (*wire.Card, error)
-	// keyOwner returns the id of the card created with an idempotency key.
-	keyOwner(key string) (id string, ok bool, err error)
-	// receipt returns what a request id did, as the snapshot remembers it.
-	receipt(requestID string) (r wire.Receipt, ok bool, err error)
-	// count is the number of cards in the snapshot.
-	count() int
-	// candidates calls fn with the snapshot's ready and claimed cards in
-	// claim order, leaving out those skip names (by id, as bytes, so the
-	// index can ask without allocating) and, when leasedAt is not zero,
-	// those whose lease is still live at leasedAt, until fn returns false.
-	// It starts at from, a next an earlier call returned for the same
-	// leasedAt (0: the start); next is where a later call goes on.
-	candidates(from int, leasedAt time.Time, skip func(id []byte) bool, fn func(c *wire.Card) bool) (next int, err error)
-	// leased calls fn with the snapshot's cards whose lease is live at
-	// at (cards in review count as leased for ever), leaving out those skip
-	// names, until fn returns false.
-	leased(at time.Time, skip func(id []byte) bool, fn func(c *wire.Card) bool) error
-	// fill adds every card and receipt the maps lack.
-	fill(cards map[string]*wire.Card, requests map[string]wire.Receipt) error
-	// close releases the files the source holds; reads fail after it.
-	close()
-}
+	"github.com/bl-backlog/bl/ledger/internal/wire"
+)
 
 // snapshotSource reads a snapshot's lines through its index and, the first
 // time the index fails (a damaged block, a line that does not match), the
@@ -76,7 +43,7 @@ func (src *snapshotSource) useWhole() (*wholeSnapshot, error) {
 	return src.whole, src.err
 }
 
-func (src *snapshotSource) card(id string) (*wire.Card, error) {
+func (src *snapshotSource) Card(id string) (*wire.Card, error) {
 	if src.ix != nil {
 		if c, err := src.ix.card(id); err == nil {
 			return c, nil
@@ -89,7 +56,7 @@ func (src *snapshotSource) card(id string) (*wire.Card, error) {
 	return w.card(id), nil
 }
 
-func (src *snapshotSource) keyOwner(key string) (string, bool, error) {
+func (src *snapshotSource) KeyOwner(key string) (string, bool, error) {
 	if src.ix != nil {
 		if id, ok, err := src.ix.keyOwner(key); err == nil {
 			return id, ok, nil
@@ -103,7 +70,7 @@ func (src *snapshotSource) keyOwner(key string) (string, bool, error) {
 	return id, ok, nil
 }
 
-func (src *snapshotSource) receipt(rid string) (wire.Receipt, bool, error) {
+func (src *snapshotSource) Receipt(rid string) (wire.Receipt, bool, error) {
 	if src.ix != nil {
 		if r, ok, err := src.ix.receipt(rid); err == nil {
 			return r, ok, nil
@@ -117,9 +84,9 @@ func (src *snapshotSource) receipt(rid string) (wire.Receipt, bool, error) {
 	return r, ok, nil
 }
 
-func (src *snapshotSource) count() int { return src.cards }
+func (src *snapshotSource) Count() int { return src.cards }
 
-func (src *snapshotSource) candidates(from int, leasedAt time.Time, skip func([]byte) bool, fn func(*wire.Card) bool) (int, error) {
+func (src *snapshotSource) Candidates(from int, leasedAt time.Time, skip func([]byte) bool, fn func(*wire.Card) bool) (int, error) {
 	var last *wire.Card // the last card fn saw, to carry on after it
 	if src.ix != nil {
 		stopped := false
@@ -153,7 +120,7 @@ func (src *snapshotSource) candidates(from int, leasedAt time.Time, skip func([]
 	return 0, nil
 }
 
-func (src *snapshotSource) leased(at time.Time, skip func([]byte) bool, fn func(*wire.Card) bool) error {
+func (src *snapshotSource) Leased(at time.Time, skip func([]byte) bool, fn func(*wire.Card) bool) error {
 	if src.ix != nil {
 		if err := src.ix.leased(at, skip, fn); err == nil {
 			return nil
@@ -175,7 +142,7 @@ func (src *snapshotSource) leased(at time.Time, skip func([]byte) bool, fn func(
 	return nil
 }
 
-func (src *snapshotSource) fill(cards map[string]*wire.Card, requests map[string]wire.Receipt) error {
+func (src *snapshotSource) Fill(cards map[string]*wire.Card, requests map[string]wire.Receipt) error {
 	if src.ix != nil {
 		if err := src.ix.fill(cards, requests); err == nil {
 			return nil
@@ -199,7 +166,7 @@ func (src *snapshotSource) fill(cards map[string]*wire.Card, requests map[string
 	return nil
 }
 
-func (src *snapshotSource) close() {
+func (src *snapshotSource) Close() {
 	src.ix.close()
 	src.ix = nil
 	if src.f != nil {
@@ -255,24 +222,4 @@ func readWhole(dir, path string, f *os.File, fi os.FileInfo, id snapshotID) (*St
 		_ = writeIndex(dir, id, ib)
 	}
 	return s, hdr, nil
-}
-
-// releasedSource is the source of a state whose backlog was closed.
-type releasedSource struct{}
-
-var errReleased = errors.New("ledger: backlog used after Close")
-
-func (releasedSource) card(string) (*wire.Card, error)       { return nil, errReleased }
-func (releasedSource) keyOwner(string) (string, bool, error) { return "", false, errReleased }
-func (releasedSource) receipt(string) (wire.Receipt, bool, error) {
-	return wire.Receipt{}, false, errReleased
-}
-func (releasedSource) count() int                                                { return 0 }
-func (releasedSource) fill(map[string]*wire.Card, map[string]wire.Receipt) error { return errReleased }
-func (releasedSource) close()                                                    {}
-func (releasedSource) leased(time.Time, func([]byte) bool, func(*wire.Card) bool) error {
-	return errReleased
-}
-func (releasedSource) candidates(int, time.Time, func([]byte) bool, func(*wire.Card) bool) (int, error) {
-	return 0, errReleased
 }

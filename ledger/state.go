@@ -186,7 +186,7 @@ func (s *State) Card(id string) (wire.Card, bool) {
 // Len is the number of cards.
 func (s *State) Len() int {
 	if s.src != nil {
-		return s.src.count() + s.created
+		return s.src.Count() + s.created
 	}
 	return len(s.cards)
 }
@@ -213,7 +213,7 @@ func (s *State) Last() wire.Event { return s.last }
 // it fail after.
 func (s *State) release() {
 	if s != nil && s.src != nil {
-		s.src.close()
+		s.src.Close()
 		s.src = releasedSource{}
 	}
 }

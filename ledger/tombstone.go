@@ -2,10 +2,10 @@ package ledger
 
 import (
 	"context"
-	"github.com/bl-backlog/bl/ledger/internal/wire"
-	"slices"
 	"strings"
 	"time"
+
+	"github.com/bl-backlog/bl/ledger/internal/wire"
 )
 
 // A delete is a tombstone: the card stays in the fold (and its history in
@@ -14,74 +14,6 @@ import (
 // name it as parent, dependency or link. A delete drops any lease (the
 // holder is fenced). A restore undoes the delete: the card is back as it
 // was, its lease gone.
-
-func checkDelete(_ *State, c *wire.Card, e *wire.Event) error {
-	if len(e.Reason) > wire.MaxNoteLen {
-		return wire.Rule(wire.ErrInvalid, "reason for deleting %s is longer than %d bytes", c.ID, wire.MaxNoteLen)
-	}
-	return nil
-}
-
-func applyDelete(_ *State, c *wire.Card, e *wire.Event) {
-	if c.Status == wire.StatusClaimed {
-		c.ClearLease()
-		c.Status = wire.StatusReady
-	}
-	c.DeletedAt = wire.TimePtr(e.WriterClock())
-	c.DeleteReason = e.Reason
-}
-
-func checkRestore(_ *State, c *wire.Card, _ *wire.Event) error {
-	if c.DeletedAt == nil {
-		return wire.Rule(wire.ErrConflict, "card %s is not deleted", c.ID)
-	}
-	return nil
-}
-
-func applyRestore(_ *State, c *wire.Card, _ *wire.Event) {
-	c.DeletedAt = nil
-	c.DeleteReason = ""
-}
-
-// checkDeleted refuses any op but restore (and create, which finds the id
-// taken) on a deleted card.
-func checkDeleted(c *wire.Card, e *wire.Event) error {
-	if c == nil || c.DeletedAt == nil || e.Op == wire.OpRestore || e.Op == wire.OpCreate {
-		return nil
-	}
-	return wire.Rule(wire.ErrNotFound, "card %s is deleted; bl restore %s brings it back", c.ID, c.ID)
-}
-
-// Dependent is a card that names another: by depends_on or a holding
-// link (Type), or as its parent (Type "parent").
-type Dependent struct {
-	ID, Type string
-}
-
-// dependents lists the live cards that depend on id or name it as parent,
-// sorted. It reads every card.
-func (s *State) dependents(id string) []Dependent {
-	s.all()
-	var out []Dependent
-	for _, c := range s.cards {
-		if c.DeletedAt != nil {
-			continue
-		}
-		c.HoldingLinks(func(t, to string) bool {
-			if to == id {
-				out = append(out, Dependent{c.ID, t})
-			}
-			return true
-		})
-		if c.Parent == id {
-			out = append(out, Dependent{c.ID, "parent"})
-		}
-	}
-	slices.SortFunc(out, func(a, b Dependent) int {
-		return strings.Compare(a.ID+"\x00"+a.Type, b.ID+"\x00"+b.Type)
-	})
-	return out
-}
 
 // DeleteRequest deletes a card. A card others depend on (or name as
 // parent) is refused unless Force, which unlinks them first, in the same
