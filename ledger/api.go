@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/bl-backlog/bl/ledger/internal/fold"
 	"github.com/bl-backlog/bl/ledger/internal/wire"
 	json "github.com/goccy/go-json"
 )
@@ -39,7 +40,7 @@ func (b *Backlog) Create(ctx context.Context, r CreateRequest) (card wire.Card, 
 	}
 	var existing *wire.Card
 	fresh := "" // a generated id, kept while build runs again (resolve)
-	cards, err := b.write(ctx, r.Mutation.names(r.ID, &r.Title), wire.OpCreate, func(s *State, _ time.Time) ([]*wire.Event, error) {
+	cards, err := b.write(ctx, r.Mutation.names(r.ID, &r.Title), wire.OpCreate, func(s *fold.State, _ time.Time) ([]*wire.Event, error) {
 		existing = nil
 		if r.IdempotencyKey != "" {
 			if c, ok := s.CardByKey(r.IdempotencyKey); ok {
@@ -69,10 +70,10 @@ func (b *Backlog) Create(ctx context.Context, r CreateRequest) (card wire.Card, 
 		if id == "" {
 			// Check the fields first so an error does not name an id
 			// that never existed.
-			if err := s.checkFields("the new card", f); err != nil {
+			if err := s.CheckFields("the new card", f); err != nil {
 				return nil, err
 			}
-			for fresh == "" || s.card(fresh) != nil {
+			for fresh == "" || s.Find(fresh) != nil {
 				fresh = NewCardID()
 			}
 			id = fresh
@@ -131,8 +132,8 @@ func (b *Backlog) Update(ctx context.Context, r UpdateRequest) (wire.Card, error
 		return wire.Card{}, err
 	}
 	f := r.Fields
-	cards, err := b.write(ctx, r.Mutation.names(r.ID, nil), wire.OpUpdate, func(s *State, _ time.Time) ([]*wire.Event, error) {
-		if c := s.card(r.ID); c != nil && f != (wire.Fields{}) && f.IdempotencyKey == "" && !fieldsChange(&f, c) {
+	cards, err := b.write(ctx, r.Mutation.names(r.ID, nil), wire.OpUpdate, func(s *fold.State, _ time.Time) ([]*wire.Event, error) {
+		if c := s.Find(r.ID); c != nil && f != (wire.Fields{}) && f.IdempotencyKey == "" && !fold.FieldsChange(&f, c) {
 			return nil, nil
 		}
 		return []*wire.Event{{Op: wire.OpUpdate, Card: r.ID, Fields: &f}}, nil
@@ -176,21 +177,21 @@ func (b *Backlog) Claim(ctx context.Context, r ClaimRequest) (*wire.Card, error)
 			return nil, err
 		}
 	}
-	cards, err := b.write(ctx, r.Mutation.names(r.ID, nil), wire.OpClaim, func(s *State, at time.Time) ([]*wire.Event, error) {
+	cards, err := b.write(ctx, r.Mutation.names(r.ID, nil), wire.OpClaim, func(s *fold.State, at time.Time) ([]*wire.Event, error) {
 		var c *wire.Card
 		if r.ID != "" {
-			cur := s.card(r.ID)
+			cur := s.Find(r.ID)
 			if cur == nil {
 				return nil, wire.Rule(wire.ErrNotFound, "card %s not found", r.ID)
 			}
-			if err := s.selectable(cur, at, r.Owner); err != nil {
+			if err := s.Selectable(cur, at, r.Owner); err != nil {
 				return nil, err
 			}
-			if h := s.pathsHeldBy(cur, at); h != nil {
-				return nil, heldError(cur, h)
+			if h := s.PathsHeldBy(cur, at); h != nil {
+				return nil, fold.HeldError(cur, h)
 			}
 			c = cur
-		} else if c = s.Pick(Filter{Phase: r.Phase, Label: r.Label}, at); c == nil {
+		} else if c = s.Pick(fold.Filter{Phase: r.Phase, Label: r.Label}, at); c == nil {
 			return nil, nil
 		}
 		return []*wire.Event{{Op: wire.OpClaim, Card: c.ID, Owner: r.Owner, TTLSeconds: ttl, ExpectVersion: c.Version, Epoch: c.ClaimEpoch + 1}}, nil
@@ -280,7 +281,7 @@ func (b *Backlog) Complete(ctx context.Context, r LeaseRequest) (wire.Card, erro
 		return wire.Card{}, err
 	}
 	e := &wire.Event{Op: wire.OpComplete, Card: r.ID, Owner: r.Owner, Epoch: r.Epoch, Reason: r.Reason, Commit: r.Commit, Branch: r.Branch}
-	cards, err := b.completeRollingUp(ctx, r.Mutation.names(r.ID, nil), func(*State, time.Time) ([]*wire.Event, error) { return []*wire.Event{e}, nil })
+	cards, err := b.completeRollingUp(ctx, r.Mutation.names(r.ID, nil), func(*fold.State, time.Time) ([]*wire.Event, error) { return []*wire.Event{e}, nil })
 	if err != nil {
 		return wire.Card{}, err
 	}
@@ -369,9 +370,9 @@ func (b *Backlog) Reclaim(ctx context.Context, r ReclaimRequest) ([]wire.Card, e
 	if err != nil {
 		return nil, err
 	}
-	return b.write(ctx, r.Mutation.names(r.ID, nil), wire.OpReclaim, func(s *State, at time.Time) ([]*wire.Event, error) {
+	return b.write(ctx, r.Mutation.names(r.ID, nil), wire.OpReclaim, func(s *fold.State, at time.Time) ([]*wire.Event, error) {
 		if r.ID != "" {
-			c := s.card(r.ID)
+			c := s.Find(r.ID)
 			if c == nil {
 				return nil, wire.Rule(wire.ErrNotFound, "card %s not found", r.ID)
 			}
@@ -383,7 +384,7 @@ func (b *Backlog) Reclaim(ctx context.Context, r ReclaimRequest) ([]wire.Card, e
 		}
 		var evs []*wire.Event
 		for _, id := range s.Expired(at) {
-			evs = append(evs, &wire.Event{Op: wire.OpReclaim, Card: id, Epoch: s.card(id).ClaimEpoch, Reason: r.Reason,
+			evs = append(evs, &wire.Event{Op: wire.OpReclaim, Card: id, Epoch: s.Find(id).ClaimEpoch, Reason: r.Reason,
 				BackoffSeconds: initial, BackoffMaxSeconds: maxSeconds})
 		}
 		return evs, nil
@@ -395,7 +396,7 @@ func (b *Backlog) single(ctx context.Context, m Mutation, e *wire.Event) (wire.C
 	if err := wire.ValidID(e.Card); err != nil {
 		return wire.Card{}, err
 	}
-	cards, err := b.write(ctx, m.names(e.Card, nil), e.Op, func(*State, time.Time) ([]*wire.Event, error) { return []*wire.Event{e}, nil })
+	cards, err := b.write(ctx, m.names(e.Card, nil), e.Op, func(*fold.State, time.Time) ([]*wire.Event, error) { return []*wire.Event{e}, nil })
 	if err != nil {
 		return wire.Card{}, err
 	}
@@ -407,7 +408,7 @@ func (b *Backlog) Get(id string) (c wire.Card, err error) {
 	if err := wire.ValidID(id); err != nil {
 		return wire.Card{}, err
 	}
-	err = b.View(func(s *State, now time.Time) error {
+	err = b.View(func(s *fold.State, now time.Time) error {
 		var ok bool
 		if c, ok = s.Card(id); !ok {
 			return wire.Rule(wire.ErrNotFound, "card %s not found", id)
@@ -420,11 +421,11 @@ func (b *Backlog) Get(id string) (c wire.Card, err error) {
 
 // List returns the cards matching f, in the given order (claim order when
 // empty).
-func (b *Backlog) List(f Filter, sortBy string) (cards []wire.Card, err error) {
-	if !ValidSort(sortBy) {
+func (b *Backlog) List(f fold.Filter, sortBy string) (cards []wire.Card, err error) {
+	if !fold.ValidSort(sortBy) {
 		return nil, wire.Rule(wire.ErrInvalid, "unknown sort %q: use claim, created, updated or id", sortBy)
 	}
-	err = b.View(func(s *State, now time.Time) error {
+	err = b.View(func(s *fold.State, now time.Time) error {
 		cards = s.List(f, now, sortBy)
 		return nil
 	})
@@ -432,14 +433,14 @@ func (b *Backlog) List(f Filter, sortBy string) (cards []wire.Card, err error) {
 }
 
 // Ready returns the cards claimable now, in claim order.
-func (b *Backlog) Ready(f Filter) ([]wire.Card, error) {
+func (b *Backlog) Ready(f fold.Filter) ([]wire.Card, error) {
 	f.Ready = true
-	return b.List(f, SortClaim)
+	return b.List(f, fold.SortClaim)
 }
 
 // Stats summarises the backlog now.
-func (b *Backlog) Stats() (st Stats, err error) {
-	err = b.View(func(s *State, now time.Time) error {
+func (b *Backlog) Stats() (st fold.Stats, err error) {
+	err = b.View(func(s *fold.State, now time.Time) error {
 		st = s.Stats(now)
 		st.LedgerBytes = b.pos.offset
 		st.EventsSinceCompaction = s.Events() - b.snapEvents

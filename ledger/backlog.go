@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/bl-backlog/bl/ledger/internal/fold"
 	"github.com/bl-backlog/bl/ledger/internal/wire"
 	"github.com/bl-backlog/bl/lock"
 )
@@ -50,7 +51,7 @@ type Backlog struct {
 	lk   *lock.File
 
 	mu    sync.Mutex
-	state *State
+	state *fold.State
 	seq   int // compactions folded into the snapshot the state started from
 	pos   position
 	torn  *wire.TornTail // damaged tail seen by the last read, if any
@@ -130,7 +131,7 @@ func (b *Backlog) TornTail() *wire.TornTail {
 // View runs fn on an up-to-date state. fn must not keep the state. A
 // snapshot line the state fails to read while fn runs is returned instead
 // of fn's error: whatever fn found is void then (the line read as absent).
-func (b *Backlog) View(fn func(s *State, now time.Time) error) error {
+func (b *Backlog) View(fn func(s *fold.State, now time.Time) error) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if err := b.refresh(); err != nil {
@@ -138,7 +139,7 @@ func (b *Backlog) View(fn func(s *State, now time.Time) error) error {
 	}
 	b.policy()
 	err := fn(b.state, b.opts.Clock().UTC())
-	if ferr := b.state.takeFault(); ferr != nil {
+	if ferr := b.state.TakeFault(); ferr != nil {
 		return ferr
 	}
 	return err
@@ -149,7 +150,7 @@ func (b *Backlog) View(fn func(s *State, now time.Time) error) error {
 // the current state and the time the events will carry; it returns the
 // events to append, or none. The result holds the card each event touched,
 // as it stands after the write, or for a replay the card the request touched.
-func (b *Backlog) write(ctx context.Context, m Mutation, op wire.Op, build func(s *State, at time.Time) ([]*wire.Event, error)) (cards []wire.Card, err error) {
+func (b *Backlog) write(ctx context.Context, m Mutation, op wire.Op, build func(s *fold.State, at time.Time) ([]*wire.Event, error)) (cards []wire.Card, err error) {
 	if m.Actor == "" {
 		return nil, wire.Rule(wire.ErrInvalid, "an actor is required")
 	}
@@ -170,18 +171,18 @@ func (b *Backlog) readRequest(rid string) error {
 		return nil
 	}
 	s := b.state
-	return s.resolve(func() {
+	return s.Resolve(func() {
 		if r, ok := s.Receipt(rid); ok {
-			s.card(r.Card)
+			s.Find(r.Card)
 		}
 	})
 }
 
 // resolved runs build under resolve: it sees only cards in memory, and a
 // snapshot line it needs that does not read is returned before it answers.
-func resolved(build func(s *State, at time.Time) ([]*wire.Event, error)) func(s *State, at time.Time) ([]*wire.Event, error) {
-	return func(s *State, at time.Time) (evs []*wire.Event, err error) {
-		if rerr := s.resolve(func() { evs, err = build(s, at) }); rerr != nil {
+func resolved(build func(s *fold.State, at time.Time) ([]*wire.Event, error)) func(s *fold.State, at time.Time) ([]*wire.Event, error) {
+	return func(s *fold.State, at time.Time) (evs []*wire.Event, err error) {
+		if rerr := s.Resolve(func() { evs, err = build(s, at) }); rerr != nil {
 			return nil, rerr
 		}
 		return evs, err
@@ -207,13 +208,13 @@ func (b *Backlog) withLock(ctx context.Context, fn func() error) (err error) {
 		return err
 	}
 	err = fn()
-	if ferr := b.state.takeFault(); ferr != nil && err == nil {
+	if ferr := b.state.TakeFault(); ferr != nil && err == nil {
 		err = ferr // a lookup outside resolve did not read
 	}
 	return err
 }
 
-func (b *Backlog) writeLocked(m Mutation, op wire.Op, build func(s *State, at time.Time) ([]*wire.Event, error)) ([]wire.Card, error) {
+func (b *Backlog) writeLocked(m Mutation, op wire.Op, build func(s *fold.State, at time.Time) ([]*wire.Event, error)) ([]wire.Card, error) {
 	if m.RequestID != "" {
 		if r, ok := b.state.Receipt(m.RequestID); ok {
 			c, _ := b.state.Card(r.Card)
@@ -376,6 +377,6 @@ func (b *Backlog) Close() error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.pos.close()
-	b.state.release()
+	b.state.Release()
 	return nil
 }

@@ -3,6 +3,7 @@ package ledger
 import (
 	"context"
 	"fmt"
+	"github.com/bl-backlog/bl/ledger/internal/fold"
 	"github.com/bl-backlog/bl/ledger/internal/wire"
 	"os"
 	"path/filepath"
@@ -86,12 +87,12 @@ func benchEvents(cards int) []*wire.Event {
 // number that matters.
 func BenchmarkFold(b *testing.B) {
 	evs := benchEvents(10_000)
-	if s := Fold(evs); len(s.Conflicts()) != 0 {
+	if s := fold.Fold(evs); len(s.Conflicts()) != 0 {
 		b.Fatalf("benchmark history has conflicts: %+v", s.Conflicts()[0])
 	}
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		Fold(evs)
+		fold.Fold(evs)
 	}
 	b.ReportMetric(float64(len(evs))*float64(b.N)/b.Elapsed().Seconds(), "events/s")
 }
@@ -254,7 +255,7 @@ func BenchmarkBacklog(b *testing.B) {
 					if err != nil {
 						b.Fatal(err)
 					}
-					if cards, err := bl.Ready(Filter{Limit: 10}); err != nil || len(cards) != 10 {
+					if cards, err := bl.Ready(fold.Filter{Limit: 10}); err != nil || len(cards) != 10 {
 						b.Fatalf("ready: %d cards, %v", len(cards), err)
 					}
 					bl.Close()

@@ -1,6 +1,7 @@
 package ledger
 
 import (
+	"github.com/bl-backlog/bl/ledger/internal/fold"
 	"github.com/bl-backlog/bl/ledger/internal/wire"
 )
 
@@ -8,8 +9,8 @@ import (
 // event at cursor to (all of it for the zero cursor), for a caller that
 // goes on from there with Step: bl watch, when the first update it shows
 // needs the values before it.
-func (b *Backlog) ChangesBefore(to wire.Cursor) (*Changes, error) {
-	c := NewChanges()
+func (b *Backlog) ChangesBefore(to wire.Cursor) (*fold.Changes, error) {
+	c := fold.NewChanges()
 	stop := &wire.Event{At: to.At, ID: to.ID}
 	_, err := b.History(HistoryFilter{}, func(e *wire.Event, _ *wire.Conflict) error {
 		if !to.IsZero() && !e.Before(stop) {
@@ -30,16 +31,16 @@ func (b *Backlog) ChangesBefore(to wire.Cursor) (*Changes, error) {
 // conflict passed is the backlog's own verdict, as History gives it. It
 // also returns the fold, which has read every event up to the cursor when
 // the walk ran to the end, for a follower to go on with Step.
-func (b *Backlog) HistoryChanges(f HistoryFilter, newest int, fn func(e *wire.Event, conflict *wire.Conflict, changes []Change) error) (wire.Cursor, *Changes, error) {
+func (b *Backlog) HistoryChanges(f HistoryFilter, newest int, fn func(e *wire.Event, conflict *wire.Conflict, changes []fold.Change) error) (wire.Cursor, *fold.Changes, error) {
 	for _, op := range f.Ops {
-		if _, ok := kinds[op]; !ok {
+		if _, ok := fold.Kinds[op]; !ok {
 			return f.From, nil, wire.Rule(wire.ErrInvalid, "unknown op %q: use one of %s", op, opNames())
 		}
 	}
 	type entry struct {
 		e  *wire.Event
 		c  *wire.Conflict
-		ch []Change
+		ch []fold.Change
 	}
 	var ring []entry
 	next := 0
@@ -49,7 +50,7 @@ func (b *Backlog) HistoryChanges(f HistoryFilter, newest int, fn func(e *wire.Ev
 		limit = 0
 	}
 	sel := HistoryFilter{Card: f.Card, Ops: f.Ops, Since: f.Since}
-	ch := NewChanges()
+	ch := fold.NewChanges()
 	n := 0
 	// The walk starts at the beginning, since the fold needs every event;
 	// History's cursor is then where History(f) would leave it, except

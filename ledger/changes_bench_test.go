@@ -1,6 +1,7 @@
 package ledger
 
 import (
+	"github.com/bl-backlog/bl/ledger/internal/fold"
 	"github.com/bl-backlog/bl/ledger/internal/wire"
 	"os"
 	"path/filepath"
@@ -35,7 +36,7 @@ func BenchmarkHistoryChanges(b *testing.B) {
 	})
 	b.Run("HistoryChanges", func(b *testing.B) {
 		for range b.N {
-			if _, _, err := bl.HistoryChanges(HistoryFilter{}, 20, func(*wire.Event, *wire.Conflict, []Change) error { return nil }); err != nil {
+			if _, _, err := bl.HistoryChanges(HistoryFilter{}, 20, func(*wire.Event, *wire.Conflict, []fold.Change) error { return nil }); err != nil {
 				b.Fatal(err)
 			}
 		}

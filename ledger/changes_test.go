@@ -1,6 +1,7 @@
 package ledger
 
 import (
+	"github.com/bl-backlog/bl/ledger/internal/fold"
 	"github.com/bl-backlog/bl/ledger/internal/wire"
 	"reflect"
 	"testing"
@@ -19,26 +20,26 @@ func TestChangesStep(t *testing.T) {
 		return e
 	}
 	defer_ := at(2)
-	c := NewChanges()
+	c := fold.NewChanges()
 	steps := []struct {
 		e    *wire.Event
-		want []Change
+		want []fold.Change
 		err  bool
 	}{
 		{ev(1, wire.OpCreate, "A", func(e *wire.Event) { e.Fields = &wire.Fields{Title: strp("one"), Priority: intp(1), Labels: strs("x")} }), nil, false},
 		{ev(2, wire.OpUpdate, "A", func(e *wire.Event) {
 			e.Fields = &wire.Fields{Title: strp("two"), Priority: intp(1), Labels: strs("x", "y"), DeferUntil: &defer_}
-		}), []Change{
-			{"title", "one", "two"},
-			{"labels", []string{"x"}, []string{"x", "y"}},
-			{"defer_until", nil, defer_},
+		}), []fold.Change{
+			{Field: "title", Old: "one", New: "two"},
+			{Field: "labels", Old: []string{"x"}, New: []string{"x", "y"}},
+			{Field: "defer_until", Old: nil, New: defer_},
 		}, false},
 		{ev(3, wire.OpClaim, "A", func(e *wire.Event) { e.Owner, e.TTLSeconds, e.Epoch, e.ExpectVersion = "w", 60, 1, 2 }), nil, false},
 		// Refused: the card does not exist.
 		{ev(4, wire.OpUpdate, "B", func(e *wire.Event) { e.Fields = &wire.Fields{Title: strp("x")} }), nil, true},
-		{ev(5, wire.OpUpdate, "A", func(e *wire.Event) { e.Fields = &wire.Fields{Phase: strp("M1"), DeferUntil: &time.Time{}} }), []Change{
-			{"phase", "", "M1"},
-			{"defer_until", defer_, nil},
+		{ev(5, wire.OpUpdate, "A", func(e *wire.Event) { e.Fields = &wire.Fields{Phase: strp("M1"), DeferUntil: &time.Time{}} }), []fold.Change{
+			{Field: "phase", Old: "", New: "M1"},
+			{Field: "defer_until", Old: defer_, New: nil},
 		}, false},
 	}
 	for i, s := range steps {
@@ -77,7 +78,7 @@ func TestHistoryChanges(t *testing.T) {
 	collect := func(f HistoryFilter, newest int) []seen {
 		t.Helper()
 		var out []seen
-		_, _, err := e.b.HistoryChanges(f, newest, func(ev *wire.Event, c *wire.Conflict, ch []Change) error {
+		_, _, err := e.b.HistoryChanges(f, newest, func(ev *wire.Event, c *wire.Conflict, ch []fold.Change) error {
 			if ev.Op == wire.OpUpdate {
 				if len(ch) != 1 || ch[0].Field != "title" {
 					t.Fatalf("changes %v", ch)
@@ -121,13 +122,13 @@ func TestCardChanges(t *testing.T) {
 	a := wire.Card{ID: "A", Title: "t", Status: wire.StatusReady}
 	b := a
 	b.Status, b.ClaimOwner, b.ClaimEpoch, b.Attempts = wire.StatusClaimed, "w", 1, 1
-	if got := CardChanges(&a, &b, false); !reflect.DeepEqual(got, []Change{{"status", wire.StatusReady, wire.StatusClaimed}}) {
+	if got := fold.CardChanges(&a, &b, false); !reflect.DeepEqual(got, []fold.Change{{Field: "status", Old: wire.StatusReady, New: wire.StatusClaimed}}) {
 		t.Errorf("without lease: %v", got)
 	}
-	if got := CardChanges(&a, &b, true); len(got) != 4 {
+	if got := fold.CardChanges(&a, &b, true); len(got) != 4 {
 		t.Errorf("with lease: %v", got)
 	}
-	if got := CardChanges(&a, &a, true); got != nil {
+	if got := fold.CardChanges(&a, &a, true); got != nil {
 		t.Errorf("same card: %v", got)
 	}
 }

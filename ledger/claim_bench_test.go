@@ -2,6 +2,7 @@ package ledger
 
 import (
 	"fmt"
+	"github.com/bl-backlog/bl/ledger/internal/fold"
 	"github.com/bl-backlog/bl/ledger/internal/wire"
 	"testing"
 	"time"
@@ -80,12 +81,12 @@ func BenchmarkClaimPick(b *testing.B) {
 			for i := range 10 {
 				add(&wire.Event{Op: wire.OpClaim, Card: fmt.Sprintf("c%04d", i*10+9), Owner: "other", TTLSeconds: 3600, ExpectVersion: 1, Epoch: 1})
 			}
-			s := Fold(evs)
+			s := fold.Fold(evs)
 			now := at.Add(time.Second)
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
-				s.held = heldCache{} // each claim computes the holders afresh
-				if s.Pick(Filter{}, now.Add(time.Duration(i))) == nil {
+				s.Held = fold.HeldCache{} // each claim computes the holders afresh
+				if s.Pick(fold.Filter{}, now.Add(time.Duration(i))) == nil {
 					b.Fatal("nothing picked")
 				}
 			}

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bl-backlog/bl/ledger/internal/fold"
 	"github.com/bl-backlog/bl/ledger/internal/wire"
 	json "github.com/goccy/go-json"
 )
@@ -213,7 +214,7 @@ func TestClockFoldDeterministic(t *testing.T) {
 		t.Fatal(err)
 	}
 	var writer string
-	if err := e.b.View(func(s *State, _ time.Time) error { writer = stateJSON(t, s); return nil }); err != nil {
+	if err := e.b.View(func(s *fold.State, _ time.Time) error { writer = stateJSON(t, s); return nil }); err != nil {
 		t.Fatal(err)
 	}
 	one, two := stateJSON(t, foldFile(t, e.ledgerPath())), stateJSON(t, foldFile(t, e.ledgerPath()))
@@ -226,7 +227,7 @@ func TestClockFoldDeterministic(t *testing.T) {
 	fresh := e.open()
 	defer fresh.Close()
 	var after string
-	if err := fresh.View(func(s *State, _ time.Time) error { after = stateJSON(t, s); return nil }); err != nil {
+	if err := fresh.View(func(s *fold.State, _ time.Time) error { after = stateJSON(t, s); return nil }); err != nil {
 		t.Fatal(err)
 	}
 	if after != one {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/bl-backlog/bl/ledger/internal/fold"
 	"github.com/bl-backlog/bl/ledger/internal/wire"
 	"math/rand/v2"
 	"sort"
@@ -189,7 +190,7 @@ func TestConcurrentClaims(t *testing.T) {
 	}
 	// Count claims that took a lease over from another owner.
 	takeovers := 0
-	replay := NewState()
+	replay := fold.NewState()
 	for _, e := range historyEvents(t, dir) {
 		if c, ok := replay.Card(e.Card); ok && e.Op == wire.OpClaim && c.Status == wire.StatusClaimed && c.ClaimOwner != e.Owner {
 			takeovers++

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/bl-backlog/bl/ledger/internal/fold"
 	"github.com/bl-backlog/bl/ledger/internal/wire"
 	json "github.com/goccy/go-json"
 )
@@ -29,7 +30,7 @@ type Config struct {
 	// RetryBackoff is how long a card waits after a failed attempt.
 	RetryBackoff RetryBackoff `json:"retry_backoff"`
 	// Epics sets how children hold their epic back (epics.go).
-	Epics EpicsConfig `json:"epics"`
+	Epics fold.EpicsConfig `json:"epics"`
 	// Review configures the review gate (see ReviewConfig).
 	Review ReviewConfig `json:"review"`
 	// Worktree configures bl run --worktree.

@@ -2,6 +2,7 @@ package ledger
 
 import (
 	"errors"
+	"github.com/bl-backlog/bl/ledger/internal/fold"
 	"github.com/bl-backlog/bl/ledger/internal/wire"
 	"strings"
 	"testing"
@@ -141,7 +142,7 @@ func TestCycleInMergedLedger(t *testing.T) {
 	add(wire.OpCreate, "B", "", &wire.Fields{Title: strp("b")})
 	add(wire.OpLink, "A", "B", nil) // clone 1
 	add(wire.OpLink, "B", "A", nil) // clone 2
-	s := Fold(evs)
+	s := fold.Fold(evs)
 	if len(s.Conflicts()) != 1 || !strings.Contains(s.Conflicts()[0].Reason, "B → A → B") {
 		t.Fatalf("conflicts = %+v", s.Conflicts())
 	}

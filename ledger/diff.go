@@ -3,6 +3,7 @@ package ledger
 import (
 	"bytes"
 	"cmp"
+	"github.com/bl-backlog/bl/ledger/internal/fold"
 	"github.com/bl-backlog/bl/ledger/internal/wire"
 	"path"
 	"slices"
@@ -33,7 +34,7 @@ type CardDiff struct {
 	// Fields lists the fields that differ, old → new: for a created card,
 	// what it was created with (old is the zero value); status changes
 	// are here too.
-	Fields []Change `json:"fields"`
+	Fields []fold.Change `json:"fields"`
 	// Activity is what happened to the card in the events only one
 	// version holds, in (at, id) order, except creates, updates, links
 	// and heartbeats (those show in Fields and Heartbeats).
@@ -166,9 +167,9 @@ func dropShared(eo, en []*wire.Event, shared Tree) ([]*wire.Event, []*wire.Event
 }
 
 // diffStates compares two folds and the events each holds.
-func diffStates(so, sn *State, eo, en []*wire.Event) *BacklogDiff {
-	so.all()
-	sn.all()
+func diffStates(so, sn *fold.State, eo, en []*wire.Event) *BacklogDiff {
+	so.All()
+	sn.All()
 	d := &BacklogDiff{Cards: []CardDiff{}}
 	inOld := make(map[string]bool, len(eo))
 	for _, e := range eo {
@@ -182,12 +183,12 @@ func diffStates(so, sn *State, eo, en []*wire.Event) *BacklogDiff {
 	get := func(id string) *CardDiff {
 		cd := byCard[id]
 		if cd == nil {
-			cd = &CardDiff{ID: id, Fields: []Change{}, Activity: []Activity{}}
+			cd = &CardDiff{ID: id, Fields: []fold.Change{}, Activity: []Activity{}}
 			byCard[id] = cd
 		}
 		return cd
 	}
-	activity := func(e *wire.Event, s *State, removed bool) { addActivity(get(e.Card), e, s, removed) }
+	activity := func(e *wire.Event, s *fold.State, removed bool) { addActivity(get(e.Card), e, s, removed) }
 	// Both lists are in (at, id) order; merge them so the activity is too.
 	i, j := 0, 0
 	for i < len(eo) || j < len(en) {
@@ -206,13 +207,13 @@ func diffStates(so, sn *State, eo, en []*wire.Event) *BacklogDiff {
 			j++
 		}
 	}
-	for id, cn := range sn.cards {
-		co, had := so.cards[id]
-		var fields []Change
+	for id, cn := range sn.CardsByID {
+		co, had := so.CardsByID[id]
+		var fields []fold.Change
 		if had {
-			fields = CardChanges(co, cn, false)
+			fields = fold.CardChanges(co, cn, false)
 		} else {
-			fields = CardChanges(&wire.Card{}, cn, false)
+			fields = fold.CardChanges(&wire.Card{}, cn, false)
 		}
 		if !had || len(fields) > 0 || byCard[id] != nil {
 			cd := get(id)
@@ -222,8 +223,8 @@ func diffStates(so, sn *State, eo, en []*wire.Event) *BacklogDiff {
 			}
 		}
 	}
-	for id, co := range so.cards {
-		if _, ok := sn.cards[id]; !ok {
+	for id, co := range so.CardsByID {
+		if _, ok := sn.CardsByID[id]; !ok {
 			cd := get(id)
 			cd.Title, cd.Change = co.Title, "removed"
 		}
@@ -270,7 +271,7 @@ func MergeTrees(ours, theirs Tree) Tree {
 }
 
 // addActivity adds the event e, folded in s, to its card's diff.
-func addActivity(d *CardDiff, e *wire.Event, s *State, removed bool) {
+func addActivity(d *CardDiff, e *wire.Event, s *fold.State, removed bool) {
 	if e.Op == wire.OpHeartbeat {
 		if _, refused := s.ConflictOf(e.ID); !refused && !removed {
 			d.Heartbeats++
@@ -346,14 +347,14 @@ func diffAppended(old, new Tree) (d *BacklogDiff, ok bool, err error) {
 		}
 	}
 	for _, e := range added {
-		_, _ = s.foldEvent(e) // a conflict is recorded in s
+		_, _ = s.FoldEvent(e) // a conflict is recorded in s
 	}
 	d = &BacklogDiff{Cards: []CardDiff{}, EventsAdded: len(added)}
 	byCard := map[string]*CardDiff{}
 	for _, e := range added {
 		cd := byCard[e.Card]
 		if cd == nil {
-			cd = &CardDiff{ID: e.Card, Fields: []Change{}, Activity: []Activity{}}
+			cd = &CardDiff{ID: e.Card, Fields: []fold.Change{}, Activity: []Activity{}}
 			byCard[e.Card] = cd
 		}
 		addActivity(cd, e, s, false)
@@ -365,13 +366,13 @@ func diffAppended(old, new Tree) (d *BacklogDiff, ok bool, err error) {
 		}
 		cd := byCard[id]
 		if cd == nil {
-			cd = &CardDiff{ID: id, Fields: []Change{}, Activity: []Activity{}}
+			cd = &CardDiff{ID: id, Fields: []fold.Change{}, Activity: []Activity{}}
 		}
 		cd.Title, cd.Change = cn.Title, "changed"
 		if co == nil {
 			cd.Change, co = "created", &wire.Card{}
 		}
-		cd.Fields = nonNilChanges(CardChanges(co, &cn, false))
+		cd.Fields = nonNilChanges(fold.CardChanges(co, &cn, false))
 		byCard[id] = cd
 	}
 	for _, cd := range byCard {
@@ -387,16 +388,16 @@ func diffAppended(old, new Tree) (d *BacklogDiff, ok bool, err error) {
 	return d, true, nil
 }
 
-func nonNilChanges(c []Change) []Change {
+func nonNilChanges(c []fold.Change) []fold.Change {
 	if c == nil {
-		return []Change{}
+		return []fold.Change{}
 	}
 	return c
 }
 
 // FoldSnapshot reads a snapshot file on its own (no ledger, no archives),
 // for a reader that has only that file, as git hands it to bl textconv.
-func FoldSnapshot(name string, data []byte) (*State, error) {
+func FoldSnapshot(name string, data []byte) (*fold.State, error) {
 	s, _, err := decodeSnapshot(name, bytes.NewReader(data), nil)
 	return s, err
 }

@@ -1,6 +1,7 @@
 package ledger
 
 import (
+	"github.com/bl-backlog/bl/ledger/internal/fold"
 	"github.com/bl-backlog/bl/ledger/internal/wire"
 	"testing"
 	"time"
@@ -58,7 +59,7 @@ func TestDiffTrees(t *testing.T) {
 	if len(a.Fields) != 2 || a.Fields[0].Field != "status" || a.Fields[0].New != wire.StatusDone || a.Fields[1].Field != "close_note" {
 		t.Errorf("A fields %+v", a.Fields)
 	}
-	if b.ID != "B" || len(b.Fields) != 1 || b.Fields[0] != (Change{"priority", 0, 2}) || len(b.Activity) != 0 {
+	if b.ID != "B" || len(b.Fields) != 1 || b.Fields[0] != (fold.Change{Field: "priority", Old: 0, New: 2}) || len(b.Activity) != 0 {
 		t.Errorf("B: %+v", b)
 	}
 	if c.ID != "C" || c.Change != "created" || c.Title != "c" {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/bl-backlog/bl/internal/fsutil"
 	"github.com/bl-backlog/bl/internal/gitdir"
+	"github.com/bl-backlog/bl/ledger/internal/fold"
 	"github.com/bl-backlog/bl/ledger/internal/wire"
 	"github.com/bl-backlog/bl/lock"
 )
@@ -197,13 +198,13 @@ func readLedgerLines(rep *Report, path string, data []byte) ([]rawLine, error) {
 // events start, reporting a damaged, stale or unproducible snapshot and an
 // archive segment a compaction left behind. A damaged snapshot gives an
 // empty state and position; the caller closes pos.
-func diagnoseSnapshot(rep *Report, dir string) (*State, position, error) {
+func diagnoseSnapshot(rep *Report, dir string) (*fold.State, position, error) {
 	s, hdr, err := loadSnapshot(dir)
 	snapDamaged := false
 	if errors.Is(err, errStale) { // a union of two snapshots
 		rep.Damage = append(rep.Damage, Damage{File: SnapshotFile, Line: 1, Kind: "stale", Repairable: true,
 			Reason: strings.TrimPrefix(err.Error(), errStale.Error()+": ")})
-		s, snapDamaged, err = NewState(), true, nil
+		s, snapDamaged, err = fold.NewState(), true, nil
 	}
 	if err != nil {
 		var ce *wire.CorruptError
@@ -215,7 +216,7 @@ func diagnoseSnapshot(rep *Report, dir string) (*State, position, error) {
 			kind = "version"
 		}
 		rep.Damage = append(rep.Damage, Damage{File: SnapshotFile, Line: ce.Line, Offset: ce.Offset, Kind: kind, Reason: ce.Err.Error()})
-		s, snapDamaged = NewState(), true
+		s, snapDamaged = fold.NewState(), true
 	}
 	var pos position
 	if err = nil; !snapDamaged {
@@ -347,7 +348,7 @@ func lineDamage(l rawLine) Damage {
 // the next open rebuilds it; everything else is damage. With only stale
 // findings, it returns the state as the next open will see it, and the
 // events that state lost, if any.
-func separateStale(rep *Report, dir string, lines []rawLine, s *State) *State {
+func separateStale(rep *Report, dir string, lines []rawLine, s *fold.State) *fold.State {
 	for _, d := range rep.Damage {
 		if d.Kind == "stale" {
 			rep.Stale = append(rep.Stale, d)
@@ -378,14 +379,14 @@ func separateStale(rep *Report, dir string, lines []rawLine, s *State) *State {
 
 // summarizeState reports what the folded state holds: cards, conflicts,
 // expired leases, dependency problems and events stamped ahead of now.
-func summarizeState(rep *Report, s *State, lines []rawLine, now time.Time) {
+func summarizeState(rep *Report, s *fold.State, lines []rawLine, now time.Time) {
 	rep.Cards = s.Len()
-	rep.Conflicts = append(rep.Conflicts, s.conflicts...)
+	rep.Conflicts = append(rep.Conflicts, s.ConflictLog...)
 	for _, id := range s.Expired(now) {
-		c := s.card(id)
+		c := s.Find(id)
 		rep.ExpiredLeases = append(rep.ExpiredLeases, ExpiredLease{Card: id, Owner: c.ClaimOwner, Epoch: c.ClaimEpoch, ExpiredAt: *c.LeaseExpiresAt})
 	}
-	rep.DependencyProblems = append(rep.DependencyProblems, s.dependencyProblems()...)
+	rep.DependencyProblems = append(rep.DependencyProblems, s.DependencyProblems()...)
 	rep.FutureEvents, rep.StampsAheadSeconds = futureEvents(ledgerEvents(lines), s.Last(), now)
 }
 

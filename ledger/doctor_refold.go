@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/bl-backlog/bl/ledger/internal/fold"
 	"github.com/bl-backlog/bl/ledger/internal/wire"
 	json "github.com/goccy/go-json"
 )
@@ -44,7 +45,7 @@ func checkSnapshotFold(dir string, rep *Report, hdr wire.SnapshotHeader) {
 	for i, n := range names {
 		paths[i] = filepath.Join(dir, filepath.FromSlash(n))
 	}
-	s := NewState()
+	s := fold.NewState()
 	if _, err := ArchivedEvents(paths, wire.Cursor{}, func(e *wire.Event) error {
 		_ = s.Apply(e) // a refused event is a recorded conflict, as in any fold
 		return nil
@@ -61,25 +62,25 @@ func checkSnapshotFold(dir string, rep *Report, hdr wire.SnapshotHeader) {
 		}
 		claims := snapshotClaims(data)
 		for i := range rep.Damage {
-			if d := &rep.Damage[i]; d.File == SnapshotFile && d.Kind == "snapshot" && claims > 0 && s.events >= claims {
+			if d := &rep.Damage[i]; d.File == SnapshotFile && d.Kind == "snapshot" && claims > 0 && s.EventCount >= claims {
 				d.Repairable = true
 				d.Reason += fmt.Sprintf("; the archive segments hold all %d events it folded: bl doctor --repair rebuilds it from them", claims)
 			}
 		}
 		return
 	}
-	if s.events < hdr.Events {
+	if s.EventCount < hdr.Events {
 		rep.Damage = append(rep.Damage, Damage{File: SnapshotFile, Line: 1, Kind: "snapshot",
-			Reason: fmt.Sprintf("the snapshot folds %d events but the archive segments hold %d: restore %s/ from git (git log --stat -- %s)", hdr.Events, s.events, ArchiveDir, gitPath(dir, ArchiveDir))})
+			Reason: fmt.Sprintf("the snapshot folds %d events but the archive segments hold %d: restore %s/ from git (git log --stat -- %s)", hdr.Events, s.EventCount, ArchiveDir, gitPath(dir, ArchiveDir))})
 		return
 	}
 	want, _, err := encodeSnapshot(s, names, nil)
 	if err != nil {
 		return
 	}
-	if why, line := snapshotDiff(data, want); why != "" || s.events != hdr.Events || s.last.ID != hdr.LastID {
+	if why, line := snapshotDiff(data, want); why != "" || s.EventCount != hdr.Events || s.LastEvent.ID != hdr.LastID {
 		if why == "" {
-			why = fmt.Sprintf("its header counts %d events up to %q; the archive segments hold %d up to %q", hdr.Events, hdr.LastID, s.events, s.last.ID)
+			why = fmt.Sprintf("its header counts %d events up to %q; the archive segments hold %d up to %q", hdr.Events, hdr.LastID, s.EventCount, s.LastEvent.ID)
 		}
 		rep.Damage = append(rep.Damage, Damage{File: SnapshotFile, Line: line, Kind: "forged", Repairable: true,
 			Reason: "no history produces this snapshot (it was edited, or written from other events): " + why + "; bl doctor --repair rebuilds it from the archived events"})

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/bl-backlog/bl/ledger/internal/fold"
 	"github.com/bl-backlog/bl/ledger/internal/wire"
 )
 
@@ -22,7 +23,7 @@ import (
 
 // Children is State.Children on the current state.
 func (b *Backlog) Children(id string) (kids []wire.Card, err error) {
-	err = b.View(func(s *State, _ time.Time) error {
+	err = b.View(func(s *fold.State, _ time.Time) error {
 		kids = s.Children(id)
 		return nil
 	})
@@ -32,7 +33,7 @@ func (b *Backlog) Children(id string) (kids []wire.Card, err error) {
 // policy gives the state the rules of selection config.json sets.
 func (b *Backlog) policy() {
 	if b.state != nil {
-		b.state.claimEpics = !b.cfg.Epics.waits()
+		b.state.ClaimEpics = !b.cfg.Epics.Waits()
 	}
 }
 
@@ -49,16 +50,16 @@ func (b *Backlog) rollUp(m Mutation, done []wire.Card) {
 	}
 	for _, kid := range done {
 		for kid.Status == wire.StatusDone && kid.Parent != "" {
-			if _, err := b.state.readCard(kid.Parent); err != nil {
+			if _, err := b.state.ReadCard(kid.Parent); err != nil {
 				b.warn(fmt.Sprintf("epic %s was not completed with its last child %s: %v", kid.Parent, kid.ID, err))
 				break
 			}
-			p := b.state.card(kid.Parent)
+			p := b.state.Find(kid.Parent)
 			if p == nil || p.Status == wire.StatusDone || p.Status == wire.StatusClaimed || p.DeletedAt != nil || p.OpenChildren != 0 {
 				break
 			}
 			e := &wire.Event{Op: wire.OpComplete, Card: p.ID, To: kid.ID, Reason: fmt.Sprintf("all children done (last: %s)", kid.ID)}
-			cards, err := b.writeLocked(Mutation{Actor: m.Actor}, wire.OpComplete, func(*State, time.Time) ([]*wire.Event, error) { return []*wire.Event{e}, nil })
+			cards, err := b.writeLocked(Mutation{Actor: m.Actor}, wire.OpComplete, func(*fold.State, time.Time) ([]*wire.Event, error) { return []*wire.Event{e}, nil })
 			if err != nil || len(cards) == 0 {
 				b.warn(fmt.Sprintf("epic %s was not completed with its last child %s: %v", p.ID, kid.ID, err))
 				break
@@ -70,7 +71,7 @@ func (b *Backlog) rollUp(m Mutation, done []wire.Card) {
 
 // completeRollingUp appends the events build returns, then rolls up the
 // epics they finished (rollUp), all under one hold of the lock.
-func (b *Backlog) completeRollingUp(ctx context.Context, m Mutation, build func(s *State, at time.Time) ([]*wire.Event, error)) (cards []wire.Card, err error) {
+func (b *Backlog) completeRollingUp(ctx context.Context, m Mutation, build func(s *fold.State, at time.Time) ([]*wire.Event, error)) (cards []wire.Card, err error) {
 	if m.Actor == "" {
 		return nil, wire.Rule(wire.ErrInvalid, "an actor is required")
 	}

@@ -12,6 +12,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/bl-backlog/bl/ledger/internal/fold"
 	"github.com/bl-backlog/bl/ledger/internal/wire"
 	json "github.com/goccy/go-json"
 )
@@ -569,7 +570,7 @@ func TestEncodeTakesEveryOp(t *testing.T) {
 	// The cards of the history, and of a backlog after each command.
 	var cards []wire.Card
 	for _, h := range [][]*wire.Event{snapshotEvents(), benchEvents(10), opEvents()} {
-		cards = append(cards, Fold(h).List(Filter{}, t0, SortCreated)...)
+		cards = append(cards, fold.Fold(h).List(fold.Filter{}, t0, fold.SortCreated)...)
 	}
 	e := newEnv(t)
 	ctx := context.Background()
@@ -614,7 +615,7 @@ func TestEncodeTakesEveryOp(t *testing.T) {
 // encoder wrote every line.
 func TestEncodeSnapshotAsJSON(t *testing.T) {
 	for _, h := range [][]*wire.Event{snapshotEvents(), benchEvents(30)} {
-		out, _, err := encodeSnapshot(Fold(h), nil, nil)
+		out, _, err := encodeSnapshot(fold.Fold(h), nil, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -706,7 +707,7 @@ func BenchmarkEncodeLineJSON(b *testing.B) {
 
 // BenchmarkCardJSON measures the compact JSON of a claimed card.
 func BenchmarkCardJSON(b *testing.B) {
-	cards := Fold(snapshotEvents()).List(Filter{}, t0, SortCreated)
+	cards := fold.Fold(snapshotEvents()).List(fold.Filter{}, t0, fold.SortCreated)
 	var c *wire.Card
 	for i := range cards {
 		if cards[i].Status == wire.StatusClaimed {

@@ -2,6 +2,7 @@ package ledger
 
 import (
 	"errors"
+	"github.com/bl-backlog/bl/ledger/internal/fold"
 	"github.com/bl-backlog/bl/ledger/internal/wire"
 	"os"
 	"path/filepath"
@@ -26,7 +27,7 @@ func TestRetryDelay(t *testing.T) {
 		{30, 0, 200, 100 * 365 * 24 * time.Hour}, // no cap: a century at most, no overflow
 		{7200, 60, 1, time.Minute},
 	} {
-		if got := retryDelay(tc.initial, tc.max, tc.attempts); got != tc.want {
+		if got := fold.RetryDelay(tc.initial, tc.max, tc.attempts); got != tc.want {
 			t.Errorf("retryDelay(%d, %d, %d) = %s, want %s", tc.initial, tc.max, tc.attempts, got, tc.want)
 		}
 	}
@@ -78,7 +79,7 @@ func TestFailBacksOffThenBlocks(t *testing.T) {
 
 func stateJSONOf(t *testing.T, e *env) string {
 	var out string
-	if err := e.b.View(func(s *State, _ time.Time) error { out = stateJSON(t, s); return nil }); err != nil {
+	if err := e.b.View(func(s *fold.State, _ time.Time) error { out = stateJSON(t, s); return nil }); err != nil {
 		t.Fatal(err)
 	}
 	return out
@@ -264,7 +265,7 @@ func TestNoteAndFailUnknownToOldFold(t *testing.T) {
 		}
 	}
 	var r *wire.RuleError
-	if err := NewState().Check(&wire.Event{Op: wire.OpFail, Card: "A"}); !errors.As(err, &r) {
+	if err := fold.NewState().Check(&wire.Event{Op: wire.OpFail, Card: "A"}); !errors.As(err, &r) {
 		t.Fatalf("fail of a missing card: %v", err)
 	}
 }

@@ -1,6 +1,7 @@
 package ledger
 
 import (
+	"github.com/bl-backlog/bl/ledger/internal/fold"
 	"github.com/bl-backlog/bl/ledger/internal/wire"
 	"testing"
 	"time"
@@ -27,7 +28,7 @@ func TestExhaustedBlockedAtExpiry(t *testing.T) {
 		c.LastFailure.Owner != "w1" || c.LastFailure.Epoch != 1 || c.LastFailure.Reason != "lease expired" {
 		t.Fatalf("after expiry: %+v %+v", c, c.LastFailure)
 	}
-	list, _ := e.b.List(Filter{Status: []wire.Status{wire.StatusBlocked}}, "")
+	list, _ := e.b.List(fold.Filter{Status: []wire.Status{wire.StatusBlocked}}, "")
 	if len(list) != 1 || list[0].ID != "A" {
 		t.Fatalf("list --status blocked: %+v", list)
 	}
@@ -36,7 +37,7 @@ func TestExhaustedBlockedAtExpiry(t *testing.T) {
 		t.Fatalf("stats: %+v", st)
 	}
 	stand, _ := e.b.Standings([]wire.Card{c})
-	if stand[0].State != StateBlocked {
+	if stand[0].State != fold.StateBlocked {
 		t.Fatalf("standing %+v", stand[0])
 	}
 	// Nothing was written to make it so.

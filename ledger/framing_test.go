@@ -3,6 +3,7 @@ package ledger
 import (
 	"bytes"
 	"errors"
+	"github.com/bl-backlog/bl/ledger/internal/fold"
 	"github.com/bl-backlog/bl/ledger/internal/wire"
 	"io"
 	"os"
@@ -42,7 +43,7 @@ func viewBacklog(t *testing.T, dir string) backlogView {
 		t.Fatalf("torn tail %+v", tt)
 	}
 	var v backlogView
-	if err := b.View(func(s *State, _ time.Time) error {
+	if err := b.View(func(s *fold.State, _ time.Time) error {
 		v.state, v.events, v.conflicts = stateJSON(t, s), s.Events(), len(s.Conflicts())
 		return nil
 	}); err != nil {

@@ -2,6 +2,7 @@ package ledger
 
 import (
 	"fmt"
+	"github.com/bl-backlog/bl/ledger/internal/fold"
 	"github.com/bl-backlog/bl/ledger/internal/wire"
 	"maps"
 	"os"
@@ -112,11 +113,11 @@ func works(e *env, b *Backlog, tag string) []string {
 			bad = append(bad, fmt.Sprintf("%s: %v", what, err))
 		}
 	}
-	_, err := b.List(Filter{}, SortID)
+	_, err := b.List(fold.Filter{}, fold.SortID)
 	note("list", err)
 	_, err = b.Get("D")
 	note("show", err)
-	_, err = b.Ready(Filter{})
+	_, err = b.Ready(fold.Filter{})
 	note("ready", err)
 	_, _, err = b.Create(e.ctx, CreateRequest{Mutation: m, ID: "new-" + tag, Title: tag, DependsOn: []string{"A"}})
 	note("create", err)
@@ -298,17 +299,17 @@ func TestReadOnlyAfterFailedCompaction(t *testing.T) {
 		t.Fatalf("open: %v", err)
 	}
 	defer b.Close()
-	if _, err := b.List(Filter{}, SortID); err != nil {
+	if _, err := b.List(fold.Filter{}, fold.SortID); err != nil {
 		t.Errorf("list: %v", err)
 	}
 	if c, err := b.Get("D"); err != nil || c.ID != "D" {
 		t.Errorf("show: %v", err)
 	}
-	if r, err := b.Ready(Filter{}); err != nil || len(r) == 0 {
+	if r, err := b.Ready(fold.Filter{}); err != nil || len(r) == 0 {
 		t.Errorf("ready: %v %v", r, err)
 	}
 	var got string
-	if err := b.View(func(s *State, _ time.Time) error { got = foldedJSON(t, s); return nil }); err != nil || got != want {
+	if err := b.View(func(s *fold.State, _ time.Time) error { got = foldedJSON(t, s); return nil }); err != nil || got != want {
 		t.Errorf("state in a read-only backlog: %v (differs: %v)", err, got != want)
 	}
 	after := treeState(t, e.dir)

@@ -3,6 +3,7 @@ package ledger
 import (
 	"bytes"
 	"fmt"
+	"github.com/bl-backlog/bl/ledger/internal/fold"
 	"github.com/bl-backlog/bl/ledger/internal/wire"
 	"slices"
 	"strings"
@@ -74,7 +75,7 @@ func checkDecodeLine(t *testing.T, line []byte) {
 			t.Fatalf("round trip changed the fields:\n%s\n%s", mustJSON(t, e1.Fields), mustJSON(t, e2.Fields))
 		}
 		// Folding a decoded event never panics.
-		s := NewState()
+		s := fold.NewState()
 		_ = s.Apply(e1)
 	}
 }
@@ -106,7 +107,7 @@ var fuzzOps = []wire.Op{wire.OpCreate, wire.OpClaim, wire.OpClaim, wire.OpHeartb
 //	     target), bit 3 and bit 4 flags, bits 5-6 how far the lease fields
 //	     are off (0 or 1 exact, 2 one less, 3 one more)
 //	b[3] how far the clock moves first, in quarter seconds (mod 32)
-func buildFuzzEvent(s *State, n int, at time.Time, b [4]byte) *wire.Event {
+func buildFuzzEvent(s *fold.State, n int, at time.Time, b [4]byte) *wire.Event {
 	op := fuzzOps[int(b[0])%len(fuzzOps)]
 	card := fuzzCards[int(b[1]&3)%len(fuzzCards)]
 	owner := fuzzOwners[int(b[1]>>2)&3]
@@ -354,7 +355,7 @@ func (m *model) apply(e *wire.Event) bool {
 // checkFold applies the events the fuzz bytes describe and checks every
 // step. It returns the events built.
 func checkFold(t *testing.T, data []byte) []*wire.Event {
-	s := NewState()
+	s := fold.NewState()
 	ref := &model{cards: map[string]*mcard{}}
 	applied := map[string]int64{}
 	at := t0
@@ -447,7 +448,7 @@ func checkFold(t *testing.T, data []byte) []*wire.Event {
 		}
 		evs = append(evs, d)
 	}
-	if a, b := stateJSON(t, Fold(evs)), stateJSON(t, s); a != b {
+	if a, b := stateJSON(t, fold.Fold(evs)), stateJSON(t, s); a != b {
 		t.Fatalf("fold of the encoded events differs:\n%s\n%s", a, b)
 	}
 	return events

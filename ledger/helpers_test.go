@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bl-backlog/bl/ledger/internal/fold"
 	"github.com/bl-backlog/bl/ledger/internal/wire"
 	json "github.com/goccy/go-json"
 )
@@ -219,9 +220,9 @@ func (e *env) appendsOne(op wire.Op, fn func(*env) error) *wire.Event {
 
 // stateJSON renders every card of s in id order, the way two folds are
 // compared.
-func stateJSON(t testing.TB, s *State) string {
+func stateJSON(t testing.TB, s *fold.State) string {
 	t.Helper()
-	cards := s.List(Filter{}, t0, SortID)
+	cards := s.List(fold.Filter{}, t0, fold.SortID)
 	data, err := json.Marshal(cards)
 	if err != nil {
 		t.Fatal(err)
@@ -248,9 +249,9 @@ func readEvents(t testing.TB, path string) []*wire.Event {
 }
 
 // foldFile decodes a ledger file completely and folds it.
-func foldFile(t testing.TB, path string) *State {
+func foldFile(t testing.TB, path string) *fold.State {
 	t.Helper()
-	return Fold(readEvents(t, path))
+	return fold.Fold(readEvents(t, path))
 }
 
 // historyEvents reads every event of a backlog: the archive segments in
@@ -270,9 +271,9 @@ func historyEvents(t testing.TB, dir string) []*wire.Event {
 }
 
 // foldHistory folds every event of a backlog.
-func foldHistory(t testing.TB, dir string) *State {
+func foldHistory(t testing.TB, dir string) *fold.State {
 	t.Helper()
-	return Fold(historyEvents(t, dir))
+	return fold.Fold(historyEvents(t, dir))
 }
 
 func intp(v int) *int            { return &v }

@@ -2,6 +2,7 @@ package ledger
 
 import (
 	"errors"
+	"github.com/bl-backlog/bl/ledger/internal/fold"
 	"github.com/bl-backlog/bl/ledger/internal/wire"
 	"os"
 	"slices"
@@ -45,7 +46,7 @@ func (b *Backlog) History(f HistoryFilter, fn func(e *wire.Event, conflict *wire
 		return f.From, err
 	}
 	for i := range f.Ops {
-		if _, ok := kinds[f.Ops[i]]; !ok {
+		if _, ok := fold.Kinds[f.Ops[i]]; !ok {
 			return f.From, wire.Rule(wire.ErrInvalid, "unknown op %q: use one of %s", f.Ops[i], opNames())
 		}
 	}
@@ -113,7 +114,7 @@ func ParseOps(s string) ([]wire.Op, error) {
 		if p = strings.TrimSpace(p); p == "" {
 			continue
 		}
-		if _, ok := kinds[wire.Op(p)]; !ok {
+		if _, ok := fold.Kinds[wire.Op(p)]; !ok {
 			return nil, wire.Rule(wire.ErrInvalid, "unknown op %q: use one of %s", p, opNames())
 		}
 		ops = append(ops, wire.Op(p))

@@ -2,6 +2,7 @@ package ledger
 
 import (
 	"context"
+	"github.com/bl-backlog/bl/ledger/internal/fold"
 	"github.com/bl-backlog/bl/ledger/internal/wire"
 	"regexp"
 	"testing"
@@ -50,7 +51,7 @@ func TestCreateKeyCollisionInFold(t *testing.T) {
 	mk := func(at time.Time, id, card string) *wire.Event {
 		return &wire.Event{V: 1, ID: id, At: at, Actor: "a", Op: wire.OpCreate, Card: card, Fields: &wire.Fields{Title: strp("t"), IdempotencyKey: "k"}}
 	}
-	s := Fold([]*wire.Event{mk(t0, "1", "A"), mk(t0.Add(1), "2", "B")})
+	s := fold.Fold([]*wire.Event{mk(t0, "1", "A"), mk(t0.Add(1), "2", "B")})
 	if s.Len() != 1 || len(s.Conflicts()) != 1 {
 		t.Fatalf("cards %d conflicts %d", s.Len(), len(s.Conflicts()))
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"github.com/bl-backlog/bl/ledger/internal/fold"
 	"github.com/bl-backlog/bl/ledger/internal/wire"
 	"hash/crc32"
 	"os"
@@ -446,8 +447,8 @@ func (ix *snapshotIndex) fill(cards map[string]*wire.Card, requests map[string]w
 // otherwise the whole snapshot is decoded (readWhole), which also writes
 // an index for the next caller. f is the snapshot, open, or nil when there
 // is none; the caller closes it unless the state holds it (s.src != nil).
-func openSnapshotIndexed(dir string) (s *State, hdr wire.SnapshotHeader, f *os.File, err error) {
-	return openSnapshot(dir, func(path string, f *os.File) (*State, wire.SnapshotHeader, error) {
+func openSnapshotIndexed(dir string) (s *fold.State, hdr wire.SnapshotHeader, f *os.File, err error) {
+	return openSnapshot(dir, func(path string, f *os.File) (*fold.State, wire.SnapshotHeader, error) {
 		fi, err := f.Stat()
 		if err != nil {
 			return nil, wire.SnapshotHeader{}, err
@@ -466,7 +467,7 @@ func openSnapshotIndexed(dir string) (s *State, hdr wire.SnapshotHeader, f *os.F
 				err = errIndexMismatch
 			}
 			if err == nil {
-				s.src = &snapshotSource{dir: dir, path: path, f: f, info: fi, id: id, cards: hdr.Cards, ix: ix}
+				s.Src = &snapshotSource{dir: dir, path: path, f: f, info: fi, id: id, cards: hdr.Cards, ix: ix}
 				return s, hdr, nil
 			}
 			ix.close()
@@ -480,7 +481,7 @@ func openSnapshotIndexed(dir string) (s *State, hdr wire.SnapshotHeader, f *os.F
 // lazyState is the state of a snapshot read through its index: the header
 // and the conflicts now, cards and receipts when they are asked for (the
 // caller sets the source).
-func lazyState(ix *snapshotIndex, headerLine []byte) (*State, wire.SnapshotHeader, error) {
+func lazyState(ix *snapshotIndex, headerLine []byte) (*fold.State, wire.SnapshotHeader, error) {
 	var hdr wire.SnapshotHeader
 	line, err := wire.CheckFrame(headerLine)
 	if err == nil {
@@ -489,7 +490,7 @@ func lazyState(ix *snapshotIndex, headerLine []byte) (*State, wire.SnapshotHeade
 	if err != nil || hdr.V == 0 || hdr.V > wire.FormatVersion || hdr.Cards != ix.cards.n || hdr.Receipts != ix.receipts.n {
 		return nil, hdr, errIndexMismatch
 	}
-	s := NewState()
+	s := fold.NewState()
 	tail, err := ix.readRange(ix.conflicts, ix.size)
 	if err != nil {
 		return nil, hdr, err
@@ -507,14 +508,14 @@ func lazyState(ix *snapshotIndex, headerLine []byte) (*State, wire.SnapshotHeade
 		if err != nil || l.Conflict == nil {
 			return nil, hdr, errIndexMismatch
 		}
-		s.recordConflictEntry(*l.Conflict)
+		s.RecordConflictEntry(*l.Conflict)
 		tail = tail[i+1:]
 	}
-	if len(s.conflicts) != hdr.Conflicts {
+	if len(s.ConflictLog) != hdr.Conflicts {
 		return nil, hdr, errIndexMismatch
 	}
-	s.events = hdr.Events
-	s.last = wire.Event{At: hdr.LastAt, ID: hdr.LastID}
+	s.EventCount = hdr.Events
+	s.LastEvent = wire.Event{At: hdr.LastAt, ID: hdr.LastID}
 	return s, hdr, nil
 }
 

@@ -6,6 +6,7 @@ package ledger
 import (
 	"cmp"
 	"encoding/binary"
+	"github.com/bl-backlog/bl/ledger/internal/fold"
 	"github.com/bl-backlog/bl/ledger/internal/wire"
 	"hash/crc32"
 	"math"
@@ -49,7 +50,7 @@ func (ib *indexBuild) encode(id snapshotID) []byte {
 			order = append(order, uint32(i))
 		}
 	}
-	slices.SortFunc(order, func(a, b uint32) int { return ClaimOrder(ib.cards[a].card, ib.cards[b].card) })
+	slices.SortFunc(order, func(a, b uint32) int { return fold.ClaimOrder(ib.cards[a].card, ib.cards[b].card) })
 
 	le := binary.LittleEndian
 	out := make([]byte, 0, indexHeaderLen+entryLen*(len(ib.cards)+len(ib.keys)+len(ib.receipts))+orderLen*len(order))

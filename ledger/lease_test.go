@@ -2,6 +2,7 @@ package ledger
 
 import (
 	"errors"
+	"github.com/bl-backlog/bl/ledger/internal/fold"
 	"github.com/bl-backlog/bl/ledger/internal/wire"
 	"strings"
 	"testing"
@@ -249,7 +250,7 @@ func TestReclaimAll(t *testing.T) {
 // honours a reclaim that names the current epoch, and without force only an
 // expired lease.
 func TestReclaimEventValidation(t *testing.T) {
-	s := NewState()
+	s := fold.NewState()
 	mk := func(at time.Time, op wire.Op, mod func(*wire.Event)) *wire.Event {
 		e := &wire.Event{V: 1, ID: at.Format(time.RFC3339Nano), At: at, Actor: "a", Op: op, Card: "A"}
 		mod(e)
@@ -298,7 +299,7 @@ func TestClaimOrder(t *testing.T) {
 	if _, err := e.b.Complete(e.ctx, LeaseRequest{Mutation: m, ID: "done"}); err != nil {
 		t.Fatal(err)
 	}
-	ready, err := e.b.Ready(Filter{})
+	ready, err := e.b.Ready(fold.Filter{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -365,7 +366,7 @@ func ids(cards []wire.Card) string {
 // TestClaimOrderTieBreak builds cards with equal priority and creation time,
 // as a merge of two clones can, to check the id tie-break.
 func TestClaimOrderTieBreak(t *testing.T) {
-	s := NewState()
+	s := fold.NewState()
 	at := t0
 	for i, id := range []string{"c", "a", "b", "old-z"} {
 		a := at
@@ -376,10 +377,10 @@ func TestClaimOrderTieBreak(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if got := ids(s.List(Filter{Ready: true}, at, SortClaim)); got != "old-z a b c" {
+	if got := ids(s.List(fold.Filter{Ready: true}, at, fold.SortClaim)); got != "old-z a b c" {
 		t.Fatalf("claim order = %s", got)
 	}
-	if c := s.Pick(Filter{}, at); c == nil || c.ID != "old-z" {
+	if c := s.Pick(fold.Filter{}, at); c == nil || c.ID != "old-z" {
 		t.Fatalf("pick = %+v", c)
 	}
 }
@@ -481,24 +482,24 @@ func TestListAndStats(t *testing.T) {
 	e.clk.Advance(2 * time.Minute)
 
 	cases := []struct {
-		f    Filter
+		f    fold.Filter
 		sort string
 		want string
 	}{
-		{Filter{}, "", "B A C D"},
-		{Filter{}, SortID, "A B C D"},
-		{Filter{}, SortCreated, "A B C D"},
-		{Filter{}, SortUpdated, "D C B A"},
-		{Filter{Status: []wire.Status{wire.StatusClaimed}}, SortID, "B C"},
-		{Filter{Owner: "w2"}, "", "C"},
-		{Filter{Phase: "p"}, "", "A"},
-		{Filter{Phases: []string{"q", "p"}}, SortID, "A C"},
-		{Filter{Phase: "p", Phases: []string{"q"}}, SortID, "A C"},
-		{Filter{Phases: []string{"q"}}, "", "C"},
-		{Filter{Phases: []string{"none"}}, "", ""},
-		{Filter{Label: "x"}, "", "A"},
-		{Filter{Ready: true}, "", "B A"},
-		{Filter{Limit: 2}, SortID, "A B"},
+		{fold.Filter{}, "", "B A C D"},
+		{fold.Filter{}, fold.SortID, "A B C D"},
+		{fold.Filter{}, fold.SortCreated, "A B C D"},
+		{fold.Filter{}, fold.SortUpdated, "D C B A"},
+		{fold.Filter{Status: []wire.Status{wire.StatusClaimed}}, fold.SortID, "B C"},
+		{fold.Filter{Owner: "w2"}, "", "C"},
+		{fold.Filter{Phase: "p"}, "", "A"},
+		{fold.Filter{Phases: []string{"q", "p"}}, fold.SortID, "A C"},
+		{fold.Filter{Phase: "p", Phases: []string{"q"}}, fold.SortID, "A C"},
+		{fold.Filter{Phases: []string{"q"}}, "", "C"},
+		{fold.Filter{Phases: []string{"none"}}, "", ""},
+		{fold.Filter{Label: "x"}, "", "A"},
+		{fold.Filter{Ready: true}, "", "B A"},
+		{fold.Filter{Limit: 2}, fold.SortID, "A B"},
 	}
 	for _, tc := range cases {
 		got, err := e.b.List(tc.f, tc.sort)
@@ -509,7 +510,7 @@ func TestListAndStats(t *testing.T) {
 			t.Errorf("List(%+v, %q) = %s, want %s", tc.f, tc.sort, ids(got), tc.want)
 		}
 	}
-	if _, err := e.b.List(Filter{}, "random"); !errors.Is(err, wire.ErrInvalid) {
+	if _, err := e.b.List(fold.Filter{}, "random"); !errors.Is(err, wire.ErrInvalid) {
 		t.Fatalf("unknown sort: %v", err)
 	}
 	st, err := e.b.Stats()
@@ -536,7 +537,7 @@ func TestReturnedCardsAreCopies(t *testing.T) {
 	e.create("A", func(r *CreateRequest) { r.Labels = []string{"x"} })
 	c := e.card("A")
 	c.Labels[0] = "mutated"
-	list, _ := e.b.List(Filter{}, "")
+	list, _ := e.b.List(fold.Filter{}, "")
 	list[0].Labels[0] = "mutated"
 	if got := e.card("A").Labels[0]; got != "x" {
 		t.Fatalf("state was changed through a returned card: %q", got)

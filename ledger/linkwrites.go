@@ -2,6 +2,7 @@ package ledger
 
 import (
 	"context"
+	"github.com/bl-backlog/bl/ledger/internal/fold"
 	"github.com/bl-backlog/bl/ledger/internal/wire"
 	"time"
 )
@@ -38,7 +39,7 @@ func linkArgs(r LinkRequest) error {
 
 // LinksTo is State.LinksTo on the current state.
 func (b *Backlog) LinksTo(id string) (in []wire.Link, err error) {
-	err = b.View(func(s *State, _ time.Time) error {
+	err = b.View(func(s *fold.State, _ time.Time) error {
 		in = s.LinksTo(id)
 		return nil
 	})
@@ -56,9 +57,9 @@ func (b *Backlog) CloseAs(ctx context.Context, r LeaseRequest, typ, other string
 	if err := linkArgs(LinkRequest{To: other, Type: typ}); err != nil {
 		return wire.Card{}, err
 	}
-	cards, err := b.completeRollingUp(ctx, r.Mutation.names(r.ID, nil), func(s *State, _ time.Time) ([]*wire.Event, error) {
+	cards, err := b.completeRollingUp(ctx, r.Mutation.names(r.ID, nil), func(s *fold.State, _ time.Time) ([]*wire.Event, error) {
 		var evs []*wire.Event
-		if c := s.card(r.ID); c == nil || !c.HasLink(typ, other) {
+		if c := s.Find(r.ID); c == nil || !c.HasLink(typ, other) {
 			evs = append(evs, &wire.Event{Op: wire.OpLink, Card: r.ID, To: other, LinkType: wire.WireLink(typ)})
 		}
 		return append(evs, &wire.Event{Op: wire.OpComplete, Card: r.ID, Owner: r.Owner, Epoch: r.Epoch, Reason: r.Reason}), nil

@@ -10,6 +10,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/bl-backlog/bl/ledger/internal/fold"
 	"github.com/bl-backlog/bl/ledger/internal/wire"
 	"io"
 	"os"
@@ -80,13 +81,13 @@ func (b *Backlog) catchUp() error {
 // foldInto returns the function that folds ledger events into s, and one
 // that reports the first event it could not fold because a snapshot line
 // it needed does not read; after that it folds nothing more.
-func foldInto(s *State) (fold func(*wire.Event), failed func() error) {
+func foldInto(s *fold.State) (fold func(*wire.Event), failed func() error) {
 	var ferr error
 	fold = func(e *wire.Event) {
 		if ferr != nil {
 			return
 		}
-		_, ferr = s.foldEvent(e) // a conflict is recorded in s
+		_, ferr = s.FoldEvent(e) // a conflict is recorded in s
 	}
 	return fold, func() error { return ferr }
 }
@@ -137,11 +138,11 @@ func (b *Backlog) loadOnce(sorted bool) (done bool, err error) {
 	}
 	var info os.FileInfo
 	if snapFile != nil {
-		if s.src == nil {
+		if s.Src == nil {
 			defer snapFile.Close()
 		}
 		if info, err = snapFile.Stat(); err != nil {
-			s.release()
+			s.Release()
 			return false, err
 		}
 	}
@@ -165,7 +166,7 @@ func (b *Backlog) loadOnce(sorted bool) (done bool, err error) {
 	}
 	if err != nil || snapshotChanged() {
 		pos.close()
-		s.release()
+		s.Release()
 	}
 	switch {
 	case snapshotChanged():
@@ -180,7 +181,7 @@ func (b *Backlog) loadOnce(sorted bool) (done bool, err error) {
 		return false, err
 	}
 	b.pos.close()
-	b.state.release()
+	b.state.Release()
 	b.state, b.seq, b.pos, b.torn, b.snapEvents = s, hdr.Seq, pos, torn, snapEvents
 	b.stale, b.normalForm = false, false
 	b.snapInfo = info
@@ -219,7 +220,7 @@ func (b *Backlog) loadStale() (done bool, err error) {
 // from that offset. A compaction can replace the ledger between two opens
 // of the path, and an offset into the old file is the middle of a line in
 // the new one.
-func snapshotPosition(dir string, s *State, hdr wire.SnapshotHeader) (position, error) {
+func snapshotPosition(dir string, s *fold.State, hdr wire.SnapshotHeader) (position, error) {
 	var pos position
 	if last := s.Last(); last.ID != "" {
 		pos.last, pos.snap = &last, &last
@@ -366,7 +367,7 @@ func (b *Backlog) loadNormalForm() (done bool, err error) {
 	}
 	keep = true
 	b.pos.close()
-	b.state.release()
+	b.state.Release()
 	b.state, b.torn, b.stale, b.normalForm = s, torn, false, true
 	b.pos = position{file: f, info: info, offset: end, lines: lines, last: last, bare: bare}
 	b.seq = len(norm.archives())

@@ -3,6 +3,7 @@ package ledger
 import (
 	"bytes"
 	"fmt"
+	"github.com/bl-backlog/bl/ledger/internal/fold"
 	"github.com/bl-backlog/bl/ledger/internal/wire"
 	"path/filepath"
 	"slices"
@@ -125,7 +126,7 @@ func normalTree(t Tree, led []*wire.Event) (_ Tree, lost *LostEvents, err error)
 		lost = &LostEvents{Claimed: n, Held: int64(len(archived))}
 	}
 	if len(archived) > 0 {
-		s := Fold(archived)
+		s := fold.Fold(archived)
 		snap, _, err := encodeSnapshot(s, out.archives(), nil)
 		if err != nil {
 			return nil, nil, err

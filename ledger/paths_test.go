@@ -3,6 +3,7 @@ package ledger
 import (
 	"errors"
 	"fmt"
+	"github.com/bl-backlog/bl/ledger/internal/fold"
 	"github.com/bl-backlog/bl/ledger/internal/wire"
 	"strings"
 	"testing"
@@ -42,10 +43,10 @@ func TestPathsOverlap(t *testing.T) {
 		{"x/*/c", "y/*/c", false},
 		{"README.md", "src/**", false},
 	} {
-		if got := PathsOverlap(tc.a, tc.b); got != tc.want {
+		if got := fold.PathsOverlap(tc.a, tc.b); got != tc.want {
 			t.Errorf("PathsOverlap(%q, %q) = %v, want %v", tc.a, tc.b, got, tc.want)
 		}
-		if got := PathsOverlap(tc.b, tc.a); got != tc.want {
+		if got := fold.PathsOverlap(tc.b, tc.a); got != tc.want {
 			t.Errorf("PathsOverlap(%q, %q) = %v, want %v (reversed)", tc.b, tc.a, got, tc.want)
 		}
 	}
@@ -64,7 +65,7 @@ func TestPathMatches(t *testing.T) {
 		{"*.go", "src/a.go", false},
 		{"src/*.go", "src/a.go", true},
 	} {
-		if got := PathMatches(tc.glob, tc.file); got != tc.want {
+		if got := fold.PathMatches(tc.glob, tc.file); got != tc.want {
 			t.Errorf("PathMatches(%q, %q) = %v, want %v", tc.glob, tc.file, got, tc.want)
 		}
 	}
@@ -72,12 +73,12 @@ func TestPathMatches(t *testing.T) {
 
 func TestValidPath(t *testing.T) {
 	for _, bad := range []string{"", " ", "/etc/passwd", "a/../b", "./a", "a//b", "src/[", "a\\b"} {
-		if err := ValidPath(bad); !errors.Is(err, wire.ErrInvalid) {
+		if err := fold.ValidPath(bad); !errors.Is(err, wire.ErrInvalid) {
 			t.Errorf("ValidPath(%q) = %v", bad, err)
 		}
 	}
 	for _, good := range []string{"src/**", "README.md", "a/*/b?.go", "x/[ab].c"} {
-		if err := ValidPath(good); err != nil {
+		if err := fold.ValidPath(good); err != nil {
 			t.Errorf("ValidPath(%q) = %v", good, err)
 		}
 	}
@@ -104,16 +105,16 @@ func TestClaimSkipsHeldPaths(t *testing.T) {
 		t.Fatalf("claim beside A7 took %v (%v), want C", c, err)
 	}
 	_, err = e.b.Claim(e.ctx, ClaimRequest{Mutation: m, ID: "B", Owner: "w3", TTL: time.Minute})
-	if !errors.Is(err, ErrPathsHeld) || !errors.Is(err, wire.ErrConflict) || !strings.Contains(err.Error(), "A7") {
+	if !errors.Is(err, fold.ErrPathsHeld) || !errors.Is(err, wire.ErrConflict) || !strings.Contains(err.Error(), "A7") {
 		t.Fatalf("claim --id B: %v", err)
 	}
-	ready, err := e.b.Ready(Filter{})
+	ready, err := e.b.Ready(fold.Filter{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	st, _ := e.b.Standings(ready)
 	for i, card := range ready {
-		if card.ID == "B" && (st[i].PathsHeldBy != "A7" || st[i].Claimable || st[i].State != StateWaiting) {
+		if card.ID == "B" && (st[i].PathsHeldBy != "A7" || st[i].Claimable || st[i].State != fold.StateWaiting) {
 			t.Fatalf("B stands %+v", st[i])
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/bl-backlog/bl/ledger/internal/fold"
 	"github.com/bl-backlog/bl/ledger/internal/wire"
 	"github.com/bl-backlog/bl/lock"
 )
@@ -26,7 +27,7 @@ type Staged struct {
 // StageCheck runs under the writers' lock on a write about to be staged,
 // with the state it was checked against; an error is the write's error and
 // stages nothing.
-type StageCheck func(st *State, w *Staged) error
+type StageCheck func(st *fold.State, w *Staged) error
 
 // errStaged is what a write made inside Stage returns once it is staged.
 var errStaged = errors.New("ledger: write staged, not appended")

@@ -3,6 +3,7 @@ package ledger
 import (
 	"bytes"
 	"errors"
+	"github.com/bl-backlog/bl/ledger/internal/fold"
 	"github.com/bl-backlog/bl/ledger/internal/wire"
 	"testing"
 	"time"
@@ -13,7 +14,7 @@ import (
 func stageClaim(e *env, id, owner, requestID string) *Staged {
 	e.t.Helper()
 	before := e.bytes()
-	w, err := e.b.Stage(func(*State, *Staged) error { return nil }, func() error {
+	w, err := e.b.Stage(func(*fold.State, *Staged) error { return nil }, func() error {
 		_, err := e.b.Claim(e.ctx, ClaimRequest{Mutation: Mutation{Actor: owner, RequestID: requestID}, ID: id, Owner: owner, TTL: time.Hour})
 		return err
 	})
@@ -44,7 +45,7 @@ func TestAppendStagedInPlace(t *testing.T) {
 	if cards, err := e.b.AppendStaged(e.ctx, w); err != nil || len(cards) != 1 || cards[0].ClaimOwner != "alice" || len(e.events()) != n {
 		t.Fatalf("again: %+v %v, %d events (want %d)", cards, err, len(e.events()), n)
 	}
-	again, err := e.b.Stage(func(*State, *Staged) error { t.Fatal("a replay was checked"); return nil }, func() error {
+	again, err := e.b.Stage(func(*fold.State, *Staged) error { t.Fatal("a replay was checked"); return nil }, func() error {
 		_, err := e.b.Claim(e.ctx, ClaimRequest{Mutation: Mutation{Actor: "alice", RequestID: "r1"}, ID: "C1", Owner: "alice", TTL: time.Hour})
 		return err
 	})

@@ -3,6 +3,7 @@ package ledger
 import (
 	"context"
 	"fmt"
+	"github.com/bl-backlog/bl/ledger/internal/fold"
 	"github.com/bl-backlog/bl/ledger/internal/wire"
 	"io/fs"
 	"maps"
@@ -71,7 +72,7 @@ func (t Tree) Load(load Loader) error {
 // segments' names; when they do not (a union of two snapshots, ledger
 // lines older than the snapshot), the unread segments are read through
 // load and the tree is folded in its normal form.
-func (t Tree) FoldWith(load Loader) (*State, error) {
+func (t Tree) FoldWith(load Loader) (*fold.State, error) {
 	if len(t.Unread()) == 0 {
 		return t.Fold()
 	}
@@ -363,7 +364,7 @@ func (b *Backlog) segmentLoader() Loader {
 // (nil data), and calls fn with them and with the state they fold to
 // before the lock is released: the files on disk are then the ones the
 // tree names, for fn to look at as it needs. fn must not keep the state.
-func (b *Backlog) TreeUnread(ctx context.Context, skip func(name string) bool, fn func(t Tree, s *State) error) error {
+func (b *Backlog) TreeUnread(ctx context.Context, skip func(name string) bool, fn func(t Tree, s *fold.State) error) error {
 	return b.withLock(ctx, func() error {
 		t, err := readTreeUnread(b.dir, skip)
 		if err != nil {
@@ -438,7 +439,7 @@ func (b *Backlog) applyUpstream(ctx context.Context, upstream Tree, load Loader)
 				res.Compacted = true
 			}
 		}
-		res.Conflicts = len(b.state.conflicts)
+		res.Conflicts = len(b.state.ConflictLog)
 		return nil
 	})
 	return out, res, err

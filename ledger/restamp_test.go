@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"github.com/bl-backlog/bl/ledger/internal/fold"
 	"github.com/bl-backlog/bl/ledger/internal/wire"
 	"os"
 	"path/filepath"
@@ -172,7 +173,7 @@ func TestRestampedCopiesSettle(t *testing.T) {
 			}); err != nil {
 				t.Fatal(err)
 			}
-			if a, w := foldJSON(t, Fold(hist)), foldJSON(t, want); a != w {
+			if a, w := foldJSON(t, fold.Fold(hist)), foldJSON(t, want); a != w {
 				t.Fatalf("after compaction the history folds to\n%s\nwant\n%s", a, w)
 			}
 			again, err := Open(dir, Options{})
@@ -189,7 +190,7 @@ func TestRestampedCopiesSettle(t *testing.T) {
 
 // foldJSON renders what a fold decided: cards, conflicts, how many events
 // it applied and the newest.
-func foldJSON(t *testing.T, s *State) string {
+func foldJSON(t *testing.T, s *fold.State) string {
 	t.Helper()
 	last := s.Last()
 	return fmt.Sprintf("%s\nconflicts %+v\nevents %d, last %s", stateJSON(t, s), s.Conflicts(), s.Events(), last.ID)

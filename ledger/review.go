@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/bl-backlog/bl/ledger/internal/fold"
 	"github.com/bl-backlog/bl/ledger/internal/wire"
 )
 
@@ -38,8 +39,8 @@ func (b *Backlog) verdict(ctx context.Context, r ReviewRequest, op wire.Op) (wir
 		return wire.Card{}, err
 	}
 	allowSelf := b.Config().Review.AllowSelf
-	cards, err := b.write(ctx, r.Mutation.names(r.ID, nil), op, func(s *State, _ time.Time) ([]*wire.Event, error) {
-		c := s.card(r.ID)
+	cards, err := b.write(ctx, r.Mutation.names(r.ID, nil), op, func(s *fold.State, _ time.Time) ([]*wire.Event, error) {
+		c := s.Find(r.ID)
 		if c == nil {
 			return nil, wire.Rule(wire.ErrNotFound, "card %s not found", r.ID)
 		}
@@ -52,7 +53,7 @@ func (b *Backlog) verdict(ctx context.Context, r ReviewRequest, op wire.Op) (wir
 			reviewer = r.Mutation.Actor
 		}
 		if op == wire.OpApprove && !allowSelf && c.Status == wire.StatusReview && c.SubmittedBy != "" && c.SubmittedBy == reviewer {
-			return nil, wire.Errorf(ErrSelfReview, "%s sent %s to review and cannot approve it: another reviewer must (or set review.allow_self: true in config.json)", reviewer, r.ID)
+			return nil, wire.Errorf(fold.ErrSelfReview, "%s sent %s to review and cannot approve it: another reviewer must (or set review.allow_self: true in config.json)", reviewer, r.ID)
 		}
 		return []*wire.Event{e}, nil
 	})
@@ -82,19 +83,19 @@ func (b *Backlog) ClaimReview(ctx context.Context, r ClaimRequest) (*wire.Card, 
 		}
 	}
 	allowSelf := b.Config().Review.AllowSelf
-	cards, err := b.write(ctx, r.Mutation.names(r.ID, nil), wire.OpClaimReview, func(s *State, at time.Time) ([]*wire.Event, error) {
+	cards, err := b.write(ctx, r.Mutation.names(r.ID, nil), wire.OpClaimReview, func(s *fold.State, at time.Time) ([]*wire.Event, error) {
 		var c *wire.Card
 		if r.ID != "" {
-			if c = s.card(r.ID); c == nil {
+			if c = s.Find(r.ID); c == nil {
 				return nil, wire.Rule(wire.ErrNotFound, "card %s not found", r.ID)
 			}
 			if !allowSelf && c.Status == wire.StatusReview && c.SubmittedBy == r.Owner {
-				return nil, wire.Errorf(ErrSelfReview, "%s sent %s to review and cannot review it (set review.allow_self: true in config.json to allow)", r.Owner, r.ID)
+				return nil, wire.Errorf(fold.ErrSelfReview, "%s sent %s to review and cannot review it (set review.allow_self: true in config.json to allow)", r.Owner, r.ID)
 			}
 		} else {
-			f := Filter{Phase: r.Phase, Label: r.Label}
-			s.inClaimOrder(time.Time{}, func(cand *wire.Card) bool {
-				if cand.Status == wire.StatusReview && !cand.ReviewLeased(at) && f.match(s, cand, at) && (allowSelf || cand.SubmittedBy != r.Owner) {
+			f := fold.Filter{Phase: r.Phase, Label: r.Label}
+			s.InClaimOrder(time.Time{}, func(cand *wire.Card) bool {
+				if cand.Status == wire.StatusReview && !cand.ReviewLeased(at) && f.Match(s, cand, at) && (allowSelf || cand.SubmittedBy != r.Owner) {
 					c = cand
 				}
 				return c == nil

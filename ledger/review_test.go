@@ -2,6 +2,7 @@ package ledger
 
 import (
 	"errors"
+	"github.com/bl-backlog/bl/ledger/internal/fold"
 	"github.com/bl-backlog/bl/ledger/internal/wire"
 	"os"
 	"path/filepath"
@@ -128,7 +129,7 @@ func reviewTransitions() []transition {
 			do: doVerdict(wire.OpApprove, "alice", "", 0, ""), want: wire.ErrConflict},
 		{name: "approve by another reviewer", state: stReview, prep: reviewedBy("rev"),
 			do: doVerdict(wire.OpApprove, "alice", "rev2", 2, ""), want: wire.ErrFenced},
-		{name: "self-approval", state: stReview, do: doVerdict(wire.OpApprove, "w1", "", 0, ""), want: ErrSelfReview},
+		{name: "self-approval", state: stReview, do: doVerdict(wire.OpApprove, "w1", "", 0, ""), want: fold.ErrSelfReview},
 		{name: "approve a card that moved on", state: stReview, do: doVerdict(wire.OpApprove, "alice", "", 5, ""), want: wire.ErrFenced},
 		{name: "approve ready", state: stReady, do: doVerdict(wire.OpApprove, "alice", "", 0, ""), want: wire.ErrFenced},
 		{name: "approve missing card", state: stAbsent, do: doVerdict(wire.OpApprove, "alice", "", 0, ""), want: wire.ErrNotFound},

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/bl-backlog/bl/ledger/internal/fold"
 	"github.com/bl-backlog/bl/ledger/internal/wire"
 	json "github.com/goccy/go-json"
 )
@@ -101,7 +102,7 @@ func recordSeen(dir string, events int64, last wire.Event) {
 // RecordSeen raises this clone's record of the history it has seen to what
 // the backlog holds now (see SeenFile). bl sync calls it after a commit.
 func (b *Backlog) RecordSeen() error {
-	return b.View(func(s *State, _ time.Time) error {
+	return b.View(func(s *fold.State, _ time.Time) error {
 		recordSeen(b.dir, s.Events(), s.Last())
 		return nil
 	})

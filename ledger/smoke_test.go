@@ -2,6 +2,7 @@ package ledger
 
 import (
 	"context"
+	"github.com/bl-backlog/bl/ledger/internal/fold"
 	"github.com/bl-backlog/bl/ledger/internal/wire"
 	"testing"
 	"time"
@@ -31,7 +32,7 @@ func TestSmokeWorkedExample(t *testing.T) {
 	if _, err := b.Complete(ctx, LeaseRequest{Mutation: m, ID: "A1"}); err != nil {
 		t.Fatal(err)
 	}
-	ready, err := b.Ready(Filter{})
+	ready, err := b.Ready(fold.Filter{})
 	if err != nil || len(ready) != 1 || ready[0].ID != "A2" {
 		t.Fatalf("ready = %+v, %v", ready, err)
 	}

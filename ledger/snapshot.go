@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/bl-backlog/bl/ledger/internal/fold"
 	"github.com/bl-backlog/bl/ledger/internal/wire"
 )
 
@@ -50,8 +51,8 @@ func archiveNames(dir string) ([]string, error) {
 // per card sorted by id, per receipt sorted by request id, and per conflict
 // in fold order. The same state always gives the same bytes. It also
 // returns where each line went, for the snapshot index.
-func encodeSnapshot(s *State, archives []string, tail []byte) (_ []byte, _ *indexBuild, err error) {
-	hdr, cards, receipts, conflicts, err := s.snapshotLines()
+func encodeSnapshot(s *fold.State, archives []string, tail []byte) (_ []byte, _ *indexBuild, err error) {
+	hdr, cards, receipts, conflicts, err := s.SnapshotLines()
 	if err != nil {
 		return nil, nil, err
 	}
@@ -94,8 +95,8 @@ func encodeSnapshot(s *State, archives []string, tail []byte) (_ []byte, _ *inde
 
 // loadSnapshot reads the whole of snapshot.json from dir into a new state
 // (bl doctor). A missing snapshot is an empty state and a zero header.
-func loadSnapshot(dir string) (*State, wire.SnapshotHeader, error) {
-	s, hdr, f, err := openSnapshot(dir, func(path string, f *os.File) (*State, wire.SnapshotHeader, error) {
+func loadSnapshot(dir string) (*fold.State, wire.SnapshotHeader, error) {
+	s, hdr, f, err := openSnapshot(dir, func(path string, f *os.File) (*fold.State, wire.SnapshotHeader, error) {
 		return decodeSnapshot(path, f, nil)
 	})
 	if f != nil {
@@ -110,11 +111,11 @@ func loadSnapshot(dir string) (*State, wire.SnapshotHeader, error) {
 // can check it is still the one at the path after reading the ledger:
 // holding it open keeps its inode from being reused by a newer snapshot
 // meanwhile.
-func openSnapshot(dir string, read func(path string, f *os.File) (*State, wire.SnapshotHeader, error)) (*State, wire.SnapshotHeader, *os.File, error) {
+func openSnapshot(dir string, read func(path string, f *os.File) (*fold.State, wire.SnapshotHeader, error)) (*fold.State, wire.SnapshotHeader, *os.File, error) {
 	path := filepath.Join(dir, SnapshotFile)
 	f, err := os.Open(path)
 	if errors.Is(err, os.ErrNotExist) {
-		return NewState(), wire.SnapshotHeader{}, nil, nil
+		return fold.NewState(), wire.SnapshotHeader{}, nil, nil
 	}
 	if err != nil {
 		return nil, wire.SnapshotHeader{}, nil, err
@@ -135,8 +136,8 @@ func openSnapshot(dir string, read func(path string, f *os.File) (*State, wire.S
 // out of order or repeated, counts its header does not give: the union of
 // two snapshots a git merge made — is stale, not damage: the error wraps
 // errStale and the caller folds the archives instead.
-func decodeSnapshot(path string, r io.ReaderAt, ib *indexBuild) (*State, wire.SnapshotHeader, error) {
-	d := &snapshotDecoder{path: path, lr: wire.NewLineReader(path, r, wire.LineStart{}, wire.FileBufSize), s: NewState(), ib: ib}
+func decodeSnapshot(path string, r io.ReaderAt, ib *indexBuild) (*fold.State, wire.SnapshotHeader, error) {
+	d := &snapshotDecoder{path: path, lr: wire.NewLineReader(path, r, wire.LineStart{}, wire.FileBufSize), s: fold.NewState(), ib: ib}
 	judge := d.judge
 	for {
 		d.line, d.header = wire.SnapshotLine{}, false
@@ -166,7 +167,7 @@ func decodeSnapshot(path string, r io.ReaderAt, ib *indexBuild) (*State, wire.Sn
 type snapshotDecoder struct {
 	path   string
 	lr     *wire.LineReader
-	s      *State
+	s      *fold.State
 	ib     *indexBuild // the index being built alongside, or nil
 	hdr    wire.SnapshotHeader
 	offset int64 // where the last line read ends
@@ -250,25 +251,25 @@ func (d *snapshotDecoder) take(raw *wire.FrameLine) error {
 	case l.Card != nil:
 		c := l.Card
 		d.order(raw.N, 0, c.ID)
-		s.cards[c.ID] = c
+		s.CardsByID[c.ID] = c
 		if c.IdempotencyKey != "" {
-			s.keys[c.IdempotencyKey] = c.ID
+			s.Keys[c.IdempotencyKey] = c.ID
 		}
 		if ib != nil {
 			ib.addCard(c, at, n)
 		}
 	case l.Receipt != nil:
 		d.order(raw.N, 1, l.Receipt.RequestID)
-		s.requests[l.Receipt.RequestID] = l.Receipt.Receipt
+		s.Requests[l.Receipt.RequestID] = l.Receipt.Receipt
 		if ib != nil {
 			ib.receipts = append(ib.receipts, indexEntry{key: l.Receipt.RequestID, off: at, n: n})
 		}
 	case l.Conflict != nil:
 		d.order(raw.N, 2, "")
-		if ib != nil && len(s.conflicts) == 0 {
+		if ib != nil && len(s.ConflictLog) == 0 {
 			ib.conflicts = at
 		}
-		s.recordConflictEntry(*l.Conflict)
+		s.RecordConflictEntry(*l.Conflict)
 	case d.header:
 		// a second header: what follows is the other snapshot's
 	default:
@@ -279,25 +280,25 @@ func (d *snapshotDecoder) take(raw *wire.FrameLine) error {
 
 // finish checks the whole: a header, counts that match it, one snapshot
 // (errStale for a union of two); and completes the state from the header.
-func (d *snapshotDecoder) finish() (*State, error) {
+func (d *snapshotDecoder) finish() (*fold.State, error) {
 	s, hdr := d.s, d.hdr
 	if hdr.V == 0 {
 		return nil, &wire.CorruptError{Path: d.path, Line: 1, Err: errors.New("snapshot has no header")}
 	}
-	if len(s.cards) != hdr.Cards || len(s.requests) != hdr.Receipts || len(s.conflicts) != hdr.Conflicts {
+	if len(s.CardsByID) != hdr.Cards || len(s.Requests) != hdr.Receipts || len(s.ConflictLog) != hdr.Conflicts {
 		d.notUnion("its header counts %d cards, %d receipts, %d conflicts; it holds %d, %d, %d",
-			hdr.Cards, hdr.Receipts, hdr.Conflicts, len(s.cards), len(s.requests), len(s.conflicts))
+			hdr.Cards, hdr.Receipts, hdr.Conflicts, len(s.CardsByID), len(s.Requests), len(s.ConflictLog))
 	}
 	if d.union != "" {
 		return nil, fmt.Errorf("%w: %s is not one snapshot (%s; a git union merge of two?): every line reads, so it is rebuilt from the archive segments", errStale, d.path, d.union)
 	}
-	if d.ib != nil && len(s.conflicts) == 0 {
+	if d.ib != nil && len(s.ConflictLog) == 0 {
 		d.ib.conflicts = d.offset
 	}
-	s.events = hdr.Events
-	s.last = wire.Event{At: hdr.LastAt, ID: hdr.LastID}
+	s.EventCount = hdr.Events
+	s.LastEvent = wire.Event{At: hdr.LastAt, ID: hdr.LastID}
 	if hdr.V < 3 { // written before the fold counted open children
-		s.recountChildren()
+		s.RecountChildren()
 	}
 	return s, nil
 }

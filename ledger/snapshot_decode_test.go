@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bl-backlog/bl/ledger/internal/fold"
 	"github.com/bl-backlog/bl/ledger/internal/wire"
 	json "github.com/goccy/go-json"
 )
@@ -136,7 +137,7 @@ func snapshotEvents() []*wire.Event {
 // state evs fold into, without their newlines.
 func snapshotLines(t testing.TB, evs []*wire.Event) [][]byte {
 	t.Helper()
-	s := Fold(evs)
+	s := fold.Fold(evs)
 	out, _, err := encodeSnapshot(s, nil, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -166,7 +167,7 @@ func seedSnapshotLines(t testing.TB) [][]byte {
 // written; between them the cards have every field set and unset.
 func TestDecodeSnapshotLineTakesEveryLine(t *testing.T) {
 	evs := snapshotEvents()
-	s := Fold(evs)
+	s := fold.Fold(evs)
 	if len(s.Conflicts()) != 1 {
 		t.Fatalf("want one conflict, got %+v", s.Conflicts())
 	}
@@ -193,7 +194,7 @@ func TestDecodeSnapshotLineTakesEveryLine(t *testing.T) {
 					unset[k] = true
 				}
 			}
-			if want := s.card(l.Card.ID); want != nil && !reflect.DeepEqual(l.Card, want) {
+			if want := s.Find(l.Card.ID); want != nil && !reflect.DeepEqual(l.Card, want) {
 				b, _ := json.Marshal(want)
 				t.Fatalf("card %s decoded as\n%s\nwant\n%s", l.Card.ID, dumpSnapshotLine(l), b)
 			}
@@ -231,7 +232,7 @@ func jsonKeys(typ reflect.Type) []string {
 // through its index, gives the state that was written.
 func TestDecodeSnapshotRoundTrip(t *testing.T) {
 	for _, evs := range [][]*wire.Event{snapshotEvents(), benchEvents(50)} {
-		s := Fold(evs)
+		s := fold.Fold(evs)
 		out, _, err := encodeSnapshot(s, nil, nil)
 		if err != nil {
 			t.Fatal(err)
@@ -243,13 +244,13 @@ func TestDecodeSnapshotRoundTrip(t *testing.T) {
 		if a, b := stateJSON(t, s), stateJSON(t, got); a != b {
 			t.Fatalf("snapshot read back as\n%s\nwant\n%s", b, a)
 		}
-		for id, c := range s.cards {
-			if !reflect.DeepEqual(got.cards[id], c) {
-				t.Fatalf("card %s read back as %+v, want %+v", id, got.cards[id], c)
+		for id, c := range s.CardsByID {
+			if !reflect.DeepEqual(got.CardsByID[id], c) {
+				t.Fatalf("card %s read back as %+v, want %+v", id, got.CardsByID[id], c)
 			}
 		}
-		if !reflect.DeepEqual(got.requests, s.requests) {
-			t.Fatalf("receipts read back as %+v, want %+v", got.requests, s.requests)
+		if !reflect.DeepEqual(got.Requests, s.Requests) {
+			t.Fatalf("receipts read back as %+v, want %+v", got.Requests, s.Requests)
 		}
 	}
 }

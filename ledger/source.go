@@ -6,6 +6,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/bl-backlog/bl/ledger/internal/fold"
 	"github.com/bl-backlog/bl/ledger/internal/wire"
 )
 
@@ -66,7 +67,7 @@ func (src *snapshotSource) KeyOwner(key string) (string, bool, error) {
 	if err != nil {
 		return "", false, err
 	}
-	id, ok := w.s.keys[key]
+	id, ok := w.s.Keys[key]
 	return id, ok, nil
 }
 
@@ -80,7 +81,7 @@ func (src *snapshotSource) Receipt(rid string) (wire.Receipt, bool, error) {
 	if err != nil {
 		return wire.Receipt{}, false, err
 	}
-	r, ok := w.s.requests[rid]
+	r, ok := w.s.Requests[rid]
 	return r, ok, nil
 }
 
@@ -106,7 +107,7 @@ func (src *snapshotSource) Candidates(from int, leasedAt time.Time, skip func([]
 	// The whole snapshot has no index positions: it goes through its
 	// cards in claim order and reports none (the caller skips what it has).
 	for _, c := range w.inClaimOrder() {
-		if last != nil && ClaimOrder(c, last) <= 0 {
+		if last != nil && fold.ClaimOrder(c, last) <= 0 {
 			continue
 		}
 		if skip([]byte(c.ID)) || (!leasedAt.IsZero() && leasedAt.Before(leaseEnd(c))) {
@@ -152,13 +153,13 @@ func (src *snapshotSource) Fill(cards map[string]*wire.Card, requests map[string
 	if err != nil {
 		return err
 	}
-	for id, c := range w.s.cards {
+	for id, c := range w.s.CardsByID {
 		if _, ok := cards[id]; !ok {
 			cp := c.Clone()
 			cards[id] = &cp
 		}
 	}
-	for rid, r := range w.s.requests {
+	for rid, r := range w.s.Requests {
 		if _, ok := requests[rid]; !ok {
 			requests[rid] = r
 		}
@@ -175,19 +176,19 @@ func (src *snapshotSource) Close() {
 	}
 	src.whole = nil
 	if src.err == nil {
-		src.err = errReleased
+		src.err = fold.ErrReleased
 	}
 }
 
 // wholeSnapshot is a snapshot decoded in full. It hands out copies, so its
 // own cards keep the snapshot's values and its claim order stays sorted.
 type wholeSnapshot struct {
-	s     *State
+	s     *fold.State
 	order []*wire.Card // ready and claimed cards in claim order; built on first use
 }
 
 func (w *wholeSnapshot) card(id string) *wire.Card {
-	if c := w.s.cards[id]; c != nil {
+	if c := w.s.CardsByID[id]; c != nil {
 		cp := c.Clone()
 		return &cp
 	}
@@ -197,12 +198,12 @@ func (w *wholeSnapshot) card(id string) *wire.Card {
 func (w *wholeSnapshot) inClaimOrder() []*wire.Card {
 	if w.order == nil {
 		w.order = []*wire.Card{}
-		for _, c := range w.s.cards {
+		for _, c := range w.s.CardsByID {
 			if c.Status == wire.StatusReady || c.Status == wire.StatusClaimed || c.Status == wire.StatusReview {
 				w.order = append(w.order, c)
 			}
 		}
-		slices.SortFunc(w.order, ClaimOrder)
+		slices.SortFunc(w.order, fold.ClaimOrder)
 	}
 	return w.order
 }
@@ -212,7 +213,7 @@ func (w *wholeSnapshot) inClaimOrder() []*wire.Card {
 // the path still names that file: the one way a snapshot is read without
 // its index, when there is none and when it fails. Writing the cache is
 // best effort: a reader never needs it to answer.
-func readWhole(dir, path string, f *os.File, fi os.FileInfo, id snapshotID) (*State, wire.SnapshotHeader, error) {
+func readWhole(dir, path string, f *os.File, fi os.FileInfo, id snapshotID) (*fold.State, wire.SnapshotHeader, error) {
 	ib := &indexBuild{}
 	s, hdr, err := decodeSnapshot(path, io.NewSectionReader(f, 0, fi.Size()), ib)
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"github.com/bl-backlog/bl/ledger/internal/fold"
 	"github.com/bl-backlog/bl/ledger/internal/wire"
 	"os"
 	"path/filepath"
@@ -154,17 +155,17 @@ func TestDamagedSnapshotLineIsCorrupt(t *testing.T) {
 			_, err := b.Claim(e.ctx, ClaimRequest{Mutation: m, Owner: "w", ID: "card-150"})
 			return err
 		},
-		"list all": func(b *Backlog) error { _, err := b.List(Filter{}, SortID); return err },
-		"ready":    func(b *Backlog) error { _, err := b.Ready(Filter{}); return err },
+		"list all": func(b *Backlog) error { _, err := b.List(fold.Filter{}, fold.SortID); return err },
+		"ready":    func(b *Backlog) error { _, err := b.Ready(fold.Filter{}); return err },
 		"stats":    func(b *Backlog) error { _, err := b.Stats(); return err },
 		"view card": func(b *Backlog) error {
-			return b.View(func(s *State, _ time.Time) error { s.Card("card-150"); return nil })
+			return b.View(func(s *fold.State, _ time.Time) error { s.Card("card-150"); return nil })
 		},
 		"view by key": func(b *Backlog) error {
-			return b.View(func(s *State, _ time.Time) error { s.CardByKey("key-150"); return nil })
+			return b.View(func(s *fold.State, _ time.Time) error { s.CardByKey("key-150"); return nil })
 		},
 		"view claimable": func(b *Backlog) error {
-			return b.View(func(s *State, n time.Time) error { s.Claimable("card-150", n); return nil })
+			return b.View(func(s *fold.State, n time.Time) error { s.Claimable("card-150", n); return nil })
 		},
 	}
 	for name, call := range calls {
@@ -207,7 +208,7 @@ func TestFoldStopsAtUnreadableLine(t *testing.T) {
 	// The damage comes after the write; the reader has not read the line.
 	damageSnapshotLine(t, e.dir, "card-150")
 	for range 2 {
-		if _, err := reader.List(Filter{Phase: "P1"}, SortID); !errors.Is(err, wire.ErrCorrupt) {
+		if _, err := reader.List(fold.Filter{Phase: "P1"}, fold.SortID); !errors.Is(err, wire.ErrCorrupt) {
 			t.Fatalf("list after another process's update: %v, want a corrupt snapshot", err)
 		}
 	}
@@ -218,19 +219,19 @@ func TestFoldStopsAtUnreadableLine(t *testing.T) {
 func TestSourceReleased(t *testing.T) {
 	e := manyCards(t)
 	b := e.open()
-	var s *State
-	if err := b.View(func(st *State, _ time.Time) error { s = st; return nil }); err != nil {
+	var s *fold.State
+	if err := b.View(func(st *fold.State, _ time.Time) error { s = st; return nil }); err != nil {
 		t.Fatal(err)
 	}
 	b.Close()
-	if err := s.Check(&wire.Event{Op: wire.OpLink, Card: "card-001", To: "card-002"}); !errors.Is(err, errReleased) {
+	if err := s.Check(&wire.Event{Op: wire.OpLink, Card: "card-001", To: "card-002"}); !errors.Is(err, fold.ErrReleased) {
 		t.Fatalf("check after close: %v", err)
 	}
 }
 
 // failingSource fails every read: a state holding it can answer only from
 // what it read before.
-type failingSource struct{ cardSource }
+type failingSource struct{ fold.CardSource }
 
 var errTestRead = errors.New("test: read during the fold")
 
@@ -264,11 +265,11 @@ func TestFoldReadsNothing(t *testing.T) {
 	}
 	b := e.open()
 	defer b.Close()
-	var s *State
-	if err := b.View(func(st *State, _ time.Time) error { s = st; return nil }); err != nil {
+	var s *fold.State
+	if err := b.View(func(st *fold.State, _ time.Time) error { s = st; return nil }); err != nil {
 		t.Fatal(err)
 	}
-	if s.src == nil {
+	if s.Src == nil {
 		t.Fatal("the index was not used")
 	}
 	at := t0.Add(time.Hour)
@@ -285,27 +286,27 @@ func TestFoldReadsNothing(t *testing.T) {
 		ev.V, ev.ID, ev.At, ev.Actor = 1, fmt.Sprintf("%016x", 1000+i), at.Add(time.Duration(i)*time.Second), "t"
 		var c *wire.Card
 		var conflict error
-		if err := s.resolve(func() { c, conflict = s.prepare(ev) }); err != nil {
+		if err := s.Resolve(func() { c, conflict = s.Prepare(ev) }); err != nil {
 			t.Fatalf("%s %s: prepare: %v", ev.Op, ev.Card, err)
 		}
-		real := s.src
-		s.src = failingSource{real}
-		err := s.fold(ev, c, conflict)
-		s.src = real
+		real := s.Src
+		s.Src = failingSource{real}
+		err := s.Fold(ev, c, conflict)
+		s.Src = real
 		if err != nil {
 			t.Fatalf("%s %s: %v", ev.Op, ev.Card, err)
 		}
-		if f := s.takeFault(); f != nil {
+		if f := s.TakeFault(); f != nil {
 			t.Fatalf("%s %s: the fold read the snapshot: %v", ev.Op, ev.Card, f)
 		}
 	}
-	if p := s.card("card-022"); p == nil || p.OpenChildren != 1 {
+	if p := s.Find("card-022"); p == nil || p.OpenChildren != 1 {
 		t.Errorf("card-022 counts %+v open children, want 1", p)
 	}
-	if p := s.card("card-021"); p == nil || p.OpenChildren != 0 {
+	if p := s.Find("card-021"); p == nil || p.OpenChildren != 0 {
 		t.Errorf("card-021 counts %+v open children, want 0", p)
 	}
-	if p := s.card("card-051"); p == nil || p.OpenChildren != 0 {
+	if p := s.Find("card-051"); p == nil || p.OpenChildren != 0 {
 		t.Errorf("card-051 counts %+v open children, want 0 (its child was deleted)", p)
 	}
 }

@@ -186,5 +186,5 @@ func swapIndexedCards(t *testing.T, dir string) {
 func isLazy(b *Backlog) bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return b.state.src != nil
+	return b.state.Src != nil
 }

@@ -3,6 +3,7 @@ package ledger
 import (
 	"time"
 
+	"github.com/bl-backlog/bl/ledger/internal/fold"
 	"github.com/bl-backlog/bl/ledger/internal/wire"
 )
 
@@ -10,13 +11,13 @@ import (
 // stands now, their dependencies as the state this handle last read or
 // wrote holds them: the state the cards came from. It reads no file, so
 // what a command prints after its write is the fold of that write.
-func (b *Backlog) Standings(cards []wire.Card) (out []Standing, err error) {
+func (b *Backlog) Standings(cards []wire.Card) (out []fold.Standing, err error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.policy()
 	now := b.opts.Clock().UTC()
-	out = make([]Standing, len(cards))
-	err = b.state.resolve(func() {
+	out = make([]fold.Standing, len(cards))
+	err = b.state.Resolve(func() {
 		for i := range cards {
 			out[i] = b.state.Standing(&cards[i], now)
 		}
@@ -29,7 +30,7 @@ func (b *Backlog) Standings(cards []wire.Card) (out []Standing, err error) {
 
 // NextWake is State.NextWake on the current state.
 func (b *Backlog) NextWake() (t time.Time, err error) {
-	err = b.View(func(s *State, now time.Time) error {
+	err = b.View(func(s *fold.State, now time.Time) error {
 		t = s.NextWake(now)
 		return nil
 	})

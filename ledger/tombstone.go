@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/bl-backlog/bl/ledger/internal/fold"
 	"github.com/bl-backlog/bl/ledger/internal/wire"
 )
 
@@ -31,15 +32,15 @@ func (b *Backlog) Delete(ctx context.Context, r DeleteRequest) (wire.Card, error
 	if err := wire.ValidID(r.ID); err != nil {
 		return wire.Card{}, err
 	}
-	cards, err := b.write(ctx, r.Mutation.names(r.ID, nil), wire.OpDelete, func(s *State, _ time.Time) ([]*wire.Event, error) {
-		c := s.card(r.ID)
+	cards, err := b.write(ctx, r.Mutation.names(r.ID, nil), wire.OpDelete, func(s *fold.State, _ time.Time) ([]*wire.Event, error) {
+		c := s.Find(r.ID)
 		if c == nil {
 			return nil, wire.Rule(wire.ErrNotFound, "card %s not found", r.ID)
 		}
-		if err := checkDeleted(c, &wire.Event{Op: wire.OpDelete}); err != nil {
+		if err := fold.CheckDeleted(c, &wire.Event{Op: wire.OpDelete}); err != nil {
 			return nil, err
 		}
-		deps := s.dependents(r.ID)
+		deps := s.Dependents(r.ID)
 		if len(deps) > 0 && !r.Force {
 			names := make([]string, len(deps))
 			for i, d := range deps {

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bl-backlog/bl/ledger/internal/fold"
 	"github.com/bl-backlog/bl/ledger/internal/wire"
 	json "github.com/goccy/go-json"
 )
@@ -565,7 +566,7 @@ func TestRuleErrorsAreConflicts(t *testing.T) {
 // TestStateApplyRefusedEventChangesNothing drives State directly: a refused
 // event is counted and recorded as a conflict and leaves every card alone.
 func TestStateApplyRefusedEventChangesNothing(t *testing.T) {
-	s := NewState()
+	s := fold.NewState()
 	at := t0
 	ev := func(op wire.Op, card string, mod func(*wire.Event)) *wire.Event {
 		at = at.Add(time.Second)

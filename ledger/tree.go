@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"github.com/bl-backlog/bl/ledger/internal/fold"
 	"github.com/bl-backlog/bl/ledger/internal/wire"
 	"path"
 	"slices"
@@ -105,21 +106,21 @@ func Rebase(upstream, local Tree) (Tree, RebaseResult, error) {
 	if err != nil {
 		return nil, res, err
 	}
-	res.Conflicts = len(s.conflicts)
+	res.Conflicts = len(s.ConflictLog)
 	return out, res, nil
 }
 
 // Fold folds the tree the way Open would: the snapshot, then the ledger
 // lines after it. A tree whose files disagree (see normalize) is folded in
 // its normal form.
-func (t Tree) Fold() (*State, error) { return t.fold(true) }
+func (t Tree) Fold() (*fold.State, error) { return t.fold(true) }
 
-func (t Tree) fold(mayNormalize bool) (*State, error) {
-	s, hdr, stale := NewState(), wire.SnapshotHeader{}, false
+func (t Tree) fold(mayNormalize bool) (*fold.State, error) {
+	s, hdr, stale := fold.NewState(), wire.SnapshotHeader{}, false
 	if data, ok := t[SnapshotFile]; ok {
 		var err error
 		if s, hdr, err = decodeSnapshot(SnapshotFile, bytes.NewReader(data), nil); errors.Is(err, errStale) {
-			s, stale = NewState(), true // a union of two snapshots
+			s, stale = fold.NewState(), true // a union of two snapshots
 		} else if err != nil {
 			return nil, err
 		}

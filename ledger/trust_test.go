@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bl-backlog/bl/ledger/internal/fold"
 	"github.com/bl-backlog/bl/ledger/internal/wire"
 	json "github.com/goccy/go-json"
 )
@@ -179,9 +180,9 @@ func TestTTLBounded(t *testing.T) {
 	at := t0
 	create := &wire.Event{V: 1, ID: "e1", At: at, Actor: "a", Op: wire.OpCreate, Card: "A", Fields: &wire.Fields{Title: strp("t")}}
 	claim := &wire.Event{V: 1, ID: "e2", At: at.Add(time.Second), Actor: "a", Op: wire.OpClaim, Card: "A", Owner: "w", TTLSeconds: 10_000_000_000, ExpectVersion: 1, Epoch: 1}
-	s := Fold([]*wire.Event{create, claim})
-	if c, _ := s.Card("A"); c.Status != wire.StatusReady || len(s.conflicts) != 1 {
-		t.Fatalf("a merged-in claim with a ttl of 10^10 s: card %+v, conflicts %v", c, s.conflicts)
+	s := fold.Fold([]*wire.Event{create, claim})
+	if c, _ := s.Card("A"); c.Status != wire.StatusReady || len(s.ConflictLog) != 1 {
+		t.Fatalf("a merged-in claim with a ttl of 10^10 s: card %+v, conflicts %v", c, s.ConflictLog)
 	}
 }
 
@@ -257,7 +258,7 @@ func TestSnapshotFieldsValidated(t *testing.T) {
 			forgeCard(t, e.dir, "A", edit)
 			if _, err := Open(e.dir, Options{Clock: e.clk.Now}); !errors.Is(err, wire.ErrCorrupt) {
 				if err == nil {
-					_, err = e.open().List(Filter{}, "")
+					_, err = e.open().List(fold.Filter{}, "")
 				}
 				if !errors.Is(err, wire.ErrCorrupt) {
 					t.Fatalf("reading a snapshot with %s = %v, want damage", name, err)

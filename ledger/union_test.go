@@ -2,6 +2,7 @@ package ledger
 
 import (
 	"bytes"
+	"github.com/bl-backlog/bl/ledger/internal/fold"
 	"github.com/bl-backlog/bl/ledger/internal/wire"
 	"math/rand"
 	"os"
@@ -98,7 +99,7 @@ func TestUnionOfSnapshots(t *testing.T) {
 	for name, merge := range shapes {
 		t.Run(name, func(t *testing.T) {
 			e, all := unionSnapshotEnv(t, merge)
-			want := foldedJSON(t, Fold(all))
+			want := foldedJSON(t, fold.Fold(all))
 			if got := e.foldedJSON(); got != want {
 				t.Fatalf("fold of the union:\n%s\nwant\n%s", got, want)
 			}
@@ -160,7 +161,7 @@ func TestUnionSnapshotMissingArchives(t *testing.T) {
 		t.Fatalf("a snapshot counting events the files lack made the backlog unreadable: %v", err)
 	}
 	defer b.Close()
-	if _, err := b.List(Filter{}, ""); err != nil {
+	if _, err := b.List(fold.Filter{}, ""); err != nil {
 		t.Fatal(err)
 	}
 	if !slices.ContainsFunc(warned, func(m string) bool { return strings.Contains(m, "git revert or reset") }) {

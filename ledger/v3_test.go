@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"github.com/bl-backlog/bl/ledger/internal/fold"
 	"github.com/bl-backlog/bl/ledger/internal/wire"
 	"math/rand/v2"
 	"os"
@@ -146,7 +147,7 @@ func TestLinkReadiness(t *testing.T) {
 				}
 				want := !holds[typ] || other == stDone
 				var got bool
-				if err := e.b.View(func(s *State, now time.Time) error { got = s.Claimable("A", now); return nil }); err != nil {
+				if err := e.b.View(func(s *fold.State, now time.Time) error { got = s.Claimable("A", now); return nil }); err != nil {
 					t.Fatal(err)
 				}
 				if got != want {
@@ -200,14 +201,14 @@ func TestLinkCycles(t *testing.T) {
 }
 
 // eventsOf reads the events of the env's ledger.
-func foldShuffled(evs []*wire.Event, seed uint64) *State {
+func foldShuffled(evs []*wire.Event, seed uint64) *fold.State {
 	cp := slices.Clone(evs)
 	r := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
 	r.Shuffle(len(cp), func(i, j int) { cp[i], cp[j] = cp[j], cp[i] })
 	// A clone folds what it holds in (at, id) order, whatever order it
 	// learned the events in.
 	slices.SortFunc(cp, wire.ByAtID)
-	return Fold(cp)
+	return fold.Fold(cp)
 }
 
 // TestCloneFoldsAgree: two clones that hold the same events of two writers
@@ -270,7 +271,7 @@ func TestCloneFoldsAgree(t *testing.T) {
 		}
 		for k := uint64(1); k <= 3; k++ {
 			got := foldShuffled(all, seed*10+k)
-			if !reflect.DeepEqual(got.cards, want.cards) || !reflect.DeepEqual(got.conflicts, want.conflicts) {
+			if !reflect.DeepEqual(got.CardsByID, want.CardsByID) || !reflect.DeepEqual(got.ConflictLog, want.ConflictLog) {
 				t.Fatalf("seed %d: two clones disagree", seed)
 			}
 			// A clone whose ledger holds the lines in another order
@@ -279,20 +280,20 @@ func TestCloneFoldsAgree(t *testing.T) {
 			clone := newEnv(t)
 			clone.writeLedger(bytes.Join(lines, nil))
 			cs := clone.open().state
-			for id, c := range want.cards {
-				if got := cs.card(id); !reflect.DeepEqual(got, c) {
+			for id, c := range want.CardsByID {
+				if got := cs.Find(id); !reflect.DeepEqual(got, c) {
 					t.Fatalf("seed %d: the clone reads %s as\n%+v\nwant\n%+v", seed, id, got, c)
 				}
 			}
-			if !reflect.DeepEqual(cs.conflicts, want.conflicts) {
+			if !reflect.DeepEqual(cs.ConflictLog, want.ConflictLog) {
 				t.Fatalf("seed %d: the clone's conflicts differ", seed)
 			}
 		}
 		// The count of open children the fold keeps is the count a
 		// full recount derives.
-		for id, c := range want.cards {
+		for id, c := range want.CardsByID {
 			n := 0
-			for _, k := range want.cards {
+			for _, k := range want.CardsByID {
 				if k.Parent == id && k.OpenChild() {
 					n++
 				}
@@ -327,7 +328,7 @@ func TestEpicWaitsForChildren(t *testing.T) {
 	}
 	e.unchanged(wire.ErrConflict, doClaim("E", "w", time.Minute))
 	st, _ := e.b.Standings([]wire.Card{e.card("E")})
-	if st[0].State != StateWaiting || st[0].WaitingChildren != 2 {
+	if st[0].State != fold.StateWaiting || st[0].WaitingChildren != 2 {
 		t.Fatalf("standing %+v", st[0])
 	}
 	if c, _ := e.b.Claim(e.ctx, ClaimRequest{Mutation: m, Owner: "w", TTL: time.Minute}); c == nil || c.ID == "E" {
@@ -357,8 +358,8 @@ func TestEpicWaitsForChildren(t *testing.T) {
 	// stands whatever the config says (no conflict).
 	fresh := newEnv(t)
 	fresh.writeLedger(e2.bytes())
-	if s := fresh.open(); len(s.state.conflicts) != 0 {
-		t.Fatalf("conflicts: %v", s.state.conflicts)
+	if s := fresh.open(); len(s.state.ConflictLog) != 0 {
+		t.Fatalf("conflicts: %v", s.state.ConflictLog)
 	}
 }
 
@@ -391,7 +392,7 @@ func TestEpicAutoClose(t *testing.T) {
 	}
 	// A child created under E before the auto-close folds first: the
 	// auto-close is refused, the same on every clone.
-	s := Fold([]*wire.Event{
+	s := fold.Fold([]*wire.Event{
 		{ID: "1", At: t0, Op: wire.OpCreate, Card: "E", Fields: &wire.Fields{Title: strp("e")}},
 		{ID: "2", At: t0.Add(1), Op: wire.OpCreate, Card: "C", Fields: &wire.Fields{Title: strp("c"), Parent: strp("E")}},
 		{ID: "3", At: t0.Add(2), Op: wire.OpComplete, Card: "C"},
@@ -413,7 +414,7 @@ func TestEpicAutoClose(t *testing.T) {
 
 func (e *env) claimable(id string) (ok bool) {
 	e.t.Helper()
-	if err := e.b.View(func(s *State, now time.Time) error { ok = s.Claimable(id, now); return nil }); err != nil {
+	if err := e.b.View(func(s *fold.State, now time.Time) error { ok = s.Claimable(id, now); return nil }); err != nil {
 		e.t.Fatal(err)
 	}
 	return ok
@@ -457,7 +458,7 @@ func TestHandoffFences(t *testing.T) {
 	})
 	// Merged the other way round: the handoff first, then a claim that
 	// expected the expired lease's version is a conflict.
-	s := Fold([]*wire.Event{
+	s := fold.Fold([]*wire.Event{
 		{ID: "1", At: t0, Op: wire.OpCreate, Card: "A", Fields: &wire.Fields{Title: strp("a")}},
 		{ID: "2", At: t0.Add(time.Second), Op: wire.OpClaim, Card: "A", Owner: "a", TTLSeconds: 60, ExpectVersion: 1, Epoch: 1},
 		{ID: "3", At: t0.Add(2 * time.Minute), Op: wire.OpHandoff, Card: "A", Owner: "a", Epoch: 1, To: "b"},
@@ -498,8 +499,8 @@ func TestDeleteForce(t *testing.T) {
 	if c := e.card("C"); !reflect.DeepEqual(c.Links, []wire.Link{{Type: wire.LinkRelated, To: "A"}}) {
 		t.Fatalf("C links %v", c.Links)
 	}
-	list, _ := e.b.List(Filter{}, SortID)
-	ready, _ := e.b.Ready(Filter{})
+	list, _ := e.b.List(fold.Filter{}, fold.SortID)
+	ready, _ := e.b.Ready(fold.Filter{})
 	for _, c := range append(list, ready...) {
 		if c.ID == "A" {
 			t.Fatal("a deleted card is listed")
@@ -511,7 +512,7 @@ func TestDeleteForce(t *testing.T) {
 	if _, err := e.b.Restore(e.ctx, m, "A"); err != nil {
 		t.Fatal(err)
 	}
-	if ready, _ := e.b.Ready(Filter{}); len(ready) != 3 {
+	if ready, _ := e.b.Ready(fold.Filter{}); len(ready) != 3 {
 		t.Fatalf("after restore ready %d", len(ready))
 	}
 }
@@ -575,7 +576,7 @@ func TestV2SnapshotCountsChildren(t *testing.T) {
 	if err := os.WriteFile(path, out, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if c := e.open().state.card("E"); c.OpenChildren != 1 {
+	if c := e.open().state.Find("E"); c.OpenChildren != 1 {
 		t.Fatalf("open children from a v2 snapshot: %d", c.OpenChildren)
 	}
 	if e.claimable("E") {

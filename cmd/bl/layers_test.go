@@ -21,8 +21,12 @@ var layers = map[string][]string{
 	// The wire format: event and card types, codec, framing, validation,
 	// errors. A leaf: it imports nothing of the module.
 	"ledger/internal/wire": nil,
-	// The backlog: fold, store, journal, API.
-	"ledger": {"internal/fsutil", "internal/gitdir", "ledger/internal/wire", "lock"},
+	// The fold: state, the op rules, selection, standing, changes. Pure:
+	// wire and the standard library's non-IO packages only (TestFoldIsPure).
+	"ledger/internal/fold": {"ledger/internal/wire"},
+	// The backlog: store (file, segments, snapshot, index, journal,
+	// compaction, rebase, doctor) and the public API.
+	"ledger": {"internal/fsutil", "internal/gitdir", "ledger/internal/fold", "ledger/internal/wire", "lock"},
 	// The generator of ledger's codec (go generate), and its command.
 	"ledger/internal/codecgen":     nil,
 	"ledger/internal/codecgen/cmd": {"ledger/internal/codecgen"},

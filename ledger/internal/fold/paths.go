@@ -1,4 +1,4 @@
-package ledger
+package fold
 
 import (
 	"fmt"
@@ -131,27 +131,27 @@ func segsMatch(g, f []string) bool {
 // Only cards under a live lease or in review are read: the snapshot
 // index lists them with their lease end (a card in review as never
 // ending), so the cards that hold nothing are not read at all.
-func (s *State) pathHolders(now time.Time) []*wire.Card {
-	if s.held.ok && s.held.events == s.events && s.held.now.Equal(now) {
-		return s.held.cards
+func (s *State) PathHolders(now time.Time) []*wire.Card {
+	if s.Held.ok && s.Held.events == s.EventCount && s.Held.now.Equal(now) {
+		return s.Held.cards
 	}
 	complete := s.haveLeased(now)
 	var out []*wire.Card
-	for _, c := range s.cards {
+	for _, c := range s.CardsByID {
 		if c.HoldsPaths(now) {
 			out = append(out, c)
 		}
 	}
 	slices.SortFunc(out, ClaimOrder)
 	if complete {
-		s.held = heldCache{ok: true, events: s.events, now: now, cards: out}
+		s.Held = HeldCache{ok: true, events: s.EventCount, now: now, cards: out}
 	}
 	return out
 }
 
 // heldCache keeps pathHolders' answer for the state and time it was
 // computed at.
-type heldCache struct {
+type HeldCache struct {
 	ok     bool
 	events int64
 	now    time.Time
@@ -161,11 +161,11 @@ type heldCache struct {
 // pathsHeldBy returns the first card other than c holding a path that
 // overlaps c's paths at now, or nil. A card without paths is never held
 // back, and costs nothing here.
-func (s *State) pathsHeldBy(c *wire.Card, now time.Time) *wire.Card {
+func (s *State) PathsHeldBy(c *wire.Card, now time.Time) *wire.Card {
 	if len(c.Paths) == 0 {
 		return nil
 	}
-	for _, h := range s.pathHolders(now) {
+	for _, h := range s.PathHolders(now) {
 		if h.ID != c.ID && overlapAny(h.Paths, c.Paths) {
 			return h
 		}
@@ -189,7 +189,7 @@ func overlapAny(a, b []string) bool {
 var ErrPathsHeld = fmt.Errorf("%w: paths held", wire.ErrConflict)
 
 // heldError says which card holds the paths c needs.
-func heldError(c, h *wire.Card) error {
+func HeldError(c, h *wire.Card) error {
 	by := ""
 	if h.Status == wire.StatusReview {
 		by = " (in review)"

@@ -1,4 +1,4 @@
-package ledger
+package fold
 
 import (
 	"cmp"
@@ -50,7 +50,7 @@ func (s *State) claimable(c *wire.Card, now time.Time, owner string) error {
 		return wire.Rule(wire.ErrConflict, "card %s is deferred until %s", c.ID, c.DeferUntil.Format(time.RFC3339))
 	}
 	for _, d := range c.DependsOn {
-		if dc := s.card(d); dc == nil || dc.Status != wire.StatusDone {
+		if dc := s.Find(d); dc == nil || dc.Status != wire.StatusDone {
 			st := wire.Status("missing")
 			if dc != nil {
 				st = dc.Status
@@ -66,11 +66,11 @@ func (s *State) claimable(c *wire.Card, now time.Time, owner string) error {
 
 // Claimable reports whether anyone may claim the card at now.
 func (s *State) Claimable(id string, now time.Time) bool {
-	c := s.card(id)
-	return c != nil && s.selectable(c, now, "") == nil
+	c := s.Find(id)
+	return c != nil && s.Selectable(c, now, "") == nil
 }
 
-func (f *Filter) match(s *State, c *wire.Card, now time.Time) bool {
+func (f *Filter) Match(s *State, c *wire.Card, now time.Time) bool {
 	if c.DeletedAt != nil || (f.Parent != "" && c.Parent != f.Parent) {
 		return false
 	}
@@ -90,7 +90,7 @@ func (f *Filter) match(s *State, c *wire.Card, now time.Time) bool {
 	if f.Owner != "" && (status != wire.StatusClaimed || c.ClaimOwner != f.Owner) {
 		return false
 	}
-	if f.Ready && s.selectable(c, now, "") != nil {
+	if f.Ready && s.Selectable(c, now, "") != nil {
 		return false
 	}
 	return true
@@ -128,16 +128,16 @@ func (s *State) List(f Filter, now time.Time, sortBy string) []wire.Card {
 		if f.Ready {
 			skip = now // a card under a live lease is not claimable
 		}
-		s.inClaimOrder(skip, func(c *wire.Card) bool {
-			if f.match(s, c, now) {
+		s.InClaimOrder(skip, func(c *wire.Card) bool {
+			if f.Match(s, c, now) {
 				hits = append(hits, c)
 			}
 			return f.Limit <= 0 || len(hits) < f.Limit
 		})
 	} else {
-		s.all()
-		for _, c := range s.cards {
-			if f.match(s, c, now) {
+		s.All()
+		for _, c := range s.CardsByID {
+			if f.Match(s, c, now) {
 				hits = append(hits, c)
 			}
 		}
@@ -177,13 +177,13 @@ func (f *Filter) candidatesOnly() bool {
 // merged in. With leasedAt set, snapshot cards whose lease is live at that
 // time may be left out unread (nobody can claim them then). Under resolve
 // the scan stops where it lacks cards, and the next run goes on.
-func (s *State) inClaimOrder(leasedAt time.Time, fn func(c *wire.Card) bool) {
+func (s *State) InClaimOrder(leasedAt time.Time, fn func(c *wire.Card) bool) {
 	var last *wire.Card // the last card fn saw
 	var mem []*wire.Card
 	for {
 		front, more := s.claimFrontier(leasedAt)
 		mem = mem[:0]
-		for _, c := range s.cards {
+		for _, c := range s.CardsByID {
 			if (c.Status == wire.StatusReady || c.Status == wire.StatusClaimed || c.Status == wire.StatusReview) && (last == nil || ClaimOrder(c, last) > 0) {
 				mem = append(mem, c)
 			}
@@ -241,8 +241,8 @@ func ValidSort(sortBy string) bool {
 // is how an owner renews its own lease under a new epoch.
 func (s *State) Pick(f Filter, now time.Time) *wire.Card {
 	var best *wire.Card
-	s.inClaimOrder(now, func(c *wire.Card) bool {
-		if f.match(s, c, now) && s.selectable(c, now, "") == nil && s.pathsHeldBy(c, now) == nil {
+	s.InClaimOrder(now, func(c *wire.Card) bool {
+		if f.Match(s, c, now) && s.Selectable(c, now, "") == nil && s.PathsHeldBy(c, now) == nil {
 			best = c
 		}
 		return best == nil
@@ -282,19 +282,19 @@ type Stats struct {
 // Stats counts cards by status, claimable and expired cards, and the age of
 // the oldest ready card at now.
 func (s *State) Stats(now time.Time) Stats {
-	s.all()
-	st := Stats{Cards: len(s.cards), Conflicts: len(s.conflicts), Events: s.events, ByStatus: map[wire.Status]int{}}
+	s.All()
+	st := Stats{Cards: len(s.CardsByID), Conflicts: len(s.ConflictLog), Events: s.EventCount, ByStatus: map[wire.Status]int{}}
 	for _, status := range wire.Statuses {
 		st.ByStatus[status] = 0
 	}
 	var oldest *wire.Card
 	parents := map[string]bool{}
-	for _, c := range s.cards {
+	for _, c := range s.CardsByID {
 		if c.Parent != "" && c.DeletedAt == nil {
 			parents[c.Parent] = true
 		}
 	}
-	for _, c := range s.cards {
+	for _, c := range s.CardsByID {
 		if c.DeletedAt != nil {
 			st.Cards--
 			st.Deleted++
@@ -308,7 +308,7 @@ func (s *State) Stats(now time.Time) Stats {
 		} else {
 			st.ByStatus[c.Status]++
 		}
-		if s.selectable(c, now, "") == nil {
+		if s.Selectable(c, now, "") == nil {
 			st.Claimable++
 		}
 		if c.Expired(now) && !c.Lapsed(now) {
@@ -328,8 +328,8 @@ func (s *State) Stats(now time.Time) Stats {
 // Expired returns the ids of cards whose leases have run out at now, sorted.
 func (s *State) Expired(now time.Time) []string {
 	var ids []string
-	s.all()
-	for _, c := range s.cards {
+	s.All()
+	for _, c := range s.CardsByID {
 		if c.Expired(now) {
 			ids = append(ids, c.ID)
 		}

@@ -1,4 +1,4 @@
-package ledger
+package fold
 
 import (
 	"slices"
@@ -43,18 +43,18 @@ const (
 
 // Standing derives where c stands at now.
 func (s *State) Standing(c *wire.Card, now time.Time) Standing {
-	st := Standing{Claimable: s.selectable(c, now, "") == nil, WaitingOn: []string{}}
+	st := Standing{Claimable: s.Selectable(c, now, "") == nil, WaitingOn: []string{}}
 	if c.Lapsed(now) { // blocked from the moment its lease ran out (Card.view)
 		st.State = StateBlocked
 		return st
 	}
 	if st.Claimable {
-		if h := s.pathsHeldBy(c, now); h != nil {
+		if h := s.PathsHeldBy(c, now); h != nil {
 			st.Claimable, st.PathsHeldBy = false, h.ID
 		}
 	}
 	c.HoldingLinks(func(_, d string) bool {
-		if dc := s.card(d); (dc == nil || dc.Status != wire.StatusDone) && !slices.Contains(st.WaitingOn, d) {
+		if dc := s.Find(d); (dc == nil || dc.Status != wire.StatusDone) && !slices.Contains(st.WaitingOn, d) {
 			st.WaitingOn = append(st.WaitingOn, d)
 		}
 		return true
@@ -96,7 +96,7 @@ func (s *State) NextWake(now time.Time) time.Time {
 			next = *t
 		}
 	}
-	s.inClaimOrder(time.Time{}, func(c *wire.Card) bool {
+	s.InClaimOrder(time.Time{}, func(c *wire.Card) bool {
 		switch c.Status {
 		case wire.StatusClaimed:
 			consider(c.LeaseExpiresAt)

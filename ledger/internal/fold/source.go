@@ -1,4 +1,4 @@
-package ledger
+package fold
 
 import (
 	"errors"
@@ -13,7 +13,7 @@ import (
 // fold as reading it whole. Every read returns its error: a read that fails
 // is never "there is none". A card handed out belongs to the state that
 // asked: the source keeps no reference to it.
-type cardSource interface {
+type CardSource interface {
 	// Card returns the card with the given id; nil and no error when the
 	// snapshot has none.
 	Card(id string) (*wire.Card, error)
@@ -43,26 +43,26 @@ type cardSource interface {
 // releasedSource is the source of a state whose backlog was closed.
 type releasedSource struct{}
 
-var errReleased = errors.New("ledger: backlog used after Close")
+var ErrReleased = errors.New("ledger: backlog used after Close")
 
-func (releasedSource) Card(string) (*wire.Card, error) { return nil, errReleased }
+func (releasedSource) Card(string) (*wire.Card, error) { return nil, ErrReleased }
 
-func (releasedSource) KeyOwner(string) (string, bool, error) { return "", false, errReleased }
+func (releasedSource) KeyOwner(string) (string, bool, error) { return "", false, ErrReleased }
 
 func (releasedSource) Receipt(string) (wire.Receipt, bool, error) {
-	return wire.Receipt{}, false, errReleased
+	return wire.Receipt{}, false, ErrReleased
 }
 
 func (releasedSource) Count() int { return 0 }
 
-func (releasedSource) Fill(map[string]*wire.Card, map[string]wire.Receipt) error { return errReleased }
+func (releasedSource) Fill(map[string]*wire.Card, map[string]wire.Receipt) error { return ErrReleased }
 
 func (releasedSource) Close() {}
 
 func (releasedSource) Leased(time.Time, func([]byte) bool, func(*wire.Card) bool) error {
-	return errReleased
+	return ErrReleased
 }
 
 func (releasedSource) Candidates(int, time.Time, func([]byte) bool, func(*wire.Card) bool) (int, error) {
-	return 0, errReleased
+	return 0, ErrReleased
 }

@@ -1,4 +1,4 @@
-package ledger
+package fold
 
 // depCycle returns the cycle from -> to -> ... -> from that an edge from
 // "from" to "to" would close, or nil.
@@ -21,7 +21,7 @@ func (s *State) depPath(a, b string, seen map[string]bool) []string {
 		return nil
 	}
 	seen[a] = true
-	c := s.card(a)
+	c := s.Find(a)
 	if c == nil {
 		return nil
 	}
@@ -39,7 +39,7 @@ func (s *State) depPath(a, b string, seen map[string]bool) []string {
 func (s *State) parentCycle(id, p string) []string {
 	chain := []string{id, p}
 	for cur, n := p, 0; n <= s.Len(); n++ {
-		c := s.card(cur)
+		c := s.Find(cur)
 		if c == nil || c.Parent == "" {
 			return nil
 		}

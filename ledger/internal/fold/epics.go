@@ -1,4 +1,4 @@
-package ledger
+package fold
 
 import (
 	"fmt"
@@ -15,12 +15,12 @@ func (s *State) trackChildren(c *wire.Card, parent string, open bool) {
 		return
 	}
 	if open && parent != "" {
-		if p := s.card(parent); p != nil && p.OpenChildren > 0 {
+		if p := s.Find(parent); p != nil && p.OpenChildren > 0 {
 			p.OpenChildren--
 		}
 	}
 	if c.Parent != "" && c.OpenChild() {
-		if p := s.card(c.Parent); p != nil {
+		if p := s.Find(c.Parent); p != nil {
 			p.OpenChildren++
 		}
 	}
@@ -28,13 +28,13 @@ func (s *State) trackChildren(c *wire.Card, parent string, open bool) {
 
 // recountChildren derives every card's count of open children from the
 // cards: for a snapshot written before the fold kept it (format v2).
-func (s *State) recountChildren() {
-	for _, c := range s.cards {
+func (s *State) RecountChildren() {
+	for _, c := range s.CardsByID {
 		c.OpenChildren = 0
 	}
-	for _, c := range s.cards {
+	for _, c := range s.CardsByID {
 		if c.Parent != "" && c.OpenChild() {
-			if p := s.cards[c.Parent]; p != nil {
+			if p := s.CardsByID[c.Parent]; p != nil {
 				p.OpenChildren++
 			}
 		}
@@ -44,7 +44,7 @@ func (s *State) recountChildren() {
 // epicWaits reports why c, an epic with open children, is not claimable,
 // or nil.
 func (s *State) epicWaits(c *wire.Card) error {
-	if s.claimEpics || c.OpenChildren == 0 {
+	if s.ClaimEpics || c.OpenChildren == 0 {
 		return nil
 	}
 	return wire.Rule(wire.ErrConflict, "card %s waits on %d open %s", c.ID, c.OpenChildren, plural(c.OpenChildren, "child", "children"))
@@ -52,9 +52,9 @@ func (s *State) epicWaits(c *wire.Card) error {
 
 // selectable is claimable plus the rules of selection (epicWaits): what
 // claim, ready and list apply, where the fold applies claimable alone.
-func (s *State) selectable(c *wire.Card, now time.Time, owner string) error {
+func (s *State) Selectable(c *wire.Card, now time.Time, owner string) error {
 	if c.DeletedAt != nil {
-		return checkDeleted(c, &wire.Event{Op: wire.OpClaim})
+		return CheckDeleted(c, &wire.Event{Op: wire.OpClaim})
 	}
 	if err := s.claimable(c, now, owner); err != nil {
 		return err
@@ -72,9 +72,9 @@ func plural(n int, one, many string) string {
 // Children returns copies of the cards naming id as parent, deleted ones
 // left out, in claim order. It reads every card.
 func (s *State) Children(id string) []wire.Card {
-	s.all()
+	s.All()
 	var kids []*wire.Card
-	for _, c := range s.cards {
+	for _, c := range s.CardsByID {
 		if c.Parent == id && c.DeletedAt == nil {
 			kids = append(kids, c)
 		}
@@ -99,7 +99,7 @@ type EpicsConfig struct {
 }
 
 // waits reports whether open children hold an epic back.
-func (e EpicsConfig) waits() bool { return e.WaitForChildren == nil || *e.WaitForChildren }
+func (e EpicsConfig) Waits() bool { return e.WaitForChildren == nil || *e.WaitForChildren }
 
 // checkAutoClose checks the completion of an epic by the completion of
 // its last open child (e.To): it applies only if, where it is folded, the
@@ -110,7 +110,7 @@ func checkAutoClose(s *State, c *wire.Card, e *wire.Event) error {
 	if e.Owner != "" {
 		return wire.Rule(wire.ErrInvalid, "the completion of %s by its last child names no owner", c.ID)
 	}
-	if kid := s.card(e.To); kid == nil || kid.Parent != c.ID || kid.Status != wire.StatusDone {
+	if kid := s.Find(e.To); kid == nil || kid.Parent != c.ID || kid.Status != wire.StatusDone {
 		return wire.Rule(wire.ErrConflict, "%s is not a done child of %s", e.To, c.ID)
 	}
 	if c.OpenChildren > 0 {

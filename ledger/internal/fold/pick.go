@@ -1,4 +1,4 @@
-package ledger
+package fold
 
 import (
 	"time"
@@ -10,8 +10,8 @@ import (
 // cards Pick would return one after another.
 func (s *State) PickTop(f Filter, now time.Time, k int) []wire.Card {
 	var out []wire.Card
-	s.inClaimOrder(now, func(c *wire.Card) bool {
-		if f.match(s, c, now) && s.claimable(c, now, "") == nil {
+	s.InClaimOrder(now, func(c *wire.Card) bool {
+		if f.Match(s, c, now) && s.claimable(c, now, "") == nil {
 			out = append(out, c.Clone())
 		}
 		return len(out) < k

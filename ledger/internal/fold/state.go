@@ -1,4 +1,4 @@
-package ledger
+package fold
 
 import (
 	"github.com/bl-backlog/bl/ledger/internal/wire"
@@ -16,27 +16,27 @@ import (
 // never reads: Apply and Check read what an event needs first (resolve,
 // reads.go) and return a read that fails before anything is folded.
 type State struct {
-	cards      map[string]*wire.Card
-	keys       map[string]string       // idempotency key -> card id
-	requests   map[string]wire.Receipt // request id -> what it did
-	conflicts  []wire.Conflict
+	CardsByID      map[string]*wire.Card
+	Keys       map[string]string       // idempotency key -> card id
+	Requests   map[string]wire.Receipt // request id -> what it did
+	ConflictLog  []wire.Conflict
 	conflictOf map[string]int // event id -> index in conflicts
-	events     int64
-	last       wire.Event // the last event folded, applied or not
+	EventCount     int64
+	LastEvent       wire.Event // the last event folded, applied or not
 
-	src     cardSource // what the snapshot holds that the maps lack; nil when they hold everything
+	Src     CardSource // what the snapshot holds that the maps lack; nil when they hold everything
 	created int        // cards created since the source's snapshot
 	lz      lazyReads  // what has been read from src (reads.go)
 
 	// claimEpics: epics.wait_for_children is false, so open children do
 	// not hold an epic back (a rule of selection, never of the fold).
-	claimEpics bool
-	held       heldCache // the path holders, as last computed (paths.go)
+	ClaimEpics bool
+	Held       HeldCache // the path holders, as last computed (paths.go)
 }
 
 // NewState returns the state of an empty ledger.
 func NewState() *State {
-	return &State{cards: map[string]*wire.Card{}, keys: map[string]string{}, requests: map[string]wire.Receipt{}, conflictOf: map[string]int{}}
+	return &State{CardsByID: map[string]*wire.Card{}, Keys: map[string]string{}, Requests: map[string]wire.Receipt{}, conflictOf: map[string]int{}}
 }
 
 // Apply folds one event. An event that fails validation changes nothing and
@@ -45,7 +45,7 @@ func NewState() *State {
 // error, with the state left as it was and nothing recorded: the fold
 // cannot go on.
 func (s *State) Apply(e *wire.Event) error {
-	conflict, err := s.foldEvent(e)
+	conflict, err := s.FoldEvent(e)
 	if err != nil {
 		return err
 	}
@@ -55,24 +55,24 @@ func (s *State) Apply(e *wire.Event) error {
 // foldEvent is Apply telling the two failures apart: conflict is why the
 // event was refused (and recorded), err a snapshot line that could not be
 // read (and nothing changed).
-func (s *State) foldEvent(e *wire.Event) (conflict, err error) {
+func (s *State) FoldEvent(e *wire.Event) (conflict, err error) {
 	var c *wire.Card
-	if err := s.resolve(func() { c, conflict = s.prepare(e) }); err != nil {
+	if err := s.Resolve(func() { c, conflict = s.Prepare(e) }); err != nil {
 		return nil, err
 	}
-	return s.fold(e, c, conflict), nil
+	return s.Fold(e, c, conflict), nil
 }
 
 // prepare runs the rules of e on the state and reads what applying it
 // reads: the cards it touches and, for a rule that scans (cycles, epics),
 // the cards the scan visits. c is the card e names; conflict why the
 // rules refuse e.
-func (s *State) prepare(e *wire.Event) (c *wire.Card, conflict error) {
-	k, ok := kinds[e.Op]
+func (s *State) Prepare(e *wire.Event) (c *wire.Card, conflict error) {
+	k, ok := Kinds[e.Op]
 	if !ok {
 		return nil, wire.Rule(wire.ErrInvalid, "unknown op %q", e.Op)
 	}
-	c = s.card(e.Card)
+	c = s.Find(e.Card)
 	if s.pending() {
 		return nil, nil // the card is read before the rules run
 	}
@@ -81,19 +81,19 @@ func (s *State) prepare(e *wire.Event) (c *wire.Card, conflict error) {
 	}
 	// The parents whose counts of open children applying e may change.
 	if c != nil && c.Parent != "" {
-		s.card(c.Parent)
+		s.Find(c.Parent)
 	}
 	if e.Fields != nil && e.Fields.Parent != nil && *e.Fields.Parent != "" {
-		s.card(*e.Fields.Parent)
+		s.Find(*e.Fields.Parent)
 	}
 	return c, nil
 }
 
 // fold applies e, which prepare checked (conflict is its verdict) with
 // everything it reads in memory: it reads nothing.
-func (s *State) fold(e *wire.Event, c *wire.Card, conflict error) error {
-	s.events++
-	s.last = *e
+func (s *State) Fold(e *wire.Event, c *wire.Card, conflict error) error {
+	s.EventCount++
+	s.LastEvent = *e
 	if conflict != nil {
 		s.recordConflict(e, conflict)
 		return conflict
@@ -101,17 +101,17 @@ func (s *State) fold(e *wire.Event, c *wire.Card, conflict error) error {
 	parent, open := "", false
 	if c == nil { // create
 		c = &wire.Card{ID: e.Card}
-		s.cards[e.Card] = c
+		s.CardsByID[e.Card] = c
 		s.created++
 	} else {
 		parent, open = c.Parent, c.OpenChild()
 	}
-	kinds[e.Op].apply(s, c, e)
+	Kinds[e.Op].apply(s, c, e)
 	s.trackChildren(c, parent, open)
 	c.Version++
 	c.UpdatedAt = e.WriterClock()
 	if e.RequestID != "" {
-		s.requests[e.RequestID] = wire.Receipt{Event: e.ID, At: e.At, Op: e.Op, Card: e.Card, Epoch: c.ClaimEpoch, Version: c.Version}
+		s.Requests[e.RequestID] = wire.Receipt{Event: e.ID, At: e.At, Op: e.Op, Card: e.Card, Epoch: c.ClaimEpoch, Version: c.Version}
 	}
 	return nil
 }
@@ -121,7 +121,7 @@ func (s *State) fold(e *wire.Event, c *wire.Card, conflict error) error {
 // snapshot line that cannot be read is returned as that error.
 func (s *State) Check(e *wire.Event) error {
 	var conflict error
-	if err := s.resolve(func() { _, conflict = s.prepare(e) }); err != nil {
+	if err := s.Resolve(func() { _, conflict = s.Prepare(e) }); err != nil {
 		return err
 	}
 	return conflict
@@ -133,7 +133,7 @@ func (s *State) checkCard(k kind, c *wire.Card, e *wire.Event) error {
 	if e.Op != wire.OpCreate && c == nil {
 		return wire.Rule(wire.ErrNotFound, "card %s not found", e.Card)
 	}
-	if err := checkDeleted(c, e); err != nil {
+	if err := CheckDeleted(c, e); err != nil {
 		return err
 	}
 	if err := k.check(s, c, e); err != nil {
@@ -153,15 +153,15 @@ func (s *State) recordConflict(e *wire.Event, err error) {
 	}
 	// The fold has looked the card up already (a known op), so the map
 	// holds it if it exists: no read here can fail.
-	if card := s.cards[e.Card]; e.Owner != "" && card != nil && card.Status == wire.StatusClaimed && card.ClaimOwner != e.Owner {
+	if card := s.CardsByID[e.Card]; e.Owner != "" && card != nil && card.Status == wire.StatusClaimed && card.ClaimOwner != e.Owner {
 		c.Winner = card.ClaimOwner
 	}
-	s.recordConflictEntry(c)
+	s.RecordConflictEntry(c)
 }
 
-func (s *State) recordConflictEntry(c wire.Conflict) {
-	s.conflictOf[c.Event] = len(s.conflicts)
-	s.conflicts = append(s.conflicts, c)
+func (s *State) RecordConflictEntry(c wire.Conflict) {
+	s.conflictOf[c.Event] = len(s.ConflictLog)
+	s.ConflictLog = append(s.ConflictLog, c)
 }
 
 // ConflictOf returns the conflict recorded for an event, if the fold
@@ -171,12 +171,12 @@ func (s *State) ConflictOf(eventID string) (wire.Conflict, bool) {
 	if !ok {
 		return wire.Conflict{}, false
 	}
-	return s.conflicts[i], true
+	return s.ConflictLog[i], true
 }
 
 // Card returns a copy of the card with the given id.
 func (s *State) Card(id string) (wire.Card, bool) {
-	c := s.card(id)
+	c := s.Find(id)
 	if c == nil {
 		return wire.Card{}, false
 	}
@@ -185,17 +185,17 @@ func (s *State) Card(id string) (wire.Card, bool) {
 
 // Len is the number of cards.
 func (s *State) Len() int {
-	if s.src != nil {
-		return s.src.Count() + s.created
+	if s.Src != nil {
+		return s.Src.Count() + s.created
 	}
-	return len(s.cards)
+	return len(s.CardsByID)
 }
 
 // Events is the number of events folded, conflicts included.
-func (s *State) Events() int64 { return s.events }
+func (s *State) Events() int64 { return s.EventCount }
 
 // Conflicts returns the events that were folded but not applied.
-func (s *State) Conflicts() []wire.Conflict { return append([]wire.Conflict(nil), s.conflicts...) }
+func (s *State) Conflicts() []wire.Conflict { return append([]wire.Conflict(nil), s.ConflictLog...) }
 
 // CardByKey returns the card created with the given idempotency key.
 func (s *State) CardByKey(key string) (wire.Card, bool) {
@@ -207,14 +207,14 @@ func (s *State) CardByKey(key string) (wire.Card, bool) {
 }
 
 // Last is the last event folded; the zero Event for an empty ledger.
-func (s *State) Last() wire.Event { return s.last }
+func (s *State) Last() wire.Event { return s.LastEvent }
 
 // release closes the snapshot a lazily read state holds open; reads from
 // it fail after.
-func (s *State) release() {
-	if s != nil && s.src != nil {
-		s.src.Close()
-		s.src = releasedSource{}
+func (s *State) Release() {
+	if s != nil && s.Src != nil {
+		s.Src.Close()
+		s.Src = releasedSource{}
 	}
 }
 

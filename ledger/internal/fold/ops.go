@@ -1,4 +1,4 @@
-package ledger
+package fold
 
 import (
 	"fmt"
@@ -17,7 +17,7 @@ type kind struct {
 	apply func(s *State, c *wire.Card, e *wire.Event)
 }
 
-var kinds = map[wire.Op]kind{
+var Kinds = map[wire.Op]kind{
 	wire.OpCreate:    {checkCreate, applyCreate},
 	wire.OpUpdate:    {checkUpdate, applyFields},
 	wire.OpClaim:     {checkClaim, applyClaim},
@@ -58,7 +58,7 @@ func checkCreate(s *State, c *wire.Card, e *wire.Event) error {
 			return wire.Rule(wire.ErrConflict, "idempotency key %q already created card %s", k, id)
 		}
 	}
-	return s.checkFields(e.Card, f)
+	return s.CheckFields(e.Card, f)
 }
 
 func applyCreate(s *State, c *wire.Card, e *wire.Event) {
@@ -67,7 +67,7 @@ func applyCreate(s *State, c *wire.Card, e *wire.Event) {
 	c.CreatedAt = e.WriterClock()
 	c.IdempotencyKey = e.Fields.IdempotencyKey
 	if c.IdempotencyKey != "" {
-		s.keys[c.IdempotencyKey] = c.ID
+		s.Keys[c.IdempotencyKey] = c.ID
 	}
 	applyFields(s, c, e)
 }
@@ -83,11 +83,11 @@ func checkUpdate(s *State, c *wire.Card, e *wire.Event) error {
 	if f.Title != nil && strings.TrimSpace(*f.Title) == "" {
 		return wire.Rule(wire.ErrInvalid, "card %s needs a title", e.Card)
 	}
-	return s.checkFields(e.Card, f)
+	return s.CheckFields(e.Card, f)
 }
 
 // checkFields validates the fields a create or update sets on card id.
-func (s *State) checkFields(id string, f *wire.Fields) error {
+func (s *State) CheckFields(id string, f *wire.Fields) error {
 	if f.Title != nil && len(*f.Title) > wire.MaxTitleLen {
 		return wire.Rule(wire.ErrInvalid, "title of %s is longer than %d bytes", id, wire.MaxTitleLen)
 	}
@@ -145,7 +145,7 @@ func (s *State) checkFields(id string, f *wire.Fields) error {
 }
 
 // fieldsChange reports whether applying f would change c.
-func fieldsChange(f *wire.Fields, c *wire.Card) bool {
+func FieldsChange(f *wire.Fields, c *wire.Card) bool {
 	probe := c.Clone()
 	applyFields(nil, &probe, &wire.Event{Fields: f})
 	return !probe.SameFields(c)
@@ -551,7 +551,7 @@ func applyFail(_ *State, c *wire.Card, e *wire.Event) {
 // claimed again: the event's backoff after its time, or the card's own
 // defer_until when that is later.
 func deferredUntil(c *wire.Card, e *wire.Event) *time.Time {
-	d := retryDelay(e.BackoffSeconds, e.BackoffMaxSeconds, c.Attempts)
+	d := RetryDelay(e.BackoffSeconds, e.BackoffMaxSeconds, c.Attempts)
 	if d <= 0 || (c.DeferUntil != nil && !c.DeferUntil.Before(e.At.Add(d))) {
 		return c.DeferUntil
 	}
@@ -561,7 +561,7 @@ func deferredUntil(c *wire.Card, e *wire.Event) *time.Time {
 // retryDelay is the wait after the attempts-th failed attempt: initial
 // seconds after the first, doubling each time, at most maxSeconds (no cap
 // when 0). It depends on its arguments only, so every clone folds the same.
-func retryDelay(initial, maxSeconds int64, attempts int) time.Duration {
+func RetryDelay(initial, maxSeconds int64, attempts int) time.Duration {
 	if initial <= 0 {
 		return 0
 	}

@@ -1,4 +1,4 @@
-package ledger
+package fold
 
 import (
 	"github.com/bl-backlog/bl/ledger/internal/wire"
@@ -45,7 +45,7 @@ func checkTypedUnlink(_ *State, c *wire.Card, e *wire.Event) error {
 // liveCard is the card with the given id unless there is none or it is
 // deleted: what a new link, parent or dependency may name.
 func (s *State) liveCard(id string) *wire.Card {
-	if c := s.card(id); c != nil && c.DeletedAt == nil {
+	if c := s.Find(id); c != nil && c.DeletedAt == nil {
 		return c
 	}
 	return nil
@@ -55,9 +55,9 @@ func (s *State) liveCard(id string) *wire.Card {
 // id: {type, to: the card they are on}, sorted by type order, then id.
 // It reads every card.
 func (s *State) LinksTo(id string) []wire.Link {
-	s.all()
+	s.All()
 	var in []wire.Link
-	for _, c := range s.cards {
+	for _, c := range s.CardsByID {
 		if c.DeletedAt != nil || c.ID == id {
 			continue
 		}
@@ -83,7 +83,7 @@ func (s *State) typedLinksHold(c *wire.Card) error {
 		if !wire.LinkHolds(l.Type) {
 			continue
 		}
-		if dc := s.card(l.To); dc == nil || dc.Status != wire.StatusDone {
+		if dc := s.Find(l.To); dc == nil || dc.Status != wire.StatusDone {
 			st := wire.Status("missing")
 			if dc != nil {
 				st = dc.Status

@@ -1,4 +1,4 @@
-package ledger
+package fold
 
 import (
 	"slices"
@@ -37,7 +37,7 @@ func applyRestore(_ *State, c *wire.Card, _ *wire.Event) {
 
 // checkDeleted refuses any op but restore (and create, which finds the id
 // taken) on a deleted card.
-func checkDeleted(c *wire.Card, e *wire.Event) error {
+func CheckDeleted(c *wire.Card, e *wire.Event) error {
 	if c == nil || c.DeletedAt == nil || e.Op == wire.OpRestore || e.Op == wire.OpCreate {
 		return nil
 	}
@@ -52,10 +52,10 @@ type Dependent struct {
 
 // dependents lists the live cards that depend on id or name it as parent,
 // sorted. It reads every card.
-func (s *State) dependents(id string) []Dependent {
-	s.all()
+func (s *State) Dependents(id string) []Dependent {
+	s.All()
 	var out []Dependent
-	for _, c := range s.cards {
+	for _, c := range s.CardsByID {
 		if c.DeletedAt != nil {
 			continue
 		}
