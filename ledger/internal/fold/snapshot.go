@@ -49,4 +49,3 @@ func (s *State) pruneReceipts() {
 		}
 	}
 }
-

@@ -16,13 +16,13 @@ import (
 // never reads: Apply and Check read what an event needs first (resolve,
 // reads.go) and return a read that fails before anything is folded.
 type State struct {
-	CardsByID      map[string]*wire.Card
-	Keys       map[string]string       // idempotency key -> card id
-	Requests   map[string]wire.Receipt // request id -> what it did
-	ConflictLog  []wire.Conflict
-	conflictOf map[string]int // event id -> index in conflicts
-	EventCount     int64
-	LastEvent       wire.Event // the last event folded, applied or not
+	CardsByID   map[string]*wire.Card
+	Keys        map[string]string       // idempotency key -> card id
+	Requests    map[string]wire.Receipt // request id -> what it did
+	ConflictLog []wire.Conflict
+	conflictOf  map[string]int // event id -> index in conflicts
+	EventCount  int64
+	LastEvent   wire.Event // the last event folded, applied or not
 
 	Src     CardSource // what the snapshot holds that the maps lack; nil when they hold everything
 	created int        // cards created since the source's snapshot
