@@ -32,15 +32,15 @@ type CreateRequest struct {
 
 // Create adds a card. With an idempotency key that already made a card, it
 // returns that card and created=false, appending nothing.
-func (b *Backlog) Create(ctx context.Context, r CreateRequest) (card wire.Card, created bool, err error) {
+func (b *Backlog) Create(ctx context.Context, r CreateRequest) (card Card, created bool, err error) {
 	if r.ID != "" {
-		if err := wire.ValidID(r.ID); err != nil {
-			return wire.Card{}, false, err
+		if err := ValidID(r.ID); err != nil {
+			return Card{}, false, err
 		}
 	}
-	var existing *wire.Card
+	var existing *Card
 	fresh := "" // a generated id, kept while build runs again (resolve)
-	cards, err := b.write(ctx, r.Mutation.names(r.ID, &r.Title), wire.OpCreate, func(s *fold.State, _ time.Time) ([]*wire.Event, error) {
+	cards, err := b.write(ctx, r.Mutation.names(r.ID, &r.Title), OpCreate, func(s *State, _ time.Time) ([]*Event, error) {
 		existing = nil
 		if r.IdempotencyKey != "" {
 			if c, ok := s.CardByKey(r.IdempotencyKey); ok {
@@ -48,7 +48,7 @@ func (b *Backlog) Create(ctx context.Context, r CreateRequest) (card wire.Card, 
 				return nil, nil
 			}
 		}
-		f := &wire.Fields{Title: &r.Title, IdempotencyKey: r.IdempotencyKey}
+		f := &Fields{Title: &r.Title, IdempotencyKey: r.IdempotencyKey}
 		setIf(&f.Body, r.Body)
 		setIf(&f.Phase, r.Phase)
 		setIf(&f.Parent, r.Parent)
@@ -78,11 +78,11 @@ func (b *Backlog) Create(ctx context.Context, r CreateRequest) (card wire.Card, 
 			}
 			id = fresh
 		}
-		return []*wire.Event{{Op: wire.OpCreate, Card: id, Fields: f}}, nil
+		return []*Event{{Op: OpCreate, Card: id, Fields: f}}, nil
 	})
 	switch {
 	case err != nil:
-		return wire.Card{}, false, err
+		return Card{}, false, err
 	case existing != nil:
 		return *existing, false, nil
 	}
@@ -122,21 +122,21 @@ func setList(dst **[]string, v []string) {
 type UpdateRequest struct {
 	Mutation
 	ID     string
-	Fields wire.Fields
+	Fields Fields
 }
 
 // Update edits a card's fields.
 // An update that would change nothing appends nothing and returns the card.
-func (b *Backlog) Update(ctx context.Context, r UpdateRequest) (wire.Card, error) {
-	if err := wire.ValidID(r.ID); err != nil {
-		return wire.Card{}, err
+func (b *Backlog) Update(ctx context.Context, r UpdateRequest) (Card, error) {
+	if err := ValidID(r.ID); err != nil {
+		return Card{}, err
 	}
 	f := r.Fields
-	cards, err := b.write(ctx, r.Mutation.names(r.ID, nil), wire.OpUpdate, func(s *fold.State, _ time.Time) ([]*wire.Event, error) {
-		if c := s.Find(r.ID); c != nil && f != (wire.Fields{}) && f.IdempotencyKey == "" && !fold.FieldsChange(&f, c) {
+	cards, err := b.write(ctx, r.Mutation.names(r.ID, nil), OpUpdate, func(s *State, _ time.Time) ([]*Event, error) {
+		if c := s.Find(r.ID); c != nil && f != (Fields{}) && f.IdempotencyKey == "" && !fold.FieldsChange(&f, c) {
 			return nil, nil
 		}
-		return []*wire.Event{{Op: wire.OpUpdate, Card: r.ID, Fields: &f}}, nil
+		return []*Event{{Op: OpUpdate, Card: r.ID, Fields: &f}}, nil
 	})
 	if err != nil || len(cards) > 0 {
 		return firstCard(cards), err
@@ -144,9 +144,9 @@ func (b *Backlog) Update(ctx context.Context, r UpdateRequest) (wire.Card, error
 	return b.Get(r.ID)
 }
 
-func firstCard(cards []wire.Card) wire.Card {
+func firstCard(cards []Card) Card {
 	if len(cards) == 0 {
-		return wire.Card{}
+		return Card{}
 	}
 	return cards[0]
 }
@@ -167,22 +167,22 @@ const DefaultTTL = 15 * time.Minute
 
 // Claim takes a lease: the card's epoch goes up by one and the card is
 // returned with it. A nil card and nil error mean nothing was claimable.
-func (b *Backlog) Claim(ctx context.Context, r ClaimRequest) (*wire.Card, error) {
+func (b *Backlog) Claim(ctx context.Context, r ClaimRequest) (*Card, error) {
 	ttl, err := ttlSeconds(r.TTL, DefaultTTL)
 	if err != nil {
 		return nil, err
 	}
 	if r.ID != "" {
-		if err := wire.ValidID(r.ID); err != nil {
+		if err := ValidID(r.ID); err != nil {
 			return nil, err
 		}
 	}
-	cards, err := b.write(ctx, r.Mutation.names(r.ID, nil), wire.OpClaim, func(s *fold.State, at time.Time) ([]*wire.Event, error) {
-		var c *wire.Card
+	cards, err := b.write(ctx, r.Mutation.names(r.ID, nil), OpClaim, func(s *State, at time.Time) ([]*Event, error) {
+		var c *Card
 		if r.ID != "" {
 			cur := s.Find(r.ID)
 			if cur == nil {
-				return nil, wire.Rule(wire.ErrNotFound, "card %s not found", r.ID)
+				return nil, wire.Rule(ErrNotFound, "card %s not found", r.ID)
 			}
 			if err := s.Selectable(cur, at, r.Owner); err != nil {
 				return nil, err
@@ -191,10 +191,10 @@ func (b *Backlog) Claim(ctx context.Context, r ClaimRequest) (*wire.Card, error)
 				return nil, fold.HeldError(cur, h)
 			}
 			c = cur
-		} else if c = s.Pick(fold.Filter{Phase: r.Phase, Label: r.Label}, at); c == nil {
+		} else if c = s.Pick(Filter{Phase: r.Phase, Label: r.Label}, at); c == nil {
 			return nil, nil
 		}
-		return []*wire.Event{{Op: wire.OpClaim, Card: c.ID, Owner: r.Owner, TTLSeconds: ttl, ExpectVersion: c.Version, Epoch: c.ClaimEpoch + 1}}, nil
+		return []*Event{{Op: OpClaim, Card: c.ID, Owner: r.Owner, TTLSeconds: ttl, ExpectVersion: c.Version, Epoch: c.ClaimEpoch + 1}}, nil
 	})
 	if err != nil || len(cards) == 0 {
 		return nil, err
@@ -207,10 +207,10 @@ func ttlSeconds(d, def time.Duration) (int64, error) {
 		d = def
 	}
 	if d < time.Second {
-		return 0, wire.Rule(wire.ErrInvalid, "ttl %s is shorter than 1s", d)
+		return 0, wire.Rule(ErrInvalid, "ttl %s is shorter than 1s", d)
 	}
 	if d > wire.MaxTTL {
-		return 0, wire.Rule(wire.ErrInvalid, "ttl %s is longer than the longest lease, %s", d, wire.MaxTTL)
+		return 0, wire.Rule(ErrInvalid, "ttl %s is longer than the longest lease, %s", d, wire.MaxTTL)
 	}
 	return int64(d.Round(time.Second) / time.Second), nil
 }
@@ -228,18 +228,18 @@ type HeartbeatRequest struct {
 
 // Heartbeat extends the lease of its current owner. Anyone else, or a stale
 // epoch, gets ErrFenced.
-func (b *Backlog) Heartbeat(ctx context.Context, r HeartbeatRequest) (wire.Card, error) {
+func (b *Backlog) Heartbeat(ctx context.Context, r HeartbeatRequest) (Card, error) {
 	var ttl int64
 	if r.TTL != 0 {
 		var err error
 		if ttl, err = ttlSeconds(r.TTL, 0); err != nil {
-			return wire.Card{}, err
+			return Card{}, err
 		}
 	}
 	if r.Checkpoint != nil && !json.Valid(r.Checkpoint) {
-		return wire.Card{}, wire.Rule(wire.ErrInvalid, "checkpoint is not valid JSON")
+		return Card{}, wire.Rule(ErrInvalid, "checkpoint is not valid JSON")
 	}
-	return b.single(ctx, r.Mutation, &wire.Event{Op: wire.OpHeartbeat, Card: r.ID, Owner: r.Owner, Epoch: r.Epoch,
+	return b.single(ctx, r.Mutation, &Event{Op: OpHeartbeat, Card: r.ID, Owner: r.Owner, Epoch: r.Epoch,
 		TTLSeconds: ttl, Progress: r.Progress, Checkpoint: compactJSON(r.Checkpoint)})
 }
 
@@ -269,40 +269,40 @@ type LeaseRequest struct {
 
 // Release gives a claimed card back to the pool (or to blocked when its
 // attempts are used up). Fenced on owner and epoch.
-func (b *Backlog) Release(ctx context.Context, r LeaseRequest) (wire.Card, error) {
-	return b.single(ctx, r.Mutation, &wire.Event{Op: wire.OpRelease, Card: r.ID, Owner: r.Owner, Epoch: r.Epoch, Reason: r.Reason})
+func (b *Backlog) Release(ctx context.Context, r LeaseRequest) (Card, error) {
+	return b.single(ctx, r.Mutation, &Event{Op: OpRelease, Card: r.ID, Owner: r.Owner, Epoch: r.Epoch, Reason: r.Reason})
 }
 
 // Complete marks a card done. With Owner set it is fenced like a heartbeat.
 // With epics.auto_close, an epic whose last open child it was is completed
 // after it (see rollUp).
-func (b *Backlog) Complete(ctx context.Context, r LeaseRequest) (wire.Card, error) {
-	if err := wire.ValidID(r.ID); err != nil {
-		return wire.Card{}, err
+func (b *Backlog) Complete(ctx context.Context, r LeaseRequest) (Card, error) {
+	if err := ValidID(r.ID); err != nil {
+		return Card{}, err
 	}
-	e := &wire.Event{Op: wire.OpComplete, Card: r.ID, Owner: r.Owner, Epoch: r.Epoch, Reason: r.Reason, Commit: r.Commit, Branch: r.Branch}
-	cards, err := b.completeRollingUp(ctx, r.Mutation.names(r.ID, nil), func(*fold.State, time.Time) ([]*wire.Event, error) { return []*wire.Event{e}, nil })
+	e := &Event{Op: OpComplete, Card: r.ID, Owner: r.Owner, Epoch: r.Epoch, Reason: r.Reason, Commit: r.Commit, Branch: r.Branch}
+	cards, err := b.completeRollingUp(ctx, r.Mutation.names(r.ID, nil), func(*State, time.Time) ([]*Event, error) { return []*Event{e}, nil })
 	if err != nil {
-		return wire.Card{}, err
+		return Card{}, err
 	}
 	return cards[0], nil
 }
 
 // Block parks a card with a reason, dropping any lease.
-func (b *Backlog) Block(ctx context.Context, r LeaseRequest) (wire.Card, error) {
-	return b.single(ctx, r.Mutation, &wire.Event{Op: wire.OpBlock, Card: r.ID, Owner: r.Owner, Epoch: r.Epoch, Reason: r.Reason})
+func (b *Backlog) Block(ctx context.Context, r LeaseRequest) (Card, error) {
+	return b.single(ctx, r.Mutation, &Event{Op: OpBlock, Card: r.ID, Owner: r.Owner, Epoch: r.Epoch, Reason: r.Reason})
 }
 
 // Fail gives a claimed card back as failed: the attempt counts toward
 // max_attempts (blocked, with Reason, once they are used up), and otherwise
 // the card waits out the retry backoff of config.json before it is
 // claimable again. Fenced on owner and epoch.
-func (b *Backlog) Fail(ctx context.Context, r LeaseRequest) (wire.Card, error) {
+func (b *Backlog) Fail(ctx context.Context, r LeaseRequest) (Card, error) {
 	initial, maxSeconds, err := b.Config().RetryBackoff.seconds()
 	if err != nil {
-		return wire.Card{}, err
+		return Card{}, err
 	}
-	return b.single(ctx, r.Mutation, &wire.Event{Op: wire.OpFail, Card: r.ID, Owner: r.Owner, Epoch: r.Epoch, Reason: r.Reason,
+	return b.single(ctx, r.Mutation, &Event{Op: OpFail, Card: r.ID, Owner: r.Owner, Epoch: r.Epoch, Reason: r.Reason,
 		BackoffSeconds: initial, BackoffMaxSeconds: maxSeconds})
 }
 
@@ -317,35 +317,35 @@ type NoteRequest struct {
 }
 
 // Note adds a note to a card.
-func (b *Backlog) Note(ctx context.Context, r NoteRequest) (wire.Card, error) {
-	return b.single(ctx, r.Mutation, &wire.Event{Op: wire.OpNote, Card: r.ID, Owner: r.Owner, Epoch: r.Epoch, Text: r.Text})
+func (b *Backlog) Note(ctx context.Context, r NoteRequest) (Card, error) {
+	return b.single(ctx, r.Mutation, &Event{Op: OpNote, Card: r.ID, Owner: r.Owner, Epoch: r.Epoch, Text: r.Text})
 }
 
 // Unblock returns a blocked card to ready.
-func (b *Backlog) Unblock(ctx context.Context, m Mutation, id string) (wire.Card, error) {
-	return b.single(ctx, m, &wire.Event{Op: wire.OpUnblock, Card: id})
+func (b *Backlog) Unblock(ctx context.Context, m Mutation, id string) (Card, error) {
+	return b.single(ctx, m, &Event{Op: wire.OpUnblock, Card: id})
 }
 
 // Reopen returns a done card to ready.
-func (b *Backlog) Reopen(ctx context.Context, m Mutation, id string) (wire.Card, error) {
-	return b.single(ctx, m, &wire.Event{Op: wire.OpReopen, Card: id})
+func (b *Backlog) Reopen(ctx context.Context, m Mutation, id string) (Card, error) {
+	return b.single(ctx, m, &Event{Op: wire.OpReopen, Card: id})
 }
 
 // Link makes from depend on to. A link that would close a cycle is refused
 // with the cycle named.
-func (b *Backlog) Link(ctx context.Context, m Mutation, from, to string) (wire.Card, error) {
-	if err := wire.ValidID(to); err != nil {
-		return wire.Card{}, err
+func (b *Backlog) Link(ctx context.Context, m Mutation, from, to string) (Card, error) {
+	if err := ValidID(to); err != nil {
+		return Card{}, err
 	}
-	return b.single(ctx, m, &wire.Event{Op: wire.OpLink, Card: from, To: to})
+	return b.single(ctx, m, &Event{Op: OpLink, Card: from, To: to})
 }
 
 // Unlink removes the dependency of from on to.
-func (b *Backlog) Unlink(ctx context.Context, m Mutation, from, to string) (wire.Card, error) {
-	if err := wire.ValidID(to); err != nil {
-		return wire.Card{}, err
+func (b *Backlog) Unlink(ctx context.Context, m Mutation, from, to string) (Card, error) {
+	if err := ValidID(to); err != nil {
+		return Card{}, err
 	}
-	return b.single(ctx, m, &wire.Event{Op: wire.OpUnlink, Card: from, To: to})
+	return b.single(ctx, m, &Event{Op: OpUnlink, Card: from, To: to})
 }
 
 // ReclaimRequest returns leases to the pool: every expired lease, or with ID
@@ -358,9 +358,9 @@ type ReclaimRequest struct {
 
 // Reclaim returns the cards it put back (to ready, or to blocked when their
 // attempts are used up).
-func (b *Backlog) Reclaim(ctx context.Context, r ReclaimRequest) ([]wire.Card, error) {
+func (b *Backlog) Reclaim(ctx context.Context, r ReclaimRequest) ([]Card, error) {
 	if r.ID != "" {
-		if err := wire.ValidID(r.ID); err != nil {
+		if err := ValidID(r.ID); err != nil {
 			return nil, err
 		}
 	}
@@ -370,21 +370,21 @@ func (b *Backlog) Reclaim(ctx context.Context, r ReclaimRequest) ([]wire.Card, e
 	if err != nil {
 		return nil, err
 	}
-	return b.write(ctx, r.Mutation.names(r.ID, nil), wire.OpReclaim, func(s *fold.State, at time.Time) ([]*wire.Event, error) {
+	return b.write(ctx, r.Mutation.names(r.ID, nil), OpReclaim, func(s *State, at time.Time) ([]*Event, error) {
 		if r.ID != "" {
 			c := s.Find(r.ID)
 			if c == nil {
-				return nil, wire.Rule(wire.ErrNotFound, "card %s not found", r.ID)
+				return nil, wire.Rule(ErrNotFound, "card %s not found", r.ID)
 			}
-			e := &wire.Event{Op: wire.OpReclaim, Card: c.ID, Epoch: c.ClaimEpoch, Force: true, Reason: r.Reason}
+			e := &Event{Op: OpReclaim, Card: c.ID, Epoch: c.ClaimEpoch, Force: true, Reason: r.Reason}
 			if c.Expired(at) {
 				e.BackoffSeconds, e.BackoffMaxSeconds = initial, maxSeconds
 			}
-			return []*wire.Event{e}, nil
+			return []*Event{e}, nil
 		}
-		var evs []*wire.Event
+		var evs []*Event
 		for _, id := range s.Expired(at) {
-			evs = append(evs, &wire.Event{Op: wire.OpReclaim, Card: id, Epoch: s.Find(id).ClaimEpoch, Reason: r.Reason,
+			evs = append(evs, &Event{Op: OpReclaim, Card: id, Epoch: s.Find(id).ClaimEpoch, Reason: r.Reason,
 				BackoffSeconds: initial, BackoffMaxSeconds: maxSeconds})
 		}
 		return evs, nil
@@ -392,26 +392,26 @@ func (b *Backlog) Reclaim(ctx context.Context, r ReclaimRequest) ([]wire.Card, e
 }
 
 // single appends one event about one card and returns the card after it.
-func (b *Backlog) single(ctx context.Context, m Mutation, e *wire.Event) (wire.Card, error) {
-	if err := wire.ValidID(e.Card); err != nil {
-		return wire.Card{}, err
+func (b *Backlog) single(ctx context.Context, m Mutation, e *Event) (Card, error) {
+	if err := ValidID(e.Card); err != nil {
+		return Card{}, err
 	}
-	cards, err := b.write(ctx, m.names(e.Card, nil), e.Op, func(*fold.State, time.Time) ([]*wire.Event, error) { return []*wire.Event{e}, nil })
+	cards, err := b.write(ctx, m.names(e.Card, nil), e.Op, func(*State, time.Time) ([]*Event, error) { return []*Event{e}, nil })
 	if err != nil {
-		return wire.Card{}, err
+		return Card{}, err
 	}
 	return cards[0], nil
 }
 
 // Get returns one card.
-func (b *Backlog) Get(id string) (c wire.Card, err error) {
-	if err := wire.ValidID(id); err != nil {
-		return wire.Card{}, err
+func (b *Backlog) Get(id string) (c Card, err error) {
+	if err := ValidID(id); err != nil {
+		return Card{}, err
 	}
-	err = b.View(func(s *fold.State, now time.Time) error {
+	err = b.View(func(s *State, now time.Time) error {
 		var ok bool
 		if c, ok = s.Card(id); !ok {
-			return wire.Rule(wire.ErrNotFound, "card %s not found", id)
+			return wire.Rule(ErrNotFound, "card %s not found", id)
 		}
 		c.View(now)
 		return nil
@@ -421,11 +421,11 @@ func (b *Backlog) Get(id string) (c wire.Card, err error) {
 
 // List returns the cards matching f, in the given order (claim order when
 // empty).
-func (b *Backlog) List(f fold.Filter, sortBy string) (cards []wire.Card, err error) {
+func (b *Backlog) List(f Filter, sortBy string) (cards []Card, err error) {
 	if !fold.ValidSort(sortBy) {
-		return nil, wire.Rule(wire.ErrInvalid, "unknown sort %q: use claim, created, updated or id", sortBy)
+		return nil, wire.Rule(ErrInvalid, "unknown sort %q: use claim, created, updated or id", sortBy)
 	}
-	err = b.View(func(s *fold.State, now time.Time) error {
+	err = b.View(func(s *State, now time.Time) error {
 		cards = s.List(f, now, sortBy)
 		return nil
 	})
@@ -433,14 +433,14 @@ func (b *Backlog) List(f fold.Filter, sortBy string) (cards []wire.Card, err err
 }
 
 // Ready returns the cards claimable now, in claim order.
-func (b *Backlog) Ready(f fold.Filter) ([]wire.Card, error) {
+func (b *Backlog) Ready(f Filter) ([]Card, error) {
 	f.Ready = true
-	return b.List(f, fold.SortClaim)
+	return b.List(f, SortClaim)
 }
 
 // Stats summarises the backlog now.
-func (b *Backlog) Stats() (st fold.Stats, err error) {
-	err = b.View(func(s *fold.State, now time.Time) error {
+func (b *Backlog) Stats() (st Stats, err error) {
+	err = b.View(func(s *State, now time.Time) error {
 		st = s.Stats(now)
 		st.LedgerBytes = b.pos.offset
 		st.EventsSinceCompaction = s.Events() - b.snapEvents

@@ -3,7 +3,6 @@ package ledger
 import (
 	"context"
 	"fmt"
-	"github.com/bl-backlog/bl/ledger/internal/wire"
 	"path/filepath"
 	"testing"
 )
@@ -17,7 +16,7 @@ func TestAppendedOption(t *testing.T) {
 		t.Fatal(err)
 	}
 	var got []string
-	b, err := Open(dir, Options{Appended: func(evs []*wire.Event) {
+	b, err := Open(dir, Options{Appended: func(evs []*Event) {
 		for _, e := range evs {
 			got = append(got, string(e.Op)+" "+e.Card)
 		}

@@ -9,7 +9,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/bl-backlog/bl/ledger/internal/fold"
 	"github.com/bl-backlog/bl/ledger/internal/wire"
 	"github.com/bl-backlog/bl/lock"
 )
@@ -36,7 +35,7 @@ type Options struct {
 	// Appended, when set, is given the events of each write once they
 	// are durable and folded. It is called under the writers' lock, so it
 	// must only record them (hooks run them after the call returns).
-	Appended func(events []*wire.Event)
+	Appended func(events []*Event)
 }
 
 // DefaultLockTimeout is how long a writer waits for the lock by default.
@@ -51,7 +50,7 @@ type Backlog struct {
 	lk   *lock.File
 
 	mu    sync.Mutex
-	state *fold.State
+	state *State
 	seq   int // compactions folded into the snapshot the state started from
 	pos   position
 	torn  *wire.TornTail // damaged tail seen by the last read, if any
@@ -93,7 +92,7 @@ func Open(dir string, opts Options) (*Backlog, error) {
 		return nil, err
 	}
 	if fi, err := os.Stat(filepath.Join(dir, LedgerFile)); err != nil || !fi.Mode().IsRegular() {
-		return nil, wire.Errorf(wire.ErrNotInitialized, "%s has no %s; run bl init", dir, LedgerFile)
+		return nil, Errorf(ErrNotInitialized, "%s has no %s; run bl init", dir, LedgerFile)
 	}
 	if !opts.AllowNetworkFS {
 		if err := checkLocalFS(dir); err != nil {
@@ -131,7 +130,7 @@ func (b *Backlog) TornTail() *wire.TornTail {
 // View runs fn on an up-to-date state. fn must not keep the state. A
 // snapshot line the state fails to read while fn runs is returned instead
 // of fn's error: whatever fn found is void then (the line read as absent).
-func (b *Backlog) View(fn func(s *fold.State, now time.Time) error) error {
+func (b *Backlog) View(fn func(s *State, now time.Time) error) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if err := b.refresh(); err != nil {
@@ -150,9 +149,9 @@ func (b *Backlog) View(fn func(s *fold.State, now time.Time) error) error {
 // the current state and the time the events will carry; it returns the
 // events to append, or none. The result holds the card each event touched,
 // as it stands after the write, or for a replay the card the request touched.
-func (b *Backlog) write(ctx context.Context, m Mutation, op wire.Op, build func(s *fold.State, at time.Time) ([]*wire.Event, error)) (cards []wire.Card, err error) {
+func (b *Backlog) write(ctx context.Context, m Mutation, op Op, build func(s *State, at time.Time) ([]*Event, error)) (cards []Card, err error) {
 	if m.Actor == "" {
-		return nil, wire.Rule(wire.ErrInvalid, "an actor is required")
+		return nil, wire.Rule(ErrInvalid, "an actor is required")
 	}
 	err = b.withLock(ctx, func() error {
 		if err := b.readRequest(m.RequestID); err != nil {
@@ -180,8 +179,8 @@ func (b *Backlog) readRequest(rid string) error {
 
 // resolved runs build under resolve: it sees only cards in memory, and a
 // snapshot line it needs that does not read is returned before it answers.
-func resolved(build func(s *fold.State, at time.Time) ([]*wire.Event, error)) func(s *fold.State, at time.Time) ([]*wire.Event, error) {
-	return func(s *fold.State, at time.Time) (evs []*wire.Event, err error) {
+func resolved(build func(s *State, at time.Time) ([]*Event, error)) func(s *State, at time.Time) ([]*Event, error) {
+	return func(s *State, at time.Time) (evs []*Event, err error) {
 		if rerr := s.Resolve(func() { evs, err = build(s, at) }); rerr != nil {
 			return nil, rerr
 		}
@@ -214,7 +213,7 @@ func (b *Backlog) withLock(ctx context.Context, fn func() error) (err error) {
 	return err
 }
 
-func (b *Backlog) writeLocked(m Mutation, op wire.Op, build func(s *fold.State, at time.Time) ([]*wire.Event, error)) ([]wire.Card, error) {
+func (b *Backlog) writeLocked(m Mutation, op Op, build func(s *State, at time.Time) ([]*Event, error)) ([]Card, error) {
 	if m.RequestID != "" {
 		if r, ok := b.state.Receipt(m.RequestID); ok {
 			c, _ := b.state.Card(r.Card)
@@ -223,10 +222,10 @@ func (b *Backlog) writeLocked(m Mutation, op wire.Op, build func(s *fold.State, 
 			}
 			// A replayed claim answers with the lease it took; if that
 			// lease has ended since, the caller must not work on the card.
-			if r.Op == wire.OpClaim && (c.Status != wire.StatusClaimed || c.ClaimEpoch != r.Epoch) {
-				return nil, wire.Rule(wire.ErrFenced, "request %q claimed %s at epoch %d, but that lease has ended (the card is %s at epoch %d); claim again", m.RequestID, r.Card, r.Epoch, c.Status, c.ClaimEpoch)
+			if r.Op == OpClaim && (c.Status != StatusClaimed || c.ClaimEpoch != r.Epoch) {
+				return nil, wire.Rule(ErrFenced, "request %q claimed %s at epoch %d, but that lease has ended (the card is %s at epoch %d); claim again", m.RequestID, r.Card, r.Epoch, c.Status, c.ClaimEpoch)
 			}
-			return []wire.Card{c}, nil
+			return []Card{c}, nil
 		}
 	}
 	now := b.opts.Clock().UTC()
@@ -255,18 +254,18 @@ func (b *Backlog) writeLocked(m Mutation, op wire.Op, build func(s *fold.State, 
 		if err := wire.ValidUTF8(e); err != nil {
 			return nil, err
 		}
-		line, err := wire.EncodeLine(e)
+		line, err := EncodeLine(e)
 		if err != nil {
 			return nil, err
 		}
 		if len(line) > wire.MaxLine {
 			// Readers treat a longer line as damage; never write one.
-			return nil, wire.Rule(wire.ErrInvalid, "%s of %s would make a %d-byte ledger line; the limit is %d bytes", e.Op, e.Card, len(line), wire.MaxLine)
+			return nil, wire.Rule(ErrInvalid, "%s of %s would make a %d-byte ledger line; the limit is %d bytes", e.Op, e.Card, len(line), wire.MaxLine)
 		}
 		// Check and apply the event as every reader will decode it (JSON
 		// turns a nil list into null and invalid UTF-8 into U+FFFD), so the
 		// state reported here is the fold of the file.
-		if e, err = wire.DecodeLine(line); err != nil {
+		if e, err = DecodeLine(line); err != nil {
 			return nil, fmt.Errorf("ledger: %s of %s does not read back: %w", events[i].Op, events[i].Card, err)
 		}
 		if err := b.state.Check(e); err != nil {
@@ -289,7 +288,7 @@ func (b *Backlog) writeLocked(m Mutation, op wire.Op, build func(s *fold.State, 
 // appendChecked appends events, checked against the state under the lock,
 // as buf (their encoded lines), applies them and returns the cards they
 // touched as they stand after.
-func (b *Backlog) appendChecked(events []*wire.Event, buf []byte) ([]wire.Card, error) {
+func (b *Backlog) appendChecked(events []*Event, buf []byte) ([]Card, error) {
 	if err := b.appendDurably(buf); err != nil {
 		return nil, err
 	}
@@ -312,8 +311,8 @@ func (b *Backlog) appendChecked(events []*wire.Event, buf []byte) ([]wire.Card, 
 }
 
 // cardsOf returns the card each event touched, as it stands now.
-func (b *Backlog) cardsOf(events []*wire.Event) []wire.Card {
-	cards := make([]wire.Card, len(events))
+func (b *Backlog) cardsOf(events []*Event) []Card {
+	cards := make([]Card, len(events))
 	for i, e := range events {
 		cards[i], _ = b.state.Card(e.Card)
 	}

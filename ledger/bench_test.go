@@ -3,8 +3,6 @@ package ledger
 import (
 	"context"
 	"fmt"
-	"github.com/bl-backlog/bl/ledger/internal/fold"
-	"github.com/bl-backlog/bl/ledger/internal/wire"
 	"os"
 	"path/filepath"
 	"testing"
@@ -53,11 +51,11 @@ func BenchmarkCreate(b *testing.B) {
 
 // benchEvents is a realistic history: cards created, claimed, heartbeated,
 // completed, with some of them linked.
-func benchEvents(cards int) []*wire.Event {
-	var evs []*wire.Event
+func benchEvents(cards int) []*Event {
+	var evs []*Event
 	at := t0
 	n := 0
-	add := func(e *wire.Event) {
+	add := func(e *Event) {
 		at = at.Add(time.Millisecond)
 		n++
 		e.V, e.ID, e.At, e.Actor = 1, fmt.Sprintf("%016x", n), at, "bench"
@@ -65,9 +63,9 @@ func benchEvents(cards int) []*wire.Event {
 	}
 	for i := 0; i < cards; i++ {
 		id := fmt.Sprintf("card-%06d", i)
-		add(&wire.Event{Op: wire.OpCreate, Card: id, Fields: &wire.Fields{Title: strp("a card title of some length"), Priority: intp(i % 7), Labels: strs("x", "y")}})
+		add(&Event{Op: OpCreate, Card: id, Fields: &Fields{Title: strp("a card title of some length"), Priority: intp(i % 7), Labels: strs("x", "y")}})
 		if i > 0 && i%5 == 0 {
-			add(&wire.Event{Op: wire.OpLink, Card: id, To: fmt.Sprintf("card-%06d", i-1)})
+			add(&Event{Op: OpLink, Card: id, To: fmt.Sprintf("card-%06d", i-1)})
 		}
 	}
 	for i := 0; i < cards; i++ {
@@ -76,9 +74,9 @@ func benchEvents(cards int) []*wire.Event {
 		if i > 0 && i%5 == 0 {
 			v = 2
 		}
-		add(&wire.Event{Op: wire.OpClaim, Card: id, Owner: "w", TTLSeconds: 600, ExpectVersion: v, Epoch: 1})
-		add(&wire.Event{Op: wire.OpHeartbeat, Card: id, Owner: "w", Epoch: 1, Progress: intp(50)})
-		add(&wire.Event{Op: wire.OpComplete, Card: id, Owner: "w", Epoch: 1})
+		add(&Event{Op: OpClaim, Card: id, Owner: "w", TTLSeconds: 600, ExpectVersion: v, Epoch: 1})
+		add(&Event{Op: OpHeartbeat, Card: id, Owner: "w", Epoch: 1, Progress: intp(50)})
+		add(&Event{Op: OpComplete, Card: id, Owner: "w", Epoch: 1})
 	}
 	return evs
 }
@@ -87,12 +85,12 @@ func benchEvents(cards int) []*wire.Event {
 // number that matters.
 func BenchmarkFold(b *testing.B) {
 	evs := benchEvents(10_000)
-	if s := fold.Fold(evs); len(s.Conflicts()) != 0 {
+	if s := Fold(evs); len(s.Conflicts()) != 0 {
 		b.Fatalf("benchmark history has conflicts: %+v", s.Conflicts()[0])
 	}
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		fold.Fold(evs)
+		Fold(evs)
 	}
 	b.ReportMetric(float64(len(evs))*float64(b.N)/b.Elapsed().Seconds(), "events/s")
 }
@@ -103,7 +101,7 @@ func BenchmarkOpen(b *testing.B) {
 	var data []byte
 	evs := benchEvents(5_000)
 	for _, ev := range evs {
-		line, err := wire.EncodeLine(ev)
+		line, err := EncodeLine(ev)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -121,7 +119,7 @@ func BenchmarkOpen(b *testing.B) {
 }
 
 func BenchmarkDecodeLine(b *testing.B) {
-	line, err := wire.EncodeLine(&wire.Event{V: 1, ID: "9f2c51d0a4b7e361", At: t0, Actor: "alice@host", Op: wire.OpClaim, Card: "bl-k3x9q2mf",
+	line, err := EncodeLine(&Event{V: 1, ID: "9f2c51d0a4b7e361", At: t0, Actor: "alice@host", Op: OpClaim, Card: "bl-k3x9q2mf",
 		RequestID: "req-123", ExpectVersion: 3, Epoch: 2, Owner: "agent-7", TTLSeconds: 600})
 	if err != nil {
 		b.Fatal(err)
@@ -129,17 +127,17 @@ func BenchmarkDecodeLine(b *testing.B) {
 	b.SetBytes(int64(len(line)))
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		if _, err := wire.DecodeLine(line); err != nil {
+		if _, err := DecodeLine(line); err != nil {
 			b.Fatal(err)
 		}
 	}
 }
 
 func BenchmarkEncodeLine(b *testing.B) {
-	ev := &wire.Event{V: 1, ID: "9f2c51d0a4b7e361", At: t0, Actor: "alice@host", Op: wire.OpClaim, Card: "bl-k3x9q2mf",
+	ev := &Event{V: 1, ID: "9f2c51d0a4b7e361", At: t0, Actor: "alice@host", Op: OpClaim, Card: "bl-k3x9q2mf",
 		RequestID: "req-123", ExpectVersion: 3, Epoch: 2, Owner: "agent-7", TTLSeconds: 600}
 	for i := 0; i < b.N; i++ {
-		if _, err := wire.EncodeLine(ev); err != nil {
+		if _, err := EncodeLine(ev); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -161,11 +159,11 @@ func writeHistory(b *testing.B, dir string, cards, events int) {
 	at := time.Now().Add(-48 * time.Hour).UTC()
 	n := 0
 	var buf []byte
-	emit := func(e *wire.Event) {
+	emit := func(e *Event) {
 		at = at.Add(time.Microsecond)
 		n++
 		e.V, e.ID, e.At, e.Actor = 1, fmt.Sprintf("%016x", n), at, "bench"
-		line, err := wire.EncodeLine(e)
+		line, err := EncodeLine(e)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -179,15 +177,15 @@ func writeHistory(b *testing.B, dir string, cards, events int) {
 	}
 	id := func(i int) string { return fmt.Sprintf("C%06d", i) }
 	for i := range cards {
-		emit(&wire.Event{Op: wire.OpCreate, Card: id(i), Fields: &wire.Fields{Title: strp("card number " + id(i)), Priority: intp(i % 10), Labels: strs("x")}})
+		emit(&Event{Op: OpCreate, Card: id(i), Fields: &Fields{Title: strp("card number " + id(i)), Priority: intp(i % 10), Labels: strs("x")}})
 	}
 	epoch := make([]int64, cards)
 	for i := 0; n < events; i++ {
 		c := i % cards
 		epoch[c]++
-		emit(&wire.Event{Op: wire.OpClaim, Card: id(c), Owner: "w", TTLSeconds: 600, ExpectVersion: 1 + 3*(epoch[c]-1), Epoch: epoch[c]})
-		emit(&wire.Event{Op: wire.OpHeartbeat, Card: id(c), Owner: "w", Epoch: epoch[c]})
-		emit(&wire.Event{Op: wire.OpRelease, Card: id(c), Owner: "w", Epoch: epoch[c]})
+		emit(&Event{Op: OpClaim, Card: id(c), Owner: "w", TTLSeconds: 600, ExpectVersion: 1 + 3*(epoch[c]-1), Epoch: epoch[c]})
+		emit(&Event{Op: OpHeartbeat, Card: id(c), Owner: "w", Epoch: epoch[c]})
+		emit(&Event{Op: OpRelease, Card: id(c), Owner: "w", Epoch: epoch[c]})
 	}
 	if _, err := f.Write(buf); err != nil {
 		b.Fatal(err)
@@ -255,7 +253,7 @@ func BenchmarkBacklog(b *testing.B) {
 					if err != nil {
 						b.Fatal(err)
 					}
-					if cards, err := bl.Ready(fold.Filter{Limit: 10}); err != nil || len(cards) != 10 {
+					if cards, err := bl.Ready(Filter{Limit: 10}); err != nil || len(cards) != 10 {
 						b.Fatalf("ready: %d cards, %v", len(cards), err)
 					}
 					bl.Close()

@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"github.com/bl-backlog/bl/ledger/internal/fold"
-	"github.com/bl-backlog/bl/ledger/internal/wire"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -14,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/bl-backlog/bl/ledger/internal/wire"
 )
 
 // longList returns n entries of about size bytes each.
@@ -33,11 +33,11 @@ func TestCardSizeBounded(t *testing.T) {
 	e := newEnv(t)
 	e.create("A", func(r *CreateRequest) { r.Labels = longList("label", 250, 2000) })
 	acceptance := longList("acc", 250, 2000)
-	err := e.unchanged(wire.ErrInvalid, func(e *env) error {
-		_, err := e.b.Update(e.ctx, UpdateRequest{Mutation: m, ID: "A", Fields: wire.Fields{Acceptance: &acceptance}})
+	err := e.unchanged(ErrInvalid, func(e *env) error {
+		_, err := e.b.Update(e.ctx, UpdateRequest{Mutation: m, ID: "A", Fields: Fields{Acceptance: &acceptance}})
 		return err
 	})
-	if !strings.Contains(err.Error(), strconv.Itoa(wire.MaxCardBytes)) || !strings.Contains(err.Error(), "limit") {
+	if !strings.Contains(err.Error(), strconv.Itoa(MaxCardBytes)) || !strings.Contains(err.Error(), "limit") {
 		t.Fatalf("error does not name the limit: %v", err)
 	}
 	// The same card in one create is refused too (its event is too long
@@ -45,7 +45,7 @@ func TestCardSizeBounded(t *testing.T) {
 	// fit in a line but not in a card.
 	_, _, err = e.b.Create(e.ctx, CreateRequest{Mutation: m, ID: "B", Title: "b",
 		Labels: longList("l", 250, 1900), Acceptance: longList("a", 250, 1900), Body: strings.Repeat("b", 40<<10)})
-	if !errors.Is(err, wire.ErrInvalid) || !strings.Contains(err.Error(), strconv.Itoa(wire.MaxCardBytes)) {
+	if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), strconv.Itoa(MaxCardBytes)) {
 		t.Fatalf("create of an oversized card: %v", err)
 	}
 	if _, err := e.b.Compact(e.ctx); err != nil {
@@ -63,17 +63,17 @@ func TestCardSizeBounded(t *testing.T) {
 func TestCardJustUnderTheBound(t *testing.T) {
 	e := newEnv(t)
 	e.create("A", func(r *CreateRequest) { r.Labels = longList("label", 250, 2000) })
-	c := fillTo(t, e, "A", wire.MaxCardBytes-8)
+	c := fillTo(t, e, "A", MaxCardBytes-8)
 	// One more label is over the bound, and so is a link.
 	e.create("B")
 	labels := append(append([]string{}, c.Labels...), strings.Repeat("y", 64))
-	e.unchanged(wire.ErrInvalid, func(e *env) error {
-		_, err := e.b.Update(e.ctx, UpdateRequest{Mutation: m, ID: "A", Fields: wire.Fields{Labels: &labels}})
+	e.unchanged(ErrInvalid, func(e *env) error {
+		_, err := e.b.Update(e.ctx, UpdateRequest{Mutation: m, ID: "A", Fields: Fields{Labels: &labels}})
 		return err
 	})
 	longID := "B" + strings.Repeat("b", wire.MaxIDLen-1)
 	e.create(longID)
-	e.unchanged(wire.ErrInvalid, func(e *env) error {
+	e.unchanged(ErrInvalid, func(e *env) error {
 		_, err := e.b.Link(e.ctx, m, "A", longID)
 		return err
 	})
@@ -137,9 +137,9 @@ func TestCardJustUnderTheBound(t *testing.T) {
 func TestCardSizeLeaseOps(t *testing.T) {
 	e := newEnv(t)
 	e.create("A", func(r *CreateRequest) { r.Labels = longList("label", 250, 2000) })
-	fillTo(t, e, "A", wire.MaxCardBytes-2048)
+	fillTo(t, e, "A", MaxCardBytes-2048)
 	owner := strings.Repeat("o", 100<<10)
-	err := e.unchanged(wire.ErrInvalid, func(e *env) error {
+	err := e.unchanged(ErrInvalid, func(e *env) error {
 		_, err := e.b.Claim(e.ctx, ClaimRequest{Mutation: m, ID: "A", Owner: owner, TTL: time.Minute})
 		return err
 	})
@@ -154,17 +154,17 @@ func TestCardSizeLeaseOps(t *testing.T) {
 func TestCardSizeInTheFold(t *testing.T) {
 	labels, acceptance := longList("l", 250, 2000), longList("a", 250, 2000)
 	title := "a"
-	evs := []*wire.Event{
-		{V: 1, ID: "01", At: t0, Actor: "x", Op: wire.OpCreate, Card: "A", Fields: &wire.Fields{Title: &title, Labels: &labels}},
-		{V: 1, ID: "02", At: t0.Add(1), Actor: "x", Op: wire.OpUpdate, Card: "A", Fields: &wire.Fields{Acceptance: &acceptance}},
+	evs := []*Event{
+		{V: 1, ID: "01", At: t0, Actor: "x", Op: OpCreate, Card: "A", Fields: &Fields{Title: &title, Labels: &labels}},
+		{V: 1, ID: "02", At: t0.Add(1), Actor: "x", Op: OpUpdate, Card: "A", Fields: &Fields{Acceptance: &acceptance}},
 	}
 	for _, ev := range evs {
-		if line, err := wire.EncodeLine(ev); err != nil || len(line) > wire.MaxLine {
+		if line, err := EncodeLine(ev); err != nil || len(line) > wire.MaxLine {
 			t.Fatalf("event line of %d bytes: %v", len(line), err)
 		}
 	}
-	s := fold.Fold(evs)
-	if cs := s.Conflicts(); len(cs) != 1 || cs[0].Event != "02" || !strings.Contains(cs[0].Reason, strconv.Itoa(wire.MaxCardBytes)) {
+	s := Fold(evs)
+	if cs := s.Conflicts(); len(cs) != 1 || cs[0].Event != "02" || !strings.Contains(cs[0].Reason, strconv.Itoa(MaxCardBytes)) {
 		t.Fatalf("conflicts %+v", cs)
 	}
 	c, _ := s.Card("A")
@@ -198,7 +198,7 @@ func checkSnapshotLines(t *testing.T, dir string) {
 }
 
 // cardBytes is the length of c's JSON in a snapshot line.
-func cardBytes(t *testing.T, c wire.Card) int {
+func cardBytes(t *testing.T, c Card) int {
 	t.Helper()
 	line, err := wire.AppendFramed(nil, wire.SnapshotLine{Card: &c})
 	if err != nil {
@@ -210,10 +210,10 @@ func cardBytes(t *testing.T, c wire.Card) int {
 // fillTo sets acceptance criteria on card id that make it target bytes
 // once updated (the update's own stamp and version are measured by a first
 // update, then the list is trimmed to fit).
-func fillTo(t *testing.T, e *env, id string, target int) wire.Card {
+func fillTo(t *testing.T, e *env, id string, target int) Card {
 	t.Helper()
 	list := longList("acc", 200, 2000)
-	var c wire.Card
+	var c Card
 	for round := 0; round < 3; round++ {
 		probe := e.card(id)
 		probe.Acceptance = list
@@ -231,7 +231,7 @@ func fillTo(t *testing.T, e *env, id string, target int) wire.Card {
 			list[len(list)-1] = last + strings.Repeat("z", diff)
 		}
 		var err error
-		if c, err = e.b.Update(e.ctx, UpdateRequest{Mutation: m, ID: id, Fields: wire.Fields{Acceptance: &list}}); err != nil {
+		if c, err = e.b.Update(e.ctx, UpdateRequest{Mutation: m, ID: id, Fields: Fields{Acceptance: &list}}); err != nil {
 			t.Fatal(err)
 		}
 		list = append([]string{}, list...)

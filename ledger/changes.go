@@ -9,10 +9,10 @@ import (
 // event at cursor to (all of it for the zero cursor), for a caller that
 // goes on from there with Step: bl watch, when the first update it shows
 // needs the values before it.
-func (b *Backlog) ChangesBefore(to wire.Cursor) (*fold.Changes, error) {
+func (b *Backlog) ChangesBefore(to Cursor) (*Changes, error) {
 	c := fold.NewChanges()
-	stop := &wire.Event{At: to.At, ID: to.ID}
-	_, err := b.History(HistoryFilter{}, func(e *wire.Event, _ *wire.Conflict) error {
+	stop := &Event{At: to.At, ID: to.ID}
+	_, err := b.History(HistoryFilter{}, func(e *Event, _ *Conflict) error {
 		if !to.IsZero() && !e.Before(stop) {
 			return errStop // History ends quietly
 		}
@@ -31,16 +31,16 @@ func (b *Backlog) ChangesBefore(to wire.Cursor) (*fold.Changes, error) {
 // conflict passed is the backlog's own verdict, as History gives it. It
 // also returns the fold, which has read every event up to the cursor when
 // the walk ran to the end, for a follower to go on with Step.
-func (b *Backlog) HistoryChanges(f HistoryFilter, newest int, fn func(e *wire.Event, conflict *wire.Conflict, changes []fold.Change) error) (wire.Cursor, *fold.Changes, error) {
+func (b *Backlog) HistoryChanges(f HistoryFilter, newest int, fn func(e *Event, conflict *Conflict, changes []Change) error) (Cursor, *Changes, error) {
 	for _, op := range f.Ops {
 		if _, ok := fold.Kinds[op]; !ok {
-			return f.From, nil, wire.Rule(wire.ErrInvalid, "unknown op %q: use one of %s", op, opNames())
+			return f.From, nil, wire.Rule(ErrInvalid, "unknown op %q: use one of %s", op, opNames())
 		}
 	}
 	type entry struct {
-		e  *wire.Event
-		c  *wire.Conflict
-		ch []fold.Change
+		e  *Event
+		c  *Conflict
+		ch []Change
 	}
 	var ring []entry
 	next := 0
@@ -55,7 +55,7 @@ func (b *Backlog) HistoryChanges(f HistoryFilter, newest int, fn func(e *wire.Ev
 	// The walk starts at the beginning, since the fold needs every event;
 	// History's cursor is then where History(f) would leave it, except
 	// that it never goes back before f.From.
-	cur, err := b.History(HistoryFilter{}, func(e *wire.Event, c *wire.Conflict) error {
+	cur, err := b.History(HistoryFilter{}, func(e *Event, c *Conflict) error {
 		changes, _ := ch.Step(e)
 		if !f.From.Before(e) || !sel.match(e) {
 			return nil
@@ -75,7 +75,7 @@ func (b *Backlog) HistoryChanges(f HistoryFilter, newest int, fn func(e *wire.Ev
 		next = (next + 1) % newest
 		return nil
 	})
-	if !f.From.IsZero() && cur.Before(&wire.Event{At: f.From.At, ID: f.From.ID}) {
+	if !f.From.IsZero() && cur.Before(&Event{At: f.From.At, ID: f.From.ID}) {
 		cur = f.From
 	}
 	if err != nil {

@@ -1,8 +1,6 @@
 package ledger
 
 import (
-	"github.com/bl-backlog/bl/ledger/internal/fold"
-	"github.com/bl-backlog/bl/ledger/internal/wire"
 	"os"
 	"path/filepath"
 	"testing"
@@ -29,14 +27,14 @@ func BenchmarkHistoryChanges(b *testing.B) {
 	defer bl.Close()
 	b.Run("History", func(b *testing.B) {
 		for range b.N {
-			if _, err := bl.History(HistoryFilter{}, func(*wire.Event, *wire.Conflict) error { return nil }); err != nil {
+			if _, err := bl.History(HistoryFilter{}, func(*Event, *Conflict) error { return nil }); err != nil {
 				b.Fatal(err)
 			}
 		}
 	})
 	b.Run("HistoryChanges", func(b *testing.B) {
 		for range b.N {
-			if _, _, err := bl.HistoryChanges(HistoryFilter{}, 20, func(*wire.Event, *wire.Conflict, []fold.Change) error { return nil }); err != nil {
+			if _, _, err := bl.HistoryChanges(HistoryFilter{}, 20, func(*Event, *Conflict, []Change) error { return nil }); err != nil {
 				b.Fatal(err)
 			}
 		}

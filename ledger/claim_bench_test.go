@@ -2,10 +2,10 @@ package ledger
 
 import (
 	"fmt"
-	"github.com/bl-backlog/bl/ledger/internal/fold"
-	"github.com/bl-backlog/bl/ledger/internal/wire"
 	"testing"
 	"time"
+
+	"github.com/bl-backlog/bl/ledger/internal/fold"
 )
 
 // BenchmarkClaim measures a claim and its release on an open handle over a
@@ -64,29 +64,29 @@ func BenchmarkClaimPick(b *testing.B) {
 			name = "paths1k"
 		}
 		b.Run(name, func(b *testing.B) {
-			var evs []*wire.Event
+			var evs []*Event
 			at := t0
-			add := func(e *wire.Event) {
+			add := func(e *Event) {
 				at = at.Add(time.Millisecond)
 				e.V, e.ID, e.At, e.Actor = 1, fmt.Sprintf("%016x", len(evs)+1), at, "bench"
 				evs = append(evs, e)
 			}
 			for i := range 1000 {
-				f := &wire.Fields{Title: strp("a card of the benchmark"), Priority: intp(i % 10)}
+				f := &Fields{Title: strp("a card of the benchmark"), Priority: intp(i % 10)}
 				if withPaths {
 					f.Paths = strs(fmt.Sprintf("pkg/m%03d/**", i), fmt.Sprintf("docs/m%03d.md", i))
 				}
-				add(&wire.Event{Op: wire.OpCreate, Card: fmt.Sprintf("c%04d", i), Fields: f})
+				add(&Event{Op: OpCreate, Card: fmt.Sprintf("c%04d", i), Fields: f})
 			}
 			for i := range 10 {
-				add(&wire.Event{Op: wire.OpClaim, Card: fmt.Sprintf("c%04d", i*10+9), Owner: "other", TTLSeconds: 3600, ExpectVersion: 1, Epoch: 1})
+				add(&Event{Op: OpClaim, Card: fmt.Sprintf("c%04d", i*10+9), Owner: "other", TTLSeconds: 3600, ExpectVersion: 1, Epoch: 1})
 			}
-			s := fold.Fold(evs)
+			s := Fold(evs)
 			now := at.Add(time.Second)
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
 				s.Held = fold.HeldCache{} // each claim computes the holders afresh
-				if s.Pick(fold.Filter{}, now.Add(time.Duration(i))) == nil {
+				if s.Pick(Filter{}, now.Add(time.Duration(i))) == nil {
 					b.Fatal("nothing picked")
 				}
 			}

@@ -2,8 +2,9 @@ package ledger
 
 import (
 	"fmt"
-	"github.com/bl-backlog/bl/ledger/internal/wire"
 	"time"
+
+	"github.com/bl-backlog/bl/ledger/internal/wire"
 )
 
 // stampClock returns the clock reading an event stamped at by a writer
@@ -36,7 +37,7 @@ func (b *Backlog) warnOnce(key, msg string) {
 // restamp returns a copy of e stamped at instead, still carrying the time
 // its writer read from its clock when the new stamp runs ahead of that by
 // more than MaxClockSkew.
-func restamp(e *wire.Event, at time.Time) *wire.Event {
+func restamp(e *Event, at time.Time) *Event {
 	cp := *e
 	if c := e.WriterClock(); at.Sub(c) > wire.MaxClockSkew {
 		cp.Clock = &c
@@ -49,7 +50,7 @@ func restamp(e *wire.Event, at time.Time) *wire.Event {
 type FutureEvent struct {
 	Event        string    `json:"event"`
 	At           time.Time `json:"at"`
-	Op           wire.Op   `json:"op"`
+	Op           Op        `json:"op"`
 	Card         string    `json:"card"`
 	Actor        string    `json:"actor"`
 	AheadSeconds float64   `json:"ahead_seconds"`
@@ -60,7 +61,7 @@ type FutureEvent struct {
 // event folded, from the ledger or the snapshot) runs ahead of now, in
 // seconds; 0 within MaxClockSkew. Events stamped ahead only to stay after
 // such an event carry their writers' clocks and are not listed.
-func futureEvents(evs []*wire.Event, newest wire.Event, now time.Time) (future []FutureEvent, stampsAhead float64) {
+func futureEvents(evs []*Event, newest Event, now time.Time) (future []FutureEvent, stampsAhead float64) {
 	future = []FutureEvent{}
 	for _, e := range evs {
 		if ahead := e.WriterClock().Sub(now); ahead > wire.MaxClockSkew {

@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/bl-backlog/bl/ledger/internal/fold"
 	"github.com/bl-backlog/bl/ledger/internal/wire"
 	json "github.com/goccy/go-json"
 )
@@ -58,7 +57,7 @@ func TestLeaseEndsByClaimersClock(t *testing.T) {
 
 	// One second in, the lease is live for everyone but its owner.
 	e.clk.Advance(time.Second)
-	e.unchanged(wire.ErrConflict, func(e *env) error {
+	e.unchanged(ErrConflict, func(e *env) error {
 		_, err := e.b.Claim(e.ctx, ClaimRequest{Mutation: m, ID: "A", Owner: "w2", TTL: time.Minute})
 		return err
 	})
@@ -99,7 +98,7 @@ func TestLiveLeaseNotExpiredByAStampAhead(t *testing.T) {
 	}
 	for _, id := range []string{"A", ""} {
 		c, err := e.b.Claim(e.ctx, ClaimRequest{Mutation: m, ID: id, Owner: "w2", TTL: time.Minute})
-		if id == "A" && !errors.Is(err, wire.ErrConflict) || id == "" && c != nil && c.ID == "A" {
+		if id == "A" && !errors.Is(err, ErrConflict) || id == "" && c != nil && c.ID == "A" {
 			t.Fatalf("claim %q by w2 during w1's lease: %+v, %v", id, c, err)
 		}
 	}
@@ -126,7 +125,7 @@ func TestLiveLeaseNotExpiredByAStampAhead(t *testing.T) {
 func TestDeferByClock(t *testing.T) {
 	e := skewEnv(t, nil)
 	e.create("D", func(r *CreateRequest) { r.DeferUntil = t0.Add(time.Hour) })
-	if c, err := e.b.Claim(e.ctx, ClaimRequest{Mutation: m, ID: "D", Owner: "w", TTL: time.Minute}); !errors.Is(err, wire.ErrConflict) {
+	if c, err := e.b.Claim(e.ctx, ClaimRequest{Mutation: m, ID: "D", Owner: "w", TTL: time.Minute}); !errors.Is(err, ErrConflict) {
 		t.Fatalf("claim before defer_until: %+v, %v", c, err)
 	}
 	e.clk.Advance(time.Hour)
@@ -214,7 +213,7 @@ func TestClockFoldDeterministic(t *testing.T) {
 		t.Fatal(err)
 	}
 	var writer string
-	if err := e.b.View(func(s *fold.State, _ time.Time) error { writer = stateJSON(t, s); return nil }); err != nil {
+	if err := e.b.View(func(s *State, _ time.Time) error { writer = stateJSON(t, s); return nil }); err != nil {
 		t.Fatal(err)
 	}
 	one, two := stateJSON(t, foldFile(t, e.ledgerPath())), stateJSON(t, foldFile(t, e.ledgerPath()))
@@ -227,7 +226,7 @@ func TestClockFoldDeterministic(t *testing.T) {
 	fresh := e.open()
 	defer fresh.Close()
 	var after string
-	if err := fresh.View(func(s *fold.State, _ time.Time) error { after = stateJSON(t, s); return nil }); err != nil {
+	if err := fresh.View(func(s *State, _ time.Time) error { after = stateJSON(t, s); return nil }); err != nil {
 		t.Fatal(err)
 	}
 	if after != one {
@@ -239,9 +238,9 @@ func TestClockFoldDeterministic(t *testing.T) {
 // its place after at; a line without it is the line it always was.
 func TestClockCodec(t *testing.T) {
 	clock := t0.Add(123456789)
-	e := &wire.Event{V: 1, ID: "0123456789abcdef", At: t0.Add(year), Clock: &clock, Actor: "a", Op: wire.OpClaim, Card: "A",
+	e := &Event{V: 1, ID: "0123456789abcdef", At: t0.Add(year), Clock: &clock, Actor: "a", Op: OpClaim, Card: "A",
 		ExpectVersion: 1, Epoch: 1, Owner: "w", TTLSeconds: 2}
-	line, err := wire.EncodeLine(e)
+	line, err := EncodeLine(e)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -260,17 +259,17 @@ func TestClockCodec(t *testing.T) {
 	if !ok {
 		t.Fatal("decodeFast refused a line with a clock")
 	}
-	var slow wire.Event
+	var slow Event
 	if err := json.Unmarshal(framed, &slow); err != nil {
 		t.Fatal(err)
 	}
-	for _, d := range []*wire.Event{fast, &slow} {
+	for _, d := range []*Event{fast, &slow} {
 		if d.Clock == nil || !d.Clock.Equal(clock) || !d.At.Equal(e.At) || d.WriterClock() != clock {
 			t.Fatalf("decoded clock %v at %v", d.Clock, d.At)
 		}
 	}
 	e.Clock = nil
-	plain, _ := wire.EncodeLine(e)
+	plain, _ := EncodeLine(e)
 	if bytes.Contains(plain, []byte("clock")) {
 		t.Fatalf("line without a clock: %s", plain)
 	}

@@ -11,13 +11,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/bl-backlog/bl/ledger/internal/fold"
 	"github.com/bl-backlog/bl/ledger/internal/wire"
 	json "github.com/goccy/go-json"
 )
 
 // foldedJSON renders everything a fold produces, for comparing states.
-func foldedJSON(t testing.TB, s *fold.State) string {
+func foldedJSON(t testing.TB, s *State) string {
 	t.Helper()
 	b, _, err := encodeSnapshot(s, nil, nil)
 	if err != nil {
@@ -29,7 +28,7 @@ func foldedJSON(t testing.TB, s *fold.State) string {
 func (e *env) foldedJSON() string {
 	e.t.Helper()
 	var out string
-	if err := e.open().View(func(s *fold.State, _ time.Time) error {
+	if err := e.open().View(func(s *State, _ time.Time) error {
 		out = foldedJSON(e.t, s)
 		return nil
 	}); err != nil {
@@ -44,7 +43,7 @@ func busy(t *testing.T) *env {
 	if _, err := e.b.Heartbeat(e.ctx, HeartbeatRequest{Mutation: rid("hb-1"), ID: "A", Owner: "w1", Epoch: 1}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.b.Update(e.ctx, UpdateRequest{Mutation: m, ID: "B", Fields: wire.Fields{Phase: ptr("M2")}}); err != nil {
+	if _, err := e.b.Update(e.ctx, UpdateRequest{Mutation: m, ID: "B", Fields: Fields{Phase: ptr("M2")}}); err != nil {
 		t.Fatal(err)
 	}
 	return e

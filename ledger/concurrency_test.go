@@ -4,13 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/bl-backlog/bl/ledger/internal/fold"
-	"github.com/bl-backlog/bl/ledger/internal/wire"
 	"math/rand/v2"
 	"sort"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/bl-backlog/bl/ledger/internal/fold"
 )
 
 type claimRecord struct {
@@ -67,13 +67,13 @@ func TestConcurrentClaims(t *testing.T) {
 				errs <- err
 				return
 			}
-			var stale *wire.Card // a lease this worker walked away from
+			var stale *Card // a lease this worker walked away from
 			for r := 0; r < rounds; r++ {
 				if stale != nil && rng.IntN(2) == 0 {
 					// Come back late to an old lease: either it is still
 					// ours, or the call is fenced.
 					_, err := b.Heartbeat(ctx, HeartbeatRequest{Mutation: mut, ID: stale.ID, Owner: owner, Epoch: stale.ClaimEpoch})
-					if errors.Is(err, wire.ErrFenced) {
+					if errors.Is(err, ErrFenced) {
 						mu.Lock()
 						fenced++
 						mu.Unlock()
@@ -88,7 +88,7 @@ func TestConcurrentClaims(t *testing.T) {
 					req.ID = fmt.Sprintf("C%d", rng.IntN(cards))
 				}
 				c, err := b.Claim(ctx, req)
-				if req.ID != "" && errors.Is(err, wire.ErrConflict) {
+				if req.ID != "" && errors.Is(err, ErrConflict) {
 					continue // held by someone else or done
 				}
 				if err != nil {
@@ -98,7 +98,7 @@ func TestConcurrentClaims(t *testing.T) {
 				if c == nil {
 					continue
 				}
-				if c.ClaimOwner != owner || c.Status != wire.StatusClaimed {
+				if c.ClaimOwner != owner || c.Status != StatusClaimed {
 					errs <- fmt.Errorf("%s got a card it does not hold: %+v", owner, c)
 					return
 				}
@@ -116,7 +116,7 @@ func TestConcurrentClaims(t *testing.T) {
 					_, err = b.Complete(ctx, lr)
 					if err == nil {
 						_, err = b.Reopen(ctx, mut, c.ID)
-						if errors.Is(err, wire.ErrConflict) {
+						if errors.Is(err, ErrConflict) {
 							err = nil // someone else reopened or claimed it first
 						}
 					}
@@ -128,7 +128,7 @@ func TestConcurrentClaims(t *testing.T) {
 					// Walk away and let the lease lapse.
 					stale = c
 				}
-				if errors.Is(err, wire.ErrFenced) {
+				if errors.Is(err, ErrFenced) {
 					mu.Lock()
 					fenced++
 					mu.Unlock()
@@ -181,7 +181,7 @@ func TestConcurrentClaims(t *testing.T) {
 	}
 	var claims int
 	for _, e := range historyEvents(t, dir) {
-		if e.Op == wire.OpClaim {
+		if e.Op == OpClaim {
 			claims++
 		}
 	}
@@ -192,7 +192,7 @@ func TestConcurrentClaims(t *testing.T) {
 	takeovers := 0
 	replay := fold.NewState()
 	for _, e := range historyEvents(t, dir) {
-		if c, ok := replay.Card(e.Card); ok && e.Op == wire.OpClaim && c.Status == wire.StatusClaimed && c.ClaimOwner != e.Owner {
+		if c, ok := replay.Card(e.Card); ok && e.Op == OpClaim && c.Status == StatusClaimed && c.ClaimOwner != e.Owner {
 			takeovers++
 		}
 		_ = replay.Apply(e)

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/bl-backlog/bl/ledger/internal/fold"
-	"github.com/bl-backlog/bl/ledger/internal/wire"
 	json "github.com/goccy/go-json"
 )
 
@@ -64,7 +63,7 @@ func (r RetryBackoff) seconds() (initial, maxSeconds int64, err error) {
 		}
 		d, err := time.ParseDuration(v)
 		if err != nil || d < 0 {
-			return 0, wire.Errorf(wire.ErrInvalid, "%s: retry_backoff.%s %q is not a duration such as \"30s\" or \"1h\"", ConfigFile, name, v)
+			return 0, Errorf(ErrInvalid, "%s: retry_backoff.%s %q is not a duration such as \"30s\" or \"1h\"", ConfigFile, name, v)
 		}
 		return int64((d + time.Second - 1) / time.Second), nil
 	}
@@ -106,7 +105,7 @@ func CheckBoardName(name string) error {
 		bad = true
 	}
 	if bad {
-		return wire.Errorf(wire.ErrInvalid, "%s: sync.board %q must be a plain file name ending in .md, such as BOARD.md: bl overwrites it at every sync, so it is never a path nor a file bl manages", ConfigFile, name)
+		return Errorf(ErrInvalid, "%s: sync.board %q must be a plain file name ending in .md, such as BOARD.md: bl overwrites it at every sync, so it is never a path nor a file bl manages", ConfigFile, name)
 	}
 	return nil
 }
@@ -165,7 +164,7 @@ func readConfig(dir string) (Config, error) {
 		return cfg, err
 	}
 	if err := decodeConfig(data, &cfg); err != nil {
-		return cfg, wire.Errorf(wire.ErrInvalid, "%s: %v", filepath.Join(dir, ConfigFile), err)
+		return cfg, Errorf(ErrInvalid, "%s: %v", filepath.Join(dir, ConfigFile), err)
 	}
 	return cfg, nil
 }

@@ -2,10 +2,10 @@ package ledger
 
 import (
 	"bytes"
-	"github.com/bl-backlog/bl/ledger/internal/fold"
-	"github.com/bl-backlog/bl/ledger/internal/wire"
 	"testing"
 	"time"
+
+	"github.com/bl-backlog/bl/ledger/internal/wire"
 )
 
 // TestConflictNamesTheLoser: a claim that lost a race merged in from
@@ -13,23 +13,23 @@ import (
 // card, and the event's own stamp and clock reading, not the actor alone.
 func TestConflictNamesTheLoser(t *testing.T) {
 	clock := t0.Add(-5 * time.Second) // the loser's clock, behind its stamp
-	evs := []*wire.Event{
-		{V: 1, ID: "0000000000000001", At: t0, Actor: "alice", Op: wire.OpCreate, Card: "A", Fields: &wire.Fields{Title: strp("a")}},
-		{V: 1, ID: "0000000000000002", At: t0.Add(1), Actor: "host1", Op: wire.OpClaim, Card: "A", Owner: "w1", Epoch: 1, ExpectVersion: 1, TTLSeconds: 600},
-		{V: 1, ID: "0000000000000003", At: t0.Add(2), Clock: &clock, Actor: "host2", Op: wire.OpClaim, Card: "A", Owner: "w2", Epoch: 1, ExpectVersion: 1, TTLSeconds: 600},
+	evs := []*Event{
+		{V: 1, ID: "0000000000000001", At: t0, Actor: "alice", Op: OpCreate, Card: "A", Fields: &Fields{Title: strp("a")}},
+		{V: 1, ID: "0000000000000002", At: t0.Add(1), Actor: "host1", Op: OpClaim, Card: "A", Owner: "w1", Epoch: 1, ExpectVersion: 1, TTLSeconds: 600},
+		{V: 1, ID: "0000000000000003", At: t0.Add(2), Clock: &clock, Actor: "host2", Op: OpClaim, Card: "A", Owner: "w2", Epoch: 1, ExpectVersion: 1, TTLSeconds: 600},
 		// A heartbeat by the loser, fenced.
-		{V: 1, ID: "0000000000000004", At: t0.Add(3), Actor: "host2", Op: wire.OpHeartbeat, Card: "A", Owner: "w2", Epoch: 1, TTLSeconds: 600},
+		{V: 1, ID: "0000000000000004", At: t0.Add(3), Actor: "host2", Op: OpHeartbeat, Card: "A", Owner: "w2", Epoch: 1, TTLSeconds: 600},
 		// Not a lease op: no owner, and no winner to name.
 		{V: 1, ID: "0000000000000005", At: t0.Add(4), Actor: "carol", Op: wire.OpReopen, Card: "A"},
 	}
-	s := fold.Fold(evs)
+	s := Fold(evs)
 	cs := s.Conflicts()
 	if len(cs) != 3 {
 		t.Fatalf("conflicts %+v", cs)
 	}
-	want := []wire.Conflict{
-		{Event: "0000000000000003", At: t0.Add(2).Format(time.RFC3339Nano), Clock: clock.Format(time.RFC3339Nano), Op: wire.OpClaim, Card: "A", Actor: "host2", Owner: "w2", Winner: "w1"},
-		{Event: "0000000000000004", At: t0.Add(3).Format(time.RFC3339Nano), Op: wire.OpHeartbeat, Card: "A", Actor: "host2", Owner: "w2", Winner: "w1"},
+	want := []Conflict{
+		{Event: "0000000000000003", At: t0.Add(2).Format(time.RFC3339Nano), Clock: clock.Format(time.RFC3339Nano), Op: OpClaim, Card: "A", Actor: "host2", Owner: "w2", Winner: "w1"},
+		{Event: "0000000000000004", At: t0.Add(3).Format(time.RFC3339Nano), Op: OpHeartbeat, Card: "A", Actor: "host2", Owner: "w2", Winner: "w1"},
 		{Event: "0000000000000005", At: t0.Add(4).Format(time.RFC3339Nano), Op: wire.OpReopen, Card: "A", Actor: "carol"},
 	}
 	for i := range want {
@@ -46,7 +46,7 @@ func TestConflictNamesTheLoser(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, _, _ := encodeSnapshot(fold.Fold(evs), nil, nil)
+	b, _, _ := encodeSnapshot(Fold(evs), nil, nil)
 	if !bytes.Equal(a, b) {
 		t.Fatal("the same events gave two snapshots")
 	}
@@ -74,7 +74,7 @@ func TestConflictLineFromOlderBl(t *testing.T) {
 		t.Fatalf("the fast path declined an older conflict line: %s", line)
 	}
 	l, _ := wire.DecodeSnapshotFast(line)
-	want := wire.Conflict{Event: "0000000000000003", At: "2026-01-02T03:04:05.000000002Z", Op: wire.OpClaim, Card: "A", Actor: "host2", Reason: "card A is claimed by w1"}
+	want := Conflict{Event: "0000000000000003", At: "2026-01-02T03:04:05.000000002Z", Op: OpClaim, Card: "A", Actor: "host2", Reason: "card A is claimed by w1"}
 	if l.Conflict == nil || *l.Conflict != want {
 		t.Fatalf("got %+v", l.Conflict)
 	}

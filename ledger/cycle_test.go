@@ -2,8 +2,6 @@ package ledger
 
 import (
 	"errors"
-	"github.com/bl-backlog/bl/ledger/internal/fold"
-	"github.com/bl-backlog/bl/ledger/internal/wire"
 	"strings"
 	"testing"
 )
@@ -33,23 +31,23 @@ func TestCycleRejection(t *testing.T) {
 		{
 			name:  "update depends_on",
 			prep:  func(e *env) { mustLink(e, "B", "A") },
-			do:    doUpdate("A", wire.Fields{DependsOn: strs("C", "B")}),
+			do:    doUpdate("A", Fields{DependsOn: strs("C", "B")}),
 			cycle: "A → B → A",
 		},
 		{
 			name:  "update depends_on through a chain",
 			prep:  func(e *env) { mustLink(e, "C", "B"); mustLink(e, "B", "A") },
-			do:    doUpdate("A", wire.Fields{DependsOn: strs("C")}),
+			do:    doUpdate("A", Fields{DependsOn: strs("C")}),
 			cycle: "A → C → B → A",
 		},
 		{
 			name: "update parent",
 			prep: func(e *env) {
-				if _, err := e.b.Update(e.ctx, UpdateRequest{Mutation: m, ID: "B", Fields: wire.Fields{Parent: strp("A")}}); err != nil {
+				if _, err := e.b.Update(e.ctx, UpdateRequest{Mutation: m, ID: "B", Fields: Fields{Parent: strp("A")}}); err != nil {
 					e.t.Fatal(err)
 				}
 			},
-			do:    doUpdate("A", wire.Fields{Parent: strp("B")}),
+			do:    doUpdate("A", Fields{Parent: strp("B")}),
 			cycle: "A → B → A",
 		},
 		{
@@ -58,7 +56,7 @@ func TestCycleRejection(t *testing.T) {
 				e.create("P1", func(r *CreateRequest) { r.Parent = "A" })
 				e.create("P2", func(r *CreateRequest) { r.Parent = "P1" })
 			},
-			do:    doUpdate("A", wire.Fields{Parent: strp("P2")}),
+			do:    doUpdate("A", Fields{Parent: strp("P2")}),
 			cycle: "A → P2 → P1 → A",
 		},
 	}
@@ -69,7 +67,7 @@ func TestCycleRejection(t *testing.T) {
 				e.create(id)
 			}
 			tc.prep(e)
-			err := e.unchanged(wire.ErrConflict, tc.do)
+			err := e.unchanged(ErrConflict, tc.do)
 			if !strings.Contains(err.Error(), tc.cycle) {
 				t.Fatalf("error %q does not name the cycle %q", err, tc.cycle)
 			}
@@ -93,7 +91,7 @@ func TestSelfReferenceAtCreate(t *testing.T) {
 		{Mutation: m, ID: "A", Title: "a", DependsOn: []string{"B", "A"}},
 		{Mutation: m, ID: "A", Title: "a", Parent: "A"},
 	} {
-		e.unchanged(wire.ErrInvalid, func(e *env) error { _, _, err := e.b.Create(e.ctx, r); return err })
+		e.unchanged(ErrInvalid, func(e *env) error { _, _, err := e.b.Create(e.ctx, r); return err })
 	}
 }
 
@@ -107,10 +105,10 @@ func TestDiamondIsNotACycle(t *testing.T) {
 	mustLink(e, "A", "C")
 	mustLink(e, "B", "D")
 	mustLink(e, "C", "D")
-	if _, err := e.b.Update(e.ctx, UpdateRequest{Mutation: m, ID: "D", Fields: wire.Fields{Parent: strp("B")}}); err != nil {
+	if _, err := e.b.Update(e.ctx, UpdateRequest{Mutation: m, ID: "D", Fields: Fields{Parent: strp("B")}}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.b.Update(e.ctx, UpdateRequest{Mutation: m, ID: "B", Fields: wire.Fields{DependsOn: strs("C", "D", "C")}}); err != nil {
+	if _, err := e.b.Update(e.ctx, UpdateRequest{Mutation: m, ID: "B", Fields: Fields{DependsOn: strs("C", "D", "C")}}); err != nil {
 		t.Fatal(err)
 	}
 	if c := e.card("B"); strings.Join(c.DependsOn, ",") != "C,D" {
@@ -124,7 +122,7 @@ func TestDiamondIsNotACycle(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err := e.b.Link(e.ctx, m, "C", "A")
-	if !errors.Is(err, wire.ErrConflict) || !strings.Contains(err.Error(), "C → A → ") {
+	if !errors.Is(err, ErrConflict) || !strings.Contains(err.Error(), "C → A → ") {
 		t.Fatalf("link C→A: %v", err)
 	}
 }
@@ -132,17 +130,17 @@ func TestDiamondIsNotACycle(t *testing.T) {
 // TestCycleInMergedLedger: a cycle closed by two clones each adding one
 // edge is kept out by the fold; the later link is a conflict.
 func TestCycleInMergedLedger(t *testing.T) {
-	var evs []*wire.Event
+	var evs []*Event
 	at := t0
-	add := func(op wire.Op, card, to string, f *wire.Fields) {
+	add := func(op Op, card, to string, f *Fields) {
 		at = at.Add(1)
-		evs = append(evs, &wire.Event{V: 1, ID: at.Format("05.000000000"), At: at, Actor: "a", Op: op, Card: card, To: to, Fields: f})
+		evs = append(evs, &Event{V: 1, ID: at.Format("05.000000000"), At: at, Actor: "a", Op: op, Card: card, To: to, Fields: f})
 	}
-	add(wire.OpCreate, "A", "", &wire.Fields{Title: strp("a")})
-	add(wire.OpCreate, "B", "", &wire.Fields{Title: strp("b")})
-	add(wire.OpLink, "A", "B", nil) // clone 1
-	add(wire.OpLink, "B", "A", nil) // clone 2
-	s := fold.Fold(evs)
+	add(OpCreate, "A", "", &Fields{Title: strp("a")})
+	add(OpCreate, "B", "", &Fields{Title: strp("b")})
+	add(OpLink, "A", "B", nil) // clone 1
+	add(OpLink, "B", "A", nil) // clone 2
+	s := Fold(evs)
 	if len(s.Conflicts()) != 1 || !strings.Contains(s.Conflicts()[0].Reason, "B → A → B") {
 		t.Fatalf("conflicts = %+v", s.Conflicts())
 	}

@@ -3,12 +3,12 @@ package ledger
 import (
 	"bytes"
 	"cmp"
-	"github.com/bl-backlog/bl/ledger/internal/fold"
-	"github.com/bl-backlog/bl/ledger/internal/wire"
 	"path"
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/bl-backlog/bl/ledger/internal/fold"
 )
 
 // BacklogDiff is what changed between two versions of a backlog (two git
@@ -34,7 +34,7 @@ type CardDiff struct {
 	// Fields lists the fields that differ, old → new: for a created card,
 	// what it was created with (old is the zero value); status changes
 	// are here too.
-	Fields []fold.Change `json:"fields"`
+	Fields []Change `json:"fields"`
 	// Activity is what happened to the card in the events only one
 	// version holds, in (at, id) order, except creates, updates, links
 	// and heartbeats (those show in Fields and Heartbeats).
@@ -46,7 +46,7 @@ type CardDiff struct {
 // like, with its owner.
 type Activity struct {
 	At     time.Time `json:"at"`
-	Op     wire.Op   `json:"op"`
+	Op     Op        `json:"op"`
 	Actor  string    `json:"actor"`
 	Owner  string    `json:"owner,omitempty"`
 	Epoch  int64     `json:"epoch,omitempty"`
@@ -64,9 +64,9 @@ type Activity struct {
 
 // quietOps are the events a CardDiff shows by their effect on the fields
 // rather than as activity.
-func quietOp(op wire.Op) bool {
+func quietOp(op Op) bool {
 	switch op {
-	case wire.OpCreate, wire.OpUpdate, wire.OpLink, wire.OpUnlink, wire.OpHeartbeat:
+	case OpCreate, OpUpdate, OpLink, OpUnlink, OpHeartbeat:
 		return true
 	}
 	return false
@@ -124,7 +124,7 @@ func diffFull(old, new Tree) (*BacklogDiff, error) {
 // dropShared takes out of eo and en the events only one of them holds but
 // a shared file holds too (a line a union merge repeated in another file):
 // those are on both sides.
-func dropShared(eo, en []*wire.Event, shared Tree) ([]*wire.Event, []*wire.Event, error) {
+func dropShared(eo, en []*Event, shared Tree) ([]*Event, []*Event, error) {
 	inOld := make(map[string]bool, len(eo))
 	for _, e := range eo {
 		inOld[e.ID] = true
@@ -135,11 +135,11 @@ func dropShared(eo, en []*wire.Event, shared Tree) ([]*wire.Event, []*wire.Event
 	}
 	decoded := map[string]map[string]bool{}
 	var derr error
-	inShared := func(e *wire.Event) bool {
+	inShared := func(e *Event) bool {
 		for name, data := range shared {
 			if name != LedgerFile {
 				// A segment holds no event after the one it is named by.
-				if c, err := wire.ParseCursor(strings.TrimSuffix(path.Base(name), ".jsonl")); err == nil && !c.IsZero() && c.Before(e) {
+				if c, err := ParseCursor(strings.TrimSuffix(path.Base(name), ".jsonl")); err == nil && !c.IsZero() && c.Before(e) {
 					continue
 				}
 			}
@@ -161,13 +161,13 @@ func dropShared(eo, en []*wire.Event, shared Tree) ([]*wire.Event, []*wire.Event
 		}
 		return false
 	}
-	eo = slices.DeleteFunc(eo, func(e *wire.Event) bool { return !inNew[e.ID] && inShared(e) })
-	en = slices.DeleteFunc(en, func(e *wire.Event) bool { return !inOld[e.ID] && inShared(e) })
+	eo = slices.DeleteFunc(eo, func(e *Event) bool { return !inNew[e.ID] && inShared(e) })
+	en = slices.DeleteFunc(en, func(e *Event) bool { return !inOld[e.ID] && inShared(e) })
 	return eo, en, derr
 }
 
 // diffStates compares two folds and the events each holds.
-func diffStates(so, sn *fold.State, eo, en []*wire.Event) *BacklogDiff {
+func diffStates(so, sn *State, eo, en []*Event) *BacklogDiff {
 	so.All()
 	sn.All()
 	d := &BacklogDiff{Cards: []CardDiff{}}
@@ -183,12 +183,12 @@ func diffStates(so, sn *fold.State, eo, en []*wire.Event) *BacklogDiff {
 	get := func(id string) *CardDiff {
 		cd := byCard[id]
 		if cd == nil {
-			cd = &CardDiff{ID: id, Fields: []fold.Change{}, Activity: []Activity{}}
+			cd = &CardDiff{ID: id, Fields: []Change{}, Activity: []Activity{}}
 			byCard[id] = cd
 		}
 		return cd
 	}
-	activity := func(e *wire.Event, s *fold.State, removed bool) { addActivity(get(e.Card), e, s, removed) }
+	activity := func(e *Event, s *State, removed bool) { addActivity(get(e.Card), e, s, removed) }
 	// Both lists are in (at, id) order; merge them so the activity is too.
 	i, j := 0, 0
 	for i < len(eo) || j < len(en) {
@@ -209,11 +209,11 @@ func diffStates(so, sn *fold.State, eo, en []*wire.Event) *BacklogDiff {
 	}
 	for id, cn := range sn.CardsByID {
 		co, had := so.CardsByID[id]
-		var fields []fold.Change
+		var fields []Change
 		if had {
 			fields = fold.CardChanges(co, cn, false)
 		} else {
-			fields = fold.CardChanges(&wire.Card{}, cn, false)
+			fields = fold.CardChanges(&Card{}, cn, false)
 		}
 		if !had || len(fields) > 0 || byCard[id] != nil {
 			cd := get(id)
@@ -271,8 +271,8 @@ func MergeTrees(ours, theirs Tree) Tree {
 }
 
 // addActivity adds the event e, folded in s, to its card's diff.
-func addActivity(d *CardDiff, e *wire.Event, s *fold.State, removed bool) {
-	if e.Op == wire.OpHeartbeat {
+func addActivity(d *CardDiff, e *Event, s *State, removed bool) {
+	if e.Op == OpHeartbeat {
 		if _, refused := s.ConflictOf(e.ID); !refused && !removed {
 			d.Heartbeats++
 		}
@@ -334,7 +334,7 @@ func diffAppended(old, new Tree) (d *BacklogDiff, ok bool, err error) {
 	if err != nil {
 		return nil, false, err
 	}
-	before := map[string]*wire.Card{}
+	before := map[string]*Card{}
 	for _, e := range added {
 		for _, id := range []string{e.Card, e.To} {
 			if _, seen := before[id]; id == "" || seen {
@@ -354,7 +354,7 @@ func diffAppended(old, new Tree) (d *BacklogDiff, ok bool, err error) {
 	for _, e := range added {
 		cd := byCard[e.Card]
 		if cd == nil {
-			cd = &CardDiff{ID: e.Card, Fields: []fold.Change{}, Activity: []Activity{}}
+			cd = &CardDiff{ID: e.Card, Fields: []Change{}, Activity: []Activity{}}
 			byCard[e.Card] = cd
 		}
 		addActivity(cd, e, s, false)
@@ -366,11 +366,11 @@ func diffAppended(old, new Tree) (d *BacklogDiff, ok bool, err error) {
 		}
 		cd := byCard[id]
 		if cd == nil {
-			cd = &CardDiff{ID: id, Fields: []fold.Change{}, Activity: []Activity{}}
+			cd = &CardDiff{ID: id, Fields: []Change{}, Activity: []Activity{}}
 		}
 		cd.Title, cd.Change = cn.Title, "changed"
 		if co == nil {
-			cd.Change, co = "created", &wire.Card{}
+			cd.Change, co = "created", &Card{}
 		}
 		cd.Fields = nonNilChanges(fold.CardChanges(co, &cn, false))
 		byCard[id] = cd
@@ -388,16 +388,16 @@ func diffAppended(old, new Tree) (d *BacklogDiff, ok bool, err error) {
 	return d, true, nil
 }
 
-func nonNilChanges(c []fold.Change) []fold.Change {
+func nonNilChanges(c []Change) []Change {
 	if c == nil {
-		return []fold.Change{}
+		return []Change{}
 	}
 	return c
 }
 
 // FoldSnapshot reads a snapshot file on its own (no ledger, no archives),
 // for a reader that has only that file, as git hands it to bl textconv.
-func FoldSnapshot(name string, data []byte) (*fold.State, error) {
+func FoldSnapshot(name string, data []byte) (*State, error) {
 	s, _, err := decodeSnapshot(name, bytes.NewReader(data), nil)
 	return s, err
 }

@@ -3,7 +3,6 @@ package ledger
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/bl-backlog/bl/ledger/internal/wire"
 	"maps"
 	"slices"
 	"strings"
@@ -33,10 +32,10 @@ func diffBenchTrees(tb testing.TB) (old, new Tree) {
 		}
 	}
 	at := evs[len(evs)-1].At
-	var tail []*wire.Event
+	var tail []*Event
 	for i := range 100 {
 		at = at.Add(time.Millisecond)
-		tail = append(tail, &wire.Event{V: 1, ID: fmt.Sprintf("new%013x", i), At: at, Actor: "bench", Op: wire.OpCreate, Card: fmt.Sprintf("new-%03d", i), Fields: &wire.Fields{Title: strp("a new card")}})
+		tail = append(tail, &Event{V: 1, ID: fmt.Sprintf("new%013x", i), At: at, Actor: "bench", Op: OpCreate, Card: fmt.Sprintf("new-%03d", i), Fields: &Fields{Title: strp("a new card")}})
 	}
 	data, err := encodeEvents(tail)
 	if err != nil {
@@ -71,22 +70,22 @@ func BenchmarkDiffAdjacent(b *testing.B) {
 func TestDiffAppendedMatchesFull(t *testing.T) {
 	at := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
 	n := 0
-	ev := func(e *wire.Event) *wire.Event {
+	ev := func(e *Event) *Event {
 		n++
 		at = at.Add(time.Second)
 		e.V, e.ID, e.At, e.Actor = 1, fmt.Sprintf("%016x", n), at, "t"
 		return e
 	}
-	base := []*wire.Event{
-		ev(&wire.Event{Op: wire.OpCreate, Card: "A", Fields: &wire.Fields{Title: strp("a")}}),
-		ev(&wire.Event{Op: wire.OpCreate, Card: "B", Fields: &wire.Fields{Title: strp("b")}}),
-		ev(&wire.Event{Op: wire.OpClaim, Card: "A", Owner: "w1", TTLSeconds: 600, ExpectVersion: 1, Epoch: 1}),
+	base := []*Event{
+		ev(&Event{Op: OpCreate, Card: "A", Fields: &Fields{Title: strp("a")}}),
+		ev(&Event{Op: OpCreate, Card: "B", Fields: &Fields{Title: strp("b")}}),
+		ev(&Event{Op: OpClaim, Card: "A", Owner: "w1", TTLSeconds: 600, ExpectVersion: 1, Epoch: 1}),
 	}
-	more := []*wire.Event{
-		ev(&wire.Event{Op: wire.OpClaim, Card: "A", Owner: "w2", TTLSeconds: 600, ExpectVersion: 1, Epoch: 1}), // refused
-		ev(&wire.Event{Op: wire.OpNote, Card: "B", Text: "a note"}),
-		ev(&wire.Event{Op: wire.OpCreate, Card: "C", Fields: &wire.Fields{Title: strp("c")}}),
-		ev(&wire.Event{Op: wire.OpComplete, Card: "A", Owner: "w1", Epoch: 1, Reason: "shipped"}),
+	more := []*Event{
+		ev(&Event{Op: OpClaim, Card: "A", Owner: "w2", TTLSeconds: 600, ExpectVersion: 1, Epoch: 1}), // refused
+		ev(&Event{Op: OpNote, Card: "B", Text: "a note"}),
+		ev(&Event{Op: OpCreate, Card: "C", Fields: &Fields{Title: strp("c")}}),
+		ev(&Event{Op: OpComplete, Card: "A", Owner: "w1", Epoch: 1, Reason: "shipped"}),
 	}
 	old := Tree{}
 	data, _ := encodeEvents(base[:2])

@@ -1,8 +1,6 @@
 package ledger
 
 import (
-	"github.com/bl-backlog/bl/ledger/internal/fold"
-	"github.com/bl-backlog/bl/ledger/internal/wire"
 	"testing"
 	"time"
 )
@@ -13,35 +11,35 @@ import (
 func TestDiffTrees(t *testing.T) {
 	id := func(n int) string { return "00000000000000" + string(rune('a'+n/26)) + string(rune('a'+n%26)) }
 	n := 0
-	ev := func(op wire.Op, card string, mod func(*wire.Event)) *wire.Event {
-		e := &wire.Event{V: 1, ID: id(n), At: t0.Add(time.Duration(n) * time.Second), Actor: "x", Op: op, Card: card}
+	ev := func(op Op, card string, mod func(*Event)) *Event {
+		e := &Event{V: 1, ID: id(n), At: t0.Add(time.Duration(n) * time.Second), Actor: "x", Op: op, Card: card}
 		n++
 		if mod != nil {
 			mod(e)
 		}
 		return e
 	}
-	base := []*wire.Event{
-		ev(wire.OpCreate, "A", func(e *wire.Event) { e.Fields = &wire.Fields{Title: strp("a")} }),
-		ev(wire.OpCreate, "B", func(e *wire.Event) { e.Fields = &wire.Fields{Title: strp("b")} }),
+	base := []*Event{
+		ev(OpCreate, "A", func(e *Event) { e.Fields = &Fields{Title: strp("a")} }),
+		ev(OpCreate, "B", func(e *Event) { e.Fields = &Fields{Title: strp("b")} }),
 	}
-	onlyOld := ev(wire.OpCreate, "GONE", func(e *wire.Event) { e.Fields = &wire.Fields{Title: strp("gone")} })
-	added := []*wire.Event{
-		ev(wire.OpClaim, "A", func(e *wire.Event) { e.Owner, e.Epoch, e.ExpectVersion, e.TTLSeconds = "w1", 1, 1, 600 }),
-		ev(wire.OpClaim, "A", func(e *wire.Event) { e.Owner, e.Epoch, e.ExpectVersion, e.TTLSeconds = "w2", 1, 1, 600 }),
-		ev(wire.OpHeartbeat, "A", func(e *wire.Event) { e.Owner, e.Epoch, e.TTLSeconds = "w1", 1, 600 }),
-		ev(wire.OpComplete, "A", func(e *wire.Event) { e.Owner, e.Epoch, e.Reason = "w1", 1, "ok" }),
-		ev(wire.OpUpdate, "B", func(e *wire.Event) { e.Fields = &wire.Fields{Priority: intp(2)} }),
-		ev(wire.OpCreate, "C", func(e *wire.Event) { e.Fields = &wire.Fields{Title: strp("c"), Phase: strp("M1")} }),
+	onlyOld := ev(OpCreate, "GONE", func(e *Event) { e.Fields = &Fields{Title: strp("gone")} })
+	added := []*Event{
+		ev(OpClaim, "A", func(e *Event) { e.Owner, e.Epoch, e.ExpectVersion, e.TTLSeconds = "w1", 1, 1, 600 }),
+		ev(OpClaim, "A", func(e *Event) { e.Owner, e.Epoch, e.ExpectVersion, e.TTLSeconds = "w2", 1, 1, 600 }),
+		ev(OpHeartbeat, "A", func(e *Event) { e.Owner, e.Epoch, e.TTLSeconds = "w1", 1, 600 }),
+		ev(OpComplete, "A", func(e *Event) { e.Owner, e.Epoch, e.Reason = "w1", 1, "ok" }),
+		ev(OpUpdate, "B", func(e *Event) { e.Fields = &Fields{Priority: intp(2)} }),
+		ev(OpCreate, "C", func(e *Event) { e.Fields = &Fields{Title: strp("c"), Phase: strp("M1")} }),
 	}
-	tree := func(evs ...*wire.Event) Tree {
+	tree := func(evs ...*Event) Tree {
 		b, err := encodeEvents(evs)
 		if err != nil {
 			t.Fatal(err)
 		}
 		return Tree{LedgerFile: b}
 	}
-	d, err := DiffTrees(tree(append(base, onlyOld)...), tree(append(append([]*wire.Event{}, base...), added...)...))
+	d, err := DiffTrees(tree(append(base, onlyOld)...), tree(append(append([]*Event{}, base...), added...)...))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,13 +51,13 @@ func TestDiffTrees(t *testing.T) {
 		t.Fatalf("A: %+v", a)
 	}
 	if a.Activity[0].Owner != "w1" || a.Activity[0].Refused || a.Activity[1].Owner != "w2" || !a.Activity[1].Refused ||
-		a.Activity[2].Op != wire.OpComplete || a.Activity[2].Reason != "ok" {
+		a.Activity[2].Op != OpComplete || a.Activity[2].Reason != "ok" {
 		t.Errorf("A activity %+v", a.Activity)
 	}
-	if len(a.Fields) != 2 || a.Fields[0].Field != "status" || a.Fields[0].New != wire.StatusDone || a.Fields[1].Field != "close_note" {
+	if len(a.Fields) != 2 || a.Fields[0].Field != "status" || a.Fields[0].New != StatusDone || a.Fields[1].Field != "close_note" {
 		t.Errorf("A fields %+v", a.Fields)
 	}
-	if b.ID != "B" || len(b.Fields) != 1 || b.Fields[0] != (fold.Change{Field: "priority", Old: 0, New: 2}) || len(b.Activity) != 0 {
+	if b.ID != "B" || len(b.Fields) != 1 || b.Fields[0] != (Change{Field: "priority", Old: 0, New: 2}) || len(b.Activity) != 0 {
 		t.Errorf("B: %+v", b)
 	}
 	if c.ID != "C" || c.Change != "created" || c.Title != "c" {

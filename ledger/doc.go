@@ -59,7 +59,7 @@
 // it was encoded before the checksum was added, written as eight lowercase
 // hex digits. A line longer than 1 MiB is never written.
 //
-// Every framed file is read by one line reader (framing.go) whose one rule
+// Every framed file is read by one line reader (internal/wire/framing.go) whose one rule
 // says what each line is:
 //
 //   - An event (or, in the snapshot, a valid snapshot line): the line is
@@ -614,7 +614,7 @@
 // The fold itself never reads. The op rules, the selections, cycle and
 // epic checks run on the cards in memory and list the ones they lacked;
 // the store reads those lines and runs them again until nothing is lacking
-// (resolve, reads.go), so a read error is returned before the fold, never
+// (resolve, internal/fold/reads.go), so a read error is returned before the fold, never
 // met inside it. A claim reads the snapshot's claim order a few cards at a
 // time, as far as its scan gets.
 //
@@ -628,35 +628,44 @@
 //
 // # Code map
 //
-// Where each section above is implemented (tests sit beside each file as
-// <name>_test.go):
+// Where each section above is implemented. The package has three layers,
+// each importing only the ones above it: internal/wire (the format: types,
+// codec, framing, validation, errors; it imports nothing of the module),
+// internal/fold (the pure fold: it imports wire and no package that reaches
+// a file), and this package, the store and the public API, which names the
+// other two's types with aliases (wire.go, fold.go). Tests sit beside each
+// file as <name>_test.go.
 //
 //	The .backlog directory   init.go, file.go, config.go, config_decode.go,
 //	                         links.go, fs_linux.go, fs_other.go, seen.go
-//	Line framing             framing.go, json_value.go, sync_linux.go,
-//	                         sync_other.go
-//	Events                   schema.go (the wire types), codec_gen.go
-//	                         (generated from schema.go), event.go,
-//	                         event_encode.go, event_decode.go, validate.go,
-//	                         format_v3.go, errors.go
-//	Stamps                   clock.go, validate.go
-//	The fold                 state.go (Apply, Check), ops.go (the op table),
-//	                         reads.go (what the fold is given), card.go,
-//	                         cycles.go, epics.go, linktypes.go, failure.go,
-//	                         handoff.go, tombstone.go, request.go,
-//	                         select.go, standing.go, paths.go
-//	Review                   review.go
-//	Paths                    paths.go
+//	Line framing             internal/wire/framing.go, json_value.go;
+//	                         sync_linux.go, sync_other.go
+//	Events                   internal/wire/schema.go (the wire types),
+//	                         codec_gen.go (generated from schema.go),
+//	                         event.go, event_encode.go, event_decode.go,
+//	                         validate.go, version.go, errors.go, card.go,
+//	                         linktypes.go, failure.go, snapshotline.go,
+//	                         snapshot_decode.go; wire.go (the aliases)
+//	Stamps                   internal/wire/stamps.go, validate.go; clock.go
+//	The fold                 internal/fold/state.go (Apply, Check), ops.go
+//	                         (the op table), reads.go and source.go (what
+//	                         the fold is given), cycles.go, epics.go,
+//	                         links.go, handoff.go, tombstone.go, select.go,
+//	                         standing.go, paths.go, changes.go, snapshot.go;
+//	                         fold.go (the aliases), request.go
+//	Review                   internal/fold/review.go; review.go
+//	Paths                    internal/fold/paths.go; paths.go
 //	Appending                backlog.go (write, writeLocked), api.go (the
-//	                         requests), publish.go
-//	Recovery                 load.go, file.go, settle.go, doctor.go,
-//	                         doctor_refold.go
-//	Snapshot and compaction  snapshot.go, snapshot_decode.go, compact.go,
-//	                         normalize.go, segments.go
+//	                         requests), publish.go, epics.go, handoff.go,
+//	                         tombstone.go, linkwrites.go, standing.go
+//	Recovery                 load.go, file.go, doctor.go, doctor_refold.go;
+//	                         internal/wire/settle.go
+//	Snapshot and compaction  snapshot.go, compact.go, normalize.go,
+//	                         segments.go
 //	Journal                  journal.go
 //	Git                      tree.go, rebase.go, diff.go, changes.go,
 //	                         history.go, history_newest.go; the git side is
 //	                         package gitsync
 //	Snapshot index           index.go, index_write.go, source.go, mmap_*.go
-//	Cursors                  cursor.go, history.go
+//	Cursors                  internal/wire/cursor.go; history.go
 package ledger

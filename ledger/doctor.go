@@ -88,11 +88,11 @@ type Report struct {
 	Stale  []Damage `json:"stale"`
 	// LostEvents is set when the snapshot says it folds more events than
 	// the files hold (a git revert or reset of a compaction).
-	LostEvents         *LostEvents     `json:"lost_events"`
-	Conflicts          []wire.Conflict `json:"conflicts"`
-	ExpiredLeases      []ExpiredLease  `json:"expired_leases"`
-	DependencyProblems []string        `json:"dependency_problems"`
-	Repaired           []string        `json:"repaired"`
+	LostEvents         *LostEvents    `json:"lost_events"`
+	Conflicts          []Conflict     `json:"conflicts"`
+	ExpiredLeases      []ExpiredLease `json:"expired_leases"`
+	DependencyProblems []string       `json:"dependency_problems"`
+	Repaired           []string       `json:"repaired"`
 	// Events written by a clock more than MaxClockSkew ahead of now, and
 	// how far the newest stamp runs ahead of now (see futureEvents).
 	FutureEvents       []FutureEvent `json:"future_events"`
@@ -106,8 +106,8 @@ type Report struct {
 type rawLine struct {
 	n      int
 	offset int64
-	bytes  []byte      // line end included, if it has one
-	event  *wire.Event // nil when the line is damaged
+	bytes  []byte // line end included, if it has one
+	event  *Event // nil when the line is damaged
 	err    error
 }
 
@@ -124,11 +124,11 @@ func diagnose(dir string, now time.Time) (*Report, []rawLine, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
-			return nil, nil, wire.Errorf(wire.ErrNotInitialized, "%s has no %s", dir, LedgerFile)
+			return nil, nil, Errorf(ErrNotInitialized, "%s has no %s", dir, LedgerFile)
 		}
 		return nil, nil, err
 	}
-	rep := &Report{Dir: dir, Bytes: int64(len(data)), Damage: []Damage{}, Stale: []Damage{}, Conflicts: []wire.Conflict{},
+	rep := &Report{Dir: dir, Bytes: int64(len(data)), Damage: []Damage{}, Stale: []Damage{}, Conflicts: []Conflict{},
 		ExpiredLeases: []ExpiredLease{}, DependencyProblems: []string{}, Repaired: []string{}}
 	lines, err := readLedgerLines(rep, path, data)
 	if err != nil {
@@ -160,9 +160,9 @@ func readLedgerLines(rep *Report, path string, data []byte) ([]rawLine, error) {
 	lr := wire.NewLineReader(path, bytes.NewReader(data), wire.LineStart{}, min(len(data), wire.FileBufSize))
 	var lines []rawLine
 	for {
-		var e *wire.Event
+		var e *Event
 		l, torn, err := lr.NextJudged(func(b []byte) (err error) {
-			e, err = wire.DecodeLine(b)
+			e, err = DecodeLine(b)
 			return err
 		})
 		if err == io.EOF {
@@ -198,7 +198,7 @@ func readLedgerLines(rep *Report, path string, data []byte) ([]rawLine, error) {
 // events start, reporting a damaged, stale or unproducible snapshot and an
 // archive segment a compaction left behind. A damaged snapshot gives an
 // empty state and position; the caller closes pos.
-func diagnoseSnapshot(rep *Report, dir string) (*fold.State, position, error) {
+func diagnoseSnapshot(rep *Report, dir string) (*State, position, error) {
 	s, hdr, err := loadSnapshot(dir)
 	snapDamaged := false
 	if errors.Is(err, errStale) { // a union of two snapshots
@@ -212,7 +212,7 @@ func diagnoseSnapshot(rep *Report, dir string) (*fold.State, position, error) {
 			return nil, position{}, err
 		}
 		kind := "snapshot"
-		if errors.Is(err, wire.ErrVersion) {
+		if errors.Is(err, ErrVersion) {
 			kind = "version"
 		}
 		rep.Damage = append(rep.Damage, Damage{File: SnapshotFile, Line: ce.Line, Offset: ce.Offset, Kind: kind, Reason: ce.Err.Error()})
@@ -243,7 +243,7 @@ func diagnoseArchives(rep *Report, dir string) error {
 	if err != nil {
 		return err
 	}
-	_, err = ArchivedEvents(segs[:len(segs)-1], wire.Cursor{}, func(*wire.Event) error { return nil })
+	_, err = ArchivedEvents(segs[:len(segs)-1], Cursor{}, func(*Event) error { return nil })
 	if err == nil {
 		return nil
 	}
@@ -272,7 +272,7 @@ func diagnoseArchives(rep *Report, dir string) error {
 // kind), repeats and restamps of one event, events a stale snapshot
 // already passed, and the events to fold, which it returns with the line
 // index of each event id.
-func judgeLedgerLines(rep *Report, lines []rawLine, pos position) (evs []*wire.Event, seen map[string]int) {
+func judgeLedgerLines(rep *Report, lines []rawLine, pos position) (evs []*Event, seen map[string]int) {
 	seen = map[string]int{} // event id -> index in lines
 	prev := pos.snap        // the newest event so far, for the order count
 	stale := false
@@ -331,7 +331,7 @@ func judgeLedgerLines(rep *Report, lines []rawLine, pos position) (evs []*wire.E
 func lineDamage(l rawLine) Damage {
 	d := Damage{File: LedgerFile, Line: l.n, Offset: l.offset, Kind: "checksum", Reason: l.err.Error()}
 	switch {
-	case errors.Is(l.err, wire.ErrVersion):
+	case errors.Is(l.err, ErrVersion):
 		d.Kind = "version"
 	case errors.Is(l.err, wire.ErrBlank):
 		d.Kind, d.Repairable, d.Reason = "blank", true, "blank line (holds no event; repair drops it)"
@@ -348,7 +348,7 @@ func lineDamage(l rawLine) Damage {
 // the next open rebuilds it; everything else is damage. With only stale
 // findings, it returns the state as the next open will see it, and the
 // events that state lost, if any.
-func separateStale(rep *Report, dir string, lines []rawLine, s *fold.State) *fold.State {
+func separateStale(rep *Report, dir string, lines []rawLine, s *State) *State {
 	for _, d := range rep.Damage {
 		if d.Kind == "stale" {
 			rep.Stale = append(rep.Stale, d)
@@ -379,7 +379,7 @@ func separateStale(rep *Report, dir string, lines []rawLine, s *fold.State) *fol
 
 // summarizeState reports what the folded state holds: cards, conflicts,
 // expired leases, dependency problems and events stamped ahead of now.
-func summarizeState(rep *Report, s *fold.State, lines []rawLine, now time.Time) {
+func summarizeState(rep *Report, s *State, lines []rawLine, now time.Time) {
 	rep.Cards = s.Len()
 	rep.Conflicts = append(rep.Conflicts, s.ConflictLog...)
 	for _, id := range s.Expired(now) {
@@ -391,8 +391,8 @@ func summarizeState(rep *Report, s *fold.State, lines []rawLine, now time.Time) 
 }
 
 // ledgerEvents is the events of the lines that hold one, in file order.
-func ledgerEvents(lines []rawLine) []*wire.Event {
-	evs := make([]*wire.Event, 0, len(lines))
+func ledgerEvents(lines []rawLine) []*Event {
+	evs := make([]*Event, 0, len(lines))
 	for _, l := range lines {
 		if l.event != nil {
 			evs = append(evs, l.event)
@@ -410,9 +410,9 @@ func setAsideReport(dir string, inLedger map[string]int) *SetAside {
 		return nil
 	}
 	sa := &SetAside{Bytes: int64(len(data))}
-	var found []*wire.Event
+	var found []*Event
 	for _, piece := range bytes.Split(data, []byte{'\n'}) {
-		if e, err := wire.DecodeLine(piece); err == nil {
+		if e, err := DecodeLine(piece); err == nil {
 			if _, ok := inLedger[e.ID]; !ok {
 				found = append(found, e)
 			}
@@ -423,7 +423,7 @@ func setAsideReport(dir string, inLedger map[string]int) *SetAside {
 	}
 	archived := map[string]bool{}
 	if segs, err := Segments(dir); err == nil {
-		_, _ = ArchivedEvents(segs[:len(segs)-1], wire.Cursor{}, func(e *wire.Event) error {
+		_, _ = ArchivedEvents(segs[:len(segs)-1], Cursor{}, func(e *Event) error {
 			archived[e.ID] = true
 			return nil
 		})
@@ -465,7 +465,7 @@ func Repair(ctx context.Context, dir string, timeout time.Duration, now time.Tim
 	}
 	for _, d := range rep.Damage {
 		if !d.Repairable {
-			return rep, wire.Errorf(wire.ErrCorrupt, "%s line %d (byte offset %d): %s; it cannot be repaired without losing an event: restore it from git (git log -p -- %s) and run bl doctor again",
+			return rep, Errorf(ErrCorrupt, "%s line %d (byte offset %d): %s; it cannot be repaired without losing an event: restore it from git (git log -p -- %s) and run bl doctor again",
 				filepath.Join(dir, d.File), d.Line, d.Offset, d.Reason, gitPath(dir, d.File))
 		}
 	}
@@ -570,7 +570,7 @@ func repairSegments(dir string) (int, error) {
 				markers++
 				continue
 			}
-			if _, err := wire.DecodeLine(l); errors.Is(err, wire.ErrStampRange) {
+			if _, err := DecodeLine(l); errors.Is(err, wire.ErrStampRange) {
 				aside = appendLine(aside, l) // kept in .broken, not folded
 				markers++
 				continue

@@ -3,7 +3,6 @@ package ledger
 import (
 	"bytes"
 	"errors"
-	"github.com/bl-backlog/bl/ledger/internal/wire"
 	"os"
 	"path/filepath"
 	"strings"
@@ -133,7 +132,7 @@ func TestDoctorRefusesLossyRepair(t *testing.T) {
 	data[i+8] = 'X' // flip a byte in the middle of line 2
 	e.write(data)
 	rep, err := Repair(e.ctx, e.dir, time.Second, e.clk.Now())
-	if !errors.Is(err, wire.ErrCorrupt) || rep == nil || rep.Damage[0].Line != 2 || rep.Damage[0].Kind != "checksum" {
+	if !errors.Is(err, ErrCorrupt) || rep == nil || rep.Damage[0].Line != 2 || rep.Damage[0].Kind != "checksum" {
 		t.Fatalf("repair = %+v, %v", rep, err)
 	}
 	if !strings.Contains(err.Error(), "restore it from git (git log -p -- "+e.ledgerPath()+")") {

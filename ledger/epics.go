@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/bl-backlog/bl/ledger/internal/fold"
 	"github.com/bl-backlog/bl/ledger/internal/wire"
 )
 
@@ -22,8 +21,8 @@ import (
 // any card.
 
 // Children is State.Children on the current state.
-func (b *Backlog) Children(id string) (kids []wire.Card, err error) {
-	err = b.View(func(s *fold.State, _ time.Time) error {
+func (b *Backlog) Children(id string) (kids []Card, err error) {
+	err = b.View(func(s *State, _ time.Time) error {
 		kids = s.Children(id)
 		return nil
 	})
@@ -44,22 +43,22 @@ func (b *Backlog) policy() {
 // A rule that no longer holds by then leaves the epic open, claimable for
 // its own closing work; a failure is a warning, the child's completion
 // stands.
-func (b *Backlog) rollUp(m Mutation, done []wire.Card) {
+func (b *Backlog) rollUp(m Mutation, done []Card) {
 	if !b.cfg.Epics.AutoClose {
 		return
 	}
 	for _, kid := range done {
-		for kid.Status == wire.StatusDone && kid.Parent != "" {
+		for kid.Status == StatusDone && kid.Parent != "" {
 			if _, err := b.state.ReadCard(kid.Parent); err != nil {
 				b.warn(fmt.Sprintf("epic %s was not completed with its last child %s: %v", kid.Parent, kid.ID, err))
 				break
 			}
 			p := b.state.Find(kid.Parent)
-			if p == nil || p.Status == wire.StatusDone || p.Status == wire.StatusClaimed || p.DeletedAt != nil || p.OpenChildren != 0 {
+			if p == nil || p.Status == StatusDone || p.Status == StatusClaimed || p.DeletedAt != nil || p.OpenChildren != 0 {
 				break
 			}
-			e := &wire.Event{Op: wire.OpComplete, Card: p.ID, To: kid.ID, Reason: fmt.Sprintf("all children done (last: %s)", kid.ID)}
-			cards, err := b.writeLocked(Mutation{Actor: m.Actor}, wire.OpComplete, func(*fold.State, time.Time) ([]*wire.Event, error) { return []*wire.Event{e}, nil })
+			e := &Event{Op: OpComplete, Card: p.ID, To: kid.ID, Reason: fmt.Sprintf("all children done (last: %s)", kid.ID)}
+			cards, err := b.writeLocked(Mutation{Actor: m.Actor}, OpComplete, func(*State, time.Time) ([]*Event, error) { return []*Event{e}, nil })
 			if err != nil || len(cards) == 0 {
 				b.warn(fmt.Sprintf("epic %s was not completed with its last child %s: %v", p.ID, kid.ID, err))
 				break
@@ -71,15 +70,15 @@ func (b *Backlog) rollUp(m Mutation, done []wire.Card) {
 
 // completeRollingUp appends the events build returns, then rolls up the
 // epics they finished (rollUp), all under one hold of the lock.
-func (b *Backlog) completeRollingUp(ctx context.Context, m Mutation, build func(s *fold.State, at time.Time) ([]*wire.Event, error)) (cards []wire.Card, err error) {
+func (b *Backlog) completeRollingUp(ctx context.Context, m Mutation, build func(s *State, at time.Time) ([]*Event, error)) (cards []Card, err error) {
 	if m.Actor == "" {
-		return nil, wire.Rule(wire.ErrInvalid, "an actor is required")
+		return nil, wire.Rule(ErrInvalid, "an actor is required")
 	}
 	err = b.withLock(ctx, func() error {
 		if err := b.readRequest(m.RequestID); err != nil {
 			return err
 		}
-		cards, err = b.writeLocked(m, wire.OpComplete, resolved(build))
+		cards, err = b.writeLocked(m, OpComplete, resolved(build))
 		if err == nil {
 			b.rollUp(m, cards)
 		}

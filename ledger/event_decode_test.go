@@ -31,7 +31,7 @@ func checkFast(t *testing.T, line []byte) bool {
 		}
 		return false
 	}
-	var want wire.Event
+	var want Event
 	if err := json.Unmarshal(line, &want); err != nil {
 		t.Fatalf("decodeFast took a line the JSON decoder rejects (%v):\n%q\n%+v", err, line, got)
 	}
@@ -46,7 +46,7 @@ func checkFast(t *testing.T, line []byte) bool {
 
 // dumpEvent shows an event for failure messages: as JSON, with the time
 // zones, which JSON leaves out.
-func dumpEvent(e *wire.Event) string {
+func dumpEvent(e *Event) string {
 	b, _ := json.Marshal(e)
 	out := fmt.Sprintf("%s at.loc=%q checkpoint=%q", b, e.At.Location(), []byte(e.Checkpoint))
 	if e.Fields != nil && e.Fields.DeferUntil != nil {
@@ -57,25 +57,25 @@ func dumpEvent(e *wire.Event) string {
 
 // opEvents are events of every op, with and without their optional fields,
 // as the API writes them.
-func opEvents() []*wire.Event {
+func opEvents() []*Event {
 	at := time.Date(2026, 11, 22, 1, 50, 0, 123456789, time.UTC)
 	deferUntil := at.Add(72 * time.Hour)
-	var evs []*wire.Event
-	for i, op := range wire.Ops {
-		base := func() *wire.Event {
-			return &wire.Event{V: 1, ID: "9f2c51d0a4b7e36" + strconv.Itoa(i%10), At: at, Actor: "alice@host", Op: op, Card: "bl-k3x9q2mf"}
+	var evs []*Event
+	for i, op := range Ops {
+		base := func() *Event {
+			return &Event{V: 1, ID: "9f2c51d0a4b7e36" + strconv.Itoa(i%10), At: at, Actor: "alice@host", Op: op, Card: "bl-k3x9q2mf"}
 		}
 		evs = append(evs, base())
 		full := base()
 		full.RequestID = "req-" + string(op)
 		switch op {
-		case wire.OpCreate, wire.OpUpdate:
-			full.Fields = &wire.Fields{Title: strp(`Fix "quoted" title \ path/to`), Body: strp("line 1\nline 2\ttabbed\r\n<b>é ✓ 😀</b>\u2028\x01"),
+		case OpCreate, OpUpdate:
+			full.Fields = &Fields{Title: strp(`Fix "quoted" title \ path/to`), Body: strp("line 1\nline 2\ttabbed\r\n<b>é ✓ 😀</b>\u2028\x01"),
 				Phase: strp("M1"), Priority: intp(-3), Labels: strs("api", "ui"), DependsOn: &[]string{}, Parent: strp("bl-parent"),
 				Acceptance: strs("returns 200 for \"GET /cards\"", ""), MaxAttempts: intp(5), DeferUntil: &deferUntil, IdempotencyKey: "idem-1"}
 			evs = append(evs, full)
 			part := base()
-			part.Fields = &wire.Fields{Priority: intp(0), Labels: &[]string{}}
+			part.Fields = &Fields{Priority: intp(0), Labels: &[]string{}}
 			evs = append(evs, part)
 			// More strings than the decoder gathers into one copy.
 			many := base()
@@ -84,29 +84,29 @@ func opEvents() []*wire.Event {
 			for k := range 20 {
 				labels = append(labels, fmt.Sprintf("label-%d", k))
 			}
-			many.Fields = &wire.Fields{Title: strp("t"), Body: strp("b"), Phase: strp("p"), Parent: strp("P"),
+			many.Fields = &Fields{Title: strp("t"), Body: strp("b"), Phase: strp("p"), Parent: strp("P"),
 				Labels: &labels, DependsOn: strs("A", "B", "C"), Acceptance: strs("x", "y"), IdempotencyKey: "k"}
 			evs = append(evs, many)
 			empty := base()
-			empty.Fields = &wire.Fields{}
+			empty.Fields = &Fields{}
 			evs = append(evs, empty)
 			continue
-		case wire.OpClaim:
+		case OpClaim:
 			full.ExpectVersion, full.Epoch, full.Owner, full.TTLSeconds = 7, 3, "agent-7", 600
-		case wire.OpHeartbeat:
+		case OpHeartbeat:
 			full.Epoch, full.Owner, full.TTLSeconds, full.Progress = 3, "agent-7", 900, intp(42)
 			full.Checkpoint = json.RawMessage(`{"step":"build","n":[1,-2.5e3,0.25,true,false,null],"s":"x\"\\\u00e9\ud83d\ude00","o":{}}`)
-		case wire.OpRelease, wire.OpComplete, wire.OpBlock:
+		case OpRelease, OpComplete, OpBlock:
 			full.Epoch, full.Owner, full.Reason = 3, "agent-7", "done: see \"log\""
-		case wire.OpReclaim:
+		case OpReclaim:
 			full.Epoch, full.Force, full.Reason = 9, true, "stale"
-		case wire.OpLink, wire.OpUnlink:
+		case OpLink, OpUnlink:
 			full.To = "bl-other"
 		case wire.OpReopen, wire.OpUnblock:
 			full.Reason = "again"
-		case wire.OpNote:
+		case OpNote:
 			full.Owner, full.Epoch, full.Text = "agent-7", 3, "tried \"x\"\nnext: é ✓"
-		case wire.OpFail:
+		case OpFail:
 			full.Owner, full.Epoch, full.Reason, full.BackoffSeconds, full.BackoffMaxSeconds = "agent-7", 3, "exit status 2", 30, 3600
 		}
 		evs = append(evs, full)
@@ -120,7 +120,7 @@ func TestDecodeFastTakesEveryOp(t *testing.T) {
 	evs := append(opEvents(), roundTripEvents()...)
 	evs = append(evs, benchEvents(20)...)
 	for _, ev := range evs {
-		line, err := wire.EncodeLine(ev)
+		line, err := EncodeLine(ev)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -132,7 +132,7 @@ func TestDecodeFastTakesEveryOp(t *testing.T) {
 		if !reflect.DeepEqual(got, ev) {
 			t.Fatalf("%s: decoded\n%s\nwant\n%s", ev.Op, dumpEvent(got), dumpEvent(ev))
 		}
-		viaDecodeLine, err := wire.DecodeLine(line)
+		viaDecodeLine, err := DecodeLine(line)
 		if err != nil || !reflect.DeepEqual(viaDecodeLine, ev) {
 			t.Fatalf("%s: DecodeLine = %+v, %v", ev.Op, viaDecodeLine, err)
 		}
@@ -348,19 +348,19 @@ func (g randomValues) time() time.Time {
 
 // randomEvent builds an event from r. plain is whether its line is in the
 // shape the fast path must take.
-func randomEvent(r *rand.Rand) (ev *wire.Event, plain bool) {
+func randomEvent(r *rand.Rand) (ev *Event, plain bool) {
 	plain = true
 	g := randomValues{r: r, plain: &plain, zoneOdds: 8}
 	str, integer, maybe, randTime := g.str, g.integer, g.maybe, g.time
-	ev = &wire.Event{V: int(integer()), ID: str(), At: randTime(), Actor: str(), Card: str()}
+	ev = &Event{V: int(integer()), ID: str(), At: randTime(), Actor: str(), Card: str()}
 	if r.IntN(4) == 0 {
 		c := randTime()
 		ev.Clock = &c
 	}
 	if r.IntN(10) == 0 {
-		ev.Op = wire.Op(str())
+		ev.Op = Op(str())
 	} else {
-		ev.Op = wire.Ops[r.IntN(len(wire.Ops))]
+		ev.Op = Ops[r.IntN(len(Ops))]
 	}
 	if maybe() {
 		ev.RequestID = str()
@@ -396,7 +396,7 @@ func randomEvent(r *rand.Rand) (ev *wire.Event, plain bool) {
 	}
 	ev.Force = maybe()
 	if maybe() {
-		f := &wire.Fields{}
+		f := &Fields{}
 		strPtr := func() *string {
 			if maybe() {
 				s := str()
@@ -510,7 +510,7 @@ func FuzzDecodeFast(f *testing.F) {
 		f.Add(l, uint64(0), []byte(nil))
 	}
 	for _, ev := range append(opEvents(), roundTripEvents()...) {
-		line, err := wire.EncodeLine(ev)
+		line, err := EncodeLine(ev)
 		if err != nil {
 			f.Fatal(err)
 		}
@@ -535,7 +535,7 @@ func FuzzDecodeFast(f *testing.F) {
 			return
 		}
 		ev, plain := randomEvent(rand.New(rand.NewPCG(seed, seed>>32)))
-		line, err := wire.EncodeLine(ev)
+		line, err := EncodeLine(ev)
 		if err != nil {
 			return // a time the encoder refuses
 		}
@@ -558,7 +558,7 @@ func TestDecodeFastOnGeneratedLines(t *testing.T) {
 	for seed := range uint64(n) {
 		r := rand.New(rand.NewPCG(seed+1, 99))
 		ev, plain := randomEvent(r)
-		line, err := wire.EncodeLine(ev)
+		line, err := EncodeLine(ev)
 		if err != nil {
 			continue
 		}
@@ -597,8 +597,8 @@ func TestDecodeFastCorpus(t *testing.T) {
 	}
 }
 
-func benchDecode(b *testing.B, ev *wire.Event) {
-	line, err := wire.EncodeLine(ev)
+func benchDecode(b *testing.B, ev *Event) {
+	line, err := EncodeLine(ev)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -609,39 +609,39 @@ func benchDecode(b *testing.B, ev *wire.Event) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		if _, err := wire.DecodeLine(line); err != nil {
+		if _, err := DecodeLine(line); err != nil {
 			b.Fatal(err)
 		}
 	}
 }
 
 func BenchmarkDecodeLineClaim(b *testing.B) {
-	benchDecode(b, &wire.Event{V: 1, ID: "9f2c51d0a4b7e361", At: t0, Actor: "alice@host", Op: wire.OpClaim, Card: "bl-k3x9q2mf",
+	benchDecode(b, &Event{V: 1, ID: "9f2c51d0a4b7e361", At: t0, Actor: "alice@host", Op: OpClaim, Card: "bl-k3x9q2mf",
 		ExpectVersion: 3, Epoch: 2, Owner: "agent-7", TTLSeconds: 600})
 }
 
 func BenchmarkDecodeLineHeartbeat(b *testing.B) {
-	benchDecode(b, &wire.Event{V: 1, ID: "9f2c51d0a4b7e361", At: t0.Add(123456789), Actor: "alice@host", Op: wire.OpHeartbeat, Card: "bl-k3x9q2mf",
+	benchDecode(b, &Event{V: 1, ID: "9f2c51d0a4b7e361", At: t0.Add(123456789), Actor: "alice@host", Op: OpHeartbeat, Card: "bl-k3x9q2mf",
 		Epoch: 2, Owner: "agent-7", TTLSeconds: 600, Progress: intp(40)})
 }
 
 func BenchmarkDecodeLineCreate(b *testing.B) {
-	benchDecode(b, &wire.Event{V: 1, ID: "9f2c51d0a4b7e361", At: t0.Add(123456789), Actor: "alice@host", Op: wire.OpCreate, Card: "bl-k3x9q2mf",
-		RequestID: "req-1", Fields: &wire.Fields{Title: strp(`Fix the "login" redirect loop`), Body: strp("Steps:\n1. log in\n2. watch it loop"),
+	benchDecode(b, &Event{V: 1, ID: "9f2c51d0a4b7e361", At: t0.Add(123456789), Actor: "alice@host", Op: OpCreate, Card: "bl-k3x9q2mf",
+		RequestID: "req-1", Fields: &Fields{Title: strp(`Fix the "login" redirect loop`), Body: strp("Steps:\n1. log in\n2. watch it loop"),
 			Priority: intp(2), Labels: strs("auth", "bug"), DependsOn: strs("bl-a1b2c3d4"), Acceptance: strs("no loop after login")}})
 }
 
 // BenchmarkUnmarshalEvent is the JSON decoder alone on a claim line, the
 // cost the fast path avoids.
 func BenchmarkUnmarshalEvent(b *testing.B) {
-	line, err := wire.EncodeLine(&wire.Event{V: 1, ID: "9f2c51d0a4b7e361", At: t0, Actor: "alice@host", Op: wire.OpClaim, Card: "bl-k3x9q2mf",
+	line, err := EncodeLine(&Event{V: 1, ID: "9f2c51d0a4b7e361", At: t0, Actor: "alice@host", Op: OpClaim, Card: "bl-k3x9q2mf",
 		ExpectVersion: 3, Epoch: 2, Owner: "agent-7", TTLSeconds: 600})
 	if err != nil {
 		b.Fatal(err)
 	}
 	b.ReportAllocs()
 	for i := 0; i < b.N; i++ {
-		var e wire.Event
+		var e Event
 		if err := json.Unmarshal(line, &e); err != nil {
 			b.Fatal(err)
 		}

@@ -25,7 +25,7 @@ const encodePrefix = "prefix"
 // the fast path takes e, the JSON encoder must write the same bytes; it may
 // decline e only if the JSON encoder refuses it or declineOK allows it. It
 // reports whether the fast path took e.
-func checkEventEncoding(t *testing.T, e *wire.Event) bool {
+func checkEventEncoding(t *testing.T, e *Event) bool {
 	t.Helper()
 	want, werr := json.MarshalWithOption(e, json.DisableHTMLEscape())
 	got, ok := wire.AppendEvent([]byte(encodePrefix), e)
@@ -46,7 +46,7 @@ func checkEventEncoding(t *testing.T, e *wire.Event) bool {
 		t.Fatalf("appendEvent and the JSON encoder disagree:\nfast: %q\njson: %q", got, want)
 	}
 	// The framed line is the JSON encoder's, framed.
-	line, err := wire.EncodeLine(e)
+	line, err := EncodeLine(e)
 	if err != nil || !bytes.Equal(line, frame(string(want))) {
 		t.Fatalf("EncodeLine = %q, %v; want %q", line, err, frame(string(want)))
 	}
@@ -57,10 +57,10 @@ func checkEventEncoding(t *testing.T, e *wire.Event) bool {
 // JSON encoder, as checkEventEncoding does. It reports whether the fast
 // path took c. (The indented form, which package export derives from this
 // one, is compared there.)
-func checkCardEncoding(t *testing.T, c *wire.Card) bool {
+func checkCardEncoding(t *testing.T, c *Card) bool {
 	t.Helper()
 	want, werr := json.MarshalWithOption(c, json.DisableHTMLEscape())
-	got, ok := wire.AppendCard([]byte(encodePrefix), c)
+	got, ok := AppendCard([]byte(encodePrefix), c)
 	if !ok {
 		if string(got) != encodePrefix {
 			t.Fatalf("AppendCard declined but changed dst to %q", got)
@@ -269,12 +269,12 @@ func (s *fuzzSource) value(b []byte, depth int) []byte {
 	return b
 }
 
-func (s *fuzzSource) event() *wire.Event {
-	e := &wire.Event{V: int(s.int64()), ID: s.str(), At: s.time(), Actor: s.str(), Card: s.str()}
+func (s *fuzzSource) event() *Event {
+	e := &Event{V: int(s.int64()), ID: s.str(), At: s.time(), Actor: s.str(), Card: s.str()}
 	if s.n(8) == 0 {
-		e.Op = wire.Op(s.str())
+		e.Op = Op(s.str())
 	} else {
-		e.Op = wire.Ops[s.n(len(wire.Ops))]
+		e.Op = Ops[s.n(len(Ops))]
 	}
 	if s.maybe() {
 		e.RequestID = s.str()
@@ -309,7 +309,7 @@ func (s *fuzzSource) event() *wire.Event {
 	}
 	e.Force = s.maybe()
 	if s.maybe() {
-		f := &wire.Fields{}
+		f := &Fields{}
 		strPtr := func() *string {
 			if s.maybe() {
 				v := s.str()
@@ -371,7 +371,7 @@ func (s *fuzzSource) strs() []string {
 	return l
 }
 
-func (s *fuzzSource) card() *wire.Card {
+func (s *fuzzSource) card() *Card {
 	optStr := func() string {
 		if s.maybe() {
 			return s.str()
@@ -385,7 +385,7 @@ func (s *fuzzSource) card() *wire.Card {
 		}
 		return nil
 	}
-	c := &wire.Card{ID: s.str(), Title: s.str(), Body: optStr(), Phase: optStr(), Labels: s.strs(), Priority: int(s.int64()),
+	c := &Card{ID: s.str(), Title: s.str(), Body: optStr(), Phase: optStr(), Labels: s.strs(), Priority: int(s.int64()),
 		DependsOn: s.strs(), Parent: optStr(), Acceptance: s.strs(), IdempotencyKey: optStr(), ClaimOwner: optStr(),
 		ClaimEpoch: s.int64(), ClaimedAt: optTime()}
 	if s.maybe() {
@@ -407,17 +407,17 @@ func (s *fuzzSource) card() *wire.Card {
 	c.CreatedAt, c.UpdatedAt, c.Version = s.time(), s.time(), s.int64()
 	switch s.n(4) {
 	case 0:
-		c.Notes = []wire.Note{}
+		c.Notes = []Note{}
 		for range s.n(4) {
-			c.Notes = append(c.Notes, wire.Note{Text: s.str(), Author: s.str(), At: s.time()})
+			c.Notes = append(c.Notes, Note{Text: s.str(), Author: s.str(), At: s.time()})
 		}
 	case 1:
-		c.Notes = []wire.Note{}
+		c.Notes = []Note{}
 	}
 	if s.n(2) == 0 {
-		c.Status = []wire.Status{wire.StatusReady, wire.StatusClaimed, wire.StatusBlocked, wire.StatusDone}[s.n(4)]
+		c.Status = []Status{StatusReady, StatusClaimed, StatusBlocked, StatusDone}[s.n(4)]
 	} else {
-		c.Status = wire.Status(s.str())
+		c.Status = Status(s.str())
 	}
 	return c
 }
@@ -434,7 +434,7 @@ func declineOK(checkpoint []byte, times ...time.Time) bool {
 	return len(checkpoint) > 0 && rawDeclineOK(checkpoint)
 }
 
-func timesOfEvent(e *wire.Event) []time.Time {
+func timesOfEvent(e *Event) []time.Time {
 	ts := []time.Time{e.At}
 	if e.Fields != nil && e.Fields.DeferUntil != nil {
 		ts = append(ts, *e.Fields.DeferUntil)
@@ -442,7 +442,7 @@ func timesOfEvent(e *wire.Event) []time.Time {
 	return ts
 }
 
-func timesOfCard(c *wire.Card) []time.Time {
+func timesOfCard(c *Card) []time.Time {
 	ts := []time.Time{c.CreatedAt, c.UpdatedAt}
 	for _, p := range []*time.Time{c.ClaimedAt, c.LeaseExpiresAt, c.LastHeartbeatAt, c.DeferUntil, c.ClosedAt} {
 		if p != nil {
@@ -550,27 +550,27 @@ func TestEncodeTakesEveryOp(t *testing.T) {
 	evs := append(opEvents(), roundTripEvents()...)
 	evs = append(evs, benchEvents(20)...)
 	evs = append(evs, snapshotEvents()...)
-	ops := map[wire.Op]bool{}
+	ops := map[Op]bool{}
 	for _, e := range evs {
 		if !checkEventEncoding(t, e) {
 			t.Fatalf("appendEvent declined a %s event: %s", e.Op, dumpEvent(e))
 		}
 		ops[e.Op] = true
 	}
-	if len(ops) != len(wire.Ops) {
-		t.Fatalf("events of %d ops, want %d", len(ops), len(wire.Ops))
+	if len(ops) != len(Ops) {
+		t.Fatalf("events of %d ops, want %d", len(ops), len(Ops))
 	}
 	// A checkpoint as a user passes it, with white space.
-	hb := &wire.Event{V: 1, ID: "e", At: t0, Actor: "a", Op: wire.OpHeartbeat, Card: "A", Epoch: 1, Owner: "w",
+	hb := &Event{V: 1, ID: "e", At: t0, Actor: "a", Op: OpHeartbeat, Card: "A", Epoch: 1, Owner: "w",
 		Checkpoint: json.RawMessage(" {\"step\": 4, \"files\": [\"a.go\", \"b.go\"],\n\t\"done\": {}} ")}
 	if !checkEventEncoding(t, hb) {
 		t.Fatal("appendEvent declined a checkpoint with white space")
 	}
 
 	// The cards of the history, and of a backlog after each command.
-	var cards []wire.Card
-	for _, h := range [][]*wire.Event{snapshotEvents(), benchEvents(10), opEvents()} {
-		cards = append(cards, fold.Fold(h).List(fold.Filter{}, t0, fold.SortCreated)...)
+	var cards []Card
+	for _, h := range [][]*Event{snapshotEvents(), benchEvents(10), opEvents()} {
+		cards = append(cards, Fold(h).List(Filter{}, t0, fold.SortCreated)...)
 	}
 	e := newEnv(t)
 	ctx := context.Background()
@@ -596,7 +596,7 @@ func TestEncodeTakesEveryOp(t *testing.T) {
 		t.Fatal(err)
 	}
 	cards = append(cards, c)
-	statuses := map[wire.Status]bool{}
+	statuses := map[Status]bool{}
 	for i := range cards {
 		if !checkCardEncoding(t, &cards[i]) {
 			t.Fatalf("AppendCard declined %+v", cards[i])
@@ -606,7 +606,7 @@ func TestEncodeTakesEveryOp(t *testing.T) {
 	if len(statuses) != 4 {
 		t.Fatalf("cards of statuses %v, want all four", statuses)
 	}
-	if got, ok := wire.AppendCard(nil, nil); !ok || string(got) != "null" {
+	if got, ok := AppendCard(nil, nil); !ok || string(got) != "null" {
 		t.Fatalf("AppendCard(nil) = %q, %v", got, ok)
 	}
 }
@@ -614,8 +614,8 @@ func TestEncodeTakesEveryOp(t *testing.T) {
 // TestEncodeSnapshotAsJSON: a snapshot is the bytes it was when the JSON
 // encoder wrote every line.
 func TestEncodeSnapshotAsJSON(t *testing.T) {
-	for _, h := range [][]*wire.Event{snapshotEvents(), benchEvents(30)} {
-		out, _, err := encodeSnapshot(fold.Fold(h), nil, nil)
+	for _, h := range [][]*Event{snapshotEvents(), benchEvents(30)} {
+		out, _, err := encodeSnapshot(Fold(h), nil, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -642,8 +642,8 @@ func TestEncodeSnapshotAsJSON(t *testing.T) {
 
 // TestEncodeDeclines: values the fast path leaves to the JSON encoder.
 func TestEncodeDeclines(t *testing.T) {
-	base := func() *wire.Event {
-		return &wire.Event{V: 1, ID: "e", At: t0, Actor: "a", Op: wire.OpHeartbeat, Card: "A"}
+	base := func() *Event {
+		return &Event{V: 1, ID: "e", At: t0, Actor: "a", Op: OpHeartbeat, Card: "A"}
 	}
 	for _, cp := range []string{"nul", "1 2", "{", `{"a":1,}`, "\"\xff\"", `"\ud800"`, `"\udc00\ud800"`,
 		strings.Repeat("[", wire.MaxRawDepth+1) + strings.Repeat("]", wire.MaxRawDepth+1)} {
@@ -658,11 +658,11 @@ func TestEncodeDeclines(t *testing.T) {
 	if checkEventEncoding(t, e) {
 		t.Error("appendEvent took the year 10000")
 	}
-	if _, err := wire.EncodeLine(e); err == nil {
+	if _, err := EncodeLine(e); err == nil {
 		t.Error("EncodeLine wrote the year 10000")
 	}
 	e = base()
-	e.Fields = &wire.Fields{DeferUntil: new(time.Time)}
+	e.Fields = &Fields{DeferUntil: new(time.Time)}
 	*e.Fields.DeferUntil = t0.In(time.FixedZone("", 24*3600))
 	if checkEventEncoding(t, e) {
 		t.Error("appendEvent took an offset of a day")
@@ -692,9 +692,9 @@ func encodeFramedJSON(v any) ([]byte, error) {
 // BenchmarkEncodeLineJSON is BenchmarkEncodeLine with the JSON encoder, for
 // comparison.
 func BenchmarkEncodeLineJSON(b *testing.B) {
-	ev := &wire.Event{V: 1, ID: "9f2c51d0a4b7e361", At: t0, Actor: "alice@host", Op: wire.OpClaim, Card: "bl-k3x9q2mf",
+	ev := &Event{V: 1, ID: "9f2c51d0a4b7e361", At: t0, Actor: "alice@host", Op: OpClaim, Card: "bl-k3x9q2mf",
 		RequestID: "req-123", ExpectVersion: 3, Epoch: 2, Owner: "agent-7", TTLSeconds: 600}
-	want, _ := wire.EncodeLine(ev)
+	want, _ := EncodeLine(ev)
 	if got, _ := encodeFramedJSON(ev); !bytes.Equal(got, want) {
 		b.Fatalf("%q\n%q", got, want)
 	}
@@ -707,16 +707,16 @@ func BenchmarkEncodeLineJSON(b *testing.B) {
 
 // BenchmarkCardJSON measures the compact JSON of a claimed card.
 func BenchmarkCardJSON(b *testing.B) {
-	cards := fold.Fold(snapshotEvents()).List(fold.Filter{}, t0, fold.SortCreated)
-	var c *wire.Card
+	cards := Fold(snapshotEvents()).List(Filter{}, t0, fold.SortCreated)
+	var c *Card
 	for i := range cards {
-		if cards[i].Status == wire.StatusClaimed {
+		if cards[i].Status == StatusClaimed {
 			c = &cards[i]
 		}
 	}
 	b.Run("fast", func(b *testing.B) {
 		for i := 0; i < b.N; i++ {
-			if _, ok := wire.AppendCard(nil, c); !ok {
+			if _, ok := AppendCard(nil, c); !ok {
 				b.Fatal("declined")
 			}
 		}

@@ -48,32 +48,32 @@ func TestCRC32CKnownValue(t *testing.T) {
 func TestEncodeLineGolden(t *testing.T) {
 	at := time.Date(2026, 11, 22, 1, 50, 0, 1, time.UTC)
 	cases := []struct {
-		ev   wire.Event
+		ev   Event
 		want string
 	}{
 		{
-			wire.Event{V: 1, ID: "9f2c51d0a4b7e361", At: at, Actor: "alice@host", Op: wire.OpClaim, Card: "A4", RequestID: "r1",
+			Event{V: 1, ID: "9f2c51d0a4b7e361", At: at, Actor: "alice@host", Op: OpClaim, Card: "A4", RequestID: "r1",
 				ExpectVersion: 3, Epoch: 2, Owner: "w1", TTLSeconds: 600},
 			`{"v":1,"id":"9f2c51d0a4b7e361","at":"2026-11-22T01:50:00.000000001Z","actor":"alice@host","op":"claim","card":"A4","request_id":"r1","expect_version":3,"epoch":2,"owner":"w1","ttl_seconds":600,"crc":"bc5ac656"}` + "\n",
 		},
 		{
-			wire.Event{V: 1, ID: "0000000000000001", At: at.Add(time.Second - 1), Actor: "bob", Op: wire.OpCreate, Card: "B",
-				Fields: &wire.Fields{Title: strp("<a & b>"), Priority: intp(0), Labels: &[]string{"x"}, DependsOn: &[]string{}, IdempotencyKey: "k"}},
+			Event{V: 1, ID: "0000000000000001", At: at.Add(time.Second - 1), Actor: "bob", Op: OpCreate, Card: "B",
+				Fields: &Fields{Title: strp("<a & b>"), Priority: intp(0), Labels: &[]string{"x"}, DependsOn: &[]string{}, IdempotencyKey: "k"}},
 			`{"v":1,"id":"0000000000000001","at":"2026-11-22T01:50:01Z","actor":"bob","op":"create","card":"B","fields":{"title":"<a & b>","priority":0,"labels":["x"],"depends_on":[],"idempotency_key":"k"},"crc":"71769b56"}` + "\n",
 		},
 		{
-			wire.Event{V: 1, ID: "0000000000000002", At: at, Actor: "c", Op: wire.OpHeartbeat, Card: "C", Owner: "w", Epoch: 1,
+			Event{V: 1, ID: "0000000000000002", At: at, Actor: "c", Op: OpHeartbeat, Card: "C", Owner: "w", Epoch: 1,
 				Progress: intp(0), Checkpoint: json.RawMessage(`{"step":"é"}`)},
 			`{"v":1,"id":"0000000000000002","at":"2026-11-22T01:50:00.000000001Z","actor":"c","op":"heartbeat","card":"C","epoch":1,"owner":"w","progress":0,"checkpoint":{"step":"é"},"crc":"b55e82b4"}` + "\n",
 		},
 		{
-			wire.Event{V: 1, ID: "0000000000000003", At: at, Actor: "d", Op: wire.OpReclaim, Card: "D", Epoch: 4, Force: true, Reason: "stuck\nagent"},
+			Event{V: 1, ID: "0000000000000003", At: at, Actor: "d", Op: OpReclaim, Card: "D", Epoch: 4, Force: true, Reason: "stuck\nagent"},
 			`{"v":1,"id":"0000000000000003","at":"2026-11-22T01:50:00.000000001Z","actor":"d","op":"reclaim","card":"D","epoch":4,"reason":"stuck\nagent","force":true,"crc":"a11fe9d9"}` + "\n",
 		},
 	}
 	for _, tc := range cases {
 		t.Run(string(tc.ev.Op), func(t *testing.T) {
-			got, err := wire.EncodeLine(&tc.ev)
+			got, err := EncodeLine(&tc.ev)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -96,44 +96,44 @@ func TestEncodeLineGolden(t *testing.T) {
 	}
 }
 
-func roundTripEvents() []*wire.Event {
+func roundTripEvents() []*Event {
 	at := time.Date(2026, 3, 4, 5, 6, 7, 891011121, time.UTC)
 	deferUntil := at.Add(48 * time.Hour)
-	return []*wire.Event{
-		{V: 1, ID: "a1", At: at, Actor: "x", Op: wire.OpCreate, Card: "A", RequestID: "r", Fields: &wire.Fields{
+	return []*Event{
+		{V: 1, ID: "a1", At: at, Actor: "x", Op: OpCreate, Card: "A", RequestID: "r", Fields: &Fields{
 			Title: strp("ünïcödé ✓ \"quoted\" \\ </script>"), Body: strp("line1\nline2\t\u2028"), Phase: strp("p"),
 			Priority: intp(-5), Labels: strs("a", "b"), DependsOn: strs("B"), Parent: strp("P"), Acceptance: strs("ok"),
 			MaxAttempts: intp(3), DeferUntil: &deferUntil, IdempotencyKey: "key"}},
-		{V: 1, ID: "a2", At: at, Actor: "x", Op: wire.OpUpdate, Card: "A", Fields: &wire.Fields{Priority: intp(0), Labels: &[]string{}}},
-		{V: 1, ID: "a3", At: at, Actor: "x", Op: wire.OpClaim, Card: "A", ExpectVersion: 2, Epoch: 1, Owner: "w", TTLSeconds: 1},
-		{V: 1, ID: "a4", At: at, Actor: "x", Op: wire.OpHeartbeat, Card: "A", Epoch: 1, Owner: "w", Progress: intp(100),
+		{V: 1, ID: "a2", At: at, Actor: "x", Op: OpUpdate, Card: "A", Fields: &Fields{Priority: intp(0), Labels: &[]string{}}},
+		{V: 1, ID: "a3", At: at, Actor: "x", Op: OpClaim, Card: "A", ExpectVersion: 2, Epoch: 1, Owner: "w", TTLSeconds: 1},
+		{V: 1, ID: "a4", At: at, Actor: "x", Op: OpHeartbeat, Card: "A", Epoch: 1, Owner: "w", Progress: intp(100),
 			Checkpoint: json.RawMessage(`{"n":[1,2,{"k":null}]}`)},
-		{V: 1, ID: "a5", At: at, Actor: "x", Op: wire.OpRelease, Card: "A", Epoch: 1, Owner: "w", Reason: "r"},
-		{V: 1, ID: "a6", At: at, Actor: "x", Op: wire.OpReclaim, Card: "A", Epoch: 9, Force: true},
-		{V: 1, ID: "a7", At: at, Actor: "x", Op: wire.OpComplete, Card: "A", Reason: "done"},
-		{V: 1, ID: "a8", At: at, Actor: "x", Op: wire.OpBlock, Card: "A", Reason: "why"},
+		{V: 1, ID: "a5", At: at, Actor: "x", Op: OpRelease, Card: "A", Epoch: 1, Owner: "w", Reason: "r"},
+		{V: 1, ID: "a6", At: at, Actor: "x", Op: OpReclaim, Card: "A", Epoch: 9, Force: true},
+		{V: 1, ID: "a7", At: at, Actor: "x", Op: OpComplete, Card: "A", Reason: "done"},
+		{V: 1, ID: "a8", At: at, Actor: "x", Op: OpBlock, Card: "A", Reason: "why"},
 		{V: 1, ID: "a9", At: at, Actor: "x", Op: wire.OpUnblock, Card: "A"},
 		{V: 1, ID: "aa", At: at, Actor: "x", Op: wire.OpReopen, Card: "A"},
-		{V: 1, ID: "ab", At: at, Actor: "x", Op: wire.OpLink, Card: "A", To: "B"},
-		{V: 1, ID: "ac", At: at, Actor: "x", Op: wire.OpUnlink, Card: "A", To: "B"},
+		{V: 1, ID: "ab", At: at, Actor: "x", Op: OpLink, Card: "A", To: "B"},
+		{V: 1, ID: "ac", At: at, Actor: "x", Op: OpUnlink, Card: "A", To: "B"},
 	}
 }
 
 func TestEncodeDecodeRoundTrip(t *testing.T) {
 	for _, ev := range roundTripEvents() {
-		line, err := wire.EncodeLine(ev)
+		line, err := EncodeLine(ev)
 		if err != nil {
 			t.Fatal(err)
 		}
 		for _, in := range [][]byte{line, line[:len(line)-1]} {
-			got, err := wire.DecodeLine(in)
+			got, err := DecodeLine(in)
 			if err != nil {
 				t.Fatalf("%s: DecodeLine(%s): %v", ev.Op, in, err)
 			}
 			if !reflect.DeepEqual(got, ev) {
 				t.Fatalf("%s: round trip\n got %+v\nwant %+v", ev.Op, got, ev)
 			}
-			again, _ := wire.EncodeLine(got)
+			again, _ := EncodeLine(got)
 			if !bytes.Equal(again, line) {
 				t.Fatalf("%s: re-encoding differs:\n%s%s", ev.Op, line, again)
 			}
@@ -142,7 +142,7 @@ func TestEncodeDecodeRoundTrip(t *testing.T) {
 }
 
 func TestDecodeLineRejects(t *testing.T) {
-	good, err := wire.EncodeLine(roundTripEvents()[2])
+	good, err := EncodeLine(roundTripEvents()[2])
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -170,7 +170,7 @@ func TestDecodeLineRejects(t *testing.T) {
 		{"not JSON under a valid crc", frame(`{"v":1,"id":,}`), wire.ErrFraming},
 		{"not an object", frame(`["v",1,"crc"]`), wire.ErrFraming},
 		{"version 0", frame(strings.Replace(base, `"v":1`, `"v":0`, 1)), wire.ErrFraming},
-		{"a newer version", frame(strings.Replace(base, `"v":1`, fmt.Sprintf(`"v":%d`, wire.FormatVersion+1), 1)), wire.ErrVersion},
+		{"a newer version", frame(strings.Replace(base, `"v":1`, fmt.Sprintf(`"v":%d`, FormatVersion+1), 1)), ErrVersion},
 		{"unknown op", frame(strings.Replace(base, `"block"`, `"explode"`, 1)), wire.ErrFraming},
 		{"no card", frame(strings.Replace(base, `,"card":"A"`, ``, 1)), wire.ErrFraming},
 		{"no id", frame(strings.Replace(base, `"id":"e",`, ``, 1)), wire.ErrFraming},
@@ -178,12 +178,12 @@ func TestDecodeLineRejects(t *testing.T) {
 		{"bad time", frame(strings.Replace(base, `2026-01-01T00:00:00Z`, `yesterday`, 1)), wire.ErrFraming},
 		{"wrong type", frame(strings.Replace(base, `"v":1`, `"v":"1"`, 1)), wire.ErrFraming},
 	}
-	if _, err := wire.DecodeLine(frame(base)); err != nil {
+	if _, err := DecodeLine(frame(base)); err != nil {
 		t.Fatalf("base line does not decode: %v", err)
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			e, err := wire.DecodeLine(tc.line)
+			e, err := DecodeLine(tc.line)
 			if e != nil || !errors.Is(err, tc.want) {
 				t.Fatalf("DecodeLine(%q) = %+v, %v; want %v", tc.line, e, err, tc.want)
 			}
@@ -193,9 +193,9 @@ func TestDecodeLineRejects(t *testing.T) {
 
 // TestEventOrder: ledger order is (at, id).
 func TestEventOrder(t *testing.T) {
-	a := &wire.Event{At: t0, ID: "b"}
-	b := &wire.Event{At: t0, ID: "c"}
-	c := &wire.Event{At: t0.Add(1), ID: "a"}
+	a := &Event{At: t0, ID: "b"}
+	b := &Event{At: t0, ID: "c"}
+	c := &Event{At: t0.Add(1), ID: "a"}
 	if !a.Before(b) || b.Before(a) || !b.Before(c) || c.Before(a) || a.Before(a) {
 		t.Fatal("before is not (at, id) order")
 	}
@@ -215,7 +215,7 @@ func TestLineVersion(t *testing.T) {
 	if _, err := e.b.Fail(e.ctx, LeaseRequest{Mutation: m, ID: "A", Owner: "w1", Epoch: c.ClaimEpoch, Reason: "boom"}); err != nil {
 		t.Fatal(err)
 	}
-	want := map[wire.Op]int{wire.OpCreate: 1, wire.OpNote: 2, wire.OpClaim: 1, wire.OpFail: 2}
+	want := map[Op]int{OpCreate: 1, OpNote: 2, OpClaim: 1, OpFail: 2}
 	raw, err := os.ReadFile(filepath.Join(e.b.Dir(), LedgerFile))
 	if err != nil {
 		t.Fatal(err)
@@ -224,7 +224,7 @@ func TestLineVersion(t *testing.T) {
 		if len(line) == 0 {
 			continue
 		}
-		ev, err := wire.DecodeLine(line)
+		ev, err := DecodeLine(line)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -232,7 +232,7 @@ func TestLineVersion(t *testing.T) {
 			t.Errorf("%s line has v%d, want v%d: %s", ev.Op, ev.V, want[ev.Op], line)
 		}
 	}
-	if clock := time.Now(); (&wire.Event{Op: wire.OpClaim, Clock: &clock}).LineVersion() != 2 {
+	if clock := time.Now(); (&Event{Op: OpClaim, Clock: &clock}).LineVersion() != 2 {
 		t.Error("a line carrying the writer's clock is not v2")
 	}
 }

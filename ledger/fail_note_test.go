@@ -2,13 +2,14 @@ package ledger
 
 import (
 	"errors"
-	"github.com/bl-backlog/bl/ledger/internal/fold"
-	"github.com/bl-backlog/bl/ledger/internal/wire"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/bl-backlog/bl/ledger/internal/fold"
+	"github.com/bl-backlog/bl/ledger/internal/wire"
 )
 
 func TestRetryDelay(t *testing.T) {
@@ -36,7 +37,7 @@ func TestRetryDelay(t *testing.T) {
 func TestFailBacksOffThenBlocks(t *testing.T) {
 	e := newEnv(t)
 	e.create("A", func(r *CreateRequest) { r.MaxAttempts = 3 })
-	fail := func(owner string, epoch int64, reason string) wire.Card {
+	fail := func(owner string, epoch int64, reason string) Card {
 		t.Helper()
 		c, err := e.b.Fail(e.ctx, LeaseRequest{Mutation: m, ID: "A", Owner: owner, Epoch: epoch, Reason: reason})
 		if err != nil {
@@ -47,17 +48,17 @@ func TestFailBacksOffThenBlocks(t *testing.T) {
 	e.claim("A", "w1", time.Minute)
 	at := e.clk.Now()
 	c := fail("w1", 1, "exit status 1")
-	if c.Status != wire.StatusReady || c.ClaimOwner != "" || c.Attempts != 1 || c.DeferUntil == nil {
+	if c.Status != StatusReady || c.ClaimOwner != "" || c.Attempts != 1 || c.DeferUntil == nil {
 		t.Fatalf("after the first fail: %+v", c)
 	}
 	if d := c.DeferUntil.Sub(at); d < 30*time.Second || d > 31*time.Second {
 		t.Fatalf("first backoff = %s, want the default 30s", d)
 	}
-	if ev := e.lastEvent(); ev.Op != wire.OpFail || ev.BackoffSeconds != 30 || ev.BackoffMaxSeconds != 3600 || ev.Reason != "exit status 1" {
+	if ev := e.lastEvent(); ev.Op != OpFail || ev.BackoffSeconds != 30 || ev.BackoffMaxSeconds != 3600 || ev.Reason != "exit status 1" {
 		t.Fatalf("fail event = %+v", ev)
 	}
 	// Not claimable while backing off.
-	e.unchanged(wire.ErrConflict, doClaim("A", "w2", time.Minute))
+	e.unchanged(ErrConflict, doClaim("A", "w2", time.Minute))
 	e.clk.Advance(31 * time.Second)
 	e.claim("A", "w2", time.Minute)
 	at = e.clk.Now()
@@ -68,7 +69,7 @@ func TestFailBacksOffThenBlocks(t *testing.T) {
 	e.clk.Advance(2 * time.Minute)
 	e.claim("A", "w3", time.Minute)
 	c = fail("w3", 3, "exit status 3: out of disk")
-	if c.Status != wire.StatusBlocked || c.BlockedReason != "max attempts reached (3 of 3): exit status 3: out of disk" {
+	if c.Status != StatusBlocked || c.BlockedReason != "max attempts reached (3 of 3): exit status 3: out of disk" {
 		t.Fatalf("exhausted card after fail = %+v", c)
 	}
 	// Every clone folds the same: the file's fold equals the handle's state.
@@ -79,7 +80,7 @@ func TestFailBacksOffThenBlocks(t *testing.T) {
 
 func stateJSONOf(t *testing.T, e *env) string {
 	var out string
-	if err := e.b.View(func(s *fold.State, _ time.Time) error { out = stateJSON(t, s); return nil }); err != nil {
+	if err := e.b.View(func(s *State, _ time.Time) error { out = stateJSON(t, s); return nil }); err != nil {
 		t.Fatal(err)
 	}
 	return out
@@ -89,19 +90,19 @@ func TestFailIsFenced(t *testing.T) {
 	e := newEnv(t)
 	e.create("A")
 	e.claim("A", "w1", time.Minute)
-	e.unchanged(wire.ErrFenced, func(e *env) error {
+	e.unchanged(ErrFenced, func(e *env) error {
 		_, err := e.b.Fail(e.ctx, LeaseRequest{Mutation: m, ID: "A", Owner: "w2", Reason: "x"})
 		return err
 	})
-	e.unchanged(wire.ErrFenced, func(e *env) error {
+	e.unchanged(ErrFenced, func(e *env) error {
 		_, err := e.b.Fail(e.ctx, LeaseRequest{Mutation: m, ID: "A", Owner: "w1", Epoch: 7, Reason: "x"})
 		return err
 	})
-	e.unchanged(wire.ErrInvalid, func(e *env) error {
+	e.unchanged(ErrInvalid, func(e *env) error {
 		_, err := e.b.Fail(e.ctx, LeaseRequest{Mutation: m, ID: "A", Reason: "x"})
 		return err
 	})
-	e.unchanged(wire.ErrInvalid, func(e *env) error {
+	e.unchanged(ErrInvalid, func(e *env) error {
 		_, err := e.b.Fail(e.ctx, LeaseRequest{Mutation: m, ID: "A", Owner: "w1", Reason: strings.Repeat("x", wire.MaxNoteLen+1)})
 		return err
 	})
@@ -132,7 +133,7 @@ func TestFailBackoffFromConfig(t *testing.T) {
 	}
 	e.b = e.open()
 	e.claim("A", "w", time.Minute)
-	err := e.unchanged(wire.ErrInvalid, func(e *env) error {
+	err := e.unchanged(ErrInvalid, func(e *env) error {
 		_, err := e.b.Fail(e.ctx, LeaseRequest{Mutation: m, ID: "A", Owner: "w"})
 		return err
 	})
@@ -154,7 +155,7 @@ func TestExpiryCountsAsFailedAttempt(t *testing.T) {
 		t.Fatalf("reclaim = %v, %v", cards, err)
 	}
 	c := cards[0]
-	if c.Status != wire.StatusReady || c.DeferUntil == nil || c.DeferUntil.Sub(at) < 30*time.Second {
+	if c.Status != StatusReady || c.DeferUntil == nil || c.DeferUntil.Sub(at) < 30*time.Second {
 		t.Fatalf("reclaimed expired card is not backed off: %+v", c)
 	}
 	// A forced reclaim of a live lease is an administrative release: no
@@ -173,9 +174,9 @@ func TestExpiryCountsAsFailedAttempt(t *testing.T) {
 	if got := e.card("A"); got.Attempts != 2 {
 		t.Fatalf("attempts after two claims = %d", got.Attempts)
 	}
-	e.unchanged(wire.ErrConflict, doClaim("A", "w3", time.Minute)) // exhausted
+	e.unchanged(ErrConflict, doClaim("A", "w3", time.Minute)) // exhausted
 	cards, err = e.b.Reclaim(e.ctx, ReclaimRequest{Mutation: m})
-	if err != nil || cards[0].Status != wire.StatusBlocked || !strings.HasPrefix(cards[0].BlockedReason, "max attempts reached (2 of 2)") {
+	if err != nil || cards[0].Status != StatusBlocked || !strings.HasPrefix(cards[0].BlockedReason, "max attempts reached (2 of 2)") {
 		t.Fatalf("reclaim of an exhausted expired card = %+v, %v", cards, err)
 	}
 }
@@ -188,7 +189,7 @@ func TestNotes(t *testing.T) {
 		t.Fatalf("note = %+v, %v", c.Notes, err)
 	}
 	// Fenced only when an owner is given.
-	e.unchanged(wire.ErrFenced, func(e *env) error {
+	e.unchanged(ErrFenced, func(e *env) error {
 		_, err := e.b.Note(e.ctx, NoteRequest{Mutation: m, ID: "A", Owner: "w1", Text: "x"})
 		return err
 	})
@@ -196,24 +197,24 @@ func TestNotes(t *testing.T) {
 	if c, err = e.b.Note(e.ctx, NoteRequest{Mutation: m, ID: "A", Owner: "w1", Epoch: 1, Text: "half way"}); err != nil || c.Notes[1].Author != "w1" {
 		t.Fatalf("owner's note = %+v, %v", c.Notes, err)
 	}
-	if c.Status != wire.StatusClaimed || c.ClaimOwner != "w1" {
+	if c.Status != StatusClaimed || c.ClaimOwner != "w1" {
 		t.Fatalf("a note changed the lease: %+v", c)
 	}
-	e.unchanged(wire.ErrFenced, func(e *env) error {
+	e.unchanged(ErrFenced, func(e *env) error {
 		_, err := e.b.Note(e.ctx, NoteRequest{Mutation: m, ID: "A", Owner: "w1", Epoch: 2, Text: "x"})
 		return err
 	})
 	for _, text := range []string{"", "  \n", strings.Repeat("x", wire.MaxNoteLen+1)} {
-		e.unchanged(wire.ErrInvalid, func(e *env) error {
+		e.unchanged(ErrInvalid, func(e *env) error {
 			_, err := e.b.Note(e.ctx, NoteRequest{Mutation: m, ID: "A", Text: text})
 			return err
 		})
 	}
-	e.unchanged(wire.ErrNotFound, func(e *env) error {
+	e.unchanged(ErrNotFound, func(e *env) error {
 		_, err := e.b.Note(e.ctx, NoteRequest{Mutation: m, ID: "nope", Text: "x"})
 		return err
 	})
-	e.unchanged(wire.ErrInvalid, func(e *env) error {
+	e.unchanged(ErrInvalid, func(e *env) error {
 		_, err := e.b.Note(e.ctx, NoteRequest{Mutation: Mutation{Actor: strings.Repeat("a", wire.MaxAuthorLen+1)}, ID: "A", Text: "x"})
 		return err
 	})
@@ -255,17 +256,17 @@ func TestNotesBounded(t *testing.T) {
 
 func TestNoteAndFailUnknownToOldFold(t *testing.T) {
 	// The ops are in the closed set: a line carrying them decodes.
-	for _, op := range []wire.Op{wire.OpNote, wire.OpFail} {
-		line, err := wire.EncodeLine(&wire.Event{V: 1, ID: "e", At: t0, Actor: "a", Op: op, Card: "A", Text: "t"})
+	for _, op := range []Op{OpNote, OpFail} {
+		line, err := EncodeLine(&Event{V: 1, ID: "e", At: t0, Actor: "a", Op: op, Card: "A", Text: "t"})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := wire.DecodeLine(line); err != nil {
+		if _, err := DecodeLine(line); err != nil {
 			t.Fatalf("%s: %v", op, err)
 		}
 	}
 	var r *wire.RuleError
-	if err := fold.NewState().Check(&wire.Event{Op: wire.OpFail, Card: "A"}); !errors.As(err, &r) {
+	if err := fold.NewState().Check(&Event{Op: OpFail, Card: "A"}); !errors.As(err, &r) {
 		t.Fatalf("fail of a missing card: %v", err)
 	}
 }

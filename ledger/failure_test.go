@@ -1,8 +1,6 @@
 package ledger
 
 import (
-	"github.com/bl-backlog/bl/ledger/internal/fold"
-	"github.com/bl-backlog/bl/ledger/internal/wire"
 	"testing"
 	"time"
 )
@@ -16,7 +14,7 @@ func TestExhaustedBlockedAtExpiry(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.claim("A", "w1", time.Minute)
-	if c, _ := e.b.Get("A"); c.Status != wire.StatusClaimed {
+	if c, _ := e.b.Get("A"); c.Status != StatusClaimed {
 		t.Fatalf("before expiry: %s", c.Status)
 	}
 	e.clk.Advance(2 * time.Minute)
@@ -24,20 +22,20 @@ func TestExhaustedBlockedAtExpiry(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.Status != wire.StatusBlocked || c.ClaimOwner != "" || c.BlockedReason == "" || c.LastFailure == nil ||
+	if c.Status != StatusBlocked || c.ClaimOwner != "" || c.BlockedReason == "" || c.LastFailure == nil ||
 		c.LastFailure.Owner != "w1" || c.LastFailure.Epoch != 1 || c.LastFailure.Reason != "lease expired" {
 		t.Fatalf("after expiry: %+v %+v", c, c.LastFailure)
 	}
-	list, _ := e.b.List(fold.Filter{Status: []wire.Status{wire.StatusBlocked}}, "")
+	list, _ := e.b.List(Filter{Status: []Status{StatusBlocked}}, "")
 	if len(list) != 1 || list[0].ID != "A" {
 		t.Fatalf("list --status blocked: %+v", list)
 	}
 	st, _ := e.b.Stats()
-	if st.ByStatus[wire.StatusBlocked] != 1 || st.ExpiredClaims != 0 || st.Claimable != 0 {
+	if st.ByStatus[StatusBlocked] != 1 || st.ExpiredClaims != 0 || st.Claimable != 0 {
 		t.Fatalf("stats: %+v", st)
 	}
-	stand, _ := e.b.Standings([]wire.Card{c})
-	if stand[0].State != fold.StateBlocked {
+	stand, _ := e.b.Standings([]Card{c})
+	if stand[0].State != StateBlocked {
 		t.Fatalf("standing %+v", stand[0])
 	}
 	// Nothing was written to make it so.
@@ -45,7 +43,7 @@ func TestExhaustedBlockedAtExpiry(t *testing.T) {
 		t.Fatalf("%d events", n)
 	}
 	u, err := e.b.Unblock(e.ctx, m, "A")
-	if err != nil || u.Status != wire.StatusReady || u.Attempts != 0 || u.ClaimOwner != "" {
+	if err != nil || u.Status != StatusReady || u.Attempts != 0 || u.ClaimOwner != "" {
 		t.Fatalf("unblock: %+v %v", u, err)
 	}
 }

@@ -31,11 +31,11 @@ type position struct {
 	info   os.FileInfo // identity of the file read, to notice replacement
 	offset int64       // bytes folded
 	lines  int         // lines folded
-	last   *wire.Event // last event folded, for the ordering check
+	last   *Event      // last event folded, for the ordering check
 	// snap is the snapshot's newest event while no ledger line has been
 	// folded yet: a first line not after it means the ledger and the
 	// snapshot disagree (errStale), not that the file is damaged.
-	snap *wire.Event
+	snap *Event
 	// base is where the ledger's own events start: past the prefix a
 	// compaction cut short left behind, which the snapshot already holds.
 	base         int64
@@ -99,12 +99,12 @@ func (pos *position) close() {
 // closes it (position.close) when it drops the position. Later calls
 // read the same open file and report errReplaced once the path names
 // another file or the file shrank below what was read.
-func readFrom(path string, pos position, apply func(*wire.Event)) (position, *wire.TornTail, error) {
+func readFrom(path string, pos position, apply func(*Event)) (position, *wire.TornTail, error) {
 	if pos.file == nil {
 		f, err := os.Open(path)
 		if err != nil {
 			if errors.Is(err, os.ErrNotExist) {
-				return pos, nil, wire.Errorf(wire.ErrNotInitialized, "%s is missing", path)
+				return pos, nil, Errorf(ErrNotInitialized, "%s is missing", path)
 			}
 			return pos, nil, err
 		}
@@ -172,7 +172,7 @@ var (
 // (at, id), each once, so the state is the one the sorted, deduplicated
 // file would give. Nothing is written. Two different lines with one event
 // id are damage. An event not after the snapshot's newest is errStale.
-func readSorted(path string, pos position, apply func(*wire.Event)) (position, *wire.TornTail, error) {
+func readSorted(path string, pos position, apply func(*Event)) (position, *wire.TornTail, error) {
 	if pos.file == nil {
 		f, err := os.Open(path)
 		if err != nil {
@@ -207,7 +207,7 @@ func readSorted(path string, pos position, apply func(*wire.Event)) (position, *
 
 // settled is one event of a file read by settleLines, with its line.
 type settled struct {
-	e    *wire.Event
+	e    *Event
 	line []byte // the line's bytes, line end included when it has one
 }
 

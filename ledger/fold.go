@@ -1,42 +1,50 @@
 package ledger
 
+// The fold's names, as the public API gives them.
+
 import "github.com/bl-backlog/bl/ledger/internal/fold"
 
-type Change = fold.Change
-type Changes = fold.Changes
+// The fold of a ledger and what it answers (ledger/internal/fold).
+type (
+	Change   = fold.Change
+	Changes  = fold.Changes
+	Filter   = fold.Filter
+	Hold     = fold.Hold
+	RollUp   = fold.RollUp
+	Standing = fold.Standing
+	State    = fold.State
+	Stats    = fold.Stats
+)
 
-var ClaimOrder = fold.ClaimOrder
-var ErrPathsHeld = fold.ErrPathsHeld
-var ErrSelfReview = fold.ErrSelfReview
+// How a card stands, for a reader.
+const (
+	StateBlocked = fold.StateBlocked
+	StateClaimed = fold.StateClaimed
+	StateDone    = fold.StateDone
+	StateExpired = fold.StateExpired
+	StateReady   = fold.StateReady
+	StateReview  = fold.StateReview
+	StateWaiting = fold.StateWaiting
+)
 
-type Filter = fold.Filter
+// Orders and limits.
+const (
+	MaxRefLen = fold.MaxRefLen
+	SortClaim = fold.SortClaim
+	SortID    = fold.SortID
+)
 
-var Fold = fold.Fold
+// Errors of the fold's rules.
+var (
+	ErrPathsHeld  = fold.ErrPathsHeld
+	ErrSelfReview = fold.ErrSelfReview
+)
 
-type Hold = fold.Hold
-
-const MaxRefLen = fold.MaxRefLen
-
-var PathMatches = fold.PathMatches
-
-type RollUp = fold.RollUp
-
-var RollUpOf = fold.RollUpOf
-
-const SortClaim = fold.SortClaim
-const SortID = fold.SortID
-
-type Standing = fold.Standing
-type State = fold.State
-
-const StateBlocked = fold.StateBlocked
-const StateClaimed = fold.StateClaimed
-const StateDone = fold.StateDone
-const StateExpired = fold.StateExpired
-const StateReady = fold.StateReady
-const StateReview = fold.StateReview
-const StateWaiting = fold.StateWaiting
-
-type Stats = fold.Stats
-
-var TreeOrder = fold.TreeOrder
+// Folding, ordering and matching.
+var (
+	ClaimOrder  = fold.ClaimOrder
+	Fold        = fold.Fold
+	PathMatches = fold.PathMatches
+	RollUpOf    = fold.RollUpOf
+	TreeOrder   = fold.TreeOrder
+)

@@ -3,14 +3,14 @@ package ledger
 import (
 	"bytes"
 	"errors"
-	"github.com/bl-backlog/bl/ledger/internal/fold"
-	"github.com/bl-backlog/bl/ledger/internal/wire"
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/bl-backlog/bl/ledger/internal/wire"
 )
 
 // crlf gives every line a "\r\n" line end, as a core.autocrlf=true checkout
@@ -43,13 +43,13 @@ func viewBacklog(t *testing.T, dir string) backlogView {
 		t.Fatalf("torn tail %+v", tt)
 	}
 	var v backlogView
-	if err := b.View(func(s *fold.State, _ time.Time) error {
+	if err := b.View(func(s *State, _ time.Time) error {
 		v.state, v.events, v.conflicts = stateJSON(t, s), s.Events(), len(s.Conflicts())
 		return nil
 	}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := b.History(HistoryFilter{}, func(e *wire.Event, _ *wire.Conflict) error {
+	if _, err := b.History(HistoryFilter{}, func(e *Event, _ *Conflict) error {
 		v.history = append(v.history, e.ID)
 		return nil
 	}); err != nil {
@@ -156,7 +156,7 @@ func TestFramedFilesReadTheSame(t *testing.T) {
 				}
 				added = added[1:]
 			}
-			if ev, err := wire.DecodeLine(added); err != nil || ev.Card != "D" || bytes.Count(added, []byte("\n")) != 1 {
+			if ev, err := DecodeLine(added); err != nil || ev.Card != "D" || bytes.Count(added, []byte("\n")) != 1 {
 				t.Fatalf("appended %q (%v)", added, err)
 			}
 			if _, err := os.Stat(filepath.Join(e.dir, BrokenFile)); !os.IsNotExist(err) {
@@ -202,7 +202,7 @@ func TestLostFinalNewline(t *testing.T) {
 		t.Fatalf("doctor: %+v, %v", rep, err)
 	}
 	reader := e.open()
-	cur, off, err := ReadEvents(e.ledgerPath(), 0, wire.Cursor{}, func(*wire.Event) error { return nil })
+	cur, off, err := ReadEvents(e.ledgerPath(), 0, Cursor{}, func(*Event) error { return nil })
 	if err != nil || off != int64(len(f.good)+len(bare)) || cur.ID == "" {
 		t.Fatalf("ReadEvents = %v, %d, %v", cur, off, err)
 	}
@@ -224,7 +224,7 @@ func TestLostFinalNewline(t *testing.T) {
 		t.Fatalf("a reader that saw the line without its newline: %+v, %v", c, err)
 	}
 	var next []string
-	if _, _, err := ReadEvents(e.ledgerPath(), off, cur, func(e *wire.Event) error { next = append(next, e.Card); return nil }); err != nil || len(next) != 1 || next[0] != "C" {
+	if _, _, err := ReadEvents(e.ledgerPath(), off, cur, func(e *Event) error { next = append(next, e.Card); return nil }); err != nil || len(next) != 1 || next[0] != "C" {
 		t.Fatalf("a follower resuming after the line without its newline: %v, %v", next, err)
 	}
 	if v := viewBacklog(t, e.dir); v.events != 5 {
@@ -252,7 +252,7 @@ func TestJudge(t *testing.T) {
 	join := func(parts ...[]byte) []byte { return bytes.Join(parts, nil) }
 	bad := append([]byte{}, l2...)
 	bad[len(bad)/2] ^= 1
-	v2, err := wire.EncodeLine(&wire.Event{V: wire.FormatVersion + 1, ID: "ffffffffffffffff", At: t0.Add(time.Hour), Actor: "future", Op: wire.OpBlock, Card: "A"})
+	v2, err := EncodeLine(&Event{V: FormatVersion + 1, ID: "ffffffffffffffff", At: t0.Add(time.Hour), Actor: "future", Op: OpBlock, Card: "A"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -287,8 +287,8 @@ func TestJudge(t *testing.T) {
 		{"blank crlf line mid-file", join(l1, []byte("\r\n"), l2), want{events: 1, corrupt: 2, cause: wire.ErrBlank}},
 		{"nul line then a line", join(l1, nul, []byte("\n"), l2), want{events: 1, corrupt: 2, cause: wire.ErrFraming}},
 		{"prefix then garbage line", join(l1, nul, []byte("\n"), []byte("garbage\n")), want{events: 1, corrupt: 2, cause: wire.ErrFraming}},
-		{"newer version, last", join(l1, v2), want{events: 1, corrupt: 2, cause: wire.ErrVersion}},
-		{"newer version, lost newline", join(l1, cut(v2)), want{events: 1, corrupt: 2, cause: wire.ErrVersion}},
+		{"newer version, last", join(l1, v2), want{events: 1, corrupt: 2, cause: ErrVersion}},
+		{"newer version, lost newline", join(l1, cut(v2)), want{events: 1, corrupt: 2, cause: ErrVersion}},
 		{"overlong, terminated", join(l1, bytes.Repeat([]byte("x"), wire.MaxLine+10), []byte("\n")), want{events: 1, corrupt: 2, cause: wire.ErrFraming}},
 		{"overlong, unterminated", join(l1, bytes.Repeat([]byte("x"), wire.MaxLine+10)), want{events: 1, torn: 2}},
 	} {
@@ -399,7 +399,7 @@ func TestDoctorNamesFiles(t *testing.T) {
 		t.Fatalf("damage %+v", d)
 	}
 	_, err = Repair(e.ctx, e.dir, time.Second, e.clk.Now())
-	if !errors.Is(err, wire.ErrCorrupt) || !strings.Contains(err.Error(), snap+" line 3") || !strings.Contains(err.Error(), "git log -p -- "+snap) {
+	if !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), snap+" line 3") || !strings.Contains(err.Error(), "git log -p -- "+snap) {
 		t.Fatalf("repair: %v", err)
 	}
 
@@ -426,7 +426,7 @@ func TestDoctorNamesFiles(t *testing.T) {
 // valid events in it the backlog lacks.
 func TestSetAsideListed(t *testing.T) {
 	e := seeded(t)
-	lost, err := wire.EncodeLine(&wire.Event{V: 1, ID: "00000000000000ff", At: t0.Add(time.Hour), Actor: "old", Op: wire.OpBlock, Card: "A"})
+	lost, err := EncodeLine(&Event{V: 1, ID: "00000000000000ff", At: t0.Add(time.Hour), Actor: "old", Op: OpBlock, Card: "A"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -492,7 +492,7 @@ func (o framingOutcome) kind() string {
 func FuzzFraming(f *testing.F) {
 	var ledger []byte
 	for _, ev := range roundTripEvents() {
-		line, err := wire.EncodeLine(ev)
+		line, err := EncodeLine(ev)
 		if err != nil {
 			f.Fatal(err)
 		}
@@ -506,7 +506,7 @@ func FuzzFraming(f *testing.F) {
 	f.Add(append(append([]byte{}, ledger...), "\n\x00\x00\ngarbage"...))
 	f.Add([]byte("\n"))
 	f.Add([]byte("\r"))
-	good, err := wire.EncodeLine(roundTripEvents()[0])
+	good, err := EncodeLine(roundTripEvents()[0])
 	if err != nil {
 		f.Fatal(err)
 	}

@@ -2,7 +2,6 @@ package ledger
 
 import (
 	"fmt"
-	"github.com/bl-backlog/bl/ledger/internal/wire"
 	"syscall"
 )
 
@@ -31,7 +30,7 @@ func checkLocalFS(dir string) error {
 		return fmt.Errorf("statfs %s: %w", dir, err)
 	}
 	if name, ok := networkFS[typ]; ok {
-		return wire.Errorf(wire.ErrNetworkFS, "%s is on %s, where file locks and appends are not atomic across machines; keep .backlog on a local disk and share it through git (bl sync), or set BL_ALLOW_NETWORK_FS=1 if every writer runs on one machine",
+		return Errorf(ErrNetworkFS, "%s is on %s, where file locks and appends are not atomic across machines; keep .backlog on a local disk and share it through git (bl sync), or set BL_ALLOW_NETWORK_FS=1 if every writer runs on one machine",
 			dir, name)
 	}
 	return nil

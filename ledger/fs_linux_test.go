@@ -2,7 +2,6 @@ package ledger
 
 import (
 	"errors"
-	"github.com/bl-backlog/bl/ledger/internal/wire"
 	"testing"
 )
 
@@ -15,7 +14,7 @@ func TestOpenRefusesNetworkFS(t *testing.T) {
 	t.Cleanup(func() { fsType = saved })
 	for magic, name := range networkFS {
 		fsType = func(string) (int64, error) { return magic, nil }
-		if _, err := Open(dir, Options{}); !errors.Is(err, wire.ErrNetworkFS) {
+		if _, err := Open(dir, Options{}); !errors.Is(err, ErrNetworkFS) {
 			t.Errorf("%s: Open error = %v, want ErrNetworkFS", name, err)
 		}
 		if _, err := Open(dir, Options{AllowNetworkFS: true}); err != nil {

@@ -2,8 +2,6 @@ package ledger
 
 import (
 	"fmt"
-	"github.com/bl-backlog/bl/ledger/internal/fold"
-	"github.com/bl-backlog/bl/ledger/internal/wire"
 	"maps"
 	"os"
 	"path/filepath"
@@ -113,11 +111,11 @@ func works(e *env, b *Backlog, tag string) []string {
 			bad = append(bad, fmt.Sprintf("%s: %v", what, err))
 		}
 	}
-	_, err := b.List(fold.Filter{}, fold.SortID)
+	_, err := b.List(Filter{}, SortID)
 	note("list", err)
 	_, err = b.Get("D")
 	note("show", err)
-	_, err = b.Ready(fold.Filter{})
+	_, err = b.Ready(Filter{})
 	note("ready", err)
 	_, _, err = b.Create(e.ctx, CreateRequest{Mutation: m, ID: "new-" + tag, Title: tag, DependsOn: []string{"A"}})
 	note("create", err)
@@ -299,17 +297,17 @@ func TestReadOnlyAfterFailedCompaction(t *testing.T) {
 		t.Fatalf("open: %v", err)
 	}
 	defer b.Close()
-	if _, err := b.List(fold.Filter{}, fold.SortID); err != nil {
+	if _, err := b.List(Filter{}, SortID); err != nil {
 		t.Errorf("list: %v", err)
 	}
 	if c, err := b.Get("D"); err != nil || c.ID != "D" {
 		t.Errorf("show: %v", err)
 	}
-	if r, err := b.Ready(fold.Filter{}); err != nil || len(r) == 0 {
+	if r, err := b.Ready(Filter{}); err != nil || len(r) == 0 {
 		t.Errorf("ready: %v %v", r, err)
 	}
 	var got string
-	if err := b.View(func(s *fold.State, _ time.Time) error { got = foldedJSON(t, s); return nil }); err != nil || got != want {
+	if err := b.View(func(s *State, _ time.Time) error { got = foldedJSON(t, s); return nil }); err != nil || got != want {
 		t.Errorf("state in a read-only backlog: %v (differs: %v)", err, got != want)
 	}
 	after := treeState(t, e.dir)
@@ -420,7 +418,7 @@ func TestReaderAnswersStaleBacklogInMemory(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := w0.Update(e.ctx, UpdateRequest{Mutation: m, ID: "Z", Fields: wire.Fields{Body: ptr("written on a full disk")}}); err != nil {
+	if _, err := w0.Update(e.ctx, UpdateRequest{Mutation: m, ID: "Z", Fields: Fields{Body: ptr("written on a full disk")}}); err != nil {
 		t.Fatalf("a write while the files cannot be rewritten: %v", err)
 	}
 	w0.Close()
@@ -435,7 +433,7 @@ func TestReaderAnswersStaleBacklogInMemory(t *testing.T) {
 	}
 	full()
 	w := e.open()
-	if _, err := w.Update(e.ctx, UpdateRequest{Mutation: m, ID: "Z", Fields: wire.Fields{Phase: ptr("P")}}); err != nil {
+	if _, err := w.Update(e.ctx, UpdateRequest{Mutation: m, ID: "Z", Fields: Fields{Phase: ptr("P")}}); err != nil {
 		t.Fatal(err)
 	}
 	hdr, _ := readSnapshotHeader(e.dir)

@@ -3,19 +3,20 @@ package ledger
 import (
 	"bytes"
 	"fmt"
-	"github.com/bl-backlog/bl/ledger/internal/fold"
-	"github.com/bl-backlog/bl/ledger/internal/wire"
 	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/bl-backlog/bl/ledger/internal/fold"
+	"github.com/bl-backlog/bl/ledger/internal/wire"
 )
 
 // FuzzDecodeLine: any bytes either fail to decode or decode to an event that
 // encodes to a line decoding to the same event again.
 func FuzzDecodeLine(f *testing.F) {
 	for _, ev := range roundTripEvents() {
-		line, err := wire.EncodeLine(ev)
+		line, err := EncodeLine(ev)
 		if err != nil {
 			f.Fatal(err)
 		}
@@ -39,22 +40,22 @@ func FuzzDecodeLine(f *testing.F) {
 
 func checkDecodeLine(t *testing.T, line []byte) {
 	{
-		e1, err := wire.DecodeLine(line)
+		e1, err := DecodeLine(line)
 		if err != nil {
 			if e1 != nil {
 				t.Fatal("an error with an event")
 			}
 			return
 		}
-		enc1, err := wire.EncodeLine(e1)
+		enc1, err := EncodeLine(e1)
 		if err != nil {
 			t.Fatalf("decoded event does not encode: %v", err)
 		}
-		e2, err := wire.DecodeLine(enc1)
+		e2, err := DecodeLine(enc1)
 		if err != nil {
 			t.Fatalf("re-encoded line does not decode: %v\n%s", err, enc1)
 		}
-		enc2, err := wire.EncodeLine(e2)
+		enc2, err := EncodeLine(e2)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -96,8 +97,8 @@ var (
 )
 
 // opByte values: the op is ops[b % len(ops)].
-var fuzzOps = []wire.Op{wire.OpCreate, wire.OpClaim, wire.OpClaim, wire.OpHeartbeat, wire.OpRelease, wire.OpReclaim, wire.OpComplete, wire.OpBlock,
-	wire.OpUnblock, wire.OpReopen, wire.OpLink, wire.OpUnlink, wire.OpUpdate, wire.OpClaim, wire.OpFail, wire.OpNote}
+var fuzzOps = []Op{OpCreate, OpClaim, OpClaim, OpHeartbeat, OpRelease, OpReclaim, OpComplete, OpBlock,
+	wire.OpUnblock, wire.OpReopen, OpLink, OpUnlink, OpUpdate, OpClaim, OpFail, OpNote}
 
 // buildFuzzEvent turns four bytes into an event against the current state:
 //
@@ -107,13 +108,13 @@ var fuzzOps = []wire.Op{wire.OpCreate, wire.OpClaim, wire.OpClaim, wire.OpHeartb
 //	     target), bit 3 and bit 4 flags, bits 5-6 how far the lease fields
 //	     are off (0 or 1 exact, 2 one less, 3 one more)
 //	b[3] how far the clock moves first, in quarter seconds (mod 32)
-func buildFuzzEvent(s *fold.State, n int, at time.Time, b [4]byte) *wire.Event {
+func buildFuzzEvent(s *State, n int, at time.Time, b [4]byte) *Event {
 	op := fuzzOps[int(b[0])%len(fuzzOps)]
 	card := fuzzCards[int(b[1]&3)%len(fuzzCards)]
 	owner := fuzzOwners[int(b[1]>>2)&3]
 	arg := b[2]
 	num, flag1, flag2 := int(arg&7), arg&8 != 0, arg&16 != 0
-	e := &wire.Event{V: 1, ID: fmt.Sprintf("e%06d", n), At: at, Actor: "fuzz", Op: op, Card: card}
+	e := &Event{V: 1, ID: fmt.Sprintf("e%06d", n), At: at, Actor: "fuzz", Op: op, Card: card}
 	c, _ := s.Card(card)
 	skew := func(v int64) int64 {
 		switch (arg >> 5) & 3 {
@@ -125,20 +126,20 @@ func buildFuzzEvent(s *fold.State, n int, at time.Time, b [4]byte) *wire.Event {
 		return v
 	}
 	switch op {
-	case wire.OpCreate:
-		e.Fields = &wire.Fields{Title: strp("t"), MaxAttempts: intp(num % 3)}
+	case OpCreate:
+		e.Fields = &Fields{Title: strp("t"), MaxAttempts: intp(num % 3)}
 		if flag1 {
 			e.Fields.Priority = intp(num - 3)
 		}
-	case wire.OpUpdate:
-		e.Fields = &wire.Fields{MaxAttempts: intp(num % 3)}
-	case wire.OpClaim:
+	case OpUpdate:
+		e.Fields = &Fields{MaxAttempts: intp(num % 3)}
+	case OpClaim:
 		e.Owner, e.TTLSeconds = owner, int64(num%6)
 		e.ExpectVersion, e.Epoch = c.Version, skew(c.ClaimEpoch+1)
 		if flag1 {
 			e.ExpectVersion++
 		}
-	case wire.OpHeartbeat:
+	case OpHeartbeat:
 		e.Owner, e.TTLSeconds = owner, int64(num%4)
 		if flag1 {
 			e.Progress = intp(int(arg)%120 - 5)
@@ -146,7 +147,7 @@ func buildFuzzEvent(s *fold.State, n int, at time.Time, b [4]byte) *wire.Event {
 		if flag2 {
 			e.Epoch = skew(c.ClaimEpoch)
 		}
-	case wire.OpRelease, wire.OpComplete, wire.OpBlock:
+	case OpRelease, OpComplete, OpBlock:
 		if flag1 { // a lease holder acting, else an administrator
 			e.Owner = owner
 			if owner == "" {
@@ -156,14 +157,14 @@ func buildFuzzEvent(s *fold.State, n int, at time.Time, b [4]byte) *wire.Event {
 		if flag2 {
 			e.Epoch = skew(c.ClaimEpoch)
 		}
-	case wire.OpReclaim:
+	case OpReclaim:
 		e.Epoch, e.Force = skew(c.ClaimEpoch), flag2
 		if flag1 {
 			e.BackoffSeconds, e.BackoffMaxSeconds = int64(num%3), int64(num%5)
 		}
-	case wire.OpLink, wire.OpUnlink:
+	case OpLink, OpUnlink:
 		e.To = fuzzCards[num%len(fuzzCards)]
-	case wire.OpFail:
+	case OpFail:
 		e.Owner = owner
 		if owner == "" && flag1 {
 			e.Owner = c.ClaimOwner
@@ -172,7 +173,7 @@ func buildFuzzEvent(s *fold.State, n int, at time.Time, b [4]byte) *wire.Event {
 			e.Epoch = skew(c.ClaimEpoch)
 		}
 		e.BackoffSeconds, e.BackoffMaxSeconds = int64(num%3), int64(num%5)
-	case wire.OpNote:
+	case OpNote:
 		if flag1 {
 			e.Owner = owner
 			if flag2 {
@@ -191,7 +192,7 @@ type model struct {
 }
 
 type mcard struct {
-	status   wire.Status
+	status   Status
 	owner    string
 	epoch    int64
 	ttl      int64
@@ -220,36 +221,36 @@ func (m *model) reaches(from, to string, seen map[string]bool) bool {
 }
 
 // apply reports whether the model accepts e, and applies it if so.
-func (m *model) apply(e *wire.Event) bool {
+func (m *model) apply(e *Event) bool {
 	c := m.cards[e.Card]
-	if e.Op == wire.OpCreate {
+	if e.Op == OpCreate {
 		if c != nil {
 			return false
 		}
-		m.cards[e.Card] = &mcard{status: wire.StatusReady, max: *e.Fields.MaxAttempts, version: 1}
+		m.cards[e.Card] = &mcard{status: StatusReady, max: *e.Fields.MaxAttempts, version: 1}
 		return true
 	}
 	if c == nil {
 		return false
 	}
-	live := c.status == wire.StatusClaimed && e.At.Before(c.expires)
+	live := c.status == StatusClaimed && e.At.Before(c.expires)
 	exhausted := c.max > 0 && c.attempts >= c.max
 	fenced := func() bool {
-		return e.Owner == "" || c.status != wire.StatusClaimed || c.owner != e.Owner || (e.Epoch != 0 && e.Epoch != c.epoch)
+		return e.Owner == "" || c.status != StatusClaimed || c.owner != e.Owner || (e.Epoch != 0 && e.Epoch != c.epoch)
 	}
 	putBack := func() {
 		c.owner, c.ttl, c.expires = "", 0, time.Time{}
 		if c.max > 0 && c.attempts >= c.max {
-			c.status = wire.StatusBlocked
+			c.status = StatusBlocked
 		} else {
-			c.status = wire.StatusReady
+			c.status = StatusReady
 		}
 	}
 	// backOff defers a card that failed its attempt: initial seconds after
 	// the first failed attempt, twice that after the next, at most maxS
 	// (no cap when 0).
 	backOff := func(initial, maxS int64) {
-		if c.status != wire.StatusReady || initial <= 0 {
+		if c.status != StatusReady || initial <= 0 {
 			return
 		}
 		d := initial
@@ -267,25 +268,25 @@ func (m *model) apply(e *wire.Event) bool {
 		}
 	}
 	switch e.Op {
-	case wire.OpUpdate:
+	case OpUpdate:
 		c.max = *e.Fields.MaxAttempts
-	case wire.OpClaim:
-		if e.Owner == "" || e.TTLSeconds < 1 || c.status == wire.StatusDone || c.status == wire.StatusBlocked ||
+	case OpClaim:
+		if e.Owner == "" || e.TTLSeconds < 1 || c.status == StatusDone || c.status == StatusBlocked ||
 			(live && c.owner != e.Owner) || (exhausted && !(live && c.owner == e.Owner)) ||
 			e.ExpectVersion != c.version || e.Epoch != c.epoch+1 || e.At.Before(c.defer_) {
 			return false
 		}
 		for _, d := range c.deps {
-			if m.cards[d].status != wire.StatusDone {
+			if m.cards[d].status != StatusDone {
 				return false
 			}
 		}
 		if !(live && c.owner == e.Owner) {
 			c.attempts++
 		}
-		c.status, c.owner, c.epoch, c.ttl = wire.StatusClaimed, e.Owner, e.Epoch, e.TTLSeconds
+		c.status, c.owner, c.epoch, c.ttl = StatusClaimed, e.Owner, e.Epoch, e.TTLSeconds
 		c.expires = e.At.Add(time.Duration(e.TTLSeconds) * time.Second)
-	case wire.OpHeartbeat:
+	case OpHeartbeat:
 		if fenced() || (e.Progress != nil && (*e.Progress < 0 || *e.Progress > 100)) {
 			return false
 		}
@@ -293,56 +294,56 @@ func (m *model) apply(e *wire.Event) bool {
 			c.ttl = e.TTLSeconds
 		}
 		c.expires = e.At.Add(time.Duration(c.ttl) * time.Second)
-	case wire.OpRelease:
+	case OpRelease:
 		if fenced() {
 			return false
 		}
 		putBack()
-	case wire.OpReclaim:
-		if c.status != wire.StatusClaimed || e.Epoch != c.epoch || (!e.Force && live) {
+	case OpReclaim:
+		if c.status != StatusClaimed || e.Epoch != c.epoch || (!e.Force && live) {
 			return false
 		}
 		putBack()
 		if !live {
 			backOff(e.BackoffSeconds, e.BackoffMaxSeconds)
 		}
-	case wire.OpFail:
+	case OpFail:
 		if fenced() {
 			return false
 		}
 		putBack()
 		backOff(e.BackoffSeconds, e.BackoffMaxSeconds)
-	case wire.OpNote:
+	case OpNote:
 		if (e.Owner != "" && fenced()) || strings.TrimSpace(e.Text) == "" {
 			return false
 		}
-	case wire.OpComplete, wire.OpBlock:
-		if c.status == wire.StatusDone || (e.Owner != "" && fenced()) {
+	case OpComplete, OpBlock:
+		if c.status == StatusDone || (e.Owner != "" && fenced()) {
 			return false
 		}
 		c.owner, c.ttl, c.expires = "", 0, time.Time{}
-		c.status = map[wire.Op]wire.Status{wire.OpComplete: wire.StatusDone, wire.OpBlock: wire.StatusBlocked}[e.Op]
+		c.status = map[Op]Status{OpComplete: StatusDone, OpBlock: StatusBlocked}[e.Op]
 	case wire.OpUnblock:
 		// A lease that ran out with the attempts used up is blocked too.
-		if c.status != wire.StatusBlocked && !(c.status == wire.StatusClaimed && !live && exhausted) {
+		if c.status != StatusBlocked && !(c.status == StatusClaimed && !live && exhausted) {
 			return false
 		}
 		c.owner, c.ttl, c.expires = "", 0, time.Time{}
 		if exhausted {
 			c.attempts = 0
 		}
-		c.status = wire.StatusReady
+		c.status = StatusReady
 	case wire.OpReopen:
-		if c.status != wire.StatusDone {
+		if c.status != StatusDone {
 			return false
 		}
-		c.status, c.attempts = wire.StatusReady, 0
-	case wire.OpLink:
+		c.status, c.attempts = StatusReady, 0
+	case OpLink:
 		if e.To == e.Card || m.cards[e.To] == nil || slices.Contains(c.deps, e.To) || m.reaches(e.To, e.Card, map[string]bool{}) {
 			return false
 		}
 		c.deps = append(c.deps, e.To)
-	case wire.OpUnlink:
+	case OpUnlink:
 		if !slices.Contains(c.deps, e.To) {
 			return false
 		}
@@ -354,12 +355,12 @@ func (m *model) apply(e *wire.Event) bool {
 
 // checkFold applies the events the fuzz bytes describe and checks every
 // step. It returns the events built.
-func checkFold(t *testing.T, data []byte) []*wire.Event {
+func checkFold(t *testing.T, data []byte) []*Event {
 	s := fold.NewState()
 	ref := &model{cards: map[string]*mcard{}}
 	applied := map[string]int64{}
 	at := t0
-	var events []*wire.Event
+	var events []*Event
 	rejected := 0
 	for i := 0; i+4 <= len(data) && i < 4*400; i += 4 {
 		var b [4]byte
@@ -368,7 +369,7 @@ func checkFold(t *testing.T, data []byte) []*wire.Event {
 		e := buildFuzzEvent(s, len(events), at, b)
 		events = append(events, e)
 
-		before := map[string]wire.Card{}
+		before := map[string]Card{}
 		for _, id := range fuzzCards {
 			if c, ok := s.Card(id); ok {
 				before[id] = c
@@ -407,10 +408,10 @@ func checkFold(t *testing.T, data []byte) []*wire.Event {
 			if (c.DeferUntil != nil || !mc.defer_.IsZero()) && (c.DeferUntil == nil || !c.DeferUntil.Equal(mc.defer_)) {
 				t.Fatalf("card %s deferred until %v, model %v", id, c.DeferUntil, mc.defer_)
 			}
-			if c.Status == wire.StatusClaimed && !c.LeaseExpiresAt.Equal(mc.expires) {
+			if c.Status == StatusClaimed && !c.LeaseExpiresAt.Equal(mc.expires) {
 				t.Fatalf("card %s lease ends %v, model %v", id, c.LeaseExpiresAt, mc.expires)
 			}
-			if (c.ClaimOwner != "") != (c.Status == wire.StatusClaimed) || (c.LeaseExpiresAt != nil) != (c.Status == wire.StatusClaimed) {
+			if (c.ClaimOwner != "") != (c.Status == StatusClaimed) || (c.LeaseExpiresAt != nil) != (c.Status == StatusClaimed) {
 				t.Fatalf("card %s is %s with owner %q and lease %v", id, c.Status, c.ClaimOwner, c.LeaseExpiresAt)
 			}
 			if c.Version != applied[id] {
@@ -423,10 +424,10 @@ func checkFold(t *testing.T, data []byte) []*wire.Event {
 				if c.ClaimEpoch < p.ClaimEpoch {
 					t.Fatalf("card %s epoch went from %d to %d", id, p.ClaimEpoch, c.ClaimEpoch)
 				}
-				if p.Status == wire.StatusDone && c.Status != wire.StatusDone && (e.Op != wire.OpReopen || c.Status != wire.StatusReady) {
+				if p.Status == StatusDone && c.Status != StatusDone && (e.Op != wire.OpReopen || c.Status != StatusReady) {
 					t.Fatalf("card %s left done by %s to %s", id, e.Op, c.Status)
 				}
-				if e.Op == wire.OpClaim && err == nil && e.Card == id && c.Attempts > p.Attempts && c.MaxAttempts > 0 && c.Attempts > c.MaxAttempts {
+				if e.Op == OpClaim && err == nil && e.Card == id && c.Attempts > p.Attempts && c.MaxAttempts > 0 && c.Attempts > c.MaxAttempts {
 					t.Fatalf("card %s claimed beyond max attempts: %d of %d", id, c.Attempts, c.MaxAttempts)
 				}
 			}
@@ -436,19 +437,19 @@ func checkFold(t *testing.T, data []byte) []*wire.Event {
 		t.Fatalf("events %d conflicts %d, want %d and %d", s.Events(), len(s.Conflicts()), len(events), rejected)
 	}
 	// The same events written out and read back fold to the same state.
-	var evs []*wire.Event
+	var evs []*Event
 	for _, e := range events {
-		line, err := wire.EncodeLine(e)
+		line, err := EncodeLine(e)
 		if err != nil {
 			t.Fatal(err)
 		}
-		d, err := wire.DecodeLine(line)
+		d, err := DecodeLine(line)
 		if err != nil {
 			t.Fatal(err)
 		}
 		evs = append(evs, d)
 	}
-	if a, b := stateJSON(t, fold.Fold(evs)), stateJSON(t, s); a != b {
+	if a, b := stateJSON(t, Fold(evs)), stateJSON(t, s); a != b {
 		t.Fatalf("fold of the encoded events differs:\n%s\n%s", a, b)
 	}
 	return events

@@ -27,13 +27,13 @@ type HandoffRequest struct {
 
 // Handoff passes a claimed card from its holder to another owner, who holds
 // it at the next epoch. The old holder is fenced from then on.
-func (b *Backlog) Handoff(ctx context.Context, r HandoffRequest) (wire.Card, error) {
+func (b *Backlog) Handoff(ctx context.Context, r HandoffRequest) (Card, error) {
 	var ttl int64
 	if r.TTL != 0 {
 		var err error
 		if ttl, err = ttlSeconds(r.TTL, 0); err != nil {
-			return wire.Card{}, err
+			return Card{}, err
 		}
 	}
-	return b.single(ctx, r.Mutation, &wire.Event{Op: wire.OpHandoff, Card: r.ID, Owner: r.Owner, Epoch: r.Epoch, To: r.To, TTLSeconds: ttl})
+	return b.single(ctx, r.Mutation, &Event{Op: wire.OpHandoff, Card: r.ID, Owner: r.Owner, Epoch: r.Epoch, To: r.To, TTLSeconds: ttl})
 }

@@ -11,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/bl-backlog/bl/ledger/internal/fold"
 	"github.com/bl-backlog/bl/ledger/internal/wire"
 	json "github.com/goccy/go-json"
 )
@@ -136,12 +135,12 @@ func splitLines(data []byte) [][]byte {
 }
 
 // events decodes every line of the ledger.
-func (e *env) events() []*wire.Event {
+func (e *env) events() []*Event {
 	e.t.Helper()
 	return readEvents(e.t, e.ledgerPath())
 }
 
-func (e *env) lastEvent() *wire.Event {
+func (e *env) lastEvent() *Event {
 	e.t.Helper()
 	evs := e.events()
 	if len(evs) == 0 {
@@ -150,7 +149,7 @@ func (e *env) lastEvent() *wire.Event {
 	return evs[len(evs)-1]
 }
 
-func (e *env) create(id string, mod ...func(*CreateRequest)) wire.Card {
+func (e *env) create(id string, mod ...func(*CreateRequest)) Card {
 	e.t.Helper()
 	r := CreateRequest{Mutation: m, ID: id, Title: "card " + id}
 	for _, f := range mod {
@@ -163,7 +162,7 @@ func (e *env) create(id string, mod ...func(*CreateRequest)) wire.Card {
 	return c
 }
 
-func (e *env) claim(id, owner string, ttl time.Duration) *wire.Card {
+func (e *env) claim(id, owner string, ttl time.Duration) *Card {
 	e.t.Helper()
 	c, err := e.b.Claim(e.ctx, ClaimRequest{Mutation: m, ID: id, Owner: owner, TTL: ttl})
 	if err != nil || c == nil {
@@ -172,7 +171,7 @@ func (e *env) claim(id, owner string, ttl time.Duration) *wire.Card {
 	return c
 }
 
-func (e *env) card(id string) wire.Card {
+func (e *env) card(id string) Card {
 	e.t.Helper()
 	c, err := e.b.Get(id)
 	if err != nil {
@@ -198,7 +197,7 @@ func (e *env) unchanged(want error, fn func(*env) error) error {
 
 // appendsOne runs fn and fails unless it succeeds and appends exactly one
 // line holding an event of the given op.
-func (e *env) appendsOne(op wire.Op, fn func(*env) error) *wire.Event {
+func (e *env) appendsOne(op Op, fn func(*env) error) *Event {
 	e.t.Helper()
 	before := e.lines()
 	if err := fn(e); err != nil {
@@ -208,7 +207,7 @@ func (e *env) appendsOne(op wire.Op, fn func(*env) error) *wire.Event {
 	if len(after) != len(before)+1 {
 		e.t.Fatalf("%s appended %d lines, want 1", op, len(after)-len(before))
 	}
-	ev, err := wire.DecodeLine(after[len(after)-1])
+	ev, err := DecodeLine(after[len(after)-1])
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -220,9 +219,9 @@ func (e *env) appendsOne(op wire.Op, fn func(*env) error) *wire.Event {
 
 // stateJSON renders every card of s in id order, the way two folds are
 // compared.
-func stateJSON(t testing.TB, s *fold.State) string {
+func stateJSON(t testing.TB, s *State) string {
 	t.Helper()
-	cards := s.List(fold.Filter{}, t0, fold.SortID)
+	cards := s.List(Filter{}, t0, SortID)
 	data, err := json.Marshal(cards)
 	if err != nil {
 		t.Fatal(err)
@@ -231,15 +230,15 @@ func stateJSON(t testing.TB, s *fold.State) string {
 }
 
 // readEvents decodes every line of a ledger file.
-func readEvents(t testing.TB, path string) []*wire.Event {
+func readEvents(t testing.TB, path string) []*Event {
 	t.Helper()
 	data, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var evs []*wire.Event
+	var evs []*Event
 	for i, l := range splitLines(data) {
-		ev, err := wire.DecodeLine(l)
+		ev, err := DecodeLine(l)
 		if err != nil {
 			t.Fatalf("%s line %d: %v", path, i+1, err)
 		}
@@ -249,21 +248,21 @@ func readEvents(t testing.TB, path string) []*wire.Event {
 }
 
 // foldFile decodes a ledger file completely and folds it.
-func foldFile(t testing.TB, path string) *fold.State {
+func foldFile(t testing.TB, path string) *State {
 	t.Helper()
-	return fold.Fold(readEvents(t, path))
+	return Fold(readEvents(t, path))
 }
 
 // historyEvents reads every event of a backlog: the archive segments in
 // order, then the ledger.
-func historyEvents(t testing.TB, dir string) []*wire.Event {
+func historyEvents(t testing.TB, dir string) []*Event {
 	t.Helper()
 	names, err := archiveNames(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
 	slices.Sort(names)
-	var evs []*wire.Event
+	var evs []*Event
 	for _, n := range names {
 		evs = append(evs, readEvents(t, filepath.Join(dir, n))...)
 	}
@@ -271,9 +270,9 @@ func historyEvents(t testing.TB, dir string) []*wire.Event {
 }
 
 // foldHistory folds every event of a backlog.
-func foldHistory(t testing.TB, dir string) *fold.State {
+func foldHistory(t testing.TB, dir string) *State {
 	t.Helper()
-	return fold.Fold(historyEvents(t, dir))
+	return Fold(historyEvents(t, dir))
 }
 
 func intp(v int) *int            { return &v }

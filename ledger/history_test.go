@@ -2,16 +2,15 @@ package ledger
 
 import (
 	"fmt"
-	"github.com/bl-backlog/bl/ledger/internal/wire"
 	"os"
 	"testing"
 	"time"
 )
 
-func (e *env) history(f HistoryFilter) ([]string, wire.Cursor) {
+func (e *env) history(f HistoryFilter) ([]string, Cursor) {
 	e.t.Helper()
 	var out []string
-	cur, err := e.b.History(f, func(ev *wire.Event, c *wire.Conflict) error {
+	cur, err := e.b.History(f, func(ev *Event, c *Conflict) error {
 		s := fmt.Sprintf("%s %s", ev.Op, ev.Card)
 		if c != nil {
 			s += " conflict"
@@ -48,7 +47,7 @@ func TestHistoryAcrossCompaction(t *testing.T) {
 	if got, _ := e.history(HistoryFilter{Card: "A"}); fmt.Sprint(got) != "[create A claim A heartbeat A complete A]" {
 		t.Fatalf("card A = %v", got)
 	}
-	if got, _ := e.history(HistoryFilter{Ops: []wire.Op{wire.OpCreate}}); len(got) != 4 {
+	if got, _ := e.history(HistoryFilter{Ops: []Op{OpCreate}}); len(got) != 4 {
 		t.Fatalf("creates = %v", got)
 	}
 	if got, _ := e.history(HistoryFilter{Since: since}); fmt.Sprint(got) != "[complete A]" {
@@ -56,7 +55,7 @@ func TestHistoryAcrossCompaction(t *testing.T) {
 	}
 	// Pages of 4 resume exactly where the previous stopped.
 	var paged []string
-	var cur wire.Cursor
+	var cur Cursor
 	for range 10 {
 		page, next := e.history(HistoryFilter{From: cur, Limit: 4})
 		paged = append(paged, page...)
@@ -68,10 +67,10 @@ func TestHistoryAcrossCompaction(t *testing.T) {
 	if fmt.Sprint(paged) != want || cur != end {
 		t.Fatalf("paged = %v (cursor %v, end %v)", paged, cur, end)
 	}
-	if c, err := wire.ParseCursor(end.String()); err != nil || c != end {
+	if c, err := ParseCursor(end.String()); err != nil || c != end {
 		t.Fatalf("cursor round trip: %v %v", c, err)
 	}
-	if _, err := wire.ParseCursor("nonsense"); err == nil {
+	if _, err := ParseCursor("nonsense"); err == nil {
 		t.Fatal("bad cursor accepted")
 	}
 }
@@ -113,7 +112,7 @@ func TestArchivedEventsOverlap(t *testing.T) {
 	a := write("a.jsonl", 0, 1, 2, 4)
 	b := write("b.jsonl", 1, 2, 3, 5, 6)
 	var got []string
-	cur, err := ArchivedEvents([]string{b, a}, wire.Cursor{}, func(ev *wire.Event) error {
+	cur, err := ArchivedEvents([]string{b, a}, Cursor{}, func(ev *Event) error {
 		got = append(got, ev.ID)
 		return nil
 	})
@@ -129,12 +128,12 @@ func TestArchivedEventsOverlap(t *testing.T) {
 			t.Fatalf("event %d = %s, want %s", i, got[i], evs[i].ID)
 		}
 	}
-	if cur != wire.CursorOf(evs[len(evs)-1]) {
+	if cur != CursorOf(evs[len(evs)-1]) {
 		t.Fatalf("cursor %v", cur)
 	}
 	// From a cursor in the middle: only what follows.
 	n := 0
-	if _, err := ArchivedEvents([]string{a, b}, wire.CursorOf(evs[3]), func(*wire.Event) error { n++; return nil }); err != nil || n != len(evs)-4 {
+	if _, err := ArchivedEvents([]string{a, b}, CursorOf(evs[3]), func(*Event) error { n++; return nil }); err != nil || n != len(evs)-4 {
 		t.Fatalf("after cursor: %d events, %v", n, err)
 	}
 }

@@ -2,11 +2,11 @@ package ledger
 
 import (
 	"context"
-	"github.com/bl-backlog/bl/ledger/internal/fold"
-	"github.com/bl-backlog/bl/ledger/internal/wire"
 	"regexp"
 	"testing"
 	"time"
+
+	"github.com/bl-backlog/bl/ledger/internal/wire"
 )
 
 func TestCreateIdempotencyKey(t *testing.T) {
@@ -48,10 +48,10 @@ func TestCreateIdempotencyKey(t *testing.T) {
 // TestCreateKeyCollisionInFold: two clones that each created a card with one
 // key fold to a single owner of the key; the later create is a conflict.
 func TestCreateKeyCollisionInFold(t *testing.T) {
-	mk := func(at time.Time, id, card string) *wire.Event {
-		return &wire.Event{V: 1, ID: id, At: at, Actor: "a", Op: wire.OpCreate, Card: card, Fields: &wire.Fields{Title: strp("t"), IdempotencyKey: "k"}}
+	mk := func(at time.Time, id, card string) *Event {
+		return &Event{V: 1, ID: id, At: at, Actor: "a", Op: OpCreate, Card: card, Fields: &Fields{Title: strp("t"), IdempotencyKey: "k"}}
 	}
-	s := fold.Fold([]*wire.Event{mk(t0, "1", "A"), mk(t0.Add(1), "2", "B")})
+	s := Fold([]*Event{mk(t0, "1", "A"), mk(t0.Add(1), "2", "B")})
 	if s.Len() != 1 || len(s.Conflicts()) != 1 {
 		t.Fatalf("cards %d conflicts %d", s.Len(), len(s.Conflicts()))
 	}
@@ -69,7 +69,7 @@ func TestGeneratedCardIDs(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !pattern.MatchString(c.ID) || wire.ValidID(c.ID) != nil || seen[c.ID] {
+		if !pattern.MatchString(c.ID) || ValidID(c.ID) != nil || seen[c.ID] {
 			t.Fatalf("generated id %q", c.ID)
 		}
 		seen[c.ID] = true
@@ -79,62 +79,62 @@ func TestGeneratedCardIDs(t *testing.T) {
 // replayable is one mutation that can carry a request id, with the setup
 // that makes it legal.
 type replayable struct {
-	op    wire.Op
+	op    Op
 	state string
-	do    func(e *env, mu Mutation) (wire.Card, error)
+	do    func(e *env, mu Mutation) (Card, error)
 }
 
 func replayables() []replayable {
-	lease := func(f func(*Backlog, context.Context, LeaseRequest) (wire.Card, error)) func(e *env, mu Mutation) (wire.Card, error) {
-		return func(e *env, mu Mutation) (wire.Card, error) {
+	lease := func(f func(*Backlog, context.Context, LeaseRequest) (Card, error)) func(e *env, mu Mutation) (Card, error) {
+		return func(e *env, mu Mutation) (Card, error) {
 			return f(e.b, e.ctx, LeaseRequest{Mutation: mu, ID: "A", Owner: "w1", Epoch: 1, Reason: "r"})
 		}
 	}
 	return append([]replayable{
-		{op: wire.OpCreate, state: stAbsent, do: func(e *env, mu Mutation) (wire.Card, error) {
+		{op: OpCreate, state: stAbsent, do: func(e *env, mu Mutation) (Card, error) {
 			c, _, err := e.b.Create(e.ctx, CreateRequest{Mutation: mu, Title: "generated id"})
 			return c, err
 		}},
-		{op: wire.OpUpdate, state: stReady, do: func(e *env, mu Mutation) (wire.Card, error) {
-			return e.b.Update(e.ctx, UpdateRequest{Mutation: mu, ID: "A", Fields: wire.Fields{Priority: intp(3)}})
+		{op: OpUpdate, state: stReady, do: func(e *env, mu Mutation) (Card, error) {
+			return e.b.Update(e.ctx, UpdateRequest{Mutation: mu, ID: "A", Fields: Fields{Priority: intp(3)}})
 		}},
-		{op: wire.OpClaim, state: stReady, do: func(e *env, mu Mutation) (wire.Card, error) {
+		{op: OpClaim, state: stReady, do: func(e *env, mu Mutation) (Card, error) {
 			c, err := e.b.Claim(e.ctx, ClaimRequest{Mutation: mu, Owner: "w2", TTL: time.Minute})
 			if c == nil {
-				return wire.Card{}, err
+				return Card{}, err
 			}
 			return *c, err
 		}},
-		{op: wire.OpHeartbeat, state: stClaimed, do: func(e *env, mu Mutation) (wire.Card, error) {
+		{op: OpHeartbeat, state: stClaimed, do: func(e *env, mu Mutation) (Card, error) {
 			return e.b.Heartbeat(e.ctx, HeartbeatRequest{Mutation: mu, ID: "A", Owner: "w1", Epoch: 1, Progress: intp(10)})
 		}},
-		{op: wire.OpRelease, state: stClaimed, do: lease((*Backlog).Release)},
-		{op: wire.OpReclaim, state: stClaimed, do: func(e *env, mu Mutation) (wire.Card, error) {
+		{op: OpRelease, state: stClaimed, do: lease((*Backlog).Release)},
+		{op: OpReclaim, state: stClaimed, do: func(e *env, mu Mutation) (Card, error) {
 			cards, err := e.b.Reclaim(e.ctx, ReclaimRequest{Mutation: mu, ID: "A"})
 			if len(cards) != 1 {
-				return wire.Card{}, err
+				return Card{}, err
 			}
 			return cards[0], err
 		}},
-		{op: wire.OpComplete, state: stClaimed, do: lease((*Backlog).Complete)},
-		{op: wire.OpBlock, state: stReady, do: func(e *env, mu Mutation) (wire.Card, error) {
+		{op: OpComplete, state: stClaimed, do: lease((*Backlog).Complete)},
+		{op: OpBlock, state: stReady, do: func(e *env, mu Mutation) (Card, error) {
 			return e.b.Block(e.ctx, LeaseRequest{Mutation: mu, ID: "A", Reason: "r"})
 		}},
-		{op: wire.OpUnblock, state: stBlocked, do: func(e *env, mu Mutation) (wire.Card, error) { return e.b.Unblock(e.ctx, mu, "A") }},
-		{op: wire.OpReopen, state: stDone, do: func(e *env, mu Mutation) (wire.Card, error) { return e.b.Reopen(e.ctx, mu, "A") }},
-		{op: wire.OpLink, state: stReady, do: func(e *env, mu Mutation) (wire.Card, error) { return e.b.Link(e.ctx, mu, "A", "B") }},
-		{op: wire.OpUnlink, state: stLinked, do: func(e *env, mu Mutation) (wire.Card, error) { return e.b.Unlink(e.ctx, mu, "A", "B") }},
-		{op: wire.OpFail, state: stClaimed, do: lease((*Backlog).Fail)},
-		{op: wire.OpNote, state: stReady, do: func(e *env, mu Mutation) (wire.Card, error) {
+		{op: wire.OpUnblock, state: stBlocked, do: func(e *env, mu Mutation) (Card, error) { return e.b.Unblock(e.ctx, mu, "A") }},
+		{op: wire.OpReopen, state: stDone, do: func(e *env, mu Mutation) (Card, error) { return e.b.Reopen(e.ctx, mu, "A") }},
+		{op: OpLink, state: stReady, do: func(e *env, mu Mutation) (Card, error) { return e.b.Link(e.ctx, mu, "A", "B") }},
+		{op: OpUnlink, state: stLinked, do: func(e *env, mu Mutation) (Card, error) { return e.b.Unlink(e.ctx, mu, "A", "B") }},
+		{op: OpFail, state: stClaimed, do: lease((*Backlog).Fail)},
+		{op: OpNote, state: stReady, do: func(e *env, mu Mutation) (Card, error) {
 			return e.b.Note(e.ctx, NoteRequest{Mutation: mu, ID: "A", Text: "n"})
 		}},
-		{op: wire.OpHandoff, state: stClaimed, do: func(e *env, mu Mutation) (wire.Card, error) {
+		{op: wire.OpHandoff, state: stClaimed, do: func(e *env, mu Mutation) (Card, error) {
 			return e.b.Handoff(e.ctx, HandoffRequest{Mutation: mu, ID: "A", Owner: "w1", Epoch: 1, To: "w2"})
 		}},
-		{op: wire.OpDelete, state: stReady, do: func(e *env, mu Mutation) (wire.Card, error) {
+		{op: wire.OpDelete, state: stReady, do: func(e *env, mu Mutation) (Card, error) {
 			return e.b.Delete(e.ctx, DeleteRequest{Mutation: mu, ID: "A", Reason: "dup"})
 		}},
-		{op: wire.OpRestore, state: stDeleted, do: func(e *env, mu Mutation) (wire.Card, error) { return e.b.Restore(e.ctx, mu, "A") }},
+		{op: wire.OpRestore, state: stDeleted, do: func(e *env, mu Mutation) (Card, error) { return e.b.Restore(e.ctx, mu, "A") }},
 	}, reviewReplayables()...)
 }
 
@@ -144,7 +144,7 @@ func replayables() []replayable {
 // request again would now be refused (release of a released card, reopen of
 // a reopened one). Reusing the id for another op is a conflict.
 func TestRequestIDReplay(t *testing.T) {
-	seen := map[wire.Op]bool{}
+	seen := map[Op]bool{}
 	for _, r := range replayables() {
 		seen[r.op] = true
 		t.Run(string(r.op), func(t *testing.T) {
@@ -179,17 +179,17 @@ func TestRequestIDReplay(t *testing.T) {
 				}
 			}
 			// The same request id for a different op is refused.
-			e.unchanged(wire.ErrConflict, func(e *env) error {
-				if r.op == wire.OpUpdate {
+			e.unchanged(ErrConflict, func(e *env) error {
+				if r.op == OpUpdate {
 					_, err := e.b.Link(e.ctx, rid("req-1"), "A", "B")
 					return err
 				}
-				_, err := e.b.Update(e.ctx, UpdateRequest{Mutation: rid("req-1"), ID: "B", Fields: wire.Fields{Title: strp("x")}})
+				_, err := e.b.Update(e.ctx, UpdateRequest{Mutation: rid("req-1"), ID: "B", Fields: Fields{Title: strp("x")}})
 				return err
 			})
 		})
 	}
-	for _, op := range wire.Ops {
+	for _, op := range Ops {
 		if !seen[op] {
 			t.Errorf("no replay test for %s", op)
 		}
@@ -205,11 +205,11 @@ func TestRequestIDReusedForAnotherCard(t *testing.T) {
 	if _, err := e.b.Block(e.ctx, LeaseRequest{Mutation: rid("r1"), ID: "A", Reason: "x"}); err != nil {
 		t.Fatal(err)
 	}
-	e.unchanged(wire.ErrConflict, func(e *env) error {
+	e.unchanged(ErrConflict, func(e *env) error {
 		_, err := e.b.Block(e.ctx, LeaseRequest{Mutation: rid("r1"), ID: "B", Reason: "x"})
 		return err
 	})
-	if c := e.card("B"); c.Status != wire.StatusReady {
+	if c := e.card("B"); c.Status != StatusReady {
 		t.Fatalf("B = %s", c.Status)
 	}
 }
@@ -219,12 +219,12 @@ func TestRequestIDReusedForAnotherCard(t *testing.T) {
 func TestRequestIDFailedRequestCanRetry(t *testing.T) {
 	e := newEnv(t)
 	e.create("A")
-	e.unchanged(wire.ErrFenced, func(e *env) error {
+	e.unchanged(ErrFenced, func(e *env) error {
 		_, err := e.b.Heartbeat(e.ctx, HeartbeatRequest{Mutation: rid("hb"), ID: "A", Owner: "w1"})
 		return err
 	})
 	e.claim("A", "w1", time.Minute)
-	e.appendsOne(wire.OpHeartbeat, func(e *env) error {
+	e.appendsOne(OpHeartbeat, func(e *env) error {
 		_, err := e.b.Heartbeat(e.ctx, HeartbeatRequest{Mutation: rid("hb"), ID: "A", Owner: "w1"})
 		return err
 	})
@@ -248,7 +248,7 @@ func TestClaimReplayAfterTheLeaseEnded(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.claim("A", "w2", time.Second)
-	e.unchanged(wire.ErrFenced, func(e *env) error {
+	e.unchanged(ErrFenced, func(e *env) error {
 		_, err := e.b.Claim(e.ctx, ClaimRequest{Mutation: rid("r2"), Owner: "w1", TTL: time.Second})
 		return err
 	})

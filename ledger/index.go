@@ -4,12 +4,13 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
-	"github.com/bl-backlog/bl/ledger/internal/fold"
-	"github.com/bl-backlog/bl/ledger/internal/wire"
 	"hash/crc32"
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/bl-backlog/bl/ledger/internal/fold"
+	"github.com/bl-backlog/bl/ledger/internal/wire"
 )
 
 // Reading the snapshot index, the local cache that lets a call read the
@@ -244,7 +245,7 @@ func (ix *snapshotIndex) readLine(off int64, n int) (wire.SnapshotLine, error) {
 }
 
 // card reads the card with the given id; nil when the snapshot has none.
-func (ix *snapshotIndex) card(id string) (*wire.Card, error) {
+func (ix *snapshotIndex) card(id string) (*Card, error) {
 	i, err := ix.cards.find(id)
 	if i < 0 {
 		return nil, err
@@ -252,7 +253,7 @@ func (ix *snapshotIndex) card(id string) (*wire.Card, error) {
 	return ix.cardAt(i)
 }
 
-func (ix *snapshotIndex) cardAt(i int) (*wire.Card, error) {
+func (ix *snapshotIndex) cardAt(i int) (*Card, error) {
 	off, n, err := ix.cards.line(i)
 	if err != nil {
 		return nil, err
@@ -292,30 +293,30 @@ func (ix *snapshotIndex) keyOwner(key string) (string, bool, error) {
 }
 
 // receipt returns what a request id did, as the snapshot remembers it.
-func (ix *snapshotIndex) receipt(rid string) (wire.Receipt, bool, error) {
+func (ix *snapshotIndex) receipt(rid string) (Receipt, bool, error) {
 	i, err := ix.receipts.find(rid)
 	if i < 0 {
-		return wire.Receipt{}, false, err
+		return Receipt{}, false, err
 	}
 	r, err := ix.receiptAt(i)
 	return r, err == nil, err
 }
 
-func (ix *snapshotIndex) receiptAt(i int) (wire.Receipt, error) {
+func (ix *snapshotIndex) receiptAt(i int) (Receipt, error) {
 	off, n, err := ix.receipts.line(i)
 	if err != nil {
-		return wire.Receipt{}, err
+		return Receipt{}, err
 	}
 	key, err := ix.receipts.key(i)
 	if err != nil {
-		return wire.Receipt{}, err
+		return Receipt{}, err
 	}
 	l, err := ix.readLine(off, n)
 	if err != nil {
-		return wire.Receipt{}, err
+		return Receipt{}, err
 	}
 	if l.Receipt == nil || l.Receipt.RequestID != string(key) {
-		return wire.Receipt{}, &wire.CorruptError{Path: ix.path, Offset: off, Err: errIndexMismatch}
+		return Receipt{}, &wire.CorruptError{Path: ix.path, Offset: off, Err: errIndexMismatch}
 	}
 	return l.Receipt.Receipt, nil
 }
@@ -340,7 +341,7 @@ func (ix *snapshotIndex) candidate(i int) (pos int, lease time.Time, err error) 
 // candidates is cardSource.candidates through the claim-order list, from
 // its from-th entry: a card skipped or under a live lease is left out
 // without reading its line. next is the entry after the last card fn saw.
-func (ix *snapshotIndex) candidates(from int, leasedAt time.Time, skip func([]byte) bool, fn func(*wire.Card) bool) (next int, err error) {
+func (ix *snapshotIndex) candidates(from int, leasedAt time.Time, skip func([]byte) bool, fn func(*Card) bool) (next int, err error) {
 	for k := max(from, 0); k < ix.orders; k++ {
 		pos, lease, err := ix.candidate(k)
 		if err != nil {
@@ -366,7 +367,7 @@ func (ix *snapshotIndex) candidates(from int, leasedAt time.Time, skip func([]by
 
 // leased is cardSource.leased through the claim-order list: only the
 // cards whose lease end lies after at are read.
-func (ix *snapshotIndex) leased(at time.Time, skip func([]byte) bool, fn func(*wire.Card) bool) error {
+func (ix *snapshotIndex) leased(at time.Time, skip func([]byte) bool, fn func(*Card) bool) error {
 	for k := range ix.orders {
 		pos, lease, err := ix.candidate(k)
 		if err != nil {
@@ -409,7 +410,7 @@ func (ix *snapshotIndex) close() {
 }
 
 // fill reads every card and receipt the maps lack.
-func (ix *snapshotIndex) fill(cards map[string]*wire.Card, requests map[string]wire.Receipt) error {
+func (ix *snapshotIndex) fill(cards map[string]*Card, requests map[string]Receipt) error {
 	for i := range ix.cards.n {
 		id, err := ix.cards.key(i)
 		if err != nil {
@@ -447,8 +448,8 @@ func (ix *snapshotIndex) fill(cards map[string]*wire.Card, requests map[string]w
 // otherwise the whole snapshot is decoded (readWhole), which also writes
 // an index for the next caller. f is the snapshot, open, or nil when there
 // is none; the caller closes it unless the state holds it (s.src != nil).
-func openSnapshotIndexed(dir string) (s *fold.State, hdr wire.SnapshotHeader, f *os.File, err error) {
-	return openSnapshot(dir, func(path string, f *os.File) (*fold.State, wire.SnapshotHeader, error) {
+func openSnapshotIndexed(dir string) (s *State, hdr wire.SnapshotHeader, f *os.File, err error) {
+	return openSnapshot(dir, func(path string, f *os.File) (*State, wire.SnapshotHeader, error) {
 		fi, err := f.Stat()
 		if err != nil {
 			return nil, wire.SnapshotHeader{}, err
@@ -481,13 +482,13 @@ func openSnapshotIndexed(dir string) (s *fold.State, hdr wire.SnapshotHeader, f 
 // lazyState is the state of a snapshot read through its index: the header
 // and the conflicts now, cards and receipts when they are asked for (the
 // caller sets the source).
-func lazyState(ix *snapshotIndex, headerLine []byte) (*fold.State, wire.SnapshotHeader, error) {
+func lazyState(ix *snapshotIndex, headerLine []byte) (*State, wire.SnapshotHeader, error) {
 	var hdr wire.SnapshotHeader
 	line, err := wire.CheckFrame(headerLine)
 	if err == nil {
 		hdr, err = wire.ReadHeader(line)
 	}
-	if err != nil || hdr.V == 0 || hdr.V > wire.FormatVersion || hdr.Cards != ix.cards.n || hdr.Receipts != ix.receipts.n {
+	if err != nil || hdr.V == 0 || hdr.V > FormatVersion || hdr.Cards != ix.cards.n || hdr.Receipts != ix.receipts.n {
 		return nil, hdr, errIndexMismatch
 	}
 	s := fold.NewState()
@@ -515,7 +516,7 @@ func lazyState(ix *snapshotIndex, headerLine []byte) (*fold.State, wire.Snapshot
 		return nil, hdr, errIndexMismatch
 	}
 	s.EventCount = hdr.Events
-	s.LastEvent = wire.Event{At: hdr.LastAt, ID: hdr.LastID}
+	s.LastEvent = Event{At: hdr.LastAt, ID: hdr.LastID}
 	return s, hdr, nil
 }
 

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/bl-backlog/bl/ledger/internal/fold"
-	"github.com/bl-backlog/bl/ledger/internal/wire"
 	json "github.com/goccy/go-json"
 )
 
@@ -19,7 +18,7 @@ import (
 // the first part compacted into a snapshot (with its index), the rest left
 // in the ledger after it. Some events carry request ids and idempotency
 // keys so the index's key and receipt tables are used.
-func indexedHistory(t *testing.T, data []byte) (dir string, events []*wire.Event) {
+func indexedHistory(t *testing.T, data []byte) (dir string, events []*Event) {
 	t.Helper()
 	dir = t.TempDir()
 	if _, err := Init(dir); err != nil {
@@ -43,10 +42,10 @@ func indexedHistory(t *testing.T, data []byte) (dir string, events []*wire.Event
 		if b[2]&128 != 0 {
 			e.RequestID = fmt.Sprintf("r%d", len(events))
 		}
-		if e.Op == wire.OpCreate && b[1]&64 != 0 {
+		if e.Op == OpCreate && b[1]&64 != 0 {
 			e.Fields.IdempotencyKey = "k-" + e.Card
 		}
-		line, err := wire.EncodeLine(e)
+		line, err := EncodeLine(e)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -87,39 +86,39 @@ func indexedHistory(t *testing.T, data []byte) (dir string, events []*wire.Event
 
 // indexQueries are the questions asked of both loads; each runs on a
 // freshly opened backlog, so lazily read state from one never helps another.
-func indexQueries(events []*wire.Event) map[string]func(s *fold.State, now time.Time) any {
-	q := map[string]func(s *fold.State, now time.Time) any{
-		"ready": func(s *fold.State, now time.Time) any { return s.List(fold.Filter{Ready: true}, now, fold.SortClaim) },
-		"ready1": func(s *fold.State, now time.Time) any {
-			return s.List(fold.Filter{Ready: true, Limit: 1}, now, fold.SortClaim)
+func indexQueries(events []*Event) map[string]func(s *State, now time.Time) any {
+	q := map[string]func(s *State, now time.Time) any{
+		"ready": func(s *State, now time.Time) any { return s.List(Filter{Ready: true}, now, SortClaim) },
+		"ready1": func(s *State, now time.Time) any {
+			return s.List(Filter{Ready: true, Limit: 1}, now, SortClaim)
 		},
-		"ready2": func(s *fold.State, now time.Time) any { return s.List(fold.Filter{Ready: true, Limit: 2}, now, "") },
-		"claimed": func(s *fold.State, now time.Time) any {
-			return s.List(fold.Filter{Status: []wire.Status{wire.StatusClaimed}}, now, fold.SortClaim)
+		"ready2": func(s *State, now time.Time) any { return s.List(Filter{Ready: true, Limit: 2}, now, "") },
+		"claimed": func(s *State, now time.Time) any {
+			return s.List(Filter{Status: []Status{StatusClaimed}}, now, SortClaim)
 		},
-		"open": func(s *fold.State, now time.Time) any {
-			return s.List(fold.Filter{Status: []wire.Status{wire.StatusReady, wire.StatusClaimed}}, now, fold.SortClaim)
+		"open": func(s *State, now time.Time) any {
+			return s.List(Filter{Status: []Status{StatusReady, StatusClaimed}}, now, SortClaim)
 		},
-		"all-by-id":   func(s *fold.State, now time.Time) any { return s.List(fold.Filter{}, now, fold.SortID) },
-		"pick":        func(s *fold.State, now time.Time) any { return s.Pick(fold.Filter{}, now) },
-		"stats":       func(s *fold.State, now time.Time) any { return s.Stats(now) },
-		"expired":     func(s *fold.State, now time.Time) any { return s.Expired(now) },
-		"nextwake":    func(s *fold.State, now time.Time) any { return s.NextWake(now) },
-		"len":         func(s *fold.State, now time.Time) any { return s.Len() },
-		"conflicts":   func(s *fold.State, now time.Time) any { return s.Conflicts() },
-		"events":      func(s *fold.State, now time.Time) any { return [2]any{s.Events(), s.Last()} },
-		"deps":        func(s *fold.State, now time.Time) any { return s.DependencyProblems() },
-		"missing":     func(s *fold.State, now time.Time) any { c, ok := s.Card("Z"); return [2]any{c, ok} },
-		"missing-key": func(s *fold.State, now time.Time) any { c, ok := s.CardByKey("k-Z"); return [2]any{c, ok} },
+		"all-by-id":   func(s *State, now time.Time) any { return s.List(Filter{}, now, SortID) },
+		"pick":        func(s *State, now time.Time) any { return s.Pick(Filter{}, now) },
+		"stats":       func(s *State, now time.Time) any { return s.Stats(now) },
+		"expired":     func(s *State, now time.Time) any { return s.Expired(now) },
+		"nextwake":    func(s *State, now time.Time) any { return s.NextWake(now) },
+		"len":         func(s *State, now time.Time) any { return s.Len() },
+		"conflicts":   func(s *State, now time.Time) any { return s.Conflicts() },
+		"events":      func(s *State, now time.Time) any { return [2]any{s.Events(), s.Last()} },
+		"deps":        func(s *State, now time.Time) any { return s.DependencyProblems() },
+		"missing":     func(s *State, now time.Time) any { c, ok := s.Card("Z"); return [2]any{c, ok} },
+		"missing-key": func(s *State, now time.Time) any { c, ok := s.CardByKey("k-Z"); return [2]any{c, ok} },
 	}
 	for _, id := range fuzzCards {
-		q["card "+id] = func(s *fold.State, now time.Time) any { c, ok := s.Card(id); return [2]any{c, ok} }
-		q["claimable "+id] = func(s *fold.State, now time.Time) any { return s.Claimable(id, now) }
-		q["key "+id] = func(s *fold.State, now time.Time) any { c, ok := s.CardByKey("k-" + id); return [2]any{c, ok} }
+		q["card "+id] = func(s *State, now time.Time) any { c, ok := s.Card(id); return [2]any{c, ok} }
+		q["claimable "+id] = func(s *State, now time.Time) any { return s.Claimable(id, now) }
+		q["key "+id] = func(s *State, now time.Time) any { c, ok := s.CardByKey("k-" + id); return [2]any{c, ok} }
 	}
 	for _, e := range events {
 		if e.RequestID != "" {
-			q["receipt "+e.RequestID] = func(s *fold.State, now time.Time) any { r, ok := s.Receipt(e.RequestID); return [2]any{r, ok} }
+			q["receipt "+e.RequestID] = func(s *State, now time.Time) any { r, ok := s.Receipt(e.RequestID); return [2]any{r, ok} }
 		}
 	}
 	return q
@@ -146,7 +145,7 @@ func checkIndexedLoad(t *testing.T, data []byte) {
 	saved, _ := os.ReadFile(index)
 	nows := []time.Time{t0, last, last.Add(3 * time.Second), last.Add(time.Hour)}
 	// ask opens the backlog afresh and answers q at every time in nows.
-	ask := func(indexed bool, q func(*fold.State, time.Time) any) string {
+	ask := func(indexed bool, q func(*State, time.Time) any) string {
 		if indexed && saved != nil {
 			if err := os.WriteFile(index, saved, 0o644); err != nil {
 				t.Fatal(err)
@@ -168,7 +167,7 @@ func checkIndexedLoad(t *testing.T, data []byte) {
 			}
 		}
 		var out []string
-		if err := b.View(func(s *fold.State, _ time.Time) error {
+		if err := b.View(func(s *State, _ time.Time) error {
 			for _, now := range nows {
 				out = append(out, render(t, q(s, now)))
 			}
@@ -229,7 +228,7 @@ func TestIndexedWritesMatch(t *testing.T) {
 				t.Fatal(err)
 			}
 			var out string
-			_ = b.View(func(s *fold.State, _ time.Time) error { out = stateJSON(t, s); return nil })
+			_ = b.View(func(s *State, _ time.Time) error { out = stateJSON(t, s); return nil })
 			return out
 		}
 		if a, b := run(dir), run(twin); a != b {
@@ -284,7 +283,7 @@ func folded(t *testing.T, dir string) (string, bool) {
 	lazy := b.state.Src != nil
 	b.mu.Unlock()
 	var out string
-	if err := b.View(func(s *fold.State, _ time.Time) error { out = foldedJSON(t, s); return nil }); err != nil {
+	if err := b.View(func(s *State, _ time.Time) error { out = foldedJSON(t, s); return nil }); err != nil {
 		t.Fatal(err)
 	}
 	return out, lazy
@@ -364,7 +363,7 @@ func TestIndexPointingElsewhere(t *testing.T) {
 	}
 	defer b.Close()
 	var got string
-	if err := b.View(func(s *fold.State, _ time.Time) error {
+	if err := b.View(func(s *State, _ time.Time) error {
 		snap, _, err := encodeSnapshot(s, nil, nil)
 		got = string(snap)
 		return err
@@ -383,7 +382,7 @@ func TestIndexPointingElsewhere(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer b2.Close()
-	c, err := b2.Update(context.Background(), UpdateRequest{Mutation: m, ID: "A", Fields: wire.Fields{Phase: ptr("P9")}})
+	c, err := b2.Update(context.Background(), UpdateRequest{Mutation: m, ID: "A", Fields: Fields{Phase: ptr("P9")}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -442,7 +441,7 @@ func TestIndexBlockDamage(t *testing.T) {
 		if err != nil {
 			t.Fatalf("block %d: %v", b, err)
 		}
-		ready, err := bl.Ready(fold.Filter{Limit: 3})
+		ready, err := bl.Ready(Filter{Limit: 3})
 		if err != nil {
 			t.Fatalf("block %d: ready: %v", b, err)
 		}
@@ -452,7 +451,7 @@ func TestIndexBlockDamage(t *testing.T) {
 			t.Fatalf("block %d: ready %s, want %s", b, got, wantReady)
 		}
 		var got string
-		if err := bl.View(func(s *fold.State, _ time.Time) error {
+		if err := bl.View(func(s *State, _ time.Time) error {
 			if c, ok := s.CardByKey("key-250"); !ok || c.ID != "card-250" {
 				return fmt.Errorf("key-250 gives %v %v", c.ID, ok)
 			}

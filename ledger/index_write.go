@@ -6,14 +6,14 @@ package ledger
 import (
 	"cmp"
 	"encoding/binary"
-	"github.com/bl-backlog/bl/ledger/internal/fold"
-	"github.com/bl-backlog/bl/ledger/internal/wire"
 	"hash/crc32"
 	"math"
 	"os"
 	"path/filepath"
 	"slices"
 	"time"
+
+	"github.com/bl-backlog/bl/ledger/internal/wire"
 )
 
 // indexEntry is one key and where its line lies in the snapshot.
@@ -22,7 +22,7 @@ type indexEntry struct {
 	off       int64
 	n         int
 	candidate bool // cards only: ready, claimed or in review when the snapshot was taken
-	card      *wire.Card
+	card      *Card
 }
 
 // indexBuild collects the entries of a snapshot as it is written or read.
@@ -31,9 +31,9 @@ type indexBuild struct {
 	conflicts             int64 // offset of the first conflict line; the file size when none
 }
 
-func (ib *indexBuild) addCard(c *wire.Card, off int64, n int) {
+func (ib *indexBuild) addCard(c *Card, off int64, n int) {
 	ib.cards = append(ib.cards, indexEntry{key: c.ID, off: off, n: n, card: c,
-		candidate: c.Status == wire.StatusReady || c.Status == wire.StatusClaimed || c.Status == wire.StatusReview})
+		candidate: c.Status == StatusReady || c.Status == StatusClaimed || c.Status == StatusReview})
 	if c.IdempotencyKey != "" {
 		ib.keys = append(ib.keys, indexEntry{key: c.IdempotencyKey, off: off, n: n})
 	}
@@ -50,7 +50,7 @@ func (ib *indexBuild) encode(id snapshotID) []byte {
 			order = append(order, uint32(i))
 		}
 	}
-	slices.SortFunc(order, func(a, b uint32) int { return fold.ClaimOrder(ib.cards[a].card, ib.cards[b].card) })
+	slices.SortFunc(order, func(a, b uint32) int { return ClaimOrder(ib.cards[a].card, ib.cards[b].card) })
 
 	le := binary.LittleEndian
 	out := make([]byte, 0, indexHeaderLen+entryLen*(len(ib.cards)+len(ib.keys)+len(ib.receipts))+orderLen*len(order))
@@ -91,11 +91,11 @@ func (ib *indexBuild) encode(id snapshotID) []byte {
 // which holds its paths until a verdict. The claim-order list records it
 // so a claim can pass over cards under a live lease or in review unread,
 // and the path holders are found without reading any other card.
-func leaseEnd(c *wire.Card) time.Time {
+func leaseEnd(c *Card) time.Time {
 	switch {
-	case c.Status == wire.StatusReview:
+	case c.Status == StatusReview:
 		return time.Unix(0, math.MaxInt64)
-	case c.Status == wire.StatusClaimed && c.LeaseExpiresAt != nil:
+	case c.Status == StatusClaimed && c.LeaseExpiresAt != nil:
 		return *c.LeaseExpiresAt
 	}
 	return time.Time{}

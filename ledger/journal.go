@@ -9,7 +9,6 @@ import (
 	"strings"
 
 	"github.com/bl-backlog/bl/internal/fsutil"
-	"github.com/bl-backlog/bl/ledger/internal/wire"
 	json "github.com/goccy/go-json"
 )
 
@@ -104,7 +103,7 @@ func rollForward(dir string) error {
 	}
 	var m manifest
 	if err := json.Unmarshal(data, &m); err != nil {
-		return wire.Errorf(wire.ErrCorrupt, "%s: %v", filepath.Join(staging, manifestFile), err)
+		return Errorf(ErrCorrupt, "%s: %v", filepath.Join(staging, manifestFile), err)
 	}
 	if err := os.MkdirAll(filepath.Join(dir, ArchiveDir), 0o755); err != nil {
 		return err

@@ -2,11 +2,11 @@ package ledger
 
 import (
 	"errors"
-	"github.com/bl-backlog/bl/ledger/internal/fold"
-	"github.com/bl-backlog/bl/ledger/internal/wire"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/bl-backlog/bl/ledger/internal/fold"
 )
 
 // fencedOps are the calls a lease holder makes; each must be refused with
@@ -14,9 +14,9 @@ import (
 func fencedOps(id, owner string, epoch int64) map[string]func(e *env) error {
 	return map[string]func(e *env) error{
 		"heartbeat": doHeartbeat(HeartbeatRequest{ID: id, Owner: owner, Epoch: epoch, Progress: intp(50)}),
-		"release":   doLease(wire.OpRelease, id, owner, epoch),
-		"complete":  doLease(wire.OpComplete, id, owner, epoch),
-		"block":     doLease(wire.OpBlock, id, owner, epoch),
+		"release":   doLease(OpRelease, id, owner, epoch),
+		"complete":  doLease(OpComplete, id, owner, epoch),
+		"block":     doLease(OpBlock, id, owner, epoch),
 	}
 }
 
@@ -29,7 +29,7 @@ func TestFencingStaleOwnerAfterExpiry(t *testing.T) {
 			e.clk.Advance(31 * time.Second)
 			e.claim("A", "w2", 30*time.Second) // w1 was paused past its TTL
 			want := e.card("A")
-			err := e.unchanged(wire.ErrFenced, op)
+			err := e.unchanged(ErrFenced, op)
 			if !strings.Contains(err.Error(), "w1 does not hold A") || !strings.Contains(err.Error(), "w2 (epoch 2)") {
 				t.Fatalf("message does not say who holds the card: %v", err)
 			}
@@ -37,9 +37,9 @@ func TestFencingStaleOwnerAfterExpiry(t *testing.T) {
 				t.Fatalf("card changed:\n%s\n%s", mustJSON(t, want), mustJSON(t, got))
 			}
 			// Without an epoch the stale owner is still not the holder.
-			e.unchanged(wire.ErrFenced, doHeartbeat(HeartbeatRequest{ID: "A", Owner: "w1"}))
+			e.unchanged(ErrFenced, doHeartbeat(HeartbeatRequest{ID: "A", Owner: "w1"}))
 			// The new holder is unaffected.
-			e.appendsOne(wire.OpHeartbeat, doHeartbeat(HeartbeatRequest{ID: "A", Owner: "w2", Epoch: 2}))
+			e.appendsOne(OpHeartbeat, doHeartbeat(HeartbeatRequest{ID: "A", Owner: "w2", Epoch: 2}))
 		})
 	}
 }
@@ -55,12 +55,12 @@ func TestFencingStaleEpochSameOwner(t *testing.T) {
 			if c.ClaimEpoch != 2 || c.Attempts != 1 {
 				t.Fatalf("re-claim = epoch %d attempts %d", c.ClaimEpoch, c.Attempts)
 			}
-			err := e.unchanged(wire.ErrFenced, op)
+			err := e.unchanged(ErrFenced, op)
 			if !strings.Contains(err.Error(), "epoch 1 of A is stale") {
 				t.Fatalf("message does not name the stale epoch: %v", err)
 			}
 			// The current incarnation, at epoch 2, is not fenced.
-			e.appendsOne(wire.Op(name), fencedOps("A", "w1", 2)[name])
+			e.appendsOne(Op(name), fencedOps("A", "w1", 2)[name])
 		})
 	}
 }
@@ -71,17 +71,17 @@ func TestFencingAfterReclaimAndReclaimBySameOwner(t *testing.T) {
 	e.claim("A", "w1", time.Minute)
 	e.clk.Advance(time.Hour)
 	cards, err := e.b.Reclaim(e.ctx, ReclaimRequest{Mutation: m})
-	if err != nil || len(cards) != 1 || cards[0].Status != wire.StatusReady {
+	if err != nil || len(cards) != 1 || cards[0].Status != StatusReady {
 		t.Fatalf("reclaim = %+v, %v", cards, err)
 	}
-	e.unchanged(wire.ErrFenced, doHeartbeat(HeartbeatRequest{ID: "A", Owner: "w1", Epoch: 1}))
+	e.unchanged(ErrFenced, doHeartbeat(HeartbeatRequest{ID: "A", Owner: "w1", Epoch: 1}))
 	e.clk.Advance(time.Minute) // the expired lease backed the card off
 	c := e.claim("A", "w1", time.Minute)
 	if c.ClaimEpoch != 2 || c.Attempts != 2 {
 		t.Fatalf("claim after reclaim = epoch %d attempts %d", c.ClaimEpoch, c.Attempts)
 	}
-	e.unchanged(wire.ErrFenced, doLease(wire.OpComplete, "A", "w1", 1))
-	e.appendsOne(wire.OpComplete, doLease(wire.OpComplete, "A", "w1", 2))
+	e.unchanged(ErrFenced, doLease(OpComplete, "A", "w1", 1))
+	e.appendsOne(OpComplete, doLease(OpComplete, "A", "w1", 2))
 }
 
 func TestAttempts(t *testing.T) {
@@ -99,16 +99,16 @@ func TestAttempts(t *testing.T) {
 	step("claim from ready", 1, 1)
 	for i := 0; i < 3; i++ {
 		e.clk.Advance(10 * time.Second)
-		e.appendsOne(wire.OpHeartbeat, doHeartbeat(HeartbeatRequest{ID: "A", Owner: "w1", Epoch: 1}))
+		e.appendsOne(OpHeartbeat, doHeartbeat(HeartbeatRequest{ID: "A", Owner: "w1", Epoch: 1}))
 	}
 	step("heartbeats", 1, 1)
 	e.claim("A", "w1", time.Minute)
 	step("re-claim of own live lease", 1, 2)
-	e.appendsOne(wire.OpRelease, doLease(wire.OpRelease, "A", "w1", 2))
+	e.appendsOne(OpRelease, doLease(OpRelease, "A", "w1", 2))
 	step("release", 1, 2)
 	e.claim("A", "w1", time.Minute)
 	step("claim after release by the same owner", 2, 3)
-	e.appendsOne(wire.OpRelease, doLease(wire.OpRelease, "A", "w1", 3))
+	e.appendsOne(OpRelease, doLease(OpRelease, "A", "w1", 3))
 	e.claim("A", "w2", time.Minute)
 	step("claim after release by a new owner", 3, 4)
 	e.clk.Advance(2 * time.Minute)
@@ -136,8 +136,8 @@ func TestMaxAttemptsOnRelease(t *testing.T) {
 	e := newEnv(t)
 	e.create("A", func(r *CreateRequest) { r.MaxAttempts = 2 })
 	e.claim("A", "w1", time.Minute)
-	e.appendsOne(wire.OpRelease, doLease(wire.OpRelease, "A", "w1", 1))
-	if c := e.card("A"); c.Status != wire.StatusReady || c.Attempts != 1 {
+	e.appendsOne(OpRelease, doLease(OpRelease, "A", "w1", 1))
+	if c := e.card("A"); c.Status != StatusReady || c.Attempts != 1 {
 		t.Fatalf("after first release: %+v", c)
 	}
 	e.claim("A", "w2", time.Minute)
@@ -145,13 +145,13 @@ func TestMaxAttemptsOnRelease(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.Status != wire.StatusBlocked || c.BlockedReason != "max attempts reached (2 of 2)" || c.ClaimOwner != "" {
+	if c.Status != StatusBlocked || c.BlockedReason != "max attempts reached (2 of 2)" || c.ClaimOwner != "" {
 		t.Fatalf("exhausted card after release = %+v", c)
 	}
-	e.unchanged(wire.ErrConflict, doClaim("A", "w3", time.Minute))
+	e.unchanged(ErrConflict, doClaim("A", "w3", time.Minute))
 
 	c, err = e.b.Unblock(e.ctx, m, "A")
-	if err != nil || c.Status != wire.StatusReady || c.Attempts != 0 || c.BlockedReason != "" {
+	if err != nil || c.Status != StatusReady || c.Attempts != 0 || c.BlockedReason != "" {
 		t.Fatalf("unblock = %+v, %v", c, err)
 	}
 	if got := e.claim("A", "w3", time.Minute); got.Attempts != 1 || got.ClaimEpoch != 3 {
@@ -168,7 +168,7 @@ func TestMaxAttemptsOnReclaim(t *testing.T) {
 	e.clk.Advance(2 * time.Minute)
 
 	// An exhausted expired card cannot be taken by anyone else.
-	e.unchanged(wire.ErrConflict, doClaim("A", "w2", time.Minute))
+	e.unchanged(ErrConflict, doClaim("A", "w2", time.Minute))
 	if c, err := e.b.Claim(e.ctx, ClaimRequest{Mutation: m, Owner: "w2"}); err != nil || c != nil {
 		t.Fatalf("claim of the best card = %+v, %v; want nothing", c, err)
 	}
@@ -177,11 +177,11 @@ func TestMaxAttemptsOnReclaim(t *testing.T) {
 	if err != nil || len(cards) != 1 {
 		t.Fatalf("reclaim = %+v, %v", cards, err)
 	}
-	if c := cards[0]; c.Status != wire.StatusBlocked || !strings.Contains(c.BlockedReason, "max attempts") {
+	if c := cards[0]; c.Status != StatusBlocked || !strings.Contains(c.BlockedReason, "max attempts") {
 		t.Fatalf("reclaimed exhausted card = %+v", c)
 	}
 	cards, err = e.b.Reclaim(e.ctx, ReclaimRequest{Mutation: m})
-	if err != nil || len(cards) != 1 || cards[0].ID != "B" || cards[0].Status != wire.StatusBlocked {
+	if err != nil || len(cards) != 1 || cards[0].ID != "B" || cards[0].Status != StatusBlocked {
 		t.Fatalf("reclaim of all expired = %+v, %v", cards, err)
 	}
 	for _, id := range []string{"A", "B"} {
@@ -198,9 +198,9 @@ func TestReopenResetsAttempts(t *testing.T) {
 	e := newEnv(t)
 	e.create("A", func(r *CreateRequest) { r.MaxAttempts = 1 })
 	e.claim("A", "w1", time.Minute)
-	e.appendsOne(wire.OpComplete, doLease(wire.OpComplete, "A", "w1", 1))
+	e.appendsOne(OpComplete, doLease(OpComplete, "A", "w1", 1))
 	c, err := e.b.Reopen(e.ctx, m, "A")
-	if err != nil || c.Attempts != 0 || c.Status != wire.StatusReady || c.ClaimEpoch != 1 {
+	if err != nil || c.Attempts != 0 || c.Status != StatusReady || c.ClaimEpoch != 1 {
 		t.Fatalf("reopen = %+v, %v", c, err)
 	}
 	if c := e.claim("A", "w2", time.Minute); c.ClaimEpoch != 2 || c.Attempts != 1 {
@@ -231,14 +231,14 @@ func TestReclaimAll(t *testing.T) {
 		t.Fatalf("reclaim of two cards appended %d lines", got-n)
 	}
 	for _, c := range cards {
-		if c.Status != wire.StatusReady || c.ClaimOwner != "" || c.ClaimEpoch != 1 {
+		if c.Status != StatusReady || c.ClaimOwner != "" || c.ClaimEpoch != 1 {
 			t.Fatalf("reclaimed %+v", c)
 		}
 	}
 	if ev := e.lastEvent(); ev.Reason != "agent died" || ev.Force {
 		t.Fatalf("reclaim event = %+v", ev)
 	}
-	if c := e.card("C"); c.Status != wire.StatusClaimed || c.ClaimOwner != "w3" {
+	if c := e.card("C"); c.Status != StatusClaimed || c.ClaimOwner != "w3" {
 		t.Fatalf("live lease was reclaimed: %+v", c)
 	}
 	if _, err := Open(e.dir, Options{}); err != nil {
@@ -251,8 +251,8 @@ func TestReclaimAll(t *testing.T) {
 // expired lease.
 func TestReclaimEventValidation(t *testing.T) {
 	s := fold.NewState()
-	mk := func(at time.Time, op wire.Op, mod func(*wire.Event)) *wire.Event {
-		e := &wire.Event{V: 1, ID: at.Format(time.RFC3339Nano), At: at, Actor: "a", Op: op, Card: "A"}
+	mk := func(at time.Time, op Op, mod func(*Event)) *Event {
+		e := &Event{V: 1, ID: at.Format(time.RFC3339Nano), At: at, Actor: "a", Op: op, Card: "A"}
 		mod(e)
 		return e
 	}
@@ -262,21 +262,21 @@ func TestReclaimEventValidation(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	must(s.Apply(mk(t0, wire.OpCreate, func(e *wire.Event) { e.Fields = &wire.Fields{Title: strp("a")} })))
-	must(s.Apply(mk(t0.Add(1), wire.OpClaim, func(e *wire.Event) { e.Owner, e.TTLSeconds, e.Epoch, e.ExpectVersion = "w", 60, 1, 1 })))
+	must(s.Apply(mk(t0, OpCreate, func(e *Event) { e.Fields = &Fields{Title: strp("a")} })))
+	must(s.Apply(mk(t0.Add(1), OpClaim, func(e *Event) { e.Owner, e.TTLSeconds, e.Epoch, e.ExpectVersion = "w", 60, 1, 1 })))
 	live := t0.Add(time.Second)
-	if err := s.Apply(mk(live, wire.OpReclaim, func(e *wire.Event) { e.Epoch = 1 })); !errors.Is(err, wire.ErrConflict) {
+	if err := s.Apply(mk(live, OpReclaim, func(e *Event) { e.Epoch = 1 })); !errors.Is(err, ErrConflict) {
 		t.Fatalf("unforced reclaim of a live lease: %v", err)
 	}
-	if err := s.Apply(mk(live.Add(1), wire.OpReclaim, func(e *wire.Event) { e.Epoch, e.Force = 0, true })); !errors.Is(err, wire.ErrConflict) {
+	if err := s.Apply(mk(live.Add(1), OpReclaim, func(e *Event) { e.Epoch, e.Force = 0, true })); !errors.Is(err, ErrConflict) {
 		t.Fatalf("reclaim naming an old epoch: %v", err)
 	}
-	if err := s.Apply(mk(t0.Add(time.Minute), wire.OpReclaim, func(e *wire.Event) { e.Epoch = 1 })); !errors.Is(err, wire.ErrConflict) {
+	if err := s.Apply(mk(t0.Add(time.Minute), OpReclaim, func(e *Event) { e.Epoch = 1 })); !errors.Is(err, ErrConflict) {
 		t.Fatalf("reclaim 1ns before the lease runs out: %v", err)
 	}
 	// The lease ends at claimed_at + ttl exactly.
-	must(s.Apply(mk(t0.Add(time.Minute+1), wire.OpReclaim, func(e *wire.Event) { e.Epoch = 1 })))
-	if c, _ := s.Card("A"); c.Status != wire.StatusReady {
+	must(s.Apply(mk(t0.Add(time.Minute+1), OpReclaim, func(e *Event) { e.Epoch = 1 })))
+	if c, _ := s.Card("A"); c.Status != StatusReady {
 		t.Fatalf("after reclaim: %+v", c)
 	}
 }
@@ -299,7 +299,7 @@ func TestClaimOrder(t *testing.T) {
 	if _, err := e.b.Complete(e.ctx, LeaseRequest{Mutation: m, ID: "done"}); err != nil {
 		t.Fatal(err)
 	}
-	ready, err := e.b.Ready(fold.Filter{})
+	ready, err := e.b.Ready(Filter{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -316,7 +316,7 @@ func TestClaimOrder(t *testing.T) {
 		if c == nil {
 			return "<nil>"
 		}
-		if c.ClaimOwner != owner || c.Status != wire.StatusClaimed {
+		if c.ClaimOwner != owner || c.Status != StatusClaimed {
 			t.Fatalf("claimed %+v", c)
 		}
 		return c.ID
@@ -355,7 +355,7 @@ func TestClaimOrder(t *testing.T) {
 	}
 }
 
-func ids(cards []wire.Card) string {
+func ids(cards []Card) string {
 	var out []string
 	for _, c := range cards {
 		out = append(out, c.ID)
@@ -373,14 +373,14 @@ func TestClaimOrderTieBreak(t *testing.T) {
 		if id == "old-z" {
 			a = at.Add(-time.Second)
 		}
-		if err := s.Apply(&wire.Event{V: 1, ID: string(rune('a' + i)), At: a, Actor: "x", Op: wire.OpCreate, Card: id, Fields: &wire.Fields{Title: strp(id)}}); err != nil {
+		if err := s.Apply(&Event{V: 1, ID: string(rune('a' + i)), At: a, Actor: "x", Op: OpCreate, Card: id, Fields: &Fields{Title: strp(id)}}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if got := ids(s.List(fold.Filter{Ready: true}, at, fold.SortClaim)); got != "old-z a b c" {
+	if got := ids(s.List(Filter{Ready: true}, at, SortClaim)); got != "old-z a b c" {
 		t.Fatalf("claim order = %s", got)
 	}
-	if c := s.Pick(fold.Filter{}, at); c == nil || c.ID != "old-z" {
+	if c := s.Pick(Filter{}, at); c == nil || c.ID != "old-z" {
 		t.Fatalf("pick = %+v", c)
 	}
 }
@@ -429,11 +429,11 @@ func TestClaimFilters(t *testing.T) {
 func TestClaimInvalidRequest(t *testing.T) {
 	e := newEnv(t)
 	e.create("A")
-	e.unchanged(wire.ErrInvalid, func(e *env) error {
+	e.unchanged(ErrInvalid, func(e *env) error {
 		_, err := e.b.Claim(e.ctx, ClaimRequest{Mutation: m, Owner: "w", TTL: 999 * time.Millisecond})
 		return err
 	})
-	e.unchanged(wire.ErrInvalid, func(e *env) error {
+	e.unchanged(ErrInvalid, func(e *env) error {
 		_, err := e.b.Claim(e.ctx, ClaimRequest{Mutation: m, Owner: "", TTL: time.Minute})
 		return err
 	})
@@ -482,24 +482,24 @@ func TestListAndStats(t *testing.T) {
 	e.clk.Advance(2 * time.Minute)
 
 	cases := []struct {
-		f    fold.Filter
+		f    Filter
 		sort string
 		want string
 	}{
-		{fold.Filter{}, "", "B A C D"},
-		{fold.Filter{}, fold.SortID, "A B C D"},
-		{fold.Filter{}, fold.SortCreated, "A B C D"},
-		{fold.Filter{}, fold.SortUpdated, "D C B A"},
-		{fold.Filter{Status: []wire.Status{wire.StatusClaimed}}, fold.SortID, "B C"},
-		{fold.Filter{Owner: "w2"}, "", "C"},
-		{fold.Filter{Phase: "p"}, "", "A"},
-		{fold.Filter{Phases: []string{"q", "p"}}, fold.SortID, "A C"},
-		{fold.Filter{Phase: "p", Phases: []string{"q"}}, fold.SortID, "A C"},
-		{fold.Filter{Phases: []string{"q"}}, "", "C"},
-		{fold.Filter{Phases: []string{"none"}}, "", ""},
-		{fold.Filter{Label: "x"}, "", "A"},
-		{fold.Filter{Ready: true}, "", "B A"},
-		{fold.Filter{Limit: 2}, fold.SortID, "A B"},
+		{Filter{}, "", "B A C D"},
+		{Filter{}, SortID, "A B C D"},
+		{Filter{}, fold.SortCreated, "A B C D"},
+		{Filter{}, fold.SortUpdated, "D C B A"},
+		{Filter{Status: []Status{StatusClaimed}}, SortID, "B C"},
+		{Filter{Owner: "w2"}, "", "C"},
+		{Filter{Phase: "p"}, "", "A"},
+		{Filter{Phases: []string{"q", "p"}}, SortID, "A C"},
+		{Filter{Phase: "p", Phases: []string{"q"}}, SortID, "A C"},
+		{Filter{Phases: []string{"q"}}, "", "C"},
+		{Filter{Phases: []string{"none"}}, "", ""},
+		{Filter{Label: "x"}, "", "A"},
+		{Filter{Ready: true}, "", "B A"},
+		{Filter{Limit: 2}, SortID, "A B"},
 	}
 	for _, tc := range cases {
 		got, err := e.b.List(tc.f, tc.sort)
@@ -510,14 +510,14 @@ func TestListAndStats(t *testing.T) {
 			t.Errorf("List(%+v, %q) = %s, want %s", tc.f, tc.sort, ids(got), tc.want)
 		}
 	}
-	if _, err := e.b.List(fold.Filter{}, "random"); !errors.Is(err, wire.ErrInvalid) {
+	if _, err := e.b.List(Filter{}, "random"); !errors.Is(err, ErrInvalid) {
 		t.Fatalf("unknown sort: %v", err)
 	}
 	st, err := e.b.Stats()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st.Cards != 4 || st.ByStatus[wire.StatusClaimed] != 2 || st.ByStatus[wire.StatusDone] != 1 || st.ByStatus[wire.StatusReady] != 1 ||
+	if st.Cards != 4 || st.ByStatus[StatusClaimed] != 2 || st.ByStatus[StatusDone] != 1 || st.ByStatus[StatusReady] != 1 ||
 		st.Claimable != 2 || st.ExpiredClaims != 1 || st.OldestReadyID != "A" || st.Events != 7 ||
 		st.LedgerBytes != int64(len(e.bytes())) || st.OldestReadyAge < 180 {
 		t.Fatalf("stats = %+v", st)
@@ -525,7 +525,7 @@ func TestListAndStats(t *testing.T) {
 	if got := e.b.state.Expired(e.clk.Now()); strings.Join(got, ",") != "B" {
 		t.Fatalf("expired = %v", got)
 	}
-	if _, err := e.b.Get("nope"); !errors.Is(err, wire.ErrNotFound) {
+	if _, err := e.b.Get("nope"); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("get missing: %v", err)
 	}
 }
@@ -537,7 +537,7 @@ func TestReturnedCardsAreCopies(t *testing.T) {
 	e.create("A", func(r *CreateRequest) { r.Labels = []string{"x"} })
 	c := e.card("A")
 	c.Labels[0] = "mutated"
-	list, _ := e.b.List(fold.Filter{}, "")
+	list, _ := e.b.List(Filter{}, "")
 	list[0].Labels[0] = "mutated"
 	if got := e.card("A").Labels[0]; got != "x" {
 		t.Fatalf("state was changed through a returned card: %q", got)

@@ -2,7 +2,6 @@ package ledger
 
 import (
 	"fmt"
-	"github.com/bl-backlog/bl/ledger/internal/wire"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -25,7 +24,7 @@ func (e *LinkError) Error() string {
 }
 
 // Unwrap lets errors.Is(err, ErrCorrupt) match.
-func (e *LinkError) Unwrap() error { return wire.ErrCorrupt }
+func (e *LinkError) Unwrap() error { return ErrCorrupt }
 
 // backlogNames are the entries of a backlog directory that bl opens,
 // creates or replaces.

@@ -2,7 +2,6 @@ package ledger
 
 import (
 	"errors"
-	"github.com/bl-backlog/bl/ledger/internal/wire"
 	"os"
 	"path/filepath"
 	"testing"
@@ -27,7 +26,7 @@ func TestOpenRefusesLinksOut(t *testing.T) {
 			}
 			_, err := Open(dir, Options{})
 			var le *LinkError
-			if !errors.As(err, &le) || !errors.Is(err, wire.ErrCorrupt) || le.Path != filepath.Join(dir, name) {
+			if !errors.As(err, &le) || !errors.Is(err, ErrCorrupt) || le.Path != filepath.Join(dir, name) {
 				t.Fatalf("Open = %v, want a *LinkError for %s", err, name)
 			}
 		})
@@ -41,7 +40,7 @@ func TestInitRefusesForeignDirectory(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "passwd"), []byte("root"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Init(dir); !errors.Is(err, wire.ErrInvalid) {
+	if _, err := Init(dir); !errors.Is(err, ErrInvalid) {
 		t.Fatalf("Init = %v, want ErrInvalid", err)
 	}
 	if entries, _ := os.ReadDir(dir); len(entries) != 1 {

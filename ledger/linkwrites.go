@@ -2,9 +2,9 @@ package ledger
 
 import (
 	"context"
-	"github.com/bl-backlog/bl/ledger/internal/fold"
-	"github.com/bl-backlog/bl/ledger/internal/wire"
 	"time"
+
+	"github.com/bl-backlog/bl/ledger/internal/wire"
 )
 
 // LinkRequest links two cards with a type (LinkBlocks when empty).
@@ -15,31 +15,31 @@ type LinkRequest struct {
 
 // LinkTyped records a typed link from r.From to r.To. A holding link that
 // would close a cycle of holding links is refused with the cycle named.
-func (b *Backlog) LinkTyped(ctx context.Context, r LinkRequest) (wire.Card, error) {
+func (b *Backlog) LinkTyped(ctx context.Context, r LinkRequest) (Card, error) {
 	if err := linkArgs(r); err != nil {
-		return wire.Card{}, err
+		return Card{}, err
 	}
-	return b.single(ctx, r.Mutation, &wire.Event{Op: wire.OpLink, Card: r.From, To: r.To, LinkType: wire.WireLink(r.Type)})
+	return b.single(ctx, r.Mutation, &Event{Op: OpLink, Card: r.From, To: r.To, LinkType: wire.WireLink(r.Type)})
 }
 
 // UnlinkTyped removes the link of r.Type from r.From to r.To.
-func (b *Backlog) UnlinkTyped(ctx context.Context, r LinkRequest) (wire.Card, error) {
+func (b *Backlog) UnlinkTyped(ctx context.Context, r LinkRequest) (Card, error) {
 	if err := linkArgs(r); err != nil {
-		return wire.Card{}, err
+		return Card{}, err
 	}
-	return b.single(ctx, r.Mutation, &wire.Event{Op: wire.OpUnlink, Card: r.From, To: r.To, LinkType: wire.WireLink(r.Type)})
+	return b.single(ctx, r.Mutation, &Event{Op: OpUnlink, Card: r.From, To: r.To, LinkType: wire.WireLink(r.Type)})
 }
 
 func linkArgs(r LinkRequest) error {
-	if err := wire.ValidID(r.To); err != nil {
+	if err := ValidID(r.To); err != nil {
 		return err
 	}
 	return wire.ValidLinkType(r.Type)
 }
 
 // LinksTo is State.LinksTo on the current state.
-func (b *Backlog) LinksTo(id string) (in []wire.Link, err error) {
-	err = b.View(func(s *fold.State, _ time.Time) error {
+func (b *Backlog) LinksTo(id string) (in []Link, err error) {
+	err = b.View(func(s *State, _ time.Time) error {
 		in = s.LinksTo(id)
 		return nil
 	})
@@ -50,22 +50,22 @@ func (b *Backlog) LinksTo(id string) (in []wire.Link, err error) {
 // superseded by it (LinkSupersedes): the link, unless it is there
 // already, and the completion, in one write. Fenced on r.Owner like
 // Complete, and rolls up epics like it.
-func (b *Backlog) CloseAs(ctx context.Context, r LeaseRequest, typ, other string) (wire.Card, error) {
-	if err := wire.ValidID(r.ID); err != nil {
-		return wire.Card{}, err
+func (b *Backlog) CloseAs(ctx context.Context, r LeaseRequest, typ, other string) (Card, error) {
+	if err := ValidID(r.ID); err != nil {
+		return Card{}, err
 	}
 	if err := linkArgs(LinkRequest{To: other, Type: typ}); err != nil {
-		return wire.Card{}, err
+		return Card{}, err
 	}
-	cards, err := b.completeRollingUp(ctx, r.Mutation.names(r.ID, nil), func(s *fold.State, _ time.Time) ([]*wire.Event, error) {
-		var evs []*wire.Event
+	cards, err := b.completeRollingUp(ctx, r.Mutation.names(r.ID, nil), func(s *State, _ time.Time) ([]*Event, error) {
+		var evs []*Event
 		if c := s.Find(r.ID); c == nil || !c.HasLink(typ, other) {
-			evs = append(evs, &wire.Event{Op: wire.OpLink, Card: r.ID, To: other, LinkType: wire.WireLink(typ)})
+			evs = append(evs, &Event{Op: OpLink, Card: r.ID, To: other, LinkType: wire.WireLink(typ)})
 		}
-		return append(evs, &wire.Event{Op: wire.OpComplete, Card: r.ID, Owner: r.Owner, Epoch: r.Epoch, Reason: r.Reason}), nil
+		return append(evs, &Event{Op: OpComplete, Card: r.ID, Owner: r.Owner, Epoch: r.Epoch, Reason: r.Reason}), nil
 	})
 	if err != nil {
-		return wire.Card{}, err
+		return Card{}, err
 	}
 	return cards[len(cards)-1], nil
 }

@@ -10,12 +10,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/bl-backlog/bl/ledger/internal/fold"
-	"github.com/bl-backlog/bl/ledger/internal/wire"
 	"io"
 	"os"
 	"path/filepath"
 	"slices"
+
+	"github.com/bl-backlog/bl/ledger/internal/wire"
 )
 
 // reload loads the snapshot and folds the whole ledger after it. A
@@ -81,9 +81,9 @@ func (b *Backlog) catchUp() error {
 // foldInto returns the function that folds ledger events into s, and one
 // that reports the first event it could not fold because a snapshot line
 // it needed does not read; after that it folds nothing more.
-func foldInto(s *fold.State) (fold func(*wire.Event), failed func() error) {
+func foldInto(s *State) (fold func(*Event), failed func() error) {
 	var ferr error
-	fold = func(e *wire.Event) {
+	fold = func(e *Event) {
 		if ferr != nil {
 			return
 		}
@@ -220,7 +220,7 @@ func (b *Backlog) loadStale() (done bool, err error) {
 // from that offset. A compaction can replace the ledger between two opens
 // of the path, and an offset into the old file is the middle of a line in
 // the new one.
-func snapshotPosition(dir string, s *fold.State, hdr wire.SnapshotHeader) (position, error) {
+func snapshotPosition(dir string, s *State, hdr wire.SnapshotHeader) (position, error) {
 	var pos position
 	if last := s.Last(); last.ID != "" {
 		pos.last, pos.snap = &last, &last
@@ -229,7 +229,7 @@ func snapshotPosition(dir string, s *fold.State, hdr wire.SnapshotHeader) (posit
 	f, err := os.Open(path)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
-			return pos, wire.Errorf(wire.ErrNotInitialized, "%s is missing", path)
+			return pos, Errorf(ErrNotInitialized, "%s is missing", path)
 		}
 		return pos, err
 	}
@@ -361,7 +361,7 @@ func (b *Backlog) loadNormalForm() (done bool, err error) {
 	if now, err := os.Stat(snapPath); (serr == nil) != (err == nil) || (serr == nil && !os.SameFile(snapInfo, now)) {
 		return false, nil // a compaction ran meanwhile
 	}
-	var last *wire.Event
+	var last *Event
 	if l := s.Last(); l.ID != "" {
 		last = &l
 	}

@@ -2,8 +2,6 @@ package ledger
 
 import (
 	"bytes"
-	"github.com/bl-backlog/bl/ledger/internal/fold"
-	"github.com/bl-backlog/bl/ledger/internal/wire"
 	"slices"
 	"testing"
 	"time"
@@ -22,7 +20,7 @@ func cloneOf(t *testing.T, e *env) *env {
 
 type rawEvent struct {
 	line []byte
-	ev   *wire.Event
+	ev   *Event
 }
 
 // unionLines merges ledgers the way a sync does: every distinct event once,
@@ -33,7 +31,7 @@ func unionLines(t *testing.T, ledgers ...[]byte) []rawEvent {
 	var out []rawEvent
 	for _, data := range ledgers {
 		for _, l := range splitLines(data) {
-			ev, err := wire.DecodeLine(l)
+			ev, err := DecodeLine(l)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -53,11 +51,11 @@ func unionLines(t *testing.T, ledgers ...[]byte) []rawEvent {
 	return out
 }
 
-func eventsOf(raw []rawEvent) []*wire.Event {
-	evs := make([]*wire.Event, len(raw))
+func eventsOf(raw []rawEvent) []*Event {
+	evs := make([]*Event, len(raw))
 	for i, r := range raw {
 		// Fold gets its own copies, so the two folds share nothing.
-		ev, _ := wire.DecodeLine(r.line)
+		ev, _ := DecodeLine(r.line)
 		evs[i] = ev
 	}
 	return evs
@@ -114,16 +112,16 @@ func TestMergeDeterminism(t *testing.T) {
 					t.Fatalf("union differs by learning order at %d", i)
 				}
 			}
-			s1, s2 := fold.Fold(eventsOf(ab)), fold.Fold(eventsOf(ba))
+			s1, s2 := Fold(eventsOf(ab)), Fold(eventsOf(ba))
 			j1, j2 := stateJSON(t, s1), stateJSON(t, s2)
 			if j1 != j2 {
 				t.Fatalf("folds differ:\n%s\n%s", j1, j2)
 			}
 
 			// The earlier claim in (at, id) order wins.
-			claims := map[string]*wire.Event{}
+			claims := map[string]*Event{}
 			for _, r := range ab {
-				if r.ev.Op == wire.OpClaim && r.ev.Card == "A" {
+				if r.ev.Op == OpClaim && r.ev.Card == "A" {
 					claims[r.ev.Owner] = r.ev
 				}
 			}
@@ -132,7 +130,7 @@ func TestMergeDeterminism(t *testing.T) {
 				winner, loser = "bob", "alice"
 			}
 			a, _ := s1.Card("A")
-			if a.Status != wire.StatusClaimed || a.ClaimOwner != winner || a.ClaimEpoch != 1 || a.Attempts != 1 {
+			if a.Status != StatusClaimed || a.ClaimOwner != winner || a.ClaimEpoch != 1 || a.Attempts != 1 {
 				t.Fatalf("A after merge = %+v, want claimed by %s at epoch 1", a, winner)
 			}
 			wantProgress := map[string]int{"alice": 30, "bob": 60}[winner]
@@ -140,21 +138,21 @@ func TestMergeDeterminism(t *testing.T) {
 				t.Fatalf("A progress = %v, want the winner's %d", a.Progress, wantProgress)
 			}
 			conflicts := s1.Conflicts()
-			var lost []wire.Op
+			var lost []Op
 			for _, c := range conflicts {
 				if c.Card != "A" {
 					t.Fatalf("unexpected conflict %+v", c)
 				}
 				lost = append(lost, c.Op)
 			}
-			if len(lost) != 2 || lost[0] != wire.OpClaim || lost[1] != wire.OpHeartbeat {
+			if len(lost) != 2 || lost[0] != OpClaim || lost[1] != OpHeartbeat {
 				t.Fatalf("conflicts = %+v, want %s's claim and heartbeat", conflicts, loser)
 			}
 			if conflicts[0].Event != claims[loser].ID {
 				t.Fatalf("conflict names event %s, want %s's claim %s", conflicts[0].Event, loser, claims[loser].ID)
 			}
 			// Work that did not collide survives from both sides.
-			if b, _ := s1.Card("B"); b.Status != wire.StatusDone {
+			if b, _ := s1.Card("B"); b.Status != StatusDone {
 				t.Fatalf("B = %s", b.Status)
 			}
 			if _, ok := s1.Card("from-a"); !ok {
@@ -170,7 +168,7 @@ func TestMergeDeterminism(t *testing.T) {
 			merged.writeLedger(data)
 			mb := merged.open()
 			var j3 string
-			if err := mb.View(func(s *fold.State, _ time.Time) error { j3 = stateJSON(t, s); return nil }); err != nil {
+			if err := mb.View(func(s *State, _ time.Time) error { j3 = stateJSON(t, s); return nil }); err != nil {
 				t.Fatal(err)
 			}
 			if j3 != j1 {
@@ -193,7 +191,7 @@ func TestWriterStateIsTheFoldOfTheFile(t *testing.T) {
 	e := newEnv(t)
 	e.create("A", func(r *CreateRequest) { r.Labels = []string{"keep"}; r.Body = "ok" })
 	var nilList []string
-	got, err := e.b.Update(e.ctx, UpdateRequest{Mutation: m, ID: "A", Fields: wire.Fields{Labels: &nilList, Body: strp("tab\tand \u2028 separator"), Title: strp("t\x00itle")}})
+	got, err := e.b.Update(e.ctx, UpdateRequest{Mutation: m, ID: "A", Fields: Fields{Labels: &nilList, Body: strp("tab\tand \u2028 separator"), Title: strp("t\x00itle")}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,10 +3,10 @@ package ledger
 import (
 	"bytes"
 	"fmt"
-	"github.com/bl-backlog/bl/ledger/internal/fold"
-	"github.com/bl-backlog/bl/ledger/internal/wire"
 	"path/filepath"
 	"slices"
+
+	"github.com/bl-backlog/bl/ledger/internal/wire"
 )
 
 // normalize rewrites a backlog whose files disagree — typically after a git
@@ -67,7 +67,7 @@ func (l *LostEvents) String() string {
 // a new segment; the snapshot the fold of all segments;
 // an empty ledger. lost is non-nil when t's snapshot says it folds more
 // events than that: it is rebuilt from the events there are.
-func normalTree(t Tree, led []*wire.Event) (_ Tree, lost *LostEvents, err error) {
+func normalTree(t Tree, led []*Event) (_ Tree, lost *LostEvents, err error) {
 	out := Tree{}
 	for name, data := range t {
 		if name != SnapshotFile && name != LedgerFile {
@@ -87,7 +87,7 @@ func normalTree(t Tree, led []*wire.Event) (_ Tree, lost *LostEvents, err error)
 	}
 	// The ledger's events no segment holds as they stand: new ones, and
 	// later stamps of archived ones (settle.go), which join a new segment.
-	inArchive := make(map[*wire.Event]bool, len(archived))
+	inArchive := make(map[*Event]bool, len(archived))
 	for _, e := range archived {
 		inArchive[e] = true
 	}
@@ -98,7 +98,7 @@ func normalTree(t Tree, led []*wire.Event) (_ Tree, lost *LostEvents, err error)
 	if err := dropOutranked(out, all); err != nil {
 		return nil, nil, err
 	}
-	var rest []*wire.Event
+	var rest []*Event
 	for _, e := range all {
 		if !inArchive[e] {
 			rest = append(rest, e)
@@ -126,7 +126,7 @@ func normalTree(t Tree, led []*wire.Event) (_ Tree, lost *LostEvents, err error)
 		lost = &LostEvents{Claimed: n, Held: int64(len(archived))}
 	}
 	if len(archived) > 0 {
-		s := fold.Fold(archived)
+		s := Fold(archived)
 		snap, _, err := encodeSnapshot(s, out.archives(), nil)
 		if err != nil {
 			return nil, nil, err
@@ -142,8 +142,8 @@ func normalTree(t Tree, led []*wire.Event) (_ Tree, lost *LostEvents, err error)
 // form each event is held under its standing stamp alone, so a history
 // read can trust a segment set the snapshot vouches for. A segment left
 // empty goes.
-func dropOutranked(t Tree, all []*wire.Event) error {
-	stands := make(map[string]*wire.Event, len(all))
+func dropOutranked(t Tree, all []*Event) error {
+	stands := make(map[string]*Event, len(all))
 	for _, e := range all {
 		stands[e.ID] = e
 	}
@@ -152,7 +152,7 @@ func dropOutranked(t Tree, all []*wire.Event) error {
 		if err != nil {
 			return err
 		}
-		kept := slices.DeleteFunc(slices.Clone(evs), func(e *wire.Event) bool {
+		kept := slices.DeleteFunc(slices.Clone(evs), func(e *Event) bool {
 			w := stands[e.ID]
 			return w != nil && wire.LaterCopy(w, e)
 		})
@@ -169,10 +169,10 @@ func dropOutranked(t Tree, all []*wire.Event) error {
 	return nil
 }
 
-func encodeEvents(evs []*wire.Event) ([]byte, error) {
+func encodeEvents(evs []*Event) ([]byte, error) {
 	var out []byte
 	for _, e := range evs {
-		line, err := wire.EncodeLine(e)
+		line, err := EncodeLine(e)
 		if err != nil {
 			return nil, fmt.Errorf("encode event %s: %w", e.ID, err)
 		}

@@ -3,9 +3,6 @@ package ledger
 import (
 	"slices"
 	"time"
-
-	"github.com/bl-backlog/bl/ledger/internal/fold"
-	"github.com/bl-backlog/bl/ledger/internal/wire"
 )
 
 // Path reservations. A card may name the files its work touches as globs
@@ -37,11 +34,11 @@ import (
 // segments. TestPathsOverlap holds the table of cases.
 
 // PathHolds returns the live reservations now, in claim order.
-func (b *Backlog) PathHolds() (out []fold.Hold, err error) {
-	err = b.View(func(s *fold.State, now time.Time) error {
+func (b *Backlog) PathHolds() (out []Hold, err error) {
+	err = b.View(func(s *State, now time.Time) error {
 		for _, c := range s.PathHolders(now) {
-			h := fold.Hold{Card: c.ID, Status: c.Status, Paths: slices.Clone(c.Paths)}
-			if c.Status == wire.StatusClaimed {
+			h := Hold{Card: c.ID, Status: c.Status, Paths: slices.Clone(c.Paths)}
+			if c.Status == StatusClaimed {
 				h.Owner = c.ClaimOwner
 			} else {
 				h.Owner = c.SubmittedBy

@@ -1,7 +1,6 @@
 package ledger
 
 import (
-	"github.com/bl-backlog/bl/ledger/internal/fold"
 	"testing"
 	"time"
 )
@@ -20,7 +19,7 @@ func TestHeldPathsAcrossHandles(t *testing.T) {
 		}
 	}
 	h1, h2 := e.open(), e.open()
-	if _, err := h2.Ready(fold.Filter{}); err != nil { // h2 has read the state before the claim
+	if _, err := h2.Ready(Filter{}); err != nil { // h2 has read the state before the claim
 		t.Fatal(err)
 	}
 	a, err := h1.Claim(e.ctx, ClaimRequest{Mutation: m, Owner: "s1", TTL: 20 * time.Second})

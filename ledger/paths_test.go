@@ -3,11 +3,11 @@ package ledger
 import (
 	"errors"
 	"fmt"
-	"github.com/bl-backlog/bl/ledger/internal/fold"
-	"github.com/bl-backlog/bl/ledger/internal/wire"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/bl-backlog/bl/ledger/internal/fold"
 )
 
 // TestPathsOverlap is the table of the overlap decision: yes whenever
@@ -65,7 +65,7 @@ func TestPathMatches(t *testing.T) {
 		{"*.go", "src/a.go", false},
 		{"src/*.go", "src/a.go", true},
 	} {
-		if got := fold.PathMatches(tc.glob, tc.file); got != tc.want {
+		if got := PathMatches(tc.glob, tc.file); got != tc.want {
 			t.Errorf("PathMatches(%q, %q) = %v, want %v", tc.glob, tc.file, got, tc.want)
 		}
 	}
@@ -73,7 +73,7 @@ func TestPathMatches(t *testing.T) {
 
 func TestValidPath(t *testing.T) {
 	for _, bad := range []string{"", " ", "/etc/passwd", "a/../b", "./a", "a//b", "src/[", "a\\b"} {
-		if err := fold.ValidPath(bad); !errors.Is(err, wire.ErrInvalid) {
+		if err := fold.ValidPath(bad); !errors.Is(err, ErrInvalid) {
 			t.Errorf("ValidPath(%q) = %v", bad, err)
 		}
 	}
@@ -105,16 +105,16 @@ func TestClaimSkipsHeldPaths(t *testing.T) {
 		t.Fatalf("claim beside A7 took %v (%v), want C", c, err)
 	}
 	_, err = e.b.Claim(e.ctx, ClaimRequest{Mutation: m, ID: "B", Owner: "w3", TTL: time.Minute})
-	if !errors.Is(err, fold.ErrPathsHeld) || !errors.Is(err, wire.ErrConflict) || !strings.Contains(err.Error(), "A7") {
+	if !errors.Is(err, ErrPathsHeld) || !errors.Is(err, ErrConflict) || !strings.Contains(err.Error(), "A7") {
 		t.Fatalf("claim --id B: %v", err)
 	}
-	ready, err := e.b.Ready(fold.Filter{})
+	ready, err := e.b.Ready(Filter{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	st, _ := e.b.Standings(ready)
 	for i, card := range ready {
-		if card.ID == "B" && (st[i].PathsHeldBy != "A7" || st[i].Claimable || st[i].State != fold.StateWaiting) {
+		if card.ID == "B" && (st[i].PathsHeldBy != "A7" || st[i].Claimable || st[i].State != StateWaiting) {
 			t.Fatalf("B stands %+v", st[i])
 		}
 	}

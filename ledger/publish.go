@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/bl-backlog/bl/ledger/internal/fold"
-	"github.com/bl-backlog/bl/ledger/internal/wire"
 	"github.com/bl-backlog/bl/lock"
 )
 
@@ -20,14 +18,14 @@ var ErrLockTimeout = lock.ErrTimeout
 // no network call happens under the lock — and append it afterwards with
 // AppendStaged, which checks it still holds.
 type Staged struct {
-	Events []*wire.Event // as every reader decodes them
-	Lines  []byte        // their ledger lines, as AppendStaged appends them
+	Events []*Event // as every reader decodes them
+	Lines  []byte   // their ledger lines, as AppendStaged appends them
 }
 
 // StageCheck runs under the writers' lock on a write about to be staged,
 // with the state it was checked against; an error is the write's error and
 // stages nothing.
-type StageCheck func(st *fold.State, w *Staged) error
+type StageCheck func(st *State, w *Staged) error
 
 // errStaged is what a write made inside Stage returns once it is staged.
 var errStaged = errors.New("ledger: write staged, not appended")
@@ -66,7 +64,7 @@ func (b *Backlog) Stage(check StageCheck, fn func() error) (*Staged, error) {
 // as it stands (the request id's receipt names its first event). A
 // completion then closes the epics it finished (epics.auto_close), as
 // completeRollingUp does.
-func (b *Backlog) AppendStaged(ctx context.Context, w *Staged) (cards []wire.Card, err error) {
+func (b *Backlog) AppendStaged(ctx context.Context, w *Staged) (cards []Card, err error) {
 	if len(w.Events) == 0 {
 		return nil, nil
 	}
@@ -97,9 +95,9 @@ func (b *Backlog) AppendStaged(ctx context.Context, w *Staged) (cards []wire.Car
 // rollUpStaged closes the epics a staged completion finished, as a
 // completion appended at once does (completeRollingUp): staging stopped
 // at the completion's own events.
-func (b *Backlog) rollUpStaged(w *Staged, cards []wire.Card) {
+func (b *Backlog) rollUpStaged(w *Staged, cards []Card) {
 	for _, e := range w.Events {
-		if e.Op == wire.OpComplete {
+		if e.Op == OpComplete {
 			b.rollUp(Mutation{Actor: e.Actor}, cards)
 			return
 		}

@@ -3,8 +3,6 @@ package ledger
 import (
 	"bytes"
 	"errors"
-	"github.com/bl-backlog/bl/ledger/internal/fold"
-	"github.com/bl-backlog/bl/ledger/internal/wire"
 	"testing"
 	"time"
 )
@@ -14,11 +12,11 @@ import (
 func stageClaim(e *env, id, owner, requestID string) *Staged {
 	e.t.Helper()
 	before := e.bytes()
-	w, err := e.b.Stage(func(*fold.State, *Staged) error { return nil }, func() error {
+	w, err := e.b.Stage(func(*State, *Staged) error { return nil }, func() error {
 		_, err := e.b.Claim(e.ctx, ClaimRequest{Mutation: Mutation{Actor: owner, RequestID: requestID}, ID: id, Owner: owner, TTL: time.Hour})
 		return err
 	})
-	if err != nil || w == nil || len(w.Events) != 1 || w.Events[0].Op != wire.OpClaim {
+	if err != nil || w == nil || len(w.Events) != 1 || w.Events[0].Op != OpClaim {
 		e.t.Fatalf("stage: %+v %v", w, err)
 	}
 	if !bytes.Equal(e.bytes(), before) {
@@ -45,7 +43,7 @@ func TestAppendStagedInPlace(t *testing.T) {
 	if cards, err := e.b.AppendStaged(e.ctx, w); err != nil || len(cards) != 1 || cards[0].ClaimOwner != "alice" || len(e.events()) != n {
 		t.Fatalf("again: %+v %v, %d events (want %d)", cards, err, len(e.events()), n)
 	}
-	again, err := e.b.Stage(func(*fold.State, *Staged) error { t.Fatal("a replay was checked"); return nil }, func() error {
+	again, err := e.b.Stage(func(*State, *Staged) error { t.Fatal("a replay was checked"); return nil }, func() error {
 		_, err := e.b.Claim(e.ctx, ClaimRequest{Mutation: Mutation{Actor: "alice", RequestID: "r1"}, ID: "C1", Owner: "alice", TTL: time.Hour})
 		return err
 	})
@@ -80,7 +78,7 @@ func TestAppendStagedRefusedWhenMoved(t *testing.T) {
 		t.Fatal("bob's claim is not stamped before alice's staged one")
 	}
 	n = len(e.events())
-	if _, err := e.b.AppendStaged(e.ctx, w); !errors.Is(err, ErrStageMoved) || !errors.Is(err, wire.ErrConflict) || len(e.events()) != n {
+	if _, err := e.b.AppendStaged(e.ctx, w); !errors.Is(err, ErrStageMoved) || !errors.Is(err, ErrConflict) || len(e.events()) != n {
 		t.Fatalf("a write that no longer checks: %v, %d events (want %d)", err, len(e.events()), n)
 	}
 	if c := e.card("C1"); c.ClaimOwner != "bob" {

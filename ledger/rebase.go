@@ -3,8 +3,6 @@ package ledger
 import (
 	"context"
 	"fmt"
-	"github.com/bl-backlog/bl/ledger/internal/fold"
-	"github.com/bl-backlog/bl/ledger/internal/wire"
 	"io/fs"
 	"maps"
 	"os"
@@ -72,7 +70,7 @@ func (t Tree) Load(load Loader) error {
 // segments' names; when they do not (a union of two snapshots, ledger
 // lines older than the snapshot), the unread segments are read through
 // load and the tree is folded in its normal form.
-func (t Tree) FoldWith(load Loader) (*fold.State, error) {
+func (t Tree) FoldWith(load Loader) (*State, error) {
 	if len(t.Unread()) == 0 {
 		return t.Fold()
 	}
@@ -142,7 +140,7 @@ type shared struct {
 	names map[string]bool
 	local Tree
 	load  Loader
-	last  *wire.Event     // the newest event they can hold (bound)
+	last  *Event          // the newest event they can hold (bound)
 	ids   map[string]bool // their event ids, once read
 }
 
@@ -220,7 +218,7 @@ func (sh *shared) read() error {
 
 // holds reports whether a shared segment holds e, reading them only when
 // e is no newer than the newest event they can hold.
-func (sh *shared) holds(e *wire.Event) (bool, error) {
+func (sh *shared) holds(e *Event) (bool, error) {
 	if sh.last == nil || sh.last.Before(e) {
 		return false, nil
 	}
@@ -233,7 +231,7 @@ func (sh *shared) holds(e *wire.Event) (bool, error) {
 }
 
 // countPulled counts upstream's events the local tree lacks.
-func countPulled(up, mine []*wire.Event, sh *shared) (int, error) {
+func countPulled(up, mine []*Event, sh *shared) (int, error) {
 	have := make(map[string]bool, len(mine))
 	for _, e := range mine {
 		have[e.ID] = true
@@ -270,12 +268,12 @@ func rebasedFiles(upstream, local Tree) Tree {
 // appendLocal is upstream's ledger with the local events upstream lacks
 // appended, each stamped after the newest event before it (restamped
 // when it is not), counted in res.
-func appendLocal(res *RebaseResult, upLedger []byte, up, mine []*wire.Event, sh *shared) ([]byte, error) {
+func appendLocal(res *RebaseResult, upLedger []byte, up, mine []*Event, sh *shared) ([]byte, error) {
 	known := make(map[string]bool, len(up))
 	for _, e := range up {
 		known[e.ID] = true
 	}
-	var last *wire.Event
+	var last *Event
 	if len(up) > 0 {
 		last = up[len(up)-1]
 	}
@@ -300,7 +298,7 @@ func appendLocal(res *RebaseResult, upLedger []byte, up, mine []*wire.Event, sh 
 			e = restamp(e, last.At.Add(1))
 			res.Restamped++
 		}
-		line, err := wire.EncodeLine(e)
+		line, err := EncodeLine(e)
 		if err != nil {
 			return nil, err
 		}
@@ -313,13 +311,13 @@ func appendLocal(res *RebaseResult, upLedger []byte, up, mine []*wire.Event, sh 
 // segmentNewest is the newest event a segment holds, as its name says
 // (archive/<unix nanoseconds>-<event id>.jsonl); false when the name does
 // not say.
-func segmentNewest(name string) (*wire.Event, bool) {
+func segmentNewest(name string) (*Event, bool) {
 	base := strings.TrimSuffix(path.Base(name), ".jsonl")
-	c, err := wire.ParseCursor(base)
+	c, err := ParseCursor(base)
 	if err != nil {
 		return nil, false
 	}
-	return &wire.Event{At: c.At, ID: c.ID}, true
+	return &Event{At: c.At, ID: c.ID}, true
 }
 
 // readTreeUnread reads the tracked files of the backlog in dir, leaving
@@ -364,7 +362,7 @@ func (b *Backlog) segmentLoader() Loader {
 // (nil data), and calls fn with them and with the state they fold to
 // before the lock is released: the files on disk are then the ones the
 // tree names, for fn to look at as it needs. fn must not keep the state.
-func (b *Backlog) TreeUnread(ctx context.Context, skip func(name string) bool, fn func(t Tree, s *fold.State) error) error {
+func (b *Backlog) TreeUnread(ctx context.Context, skip func(name string) bool, fn func(t Tree, s *State) error) error {
 	return b.withLock(ctx, func() error {
 		t, err := readTreeUnread(b.dir, skip)
 		if err != nil {

@@ -1,7 +1,6 @@
 package ledger
 
 import (
-	"github.com/bl-backlog/bl/ledger/internal/wire"
 	"os"
 	"path/filepath"
 	"slices"
@@ -123,7 +122,7 @@ func TestRebaseAcrossCompactions(t *testing.T) {
 	}
 	// History reads every event once.
 	local.b = c
-	all, _ := local.history(HistoryFilter{Ops: []wire.Op{wire.OpCreate}})
+	all, _ := local.history(HistoryFilter{Ops: []Op{OpCreate}})
 	if len(all) != 7 {
 		t.Errorf("history creates = %v", all)
 	}
@@ -215,7 +214,7 @@ func TestGitMergeOfCompactedBranches(t *testing.T) {
 		t.Fatalf("still damaged after normalizing: %+v", rep.Damage)
 	}
 	ours.b = b
-	creates, _ := ours.history(HistoryFilter{Ops: []wire.Op{wire.OpCreate}})
+	creates, _ := ours.history(HistoryFilter{Ops: []Op{OpCreate}})
 	if len(creates) != 7 {
 		t.Fatalf("history creates = %v", creates)
 	}

@@ -2,7 +2,6 @@ package ledger
 
 import (
 	"bytes"
-	"github.com/bl-backlog/bl/ledger/internal/wire"
 	"maps"
 	"testing"
 	"time"
@@ -35,7 +34,7 @@ func unread(tr Tree, names ...string) Tree {
 func newCreateLine(t *testing.T, id, card string, at time.Time) []byte {
 	t.Helper()
 	title := "card " + card
-	line, err := wire.EncodeLine(&wire.Event{V: 1, ID: id, At: at, Actor: "x", Op: wire.OpCreate, Card: card, Fields: &wire.Fields{Title: &title}})
+	line, err := EncodeLine(&Event{V: 1, ID: id, At: at, Actor: "x", Op: OpCreate, Card: card, Fields: &Fields{Title: &title}})
 	if err != nil {
 		t.Fatal(err)
 	}

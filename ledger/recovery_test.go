@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"github.com/bl-backlog/bl/ledger/internal/fold"
-	"github.com/bl-backlog/bl/ledger/internal/wire"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -13,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/bl-backlog/bl/ledger/internal/wire"
 )
 
 // recoveryFixture is a ledger of three events plus the line a fourth append
@@ -29,7 +29,7 @@ func newRecoveryFixture(t *testing.T) recoveryFixture {
 	e.create("B")
 	e.claim("A", "w1", time.Minute)
 	good := e.bytes()
-	e.appendsOne(wire.OpHeartbeat, doHeartbeat(HeartbeatRequest{ID: "A", Owner: "w1", Epoch: 1}))
+	e.appendsOne(OpHeartbeat, doHeartbeat(HeartbeatRequest{ID: "A", Owner: "w1", Epoch: 1}))
 	all := e.bytes()
 	return recoveryFixture{good: good, next: all[len(good):]}
 }
@@ -109,10 +109,10 @@ func TestTornTail(t *testing.T) {
 				t.Fatalf("TornTail() = %+v, want line 4 offset %d bytes %d", tt, len(f.good), len(tail))
 			}
 			var events int64
-			if err := b.View(func(s *fold.State, _ time.Time) error { events = s.Events(); return nil }); err != nil {
+			if err := b.View(func(s *State, _ time.Time) error { events = s.Events(); return nil }); err != nil {
 				t.Fatal(err)
 			}
-			if c, err := b.Get("A"); err != nil || c.Status != wire.StatusClaimed || events != 3 {
+			if c, err := b.Get("A"); err != nil || c.Status != StatusClaimed || events != 3 {
 				t.Fatalf("events %d, A = %+v, %v", events, c, err)
 			}
 			other, err := Open(e.dir, Options{Clock: e.clk.Now}) // a reader that saw the tail too
@@ -248,7 +248,7 @@ func wantCorrupt(t *testing.T, err error, path string, line int, offset int64) *
 	if !errors.As(err, &ce) {
 		t.Fatalf("err = %v, want *CorruptError", err)
 	}
-	if !errors.Is(err, wire.ErrCorrupt) {
+	if !errors.Is(err, ErrCorrupt) {
 		t.Fatalf("errors.Is(%v, ErrCorrupt) = false", err)
 	}
 	if ce.Path != path || ce.Line != line || ce.Offset != offset {
@@ -267,8 +267,8 @@ func fiveLineEnv(t *testing.T) (*env, [][]byte) {
 	e.create("A")
 	e.create("B")
 	e.claim("A", "w1", time.Minute)
-	e.appendsOne(wire.OpHeartbeat, doHeartbeat(HeartbeatRequest{ID: "A", Owner: "w1", Epoch: 1}))
-	e.appendsOne(wire.OpLink, doLink("B", "A"))
+	e.appendsOne(OpHeartbeat, doHeartbeat(HeartbeatRequest{ID: "A", Owner: "w1", Epoch: 1}))
+	e.appendsOne(OpLink, doLink("B", "A"))
 	return e, e.lines()
 }
 
@@ -314,7 +314,7 @@ func TestDamageAppendedBehindAHandle(t *testing.T) {
 	if !bytes.Equal(before, e.bytes()) {
 		t.Fatal("a write into a corrupt ledger changed it")
 	}
-	if _, err := e.b.Get("A"); !errors.Is(err, wire.ErrCorrupt) {
+	if _, err := e.b.Get("A"); !errors.Is(err, ErrCorrupt) {
 		t.Fatalf("read of a corrupt ledger: %v", err)
 	}
 	if _, err := os.Stat(filepath.Join(e.dir, BrokenFile)); !os.IsNotExist(err) {
@@ -366,7 +366,7 @@ func TestDuplicatedAndMisorderedLines(t *testing.T) {
 			}
 			last := e.lastEvent()
 			for _, l := range lines {
-				ev, err := wire.DecodeLine(bytes.TrimSuffix(l, []byte("\n")))
+				ev, err := DecodeLine(bytes.TrimSuffix(l, []byte("\n")))
 				if err != nil || !ev.Before(last) {
 					t.Fatalf("appended %s at %s, not after %v", last.ID, last.At, ev)
 				}
@@ -391,12 +391,12 @@ func TestDuplicatedAndMisorderedLines(t *testing.T) {
 // settled by id; that stays damage.
 func TestOneIDTwoLines(t *testing.T) {
 	_, lines := fiveLineEnv(t)
-	ev, err := wire.DecodeLine(bytes.TrimSuffix(lines[3], []byte("\n")))
+	ev, err := DecodeLine(bytes.TrimSuffix(lines[3], []byte("\n")))
 	if err != nil {
 		t.Fatal(err)
 	}
 	ev.Actor = "someone else"
-	other, err := wire.EncodeLine(ev)
+	other, err := EncodeLine(ev)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -417,7 +417,7 @@ func TestOneIDTwoLines(t *testing.T) {
 func historyIDs(t testing.TB, b *Backlog) []string {
 	t.Helper()
 	var ids []string
-	if _, err := b.History(HistoryFilter{}, func(e *wire.Event, _ *wire.Conflict) error {
+	if _, err := b.History(HistoryFilter{}, func(e *Event, _ *Conflict) error {
 		ids = append(ids, e.ID)
 		return nil
 	}); err != nil {
@@ -430,7 +430,7 @@ func historyIDs(t testing.TB, b *Backlog) []string {
 // at the end of the file as well as in the middle, never set aside.
 func TestNewerFormatVersion(t *testing.T) {
 	f := newRecoveryFixture(t)
-	v2, err := wire.EncodeLine(&wire.Event{V: wire.FormatVersion + 1, ID: "ffffffffffffffff", At: t0.Add(time.Hour), Actor: "future", Op: wire.OpBlock, Card: "A"})
+	v2, err := EncodeLine(&Event{V: FormatVersion + 1, ID: "ffffffffffffffff", At: t0.Add(time.Hour), Actor: "future", Op: OpBlock, Card: "A"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -442,7 +442,7 @@ func TestNewerFormatVersion(t *testing.T) {
 			e := newEnv(t)
 			e.writeLedger(data)
 			_, err := Open(e.dir, Options{})
-			if !errors.Is(err, wire.ErrVersion) {
+			if !errors.Is(err, ErrVersion) {
 				t.Fatalf("Open: %v, want ErrVersion", err)
 			}
 			wantCorrupt(t, err, e.ledgerPath(), 4, int64(len(f.good)))
@@ -459,8 +459,8 @@ func TestOverlongLine(t *testing.T) {
 	for i := range labels {
 		labels[i] = fmt.Sprintf("%04d-%s", i, strings.Repeat("l", wire.MaxLine/wire.MaxListEntries))
 	}
-	err := e.unchanged(wire.ErrInvalid, func(e *env) error {
-		_, err := e.b.Update(e.ctx, UpdateRequest{Mutation: m, ID: "A", Fields: wire.Fields{Labels: &labels}})
+	err := e.unchanged(ErrInvalid, func(e *env) error {
+		_, err := e.b.Update(e.ctx, UpdateRequest{Mutation: m, ID: "A", Fields: Fields{Labels: &labels}})
 		return err
 	})
 	if !strings.Contains(err.Error(), "limit") {
@@ -495,13 +495,13 @@ func TestOverlongLine(t *testing.T) {
 
 func TestOpenNotInitialized(t *testing.T) {
 	dir := t.TempDir()
-	if _, err := Open(dir, Options{}); !errors.Is(err, wire.ErrNotInitialized) {
+	if _, err := Open(dir, Options{}); !errors.Is(err, ErrNotInitialized) {
 		t.Fatalf("Open of an empty dir: %v", err)
 	}
 	if err := os.Mkdir(filepath.Join(dir, LedgerFile), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Open(dir, Options{}); !errors.Is(err, wire.ErrNotInitialized) {
+	if _, err := Open(dir, Options{}); !errors.Is(err, ErrNotInitialized) {
 		t.Fatalf("Open with a directory for a ledger: %v", err)
 	}
 }

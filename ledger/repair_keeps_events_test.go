@@ -4,7 +4,6 @@ package ledger
 // they rewrite keeps every event its files held.
 
 import (
-	"github.com/bl-backlog/bl/ledger/internal/wire"
 	"os"
 	"testing"
 	"time"
@@ -30,7 +29,7 @@ func TestNormalizeKeepsMisorderedLines(t *testing.T) {
 			e.create("B")
 			e.create("C")
 			l := e.lines()
-			e1, _ := wire.DecodeLine(l[0])
+			e1, _ := DecodeLine(l[0])
 			// The merged ledger: an already-archived line, then the two new
 			// lines swapped.
 			e.writeLedger(append(append(append([]byte{}, old...), l[1]...), l[0]...))
@@ -63,7 +62,7 @@ func TestRepairFinishesDecidedJournal(t *testing.T) {
 	}
 	e.create("B")
 	staged := e.bytes()
-	b, _ := wire.DecodeLine(staged)
+	b, _ := DecodeLine(staged)
 	// The state a crash leaves: a decided change (MANIFEST written) that
 	// would install a ledger holding B, not yet rolled forward; the ledger
 	// in place is stale (its first line is already in the snapshot).

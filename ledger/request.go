@@ -23,15 +23,15 @@ import "github.com/bl-backlog/bl/ledger/internal/wire"
 // replayOf reports whether m, a request for op, is a replay of the request
 // that left receipt r, whose card now stands as c. It returns nil for a
 // replay and the conflict to report otherwise.
-func (m Mutation) replayOf(op wire.Op, r wire.Receipt, c wire.Card) error {
+func (m Mutation) replayOf(op Op, r Receipt, c Card) error {
 	same := r.Op == op && (m.card == "" || m.card == r.Card)
-	if same && op == wire.OpCreate && m.title != nil && c.Version == r.Version && c.Title != *m.title {
+	if same && op == OpCreate && m.title != nil && c.Version == r.Version && c.Title != *m.title {
 		same = false
 	}
 	if same {
 		return nil
 	}
-	return wire.Rule(wire.ErrConflict, "request id %q was already used for %s of %s; a different request needs a new request id", m.RequestID, r.Op, r.Card)
+	return wire.Rule(ErrConflict, "request id %q was already used for %s of %s; a different request needs a new request id", m.RequestID, r.Op, r.Card)
 }
 
 // names records, on the mutation a request carries, what makes it that

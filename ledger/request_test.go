@@ -1,7 +1,6 @@
 package ledger
 
 import (
-	"github.com/bl-backlog/bl/ledger/internal/wire"
 	"strings"
 	"testing"
 	"time"
@@ -20,17 +19,17 @@ func TestRequestIDNamesOneRequest(t *testing.T) {
 			return err
 		}
 	}
-	e.appendsOne(wire.OpCreate, create("R1", "first", "rq1"))
-	err := e.unchanged(wire.ErrConflict, create("R2", "first", "rq1"))
+	e.appendsOne(OpCreate, create("R1", "first", "rq1"))
+	err := e.unchanged(ErrConflict, create("R2", "first", "rq1"))
 	if !strings.Contains(err.Error(), `"rq1" was already used for create of R1`) {
 		t.Fatalf("err = %v", err)
 	}
-	e.unchanged(wire.ErrConflict, create("R1", "another title", "rq1"))
-	e.unchanged(wire.ErrConflict, create("", "another title", "rq1"))
+	e.unchanged(ErrConflict, create("R1", "another title", "rq1"))
+	e.unchanged(ErrConflict, create("", "another title", "rq1"))
 
 	// Without an id, the title is what names the create.
-	var first wire.Card
-	e.appendsOne(wire.OpCreate, func(e *env) (err error) {
+	var first Card
+	e.appendsOne(OpCreate, func(e *env) (err error) {
 		first, _, err = e.b.Create(e.ctx, CreateRequest{Mutation: rid("rq2"), Title: "generated"})
 		return err
 	})
@@ -40,9 +39,9 @@ func TestRequestIDNamesOneRequest(t *testing.T) {
 	if err != nil || again.ID != first.ID || len(e.bytes()) != size {
 		t.Fatalf("replay = %s %v", again.ID, err)
 	}
-	e.unchanged(wire.ErrConflict, create("", "other", "rq2"))
+	e.unchanged(ErrConflict, create("", "other", "rq2"))
 	// Once the card was edited its first title is unknown: op and id decide.
-	if _, err := e.b.Update(e.ctx, UpdateRequest{Mutation: m, ID: first.ID, Fields: wire.Fields{Title: strp("renamed")}}); err != nil {
+	if _, err := e.b.Update(e.ctx, UpdateRequest{Mutation: m, ID: first.ID, Fields: Fields{Title: strp("renamed")}}); err != nil {
 		t.Fatal(err)
 	}
 	if again, _, err := e.b.Create(e.ctx, CreateRequest{Mutation: rid("rq2"), Title: "generated"}); err != nil || again.ID != first.ID {
@@ -54,7 +53,7 @@ func TestRequestIDNamesOneRequest(t *testing.T) {
 	if _, err := e.b.Claim(e.ctx, ClaimRequest{Mutation: rid("rq3"), ID: "A", Owner: "w1", TTL: time.Minute}); err != nil {
 		t.Fatal(err)
 	}
-	e.unchanged(wire.ErrConflict, func(e *env) error {
+	e.unchanged(ErrConflict, func(e *env) error {
 		_, err := e.b.Claim(e.ctx, ClaimRequest{Mutation: rid("rq3"), ID: "B", Owner: "w1", TTL: time.Minute})
 		return err
 	})
@@ -64,7 +63,7 @@ func TestRequestIDNamesOneRequest(t *testing.T) {
 	if _, err := e.b.Reclaim(e.ctx, ReclaimRequest{Mutation: rid("rq4"), ID: "A"}); err != nil {
 		t.Fatal(err)
 	}
-	e.unchanged(wire.ErrConflict, func(e *env) error {
+	e.unchanged(ErrConflict, func(e *env) error {
 		_, err := e.b.Reclaim(e.ctx, ReclaimRequest{Mutation: rid("rq4"), ID: "B"})
 		return err
 	})

@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"github.com/bl-backlog/bl/ledger/internal/fold"
-	"github.com/bl-backlog/bl/ledger/internal/wire"
 	"os"
 	"path/filepath"
 	"testing"
@@ -37,7 +35,7 @@ func restampFixture(t *testing.T) (pre, post Tree, claim string) {
 		t.Fatal(err)
 	}
 	up.clk.Advance(time.Hour)
-	up.appendsOne(wire.OpUpdate, doUpdate("B", wire.Fields{Title: strp("moved on")}))
+	up.appendsOne(OpUpdate, doUpdate("B", Fields{Title: strp("moved on")}))
 	upstream, err := ReadTree(up.dir)
 	if err != nil {
 		t.Fatal(err)
@@ -145,7 +143,7 @@ func TestRestampedCopiesSettle(t *testing.T) {
 				t.Fatalf("Open folds differently from the post-sync fold:\n%s\nwant\n%s", a, w)
 			}
 			var seen []time.Time
-			if _, err := b.History(HistoryFilter{}, func(e *wire.Event, _ *wire.Conflict) error {
+			if _, err := b.History(HistoryFilter{}, func(e *Event, _ *Conflict) error {
 				if e.ID == claim {
 					seen = append(seen, e.At)
 				}
@@ -166,14 +164,14 @@ func TestRestampedCopiesSettle(t *testing.T) {
 			if _, err := b.Compact(context.Background()); err != nil {
 				t.Fatal(err)
 			}
-			var hist []*wire.Event
-			if _, err := b.History(HistoryFilter{}, func(e *wire.Event, _ *wire.Conflict) error {
+			var hist []*Event
+			if _, err := b.History(HistoryFilter{}, func(e *Event, _ *Conflict) error {
 				hist = append(hist, e)
 				return nil
 			}); err != nil {
 				t.Fatal(err)
 			}
-			if a, w := foldJSON(t, fold.Fold(hist)), foldJSON(t, want); a != w {
+			if a, w := foldJSON(t, Fold(hist)), foldJSON(t, want); a != w {
 				t.Fatalf("after compaction the history folds to\n%s\nwant\n%s", a, w)
 			}
 			again, err := Open(dir, Options{})
@@ -190,7 +188,7 @@ func TestRestampedCopiesSettle(t *testing.T) {
 
 // foldJSON renders what a fold decided: cards, conflicts, how many events
 // it applied and the newest.
-func foldJSON(t *testing.T, s *fold.State) string {
+func foldJSON(t *testing.T, s *State) string {
 	t.Helper()
 	last := s.Last()
 	return fmt.Sprintf("%s\nconflicts %+v\nevents %d, last %s", stateJSON(t, s), s.Conflicts(), s.Events(), last.ID)
@@ -234,13 +232,13 @@ func TestRestampSettlesEitherWay(t *testing.T) {
 func TestRestampIsNotAnyDifference(t *testing.T) {
 	pre, post, _ := restampFixture(t)
 	lines := splitLines(pre[LedgerFile])
-	e, err := wire.DecodeLine(bytes.TrimSuffix(lines[len(lines)-1], []byte("\n")))
+	e, err := DecodeLine(bytes.TrimSuffix(lines[len(lines)-1], []byte("\n")))
 	if err != nil {
 		t.Fatal(err)
 	}
 	e.At = e.At.Add(time.Hour)
 	e.Owner = "w2"
-	other, err := wire.EncodeLine(e)
+	other, err := EncodeLine(e)
 	if err != nil {
 		t.Fatal(err)
 	}

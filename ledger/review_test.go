@@ -2,8 +2,6 @@ package ledger
 
 import (
 	"errors"
-	"github.com/bl-backlog/bl/ledger/internal/fold"
-	"github.com/bl-backlog/bl/ledger/internal/wire"
 	"os"
 	"path/filepath"
 	"strings"
@@ -22,11 +20,11 @@ func doSubmit(owner string, epoch int64) func(e *env) error {
 	}
 }
 
-func doVerdict(op wire.Op, actor, owner string, epoch int64, reason string) func(e *env) error {
+func doVerdict(op Op, actor, owner string, epoch int64, reason string) func(e *env) error {
 	return func(e *env) error {
 		r := ReviewRequest{Mutation: Mutation{Actor: actor}, ID: "A", Owner: owner, Epoch: epoch, Reason: reason}
 		var err error
-		if op == wire.OpApprove {
+		if op == OpApprove {
 			_, err = e.b.Approve(e.ctx, r)
 		} else {
 			_, err = e.b.Reject(e.ctx, r)
@@ -56,112 +54,112 @@ func reviewedBy(owner string) func(e *env) {
 }
 
 func reviewTransitions() []transition {
-	inReview := func(t *testing.T, c wire.Card) {
+	inReview := func(t *testing.T, c Card) {
 		t.Helper()
-		if c.Status != wire.StatusReview || c.ClaimOwner != "" || c.Commit != "4f2a9c1" || c.Branch != "bl/A" || c.SubmittedBy != "w1" || c.CloseNote != "see the branch" {
+		if c.Status != StatusReview || c.ClaimOwner != "" || c.Commit != "4f2a9c1" || c.Branch != "bl/A" || c.SubmittedBy != "w1" || c.CloseNote != "see the branch" {
 			t.Fatalf("after submit: %+v", c)
 		}
 	}
 	return []transition{
-		{name: "submit", state: stClaimed, op: wire.OpReview, do: doSubmit("w1", 1), check: inReview},
-		{name: "submit by hand", state: stReady, op: wire.OpReview, do: doSubmit("", 0), check: wantStatus(wire.StatusReview)},
-		{name: "submit by another owner", state: stClaimed, do: doSubmit("w2", 1), want: wire.ErrFenced},
-		{name: "submit stale epoch", state: stClaimed, do: doSubmit("w1", 7), want: wire.ErrFenced},
-		{name: "submit done", state: stDone, do: doSubmit("", 0), want: wire.ErrConflict},
-		{name: "submit twice", state: stReview, do: doSubmit("", 0), want: wire.ErrConflict},
-		{name: "complete in review", state: stReview, do: doLease(wire.OpComplete, "A", "", 0), want: wire.ErrConflict},
+		{name: "submit", state: stClaimed, op: OpReview, do: doSubmit("w1", 1), check: inReview},
+		{name: "submit by hand", state: stReady, op: OpReview, do: doSubmit("", 0), check: wantStatus(StatusReview)},
+		{name: "submit by another owner", state: stClaimed, do: doSubmit("w2", 1), want: ErrFenced},
+		{name: "submit stale epoch", state: stClaimed, do: doSubmit("w1", 7), want: ErrFenced},
+		{name: "submit done", state: stDone, do: doSubmit("", 0), want: ErrConflict},
+		{name: "submit twice", state: stReview, do: doSubmit("", 0), want: ErrConflict},
+		{name: "complete in review", state: stReview, do: doLease(OpComplete, "A", "", 0), want: ErrConflict},
 		{name: "claim in review", state: stReview, do: func(e *env) error {
 			_, err := e.b.Claim(e.ctx, ClaimRequest{Mutation: m, ID: "A", Owner: "w2", TTL: time.Minute})
 			return err
-		}, want: wire.ErrConflict},
+		}, want: ErrConflict},
 
-		{name: "claim review", state: stReview, op: wire.OpClaimReview, do: doClaimReview("rev"), check: func(t *testing.T, c wire.Card) {
-			if c.Status != wire.StatusReview || c.ClaimOwner != "rev" || c.ClaimEpoch != 2 || c.Attempts != 1 {
+		{name: "claim review", state: stReview, op: OpClaimReview, do: doClaimReview("rev"), check: func(t *testing.T, c Card) {
+			if c.Status != StatusReview || c.ClaimOwner != "rev" || c.ClaimEpoch != 2 || c.Attempts != 1 {
 				t.Fatalf("review lease: %+v", c)
 			}
 		}},
 		{name: "claim review of ready card", state: stReady, do: func(e *env) error {
 			_, err := e.b.ClaimReview(e.ctx, ClaimRequest{Mutation: m, ID: "A", Owner: "rev", TTL: time.Minute})
 			return err
-		}, want: wire.ErrConflict},
+		}, want: ErrConflict},
 		{name: "claim review by its author", state: stReview, do: func(e *env) error {
 			_, err := e.b.ClaimReview(e.ctx, ClaimRequest{Mutation: m, ID: "A", Owner: "w1", TTL: time.Minute})
 			return err
-		}, want: wire.ErrConflict},
+		}, want: ErrConflict},
 		{name: "claim review held by another", state: stReview, prep: reviewedBy("rev"),
 			do: func(e *env) error {
 				_, err := e.b.ClaimReview(e.ctx, ClaimRequest{Mutation: m, ID: "A", Owner: "rev2", TTL: time.Minute})
 				return err
-			}, want: wire.ErrConflict},
-		{name: "heartbeat review lease", state: stReview, prep: reviewedBy("rev"), op: wire.OpHeartbeat,
+			}, want: ErrConflict},
+		{name: "heartbeat review lease", state: stReview, prep: reviewedBy("rev"), op: OpHeartbeat,
 			do: func(e *env) error {
 				_, err := e.b.Heartbeat(e.ctx, HeartbeatRequest{Mutation: m, ID: "A", Owner: "rev", Epoch: 2})
 				return err
-			}, check: func(t *testing.T, c wire.Card) {
-				if c.Status != wire.StatusReview || c.LastHeartbeatAt == nil {
+			}, check: func(t *testing.T, c Card) {
+				if c.Status != StatusReview || c.LastHeartbeatAt == nil {
 					t.Fatalf("%+v", c)
 				}
 			}},
-		{name: "release review lease", state: stReview, prep: reviewedBy("rev"), op: wire.OpRelease,
-			do: doLease(wire.OpRelease, "A", "rev", 2), check: func(t *testing.T, c wire.Card) {
-				if c.Status != wire.StatusReview || c.ClaimOwner != "" {
+		{name: "release review lease", state: stReview, prep: reviewedBy("rev"), op: OpRelease,
+			do: doLease(OpRelease, "A", "rev", 2), check: func(t *testing.T, c Card) {
+				if c.Status != StatusReview || c.ClaimOwner != "" {
 					t.Fatalf("%+v", c)
 				}
 			}},
 		{name: "complete by the reviewer", state: stReview, prep: reviewedBy("rev"),
-			do: doLease(wire.OpComplete, "A", "rev", 2), want: wire.ErrConflict},
+			do: doLease(OpComplete, "A", "rev", 2), want: ErrConflict},
 		{name: "fail by the reviewer", state: stReview, prep: reviewedBy("rev"),
-			do: doLease(wire.OpFail, "A", "rev", 2), want: wire.ErrFenced},
+			do: doLease(OpFail, "A", "rev", 2), want: ErrFenced},
 
-		{name: "approve", state: stReview, op: wire.OpApprove, do: doVerdict(wire.OpApprove, "alice", "", 0, "lgtm"), check: func(t *testing.T, c wire.Card) {
-			wantStatus(wire.StatusDone)(t, c)
+		{name: "approve", state: stReview, op: OpApprove, do: doVerdict(OpApprove, "alice", "", 0, "lgtm"), check: func(t *testing.T, c Card) {
+			wantStatus(StatusDone)(t, c)
 			if c.ClosedBy != "alice" || c.CloseNote != "lgtm" || c.ClosedAt == nil || c.Commit != "4f2a9c1" {
 				t.Fatalf("approved: %+v", c)
 			}
 		}},
-		{name: "approve by the reviewer", state: stReview, prep: reviewedBy("rev"), op: wire.OpApprove,
-			do: doVerdict(wire.OpApprove, "x", "rev", 2, ""), check: func(t *testing.T, c wire.Card) {
-				if c.Status != wire.StatusDone || c.ClosedBy != "rev" || c.CloseNote != "see the branch" {
+		{name: "approve by the reviewer", state: stReview, prep: reviewedBy("rev"), op: OpApprove,
+			do: doVerdict(OpApprove, "x", "rev", 2, ""), check: func(t *testing.T, c Card) {
+				if c.Status != StatusDone || c.ClosedBy != "rev" || c.CloseNote != "see the branch" {
 					t.Fatalf("approved: %+v", c)
 				}
 			}},
 		{name: "approve by hand while a reviewer holds it", state: stReview, prep: reviewedBy("rev"),
-			do: doVerdict(wire.OpApprove, "alice", "", 0, ""), want: wire.ErrConflict},
+			do: doVerdict(OpApprove, "alice", "", 0, ""), want: ErrConflict},
 		{name: "approve by another reviewer", state: stReview, prep: reviewedBy("rev"),
-			do: doVerdict(wire.OpApprove, "alice", "rev2", 2, ""), want: wire.ErrFenced},
-		{name: "self-approval", state: stReview, do: doVerdict(wire.OpApprove, "w1", "", 0, ""), want: fold.ErrSelfReview},
-		{name: "approve a card that moved on", state: stReview, do: doVerdict(wire.OpApprove, "alice", "", 5, ""), want: wire.ErrFenced},
-		{name: "approve ready", state: stReady, do: doVerdict(wire.OpApprove, "alice", "", 0, ""), want: wire.ErrFenced},
-		{name: "approve missing card", state: stAbsent, do: doVerdict(wire.OpApprove, "alice", "", 0, ""), want: wire.ErrNotFound},
+			do: doVerdict(OpApprove, "alice", "rev2", 2, ""), want: ErrFenced},
+		{name: "self-approval", state: stReview, do: doVerdict(OpApprove, "w1", "", 0, ""), want: ErrSelfReview},
+		{name: "approve a card that moved on", state: stReview, do: doVerdict(OpApprove, "alice", "", 5, ""), want: ErrFenced},
+		{name: "approve ready", state: stReady, do: doVerdict(OpApprove, "alice", "", 0, ""), want: ErrFenced},
+		{name: "approve missing card", state: stAbsent, do: doVerdict(OpApprove, "alice", "", 0, ""), want: ErrNotFound},
 
-		{name: "reject", state: stReview, op: wire.OpReject, do: doVerdict(wire.OpReject, "alice", "", 0, "tests fail on arm64"), check: func(t *testing.T, c wire.Card) {
-			wantStatus(wire.StatusReady)(t, c)
+		{name: "reject", state: stReview, op: OpReject, do: doVerdict(OpReject, "alice", "", 0, "tests fail on arm64"), check: func(t *testing.T, c Card) {
+			wantStatus(StatusReady)(t, c)
 			if c.RejectReason != "tests fail on arm64" || c.Attempts != 1 || c.Branch != "bl/A" {
 				t.Fatalf("rejected: %+v", c)
 			}
 		}},
-		{name: "reject by its author", state: stReview, op: wire.OpReject, do: doVerdict(wire.OpReject, "w1", "", 0, "not yet"), check: wantStatus(wire.StatusReady)},
-		{name: "reject without reason", state: stReview, do: doVerdict(wire.OpReject, "alice", "", 0, ""), want: wire.ErrInvalid},
-		{name: "reject done", state: stDone, do: doVerdict(wire.OpReject, "alice", "", 0, "x"), want: wire.ErrFenced},
+		{name: "reject by its author", state: stReview, op: OpReject, do: doVerdict(OpReject, "w1", "", 0, "not yet"), check: wantStatus(StatusReady)},
+		{name: "reject without reason", state: stReview, do: doVerdict(OpReject, "alice", "", 0, ""), want: ErrInvalid},
+		{name: "reject done", state: stDone, do: doVerdict(OpReject, "alice", "", 0, "x"), want: ErrFenced},
 	}
 }
 
 func reviewReplayables() []replayable {
 	return []replayable{
-		{op: wire.OpReview, state: stClaimed, do: func(e *env, mu Mutation) (wire.Card, error) {
+		{op: OpReview, state: stClaimed, do: func(e *env, mu Mutation) (Card, error) {
 			return e.b.Submit(e.ctx, LeaseRequest{Mutation: mu, ID: "A", Owner: "w1", Epoch: 1})
 		}},
-		{op: wire.OpClaimReview, state: stReview, do: func(e *env, mu Mutation) (wire.Card, error) {
+		{op: OpClaimReview, state: stReview, do: func(e *env, mu Mutation) (Card, error) {
 			c, err := e.b.ClaimReview(e.ctx, ClaimRequest{Mutation: mu, Owner: "rev", TTL: time.Minute})
 			if c == nil {
-				return wire.Card{}, err
+				return Card{}, err
 			}
 			return *c, err
 		}},
-		{op: wire.OpApprove, state: stReview, do: func(e *env, mu Mutation) (wire.Card, error) {
+		{op: OpApprove, state: stReview, do: func(e *env, mu Mutation) (Card, error) {
 			return e.b.Approve(e.ctx, ReviewRequest{Mutation: mu, ID: "A"})
 		}},
-		{op: wire.OpReject, state: stReview, do: func(e *env, mu Mutation) (wire.Card, error) {
+		{op: OpReject, state: stReview, do: func(e *env, mu Mutation) (Card, error) {
 			return e.b.Reject(e.ctx, ReviewRequest{Mutation: mu, ID: "A", Reason: "no"})
 		}},
 	}
@@ -195,7 +193,7 @@ func TestReviewGate(t *testing.T) {
 		t.Fatal(err)
 	}
 	got, _ := e.b.Get("A")
-	if got.Status != wire.StatusReady || got.RejectReason != "missing test" || got.Attempts != 1 {
+	if got.Status != StatusReady || got.RejectReason != "missing test" || got.Attempts != 1 {
 		t.Fatalf("after reject: %+v", got)
 	}
 	c = e.claim("A", "w2", time.Minute)
@@ -218,7 +216,7 @@ func TestReviewGate(t *testing.T) {
 	for _, ev := range e.events() {
 		want := ev.LineVersion()
 		switch ev.Op {
-		case wire.OpReview, wire.OpClaimReview, wire.OpApprove, wire.OpReject:
+		case OpReview, OpClaimReview, OpApprove, OpReject:
 			if want != 3 {
 				t.Fatalf("%s written as v%d", ev.Op, want)
 			}
@@ -246,24 +244,24 @@ func TestSelfApprovalAllowed(t *testing.T) {
 // a reader refuses a line newer than it reads with its documented message
 // (a v2 reader meeting these lines is this reader meeting a v4 line).
 func TestNewerLinesRefused(t *testing.T) {
-	for _, ev := range []*wire.Event{
-		{Op: wire.OpReview, Card: "A"}, {Op: wire.OpApprove, Card: "A"}, {Op: wire.OpReject, Card: "A"}, {Op: wire.OpClaimReview, Card: "A"},
-		{Op: wire.OpComplete, Card: "A", Commit: "abc"}, {Op: wire.OpComplete, Card: "A", Branch: "bl/A"},
-		{Op: wire.OpUpdate, Card: "A", Fields: &wire.Fields{Paths: strs("src/**")}},
+	for _, ev := range []*Event{
+		{Op: OpReview, Card: "A"}, {Op: OpApprove, Card: "A"}, {Op: OpReject, Card: "A"}, {Op: OpClaimReview, Card: "A"},
+		{Op: OpComplete, Card: "A", Commit: "abc"}, {Op: OpComplete, Card: "A", Branch: "bl/A"},
+		{Op: OpUpdate, Card: "A", Fields: &Fields{Paths: strs("src/**")}},
 	} {
 		if v := ev.LineVersion(); v != 3 {
 			t.Errorf("%s %+v: v%d, want 3", ev.Op, ev, v)
 		}
 	}
-	if v := (&wire.Event{Op: wire.OpComplete, Card: "A"}).LineVersion(); v != 1 {
+	if v := (&Event{Op: OpComplete, Card: "A"}).LineVersion(); v != 1 {
 		t.Errorf("a plain complete is v%d", v)
 	}
-	line, err := wire.EncodeLine(&wire.Event{V: wire.FormatVersion + 1, ID: "9f2c51d0a4b7e361", At: t0, Actor: "a", Op: wire.OpApprove, Card: "A"})
+	line, err := EncodeLine(&Event{V: FormatVersion + 1, ID: "9f2c51d0a4b7e361", At: t0, Actor: "a", Op: OpApprove, Card: "A"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = wire.DecodeLine(line)
-	if !errors.Is(err, wire.ErrVersion) || !strings.Contains(err.Error(), "upgrade bl") {
+	_, err = DecodeLine(line)
+	if !errors.Is(err, ErrVersion) || !strings.Contains(err.Error(), "upgrade bl") {
 		t.Fatalf("a newer line: %v", err)
 	}
 }

@@ -82,15 +82,15 @@ func fillValue(f reflect.Value, n int) {
 // by the codec as the JSON encoder writes it and read back as it was, for
 // events of every op. A field missing from the codec fails here.
 func TestSchemaRoundTrip(t *testing.T) {
-	for _, op := range wire.Ops {
-		var e wire.Event
+	for _, op := range Ops {
+		var e Event
 		fill(reflect.ValueOf(&e).Elem(), 1)
 		e.Op = op
 		want, err := json.MarshalWithOption(&e, json.DisableHTMLEscape())
 		if err != nil {
 			t.Fatal(err)
 		}
-		line, err := wire.EncodeLine(&e)
+		line, err := EncodeLine(&e)
 		if err != nil || !bytes.Equal(line, frame(string(want))) {
 			t.Fatalf("%s: EncodeLine = %q, %v; want %q", op, line, err, frame(string(want)))
 		}
@@ -99,11 +99,11 @@ func TestSchemaRoundTrip(t *testing.T) {
 			t.Fatalf("%s: decodeFast (ok %v) gave\n%+v\nwant\n%+v", op, ok, got, &e)
 		}
 	}
-	var c wire.Card
+	var c Card
 	fill(reflect.ValueOf(&c).Elem(), 2)
 	var r wire.Keyed
 	fill(reflect.ValueOf(&r).Elem(), 3)
-	var k wire.Conflict
+	var k Conflict
 	fill(reflect.ValueOf(&k).Elem(), 4)
 	for _, l := range []wire.SnapshotLine{{Card: &c}, {Receipt: &r}, {Conflict: &k}} {
 		want, err := json.MarshalWithOption(l, json.DisableHTMLEscape())
@@ -142,26 +142,26 @@ func TestSchemaRoundTrip(t *testing.T) {
 // or pointer but times; sameFields sees a change to each field an update
 // sets (a Fields pointer member) and to no other.
 func TestCloneAndSameFields(t *testing.T) {
-	var c wire.Card
+	var c Card
 	fill(reflect.ValueOf(&c).Elem(), 6)
 	d := c.Clone()
 	if !reflect.DeepEqual(c, d) {
 		t.Fatalf("clone gave\n%+v\nwant\n%+v", d, c)
 	}
 	d.Labels[0], d.DependsOn[0], d.Acceptance[0], d.Checkpoint[0], *d.Progress, d.Notes[0].Text = "x", "x", "x", 'x', -1, "x"
-	var again wire.Card
+	var again Card
 	fill(reflect.ValueOf(&again).Elem(), 6)
 	if !reflect.DeepEqual(c, again) {
 		t.Fatal("a change to the clone reached the card")
 	}
 	updatable := map[string]bool{}
-	ft := reflect.TypeFor[wire.Fields]()
+	ft := reflect.TypeFor[Fields]()
 	for i := range ft.NumField() {
 		if ft.Field(i).Type.Kind() == reflect.Pointer {
 			updatable[jsonName(ft.Field(i))] = true
 		}
 	}
-	ct := reflect.TypeFor[wire.Card]()
+	ct := reflect.TypeFor[Card]()
 	for i := range ct.NumField() {
 		d := c.Clone()
 		fillValue(reflect.ValueOf(&d).Elem().Field(i), 99)

@@ -8,8 +8,6 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/bl-backlog/bl/ledger/internal/fold"
-	"github.com/bl-backlog/bl/ledger/internal/wire"
 	json "github.com/goccy/go-json"
 )
 
@@ -50,7 +48,7 @@ func readSeen(dir string) (r seenRecord, ok bool) {
 	if err != nil || json.Unmarshal(data, &r) != nil || r.Events < 0 {
 		return seenRecord{}, false
 	}
-	if _, err := wire.ParseCursor(r.Cursor); err != nil {
+	if _, err := ParseCursor(r.Cursor); err != nil {
 		return seenRecord{}, false
 	}
 	return r, true
@@ -82,13 +80,13 @@ func writeSeen(dir string, r seenRecord) error {
 // newest at last. A state behind the record (fewer events, or an older
 // newest event) leaves it as it is, so a revert stays noticed until bl
 // doctor --repair accepts it. Errors are ignored: it is a cache.
-func recordSeen(dir string, events int64, last wire.Event) {
+func recordSeen(dir string, events int64, last Event) {
 	if last.ID == "" {
 		return
 	}
-	cur := wire.CursorOf(&last)
+	cur := CursorOf(&last)
 	if old, ok := readSeen(dir); ok {
-		oc, _ := wire.ParseCursor(old.Cursor)
+		oc, _ := ParseCursor(old.Cursor)
 		if events < old.Events || (!oc.IsZero() && !oc.Before(&last) && oc != cur) {
 			return
 		}
@@ -102,7 +100,7 @@ func recordSeen(dir string, events int64, last wire.Event) {
 // RecordSeen raises this clone's record of the history it has seen to what
 // the backlog holds now (see SeenFile). bl sync calls it after a commit.
 func (b *Backlog) RecordSeen() error {
-	return b.View(func(s *fold.State, _ time.Time) error {
+	return b.View(func(s *State, _ time.Time) error {
 		recordSeen(b.dir, s.Events(), s.Last())
 		return nil
 	})
@@ -133,7 +131,7 @@ func CheckSeen(dir string, accept bool) (*MissingEvents, error) {
 	}
 	switch {
 	case accept && last.ID != "":
-		if err := writeSeen(dir, seenRecord{Events: events, Cursor: wire.CursorOf(&last).String()}); err != nil {
+		if err := writeSeen(dir, seenRecord{Events: events, Cursor: CursorOf(&last).String()}); err != nil {
 			return m, fmt.Errorf("record the history seen in %s: %w", SeenFile, err)
 		}
 	case accept:
@@ -148,17 +146,17 @@ func CheckSeen(dir string, accept bool) (*MissingEvents, error) {
 
 // missing compares the record with the tree t, whose fold holds events
 // events, the newest at last.
-func missing(t Tree, old seenRecord, events int64, last wire.Event) (*MissingEvents, error) {
-	oc, err := wire.ParseCursor(old.Cursor)
+func missing(t Tree, old seenRecord, events int64, last Event) (*MissingEvents, error) {
+	oc, err := ParseCursor(old.Cursor)
 	if err != nil || oc.IsZero() {
 		return nil, nil
 	}
 	m := &MissingEvents{Seen: old.Events, Now: events, Newest: old.Cursor}
-	seen := &wire.Event{At: oc.At, ID: oc.ID}
+	seen := &Event{At: oc.At, ID: oc.ID}
 	switch {
 	case last.ID == "":
 		m.NewestGone = true
-	case wire.CursorOf(&last) == oc:
+	case CursorOf(&last) == oc:
 	case last.Before(seen):
 		m.NewestGone = true // the newest event now is older than the newest seen
 	default:

@@ -2,8 +2,6 @@ package ledger
 
 import (
 	"context"
-	"github.com/bl-backlog/bl/ledger/internal/fold"
-	"github.com/bl-backlog/bl/ledger/internal/wire"
 	"testing"
 	"time"
 )
@@ -32,7 +30,7 @@ func TestSmokeWorkedExample(t *testing.T) {
 	if _, err := b.Complete(ctx, LeaseRequest{Mutation: m, ID: "A1"}); err != nil {
 		t.Fatal(err)
 	}
-	ready, err := b.Ready(fold.Filter{})
+	ready, err := b.Ready(Filter{})
 	if err != nil || len(ready) != 1 || ready[0].ID != "A2" {
 		t.Fatalf("ready = %+v, %v", ready, err)
 	}
@@ -41,7 +39,7 @@ func TestSmokeWorkedExample(t *testing.T) {
 		t.Fatal(err)
 	}
 	c2, _ := b2.Get("A1")
-	if c2.Status != wire.StatusDone || c2.Version != 3 {
+	if c2.Status != StatusDone || c2.Version != 3 {
 		t.Fatalf("reopened A1 = %+v", c2)
 	}
 }

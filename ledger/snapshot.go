@@ -51,7 +51,7 @@ func archiveNames(dir string) ([]string, error) {
 // per card sorted by id, per receipt sorted by request id, and per conflict
 // in fold order. The same state always gives the same bytes. It also
 // returns where each line went, for the snapshot index.
-func encodeSnapshot(s *fold.State, archives []string, tail []byte) (_ []byte, _ *indexBuild, err error) {
+func encodeSnapshot(s *State, archives []string, tail []byte) (_ []byte, _ *indexBuild, err error) {
 	hdr, cards, receipts, conflicts, err := s.SnapshotLines()
 	if err != nil {
 		return nil, nil, err
@@ -95,8 +95,8 @@ func encodeSnapshot(s *fold.State, archives []string, tail []byte) (_ []byte, _ 
 
 // loadSnapshot reads the whole of snapshot.json from dir into a new state
 // (bl doctor). A missing snapshot is an empty state and a zero header.
-func loadSnapshot(dir string) (*fold.State, wire.SnapshotHeader, error) {
-	s, hdr, f, err := openSnapshot(dir, func(path string, f *os.File) (*fold.State, wire.SnapshotHeader, error) {
+func loadSnapshot(dir string) (*State, wire.SnapshotHeader, error) {
+	s, hdr, f, err := openSnapshot(dir, func(path string, f *os.File) (*State, wire.SnapshotHeader, error) {
 		return decodeSnapshot(path, f, nil)
 	})
 	if f != nil {
@@ -111,7 +111,7 @@ func loadSnapshot(dir string) (*fold.State, wire.SnapshotHeader, error) {
 // can check it is still the one at the path after reading the ledger:
 // holding it open keeps its inode from being reused by a newer snapshot
 // meanwhile.
-func openSnapshot(dir string, read func(path string, f *os.File) (*fold.State, wire.SnapshotHeader, error)) (*fold.State, wire.SnapshotHeader, *os.File, error) {
+func openSnapshot(dir string, read func(path string, f *os.File) (*State, wire.SnapshotHeader, error)) (*State, wire.SnapshotHeader, *os.File, error) {
 	path := filepath.Join(dir, SnapshotFile)
 	f, err := os.Open(path)
 	if errors.Is(err, os.ErrNotExist) {
@@ -136,7 +136,7 @@ func openSnapshot(dir string, read func(path string, f *os.File) (*fold.State, w
 // out of order or repeated, counts its header does not give: the union of
 // two snapshots a git merge made — is stale, not damage: the error wraps
 // errStale and the caller folds the archives instead.
-func decodeSnapshot(path string, r io.ReaderAt, ib *indexBuild) (*fold.State, wire.SnapshotHeader, error) {
+func decodeSnapshot(path string, r io.ReaderAt, ib *indexBuild) (*State, wire.SnapshotHeader, error) {
 	d := &snapshotDecoder{path: path, lr: wire.NewLineReader(path, r, wire.LineStart{}, wire.FileBufSize), s: fold.NewState(), ib: ib}
 	judge := d.judge
 	for {
@@ -167,7 +167,7 @@ func decodeSnapshot(path string, r io.ReaderAt, ib *indexBuild) (*fold.State, wi
 type snapshotDecoder struct {
 	path   string
 	lr     *wire.LineReader
-	s      *fold.State
+	s      *State
 	ib     *indexBuild // the index being built alongside, or nil
 	hdr    wire.SnapshotHeader
 	offset int64 // where the last line read ends
@@ -218,8 +218,8 @@ func (d *snapshotDecoder) judge(b []byte) error {
 }
 
 func checkSnapshotVersion(v int) error {
-	if v > wire.FormatVersion {
-		return wire.Errorf(wire.ErrVersion, "snapshot has format v%d, this bl reads v%d; upgrade bl", v, wire.FormatVersion)
+	if v > FormatVersion {
+		return Errorf(ErrVersion, "snapshot has format v%d, this bl reads v%d; upgrade bl", v, FormatVersion)
 	}
 	return nil
 }
@@ -280,7 +280,7 @@ func (d *snapshotDecoder) take(raw *wire.FrameLine) error {
 
 // finish checks the whole: a header, counts that match it, one snapshot
 // (errStale for a union of two); and completes the state from the header.
-func (d *snapshotDecoder) finish() (*fold.State, error) {
+func (d *snapshotDecoder) finish() (*State, error) {
 	s, hdr := d.s, d.hdr
 	if hdr.V == 0 {
 		return nil, &wire.CorruptError{Path: d.path, Line: 1, Err: errors.New("snapshot has no header")}
@@ -296,7 +296,7 @@ func (d *snapshotDecoder) finish() (*fold.State, error) {
 		d.ib.conflicts = d.offset
 	}
 	s.EventCount = hdr.Events
-	s.LastEvent = wire.Event{At: hdr.LastAt, ID: hdr.LastID}
+	s.LastEvent = Event{At: hdr.LastAt, ID: hdr.LastID}
 	if hdr.V < 3 { // written before the fold counted open children
 		s.RecountChildren()
 	}
@@ -307,8 +307,8 @@ func (d *snapshotDecoder) finish() (*fold.State, error) {
 // "<unix nanoseconds>-<event id>.jsonl". Names sort in time order, and two
 // clones that compact the same events produce the same file, so merging
 // their git histories adds segments rather than conflicting over one name.
-func archiveName(last wire.Event) string {
-	return filepath.Join(ArchiveDir, wire.CursorOf(&last).String()+".jsonl")
+func archiveName(last Event) string {
+	return filepath.Join(ArchiveDir, CursorOf(&last).String()+".jsonl")
 }
 
 // snapshotClaims returns the most events any header line of the snapshot

@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/bl-backlog/bl/ledger/internal/fold"
 	"github.com/bl-backlog/bl/ledger/internal/wire"
 	json "github.com/goccy/go-json"
 )
@@ -73,11 +72,11 @@ func dumpSnapshotLine(l wire.SnapshotLine) string {
 
 // snapshotEvents is a history whose cards between them have every card
 // field set and unset, with receipts for its request ids and one conflict.
-func snapshotEvents() []*wire.Event {
-	var evs []*wire.Event
+func snapshotEvents() []*Event {
+	var evs []*Event
 	at := t0
 	n := 0
-	add := func(e *wire.Event) {
+	add := func(e *Event) {
 		at = at.Add(1234567 * time.Nanosecond)
 		n++
 		e.V, e.ID, e.At, e.Actor = 1, fmt.Sprintf("%016x", n), at, "alice@host"
@@ -89,55 +88,55 @@ func snapshotEvents() []*wire.Event {
 	deferUntil := t0.Add(72 * time.Hour)
 	title := `Fix "quoted" title \ path/to`
 	body := "line 1\nline 2\ttabbed\r\n<b>é ✓ 😀</b>\u2028\x01 & <script>"
-	add(&wire.Event{Op: wire.OpCreate, Card: "A", Fields: &wire.Fields{Title: strp("a")}})
-	add(&wire.Event{Op: wire.OpCreate, Card: "every-field", Fields: &wire.Fields{Title: &title, Body: &body, Phase: strp("M1"), Priority: intp(-3),
+	add(&Event{Op: OpCreate, Card: "A", Fields: &Fields{Title: strp("a")}})
+	add(&Event{Op: OpCreate, Card: "every-field", Fields: &Fields{Title: &title, Body: &body, Phase: strp("M1"), Priority: intp(-3),
 		Labels: strs("api", "ui", "é"), DependsOn: strs("A"), Parent: strp("A"), Acceptance: strs(`returns 200 for "GET /cards"`, "x"),
 		MaxAttempts: intp(2), DeferUntil: &deferUntil, IdempotencyKey: "idem-1"}})
-	add(&wire.Event{Op: wire.OpCreate, Card: "claimed", Fields: &wire.Fields{Title: strp("claimed card"), Labels: strs("x"), Priority: intp(2)}})
-	add(&wire.Event{Op: wire.OpClaim, Card: "claimed", Owner: "agent-7", TTLSeconds: 600, ExpectVersion: 1, Epoch: 1})
-	add(&wire.Event{Op: wire.OpCreate, Card: "beating", Fields: &wire.Fields{Title: strp("beating card")}})
-	add(&wire.Event{Op: wire.OpClaim, Card: "beating", Owner: "agent-8", TTLSeconds: 60, ExpectVersion: 1, Epoch: 1})
-	add(&wire.Event{Op: wire.OpHeartbeat, Card: "beating", Owner: "agent-8", Epoch: 1, Progress: intp(40),
+	add(&Event{Op: OpCreate, Card: "claimed", Fields: &Fields{Title: strp("claimed card"), Labels: strs("x"), Priority: intp(2)}})
+	add(&Event{Op: OpClaim, Card: "claimed", Owner: "agent-7", TTLSeconds: 600, ExpectVersion: 1, Epoch: 1})
+	add(&Event{Op: OpCreate, Card: "beating", Fields: &Fields{Title: strp("beating card")}})
+	add(&Event{Op: OpClaim, Card: "beating", Owner: "agent-8", TTLSeconds: 60, ExpectVersion: 1, Epoch: 1})
+	add(&Event{Op: OpHeartbeat, Card: "beating", Owner: "agent-8", Epoch: 1, Progress: intp(40),
 		Checkpoint: json.RawMessage(`{"step":"build","n":[1,-2.5e3,0.25,true,false,null],"s":"x\"\\\u00e9\ud83d\ude00","o":{}}`)})
-	add(&wire.Event{Op: wire.OpCreate, Card: "blocked", Fields: &wire.Fields{Title: strp("blocked card")}})
-	add(&wire.Event{Op: wire.OpBlock, Card: "blocked", Reason: "waiting on \"vendor\""})
-	add(&wire.Event{Op: wire.OpCreate, Card: "done", Fields: &wire.Fields{Title: strp("done card"), Acceptance: strs("a", "b")}})
-	add(&wire.Event{Op: wire.OpClaim, Card: "done", Owner: "w", TTLSeconds: 600, ExpectVersion: 1, Epoch: 1})
-	add(&wire.Event{Op: wire.OpHeartbeat, Card: "done", Owner: "w", Epoch: 1, Progress: intp(0), Checkpoint: json.RawMessage(`"s"`)})
-	add(&wire.Event{Op: wire.OpComplete, Card: "done", Owner: "w", Epoch: 1, Reason: "shipped ✓"})
-	add(&wire.Event{Op: wire.OpCreate, Card: "reopened", Fields: &wire.Fields{Title: strp("reopened card")}})
-	add(&wire.Event{Op: wire.OpComplete, Card: "reopened"})
-	add(&wire.Event{Op: wire.OpReopen, Card: "reopened"})
-	add(&wire.Event{Op: wire.OpCreate, Card: "exhausted", Fields: &wire.Fields{Title: strp("exhausted"), MaxAttempts: intp(1)}})
-	add(&wire.Event{Op: wire.OpClaim, Card: "exhausted", Owner: "w", TTLSeconds: 1, ExpectVersion: 1, Epoch: 1})
-	add(&wire.Event{Op: wire.OpRelease, Card: "exhausted", Owner: "w", Epoch: 1})
-	add(&wire.Event{Op: wire.OpCreate, Card: "linked", Fields: &wire.Fields{Title: strp("linked")}})
-	add(&wire.Event{Op: wire.OpLink, Card: "linked", To: "A"})
-	add(&wire.Event{Op: wire.OpLink, Card: "linked", To: "done"})
-	add(&wire.Event{Op: wire.OpUpdate, Card: "linked", Fields: &wire.Fields{Body: strp("now with a body"), Labels: strs("a", "b", "c", "d", "e", "f", "g", "h", "i", "j", "k", "l", "m", "n", "o", "p", "q")}})
-	add(&wire.Event{Op: wire.OpUpdate, Card: "missing", Fields: &wire.Fields{Title: strp("no such card")}}) // a conflict
-	add(&wire.Event{Op: wire.OpNote, Card: "linked", Text: "tried \"x\"; see log\nnext: é ✓"})
-	add(&wire.Event{Op: wire.OpNote, Card: "claimed", Owner: "agent-7", Epoch: 1, Text: "half way"})
-	add(&wire.Event{Op: wire.OpCreate, Card: "failing", Fields: &wire.Fields{Title: strp("failing"), MaxAttempts: intp(2)}})
-	add(&wire.Event{Op: wire.OpClaim, Card: "failing", Owner: "w", TTLSeconds: 60, ExpectVersion: 1, Epoch: 1})
-	add(&wire.Event{Op: wire.OpFail, Card: "failing", Owner: "w", Epoch: 1, Reason: "exit status 1", BackoffSeconds: 30, BackoffMaxSeconds: 3600})
-	add(&wire.Event{Op: wire.OpLink, Card: "linked", To: "failing", LinkType: wire.LinkDuplicates})
-	add(&wire.Event{Op: wire.OpLink, Card: "linked", To: "reopened", LinkType: wire.LinkRelated})
-	add(&wire.Event{Op: wire.OpCreate, Card: "gone", Fields: &wire.Fields{Title: strp("deleted card")}})
-	add(&wire.Event{Op: wire.OpCreate, Card: "kid", Fields: &wire.Fields{Title: strp("a child"), Parent: strp("linked")}})
-	add(&wire.Event{Op: wire.OpDelete, Card: "gone", Reason: "a \"duplicate\""})
-	add(&wire.Event{Op: wire.OpCreate, Card: "reviewed", Fields: &wire.Fields{Title: strp("reviewed"), Paths: strs("src/lexer/**", "docs/*.md")}})
-	add(&wire.Event{Op: wire.OpClaim, Card: "reviewed", Owner: "w", TTLSeconds: 60, ExpectVersion: 1, Epoch: 1})
-	add(&wire.Event{Op: wire.OpReview, Card: "reviewed", Owner: "w", Epoch: 1, Commit: "4f2a9c1", Branch: "bl/reviewed"})
-	add(&wire.Event{Op: wire.OpReject, Card: "reviewed", Epoch: 1, Reason: "needs a \"test\""})
+	add(&Event{Op: OpCreate, Card: "blocked", Fields: &Fields{Title: strp("blocked card")}})
+	add(&Event{Op: OpBlock, Card: "blocked", Reason: "waiting on \"vendor\""})
+	add(&Event{Op: OpCreate, Card: "done", Fields: &Fields{Title: strp("done card"), Acceptance: strs("a", "b")}})
+	add(&Event{Op: OpClaim, Card: "done", Owner: "w", TTLSeconds: 600, ExpectVersion: 1, Epoch: 1})
+	add(&Event{Op: OpHeartbeat, Card: "done", Owner: "w", Epoch: 1, Progress: intp(0), Checkpoint: json.RawMessage(`"s"`)})
+	add(&Event{Op: OpComplete, Card: "done", Owner: "w", Epoch: 1, Reason: "shipped ✓"})
+	add(&Event{Op: OpCreate, Card: "reopened", Fields: &Fields{Title: strp("reopened card")}})
+	add(&Event{Op: OpComplete, Card: "reopened"})
+	add(&Event{Op: wire.OpReopen, Card: "reopened"})
+	add(&Event{Op: OpCreate, Card: "exhausted", Fields: &Fields{Title: strp("exhausted"), MaxAttempts: intp(1)}})
+	add(&Event{Op: OpClaim, Card: "exhausted", Owner: "w", TTLSeconds: 1, ExpectVersion: 1, Epoch: 1})
+	add(&Event{Op: OpRelease, Card: "exhausted", Owner: "w", Epoch: 1})
+	add(&Event{Op: OpCreate, Card: "linked", Fields: &Fields{Title: strp("linked")}})
+	add(&Event{Op: OpLink, Card: "linked", To: "A"})
+	add(&Event{Op: OpLink, Card: "linked", To: "done"})
+	add(&Event{Op: OpUpdate, Card: "linked", Fields: &Fields{Body: strp("now with a body"), Labels: strs("a", "b", "c", "d", "e", "f", "g", "h", "i", "j", "k", "l", "m", "n", "o", "p", "q")}})
+	add(&Event{Op: OpUpdate, Card: "missing", Fields: &Fields{Title: strp("no such card")}}) // a conflict
+	add(&Event{Op: OpNote, Card: "linked", Text: "tried \"x\"; see log\nnext: é ✓"})
+	add(&Event{Op: OpNote, Card: "claimed", Owner: "agent-7", Epoch: 1, Text: "half way"})
+	add(&Event{Op: OpCreate, Card: "failing", Fields: &Fields{Title: strp("failing"), MaxAttempts: intp(2)}})
+	add(&Event{Op: OpClaim, Card: "failing", Owner: "w", TTLSeconds: 60, ExpectVersion: 1, Epoch: 1})
+	add(&Event{Op: OpFail, Card: "failing", Owner: "w", Epoch: 1, Reason: "exit status 1", BackoffSeconds: 30, BackoffMaxSeconds: 3600})
+	add(&Event{Op: OpLink, Card: "linked", To: "failing", LinkType: LinkDuplicates})
+	add(&Event{Op: OpLink, Card: "linked", To: "reopened", LinkType: wire.LinkRelated})
+	add(&Event{Op: OpCreate, Card: "gone", Fields: &Fields{Title: strp("deleted card")}})
+	add(&Event{Op: OpCreate, Card: "kid", Fields: &Fields{Title: strp("a child"), Parent: strp("linked")}})
+	add(&Event{Op: wire.OpDelete, Card: "gone", Reason: "a \"duplicate\""})
+	add(&Event{Op: OpCreate, Card: "reviewed", Fields: &Fields{Title: strp("reviewed"), Paths: strs("src/lexer/**", "docs/*.md")}})
+	add(&Event{Op: OpClaim, Card: "reviewed", Owner: "w", TTLSeconds: 60, ExpectVersion: 1, Epoch: 1})
+	add(&Event{Op: OpReview, Card: "reviewed", Owner: "w", Epoch: 1, Commit: "4f2a9c1", Branch: "bl/reviewed"})
+	add(&Event{Op: OpReject, Card: "reviewed", Epoch: 1, Reason: "needs a \"test\""})
 	return evs
 }
 
 // snapshotLines returns the lines after the header of the snapshot of the
 // state evs fold into, without their newlines.
-func snapshotLines(t testing.TB, evs []*wire.Event) [][]byte {
+func snapshotLines(t testing.TB, evs []*Event) [][]byte {
 	t.Helper()
-	s := fold.Fold(evs)
+	s := Fold(evs)
 	out, _, err := encodeSnapshot(s, nil, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -167,7 +166,7 @@ func seedSnapshotLines(t testing.TB) [][]byte {
 // written; between them the cards have every field set and unset.
 func TestDecodeSnapshotLineTakesEveryLine(t *testing.T) {
 	evs := snapshotEvents()
-	s := fold.Fold(evs)
+	s := Fold(evs)
 	if len(s.Conflicts()) != 1 {
 		t.Fatalf("want one conflict, got %+v", s.Conflicts())
 	}
@@ -187,7 +186,7 @@ func TestDecodeSnapshotLineTakesEveryLine(t *testing.T) {
 			if err := json.Unmarshal(line, &m); err != nil {
 				t.Fatal(err)
 			}
-			for _, k := range jsonKeys(reflect.TypeFor[wire.Card]()) {
+			for _, k := range jsonKeys(reflect.TypeFor[Card]()) {
 				if _, ok := m.Card[k]; ok {
 					set[k] = true
 				} else {
@@ -207,7 +206,7 @@ func TestDecodeSnapshotLineTakesEveryLine(t *testing.T) {
 	if kinds[0] == 0 || kinds[1] == 0 || kinds[2] == 0 {
 		t.Fatalf("cards, receipts, conflicts: %v", kinds)
 	}
-	for _, f := range reflect.VisibleFields(reflect.TypeFor[wire.Card]()) {
+	for _, f := range reflect.VisibleFields(reflect.TypeFor[Card]()) {
 		k, opts, _ := strings.Cut(f.Tag.Get("json"), ",")
 		if !set[k] {
 			t.Errorf("no card has %s", k)
@@ -231,8 +230,8 @@ func jsonKeys(typ reflect.Type) []string {
 // TestDecodeSnapshotRoundTrip: a snapshot written and read back, in full and
 // through its index, gives the state that was written.
 func TestDecodeSnapshotRoundTrip(t *testing.T) {
-	for _, evs := range [][]*wire.Event{snapshotEvents(), benchEvents(50)} {
-		s := fold.Fold(evs)
+	for _, evs := range [][]*Event{snapshotEvents(), benchEvents(50)} {
+		s := Fold(evs)
 		out, _, err := encodeSnapshot(s, nil, nil)
 		if err != nil {
 			t.Fatal(err)
@@ -333,7 +332,7 @@ func TestDecodeSnapshotShapes(t *testing.T) {
 
 // randomCard builds a card from r. plain is whether its line is in the
 // shape the fast path must take.
-func randomCard(r *rand.Rand) (c *wire.Card, plain bool) {
+func randomCard(r *rand.Rand) (c *Card, plain bool) {
 	plain = true
 	g := randomValues{r: r, plain: &plain, zoneOdds: 12}
 	str, integer, maybe, randTime := g.str, g.integer, g.maybe, g.time
@@ -361,14 +360,14 @@ func randomCard(r *rand.Rand) (c *wire.Card, plain bool) {
 		}
 		return l
 	}
-	c = &wire.Card{ID: str(), Title: str(), Body: optStr(), Phase: optStr(), Labels: list(), Priority: int(integer()), DependsOn: list(),
+	c = &Card{ID: str(), Title: str(), Body: optStr(), Phase: optStr(), Labels: list(), Priority: int(integer()), DependsOn: list(),
 		Parent: optStr(), Acceptance: list(), IdempotencyKey: optStr(), ClaimOwner: optStr(), ClaimEpoch: integer(), ClaimedAt: optTime(),
 		LeaseExpiresAt: optTime(), LastHeartbeatAt: optTime(), Attempts: int(integer()), MaxAttempts: int(integer()), DeferUntil: optTime(),
 		BlockedReason: optStr(), ClosedAt: optTime(), CloseNote: optStr(), CreatedAt: randTime(), UpdatedAt: randTime(), Version: integer()}
 	if r.IntN(2) == 0 {
-		c.Status = []wire.Status{wire.StatusReady, wire.StatusClaimed, wire.StatusBlocked, wire.StatusDone}[r.IntN(4)]
+		c.Status = []Status{StatusReady, StatusClaimed, StatusBlocked, StatusDone}[r.IntN(4)]
 	} else {
-		c.Status = wire.Status(str())
+		c.Status = Status(str())
 	}
 	if maybe() {
 		c.ClaimTTLSeconds = integer()
@@ -385,9 +384,9 @@ func randomCard(r *rand.Rand) (c *wire.Card, plain bool) {
 		c.Checkpoint = json.RawMessage(cp)
 	}
 	if maybe() {
-		c.Notes = []wire.Note{}
+		c.Notes = []Note{}
 		for range r.IntN(4) + r.IntN(2)*r.IntN(20) {
-			c.Notes = append(c.Notes, wire.Note{Text: str(), Author: str(), At: randTime()})
+			c.Notes = append(c.Notes, Note{Text: str(), Author: str(), At: randTime()})
 		}
 		if len(c.Notes) == 0 {
 			plain = false // omitted, so it reads back as nil
@@ -406,10 +405,10 @@ func randomSnapshotLine(r *rand.Rand) (line []byte, plain bool) {
 		ts := time.Unix(r.Int64N(253402300799+62135596800)-62135596800, int64(r.IntN(1e9))).UTC()
 		epoch, version := randomInt(r), randomInt(r)
 		plain = fastIntOK(epoch) && fastIntOK(version)
-		l.Receipt = &wire.Keyed{RequestID: randomString(r), Receipt: wire.Receipt{Event: randomString(r), At: ts, Op: wire.Ops[r.IntN(len(wire.Ops))],
+		l.Receipt = &wire.Keyed{RequestID: randomString(r), Receipt: Receipt{Event: randomString(r), At: ts, Op: Ops[r.IntN(len(Ops))],
 			Card: randomString(r), Epoch: epoch, Version: version}}
 	case 1:
-		l.Conflict = &wire.Conflict{Event: randomString(r), At: randomString(r), Op: wire.Op(randomString(r)), Card: randomString(r),
+		l.Conflict = &Conflict{Event: randomString(r), At: randomString(r), Op: Op(randomString(r)), Card: randomString(r),
 			Actor: randomString(r), Reason: randomString(r)}
 		// The members added later are there or not, each on its own.
 		if r.IntN(2) == 0 {
@@ -514,7 +513,7 @@ func TestDecodeSnapshotLineGenerated(t *testing.T) {
 // priority and the lease fields.
 func typicalCardLine(b *testing.B) []byte {
 	claimed := t0.Add(123456789)
-	c := &wire.Card{ID: "bl-k3x9q2mf", Title: `Fix the "login" redirect loop`, Labels: []string{"auth", "bug"}, Priority: 2, Status: wire.StatusClaimed,
+	c := &Card{ID: "bl-k3x9q2mf", Title: `Fix the "login" redirect loop`, Labels: []string{"auth", "bug"}, Priority: 2, Status: StatusClaimed,
 		DependsOn: []string{}, Acceptance: []string{}, ClaimOwner: "agent-7", ClaimEpoch: 3, ClaimedAt: &claimed, ClaimTTLSeconds: 600,
 		LeaseExpiresAt: wire.TimePtr(claimed.Add(10 * time.Minute)), Attempts: 1, CreatedAt: t0, UpdatedAt: claimed, Version: 4}
 	line, err := wire.EncodeFramed(wire.SnapshotLine{Card: c})

@@ -44,7 +44,7 @@ func (src *snapshotSource) useWhole() (*wholeSnapshot, error) {
 	return src.whole, src.err
 }
 
-func (src *snapshotSource) Card(id string) (*wire.Card, error) {
+func (src *snapshotSource) Card(id string) (*Card, error) {
 	if src.ix != nil {
 		if c, err := src.ix.card(id); err == nil {
 			return c, nil
@@ -71,7 +71,7 @@ func (src *snapshotSource) KeyOwner(key string) (string, bool, error) {
 	return id, ok, nil
 }
 
-func (src *snapshotSource) Receipt(rid string) (wire.Receipt, bool, error) {
+func (src *snapshotSource) Receipt(rid string) (Receipt, bool, error) {
 	if src.ix != nil {
 		if r, ok, err := src.ix.receipt(rid); err == nil {
 			return r, ok, nil
@@ -79,7 +79,7 @@ func (src *snapshotSource) Receipt(rid string) (wire.Receipt, bool, error) {
 	}
 	w, err := src.useWhole()
 	if err != nil {
-		return wire.Receipt{}, false, err
+		return Receipt{}, false, err
 	}
 	r, ok := w.s.Requests[rid]
 	return r, ok, nil
@@ -87,11 +87,11 @@ func (src *snapshotSource) Receipt(rid string) (wire.Receipt, bool, error) {
 
 func (src *snapshotSource) Count() int { return src.cards }
 
-func (src *snapshotSource) Candidates(from int, leasedAt time.Time, skip func([]byte) bool, fn func(*wire.Card) bool) (int, error) {
-	var last *wire.Card // the last card fn saw, to carry on after it
+func (src *snapshotSource) Candidates(from int, leasedAt time.Time, skip func([]byte) bool, fn func(*Card) bool) (int, error) {
+	var last *Card // the last card fn saw, to carry on after it
 	if src.ix != nil {
 		stopped := false
-		next, err := src.ix.candidates(from, leasedAt, skip, func(c *wire.Card) bool {
+		next, err := src.ix.candidates(from, leasedAt, skip, func(c *Card) bool {
 			last = c
 			stopped = !fn(c)
 			return !stopped
@@ -107,7 +107,7 @@ func (src *snapshotSource) Candidates(from int, leasedAt time.Time, skip func([]
 	// The whole snapshot has no index positions: it goes through its
 	// cards in claim order and reports none (the caller skips what it has).
 	for _, c := range w.inClaimOrder() {
-		if last != nil && fold.ClaimOrder(c, last) <= 0 {
+		if last != nil && ClaimOrder(c, last) <= 0 {
 			continue
 		}
 		if skip([]byte(c.ID)) || (!leasedAt.IsZero() && leasedAt.Before(leaseEnd(c))) {
@@ -121,7 +121,7 @@ func (src *snapshotSource) Candidates(from int, leasedAt time.Time, skip func([]
 	return 0, nil
 }
 
-func (src *snapshotSource) Leased(at time.Time, skip func([]byte) bool, fn func(*wire.Card) bool) error {
+func (src *snapshotSource) Leased(at time.Time, skip func([]byte) bool, fn func(*Card) bool) error {
 	if src.ix != nil {
 		if err := src.ix.leased(at, skip, fn); err == nil {
 			return nil
@@ -143,7 +143,7 @@ func (src *snapshotSource) Leased(at time.Time, skip func([]byte) bool, fn func(
 	return nil
 }
 
-func (src *snapshotSource) Fill(cards map[string]*wire.Card, requests map[string]wire.Receipt) error {
+func (src *snapshotSource) Fill(cards map[string]*Card, requests map[string]Receipt) error {
 	if src.ix != nil {
 		if err := src.ix.fill(cards, requests); err == nil {
 			return nil
@@ -183,11 +183,11 @@ func (src *snapshotSource) Close() {
 // wholeSnapshot is a snapshot decoded in full. It hands out copies, so its
 // own cards keep the snapshot's values and its claim order stays sorted.
 type wholeSnapshot struct {
-	s     *fold.State
-	order []*wire.Card // ready and claimed cards in claim order; built on first use
+	s     *State
+	order []*Card // ready and claimed cards in claim order; built on first use
 }
 
-func (w *wholeSnapshot) card(id string) *wire.Card {
+func (w *wholeSnapshot) card(id string) *Card {
 	if c := w.s.CardsByID[id]; c != nil {
 		cp := c.Clone()
 		return &cp
@@ -195,15 +195,15 @@ func (w *wholeSnapshot) card(id string) *wire.Card {
 	return nil
 }
 
-func (w *wholeSnapshot) inClaimOrder() []*wire.Card {
+func (w *wholeSnapshot) inClaimOrder() []*Card {
 	if w.order == nil {
-		w.order = []*wire.Card{}
+		w.order = []*Card{}
 		for _, c := range w.s.CardsByID {
-			if c.Status == wire.StatusReady || c.Status == wire.StatusClaimed || c.Status == wire.StatusReview {
+			if c.Status == StatusReady || c.Status == StatusClaimed || c.Status == StatusReview {
 				w.order = append(w.order, c)
 			}
 		}
-		slices.SortFunc(w.order, fold.ClaimOrder)
+		slices.SortFunc(w.order, ClaimOrder)
 	}
 	return w.order
 }
@@ -213,7 +213,7 @@ func (w *wholeSnapshot) inClaimOrder() []*wire.Card {
 // the path still names that file: the one way a snapshot is read without
 // its index, when there is none and when it fails. Writing the cache is
 // best effort: a reader never needs it to answer.
-func readWhole(dir, path string, f *os.File, fi os.FileInfo, id snapshotID) (*fold.State, wire.SnapshotHeader, error) {
+func readWhole(dir, path string, f *os.File, fi os.FileInfo, id snapshotID) (*State, wire.SnapshotHeader, error) {
 	ib := &indexBuild{}
 	s, hdr, err := decodeSnapshot(path, io.NewSectionReader(f, 0, fi.Size()), ib)
 	if err != nil {

@@ -5,13 +5,14 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"github.com/bl-backlog/bl/ledger/internal/fold"
-	"github.com/bl-backlog/bl/ledger/internal/wire"
 	"os"
 	"path/filepath"
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/bl-backlog/bl/ledger/internal/fold"
+	"github.com/bl-backlog/bl/ledger/internal/wire"
 )
 
 // manyCards is a compacted backlog of 300 cards (with idempotency keys) and
@@ -147,7 +148,7 @@ func TestDamagedSnapshotLineIsCorrupt(t *testing.T) {
 		},
 		"get": func(b *Backlog) error { _, err := b.Get("card-150"); return err },
 		"update": func(b *Backlog) error {
-			_, err := b.Update(e.ctx, UpdateRequest{Mutation: m, ID: "card-150", Fields: wire.Fields{Phase: ptr("x")}})
+			_, err := b.Update(e.ctx, UpdateRequest{Mutation: m, ID: "card-150", Fields: Fields{Phase: ptr("x")}})
 			return err
 		},
 		"link to it": func(b *Backlog) error { _, err := b.Link(e.ctx, m, "card-001", "card-150"); return err },
@@ -155,17 +156,17 @@ func TestDamagedSnapshotLineIsCorrupt(t *testing.T) {
 			_, err := b.Claim(e.ctx, ClaimRequest{Mutation: m, Owner: "w", ID: "card-150"})
 			return err
 		},
-		"list all": func(b *Backlog) error { _, err := b.List(fold.Filter{}, fold.SortID); return err },
-		"ready":    func(b *Backlog) error { _, err := b.Ready(fold.Filter{}); return err },
+		"list all": func(b *Backlog) error { _, err := b.List(Filter{}, SortID); return err },
+		"ready":    func(b *Backlog) error { _, err := b.Ready(Filter{}); return err },
 		"stats":    func(b *Backlog) error { _, err := b.Stats(); return err },
 		"view card": func(b *Backlog) error {
-			return b.View(func(s *fold.State, _ time.Time) error { s.Card("card-150"); return nil })
+			return b.View(func(s *State, _ time.Time) error { s.Card("card-150"); return nil })
 		},
 		"view by key": func(b *Backlog) error {
-			return b.View(func(s *fold.State, _ time.Time) error { s.CardByKey("key-150"); return nil })
+			return b.View(func(s *State, _ time.Time) error { s.CardByKey("key-150"); return nil })
 		},
 		"view claimable": func(b *Backlog) error {
-			return b.View(func(s *fold.State, n time.Time) error { s.Claimable("card-150", n); return nil })
+			return b.View(func(s *State, n time.Time) error { s.Claimable("card-150", n); return nil })
 		},
 	}
 	for name, call := range calls {
@@ -174,7 +175,7 @@ func TestDamagedSnapshotLineIsCorrupt(t *testing.T) {
 			t.Fatalf("%s: a card whose line is intact: %v", name, err)
 		}
 		err := call(b)
-		if !errors.Is(err, wire.ErrCorrupt) || errors.Is(err, wire.ErrNotFound) {
+		if !errors.Is(err, ErrCorrupt) || errors.Is(err, ErrNotFound) {
 			t.Errorf("%s: %v, want a corrupt snapshot", name, err)
 		}
 		if evs := readEvents(t, filepath.Join(dir, LedgerFile)); len(evs) != 0 {
@@ -183,10 +184,10 @@ func TestDamagedSnapshotLineIsCorrupt(t *testing.T) {
 	}
 	// A compaction must read every card: it fails, and changes nothing.
 	b, dir := fresh()
-	if _, err := b.Update(e.ctx, UpdateRequest{Mutation: m, ID: "card-003", Fields: wire.Fields{Phase: ptr("x")}}); err != nil {
+	if _, err := b.Update(e.ctx, UpdateRequest{Mutation: m, ID: "card-003", Fields: Fields{Phase: ptr("x")}}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := b.Compact(e.ctx); !errors.Is(err, wire.ErrCorrupt) {
+	if _, err := b.Compact(e.ctx); !errors.Is(err, ErrCorrupt) {
 		t.Errorf("compact: %v, want a corrupt snapshot", err)
 	}
 	if evs := readEvents(t, filepath.Join(dir, LedgerFile)); len(evs) != 1 {
@@ -202,13 +203,13 @@ func TestFoldStopsAtUnreadableLine(t *testing.T) {
 	e := manyCards(t)
 	reader := e.open()
 	defer reader.Close()
-	if _, err := e.b.Update(e.ctx, UpdateRequest{Mutation: m, ID: "card-150", Fields: wire.Fields{Phase: ptr("P1")}}); err != nil {
+	if _, err := e.b.Update(e.ctx, UpdateRequest{Mutation: m, ID: "card-150", Fields: Fields{Phase: ptr("P1")}}); err != nil {
 		t.Fatal(err)
 	}
 	// The damage comes after the write; the reader has not read the line.
 	damageSnapshotLine(t, e.dir, "card-150")
 	for range 2 {
-		if _, err := reader.List(fold.Filter{Phase: "P1"}, fold.SortID); !errors.Is(err, wire.ErrCorrupt) {
+		if _, err := reader.List(Filter{Phase: "P1"}, SortID); !errors.Is(err, ErrCorrupt) {
 			t.Fatalf("list after another process's update: %v, want a corrupt snapshot", err)
 		}
 	}
@@ -219,12 +220,12 @@ func TestFoldStopsAtUnreadableLine(t *testing.T) {
 func TestSourceReleased(t *testing.T) {
 	e := manyCards(t)
 	b := e.open()
-	var s *fold.State
-	if err := b.View(func(st *fold.State, _ time.Time) error { s = st; return nil }); err != nil {
+	var s *State
+	if err := b.View(func(st *State, _ time.Time) error { s = st; return nil }); err != nil {
 		t.Fatal(err)
 	}
 	b.Close()
-	if err := s.Check(&wire.Event{Op: wire.OpLink, Card: "card-001", To: "card-002"}); !errors.Is(err, fold.ErrReleased) {
+	if err := s.Check(&Event{Op: OpLink, Card: "card-001", To: "card-002"}); !errors.Is(err, fold.ErrReleased) {
 		t.Fatalf("check after close: %v", err)
 	}
 }
@@ -235,18 +236,18 @@ type failingSource struct{ fold.CardSource }
 
 var errTestRead = errors.New("test: read during the fold")
 
-func (failingSource) card(string) (*wire.Card, error)       { return nil, errTestRead }
+func (failingSource) card(string) (*Card, error)            { return nil, errTestRead }
 func (failingSource) keyOwner(string) (string, bool, error) { return "", false, errTestRead }
-func (failingSource) receipt(string) (wire.Receipt, bool, error) {
-	return wire.Receipt{}, false, errTestRead
+func (failingSource) receipt(string) (Receipt, bool, error) {
+	return Receipt{}, false, errTestRead
 }
-func (failingSource) fill(map[string]*wire.Card, map[string]wire.Receipt) error {
+func (failingSource) fill(map[string]*Card, map[string]Receipt) error {
 	return errTestRead
 }
-func (failingSource) leased(time.Time, func([]byte) bool, func(*wire.Card) bool) error {
+func (failingSource) leased(time.Time, func([]byte) bool, func(*Card) bool) error {
 	return errTestRead
 }
-func (failingSource) candidates(int, time.Time, func([]byte) bool, func(*wire.Card) bool) (int, error) {
+func (failingSource) candidates(int, time.Time, func([]byte) bool, func(*Card) bool) (int, error) {
 	return 0, errTestRead
 }
 
@@ -257,7 +258,7 @@ func (failingSource) candidates(int, time.Time, func([]byte) bool, func(*wire.Ca
 func TestFoldReadsNothing(t *testing.T) {
 	e := manyCards(t)
 	// card-050 is a child of card-051 in the snapshot.
-	if _, err := e.b.Update(e.ctx, UpdateRequest{Mutation: m, ID: "card-050", Fields: wire.Fields{Parent: ptr("card-051")}}); err != nil {
+	if _, err := e.b.Update(e.ctx, UpdateRequest{Mutation: m, ID: "card-050", Fields: Fields{Parent: ptr("card-051")}}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := e.b.Compact(e.ctx); err != nil {
@@ -265,26 +266,26 @@ func TestFoldReadsNothing(t *testing.T) {
 	}
 	b := e.open()
 	defer b.Close()
-	var s *fold.State
-	if err := b.View(func(st *fold.State, _ time.Time) error { s = st; return nil }); err != nil {
+	var s *State
+	if err := b.View(func(st *State, _ time.Time) error { s = st; return nil }); err != nil {
 		t.Fatal(err)
 	}
 	if s.Src == nil {
 		t.Fatal("the index was not used")
 	}
 	at := t0.Add(time.Hour)
-	evs := []*wire.Event{
-		{Op: wire.OpCreate, Card: "n1", Fields: &wire.Fields{Title: ptr("n1"), Parent: ptr("card-010"), DependsOn: &[]string{"card-011", "card-012"}, IdempotencyKey: "key-new"}},
-		{Op: wire.OpUpdate, Card: "card-020", Fields: &wire.Fields{Parent: ptr("card-021")}},
-		{Op: wire.OpUpdate, Card: "card-020", Fields: &wire.Fields{Parent: ptr("card-022")}},
-		{Op: wire.OpLink, Card: "card-030", To: "card-031"},
-		{Op: wire.OpClaim, Card: "card-040", Owner: "w", TTLSeconds: 600, ExpectVersion: 1, Epoch: 1},
-		{Op: wire.OpComplete, Card: "card-040", Owner: "w", Epoch: 1},
+	evs := []*Event{
+		{Op: OpCreate, Card: "n1", Fields: &Fields{Title: ptr("n1"), Parent: ptr("card-010"), DependsOn: &[]string{"card-011", "card-012"}, IdempotencyKey: "key-new"}},
+		{Op: OpUpdate, Card: "card-020", Fields: &Fields{Parent: ptr("card-021")}},
+		{Op: OpUpdate, Card: "card-020", Fields: &Fields{Parent: ptr("card-022")}},
+		{Op: OpLink, Card: "card-030", To: "card-031"},
+		{Op: OpClaim, Card: "card-040", Owner: "w", TTLSeconds: 600, ExpectVersion: 1, Epoch: 1},
+		{Op: OpComplete, Card: "card-040", Owner: "w", Epoch: 1},
 		{Op: wire.OpDelete, Card: "card-050", Reason: "r"},
 	}
 	for i, ev := range evs {
 		ev.V, ev.ID, ev.At, ev.Actor = 1, fmt.Sprintf("%016x", 1000+i), at.Add(time.Duration(i)*time.Second), "t"
-		var c *wire.Card
+		var c *Card
 		var conflict error
 		if err := s.Resolve(func() { c, conflict = s.Prepare(ev) }); err != nil {
 			t.Fatalf("%s %s: prepare: %v", ev.Op, ev.Card, err)

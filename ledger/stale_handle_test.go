@@ -7,7 +7,6 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
-	"github.com/bl-backlog/bl/ledger/internal/wire"
 	"os"
 	"path/filepath"
 	"testing"
@@ -44,7 +43,7 @@ func TestHandleAtOffsetZeroSeesAnotherProcessesClaim(t *testing.T) {
 	if err == nil && got != nil {
 		t.Fatalf("alice was granted %s at epoch %d while bob holds it (the handle skipped bob's claim)", got.ID, got.ClaimEpoch)
 	}
-	if !errors.Is(err, wire.ErrConflict) {
+	if !errors.Is(err, ErrConflict) {
 		t.Fatalf("alice's claim: %v, want ErrConflict (bob holds it)", err)
 	}
 }
@@ -146,14 +145,14 @@ func TestHandleFallsBackWhenItsIndexPointsElsewhere(t *testing.T) {
 	// Another process writes about card A, whose line the forged index
 	// misplaces; it falls back to the whole snapshot and succeeds.
 	other := open()
-	if _, err := other.Update(context.Background(), UpdateRequest{Mutation: m, ID: "A", Fields: wire.Fields{Phase: ptr("P7")}}); err != nil {
+	if _, err := other.Update(context.Background(), UpdateRequest{Mutation: m, ID: "A", Fields: Fields{Phase: ptr("P7")}}); err != nil {
 		t.Fatal(err)
 	}
 	// h reads a card the event does not touch; h2 writes one.
 	if _, err := h.Get("C"); err != nil {
 		t.Errorf("read after another process's write: %v", err)
 	}
-	if _, err := h2.Update(context.Background(), UpdateRequest{Mutation: m, ID: "C", Fields: wire.Fields{Phase: ptr("P9")}}); err != nil {
+	if _, err := h2.Update(context.Background(), UpdateRequest{Mutation: m, ID: "C", Fields: Fields{Phase: ptr("P9")}}); err != nil {
 		t.Errorf("write after another process's write: %v", err)
 	}
 }

@@ -2,21 +2,18 @@ package ledger
 
 import (
 	"time"
-
-	"github.com/bl-backlog/bl/ledger/internal/fold"
-	"github.com/bl-backlog/bl/ledger/internal/wire"
 )
 
 // Standings derives where each of cards (copies read from this backlog)
 // stands now, their dependencies as the state this handle last read or
 // wrote holds them: the state the cards came from. It reads no file, so
 // what a command prints after its write is the fold of that write.
-func (b *Backlog) Standings(cards []wire.Card) (out []fold.Standing, err error) {
+func (b *Backlog) Standings(cards []Card) (out []Standing, err error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.policy()
 	now := b.opts.Clock().UTC()
-	out = make([]fold.Standing, len(cards))
+	out = make([]Standing, len(cards))
 	err = b.state.Resolve(func() {
 		for i := range cards {
 			out[i] = b.state.Standing(&cards[i], now)
@@ -30,7 +27,7 @@ func (b *Backlog) Standings(cards []wire.Card) (out []fold.Standing, err error) 
 
 // NextWake is State.NextWake on the current state.
 func (b *Backlog) NextWake() (t time.Time, err error) {
-	err = b.View(func(s *fold.State, now time.Time) error {
+	err = b.View(func(s *State, now time.Time) error {
 		t = s.NextWake(now)
 		return nil
 	})

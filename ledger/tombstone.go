@@ -28,16 +28,16 @@ type DeleteRequest struct {
 
 // Delete writes a tombstone for a card, and with Force first the unlink
 // (or parent clearing) of every card that names it.
-func (b *Backlog) Delete(ctx context.Context, r DeleteRequest) (wire.Card, error) {
-	if err := wire.ValidID(r.ID); err != nil {
-		return wire.Card{}, err
+func (b *Backlog) Delete(ctx context.Context, r DeleteRequest) (Card, error) {
+	if err := ValidID(r.ID); err != nil {
+		return Card{}, err
 	}
-	cards, err := b.write(ctx, r.Mutation.names(r.ID, nil), wire.OpDelete, func(s *fold.State, _ time.Time) ([]*wire.Event, error) {
+	cards, err := b.write(ctx, r.Mutation.names(r.ID, nil), wire.OpDelete, func(s *State, _ time.Time) ([]*Event, error) {
 		c := s.Find(r.ID)
 		if c == nil {
-			return nil, wire.Rule(wire.ErrNotFound, "card %s not found", r.ID)
+			return nil, wire.Rule(ErrNotFound, "card %s not found", r.ID)
 		}
-		if err := fold.CheckDeleted(c, &wire.Event{Op: wire.OpDelete}); err != nil {
+		if err := fold.CheckDeleted(c, &Event{Op: wire.OpDelete}); err != nil {
 			return nil, err
 		}
 		deps := s.Dependents(r.ID)
@@ -46,26 +46,26 @@ func (b *Backlog) Delete(ctx context.Context, r DeleteRequest) (wire.Card, error
 			for i, d := range deps {
 				names[i] = d.ID + " (" + d.Type + ")"
 			}
-			return nil, wire.Rule(wire.ErrConflict, "%s is named by %s; --force unlinks them and deletes it", r.ID, strings.Join(names, ", "))
+			return nil, wire.Rule(ErrConflict, "%s is named by %s; --force unlinks them and deletes it", r.ID, strings.Join(names, ", "))
 		}
-		var evs []*wire.Event
+		var evs []*Event
 		for _, d := range deps {
 			if d.Type == "parent" {
 				none := ""
-				evs = append(evs, &wire.Event{Op: wire.OpUpdate, Card: d.ID, Fields: &wire.Fields{Parent: &none}})
+				evs = append(evs, &Event{Op: OpUpdate, Card: d.ID, Fields: &Fields{Parent: &none}})
 			} else {
-				evs = append(evs, &wire.Event{Op: wire.OpUnlink, Card: d.ID, To: r.ID, LinkType: wire.WireLink(d.Type)})
+				evs = append(evs, &Event{Op: OpUnlink, Card: d.ID, To: r.ID, LinkType: wire.WireLink(d.Type)})
 			}
 		}
-		return append(evs, &wire.Event{Op: wire.OpDelete, Card: r.ID, Reason: r.Reason}), nil
+		return append(evs, &Event{Op: wire.OpDelete, Card: r.ID, Reason: r.Reason}), nil
 	})
 	if err != nil {
-		return wire.Card{}, err
+		return Card{}, err
 	}
 	return cards[len(cards)-1], nil
 }
 
 // Restore undoes the delete of a card.
-func (b *Backlog) Restore(ctx context.Context, m Mutation, id string) (wire.Card, error) {
-	return b.single(ctx, m, &wire.Event{Op: wire.OpRestore, Card: id})
+func (b *Backlog) Restore(ctx context.Context, m Mutation, id string) (Card, error) {
+	return b.single(ctx, m, &Event{Op: wire.OpRestore, Card: id})
 }

@@ -4,11 +4,12 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"github.com/bl-backlog/bl/ledger/internal/fold"
-	"github.com/bl-backlog/bl/ledger/internal/wire"
 	"path"
 	"slices"
 	"strings"
+
+	"github.com/bl-backlog/bl/ledger/internal/fold"
+	"github.com/bl-backlog/bl/ledger/internal/wire"
 )
 
 // Tree is the tracked content of a backlog directory, by slash-separated
@@ -50,14 +51,14 @@ func (t Tree) archives() []string {
 
 // Events returns every event the tree holds, archives and ledger, each once,
 // in (at, id) order.
-func (t Tree) Events() ([]*wire.Event, error) {
+func (t Tree) Events() ([]*Event, error) {
 	return t.union(append(t.archives(), LedgerFile)...)
 }
 
 // union decodes the named files and returns their events, each once (see
 // settle.go), in (at, id) order.
-func (t Tree) union(names ...string) ([]*wire.Event, error) {
-	var all []*wire.Event
+func (t Tree) union(names ...string) ([]*Event, error) {
+	var all []*Event
 	for _, name := range names {
 		evs, err := decodeAll(name, t[name])
 		if err != nil {
@@ -71,7 +72,7 @@ func (t Tree) union(names ...string) ([]*wire.Event, error) {
 // decodeAll decodes every line of a committed ledger or archive file (git's
 // copy, a merge driver's input). Such a file is written whole, so a torn
 // tail is damage too: any line that is not an event is a *CorruptError.
-func decodeAll(name string, data []byte) ([]*wire.Event, error) {
+func decodeAll(name string, data []byte) ([]*Event, error) {
 	evs, _, torn, err := wire.ReadEventsData(name, data)
 	if torn != nil {
 		return nil, &wire.CorruptError{Path: name, Line: torn.Line, Offset: torn.Offset, Err: fmt.Errorf("%w: %s", wire.ErrFraming, torn.Reason)}
@@ -113,9 +114,9 @@ func Rebase(upstream, local Tree) (Tree, RebaseResult, error) {
 // Fold folds the tree the way Open would: the snapshot, then the ledger
 // lines after it. A tree whose files disagree (see normalize) is folded in
 // its normal form.
-func (t Tree) Fold() (*fold.State, error) { return t.fold(true) }
+func (t Tree) Fold() (*State, error) { return t.fold(true) }
 
-func (t Tree) fold(mayNormalize bool) (*fold.State, error) {
+func (t Tree) fold(mayNormalize bool) (*State, error) {
 	s, hdr, stale := fold.NewState(), wire.SnapshotHeader{}, false
 	if data, ok := t[SnapshotFile]; ok {
 		var err error
@@ -129,7 +130,7 @@ func (t Tree) fold(mayNormalize bool) (*fold.State, error) {
 	if hdr.TailBytes > 0 && int64(len(led)) >= hdr.TailBytes && wire.CrcHex(led[:hdr.TailBytes]) == hdr.TailCRC {
 		led = led[hdr.TailBytes:]
 	}
-	var evs []*wire.Event
+	var evs []*Event
 	if !stale {
 		var err error
 		if evs, err = decodeAll(LedgerFile, led); err != nil {
@@ -153,7 +154,7 @@ func (t Tree) fold(mayNormalize bool) (*fold.State, error) {
 		return s, nil
 	}
 	if !mayNormalize {
-		return nil, wire.Errorf(wire.ErrCorrupt, "backlog files still disagree after normalizing")
+		return nil, Errorf(ErrCorrupt, "backlog files still disagree after normalizing")
 	}
 	all, err := decodeAll(LedgerFile, t[LedgerFile])
 	if err != nil {

@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/bl-backlog/bl/ledger/internal/fold"
 	"github.com/bl-backlog/bl/ledger/internal/wire"
 	json "github.com/goccy/go-json"
 )
@@ -27,7 +26,7 @@ func TestDecodeRefusesRepeatedKeys(t *testing.T) {
 		head + `"op":"create","card":"A","fields":{"title":"shown","title":"folded"}}`,
 		head + `"op":"create","card":"A","card":"B","fields":{"title":"t"}}`,
 	} {
-		_, err := wire.DecodeLine(frame(obj))
+		_, err := DecodeLine(frame(obj))
 		if !errors.Is(err, wire.ErrRepeatedKey) {
 			t.Errorf("DecodeLine(%s) = %v, want a repeated key", obj, err)
 		}
@@ -35,7 +34,7 @@ func TestDecodeRefusesRepeatedKeys(t *testing.T) {
 	// Unknown members send a line to the JSON decoder; a checkpoint's own
 	// keys are its writer's business.
 	ok := head + `"op":"heartbeat","card":"A","owner":"w","checkpoint":{"k":1,"k":2},"later":{"x":1}}`
-	if _, err := wire.DecodeLine(frame(ok)); err != nil {
+	if _, err := DecodeLine(frame(ok)); err != nil {
 		t.Fatalf("checkpoint with its own repeated key: %v", err)
 	}
 	// Snapshot lines and headers too.
@@ -67,17 +66,17 @@ func TestStampRange(t *testing.T) {
 		line("1970-01-01T00:00:00Z", ""),
 		line("2026-01-02T03:04:05Z", "1000-01-01T00:00:00Z"),
 	} {
-		if _, err := wire.DecodeLine(l); !errors.Is(err, wire.ErrStampRange) {
+		if _, err := DecodeLine(l); !errors.Is(err, wire.ErrStampRange) {
 			t.Errorf("DecodeLine(%s) = %v, want a stamp out of range", l, err)
 		}
 	}
 	for _, at := range []string{"2000-01-01T00:00:00Z", "2200-12-31T23:59:59.999999999Z"} {
-		e, err := wire.DecodeLine(line(at, ""))
+		e, err := DecodeLine(line(at, ""))
 		if err != nil {
 			t.Fatalf("DecodeLine at %s: %v", at, err)
 		}
-		c := wire.CursorOf(e)
-		back, err := wire.ParseCursor(c.String())
+		c := CursorOf(e)
+		back, err := ParseCursor(c.String())
 		if err != nil || !back.At.Equal(e.At) || strings.HasPrefix(c.String(), "-") {
 			t.Fatalf("cursor of %s = %q, parsed %v, %v", at, c.String(), back, err)
 		}
@@ -174,14 +173,14 @@ func TestWriterClockOutOfRange(t *testing.T) {
 func TestTTLBounded(t *testing.T) {
 	e := newEnv(t)
 	e.create("A")
-	if _, err := e.b.Claim(e.ctx, ClaimRequest{Mutation: m, Owner: "w", ID: "A", TTL: wire.MaxTTL + time.Second}); !errors.Is(err, wire.ErrInvalid) {
+	if _, err := e.b.Claim(e.ctx, ClaimRequest{Mutation: m, Owner: "w", ID: "A", TTL: wire.MaxTTL + time.Second}); !errors.Is(err, ErrInvalid) {
 		t.Fatalf("claim with a ttl over MaxTTL = %v", err)
 	}
 	at := t0
-	create := &wire.Event{V: 1, ID: "e1", At: at, Actor: "a", Op: wire.OpCreate, Card: "A", Fields: &wire.Fields{Title: strp("t")}}
-	claim := &wire.Event{V: 1, ID: "e2", At: at.Add(time.Second), Actor: "a", Op: wire.OpClaim, Card: "A", Owner: "w", TTLSeconds: 10_000_000_000, ExpectVersion: 1, Epoch: 1}
-	s := fold.Fold([]*wire.Event{create, claim})
-	if c, _ := s.Card("A"); c.Status != wire.StatusReady || len(s.ConflictLog) != 1 {
+	create := &Event{V: 1, ID: "e1", At: at, Actor: "a", Op: OpCreate, Card: "A", Fields: &Fields{Title: strp("t")}}
+	claim := &Event{V: 1, ID: "e2", At: at.Add(time.Second), Actor: "a", Op: OpClaim, Card: "A", Owner: "w", TTLSeconds: 10_000_000_000, ExpectVersion: 1, Epoch: 1}
+	s := Fold([]*Event{create, claim})
+	if c, _ := s.Card("A"); c.Status != StatusReady || len(s.ConflictLog) != 1 {
 		t.Fatalf("a merged-in claim with a ttl of 10^10 s: card %+v, conflicts %v", c, s.ConflictLog)
 	}
 }
@@ -256,11 +255,11 @@ func TestSnapshotFieldsValidated(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			e := compacted(t)
 			forgeCard(t, e.dir, "A", edit)
-			if _, err := Open(e.dir, Options{Clock: e.clk.Now}); !errors.Is(err, wire.ErrCorrupt) {
+			if _, err := Open(e.dir, Options{Clock: e.clk.Now}); !errors.Is(err, ErrCorrupt) {
 				if err == nil {
-					_, err = e.open().List(fold.Filter{}, "")
+					_, err = e.open().List(Filter{}, "")
 				}
-				if !errors.Is(err, wire.ErrCorrupt) {
+				if !errors.Is(err, ErrCorrupt) {
 					t.Fatalf("reading a snapshot with %s = %v, want damage", name, err)
 				}
 			}
@@ -275,7 +274,7 @@ func TestSnapshotFieldsValidated(t *testing.T) {
 			if c := e.open().state; c.Len() != 2 {
 				t.Fatalf("cards after repair: %d", c.Len())
 			}
-			if c, _ := e.open().state.Card("A"); c.Status != wire.StatusReady || c.ClaimOwner != "" {
+			if c, _ := e.open().state.Card("A"); c.Status != StatusReady || c.ClaimOwner != "" {
 				t.Fatalf("card A after repair = %+v", c)
 			}
 		})
@@ -309,7 +308,7 @@ func TestDoctorReportsForgedSnapshot(t *testing.T) {
 		t.Fatalf("repair = %+v, %v", after, err)
 	}
 	b = e.open()
-	if c, _ := b.state.Card("A"); c.Status != wire.StatusReady || c.ClaimOwner != "" {
+	if c, _ := b.state.Card("A"); c.Status != StatusReady || c.ClaimOwner != "" {
 		t.Fatalf("card A after repair = %+v", c)
 	}
 	if _, err := b.Claim(e.ctx, ClaimRequest{Mutation: m, Owner: "w1", ID: "A"}); err != nil {

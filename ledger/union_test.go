@@ -2,8 +2,6 @@ package ledger
 
 import (
 	"bytes"
-	"github.com/bl-backlog/bl/ledger/internal/fold"
-	"github.com/bl-backlog/bl/ledger/internal/wire"
 	"math/rand"
 	"os"
 	"path/filepath"
@@ -16,7 +14,7 @@ import (
 // unionSnapshotEnv makes two clones of one backlog that each appended and
 // compacted, and merges them as git's union would: the archive segments of
 // both, the ledgers (both empty), and snapshot.json as given by merge.
-func unionSnapshotEnv(t *testing.T, merge func(ours, theirs []byte) []byte) (*env, []*wire.Event) {
+func unionSnapshotEnv(t *testing.T, merge func(ours, theirs []byte) []byte) (*env, []*Event) {
 	t.Helper()
 	a := newEnv(t)
 	a.create("A")
@@ -29,7 +27,7 @@ func unionSnapshotEnv(t *testing.T, merge func(ours, theirs []byte) []byte) (*en
 	copyDir(t, a.dir, b.dir)
 	b.b = b.open()
 	a.create("C")
-	a.appendsOne(wire.OpHeartbeat, doHeartbeat(HeartbeatRequest{ID: "A", Owner: "w1", Epoch: 1}))
+	a.appendsOne(OpHeartbeat, doHeartbeat(HeartbeatRequest{ID: "A", Owner: "w1", Epoch: 1}))
 	if _, err := a.b.Compact(a.ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -99,7 +97,7 @@ func TestUnionOfSnapshots(t *testing.T) {
 	for name, merge := range shapes {
 		t.Run(name, func(t *testing.T) {
 			e, all := unionSnapshotEnv(t, merge)
-			want := foldedJSON(t, fold.Fold(all))
+			want := foldedJSON(t, Fold(all))
 			if got := e.foldedJSON(); got != want {
 				t.Fatalf("fold of the union:\n%s\nwant\n%s", got, want)
 			}
@@ -161,7 +159,7 @@ func TestUnionSnapshotMissingArchives(t *testing.T) {
 		t.Fatalf("a snapshot counting events the files lack made the backlog unreadable: %v", err)
 	}
 	defer b.Close()
-	if _, err := b.List(fold.Filter{}, ""); err != nil {
+	if _, err := b.List(Filter{}, ""); err != nil {
 		t.Fatal(err)
 	}
 	if !slices.ContainsFunc(warned, func(m string) bool { return strings.Contains(m, "git revert or reset") }) {
@@ -214,8 +212,8 @@ func FuzzUnionLedger(f *testing.F) {
 	base.create("A")
 	base.create("B", func(r *CreateRequest) { r.DependsOn = []string{"A"} })
 	base.claim("A", "w1", time.Minute)
-	base.appendsOne(wire.OpHeartbeat, doHeartbeat(HeartbeatRequest{ID: "A", Owner: "w1", Epoch: 1}))
-	base.appendsOne(wire.OpComplete, func(e *env) error {
+	base.appendsOne(OpHeartbeat, doHeartbeat(HeartbeatRequest{ID: "A", Owner: "w1", Epoch: 1}))
+	base.appendsOne(OpComplete, func(e *env) error {
 		_, err := e.b.Complete(e.ctx, LeaseRequest{Mutation: m, ID: "A", Owner: "w1", Epoch: 1})
 		return err
 	})
@@ -281,7 +279,7 @@ func TestArchiveConflictMarkers(t *testing.T) {
 	if err := os.WriteFile(segs[0], marked, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.open().History(HistoryFilter{}, func(*wire.Event, *wire.Conflict) error { return nil }); err == nil || !bytes.Contains([]byte(err.Error()), []byte("git conflict markers")) {
+	if _, err := e.open().History(HistoryFilter{}, func(*Event, *Conflict) error { return nil }); err == nil || !bytes.Contains([]byte(err.Error()), []byte("git conflict markers")) {
 		t.Fatalf("History: %v", err)
 	}
 	rep, err := Diagnose(e.dir, e.clk.Now())

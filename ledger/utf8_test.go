@@ -1,7 +1,6 @@
 package ledger
 
 import (
-	"github.com/bl-backlog/bl/ledger/internal/wire"
 	"strings"
 	"testing"
 	"time"
@@ -29,11 +28,11 @@ func TestInvalidUTF8Refused(t *testing.T) {
 			return err
 		},
 		"acceptance criterion": func(e *env) error {
-			_, err := e.b.Update(e.ctx, UpdateRequest{Mutation: m, ID: "A", Fields: wire.Fields{Acceptance: &[]string{bad}}})
+			_, err := e.b.Update(e.ctx, UpdateRequest{Mutation: m, ID: "A", Fields: Fields{Acceptance: &[]string{bad}}})
 			return err
 		},
 		"phase": func(e *env) error {
-			_, err := e.b.Update(e.ctx, UpdateRequest{Mutation: m, ID: "A", Fields: wire.Fields{Phase: strp(bad)}})
+			_, err := e.b.Update(e.ctx, UpdateRequest{Mutation: m, ID: "A", Fields: Fields{Phase: strp(bad)}})
 			return err
 		},
 		"idempotency key": func(e *env) error {
@@ -58,7 +57,7 @@ func TestInvalidUTF8Refused(t *testing.T) {
 		},
 	} {
 		t.Run(name, func(t *testing.T) {
-			err := e.unchanged(wire.ErrInvalid, fn)
+			err := e.unchanged(ErrInvalid, fn)
 			if want := "the " + name + " of this "; !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "byte 0xff at offset 2") {
 				t.Fatalf("err = %v, want it to name %q and the byte", err, want)
 			}

@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"github.com/bl-backlog/bl/ledger/internal/fold"
-	"github.com/bl-backlog/bl/ledger/internal/wire"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -14,15 +12,17 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/bl-backlog/bl/ledger/internal/wire"
 )
 
 const stDeleted = "deleted" // A deleted
 
-func doTyped(op wire.Op, from, to, typ string) func(e *env) error {
+func doTyped(op Op, from, to, typ string) func(e *env) error {
 	return func(e *env) error {
 		r := LinkRequest{Mutation: m, From: from, To: to, Type: typ}
 		var err error
-		if op == wire.OpLink {
+		if op == OpLink {
 			_, err = e.b.LinkTyped(e.ctx, r)
 		} else {
 			_, err = e.b.UnlinkTyped(e.ctx, r)
@@ -46,63 +46,63 @@ func v3Transitions() []transition {
 			return err
 		}
 	}
-	wantLinks := func(want ...wire.Link) func(t *testing.T, c wire.Card) {
-		return func(t *testing.T, c wire.Card) {
+	wantLinks := func(want ...Link) func(t *testing.T, c Card) {
+		return func(t *testing.T, c Card) {
 			if !reflect.DeepEqual(c.Links, want) && !(len(want) == 0 && len(c.Links) == 0) {
 				t.Fatalf("links = %v, want %v", c.Links, want)
 			}
 		}
 	}
 	return []transition{
-		{name: "link duplicates", state: stReady, op: wire.OpLink, do: doTyped(wire.OpLink, "A", "B", wire.LinkDuplicates), check: wantLinks(wire.Link{Type: wire.LinkDuplicates, To: "B"})},
-		{name: "link related", state: stReady, op: wire.OpLink, do: doTyped(wire.OpLink, "A", "B", wire.LinkRelated), check: wantLinks(wire.Link{Type: wire.LinkRelated, To: "B"})},
-		{name: "link typed twice", state: stReady, prep: func(e *env) { must2(e, doTyped(wire.OpLink, "A", "B", wire.LinkSupersedes)) },
-			do: doTyped(wire.OpLink, "A", "B", wire.LinkSupersedes), want: wire.ErrConflict},
-		{name: "link unknown type", state: stReady, do: doTyped(wire.OpLink, "A", "B", "fixes"), want: wire.ErrInvalid},
-		{name: "link typed to itself", state: stReady, do: doTyped(wire.OpLink, "A", "A", wire.LinkRelated), want: wire.ErrInvalid},
+		{name: "link duplicates", state: stReady, op: OpLink, do: doTyped(OpLink, "A", "B", LinkDuplicates), check: wantLinks(Link{Type: LinkDuplicates, To: "B"})},
+		{name: "link related", state: stReady, op: OpLink, do: doTyped(OpLink, "A", "B", wire.LinkRelated), check: wantLinks(Link{Type: wire.LinkRelated, To: "B"})},
+		{name: "link typed twice", state: stReady, prep: func(e *env) { must2(e, doTyped(OpLink, "A", "B", LinkSupersedes)) },
+			do: doTyped(OpLink, "A", "B", LinkSupersedes), want: ErrConflict},
+		{name: "link unknown type", state: stReady, do: doTyped(OpLink, "A", "B", "fixes"), want: ErrInvalid},
+		{name: "link typed to itself", state: stReady, do: doTyped(OpLink, "A", "A", wire.LinkRelated), want: ErrInvalid},
 		{name: "link typed to a deleted card", state: stReady, prep: func(e *env) {
 			must2(e, func(e *env) error {
 				_, err := e.b.Delete(e.ctx, DeleteRequest{Mutation: m, ID: "B"})
 				return err
 			})
-		}, do: doTyped(wire.OpLink, "A", "B", wire.LinkRelated), want: wire.ErrNotFound},
-		{name: "unlink typed", state: stReady, op: wire.OpUnlink, prep: func(e *env) { must2(e, doTyped(wire.OpLink, "A", "B", wire.LinkDiscoveredFrom)) },
-			do: doTyped(wire.OpUnlink, "A", "B", wire.LinkDiscoveredFrom), check: wantLinks()},
-		{name: "unlink other type", state: stReady, prep: func(e *env) { must2(e, doTyped(wire.OpLink, "A", "B", wire.LinkDiscoveredFrom)) },
-			do: doTyped(wire.OpUnlink, "A", "B", wire.LinkRelated), want: wire.ErrConflict},
+		}, do: doTyped(OpLink, "A", "B", wire.LinkRelated), want: ErrNotFound},
+		{name: "unlink typed", state: stReady, op: OpUnlink, prep: func(e *env) { must2(e, doTyped(OpLink, "A", "B", wire.LinkDiscoveredFrom)) },
+			do: doTyped(OpUnlink, "A", "B", wire.LinkDiscoveredFrom), check: wantLinks()},
+		{name: "unlink other type", state: stReady, prep: func(e *env) { must2(e, doTyped(OpLink, "A", "B", wire.LinkDiscoveredFrom)) },
+			do: doTyped(OpUnlink, "A", "B", wire.LinkRelated), want: ErrConflict},
 
-		{name: "handoff", state: stClaimed, op: wire.OpHandoff, do: doHandoff("w1", 1, "w2"), check: func(t *testing.T, c wire.Card) {
-			if c.ClaimOwner != "w2" || c.ClaimEpoch != 2 || c.Attempts != 1 || c.Status != wire.StatusClaimed {
+		{name: "handoff", state: stClaimed, op: wire.OpHandoff, do: doHandoff("w1", 1, "w2"), check: func(t *testing.T, c Card) {
+			if c.ClaimOwner != "w2" || c.ClaimEpoch != 2 || c.Attempts != 1 || c.Status != StatusClaimed {
 				t.Fatalf("after handoff: owner %s epoch %d attempts %d %s", c.ClaimOwner, c.ClaimEpoch, c.Attempts, c.Status)
 			}
 		}},
-		{name: "handoff expired own lease", state: stExpired, op: wire.OpHandoff, do: doHandoff("w1", 1, "w2"), check: wantStatus(wire.StatusClaimed)},
-		{name: "handoff by another owner", state: stClaimed, do: doHandoff("w2", 1, "w3"), want: wire.ErrFenced},
-		{name: "handoff stale epoch", state: stClaimed, do: doHandoff("w1", 5, "w2"), want: wire.ErrFenced},
-		{name: "handoff without epoch", state: stClaimed, do: doHandoff("w1", 0, "w2"), want: wire.ErrInvalid},
-		{name: "handoff to itself", state: stClaimed, do: doHandoff("w1", 1, "w1"), want: wire.ErrInvalid},
-		{name: "handoff to nobody", state: stClaimed, do: doHandoff("w1", 1, ""), want: wire.ErrInvalid},
-		{name: "handoff ready", state: stReady, do: doHandoff("w1", 1, "w2"), want: wire.ErrFenced},
+		{name: "handoff expired own lease", state: stExpired, op: wire.OpHandoff, do: doHandoff("w1", 1, "w2"), check: wantStatus(StatusClaimed)},
+		{name: "handoff by another owner", state: stClaimed, do: doHandoff("w2", 1, "w3"), want: ErrFenced},
+		{name: "handoff stale epoch", state: stClaimed, do: doHandoff("w1", 5, "w2"), want: ErrFenced},
+		{name: "handoff without epoch", state: stClaimed, do: doHandoff("w1", 0, "w2"), want: ErrInvalid},
+		{name: "handoff to itself", state: stClaimed, do: doHandoff("w1", 1, "w1"), want: ErrInvalid},
+		{name: "handoff to nobody", state: stClaimed, do: doHandoff("w1", 1, ""), want: ErrInvalid},
+		{name: "handoff ready", state: stReady, do: doHandoff("w1", 1, "w2"), want: ErrFenced},
 
-		{name: "delete", state: stReady, op: wire.OpDelete, do: del(false), check: func(t *testing.T, c wire.Card) {
+		{name: "delete", state: stReady, op: wire.OpDelete, do: del(false), check: func(t *testing.T, c Card) {
 			if c.DeletedAt == nil || c.DeleteReason != "dup" {
 				t.Fatalf("deleted_at %v reason %q", c.DeletedAt, c.DeleteReason)
 			}
 		}},
-		{name: "delete claimed", state: stClaimed, op: wire.OpDelete, do: del(false), check: wantStatus(wire.StatusReady)},
-		{name: "delete deleted", state: stDeleted, do: del(false), want: wire.ErrNotFound},
-		{name: "delete depended on", state: stReady, prep: func(e *env) { must2(e, doLink("B", "A")) }, do: del(false), want: wire.ErrConflict},
-		{name: "delete missing", state: stAbsent, do: del(false), want: wire.ErrNotFound},
+		{name: "delete claimed", state: stClaimed, op: wire.OpDelete, do: del(false), check: wantStatus(StatusReady)},
+		{name: "delete deleted", state: stDeleted, do: del(false), want: ErrNotFound},
+		{name: "delete depended on", state: stReady, prep: func(e *env) { must2(e, doLink("B", "A")) }, do: del(false), want: ErrConflict},
+		{name: "delete missing", state: stAbsent, do: del(false), want: ErrNotFound},
 		{name: "restore", state: stDeleted, op: wire.OpRestore, do: func(e *env) error { _, err := e.b.Restore(e.ctx, m, "A"); return err },
-			check: func(t *testing.T, c wire.Card) {
-				if c.DeletedAt != nil || c.DeleteReason != "" || c.Status != wire.StatusReady {
+			check: func(t *testing.T, c Card) {
+				if c.DeletedAt != nil || c.DeleteReason != "" || c.Status != StatusReady {
 					t.Fatalf("restored card: %+v", c)
 				}
 			}},
-		{name: "restore live", state: stReady, do: func(e *env) error { _, err := e.b.Restore(e.ctx, m, "A"); return err }, want: wire.ErrConflict},
-		{name: "claim deleted", state: stDeleted, do: doClaim("A", "w2", time.Minute), want: wire.ErrNotFound},
-		{name: "update deleted", state: stDeleted, do: doUpdate("A", wire.Fields{Title: strp("x")}), want: wire.ErrNotFound},
-		{name: "link to deleted", state: stDeleted, do: doLink("B", "A"), want: wire.ErrNotFound},
+		{name: "restore live", state: stReady, do: func(e *env) error { _, err := e.b.Restore(e.ctx, m, "A"); return err }, want: ErrConflict},
+		{name: "claim deleted", state: stDeleted, do: doClaim("A", "w2", time.Minute), want: ErrNotFound},
+		{name: "update deleted", state: stDeleted, do: doUpdate("A", Fields{Title: strp("x")}), want: ErrNotFound},
+		{name: "link to deleted", state: stDeleted, do: doLink("B", "A"), want: ErrNotFound},
 	}
 }
 
@@ -118,26 +118,26 @@ func must2(e *env, fn func(*env) error) {
 // duplicates hold A back while B is open; discovered-from and related never.
 func TestLinkReadiness(t *testing.T) {
 	statuses := []string{stReady, stClaimed, stBlocked, stDone, stDeleted}
-	holds := map[string]bool{wire.LinkBlocks: true, wire.LinkSupersedes: true, wire.LinkDuplicates: true}
+	holds := map[string]bool{wire.LinkBlocks: true, LinkSupersedes: true, LinkDuplicates: true}
 	for _, typ := range wire.LinkTypes {
 		for _, other := range statuses {
 			t.Run(typ+"/"+other, func(t *testing.T) {
 				e := newEnv(t)
 				e.create("B")
 				e.create("A")
-				must2(e, doTyped(wire.OpLink, "A", "B", typ))
+				must2(e, doTyped(OpLink, "A", "B", typ))
 				switch other {
 				case stClaimed:
 					e.claim("B", "w", time.Minute)
 				case stBlocked:
 					must2(e, func(e *env) error { _, err := e.b.Block(e.ctx, LeaseRequest{Mutation: m, ID: "B"}); return err })
 				case stDone:
-					must2(e, doLease(wire.OpComplete, "B", "", 0))
+					must2(e, doLease(OpComplete, "B", "", 0))
 				case stDeleted:
 					must2(e, func(e *env) error {
 						_, err := e.b.Delete(e.ctx, DeleteRequest{Mutation: m, ID: "B", Force: false})
 						if holds[typ] {
-							if !errors.Is(err, wire.ErrConflict) {
+							if !errors.Is(err, ErrConflict) {
 								t.Fatalf("delete of a card A depends on: %v", err)
 							}
 							return nil // refused: B stays ready
@@ -147,7 +147,7 @@ func TestLinkReadiness(t *testing.T) {
 				}
 				want := !holds[typ] || other == stDone
 				var got bool
-				if err := e.b.View(func(s *fold.State, now time.Time) error { got = s.Claimable("A", now); return nil }); err != nil {
+				if err := e.b.View(func(s *State, now time.Time) error { got = s.Claimable("A", now); return nil }); err != nil {
 					t.Fatal(err)
 				}
 				if got != want {
@@ -158,7 +158,7 @@ func TestLinkReadiness(t *testing.T) {
 				if (err == nil) != want {
 					t.Fatalf("claim of A: %v, want claimable %v", err, want)
 				}
-				st, _ := e.b.Standings([]wire.Card{e.card("A")})
+				st, _ := e.b.Standings([]Card{e.card("A")})
 				if held := slices.Contains(st[0].WaitingOn, "B"); held != (holds[typ] && other != stDone) {
 					t.Fatalf("waiting_on = %v", st[0].WaitingOn)
 				}
@@ -177,11 +177,11 @@ func TestLinkCycles(t *testing.T) {
 				for _, id := range []string{"A", "B", "C"} {
 					e.create(id)
 				}
-				must2(e, doTyped(wire.OpLink, "A", "B", first))
-				must2(e, doTyped(wire.OpLink, "B", "C", first))
-				err := doTyped(wire.OpLink, "C", "A", second)(e)
-				if wire.LinkHolds(first) && wire.LinkHolds(second) {
-					if !errors.Is(err, wire.ErrConflict) || !strings.Contains(err.Error(), "C → A → B → C") {
+				must2(e, doTyped(OpLink, "A", "B", first))
+				must2(e, doTyped(OpLink, "B", "C", first))
+				err := doTyped(OpLink, "C", "A", second)(e)
+				if LinkHolds(first) && LinkHolds(second) {
+					if !errors.Is(err, ErrConflict) || !strings.Contains(err.Error(), "C → A → B → C") {
 						t.Fatalf("closing a cycle: %v", err)
 					}
 					return
@@ -196,19 +196,19 @@ func TestLinkCycles(t *testing.T) {
 	e := newEnv(t)
 	e.create("A")
 	e.create("B")
-	must2(e, doTyped(wire.OpLink, "A", "B", wire.LinkDuplicates))
-	e.unchanged(wire.ErrConflict, doUpdate("B", wire.Fields{DependsOn: &[]string{"A"}}))
+	must2(e, doTyped(OpLink, "A", "B", LinkDuplicates))
+	e.unchanged(ErrConflict, doUpdate("B", Fields{DependsOn: &[]string{"A"}}))
 }
 
 // eventsOf reads the events of the env's ledger.
-func foldShuffled(evs []*wire.Event, seed uint64) *fold.State {
+func foldShuffled(evs []*Event, seed uint64) *State {
 	cp := slices.Clone(evs)
 	r := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
 	r.Shuffle(len(cp), func(i, j int) { cp[i], cp[j] = cp[j], cp[i] })
 	// A clone folds what it holds in (at, id) order, whatever order it
 	// learned the events in.
 	slices.SortFunc(cp, wire.ByAtID)
-	return fold.Fold(cp)
+	return Fold(cp)
 }
 
 // TestCloneFoldsAgree: two clones that hold the same events of two writers
@@ -223,9 +223,9 @@ func TestCloneFoldsAgree(t *testing.T) {
 		for _, id := range ids {
 			e.create(id)
 		}
-		var evs []*wire.Event
+		var evs []*Event
 		at := t0.Add(time.Hour)
-		add := func(ev *wire.Event) {
+		add := func(ev *Event) {
 			at = at.Add(time.Duration(1+r.IntN(3)) * time.Second)
 			ev.ID, ev.At, ev.Actor = fmt.Sprintf("%016x", len(evs)+1+int(seed)<<20), at, "x"
 			evs = append(evs, ev)
@@ -239,23 +239,23 @@ func TestCloneFoldsAgree(t *testing.T) {
 			switch r.IntN(9) {
 			case 0:
 				p := "E"
-				add(&wire.Event{Op: wire.OpUpdate, Card: id, Fields: &wire.Fields{Parent: &p}})
+				add(&Event{Op: OpUpdate, Card: id, Fields: &Fields{Parent: &p}})
 			case 1:
-				add(&wire.Event{Op: wire.OpLink, Card: id, To: other, LinkType: wire.WireLink(wire.LinkTypes[r.IntN(len(wire.LinkTypes))])})
+				add(&Event{Op: OpLink, Card: id, To: other, LinkType: wire.WireLink(wire.LinkTypes[r.IntN(len(wire.LinkTypes))])})
 			case 2:
-				add(&wire.Event{Op: wire.OpClaim, Card: id, Owner: "w", TTLSeconds: 60, ExpectVersion: int64(r.IntN(6)), Epoch: int64(1 + r.IntN(3))})
+				add(&Event{Op: OpClaim, Card: id, Owner: "w", TTLSeconds: 60, ExpectVersion: int64(r.IntN(6)), Epoch: int64(1 + r.IntN(3))})
 			case 3:
-				add(&wire.Event{Op: wire.OpHandoff, Card: id, Owner: "w", Epoch: int64(1 + r.IntN(3)), To: "v"})
+				add(&Event{Op: wire.OpHandoff, Card: id, Owner: "w", Epoch: int64(1 + r.IntN(3)), To: "v"})
 			case 4:
-				add(&wire.Event{Op: wire.OpComplete, Card: id})
+				add(&Event{Op: OpComplete, Card: id})
 			case 5:
-				add(&wire.Event{Op: wire.OpDelete, Card: id})
+				add(&Event{Op: wire.OpDelete, Card: id})
 			case 6:
-				add(&wire.Event{Op: wire.OpRestore, Card: id})
+				add(&Event{Op: wire.OpRestore, Card: id})
 			case 7:
-				add(&wire.Event{Op: wire.OpComplete, Card: "E", To: id})
+				add(&Event{Op: OpComplete, Card: "E", To: id})
 			case 8:
-				add(&wire.Event{Op: wire.OpReopen, Card: id})
+				add(&Event{Op: wire.OpReopen, Card: id})
 			}
 		}
 		all := append(base, evs...)
@@ -263,7 +263,7 @@ func TestCloneFoldsAgree(t *testing.T) {
 		var lines [][]byte
 		for _, ev := range all {
 			ev.V = ev.LineVersion()
-			line, err := wire.EncodeLine(ev)
+			line, err := EncodeLine(ev)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -326,20 +326,20 @@ func TestEpicWaitsForChildren(t *testing.T) {
 	if got := e.card("E").OpenChildren; got != 2 {
 		t.Fatalf("open children = %d", got)
 	}
-	e.unchanged(wire.ErrConflict, doClaim("E", "w", time.Minute))
-	st, _ := e.b.Standings([]wire.Card{e.card("E")})
-	if st[0].State != fold.StateWaiting || st[0].WaitingChildren != 2 {
+	e.unchanged(ErrConflict, doClaim("E", "w", time.Minute))
+	st, _ := e.b.Standings([]Card{e.card("E")})
+	if st[0].State != StateWaiting || st[0].WaitingChildren != 2 {
 		t.Fatalf("standing %+v", st[0])
 	}
 	if c, _ := e.b.Claim(e.ctx, ClaimRequest{Mutation: m, Owner: "w", TTL: time.Minute}); c == nil || c.ID == "E" {
 		t.Fatalf("claim picked %v", c)
 	}
-	must2(e, doLease(wire.OpComplete, "C1", "w", 1))
+	must2(e, doLease(OpComplete, "C1", "w", 1))
 	must2(e, func(e *env) error { _, err := e.b.Delete(e.ctx, DeleteRequest{Mutation: m, ID: "C2"}); return err })
 	if got := e.card("E").OpenChildren; got != 0 {
 		t.Fatalf("open children after the last = %d", got)
 	}
-	if c := e.claim("E", "w", time.Minute); c.Status != wire.StatusClaimed {
+	if c := e.claim("E", "w", time.Minute); c.Status != StatusClaimed {
 		t.Fatal(c)
 	}
 	// A reopened child holds its epic again; with the switch off it does not.
@@ -374,8 +374,8 @@ func TestEpicAutoClose(t *testing.T) {
 	e.create("C1", parentE)
 	e.create("C2", parentE)
 	writeConfig(t, e, `{"version":1,"epics":{"auto_close":true}}`)
-	must2(e, doLease(wire.OpComplete, "C1", "", 0))
-	if e.card("E").Status != wire.StatusReady {
+	must2(e, doLease(OpComplete, "C1", "", 0))
+	if e.card("E").Status != StatusReady {
 		t.Fatal("epic closed with a child open")
 	}
 	n := len(e.events())
@@ -383,38 +383,38 @@ func TestEpicAutoClose(t *testing.T) {
 		t.Fatal(err)
 	}
 	evs := e.events()[n:]
-	if len(evs) != 3 || evs[1].Op != wire.OpComplete || evs[1].Card != "E" || evs[1].To != "C2" || evs[1].Actor != "alice" || evs[1].V != 3 ||
+	if len(evs) != 3 || evs[1].Op != OpComplete || evs[1].Card != "E" || evs[1].To != "C2" || evs[1].Actor != "alice" || evs[1].V != 3 ||
 		evs[2].Card != "P" || evs[2].To != "E" {
 		t.Fatalf("events after the last child: %+v", evs)
 	}
-	if e.card("E").Status != wire.StatusDone || e.card("P").Status != wire.StatusDone {
+	if e.card("E").Status != StatusDone || e.card("P").Status != StatusDone {
 		t.Fatal("epics not done")
 	}
 	// A child created under E before the auto-close folds first: the
 	// auto-close is refused, the same on every clone.
-	s := fold.Fold([]*wire.Event{
-		{ID: "1", At: t0, Op: wire.OpCreate, Card: "E", Fields: &wire.Fields{Title: strp("e")}},
-		{ID: "2", At: t0.Add(1), Op: wire.OpCreate, Card: "C", Fields: &wire.Fields{Title: strp("c"), Parent: strp("E")}},
-		{ID: "3", At: t0.Add(2), Op: wire.OpComplete, Card: "C"},
-		{ID: "4", At: t0.Add(3), Op: wire.OpCreate, Card: "D", Fields: &wire.Fields{Title: strp("d"), Parent: strp("E")}},
-		{ID: "5", At: t0.Add(4), Op: wire.OpComplete, Card: "E", To: "C"},
+	s := Fold([]*Event{
+		{ID: "1", At: t0, Op: OpCreate, Card: "E", Fields: &Fields{Title: strp("e")}},
+		{ID: "2", At: t0.Add(1), Op: OpCreate, Card: "C", Fields: &Fields{Title: strp("c"), Parent: strp("E")}},
+		{ID: "3", At: t0.Add(2), Op: OpComplete, Card: "C"},
+		{ID: "4", At: t0.Add(3), Op: OpCreate, Card: "D", Fields: &Fields{Title: strp("d"), Parent: strp("E")}},
+		{ID: "5", At: t0.Add(4), Op: OpComplete, Card: "E", To: "C"},
 	})
-	if c, _ := s.Card("E"); c.Status != wire.StatusReady || len(s.Conflicts()) != 1 {
+	if c, _ := s.Card("E"); c.Status != StatusReady || len(s.Conflicts()) != 1 {
 		t.Fatalf("epic %s, conflicts %v", c.Status, s.Conflicts())
 	}
 	// Without auto_close the epic waits for its closing work.
 	e2 := newEnv(t)
 	e2.create("E")
 	e2.create("C", parentE)
-	must2(e2, doLease(wire.OpComplete, "C", "", 0))
-	if c := e2.card("E"); c.Status != wire.StatusReady || !e2.claimable("E") {
+	must2(e2, doLease(OpComplete, "C", "", 0))
+	if c := e2.card("E"); c.Status != StatusReady || !e2.claimable("E") {
 		t.Fatal("epic not claimable after its last child")
 	}
 }
 
 func (e *env) claimable(id string) (ok bool) {
 	e.t.Helper()
-	if err := e.b.View(func(s *fold.State, now time.Time) error { ok = s.Claimable(id, now); return nil }); err != nil {
+	if err := e.b.View(func(s *State, now time.Time) error { ok = s.Claimable(id, now); return nil }); err != nil {
 		e.t.Fatal(err)
 	}
 	return ok
@@ -439,12 +439,12 @@ func TestHandoffFences(t *testing.T) {
 		c.LeaseExpiresAt.Sub(*c.ClaimedAt) != 5*time.Minute {
 		t.Fatalf("after handoff: %+v", c)
 	}
-	e.unchanged(wire.ErrFenced, func(e *env) error {
+	e.unchanged(ErrFenced, func(e *env) error {
 		_, err := e.b.Heartbeat(e.ctx, HeartbeatRequest{Mutation: m, ID: "A", Owner: "a", Epoch: 1})
 		return err
 	})
-	e.unchanged(wire.ErrFenced, doLease(wire.OpComplete, "A", "a", 1))
-	must2(e, doLease(wire.OpComplete, "A", "b", 2))
+	e.unchanged(ErrFenced, doLease(OpComplete, "A", "a", 1))
+	must2(e, doLease(OpComplete, "A", "b", 2))
 
 	// Racing an expiry: a's lease runs out; c claims; a's handoff is fenced.
 	e2 := newEnv(t)
@@ -452,17 +452,17 @@ func TestHandoffFences(t *testing.T) {
 	e2.claim("A", "a", time.Minute)
 	e2.clk.Advance(2 * time.Minute)
 	e2.claim("A", "c", time.Minute)
-	e2.unchanged(wire.ErrFenced, func(e *env) error {
+	e2.unchanged(ErrFenced, func(e *env) error {
 		_, err := e.b.Handoff(e.ctx, HandoffRequest{Mutation: m, ID: "A", Owner: "a", Epoch: 1, To: "b"})
 		return err
 	})
 	// Merged the other way round: the handoff first, then a claim that
 	// expected the expired lease's version is a conflict.
-	s := fold.Fold([]*wire.Event{
-		{ID: "1", At: t0, Op: wire.OpCreate, Card: "A", Fields: &wire.Fields{Title: strp("a")}},
-		{ID: "2", At: t0.Add(time.Second), Op: wire.OpClaim, Card: "A", Owner: "a", TTLSeconds: 60, ExpectVersion: 1, Epoch: 1},
+	s := Fold([]*Event{
+		{ID: "1", At: t0, Op: OpCreate, Card: "A", Fields: &Fields{Title: strp("a")}},
+		{ID: "2", At: t0.Add(time.Second), Op: OpClaim, Card: "A", Owner: "a", TTLSeconds: 60, ExpectVersion: 1, Epoch: 1},
 		{ID: "3", At: t0.Add(2 * time.Minute), Op: wire.OpHandoff, Card: "A", Owner: "a", Epoch: 1, To: "b"},
-		{ID: "4", At: t0.Add(2*time.Minute + 1), Op: wire.OpClaim, Card: "A", Owner: "c", TTLSeconds: 60, ExpectVersion: 2, Epoch: 2},
+		{ID: "4", At: t0.Add(2*time.Minute + 1), Op: OpClaim, Card: "A", Owner: "c", TTLSeconds: 60, ExpectVersion: 2, Epoch: 2},
 	})
 	if c, _ := s.Card("A"); c.ClaimOwner != "b" || c.ClaimEpoch != 2 || len(s.Conflicts()) != 1 {
 		t.Fatalf("owner %s epoch %d conflicts %v", c.ClaimOwner, c.ClaimEpoch, s.Conflicts())
@@ -477,9 +477,9 @@ func TestDeleteForce(t *testing.T) {
 	e.create("A")
 	e.create("B", func(r *CreateRequest) { r.DependsOn = []string{"A"}; r.Parent = "A" })
 	e.create("C")
-	must2(e, doTyped(wire.OpLink, "C", "A", wire.LinkSupersedes))
-	must2(e, doTyped(wire.OpLink, "C", "A", wire.LinkRelated))
-	err := e.unchanged(wire.ErrConflict, func(e *env) error {
+	must2(e, doTyped(OpLink, "C", "A", LinkSupersedes))
+	must2(e, doTyped(OpLink, "C", "A", wire.LinkRelated))
+	err := e.unchanged(ErrConflict, func(e *env) error {
 		_, err := e.b.Delete(e.ctx, DeleteRequest{Mutation: m, ID: "A"})
 		return err
 	})
@@ -496,11 +496,11 @@ func TestDeleteForce(t *testing.T) {
 	if b := e.card("B"); len(b.DependsOn) != 0 || b.Parent != "" {
 		t.Fatalf("B: %+v", b)
 	}
-	if c := e.card("C"); !reflect.DeepEqual(c.Links, []wire.Link{{Type: wire.LinkRelated, To: "A"}}) {
+	if c := e.card("C"); !reflect.DeepEqual(c.Links, []Link{{Type: wire.LinkRelated, To: "A"}}) {
 		t.Fatalf("C links %v", c.Links)
 	}
-	list, _ := e.b.List(fold.Filter{}, fold.SortID)
-	ready, _ := e.b.Ready(fold.Filter{})
+	list, _ := e.b.List(Filter{}, SortID)
+	ready, _ := e.b.Ready(Filter{})
 	for _, c := range append(list, ready...) {
 		if c.ID == "A" {
 			t.Fatal("a deleted card is listed")
@@ -512,7 +512,7 @@ func TestDeleteForce(t *testing.T) {
 	if _, err := e.b.Restore(e.ctx, m, "A"); err != nil {
 		t.Fatal(err)
 	}
-	if ready, _ := e.b.Ready(fold.Filter{}); len(ready) != 3 {
+	if ready, _ := e.b.Ready(Filter{}); len(ready) != 3 {
 		t.Fatalf("after restore ready %d", len(ready))
 	}
 }
@@ -522,25 +522,25 @@ func TestDeleteForce(t *testing.T) {
 // version it had.
 func TestV3Lines(t *testing.T) {
 	for _, tc := range []struct {
-		e    wire.Event
+		e    Event
 		want int
 	}{
-		{wire.Event{Op: wire.OpHandoff, Card: "A", Owner: "a", Epoch: 1, To: "b"}, 3},
-		{wire.Event{Op: wire.OpDelete, Card: "A"}, 3},
-		{wire.Event{Op: wire.OpRestore, Card: "A"}, 3},
-		{wire.Event{Op: wire.OpLink, Card: "A", To: "B", LinkType: wire.LinkRelated}, 3},
-		{wire.Event{Op: wire.OpUnlink, Card: "A", To: "B", LinkType: wire.LinkDuplicates}, 3},
-		{wire.Event{Op: wire.OpComplete, Card: "E", To: "C"}, 3},
-		{wire.Event{Op: wire.OpLink, Card: "A", To: "B"}, 1},
-		{wire.Event{Op: wire.OpComplete, Card: "A"}, 1},
-		{wire.Event{Op: wire.OpNote, Card: "A", Text: "x"}, 2},
+		{Event{Op: wire.OpHandoff, Card: "A", Owner: "a", Epoch: 1, To: "b"}, 3},
+		{Event{Op: wire.OpDelete, Card: "A"}, 3},
+		{Event{Op: wire.OpRestore, Card: "A"}, 3},
+		{Event{Op: OpLink, Card: "A", To: "B", LinkType: wire.LinkRelated}, 3},
+		{Event{Op: OpUnlink, Card: "A", To: "B", LinkType: LinkDuplicates}, 3},
+		{Event{Op: OpComplete, Card: "E", To: "C"}, 3},
+		{Event{Op: OpLink, Card: "A", To: "B"}, 1},
+		{Event{Op: OpComplete, Card: "A"}, 1},
+		{Event{Op: OpNote, Card: "A", Text: "x"}, 2},
 	} {
 		if got := tc.e.LineVersion(); got != tc.want {
 			t.Errorf("%s %+v: v%d, want v%d", tc.e.Op, tc.e, got, tc.want)
 		}
 	}
 	line := []byte(`{"v":4,"id":"0000000000000001","at":"2026-01-02T03:04:05Z","actor":"x","op":"handoff","card":"A"}`)
-	if _, err := wire.DecodeLine(frame(string(line))); !errors.Is(err, wire.ErrVersion) || !strings.Contains(err.Error(), "upgrade bl") {
+	if _, err := DecodeLine(frame(string(line))); !errors.Is(err, ErrVersion) || !strings.Contains(err.Error(), "upgrade bl") {
 		t.Fatalf("a line from a newer format: %v", err)
 	}
 }
@@ -598,7 +598,7 @@ func TestChildWaitingOnItsEpic(t *testing.T) {
 	if e.claimable("E") || e.card("E").OpenChildren != 1 {
 		t.Fatal("the child no longer waiting on its epic does not hold it back")
 	}
-	must2(e, doTyped(wire.OpLink, "C", "E", wire.LinkDuplicates))
+	must2(e, doTyped(OpLink, "C", "E", LinkDuplicates))
 	if !e.claimable("E") {
 		t.Fatal("a child duplicating its epic holds it back")
 	}

@@ -1,73 +1,84 @@
 package ledger
 
+// The wire format's names, as the public API gives them.
+
 import "github.com/bl-backlog/bl/ledger/internal/wire"
 
-var AppendCard = wire.AppendCard
+// The wire types: an event of the ledger, a card of the snapshot and their parts (ledger/internal/wire).
+type (
+	Card     = wire.Card
+	Conflict = wire.Conflict
+	Cursor   = wire.Cursor
+	Event    = wire.Event
+	Fields   = wire.Fields
+	Link     = wire.Link
+	Note     = wire.Note
+	Op       = wire.Op
+	Receipt  = wire.Receipt
+	Status   = wire.Status
+)
 
-type Card = wire.Card
-type Conflict = wire.Conflict
-type Cursor = wire.Cursor
+// The event kinds.
+const (
+	OpApprove     = wire.OpApprove
+	OpBlock       = wire.OpBlock
+	OpClaim       = wire.OpClaim
+	OpClaimReview = wire.OpClaimReview
+	OpComplete    = wire.OpComplete
+	OpCreate      = wire.OpCreate
+	OpFail        = wire.OpFail
+	OpHeartbeat   = wire.OpHeartbeat
+	OpLink        = wire.OpLink
+	OpNote        = wire.OpNote
+	OpReclaim     = wire.OpReclaim
+	OpReject      = wire.OpReject
+	OpRelease     = wire.OpRelease
+	OpReview      = wire.OpReview
+	OpUnlink      = wire.OpUnlink
+	OpUpdate      = wire.OpUpdate
+)
 
-var CursorOf = wire.CursorOf
-var DecodeLine = wire.DecodeLine
-var EncodeLine = wire.EncodeLine
-var ErrConflict = wire.ErrConflict
-var ErrCorrupt = wire.ErrCorrupt
-var ErrFenced = wire.ErrFenced
-var ErrInvalid = wire.ErrInvalid
-var ErrNetworkFS = wire.ErrNetworkFS
-var ErrNotFound = wire.ErrNotFound
-var ErrNotInitialized = wire.ErrNotInitialized
-var ErrVersion = wire.ErrVersion
-var Errorf = wire.Errorf
+// The card statuses.
+const (
+	StatusBlocked = wire.StatusBlocked
+	StatusClaimed = wire.StatusClaimed
+	StatusDone    = wire.StatusDone
+	StatusReady   = wire.StatusReady
+	StatusReview  = wire.StatusReview
+)
 
-type Event = wire.Event
-type Fields = wire.Fields
+// Link types and limits.
+const (
+	FormatVersion  = wire.FormatVersion
+	LinkDuplicates = wire.LinkDuplicates
+	LinkSupersedes = wire.LinkSupersedes
+	MaxBodyLen     = wire.MaxBodyLen
+	MaxCardBytes   = wire.MaxCardBytes
+)
 
-const FormatVersion = wire.FormatVersion
+// Errors. Callers match them with errors.Is; the CLI maps each to an exit code.
+var (
+	ErrConflict       = wire.ErrConflict
+	ErrCorrupt        = wire.ErrCorrupt
+	ErrFenced         = wire.ErrFenced
+	ErrInvalid        = wire.ErrInvalid
+	ErrNetworkFS      = wire.ErrNetworkFS
+	ErrNotFound       = wire.ErrNotFound
+	ErrNotInitialized = wire.ErrNotInitialized
+	ErrVersion        = wire.ErrVersion
+	Errorf            = wire.Errorf
+)
 
-type Link = wire.Link
-
-const LinkDuplicates = wire.LinkDuplicates
-
-var LinkHolds = wire.LinkHolds
-var LinkPhrase = wire.LinkPhrase
-
-const LinkSupersedes = wire.LinkSupersedes
-const MaxBodyLen = wire.MaxBodyLen
-const MaxCardBytes = wire.MaxCardBytes
-
-type Note = wire.Note
-type Op = wire.Op
-
-const OpApprove = wire.OpApprove
-const OpBlock = wire.OpBlock
-const OpClaim = wire.OpClaim
-const OpClaimReview = wire.OpClaimReview
-const OpComplete = wire.OpComplete
-const OpCreate = wire.OpCreate
-const OpFail = wire.OpFail
-const OpHeartbeat = wire.OpHeartbeat
-const OpLink = wire.OpLink
-const OpNote = wire.OpNote
-const OpReclaim = wire.OpReclaim
-const OpReject = wire.OpReject
-const OpRelease = wire.OpRelease
-const OpReview = wire.OpReview
-const OpUnlink = wire.OpUnlink
-const OpUpdate = wire.OpUpdate
-
-var Ops = wire.Ops
-var ParseCursor = wire.ParseCursor
-
-type Receipt = wire.Receipt
-type Status = wire.Status
-
-const StatusBlocked = wire.StatusBlocked
-const StatusClaimed = wire.StatusClaimed
-const StatusDone = wire.StatusDone
-const StatusReady = wire.StatusReady
-const StatusReview = wire.StatusReview
-
-var Statuses = wire.Statuses
-var ValidID = wire.ValidID
+// Encoding, ids, cursors and the closed sets of ops, statuses and link types.
+var (
+	AppendCard  = wire.AppendCard
+	CursorOf    = wire.CursorOf
+	DecodeLine  = wire.DecodeLine
+	EncodeLine  = wire.EncodeLine
+	LinkHolds   = wire.LinkHolds
+	LinkPhrase  = wire.LinkPhrase
+	Ops         = wire.Ops
+	ParseCursor = wire.ParseCursor
+	Statuses    = wire.Statuses
+	ValidID     = wire.ValidID
+)

@@ -1,7 +1,10 @@
 package main
 
 import (
+	"os"
 	"os/exec"
+	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -104,6 +107,60 @@ func TestLayers(t *testing.T) {
 	for pkg := range layers {
 		if !seen[pkg] {
 			t.Errorf("the package map lists %s, which does not exist", pkg)
+		}
+	}
+}
+
+// pureStd is every standard package the fold may import: none of them
+// opens, reads or writes a file, or reads a clock or the environment, by
+// itself. (fmt can print to a writer, but the fold is given none.)
+var pureStd = []string{"cmp", "errors", "fmt", "maps", "math", "math/bits", "path", "slices", "sort", "strconv", "strings", "time", "unicode", "unicode/utf8"}
+
+// TestFoldIsPure: ledger/internal/fold imports only the wire package and
+// pureStd, and calls no clock (time.Now, time.Since, time.Until), so the
+// same events always fold to the same state. The wire package, a leaf,
+// imports no package that reaches a file or the network either.
+func TestFoldIsPure(t *testing.T) {
+	goTool, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("go not on PATH")
+	}
+	const mod = "github.com/bl-backlog/bl/"
+	imports := func(pkg string) []string {
+		out, err := exec.Command(goTool, "list", "-f", "{{join .Imports \" \"}}", mod+pkg).Output()
+		if err != nil {
+			t.Fatalf("go list %s: %v", pkg, err)
+		}
+		return strings.Fields(string(out))
+	}
+	for _, imp := range imports("ledger/internal/fold") {
+		if imp != mod+"ledger/internal/wire" && !slices.Contains(pureStd, imp) {
+			t.Errorf("ledger/internal/fold imports %s: the fold imports only wire and packages that reach no file (pureStd)", imp)
+		}
+	}
+	for _, imp := range imports("ledger/internal/wire") {
+		switch {
+		case strings.HasPrefix(imp, mod):
+			t.Errorf("ledger/internal/wire imports %s: it is a leaf", imp)
+		case imp == "os" || imp == "io/fs" || imp == "syscall" || strings.HasPrefix(imp, "os/") || strings.HasPrefix(imp, "net"):
+			t.Errorf("ledger/internal/wire imports %s: the format reads and writes bytes it is given, never files", imp)
+		}
+	}
+	files, err := filepath.Glob("../../ledger/internal/fold/*.go")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no fold sources found: %v", err)
+	}
+	clock := regexp.MustCompile(`\btime\.(Now|Since|Until|Sleep|After|Tick|NewTimer|NewTicker)\b`)
+	for _, f := range files {
+		if strings.HasSuffix(f, "_test.go") {
+			continue
+		}
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m := clock.Find(b); m != nil {
+			t.Errorf("%s calls %s: the fold reads no clock; now is the event's (WriterClock) or the caller's", filepath.Base(f), m)
 		}
 	}
 }

@@ -10,7 +10,7 @@ import (
 
 // kind is how one op validates and applies itself. check sees the card (nil
 // only for create) and must not modify anything; apply may assume check
-// passed. Neither does IO or reads a clock: now is e.clock(), the writer's
+// passed. Neither does IO or reads a clock: now is e.WriterClock(), the writer's
 // clock as the event carries it.
 type kind struct {
 	check func(s *State, c *wire.Card, e *wire.Event) error

@@ -2,9 +2,10 @@ package fold
 
 import (
 	"cmp"
-	"github.com/bl-backlog/bl/ledger/internal/wire"
 	"slices"
 	"time"
+
+	"github.com/bl-backlog/bl/ledger/internal/wire"
 )
 
 // Filter narrows List, Ready and Claim. Zero fields match everything.
@@ -343,4 +344,17 @@ func orDash(s string) string {
 		return "-"
 	}
 	return s
+}
+
+// PickTop returns up to k claimable cards matching f, best first: the
+// cards Pick would return one after another.
+func (s *State) PickTop(f Filter, now time.Time, k int) []wire.Card {
+	var out []wire.Card
+	s.InClaimOrder(now, func(c *wire.Card) bool {
+		if f.Match(s, c, now) && s.claimable(c, now, "") == nil {
+			out = append(out, c.Clone())
+		}
+		return len(out) < k
+	})
+	return out
 }

@@ -7,36 +7,22 @@ import (
 )
 
 // The wire types: the events of ledger.jsonl and the cards of
-// snapshot.json (the snapshot's other lines are snapshotHeader, keyed and
+// snapshot.json (the snapshot's other lines are SnapshotHeader, Keyed and
 // Conflict, declared next to their code). Their fields, in order, with
 // their json tags, are the one schema of the format: codec_gen.go, written
 // from them by go generate, holds the encoder, the decoder, the size
 // estimates, the bounds and Card's copy and comparison, and the lists of
 // ops and statuses. To add a field or an op, change it here and run
-// go generate ./ledger; TestCodecGenerated fails while codec_gen.go is
+// go generate ./ledger/internal/wire; TestCodecGenerated fails while codec_gen.go is
 // stale.
 //
 //go:generate go run ../codecgen/cmd
 
 // FormatVersion is the newest format this package reads and writes. A line
-// is written with the lowest version that reads it right (lineVersion), so
+// is written with the lowest version that reads it right (LineVersion), so
 // an older bl reads what it can and refuses, with "upgrade bl", what it
 // would misread; a snapshot is written at FormatVersion.
 const FormatVersion = 3
-
-// lineVersion is the lowest format version that reads e right: 3 for the
-// review ops and the fields of v3 (see v3), 2 for what a v1 reader would
-// misread or take for damage (the fail and note ops, a writer's clock, a
-// retry backoff), else 1.
-func (e *Event) LineVersion() int {
-	if e.needsV3() || e.v3() {
-		return 3
-	}
-	if e.Op == OpFail || e.Op == OpNote || e.Clock != nil || e.BackoffSeconds != 0 || e.BackoffMaxSeconds != 0 {
-		return 2
-	}
-	return 1
-}
 
 // Op is the kind of an event. The set is closed: a ledger holding any other
 // op is damaged or from a newer bl.
@@ -76,21 +62,26 @@ const (
 	OpReject      Op = "reject"
 )
 
-// opDone says what an event of each op did to its card.
-var opDone = map[Op]string{
-	OpCreate: "created", OpUpdate: "updated", OpClaim: "claimed",
-	OpHeartbeat: "heartbeats", OpRelease: "released", OpReclaim: "reclaimed",
-	OpComplete: "completed", OpBlock: "blocked", OpUnblock: "unblocked",
-	OpReopen: "reopened", OpLink: "linked", OpUnlink: "unlinked",
-	OpNote: "noted", OpFail: "failed", OpHandoff: "handed off",
-	OpDelete: "deleted", OpRestore: "restored",
-	OpReview: "sent to review", OpClaimReview: "taken for review",
-	OpApprove: "approved", OpReject: "rejected",
+// opInfo is what the format says of each op: what an event of it did to
+// its card, as a commit summary puts it (Op.Done), and the lowest format
+// version that reads it (LineVersion).
+var opInfo = map[Op]struct {
+	done  string
+	since int
+}{
+	OpCreate: {"created", 1}, OpUpdate: {"updated", 1}, OpClaim: {"claimed", 1},
+	OpHeartbeat: {"heartbeats", 1}, OpRelease: {"released", 1}, OpReclaim: {"reclaimed", 1},
+	OpComplete: {"completed", 1}, OpBlock: {"blocked", 1}, OpUnblock: {"unblocked", 1},
+	OpReopen: {"reopened", 1}, OpLink: {"linked", 1}, OpUnlink: {"unlinked", 1},
+	OpNote: {"noted", 2}, OpFail: {"failed", 2},
+	OpHandoff: {"handed off", 3}, OpDelete: {"deleted", 3}, OpRestore: {"restored", 3},
+	OpReview: {"sent to review", 3}, OpClaimReview: {"taken for review", 3},
+	OpApprove: {"approved", 3}, OpReject: {"rejected", 3},
 }
 
 // Done says what an event of this op did to its card, as a commit summary
 // puts it ("claimed", "completed"; "heartbeats" for the ones only counted).
-func (o Op) Done() string { return opDone[o] }
+func (o Op) Done() string { return opInfo[o].done }
 
 // Event is one line of the ledger. Field order is the on-disk key order.
 type Event struct {
