@@ -29,8 +29,8 @@ const FormatVersion = 3
 type Op string
 
 // The event kinds, in lifecycle order, which Ops keeps. A new kind is a
-// line here, its check and apply in the kinds table (ops.go), its line
-// version (format_v3.go), a Backlog method and a command: see
+// line here and its row in opInfo, its check and apply in the fold's Kinds
+// table (ledger/internal/fold/ops.go), a Backlog method and a command: see
 // CONTRIBUTING.md.
 const (
 	OpCreate    Op = "create"
@@ -91,7 +91,7 @@ type Event struct {
 	// Clock is the writer's clock reading, present only when At had to
 	// run ahead of it by more than MaxClockSkew to come after the previous
 	// event. The fold takes every time it decides or stores from it (see
-	// Event.clock), so one fast clock does not stretch later leases.
+	// Event.WriterClock), so one fast clock does not stretch later leases.
 	Clock     *time.Time `json:"clock,omitempty"`
 	Actor     string     `json:"actor"`
 	Op        Op         `json:"op"`
