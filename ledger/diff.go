@@ -207,28 +207,31 @@ func diffStates(so, sn *State, eo, en []*Event) *BacklogDiff {
 			j++
 		}
 	}
-	for id, cn := range sn.CardsByID {
-		co, had := so.CardsByID[id]
+	sn.Range(func(cn *Card) bool {
+		co := so.Find(cn.ID)
+		had := co != nil
 		var fields []Change
 		if had {
 			fields = fold.CardChanges(co, cn, false)
 		} else {
 			fields = fold.CardChanges(&Card{}, cn, false)
 		}
-		if !had || len(fields) > 0 || byCard[id] != nil {
-			cd := get(id)
+		if !had || len(fields) > 0 || byCard[cn.ID] != nil {
+			cd := get(cn.ID)
 			cd.Title, cd.Fields, cd.Change = cn.Title, nonNilChanges(fields), "changed"
 			if !had {
 				cd.Change = "created"
 			}
 		}
-	}
-	for id, co := range so.CardsByID {
-		if _, ok := sn.CardsByID[id]; !ok {
-			cd := get(id)
+		return true
+	})
+	so.Range(func(co *Card) bool {
+		if sn.Find(co.ID) == nil {
+			cd := get(co.ID)
 			cd.Title, cd.Change = co.Title, "removed"
 		}
-	}
+		return true
+	})
 	for _, cd := range byCard {
 		if cd.Change == "" { // events about a card neither version holds
 			cd.Change = "changed"

@@ -651,7 +651,8 @@
 //	                         (the op table), reads.go and source.go (what
 //	                         the fold is given), cycles.go, epics.go,
 //	                         links.go, handoff.go, tombstone.go, select.go,
-//	                         standing.go, paths.go, changes.go, snapshot.go;
+//	                         standing.go, paths.go, changes.go, snapshot.go,
+//	                         restore.go (what the store builds a state with);
 //	                         fold.go (the aliases), request.go
 //	Review                   internal/fold/review.go; review.go
 //	Paths                    internal/fold/paths.go; paths.go

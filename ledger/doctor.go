@@ -381,7 +381,7 @@ func separateStale(rep *Report, dir string, lines []rawLine, s *State) *State {
 // expired leases, dependency problems and events stamped ahead of now.
 func summarizeState(rep *Report, s *State, lines []rawLine, now time.Time) {
 	rep.Cards = s.Len()
-	rep.Conflicts = append(rep.Conflicts, s.ConflictLog...)
+	rep.Conflicts = append(rep.Conflicts, s.Conflicts()...)
 	for _, id := range s.Expired(now) {
 		c := s.Find(id)
 		rep.ExpiredLeases = append(rep.ExpiredLeases, ExpiredLease{Card: id, Owner: c.ClaimOwner, Epoch: c.ClaimEpoch, ExpiredAt: *c.LeaseExpiresAt})

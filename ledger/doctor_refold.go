@@ -62,25 +62,25 @@ func checkSnapshotFold(dir string, rep *Report, hdr wire.SnapshotHeader) {
 		}
 		claims := snapshotClaims(data)
 		for i := range rep.Damage {
-			if d := &rep.Damage[i]; d.File == SnapshotFile && d.Kind == "snapshot" && claims > 0 && s.EventCount >= claims {
+			if d := &rep.Damage[i]; d.File == SnapshotFile && d.Kind == "snapshot" && claims > 0 && s.Events() >= claims {
 				d.Repairable = true
 				d.Reason += fmt.Sprintf("; the archive segments hold all %d events it folded: bl doctor --repair rebuilds it from them", claims)
 			}
 		}
 		return
 	}
-	if s.EventCount < hdr.Events {
+	if s.Events() < hdr.Events {
 		rep.Damage = append(rep.Damage, Damage{File: SnapshotFile, Line: 1, Kind: "snapshot",
-			Reason: fmt.Sprintf("the snapshot folds %d events but the archive segments hold %d: restore %s/ from git (git log --stat -- %s)", hdr.Events, s.EventCount, ArchiveDir, gitPath(dir, ArchiveDir))})
+			Reason: fmt.Sprintf("the snapshot folds %d events but the archive segments hold %d: restore %s/ from git (git log --stat -- %s)", hdr.Events, s.Events(), ArchiveDir, gitPath(dir, ArchiveDir))})
 		return
 	}
 	want, _, err := encodeSnapshot(s, names, nil)
 	if err != nil {
 		return
 	}
-	if why, line := snapshotDiff(data, want); why != "" || s.EventCount != hdr.Events || s.LastEvent.ID != hdr.LastID {
+	if why, line := snapshotDiff(data, want); why != "" || s.Events() != hdr.Events || s.Last().ID != hdr.LastID {
 		if why == "" {
-			why = fmt.Sprintf("its header counts %d events up to %q; the archive segments hold %d up to %q", hdr.Events, hdr.LastID, s.EventCount, s.LastEvent.ID)
+			why = fmt.Sprintf("its header counts %d events up to %q; the archive segments hold %d up to %q", hdr.Events, hdr.LastID, s.Events(), s.Last().ID)
 		}
 		rep.Damage = append(rep.Damage, Damage{File: SnapshotFile, Line: line, Kind: "forged", Repairable: true,
 			Reason: "no history produces this snapshot (it was edited, or written from other events): " + why + "; bl doctor --repair rebuilds it from the archived events"})

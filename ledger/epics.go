@@ -32,7 +32,7 @@ func (b *Backlog) Children(id string) (kids []Card, err error) {
 // policy gives the state the rules of selection config.json sets.
 func (b *Backlog) policy() {
 	if b.state != nil {
-		b.state.ClaimEpics = !b.cfg.Epics.Waits()
+		b.state.SetClaimEpics(!b.cfg.Epics.Waits())
 	}
 }
 

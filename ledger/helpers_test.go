@@ -285,3 +285,17 @@ func isRule(err error) bool {
 	var r *wire.RuleError
 	return errors.As(err, &r)
 }
+
+// cardMap is every card s holds in memory, by id.
+func cardMap(s *State) map[string]*Card {
+	m := map[string]*Card{}
+	s.Range(func(c *Card) bool { m[c.ID] = c; return true })
+	return m
+}
+
+// receiptMap is every receipt s holds in memory, by request id.
+func receiptMap(s *State) map[string]Receipt {
+	m := map[string]Receipt{}
+	s.RangeReceipts(func(rid string, r Receipt) bool { m[rid] = r; return true })
+	return m
+}

@@ -468,7 +468,7 @@ func openSnapshotIndexed(dir string) (s *State, hdr wire.SnapshotHeader, f *os.F
 				err = errIndexMismatch
 			}
 			if err == nil {
-				s.Src = &snapshotSource{dir: dir, path: path, f: f, info: fi, id: id, cards: hdr.Cards, ix: ix}
+				s.SetSource(&snapshotSource{dir: dir, path: path, f: f, info: fi, id: id, cards: hdr.Cards, ix: ix})
 				return s, hdr, nil
 			}
 			ix.close()
@@ -509,14 +509,13 @@ func lazyState(ix *snapshotIndex, headerLine []byte) (*State, wire.SnapshotHeade
 		if err != nil || l.Conflict == nil {
 			return nil, hdr, errIndexMismatch
 		}
-		s.RecordConflictEntry(*l.Conflict)
+		s.RestoreConflict(*l.Conflict)
 		tail = tail[i+1:]
 	}
-	if len(s.ConflictLog) != hdr.Conflicts {
+	if s.NumConflicts() != hdr.Conflicts {
 		return nil, hdr, errIndexMismatch
 	}
-	s.EventCount = hdr.Events
-	s.LastEvent = Event{At: hdr.LastAt, ID: hdr.LastID}
+	s.RestorePosition(hdr.Events, Event{At: hdr.LastAt, ID: hdr.LastID})
 	return s, hdr, nil
 }
 

@@ -160,7 +160,7 @@ func checkIndexedLoad(t *testing.T, data []byte) {
 		defer b.Close()
 		if indexed && saved != nil {
 			b.mu.Lock()
-			lazy := b.state.Src != nil
+			lazy := b.state.Source() != nil
 			b.mu.Unlock()
 			if !lazy {
 				t.Fatal("the index was not used")
@@ -280,7 +280,7 @@ func folded(t *testing.T, dir string) (string, bool) {
 	}
 	defer b.Close()
 	b.mu.Lock()
-	lazy := b.state.Src != nil
+	lazy := b.state.Source() != nil
 	b.mu.Unlock()
 	var out string
 	if err := b.View(func(s *State, _ time.Time) error { out = foldedJSON(t, s); return nil }); err != nil {

@@ -138,7 +138,7 @@ func (b *Backlog) loadOnce(sorted bool) (done bool, err error) {
 	}
 	var info os.FileInfo
 	if snapFile != nil {
-		if s.Src == nil {
+		if s.Source() == nil {
 			defer snapFile.Close()
 		}
 		if info, err = snapFile.Stat(); err != nil {

@@ -437,7 +437,7 @@ func (b *Backlog) applyUpstream(ctx context.Context, upstream Tree, load Loader)
 				res.Compacted = true
 			}
 		}
-		res.Conflicts = len(b.state.ConflictLog)
+		res.Conflicts = b.state.NumConflicts()
 		return nil
 	})
 	return out, res, err

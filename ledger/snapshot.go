@@ -251,25 +251,22 @@ func (d *snapshotDecoder) take(raw *wire.FrameLine) error {
 	case l.Card != nil:
 		c := l.Card
 		d.order(raw.N, 0, c.ID)
-		s.CardsByID[c.ID] = c
-		if c.IdempotencyKey != "" {
-			s.Keys[c.IdempotencyKey] = c.ID
-		}
+		s.RestoreCard(c)
 		if ib != nil {
 			ib.addCard(c, at, n)
 		}
 	case l.Receipt != nil:
 		d.order(raw.N, 1, l.Receipt.RequestID)
-		s.Requests[l.Receipt.RequestID] = l.Receipt.Receipt
+		s.RestoreReceipt(l.Receipt.RequestID, l.Receipt.Receipt)
 		if ib != nil {
 			ib.receipts = append(ib.receipts, indexEntry{key: l.Receipt.RequestID, off: at, n: n})
 		}
 	case l.Conflict != nil:
 		d.order(raw.N, 2, "")
-		if ib != nil && len(s.ConflictLog) == 0 {
+		if ib != nil && s.NumConflicts() == 0 {
 			ib.conflicts = at
 		}
-		s.RecordConflictEntry(*l.Conflict)
+		s.RestoreConflict(*l.Conflict)
 	case d.header:
 		// a second header: what follows is the other snapshot's
 	default:
@@ -285,18 +282,17 @@ func (d *snapshotDecoder) finish() (*State, error) {
 	if hdr.V == 0 {
 		return nil, &wire.CorruptError{Path: d.path, Line: 1, Err: errors.New("snapshot has no header")}
 	}
-	if len(s.CardsByID) != hdr.Cards || len(s.Requests) != hdr.Receipts || len(s.ConflictLog) != hdr.Conflicts {
+	if cards, receipts, conflicts := s.InMemory(); cards != hdr.Cards || receipts != hdr.Receipts || conflicts != hdr.Conflicts {
 		d.notUnion("its header counts %d cards, %d receipts, %d conflicts; it holds %d, %d, %d",
-			hdr.Cards, hdr.Receipts, hdr.Conflicts, len(s.CardsByID), len(s.Requests), len(s.ConflictLog))
+			hdr.Cards, hdr.Receipts, hdr.Conflicts, cards, receipts, conflicts)
 	}
 	if d.union != "" {
 		return nil, fmt.Errorf("%w: %s is not one snapshot (%s; a git union merge of two?): every line reads, so it is rebuilt from the archive segments", errStale, d.path, d.union)
 	}
-	if d.ib != nil && len(s.ConflictLog) == 0 {
+	if d.ib != nil && s.NumConflicts() == 0 {
 		d.ib.conflicts = d.offset
 	}
-	s.EventCount = hdr.Events
-	s.LastEvent = Event{At: hdr.LastAt, ID: hdr.LastID}
+	s.RestorePosition(hdr.Events, Event{At: hdr.LastAt, ID: hdr.LastID})
 	if hdr.V < 3 { // written before the fold counted open children
 		s.RecountChildren()
 	}

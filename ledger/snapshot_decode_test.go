@@ -243,13 +243,13 @@ func TestDecodeSnapshotRoundTrip(t *testing.T) {
 		if a, b := stateJSON(t, s), stateJSON(t, got); a != b {
 			t.Fatalf("snapshot read back as\n%s\nwant\n%s", b, a)
 		}
-		for id, c := range s.CardsByID {
-			if !reflect.DeepEqual(got.CardsByID[id], c) {
-				t.Fatalf("card %s read back as %+v, want %+v", id, got.CardsByID[id], c)
+		for id, c := range cardMap(s) {
+			if !reflect.DeepEqual(cardMap(got)[id], c) {
+				t.Fatalf("card %s read back as %+v, want %+v", id, cardMap(got)[id], c)
 			}
 		}
-		if !reflect.DeepEqual(got.Requests, s.Requests) {
-			t.Fatalf("receipts read back as %+v, want %+v", got.Requests, s.Requests)
+		if !reflect.DeepEqual(receiptMap(got), receiptMap(s)) {
+			t.Fatalf("receipts read back as %+v, want %+v", receiptMap(got), receiptMap(s))
 		}
 	}
 }

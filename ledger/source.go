@@ -67,7 +67,7 @@ func (src *snapshotSource) KeyOwner(key string) (string, bool, error) {
 	if err != nil {
 		return "", false, err
 	}
-	id, ok := w.s.Keys[key]
+	id, ok := w.s.KeyOwner(key)
 	return id, ok, nil
 }
 
@@ -81,7 +81,7 @@ func (src *snapshotSource) Receipt(rid string) (Receipt, bool, error) {
 	if err != nil {
 		return Receipt{}, false, err
 	}
-	r, ok := w.s.Requests[rid]
+	r, ok := w.s.Receipt(rid)
 	return r, ok, nil
 }
 
@@ -153,17 +153,19 @@ func (src *snapshotSource) Fill(cards map[string]*Card, requests map[string]Rece
 	if err != nil {
 		return err
 	}
-	for id, c := range w.s.CardsByID {
-		if _, ok := cards[id]; !ok {
+	w.s.Range(func(c *Card) bool {
+		if _, ok := cards[c.ID]; !ok {
 			cp := c.Clone()
-			cards[id] = &cp
+			cards[c.ID] = &cp
 		}
-	}
-	for rid, r := range w.s.Requests {
+		return true
+	})
+	w.s.RangeReceipts(func(rid string, r Receipt) bool {
 		if _, ok := requests[rid]; !ok {
 			requests[rid] = r
 		}
-	}
+		return true
+	})
 	return nil
 }
 
@@ -188,7 +190,7 @@ type wholeSnapshot struct {
 }
 
 func (w *wholeSnapshot) card(id string) *Card {
-	if c := w.s.CardsByID[id]; c != nil {
+	if c := w.s.Find(id); c != nil {
 		cp := c.Clone()
 		return &cp
 	}
@@ -198,11 +200,12 @@ func (w *wholeSnapshot) card(id string) *Card {
 func (w *wholeSnapshot) inClaimOrder() []*Card {
 	if w.order == nil {
 		w.order = []*Card{}
-		for _, c := range w.s.CardsByID {
+		w.s.Range(func(c *Card) bool {
 			if c.Status == StatusReady || c.Status == StatusClaimed || c.Status == StatusReview {
 				w.order = append(w.order, c)
 			}
-		}
+			return true
+		})
 		slices.SortFunc(w.order, ClaimOrder)
 	}
 	return w.order

@@ -236,18 +236,18 @@ type failingSource struct{ fold.CardSource }
 
 var errTestRead = errors.New("test: read during the fold")
 
-func (failingSource) card(string) (*Card, error)            { return nil, errTestRead }
-func (failingSource) keyOwner(string) (string, bool, error) { return "", false, errTestRead }
-func (failingSource) receipt(string) (Receipt, bool, error) {
+func (failingSource) Card(string) (*Card, error)            { return nil, errTestRead }
+func (failingSource) KeyOwner(string) (string, bool, error) { return "", false, errTestRead }
+func (failingSource) Receipt(string) (Receipt, bool, error) {
 	return Receipt{}, false, errTestRead
 }
-func (failingSource) fill(map[string]*Card, map[string]Receipt) error {
+func (failingSource) Fill(map[string]*Card, map[string]Receipt) error {
 	return errTestRead
 }
-func (failingSource) leased(time.Time, func([]byte) bool, func(*Card) bool) error {
+func (failingSource) Leased(time.Time, func([]byte) bool, func(*Card) bool) error {
 	return errTestRead
 }
-func (failingSource) candidates(int, time.Time, func([]byte) bool, func(*Card) bool) (int, error) {
+func (failingSource) Candidates(int, time.Time, func([]byte) bool, func(*Card) bool) (int, error) {
 	return 0, errTestRead
 }
 
@@ -270,7 +270,7 @@ func TestFoldReadsNothing(t *testing.T) {
 	if err := b.View(func(st *State, _ time.Time) error { s = st; return nil }); err != nil {
 		t.Fatal(err)
 	}
-	if s.Src == nil {
+	if s.Source() == nil {
 		t.Fatal("the index was not used")
 	}
 	at := t0.Add(time.Hour)
@@ -290,10 +290,10 @@ func TestFoldReadsNothing(t *testing.T) {
 		if err := s.Resolve(func() { c, conflict = s.Prepare(ev) }); err != nil {
 			t.Fatalf("%s %s: prepare: %v", ev.Op, ev.Card, err)
 		}
-		real := s.Src
-		s.Src = failingSource{real}
+		real := s.Source()
+		s.SetSource(failingSource{real})
 		err := s.Fold(ev, c, conflict)
-		s.Src = real
+		s.SetSource(real)
 		if err != nil {
 			t.Fatalf("%s %s: %v", ev.Op, ev.Card, err)
 		}

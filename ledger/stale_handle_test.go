@@ -185,5 +185,5 @@ func swapIndexedCards(t *testing.T, dir string) {
 func isLazy(b *Backlog) bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return b.state.Src != nil
+	return b.state.Source() != nil
 }

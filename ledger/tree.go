@@ -107,7 +107,7 @@ func Rebase(upstream, local Tree) (Tree, RebaseResult, error) {
 	if err != nil {
 		return nil, res, err
 	}
-	res.Conflicts = len(s.ConflictLog)
+	res.Conflicts = s.NumConflicts()
 	return out, res, nil
 }
 

@@ -271,7 +271,7 @@ func TestCloneFoldsAgree(t *testing.T) {
 		}
 		for k := uint64(1); k <= 3; k++ {
 			got := foldShuffled(all, seed*10+k)
-			if !reflect.DeepEqual(got.CardsByID, want.CardsByID) || !reflect.DeepEqual(got.ConflictLog, want.ConflictLog) {
+			if !reflect.DeepEqual(cardMap(got), cardMap(want)) || !reflect.DeepEqual(got.Conflicts(), want.Conflicts()) {
 				t.Fatalf("seed %d: two clones disagree", seed)
 			}
 			// A clone whose ledger holds the lines in another order
@@ -280,20 +280,20 @@ func TestCloneFoldsAgree(t *testing.T) {
 			clone := newEnv(t)
 			clone.writeLedger(bytes.Join(lines, nil))
 			cs := clone.open().state
-			for id, c := range want.CardsByID {
+			for id, c := range cardMap(want) {
 				if got := cs.Find(id); !reflect.DeepEqual(got, c) {
 					t.Fatalf("seed %d: the clone reads %s as\n%+v\nwant\n%+v", seed, id, got, c)
 				}
 			}
-			if !reflect.DeepEqual(cs.ConflictLog, want.ConflictLog) {
+			if !reflect.DeepEqual(cs.Conflicts(), want.Conflicts()) {
 				t.Fatalf("seed %d: the clone's conflicts differ", seed)
 			}
 		}
 		// The count of open children the fold keeps is the count a
 		// full recount derives.
-		for id, c := range want.CardsByID {
+		for id, c := range cardMap(want) {
 			n := 0
-			for _, k := range want.CardsByID {
+			for _, k := range cardMap(want) {
 				if k.Parent == id && k.OpenChild() {
 					n++
 				}
@@ -358,8 +358,8 @@ func TestEpicWaitsForChildren(t *testing.T) {
 	// stands whatever the config says (no conflict).
 	fresh := newEnv(t)
 	fresh.writeLedger(e2.bytes())
-	if s := fresh.open(); len(s.state.ConflictLog) != 0 {
-		t.Fatalf("conflicts: %v", s.state.ConflictLog)
+	if s := fresh.open(); s.state.NumConflicts() != 0 {
+		t.Fatalf("conflicts: %v", s.state.Conflicts())
 	}
 }
 

@@ -29,12 +29,12 @@ func (s *State) trackChildren(c *wire.Card, parent string, open bool) {
 // recountChildren derives every card's count of open children from the
 // cards: for a snapshot written before the fold kept it (format v2).
 func (s *State) RecountChildren() {
-	for _, c := range s.CardsByID {
+	for _, c := range s.cards {
 		c.OpenChildren = 0
 	}
-	for _, c := range s.CardsByID {
+	for _, c := range s.cards {
 		if c.Parent != "" && c.OpenChild() {
-			if p := s.CardsByID[c.Parent]; p != nil {
+			if p := s.cards[c.Parent]; p != nil {
 				p.OpenChildren++
 			}
 		}
@@ -44,7 +44,7 @@ func (s *State) RecountChildren() {
 // epicWaits reports why c, an epic with open children, is not claimable,
 // or nil.
 func (s *State) epicWaits(c *wire.Card) error {
-	if s.ClaimEpics || c.OpenChildren == 0 {
+	if s.claimEpics || c.OpenChildren == 0 {
 		return nil
 	}
 	return wire.Rule(wire.ErrConflict, "card %s waits on %d open %s", c.ID, c.OpenChildren, plural(c.OpenChildren, "child", "children"))
@@ -74,7 +74,7 @@ func plural(n int, one, many string) string {
 func (s *State) Children(id string) []wire.Card {
 	s.All()
 	var kids []*wire.Card
-	for _, c := range s.CardsByID {
+	for _, c := range s.cards {
 		if c.Parent == id && c.DeletedAt == nil {
 			kids = append(kids, c)
 		}

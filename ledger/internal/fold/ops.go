@@ -54,7 +54,7 @@ func checkCreate(s *State, c *wire.Card, e *wire.Event) error {
 		return wire.Rule(wire.ErrInvalid, "card %s needs a title", e.Card)
 	}
 	if k := f.IdempotencyKey; k != "" {
-		if id, used := s.keyOwner(k); used {
+		if id, used := s.KeyOwner(k); used {
 			return wire.Rule(wire.ErrConflict, "idempotency key %q already created card %s", k, id)
 		}
 	}
@@ -67,7 +67,7 @@ func applyCreate(s *State, c *wire.Card, e *wire.Event) {
 	c.CreatedAt = e.WriterClock()
 	c.IdempotencyKey = e.Fields.IdempotencyKey
 	if c.IdempotencyKey != "" {
-		s.Keys[c.IdempotencyKey] = c.ID
+		s.keys[c.IdempotencyKey] = c.ID
 	}
 	applyFields(s, c, e)
 }

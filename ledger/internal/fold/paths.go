@@ -132,26 +132,26 @@ func segsMatch(g, f []string) bool {
 // index lists them with their lease end (a card in review as never
 // ending), so the cards that hold nothing are not read at all.
 func (s *State) PathHolders(now time.Time) []*wire.Card {
-	if s.Held.ok && s.Held.events == s.EventCount && s.Held.now.Equal(now) {
-		return s.Held.cards
+	if s.held.ok && s.held.events == s.events && s.held.now.Equal(now) {
+		return s.held.cards
 	}
 	complete := s.haveLeased(now)
 	var out []*wire.Card
-	for _, c := range s.CardsByID {
+	for _, c := range s.cards {
 		if c.HoldsPaths(now) {
 			out = append(out, c)
 		}
 	}
 	slices.SortFunc(out, ClaimOrder)
 	if complete {
-		s.Held = HeldCache{ok: true, events: s.EventCount, now: now, cards: out}
+		s.held = heldCache{ok: true, events: s.events, now: now, cards: out}
 	}
 	return out
 }
 
 // heldCache keeps pathHolders' answer for the state and time it was
 // computed at.
-type HeldCache struct {
+type heldCache struct {
 	ok     bool
 	events int64
 	now    time.Time

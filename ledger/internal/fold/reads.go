@@ -79,7 +79,7 @@ func (w *wants) empty() bool {
 // replaced by the next run's. A read that fails is returned, and pure's
 // last answer is then void.
 func (s *State) Resolve(pure func()) error {
-	if s.Src == nil && s.lz.want == nil {
+	if s.src == nil && s.lz.want == nil {
 		pure()
 		return nil
 	}
@@ -91,7 +91,7 @@ func (s *State) Resolve(pure func()) error {
 	}
 	w.reset()
 	for {
-		if s.Src == nil {
+		if s.src == nil {
 			s.lz.want = nil
 			pure()
 			return nil
@@ -183,7 +183,7 @@ func (s *State) TakeFault() error {
 // card returns the card with the given id; nil when there is none, or
 // (under resolve) when it has not been read yet.
 func (s *State) Find(id string) *wire.Card {
-	if c, ok := s.CardsByID[id]; ok || s.Src == nil {
+	if c, ok := s.cards[id]; ok || s.src == nil {
 		return c
 	}
 	if w := s.lz.want; w != nil {
@@ -195,12 +195,12 @@ func (s *State) Find(id string) *wire.Card {
 	if _, err := s.ReadCard(id); err != nil {
 		s.noteFault(err)
 	}
-	return s.CardsByID[id]
+	return s.cards[id]
 }
 
-// keyOwner returns the id of the card created with an idempotency key.
-func (s *State) keyOwner(key string) (string, bool) {
-	if id, ok := s.Keys[key]; ok || s.Src == nil {
+// KeyOwner returns the id of the card created with an idempotency key.
+func (s *State) KeyOwner(key string) (string, bool) {
+	if id, ok := s.keys[key]; ok || s.src == nil {
 		return id, ok
 	}
 	if w := s.lz.want; w != nil {
@@ -212,13 +212,13 @@ func (s *State) keyOwner(key string) (string, bool) {
 	if _, err := s.readKey(key); err != nil {
 		s.noteFault(err)
 	}
-	id, ok := s.Keys[key]
+	id, ok := s.keys[key]
 	return id, ok
 }
 
 // Receipt returns what an earlier request with this id did.
 func (s *State) Receipt(requestID string) (wire.Receipt, bool) {
-	if r, ok := s.Requests[requestID]; ok || s.Src == nil {
+	if r, ok := s.requests[requestID]; ok || s.src == nil {
 		return r, ok
 	}
 	if w := s.lz.want; w != nil {
@@ -230,14 +230,14 @@ func (s *State) Receipt(requestID string) (wire.Receipt, bool) {
 	if _, err := s.readReceipt(requestID); err != nil {
 		s.noteFault(err)
 	}
-	r, ok := s.Requests[requestID]
+	r, ok := s.requests[requestID]
 	return r, ok
 }
 
 // all makes the maps hold every card and receipt, for the callers that
 // look at all of them; false (under resolve) when they do not yet.
 func (s *State) All() bool {
-	if s.Src == nil {
+	if s.src == nil {
 		return true
 	}
 	return !s.lacks(func(w *wants) { w.all = true }, s.readAll)
@@ -246,7 +246,7 @@ func (s *State) All() bool {
 // haveLeased makes the maps hold every card under a lease live at now
 // (or in review); false (under resolve) when they do not yet.
 func (s *State) haveLeased(now time.Time) bool {
-	if s.Src == nil || (s.lz.leasedOK && !now.Before(s.lz.leased)) {
+	if s.src == nil || (s.lz.leasedOK && !now.Before(s.lz.leased)) {
 		return true
 	}
 	return !s.lacks(func(w *wants) { w.leased = &now }, func() error { return s.readLeased(now) })
@@ -257,7 +257,7 @@ func (s *State) haveLeased(now time.Time) bool {
 // when every such card is in memory; last (nil before the first read) is
 // the claim-order key of the last card read.
 func (s *State) claimFrontier(leasedAt time.Time) (last *wire.Card, more bool) {
-	if s.Src == nil {
+	if s.src == nil {
 		return nil, false
 	}
 	f := &s.lz.cand
@@ -281,57 +281,57 @@ func (s *State) moreCandidates(leasedAt time.Time) bool {
 // says whether the maps hold what was asked for after it.
 
 func (s *State) ReadCard(id string) (found bool, err error) {
-	if _, ok := s.CardsByID[id]; ok || s.Src == nil {
+	if _, ok := s.cards[id]; ok || s.src == nil {
 		return ok, nil
 	}
-	c, err := s.Src.Card(id)
+	c, err := s.src.Card(id)
 	if err != nil || c == nil {
 		return false, err
 	}
-	s.CardsByID[id] = c
+	s.cards[id] = c
 	return true, nil
 }
 
 func (s *State) readKey(key string) (found bool, err error) {
-	if _, ok := s.Keys[key]; ok || s.Src == nil {
+	if _, ok := s.keys[key]; ok || s.src == nil {
 		return ok, nil
 	}
-	id, ok, err := s.Src.KeyOwner(key)
+	id, ok, err := s.src.KeyOwner(key)
 	if err != nil || !ok {
 		return false, err
 	}
-	s.Keys[key] = id
+	s.keys[key] = id
 	return true, nil
 }
 
 func (s *State) readReceipt(rid string) (found bool, err error) {
-	if _, ok := s.Requests[rid]; ok || s.Src == nil {
+	if _, ok := s.requests[rid]; ok || s.src == nil {
 		return ok, nil
 	}
-	r, ok, err := s.Src.Receipt(rid)
+	r, ok, err := s.src.Receipt(rid)
 	if err != nil || !ok {
 		return false, err
 	}
-	s.Requests[rid] = r
+	s.requests[rid] = r
 	return true, nil
 }
 
 // readAll reads whatever the source still holds into the maps and drops
 // the source.
 func (s *State) readAll() error {
-	if s.Src == nil {
+	if s.src == nil {
 		return nil
 	}
-	if err := s.Src.Fill(s.CardsByID, s.Requests); err != nil {
+	if err := s.src.Fill(s.cards, s.requests); err != nil {
 		return err
 	}
-	for id, c := range s.CardsByID {
+	for id, c := range s.cards {
 		if c.IdempotencyKey != "" {
-			s.Keys[c.IdempotencyKey] = id
+			s.keys[c.IdempotencyKey] = id
 		}
 	}
-	s.Src.Close()
-	s.Src = nil
+	s.src.Close()
+	s.src = nil
 	s.lz = lazyReads{want: s.lz.want, fault: s.lz.fault, spare: s.lz.spare}
 	return nil
 }
@@ -339,19 +339,19 @@ func (s *State) readAll() error {
 // readLeased reads the cards under a lease live at now, and those in
 // review, that are not in memory.
 func (s *State) readLeased(now time.Time) error {
-	if s.Src == nil {
+	if s.src == nil {
 		return nil
 	}
 	read := map[string]*wire.Card{}
-	seen := func(id []byte) bool { _, ok := s.CardsByID[string(id)]; return ok }
-	if err := s.Src.Leased(now, seen, func(c *wire.Card) bool {
+	seen := func(id []byte) bool { _, ok := s.cards[string(id)]; return ok }
+	if err := s.src.Leased(now, seen, func(c *wire.Card) bool {
 		read[c.ID] = c
 		return true
 	}); err != nil {
 		return err
 	}
 	for id, c := range read {
-		s.CardsByID[id] = c
+		s.cards[id] = c
 	}
 	s.lz.leased, s.lz.leasedOK = now, true
 	return nil
@@ -361,7 +361,7 @@ func (s *State) readLeased(now time.Time) error {
 // the frontier (from the start when the frontier does not serve
 // leasedAt), leaving out those in memory.
 func (s *State) readCandidates(leasedAt time.Time) error {
-	if s.Src == nil {
+	if s.src == nil {
 		return nil
 	}
 	f := &s.lz.cand
@@ -372,9 +372,9 @@ func (s *State) readCandidates(leasedAt time.Time) error {
 		return nil
 	}
 	n := max(f.next, 1)
-	read := make([]*wire.Card, 0, min(n, s.Src.Count()))
-	seen := func(id []byte) bool { _, ok := s.CardsByID[string(id)]; return ok }
-	from, err := s.Src.Candidates(f.from, f.at, seen, func(c *wire.Card) bool {
+	read := make([]*wire.Card, 0, min(n, s.src.Count()))
+	seen := func(id []byte) bool { _, ok := s.cards[string(id)]; return ok }
+	from, err := s.src.Candidates(f.from, f.at, seen, func(c *wire.Card) bool {
 		if f.last.ID != "" && ClaimOrder(c, &f.last) <= 0 {
 			return true
 		}
@@ -386,7 +386,7 @@ func (s *State) readCandidates(leasedAt time.Time) error {
 	}
 	f.from = from
 	for _, c := range read {
-		s.CardsByID[c.ID] = c
+		s.cards[c.ID] = c
 	}
 	if len(read) < n {
 		f.done = true

@@ -137,7 +137,7 @@ func (s *State) List(f Filter, now time.Time, sortBy string) []wire.Card {
 		})
 	} else {
 		s.All()
-		for _, c := range s.CardsByID {
+		for _, c := range s.cards {
 			if f.Match(s, c, now) {
 				hits = append(hits, c)
 			}
@@ -184,7 +184,7 @@ func (s *State) InClaimOrder(leasedAt time.Time, fn func(c *wire.Card) bool) {
 	for {
 		front, more := s.claimFrontier(leasedAt)
 		mem = mem[:0]
-		for _, c := range s.CardsByID {
+		for _, c := range s.cards {
 			if (c.Status == wire.StatusReady || c.Status == wire.StatusClaimed || c.Status == wire.StatusReview) && (last == nil || ClaimOrder(c, last) > 0) {
 				mem = append(mem, c)
 			}
@@ -284,18 +284,18 @@ type Stats struct {
 // the oldest ready card at now.
 func (s *State) Stats(now time.Time) Stats {
 	s.All()
-	st := Stats{Cards: len(s.CardsByID), Conflicts: len(s.ConflictLog), Events: s.EventCount, ByStatus: map[wire.Status]int{}}
+	st := Stats{Cards: len(s.cards), Conflicts: len(s.conflicts), Events: s.events, ByStatus: map[wire.Status]int{}}
 	for _, status := range wire.Statuses {
 		st.ByStatus[status] = 0
 	}
 	var oldest *wire.Card
 	parents := map[string]bool{}
-	for _, c := range s.CardsByID {
+	for _, c := range s.cards {
 		if c.Parent != "" && c.DeletedAt == nil {
 			parents[c.Parent] = true
 		}
 	}
-	for _, c := range s.CardsByID {
+	for _, c := range s.cards {
 		if c.DeletedAt != nil {
 			st.Cards--
 			st.Deleted++
@@ -330,7 +330,7 @@ func (s *State) Stats(now time.Time) Stats {
 func (s *State) Expired(now time.Time) []string {
 	var ids []string
 	s.All()
-	for _, c := range s.CardsByID {
+	for _, c := range s.cards {
 		if c.Expired(now) {
 			ids = append(ids, c.ID)
 		}

@@ -15,37 +15,37 @@ func (s *State) SnapshotLines() (hdr wire.SnapshotHeader, cards []*wire.Card, re
 		return hdr, nil, nil, nil, err
 	}
 	s.pruneReceipts()
-	hdr = wire.SnapshotHeader{V: wire.FormatVersion, Events: s.EventCount, LastAt: s.LastEvent.At, LastID: s.LastEvent.ID,
-		Cards: len(s.CardsByID), Receipts: len(s.Requests), Conflicts: len(s.ConflictLog)}
-	ids := make([]string, 0, len(s.CardsByID))
-	for id := range s.CardsByID {
+	hdr = wire.SnapshotHeader{V: wire.FormatVersion, Events: s.events, LastAt: s.last.At, LastID: s.last.ID,
+		Cards: len(s.cards), Receipts: len(s.requests), Conflicts: len(s.conflicts)}
+	ids := make([]string, 0, len(s.cards))
+	for id := range s.cards {
 		ids = append(ids, id)
 	}
 	slices.Sort(ids)
 	cards = make([]*wire.Card, len(ids))
 	for i, id := range ids {
-		cards[i] = s.CardsByID[id]
+		cards[i] = s.cards[id]
 	}
-	rids := make([]string, 0, len(s.Requests))
-	for r := range s.Requests {
+	rids := make([]string, 0, len(s.requests))
+	for r := range s.requests {
 		rids = append(rids, r)
 	}
 	slices.Sort(rids)
 	receipts = make([]wire.Keyed, len(rids))
 	for i, r := range rids {
-		receipts[i] = wire.Keyed{RequestID: r, Receipt: s.Requests[r]}
+		receipts[i] = wire.Keyed{RequestID: r, Receipt: s.requests[r]}
 	}
-	return hdr, cards, receipts, s.ConflictLog, nil
+	return hdr, cards, receipts, s.conflicts, nil
 }
 
 // pruneReceipts forgets request ids older than ReceiptRetention before the
 // newest event.
 func (s *State) pruneReceipts() {
 	s.All()
-	cutoff := s.LastEvent.At.Add(-wire.ReceiptRetention)
-	for r, rc := range s.Requests {
+	cutoff := s.last.At.Add(-wire.ReceiptRetention)
+	for r, rc := range s.requests {
 		if rc.At.Before(cutoff) {
-			delete(s.Requests, r)
+			delete(s.requests, r)
 		}
 	}
 }

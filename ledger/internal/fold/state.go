@@ -16,27 +16,27 @@ import (
 // never reads: Apply and Check read what an event needs first (resolve,
 // reads.go) and return a read that fails before anything is folded.
 type State struct {
-	CardsByID   map[string]*wire.Card
-	Keys        map[string]string       // idempotency key -> card id
-	Requests    map[string]wire.Receipt // request id -> what it did
-	ConflictLog []wire.Conflict
-	conflictOf  map[string]int // event id -> index in conflicts
-	EventCount  int64
-	LastEvent   wire.Event // the last event folded, applied or not
+	cards      map[string]*wire.Card
+	keys       map[string]string       // idempotency key -> card id
+	requests   map[string]wire.Receipt // request id -> what it did
+	conflicts  []wire.Conflict
+	conflictOf map[string]int // event id -> index in conflicts
+	events     int64
+	last       wire.Event // the last event folded, applied or not
 
-	Src     CardSource // what the snapshot holds that the maps lack; nil when they hold everything
+	src     CardSource // what the snapshot holds that the maps lack; nil when they hold everything
 	created int        // cards created since the source's snapshot
 	lz      lazyReads  // what has been read from src (reads.go)
 
 	// claimEpics: epics.wait_for_children is false, so open children do
 	// not hold an epic back (a rule of selection, never of the fold).
-	ClaimEpics bool
-	Held       HeldCache // the path holders, as last computed (paths.go)
+	claimEpics bool
+	held       heldCache // the path holders, as last computed (paths.go)
 }
 
 // NewState returns the state of an empty ledger.
 func NewState() *State {
-	return &State{CardsByID: map[string]*wire.Card{}, Keys: map[string]string{}, Requests: map[string]wire.Receipt{}, conflictOf: map[string]int{}}
+	return &State{cards: map[string]*wire.Card{}, keys: map[string]string{}, requests: map[string]wire.Receipt{}, conflictOf: map[string]int{}}
 }
 
 // Apply folds one event. An event that fails validation changes nothing and
@@ -92,8 +92,8 @@ func (s *State) Prepare(e *wire.Event) (c *wire.Card, conflict error) {
 // fold applies e, which prepare checked (conflict is its verdict) with
 // everything it reads in memory: it reads nothing.
 func (s *State) Fold(e *wire.Event, c *wire.Card, conflict error) error {
-	s.EventCount++
-	s.LastEvent = *e
+	s.events++
+	s.last = *e
 	if conflict != nil {
 		s.recordConflict(e, conflict)
 		return conflict
@@ -101,7 +101,7 @@ func (s *State) Fold(e *wire.Event, c *wire.Card, conflict error) error {
 	parent, open := "", false
 	if c == nil { // create
 		c = &wire.Card{ID: e.Card}
-		s.CardsByID[e.Card] = c
+		s.cards[e.Card] = c
 		s.created++
 	} else {
 		parent, open = c.Parent, c.OpenChild()
@@ -111,7 +111,7 @@ func (s *State) Fold(e *wire.Event, c *wire.Card, conflict error) error {
 	c.Version++
 	c.UpdatedAt = e.WriterClock()
 	if e.RequestID != "" {
-		s.Requests[e.RequestID] = wire.Receipt{Event: e.ID, At: e.At, Op: e.Op, Card: e.Card, Epoch: c.ClaimEpoch, Version: c.Version}
+		s.requests[e.RequestID] = wire.Receipt{Event: e.ID, At: e.At, Op: e.Op, Card: e.Card, Epoch: c.ClaimEpoch, Version: c.Version}
 	}
 	return nil
 }
@@ -153,15 +153,15 @@ func (s *State) recordConflict(e *wire.Event, err error) {
 	}
 	// The fold has looked the card up already (a known op), so the map
 	// holds it if it exists: no read here can fail.
-	if card := s.CardsByID[e.Card]; e.Owner != "" && card != nil && card.Status == wire.StatusClaimed && card.ClaimOwner != e.Owner {
+	if card := s.cards[e.Card]; e.Owner != "" && card != nil && card.Status == wire.StatusClaimed && card.ClaimOwner != e.Owner {
 		c.Winner = card.ClaimOwner
 	}
-	s.RecordConflictEntry(c)
+	s.recordConflictEntry(c)
 }
 
-func (s *State) RecordConflictEntry(c wire.Conflict) {
-	s.conflictOf[c.Event] = len(s.ConflictLog)
-	s.ConflictLog = append(s.ConflictLog, c)
+func (s *State) recordConflictEntry(c wire.Conflict) {
+	s.conflictOf[c.Event] = len(s.conflicts)
+	s.conflicts = append(s.conflicts, c)
 }
 
 // ConflictOf returns the conflict recorded for an event, if the fold
@@ -171,7 +171,7 @@ func (s *State) ConflictOf(eventID string) (wire.Conflict, bool) {
 	if !ok {
 		return wire.Conflict{}, false
 	}
-	return s.ConflictLog[i], true
+	return s.conflicts[i], true
 }
 
 // Card returns a copy of the card with the given id.
@@ -185,21 +185,21 @@ func (s *State) Card(id string) (wire.Card, bool) {
 
 // Len is the number of cards.
 func (s *State) Len() int {
-	if s.Src != nil {
-		return s.Src.Count() + s.created
+	if s.src != nil {
+		return s.src.Count() + s.created
 	}
-	return len(s.CardsByID)
+	return len(s.cards)
 }
 
 // Events is the number of events folded, conflicts included.
-func (s *State) Events() int64 { return s.EventCount }
+func (s *State) Events() int64 { return s.events }
 
 // Conflicts returns the events that were folded but not applied.
-func (s *State) Conflicts() []wire.Conflict { return append([]wire.Conflict(nil), s.ConflictLog...) }
+func (s *State) Conflicts() []wire.Conflict { return append([]wire.Conflict(nil), s.conflicts...) }
 
 // CardByKey returns the card created with the given idempotency key.
 func (s *State) CardByKey(key string) (wire.Card, bool) {
-	id, ok := s.keyOwner(key)
+	id, ok := s.KeyOwner(key)
 	if !ok {
 		return wire.Card{}, false
 	}
@@ -207,14 +207,14 @@ func (s *State) CardByKey(key string) (wire.Card, bool) {
 }
 
 // Last is the last event folded; the zero Event for an empty ledger.
-func (s *State) Last() wire.Event { return s.LastEvent }
+func (s *State) Last() wire.Event { return s.last }
 
 // release closes the snapshot a lazily read state holds open; reads from
 // it fail after.
 func (s *State) Release() {
-	if s != nil && s.Src != nil {
-		s.Src.Close()
-		s.Src = releasedSource{}
+	if s != nil && s.src != nil {
+		s.src.Close()
+		s.src = releasedSource{}
 	}
 }
 

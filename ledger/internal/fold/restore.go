@@ -1,0 +1,66 @@
+package fold
+
+import "github.com/bl-backlog/bl/ledger/internal/wire"
+
+// This file holds what the store uses to build a state from a snapshot
+// and to read a state it holds whole.
+
+// RestoreCard adds a card a snapshot holds, and its idempotency key.
+func (s *State) RestoreCard(c *wire.Card) {
+	s.cards[c.ID] = c
+	if c.IdempotencyKey != "" {
+		s.keys[c.IdempotencyKey] = c.ID
+	}
+}
+
+// RestoreReceipt adds what a request id did, as a snapshot remembers it.
+func (s *State) RestoreReceipt(requestID string, r wire.Receipt) { s.requests[requestID] = r }
+
+// RestoreConflict adds a conflict a snapshot records, in fold order.
+func (s *State) RestoreConflict(c wire.Conflict) { s.recordConflictEntry(c) }
+
+// RestorePosition sets how many events the snapshot folded and the last
+// of them (its stamp and id).
+func (s *State) RestorePosition(events int64, last wire.Event) { s.events, s.last = events, last }
+
+// InMemory counts the cards, receipts and conflicts s holds in memory:
+// all of them, for a state read whole.
+func (s *State) InMemory() (cards, receipts, conflicts int) {
+	return len(s.cards), len(s.requests), len(s.conflicts)
+}
+
+// SetSource makes s read what its maps lack from src, a snapshot read
+// lazily; Release closes it.
+func (s *State) SetSource(src CardSource) { s.src = src }
+
+// Source is what s reads from: nil when it holds everything in memory.
+func (s *State) Source() CardSource { return s.src }
+
+// SetClaimEpics says whether open children hold an epic back from being
+// claimed (epics.wait_for_children): a rule of selection, never of the
+// fold.
+func (s *State) SetClaimEpics(on bool) { s.claimEpics = on }
+
+// NumConflicts is the number of events the fold refused.
+func (s *State) NumConflicts() int { return len(s.conflicts) }
+
+// Range calls fn with each card s holds in memory (every card, for a state
+// read whole) in no order, until fn returns false. The cards are the
+// state's own: fn must not change them.
+func (s *State) Range(fn func(c *wire.Card) bool) {
+	for _, c := range s.cards {
+		if !fn(c) {
+			return
+		}
+	}
+}
+
+// RangeReceipts calls fn with each receipt s holds in memory, in no order,
+// until fn returns false.
+func (s *State) RangeReceipts(fn func(requestID string, r wire.Receipt) bool) {
+	for rid, r := range s.requests {
+		if !fn(rid, r) {
+			return
+		}
+	}
+}
