@@ -87,7 +87,7 @@ func checkCardEncoding(t *testing.T, c *Card) bool {
 
 // rawDeclineOK reports whether raw is a checkpoint the encoders may leave to
 // the JSON encoder although it takes it: one with invalid UTF-8, a
-// surrogate escape, or deeper than maxRawDepth.
+// surrogate escape, or deeper than MaxRawDepth.
 func rawDeclineOK(raw []byte) bool {
 	return !utf8.Valid(raw) || bytes.Contains(bytes.ToLower(raw), []byte(`\ud`)) ||
 		bytes.Count(raw, []byte("["))+bytes.Count(raw, []byte("{")) > wire.MaxRawDepth
@@ -676,7 +676,7 @@ func TestEncodeDeclines(t *testing.T) {
 	}
 }
 
-// encodeFramedJSON is encodeFramed with the JSON encoder alone.
+// encodeFramedJSON is EncodeFramed with the JSON encoder alone.
 func encodeFramedJSON(v any) ([]byte, error) {
 	body, err := json.MarshalWithOption(v, json.DisableHTMLEscape())
 	if err != nil {

@@ -89,7 +89,7 @@ func (pos *position) close() {
 
 // readFrom folds the events of the ledger at path from pos into apply,
 // returning the new position and any torn tail after it. Lines are read and
-// judged by lineReader; what is not an event or a torn tail is a
+// judged by LineReader; what is not an event or a torn tail is a
 // *CorruptError. An event not after the one before it is errUnsorted (or
 // errStale when the one before it is the snapshot's newest): the caller
 // folds the file again with readSorted.
@@ -214,7 +214,7 @@ type settled struct {
 // settleLines reads every event lr has left, up to a torn tail, and
 // returns them sorted by (at, id), each event id once: the one rule that
 // settles what a git union merge leaves in an event file. Two copies of
-// one event id keep the one settleCopies picks; two different events with
+// one event id keep the one SettleCopies picks; two different events with
 // one id are a *CorruptError (the second of them). end is where it
 // stopped (where a reader goes on): after the last event, before a torn
 // tail or at the end of the file.

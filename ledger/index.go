@@ -338,7 +338,7 @@ func (ix *snapshotIndex) candidate(i int) (pos int, lease time.Time, err error) 
 	return pos, lease, nil
 }
 
-// candidates is cardSource.candidates through the claim-order list, from
+// candidates is CardSource.Candidates through the claim-order list, from
 // its from-th entry: a card skipped or under a live lease is left out
 // without reading its line. next is the entry after the last card fn saw.
 func (ix *snapshotIndex) candidates(from int, leasedAt time.Time, skip func([]byte) bool, fn func(*Card) bool) (next int, err error) {
@@ -365,7 +365,7 @@ func (ix *snapshotIndex) candidates(from int, leasedAt time.Time, skip func([]by
 	return ix.orders, nil
 }
 
-// leased is cardSource.leased through the claim-order list: only the
+// leased is CardSource.Leased through the claim-order list: only the
 // cards whose lease end lies after at are read.
 func (ix *snapshotIndex) leased(at time.Time, skip func([]byte) bool, fn func(*Card) bool) error {
 	for k := range ix.orders {

@@ -59,7 +59,7 @@ func (s *State) parentCycle(id, p string) []string {
 	return nil
 }
 
-// dependencyProblems lists cards that cannot become claimable on their own:
+// DependencyProblems lists cards that cannot become claimable on their own:
 // waiting on a blocked or missing card, or with a missing parent.
 func (s *State) DependencyProblems() []string {
 	var out []string

@@ -26,7 +26,7 @@ func (s *State) trackChildren(c *wire.Card, parent string, open bool) {
 	}
 }
 
-// recountChildren derives every card's count of open children from the
+// RecountChildren derives every card's count of open children from the
 // cards: for a snapshot written before the fold kept it (format v2).
 func (s *State) RecountChildren() {
 	for _, c := range s.cards {

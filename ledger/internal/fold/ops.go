@@ -86,7 +86,7 @@ func checkUpdate(s *State, c *wire.Card, e *wire.Event) error {
 	return s.CheckFields(e.Card, f)
 }
 
-// checkFields validates the fields a create or update sets on card id.
+// CheckFields validates the fields a create or update sets on card id.
 func (s *State) CheckFields(id string, f *wire.Fields) error {
 	if f.Title != nil && len(*f.Title) > wire.MaxTitleLen {
 		return wire.Rule(wire.ErrInvalid, "title of %s is longer than %d bytes", id, wire.MaxTitleLen)
@@ -144,7 +144,7 @@ func (s *State) CheckFields(id string, f *wire.Fields) error {
 	return nil
 }
 
-// fieldsChange reports whether applying f would change c.
+// FieldsChange reports whether applying f would change c.
 func FieldsChange(f *wire.Fields, c *wire.Card) bool {
 	probe := c.Clone()
 	applyFields(nil, &probe, &wire.Event{Fields: f})

@@ -127,7 +127,7 @@ func segsMatch(g, f []string) bool {
 	return ok && segsMatch(g[1:], f[1:])
 }
 
-// pathHolders returns the cards that hold paths at now, in claim order.
+// PathHolders returns the cards that hold paths at now, in claim order.
 // Only cards under a live lease or in review are read: the snapshot
 // index lists them with their lease end (a card in review as never
 // ending), so the cards that hold nothing are not read at all.
@@ -149,7 +149,7 @@ func (s *State) PathHolders(now time.Time) []*wire.Card {
 	return out
 }
 
-// heldCache keeps pathHolders' answer for the state and time it was
+// heldCache keeps PathHolders' answer for the state and time it was
 // computed at.
 type heldCache struct {
 	ok     bool
@@ -158,7 +158,7 @@ type heldCache struct {
 	cards  []*wire.Card
 }
 
-// pathsHeldBy returns the first card other than c holding a path that
+// PathsHeldBy returns the first card other than c holding a path that
 // overlaps c's paths at now, or nil. A card without paths is never held
 // back, and costs nothing here.
 func (s *State) PathsHeldBy(c *wire.Card, now time.Time) *wire.Card {
@@ -188,7 +188,7 @@ func overlapAny(a, b []string) bool {
 // code 4, code "paths_held").
 var ErrPathsHeld = fmt.Errorf("%w: paths held", wire.ErrConflict)
 
-// heldError says which card holds the paths c needs.
+// HeldError says which card holds the paths c needs.
 func HeldError(c, h *wire.Card) error {
 	by := ""
 	if h.Status == wire.StatusReview {

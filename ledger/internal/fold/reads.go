@@ -173,7 +173,7 @@ func (s *State) noteFault(err error) {
 	}
 }
 
-// takeFault returns and clears the read that failed outside resolve.
+// TakeFault returns and clears the read that failed outside resolve.
 func (s *State) TakeFault() error {
 	err := s.lz.fault
 	s.lz.fault = nil

@@ -7,7 +7,7 @@ import (
 	"github.com/bl-backlog/bl/ledger/internal/wire"
 )
 
-// cardSource is where a State finds what it has not read into memory yet:
+// CardSource is where a State finds what it has not read into memory yet:
 // the cards, idempotency keys and receipts of the snapshot it started
 // from. Snapshot files are immutable, so reading one lazily is the same
 // fold as reading it whole. Every read returns its error: a read that fails

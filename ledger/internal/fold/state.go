@@ -52,7 +52,7 @@ func (s *State) Apply(e *wire.Event) error {
 	return conflict
 }
 
-// foldEvent is Apply telling the two failures apart: conflict is why the
+// FoldEvent is Apply telling the two failures apart: conflict is why the
 // event was refused (and recorded), err a snapshot line that could not be
 // read (and nothing changed).
 func (s *State) FoldEvent(e *wire.Event) (conflict, err error) {

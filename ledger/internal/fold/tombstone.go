@@ -35,7 +35,7 @@ func applyRestore(_ *State, c *wire.Card, _ *wire.Event) {
 	c.DeleteReason = ""
 }
 
-// checkDeleted refuses any op but restore (and create, which finds the id
+// CheckDeleted refuses any op but restore (and create, which finds the id
 // taken) on a deleted card.
 func CheckDeleted(c *wire.Card, e *wire.Event) error {
 	if c == nil || c.DeletedAt == nil || e.Op == wire.OpRestore || e.Op == wire.OpCreate {

@@ -22,7 +22,7 @@ func (c *Card) Exhausted() bool {
 	return c.MaxAttempts > 0 && c.Attempts >= c.MaxAttempts
 }
 
-// clearLease drops the lease fields; the epoch stays so it only ever grows.
+// ClearLease drops the lease fields; the epoch stays so it only ever grows.
 func (c *Card) ClearLease() {
 	c.ClaimOwner = ""
 	c.ClaimedAt = nil
@@ -42,14 +42,14 @@ func TimePtr(t time.Time) *time.Time { return &t }
 
 // MaxCardBytes bounds a card's encoded JSON (compact, as its snapshot line
 // holds it) after a create, update or link: what a writer may put in a
-// card's fields. The rest of a snapshot line's limit (maxLine) is kept for
+// card's fields. The rest of a snapshot line's limit (MaxLine) is kept for
 // what leases add (owner, checkpoint, reasons, times); any other event is
 // refused only when the card would outgrow the line itself. Writers refuse
 // such an event (ErrInvalid) and the fold records a merged-in one as a
 // conflict, so compaction never writes a line a reader refuses.
 const MaxCardBytes = MaxLine - 64<<10
 
-// cardLineOverhead is what a snapshot line adds to a card's JSON:
+// CardLineOverhead is what a snapshot line adds to a card's JSON:
 // {"card":...,"crc":"xxxxxxxx"} and the newline.
 const CardLineOverhead = len(`{"card":`) + CrcSuffixLen + 1
 
@@ -60,7 +60,7 @@ func WideLen(s string) int { return 6*len(s) + 2 }
 // escapedLen is at least the length of s as a JSON string, closer than
 // wideLen: five bytes more for each byte that may be escaped (a quote, a
 // backslash, a control character or any byte of a multi-byte sequence,
-// found as appendString finds them, eight bytes at a time).
+// found as AppendString finds them, eight bytes at a time).
 func EscapedLen(s string) int {
 	n, i := len(s)+2, 0
 	for ; i+8 <= len(s); i += 8 {
@@ -83,13 +83,13 @@ func listBound(list []string, strLen func(string) int) int {
 	return n
 }
 
-// reviewLeased reports whether a reviewer holds a live lease on the card in
+// ReviewLeased reports whether a reviewer holds a live lease on the card in
 // review at now.
 func (c *Card) ReviewLeased(now time.Time) bool {
 	return c.Status == StatusReview && c.ClaimOwner != "" && c.LeaseExpiresAt != nil && now.Before(*c.LeaseExpiresAt)
 }
 
-// holdsLease reports whether c holds a lease fence may check e against: a
+// HoldsLease reports whether c holds a lease fence may check e against: a
 // claim, or a review lease for the ops a reviewer sends while reviewing.
 func (c *Card) HoldsLease(e *Event) bool {
 	if c.Status == StatusClaimed {
@@ -105,7 +105,7 @@ func (c *Card) HoldsLease(e *Event) bool {
 	return false
 }
 
-// openChild reports whether c counts as an open child of its parent: not
+// OpenChild reports whether c counts as an open child of its parent: not
 // done, not deleted, and not itself waiting on that parent (depends_on, or
 // a supersedes or duplicates link), which would hold both back for good.
 func (c *Card) OpenChild() bool {
@@ -120,13 +120,13 @@ func (c *Card) OpenChild() bool {
 	return !waits
 }
 
-// holdsPaths reports whether c holds its paths at now: claimed under a
+// HoldsPaths reports whether c holds its paths at now: claimed under a
 // live lease, or in review.
 func (c *Card) HoldsPaths(now time.Time) bool {
 	return len(c.Paths) > 0 && (c.Status == StatusReview || c.Leased(now))
 }
 
-// checkCardSize refuses e when the card it leaves (c after e, or the card e
+// CheckCardSize refuses e when the card it leaves (c after e, or the card e
 // creates) would encode to more than the limit for e's op. Bounds clear
 // almost every event: one from the strings' lengths, then, near the limit,
 // one from a scan for the bytes an escape may lengthen; only a card within

@@ -72,7 +72,7 @@ type Conflict struct {
 	Reason string `json:"reason"`
 }
 
-// ruleError is a validation failure: a sentence for people, a sentinel for
+// RuleError is a validation failure: a sentence for people, a sentinel for
 // programs.
 type RuleError struct {
 	kind error
@@ -94,7 +94,7 @@ func Errorf(kind error, format string, args ...any) error {
 	return &kindError{kind: kind, msg: fmt.Sprintf(format, args...)}
 }
 
-// kindError is Errorf's error. Unlike a ruleError it is not a validation
+// kindError is Errorf's error. Unlike a RuleError it is not a validation
 // failure, so the fold never records it as a conflict.
 type kindError struct {
 	kind error
@@ -106,7 +106,7 @@ func (e *kindError) Unwrap() error { return e.kind }
 
 // TornTail describes bytes at the end of the ledger that cannot be a
 // finished append (an unterminated fragment that is not a valid line, NUL
-// bytes), so were never acknowledged. See lineReader.judge.
+// bytes), so were never acknowledged. See LineReader.judge.
 type TornTail struct {
 	Line   int    `json:"line"`   // 1-based line number where the tail starts
 	Offset int64  `json:"offset"` // byte offset where the tail starts

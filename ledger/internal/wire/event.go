@@ -11,7 +11,7 @@ import (
 	json "github.com/goccy/go-json"
 )
 
-// newEventID returns 64 random bits in hex.
+// NewEventID returns 64 random bits in hex.
 func NewEventID() string {
 	var b [8]byte
 	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails on supported platforms
@@ -31,7 +31,7 @@ var (
 	closingBrace = []byte{'}'}
 )
 
-// crcSuffixLen is the length of `,"crc":"xxxxxxxx"}`.
+// CrcSuffixLen is the length of `,"crc":"xxxxxxxx"}`.
 const CrcSuffixLen = len(`,"crc":"`) + 8 + len(`"}`)
 
 // EncodeLine renders e as one ledger line, checksum and newline included.
@@ -43,14 +43,14 @@ func EncodeLine(e *Event) ([]byte, error) {
 	return line, nil
 }
 
-// encodeFramed marshals v (a JSON object) and frames it as a checksummed
+// EncodeFramed marshals v (a JSON object) and frames it as a checksummed
 // line: the object with a final "crc" member, then a newline. Ledger,
 // snapshot and archive lines share this framing.
 func EncodeFramed(v any) ([]byte, error) {
 	return AppendFramed(nil, v)
 }
 
-// appendFramed appends the line encodeFramed returns to dst. The wire
+// AppendFramed appends the line EncodeFramed returns to dst. The wire
 // types are written by their encoders in codec_gen.go; anything else, and
 // any value those leave, by the JSON encoder.
 func AppendFramed(dst []byte, v any) ([]byte, error) {
@@ -93,7 +93,7 @@ func AppendFramed(dst []byte, v any) ([]byte, error) {
 	return append(dst, '"', '}', '\n'), nil
 }
 
-// checkFrame verifies a framed line's checksum and returns the line without
+// CheckFrame verifies a framed line's checksum and returns the line without
 // its line end ("\n" or "\r\n"; a final line may have none, or only the
 // '\r'); the checksum covers the line without it. The crc member stays, as
 // valid JSON the decoders ignore.
@@ -159,7 +159,7 @@ func DecodeLine(line []byte) (*Event, error) {
 	return e, nil
 }
 
-// byAtID orders events as the ledger does.
+// ByAtID orders events as the ledger does.
 func ByAtID(a, b *Event) int {
 	if c := a.At.Compare(b.At); c != 0 {
 		return c

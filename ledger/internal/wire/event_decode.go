@@ -134,7 +134,7 @@ func placeTimes(tv []time.Time, tp []**time.Time) {
 	}
 }
 
-// scanInt64 reads an integer: an optional minus sign and at most 18 digits,
+// ScanInt64 reads an integer: an optional minus sign and at most 18 digits,
 // no leading zero, not "-0". What follows is the caller's to check, so a
 // fraction or an exponent fails there.
 func ScanInt64(b []byte, i int) (int64, int) {
@@ -163,7 +163,7 @@ func ScanInt64(b []byte, i int) (int64, int) {
 	return x, i
 }
 
-// scanInt is scanInt64 for an int.
+// ScanInt is ScanInt64 for an int.
 func ScanInt(b []byte, i int) (int, int) {
 	x, j := ScanInt64(b, i)
 	if int64(int(x)) != x {
@@ -233,7 +233,7 @@ func (d *fastDecoder) span(dst *string, start, end int) {
 }
 
 // str reads a string into *dst, which must stay where it is until finish.
-// It is scanString, with the string placed as it is found.
+// It is ScanString, with the string placed as it is found.
 func (d *fastDecoder) str(i int, dst *string) int {
 	b := d.b
 	if i < 0 || i >= len(b) || b[i] != '"' {
@@ -318,7 +318,7 @@ func nextSpecial(b []byte, i int) int {
 	return i
 }
 
-// scanString reads a string. One without escapes is b[start:end] and esc is
+// ScanString reads a string. One without escapes is b[start:end] and esc is
 // empty; for one with escapes, esc is its value.
 func ScanString(b []byte, i int) (start, end int, esc string, next int) {
 	if i < 0 || i >= len(b) || b[i] != '"' {
@@ -531,7 +531,7 @@ func daysInMonth(month, year int) int {
 	return 31
 }
 
-// errRepeatedKey is the damage of a line that names a key twice.
+// ErrRepeatedKey is the damage of a line that names a key twice.
 var ErrRepeatedKey = errors.New("repeated key")
 
 // decodeSlow decodes a framed ledger line decodeFast did not handle, with

@@ -20,12 +20,12 @@ import (
 // What they do not handle they report (ok false) rather than guess at: a
 // time MarshalJSON refuses (a year outside [0,9999], an offset of a day or
 // more) and a checkpoint that is not valid JSON of valid UTF-8 without lone
-// surrogate escapes, at most maxRawDepth levels deep. The caller then uses
+// surrogate escapes, at most MaxRawDepth levels deep. The caller then uses
 // the JSON encoder, which writes the same bytes for every value these take.
 
 const hexDigits = "0123456789abcdef"
 
-// appendString appends s as a JSON string, escaped as the JSON encoder
+// AppendString appends s as a JSON string, escaped as the JSON encoder
 // escapes it with HTML escaping off: '"' and '\\' with a backslash, \b, \f,
 // \n, \r and \t as such, other control characters as \u00XX, U+2028 and
 // U+2029 as \u2028 and \u2029, and each byte of invalid UTF-8 as \ufffd.
@@ -46,7 +46,7 @@ func AppendString(dst []byte, s string) []byte {
 	return append(dst, '"')
 }
 
-// appendEscaped is appendString for a string whose first byte not written
+// appendEscaped is AppendString for a string whose first byte not written
 // as it is, s[i], may need an escape. The opening quote is in dst.
 func appendEscaped(dst []byte, s string, i int) []byte {
 	start := 0

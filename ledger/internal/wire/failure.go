@@ -15,7 +15,7 @@ type Failure struct {
 	At     time.Time `json:"at"`
 }
 
-// recordFailure keeps why the attempt of the lease the card holds failed.
+// RecordFailure keeps why the attempt of the lease the card holds failed.
 // Call it before the lease is cleared.
 func RecordFailure(c *Card, reason, owner string, at time.Time) {
 	if owner == "" {

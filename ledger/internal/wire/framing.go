@@ -11,20 +11,20 @@ import (
 // This file holds the one reader of framed files (ledger.jsonl,
 // snapshot.json, archive/*.jsonl) and the one rule that says what each of
 // their lines is; see "Line framing" and "Recovery" in doc.go. Every caller
-// reads through lineReader and judge and only chooses a policy for what
+// reads through LineReader and judge and only chooses a policy for what
 // judge finds: a reader without the lock stops quietly at a torn tail (an
 // append may be in progress), a writer under the lock sets it aside, files
 // written whole (archives, the snapshot, git's copies) report it.
 
-// maxLine bounds one framed line; anything longer is never written, so a
+// MaxLine bounds one framed line; anything longer is never written, so a
 // longer line is damage (or, unterminated at the end, a torn tail).
 const MaxLine = 1 << 20
 
-// errBlank is the damage of an empty line: it holds no event, so repair may
+// ErrBlank is the damage of an empty line: it holds no event, so repair may
 // drop it.
 var ErrBlank = errors.New("blank line")
 
-// frameLine is one line of a framed file as lineReader found it.
+// FrameLine is one line of a framed file as LineReader found it.
 type FrameLine struct {
 	N     int    // 1-based line number
 	Off   int64  // byte offset of its first byte
@@ -32,11 +32,11 @@ type FrameLine struct {
 	Raw   []byte // its bytes, line end included; valid until the next read (a long line keeps only its first bytes)
 	Body  []byte // raw without its line end ("\n", "\r\n", or a final '\r'): what the checksum covers
 	Ended bool   // it ends in "\n" or "\r\n"; only a file's last line can lack a line end
-	long  bool   // longer than maxLine
+	long  bool   // longer than MaxLine
 	nul   bool   // holds a NUL byte
 }
 
-// lineReader reads a framed file line by line from an offset. It never
+// LineReader reads a framed file line by line from an offset. It never
 // judges a line; judge does.
 type LineReader struct {
 	path string
@@ -48,9 +48,9 @@ type LineReader struct {
 	long []byte // scratch for lines longer than the buffer
 }
 
-// lineStart is where a line reader starts: at byte off, where line n+1
+// LineStart is where a line reader starts: at byte off, where line n+1
 // starts; bare says the line before off lacked its line end (see
-// lineReader.next). The zero lineStart is the start of a file.
+// LineReader.next). The zero LineStart is the start of a file.
 type LineStart struct {
 	Off  int64
 	N    int
@@ -66,14 +66,14 @@ const (
 	MinBufSize     = 4 << 10
 )
 
-// newLineReader reads src from at; size is the read buffer, at least
-// minBufSize.
+// NewLineReader reads src from at; size is the read buffer, at least
+// MinBufSize.
 func NewLineReader(path string, src io.ReaderAt, at LineStart, size int) *LineReader {
 	return &LineReader{path: path, src: src, Off: at.Off, N: at.N, Bare: at.Bare,
 		r: bufio.NewReaderSize(io.NewSectionReader(src, at.Off, 1<<62), max(size, MinBufSize))}
 }
 
-// endsBare reports whether the byte before off is not a newline, i.e. a
+// EndsBare reports whether the byte before off is not a newline, i.e. a
 // reader resuming at off follows a line that has no line end yet.
 func EndsBare(src io.ReaderAt, off int64) (bool, error) {
 	if off == 0 {
@@ -112,7 +112,7 @@ func (lr *LineReader) read() (FrameLine, error) {
 	cut := false // chunk holds only the line's first bytes
 	if err == bufio.ErrBufferFull {
 		// Longer than the buffer: gather it, keeping at most about
-		// maxLine bytes but reading (and checking) all of it.
+		// MaxLine bytes but reading (and checking) all of it.
 		lr.long = append(lr.long[:0], chunk...)
 		for err == bufio.ErrBufferFull {
 			chunk, err = lr.r.ReadSlice('\n')
@@ -173,7 +173,7 @@ func (l *FrameLine) tornReason() string {
 // is damage: a *CorruptError naming the file, line and offset. That covers a
 // complete line that fails its checksum or holds no event (even the last
 // line of the file), a line from a newer format (ErrVersion), a blank line,
-// a line longer than maxLine, and torn bytes with any other line after them.
+// a line longer than MaxLine, and torn bytes with any other line after them.
 //
 // judge reads ahead through src only to decide a torn tail; lr is left
 // just after l either way, so a caller that reports every line can go on.
@@ -225,7 +225,7 @@ func (lr *LineReader) Corrupt(l *FrameLine, err error) *CorruptError {
 	return &CorruptError{Path: lr.path, Line: l.N, Offset: l.Off, Err: err}
 }
 
-// nextJudged reads the next line and judges it (see judge), decode seeing
+// NextJudged reads the next line and judges it (see judge), decode seeing
 // the line without its line end while lr.n is its number: the line, and a
 // torn tail (the reader is then done) or a *CorruptError; io.EOF at the
 // end.
@@ -255,7 +255,7 @@ func (lr *LineReader) Event() (e *Event, l FrameLine, torn *TornTail, err error)
 	return e, l, nil, nil
 }
 
-// readEventsData decodes every line of an in-memory ledger or archive in
+// ReadEventsData decodes every line of an in-memory ledger or archive in
 // file order, up to a torn tail, and returns the events with the offset
 // where the good lines end (len(data) without a torn tail). Damage is a
 // *CorruptError.
@@ -277,13 +277,13 @@ func ReadEventsData(path string, data []byte) ([]*Event, int64, *TornTail, error
 	}
 }
 
-// errConflictMarkers is the damage of a line git wrote around the two
+// ErrConflictMarkers is the damage of a line git wrote around the two
 // sides of a conflict: a merge made before the backlog had its
 // .gitattributes (merge=union). Repair drops such lines and keeps the
 // events between them.
 var ErrConflictMarkers = errors.New("git conflict markers")
 
-// conflictMarker reports whether a line is one of git's conflict markers:
+// ConflictMarker reports whether a line is one of git's conflict markers:
 // seven '<', '|', '=' or '>', alone or followed by a space.
 func ConflictMarker(body []byte) bool {
 	if len(body) < 7 || (len(body) > 7 && body[7] != ' ') {

@@ -6,19 +6,19 @@ import (
 	"unicode/utf8"
 )
 
-// The package's one JSON grammar. walkValue reads any JSON value: for the
+// The package's one JSON grammar. WalkValue reads any JSON value: for the
 // decoder, to check a checkpoint it then copies as it is; for the encoder,
 // to check one and write it compacted; for config.json, to step over the
 // members it does not know. The fast paths take only what it takes and
 // leave the rest to the JSON decoder or encoder.
 
-// maxRawDepth is the deepest nesting of a value walkValue takes.
+// MaxRawDepth is the deepest nesting of a value WalkValue takes.
 const MaxRawDepth = 64
 
 // appendRaw appends src, a JSON document, as the JSON encoder writes a
 // json.RawMessage: compacted, strings and numbers as they are written. ok
 // is false for anything but one valid value, surrounded by white space at
-// most, of valid UTF-8 with no lone surrogate escape, at most maxRawDepth
+// most, of valid UTF-8 with no lone surrogate escape, at most MaxRawDepth
 // levels deep; dst is then as it was.
 func AppendRaw(dst, src []byte) (out []byte, ok bool) {
 	n := len(dst)
@@ -37,7 +37,7 @@ func skipValue(s []byte, i int) int {
 	return j
 }
 
-// skipSpace returns the index of the first byte at or after src[i] that is
+// SkipSpace returns the index of the first byte at or after src[i] that is
 // not JSON white space.
 func SkipSpace(src []byte, i int) int {
 	for i < len(src) && (src[i] == ' ' || src[i] == '\n' || src[i] == '\r' || src[i] == '\t') {
@@ -46,7 +46,7 @@ func SkipSpace(src []byte, i int) int {
 	return i
 }
 
-// walkValue reads the value at src[i:] and returns the index after it, or
+// WalkValue reads the value at src[i:] and returns the index after it, or
 // -1. With compact set it is the encoder's walk: white space between
 // tokens is stepped over, the value is appended to dst without it, and a
 // lone surrogate escape is refused (the JSON encoder rewrites those).
@@ -133,7 +133,7 @@ func WalkValue(dst, src []byte, i int, compact bool, depth int) ([]byte, int) {
 	return dst, j
 }
 
-// space is skipSpace when white space is taken, else i.
+// space is SkipSpace when white space is taken, else i.
 func space(src []byte, i int, take bool) int {
 	if take {
 		return SkipSpace(src, i)

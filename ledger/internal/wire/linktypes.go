@@ -84,7 +84,7 @@ func (c *Card) AllLinks() []Link {
 	return append(out, c.Links...)
 }
 
-// hasLink reports whether c has a link of type t to to.
+// HasLink reports whether c has a link of type t to to.
 func (c *Card) HasLink(t, to string) bool {
 	if t = canonLink(t); t == LinkBlocks {
 		return slices.Contains(c.DependsOn, to)
@@ -92,7 +92,7 @@ func (c *Card) HasLink(t, to string) bool {
 	return slices.Contains(c.Links, Link{Type: t, To: to})
 }
 
-// holdingLinks calls fn with the other end of each link holding c back
+// HoldingLinks calls fn with the other end of each link holding c back
 // (depends_on, then supersedes and duplicates links), until fn returns
 // false.
 func (c *Card) HoldingLinks(fn func(t, to string) bool) {
@@ -108,7 +108,7 @@ func (c *Card) HoldingLinks(fn func(t, to string) bool) {
 	}
 }
 
-// wireLink is how an event carries link type t: blocks as no type, so a
+// WireLink is how an event carries link type t: blocks as no type, so a
 // blocks link reads in every version.
 func WireLink(t string) string {
 	if t == LinkBlocks {

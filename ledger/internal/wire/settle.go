@@ -16,7 +16,7 @@ import (
 // copy the remote accepted, and re-stamping only ever moves a stamp later.
 // Anything else under one id is damage.
 
-// settleCopies returns the copy of an event that stands when a and b carry
+// SettleCopies returns the copy of an event that stands when a and b carry
 // one id, and whether it is b. Copies that differ in anything but their
 // stamp (at, clock and the line version these imply) are an error.
 func SettleCopies(a, b *Event) (*Event, bool, error) {
@@ -30,7 +30,7 @@ func SettleCopies(a, b *Event) (*Event, bool, error) {
 	return a, false, nil
 }
 
-// laterCopy reports whether copy a of an event stands over copy b: the
+// LaterCopy reports whether copy a of an event stands over copy b: the
 // later stamp, then the later clock reading, so every reader picks the
 // same copy whatever order it meets them in.
 func LaterCopy(a, b *Event) bool {
@@ -40,7 +40,7 @@ func LaterCopy(a, b *Event) bool {
 	return a.WriterClock().After(b.WriterClock())
 }
 
-// sameButStamp reports whether a and b are one event, stamped alike or not.
+// SameButStamp reports whether a and b are one event, stamped alike or not.
 func SameButStamp(a, b *Event) bool {
 	if a == b {
 		return true
@@ -56,7 +56,7 @@ func SameButStamp(a, b *Event) bool {
 	return err == nil && bytes.Equal(la, lb)
 }
 
-// settleEvents returns evs with each event id once, by settleCopies, in
+// SettleEvents returns evs with each event id once, by SettleCopies, in
 // (at, id) order. evs is not modified.
 func SettleEvents(evs []*Event) ([]*Event, error) {
 	out := make([]*Event, 0, len(evs))

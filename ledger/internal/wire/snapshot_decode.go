@@ -6,8 +6,8 @@ import (
 	json "github.com/goccy/go-json"
 )
 
-// readSnapshotLine reads a snapshot line after the header, one that passed
-// checkFrame, for use: decodeSnapshotLine, refusing a line that repeats a
+// ReadSnapshotLine reads a snapshot line after the header, one that passed
+// CheckFrame, for use: decodeSnapshotLine, refusing a line that repeats a
 // key (decodeSnapshotFast never takes one), then every card, receipt and
 // conflict validated against what the fold produces (validateCard). A line
 // that fails is damage: an edited snapshot.
@@ -42,9 +42,9 @@ func refuseRepeatedKey(line []byte) error {
 }
 
 // decodeSnapshotLine decodes a snapshot line after the header, one that
-// passed checkFrame: the object with its crc member, without the newline.
+// passed CheckFrame: the object with its crc member, without the newline.
 //
-// Card, receipt and conflict lines in the shape encodeFramed writes them are
+// Card, receipt and conflict lines in the shape EncodeFramed writes them are
 // read by decodeSnapshotFast; any other line goes to the JSON decoder, which
 // gives the same value for every line decodeSnapshotFast reads. The value
 // does not refer to line.
@@ -58,7 +58,7 @@ func DecodeSnapshotLine(line []byte) (SnapshotLine, error) {
 }
 
 // decodeSnapshotFast decodes a snapshot line of one card, receipt or
-// conflict in the shape encodeFramed writes it, with the same rules as
+// conflict in the shape EncodeFramed writes it, with the same rules as
 // decodeFast: the keys of the struct in its order, each at most once, none
 // unknown, no whitespace, no nulls, integers of at most 18 digits, times in
 // UTC as RFC 3339, strings of valid UTF-8. The members a struct always
@@ -96,8 +96,8 @@ func DecodeSnapshotFast(line []byte) (l SnapshotLine, ok bool) {
 	return l, true
 }
 
-// readHeader reads a snapshot's header line, one that passed checkFrame,
-// for use: decodeHeader, refusing a line that repeats a key, then the
+// ReadHeader reads a snapshot's header line, one that passed CheckFrame,
+// for use: DecodeHeader, refusing a line that repeats a key, then the
 // header validated (validateHeader).
 func ReadHeader(line []byte) (SnapshotHeader, error) {
 	hdr, fast := DecodeHeaderFast(line)
@@ -112,8 +112,8 @@ func ReadHeader(line []byte) (SnapshotHeader, error) {
 	return hdr, validateHeader(&hdr)
 }
 
-// decodeHeader decodes a snapshot's header line, one that passed
-// checkFrame. A header in the shape encodeFramed writes is read without
+// DecodeHeader decodes a snapshot's header line, one that passed
+// CheckFrame. A header in the shape EncodeFramed writes is read without
 // the JSON decoder, whose first use in a process costs more than the read;
 // any other goes to the JSON decoder.
 func DecodeHeader(line []byte) (SnapshotHeader, error) {
@@ -125,7 +125,7 @@ func DecodeHeader(line []byte) (SnapshotHeader, error) {
 	return hdr, err
 }
 
-// decodeHeaderFast reads a header in the shape encodeFramed writes; fast is
+// DecodeHeaderFast reads a header in the shape EncodeFramed writes; fast is
 // false for any other line.
 func DecodeHeaderFast(line []byte) (hdr SnapshotHeader, fast bool) {
 	if n := len(line) - CrcSuffixLen; n >= 2 && line[0] == '{' && crcMemberOK(line[n:]) {

@@ -12,7 +12,7 @@ import (
 // the events folded.
 const ReceiptRetention = 7 * 24 * time.Hour
 
-// snapshotHeader is the first line of snapshot.json.
+// SnapshotHeader is the first line of snapshot.json.
 type SnapshotHeader struct {
 	V         int       `json:"v"`
 	Seq       int       `json:"seq"`     // archive segments folded

@@ -30,7 +30,7 @@ func (e *Event) WriterClock() time.Time {
 
 // The stamps bl accepts: from MinStamp up to, not including, MaxStamp
 // (years 2000 to 2200). An event stamped outside them, or carrying a clock
-// reading outside them, is damage on read (errStampRange), and a writer
+// reading outside them, is damage on read (ErrStampRange), and a writer
 // whose clock reads outside them refuses to write. Within them every time
 // the fold computes (a stamp plus a lease of at most MaxTTL, plus a retry
 // backoff of at most a century) encodes as RFC 3339, and every stamp's Unix
@@ -50,10 +50,10 @@ const MaxTTL = 50 * 365 * 24 * time.Hour
 
 const MaxTTLSeconds = int64(MaxTTL / time.Second)
 
-// errStampRange is the damage of a line stamped outside the accepted range.
+// ErrStampRange is the damage of a line stamped outside the accepted range.
 var ErrStampRange = errors.New("stamp outside the range bl accepts")
 
-// stampInRange reports whether t is within [MinStamp, MaxStamp).
+// StampInRange reports whether t is within [MinStamp, MaxStamp).
 func StampInRange(t time.Time) bool {
 	u := t.Unix()
 	return minStampUnix <= u && u < maxStampUnix

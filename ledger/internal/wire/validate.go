@@ -55,7 +55,7 @@ func ValidID(id string) error {
 	return nil
 }
 
-// validUTF8 refuses an event carrying text that is not valid UTF-8. JSON
+// ValidUTF8 refuses an event carrying text that is not valid UTF-8. JSON
 // stores each invalid byte as U+FFFD, so writing it would quietly record
 // something other than what was asked for. The writer runs it on the event
 // as built, before encoding; the fold needs no such rule, since decoding
@@ -109,7 +109,7 @@ func invalidUTF8(e *Event, name, s string) error {
 	return Rule(ErrInvalid, "the %s of this %s is not valid UTF-8 (byte 0x%02x at offset %d); bl stores text as UTF-8", name, e.Op, s[i], i)
 }
 
-// errSnapshotField is the damage of a snapshot line whose frame holds but
+// ErrSnapshotField is the damage of a snapshot line whose frame holds but
 // whose content no fold produces.
 var ErrSnapshotField = errors.New("snapshot line holds what no fold writes")
 
@@ -173,7 +173,7 @@ func validateCard(c *Card) error {
 // has an owner, an epoch, a claim time and a ttl of at most MaxTTL, and its
 // lease ends exactly ttl after its last heartbeat, or its claim when it
 // has had none (applyClaim, applyHeartbeat); a ready, blocked or done card
-// has none of them (clearLease). A status added later states its own rule
+// has none of them (ClearLease). A status added later states its own rule
 // here.
 func validateLease(c *Card, bad func(string, ...any) error) error {
 	switch c.Status {
