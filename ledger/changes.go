@@ -33,7 +33,7 @@ func (b *Backlog) ChangesBefore(to Cursor) (*Changes, error) {
 // the walk ran to the end, for a follower to go on with Step.
 func (b *Backlog) HistoryChanges(f HistoryFilter, newest int, fn func(e *Event, conflict *Conflict, changes []Change) error) (Cursor, *Changes, error) {
 	for _, op := range f.Ops {
-		if _, ok := fold.Kinds[op]; !ok {
+		if !op.Known() {
 			return f.From, nil, wire.Rule(ErrInvalid, "unknown op %q: use one of %s", op, opNames())
 		}
 	}

@@ -7,7 +7,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/bl-backlog/bl/ledger/internal/fold"
 	"github.com/bl-backlog/bl/ledger/internal/wire"
 )
 
@@ -47,7 +46,7 @@ func (b *Backlog) History(f HistoryFilter, fn func(e *Event, conflict *Conflict)
 		return f.From, err
 	}
 	for i := range f.Ops {
-		if _, ok := fold.Kinds[f.Ops[i]]; !ok {
+		if !f.Ops[i].Known() {
 			return f.From, wire.Rule(ErrInvalid, "unknown op %q: use one of %s", f.Ops[i], opNames())
 		}
 	}
@@ -115,7 +114,7 @@ func ParseOps(s string) ([]Op, error) {
 		if p = strings.TrimSpace(p); p == "" {
 			continue
 		}
-		if _, ok := fold.Kinds[Op(p)]; !ok {
+		if !Op(p).Known() {
 			return nil, wire.Rule(ErrInvalid, "unknown op %q: use one of %s", p, opNames())
 		}
 		ops = append(ops, Op(p))

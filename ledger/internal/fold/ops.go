@@ -17,7 +17,7 @@ type kind struct {
 	apply func(s *State, c *wire.Card, e *wire.Event)
 }
 
-var Kinds = map[wire.Op]kind{
+var kinds = map[wire.Op]kind{
 	wire.OpCreate:    {checkCreate, applyCreate},
 	wire.OpUpdate:    {checkUpdate, applyFields},
 	wire.OpClaim:     {checkClaim, applyClaim},
@@ -206,11 +206,18 @@ func checkClaim(s *State, c *wire.Card, e *wire.Event) error {
 	if err := s.claimable(c, e.WriterClock(), e.Owner); err != nil {
 		return err
 	}
+	return checkNextLease(c, e, "claim")
+}
+
+// checkNextLease is the compare-and-swap of a claim (what names it): the
+// card is at the version the claimer read, and the lease takes the next
+// epoch.
+func checkNextLease(c *wire.Card, e *wire.Event, what string) error {
 	if e.ExpectVersion != c.Version {
 		return wire.Rule(wire.ErrConflict, "card %s changed (version %d, claim expected %d)", c.ID, c.Version, e.ExpectVersion)
 	}
 	if e.Epoch != c.ClaimEpoch+1 {
-		return wire.Rule(wire.ErrConflict, "claim of %s has epoch %d, next epoch is %d", c.ID, e.Epoch, c.ClaimEpoch+1)
+		return wire.Rule(wire.ErrConflict, "%s of %s has epoch %d, next epoch is %d", what, c.ID, e.Epoch, c.ClaimEpoch+1)
 	}
 	return nil
 }

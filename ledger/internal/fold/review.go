@@ -69,13 +69,7 @@ func checkClaimReview(_ *State, c *wire.Card, e *wire.Event) error {
 	if c.ReviewLeased(e.WriterClock()) && c.ClaimOwner != e.Owner {
 		return wire.Rule(wire.ErrConflict, "card %s is under review by %s until %s", c.ID, c.ClaimOwner, c.LeaseExpiresAt.Format(time.RFC3339))
 	}
-	if e.ExpectVersion != c.Version {
-		return wire.Rule(wire.ErrConflict, "card %s changed (version %d, claim expected %d)", c.ID, c.Version, e.ExpectVersion)
-	}
-	if e.Epoch != c.ClaimEpoch+1 {
-		return wire.Rule(wire.ErrConflict, "review claim of %s has epoch %d, next epoch is %d", c.ID, e.Epoch, c.ClaimEpoch+1)
-	}
-	return nil
+	return checkNextLease(c, e, "review claim")
 }
 
 // applyClaimReview leases the card to a reviewer; its status stays review

@@ -68,7 +68,7 @@ func (s *State) FoldEvent(e *wire.Event) (conflict, err error) {
 // the cards the scan visits. c is the card e names; conflict why the
 // rules refuse e.
 func (s *State) Prepare(e *wire.Event) (c *wire.Card, conflict error) {
-	k, ok := Kinds[e.Op]
+	k, ok := kinds[e.Op]
 	if !ok {
 		return nil, wire.Rule(wire.ErrInvalid, "unknown op %q", e.Op)
 	}
@@ -106,7 +106,7 @@ func (s *State) Fold(e *wire.Event, c *wire.Card, conflict error) error {
 	} else {
 		parent, open = c.Parent, c.OpenChild()
 	}
-	Kinds[e.Op].apply(s, c, e)
+	kinds[e.Op].apply(s, c, e)
 	s.trackChildren(c, parent, open)
 	c.Version++
 	c.UpdatedAt = e.WriterClock()

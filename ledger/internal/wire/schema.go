@@ -29,7 +29,7 @@ const FormatVersion = 3
 type Op string
 
 // The event kinds, in lifecycle order, which Ops keeps. A new kind is a
-// line here and its row in opInfo, its check and apply in the fold's Kinds
+// line here and its row in opInfo, its check and apply in the fold's kinds
 // table (ledger/internal/fold/ops.go), a Backlog method and a command: see
 // CONTRIBUTING.md.
 const (
@@ -82,6 +82,12 @@ var opInfo = map[Op]struct {
 // Done says what an event of this op did to its card, as a commit summary
 // puts it ("claimed", "completed"; "heartbeats" for the ones only counted).
 func (o Op) Done() string { return opInfo[o].done }
+
+// Known reports whether o is an op of the format.
+func (o Op) Known() bool {
+	_, ok := opInfo[o]
+	return ok
+}
 
 // Event is one line of the ledger. Field order is the on-disk key order.
 type Event struct {
