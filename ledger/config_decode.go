@@ -1,6 +1,7 @@
 package ledger
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 
@@ -12,16 +13,22 @@ import (
 // JSON decoder's first use in a process costs more than the read, so a file
 // of the usual shape is read here: an object, white space anywhere, the
 // members Config knows and any others, which are stepped over. A file in
-// any other shape goes to the JSON decoder: a null, a repeated member, a
-// name with an escape or that matches a known one only when case is
-// folded, a number that is not an integer of at most 18 digits, a value of
-// the wrong type. The JSON decoder gives the same Config for every file
-// read here.
+// any other shape goes to the JSON decoder: a null, a name with an escape
+// or that matches a known one only when case is folded, a number that is
+// not an integer of at most 18 digits, a value of the wrong type. The JSON
+// decoder gives the same Config for every file read here.
+//
+// A file that names a member twice in one object (compared as the decoder
+// matches names: unescaped, case folded) is refused: the decoder would
+// take the last value while a teammate reviewing the file reads the first.
 func decodeConfig(data []byte, cfg *Config) error {
 	c := *cfg
 	if i := configObject(data, wire.SkipSpace(data, 0), configMembers(data, &c)); i >= 0 && wire.SkipSpace(data, i) == len(data) {
 		*cfg = c
 		return nil
+	}
+	if k := wire.RepeatedKey(data); k != "" {
+		return fmt.Errorf("it names %q twice in one object: bl would take the last value while a reader of the file sees the first; keep one", k)
 	}
 	return json.Unmarshal(data, cfg)
 }

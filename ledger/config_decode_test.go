@@ -26,6 +26,12 @@ func checkConfig(t *testing.T, data []byte) bool {
 	}
 	got := Config{Version: 1}
 	gerr := decodeConfig(data, &got)
+	if k := wire.RepeatedKey(data); k != "" && werr == nil {
+		if gerr == nil || !strings.Contains(gerr.Error(), "twice") {
+			t.Fatalf("decodeConfig(%q) = %+v, %v; want a refusal of the repeated %q", data, got, gerr, k)
+		}
+		return fast
+	}
 	if (gerr == nil) != (werr == nil) || werr == nil && !reflect.DeepEqual(got, want) {
 		t.Fatalf("decodeConfig(%q) = %+v, %v; the JSON decoder gives %+v, %v", data, got, gerr, want, werr)
 	}
@@ -51,6 +57,9 @@ func TestDecodeConfig(t *testing.T) {
 		{`{"version":null}`, false},
 		{`{"hooks":null}`, false},
 		{`{"version":1,"version":2}`, false},
+		{`{"claims":{"remote":"origin","remote":"/tmp/elsewhere"}}`, false},
+		{`{"claims":{"remote":"origin","Remote":"/tmp/elsewhere"}}`, false},
+		{`{"sync":{"board":"BOARD.md","bo\u0061rd":"x.md"}}`, false},
 		{`{"Version":2}`, false},
 		{`{"sync":{"Auto":"push"}}`, false},
 		{`{"ſync":{"auto":"push"}}`, false},

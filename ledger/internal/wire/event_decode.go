@@ -538,7 +538,7 @@ var ErrRepeatedKey = errors.New("repeated key")
 // the JSON decoder, first refusing a line that repeats a key (decodeFast
 // never takes one: it reads each key at most once).
 func decodeSlow(line []byte) (*Event, error) {
-	if k := repeatedKey(line); k != "" {
+	if k := RepeatedKey(line); k != "" {
 		return nil, fmt.Errorf("%w: %w %q: the JSON decoder would take its last value while a reader sees the first", ErrFraming, ErrRepeatedKey, k)
 	}
 	e := new(Event)

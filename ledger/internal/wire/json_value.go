@@ -236,7 +236,7 @@ func skipString(s []byte, i int, pairs bool) int {
 	}
 }
 
-// repeatedKey returns a key that one object of the JSON document src
+// RepeatedKey returns a key that one object of the JSON document src
 // names twice, at any depth, or "" when none does. The JSON decoder takes
 // the last of two such members while a person reading the line sees the
 // first, so a line that repeats a key is damage. Keys compare as the
@@ -245,7 +245,7 @@ func skipString(s []byte, i int, pairs bool) int {
 // JSON, kept as it is, so the objects inside a checkpoint member are not
 // looked into. A document that is not valid JSON gives "": the decoder
 // refuses it anyway.
-func repeatedKey(src []byte) string {
+func RepeatedKey(src []byte) string {
 	key, _ := walkKeys(src, SkipSpace(src, 0), 0)
 	return key
 }

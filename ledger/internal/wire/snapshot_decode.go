@@ -35,7 +35,7 @@ func ReadSnapshotLine(line []byte) (SnapshotLine, error) {
 
 // refuseRepeatedKey is the damage of a line that names a key twice, or nil.
 func refuseRepeatedKey(line []byte) error {
-	if k := repeatedKey(line); k != "" {
+	if k := RepeatedKey(line); k != "" {
 		return fmt.Errorf("%w: %w %q: the JSON decoder would take its last value while a reader sees the first", ErrFraming, ErrRepeatedKey, k)
 	}
 	return nil
