@@ -637,7 +637,7 @@
 // file as <name>_test.go.
 //
 //	The .backlog directory   init.go, file.go, config.go, config_decode.go,
-//	                         links.go, fs_linux.go, fs_other.go, seen.go
+//	                         symlinks.go, fs_linux.go, fs_other.go, seen.go
 //	Line framing             internal/wire/framing.go, json_value.go;
 //	                         sync_linux.go, sync_other.go
 //	Events                   internal/wire/schema.go (the wire types),
@@ -658,7 +658,7 @@
 //	Paths                    internal/fold/paths.go; paths.go
 //	Appending                backlog.go (write, writeLocked), api.go (the
 //	                         requests), publish.go, epics.go, handoff.go,
-//	                         tombstone.go, linkwrites.go, standing.go
+//	                         tombstone.go, links.go, standing.go
 //	Recovery                 load.go, file.go, doctor.go, doctor_refold.go;
 //	                         internal/wire/settle.go
 //	Snapshot and compaction  snapshot.go, compact.go, normalize.go,

@@ -1,63 +1,71 @@
 package ledger
 
 import (
-	"fmt"
-	"io/fs"
-	"os"
-	"path/filepath"
-	"strings"
+	"context"
+	"time"
+
+	"github.com/bl-backlog/bl/ledger/internal/wire"
 )
 
-// LinkError is a file of the backlog that is a symbolic link leading out of
-// the backlog directory (or nowhere). bl refuses to follow it: appending to
-// it, locking it or creating it would write wherever it points, and reading
-// it would show that file's contents as the backlog's. It matches
-// ErrCorrupt (exit 6): the backlog is not laid out as bl writes it.
-type LinkError struct {
-	Path   string // the link, in the backlog directory
-	Target string // where it leads, as far as it resolves
+// LinkRequest links two cards with a type (LinkBlocks when empty).
+type LinkRequest struct {
+	Mutation
+	From, To, Type string
 }
 
-func (e *LinkError) Error() string {
-	return fmt.Sprintf("%s is a symbolic link to %s, outside the backlog directory: bl does not follow it; "+
-		"replace the link with the file itself (or point --dir at the real backlog)", e.Path, e.Target)
-}
-
-// Unwrap lets errors.Is(err, ErrCorrupt) match.
-func (e *LinkError) Unwrap() error { return ErrCorrupt }
-
-// backlogNames are the entries of a backlog directory that bl opens,
-// creates or replaces.
-var backlogNames = []string{LedgerFile, LockFile, ConfigFile, IgnoreFile, SnapshotFile, ArchiveDir, CacheDir,
-	filepath.Join(CacheDir, IndexFile), stagingDir}
-
-// CheckLinks refuses a backlog in dir whose files are symbolic links out of
-// dir, with a *LinkError. A link to another file inside dir is allowed, and
-// dir itself may be a link. Open runs it; so does bl for commands that read
-// the files without opening the backlog (doctor).
-func CheckLinks(dir string) error {
-	var root string
-	for _, name := range backlogNames {
-		path := filepath.Join(dir, name)
-		fi, err := os.Lstat(path)
-		if err != nil || fi.Mode()&fs.ModeSymlink == 0 {
-			continue
-		}
-		if root == "" {
-			if root, err = filepath.EvalSymlinks(dir); err != nil {
-				return err
-			}
-		}
-		target, err := filepath.EvalSymlinks(path)
-		if err != nil {
-			// A link to nothing: whatever creates it would create
-			// the file it names.
-			target, _ = os.Readlink(path)
-			return &LinkError{Path: path, Target: target}
-		}
-		if rel, err := filepath.Rel(root, target); err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) || rel == "." {
-			return &LinkError{Path: path, Target: target}
-		}
+// LinkTyped records a typed link from r.From to r.To. A holding link that
+// would close a cycle of holding links is refused with the cycle named.
+func (b *Backlog) LinkTyped(ctx context.Context, r LinkRequest) (Card, error) {
+	if err := linkArgs(r); err != nil {
+		return Card{}, err
 	}
-	return nil
+	return b.single(ctx, r.Mutation, &Event{Op: OpLink, Card: r.From, To: r.To, LinkType: wire.WireLink(r.Type)})
+}
+
+// UnlinkTyped removes the link of r.Type from r.From to r.To.
+func (b *Backlog) UnlinkTyped(ctx context.Context, r LinkRequest) (Card, error) {
+	if err := linkArgs(r); err != nil {
+		return Card{}, err
+	}
+	return b.single(ctx, r.Mutation, &Event{Op: OpUnlink, Card: r.From, To: r.To, LinkType: wire.WireLink(r.Type)})
+}
+
+func linkArgs(r LinkRequest) error {
+	if err := ValidID(r.To); err != nil {
+		return err
+	}
+	return wire.ValidLinkType(r.Type)
+}
+
+// LinksTo is State.LinksTo on the current state.
+func (b *Backlog) LinksTo(id string) (in []Link, err error) {
+	err = b.View(func(s *State, _ time.Time) error {
+		in = s.LinksTo(id)
+		return nil
+	})
+	return in, err
+}
+
+// CloseAs completes a card as a duplicate of other (LinkDuplicates) or as
+// superseded by it (LinkSupersedes): the link, unless it is there
+// already, and the completion, in one write. Fenced on r.Owner like
+// Complete, and rolls up epics like it.
+func (b *Backlog) CloseAs(ctx context.Context, r LeaseRequest, typ, other string) (Card, error) {
+	if err := ValidID(r.ID); err != nil {
+		return Card{}, err
+	}
+	if err := linkArgs(LinkRequest{To: other, Type: typ}); err != nil {
+		return Card{}, err
+	}
+	cards, err := b.completeRollingUp(ctx, r.Mutation.names(r.ID, nil), func(s *State, _ time.Time) ([]*Event, error) {
+		var evs []*Event
+		if c := s.Find(r.ID); c == nil || !c.HasLink(typ, other) {
+			evs = append(evs, &Event{Op: OpLink, Card: r.ID, To: other, LinkType: wire.WireLink(typ)})
+		}
+		return append(evs, &Event{Op: OpComplete, Card: r.ID, Owner: r.Owner, Epoch: r.Epoch, Reason: r.Reason}), nil
+	})
+	if err != nil {
+		return Card{}, err
+	}
+	return cards[len(cards)-1], nil
 }
