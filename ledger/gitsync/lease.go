@@ -30,6 +30,11 @@ import (
 // the branch lacks (carry).
 func (s *Syncer) Claim(ctx context.Context, req ledger.ClaimRequest) (*ledger.Card, Result, error) {
 	res := s.result()
+	release, err := s.holdRequest(ctx, req.RequestID)
+	if err != nil {
+		return nil, res, err
+	}
+	defer release()
 	rid := attemptID(req.RequestID, 1)
 	var card *ledger.Card
 	res, landed, err := s.leaseRounds(ctx, rid, func(ctx context.Context) (string, error) {
@@ -89,7 +94,11 @@ func (s *Syncer) claimOnce(ctx context.Context, req ledger.ClaimRequest, rid str
 		for n < len(top) && top[n].Priority == top[0].Priority {
 			n++
 		}
-		r.ID = top[mrand.N(n)].ID
+		pick := mrand.N[int]
+		if s.pick != nil {
+			pick = s.pick
+		}
+		r.ID = top[pick(n)].ID
 		c, err := s.b.Claim(ctx, r)
 		if errors.Is(err, ledger.ErrConflict) || errors.Is(err, ledger.ErrNotFound) {
 			continue // another process of this clone took it meanwhile
@@ -109,6 +118,11 @@ func (s *Syncer) claimOnce(ctx context.Context, req ledger.ClaimRequest, rid str
 // first did, after pushing it if the remote lacks it. do gets the request
 // id to stamp the event with.
 func (s *Syncer) Lease(ctx context.Context, requestID string, do func(ctx context.Context, rid string) (ledger.Card, error)) (ledger.Card, Result, error) {
+	release, err := s.holdRequest(ctx, requestID)
+	if err != nil {
+		return ledger.Card{}, s.result(), err
+	}
+	defer release()
 	rid := attemptID(requestID, 1)
 	var out ledger.Card
 	res, landed, err := s.leaseRounds(ctx, rid, func(ctx context.Context) (string, error) {

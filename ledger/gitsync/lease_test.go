@@ -466,3 +466,60 @@ func TestLeaseNamespaceAsDocumented(t *testing.T) {
 		t.Fatalf("leaseNamespace(main, .backlog) = %s; docs/SYNC.md says printf 'main\\n.backlog' | sha256sum gives ea8e98ef6eb57aff", got)
 	}
 }
+
+// Two attempts of one request on one clone at once — a retry started while
+// the first is still out — are one request: the retry waits for the first
+// and answers as it did, whatever cards each would have picked. Without
+// that, each stages its own claim before either is appended, both lease
+// pushes land on different cards, and the one request id claims two cards
+// and gets two answers.
+func TestConcurrentRetryIsOneRequest(t *testing.T) {
+	w := newWorld(t)
+	da, db := w.clone("a"), w.clone("b")
+	a1, a2, b := open(t, da), open(t, da), open(t, db)
+	create(t, a1, "seed", "C1", "C2", "C3")
+	s1 := syncer(t, a1, Options{Remote: "origin", Actor: "alice"})
+	s2 := syncer(t, a2, Options{Remote: "origin", Actor: "alice"})
+	sb := syncer(t, b, Options{Remote: "origin", Actor: "bob"})
+	if _, err := s1.Push(bg, Hooks{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sb.Pull(bg); err != nil {
+		t.Fatal(err)
+	}
+	s1.pick = func(n int) int { return n - 1 } // the first attempt's second round takes C3
+	req := ledger.ClaimRequest{Mutation: ledger.Mutation{Actor: "alice", RequestID: "req-1"}, Owner: "alice", TTL: time.Hour}
+	var second *ledger.Card
+	var secondErr error
+	done := make(chan struct{})
+	s1.beforeLeasePush = func(card string, round int) {
+		switch round {
+		case 1: // bob takes the first attempt's card, so it needs a second round
+			if c, _, err := sb.Claim(bg, ledger.ClaimRequest{Mutation: ledger.Mutation{Actor: "bob"}, Owner: "bob", ID: card, TTL: time.Hour}); err != nil || c == nil {
+				t.Errorf("bob's claim: %v %v", c, err)
+			}
+		case 2: // the retry starts while the first attempt's push is out
+			waiting := make(chan struct{})
+			s2.onRequestWait = func() { close(waiting) }
+			go func() {
+				defer close(done)
+				second, _, secondErr = s2.Claim(bg, req)
+			}()
+			select {
+			case <-waiting:
+			case <-done:
+			}
+		}
+	}
+	first, _, err := s1.Claim(bg, req)
+	if err != nil || first == nil {
+		t.Fatalf("first attempt: %v %v", first, err)
+	}
+	<-done
+	if secondErr != nil || second == nil || second.ID != first.ID {
+		t.Fatalf("one request answered %v and then %v (%v)", first.ID, second, secondErr)
+	}
+	if got := cards(t, a1); strings.Count(got, "claimed alice") != 1 {
+		t.Fatalf("request req-1 claimed more than one card:\n%s", got)
+	}
+}

@@ -73,6 +73,8 @@ type Syncer struct {
 
 	beforePush      func(round int)              // tests: runs just before each push
 	beforeLeasePush func(card string, round int) // tests: runs just before a lease ref push
+	pick            func(n int) int              // tests: which of the n best cards a claim takes (mrand.N)
+	onRequestWait   func()                       // tests: runs when another process holds the request id
 }
 
 // New prepares to sync the backlog b with the git repository around it.

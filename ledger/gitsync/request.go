@@ -1,0 +1,62 @@
+package gitsync
+
+import (
+	"context"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/bl-backlog/bl/ledger"
+	"github.com/gofrs/flock"
+)
+
+// A remote lease write is staged under the backlog lock, pushed with the
+// lock released and appended afterwards (leaseRounds), so the request id's
+// receipt, which answers a retry, exists only once the write is appended.
+// Two attempts of one request on one clone at once — a retry started while
+// the first is still out — would each stage a write of their own, and both
+// could land. So the remote writes of one request id take turns, through a
+// flock on one of requestStripes files in the backlog's cache: the retry
+// waits for the first attempt and then answers from its receipt. Request
+// ids share a stripe by hash; two that do only take turns.
+const requestStripes = 256
+
+// requestWait is how long an attempt waits for another attempt of the same
+// request to end: a lease write takes at most LeaseTries rounds.
+const requestWait = 2 * time.Minute
+
+// holdRequest takes the turn of request id rid, when the caller gave one,
+// and returns its release.
+func (s *Syncer) holdRequest(ctx context.Context, rid string) (release func(), err error) {
+	if rid == "" {
+		return func() {}, nil
+	}
+	dir := filepath.Join(s.b.Dir(), ledger.CacheDir, "requests")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	sum := sha256.Sum256([]byte(rid))
+	fl := flock.New(filepath.Join(dir, fmt.Sprintf("%02x.lock", int(sum[0])%requestStripes)))
+	ok, err := fl.TryLock()
+	if err == nil && !ok {
+		if s.onRequestWait != nil {
+			s.onRequestWait()
+		}
+		wctx, cancel := context.WithTimeout(ctx, requestWait)
+		defer cancel()
+		ok, err = fl.TryLockContext(wctx, 10*time.Millisecond)
+		if !ok && ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded) {
+			err = fmt.Errorf("%w: request %q is still being answered by another bl process after %s; retry it", ledger.ErrLockTimeout, rid, requestWait)
+		}
+	}
+	if err != nil || !ok {
+		if err == nil {
+			err = ctx.Err()
+		}
+		return nil, err
+	}
+	return func() { _ = fl.Unlock() }, nil
+}
