@@ -6,7 +6,7 @@ import (
 	"github.com/bl-backlog/bl/ledger/internal/wire"
 )
 
-// snapshotLines is what a snapshot of s holds: the header's counts and the
+// SnapshotLines is what a snapshot of s holds: the header's counts and the
 // newest event, the cards sorted by id, the receipts (pruned, see
 // pruneReceipts) sorted by request id, and the conflicts in fold order.
 // The cards are the state's own: the caller only encodes them.
