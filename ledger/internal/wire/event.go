@@ -141,7 +141,7 @@ func DecodeLine(line []byte) (*Event, error) {
 	if err != nil {
 		return nil, err
 	}
-	e, ok := DecodeFast(line)
+	e, ok := decodeFast(line)
 	if !ok {
 		if e, err = decodeSlow(line); err != nil {
 			return nil, err

@@ -25,7 +25,7 @@ import (
 // The members are read by eventMembers, written from the schema in
 // codec_gen.go; the readers of the values are below. The decoded event
 // does not refer to line.
-func DecodeFast(line []byte) (e *Event, ok bool) {
+func decodeFast(line []byte) (e *Event, ok bool) {
 	n := len(line) - CrcSuffixLen
 	if n < 2 || line[0] != '{' || !crcMemberOK(line[n:]) {
 		return nil, false

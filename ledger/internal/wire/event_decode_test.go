@@ -23,7 +23,7 @@ import (
 func checkFast(t *testing.T, line []byte) bool {
 	t.Helper()
 	in := bytes.Clone(line)
-	got, ok := DecodeFast(in)
+	got, ok := decodeFast(in)
 	if !ok {
 		if got != nil {
 			t.Fatalf("decodeFast declined %q but returned an event", line)
@@ -127,7 +127,7 @@ func TestDecodeFastTakesEveryOp(t *testing.T) {
 		if !checkFast(t, body) {
 			t.Fatalf("%s: the fast path declined a line EncodeLine wrote:\n%s", ev.Op, line)
 		}
-		got, _ := DecodeFast(body)
+		got, _ := decodeFast(body)
 		if !reflect.DeepEqual(got, ev) {
 			t.Fatalf("%s: decoded\n%s\nwant\n%s", ev.Op, dumpEvent(got), dumpEvent(ev))
 		}
@@ -601,7 +601,7 @@ func benchDecode(b *testing.B, ev *Event) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	if _, ok := DecodeFast(bytes.TrimSuffix(line, []byte{'\n'})); !ok {
+	if _, ok := decodeFast(bytes.TrimSuffix(line, []byte{'\n'})); !ok {
 		b.Fatalf("the fast path declines %s", line)
 	}
 	b.SetBytes(int64(len(line)))

@@ -25,7 +25,7 @@ const encodePrefix = "prefix"
 func checkEventEncoding(t *testing.T, e *Event) bool {
 	t.Helper()
 	want, werr := json.MarshalWithOption(e, json.DisableHTMLEscape())
-	got, ok := AppendEvent([]byte(encodePrefix), e)
+	got, ok := appendEvent([]byte(encodePrefix), e)
 	if !ok {
 		if string(got) != encodePrefix {
 			t.Fatalf("appendEvent declined but changed dst to %q", got)
@@ -84,17 +84,17 @@ func checkCardEncoding(t *testing.T, c *Card) bool {
 
 // rawDeclineOK reports whether raw is a checkpoint the encoders may leave to
 // the JSON encoder although it takes it: one with invalid UTF-8, a
-// surrogate escape, or deeper than MaxRawDepth.
+// surrogate escape, or deeper than maxRawDepth.
 func rawDeclineOK(raw []byte) bool {
 	return !utf8.Valid(raw) || bytes.Contains(bytes.ToLower(raw), []byte(`\ud`)) ||
-		bytes.Count(raw, []byte("["))+bytes.Count(raw, []byte("{")) > MaxRawDepth
+		bytes.Count(raw, []byte("["))+bytes.Count(raw, []byte("{")) > maxRawDepth
 }
 
 // checkRaw compares appendRaw with the JSON encoder's json.RawMessage.
 func checkRaw(t *testing.T, raw []byte) {
 	t.Helper()
 	want, werr := json.MarshalWithOption(json.RawMessage(raw), json.DisableHTMLEscape())
-	got, ok := AppendRaw([]byte(encodePrefix), raw)
+	got, ok := appendRaw([]byte(encodePrefix), raw)
 	if !ok {
 		if string(got) != encodePrefix {
 			t.Fatalf("appendRaw declined but changed dst to %q", got)
@@ -238,7 +238,7 @@ func (s *fuzzSource) value(b []byte, depth int) []byte {
 				b = append(b, ',')
 			}
 			space()
-			b = AppendString(b, s.str())
+			b = appendString(b, s.str())
 			space()
 			b = append(b, ':')
 			b = s.value(b, depth+1)
@@ -260,7 +260,7 @@ func (s *fuzzSource) value(b []byte, depth int) []byte {
 	case k == 3:
 		b = append(b, fmt.Sprint(s.int64())...)
 	default:
-		b = AppendString(b, s.str())
+		b = appendString(b, s.str())
 	}
 	space()
 	return b
@@ -576,7 +576,7 @@ func TestEncodeDeclines(t *testing.T) {
 		return &Event{V: 1, ID: "e", At: t0, Actor: "a", Op: OpHeartbeat, Card: "A"}
 	}
 	for _, cp := range []string{"nul", "1 2", "{", `{"a":1,}`, "\"\xff\"", `"\ud800"`, `"\udc00\ud800"`,
-		strings.Repeat("[", MaxRawDepth+1) + strings.Repeat("]", MaxRawDepth+1)} {
+		strings.Repeat("[", maxRawDepth+1) + strings.Repeat("]", maxRawDepth+1)} {
 		e := base()
 		e.Checkpoint = json.RawMessage(cp)
 		if checkEventEncoding(t, e) {
@@ -599,7 +599,7 @@ func TestEncodeDeclines(t *testing.T) {
 	}
 	// At the depth limit and in UTC, it takes them.
 	e = base()
-	e.Checkpoint = json.RawMessage(strings.Repeat("[", MaxRawDepth) + strings.Repeat("]", MaxRawDepth))
+	e.Checkpoint = json.RawMessage(strings.Repeat("[", maxRawDepth) + strings.Repeat("]", maxRawDepth))
 	e.At = t0.In(time.FixedZone("", -(23*3600 + 59*60 + 59)))
 	if !checkEventEncoding(t, e) {
 		t.Error("appendEvent declined a checkpoint at the depth limit")
@@ -639,8 +639,8 @@ func BenchmarkEncodeLineJSON(b *testing.B) {
 // encoder writes, for generated strings and for every byte value.
 func TestStringBounds(t *testing.T) {
 	check := func(s string) {
-		n := len(AppendString(nil, s))
-		if e, w := EscapedLen(s), WideLen(s); n > e || e > w {
+		n := len(appendString(nil, s))
+		if e, w := escapedLen(s), wideLen(s); n > e || e > w {
 			t.Fatalf("%q: encoded %d, escapedLen %d, wideLen %d", s, n, e, w)
 		}
 	}

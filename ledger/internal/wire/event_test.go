@@ -269,11 +269,11 @@ func TestClockCodec(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if enc, _ := AppendEvent(nil, e); !bytes.Equal(enc, body) {
+	if enc, _ := appendEvent(nil, e); !bytes.Equal(enc, body) {
 		t.Fatalf("appendEvent\n%s\nJSON encoder\n%s", enc, body)
 	}
 	framed, _ := CheckFrame(line)
-	fast, ok := DecodeFast(framed)
+	fast, ok := decodeFast(framed)
 	if !ok {
 		t.Fatal("decodeFast refused a line with a clock")
 	}

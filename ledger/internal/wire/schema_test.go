@@ -93,7 +93,7 @@ func TestSchemaRoundTrip(t *testing.T) {
 		if err != nil || !bytes.Equal(line, frame(string(want))) {
 			t.Fatalf("%s: EncodeLine = %q, %v; want %q", op, line, err, frame(string(want)))
 		}
-		got, ok := DecodeFast(bytes.TrimSuffix(line, []byte{'\n'}))
+		got, ok := decodeFast(bytes.TrimSuffix(line, []byte{'\n'}))
 		if !ok || !reflect.DeepEqual(got, &e) {
 			t.Fatalf("%s: decodeFast (ok %v) gave\n%+v\nwant\n%+v", op, ok, got, &e)
 		}
@@ -128,7 +128,7 @@ func TestSchemaRoundTrip(t *testing.T) {
 	if err != nil || !bytes.Equal(line, frame(string(want))) {
 		t.Fatalf("header = %q, %v; want %q", line, err, frame(string(want)))
 	}
-	got, fast := DecodeHeaderFast(line[:len(line)-1])
+	got, fast := decodeHeaderFast(line[:len(line)-1])
 	if !fast {
 		t.Fatalf("the header decoder declined %q", line)
 	}

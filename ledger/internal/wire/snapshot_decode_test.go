@@ -22,7 +22,7 @@ func checkSnapshotLine(t *testing.T, line []byte) bool {
 	var want SnapshotLine
 	werr := json.Unmarshal(line, &want)
 	in := bytes.Clone(line)
-	got, err := DecodeSnapshotLine(in)
+	got, err := decodeSnapshotLine(in)
 	if (err == nil) != (werr == nil) {
 		t.Fatalf("decodeSnapshotLine error %v, the JSON decoder's %v, on\n%q", err, werr, line)
 	}
@@ -435,7 +435,7 @@ func BenchmarkDecodeSnapshotCard(b *testing.B) {
 	b.SetBytes(int64(len(line)))
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := DecodeSnapshotLine(line); err != nil {
+		if _, err := decodeSnapshotLine(line); err != nil {
 			b.Fatal(err)
 		}
 	}
