@@ -51,7 +51,7 @@ const MaxCardBytes = MaxLine - 64<<10
 
 // CardLineOverhead is what a snapshot line adds to a card's JSON:
 // {"card":...,"crc":"xxxxxxxx"} and the newline.
-const CardLineOverhead = len(`{"card":`) + CrcSuffixLen + 1
+const CardLineOverhead = len(`{"card":`) + crcSuffixLen + 1
 
 // wideLen is at least the length of s as a JSON string: the longest escape,
 // \u00XX or \ufffd, is six bytes for one byte.

@@ -613,7 +613,7 @@ func encodeFramedJSON(v any) ([]byte, error) {
 		return nil, err
 	}
 	sum := crc32.Checksum(body, Castagnoli)
-	line := make([]byte, 0, len(body)+CrcSuffixLen+1)
+	line := make([]byte, 0, len(body)+crcSuffixLen+1)
 	line = append(line, body[:len(body)-1]...)
 	line = fmt.Appendf(line, `,"crc":"%08x"}`, sum)
 	return append(line, '\n'), nil

@@ -66,7 +66,7 @@ func decodeSnapshotLine(line []byte) (SnapshotLine, error) {
 // as not handled (ok false), never as an error. The objects are read by the
 // decoders codec_gen.go holds.
 func DecodeSnapshotFast(line []byte) (l SnapshotLine, ok bool) {
-	n := len(line) - CrcSuffixLen
+	n := len(line) - crcSuffixLen
 	if n < 2 || line[0] != '{' || !crcMemberOK(line[n:]) {
 		return l, false
 	}
@@ -128,7 +128,7 @@ func DecodeHeader(line []byte) (SnapshotHeader, error) {
 // decodeHeaderFast reads a header in the shape EncodeFramed writes; fast is
 // false for any other line.
 func decodeHeaderFast(line []byte) (hdr SnapshotHeader, fast bool) {
-	if n := len(line) - CrcSuffixLen; n >= 2 && line[0] == '{' && crcMemberOK(line[n:]) {
+	if n := len(line) - crcSuffixLen; n >= 2 && line[0] == '{' && crcMemberOK(line[n:]) {
 		d := fastDecoder{b: line[:n]}
 		if d.headerMembers(0, &hdr) == n {
 			d.finish()

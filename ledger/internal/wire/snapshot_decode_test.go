@@ -358,7 +358,7 @@ func FuzzDecodeSnapshotLine(f *testing.F) {
 		checkSnapshotLine(t, data)
 		if len(data) >= 2 && data[0] == '{' && data[len(data)-1] == '}' {
 			obj := data
-			if i := bytes.LastIndex(data, []byte(`,"crc":"`)); i > 0 && len(data)-i == CrcSuffixLen {
+			if i := bytes.LastIndex(data, []byte(`,"crc":"`)); i > 0 && len(data)-i == crcSuffixLen {
 				obj = append(bytes.Clone(data[:i]), '}')
 			}
 			framed := bytes.TrimSuffix(frame(string(obj)), []byte{'\n'})
