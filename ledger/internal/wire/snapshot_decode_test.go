@@ -273,7 +273,8 @@ func randomCard(r *rand.Rand) (c *Card, plain bool) {
 }
 
 // randomSnapshotLine builds a snapshot line from r: a card, a receipt or a
-// conflict, written as encodeSnapshot writes them, without the newline.
+// conflict, written as a snapshot writes them (EncodeFramed), without the
+// newline.
 func randomSnapshotLine(r *rand.Rand) (line []byte, plain bool) {
 	var l SnapshotLine
 	plain = true
@@ -373,7 +374,7 @@ func FuzzDecodeSnapshotLine(f *testing.F) {
 			return
 		}
 		if !checkSnapshotLine(t, line) && plain {
-			t.Fatalf("the fast path declined a line encodeSnapshot writes:\n%q", line)
+			t.Fatalf("the fast path declined a line EncodeFramed wrote:\n%q", line)
 		}
 		checkSnapshotLine(t, mutate(line, muts))
 	})
@@ -399,7 +400,7 @@ func TestDecodeSnapshotLineGenerated(t *testing.T) {
 		if checkSnapshotLine(t, line) {
 			taken++
 		} else if plain {
-			t.Fatalf("the fast path declined a line encodeSnapshot writes:\n%q", line)
+			t.Fatalf("the fast path declined a line EncodeFramed wrote:\n%q", line)
 		}
 		muts := make([]byte, 3*(1+r.IntN(3)))
 		for i := range muts {
