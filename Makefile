@@ -53,7 +53,7 @@ fuzz:
 # Library benchmarks, then whole-process figures next to the floor; the
 # table goes to docs/PERFORMANCE.md.
 bench: build
-	$(GO) test -run '^$$' -bench '^Benchmark[^H]' -benchmem -benchtime 2000x ./ledger/ | tee bin/bench-go.txt
+	$(GO) test -run '^$$' -bench '^Benchmark[^H]' -benchmem -benchtime 2000x ./ledger/ ./ledger/internal/wire/ | tee bin/bench-go.txt
 	$(GO) test -run '^$$' -bench '^BenchmarkHistoryChanges$$' -benchmem -benchtime 3x ./ledger/ | tee -a bin/bench-go.txt
 	$(GO) run ./internal/benchrun -bl $(BIN) -out docs/PERFORMANCE.md
 

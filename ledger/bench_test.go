@@ -118,31 +118,6 @@ func BenchmarkOpen(b *testing.B) {
 	b.ReportMetric(float64(len(evs))*float64(b.N)/b.Elapsed().Seconds(), "events/s")
 }
 
-func BenchmarkDecodeLine(b *testing.B) {
-	line, err := EncodeLine(&Event{V: 1, ID: "9f2c51d0a4b7e361", At: t0, Actor: "alice@host", Op: OpClaim, Card: "bl-k3x9q2mf",
-		RequestID: "req-123", ExpectVersion: 3, Epoch: 2, Owner: "agent-7", TTLSeconds: 600})
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.SetBytes(int64(len(line)))
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		if _, err := DecodeLine(line); err != nil {
-			b.Fatal(err)
-		}
-	}
-}
-
-func BenchmarkEncodeLine(b *testing.B) {
-	ev := &Event{V: 1, ID: "9f2c51d0a4b7e361", At: t0, Actor: "alice@host", Op: OpClaim, Card: "bl-k3x9q2mf",
-		RequestID: "req-123", ExpectVersion: 3, Epoch: 2, Owner: "agent-7", TTLSeconds: 600}
-	for i := 0; i < b.N; i++ {
-		if _, err := EncodeLine(ev); err != nil {
-			b.Fatal(err)
-		}
-	}
-}
-
 // writeHistory writes a backlog of cards cards whose history holds events
 // events (creates, then claim, heartbeat and release rounds), compacts it
 // and appends a ledger tail of half its compaction threshold, the average

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
@@ -241,25 +240,4 @@ func fillTo(t *testing.T, e *env, id string, target int) Card {
 	}
 	t.Fatalf("card %s is %d bytes, want %d", id, cardBytes(t, c), target)
 	return c
-}
-
-// TestStringBounds: both bounds the size check uses are at least what the
-// encoder writes, for generated strings and for every byte value.
-func TestStringBounds(t *testing.T) {
-	check := func(s string) {
-		n := len(wire.AppendString(nil, s))
-		if e, w := wire.EscapedLen(s), wire.WideLen(s); n > e || e > w {
-			t.Fatalf("%q: encoded %d, escapedLen %d, wideLen %d", s, n, e, w)
-		}
-	}
-	r := rand.New(rand.NewPCG(1, 2))
-	for range 20_000 {
-		check(randomString(r))
-	}
-	for c := range 256 {
-		for _, n := range []int{1, 7, 8, 9, 17} {
-			check(strings.Repeat(string([]byte{byte(c)}), n))
-			check("ab" + strings.Repeat(string([]byte{byte(c)}), n) + "\u2028")
-		}
-	}
 }

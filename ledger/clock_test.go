@@ -1,14 +1,12 @@
 package ledger
 
 import (
-	"bytes"
 	"errors"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/bl-backlog/bl/ledger/internal/wire"
-	json "github.com/goccy/go-json"
 )
 
 const year = 365 * 24 * time.Hour
@@ -231,53 +229,6 @@ func TestClockFoldDeterministic(t *testing.T) {
 	}
 	if after != one {
 		t.Fatalf("after compaction:\n%s\nwant\n%s", after, one)
-	}
-}
-
-// TestClockCodec: the clock member round-trips through both decoders in
-// its place after at; a line without it is the line it always was.
-func TestClockCodec(t *testing.T) {
-	clock := t0.Add(123456789)
-	e := &Event{V: 1, ID: "0123456789abcdef", At: t0.Add(year), Clock: &clock, Actor: "a", Op: OpClaim, Card: "A",
-		ExpectVersion: 1, Epoch: 1, Owner: "w", TTLSeconds: 2}
-	line, err := EncodeLine(e)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Contains(line, []byte(`"at":"2027-01-02T03:04:05Z","clock":"2026-01-02T03:04:05.123456789Z","actor":`)) {
-		t.Fatalf("line %s", line)
-	}
-	body, err := json.MarshalWithOption(e, json.DisableHTMLEscape())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if enc, _ := wire.AppendEvent(nil, e); !bytes.Equal(enc, body) {
-		t.Fatalf("appendEvent\n%s\nJSON encoder\n%s", enc, body)
-	}
-	framed, _ := wire.CheckFrame(line)
-	fast, ok := wire.DecodeFast(framed)
-	if !ok {
-		t.Fatal("decodeFast refused a line with a clock")
-	}
-	var slow Event
-	if err := json.Unmarshal(framed, &slow); err != nil {
-		t.Fatal(err)
-	}
-	for _, d := range []*Event{fast, &slow} {
-		if d.Clock == nil || !d.Clock.Equal(clock) || !d.At.Equal(e.At) || d.WriterClock() != clock {
-			t.Fatalf("decoded clock %v at %v", d.Clock, d.At)
-		}
-	}
-	e.Clock = nil
-	plain, _ := EncodeLine(e)
-	if bytes.Contains(plain, []byte("clock")) {
-		t.Fatalf("line without a clock: %s", plain)
-	}
-	// A clock after the stamp is never written; the fold uses the stamp.
-	late := e.At.Add(time.Hour)
-	e.Clock = &late
-	if e.WriterClock() != e.At {
-		t.Fatalf("clock() = %v for a clock after the stamp", e.WriterClock())
 	}
 }
 

@@ -63,19 +63,3 @@ func TestConflictNamesTheLoser(t *testing.T) {
 		}
 	}
 }
-
-// TestConflictLineFromOlderBl: a conflict line written before owner,
-// winner and clock existed still reads, by both decoders, to the same
-// conflict with those empty.
-func TestConflictLineFromOlderBl(t *testing.T) {
-	old := `{"conflict":{"event":"0000000000000003","at":"2026-01-02T03:04:05.000000002Z","op":"claim","card":"A","actor":"host2","reason":"card A is claimed by w1"}`
-	line := bytes.TrimSuffix(frame(old+"}"), []byte{'\n'})
-	if !checkSnapshotLine(t, line) {
-		t.Fatalf("the fast path declined an older conflict line: %s", line)
-	}
-	l, _ := wire.DecodeSnapshotFast(line)
-	want := Conflict{Event: "0000000000000003", At: "2026-01-02T03:04:05.000000002Z", Op: OpClaim, Card: "A", Actor: "host2", Reason: "card A is claimed by w1"}
-	if l.Conflict == nil || *l.Conflict != want {
-		t.Fatalf("got %+v", l.Conflict)
-	}
-}

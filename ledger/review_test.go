@@ -4,7 +4,6 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 )
@@ -237,31 +236,5 @@ func TestSelfApprovalAllowed(t *testing.T) {
 	e.b = e.open()
 	if _, err := e.b.Approve(e.ctx, ReviewRequest{Mutation: Mutation{Actor: "w1"}, ID: "A"}); err != nil {
 		t.Fatalf("self-approval with allow_self: %v", err)
-	}
-}
-
-// TestNewerLinesRefused: the lines of the v3 ops and fields carry v3, and
-// a reader refuses a line newer than it reads with its documented message
-// (a v2 reader meeting these lines is this reader meeting a v4 line).
-func TestNewerLinesRefused(t *testing.T) {
-	for _, ev := range []*Event{
-		{Op: OpReview, Card: "A"}, {Op: OpApprove, Card: "A"}, {Op: OpReject, Card: "A"}, {Op: OpClaimReview, Card: "A"},
-		{Op: OpComplete, Card: "A", Commit: "abc"}, {Op: OpComplete, Card: "A", Branch: "bl/A"},
-		{Op: OpUpdate, Card: "A", Fields: &Fields{Paths: strs("src/**")}},
-	} {
-		if v := ev.LineVersion(); v != 3 {
-			t.Errorf("%s %+v: v%d, want 3", ev.Op, ev, v)
-		}
-	}
-	if v := (&Event{Op: OpComplete, Card: "A"}).LineVersion(); v != 1 {
-		t.Errorf("a plain complete is v%d", v)
-	}
-	line, err := EncodeLine(&Event{V: FormatVersion + 1, ID: "9f2c51d0a4b7e361", At: t0, Actor: "a", Op: OpApprove, Card: "A"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, err = DecodeLine(line)
-	if !errors.Is(err, ErrVersion) || !strings.Contains(err.Error(), "upgrade bl") {
-		t.Fatalf("a newer line: %v", err)
 	}
 }

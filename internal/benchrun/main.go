@@ -458,7 +458,7 @@ func printReport(bl string) {
 	fmt.Fprintf(&doc, "Machine: %s, %d CPUs, %s, %s/%s; measured %s.\n\n", cpuModel(), runtime.NumCPU(), runtime.Version(), runtime.GOOS, runtime.GOARCH, time.Now().UTC().Format("2006-01-02"))
 	doc.WriteString(table)
 	if goBench, err := os.ReadFile(filepath.Join(filepath.Dir(bl), "bench-go.txt")); err == nil {
-		doc.WriteString("\nLibrary benchmarks (`go test -bench . ./ledger/`):\n\n```\n")
+		doc.WriteString("\nLibrary benchmarks (`go test -bench . ./ledger/ ./ledger/internal/wire/`):\n\n```\n")
 		for _, l := range strings.Split(string(goBench), "\n") {
 			if strings.HasPrefix(l, "Benchmark") {
 				doc.WriteString(l + "\n")

@@ -146,9 +146,9 @@ func (w *writer) encoder(o Object, fs []field) {
 		decline := "{\nreturn dst[:open], false\n}\n"
 		switch k {
 		case kString, kEnum:
-			body := put + fmt.Sprintf("dst = AppendString(dst, string(%s))\n", val)
+			body := put + fmt.Sprintf("dst = appendString(dst, string(%s))\n", val)
 			if k == kString {
-				body = put + fmt.Sprintf("dst = AppendString(dst, %s)\n", val)
+				body = put + fmt.Sprintf("dst = appendString(dst, %s)\n", val)
 			}
 			w.opt(f.Omit, val+` != ""`, body)
 		case kInt, kInt64:
@@ -166,13 +166,13 @@ func (w *writer) encoder(o Object, fs []field) {
 		case kIntPtr:
 			w.p("if %s != nil {\n%sdst = appendInt(dst, int64(*%s))\n}\n", val, put, val)
 		case kStringPtr:
-			w.p("if %s != nil {\n%sdst = AppendString(dst, *%s)\n}\n", val, put, val)
+			w.p("if %s != nil {\n%sdst = appendString(dst, *%s)\n}\n", val, put, val)
 		case kStringsPtr:
 			w.p("if %s != nil {\n%sdst = appendStrings(dst, *%s)\n}\n", val, put, val)
 		case kStrings:
 			w.opt(f.Omit, "len("+val+") != 0", put+fmt.Sprintf("dst = appendStrings(dst, %s)\n", val))
 		case kRaw:
-			w.p("if len(%s) != 0 {\n%sif dst, ok = AppendRaw(dst, %s); !ok %s}\n", val, put, val, decline)
+			w.p("if len(%s) != 0 {\n%sif dst, ok = appendRaw(dst, %s); !ok %s}\n", val, put, val, decline)
 		case kObjectPtr:
 			w.p("if %s != nil {\n%sif dst, ok = append%s(dst, %s); !ok %s}\n", val, put, title(short), val, decline)
 		case kObjectList:

@@ -51,17 +51,17 @@ const MaxCardBytes = MaxLine - 64<<10
 
 // CardLineOverhead is what a snapshot line adds to a card's JSON:
 // {"card":...,"crc":"xxxxxxxx"} and the newline.
-const CardLineOverhead = len(`{"card":`) + CrcSuffixLen + 1
+const CardLineOverhead = len(`{"card":`) + crcSuffixLen + 1
 
 // wideLen is at least the length of s as a JSON string: the longest escape,
 // \u00XX or \ufffd, is six bytes for one byte.
-func WideLen(s string) int { return 6*len(s) + 2 }
+func wideLen(s string) int { return 6*len(s) + 2 }
 
 // escapedLen is at least the length of s as a JSON string, closer than
 // wideLen: five bytes more for each byte that may be escaped (a quote, a
 // backslash, a control character or any byte of a multi-byte sequence,
-// found as AppendString finds them, eight bytes at a time).
-func EscapedLen(s string) int {
+// found as appendString finds them, eight bytes at a time).
+func escapedLen(s string) int {
 	n, i := len(s)+2, 0
 	for ; i+8 <= len(s); i += 8 {
 		n += 5 * bits.OnesCount64(specialMask(load64(s, i)))
@@ -138,7 +138,7 @@ func CheckCardSize(c *Card, e *Event, apply func(*Card)) error {
 	case OpCreate, OpUpdate, OpLink:
 		limit, content = MaxCardBytes, true
 	}
-	if cardBound(c, WideLen)+eventBound(e, WideLen) <= limit || cardBound(c, EscapedLen)+eventBound(e, EscapedLen) <= limit {
+	if cardBound(c, wideLen)+eventBound(e, wideLen) <= limit || cardBound(c, escapedLen)+eventBound(e, escapedLen) <= limit {
 		return nil
 	}
 	probe := Card{ID: e.Card}

@@ -117,7 +117,7 @@ func appendEvent(dst []byte, v *Event) (_ []byte, ok bool) {
 	dst = append(dst, ",\"v\":"...)
 	dst = appendInt(dst, int64(v.V))
 	dst = append(dst, ",\"id\":"...)
-	dst = AppendString(dst, v.ID)
+	dst = appendString(dst, v.ID)
 	dst = append(dst, ",\"at\":"...)
 	if dst, ok = appendTime(dst, v.At); !ok {
 		return dst[:open], false
@@ -129,14 +129,14 @@ func appendEvent(dst []byte, v *Event) (_ []byte, ok bool) {
 		}
 	}
 	dst = append(dst, ",\"actor\":"...)
-	dst = AppendString(dst, v.Actor)
+	dst = appendString(dst, v.Actor)
 	dst = append(dst, ",\"op\":"...)
-	dst = AppendString(dst, string(v.Op))
+	dst = appendString(dst, string(v.Op))
 	dst = append(dst, ",\"card\":"...)
-	dst = AppendString(dst, v.Card)
+	dst = appendString(dst, v.Card)
 	if v.RequestID != "" {
 		dst = append(dst, ",\"request_id\":"...)
-		dst = AppendString(dst, v.RequestID)
+		dst = appendString(dst, v.RequestID)
 	}
 	if v.ExpectVersion != 0 {
 		dst = append(dst, ",\"expect_version\":"...)
@@ -148,7 +148,7 @@ func appendEvent(dst []byte, v *Event) (_ []byte, ok bool) {
 	}
 	if v.Owner != "" {
 		dst = append(dst, ",\"owner\":"...)
-		dst = AppendString(dst, v.Owner)
+		dst = appendString(dst, v.Owner)
 	}
 	if v.TTLSeconds != 0 {
 		dst = append(dst, ",\"ttl_seconds\":"...)
@@ -156,15 +156,15 @@ func appendEvent(dst []byte, v *Event) (_ []byte, ok bool) {
 	}
 	if v.Reason != "" {
 		dst = append(dst, ",\"reason\":"...)
-		dst = AppendString(dst, v.Reason)
+		dst = appendString(dst, v.Reason)
 	}
 	if v.To != "" {
 		dst = append(dst, ",\"to\":"...)
-		dst = AppendString(dst, v.To)
+		dst = appendString(dst, v.To)
 	}
 	if v.LinkType != "" {
 		dst = append(dst, ",\"type\":"...)
-		dst = AppendString(dst, v.LinkType)
+		dst = appendString(dst, v.LinkType)
 	}
 	if v.Progress != nil {
 		dst = append(dst, ",\"progress\":"...)
@@ -172,7 +172,7 @@ func appendEvent(dst []byte, v *Event) (_ []byte, ok bool) {
 	}
 	if len(v.Checkpoint) != 0 {
 		dst = append(dst, ",\"checkpoint\":"...)
-		if dst, ok = AppendRaw(dst, v.Checkpoint); !ok {
+		if dst, ok = appendRaw(dst, v.Checkpoint); !ok {
 			return dst[:open], false
 		}
 	}
@@ -187,7 +187,7 @@ func appendEvent(dst []byte, v *Event) (_ []byte, ok bool) {
 	}
 	if v.Text != "" {
 		dst = append(dst, ",\"text\":"...)
-		dst = AppendString(dst, v.Text)
+		dst = appendString(dst, v.Text)
 	}
 	if v.BackoffSeconds != 0 {
 		dst = append(dst, ",\"backoff_seconds\":"...)
@@ -199,11 +199,11 @@ func appendEvent(dst []byte, v *Event) (_ []byte, ok bool) {
 	}
 	if v.Commit != "" {
 		dst = append(dst, ",\"commit\":"...)
-		dst = AppendString(dst, v.Commit)
+		dst = appendString(dst, v.Commit)
 	}
 	if v.Branch != "" {
 		dst = append(dst, ",\"branch\":"...)
-		dst = AppendString(dst, v.Branch)
+		dst = appendString(dst, v.Branch)
 	}
 	if len(dst) == open {
 		return append(dst, '{', '}'), true
@@ -398,15 +398,15 @@ func appendFields(dst []byte, v *Fields) (_ []byte, ok bool) {
 	// Each member is written after a comma; the first comma becomes the brace.
 	if v.Title != nil {
 		dst = append(dst, ",\"title\":"...)
-		dst = AppendString(dst, *v.Title)
+		dst = appendString(dst, *v.Title)
 	}
 	if v.Body != nil {
 		dst = append(dst, ",\"body\":"...)
-		dst = AppendString(dst, *v.Body)
+		dst = appendString(dst, *v.Body)
 	}
 	if v.Phase != nil {
 		dst = append(dst, ",\"phase\":"...)
-		dst = AppendString(dst, *v.Phase)
+		dst = appendString(dst, *v.Phase)
 	}
 	if v.Priority != nil {
 		dst = append(dst, ",\"priority\":"...)
@@ -422,7 +422,7 @@ func appendFields(dst []byte, v *Fields) (_ []byte, ok bool) {
 	}
 	if v.Parent != nil {
 		dst = append(dst, ",\"parent\":"...)
-		dst = AppendString(dst, *v.Parent)
+		dst = appendString(dst, *v.Parent)
 	}
 	if v.Acceptance != nil {
 		dst = append(dst, ",\"acceptance\":"...)
@@ -440,7 +440,7 @@ func appendFields(dst []byte, v *Fields) (_ []byte, ok bool) {
 	}
 	if v.IdempotencyKey != "" {
 		dst = append(dst, ",\"idempotency_key\":"...)
-		dst = AppendString(dst, v.IdempotencyKey)
+		dst = appendString(dst, v.IdempotencyKey)
 	}
 	if v.Paths != nil {
 		dst = append(dst, ",\"paths\":"...)
@@ -617,38 +617,38 @@ func appendCard(dst []byte, v *Card) (_ []byte, ok bool) {
 	open := len(dst)
 	// Each member is written after a comma; the first comma becomes the brace.
 	dst = append(dst, ",\"id\":"...)
-	dst = AppendString(dst, v.ID)
+	dst = appendString(dst, v.ID)
 	dst = append(dst, ",\"title\":"...)
-	dst = AppendString(dst, v.Title)
+	dst = appendString(dst, v.Title)
 	if v.Body != "" {
 		dst = append(dst, ",\"body\":"...)
-		dst = AppendString(dst, v.Body)
+		dst = appendString(dst, v.Body)
 	}
 	if v.Phase != "" {
 		dst = append(dst, ",\"phase\":"...)
-		dst = AppendString(dst, v.Phase)
+		dst = appendString(dst, v.Phase)
 	}
 	dst = append(dst, ",\"labels\":"...)
 	dst = appendStrings(dst, v.Labels)
 	dst = append(dst, ",\"priority\":"...)
 	dst = appendInt(dst, int64(v.Priority))
 	dst = append(dst, ",\"status\":"...)
-	dst = AppendString(dst, string(v.Status))
+	dst = appendString(dst, string(v.Status))
 	dst = append(dst, ",\"depends_on\":"...)
 	dst = appendStrings(dst, v.DependsOn)
 	if v.Parent != "" {
 		dst = append(dst, ",\"parent\":"...)
-		dst = AppendString(dst, v.Parent)
+		dst = appendString(dst, v.Parent)
 	}
 	dst = append(dst, ",\"acceptance\":"...)
 	dst = appendStrings(dst, v.Acceptance)
 	if v.IdempotencyKey != "" {
 		dst = append(dst, ",\"idempotency_key\":"...)
-		dst = AppendString(dst, v.IdempotencyKey)
+		dst = appendString(dst, v.IdempotencyKey)
 	}
 	if v.ClaimOwner != "" {
 		dst = append(dst, ",\"claim_owner\":"...)
-		dst = AppendString(dst, v.ClaimOwner)
+		dst = appendString(dst, v.ClaimOwner)
 	}
 	dst = append(dst, ",\"claim_epoch\":"...)
 	dst = appendInt(dst, int64(v.ClaimEpoch))
@@ -686,7 +686,7 @@ func appendCard(dst []byte, v *Card) (_ []byte, ok bool) {
 	}
 	if v.BlockedReason != "" {
 		dst = append(dst, ",\"blocked_reason\":"...)
-		dst = AppendString(dst, v.BlockedReason)
+		dst = appendString(dst, v.BlockedReason)
 	}
 	if v.ClosedAt != nil {
 		dst = append(dst, ",\"closed_at\":"...)
@@ -696,7 +696,7 @@ func appendCard(dst []byte, v *Card) (_ []byte, ok bool) {
 	}
 	if v.CloseNote != "" {
 		dst = append(dst, ",\"close_note\":"...)
-		dst = AppendString(dst, v.CloseNote)
+		dst = appendString(dst, v.CloseNote)
 	}
 	if v.Progress != nil {
 		dst = append(dst, ",\"progress\":"...)
@@ -704,7 +704,7 @@ func appendCard(dst []byte, v *Card) (_ []byte, ok bool) {
 	}
 	if len(v.Checkpoint) != 0 {
 		dst = append(dst, ",\"checkpoint\":"...)
-		if dst, ok = AppendRaw(dst, v.Checkpoint); !ok {
+		if dst, ok = appendRaw(dst, v.Checkpoint); !ok {
 			return dst[:open], false
 		}
 	}
@@ -756,7 +756,7 @@ func appendCard(dst []byte, v *Card) (_ []byte, ok bool) {
 	}
 	if v.DeleteReason != "" {
 		dst = append(dst, ",\"delete_reason\":"...)
-		dst = AppendString(dst, v.DeleteReason)
+		dst = appendString(dst, v.DeleteReason)
 	}
 	if len(v.Paths) != 0 {
 		dst = append(dst, ",\"paths\":"...)
@@ -764,19 +764,19 @@ func appendCard(dst []byte, v *Card) (_ []byte, ok bool) {
 	}
 	if v.Branch != "" {
 		dst = append(dst, ",\"branch\":"...)
-		dst = AppendString(dst, v.Branch)
+		dst = appendString(dst, v.Branch)
 	}
 	if v.Commit != "" {
 		dst = append(dst, ",\"commit\":"...)
-		dst = AppendString(dst, v.Commit)
+		dst = appendString(dst, v.Commit)
 	}
 	if v.SubmittedBy != "" {
 		dst = append(dst, ",\"submitted_by\":"...)
-		dst = AppendString(dst, v.SubmittedBy)
+		dst = appendString(dst, v.SubmittedBy)
 	}
 	if v.RejectReason != "" {
 		dst = append(dst, ",\"reject_reason\":"...)
-		dst = AppendString(dst, v.RejectReason)
+		dst = appendString(dst, v.RejectReason)
 	}
 	if v.LastFailure != nil {
 		dst = append(dst, ",\"last_failure\":"...)
@@ -786,7 +786,7 @@ func appendCard(dst []byte, v *Card) (_ []byte, ok bool) {
 	}
 	if v.ClosedBy != "" {
 		dst = append(dst, ",\"closed_by\":"...)
-		dst = AppendString(dst, v.ClosedBy)
+		dst = appendString(dst, v.ClosedBy)
 	}
 	if len(dst) == open {
 		return append(dst, '{', '}'), true
@@ -1088,9 +1088,9 @@ func appendNote(dst []byte, v *Note) (_ []byte, ok bool) {
 	open := len(dst)
 	// Each member is written after a comma; the first comma becomes the brace.
 	dst = append(dst, ",\"text\":"...)
-	dst = AppendString(dst, v.Text)
+	dst = appendString(dst, v.Text)
 	dst = append(dst, ",\"author\":"...)
-	dst = AppendString(dst, v.Author)
+	dst = appendString(dst, v.Author)
 	dst = append(dst, ",\"at\":"...)
 	if dst, ok = appendTime(dst, v.At); !ok {
 		return dst[:open], false
@@ -1175,10 +1175,10 @@ func appendFailure(dst []byte, v *Failure) (_ []byte, ok bool) {
 	open := len(dst)
 	// Each member is written after a comma; the first comma becomes the brace.
 	dst = append(dst, ",\"reason\":"...)
-	dst = AppendString(dst, v.Reason)
+	dst = appendString(dst, v.Reason)
 	if v.Owner != "" {
 		dst = append(dst, ",\"owner\":"...)
-		dst = AppendString(dst, v.Owner)
+		dst = appendString(dst, v.Owner)
 	}
 	dst = append(dst, ",\"epoch\":"...)
 	dst = appendInt(dst, int64(v.Epoch))
@@ -1243,9 +1243,9 @@ func appendLink(dst []byte, v *Link) (_ []byte, ok bool) {
 	open := len(dst)
 	// Each member is written after a comma; the first comma becomes the brace.
 	dst = append(dst, ",\"type\":"...)
-	dst = AppendString(dst, v.Type)
+	dst = appendString(dst, v.Type)
 	dst = append(dst, ",\"to\":"...)
-	dst = AppendString(dst, v.To)
+	dst = appendString(dst, v.To)
 	if len(dst) == open {
 		return append(dst, '{', '}'), true
 	}
@@ -1324,17 +1324,17 @@ func appendReceipt(dst []byte, v *Keyed) (_ []byte, ok bool) {
 	open := len(dst)
 	// Each member is written after a comma; the first comma becomes the brace.
 	dst = append(dst, ",\"request_id\":"...)
-	dst = AppendString(dst, v.RequestID)
+	dst = appendString(dst, v.RequestID)
 	dst = append(dst, ",\"event\":"...)
-	dst = AppendString(dst, v.Receipt.Event)
+	dst = appendString(dst, v.Receipt.Event)
 	dst = append(dst, ",\"at\":"...)
 	if dst, ok = appendTime(dst, v.Receipt.At); !ok {
 		return dst[:open], false
 	}
 	dst = append(dst, ",\"op\":"...)
-	dst = AppendString(dst, string(v.Receipt.Op))
+	dst = appendString(dst, string(v.Receipt.Op))
 	dst = append(dst, ",\"card\":"...)
-	dst = AppendString(dst, v.Receipt.Card)
+	dst = appendString(dst, v.Receipt.Card)
 	dst = append(dst, ",\"epoch\":"...)
 	dst = appendInt(dst, int64(v.Receipt.Epoch))
 	dst = append(dst, ",\"version\":"...)
@@ -1400,29 +1400,29 @@ func appendConflict(dst []byte, v *Conflict) (_ []byte, ok bool) {
 	open := len(dst)
 	// Each member is written after a comma; the first comma becomes the brace.
 	dst = append(dst, ",\"event\":"...)
-	dst = AppendString(dst, v.Event)
+	dst = appendString(dst, v.Event)
 	dst = append(dst, ",\"at\":"...)
-	dst = AppendString(dst, v.At)
+	dst = appendString(dst, v.At)
 	if v.Clock != "" {
 		dst = append(dst, ",\"clock\":"...)
-		dst = AppendString(dst, v.Clock)
+		dst = appendString(dst, v.Clock)
 	}
 	dst = append(dst, ",\"op\":"...)
-	dst = AppendString(dst, string(v.Op))
+	dst = appendString(dst, string(v.Op))
 	dst = append(dst, ",\"card\":"...)
-	dst = AppendString(dst, v.Card)
+	dst = appendString(dst, v.Card)
 	dst = append(dst, ",\"actor\":"...)
-	dst = AppendString(dst, v.Actor)
+	dst = appendString(dst, v.Actor)
 	if v.Owner != "" {
 		dst = append(dst, ",\"owner\":"...)
-		dst = AppendString(dst, v.Owner)
+		dst = appendString(dst, v.Owner)
 	}
 	if v.Winner != "" {
 		dst = append(dst, ",\"winner\":"...)
-		dst = AppendString(dst, v.Winner)
+		dst = appendString(dst, v.Winner)
 	}
 	dst = append(dst, ",\"reason\":"...)
-	dst = AppendString(dst, v.Reason)
+	dst = appendString(dst, v.Reason)
 	if len(dst) == open {
 		return append(dst, '{', '}'), true
 	}
@@ -1515,7 +1515,7 @@ func appendHeader(dst []byte, v *SnapshotHeader) (_ []byte, ok bool) {
 		return dst[:open], false
 	}
 	dst = append(dst, ",\"last_id\":"...)
-	dst = AppendString(dst, v.LastID)
+	dst = appendString(dst, v.LastID)
 	dst = append(dst, ",\"cards\":"...)
 	dst = appendInt(dst, int64(v.Cards))
 	dst = append(dst, ",\"receipts\":"...)
@@ -1523,14 +1523,14 @@ func appendHeader(dst []byte, v *SnapshotHeader) (_ []byte, ok bool) {
 	dst = append(dst, ",\"conflicts\":"...)
 	dst = appendInt(dst, int64(v.Conflicts))
 	dst = append(dst, ",\"archives\":"...)
-	dst = AppendString(dst, v.Archives)
+	dst = appendString(dst, v.Archives)
 	if v.TailBytes != 0 {
 		dst = append(dst, ",\"tail_bytes\":"...)
 		dst = appendInt(dst, int64(v.TailBytes))
 	}
 	if v.TailCRC != "" {
 		dst = append(dst, ",\"tail_crc\":"...)
-		dst = AppendString(dst, v.TailCRC)
+		dst = appendString(dst, v.TailCRC)
 	}
 	if len(dst) == open {
 		return append(dst, '{', '}'), true

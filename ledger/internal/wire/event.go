@@ -31,8 +31,8 @@ var (
 	closingBrace = []byte{'}'}
 )
 
-// CrcSuffixLen is the length of `,"crc":"xxxxxxxx"}`.
-const CrcSuffixLen = len(`,"crc":"`) + 8 + len(`"}`)
+// crcSuffixLen is the length of `,"crc":"xxxxxxxx"}`.
+const crcSuffixLen = len(`,"crc":"`) + 8 + len(`"}`)
 
 // EncodeLine renders e as one ledger line, checksum and newline included.
 func EncodeLine(e *Event) ([]byte, error) {
@@ -59,7 +59,7 @@ func AppendFramed(dst []byte, v any) ([]byte, error) {
 	switch v := v.(type) {
 	case *Event:
 		if dst == nil {
-			dst = make([]byte, 0, eventSize(v)+CrcSuffixLen+1)
+			dst = make([]byte, 0, eventSize(v)+crcSuffixLen+1)
 		}
 		dst, ok = appendEvent(dst, v)
 	case SnapshotHeader:
@@ -101,14 +101,14 @@ func CheckFrame(line []byte) ([]byte, error) {
 	line = bytes.TrimSuffix(line, []byte{'\n'})
 	line = bytes.TrimSuffix(line, []byte{'\r'})
 	n := len(line)
-	if n < CrcSuffixLen+2 || line[0] != '{' || !bytes.HasPrefix(line[n-CrcSuffixLen:], []byte(`,"crc":"`)) || !bytes.HasSuffix(line, []byte(`"}`)) {
+	if n < crcSuffixLen+2 || line[0] != '{' || !bytes.HasPrefix(line[n-crcSuffixLen:], []byte(`,"crc":"`)) || !bytes.HasSuffix(line, []byte(`"}`)) {
 		return nil, ErrFraming
 	}
 	want, ok := parseHex32(line[n-10 : n-2])
 	if !ok {
 		return nil, ErrFraming
 	}
-	sum := crc32.Update(0, Castagnoli, line[:n-CrcSuffixLen])
+	sum := crc32.Update(0, Castagnoli, line[:n-crcSuffixLen])
 	if crc32.Update(sum, Castagnoli, closingBrace) != uint32(want) {
 		return nil, ErrChecksum
 	}
@@ -141,7 +141,7 @@ func DecodeLine(line []byte) (*Event, error) {
 	if err != nil {
 		return nil, err
 	}
-	e, ok := DecodeFast(line)
+	e, ok := decodeFast(line)
 	if !ok {
 		if e, err = decodeSlow(line); err != nil {
 			return nil, err

@@ -25,8 +25,8 @@ import (
 // The members are read by eventMembers, written from the schema in
 // codec_gen.go; the readers of the values are below. The decoded event
 // does not refer to line.
-func DecodeFast(line []byte) (e *Event, ok bool) {
-	n := len(line) - CrcSuffixLen
+func decodeFast(line []byte) (e *Event, ok bool) {
+	n := len(line) - crcSuffixLen
 	if n < 2 || line[0] != '{' || !crcMemberOK(line[n:]) {
 		return nil, false
 	}
@@ -43,7 +43,7 @@ func DecodeFast(line []byte) (e *Event, ok bool) {
 // digits: a member the JSON decoder skips, since Event has no crc field.
 func crcMemberOK(b []byte) bool {
 	const head = `,"crc":"`
-	if len(b) != CrcSuffixLen || string(b[:len(head)]) != head || b[len(b)-2] != '"' || b[len(b)-1] != '}' {
+	if len(b) != crcSuffixLen || string(b[:len(head)]) != head || b[len(b)-2] != '"' || b[len(b)-1] != '}' {
 		return false
 	}
 	for _, c := range b[len(head) : len(head)+8] {

@@ -20,17 +20,17 @@ import (
 // What they do not handle they report (ok false) rather than guess at: a
 // time MarshalJSON refuses (a year outside [0,9999], an offset of a day or
 // more) and a checkpoint that is not valid JSON of valid UTF-8 without lone
-// surrogate escapes, at most MaxRawDepth levels deep. The caller then uses
+// surrogate escapes, at most maxRawDepth levels deep. The caller then uses
 // the JSON encoder, which writes the same bytes for every value these take.
 
 const hexDigits = "0123456789abcdef"
 
-// AppendString appends s as a JSON string, escaped as the JSON encoder
+// appendString appends s as a JSON string, escaped as the JSON encoder
 // escapes it with HTML escaping off: '"' and '\\' with a backslash, \b, \f,
 // \n, \r and \t as such, other control characters as \u00XX, U+2028 and
 // U+2029 as \u2028 and \u2029, and each byte of invalid UTF-8 as \ufffd.
 // Everything else, DEL included, is written as it is.
-func AppendString(dst []byte, s string) []byte {
+func appendString(dst []byte, s string) []byte {
 	i := 0
 	for i+8 <= len(s) && specialMask(load64(s, i)) == 0 {
 		i += 8
@@ -46,7 +46,7 @@ func AppendString(dst []byte, s string) []byte {
 	return append(dst, '"')
 }
 
-// appendEscaped is AppendString for a string whose first byte not written
+// appendEscaped is appendString for a string whose first byte not written
 // as it is, s[i], may need an escape. The opening quote is in dst.
 func appendEscaped(dst []byte, s string, i int) []byte {
 	start := 0
@@ -146,7 +146,7 @@ func appendStrings(dst []byte, list []string) []byte {
 		if k > 0 {
 			dst = append(dst, ',')
 		}
-		dst = AppendString(dst, s)
+		dst = appendString(dst, s)
 	}
 	return append(dst, ']')
 }
@@ -159,11 +159,6 @@ func stringsSize(list []string) int {
 	}
 	return n
 }
-
-// AppendEvent appends e as the JSON encoder writes an Event with HTML
-// escaping off, compact: the body of a ledger line. ok is false for an
-// event it leaves to the JSON encoder; dst is then as it was.
-func AppendEvent(dst []byte, e *Event) (out []byte, ok bool) { return appendEvent(dst, e) }
 
 // AppendCard appends c as the JSON encoder writes a Card with HTML escaping
 // off, compact: the form of a snapshot line's card. A nil c is null. ok is

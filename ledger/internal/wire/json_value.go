@@ -12,15 +12,15 @@ import (
 // members it does not know. The fast paths take only what it takes and
 // leave the rest to the JSON decoder or encoder.
 
-// MaxRawDepth is the deepest nesting of a value WalkValue takes.
-const MaxRawDepth = 64
+// maxRawDepth is the deepest nesting of a value WalkValue takes.
+const maxRawDepth = 64
 
 // appendRaw appends src, a JSON document, as the JSON encoder writes a
 // json.RawMessage: compacted, strings and numbers as they are written. ok
 // is false for anything but one valid value, surrounded by white space at
-// most, of valid UTF-8 with no lone surrogate escape, at most MaxRawDepth
+// most, of valid UTF-8 with no lone surrogate escape, at most maxRawDepth
 // levels deep; dst is then as it was.
-func AppendRaw(dst, src []byte) (out []byte, ok bool) {
+func appendRaw(dst, src []byte) (out []byte, ok bool) {
 	n := len(dst)
 	out, i := WalkValue(dst, src, SkipSpace(src, 0), true, 0)
 	if i < 0 || SkipSpace(src, i) != len(src) {
@@ -57,7 +57,7 @@ func WalkValue(dst, src []byte, i int, compact bool, depth int) ([]byte, int) {
 	}
 	switch c := src[i]; {
 	case c == '{' || c == '[':
-		if depth >= MaxRawDepth {
+		if depth >= maxRawDepth {
 			return dst, -1
 		}
 		end := byte('}')
@@ -262,7 +262,7 @@ func walkKeys(src []byte, i, depth int) (string, int) {
 		_, j := WalkValue(nil, src, i, true, depth)
 		return "", j
 	}
-	if depth >= MaxRawDepth {
+	if depth >= maxRawDepth {
 		return "", -1
 	}
 	end := byte('}')

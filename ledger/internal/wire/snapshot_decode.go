@@ -48,7 +48,7 @@ func refuseRepeatedKey(line []byte) error {
 // read by decodeSnapshotFast; any other line goes to the JSON decoder, which
 // gives the same value for every line decodeSnapshotFast reads. The value
 // does not refer to line.
-func DecodeSnapshotLine(line []byte) (SnapshotLine, error) {
+func decodeSnapshotLine(line []byte) (SnapshotLine, error) {
 	if l, ok := DecodeSnapshotFast(line); ok {
 		return l, nil
 	}
@@ -66,7 +66,7 @@ func DecodeSnapshotLine(line []byte) (SnapshotLine, error) {
 // as not handled (ok false), never as an error. The objects are read by the
 // decoders codec_gen.go holds.
 func DecodeSnapshotFast(line []byte) (l SnapshotLine, ok bool) {
-	n := len(line) - CrcSuffixLen
+	n := len(line) - crcSuffixLen
 	if n < 2 || line[0] != '{' || !crcMemberOK(line[n:]) {
 		return l, false
 	}
@@ -100,7 +100,7 @@ func DecodeSnapshotFast(line []byte) (l SnapshotLine, ok bool) {
 // for use: DecodeHeader, refusing a line that repeats a key, then the
 // header validated (validateHeader).
 func ReadHeader(line []byte) (SnapshotHeader, error) {
-	hdr, fast := DecodeHeaderFast(line)
+	hdr, fast := decodeHeaderFast(line)
 	if !fast {
 		if err := refuseRepeatedKey(line); err != nil {
 			return SnapshotHeader{}, err
@@ -117,7 +117,7 @@ func ReadHeader(line []byte) (SnapshotHeader, error) {
 // the JSON decoder, whose first use in a process costs more than the read;
 // any other goes to the JSON decoder.
 func DecodeHeader(line []byte) (SnapshotHeader, error) {
-	if hdr, fast := DecodeHeaderFast(line); fast {
+	if hdr, fast := decodeHeaderFast(line); fast {
 		return hdr, nil
 	}
 	var hdr SnapshotHeader
@@ -125,10 +125,10 @@ func DecodeHeader(line []byte) (SnapshotHeader, error) {
 	return hdr, err
 }
 
-// DecodeHeaderFast reads a header in the shape EncodeFramed writes; fast is
+// decodeHeaderFast reads a header in the shape EncodeFramed writes; fast is
 // false for any other line.
-func DecodeHeaderFast(line []byte) (hdr SnapshotHeader, fast bool) {
-	if n := len(line) - CrcSuffixLen; n >= 2 && line[0] == '{' && crcMemberOK(line[n:]) {
+func decodeHeaderFast(line []byte) (hdr SnapshotHeader, fast bool) {
+	if n := len(line) - crcSuffixLen; n >= 2 && line[0] == '{' && crcMemberOK(line[n:]) {
 		d := fastDecoder{b: line[:n]}
 		if d.headerMembers(0, &hdr) == n {
 			d.finish()

@@ -1,4 +1,4 @@
-package ledger
+package wire
 
 import (
 	"bytes"
@@ -13,7 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/bl-backlog/bl/ledger/internal/wire"
 	json "github.com/goccy/go-json"
 )
 
@@ -24,7 +23,7 @@ import (
 func checkFast(t *testing.T, line []byte) bool {
 	t.Helper()
 	in := bytes.Clone(line)
-	got, ok := wire.DecodeFast(in)
+	got, ok := decodeFast(in)
 	if !ok {
 		if got != nil {
 			t.Fatalf("decodeFast declined %q but returned an event", line)
@@ -102,7 +101,7 @@ func opEvents() []*Event {
 			full.Epoch, full.Force, full.Reason = 9, true, "stale"
 		case OpLink, OpUnlink:
 			full.To = "bl-other"
-		case wire.OpReopen, wire.OpUnblock:
+		case OpReopen, OpUnblock:
 			full.Reason = "again"
 		case OpNote:
 			full.Owner, full.Epoch, full.Text = "agent-7", 3, "tried \"x\"\nnext: é ✓"
@@ -128,7 +127,7 @@ func TestDecodeFastTakesEveryOp(t *testing.T) {
 		if !checkFast(t, body) {
 			t.Fatalf("%s: the fast path declined a line EncodeLine wrote:\n%s", ev.Op, line)
 		}
-		got, _ := wire.DecodeFast(body)
+		got, _ := decodeFast(body)
 		if !reflect.DeepEqual(got, ev) {
 			t.Fatalf("%s: decoded\n%s\nwant\n%s", ev.Op, dumpEvent(got), dumpEvent(ev))
 		}
@@ -233,7 +232,7 @@ func TestDecodeFastShapes(t *testing.T) {
 // EncodeLine writes, across the calendar.
 func TestScanTime(t *testing.T) {
 	parseUTC := func(s string) (time.Time, bool) {
-		ts, j := wire.ScanTime([]byte(`"`+s+`"`), 0)
+		ts, j := ScanTime([]byte(`"`+s+`"`), 0)
 		return ts, j == len(s)+2
 	}
 	r := rand.New(rand.NewPCG(1, 2))
@@ -602,7 +601,7 @@ func benchDecode(b *testing.B, ev *Event) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	if _, ok := wire.DecodeFast(bytes.TrimSuffix(line, []byte{'\n'})); !ok {
+	if _, ok := decodeFast(bytes.TrimSuffix(line, []byte{'\n'})); !ok {
 		b.Fatalf("the fast path declines %s", line)
 	}
 	b.SetBytes(int64(len(line)))
@@ -643,6 +642,21 @@ func BenchmarkUnmarshalEvent(b *testing.B) {
 	for i := 0; i < b.N; i++ {
 		var e Event
 		if err := json.Unmarshal(line, &e); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkDecodeLine(b *testing.B) {
+	line, err := EncodeLine(&Event{V: 1, ID: "9f2c51d0a4b7e361", At: t0, Actor: "alice@host", Op: OpClaim, Card: "bl-k3x9q2mf",
+		RequestID: "req-123", ExpectVersion: 3, Epoch: 2, Owner: "agent-7", TTLSeconds: 600})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(int64(len(line)))
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, err := DecodeLine(line); err != nil {
 			b.Fatal(err)
 		}
 	}
