@@ -634,9 +634,10 @@
 // internal/fold (the pure fold: it imports wire and no package that reaches
 // a file), and this package, the store and the public API, which names the
 // other two's types with aliases (wire.go, fold.go). Tests sit beside each
-// file as <name>_test.go, in the layer they test: the format's (codec,
-// framing, fast paths, their fuzz corpus) in internal/wire, the fold's in
-// internal/fold, the store's and the API's here.
+// file as <name>_test.go: the format's own (codec, framing, fast paths,
+// their fuzz corpus) in internal/wire, the fold's tables in internal/fold,
+// and here the store's, the API's and the fold's rules, which are tested
+// through the API.
 //
 //	The .backlog directory   init.go, file.go, config.go, config_decode.go,
 //	                         symlinks.go, fs_linux.go, fs_other.go, seen.go
