@@ -85,7 +85,7 @@ func (s *Syncer) leaseWants(refs storer.ReferenceStorer) []plumbing.Hash {
 			return nil
 		}
 		s.lv.tips[card] = r.Hash()
-		if s.g.repo.Storer.HasEncodedObject(r.Hash()) != nil {
+		if !s.leaseCache().has(r.Hash()) && s.g.repo.Storer.HasEncodedObject(r.Hash()) != nil {
 			want = append(want, r.Hash())
 		}
 		return nil
@@ -108,8 +108,9 @@ func (s *Syncer) withLeaseLines(up ledger.Tree, load ledger.Loader) (ledger.Tree
 	}
 	var extra [][]byte
 	added := map[string]bool{}
+	lc := s.leaseCache()
 	for _, card := range sortedCards(s.lv.tips) {
-		lines, err := s.leaseLines(s.lv.tips[card])
+		lines, err := lc.get(s.lv.tips[card], s.leaseLines)
 		if err != nil {
 			return nil, fmt.Errorf("lease ref of %s: %w", card, err)
 		}
@@ -122,6 +123,7 @@ func (s *Syncer) withLeaseLines(up ledger.Tree, load ledger.Loader) (ledger.Tree
 			}
 		}
 	}
+	lc.save(s.lv.tips)
 	if _, snap := up[ledger.SnapshotFile]; snap && mayBeCompacted(up[ledger.LedgerFile], extra) {
 		st, err := up.FoldWith(load)
 		if err != nil {
@@ -150,6 +152,14 @@ func (s *Syncer) withLeaseLines(up ledger.Tree, load ledger.Loader) (ledger.Tree
 	}
 	up[ledger.LedgerFile] = led
 	return up, nil
+}
+
+// leaseCache is this backlog's cache of lease ref lines, read on first use.
+func (s *Syncer) leaseCache() *leaseCache {
+	if s.lc == nil {
+		s.lc = loadLeaseCache(s.b.Dir())
+	}
+	return s.lc
 }
 
 // leaseLines reads the ledger lines of a lease ref's commit.

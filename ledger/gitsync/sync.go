@@ -67,9 +67,10 @@ type Syncer struct {
 	sendAuth    bool   // credentials may go to url (trust.go)
 	triesSet    bool   // Options.Tries was given
 	segs        segments
-	lv          leaseView // the remote's lease refs as last fetched
-	leasePrefix string    // this backlog's lease refs: LeaseRefPrefix, its namespace, "/"
-	round       int       // the round of the lease write in flight
+	lv          leaseView   // the remote's lease refs as last fetched
+	lc          *leaseCache // their lines by commit, read once (leasecache.go)
+	leasePrefix string      // this backlog's lease refs: LeaseRefPrefix, its namespace, "/"
+	round       int         // the round of the lease write in flight
 
 	beforePush      func(round int)              // tests: runs just before each push
 	beforeLeasePush func(card string, round int) // tests: runs just before a lease ref push

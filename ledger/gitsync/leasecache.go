@@ -1,0 +1,175 @@
+package gitsync
+
+import (
+	"bytes"
+	"fmt"
+	"hash/crc32"
+	"os"
+	"path/filepath"
+	"strconv"
+
+	"github.com/bl-backlog/bl/ledger"
+	"github.com/go-git/go-git/v5/plumbing"
+)
+
+// leaseCache holds the ledger lines of the lease ref commits this clone
+// has read, by commit. Every remote call reads the tips of all the
+// remote's lease refs, one ref per card ever leased through it; without
+// the cache each call would look up and open one object per ref (at 5,000
+// refs that is most of a second). A commit's message never changes, so an
+// entry never goes stale: the cache can only be missing entries, never
+// wrong ones. It lives in the backlog's cache directory (local, ignored),
+// keeps the entries of the tips last seen, and a file that does not parse
+// is ignored and written again.
+type leaseCache struct {
+	path    string
+	lines   map[plumbing.Hash][][]byte
+	changed bool
+}
+
+// leaseCacheHeader starts the cache file's first line, which ends with the
+// CRC-32C of the rest of the file in hex. Each entry follows as a line
+// "<commit hash> <count>" and count ledger lines. A file whose checksum
+// does not hold (cut short, edited, two writers' bytes) is no cache.
+const leaseCacheHeader = "bl lease lines 1 "
+
+var crc32c = crc32.MakeTable(crc32.Castagnoli)
+
+// loadLeaseCache reads the cache of the backlog in dir; an absent or
+// unreadable file is an empty cache.
+func loadLeaseCache(dir string) *leaseCache {
+	c := &leaseCache{path: filepath.Join(dir, ledger.CacheDir, "leaselines"), lines: map[plumbing.Hash][][]byte{}}
+	data, err := os.ReadFile(c.path)
+	if err != nil {
+		return c
+	}
+	if entries, ok := parseLeaseCache(data); ok {
+		c.lines = entries
+	}
+	return c
+}
+
+// parseLeaseCache parses a cache file; ok is false for anything but a
+// whole file in the format written.
+func parseLeaseCache(data []byte) (map[plumbing.Hash][][]byte, bool) {
+	rest, ok := bytes.CutPrefix(data, []byte(leaseCacheHeader))
+	sum, rest, cut := bytes.Cut(rest, []byte{'\n'})
+	if !ok || !cut || string(sum) != fmt.Sprintf("%08x", crc32.Checksum(rest, crc32c)) {
+		return nil, false
+	}
+	out := map[plumbing.Hash][][]byte{}
+	for len(rest) > 0 {
+		line, after, ok := bytes.Cut(rest, []byte{'\n'})
+		if !ok {
+			return nil, false
+		}
+		hash, count, ok := bytes.Cut(line, []byte{' '})
+		n, err := strconv.Atoi(string(count))
+		if !ok || len(hash) != 40 || !plumbing.IsHash(string(hash)) || err != nil || n < 0 || n > len(after) {
+			return nil, false
+		}
+		rest = after
+		lines := make([][]byte, 0, n)
+		for range n {
+			l, after, ok := bytes.Cut(rest, []byte{'\n'})
+			if !ok || len(l) == 0 || l[0] != '{' {
+				return nil, false
+			}
+			lines = append(lines, append(l[:len(l):len(l)], '\n'))
+			rest = after
+		}
+		out[plumbing.NewHash(string(hash))] = lines
+	}
+	return out, true
+}
+
+// has reports whether the lines of commit tip are cached.
+func (c *leaseCache) has(tip plumbing.Hash) bool {
+	_, ok := c.lines[tip]
+	return ok
+}
+
+// get returns the cached lines of commit tip, or reads them with read and
+// keeps them.
+func (c *leaseCache) get(tip plumbing.Hash, read func(plumbing.Hash) ([][]byte, error)) ([][]byte, error) {
+	if l, ok := c.lines[tip]; ok {
+		return l, nil
+	}
+	l, err := read(tip)
+	if err != nil {
+		return nil, err
+	}
+	c.lines[tip], c.changed = l, true
+	return l, nil
+}
+
+// save writes the entries of tips (the lease refs as last fetched), when
+// the cache gained or lost any; a failure to write costs only the next
+// call's reads.
+func (c *leaseCache) save(tips map[string]plumbing.Hash) {
+	keep := make(map[plumbing.Hash]bool, len(tips))
+	for _, t := range tips {
+		keep[t] = true
+	}
+	for t := range c.lines {
+		if !keep[t] {
+			delete(c.lines, t)
+			c.changed = true
+		}
+	}
+	if !c.changed {
+		return
+	}
+	var b bytes.Buffer
+	for _, t := range sortedTips(tips) {
+		lines, ok := c.lines[t]
+		if !ok {
+			continue
+		}
+		fmt.Fprintf(&b, "%s %d\n", t, len(lines))
+		for _, l := range lines {
+			b.Write(l)
+		}
+	}
+	file := fmt.Appendf(nil, "%s%08x\n", leaseCacheHeader, crc32.Checksum(b.Bytes(), crc32c))
+	if err := writeCacheFile(c.path, append(file, b.Bytes()...)); err == nil {
+		c.changed = false
+	}
+}
+
+// sortedTips is the distinct tips in the order of their cards, so the
+// file is the same for the same refs.
+func sortedTips(tips map[string]plumbing.Hash) []plumbing.Hash {
+	var out []plumbing.Hash
+	seen := map[plumbing.Hash]bool{}
+	for _, card := range sortedCards(tips) {
+		if t := tips[card]; !seen[t] {
+			seen[t] = true
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// writeCacheFile replaces path with data by a rename, so a reader sees the
+// old file or the new one; without fsync, as a lost cache costs only time.
+func writeCacheFile(path string, data []byte) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	f, err := os.CreateTemp(filepath.Dir(path), ".leaselines-*")
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(data)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(f.Name(), path)
+	}
+	if err != nil {
+		_ = os.Remove(f.Name())
+	}
+	return err
+}

@@ -1,0 +1,106 @@
+package gitsync
+
+import (
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/bl-backlog/bl/ledger"
+	"github.com/go-git/go-git/v5/plumbing"
+)
+
+// The cache file round-trips, keeps only the tips it is given, and a file
+// that is not whole (cut short, a bad hash, a wrong count) is no cache at
+// all rather than a partly read one.
+func TestLeaseCacheFile(t *testing.T) {
+	dir := t.TempDir()
+	h1 := plumbing.NewHash(strings.Repeat("1", 40))
+	h2 := plumbing.NewHash(strings.Repeat("2", 40))
+	h3 := plumbing.NewHash(strings.Repeat("3", 40))
+	c := loadLeaseCache(dir)
+	read := map[plumbing.Hash][][]byte{
+		h1: {[]byte("{\"a\":1}\n"), []byte("{\"b\":2}\n")},
+		h2: nil,
+		h3: {[]byte("{\"c\":3}\n")},
+	}
+	for h := range read {
+		if _, err := c.get(h, func(h plumbing.Hash) ([][]byte, error) { return read[h], nil }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c.save(map[string]plumbing.Hash{"A": h1, "B": h2}) // h3's ref is gone
+	got := loadLeaseCache(dir)
+	if len(got.lines) != 2 || !reflect.DeepEqual(got.lines[h1], read[h1]) || !got.has(h2) || got.has(h3) {
+		t.Fatalf("read back %q", got.lines)
+	}
+	data, err := os.ReadFile(filepath.Join(dir, ledger.CacheDir, "leaselines"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, bad := range []string{
+		string(data[:len(data)-3]),
+		strings.Replace(string(data), strings.Repeat("1", 40), strings.Repeat("x", 40), 1),
+		strings.Replace(string(data), h1.String()+" 2", h1.String()+" 3", 1),
+		strings.Replace(string(data), "bl lease lines 1", "bl lease lines 2", 1),
+		strings.Replace(string(data), `{"a":1}`, `{"a":2}`, 1),
+		string(data) + "\n",
+	} {
+		if _, ok := parseLeaseCache([]byte(bad)); ok {
+			t.Errorf("parsed a damaged cache:\n%s", bad)
+		}
+	}
+}
+
+// A remote call reads each lease ref commit once: a later call, in a new
+// process, takes the lines from the cache and neither opens nor fetches
+// the commits again (here they are deleted from the clone's object store
+// after the first read, and stay deleted).
+func TestLeaseCacheSparesObjectReads(t *testing.T) {
+	w := newWorld(t)
+	da := w.clone("a")
+	a := open(t, da)
+	create(t, a, "seed", "C1", "C2", "C3")
+	s := syncer(t, a, Options{Remote: "origin", Actor: "alice"})
+	if _, err := s.Push(bg, Hooks{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{"C1", "C2"} {
+		if c, _, err := s.Claim(bg, ledger.ClaimRequest{Mutation: ledger.Mutation{Actor: "alice"}, Owner: "alice", ID: id, TTL: time.Hour}); err != nil || c == nil {
+			t.Fatalf("claim %s: %v %v", id, c, err)
+		}
+	}
+	if _, err := syncer(t, a, Options{Remote: "origin", Actor: "alice"}).Pull(bg); err != nil {
+		t.Fatal(err)
+	}
+	cached := loadLeaseCache(a.Dir())
+	if len(cached.lines) != 2 {
+		t.Fatalf("the cache holds %d tips, want the 2 lease refs'", len(cached.lines))
+	}
+	var objects []string
+	for tip, lines := range cached.lines {
+		want, err := s.leaseLines(tip)
+		if err != nil || !reflect.DeepEqual(lines, want) {
+			t.Fatalf("cached lines of %s differ from the commit's: %q, %q (%v)", tip, lines, want, err)
+		}
+		h := tip.String()
+		obj := filepath.Join(da, ".git", "objects", h[:2], h[2:])
+		if err := os.Remove(obj); err != nil {
+			t.Fatalf("the lease commit is not a loose object of the clone: %v", err)
+		}
+		objects = append(objects, obj)
+	}
+	if _, err := syncer(t, a, Options{Remote: "origin", Actor: "alice"}).Pull(bg); err != nil {
+		t.Fatal(err)
+	}
+	for _, obj := range objects {
+		if _, err := os.Stat(obj); err == nil {
+			t.Fatalf("a lease commit the cache holds was fetched again: %s", obj)
+		}
+	}
+	if got := cards(t, a); !strings.Contains(got, "C1 claimed alice") || !strings.Contains(got, "C2 claimed alice") {
+		t.Fatalf("state:\n%s", got)
+	}
+}
