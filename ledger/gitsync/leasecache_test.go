@@ -1,6 +1,7 @@
 package gitsync
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -102,5 +103,21 @@ func TestLeaseCacheSparesObjectReads(t *testing.T) {
 	}
 	if got := cards(t, a); !strings.Contains(got, "C1 claimed alice") || !strings.Contains(got, "C2 claimed alice") {
 		t.Fatalf("state:\n%s", got)
+	}
+	// A write on top of a tip whose commit the clone no longer has: the
+	// new tip names it as parent, and the remote has it.
+	s2 := syncer(t, a, Options{Remote: "origin", Actor: "alice"})
+	var c1 ledger.Card
+	_ = a.View(func(st *ledger.State, _ time.Time) error { c1, _ = st.Card("C1"); return nil })
+	if _, _, err := s2.Lease(bg, "", func(ctx context.Context, rid string) (ledger.Card, error) {
+		return a.Complete(ctx, ledger.LeaseRequest{Mutation: ledger.Mutation{Actor: "alice", RequestID: rid}, ID: "C1", Owner: "alice", Epoch: c1.ClaimEpoch})
+	}); err != nil {
+		t.Fatalf("complete on a tip the clone lacks: %v", err)
+	}
+	w.git(w.bare, "fsck", "--no-dangling")
+	plain := filepath.Join(w.root, "plain")
+	w.git(w.root, "clone", "-q", w.bare, plain)
+	if got := cards(t, open(t, plain)); !strings.Contains(got, "C1 done") {
+		t.Fatalf("a plain clone after the complete:\n%s", got)
 	}
 }
