@@ -121,3 +121,36 @@ func TestLeaseCacheSparesObjectReads(t *testing.T) {
 		t.Fatalf("a plain clone after the complete:\n%s", got)
 	}
 }
+
+// FuzzLeaseCacheFile: any bytes parse without a panic, and what parses
+// is written back byte for byte.
+func FuzzLeaseCacheFile(f *testing.F) {
+	dir := f.TempDir()
+	c := loadLeaseCache(dir)
+	h := plumbing.NewHash(strings.Repeat("ab", 20))
+	_, _ = c.get(h, func(plumbing.Hash) ([][]byte, error) { return [][]byte{[]byte("{\"x\":1}\n")}, nil })
+	c.save(map[string]plumbing.Hash{"A": h})
+	seed, _ := os.ReadFile(c.path)
+	f.Add(seed)
+	f.Add([]byte(leaseCacheHeader + "00000000\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		entries, ok := parseLeaseCache(data)
+		if !ok {
+			return
+		}
+		tips := map[string]plumbing.Hash{}
+		for tip := range entries {
+			tips[tip.String()] = tip
+		}
+		out := &leaseCache{path: filepath.Join(t.TempDir(), "leaselines"), lines: entries, changed: true}
+		out.save(tips)
+		back, err := os.ReadFile(out.path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		again, ok := parseLeaseCache(back)
+		if !ok || !reflect.DeepEqual(again, entries) {
+			t.Fatalf("%q parsed as %q, written as %q", data, entries, back)
+		}
+	})
+}
