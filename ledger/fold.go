@@ -6,20 +6,23 @@ import "github.com/bl-backlog/bl/ledger/internal/fold"
 
 // The fold of a ledger and what it answers (ledger/internal/fold).
 type (
-	Change   = fold.Change
-	Changes  = fold.Changes
-	Filter   = fold.Filter
-	Hold     = fold.Hold
-	RollUp   = fold.RollUp
-	Standing = fold.Standing
-	State    = fold.State
-	Stats    = fold.Stats
+	Change      = fold.Change
+	Changes     = fold.Changes
+	Dependent   = fold.Dependent
+	EpicsConfig = fold.EpicsConfig
+	Filter      = fold.Filter
+	Hold        = fold.Hold
+	RollUp      = fold.RollUp
+	Standing    = fold.Standing
+	State       = fold.State
+	Stats       = fold.Stats
 )
 
 // How a card stands, for a reader.
 const (
 	StateBlocked = fold.StateBlocked
 	StateClaimed = fold.StateClaimed
+	StateDeleted = fold.StateDeleted
 	StateDone    = fold.StateDone
 	StateExpired = fold.StateExpired
 	StateReady   = fold.StateReady
@@ -29,9 +32,12 @@ const (
 
 // Orders and limits.
 const (
-	MaxRefLen = fold.MaxRefLen
-	SortClaim = fold.SortClaim
-	SortID    = fold.SortID
+	MaxPathLen  = fold.MaxPathLen
+	MaxRefLen   = fold.MaxRefLen
+	SortClaim   = fold.SortClaim
+	SortCreated = fold.SortCreated
+	SortID      = fold.SortID
+	SortUpdated = fold.SortUpdated
 )
 
 // Errors of the fold's rules.
@@ -40,11 +46,17 @@ var (
 	ErrSelfReview = fold.ErrSelfReview
 )
 
-// Folding, ordering and matching.
+// Folding, ordering, matching and the changes between two cards.
 var (
-	ClaimOrder  = fold.ClaimOrder
-	Fold        = fold.Fold
-	PathMatches = fold.PathMatches
-	RollUpOf    = fold.RollUpOf
-	TreeOrder   = fold.TreeOrder
+	CardChanges  = fold.CardChanges
+	ClaimOrder   = fold.ClaimOrder
+	Fold         = fold.Fold
+	NewChanges   = fold.NewChanges
+	NewState     = fold.NewState
+	PathMatches  = fold.PathMatches
+	PathsOverlap = fold.PathsOverlap
+	RollUpOf     = fold.RollUpOf
+	TreeOrder    = fold.TreeOrder
+	ValidPath    = fold.ValidPath
+	ValidSort    = fold.ValidSort
 )

@@ -10,12 +10,19 @@ type (
 	Conflict = wire.Conflict
 	Cursor   = wire.Cursor
 	Event    = wire.Event
+	Failure  = wire.Failure
 	Fields   = wire.Fields
 	Link     = wire.Link
 	Note     = wire.Note
 	Op       = wire.Op
 	Receipt  = wire.Receipt
 	Status   = wire.Status
+)
+
+// What a damaged file is reported as.
+type (
+	CorruptError = wire.CorruptError
+	TornTail     = wire.TornTail
 )
 
 // The event kinds.
@@ -26,14 +33,19 @@ const (
 	OpClaimReview = wire.OpClaimReview
 	OpComplete    = wire.OpComplete
 	OpCreate      = wire.OpCreate
+	OpDelete      = wire.OpDelete
 	OpFail        = wire.OpFail
+	OpHandoff     = wire.OpHandoff
 	OpHeartbeat   = wire.OpHeartbeat
 	OpLink        = wire.OpLink
 	OpNote        = wire.OpNote
 	OpReclaim     = wire.OpReclaim
 	OpReject      = wire.OpReject
 	OpRelease     = wire.OpRelease
+	OpReopen      = wire.OpReopen
+	OpRestore     = wire.OpRestore
 	OpReview      = wire.OpReview
+	OpUnblock     = wire.OpUnblock
 	OpUnlink      = wire.OpUnlink
 	OpUpdate      = wire.OpUpdate
 )
@@ -47,13 +59,31 @@ const (
 	StatusReview  = wire.StatusReview
 )
 
-// Link types and limits.
+// Link types.
 const (
-	FormatVersion  = wire.FormatVersion
-	LinkDuplicates = wire.LinkDuplicates
-	LinkSupersedes = wire.LinkSupersedes
-	MaxBodyLen     = wire.MaxBodyLen
-	MaxCardBytes   = wire.MaxCardBytes
+	LinkBlocks         = wire.LinkBlocks
+	LinkDiscoveredFrom = wire.LinkDiscoveredFrom
+	LinkDuplicates     = wire.LinkDuplicates
+	LinkRelated        = wire.LinkRelated
+	LinkSupersedes     = wire.LinkSupersedes
+)
+
+// Limits on input and on time.
+const (
+	FormatVersion    = wire.FormatVersion
+	MaxAuthorLen     = wire.MaxAuthorLen
+	MaxBodyLen       = wire.MaxBodyLen
+	MaxCardBytes     = wire.MaxCardBytes
+	MaxCheckpoint    = wire.MaxCheckpoint
+	MaxClockSkew     = wire.MaxClockSkew
+	MaxIDLen         = wire.MaxIDLen
+	MaxListEntries   = wire.MaxListEntries
+	MaxNoteLen       = wire.MaxNoteLen
+	MaxNotes         = wire.MaxNotes
+	MaxPriority      = wire.MaxPriority
+	MaxTTL           = wire.MaxTTL
+	MaxTitleLen      = wire.MaxTitleLen
+	ReceiptRetention = wire.ReceiptRetention
 )
 
 // Errors. Callers match them with errors.Is; the CLI maps each to an exit code.
@@ -69,16 +99,20 @@ var (
 	Errorf            = wire.Errorf
 )
 
-// Encoding, ids, cursors and the closed sets of ops, statuses and link types.
+// Encoding, ids, cursors, the accepted stamps and the closed sets of ops, statuses and link types.
 var (
-	AppendCard  = wire.AppendCard
-	CursorOf    = wire.CursorOf
-	DecodeLine  = wire.DecodeLine
-	EncodeLine  = wire.EncodeLine
-	LinkHolds   = wire.LinkHolds
-	LinkPhrase  = wire.LinkPhrase
-	Ops         = wire.Ops
-	ParseCursor = wire.ParseCursor
-	Statuses    = wire.Statuses
-	ValidID     = wire.ValidID
+	AppendCard    = wire.AppendCard
+	CursorOf      = wire.CursorOf
+	DecodeLine    = wire.DecodeLine
+	EncodeLine    = wire.EncodeLine
+	LinkHolds     = wire.LinkHolds
+	LinkPhrase    = wire.LinkPhrase
+	LinkTypes     = wire.LinkTypes
+	MaxStamp      = wire.MaxStamp
+	MinStamp      = wire.MinStamp
+	Ops           = wire.Ops
+	ParseCursor   = wire.ParseCursor
+	Statuses      = wire.Statuses
+	ValidID       = wire.ValidID
+	ValidLinkType = wire.ValidLinkType
 )
