@@ -227,3 +227,24 @@ func ExampleBacklog_History() {
 	// 09:00:03 complete A1
 	// <nil>
 }
+
+// A damaged line is reported, never skipped: the error matches ErrCorrupt,
+// and a *CorruptError says which file, line and byte offset.
+func ExampleCorruptError() {
+	b, done := open()
+	defer done()
+	create(b, ledger.CreateRequest{ID: "A1", Title: "first"})
+	f, err := os.OpenFile(filepath.Join(b.Dir(), ledger.LedgerFile), os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		log.Fatal(err)
+	}
+	f.WriteString("{\"v\":1,\"garbage\"}\n{\"v\":1}\n") // a damaged line, then another
+	f.Close()
+	_, err = b.List(ledger.Filter{}, ledger.SortClaim)
+	var ce *ledger.CorruptError
+	if errors.As(err, &ce) {
+		fmt.Println(errors.Is(err, ledger.ErrCorrupt), filepath.Base(ce.Path), "line", ce.Line)
+	}
+	// Output:
+	// true ledger.jsonl line 2
+}
