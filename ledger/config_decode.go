@@ -18,19 +18,77 @@ import (
 // not an integer of at most 18 digits, a value of the wrong type. The JSON
 // decoder gives the same Config for every file read here.
 //
-// A file that names a member twice in one object (compared as the decoder
-// matches names: unescaped, case folded) is refused: the decoder would
-// take the last value while a teammate reviewing the file reads the first.
+// A file that names a member twice in an object the decoder reads into
+// Config (compared as the decoder matches names: unescaped, case folded)
+// is refused: the decoder would take the last value while a teammate
+// reviewing the file reads the first. Names repeated inside hooks or a
+// member Config does not have are no value bl reads, and the fast path
+// steps over them too.
 func decodeConfig(data []byte, cfg *Config) error {
 	c := *cfg
 	if i := configObject(data, wire.SkipSpace(data, 0), configMembers(data, &c)); i >= 0 && wire.SkipSpace(data, i) == len(data) {
 		*cfg = c
 		return nil
 	}
-	if k := wire.RepeatedKey(data); k != "" {
+	if k := configRepeatedKey(data); k != "" {
 		return fmt.Errorf("it names %q twice in one object: bl would take the last value while a reader of the file sees the first; keep one", k)
 	}
 	return json.Unmarshal(data, cfg)
+}
+
+// configObjects are the members of config.json the decoder reads into
+// objects of Config, whose names it matches too.
+var configObjects = []string{"sync", "claims", "retry_backoff", "epics", "review", "worktree"}
+
+// configRepeatedKey returns a name that config.json's top-level object,
+// or an object of configObjects in it, holds twice (case folded), or "".
+func configRepeatedKey(b []byte) string {
+	return repeatedName(b, wire.SkipSpace(b, 0), func(key string) bool {
+		return slices.ContainsFunc(configObjects, func(k string) bool { return strings.EqualFold(k, key) })
+	})
+}
+
+// repeatedName returns a name the object at b[i:] holds twice, compared
+// case folded, looking also into the values of the members named by into;
+// "" when there is none or b is not such an object (the decoder says why).
+func repeatedName(b []byte, i int, into func(string) bool) string {
+	if i < 0 || i >= len(b) || b[i] != '{' {
+		return ""
+	}
+	if i = wire.SkipSpace(b, i+1); i < len(b) && b[i] == '}' {
+		return ""
+	}
+	var seen []string
+	for {
+		start, end, esc, j := wire.ScanString(b, i)
+		if j < 0 {
+			return ""
+		}
+		key := esc
+		if esc == "" {
+			key = string(b[start:end])
+		}
+		if slices.ContainsFunc(seen, func(k string) bool { return strings.EqualFold(k, key) }) {
+			return key
+		}
+		seen = append(seen, key)
+		if i = wire.SkipSpace(b, j); i >= len(b) || b[i] != ':' {
+			return ""
+		}
+		i = wire.SkipSpace(b, i+1)
+		if into != nil && into(key) {
+			if k := repeatedName(b, i, nil); k != "" {
+				return k
+			}
+		}
+		if _, i = wire.WalkValue(nil, b, i, true, 0); i < 0 {
+			return ""
+		}
+		if i = wire.SkipSpace(b, i); i >= len(b) || b[i] != ',' {
+			return ""
+		}
+		i = wire.SkipSpace(b, i+1)
+	}
 }
 
 // configMembers reads the members of the top-level object into c.
