@@ -583,3 +583,38 @@ func TestRetryTakesTurnsAfterGitClean(t *testing.T) {
 		t.Fatalf("one request answered %v and then %v (%v; the retry waited: %v)", first.ID, second, secondErr, waited)
 	}
 }
+
+// TestRetryWaitRunsOutAsALockTimeout: a retry that waits out requestWait
+// for the first attempt fails as a lock timeout (exit 5) and writes
+// nothing.
+func TestRetryWaitRunsOutAsALockTimeout(t *testing.T) {
+	w := newWorld(t)
+	da := w.clone("a")
+	a := open(t, da)
+	create(t, a, "seed", "C1")
+	s := syncer(t, a, Options{Remote: "origin", Actor: "alice"})
+	if _, err := s.Push(bg, Hooks{}); err != nil {
+		t.Fatal(err)
+	}
+	held, err := s.holdRequest(bg, "req-1") // the first attempt, still out
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held()
+	defer func(d time.Duration) { requestWait = d }(requestWait)
+	requestWait = 100 * time.Millisecond
+	other := syncer(t, open(t, da), Options{Remote: "origin", Actor: "alice"})
+	req := ledger.ClaimRequest{Mutation: ledger.Mutation{Actor: "alice", RequestID: "req-1"}, Owner: "alice", TTL: time.Hour}
+	if c, _, err := other.Claim(bg, req); !errors.Is(err, ledger.ErrLockTimeout) || c != nil {
+		t.Fatalf("retry while the first attempt is out: %v %v; want a lock timeout", c, err)
+	}
+	if _, _, err := other.Lease(bg, "req-1", func(context.Context, string) (ledger.Card, error) {
+		t.Fatal("the lease write ran without its turn")
+		return ledger.Card{}, nil
+	}); !errors.Is(err, ledger.ErrLockTimeout) {
+		t.Fatalf("lease retry while the first attempt is out: %v; want a lock timeout", err)
+	}
+	if got := cards(t, a); strings.Contains(got, "claimed") {
+		t.Fatalf("a retry that timed out wrote:\n%s", got)
+	}
+}

@@ -29,7 +29,7 @@ const requestStripes = 256
 
 // requestWait is how long an attempt waits for another attempt of the same
 // request to end: a lease write takes at most LeaseTries rounds.
-const requestWait = 2 * time.Minute
+var requestWait = 2 * time.Minute
 
 // holdRequest takes the turn of request id rid, when the caller gave one,
 // and returns its release.
