@@ -2,6 +2,7 @@ package ledger
 
 import (
 	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 
@@ -18,12 +19,12 @@ import (
 // not an integer of at most 18 digits, a value of the wrong type. The JSON
 // decoder gives the same Config for every file read here.
 //
-// A file that names a member twice in an object the decoder reads into
-// Config (compared as the decoder matches names: unescaped, case folded)
-// is refused: the decoder would take the last value while a teammate
-// reviewing the file reads the first. Names repeated inside hooks or a
-// member Config does not have are no value bl reads, and the fast path
-// steps over them too.
+// A file that names a field of Config twice in one object (compared as
+// the decoder matches names: unescaped, case folded) is refused: the
+// decoder would take the last value while a teammate reviewing the file
+// reads the first. Names the decoder does not read (inside hooks, members
+// Config does not have) are no value bl takes, whichever path reads the
+// file.
 func decodeConfig(data []byte, cfg *Config) error {
 	c := *cfg
 	if i := configObject(data, wire.SkipSpace(data, 0), configMembers(data, &c)); i >= 0 && wire.SkipSpace(data, i) == len(data) {
@@ -36,29 +37,26 @@ func decodeConfig(data []byte, cfg *Config) error {
 	return json.Unmarshal(data, cfg)
 }
 
-// configObjects are the members of config.json the decoder reads into
-// objects of Config, whose names it matches too.
-var configObjects = []string{"sync", "claims", "retry_backoff", "epics", "review", "worktree"}
-
-// configRepeatedKey returns a name that config.json's top-level object,
-// or an object of configObjects in it, holds twice (case folded), or "".
+// configRepeatedKey returns a name of config.json that the decoder reads
+// into a field of Config, or of an object of Config, which the file names
+// twice in one object (compared case folded, as the decoder matches), or
+// "". Names the decoder does not read (inside hooks, members Config does
+// not have) are not looked at: bl never takes their value.
 func configRepeatedKey(b []byte) string {
-	return repeatedName(b, wire.SkipSpace(b, 0), func(key string) bool {
-		return slices.ContainsFunc(configObjects, func(k string) bool { return strings.EqualFold(k, key) })
-	})
+	return repeatedField(b, wire.SkipSpace(b, 0), reflect.TypeFor[Config]())
 }
 
-// repeatedName returns a name the object at b[i:] holds twice, compared
-// case folded, looking also into the values of the members named by into;
-// "" when there is none or b is not such an object (the decoder says why).
-func repeatedName(b []byte, i int, into func(string) bool) string {
+// repeatedField is configRepeatedKey for the object at b[i:], read into
+// struct type t; "" also when b is not such an object (the decoder says
+// why).
+func repeatedField(b []byte, i int, t reflect.Type) string {
 	if i < 0 || i >= len(b) || b[i] != '{' {
 		return ""
 	}
 	if i = wire.SkipSpace(b, i+1); i < len(b) && b[i] == '}' {
 		return ""
 	}
-	var seen []string
+	seen := map[string]bool{}
 	for {
 		start, end, esc, j := wire.ScanString(b, i)
 		if j < 0 {
@@ -68,17 +66,19 @@ func repeatedName(b []byte, i int, into func(string) bool) string {
 		if esc == "" {
 			key = string(b[start:end])
 		}
-		if slices.ContainsFunc(seen, func(k string) bool { return strings.EqualFold(k, key) }) {
-			return key
-		}
-		seen = append(seen, key)
 		if i = wire.SkipSpace(b, j); i >= len(b) || b[i] != ':' {
 			return ""
 		}
 		i = wire.SkipSpace(b, i+1)
-		if into != nil && into(key) {
-			if k := repeatedName(b, i, nil); k != "" {
-				return k
+		if f, ok := jsonField(t, key); ok {
+			if seen[f.Name] {
+				return key
+			}
+			seen[f.Name] = true
+			if f.Type.Kind() == reflect.Struct {
+				if k := repeatedField(b, i, f.Type); k != "" {
+					return k
+				}
 			}
 		}
 		if _, i = wire.WalkValue(nil, b, i, true, 0); i < 0 {
@@ -89,6 +89,18 @@ func repeatedName(b []byte, i int, into func(string) bool) string {
 		}
 		i = wire.SkipSpace(b, i+1)
 	}
+}
+
+// jsonField is the field of struct type t that the JSON decoder fills from
+// a member named key.
+func jsonField(t reflect.Type, key string) (reflect.StructField, bool) {
+	for f := range t.Fields() {
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if name != "" && name != "-" && strings.EqualFold(name, key) {
+			return f, true
+		}
+	}
+	return reflect.StructField{}, false
 }
 
 // configMembers reads the members of the top-level object into c.

@@ -105,6 +105,9 @@ func TestConfigRepeatedKeyOutsideWhatBlReads(t *testing.T) {
 		`{"version":1,"hooks":{"a":1,"a":2}}`,
 		`{"version":1,"worktree":{"branch":"w/{id}"},"future":{"a":1,"A":2}}`,
 		`{"version":1,"epics":{"auto_close":true},"future":[{"x":1,"x":2}]}`,
+		`{"future":1,"Future":2,"review":{}}`,
+		`{"future":1,"future":2}`,
+		`{"sync":{"x":1,"x":2}}`,
 	} {
 		var c Config
 		if err := decodeConfig([]byte(data), &c); err != nil {
@@ -116,6 +119,8 @@ func TestConfigRepeatedKeyOutsideWhatBlReads(t *testing.T) {
 		`{"version":1,"epics":{"auto_close":true,"auto_close":false}}`,
 		`{"worktree":{"branch":"a"},"Worktree":{"branch":"b"}}`,
 		`{"version":1,"hooks":{},"HOOKS":{}}`,
+		`{"sync":{"x":1,"Auto":"push","auto":"commit"}}`,
+		`{"epics":{"wait_for_children":true},"claims":{"remote":"a","rem\u006fte":"b"}}`,
 	} {
 		var c Config
 		if err := decodeConfig([]byte(data), &c); err == nil || !strings.Contains(err.Error(), "twice") {
