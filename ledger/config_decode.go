@@ -2,6 +2,7 @@ package ledger
 
 import (
 	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 
@@ -18,19 +19,88 @@ import (
 // not an integer of at most 18 digits, a value of the wrong type. The JSON
 // decoder gives the same Config for every file read here.
 //
-// A file that names a member twice in one object (compared as the decoder
-// matches names: unescaped, case folded) is refused: the decoder would
-// take the last value while a teammate reviewing the file reads the first.
+// A file that names a field of Config twice in one object (compared as
+// the decoder matches names: unescaped, case folded) is refused: the
+// decoder would take the last value while a teammate reviewing the file
+// reads the first. Names the decoder does not read (inside hooks, members
+// Config does not have) are no value bl takes, whichever path reads the
+// file.
 func decodeConfig(data []byte, cfg *Config) error {
 	c := *cfg
 	if i := configObject(data, wire.SkipSpace(data, 0), configMembers(data, &c)); i >= 0 && wire.SkipSpace(data, i) == len(data) {
 		*cfg = c
 		return nil
 	}
-	if k := wire.RepeatedKey(data); k != "" {
+	if k := configRepeatedKey(data); k != "" {
 		return fmt.Errorf("it names %q twice in one object: bl would take the last value while a reader of the file sees the first; keep one", k)
 	}
 	return json.Unmarshal(data, cfg)
+}
+
+// configRepeatedKey returns a name of config.json that the decoder reads
+// into a field of Config, or of an object of Config, which the file names
+// twice in one object (compared case folded, as the decoder matches), or
+// "". Names the decoder does not read (inside hooks, members Config does
+// not have) are not looked at: bl never takes their value.
+func configRepeatedKey(b []byte) string {
+	return repeatedField(b, wire.SkipSpace(b, 0), reflect.TypeFor[Config]())
+}
+
+// repeatedField is configRepeatedKey for the object at b[i:], read into
+// struct type t; "" also when b is not such an object (the decoder says
+// why).
+func repeatedField(b []byte, i int, t reflect.Type) string {
+	if i < 0 || i >= len(b) || b[i] != '{' {
+		return ""
+	}
+	if i = wire.SkipSpace(b, i+1); i < len(b) && b[i] == '}' {
+		return ""
+	}
+	seen := map[string]bool{}
+	for {
+		start, end, esc, j := wire.ScanString(b, i)
+		if j < 0 {
+			return ""
+		}
+		key := esc
+		if esc == "" {
+			key = string(b[start:end])
+		}
+		if i = wire.SkipSpace(b, j); i >= len(b) || b[i] != ':' {
+			return ""
+		}
+		i = wire.SkipSpace(b, i+1)
+		if f, ok := jsonField(t, key); ok {
+			if seen[f.Name] {
+				return key
+			}
+			seen[f.Name] = true
+			if f.Type.Kind() == reflect.Struct {
+				if k := repeatedField(b, i, f.Type); k != "" {
+					return k
+				}
+			}
+		}
+		if _, i = wire.WalkValue(nil, b, i, true, 0); i < 0 {
+			return ""
+		}
+		if i = wire.SkipSpace(b, i); i >= len(b) || b[i] != ',' {
+			return ""
+		}
+		i = wire.SkipSpace(b, i+1)
+	}
+}
+
+// jsonField is the field of struct type t that the JSON decoder fills from
+// a member named key.
+func jsonField(t reflect.Type, key string) (reflect.StructField, bool) {
+	for f := range t.Fields() {
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if name != "" && name != "-" && strings.EqualFold(name, key) {
+			return f, true
+		}
+	}
+	return reflect.StructField{}, false
 }
 
 // configMembers reads the members of the top-level object into c.

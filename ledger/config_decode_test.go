@@ -26,7 +26,7 @@ func checkConfig(t *testing.T, data []byte) bool {
 	}
 	got := Config{Version: 1}
 	gerr := decodeConfig(data, &got)
-	if k := wire.RepeatedKey(data); k != "" && werr == nil {
+	if k := configRepeatedKey(data); k != "" && werr == nil {
 		if gerr == nil || !strings.Contains(gerr.Error(), "twice") {
 			t.Fatalf("decodeConfig(%q) = %+v, %v; want a refusal of the repeated %q", data, got, gerr, k)
 		}
@@ -57,6 +57,7 @@ func TestDecodeConfig(t *testing.T) {
 		{`{"version":null}`, false},
 		{`{"hooks":null}`, false},
 		{`{"version":1,"version":2}`, false},
+		{`{"hooks":{"a":1,"a":2},"version":1}`, true},
 		{`{"claims":{"remote":"origin","remote":"/tmp/elsewhere"}}`, false},
 		{`{"claims":{"remote":"origin","Remote":"/tmp/elsewhere"}}`, false},
 		{`{"sync":{"board":"BOARD.md","bo\u0061rd":"x.md"}}`, false},
@@ -91,4 +92,39 @@ func FuzzDecodeConfig(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		checkConfig(t, data)
 	})
+}
+
+// TestConfigRepeatedKeyOutsideWhatBlReads: a name repeated inside hooks or
+// a member bl does not know is no value bl reads, so it is no reason to
+// refuse the file; and whether it is refused must not hang on another
+// member (review, worktree, epics) sending the file to the JSON decoder.
+func TestConfigRepeatedKeyOutsideWhatBlReads(t *testing.T) {
+	for _, data := range []string{
+		`{"version":1,"hooks":{"post-claim":[{"env":{"FOO":"1","foo":"2"}}]}}`,
+		`{"version":1,"review":{"required":true},"hooks":{"post-claim":[{"env":{"FOO":"1","foo":"2"}}]}}`,
+		`{"version":1,"hooks":{"a":1,"a":2}}`,
+		`{"version":1,"worktree":{"branch":"w/{id}"},"future":{"a":1,"A":2}}`,
+		`{"version":1,"epics":{"auto_close":true},"future":[{"x":1,"x":2}]}`,
+		`{"future":1,"Future":2,"review":{}}`,
+		`{"future":1,"future":2}`,
+		`{"sync":{"x":1,"x":2}}`,
+	} {
+		var c Config
+		if err := decodeConfig([]byte(data), &c); err != nil {
+			t.Errorf("decodeConfig(%s): %v", data, err)
+		}
+	}
+	for _, data := range []string{
+		`{"version":1,"review":{"required":true,"Required":false}}`,
+		`{"version":1,"epics":{"auto_close":true,"auto_close":false}}`,
+		`{"worktree":{"branch":"a"},"Worktree":{"branch":"b"}}`,
+		`{"version":1,"hooks":{},"HOOKS":{}}`,
+		`{"sync":{"x":1,"Auto":"push","auto":"commit"}}`,
+		`{"epics":{"wait_for_children":true},"claims":{"remote":"a","rem\u006fte":"b"}}`,
+	} {
+		var c Config
+		if err := decodeConfig([]byte(data), &c); err == nil || !strings.Contains(err.Error(), "twice") {
+			t.Errorf("decodeConfig(%s) = %v, want a refusal of the repeated name", data, err)
+		}
+	}
 }

@@ -55,7 +55,9 @@ git revert or reset of a backlog commit (.backlog/cache/seen.json is the
 clone's local record). They come back at the next merge of a branch that
 has them, since the ledger is a grow-only set of events; undo with bl
 commands (reopen, unblock, update, release) instead. This is a warning,
-not damage; --repair accepts the files as they are.
+not damage; --repair accepts the files as they are. A config.json that
+does not read (every other command refuses the backlog then) is a
+warning too, naming what to fix.
 
 A snapshot that disagrees with the events the files hold is stale, never
 damage: a union of two snapshots after a git merge, archive segments the
@@ -90,6 +92,7 @@ func (c *DoctorCmd) Run(a *App) error {
 	}
 	if rep != nil {
 		checkLockUntracked(a.ctx, dir, rep)
+		checkConfig(dir, rep)
 	}
 	if rep != nil {
 		if perr := a.emit(rep, func(w io.Writer) { a.printReport(w, rep) }); perr != nil {
@@ -215,6 +218,14 @@ func seconds(s float64) time.Duration {
 		return time.Duration(d)
 	}
 	return time.Duration(math.MaxInt64)
+}
+
+// checkConfig warns when config.json does not read: every other command
+// that opens the backlog refuses it until it is fixed.
+func checkConfig(dir string, rep *ledger.Report) {
+	if _, err := ledger.ReadConfig(dir); err != nil {
+		rep.Warnings = append(rep.Warnings, fmt.Sprintf("%v: every command that opens the backlog refuses it until it is fixed", err))
+	}
 }
 
 // checkLockUntracked warns when git tracks the lock file: a pull or a

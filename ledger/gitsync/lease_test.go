@@ -523,3 +523,98 @@ func TestConcurrentRetryIsOneRequest(t *testing.T) {
 		t.Fatalf("request req-1 claimed more than one card:\n%s", got)
 	}
 }
+
+// TestRetryTakesTurnsAfterGitClean: the cache directory is ignored, so
+// git clean -fdX may delete it while the first attempt of a request is
+// out; a retry that starts then must still wait for it, not stage a claim
+// of its own.
+func TestRetryTakesTurnsAfterGitClean(t *testing.T) {
+	w := newWorld(t)
+	da, db := w.clone("a"), w.clone("b")
+	a1, a2, b := open(t, da), open(t, da), open(t, db)
+	create(t, a1, "seed", "C1", "C2", "C3")
+	s1 := syncer(t, a1, Options{Remote: "origin", Actor: "alice"})
+	s2 := syncer(t, a2, Options{Remote: "origin", Actor: "alice"})
+	sb := syncer(t, b, Options{Remote: "origin", Actor: "bob"})
+	if _, err := s1.Push(bg, Hooks{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sb.Pull(bg); err != nil {
+		t.Fatal(err)
+	}
+	s1.pick = func(n int) int { return n - 1 } // the first attempt's second round takes C3
+	req := ledger.ClaimRequest{Mutation: ledger.Mutation{Actor: "alice", RequestID: "req-1"}, Owner: "alice", TTL: time.Hour}
+	var second *ledger.Card
+	var secondErr error
+	done := make(chan struct{})
+	waited := false
+	s1.beforeLeasePush = func(card string, round int) {
+		switch round {
+		case 1: // bob takes the first attempt's card, so it needs a second round
+			if c, _, err := sb.Claim(bg, ledger.ClaimRequest{Mutation: ledger.Mutation{Actor: "bob"}, Owner: "bob", ID: card, TTL: time.Hour}); err != nil || c == nil {
+				t.Errorf("bob's claim: %v %v", c, err)
+			}
+		case 2: // git clean, then the retry starts while the first attempt's push is out
+			w.git(da, "clean", "-fdXq", ".backlog")
+			waiting := make(chan struct{})
+			s2.onRequestWait = func() { waited = true; close(waiting) }
+			go func() {
+				defer close(done)
+				second, _, secondErr = s2.Claim(bg, req)
+			}()
+			select {
+			case <-waiting:
+			case <-done:
+			}
+		}
+	}
+	first, _, err := s1.Claim(bg, req)
+	<-done
+	if _, err := sb.Pull(bg); err != nil {
+		t.Fatal(err)
+	}
+	if got := cards(t, b); strings.Count(got, "claimed alice") != 1 {
+		t.Errorf("request req-1 holds more than one card on the remote:\n%s", got)
+	}
+	if err != nil || first == nil {
+		t.Fatalf("first attempt: %v %v", first, err)
+	}
+	if !waited || secondErr != nil || second == nil || second.ID != first.ID {
+		t.Fatalf("one request answered %v and then %v (%v; the retry waited: %v)", first.ID, second, secondErr, waited)
+	}
+}
+
+// TestRetryWaitRunsOutAsALockTimeout: a retry that waits out requestWait
+// for the first attempt fails as a lock timeout (exit 5) and writes
+// nothing.
+func TestRetryWaitRunsOutAsALockTimeout(t *testing.T) {
+	w := newWorld(t)
+	da := w.clone("a")
+	a := open(t, da)
+	create(t, a, "seed", "C1")
+	s := syncer(t, a, Options{Remote: "origin", Actor: "alice"})
+	if _, err := s.Push(bg, Hooks{}); err != nil {
+		t.Fatal(err)
+	}
+	held, err := s.holdRequest(bg, "req-1") // the first attempt, still out
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held()
+	defer func(d time.Duration) { requestWait = d }(requestWait)
+	requestWait = 100 * time.Millisecond
+	other := syncer(t, open(t, da), Options{Remote: "origin", Actor: "alice"})
+	req := ledger.ClaimRequest{Mutation: ledger.Mutation{Actor: "alice", RequestID: "req-1"}, Owner: "alice", TTL: time.Hour}
+	if c, _, err := other.Claim(bg, req); !errors.Is(err, ledger.ErrLockTimeout) || c != nil {
+		t.Fatalf("retry while the first attempt is out: %v %v; want a lock timeout", c, err)
+	}
+	if _, _, err := other.Lease(bg, "req-1", func(context.Context, string) (ledger.Card, error) {
+		t.Fatal("the lease write ran without its turn")
+		return ledger.Card{}, nil
+	}); !errors.Is(err, ledger.ErrLockTimeout) {
+		t.Fatalf("lease retry while the first attempt is out: %v; want a lock timeout", err)
+	}
+	if got := cards(t, a); strings.Contains(got, "claimed") {
+		t.Fatalf("a retry that timed out wrote:\n%s", got)
+	}
+}

@@ -19,14 +19,17 @@ import (
 // Two attempts of one request on one clone at once — a retry started while
 // the first is still out — would each stage a write of their own, and both
 // could land. So the remote writes of one request id take turns, through a
-// flock on one of requestStripes files in the backlog's cache: the retry
-// waits for the first attempt and then answers from its receipt. Request
-// ids share a stripe by hash; two that do only take turns.
+// flock on one of requestStripes files in the clone's git directory
+// (bl/requests): the retry waits for the first attempt and then answers
+// from its receipt. Request ids share a stripe by hash; two that do only
+// take turns. The files are not in the backlog's cache: it is ignored, and
+// git clean -fdX deleting it while the first attempt is out would let a
+// retry lock a new file and stage a claim of its own.
 const requestStripes = 256
 
 // requestWait is how long an attempt waits for another attempt of the same
 // request to end: a lease write takes at most LeaseTries rounds.
-const requestWait = 2 * time.Minute
+var requestWait = 2 * time.Minute
 
 // holdRequest takes the turn of request id rid, when the caller gave one,
 // and returns its release.
@@ -34,7 +37,7 @@ func (s *Syncer) holdRequest(ctx context.Context, rid string) (release func(), e
 	if rid == "" {
 		return func() {}, nil
 	}
-	dir := filepath.Join(s.b.Dir(), ledger.CacheDir, "requests")
+	dir := filepath.Join(s.g.commonDir, "bl", "requests")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
