@@ -605,8 +605,13 @@ func TestRetryWaitRunsOutAsALockTimeout(t *testing.T) {
 	requestWait = 100 * time.Millisecond
 	other := syncer(t, open(t, da), Options{Remote: "origin", Actor: "alice"})
 	req := ledger.ClaimRequest{Mutation: ledger.Mutation{Actor: "alice", RequestID: "req-1"}, Owner: "alice", TTL: time.Hour}
-	if c, _, err := other.Claim(bg, req); !errors.Is(err, ledger.ErrLockTimeout) || c != nil {
+	c, _, err := other.Claim(bg, req)
+	if !errors.Is(err, ledger.ErrLockTimeout) || c != nil {
 		t.Fatalf("retry while the first attempt is out: %v %v; want a lock timeout", c, err)
+	}
+	var h interface{ Hint() string }
+	if !errors.As(err, &h) || !strings.Contains(h.Hint(), "--request-id") {
+		t.Fatalf("the timeout advises the backlog lock's remedy: %v", err)
 	}
 	if _, _, err := other.Lease(bg, "req-1", func(context.Context, string) (ledger.Card, error) {
 		t.Fatal("the lease write ran without its turn")

@@ -52,7 +52,7 @@ func (s *Syncer) holdRequest(ctx context.Context, rid string) (release func(), e
 		defer cancel()
 		ok, err = fl.TryLockContext(wctx, 10*time.Millisecond)
 		if !ok && ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded) {
-			err = fmt.Errorf("%w: request %q is still being answered by another bl process after %s; retry it", ledger.ErrLockTimeout, rid, requestWait)
+			err = requestBusy{fmt.Errorf("%w: request %q is still being answered by another bl process after %s", ledger.ErrLockTimeout, rid, requestWait)}
 		}
 	}
 	if err != nil || !ok {
@@ -62,4 +62,15 @@ func (s *Syncer) holdRequest(ctx context.Context, rid string) (release func(), e
 		return nil, err
 	}
 	return func() { _ = fl.Unlock() }, nil
+}
+
+// requestBusy is a wait for another attempt of the same request that ran
+// out: a lock timeout (exit 5) whose advice is not the backlog lock's.
+type requestBusy struct{ error }
+
+func (e requestBusy) Unwrap() error { return e.error }
+
+// Hint is what to do next (the command line prints it under the error).
+func (requestBusy) Hint() string {
+	return "another bl process is still answering this request id; retry with the same --request-id once it has ended"
 }
