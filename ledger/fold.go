@@ -4,7 +4,9 @@ package ledger
 
 import "github.com/bl-backlog/bl/ledger/internal/fold"
 
-// The fold of a ledger and what it answers (ledger/internal/fold).
+// The fold of a ledger and what it answers (ledger/internal/fold). Of
+// State's methods, the ones its documentation names as the store's are not
+// for callers: a State from Backlog.View answers queries.
 type (
 	Change      = fold.Change
 	Changes     = fold.Changes

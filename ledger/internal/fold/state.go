@@ -15,6 +15,13 @@ import (
 // and held open, so this is the same fold, read lazily. The fold itself
 // never reads: Apply and Check read what an event needs first (resolve,
 // reads.go) and return a read that fails before anything is folded.
+//
+// The store (package ledger) builds, reads and folds into a State through
+// methods exported only because it is another package: Prepare, Fold,
+// FoldEvent, Resolve, TakeFault, ReadCard, All, Release, RecountChildren,
+// SnapshotLines, SetSource, SetClaimEpics and the Restore methods. A
+// caller holding a State from Backlog.View must not call them: they change
+// the backlog's state in memory, outside its lock and its checks.
 type State struct {
 	cards      map[string]*wire.Card
 	keys       map[string]string       // idempotency key -> card id
