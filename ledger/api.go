@@ -40,7 +40,7 @@ func (b *Backlog) Create(ctx context.Context, r CreateRequest) (card Card, creat
 	}
 	var existing *Card
 	fresh := "" // a generated id, kept while build runs again (resolve)
-	cards, err := b.write(ctx, r.Mutation.names(r.ID, &r.Title), OpCreate, func(s *State, _ time.Time) ([]*Event, error) {
+	cards, err := b.write(ctx, r.Mutation.names(r.ID, &r.Title), OpCreate, func(s *fold.State, _ time.Time) ([]*Event, error) {
 		existing = nil
 		if r.IdempotencyKey != "" {
 			if c, ok := s.CardByKey(r.IdempotencyKey); ok {
@@ -132,7 +132,7 @@ func (b *Backlog) Update(ctx context.Context, r UpdateRequest) (Card, error) {
 		return Card{}, err
 	}
 	f := r.Fields
-	cards, err := b.write(ctx, r.Mutation.names(r.ID, nil), OpUpdate, func(s *State, _ time.Time) ([]*Event, error) {
+	cards, err := b.write(ctx, r.Mutation.names(r.ID, nil), OpUpdate, func(s *fold.State, _ time.Time) ([]*Event, error) {
 		if c := s.Find(r.ID); c != nil && f != (Fields{}) && f.IdempotencyKey == "" && !fold.FieldsChange(&f, c) {
 			return nil, nil
 		}
@@ -177,7 +177,7 @@ func (b *Backlog) Claim(ctx context.Context, r ClaimRequest) (*Card, error) {
 			return nil, err
 		}
 	}
-	cards, err := b.write(ctx, r.Mutation.names(r.ID, nil), OpClaim, func(s *State, at time.Time) ([]*Event, error) {
+	cards, err := b.write(ctx, r.Mutation.names(r.ID, nil), OpClaim, func(s *fold.State, at time.Time) ([]*Event, error) {
 		var c *Card
 		if r.ID != "" {
 			cur := s.Find(r.ID)
@@ -281,7 +281,7 @@ func (b *Backlog) Complete(ctx context.Context, r LeaseRequest) (Card, error) {
 		return Card{}, err
 	}
 	e := &Event{Op: OpComplete, Card: r.ID, Owner: r.Owner, Epoch: r.Epoch, Reason: r.Reason, Commit: r.Commit, Branch: r.Branch}
-	cards, err := b.completeRollingUp(ctx, r.Mutation.names(r.ID, nil), func(*State, time.Time) ([]*Event, error) { return []*Event{e}, nil })
+	cards, err := b.completeRollingUp(ctx, r.Mutation.names(r.ID, nil), func(*fold.State, time.Time) ([]*Event, error) { return []*Event{e}, nil })
 	if err != nil {
 		return Card{}, err
 	}
@@ -370,7 +370,7 @@ func (b *Backlog) Reclaim(ctx context.Context, r ReclaimRequest) ([]Card, error)
 	if err != nil {
 		return nil, err
 	}
-	return b.write(ctx, r.Mutation.names(r.ID, nil), OpReclaim, func(s *State, at time.Time) ([]*Event, error) {
+	return b.write(ctx, r.Mutation.names(r.ID, nil), OpReclaim, func(s *fold.State, at time.Time) ([]*Event, error) {
 		if r.ID != "" {
 			c := s.Find(r.ID)
 			if c == nil {
@@ -396,7 +396,7 @@ func (b *Backlog) single(ctx context.Context, m Mutation, e *Event) (Card, error
 	if err := ValidID(e.Card); err != nil {
 		return Card{}, err
 	}
-	cards, err := b.write(ctx, m.names(e.Card, nil), e.Op, func(*State, time.Time) ([]*Event, error) { return []*Event{e}, nil })
+	cards, err := b.write(ctx, m.names(e.Card, nil), e.Op, func(*fold.State, time.Time) ([]*Event, error) { return []*Event{e}, nil })
 	if err != nil {
 		return Card{}, err
 	}
@@ -408,7 +408,7 @@ func (b *Backlog) Get(id string) (c Card, err error) {
 	if err := ValidID(id); err != nil {
 		return Card{}, err
 	}
-	err = b.View(func(s *State, now time.Time) error {
+	err = b.view(func(s *fold.State, now time.Time) error {
 		var ok bool
 		if c, ok = s.Card(id); !ok {
 			return wire.Rule(ErrNotFound, "card %s not found", id)
@@ -425,7 +425,7 @@ func (b *Backlog) List(f Filter, sortBy string) (cards []Card, err error) {
 	if !fold.ValidSort(sortBy) {
 		return nil, wire.Rule(ErrInvalid, "unknown sort %q: use claim, created, updated or id", sortBy)
 	}
-	err = b.View(func(s *State, now time.Time) error {
+	err = b.view(func(s *fold.State, now time.Time) error {
 		cards = s.List(f, now, sortBy)
 		return nil
 	})
@@ -440,7 +440,7 @@ func (b *Backlog) Ready(f Filter) ([]Card, error) {
 
 // Stats summarises the backlog now.
 func (b *Backlog) Stats() (st Stats, err error) {
-	err = b.View(func(s *State, now time.Time) error {
+	err = b.view(func(s *fold.State, now time.Time) error {
 		st = s.Stats(now)
 		st.LedgerBytes = b.pos.offset
 		st.EventsSinceCompaction = s.Events() - b.snapEvents

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/bl-backlog/bl/ledger/internal/fold"
 	"github.com/bl-backlog/bl/ledger/internal/wire"
 	"github.com/bl-backlog/bl/lock"
 )
@@ -50,7 +51,7 @@ type Backlog struct {
 	lk   *lock.File
 
 	mu    sync.Mutex
-	state *State
+	state *fold.State
 	seq   int // compactions folded into the snapshot the state started from
 	pos   position
 	torn  *wire.TornTail // damaged tail seen by the last read, if any
@@ -131,6 +132,11 @@ func (b *Backlog) TornTail() *wire.TornTail {
 // snapshot line the state fails to read while fn runs is returned instead
 // of fn's error: whatever fn found is void then (the line read as absent).
 func (b *Backlog) View(fn func(s *State, now time.Time) error) error {
+	return b.view(func(s *fold.State, now time.Time) error { return fn(&State{s}, now) })
+}
+
+// view is View for the store: fn gets the state itself.
+func (b *Backlog) view(fn func(s *fold.State, now time.Time) error) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if err := b.refresh(); err != nil {
@@ -149,7 +155,7 @@ func (b *Backlog) View(fn func(s *State, now time.Time) error) error {
 // the current state and the time the events will carry; it returns the
 // events to append, or none. The result holds the card each event touched,
 // as it stands after the write, or for a replay the card the request touched.
-func (b *Backlog) write(ctx context.Context, m Mutation, op Op, build func(s *State, at time.Time) ([]*Event, error)) (cards []Card, err error) {
+func (b *Backlog) write(ctx context.Context, m Mutation, op Op, build func(s *fold.State, at time.Time) ([]*Event, error)) (cards []Card, err error) {
 	if m.Actor == "" {
 		return nil, wire.Rule(ErrInvalid, "an actor is required")
 	}
@@ -179,8 +185,8 @@ func (b *Backlog) readRequest(rid string) error {
 
 // resolved runs build under resolve: it sees only cards in memory, and a
 // snapshot line it needs that does not read is returned before it answers.
-func resolved(build func(s *State, at time.Time) ([]*Event, error)) func(s *State, at time.Time) ([]*Event, error) {
-	return func(s *State, at time.Time) (evs []*Event, err error) {
+func resolved(build func(s *fold.State, at time.Time) ([]*Event, error)) func(s *fold.State, at time.Time) ([]*Event, error) {
+	return func(s *fold.State, at time.Time) (evs []*Event, err error) {
 		if rerr := s.Resolve(func() { evs, err = build(s, at) }); rerr != nil {
 			return nil, rerr
 		}
@@ -213,7 +219,7 @@ func (b *Backlog) withLock(ctx context.Context, fn func() error) (err error) {
 	return err
 }
 
-func (b *Backlog) writeLocked(m Mutation, op Op, build func(s *State, at time.Time) ([]*Event, error)) ([]Card, error) {
+func (b *Backlog) writeLocked(m Mutation, op Op, build func(s *fold.State, at time.Time) ([]*Event, error)) ([]Card, error) {
 	if m.RequestID != "" {
 		if r, ok := b.state.Receipt(m.RequestID); ok {
 			c, _ := b.state.Card(r.Card)
@@ -276,7 +282,7 @@ func (b *Backlog) writeLocked(m Mutation, op Op, build func(s *State, at time.Ti
 	}
 	if b.stage != nil {
 		w := &Staged{Events: events, Lines: buf}
-		if err := b.stage(b.state, w); err != nil {
+		if err := b.stage(&State{b.state}, w); err != nil {
 			return nil, err
 		}
 		b.stage, b.staged = nil, w

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/bl-backlog/bl/ledger/internal/fold"
 )
 
 // noCompaction turns automatic compaction off, so a benchmark measures the
@@ -85,12 +87,12 @@ func benchEvents(cards int) []*Event {
 // number that matters.
 func BenchmarkFold(b *testing.B) {
 	evs := benchEvents(10_000)
-	if s := Fold(evs); len(s.Conflicts()) != 0 {
+	if s := fold.Fold(evs); len(s.Conflicts()) != 0 {
 		b.Fatalf("benchmark history has conflicts: %+v", s.Conflicts()[0])
 	}
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		Fold(evs)
+		fold.Fold(evs)
 	}
 	b.ReportMetric(float64(len(evs))*float64(b.N)/b.Elapsed().Seconds(), "events/s")
 }

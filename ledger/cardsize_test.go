@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bl-backlog/bl/ledger/internal/fold"
 	"github.com/bl-backlog/bl/ledger/internal/wire"
 )
 
@@ -162,7 +163,7 @@ func TestCardSizeInTheFold(t *testing.T) {
 			t.Fatalf("event line of %d bytes: %v", len(line), err)
 		}
 	}
-	s := Fold(evs)
+	s := fold.Fold(evs)
 	if cs := s.Conflicts(); len(cs) != 1 || cs[0].Event != "02" || !strings.Contains(cs[0].Reason, strconv.Itoa(MaxCardBytes)) {
 		t.Fatalf("conflicts %+v", cs)
 	}

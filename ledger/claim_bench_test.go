@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"testing"
 	"time"
+
+	"github.com/bl-backlog/bl/ledger/internal/fold"
 )
 
 // BenchmarkClaim measures a claim and its release on an open handle over a
@@ -79,7 +81,7 @@ func BenchmarkClaimPick(b *testing.B) {
 			for i := range 10 {
 				add(&Event{Op: OpClaim, Card: fmt.Sprintf("c%04d", i*10+9), Owner: "other", TTLSeconds: 3600, ExpectVersion: 1, Epoch: 1})
 			}
-			s := Fold(evs)
+			s := fold.Fold(evs)
 			now := at.Add(time.Second)
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bl-backlog/bl/ledger/internal/fold"
 	"github.com/bl-backlog/bl/ledger/internal/wire"
 )
 
@@ -211,7 +212,7 @@ func TestClockFoldDeterministic(t *testing.T) {
 		t.Fatal(err)
 	}
 	var writer string
-	if err := e.b.View(func(s *State, _ time.Time) error { writer = stateJSON(t, s); return nil }); err != nil {
+	if err := e.b.view(func(s *fold.State, _ time.Time) error { writer = stateJSON(t, s); return nil }); err != nil {
 		t.Fatal(err)
 	}
 	one, two := stateJSON(t, foldFile(t, e.ledgerPath())), stateJSON(t, foldFile(t, e.ledgerPath()))
@@ -224,7 +225,7 @@ func TestClockFoldDeterministic(t *testing.T) {
 	fresh := e.open()
 	defer fresh.Close()
 	var after string
-	if err := fresh.View(func(s *State, _ time.Time) error { after = stateJSON(t, s); return nil }); err != nil {
+	if err := fresh.view(func(s *fold.State, _ time.Time) error { after = stateJSON(t, s); return nil }); err != nil {
 		t.Fatal(err)
 	}
 	if after != one {
@@ -259,7 +260,7 @@ func TestRebaseKeepsTheClock(t *testing.T) {
 	if err != nil || res.Restamped != 2 || res.Conflicts != 0 {
 		t.Fatalf("rebase: %+v, %v", res, err)
 	}
-	s, err := out.Fold()
+	s, err := out.fold(true)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,12 +11,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bl-backlog/bl/ledger/internal/fold"
 	"github.com/bl-backlog/bl/ledger/internal/wire"
 	json "github.com/goccy/go-json"
 )
 
 // foldedJSON renders everything a fold produces, for comparing states.
-func foldedJSON(t testing.TB, s *State) string {
+func foldedJSON(t testing.TB, s *fold.State) string {
 	t.Helper()
 	b, _, err := encodeSnapshot(s, nil, nil)
 	if err != nil {
@@ -28,7 +29,7 @@ func foldedJSON(t testing.TB, s *State) string {
 func (e *env) foldedJSON() string {
 	e.t.Helper()
 	var out string
-	if err := e.open().View(func(s *State, _ time.Time) error {
+	if err := e.open().view(func(s *fold.State, _ time.Time) error {
 		out = foldedJSON(e.t, s)
 		return nil
 	}); err != nil {

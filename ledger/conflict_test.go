@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bl-backlog/bl/ledger/internal/fold"
 	"github.com/bl-backlog/bl/ledger/internal/wire"
 )
 
@@ -22,7 +23,7 @@ func TestConflictNamesTheLoser(t *testing.T) {
 		// Not a lease op: no owner, and no winner to name.
 		{V: 1, ID: "0000000000000005", At: t0.Add(4), Actor: "carol", Op: wire.OpReopen, Card: "A"},
 	}
-	s := Fold(evs)
+	s := fold.Fold(evs)
 	cs := s.Conflicts()
 	if len(cs) != 3 {
 		t.Fatalf("conflicts %+v", cs)
@@ -46,7 +47,7 @@ func TestConflictNamesTheLoser(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, _, _ := encodeSnapshot(Fold(evs), nil, nil)
+	b, _, _ := encodeSnapshot(fold.Fold(evs), nil, nil)
 	if !bytes.Equal(a, b) {
 		t.Fatal("the same events gave two snapshots")
 	}

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/bl-backlog/bl/ledger/internal/fold"
 )
 
 // TestCycleRejection builds chains of dependencies and parents and tries to
@@ -140,7 +142,7 @@ func TestCycleInMergedLedger(t *testing.T) {
 	add(OpCreate, "B", "", &Fields{Title: strp("b")})
 	add(OpLink, "A", "B", nil) // clone 1
 	add(OpLink, "B", "A", nil) // clone 2
-	s := Fold(evs)
+	s := fold.Fold(evs)
 	if len(s.Conflicts()) != 1 || !strings.Contains(s.Conflicts()[0].Reason, "B → A → B") {
 		t.Fatalf("conflicts = %+v", s.Conflicts())
 	}

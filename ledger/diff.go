@@ -87,11 +87,11 @@ func DiffTrees(old, new Tree) (*BacklogDiff, error) {
 
 // diffFull is DiffTrees for any two versions.
 func diffFull(old, new Tree) (*BacklogDiff, error) {
-	so, err := old.Fold()
+	so, err := old.fold(true)
 	if err != nil {
 		return nil, err
 	}
-	sn, err := new.Fold()
+	sn, err := new.fold(true)
 	if err != nil {
 		return nil, err
 	}
@@ -167,7 +167,7 @@ func dropShared(eo, en []*Event, shared Tree) ([]*Event, []*Event, error) {
 }
 
 // diffStates compares two folds and the events each holds.
-func diffStates(so, sn *State, eo, en []*Event) *BacklogDiff {
+func diffStates(so, sn *fold.State, eo, en []*Event) *BacklogDiff {
 	so.All()
 	sn.All()
 	d := &BacklogDiff{Cards: []CardDiff{}}
@@ -188,7 +188,7 @@ func diffStates(so, sn *State, eo, en []*Event) *BacklogDiff {
 		}
 		return cd
 	}
-	activity := func(e *Event, s *State, removed bool) { addActivity(get(e.Card), e, s, removed) }
+	activity := func(e *Event, s *fold.State, removed bool) { addActivity(get(e.Card), e, s, removed) }
 	// Both lists are in (at, id) order; merge them so the activity is too.
 	i, j := 0, 0
 	for i < len(eo) || j < len(en) {
@@ -274,7 +274,7 @@ func MergeTrees(ours, theirs Tree) Tree {
 }
 
 // addActivity adds the event e, folded in s, to its card's diff.
-func addActivity(d *CardDiff, e *Event, s *State, removed bool) {
+func addActivity(d *CardDiff, e *Event, s *fold.State, removed bool) {
 	if e.Op == OpHeartbeat {
 		if _, refused := s.ConflictOf(e.ID); !refused && !removed {
 			d.Heartbeats++
@@ -333,7 +333,7 @@ func diffAppended(old, new Tree) (d *BacklogDiff, ok bool, err error) {
 			return nil, false, nil // not an append
 		}
 	}
-	s, err := old.Fold()
+	s, err := old.fold(true)
 	if err != nil {
 		return nil, false, err
 	}
@@ -402,5 +402,8 @@ func nonNilChanges(c []Change) []Change {
 // for a reader that has only that file, as git hands it to bl textconv.
 func FoldSnapshot(name string, data []byte) (*State, error) {
 	s, _, err := decodeSnapshot(name, bytes.NewReader(data), nil)
-	return s, err
+	if err != nil {
+		return nil, err
+	}
+	return &State{s}, nil
 }

@@ -656,7 +656,8 @@
 //	                         links.go, handoff.go, tombstone.go, select.go,
 //	                         standing.go, paths.go, changes.go, snapshot.go,
 //	                         restore.go (what the store builds a state with);
-//	                         fold.go (the aliases), request.go
+//	                         fold.go (the aliases), state.go (the public
+//	                         State over the fold's), request.go
 //	Review                   internal/fold/review.go; review.go
 //	Paths                    internal/fold/paths.go; paths.go
 //	Appending                backlog.go (write, writeLocked), api.go (the

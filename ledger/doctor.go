@@ -198,7 +198,7 @@ func readLedgerLines(rep *Report, path string, data []byte) ([]rawLine, error) {
 // events start, reporting a damaged, stale or unproducible snapshot and an
 // archive segment a compaction left behind. A damaged snapshot gives an
 // empty state and position; the caller closes pos.
-func diagnoseSnapshot(rep *Report, dir string) (*State, position, error) {
+func diagnoseSnapshot(rep *Report, dir string) (*fold.State, position, error) {
 	s, hdr, err := loadSnapshot(dir)
 	snapDamaged := false
 	if errors.Is(err, errStale) { // a union of two snapshots
@@ -348,7 +348,7 @@ func lineDamage(l rawLine) Damage {
 // the next open rebuilds it; everything else is damage. With only stale
 // findings, it returns the state as the next open will see it, and the
 // events that state lost, if any.
-func separateStale(rep *Report, dir string, lines []rawLine, s *State) *State {
+func separateStale(rep *Report, dir string, lines []rawLine, s *fold.State) *fold.State {
 	for _, d := range rep.Damage {
 		if d.Kind == "stale" {
 			rep.Stale = append(rep.Stale, d)
@@ -379,7 +379,7 @@ func separateStale(rep *Report, dir string, lines []rawLine, s *State) *State {
 
 // summarizeState reports what the folded state holds: cards, conflicts,
 // expired leases, dependency problems and events stamped ahead of now.
-func summarizeState(rep *Report, s *State, lines []rawLine, now time.Time) {
+func summarizeState(rep *Report, s *fold.State, lines []rawLine, now time.Time) {
 	rep.Cards = s.Len()
 	rep.Conflicts = append(rep.Conflicts, s.Conflicts()...)
 	for _, id := range s.Expired(now) {

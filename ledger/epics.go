@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/bl-backlog/bl/ledger/internal/fold"
 	"github.com/bl-backlog/bl/ledger/internal/wire"
 )
 
@@ -22,7 +23,7 @@ import (
 
 // Children is State.Children on the current state.
 func (b *Backlog) Children(id string) (kids []Card, err error) {
-	err = b.View(func(s *State, _ time.Time) error {
+	err = b.view(func(s *fold.State, _ time.Time) error {
 		kids = s.Children(id)
 		return nil
 	})
@@ -58,7 +59,7 @@ func (b *Backlog) rollUp(m Mutation, done []Card) {
 				break
 			}
 			e := &Event{Op: OpComplete, Card: p.ID, To: kid.ID, Reason: fmt.Sprintf("all children done (last: %s)", kid.ID)}
-			cards, err := b.writeLocked(Mutation{Actor: m.Actor}, OpComplete, func(*State, time.Time) ([]*Event, error) { return []*Event{e}, nil })
+			cards, err := b.writeLocked(Mutation{Actor: m.Actor}, OpComplete, func(*fold.State, time.Time) ([]*Event, error) { return []*Event{e}, nil })
 			if err != nil || len(cards) == 0 {
 				b.warn(fmt.Sprintf("epic %s was not completed with its last child %s: %v", p.ID, kid.ID, err))
 				break
@@ -70,7 +71,7 @@ func (b *Backlog) rollUp(m Mutation, done []Card) {
 
 // completeRollingUp appends the events build returns, then rolls up the
 // epics they finished (rollUp), all under one hold of the lock.
-func (b *Backlog) completeRollingUp(ctx context.Context, m Mutation, build func(s *State, at time.Time) ([]*Event, error)) (cards []Card, err error) {
+func (b *Backlog) completeRollingUp(ctx context.Context, m Mutation, build func(s *fold.State, at time.Time) ([]*Event, error)) (cards []Card, err error) {
 	if m.Actor == "" {
 		return nil, wire.Rule(ErrInvalid, "an actor is required")
 	}

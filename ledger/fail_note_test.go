@@ -80,7 +80,7 @@ func TestFailBacksOffThenBlocks(t *testing.T) {
 
 func stateJSONOf(t *testing.T, e *env) string {
 	var out string
-	if err := e.b.View(func(s *State, _ time.Time) error { out = stateJSON(t, s); return nil }); err != nil {
+	if err := e.b.view(func(s *fold.State, _ time.Time) error { out = stateJSON(t, s); return nil }); err != nil {
 		t.Fatal(err)
 	}
 	return out

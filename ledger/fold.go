@@ -4,9 +4,8 @@ package ledger
 
 import "github.com/bl-backlog/bl/ledger/internal/fold"
 
-// The fold of a ledger and what it answers (ledger/internal/fold). Of
-// State's methods, the ones its documentation names as the store's are not
-// for callers: a State from Backlog.View answers queries.
+// What the fold of a ledger answers (ledger/internal/fold); State itself
+// is state.go.
 type (
 	Change      = fold.Change
 	Changes     = fold.Changes
@@ -16,7 +15,6 @@ type (
 	Hold        = fold.Hold
 	RollUp      = fold.RollUp
 	Standing    = fold.Standing
-	State       = fold.State
 	Stats       = fold.Stats
 )
 
@@ -52,9 +50,7 @@ var (
 var (
 	CardChanges  = fold.CardChanges
 	ClaimOrder   = fold.ClaimOrder
-	Fold         = fold.Fold
 	NewChanges   = fold.NewChanges
-	NewState     = fold.NewState
 	PathMatches  = fold.PathMatches
 	PathsOverlap = fold.PathsOverlap
 	RollUpOf     = fold.RollUpOf

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bl-backlog/bl/ledger/internal/fold"
 	"github.com/bl-backlog/bl/ledger/internal/wire"
 )
 
@@ -42,7 +43,7 @@ func viewBacklog(t *testing.T, dir string) backlogView {
 		t.Fatalf("torn tail %+v", tt)
 	}
 	var v backlogView
-	if err := b.View(func(s *State, _ time.Time) error {
+	if err := b.view(func(s *fold.State, _ time.Time) error {
 		v.state, v.events, v.conflicts = stateJSON(t, s), s.Events(), len(s.Conflicts())
 		return nil
 	}); err != nil {
@@ -96,7 +97,7 @@ func TestFramedFilesReadTheSame(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			wantFold, err := wantTree.Fold()
+			wantFold, err := wantTree.fold(true)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -129,7 +130,7 @@ func TestFramedFilesReadTheSame(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			fold, err := tree.Fold()
+			fold, err := tree.fold(true)
 			if err != nil {
 				t.Fatalf("Tree.Fold: %v", err)
 			}
@@ -467,7 +468,7 @@ func TestRebaseOntoLostNewline(t *testing.T) {
 			if err != nil || len(evs) != 7 {
 				t.Fatalf("rebased ledger: %d events, %v\n%s", len(evs), err, out[LedgerFile])
 			}
-			s, err := out.Fold()
+			s, err := out.fold(true)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -10,6 +10,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/bl-backlog/bl/ledger/internal/fold"
 )
 
 // fullDisk makes replaceAtomic fail with ENOSPC for the files step
@@ -307,7 +309,7 @@ func TestReadOnlyAfterFailedCompaction(t *testing.T) {
 		t.Errorf("ready: %v %v", r, err)
 	}
 	var got string
-	if err := b.View(func(s *State, _ time.Time) error { got = foldedJSON(t, s); return nil }); err != nil || got != want {
+	if err := b.view(func(s *fold.State, _ time.Time) error { got = foldedJSON(t, s); return nil }); err != nil || got != want {
 		t.Errorf("state in a read-only backlog: %v (differs: %v)", err, got != want)
 	}
 	after := treeState(t, e.dir)

@@ -64,7 +64,7 @@ var fuzzOps = []Op{OpCreate, OpClaim, OpClaim, OpHeartbeat, OpRelease, OpReclaim
 //	     target), bit 3 and bit 4 flags, bits 5-6 how far the lease fields
 //	     are off (0 or 1 exact, 2 one less, 3 one more)
 //	b[3] how far the clock moves first, in quarter seconds (mod 32)
-func buildFuzzEvent(s *State, n int, at time.Time, b [4]byte) *Event {
+func buildFuzzEvent(s *fold.State, n int, at time.Time, b [4]byte) *Event {
 	op := fuzzOps[int(b[0])%len(fuzzOps)]
 	card := fuzzCards[int(b[1]&3)%len(fuzzCards)]
 	owner := fuzzOwners[int(b[1]>>2)&3]
@@ -405,7 +405,7 @@ func checkFold(t *testing.T, data []byte) []*Event {
 		}
 		evs = append(evs, d)
 	}
-	if a, b := stateJSON(t, Fold(evs)), stateJSON(t, s); a != b {
+	if a, b := stateJSON(t, fold.Fold(evs)), stateJSON(t, s); a != b {
 		t.Fatalf("fold of the encoded events differs:\n%s\n%s", a, b)
 	}
 	return events

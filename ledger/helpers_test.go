@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bl-backlog/bl/ledger/internal/fold"
 	"github.com/bl-backlog/bl/ledger/internal/wire"
 	json "github.com/goccy/go-json"
 )
@@ -220,7 +221,7 @@ func (e *env) appendsOne(op Op, fn func(*env) error) *Event {
 
 // stateJSON renders every card of s in id order, the way two folds are
 // compared.
-func stateJSON(t testing.TB, s *State) string {
+func stateJSON(t testing.TB, s *fold.State) string {
 	t.Helper()
 	cards := s.List(Filter{}, t0, SortID)
 	data, err := json.Marshal(cards)
@@ -249,9 +250,9 @@ func readEvents(t testing.TB, path string) []*Event {
 }
 
 // foldFile decodes a ledger file completely and folds it.
-func foldFile(t testing.TB, path string) *State {
+func foldFile(t testing.TB, path string) *fold.State {
 	t.Helper()
-	return Fold(readEvents(t, path))
+	return fold.Fold(readEvents(t, path))
 }
 
 // historyEvents reads every event of a backlog: the archive segments in
@@ -271,9 +272,9 @@ func historyEvents(t testing.TB, dir string) []*Event {
 }
 
 // foldHistory folds every event of a backlog.
-func foldHistory(t testing.TB, dir string) *State {
+func foldHistory(t testing.TB, dir string) *fold.State {
 	t.Helper()
-	return Fold(historyEvents(t, dir))
+	return fold.Fold(historyEvents(t, dir))
 }
 
 func intp(v int) *int            { return &v }
@@ -288,14 +289,14 @@ func isRule(err error) bool {
 }
 
 // cardMap is every card s holds in memory, by id.
-func cardMap(s *State) map[string]*Card {
+func cardMap(s *fold.State) map[string]*Card {
 	m := map[string]*Card{}
 	s.Range(func(c *Card) bool { m[c.ID] = c; return true })
 	return m
 }
 
 // receiptMap is every receipt s holds in memory, by request id.
-func receiptMap(s *State) map[string]Receipt {
+func receiptMap(s *fold.State) map[string]Receipt {
 	m := map[string]Receipt{}
 	s.RangeReceipts(func(rid string, r Receipt) bool { m[rid] = r; return true })
 	return m

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bl-backlog/bl/ledger/internal/fold"
 	"github.com/bl-backlog/bl/ledger/internal/wire"
 )
 
@@ -51,7 +52,7 @@ func TestCreateKeyCollisionInFold(t *testing.T) {
 	mk := func(at time.Time, id, card string) *Event {
 		return &Event{V: 1, ID: id, At: at, Actor: "a", Op: OpCreate, Card: card, Fields: &Fields{Title: strp("t"), IdempotencyKey: "k"}}
 	}
-	s := Fold([]*Event{mk(t0, "1", "A"), mk(t0.Add(1), "2", "B")})
+	s := fold.Fold([]*Event{mk(t0, "1", "A"), mk(t0.Add(1), "2", "B")})
 	if s.Len() != 1 || len(s.Conflicts()) != 1 {
 		t.Fatalf("cards %d conflicts %d", s.Len(), len(s.Conflicts()))
 	}

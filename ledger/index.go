@@ -448,8 +448,8 @@ func (ix *snapshotIndex) fill(cards map[string]*Card, requests map[string]Receip
 // otherwise the whole snapshot is decoded (readWhole), which also writes
 // an index for the next caller. f is the snapshot, open, or nil when there
 // is none; the caller closes it unless the state holds it (s.src != nil).
-func openSnapshotIndexed(dir string) (s *State, hdr wire.SnapshotHeader, f *os.File, err error) {
-	return openSnapshot(dir, func(path string, f *os.File) (*State, wire.SnapshotHeader, error) {
+func openSnapshotIndexed(dir string) (s *fold.State, hdr wire.SnapshotHeader, f *os.File, err error) {
+	return openSnapshot(dir, func(path string, f *os.File) (*fold.State, wire.SnapshotHeader, error) {
 		fi, err := f.Stat()
 		if err != nil {
 			return nil, wire.SnapshotHeader{}, err
@@ -482,7 +482,7 @@ func openSnapshotIndexed(dir string) (s *State, hdr wire.SnapshotHeader, f *os.F
 // lazyState is the state of a snapshot read through its index: the header
 // and the conflicts now, cards and receipts when they are asked for (the
 // caller sets the source).
-func lazyState(ix *snapshotIndex, headerLine []byte) (*State, wire.SnapshotHeader, error) {
+func lazyState(ix *snapshotIndex, headerLine []byte) (*fold.State, wire.SnapshotHeader, error) {
 	var hdr wire.SnapshotHeader
 	line, err := wire.CheckFrame(headerLine)
 	if err == nil {

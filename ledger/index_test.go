@@ -86,39 +86,39 @@ func indexedHistory(t *testing.T, data []byte) (dir string, events []*Event) {
 
 // indexQueries are the questions asked of both loads; each runs on a
 // freshly opened backlog, so lazily read state from one never helps another.
-func indexQueries(events []*Event) map[string]func(s *State, now time.Time) any {
-	q := map[string]func(s *State, now time.Time) any{
-		"ready": func(s *State, now time.Time) any { return s.List(Filter{Ready: true}, now, SortClaim) },
-		"ready1": func(s *State, now time.Time) any {
+func indexQueries(events []*Event) map[string]func(s *fold.State, now time.Time) any {
+	q := map[string]func(s *fold.State, now time.Time) any{
+		"ready": func(s *fold.State, now time.Time) any { return s.List(Filter{Ready: true}, now, SortClaim) },
+		"ready1": func(s *fold.State, now time.Time) any {
 			return s.List(Filter{Ready: true, Limit: 1}, now, SortClaim)
 		},
-		"ready2": func(s *State, now time.Time) any { return s.List(Filter{Ready: true, Limit: 2}, now, "") },
-		"claimed": func(s *State, now time.Time) any {
+		"ready2": func(s *fold.State, now time.Time) any { return s.List(Filter{Ready: true, Limit: 2}, now, "") },
+		"claimed": func(s *fold.State, now time.Time) any {
 			return s.List(Filter{Status: []Status{StatusClaimed}}, now, SortClaim)
 		},
-		"open": func(s *State, now time.Time) any {
+		"open": func(s *fold.State, now time.Time) any {
 			return s.List(Filter{Status: []Status{StatusReady, StatusClaimed}}, now, SortClaim)
 		},
-		"all-by-id":   func(s *State, now time.Time) any { return s.List(Filter{}, now, SortID) },
-		"pick":        func(s *State, now time.Time) any { return s.Pick(Filter{}, now) },
-		"stats":       func(s *State, now time.Time) any { return s.Stats(now) },
-		"expired":     func(s *State, now time.Time) any { return s.Expired(now) },
-		"nextwake":    func(s *State, now time.Time) any { return s.NextWake(now) },
-		"len":         func(s *State, now time.Time) any { return s.Len() },
-		"conflicts":   func(s *State, now time.Time) any { return s.Conflicts() },
-		"events":      func(s *State, now time.Time) any { return [2]any{s.Events(), s.Last()} },
-		"deps":        func(s *State, now time.Time) any { return s.DependencyProblems() },
-		"missing":     func(s *State, now time.Time) any { c, ok := s.Card("Z"); return [2]any{c, ok} },
-		"missing-key": func(s *State, now time.Time) any { c, ok := s.CardByKey("k-Z"); return [2]any{c, ok} },
+		"all-by-id":   func(s *fold.State, now time.Time) any { return s.List(Filter{}, now, SortID) },
+		"pick":        func(s *fold.State, now time.Time) any { return s.Pick(Filter{}, now) },
+		"stats":       func(s *fold.State, now time.Time) any { return s.Stats(now) },
+		"expired":     func(s *fold.State, now time.Time) any { return s.Expired(now) },
+		"nextwake":    func(s *fold.State, now time.Time) any { return s.NextWake(now) },
+		"len":         func(s *fold.State, now time.Time) any { return s.Len() },
+		"conflicts":   func(s *fold.State, now time.Time) any { return s.Conflicts() },
+		"events":      func(s *fold.State, now time.Time) any { return [2]any{s.Events(), s.Last()} },
+		"deps":        func(s *fold.State, now time.Time) any { return s.DependencyProblems() },
+		"missing":     func(s *fold.State, now time.Time) any { c, ok := s.Card("Z"); return [2]any{c, ok} },
+		"missing-key": func(s *fold.State, now time.Time) any { c, ok := s.CardByKey("k-Z"); return [2]any{c, ok} },
 	}
 	for _, id := range fuzzCards {
-		q["card "+id] = func(s *State, now time.Time) any { c, ok := s.Card(id); return [2]any{c, ok} }
-		q["claimable "+id] = func(s *State, now time.Time) any { return s.Claimable(id, now) }
-		q["key "+id] = func(s *State, now time.Time) any { c, ok := s.CardByKey("k-" + id); return [2]any{c, ok} }
+		q["card "+id] = func(s *fold.State, now time.Time) any { c, ok := s.Card(id); return [2]any{c, ok} }
+		q["claimable "+id] = func(s *fold.State, now time.Time) any { return s.Claimable(id, now) }
+		q["key "+id] = func(s *fold.State, now time.Time) any { c, ok := s.CardByKey("k-" + id); return [2]any{c, ok} }
 	}
 	for _, e := range events {
 		if e.RequestID != "" {
-			q["receipt "+e.RequestID] = func(s *State, now time.Time) any { r, ok := s.Receipt(e.RequestID); return [2]any{r, ok} }
+			q["receipt "+e.RequestID] = func(s *fold.State, now time.Time) any { r, ok := s.Receipt(e.RequestID); return [2]any{r, ok} }
 		}
 	}
 	return q
@@ -145,7 +145,7 @@ func checkIndexedLoad(t *testing.T, data []byte) {
 	saved, _ := os.ReadFile(index)
 	nows := []time.Time{t0, last, last.Add(3 * time.Second), last.Add(time.Hour)}
 	// ask opens the backlog afresh and answers q at every time in nows.
-	ask := func(indexed bool, q func(*State, time.Time) any) string {
+	ask := func(indexed bool, q func(*fold.State, time.Time) any) string {
 		if indexed && saved != nil {
 			if err := os.WriteFile(index, saved, 0o644); err != nil {
 				t.Fatal(err)
@@ -167,7 +167,7 @@ func checkIndexedLoad(t *testing.T, data []byte) {
 			}
 		}
 		var out []string
-		if err := b.View(func(s *State, _ time.Time) error {
+		if err := b.view(func(s *fold.State, _ time.Time) error {
 			for _, now := range nows {
 				out = append(out, render(t, q(s, now)))
 			}
@@ -228,7 +228,7 @@ func TestIndexedWritesMatch(t *testing.T) {
 				t.Fatal(err)
 			}
 			var out string
-			_ = b.View(func(s *State, _ time.Time) error { out = stateJSON(t, s); return nil })
+			_ = b.view(func(s *fold.State, _ time.Time) error { out = stateJSON(t, s); return nil })
 			return out
 		}
 		if a, b := run(dir), run(twin); a != b {
@@ -283,7 +283,7 @@ func folded(t *testing.T, dir string) (string, bool) {
 	lazy := b.state.Source() != nil
 	b.mu.Unlock()
 	var out string
-	if err := b.View(func(s *State, _ time.Time) error { out = foldedJSON(t, s); return nil }); err != nil {
+	if err := b.view(func(s *fold.State, _ time.Time) error { out = foldedJSON(t, s); return nil }); err != nil {
 		t.Fatal(err)
 	}
 	return out, lazy
@@ -363,7 +363,7 @@ func TestIndexPointingElsewhere(t *testing.T) {
 	}
 	defer b.Close()
 	var got string
-	if err := b.View(func(s *State, _ time.Time) error {
+	if err := b.view(func(s *fold.State, _ time.Time) error {
 		snap, _, err := encodeSnapshot(s, nil, nil)
 		got = string(snap)
 		return err
@@ -451,7 +451,7 @@ func TestIndexBlockDamage(t *testing.T) {
 			t.Fatalf("block %d: ready %s, want %s", b, got, wantReady)
 		}
 		var got string
-		if err := bl.View(func(s *State, _ time.Time) error {
+		if err := bl.view(func(s *fold.State, _ time.Time) error {
 			if c, ok := s.CardByKey("key-250"); !ok || c.ID != "card-250" {
 				return fmt.Errorf("key-250 gives %v %v", c.ID, ok)
 			}

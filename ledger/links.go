@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/bl-backlog/bl/ledger/internal/fold"
 	"github.com/bl-backlog/bl/ledger/internal/wire"
 )
 
@@ -39,7 +40,7 @@ func linkArgs(r LinkRequest) error {
 
 // LinksTo is State.LinksTo on the current state.
 func (b *Backlog) LinksTo(id string) (in []Link, err error) {
-	err = b.View(func(s *State, _ time.Time) error {
+	err = b.view(func(s *fold.State, _ time.Time) error {
 		in = s.LinksTo(id)
 		return nil
 	})
@@ -57,7 +58,7 @@ func (b *Backlog) CloseAs(ctx context.Context, r LeaseRequest, typ, other string
 	if err := linkArgs(LinkRequest{To: other, Type: typ}); err != nil {
 		return Card{}, err
 	}
-	cards, err := b.completeRollingUp(ctx, r.Mutation.names(r.ID, nil), func(s *State, _ time.Time) ([]*Event, error) {
+	cards, err := b.completeRollingUp(ctx, r.Mutation.names(r.ID, nil), func(s *fold.State, _ time.Time) ([]*Event, error) {
 		var evs []*Event
 		if c := s.Find(r.ID); c == nil || !c.HasLink(typ, other) {
 			evs = append(evs, &Event{Op: OpLink, Card: r.ID, To: other, LinkType: wire.WireLink(typ)})

@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"slices"
 
+	"github.com/bl-backlog/bl/ledger/internal/fold"
 	"github.com/bl-backlog/bl/ledger/internal/wire"
 )
 
@@ -81,7 +82,7 @@ func (b *Backlog) catchUp() error {
 // foldInto returns the function that folds ledger events into s, and one
 // that reports the first event it could not fold because a snapshot line
 // it needed does not read; after that it folds nothing more.
-func foldInto(s *State) (fold func(*Event), failed func() error) {
+func foldInto(s *fold.State) (fold func(*Event), failed func() error) {
 	var ferr error
 	fold = func(e *Event) {
 		if ferr != nil {
@@ -220,7 +221,7 @@ func (b *Backlog) loadStale() (done bool, err error) {
 // from that offset. A compaction can replace the ledger between two opens
 // of the path, and an offset into the old file is the middle of a line in
 // the new one.
-func snapshotPosition(dir string, s *State, hdr wire.SnapshotHeader) (position, error) {
+func snapshotPosition(dir string, s *fold.State, hdr wire.SnapshotHeader) (position, error) {
 	var pos position
 	if last := s.Last(); last.ID != "" {
 		pos.last, pos.snap = &last, &last

@@ -5,6 +5,8 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/bl-backlog/bl/ledger/internal/fold"
 )
 
 // cloneOf starts a second backlog directory holding a copy of e's ledger,
@@ -112,7 +114,7 @@ func TestMergeDeterminism(t *testing.T) {
 					t.Fatalf("union differs by learning order at %d", i)
 				}
 			}
-			s1, s2 := Fold(eventsOf(ab)), Fold(eventsOf(ba))
+			s1, s2 := fold.Fold(eventsOf(ab)), fold.Fold(eventsOf(ba))
 			j1, j2 := stateJSON(t, s1), stateJSON(t, s2)
 			if j1 != j2 {
 				t.Fatalf("folds differ:\n%s\n%s", j1, j2)
@@ -168,7 +170,7 @@ func TestMergeDeterminism(t *testing.T) {
 			merged.writeLedger(data)
 			mb := merged.open()
 			var j3 string
-			if err := mb.View(func(s *State, _ time.Time) error { j3 = stateJSON(t, s); return nil }); err != nil {
+			if err := mb.view(func(s *fold.State, _ time.Time) error { j3 = stateJSON(t, s); return nil }); err != nil {
 				t.Fatal(err)
 			}
 			if j3 != j1 {

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"slices"
 
+	"github.com/bl-backlog/bl/ledger/internal/fold"
 	"github.com/bl-backlog/bl/ledger/internal/wire"
 )
 
@@ -126,7 +127,7 @@ func normalTree(t Tree, led []*Event) (_ Tree, lost *LostEvents, err error) {
 		lost = &LostEvents{Claimed: n, Held: int64(len(archived))}
 	}
 	if len(archived) > 0 {
-		s := Fold(archived)
+		s := fold.Fold(archived)
 		snap, _, err := encodeSnapshot(s, out.archives(), nil)
 		if err != nil {
 			return nil, nil, err

@@ -3,6 +3,8 @@ package ledger
 import (
 	"slices"
 	"time"
+
+	"github.com/bl-backlog/bl/ledger/internal/fold"
 )
 
 // Path reservations. A card may name the files its work touches as globs
@@ -35,7 +37,7 @@ import (
 
 // PathHolds returns the live reservations now, in claim order.
 func (b *Backlog) PathHolds() (out []Hold, err error) {
-	err = b.View(func(s *State, now time.Time) error {
+	err = b.view(func(s *fold.State, now time.Time) error {
 		for _, c := range s.PathHolders(now) {
 			h := Hold{Card: c.ID, Status: c.Status, Paths: slices.Clone(c.Paths)}
 			if c.Status == StatusClaimed {

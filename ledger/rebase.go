@@ -9,6 +9,8 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
+
+	"github.com/bl-backlog/bl/ledger/internal/fold"
 )
 
 // A sync round compares two backlogs that share most of their history:
@@ -71,8 +73,17 @@ func (t Tree) Load(load Loader) error {
 // lines older than the snapshot), the unread segments are read through
 // load and the tree is folded in its normal form.
 func (t Tree) FoldWith(load Loader) (*State, error) {
+	s, err := t.foldWith(load)
+	if err != nil {
+		return nil, err
+	}
+	return &State{s}, nil
+}
+
+// foldWith is FoldWith for the store.
+func (t Tree) foldWith(load Loader) (*fold.State, error) {
 	if len(t.Unread()) == 0 {
-		return t.Fold()
+		return t.fold(true)
 	}
 	if data, ok := t[SnapshotFile]; ok && data == nil {
 		// The fold starts from the snapshot: read it first.
@@ -93,7 +104,7 @@ func (t Tree) FoldWith(load Loader) (*State, error) {
 	if err := full.Load(load); err != nil {
 		return nil, err
 	}
-	return full.Fold()
+	return full.fold(true)
 }
 
 // rebaseOnto is Rebase for trees that may leave segments unread: a
@@ -368,7 +379,7 @@ func (b *Backlog) TreeUnread(ctx context.Context, skip func(name string) bool, f
 		if err != nil {
 			return err
 		}
-		return fn(t, b.state)
+		return fn(t, &State{b.state})
 	})
 }
 

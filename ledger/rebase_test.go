@@ -41,7 +41,7 @@ func TestRebaseUpstreamWinsTheRace(t *testing.T) {
 	if !strings.HasPrefix(string(out[LedgerFile]), string(up.tree()[LedgerFile])) {
 		t.Fatal("upstream's ledger is not a prefix of the result")
 	}
-	s, err := out.Fold()
+	s, err := out.fold(true)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -83,7 +83,7 @@ func TestRebaseOntoSharedSegments(t *testing.T) {
 			if !bytes.Equal(out[LedgerFile], want[LedgerFile]) {
 				t.Fatalf("ledger\n%s\nwant\n%s", out[LedgerFile], want[LedgerFile])
 			}
-			s, err := out.FoldWith(load)
+			s, err := out.foldWith(load)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -105,28 +105,28 @@ func TestFoldWithReadsSegmentsOnlyWhenStale(t *testing.T) {
 	tr := base.tree()
 	loads := 0
 	load := func(name string) ([]byte, error) { loads++; return tr[name], nil }
-	want, err := tr.Fold()
+	want, err := tr.fold(true)
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := unread(tr, seg).FoldWith(load)
+	got, err := unread(tr, seg).foldWith(load)
 	if err != nil || loads != 0 || got.Events() != want.Events() || got.Len() != want.Len() {
 		t.Fatalf("consistent tree: loads %d, %d/%d events, err %v", loads, got.Events(), want.Events(), err)
 	}
 	// An unread snapshot is read: the fold starts from it.
 	loads = 0
-	got, err = unread(tr, seg, SnapshotFile).FoldWith(load)
+	got, err = unread(tr, seg, SnapshotFile).foldWith(load)
 	if err != nil || loads != 1 || got.Events() != want.Events() || got.Len() != want.Len() {
 		t.Fatalf("unread snapshot: loads %d, %d/%d events, err %v", loads, got.Events(), want.Events(), err)
 	}
 	loads = 0
 	stale := maps.Clone(tr)
 	stale[LedgerFile] = append(append([]byte(nil), splitLines(t0[seg])[0]...), tr[LedgerFile]...)
-	want, err = stale.Fold()
+	want, err = stale.fold(true)
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err = unread(stale, seg).FoldWith(load)
+	got, err = unread(stale, seg).foldWith(load)
 	if err != nil || loads != 1 || got.Events() != want.Events() || got.Len() != want.Len() {
 		t.Fatalf("stale tree: loads %d, %d/%d events, err %v", loads, got.Events(), want.Events(), err)
 	}

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bl-backlog/bl/ledger/internal/fold"
 	"github.com/bl-backlog/bl/ledger/internal/wire"
 )
 
@@ -109,7 +110,7 @@ func TestTornTail(t *testing.T) {
 				t.Fatalf("TornTail() = %+v, want line 4 offset %d bytes %d", tt, len(f.good), len(tail))
 			}
 			var events int64
-			if err := b.View(func(s *State, _ time.Time) error { events = s.Events(); return nil }); err != nil {
+			if err := b.view(func(s *fold.State, _ time.Time) error { events = s.Events(); return nil }); err != nil {
 				t.Fatal(err)
 			}
 			if c, err := b.Get("A"); err != nil || c.Status != StatusClaimed || events != 3 {

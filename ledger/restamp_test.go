@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/bl-backlog/bl/ledger/internal/fold"
 )
 
 // restampFixture returns two versions of one backlog: pre, a clone's files
@@ -85,7 +87,7 @@ func openTree(t *testing.T, tr Tree) (string, *Backlog) {
 // doctor and a compaction all agree with the post-sync backlog.
 func TestRestampedCopiesSettle(t *testing.T) {
 	pre, post, claim := restampFixture(t)
-	want, err := post.Fold()
+	want, err := post.fold(true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -130,7 +132,7 @@ func TestRestampedCopiesSettle(t *testing.T) {
 		{"early copy archived", compactedPre},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := tc.tree.Fold()
+			got, err := tc.tree.fold(true)
 			if err != nil {
 				t.Fatalf("Tree.Fold: %v", err)
 			}
@@ -171,7 +173,7 @@ func TestRestampedCopiesSettle(t *testing.T) {
 			}); err != nil {
 				t.Fatal(err)
 			}
-			if a, w := foldJSON(t, Fold(hist)), foldJSON(t, want); a != w {
+			if a, w := foldJSON(t, fold.Fold(hist)), foldJSON(t, want); a != w {
 				t.Fatalf("after compaction the history folds to\n%s\nwant\n%s", a, w)
 			}
 			again, err := Open(dir, Options{})
@@ -188,7 +190,7 @@ func TestRestampedCopiesSettle(t *testing.T) {
 
 // foldJSON renders what a fold decided: cards, conflicts, how many events
 // it applied and the newest.
-func foldJSON(t *testing.T, s *State) string {
+func foldJSON(t *testing.T, s *fold.State) string {
 	t.Helper()
 	last := s.Last()
 	return fmt.Sprintf("%s\nconflicts %+v\nevents %d, last %s", stateJSON(t, s), s.Conflicts(), s.Events(), last.ID)
@@ -243,7 +245,7 @@ func TestRestampIsNotAnyDifference(t *testing.T) {
 		t.Fatal(err)
 	}
 	tr := Tree{LedgerFile: append(append([]byte{}, post[LedgerFile]...), other...)}
-	if _, err := tr.Fold(); err == nil {
+	if _, err := tr.fold(true); err == nil {
 		t.Fatal("two different events with one id folded")
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/bl-backlog/bl/ledger/internal/fold"
 	"github.com/bl-backlog/bl/ledger/internal/wire"
 )
 
@@ -38,7 +39,7 @@ func (b *Backlog) verdict(ctx context.Context, r ReviewRequest, op Op) (Card, er
 		return Card{}, err
 	}
 	allowSelf := b.Config().Review.AllowSelf
-	cards, err := b.write(ctx, r.Mutation.names(r.ID, nil), op, func(s *State, _ time.Time) ([]*Event, error) {
+	cards, err := b.write(ctx, r.Mutation.names(r.ID, nil), op, func(s *fold.State, _ time.Time) ([]*Event, error) {
 		c := s.Find(r.ID)
 		if c == nil {
 			return nil, wire.Rule(ErrNotFound, "card %s not found", r.ID)
@@ -82,7 +83,7 @@ func (b *Backlog) ClaimReview(ctx context.Context, r ClaimRequest) (*Card, error
 		}
 	}
 	allowSelf := b.Config().Review.AllowSelf
-	cards, err := b.write(ctx, r.Mutation.names(r.ID, nil), OpClaimReview, func(s *State, at time.Time) ([]*Event, error) {
+	cards, err := b.write(ctx, r.Mutation.names(r.ID, nil), OpClaimReview, func(s *fold.State, at time.Time) ([]*Event, error) {
 		var c *Card
 		if r.ID != "" {
 			if c = s.Find(r.ID); c == nil {

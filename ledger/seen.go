@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/bl-backlog/bl/ledger/internal/fold"
 	json "github.com/goccy/go-json"
 )
 
@@ -100,7 +101,7 @@ func recordSeen(dir string, events int64, last Event) {
 // RecordSeen raises this clone's record of the history it has seen to what
 // the backlog holds now (see SeenFile). bl sync calls it after a commit.
 func (b *Backlog) RecordSeen() error {
-	return b.View(func(s *State, _ time.Time) error {
+	return b.view(func(s *fold.State, _ time.Time) error {
 		recordSeen(b.dir, s.Events(), s.Last())
 		return nil
 	})
@@ -118,7 +119,7 @@ func CheckSeen(dir string, accept bool) (*MissingEvents, error) {
 	if err != nil {
 		return nil, err
 	}
-	s, err := t.Fold()
+	s, err := t.fold(true)
 	if err != nil {
 		return nil, err
 	}

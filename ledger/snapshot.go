@@ -51,7 +51,7 @@ func archiveNames(dir string) ([]string, error) {
 // per card sorted by id, per receipt sorted by request id, and per conflict
 // in fold order. The same state always gives the same bytes. It also
 // returns where each line went, for the snapshot index.
-func encodeSnapshot(s *State, archives []string, tail []byte) (_ []byte, _ *indexBuild, err error) {
+func encodeSnapshot(s *fold.State, archives []string, tail []byte) (_ []byte, _ *indexBuild, err error) {
 	hdr, cards, receipts, conflicts, err := s.SnapshotLines()
 	if err != nil {
 		return nil, nil, err
@@ -95,8 +95,8 @@ func encodeSnapshot(s *State, archives []string, tail []byte) (_ []byte, _ *inde
 
 // loadSnapshot reads the whole of snapshot.json from dir into a new state
 // (bl doctor). A missing snapshot is an empty state and a zero header.
-func loadSnapshot(dir string) (*State, wire.SnapshotHeader, error) {
-	s, hdr, f, err := openSnapshot(dir, func(path string, f *os.File) (*State, wire.SnapshotHeader, error) {
+func loadSnapshot(dir string) (*fold.State, wire.SnapshotHeader, error) {
+	s, hdr, f, err := openSnapshot(dir, func(path string, f *os.File) (*fold.State, wire.SnapshotHeader, error) {
 		return decodeSnapshot(path, f, nil)
 	})
 	if f != nil {
@@ -111,7 +111,7 @@ func loadSnapshot(dir string) (*State, wire.SnapshotHeader, error) {
 // can check it is still the one at the path after reading the ledger:
 // holding it open keeps its inode from being reused by a newer snapshot
 // meanwhile.
-func openSnapshot(dir string, read func(path string, f *os.File) (*State, wire.SnapshotHeader, error)) (*State, wire.SnapshotHeader, *os.File, error) {
+func openSnapshot(dir string, read func(path string, f *os.File) (*fold.State, wire.SnapshotHeader, error)) (*fold.State, wire.SnapshotHeader, *os.File, error) {
 	path := filepath.Join(dir, SnapshotFile)
 	f, err := os.Open(path)
 	if errors.Is(err, os.ErrNotExist) {
@@ -136,7 +136,7 @@ func openSnapshot(dir string, read func(path string, f *os.File) (*State, wire.S
 // out of order or repeated, counts its header does not give: the union of
 // two snapshots a git merge made — is stale, not damage: the error wraps
 // errStale and the caller folds the archives instead.
-func decodeSnapshot(path string, r io.ReaderAt, ib *indexBuild) (*State, wire.SnapshotHeader, error) {
+func decodeSnapshot(path string, r io.ReaderAt, ib *indexBuild) (*fold.State, wire.SnapshotHeader, error) {
 	d := &snapshotDecoder{path: path, lr: wire.NewLineReader(path, r, wire.LineStart{}, wire.FileBufSize), s: fold.NewState(), ib: ib}
 	judge := d.judge
 	for {
@@ -167,7 +167,7 @@ func decodeSnapshot(path string, r io.ReaderAt, ib *indexBuild) (*State, wire.Sn
 type snapshotDecoder struct {
 	path   string
 	lr     *wire.LineReader
-	s      *State
+	s      *fold.State
 	ib     *indexBuild // the index being built alongside, or nil
 	hdr    wire.SnapshotHeader
 	offset int64 // where the last line read ends
@@ -277,7 +277,7 @@ func (d *snapshotDecoder) take(raw *wire.FrameLine) error {
 
 // finish checks the whole: a header, counts that match it, one snapshot
 // (errStale for a union of two); and completes the state from the header.
-func (d *snapshotDecoder) finish() (*State, error) {
+func (d *snapshotDecoder) finish() (*fold.State, error) {
 	s, hdr := d.s, d.hdr
 	if hdr.V == 0 {
 		return nil, &wire.CorruptError{Path: d.path, Line: 1, Err: errors.New("snapshot has no header")}

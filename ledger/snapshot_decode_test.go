@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bl-backlog/bl/ledger/internal/fold"
 	"github.com/bl-backlog/bl/ledger/internal/wire"
 	json "github.com/goccy/go-json"
 )
@@ -104,7 +105,7 @@ func snapshotEvents() []*Event {
 // state evs fold into, without their newlines.
 func snapshotLines(t testing.TB, evs []*Event) [][]byte {
 	t.Helper()
-	s := Fold(evs)
+	s := fold.Fold(evs)
 	out, _, err := encodeSnapshot(s, nil, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -128,7 +129,7 @@ func snapshotLines(t testing.TB, evs []*Event) [][]byte {
 // written; between them the cards have every field set and unset.
 func TestDecodeSnapshotLineTakesEveryLine(t *testing.T) {
 	evs := snapshotEvents()
-	s := Fold(evs)
+	s := fold.Fold(evs)
 	if len(s.Conflicts()) != 1 {
 		t.Fatalf("want one conflict, got %+v", s.Conflicts())
 	}
@@ -193,7 +194,7 @@ func jsonKeys(typ reflect.Type) []string {
 // through its index, gives the state that was written.
 func TestDecodeSnapshotRoundTrip(t *testing.T) {
 	for _, evs := range [][]*Event{snapshotEvents(), benchEvents(50)} {
-		s := Fold(evs)
+		s := fold.Fold(evs)
 		out, _, err := encodeSnapshot(s, nil, nil)
 		if err != nil {
 			t.Fatal(err)

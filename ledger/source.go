@@ -185,7 +185,7 @@ func (src *snapshotSource) Close() {
 // wholeSnapshot is a snapshot decoded in full. It hands out copies, so its
 // own cards keep the snapshot's values and its claim order stays sorted.
 type wholeSnapshot struct {
-	s     *State
+	s     *fold.State
 	order []*Card // ready and claimed cards in claim order; built on first use
 }
 
@@ -216,7 +216,7 @@ func (w *wholeSnapshot) inClaimOrder() []*Card {
 // the path still names that file: the one way a snapshot is read without
 // its index, when there is none and when it fails. Writing the cache is
 // best effort: a reader never needs it to answer.
-func readWhole(dir, path string, f *os.File, fi os.FileInfo, id snapshotID) (*State, wire.SnapshotHeader, error) {
+func readWhole(dir, path string, f *os.File, fi os.FileInfo, id snapshotID) (*fold.State, wire.SnapshotHeader, error) {
 	ib := &indexBuild{}
 	s, hdr, err := decodeSnapshot(path, io.NewSectionReader(f, 0, fi.Size()), ib)
 	if err != nil {

@@ -160,13 +160,13 @@ func TestDamagedSnapshotLineIsCorrupt(t *testing.T) {
 		"ready":    func(b *Backlog) error { _, err := b.Ready(Filter{}); return err },
 		"stats":    func(b *Backlog) error { _, err := b.Stats(); return err },
 		"view card": func(b *Backlog) error {
-			return b.View(func(s *State, _ time.Time) error { s.Card("card-150"); return nil })
+			return b.view(func(s *fold.State, _ time.Time) error { s.Card("card-150"); return nil })
 		},
 		"view by key": func(b *Backlog) error {
-			return b.View(func(s *State, _ time.Time) error { s.CardByKey("key-150"); return nil })
+			return b.view(func(s *fold.State, _ time.Time) error { s.CardByKey("key-150"); return nil })
 		},
 		"view claimable": func(b *Backlog) error {
-			return b.View(func(s *State, n time.Time) error { s.Claimable("card-150", n); return nil })
+			return b.view(func(s *fold.State, n time.Time) error { s.Claimable("card-150", n); return nil })
 		},
 	}
 	for name, call := range calls {
@@ -220,8 +220,8 @@ func TestFoldStopsAtUnreadableLine(t *testing.T) {
 func TestSourceReleased(t *testing.T) {
 	e := manyCards(t)
 	b := e.open()
-	var s *State
-	if err := b.View(func(st *State, _ time.Time) error { s = st; return nil }); err != nil {
+	var s *fold.State
+	if err := b.view(func(st *fold.State, _ time.Time) error { s = st; return nil }); err != nil {
 		t.Fatal(err)
 	}
 	b.Close()
@@ -266,8 +266,8 @@ func TestFoldReadsNothing(t *testing.T) {
 	}
 	b := e.open()
 	defer b.Close()
-	var s *State
-	if err := b.View(func(st *State, _ time.Time) error { s = st; return nil }); err != nil {
+	var s *fold.State
+	if err := b.view(func(st *fold.State, _ time.Time) error { s = st; return nil }); err != nil {
 		t.Fatal(err)
 	}
 	if s.Source() == nil {

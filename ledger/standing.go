@@ -2,6 +2,8 @@ package ledger
 
 import (
 	"time"
+
+	"github.com/bl-backlog/bl/ledger/internal/fold"
 )
 
 // Standings derives where each of cards (copies read from this backlog)
@@ -27,7 +29,7 @@ func (b *Backlog) Standings(cards []Card) (out []Standing, err error) {
 
 // NextWake is State.NextWake on the current state.
 func (b *Backlog) NextWake() (t time.Time, err error) {
-	err = b.View(func(s *State, now time.Time) error {
+	err = b.view(func(s *fold.State, now time.Time) error {
 		t = s.NextWake(now)
 		return nil
 	})

@@ -32,7 +32,7 @@ func (b *Backlog) Delete(ctx context.Context, r DeleteRequest) (Card, error) {
 	if err := ValidID(r.ID); err != nil {
 		return Card{}, err
 	}
-	cards, err := b.write(ctx, r.Mutation.names(r.ID, nil), wire.OpDelete, func(s *State, _ time.Time) ([]*Event, error) {
+	cards, err := b.write(ctx, r.Mutation.names(r.ID, nil), wire.OpDelete, func(s *fold.State, _ time.Time) ([]*Event, error) {
 		c := s.Find(r.ID)
 		if c == nil {
 			return nil, wire.Rule(ErrNotFound, "card %s not found", r.ID)

@@ -103,7 +103,7 @@ func Rebase(upstream, local Tree) (Tree, RebaseResult, error) {
 	if err != nil {
 		return nil, res, err
 	}
-	s, err := out.Fold()
+	s, err := out.fold(true)
 	if err != nil {
 		return nil, res, err
 	}
@@ -114,9 +114,15 @@ func Rebase(upstream, local Tree) (Tree, RebaseResult, error) {
 // Fold folds the tree the way Open would: the snapshot, then the ledger
 // lines after it. A tree whose files disagree (see normalize) is folded in
 // its normal form.
-func (t Tree) Fold() (*State, error) { return t.fold(true) }
+func (t Tree) Fold() (*State, error) {
+	s, err := t.fold(true)
+	if err != nil {
+		return nil, err
+	}
+	return &State{s}, nil
+}
 
-func (t Tree) fold(mayNormalize bool) (*State, error) {
+func (t Tree) fold(mayNormalize bool) (*fold.State, error) {
 	s, hdr, stale := fold.NewState(), wire.SnapshotHeader{}, false
 	if data, ok := t[SnapshotFile]; ok {
 		var err error

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bl-backlog/bl/ledger/internal/fold"
 	"github.com/bl-backlog/bl/ledger/internal/wire"
 	json "github.com/goccy/go-json"
 )
@@ -110,7 +111,7 @@ func TestTTLBounded(t *testing.T) {
 	at := t0
 	create := &Event{V: 1, ID: "e1", At: at, Actor: "a", Op: OpCreate, Card: "A", Fields: &Fields{Title: strp("t")}}
 	claim := &Event{V: 1, ID: "e2", At: at.Add(time.Second), Actor: "a", Op: OpClaim, Card: "A", Owner: "w", TTLSeconds: 10_000_000_000, ExpectVersion: 1, Epoch: 1}
-	s := Fold([]*Event{create, claim})
+	s := fold.Fold([]*Event{create, claim})
 	if c, _ := s.Card("A"); c.Status != StatusReady || s.NumConflicts() != 1 {
 		t.Fatalf("a merged-in claim with a ttl of 10^10 s: card %+v, conflicts %v", c, s.Conflicts())
 	}

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/bl-backlog/bl/ledger/internal/fold"
 )
 
 // unionSnapshotEnv makes two clones of one backlog that each appended and
@@ -97,7 +99,7 @@ func TestUnionOfSnapshots(t *testing.T) {
 	for name, merge := range shapes {
 		t.Run(name, func(t *testing.T) {
 			e, all := unionSnapshotEnv(t, merge)
-			want := foldedJSON(t, Fold(all))
+			want := foldedJSON(t, fold.Fold(all))
 			if got := e.foldedJSON(); got != want {
 				t.Fatalf("fold of the union:\n%s\nwant\n%s", got, want)
 			}
@@ -105,7 +107,7 @@ func TestUnionOfSnapshots(t *testing.T) {
 			if err != nil || rep.Corrupt || len(rep.Damage) != 0 || len(rep.Stale) != 1 || rep.Cards != 4 {
 				t.Fatalf("diagnose = %+v, %v", rep, err)
 			}
-			s, err := mustTree(t, e.dir).Fold()
+			s, err := mustTree(t, e.dir).fold(true)
 			if err != nil || foldedJSON(t, s) != want {
 				t.Fatalf("Tree.Fold: %v", err)
 			}
@@ -220,7 +222,7 @@ func FuzzUnionLedger(f *testing.F) {
 	base.create("C")
 	base.claim("B", "w2", time.Minute)
 	lines := base.lines()
-	want, err := Tree{LedgerFile: base.bytes()}.Fold()
+	want, err := Tree{LedgerFile: base.bytes()}.fold(true)
 	if err != nil {
 		f.Fatal(err)
 	}
@@ -245,7 +247,7 @@ func FuzzUnionLedger(f *testing.F) {
 				data = append(data, lines[i]...)
 			}
 		}
-		s, err := Tree{LedgerFile: data}.Fold()
+		s, err := Tree{LedgerFile: data}.fold(true)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bl-backlog/bl/ledger/internal/fold"
 	"github.com/bl-backlog/bl/ledger/internal/wire"
 )
 
@@ -147,7 +148,7 @@ func TestLinkReadiness(t *testing.T) {
 				}
 				want := !holds[typ] || other == stDone
 				var got bool
-				if err := e.b.View(func(s *State, now time.Time) error { got = s.Claimable("A", now); return nil }); err != nil {
+				if err := e.b.view(func(s *fold.State, now time.Time) error { got = s.Claimable("A", now); return nil }); err != nil {
 					t.Fatal(err)
 				}
 				if got != want {
@@ -201,14 +202,14 @@ func TestLinkCycles(t *testing.T) {
 }
 
 // eventsOf reads the events of the env's ledger.
-func foldShuffled(evs []*Event, seed uint64) *State {
+func foldShuffled(evs []*Event, seed uint64) *fold.State {
 	cp := slices.Clone(evs)
 	r := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
 	r.Shuffle(len(cp), func(i, j int) { cp[i], cp[j] = cp[j], cp[i] })
 	// A clone folds what it holds in (at, id) order, whatever order it
 	// learned the events in.
 	slices.SortFunc(cp, wire.ByAtID)
-	return Fold(cp)
+	return fold.Fold(cp)
 }
 
 // TestCloneFoldsAgree: two clones that hold the same events of two writers
@@ -392,7 +393,7 @@ func TestEpicAutoClose(t *testing.T) {
 	}
 	// A child created under E before the auto-close folds first: the
 	// auto-close is refused, the same on every clone.
-	s := Fold([]*Event{
+	s := fold.Fold([]*Event{
 		{ID: "1", At: t0, Op: OpCreate, Card: "E", Fields: &Fields{Title: strp("e")}},
 		{ID: "2", At: t0.Add(1), Op: OpCreate, Card: "C", Fields: &Fields{Title: strp("c"), Parent: strp("E")}},
 		{ID: "3", At: t0.Add(2), Op: OpComplete, Card: "C"},
@@ -414,7 +415,7 @@ func TestEpicAutoClose(t *testing.T) {
 
 func (e *env) claimable(id string) (ok bool) {
 	e.t.Helper()
-	if err := e.b.View(func(s *State, now time.Time) error { ok = s.Claimable(id, now); return nil }); err != nil {
+	if err := e.b.view(func(s *fold.State, now time.Time) error { ok = s.Claimable(id, now); return nil }); err != nil {
 		e.t.Fatal(err)
 	}
 	return ok
@@ -458,7 +459,7 @@ func TestHandoffFences(t *testing.T) {
 	})
 	// Merged the other way round: the handoff first, then a claim that
 	// expected the expired lease's version is a conflict.
-	s := Fold([]*Event{
+	s := fold.Fold([]*Event{
 		{ID: "1", At: t0, Op: OpCreate, Card: "A", Fields: &Fields{Title: strp("a")}},
 		{ID: "2", At: t0.Add(time.Second), Op: OpClaim, Card: "A", Owner: "a", TTLSeconds: 60, ExpectVersion: 1, Epoch: 1},
 		{ID: "3", At: t0.Add(2 * time.Minute), Op: wire.OpHandoff, Card: "A", Owner: "a", Epoch: 1, To: "b"},

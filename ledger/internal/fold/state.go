@@ -19,9 +19,9 @@ import (
 // The store (package ledger) builds, reads and folds into a State through
 // methods exported only because it is another package: Prepare, Fold,
 // FoldEvent, Resolve, TakeFault, ReadCard, All, Release, RecountChildren,
-// SnapshotLines, SetSource, SetClaimEpics and the Restore methods. A
-// caller holding a State from Backlog.View must not call them: they change
-// the backlog's state in memory, outside its lock and its checks.
+// SnapshotLines, SetSource, SetClaimEpics and the Restore methods. Callers
+// outside the ledger never hold a fold.State: ledger.State wraps it with
+// the queries and Apply and Check alone.
 type State struct {
 	cards      map[string]*wire.Card
 	keys       map[string]string       // idempotency key -> card id
