@@ -474,54 +474,7 @@ func TestLeaseNamespaceAsDocumented(t *testing.T) {
 // pushes land on different cards, and the one request id claims two cards
 // and gets two answers.
 func TestConcurrentRetryIsOneRequest(t *testing.T) {
-	w := newWorld(t)
-	da, db := w.clone("a"), w.clone("b")
-	a1, a2, b := open(t, da), open(t, da), open(t, db)
-	create(t, a1, "seed", "C1", "C2", "C3")
-	s1 := syncer(t, a1, Options{Remote: "origin", Actor: "alice"})
-	s2 := syncer(t, a2, Options{Remote: "origin", Actor: "alice"})
-	sb := syncer(t, b, Options{Remote: "origin", Actor: "bob"})
-	if _, err := s1.Push(bg, Hooks{}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := sb.Pull(bg); err != nil {
-		t.Fatal(err)
-	}
-	s1.pick = func(n int) int { return n - 1 } // the first attempt's second round takes C3
-	req := ledger.ClaimRequest{Mutation: ledger.Mutation{Actor: "alice", RequestID: "req-1"}, Owner: "alice", TTL: time.Hour}
-	var second *ledger.Card
-	var secondErr error
-	done := make(chan struct{})
-	s1.beforeLeasePush = func(card string, round int) {
-		switch round {
-		case 1: // bob takes the first attempt's card, so it needs a second round
-			if c, _, err := sb.Claim(bg, ledger.ClaimRequest{Mutation: ledger.Mutation{Actor: "bob"}, Owner: "bob", ID: card, TTL: time.Hour}); err != nil || c == nil {
-				t.Errorf("bob's claim: %v %v", c, err)
-			}
-		case 2: // the retry starts while the first attempt's push is out
-			waiting := make(chan struct{})
-			s2.onRequestWait = func() { close(waiting) }
-			go func() {
-				defer close(done)
-				second, _, secondErr = s2.Claim(bg, req)
-			}()
-			select {
-			case <-waiting:
-			case <-done:
-			}
-		}
-	}
-	first, _, err := s1.Claim(bg, req)
-	if err != nil || first == nil {
-		t.Fatalf("first attempt: %v %v", first, err)
-	}
-	<-done
-	if secondErr != nil || second == nil || second.ID != first.ID {
-		t.Fatalf("one request answered %v and then %v (%v)", first.ID, second, secondErr)
-	}
-	if got := cards(t, a1); strings.Count(got, "claimed alice") != 1 {
-		t.Fatalf("request req-1 claimed more than one card:\n%s", got)
-	}
+	retryDuringFirstAttempt(t, func(*world, string) {})
 }
 
 // TestRetryTakesTurnsAfterGitClean: the cache directory is ignored, so
@@ -529,6 +482,16 @@ func TestConcurrentRetryIsOneRequest(t *testing.T) {
 // out; a retry that starts then must still wait for it, not stage a claim
 // of its own.
 func TestRetryTakesTurnsAfterGitClean(t *testing.T) {
+	retryDuringFirstAttempt(t, func(w *world, dir string) { w.git(dir, "clean", "-fdXq", ".backlog") })
+}
+
+// retryDuringFirstAttempt runs request req-1 on clone a, and a retry of it
+// through a second handle of the same clone while the first attempt's
+// lease push is out in its second round (bob took its first card, and its
+// second round picks another card than the retry would); before runs just
+// before the retry starts. The retry must wait, answer the first attempt's
+// card, and the remote must hold one claim of alice's.
+func retryDuringFirstAttempt(t *testing.T, before func(w *world, dir string)) {
 	w := newWorld(t)
 	da, db := w.clone("a"), w.clone("b")
 	a1, a2, b := open(t, da), open(t, da), open(t, db)
@@ -554,8 +517,8 @@ func TestRetryTakesTurnsAfterGitClean(t *testing.T) {
 			if c, _, err := sb.Claim(bg, ledger.ClaimRequest{Mutation: ledger.Mutation{Actor: "bob"}, Owner: "bob", ID: card, TTL: time.Hour}); err != nil || c == nil {
 				t.Errorf("bob's claim: %v %v", c, err)
 			}
-		case 2: // git clean, then the retry starts while the first attempt's push is out
-			w.git(da, "clean", "-fdXq", ".backlog")
+		case 2: // the retry starts while the first attempt's push is out
+			before(w, da)
 			waiting := make(chan struct{})
 			s2.onRequestWait = func() { waited = true; close(waiting) }
 			go func() {
@@ -575,6 +538,9 @@ func TestRetryTakesTurnsAfterGitClean(t *testing.T) {
 	}
 	if got := cards(t, b); strings.Count(got, "claimed alice") != 1 {
 		t.Errorf("request req-1 holds more than one card on the remote:\n%s", got)
+	}
+	if got := cards(t, a1); strings.Count(got, "claimed alice") != 1 {
+		t.Errorf("request req-1 claimed more than one card here:\n%s", got)
 	}
 	if err != nil || first == nil {
 		t.Fatalf("first attempt: %v %v", first, err)
