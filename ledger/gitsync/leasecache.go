@@ -152,7 +152,9 @@ func sortedTips(tips map[string]plumbing.Hash) []plumbing.Hash {
 }
 
 // writeCacheFile replaces path with data by a rename, so a reader sees the
-// old file or the new one; without fsync, as a lost cache costs only time.
+// old file or the new one. Not fsutil.ReplaceFile: its two fsyncs would add
+// to most remote calls, and a cache lost or torn by a crash costs only time
+// (the checksum turns a torn file into no cache).
 func writeCacheFile(path string, data []byte) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err

@@ -31,6 +31,10 @@ const requestStripes = 256
 // request to end: a lease write takes at most LeaseTries rounds.
 var requestWait = 2 * time.Minute
 
+// The turns are plain flocks (gofrs/flock), not package lock: that also
+// locks the directory holding the file, which would make the 256 stripes
+// one.
+
 // holdRequest takes the turn of request id rid, when the caller gave one,
 // and returns its release.
 func (s *Syncer) holdRequest(ctx context.Context, rid string) (release func(), err error) {
