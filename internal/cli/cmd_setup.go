@@ -6,7 +6,9 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"reflect"
 	"strings"
 
 	"github.com/bl-backlog/bl/internal/fsutil"
@@ -15,13 +17,15 @@ import (
 
 // SetupCmd registers bl with an agent runtime: its MCP server, a short
 // block of instructions in the file the runtime reads, and (Claude Code)
-// the hooks that run bl prime. It merges into what is there, never
-// overwrites a user's other settings, refuses a file it cannot parse, and
-// is idempotent; --remove takes out exactly what it added.
+// the hook that runs bl prime. It edits what is there in place, never
+// touches a user's other settings, refuses a file it cannot parse or a
+// path that leads out of the repository, and is idempotent; --remove
+// takes out exactly what it added.
 type SetupCmd struct {
 	Runtime string `arg:"" enum:"claude,codex,cursor,gemini" help:"The agent runtime: claude, codex, cursor or gemini."`
 	Remove  bool   `help:"Take out what setup added."`
-	Owner   string `placeholder:"NAME" help:"Register bl mcp --owner NAME (and bl prime --owner NAME) for every session of this runtime in this repository."`
+	Owner   string `placeholder:"NAME" help:"The lease owner the runtime's sessions act as, in bl mcp --owner and bl prime --owner (default: RUNTIME-REPOSITORY, e.g. claude-myrepo)."`
+	Global  bool   `help:"codex: write ~/.codex/config.toml ($CODEX_HOME/config.toml) instead of the project's .codex/config.toml."`
 }
 
 func (SetupCmd) Help() string {
@@ -29,17 +33,30 @@ func (SetupCmd) Help() string {
 around the current directory, or the current directory):
 
     claude   .mcp.json (mcpServers.bl), CLAUDE.md (a marked block), and
-             .claude/settings.json: SessionStart and PreCompact hooks
-             running bl prime
-    codex    ~/.codex/config.toml ([mcp_servers.bl]; $CODEX_HOME if set),
+             .claude/settings.json: a SessionStart hook running bl prime
+             (Claude Code runs it at start-up and again after a compaction)
+    codex    .codex/config.toml ([mcp_servers.bl]; Codex reads it in
+             trusted projects; --global writes ~/.codex/config.toml),
              AGENTS.md (a marked block)
     cursor   .cursor/mcp.json (mcpServers.bl), AGENTS.md (a marked block)
-    gemini   .gemini/settings.json (mcpServers.bl), GEMINI.md (a marked block)
+    gemini   .gemini/settings.json (mcpServers.bl; comments and trailing
+             commas are kept), GEMINI.md (a marked block)
 
-JSON and TOML files are merged: only bl's own entry changes, the rest of
-the file is kept as it was. A file that does not parse is refused (exit 2)
-and nothing is written. A second run changes nothing; --remove takes out
-what setup added, and nothing else.
+One owner name goes into both the MCP server (bl mcp --owner) and the
+hook (bl prime --owner), so that after a compaction bl prime shows the
+cards the session's model holds. It is RUNTIME-REPOSITORY unless --owner
+names another, and setup prints it.
+
+Files are edited in place: only bl's own entry changes, every other byte
+of the file stays as it was, and --remove gives the file back as it was
+before setup. A file that does not parse, a symbolic link, or a path that
+leads out of the repository is refused (exit 2) and nothing is written.
+Every TOML and JSON file is parsed again after the edit, and the edit is
+refused when anything but bl's entry would change. A second run changes
+nothing.
+
+The runtimes start "bl" from their PATH: setup says where that is, or
+warns when bl is not on it.
 
 Examples:
 
@@ -61,10 +78,26 @@ command). Run ` + "`bl prime`" + ` (or read the MCP resource bl://protocol) for 
 In short: claim to get your next task, heartbeat every ttl/3, complete with
 the epoch claim returned; an error "fenced" means stop, discard, claim again.`
 
-// setupFile is one file setup writes: its path and how to change it.
+// setupFile is one file setup writes: its path, the directory it must
+// stay inside, and how to change it.
 type setupFile struct {
 	path   string
+	within string
 	change func(old []byte, exists bool) ([]byte, error) // new contents; nil removes the file
+}
+
+// setupResult is one line of what setup did.
+type setupResult struct {
+	Path   string `json:"path"`
+	Action string `json:"action"`
+}
+
+// setupReport is what setup prints with --json.
+type setupReport struct {
+	Owner   string        `json:"owner"`
+	Command string        `json:"command"`
+	Found   string        `json:"found,omitempty"`
+	Files   []setupResult `json:"files"`
 }
 
 func (c *SetupCmd) Run(a *App) error {
@@ -76,62 +109,18 @@ func (c *SetupCmd) Run(a *App) error {
 	if err != nil {
 		root = cwd
 	}
-	server := []any{"mcp"}
-	prime := "bl prime"
-	if c.Owner != "" {
-		server = append(server, "--owner", c.Owner)
-		prime += " --owner " + shellQuote(c.Owner)
+	if c.Global && c.Runtime != "codex" {
+		return usagef("--global is for codex only: the other runtimes read their settings from the repository")
 	}
-	jsonServer := func(key string) func([]byte, bool) ([]byte, error) {
-		return func(old []byte, exists bool) ([]byte, error) {
-			return editJSON(old, exists, func(doc *jsonObject) {
-				if c.Remove {
-					doc.removePath(key, "bl")
-					return
-				}
-				srv := newJSONObject()
-				srv.set("command", "bl")
-				srv.set("args", server)
-				doc.object(key).set("bl", srv)
-			})
-		}
+	owner := c.Owner
+	if owner == "" {
+		owner = defaultSetupOwner(c.Runtime, root)
 	}
-	block := func(old []byte, exists bool) ([]byte, error) { return editBlock(old, exists, c.Remove) }
-	var files []setupFile
-	switch c.Runtime {
-	case "claude":
-		files = []setupFile{
-			{filepath.Join(root, ".mcp.json"), jsonServer("mcpServers")},
-			{filepath.Join(root, "CLAUDE.md"), block},
-			{filepath.Join(root, ".claude", "settings.json"), func(old []byte, exists bool) ([]byte, error) {
-				return editJSON(old, exists, func(doc *jsonObject) { claudeHooks(doc, prime, c.Remove) })
-			}},
-		}
-	case "codex":
-		home := a.getenv("CODEX_HOME")
-		if home == "" {
-			h, err := os.UserHomeDir()
-			if err != nil {
-				return err
-			}
-			home = filepath.Join(h, ".codex")
-		}
-		files = []setupFile{
-			{filepath.Join(home, "config.toml"), func(old []byte, exists bool) ([]byte, error) {
-				return editTOMLServer(old, server, c.Remove)
-			}},
-			{filepath.Join(root, "AGENTS.md"), block},
-		}
-	case "cursor":
-		files = []setupFile{
-			{filepath.Join(root, ".cursor", "mcp.json"), jsonServer("mcpServers")},
-			{filepath.Join(root, "AGENTS.md"), block},
-		}
-	case "gemini":
-		files = []setupFile{
-			{filepath.Join(root, ".gemini", "settings.json"), jsonServer("mcpServers")},
-			{filepath.Join(root, "GEMINI.md"), block},
-		}
+	server := []any{"mcp", "--owner", owner}
+	prime := "bl prime --owner " + shellQuote(owner)
+	files, err := c.files(a, root, server, prime)
+	if err != nil {
+		return err
 	}
 	// Every file is read and changed first, so that one that does not
 	// parse stops the run before anything is written.
@@ -142,6 +131,9 @@ func (c *SetupCmd) Run(a *App) error {
 	}
 	var writes []write
 	for _, f := range files {
+		if err := checkSetupPath(f.path, f.within); err != nil {
+			return usagef(fmt.Sprintf("%s: %v (nothing was written)", f.path, err))
+		}
 		old, err := os.ReadFile(f.path)
 		exists := err == nil
 		if err != nil && !errors.Is(err, fs.ErrNotExist) {
@@ -153,11 +145,10 @@ func (c *SetupCmd) Run(a *App) error {
 		}
 		writes = append(writes, write{f.path, data, exists && string(old) == string(data) || !exists && data == nil})
 	}
-	type result struct {
-		Path   string `json:"path"`
-		Action string `json:"action"`
+	report := setupReport{Owner: owner, Command: "bl", Files: []setupResult{}}
+	if p, err := exec.LookPath("bl"); err == nil {
+		report.Found = p
 	}
-	var results []result
 	for _, w := range writes {
 		action := "unchanged"
 		switch {
@@ -176,65 +167,215 @@ func (c *SetupCmd) Run(a *App) error {
 			}
 			action = "written"
 		}
-		results = append(results, result{w.path, action})
+		report.Files = append(report.Files, setupResult{w.path, action})
 	}
-	return a.emit(results, func(out io.Writer) {
-		for _, r := range results {
+	if report.Found == "" && !c.Remove {
+		fmt.Fprintf(a.Stderr, "bl: warning: bl is not on this PATH; %s starts \"bl\" from its PATH, so put bl there (make install puts it in ~/.local/bin)\n", c.Runtime)
+	}
+	return a.emit(report, func(out io.Writer) {
+		for _, r := range report.Files {
 			rel, err := filepath.Rel(cwd, r.Path)
 			if err != nil || strings.HasPrefix(rel, "..") {
 				rel = r.Path
 			}
 			fmt.Fprintf(out, "%-9s %s\n", r.Action, text(rel))
 		}
+		if !c.Remove {
+			fmt.Fprintf(out, "%-9s %s (bl mcp --owner and bl prime --owner; --owner NAME for another)\n", "owner", text(owner))
+			if report.Found != "" {
+				fmt.Fprintf(out, "%-9s bl, found on PATH at %s\n", "command", text(report.Found))
+			}
+		}
 	})
 }
 
-// claudeHooks adds (or removes) the SessionStart and PreCompact hooks
-// running bl prime in Claude Code's settings.
-func claudeHooks(doc *jsonObject, prime string, remove bool) {
-	for _, event := range []string{"SessionStart", "PreCompact"} {
-		hooks := doc.object("hooks")
-		list, _ := hooks.get(event).([]any)
-		var kept []any
-		for _, m := range list {
-			if !isBlHook(m) {
-				kept = append(kept, m)
-			}
-		}
-		if !remove {
-			cmd := newJSONObject()
-			cmd.set("type", "command")
-			cmd.set("command", prime)
-			matcher := newJSONObject()
-			matcher.set("hooks", []any{cmd})
-			kept = append(kept, matcher)
-		}
-		if len(kept) == 0 {
-			hooks.remove(event)
-		} else {
-			hooks.set(event, kept)
-		}
-		if len(hooks.keys) == 0 {
-			doc.remove("hooks")
+// files is what setup writes for the runtime.
+func (c *SetupCmd) files(a *App, root string, server []any, prime string) ([]setupFile, error) {
+	jsonServer := func(jsonc bool) func([]byte, bool) ([]byte, error) {
+		return func(old []byte, exists bool) ([]byte, error) {
+			return editJSONFile(old, jsonc, func(d *jsonDoc) error {
+				if c.Remove {
+					return d.remove([]string{"mcpServers"}, "bl")
+				}
+				return d.set([]string{"mcpServers"}, "bl", orderedObject{{"command", "bl"}, {"args", server}})
+			})
 		}
 	}
+	block := func(old []byte, exists bool) ([]byte, error) { return editBlock(old, exists, c.Remove) }
+	in := func(parts ...string) string { return filepath.Join(append([]string{root}, parts...)...) }
+	switch c.Runtime {
+	case "claude":
+		return []setupFile{
+			{in(".mcp.json"), root, jsonServer(false)},
+			{in("CLAUDE.md"), root, block},
+			{in(".claude", "settings.json"), root, func(old []byte, exists bool) ([]byte, error) {
+				return editJSONFile(old, false, func(d *jsonDoc) error { return claudeHooks(d, prime, c.Remove) })
+			}},
+		}, nil
+	case "codex":
+		dir := in(".codex")
+		if c.Global {
+			dir = a.getenv("CODEX_HOME")
+			if dir == "" {
+				h, err := os.UserHomeDir()
+				if err != nil {
+					return nil, err
+				}
+				dir = filepath.Join(h, ".codex")
+			}
+		}
+		within := root
+		if c.Global {
+			within = dir
+		}
+		return []setupFile{
+			{filepath.Join(dir, "config.toml"), within, func(old []byte, exists bool) ([]byte, error) {
+				return editTOMLServer(old, "bl", server, c.Remove)
+			}},
+			{in("AGENTS.md"), root, block},
+		}, nil
+	case "cursor":
+		return []setupFile{
+			{in(".cursor", "mcp.json"), root, jsonServer(false)},
+			{in("AGENTS.md"), root, block},
+		}, nil
+	default: // gemini
+		return []setupFile{
+			{in(".gemini", "settings.json"), root, jsonServer(true)},
+			{in("GEMINI.md"), root, block},
+		}, nil
+	}
+}
+
+// defaultSetupOwner is RUNTIME-REPOSITORY: one name per runtime and
+// repository, the same every time setup runs there.
+func defaultSetupOwner(runtime, root string) string {
+	name := strings.Map(func(r rune) rune {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '-', r == '_', r == '.':
+			return r
+		}
+		return '-'
+	}, filepath.Base(root))
+	name = strings.Trim(name, "-.")
+	if name == "" {
+		return runtime
+	}
+	return runtime + "-" + name
+}
+
+// checkSetupPath refuses a target that is a symbolic link, or whose
+// directory resolves outside within (a committed ".gemini -> ../elsewhere"
+// must not make setup write outside the repository).
+func checkSetupPath(path, within string) error {
+	if fi, err := os.Lstat(path); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
+		return errors.New("is a symbolic link; bl setup writes only regular files (replace the link with the file it points to, or remove it)")
+	}
+	base := resolveExisting(within)
+	real := resolveExisting(filepath.Dir(path))
+	if rel, err := filepath.Rel(base, real); err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return fmt.Errorf("its directory leads out of %s (to %s) through a symbolic link; bl setup writes only inside it", within, real)
+	}
+	return nil
+}
+
+// editJSONFile applies edit to a settings file and returns the new
+// contents, or nil when that leaves an empty object (the file is then
+// removed, or not made).
+func editJSONFile(old []byte, jsonc bool, edit func(*jsonDoc) error) ([]byte, error) {
+	d, err := parseJSONDoc(old, jsonc)
+	if err != nil {
+		return nil, err
+	}
+	for _, k := range []string{"mcpServers", "hooks"} {
+		if i := d.root.member(k); i >= 0 && d.root.members[i].val.kind != '{' {
+			return nil, fmt.Errorf("%q is not an object", k)
+		}
+	}
+	if err := edit(d); err != nil {
+		return nil, err
+	}
+	if len(d.root.members) == 0 {
+		return nil, nil
+	}
+	return d.src, nil
+}
+
+// claudeHooks adds (or removes) the SessionStart hook running bl prime
+// in Claude Code's settings. Claude Code runs SessionStart hooks again
+// after a compaction and feeds their output to the model; PreCompact
+// output is not, so a PreCompact hook an older bl added is taken out.
+func claudeHooks(d *jsonDoc, prime string, remove bool) error {
+	want := orderedObject{{"hooks", []any{orderedObject{{"type", "command"}, {"command", prime}}}}}
+	for _, event := range []string{"SessionStart", "PreCompact"} {
+		add := event == "SessionStart" && !remove
+		hooks := d.lookup("hooks")
+		var list *jsonNode
+		if hooks != nil {
+			if i := hooks.member(event); i >= 0 {
+				if list = hooks.members[i].val; list.kind != '[' {
+					return fmt.Errorf("hooks.%s is not a list", event)
+				}
+			}
+		}
+		if list == nil {
+			if add {
+				if err := d.set([]string{"hooks"}, event, []any{want}); err != nil {
+					return err
+				}
+			}
+			continue
+		}
+		// Keep a single bl entry that is already as wanted.
+		var ours []int
+		for i, e := range list.elems {
+			if isBlHook(d.value(e)) {
+				ours = append(ours, i)
+			}
+		}
+		if add && len(ours) == 1 && reflect.DeepEqual(d.value(list.elems[ours[0]]), normalJSON(want)) {
+			continue
+		}
+		for k := len(ours) - 1; k >= 0; k-- {
+			list = d.lookup("hooks").members[d.lookup("hooks").member(event)].val
+			if len(list.elems) == 1 {
+				if err := d.remove([]string{"hooks"}, event); err != nil {
+					return err
+				}
+				break
+			}
+			if err := d.cutElem(list, ours[k]); err != nil {
+				return err
+			}
+		}
+		if add {
+			if h := d.lookup("hooks"); h != nil && h.member(event) >= 0 {
+				if err := d.appendElem(h.members[h.member(event)].val, want); err != nil {
+					return err
+				}
+			} else if err := d.set([]string{"hooks"}, event, []any{want}); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // isBlHook reports whether a hook matcher entry is the one setup adds.
 func isBlHook(m any) bool {
-	o, ok := m.(*jsonObject)
+	o, ok := m.(map[string]any)
 	if !ok {
 		return false
 	}
-	hs, _ := o.get("hooks").([]any)
+	hs, _ := o["hooks"].([]any)
 	if len(hs) != 1 {
 		return false
 	}
-	h, ok := hs[0].(*jsonObject)
+	h, ok := hs[0].(map[string]any)
 	if !ok {
 		return false
 	}
-	cmd, _ := h.get("command").(string)
+	cmd, _ := h["command"].(string)
 	return cmd == "bl prime" || strings.HasPrefix(cmd, "bl prime --owner ")
 }
 

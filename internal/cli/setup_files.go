@@ -1,210 +1,128 @@
 package cli
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
+	"reflect"
 	"strings"
+
+	"github.com/pelletier/go-toml/v2"
 )
 
-// The settings files bl setup merges into: JSON kept in its key order (a
-// user's file is rewritten with only bl's entry changed), and the one TOML
-// table Codex reads, edited as text.
-
-// jsonObject is a JSON object that keeps its keys' order.
-type jsonObject struct {
-	keys []string
-	vals map[string]any
-}
-
-func newJSONObject() *jsonObject { return &jsonObject{vals: map[string]any{}} }
-
-func (o *jsonObject) get(k string) any { return o.vals[k] }
-
-func (o *jsonObject) set(k string, v any) {
-	if _, ok := o.vals[k]; !ok {
-		o.keys = append(o.keys, k)
-	}
-	o.vals[k] = v
-}
-
-func (o *jsonObject) remove(k string) {
-	if _, ok := o.vals[k]; !ok {
-		return
-	}
-	delete(o.vals, k)
-	for i, key := range o.keys {
-		if key == k {
-			o.keys = append(o.keys[:i], o.keys[i+1:]...)
-			break
-		}
-	}
-}
-
-// object is the object at key k, made when missing (a value of another
-// type there is replaced only by callers that check first).
-func (o *jsonObject) object(k string) *jsonObject {
-	if sub, ok := o.vals[k].(*jsonObject); ok {
-		return sub
-	}
-	sub := newJSONObject()
-	o.set(k, sub)
-	return sub
-}
-
-// removePath removes key k of the object at parent, and the parent when
-// that leaves it empty.
-func (o *jsonObject) removePath(parent, k string) {
-	sub, ok := o.vals[parent].(*jsonObject)
-	if !ok {
-		return
-	}
-	sub.remove(k)
-	if len(sub.keys) == 0 {
-		o.remove(parent)
-	}
-}
-
-// editJSON applies edit to the JSON object in old (an empty object when
-// the file does not exist) and returns the new file, or nil when the
-// object ends empty (the file is then removed, or not made).
-func editJSON(old []byte, exists bool, edit func(*jsonObject)) ([]byte, error) {
-	doc := newJSONObject()
-	if exists && len(bytes.TrimSpace(old)) > 0 {
-		dec := json.NewDecoder(bytes.NewReader(old))
-		dec.UseNumber()
-		v, err := decodeOrdered(dec)
-		if err != nil {
-			return nil, fmt.Errorf("not valid JSON: %v", err)
-		}
-		if _, err := dec.Token(); err != io.EOF {
-			return nil, errors.New("not valid JSON: more after the object")
-		}
-		o, ok := v.(*jsonObject)
-		if !ok {
-			return nil, errors.New("not a JSON object")
-		}
-		doc = o
-	}
-	for _, k := range []string{"mcpServers", "hooks"} {
-		if v, ok := doc.vals[k]; ok {
-			if _, isObj := v.(*jsonObject); !isObj {
-				return nil, fmt.Errorf("%q is not an object", k)
-			}
-		}
-	}
-	edit(doc)
-	if len(doc.keys) == 0 {
-		return nil, nil
-	}
-	var b bytes.Buffer
-	writeOrdered(&b, doc, "")
-	b.WriteByte('\n')
-	return b.Bytes(), nil
-}
-
-func decodeOrdered(dec *json.Decoder) (any, error) {
-	tok, err := dec.Token()
-	if err != nil {
-		return nil, err
-	}
-	switch t := tok.(type) {
-	case json.Delim:
-		switch t {
-		case '{':
-			o := newJSONObject()
-			for dec.More() {
-				kt, err := dec.Token()
-				if err != nil {
-					return nil, err
-				}
-				k, _ := kt.(string)
-				if _, dup := o.vals[k]; dup {
-					return nil, fmt.Errorf("key %q appears twice", k)
-				}
-				v, err := decodeOrdered(dec)
-				if err != nil {
-					return nil, err
-				}
-				o.set(k, v)
-			}
-			_, err := dec.Token()
-			return o, err
-		case '[':
-			a := []any{}
-			for dec.More() {
-				v, err := decodeOrdered(dec)
-				if err != nil {
-					return nil, err
-				}
-				a = append(a, v)
-			}
-			_, err := dec.Token()
-			return a, err
-		}
-		return nil, fmt.Errorf("unexpected %v", t)
-	}
-	return tok, nil
-}
-
-func writeOrdered(b *bytes.Buffer, v any, indent string) {
-	in := indent + "  "
-	switch t := v.(type) {
-	case *jsonObject:
-		if len(t.keys) == 0 {
-			b.WriteString("{}")
-			return
-		}
-		b.WriteString("{\n")
-		for i, k := range t.keys {
-			b.WriteString(in)
-			writeScalar(b, k)
-			b.WriteString(": ")
-			writeOrdered(b, t.vals[k], in)
-			if i < len(t.keys)-1 {
-				b.WriteByte(',')
-			}
-			b.WriteByte('\n')
-		}
-		b.WriteString(indent + "}")
-	case []any:
-		if len(t) == 0 {
-			b.WriteString("[]")
-			return
-		}
-		b.WriteString("[\n")
-		for i, e := range t {
-			b.WriteString(in)
-			writeOrdered(b, e, in)
-			if i < len(t)-1 {
-				b.WriteByte(',')
-			}
-			b.WriteByte('\n')
-		}
-		b.WriteString(indent + "]")
-	default:
-		writeScalar(b, v)
-	}
-}
-
-func writeScalar(b *bytes.Buffer, v any) {
-	enc := json.NewEncoder(b)
-	enc.SetEscapeHTML(false)
-	_ = enc.Encode(v)
-	b.Truncate(b.Len() - 1) // Encode's newline
-}
+// The TOML table Codex reads bl's server from, edited as text so that
+// the rest of the file keeps its bytes, and checked with a TOML parser
+// before and after: bl setup writes no file that does not parse, and no
+// edit that changes anything but bl's own table.
 
 // codexTable is the TOML table Codex reads bl's server from.
 const codexTable = "mcp_servers.bl"
 
 // editTOMLServer sets (or removes) the [mcp_servers.bl] table of a Codex
-// config.toml. Without a TOML parser in bl, the file is checked line by
-// line for the shapes TOML allows (tables, key = value, multi-line arrays
-// and strings, comments); anything else is refused rather than guessed
-// at, and so is a bl server defined another way (dotted keys, inline).
-func editTOMLServer(old []byte, args []any, remove bool) ([]byte, error) {
+// config.toml. The file must parse as TOML; the table and its sub-tables
+// are cut out line by line, and a bl server that is still there after
+// that (dotted keys, an inline table under [mcp_servers]) is refused
+// rather than edited, since two definitions of one key are invalid TOML.
+func editTOMLServer(old []byte, command string, args []any, remove bool) ([]byte, error) {
+	before, err := parseTOML(old)
+	if err != nil {
+		return nil, err
+	}
+	out, err := cutTOMLServer(old)
+	if err != nil {
+		return nil, err
+	}
+	kept, err := parseTOML([]byte(out))
+	if err != nil {
+		return nil, fmt.Errorf("cannot take out its [%s] table safely: %v", codexTable, err)
+	}
+	if tomlServer(kept) != nil {
+		return nil, fmt.Errorf("it defines the bl server in a form bl setup does not edit (dotted keys or an inline table); use a [%s] table", codexTable)
+	}
+	if !reflect.DeepEqual(withoutTOMLServer(before), withoutTOMLServer(kept)) {
+		return nil, fmt.Errorf("cannot take out its [%s] table without changing other settings; edit it by hand", codexTable)
+	}
+	if remove {
+		if strings.TrimSpace(out) == "" {
+			return nil, nil
+		}
+		if out != string(old) {
+			out = strings.TrimRight(out, "\n") + "\n"
+		}
+		return []byte(out), nil
+	}
+	var quoted []string
+	for _, a := range args {
+		b, _ := json.Marshal(a)
+		quoted = append(quoted, string(b))
+	}
+	if out != "" && !strings.HasSuffix(out, "\n") {
+		out += "\n"
+	}
+	if strings.TrimSpace(out) != "" && !strings.HasSuffix(out, "\n\n") {
+		out += "\n"
+	}
+	cmd, _ := json.Marshal(command)
+	out += "[" + codexTable + "]\ncommand = " + string(cmd) + "\nargs = [" + strings.Join(quoted, ", ") + "]\n"
+	after, err := parseTOML([]byte(out))
+	if err != nil {
+		return nil, fmt.Errorf("adding the [%s] table would not parse (%v); edit it by hand", codexTable, err)
+	}
+	want := map[string]any{"command": command, "args": args}
+	if !reflect.DeepEqual(tomlServer(after), want) || !reflect.DeepEqual(withoutTOMLServer(after), withoutTOMLServer(kept)) {
+		return nil, fmt.Errorf("cannot add the [%s] table without changing other settings; edit it by hand", codexTable)
+	}
+	return []byte(out), nil
+}
+
+// parseTOML decodes a TOML document, naming the line of an error.
+func parseTOML(b []byte) (map[string]any, error) {
+	doc := map[string]any{}
+	if err := toml.Unmarshal(b, &doc); err != nil {
+		var de *toml.DecodeError
+		if errors.As(err, &de) {
+			row, _ := de.Position()
+			return nil, fmt.Errorf("not valid TOML: line %d: %s", row, de.Error())
+		}
+		return nil, fmt.Errorf("not valid TOML: %v", err)
+	}
+	return doc, nil
+}
+
+// tomlServer is the mcp_servers.bl table of a decoded file, or nil.
+func tomlServer(doc map[string]any) any {
+	servers, _ := doc["mcp_servers"].(map[string]any)
+	if servers == nil {
+		return nil
+	}
+	return servers["bl"]
+}
+
+// withoutTOMLServer is doc without mcp_servers.bl (and without
+// mcp_servers when that leaves it empty), for comparing the rest.
+func withoutTOMLServer(doc map[string]any) map[string]any {
+	out := make(map[string]any, len(doc))
+	for k, v := range doc {
+		out[k] = v
+	}
+	if servers, ok := doc["mcp_servers"].(map[string]any); ok {
+		rest := map[string]any{}
+		for k, v := range servers {
+			if k != "bl" {
+				rest[k] = v
+			}
+		}
+		if len(rest) == 0 {
+			delete(out, "mcp_servers")
+		} else {
+			out["mcp_servers"] = rest
+		}
+	}
+	return out
+}
+
+// cutTOMLServer is the file without its [mcp_servers.bl] table and sub-tables.
+func cutTOMLServer(old []byte) (string, error) {
 	lines := strings.SplitAfter(string(old), "\n")
 	if lines[len(lines)-1] == "" {
 		lines = lines[:len(lines)-1]
@@ -226,7 +144,7 @@ func editTOMLServer(old []byte, args []any, remove bool) ([]byte, error) {
 		case strings.HasPrefix(t, "["):
 			name := strings.Trim(strings.SplitN(t, "#", 2)[0], " \t")
 			if !strings.HasSuffix(name, "]") {
-				return nil, fmt.Errorf("line %d: a table header that does not end in ]", n+1)
+				return "", fmt.Errorf("line %d: a table header that does not end in ]", n+1)
 			}
 			name = strings.Trim(name, "[] \t")
 			name = strings.ReplaceAll(strings.ReplaceAll(name, `"`, ""), " ", "")
@@ -237,11 +155,7 @@ func editTOMLServer(old []byte, args []any, remove bool) ([]byte, error) {
 		default:
 			key, val, ok := strings.Cut(t, "=")
 			if !ok || strings.TrimSpace(key) == "" {
-				return nil, fmt.Errorf("line %d is not TOML (neither a table nor key = value)", n+1)
-			}
-			k := strings.ReplaceAll(strings.TrimSpace(key), `"`, "")
-			if !inBl && (strings.HasPrefix(k, "mcp_servers.bl") || k == "mcp_servers" && strings.Contains(val, "bl")) {
-				return nil, fmt.Errorf("line %d defines the bl server in a form bl setup does not edit; use a [%s] table", n+1, codexTable)
+				return "", fmt.Errorf("line %d is not TOML (neither a table nor key = value)", n+1)
 			}
 			v := strings.TrimSpace(val)
 			for _, q := range []string{`"""`, `'''`} {
@@ -258,31 +172,9 @@ func editTOMLServer(old []byte, args []any, remove bool) ([]byte, error) {
 		}
 	}
 	if open != 0 || inStr != "" {
-		return nil, errors.New("a value is not closed at the end of the file")
+		return "", errors.New("a value is not closed at the end of the file")
 	}
-	out := strings.Join(kept, "")
-	if remove {
-		if strings.TrimSpace(out) == "" {
-			return nil, nil
-		}
-		if out != string(old) {
-			out = strings.TrimRight(out, "\n") + "\n"
-		}
-		return []byte(out), nil
-	}
-	var quoted []string
-	for _, a := range args {
-		b, _ := json.Marshal(a)
-		quoted = append(quoted, string(b))
-	}
-	if out != "" && !strings.HasSuffix(out, "\n") {
-		out += "\n"
-	}
-	if strings.TrimSpace(out) != "" && !strings.HasSuffix(out, "\n\n") {
-		out += "\n"
-	}
-	out += "[" + codexTable + "]\ncommand = \"bl\"\nargs = [" + strings.Join(quoted, ", ") + "]\n"
-	return []byte(out), nil
+	return strings.Join(kept, ""), nil
 }
 
 // tomlDepth is how many brackets and braces a value leaves open, strings
