@@ -104,19 +104,39 @@ func (s *Server) cards(w http.ResponseWriter, r *http.Request) {
 		ledgerError(w, err)
 		return
 	}
-	if cards == nil {
-		cards = []ledger.Card{}
+	st, err := s.b.Standings(cards)
+	if err != nil {
+		ledgerError(w, err)
+		return
 	}
-	sendJSON(w, cards)
+	b, ok := cli.CardsJSON(cards, st)
+	if !ok {
+		httpError(w, http.StatusInternalServerError, "error", "cards do not encode")
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	writeBody(w, append(b, '\n'))
 }
 
+// card is bl show --json: the card with where it stands.
 func (s *Server) card(w http.ResponseWriter, r *http.Request) {
 	c, err := s.b.Get(r.PathValue("id"))
 	if err != nil {
 		ledgerError(w, err)
 		return
 	}
-	sendJSON(w, c)
+	st, err := s.b.Standings([]ledger.Card{c})
+	if err != nil {
+		ledgerError(w, err)
+		return
+	}
+	b, ok := cli.CardJSON(c, st[0])
+	if !ok {
+		httpError(w, http.StatusInternalServerError, "error", "the card does not encode")
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	writeBody(w, append(b, '\n'))
 }
 
 // history is the card's events as bl log --id ID --json prints them, as
@@ -154,13 +174,15 @@ func (s *Server) stats(w http.ResponseWriter, r *http.Request) {
 	sendJSON(w, st)
 }
 
-// board is what the page draws: every card (as bl list --json), which of
-// them are claimable now, the conflicts, the server's clock, and the
-// cursor of the newest event folded, from which the page follows
+// board is what the page draws: every card as bl list --json prints it
+// (with where it stands: the page's lanes are the command line's states),
+// which of them are claimable now, the conflicts, the server's clock, and
+// the cursor of the newest event folded, from which the page follows
 // /api/events without a gap.
 func (s *Server) board(w http.ResponseWriter, r *http.Request) {
 	var (
 		cards     []ledger.Card
+		standings []ledger.Standing
 		claimable = []string{}
 		conflicts []ledger.Conflict
 		cursor    string
@@ -169,8 +191,10 @@ func (s *Server) board(w http.ResponseWriter, r *http.Request) {
 	err := s.b.View(func(st *ledger.State, at time.Time) error {
 		now = at
 		cards = st.List(ledger.Filter{}, at, ledger.SortClaim)
+		standings = make([]ledger.Standing, len(cards))
 		for i := range cards {
-			if st.Claimable(cards[i].ID, at) {
+			standings[i] = st.Standing(&cards[i], at)
+			if standings[i].Claimable {
 				claimable = append(claimable, cards[i].ID)
 			}
 		}
@@ -201,13 +225,12 @@ func (s *Server) board(w http.ResponseWriter, r *http.Request) {
 	var buf bytes.Buffer
 	buf.Write(head[:len(head)-1])
 	buf.WriteString(`,"cards":`)
-	if cards == nil {
-		cards = []ledger.Card{}
-	}
-	if err := cli.WriteJSON(&buf, cards); err != nil {
-		httpError(w, http.StatusInternalServerError, "error", err.Error())
+	list, ok := cli.CardsJSON(cards, standings)
+	if !ok {
+		httpError(w, http.StatusInternalServerError, "error", "cards do not encode")
 		return
 	}
+	buf.Write(list)
 	buf.WriteString("}\n")
 	w.Header().Set("Content-Type", "application/json")
 	writeBody(w, buf.Bytes())

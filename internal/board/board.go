@@ -1,6 +1,7 @@
 // Package board is bl board: the backlog as a live board in the terminal,
 // built with Bubble Tea. Lanes by where cards stand, arrow keys to move,
-// Enter for a card's detail (history and notes), / to search, q to quit.
+// Enter for a card's detail (history and notes), / to search, a and r to
+// approve or reject a card in review, q to quit.
 // It redraws from the watch stream (fsnotify) as events arrive; a
 // one-second tick only counts leases down. Only bl-git links it, so the
 // terminal libraries never weigh on the lean bl's start-up.
@@ -29,8 +30,9 @@ type Lane struct {
 }
 
 // lanes are the board's columns, by the state a card stands in; expired
-// leases share the claimed lane (marked), so five lanes fit 80 columns.
-var laneNames = []string{"ready", "waiting", "claimed", "blocked", "done"}
+// leases share the claimed lane (marked). A card in review has a lane of
+// its own: it is not done until a reviewer says so.
+var laneNames = []string{"ready", "waiting", "claimed", "review", "blocked", "done"}
 
 func laneOf(state string) int {
 	switch state {
@@ -40,16 +42,21 @@ func laneOf(state string) int {
 		return 1
 	case ledger.StateClaimed, ledger.StateExpired:
 		return 2
-	case ledger.StateBlocked:
+	case ledger.StateReview:
 		return 3
+	case ledger.StateBlocked:
+		return 4
 	}
-	return 4
+	return 5
 }
 
-// Source is what the board reads: the backlog, and the clock.
+// Source is what the board reads: the backlog, and the clock; and how a
+// reviewer's verdict is written (as bl approve and bl reject write it).
 type Source struct {
-	B   *ledger.Backlog
-	Now func() time.Time
+	B       *ledger.Backlog
+	Now     func() time.Time
+	Approve func(ctx context.Context, id string) error
+	Reject  func(ctx context.Context, id, reason string) error
 }
 
 // snapshot is the board's data at one moment.
@@ -103,6 +110,10 @@ type (
 	tickMsg    time.Time             // a second passed: leases count down
 	dataMsg    snapshot              // a fresh read
 	followErr  struct{ error }
+	verdictMsg struct {              // a verdict was written, or refused
+		what string
+		err  error
+	}
 )
 
 // Run shows the board until q or ctx ends.
@@ -116,6 +127,7 @@ func Run(ctx context.Context, src Source) error {
 		lipgloss.SetColorProfile(termenv.Ascii)
 	}
 	m := newModel(src)
+	m.ctx = ctx
 	m.data = src.read()
 	if m.data.err != nil {
 		return m.data.err
@@ -165,6 +177,10 @@ type model struct {
 	pending       bool   // a read is on its way
 	selID         string // the selected card, kept across redraws
 	detailStale   bool   // the card in the detail changed since it was read
+	verdict       string // "approve" or "reject" while asking about verdictID
+	verdictID     string
+	reason        string // the rejection's reason, as typed
+	ctx           context.Context
 }
 
 func newModel(src Source) *model {
@@ -205,6 +221,11 @@ func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, tick()
 	case followErr:
 		m.status = "watch stopped: " + msg.Error()
+	case verdictMsg:
+		m.status = msg.what
+		if msg.err != nil {
+			m.status = "refused: " + oneLine(msg.err.Error())
+		}
 	case tea.KeyMsg:
 		return m, m.key(msg)
 	}
@@ -220,6 +241,9 @@ func (m *model) key(k tea.KeyMsg) tea.Cmd {
 		// Keys typed fast arrive together: "/login" is / then the query.
 		m.searching, m.query = true, ""
 		k.Runes = k.Runes[1:]
+	}
+	if m.verdict != "" {
+		return m.verdictKey(k)
 	}
 	if m.searching {
 		switch k.Type {
@@ -272,6 +296,55 @@ func (m *model) key(k tea.KeyMsg) tea.Cmd {
 		m.searching, m.query = true, ""
 	case "esc":
 		m.query = ""
+	case "a", "r":
+		c := m.selected()
+		if c == nil || m.data.standing[c.ID].State != ledger.StateReview {
+			m.status = "a and r decide a card in the review lane"
+			return nil
+		}
+		m.verdict, m.verdictID, m.reason = map[string]string{"a": "approve", "r": "reject"}[k.String()], c.ID, ""
+		m.status = ""
+	}
+	return nil
+}
+
+// verdictKey reads the answer to "approve X?" (y) or "reject X: why?"
+// (a line of text), and writes the verdict.
+func (m *model) verdictKey(k tea.KeyMsg) tea.Cmd {
+	id := m.verdictID
+	switch {
+	case k.Type == tea.KeyEsc:
+		m.verdict, m.status = "", "nothing written"
+		return nil
+	case m.verdict == "approve":
+		m.verdict = ""
+		if k.String() != "y" {
+			m.status = "nothing written"
+			return nil
+		}
+		m.status = "approving " + id + "…"
+		approve := m.src.Approve
+		return func() tea.Msg {
+			return verdictMsg{"approved " + id + ": done", approve(m.ctx, id)}
+		}
+	case k.Type == tea.KeyEnter:
+		reason := strings.TrimSpace(m.reason)
+		if reason == "" {
+			m.status = "say why the work is not accepted (esc cancels)"
+			return nil
+		}
+		m.verdict = ""
+		m.status = "rejecting " + id + "…"
+		reject := m.src.Reject
+		return func() tea.Msg {
+			return verdictMsg{"rejected " + id + ": ready again", reject(m.ctx, id, reason)}
+		}
+	case k.Type == tea.KeyBackspace:
+		if r := []rune(m.reason); len(r) > 0 {
+			m.reason = string(r[:len(r)-1])
+		}
+	case k.Type == tea.KeyRunes, k.Type == tea.KeySpace:
+		m.reason += string(k.Runes)
 	}
 	return nil
 }

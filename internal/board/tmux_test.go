@@ -1,6 +1,7 @@
 package board_test
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,10 +12,19 @@ import (
 	"time"
 )
 
-// TestBoardInTmux drives the real bl board in a real terminal (tmux,
-// 80x24): it draws, the arrows move, Enter opens a card, a claim made by
-// another process shows up, q quits.
-func TestBoardInTmux(t *testing.T) {
+// tmuxBoard is bl board running in a real terminal (tmux), with the bl
+// and bl-git binaries built for the test.
+type tmuxBoard struct {
+	t    *testing.T
+	bin  string
+	work string
+	sock string
+}
+
+// newTmuxBoard builds bl and bl-git and makes an empty backlog; start
+// opens the board on it.
+func newTmuxBoard(t *testing.T) *tmuxBoard {
+	t.Helper()
 	if runtime.GOOS == "windows" {
 		t.Skip("tmux: not on windows")
 	}
@@ -32,61 +42,88 @@ func TestBoardInTmux(t *testing.T) {
 		}
 	}
 	work := t.TempDir()
-	env := append(os.Environ(), "BL_ACTOR=tester", "BL_DIR="+filepath.Join(work, ".backlog"), "PATH="+bin+":"+os.Getenv("PATH"), "NO_COLOR=1")
-	bl := func(args ...string) {
-		t.Helper()
-		cmd := exec.Command(filepath.Join(bin, "bl"), args...)
-		cmd.Env, cmd.Dir = env, work
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("bl %s: %v\n%s", strings.Join(args, " "), err, out)
-		}
+	tb := &tmuxBoard{t: t, bin: bin, work: work, sock: "bl-board-test-" + filepath.Base(work)}
+	t.Cleanup(func() { tb.tmux("kill-server") })
+	tb.bl("init")
+	return tb
+}
+
+func (tb *tmuxBoard) env() []string {
+	return []string{"BL_ACTOR=tester", "BL_DIR=" + filepath.Join(tb.work, ".backlog"), "PATH=" + tb.bin + ":" + os.Getenv("PATH"), "NO_COLOR=1"}
+}
+
+// bl runs bl as the tester (or as BL_ACTOR=... given first).
+func (tb *tmuxBoard) bl(args ...string) {
+	tb.t.Helper()
+	env := append(os.Environ(), tb.env()...)
+	if len(args) > 0 && strings.HasPrefix(args[0], "BL_ACTOR=") {
+		env, args = append(env, args[0]), args[1:]
 	}
-	bl("init")
+	cmd := exec.Command(filepath.Join(tb.bin, "bl"), args...)
+	cmd.Env, cmd.Dir = env, tb.work
+	if out, err := cmd.CombinedOutput(); err != nil {
+		tb.t.Fatalf("bl %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+}
+
+func (tb *tmuxBoard) tmux(args ...string) (string, error) {
+	out, err := exec.Command("tmux", append([]string{"-L", tb.sock}, args...)...).CombinedOutput()
+	return string(out), err
+}
+
+// start opens bl board in a w×h terminal.
+func (tb *tmuxBoard) start(w, h int) {
+	tb.t.Helper()
+	shell := "env"
+	for _, e := range append(tb.env(), "TERM=xterm-256color") {
+		shell += " '" + e + "'"
+	}
+	shell += " " + filepath.Join(tb.bin, "bl") + " board"
+	if out, err := tb.tmux("new-session", "-d", "-s", "board", "-x", fmt.Sprint(w), "-y", fmt.Sprint(h), shell); err != nil {
+		tb.t.Fatalf("tmux new-session: %v\n%s", err, out)
+	}
+}
+
+func (tb *tmuxBoard) screen() string {
+	out, _ := tb.tmux("capture-pane", "-p", "-e", "-t", "board")
+	return out
+}
+
+// waitFor polls the screen until it holds want, and returns how long
+// that took.
+func (tb *tmuxBoard) waitFor(want string, within time.Duration) time.Duration {
+	tb.t.Helper()
+	start := time.Now()
+	for time.Since(start) < within {
+		if strings.Contains(tb.screen(), want) {
+			return time.Since(start)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	tb.t.Fatalf("the board did not show %q within %v:\n%s", want, within, tb.screen())
+	return 0
+}
+
+func (tb *tmuxBoard) keys(k ...string) {
+	tb.t.Helper()
+	if out, err := tb.tmux(append([]string{"send-keys", "-t", "board"}, k...)...); err != nil {
+		tb.t.Fatalf("send-keys: %v\n%s", err, out)
+	}
+}
+
+// TestBoardInTmux drives the real bl board in a real terminal (tmux,
+// 80x24): it draws, the arrows move, Enter opens a card, a claim made by
+// another process shows up, q quits.
+func TestBoardInTmux(t *testing.T) {
+	tb := newTmuxBoard(t)
+	bl, screen, waitFor, keys, tmux := tb.bl, tb.screen, tb.waitFor, tb.keys, tb.tmux
 	bl("create", "--id", "A1", "schema migration", "--priority", "3")
 	bl("create", "--id", "A2", "service layer", "--depends-on", "A1")
 	bl("create", "--id", "A3", "fix the login bug")
 	bl("create", "--id", "A4", "write the docs")
 	bl("claim", "--owner", "w1", "--id", "A4")
 	bl("note", "A4", "halfway through the tour")
-
-	sock := "bl-board-test-" + filepath.Base(work)
-	tmux := func(args ...string) (string, error) {
-		out, err := exec.Command("tmux", append([]string{"-L", sock}, args...)...).CombinedOutput()
-		return string(out), err
-	}
-	t.Cleanup(func() { tmux("kill-server") })
-	shell := "env"
-	for _, e := range []string{"BL_ACTOR=tester", "BL_DIR=" + filepath.Join(work, ".backlog"), "PATH=" + bin + ":" + os.Getenv("PATH"), "NO_COLOR=1", "TERM=xterm-256color"} {
-		shell += " '" + e + "'"
-	}
-	shell += " " + filepath.Join(bin, "bl") + " board"
-	if out, err := tmux("new-session", "-d", "-s", "board", "-x", "80", "-y", "24", shell); err != nil {
-		t.Fatalf("tmux new-session: %v\n%s", err, out)
-	}
-	screen := func() string {
-		out, _ := tmux("capture-pane", "-p", "-e", "-t", "board")
-		return out
-	}
-	// waitFor polls the screen until it holds want, and returns how long
-	// that took.
-	waitFor := func(want string, within time.Duration) time.Duration {
-		t.Helper()
-		start := time.Now()
-		for time.Since(start) < within {
-			if strings.Contains(screen(), want) {
-				return time.Since(start)
-			}
-			time.Sleep(5 * time.Millisecond)
-		}
-		t.Fatalf("the board did not show %q within %v:\n%s", want, within, screen())
-		return 0
-	}
-	keys := func(k ...string) {
-		t.Helper()
-		if out, err := tmux(append([]string{"send-keys", "-t", "board"}, k...)...); err != nil {
-			t.Fatalf("send-keys: %v\n%s", err, out)
-		}
-	}
+	tb.start(80, 24)
 
 	// Draws: lanes with their counts, the cards, the claim's owner.
 	waitFor("[READY 2]", 10*time.Second)
@@ -166,4 +203,50 @@ func TestBoardInTmux(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// TestBoardReviewLaneInTmux: a card in review sits in its own lane, not
+// under DONE, with who sent it; a reviewer approves one and rejects
+// another from the board, and a cancelled verdict writes nothing.
+func TestBoardReviewLaneInTmux(t *testing.T) {
+	tb := newTmuxBoard(t)
+	for _, id := range []string{"R1", "R2", "R3"} {
+		tb.bl("create", "--id", id, "review me "+id)
+		tb.bl("claim", "--owner", "w-"+id, "--id", id)
+		tb.bl("BL_ACTOR=worker", "complete", "--id", id, "--owner", "w-"+id, "--epoch", "1", "--review")
+	}
+	tb.bl("create", "--id", "D1", "finished")
+	tb.bl("claim", "--owner", "w", "--id", "D1")
+	tb.bl("complete", "--id", "D1", "--owner", "w", "--epoch", "1")
+	tb.start(100, 30)
+	tb.waitFor("REVIEW 3", 10*time.Second)
+	if s := tb.screen(); !strings.Contains(s, "DONE 1") || !strings.Contains(s, "by w-R1") {
+		t.Fatalf("review lane or sender missing:\n%s", s)
+	}
+	// To the review lane: ready, waiting, claimed, review.
+	tb.keys("Right", "Right", "Right")
+	tb.waitFor("[REVIEW 3]", 2*time.Second)
+	tb.waitFor("a approve  r reject", 2*time.Second)
+	tb.keys("a")
+	tb.waitFor("approve R1? y approves", 2*time.Second)
+	tb.keys("y")
+	tb.waitFor("approved R1: done", 5*time.Second)
+	tb.waitFor("DONE 2", 5*time.Second)
+	tb.waitFor("REVIEW 2", 5*time.Second)
+	tb.keys("r")
+	tb.waitFor("reject R2, why:", 2*time.Second)
+	tb.keys("-l", "the test fails")
+	tb.keys("Enter")
+	tb.waitFor("rejected R2: ready again", 5*time.Second)
+	tb.waitFor("READY 1", 5*time.Second)
+	tb.waitFor("REVIEW 1", 5*time.Second)
+	// A key other than y cancels; nothing is written.
+	tb.keys("a")
+	tb.waitFor("approve R3?", 2*time.Second)
+	tb.keys("n")
+	tb.waitFor("nothing written", 2*time.Second)
+	if s := tb.screen(); !strings.Contains(s, "REVIEW 1") {
+		t.Fatalf("R3 left review after a cancel:\n%s", s)
+	}
+	tb.keys("q")
 }

@@ -5,6 +5,8 @@ import (
 	"strings"
 
 	"github.com/charmbracelet/lipgloss"
+
+	"github.com/bl-backlog/bl/ledger"
 )
 
 var (
@@ -57,6 +59,9 @@ func (m *model) View() string {
 			if c.ClaimOwner != "" && (l.Name == "claimed") {
 				second = fmt.Sprintf(" %s %s", oneLine(c.ClaimOwner), leaseLeft(c, m.src.Now()))
 			}
+			if l.Name == "review" && c.SubmittedBy != "" {
+				second = " by " + oneLine(c.SubmittedBy)
+			}
 			first, second = fit(first, inner), fit(second, inner)
 			switch {
 			case sel:
@@ -78,7 +83,14 @@ func (m *model) View() string {
 	}
 	board := lipgloss.JoinHorizontal(lipgloss.Top, cols...)
 	foot := "←→↑↓ move  enter card  / search  q quit"
+	if c := m.selected(); c != nil && m.data.standing[c.ID].State == ledger.StateReview {
+		foot = "a approve  r reject  " + foot
+	}
 	switch {
+	case m.verdict == "approve":
+		foot = "approve " + oneLine(m.verdictID) + "? y approves, any other key cancels"
+	case m.verdict == "reject":
+		foot = "reject " + oneLine(m.verdictID) + ", why: " + oneLine(m.reason) + "_  (enter sends, esc cancels)"
 	case m.searching:
 		foot = "search: " + oneLine(m.query) + "_  (enter keeps, esc clears)"
 	case m.query != "":

@@ -7,8 +7,8 @@ type BoardCmd struct{}
 
 func (BoardCmd) Help() string {
 	return `Shows the backlog as lanes by where cards stand (ready, waiting, claimed,
-blocked, done): each card with its id, priority, and for a claim the
-owner and the lease left. The board redraws as events arrive (the same
+review, blocked, done): each card with its id, priority, for a claim the
+owner and the lease left, and for a card in review who sent it. The board redraws as events arrive (the same
 stream as bl watch) and fits the terminal; 80x24 is enough. NO_COLOR
 turns colour off.
 
@@ -17,6 +17,9 @@ Keys:
     arrows (or h j k l)   move between lanes and cards
     enter                 the card's detail: fields, notes, history
     /                     search (as bl search); enter keeps, esc clears
+    a                     approve the selected card in review (y confirms),
+                          as bl approve: the sender cannot approve
+    r                     reject it: type the reason, enter sends
     esc                   back from the detail, or clear the search
     q, ctrl+c             quit
 

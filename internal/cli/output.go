@@ -36,15 +36,8 @@ func (a *App) writeJSON(v any) error {
 	var b []byte
 	switch v := v.(type) {
 	case ledger.Card:
-		var ok bool
-		if b, ok = export.AppendCardJSON(nil, &v, true); !ok {
-			var err error
-			if b, err = json.MarshalIndentWithOption(&v, "", "  ", json.DisableHTMLEscape()); err != nil {
-				return err
-			}
-		}
 		if st, ok := a.standing[v.ID]; ok {
-			b = appendStanding(b, st, 0)
+			b, _ = CardJSON(v, st)
 		}
 	case []ledger.Card:
 		b, _ = a.cardsJSON(v)

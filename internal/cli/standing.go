@@ -101,6 +101,32 @@ func (a *App) cardsJSON(cards []ledger.Card) ([]byte, bool) {
 	if len(a.standing) == 0 {
 		return export.AppendCardsJSON(nil, cards, true)
 	}
+	return appendCardsStanding(cards, func(i int) (ledger.Standing, bool) {
+		st, ok := a.standing[cards[i].ID]
+		return st, ok
+	})
+}
+
+// CardsJSON is cards as bl list --json prints them, each with where it
+// stands (st[i]): what every board and API serves, so that they show a
+// card where the command line does.
+func CardsJSON(cards []ledger.Card, st []ledger.Standing) ([]byte, bool) {
+	return appendCardsStanding(cards, func(i int) (ledger.Standing, bool) { return st[i], true })
+}
+
+// CardJSON is one card as bl show --json prints it, with where it stands.
+func CardJSON(c ledger.Card, st ledger.Standing) ([]byte, bool) {
+	b, ok := export.AppendCardJSON(nil, &c, true)
+	if !ok {
+		var err error
+		if b, err = json.MarshalIndentWithOption(&c, "", "  ", json.DisableHTMLEscape()); err != nil {
+			return nil, false
+		}
+	}
+	return appendStanding(b, st, 0), true
+}
+
+func appendCardsStanding(cards []ledger.Card, standing func(i int) (ledger.Standing, bool)) ([]byte, bool) {
 	if len(cards) == 0 {
 		return []byte("[]"), true
 	}
@@ -121,7 +147,7 @@ func (a *App) cardsJSON(cards []ledger.Card) ([]byte, bool) {
 			}
 			out = append(out, one...)
 		}
-		if st, ok := a.standing[cards[i].ID]; ok {
+		if st, ok := standing(i); ok {
 			out = appendStanding(out, st, 1)
 		}
 	}

@@ -101,10 +101,14 @@
 
   const claimableSet = () => new Set(board.claimable);
 
-  // laneOf is where a card sits: ready splits into claimable and waiting
-  // (a dependency not done, or deferred); a claimed card whose lease ran
-  // out is claimable too, and stays in Claimed, flagged.
+  // laneOf is where a card sits: its state as the server derived it, the
+  // one bl list --json prints (ready is claimable now; waiting is ready
+  // but held back by a dependency, a deferral, an open child or paths
+  // another card holds); a claimed card whose lease ran out is claimable
+  // too, and stays in Claimed, flagged.
+  const LANE_OF_STATE = { ready: "claimable", expired: "claimed" };
   function laneOf(c, claimable) {
+    if (c.state) return LANE_OF_STATE[c.state] || c.state;
     if (c.status === "ready") return claimable.has(c.id) ? "claimable" : "waiting";
     return c.status;
   }
@@ -158,8 +162,10 @@
       if (c.lease_expires_at) meta.append(time(c.lease_expires_at, expired(c) ? "expired " : "lease ends "));
       if (c.progress != null) meta.append(el("span", "", c.progress + "%"));
     } else if (lane === "waiting") {
-      const deps = (c.depends_on || []).filter((d) => !byID[d] || byID[d].status !== "done");
+      const deps = c.waiting_on || (c.depends_on || []).filter((d) => !byID[d] || byID[d].status !== "done");
       if (deps.length) meta.append(el("span", "flag wait", "waits on " + deps.join(", ")));
+      if (c.paths_held_by) meta.append(el("span", "flag wait", "paths held by " + c.paths_held_by));
+      if (c.waiting_children) meta.append(el("span", "flag wait", "waits on " + c.waiting_children + (c.waiting_children === 1 ? " child" : " children")));
       if (c.defer_until && Date.parse(c.defer_until) > now()) meta.append(time(c.defer_until, "deferred until "));
     } else if (c.status === "review") {
       meta.append(el("span", "", c.claim_owner ? "reviewer " + c.claim_owner : "sent by " + (c.submitted_by || "-")));
@@ -463,8 +469,18 @@
     try {
       do {
         again = false;
-        const r = await fetch("/api/board", { cache: "no-store" });
-        const b = await r.json();
+        // A fetch that hangs (a server busy starting, a dropped
+        // connection) is given up after 10 s and tried again, so the
+        // first state never waits on the event stream.
+        const ctl = new AbortController();
+        const timer = setTimeout(() => ctl.abort(), 10000);
+        let r, b;
+        try {
+          r = await fetch("/api/board", { cache: "no-store", signal: ctl.signal });
+          b = await r.json();
+        } finally {
+          clearTimeout(timer);
+        }
         if (!r.ok) throw new Error(b.error || r.statusText);
         skew = Date.parse(b.now) - Date.now();
         const first = board === null;
@@ -476,7 +492,8 @@
         }
       } while (again);
     } catch (err) {
-      document.getElementById("counts").replaceChildren(el("span", "error", "cannot load the board: " + (err.message || err)));
+      document.getElementById("counts").replaceChildren(el("span", "error", "cannot load the board: " + (err.message || err) + "; trying again"));
+      if (board === null) setTimeout(refresh, 1000);
     } finally {
       inFlight = false;
     }

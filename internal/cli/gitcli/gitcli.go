@@ -153,5 +153,14 @@ func runBoard(a *cli.App, _ *cli.BoardCmd) error {
 	if err != nil {
 		return err
 	}
-	return board.Run(a.Context(), board.Source{B: b, Now: a.Clock()})
+	return board.Run(a.Context(), board.Source{B: b, Now: a.Clock(),
+		Approve: func(ctx context.Context, id string) error {
+			_, err := b.Approve(ctx, ledger.ReviewRequest{Mutation: a.Mutation(""), ID: id})
+			return err
+		},
+		Reject: func(ctx context.Context, id, reason string) error {
+			_, err := b.Reject(ctx, ledger.ReviewRequest{Mutation: a.Mutation(""), ID: id, Reason: reason})
+			return err
+		},
+	})
 }
