@@ -110,7 +110,7 @@ type (
 	tickMsg    time.Time             // a second passed: leases count down
 	dataMsg    snapshot              // a fresh read
 	followErr  struct{ error }
-	verdictMsg struct {              // a verdict was written, or refused
+	verdictMsg struct { // a verdict was written, or refused
 		what string
 		err  error
 	}
