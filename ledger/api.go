@@ -28,6 +28,7 @@ type CreateRequest struct {
 	DeferUntil     time.Time
 	IdempotencyKey string
 	Paths          []string // globs of the files the work touches
+	Assignee       string   // who the card is planned for
 }
 
 // Create adds a card. With an idempotency key that already made a card, it
@@ -52,6 +53,7 @@ func (b *Backlog) Create(ctx context.Context, r CreateRequest) (card Card, creat
 		setIf(&f.Body, r.Body)
 		setIf(&f.Phase, r.Phase)
 		setIf(&f.Parent, r.Parent)
+		setIf(&f.Assignee, r.Assignee)
 		if r.Priority != 0 {
 			f.Priority = &r.Priority
 		}
@@ -160,6 +162,24 @@ type ClaimRequest struct {
 	ID    string
 	Phase string
 	Label string
+	// Without ID a claim passes over cards assigned to anyone but Owner
+	// (they are planned for someone else). AnyAssignee takes them too;
+	// Mine takes only the cards assigned to Owner. A claim that names
+	// its card takes it whoever it is assigned to.
+	AnyAssignee bool
+	Mine        bool
+}
+
+// Filter is what a claim without an id picks among.
+func (r ClaimRequest) Filter() Filter {
+	f := Filter{Phase: r.Phase, Label: r.Label}
+	switch {
+	case r.Mine:
+		f.Assignee = r.Owner
+	case !r.AnyAssignee:
+		f.Claimer = r.Owner
+	}
+	return f
 }
 
 // DefaultTTL is the lease length when a claim names none.
@@ -191,7 +211,7 @@ func (b *Backlog) Claim(ctx context.Context, r ClaimRequest) (*Card, error) {
 				return nil, fold.HeldError(cur, h)
 			}
 			c = cur
-		} else if c = s.Pick(Filter{Phase: r.Phase, Label: r.Label}, at); c == nil {
+		} else if c = s.Pick(r.Filter(), at); c == nil {
 			return nil, nil
 		}
 		return []*Event{{Op: OpClaim, Card: c.ID, Owner: r.Owner, TTLSeconds: ttl, ExpectVersion: c.Version, Epoch: c.ClaimEpoch + 1}}, nil

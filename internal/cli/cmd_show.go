@@ -156,6 +156,9 @@ func (a *App) showCard(w io.Writer, c ledger.Card) {
 		status = "deleted (was " + string(c.Status) + ")"
 	}
 	row("status", status)
+	if c.Assignee != "" {
+		row("assignee", text(c.Assignee))
+	}
 	if st, _ := a.standingOf(c); st.PathsHeldBy != "" {
 		row("held back", "paths held by "+st.PathsHeldBy)
 	}

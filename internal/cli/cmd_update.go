@@ -21,6 +21,7 @@ type UpdateCmd struct {
 	DeferUntil  *string  `name:"defer-until" placeholder:"WHEN" help:"Not claimable before this time (\"\" clears it)."`
 	Paths       []string `sep:"none" placeholder:"GLOB" help:"Replace the paths the work touches (repeat for more)."`
 	ClearPaths  bool     `name:"clear-paths" help:"Remove all paths."`
+	Assignee    *string  `placeholder:"WHO" help:"Who the card is planned for (\"\" or - clears it; see bl assign)."`
 	RequestID   string   `name:"request-id" placeholder:"ID" help:"Makes the call safe to retry."`
 }
 
@@ -55,6 +56,9 @@ func (c *UpdateCmd) Run(a *App) error {
 	}
 	if c.Acceptance != nil {
 		f.Acceptance = &c.Acceptance
+	}
+	if c.Assignee != nil {
+		f.Assignee = assigneeField(*c.Assignee)
 	}
 	if len(c.Paths) > 0 || c.ClearPaths {
 		paths := append([]string{}, c.Paths...)

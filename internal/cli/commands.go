@@ -12,6 +12,7 @@ var commands = []command{
 	{name: "search", help: "Find cards by words in their id, title, labels, body and notes.", new: func() any { return &SearchCmd{} }},
 	{name: "ready", help: "List cards claimable now, in claim order.", new: func() any { return &ReadyCmd{} }},
 	{name: "update", help: "Edit a card's fields.", new: func() any { return &UpdateCmd{} }},
+	{name: "assign", help: "Plan a card for someone (an assignee, no lease).", new: func() any { return &AssignCmd{} }},
 	{name: "claim", help: "Take a lease on the best claimable card, or the given one.", new: func() any { return &ClaimCmd{} }},
 	{name: "heartbeat", help: "Renew your lease and report progress.", new: func() any { return &HeartbeatCmd{} }},
 	{name: "release", help: "Give your claimed card back to the pool.", new: func() any { return &ReleaseCmd{} }},
