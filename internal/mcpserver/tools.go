@@ -38,16 +38,16 @@ type (
 		Fields []string `json:"fields,omitempty" mcp:"local" desc:"card fields to return (default: a brief set: id, title, status, priority, phase, labels, depends_on, claim_owner, claim_epoch, lease_expires_at); [\"all\"] for whole cards"`
 	}
 	listArgs struct {
-		Status []string `json:"status,omitempty" enum:"ready,claimed,review,blocked,done" desc:"only these statuses"`
-		Phase  string   `json:"phase,omitempty" desc:"only this phase"`
-		Label  string   `json:"label,omitempty" desc:"only cards with this label"`
+		Status   []string `json:"status,omitempty" enum:"ready,claimed,review,blocked,done" desc:"only these statuses"`
+		Phase    string   `json:"phase,omitempty" desc:"only this phase"`
+		Label    string   `json:"label,omitempty" desc:"only cards with this label"`
 		State    []string `json:"state,omitempty" enum:"ready,waiting,claimed,expired,review,blocked,done,claimable" desc:"only cards standing so (the state field of a card): waiting = ready but held back (dependencies, deferral, held paths), expired = a lease ran out, claimable = anyone may claim it now"`
 		Owner    string   `json:"owner,omitempty" desc:"only cards claimed by this owner"`
 		Assignee string   `json:"assignee,omitempty" desc:"only cards assigned to this name; \"-\" for the unassigned ones"`
 		Ready    bool     `json:"ready,omitempty" desc:"only cards claimable now"`
-		Sort   string   `json:"sort,omitempty" enum:"claim,created,updated,id" desc:"order (default claim: priority, age, id)"`
-		Limit  *int     `json:"limit,omitempty" mcp:"local" desc:"at most this many cards (default 20, at most 1000); more: true in the result says some were left out"`
-		Fields []string `json:"fields,omitempty" mcp:"local" desc:"card fields to return (default: a brief set); [\"all\"] for whole cards"`
+		Sort     string   `json:"sort,omitempty" enum:"claim,created,updated,id" desc:"order (default claim: priority, age, id)"`
+		Limit    *int     `json:"limit,omitempty" mcp:"local" desc:"at most this many cards (default 20, at most 1000); more: true in the result says some were left out"`
+		Fields   []string `json:"fields,omitempty" mcp:"local" desc:"card fields to return (default: a brief set); [\"all\"] for whole cards"`
 	}
 	showArgs struct {
 		ID string `json:"id" mcp:"arg" desc:"the card id"`
