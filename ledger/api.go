@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/bl-backlog/bl/ledger/internal/fold"
@@ -125,6 +126,9 @@ type UpdateRequest struct {
 	Mutation
 	ID     string
 	Fields Fields
+	// AddLabels and RemoveLabels edit the labels the card holds when the
+	// update is written, the others kept (Fields.Labels replaces them all).
+	AddLabels, RemoveLabels []string
 }
 
 // Update edits a card's fields.
@@ -133,8 +137,25 @@ func (b *Backlog) Update(ctx context.Context, r UpdateRequest) (Card, error) {
 	if err := ValidID(r.ID); err != nil {
 		return Card{}, err
 	}
-	f := r.Fields
+	edit := len(r.AddLabels) > 0 || len(r.RemoveLabels) > 0
+	if edit && r.Fields.Labels != nil {
+		return Card{}, wire.Rule(ErrInvalid, "labels of %s are replaced or edited, not both", r.ID)
+	}
 	cards, err := b.write(ctx, r.Mutation.names(r.ID, nil), OpUpdate, func(s *fold.State, _ time.Time) ([]*Event, error) {
+		f := r.Fields
+		if edit {
+			c := s.Find(r.ID)
+			if c == nil {
+				return nil, wire.Rule(ErrNotFound, "card %s not found", r.ID)
+			}
+			labels := slices.DeleteFunc(slices.Clone(c.Labels), func(l string) bool { return slices.Contains(r.RemoveLabels, l) })
+			for _, l := range r.AddLabels {
+				if !slices.Contains(labels, l) {
+					labels = append(labels, l)
+				}
+			}
+			f.Labels = &labels
+		}
 		if c := s.Find(r.ID); c != nil && f != (Fields{}) && f.IdempotencyKey == "" && !fold.FieldsChange(&f, c) {
 			return nil, nil
 		}

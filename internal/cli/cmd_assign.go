@@ -40,7 +40,7 @@ func (c *AssignCmd) Run(a *App) error {
 	if c.IDFlag != nil && c.IDArg != nil && c.Who == nil { // bl assign --id A4 bob
 		c.Who, c.IDArg = c.IDArg, nil
 	}
-	id, err := c.id("assign")
+	id, err := c.id(a, "assign")
 	if err == nil {
 		switch {
 		case c.Clear && c.Who != nil:

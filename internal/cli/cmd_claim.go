@@ -80,7 +80,7 @@ again, among the best cards. See docs/SYNC.md.` + exitCodesHelp
 }
 
 func (c *ClaimCmd) Run(a *App) error {
-	id, err := c.id("claim")
+	id, err := c.id(a, "claim")
 	if err != nil {
 		return err
 	}

@@ -57,9 +57,16 @@ func (c *CreateCmd) Run(a *App) error {
 	if err != nil {
 		return err
 	}
+	deps, err := a.cardsNamed(splitList(c.DependsOn))
+	if err == nil && c.Parent != "" {
+		c.Parent, err = a.cardNamed(c.Parent)
+	}
+	if err != nil {
+		return err
+	}
 	req := ledger.CreateRequest{
 		Mutation: a.Mutation(c.RequestID), ID: id, Title: c.Title, Body: body, Phase: c.Phase,
-		Priority: c.Priority, Labels: splitList(c.Label), DependsOn: splitList(c.DependsOn), Parent: c.Parent,
+		Priority: c.Priority, Labels: splitList(c.Label), DependsOn: deps, Parent: c.Parent,
 		Acceptance: c.Acceptance, MaxAttempts: c.MaxAttempts, IdempotencyKey: c.IdempotencyKey, Paths: c.Paths,
 		Assignee: *assigneeField(c.Assignee),
 	}

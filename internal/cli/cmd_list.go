@@ -53,6 +53,9 @@ func (c *ListCmd) Run(a *App) error {
 		err = usagef("--search is empty: give the words to look for")
 	}
 	b, err := a.openChecked(err)
+	if err == nil && c.Parent != "" {
+		c.Parent, err = a.cardNamed(c.Parent)
+	}
 	if err != nil {
 		return err
 	}

@@ -36,9 +36,16 @@ Examples:
 }
 
 func (c *UpdateCmd) Run(a *App) error {
-	id, err := c.id("update")
+	id, err := c.id(a, "update")
 	if err != nil {
 		return err
+	}
+	if c.Parent != nil && *c.Parent != "" {
+		p, err := a.cardNamed(*c.Parent)
+		if err != nil {
+			return err
+		}
+		c.Parent = &p
 	}
 	f := ledger.Fields{Title: c.Title, Phase: c.Phase, Priority: c.Priority, Parent: c.Parent, MaxAttempts: c.MaxAttempts}
 	if c.Body != nil {

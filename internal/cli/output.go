@@ -193,7 +193,11 @@ func (a *App) tableTree(w io.Writer, cards []ledger.Card, depth []int) {
 		if assigned {
 			fmt.Fprintf(tw, "%s\t", dash(text(c.Assignee)))
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\n", owner, dash(a.stateDetail(c, st)), text(c.Title))
+		detail := a.stateDetail(c, st)
+		if st.State == ledger.StateBlocked {
+			detail = text(c.BlockedReason) // why it is parked
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", owner, dash(detail), text(c.Title))
 	}
 	tw.Flush()
 }

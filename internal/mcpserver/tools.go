@@ -35,7 +35,7 @@ type (
 		Any    bool     `json:"any,omitempty" desc:"also the cards assigned to someone else"`
 		Mine   bool     `json:"mine,omitempty" desc:"only the cards assigned to the owner"`
 		Limit  *int     `json:"limit,omitempty" mcp:"local" desc:"at most this many cards (default 20, at most 1000); more: true in the result says some were left out"`
-		Fields []string `json:"fields,omitempty" mcp:"local" desc:"card fields to return (default: a brief set: id, title, status, priority, phase, labels, depends_on, claim_owner, claim_epoch, lease_expires_at); [\"all\"] for whole cards"`
+		Fields []string `json:"fields,omitempty" mcp:"local" desc:"card fields to return (default: a brief set: id, title, status, state, priority, phase, labels, depends_on, assignee, claim_owner, claim_epoch, lease_expires_at); [\"all\"] for whole cards"`
 	}
 	listArgs struct {
 		Status   []string `json:"status,omitempty" enum:"ready,claimed,review,blocked,done" desc:"only these statuses"`
@@ -525,7 +525,7 @@ func cliError(stderr []byte, exit int) errorObject {
 	e.ExitCode = exit
 	e.Error = toolWords(e.Error)
 	e.Hint = toolWords(e.Hint)
-	if e.Hint == "" {
+	if e.Hint == "" || e.Code == "not_found" { // the tools' words, not the commands'
 		e.Hint = hintFor(e.Code)
 	}
 	return e
@@ -550,7 +550,7 @@ func hintFor(code string) string {
 	case "usage", "invalid":
 		return "fix the arguments as the tool's input schema and description say, and call again"
 	case "not_found":
-		return "check the card id (list or ready show the ids)"
+		return "check the card id: search finds a card by words of its title; list or ready show the ids"
 	case "conflict":
 		return "the card is not in a state that allows this; show it to see where it stands"
 	case "interrupted":
