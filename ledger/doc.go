@@ -671,6 +671,9 @@
 //	                         State over the fold's), request.go
 //	Review                   internal/fold/review.go; review.go
 //	Paths                    internal/fold/paths.go; paths.go
+//	Assignee                 internal/fold/select.go (Filter.Claimer),
+//	                         resolve.go (a card named by a prefix or a
+//	                         source key); names.go, api.go
 //	Appending                backlog.go (write, writeLocked), api.go (the
 //	                         requests), publish.go, epics.go, handoff.go,
 //	                         tombstone.go, links.go, standing.go
