@@ -1,6 +1,8 @@
 package ledger
 
 import (
+	"fmt"
+	"slices"
 	"testing"
 	"time"
 )
@@ -68,4 +70,47 @@ func TestAssigneeClaims(t *testing.T) {
 	if ev.V != 4 {
 		t.Fatalf("assign event is v%d, want 4", ev.V)
 	}
+}
+
+// TestLabelEditsKeepOthers: labels added and removed by handles racing
+// on one card are each applied to the card as it is when written, so no
+// edit loses another's label (a replace would).
+func TestLabelEditsKeepOthers(t *testing.T) {
+	e := newEnv(t)
+	e.create("A", func(r *CreateRequest) { r.Labels = []string{"keep", "drop"} })
+	const n = 8
+	errs := make(chan error, n+1)
+	for i := range n {
+		go func() {
+			b := e.open()
+			defer b.Close()
+			_, err := b.Update(e.ctx, UpdateRequest{Mutation: m, ID: "A", AddLabels: []string{fmt.Sprintf("l%d", i)}})
+			errs <- err
+		}()
+	}
+	go func() {
+		b := e.open()
+		defer b.Close()
+		_, err := b.Update(e.ctx, UpdateRequest{Mutation: m, ID: "A", RemoveLabels: []string{"drop"}})
+		errs <- err
+	}()
+	for range n + 1 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	got := e.open().state.Find("A").Labels
+	want := []string{"keep"}
+	for i := range n {
+		want = append(want, fmt.Sprintf("l%d", i))
+	}
+	slices.Sort(got)
+	slices.Sort(want)
+	if !slices.Equal(got, want) {
+		t.Fatalf("labels %v, want %v", got, want)
+	}
+	e.unchanged(ErrInvalid, func(e *env) error {
+		_, err := e.b.Update(e.ctx, UpdateRequest{Mutation: m, ID: "A", AddLabels: []string{"x"}, Fields: Fields{Labels: &[]string{"y"}}})
+		return err
+	})
 }
