@@ -248,6 +248,46 @@ var tools = []tool{
 		`Counts by status, claimable and expired cards, ledger size.`),
 }
 
+// outputSchema is what a tool's structured content holds: the list (list
+// names its key), one card, or stats; or, for every tool, the error
+// object (isError results are checked against the schema too). claim has
+// none: when nothing is claimable it answers null, which structured
+// content (always an object) cannot carry.
+func outputSchema(name, list string) map[string]any {
+	str := map[string]any{"type": "string"}
+	integer := map[string]any{"type": "integer"}
+	props := map[string]any{"error": str, "code": str, "exit_code": integer, "hint": str}
+	isError := map[string]any{"required": []string{"error", "code", "exit_code", "hint"}}
+	var result map[string]any
+	switch {
+	case name == "claim":
+		return nil
+	case list != "":
+		props[list] = map[string]any{"type": "array", "items": map[string]any{"type": "object"}}
+		props["more"] = map[string]any{"type": "boolean", "description": "some were left out: raise limit or narrow the filter"}
+		result = map[string]any{"required": []string{list, "more"}}
+	case name == "stats":
+		props["cards"] = integer
+		props["by_status"] = map[string]any{"type": "object"}
+		result = map[string]any{"required": []string{"cards"}}
+	default:
+		strs := map[string]any{"type": "array", "items": str}
+		stamp := map[string]any{"type": "string", "format": "date-time"}
+		for k, v := range map[string]any{
+			"id": str, "title": str, "body": str, "phase": str, "labels": strs, "priority": integer,
+			"status":     map[string]any{"type": "string", "enum": []string{"ready", "claimed", "review", "blocked", "done"}},
+			"depends_on": strs, "parent": str, "acceptance": strs, "assignee": str,
+			"claim_owner": str, "claim_epoch": integer, "lease_expires_at": stamp,
+			"attempts": integer, "created_at": stamp, "updated_at": stamp, "closed_at": stamp, "version": integer,
+			"state": str, "claimable": map[string]any{"type": "boolean"}, "waiting_on": strs,
+		} {
+			props[k] = v
+		}
+		result = map[string]any{"required": []string{"id", "title", "status", "priority", "created_at", "updated_at", "version"}}
+	}
+	return map[string]any{"type": "object", "properties": props, "anyOf": []any{result, isError}}
+}
+
 // tool is one MCP tool: the bl command it runs and its arguments.
 type tool struct {
 	name string
@@ -261,20 +301,8 @@ func newTool[In any](name, command string, ann *mcp.ToolAnnotations, list, descr
 	t.add = func(gone context.Context, srv *mcp.Server, s *cli.Session) {
 		def := &mcp.Tool{Name: name, Description: description, Annotations: ann,
 			InputSchema: inputSchema[In](s.Owner != "")}
-		if list != "" {
-			// A result is the list, or (isError) the error object: clients
-			// check an error's structured content against the schema too.
-			def.OutputSchema = map[string]any{"type": "object", "properties": map[string]any{
-				list:        map[string]any{"type": "array", "items": map[string]any{"type": "object"}},
-				"more":      map[string]any{"type": "boolean", "description": "some were left out: raise limit or narrow the filter"},
-				"error":     map[string]any{"type": "string"},
-				"code":      map[string]any{"type": "string"},
-				"exit_code": map[string]any{"type": "integer"},
-				"hint":      map[string]any{"type": "string"},
-			}, "anyOf": []any{
-				map[string]any{"required": []string{list, "more"}},
-				map[string]any{"required": []string{"error", "code", "exit_code", "hint"}},
-			}}
+		if out := outputSchema(name, list); out != nil {
+			def.OutputSchema = out
 		}
 		srv.AddTool(def, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			// The call ends with its request (notifications/cancelled); a
