@@ -138,6 +138,9 @@ func writeCardHTML(b *strings.Builder, c *ledger.Card, byID map[string]*ledger.C
 	if f := epicFact(c, kids); f != "" {
 		facts = append(facts, esc(f))
 	}
+	if c.Assignee != "" {
+		facts = append(facts, "for <b>"+esc(oneLine(c.Assignee))+"</b>")
+	}
 	switch c.Status {
 	case ledger.StatusClaimed:
 		f := fmt.Sprintf("claimed by <b>%s</b> (epoch %d)", esc(orDash(c.ClaimOwner)), c.ClaimEpoch)

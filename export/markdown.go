@@ -133,6 +133,9 @@ func writeCardMD(b *strings.Builder, c *ledger.Card, byID map[string]*ledger.Car
 	if f := epicFact(c, kids); f != "" {
 		fmt.Fprintf(b, "- **Epic:** %s\n", f[len("epic: "):])
 	}
+	if c.Assignee != "" {
+		fmt.Fprintf(b, "- **Assignee:** %s\n", codeSpan(c.Assignee))
+	}
 
 	switch c.Status {
 	case ledger.StatusClaimed:

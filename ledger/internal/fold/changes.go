@@ -40,6 +40,7 @@ var cardFields = []cardField{
 	{name: "acceptance", get: func(c *wire.Card) any { return nonNilStrings(c.Acceptance) }},
 	{name: "max_attempts", get: func(c *wire.Card) any { return c.MaxAttempts }},
 	{name: "defer_until", get: func(c *wire.Card) any { return timeValue(c.DeferUntil) }},
+	{name: "assignee", get: func(c *wire.Card) any { return c.Assignee }},
 	{name: "status", get: func(c *wire.Card) any { return c.Status }},
 	{name: "blocked_reason", get: func(c *wire.Card) any { return c.BlockedReason }},
 	{name: "close_note", get: func(c *wire.Card) any { return c.CloseNote }},

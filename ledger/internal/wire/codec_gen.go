@@ -446,6 +446,10 @@ func appendFields(dst []byte, v *Fields) (_ []byte, ok bool) {
 		dst = append(dst, ",\"paths\":"...)
 		dst = appendStrings(dst, *v.Paths)
 	}
+	if v.Assignee != nil {
+		dst = append(dst, ",\"assignee\":"...)
+		dst = appendString(dst, *v.Assignee)
+	}
 	if len(dst) == open {
 		return append(dst, '{', '}'), true
 	}
@@ -467,6 +471,7 @@ type fieldsBlock struct {
 	Acceptance  []string
 	MaxAttempts int
 	Paths       []string
+	Assignee    string
 }
 
 // fieldsObject reads a Fields object at b[i:].
@@ -530,6 +535,10 @@ func (d *fastDecoder) fieldsMembers(i int, v *Fields, blk *fieldsBlock) int {
 		blk.Paths, i = d.strs(j)
 		v.Paths = &blk.Paths
 	}
+	if j := lit(b, lit(b, sep(b, i, open), "\"assigne"), "e\":"); j >= 0 {
+		i = d.str(j, &blk.Assignee)
+		v.Assignee = &blk.Assignee
+	}
 	return i
 }
 
@@ -573,6 +582,9 @@ func fieldsSize(v *Fields) int {
 	if v.Paths != nil {
 		n += 9 + stringsSize(*v.Paths)
 	}
+	if v.Assignee != nil {
+		n += 14 + len(*v.Assignee)
+	}
 	return n
 }
 
@@ -582,7 +594,7 @@ func fieldsBound(v *Fields, strLen func(string) int) int {
 	if v == nil {
 		return 0
 	}
-	n := 710
+	n := 734
 	if v.Title != nil {
 		n += strLen(*v.Title)
 	}
@@ -607,6 +619,9 @@ func fieldsBound(v *Fields, strLen func(string) int) int {
 	n += strLen(v.IdempotencyKey)
 	if v.Paths != nil {
 		n += listBound(*v.Paths, strLen)
+	}
+	if v.Assignee != nil {
+		n += strLen(*v.Assignee)
 	}
 	return n
 }
@@ -788,6 +803,10 @@ func appendCard(dst []byte, v *Card) (_ []byte, ok bool) {
 		dst = append(dst, ",\"closed_by\":"...)
 		dst = appendString(dst, v.ClosedBy)
 	}
+	if v.Assignee != "" {
+		dst = append(dst, ",\"assignee\":"...)
+		dst = appendString(dst, v.Assignee)
+	}
 	if len(dst) == open {
 		return append(dst, '{', '}'), true
 	}
@@ -927,6 +946,9 @@ func (d *fastDecoder) cardMembers(i int, v *Card, blk *cardBlock) int {
 	if j := lit(b, lit(b, i, ",\"closed"), "_by\":"); j >= 0 {
 		i = d.str(j, &v.ClosedBy)
 	}
+	if j := lit(b, lit(b, i, ",\"assign"), "ee\":"); j >= 0 {
+		i = d.str(j, &v.Assignee)
+	}
 	if i >= 0 {
 		placeTimes(tv[:nt], tp[:nt])
 	}
@@ -1041,6 +1063,9 @@ func cardSize(v *Card) int {
 	if v.ClosedBy != "" {
 		n += 15 + len(v.ClosedBy)
 	}
+	if v.Assignee != "" {
+		n += 14 + len(v.Assignee)
+	}
 	return n
 }
 
@@ -1050,7 +1075,7 @@ func cardBound(v *Card, strLen func(string) int) int {
 	if v == nil {
 		return 0
 	}
-	n := 2294
+	n := 2318
 	n += strLen(v.ID)
 	n += strLen(v.Title)
 	n += strLen(v.Body)
@@ -1079,6 +1104,7 @@ func cardBound(v *Card, strLen func(string) int) int {
 	n += strLen(v.RejectReason)
 	n += failureBound(v.LastFailure, strLen)
 	n += strLen(v.ClosedBy)
+	n += strLen(v.Assignee)
 	return n
 }
 
@@ -1638,5 +1664,6 @@ func (c *Card) SameFields(d *Card) bool {
 		slices.Equal(c.Acceptance, d.Acceptance) &&
 		c.MaxAttempts == d.MaxAttempts &&
 		(c.DeferUntil == nil) == (d.DeferUntil == nil) && (c.DeferUntil == nil || c.DeferUntil.Equal(*d.DeferUntil)) &&
-		slices.Equal(c.Paths, d.Paths)
+		slices.Equal(c.Paths, d.Paths) &&
+		c.Assignee == d.Assignee
 }
