@@ -73,3 +73,35 @@ func TestAbsorbRefusesDamage(t *testing.T) {
 	})
 }
 
+// A claim an arbiter decided names no card version: a note another clone
+// wrote on the card and had not synced when the claim was made does not
+// refuse it when the two clones' ledgers merge. A claim a clone decided
+// alone still compares the version.
+func TestArbitratedClaimIgnoresUnsyncedEdits(t *testing.T) {
+	for _, arbitrated := range []bool{true, false} {
+		a := newEnv(t)
+		a.create("A1")
+		b := &env{t: t, dir: t.TempDir(), clk: a.clk, ctx: a.ctx}
+		copyDir(t, a.dir, b.dir)
+		b.b = b.open()
+		if _, err := a.b.Note(a.ctx, NoteRequest{Mutation: m, ID: "A1", Text: "seen only here"}); err != nil {
+			t.Fatal(err)
+		}
+		a.clk.Advance(time.Second)
+		c, err := b.b.Claim(b.ctx, ClaimRequest{Mutation: m, ID: "A1", Owner: "w-b", TTL: time.Minute, Arbitrated: arbitrated})
+		if err != nil || c == nil {
+			t.Fatalf("claim: %v", err)
+		}
+		union := append(a.bytes(), b.bytes()...)
+		if err := os.WriteFile(filepath.Join(a.dir, LedgerFile), union, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		got, err := a.open().Get("A1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if won := got.ClaimOwner == "w-b"; won != arbitrated {
+			t.Fatalf("arbitrated=%v: after the merge the card is %s held by %q", arbitrated, got.Status, got.ClaimOwner)
+		}
+	}
+}

@@ -160,6 +160,9 @@ type ClaimRequest struct {
 	ID    string
 	Phase string
 	Label string
+	// Arbitrated: a claim arbiter decides the claim (it orders the card's
+	// lease events), so the event names no card version to compare.
+	Arbitrated bool
 }
 
 // DefaultTTL is the lease length when a claim names none.
@@ -194,7 +197,11 @@ func (b *Backlog) Claim(ctx context.Context, r ClaimRequest) (*Card, error) {
 		} else if c = s.Pick(Filter{Phase: r.Phase, Label: r.Label}, at); c == nil {
 			return nil, nil
 		}
-		return []*Event{{Op: OpClaim, Card: c.ID, Owner: r.Owner, TTLSeconds: ttl, ExpectVersion: c.Version, Epoch: c.ClaimEpoch + 1}}, nil
+		expect := c.Version
+		if r.Arbitrated {
+			expect = 0
+		}
+		return []*Event{{Op: OpClaim, Card: c.ID, Owner: r.Owner, TTLSeconds: ttl, ExpectVersion: expect, Epoch: c.ClaimEpoch + 1}}, nil
 	})
 	if err != nil || len(cards) == 0 {
 		return nil, err
