@@ -85,32 +85,39 @@ type Arbiter struct {
 
 var bucketName = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
 
-// parse splits the URL into the server URL, the bucket and the replicas.
-func parse(raw string) (server, bucket string, replicas int, err error) {
-	u, err := url.Parse(raw)
-	if err != nil || u.Host == "" {
-		return "", "", 0, ledger.Errorf(ledger.ErrInvalid, "arbiter %q is not a URL such as nats://127.0.0.1:4222", raw)
-	}
-	switch u.Scheme {
-	case "nats", "tls":
-	default:
-		return "", "", 0, ledger.Errorf(ledger.ErrInvalid, "arbiter %q: the scheme must be nats:// or tls://", raw)
-	}
-	bucket = strings.Trim(u.Path, "/")
-	if bucket == "" {
-		bucket = DefaultBucket
-	}
-	if !bucketName.MatchString(bucket) {
-		return "", "", 0, ledger.Errorf(ledger.ErrInvalid, "arbiter %q: the bucket %q must be letters, digits, _ and -", raw, bucket)
-	}
-	replicas = 1
-	if r := u.Query().Get("replicas"); r != "" {
-		if replicas, err = strconv.Atoi(r); err != nil || replicas < 1 || replicas > 5 {
-			return "", "", 0, ledger.Errorf(ledger.ErrInvalid, "arbiter %q: replicas must be 1 to 5", raw)
+// parse splits the URL into the servers nats.go dials (a comma-separated
+// list names several members of one cluster), the bucket and the replicas,
+// both taken from the first.
+func parse(raw string) (servers []string, bucket string, replicas int, err error) {
+	for i, one := range strings.Split(raw, ",") {
+		u, err := url.Parse(strings.TrimSpace(one))
+		if err != nil || u.Host == "" {
+			return nil, "", 0, ledger.Errorf(ledger.ErrInvalid, "arbiter %q is not a URL such as nats://127.0.0.1:4222", raw)
 		}
+		switch u.Scheme {
+		case "nats", "tls":
+		default:
+			return nil, "", 0, ledger.Errorf(ledger.ErrInvalid, "arbiter %q: the scheme must be nats:// or tls://", raw)
+		}
+		if i == 0 {
+			bucket = strings.Trim(u.Path, "/")
+			if bucket == "" {
+				bucket = DefaultBucket
+			}
+			if !bucketName.MatchString(bucket) {
+				return nil, "", 0, ledger.Errorf(ledger.ErrInvalid, "arbiter %q: the bucket %q must be letters, digits, _ and -", raw, bucket)
+			}
+			replicas = 1
+			if r := u.Query().Get("replicas"); r != "" {
+				if replicas, err = strconv.Atoi(r); err != nil || replicas < 1 || replicas > 5 {
+					return nil, "", 0, ledger.Errorf(ledger.ErrInvalid, "arbiter %q: replicas must be 1 to 5", raw)
+				}
+			}
+		}
+		srv := url.URL{Scheme: u.Scheme, Host: u.Host, User: u.User}
+		servers = append(servers, srv.String())
 	}
-	srv := url.URL{Scheme: u.Scheme, Host: u.Host, User: u.User}
-	return srv.String(), bucket, replicas, nil
+	return servers, bucket, replicas, nil
 }
 
 // Check reports whether s.URL is a URL Dial accepts, without connecting.
@@ -122,11 +129,11 @@ func Check(s Settings) error {
 // Dial connects to the arbiter and opens its bucket, creating it (file
 // storage) the first time.
 func Dial(ctx context.Context, s Settings) (*Arbiter, error) {
-	server, bucket, replicas, err := parse(s.URL)
+	servers, bucket, replicas, err := parse(s.URL)
 	if err != nil {
 		return nil, err
 	}
-	su, _ := url.Parse(server)
+	su, _ := url.Parse(servers[0])
 	shown := su.Scheme + "://" + su.Host + "/" + bucket
 	a := &Arbiter{s: s, url: shown, timeout: s.Timeout, Rounds: 64}
 	if a.timeout <= 0 {
@@ -149,7 +156,7 @@ func Dial(ctx context.Context, s Settings) (*Arbiter, error) {
 	if s.Cert != "" || s.Key != "" {
 		opts = append(opts, nats.ClientCert(s.Cert, s.Key))
 	}
-	nc, err := nats.Connect(server, opts...)
+	nc, err := nats.Connect(strings.Join(servers, ","), opts...)
 	if err != nil {
 		return nil, &UnreachableError{URL: a.url, Op: "connect", Err: err}
 	}
@@ -196,6 +203,19 @@ func Key(card string) string {
 		return "c_" + card
 	}
 	return "x_" + hex.EncodeToString([]byte(card))
+}
+
+// cardOfKey is the card a key names, "" for a key bl does not write.
+func cardOfKey(key string) string {
+	switch {
+	case strings.HasPrefix(key, "c_"):
+		return key[2:]
+	case strings.HasPrefix(key, "x_"):
+		if id, err := hex.DecodeString(key[2:]); err == nil {
+			return string(id)
+		}
+	}
+	return ""
 }
 
 // entry is a card's key as read: its lines and revision (0: no key yet).
@@ -283,3 +303,6 @@ func absorb(ctx context.Context, b *ledger.Backlog, e entry) error {
 func containsID(lines []byte, id string) bool {
 	return bytes.Contains(lines, []byte(`"id":"`+id+`"`))
 }
+
+// ArbiterDown marks the error for the command line's exit code 7.
+func (e *UnreachableError) ArbiterDown() bool { return true }
