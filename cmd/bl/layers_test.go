@@ -77,7 +77,7 @@ var layers = map[string][]string{
 	// make dist: the release archives.
 	"internal/dist":        nil,
 	"internal/browsertest": nil,
-	"proof":                {"ledger"},
+	"proof":                {"internal/arbiter/natstest", "ledger"},
 }
 
 // TestLayers: every package of the module is in the package map, and
