@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -34,28 +33,6 @@ func arbiterRaceSize() arbiterRace {
 	return arbiterRace{Clones: 2, Procs: 2, Cards: 10, TTL: 2 * time.Second, Stops: 2, Kills: 4, Restarts: 1}
 }
 
-// blGitBinary builds bl-git next to bl (where bl looks for it first) and
-// returns bl's path.
-func blWithGit(t testing.TB) string {
-	t.Helper()
-	bl := blBinary(t, tagsNone)
-	blGitOnce.Do(func() {
-		cmd := exec.Command(goTool(), "build", "-o", filepath.Join(filepath.Dir(bl), "bl-git"), "github.com/bl-backlog/bl/cmd/bl-git")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			blGitErr = fmt.Errorf("go build bl-git: %v\n%s", err, out)
-		}
-	})
-	if blGitErr != nil {
-		t.Fatal(blGitErr)
-	}
-	return bl
-}
-
-var (
-	blGitOnce sync.Once
-	blGitErr  error
-)
-
 // TestArbiterClaimRace: clones × processes claim and complete every card
 // through one NATS JetStream server on 127.0.0.1 (bl hands each call to
 // bl-git), while clients are SIGSTOPped past their lease's TTL and
@@ -82,8 +59,8 @@ func TestArbiterClaimRace(t *testing.T) {
 // loopback, the bucket replicated 3 ways, with one node killed mid-run
 // (clients name all three).
 func TestArbiterClusterRace(t *testing.T) {
-	if !stress() && testing.Short() {
-		t.Skip("the cluster run is part of the full proof")
+	if !stress() {
+		t.Skip("the cluster run is part of the full proof (BL_STRESS=1, make stress)")
 	}
 	size := arbiterRaceSize()
 	size.Restarts = 1
@@ -92,16 +69,15 @@ func TestArbiterClusterRace(t *testing.T) {
 	for _, n := range nodes {
 		urls = append(urls, n.URL())
 	}
-	url := strings.Join(urls, ",") + "/bl?replicas=3"
 	// The bucket's path and replicas ride on the first URL.
-	url = urls[0] + "/bl?replicas=3," + strings.Join(urls[1:], ",")
+	url := urls[0] + "/bl?replicas=3," + strings.Join(urls[1:], ",")
 	runArbiterRace(t, size, func() string { return url }, func(int) {
 		nodes[1].Shutdown() // killed for good: the other two keep the quorum
 	})
 }
 
 func runArbiterRace(t *testing.T, size arbiterRace, url func() string, restart func(n int)) {
-	bl := blWithGit(t)
+	bl := blGitBinary(t)
 	seed := newBacklog(t, bl)
 	var cards []string
 	for i := range size.Cards {
