@@ -135,7 +135,9 @@ func (c *ClaimCmd) Run(a *App) error {
 			card, err = arb.Claim(a.ctx, b, as, req)
 		}
 	} else if g != nil {
-		card, err = g.Claim(a.ctx, b, remote, req)
+		if card, err = g.Claim(a.ctx, b, remote, req); err == nil {
+			a.warnPushRate(b, remote.Remote)
+		}
 	} else if c.Wait > 0 {
 		card, err = watch.Claim(a.ctx, b, req, c.Wait)
 		if err != nil && a.interrupted(err) {

@@ -89,7 +89,11 @@ func (a *App) ownerWrite(b *ledger.Backlog, cmd, id string, rc remoteChoice, req
 	if g == nil {
 		return do(requestID)
 	}
-	return g.Lease(a.ctx, b, remote, requestID, do)
+	card, err := g.Lease(a.ctx, b, remote, requestID, do)
+	if err == nil {
+		a.warnPushRate(b, remote.Remote)
+	}
+	return card, err
 }
 
 // leaseWrite is a release, complete or block as its command was given:
