@@ -234,3 +234,38 @@ func TestServerRestartKeepsClaims(t *testing.T) {
 		t.Fatalf("after the restart a second clone claimed %+v (%v); the card is held", c, err)
 	}
 }
+
+// A clone that follows the arbiter takes another clone's decisions into
+// its ledger as the arbiter takes them (bl watch shows them from there).
+func TestFollowTakesDecisions(t *testing.T) {
+	srv := natstest.Start(t, t.TempDir())
+	dirs := clones(t, 2, 1)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	a1, a2 := dial(t, srv.URL()), dial(t, srv.URL())
+	b1, b2 := open(t, dirs[0]), open(t, dirs[1])
+	started := make(chan error, 1)
+	done := make(chan error, 1)
+	go func() { done <- a2.Follow(ctx, b2, started) }()
+	if err := <-started; err != nil {
+		t.Fatal(err)
+	}
+	if c, err := a1.Claim(ctx, b1, ledger.ClaimRequest{Mutation: ledger.Mutation{Actor: "w1"}, Owner: "w1", TTL: time.Minute}); err != nil || c == nil {
+		t.Fatalf("claim: %v", err)
+	}
+	claimed := time.Now()
+	for {
+		if c, _ := b2.Get("A1"); c.ClaimOwner == "w1" {
+			t.Logf("the following clone saw the claim %s after it was acknowledged", time.Since(claimed).Round(time.Millisecond))
+			break
+		}
+		if time.Since(claimed) > 30*time.Second {
+			t.Fatal("the following clone never saw the claim")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+}

@@ -68,10 +68,17 @@ func (a *Arbiter) waitUpdate(ctx context.Context, b *ledger.Backlog, w jetstream
 
 // Follow takes every write the arbiter takes into b as it happens, until
 // ctx ends: bl watch then shows other machines' claims within a second.
-func (a *Arbiter) Follow(ctx context.Context, b *ledger.Backlog) error {
+// started, when not nil, gets nil once the watch runs, or its error.
+func (a *Arbiter) Follow(ctx context.Context, b *ledger.Backlog, started chan<- error) error {
 	w, err := a.kv.WatchAll(ctx, jetstream.UpdatesOnly())
 	if err != nil {
-		return &UnreachableError{URL: a.url, Op: "watch", Err: err}
+		err = &UnreachableError{URL: a.url, Op: "watch", Err: err}
+	}
+	if started != nil {
+		started <- err
+	}
+	if err != nil {
+		return err
 	}
 	defer w.Stop()
 	for {

@@ -51,6 +51,10 @@ type Arbiter interface {
 	// ClaimWait claims, waiting up to wait for a card to become
 	// claimable; the arbiter's decisions wake it (a KV watch).
 	ClaimWait(ctx context.Context, b *ledger.Backlog, s ArbiterSettings, req ledger.ClaimRequest, wait time.Duration) (*ledger.Card, error)
+	// Follow takes every decision the arbiter makes into b as it happens,
+	// until stop is called or ctx ends; lost is called once if the
+	// arbiter is lost after it started.
+	Follow(ctx context.Context, b *ledger.Backlog, s ArbiterSettings, lost func(error)) (stop func(), err error)
 	// Lease runs the lease write do on card.
 	Lease(ctx context.Context, b *ledger.Backlog, s ArbiterSettings, card, requestID string, do func(rid string) (ledger.Card, error)) (ledger.Card, error)
 }

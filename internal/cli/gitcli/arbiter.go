@@ -45,3 +45,26 @@ func (Arbiter) Lease(ctx context.Context, b *ledger.Backlog, s cli.ArbiterSettin
 	defer a.Close()
 	return a.Lease(ctx, b, card, requestID, do)
 }
+
+func (Arbiter) Follow(ctx context.Context, b *ledger.Backlog, s cli.ArbiterSettings, lost func(error)) (func(), error) {
+	a, err := dial(ctx, s)
+	if err != nil {
+		return nil, err
+	}
+	fctx, cancel := context.WithCancel(ctx)
+	started := make(chan error, 1)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if err := a.Follow(fctx, b, started); err != nil && fctx.Err() == nil {
+			lost(err)
+		}
+	}()
+	if err := <-started; err != nil {
+		cancel()
+		<-done
+		a.Close()
+		return nil, err
+	}
+	return func() { cancel(); <-done; a.Close() }, nil
+}
