@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"sync"
@@ -267,5 +268,30 @@ func TestFollowTakesDecisions(t *testing.T) {
 	cancel()
 	if err := <-done; err != nil {
 		t.Fatal(err)
+	}
+}
+
+// A server that accepts the connection and never answers (stopped, or a
+// network that drops replies) is unreachable after the timeout, not a
+// call that hangs past the lease it was to renew.
+func TestSilentArbiterTimesOut(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			defer c.Close()
+		}
+	}()
+	_, err = arbiter.Dial(context.Background(), arbiter.Settings{URL: "nats://" + l.Addr().String(), Timeout: 300 * time.Millisecond})
+	var ue *arbiter.UnreachableError
+	if !errors.As(err, &ue) {
+		t.Fatalf("err = %v, want unreachable", err)
 	}
 }
