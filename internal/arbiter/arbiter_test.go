@@ -295,3 +295,41 @@ func TestSilentArbiterTimesOut(t *testing.T) {
 		t.Fatalf("err = %v, want unreachable", err)
 	}
 }
+
+// The review hand-off across clones: one clone's worker sends its card to
+// review, a reviewer on another clone takes the review lease (finding the
+// card in review through the arbiter alone) and approves it; the merge of
+// the two ledgers folds it done with no conflict.
+func TestReviewAcrossClones(t *testing.T) {
+	srv := natstest.Start(t, t.TempDir())
+	dirs := clones(t, 2, 1)
+	ctx := context.Background()
+	a1, a2 := dial(t, srv.URL()), dial(t, srv.URL())
+	b1, b2 := open(t, dirs[0]), open(t, dirs[1])
+	c, err := a1.Claim(ctx, b1, ledger.ClaimRequest{Mutation: ledger.Mutation{Actor: "w1"}, Owner: "w1", TTL: time.Minute})
+	if err != nil || c == nil {
+		t.Fatalf("claim: %v", err)
+	}
+	if _, err := a1.Lease(ctx, b1, "A1", "", func(rid string) (ledger.Card, error) {
+		return b1.Submit(ctx, ledger.LeaseRequest{Mutation: ledger.Mutation{Actor: "w1", RequestID: rid}, ID: "A1", Owner: "w1", Epoch: c.ClaimEpoch})
+	}); err != nil {
+		t.Fatalf("submit: %v", err)
+	}
+	r, err := a2.ClaimReview(ctx, b2, ledger.ClaimRequest{Mutation: ledger.Mutation{Actor: "rv"}, Owner: "rv", TTL: time.Minute})
+	if err != nil || r == nil {
+		t.Fatalf("review claim: %+v, %v", r, err)
+	}
+	if _, err := a2.Lease(ctx, b2, "A1", "", func(rid string) (ledger.Card, error) {
+		return b2.Approve(ctx, ledger.ReviewRequest{Mutation: ledger.Mutation{Actor: "rv", RequestID: rid}, ID: "A1", Owner: "rv", Epoch: r.ClaimEpoch})
+	}); err != nil {
+		t.Fatalf("approve: %v", err)
+	}
+	m := merged(t, dirs)
+	got, err := m.Get("A1")
+	if err != nil || got.Status != ledger.StatusDone {
+		t.Fatalf("merged: %+v, %v", got, err)
+	}
+	if st, _ := m.Stats(); st.Conflicts != 0 {
+		t.Errorf("merged backlog folds %d conflicts", st.Conflicts)
+	}
+}

@@ -75,6 +75,69 @@ func (a *Arbiter) Claim(ctx context.Context, b *ledger.Backlog, req ledger.Claim
 	return nil, fmt.Errorf("arbiter %s: other clones' claims kept landing first (%d rounds); try again", a.url, a.Rounds)
 }
 
+// ClaimReview takes a review lease through the arbiter (bl claim
+// --review): req.ID, or the card in review this clone's fold would give.
+func (a *Arbiter) ClaimReview(ctx context.Context, b *ledger.Backlog, req ledger.ClaimRequest) (*ledger.Card, error) {
+	req.Arbitrated = true
+	if req.RequestID == "" {
+		req.RequestID = freshID()
+	}
+	review := func(r ledger.ClaimRequest) func() (ledger.Card, error) {
+		return func() (ledger.Card, error) {
+			c, err := b.ClaimReview(ctx, r)
+			if err == nil && c == nil {
+				return ledger.Card{}, ledger.Errorf(ledger.ErrConflict, "card %s is not waiting for review", r.ID)
+			}
+			if c == nil {
+				return ledger.Card{}, err
+			}
+			return *c, err
+		}
+	}
+	for round := 1; round <= a.Rounds; round++ {
+		if round > 1 {
+			if err := pause(ctx, round); err != nil {
+				return nil, err
+			}
+		}
+		id := req.ID
+		if id == "" {
+			if err := a.absorbAll(ctx, b); err != nil {
+				return nil, err
+			}
+			// The card this clone would take: staged to learn it, never
+			// appended.
+			var picked *ledger.Card
+			staged, err := b.Stage(stageAll, func() error {
+				var err error
+				picked, err = b.ClaimReview(ctx, req)
+				return err
+			})
+			switch {
+			case err != nil:
+				return nil, err
+			case staged != nil:
+				id = staged.Events[0].Card
+			case picked != nil:
+				id = picked.ID // a replay of this request
+			default:
+				return nil, nil
+			}
+		}
+		r := req
+		r.ID = id
+		c, err := a.write(ctx, b, id, req.RequestID, review(r))
+		switch {
+		case err == nil:
+			return &c, nil
+		case errors.Is(err, errLost), req.ID == "" && errors.Is(err, ledger.ErrConflict):
+			continue
+		}
+		return nil, err
+	}
+	return nil, fmt.Errorf("arbiter %s: other clones' writes kept landing first (%d rounds); try again", a.url, a.Rounds)
+}
+
 func claimCard(ctx context.Context, b *ledger.Backlog, r ledger.ClaimRequest) (ledger.Card, error) {
 	c, err := b.Claim(ctx, r)
 	if err == nil && c == nil {
@@ -140,6 +203,11 @@ func (a *Arbiter) write(ctx context.Context, b *ledger.Backlog, card, rid string
 			return ledger.Card{}, ledger.Errorf(ledger.ErrConflict, "request %q was recorded in this clone without the arbiter (a --local write?); it is not acknowledged by %s", rid, a.url)
 		}
 		return out, nil
+	}
+	for _, ev := range staged.Events {
+		if ev.Card != card {
+			return ledger.Card{}, errLost // the write chose another card since: decide again
+		}
 	}
 	if err := a.cas(ctx, e, staged.Lines); err != nil {
 		if errors.Is(err, errLost) {

@@ -97,3 +97,36 @@ func (a *Arbiter) Follow(ctx context.Context, b *ledger.Backlog, started chan<- 
 		}
 	}
 }
+
+// absorbAll takes every card's record into b: a review claim picks among
+// the cards in review, which only the arbiter may know to be there.
+func (a *Arbiter) absorbAll(ctx context.Context, b *ledger.Backlog) error {
+	rctx, cancel := a.rctx(ctx)
+	defer cancel()
+	w, err := a.kv.WatchAll(rctx)
+	if err != nil {
+		return &UnreachableError{URL: a.url, Op: "read all", Err: err}
+	}
+	defer w.Stop()
+	for {
+		select {
+		case <-rctx.Done():
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			return &UnreachableError{URL: a.url, Op: "read all", Err: rctx.Err()}
+		case u, ok := <-w.Updates():
+			if !ok || u == nil {
+				return nil // the current values are all delivered
+			}
+			if u.Operation() != jetstream.KeyValuePut {
+				continue
+			}
+			if card := cardOfKey(u.Key()); card != "" {
+				if err := absorb(ctx, b, entry{card: card, lines: u.Value(), rev: u.Revision()}); err != nil {
+					return err
+				}
+			}
+		}
+	}
+}

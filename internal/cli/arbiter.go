@@ -48,6 +48,8 @@ type ArbiterSettings struct {
 // then appended to the clone's ledger.
 type Arbiter interface {
 	Claim(ctx context.Context, b *ledger.Backlog, s ArbiterSettings, req ledger.ClaimRequest) (*ledger.Card, error)
+	// ClaimReview takes a review lease (bl claim --review).
+	ClaimReview(ctx context.Context, b *ledger.Backlog, s ArbiterSettings, req ledger.ClaimRequest) (*ledger.Card, error)
 	// ClaimWait claims, waiting up to wait for a card to become
 	// claimable; the arbiter's decisions wake it (a KV watch).
 	ClaimWait(ctx context.Context, b *ledger.Backlog, s ArbiterSettings, req ledger.ClaimRequest, wait time.Duration) (*ledger.Card, error)
@@ -133,4 +135,13 @@ func (a *App) throughArbiter(cmd string, rc remoteChoice) (Arbiter, ArbiterSetti
 
 func arbiterWhat(cmd, url string) string {
 	return fmt.Sprintf("bl %s through the claim arbiter %s", cmd, url)
+}
+
+// arbiterWork is gitWork for a command that goes through an arbiter when
+// one is set (the review verdicts): the lean bl hands it over.
+func (a *App) arbiterWork(cmd string) string {
+	if s, err := a.arbiterSettings(remoteChoice{}); err != nil || s.URL != "" {
+		return arbiterWhat(cmd, s.URL)
+	}
+	return ""
 }

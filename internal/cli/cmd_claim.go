@@ -99,10 +99,16 @@ func (c *ClaimCmd) Run(a *App) error {
 		return err
 	}
 	if c.Review {
-		if c.Wait > 0 || remoteFor(b, c.remoteChoice) != "" || arb != nil {
+		if c.Wait > 0 || (arb == nil && remoteFor(b, c.remoteChoice) != "") {
 			return usagef("--review does not combine with --wait or a remote claim")
 		}
-		card, err := b.ClaimReview(a.ctx, req)
+		var card *ledger.Card
+		if arb != nil {
+			a.synced = true
+			card, err = arb.ClaimReview(a.ctx, b, as, req)
+		} else {
+			card, err = b.ClaimReview(a.ctx, req)
+		}
 		if err != nil {
 			return err
 		}

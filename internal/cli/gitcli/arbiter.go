@@ -68,3 +68,12 @@ func (Arbiter) Follow(ctx context.Context, b *ledger.Backlog, s cli.ArbiterSetti
 	}
 	return func() { cancel(); <-done; a.Close() }, nil
 }
+
+func (Arbiter) ClaimReview(ctx context.Context, b *ledger.Backlog, s cli.ArbiterSettings, req ledger.ClaimRequest) (*ledger.Card, error) {
+	a, err := dial(ctx, s)
+	if err != nil {
+		return nil, err
+	}
+	defer a.Close()
+	return a.ClaimReview(ctx, b, req)
+}
