@@ -3,10 +3,14 @@ package arbiter
 import (
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
 	mrand "math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/bl-backlog/bl/ledger"
@@ -24,6 +28,18 @@ func (a *Arbiter) Claim(ctx context.Context, b *ledger.Backlog, req ledger.Claim
 		rid = freshID()
 	}
 	req.RequestID = rid
+	// A retry of a call that died after its write may have landed: that
+	// write is on the card the first attempt noted, so read that card
+	// first, and the request's receipt answers.
+	if card := pendingCard(b, rid); card != "" {
+		e, err := a.get(ctx, card)
+		if err != nil {
+			return nil, err
+		}
+		if err := absorb(ctx, b, e); err != nil {
+			return nil, err
+		}
+	}
 	if rc, ok := receipt(b, rid); ok {
 		// A retry: answer as the first call did, once the arbiter holds it.
 		c, err := a.write(ctx, b, rc.Card, rid, func() (ledger.Card, error) { return claimCard(ctx, b, req) })
@@ -59,9 +75,11 @@ func (a *Arbiter) Claim(ctx context.Context, b *ledger.Backlog, req ledger.Claim
 		}
 		r := req
 		r.ID = id
+		notePending(b, rid, id)
 		c, err := a.write(ctx, b, id, rid, func() (ledger.Card, error) { return claimCard(ctx, b, r) })
 		switch {
 		case err == nil:
+			dropPending(b, rid)
 			return &c, nil
 		case errors.Is(err, errLost):
 			continue
@@ -137,6 +155,35 @@ func (a *Arbiter) ClaimReview(ctx context.Context, b *ledger.Backlog, req ledger
 	}
 	return nil, fmt.Errorf("arbiter %s: other clones' writes kept landing first (%d rounds); try again", a.url, a.Rounds)
 }
+
+// pendingDir holds, per request id, the card a claim through the arbiter
+// is writing (local, in the ignored cache): a retry after the process died
+// between the compare-and-swap and its answer finds the write there.
+func pendingFile(b *ledger.Backlog, rid string) string {
+	sum := sha256.Sum256([]byte(rid))
+	return filepath.Join(b.Dir(), "cache", "arbiter", hex.EncodeToString(sum[:16]))
+}
+
+func pendingCard(b *ledger.Backlog, rid string) string {
+	data, err := os.ReadFile(pendingFile(b, rid))
+	if err != nil {
+		return ""
+	}
+	rest, card, ok := strings.Cut(string(data), "\n")
+	if !ok || rest != rid {
+		return ""
+	}
+	return strings.TrimSuffix(card, "\n")
+}
+
+func notePending(b *ledger.Backlog, rid, card string) {
+	path := pendingFile(b, rid)
+	if os.MkdirAll(filepath.Dir(path), 0o755) == nil {
+		_ = os.WriteFile(path, []byte(rid+"\n"+card+"\n"), 0o644)
+	}
+}
+
+func dropPending(b *ledger.Backlog, rid string) { _ = os.Remove(pendingFile(b, rid)) }
 
 func claimCard(ctx context.Context, b *ledger.Backlog, r ledger.ClaimRequest) (ledger.Card, error) {
 	c, err := b.Claim(ctx, r)
