@@ -69,16 +69,8 @@ func (b *Backlog) Absorb(ctx context.Context, lines []byte) (n int, err error) {
 }
 
 // holds reports whether the backlog already folded e: the ledger read it,
-// or the fold remembers it (its request's receipt, or its conflict). An
-// event older than the receipts the fold keeps (ReceiptRetention before
-// the newest) counts as held: whether it was folded can no longer be told
-// without reading all history, and by then git has carried it (a clone
-// that lacks it gets it from a sync); taking it again would append it
-// again at every read.
+// or the fold remembers it (its request's receipt, or its conflict).
 func (b *Backlog) holds(e *Event) bool {
-	if last := b.state.Last(); !last.At.IsZero() && e.At.Before(last.At.Add(-ReceiptRetention)) {
-		return true
-	}
 	if b.pos.ids != nil {
 		if _, ok := b.pos.ids[maphash.String(idSeed, e.ID)]; ok {
 			return true

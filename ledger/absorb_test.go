@@ -105,18 +105,3 @@ func TestArbitratedClaimIgnoresUnsyncedEdits(t *testing.T) {
 		}
 	}
 }
-
-// A line older than the receipts the fold keeps is not taken again: it
-// would otherwise be appended at every read of its card's record.
-func TestAbsorbSkipsHistoryPastReceipts(t *testing.T) {
-	a := newEnv(t)
-	a.create("A1")
-	a.claim("A1", "w", time.Minute)
-	old := a.lines()[1]
-	a.clk.Advance(ReceiptRetention + time.Hour)
-	a.create("A2")
-	a.b.Compact(a.ctx) // the claim's line leaves ledger.jsonl
-	if n, err := a.b.Absorb(a.ctx, old); err != nil || n != 0 {
-		t.Fatalf("Absorb of a line past the receipts = %d, %v; want nothing appended", n, err)
-	}
-}
