@@ -1,6 +1,7 @@
 package arbiter
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"time"
@@ -122,11 +123,38 @@ func (a *Arbiter) absorbAll(ctx context.Context, b *ledger.Backlog) error {
 			if u.Operation() != jetstream.KeyValuePut {
 				continue
 			}
-			if card := cardOfKey(u.Key()); card != "" {
+			if card := cardOfKey(u.Key()); card != "" && !settled(b, card, u.Value()) {
 				if err := absorb(ctx, b, entry{card: card, lines: u.Value(), rev: u.Revision()}); err != nil {
 					return err
 				}
 			}
 		}
 	}
+}
+
+// settled reports whether this clone already holds everything a card's
+// record can tell it: the card is done or deleted here at an epoch no line
+// of the record passes. Whatever brought that state (a sync, or the record
+// itself) brought the card's lease events before it, and after a
+// completion the next lease event is a claim at a higher epoch. Reading
+// every record of the bucket would otherwise take in again, at each call,
+// old lines whose receipts the fold no longer keeps.
+func settled(b *ledger.Backlog, card string, lines []byte) bool {
+	c, err := b.Get(card)
+	if err != nil || (c.Status != ledger.StatusDone && c.DeletedAt == nil) {
+		return false
+	}
+	for rest := lines; len(rest) > 0; {
+		line := rest
+		if i := bytes.IndexByte(rest, '\n'); i >= 0 {
+			line, rest = rest[:i+1], rest[i+1:]
+		} else {
+			rest = nil
+		}
+		e, err := ledger.DecodeLine(line)
+		if err != nil || e.Epoch > c.ClaimEpoch {
+			return false
+		}
+	}
+	return true
 }
