@@ -120,12 +120,6 @@ func parse(raw string) (servers []string, bucket string, replicas int, err error
 	return servers, bucket, replicas, nil
 }
 
-// Check reports whether s.URL is a URL Dial accepts, without connecting.
-func Check(s Settings) error {
-	_, _, _, err := parse(s.URL)
-	return err
-}
-
 // Dial connects to the arbiter and opens its bucket, creating it (file
 // storage) the first time.
 func Dial(ctx context.Context, s Settings) (*Arbiter, error) {

@@ -246,7 +246,7 @@ func (a *Arbiter) write(ctx context.Context, b *ledger.Backlog, card, rid string
 		// A replay: the request is recorded here. It counts only if the
 		// arbiter holds it.
 		rc, _ := receipt(b, rid)
-		if rc.Event != "" && !bytes2Contains(e.lines, rc.Event) {
+		if rc.Event != "" && !containsID(e.lines, rc.Event) {
 			return ledger.Card{}, ledger.Errorf(ledger.ErrConflict, "request %q was recorded in this clone without the arbiter (a --local write?); it is not acknowledged by %s", rid, a.url)
 		}
 		return out, nil
@@ -328,10 +328,6 @@ func receipt(b *ledger.Backlog, rid string) (rc ledger.Receipt, ok bool) {
 		return nil
 	})
 	return rc, ok
-}
-
-func bytes2Contains(lines []byte, eventID string) bool {
-	return eventID != "" && len(lines) > 0 && containsID(lines, eventID)
 }
 
 // pause is the wait before round n: short and jittered, since a lost
