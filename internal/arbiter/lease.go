@@ -156,7 +156,7 @@ func (a *Arbiter) ClaimReview(ctx context.Context, b *ledger.Backlog, req ledger
 	return nil, fmt.Errorf("arbiter %s: other clones' writes kept landing first (%d rounds); try again", a.url, a.Rounds)
 }
 
-// pendingDir holds, per request id, the card a claim through the arbiter
+// pendingFile holds, per request id, the card a claim through the arbiter
 // is writing (local, in the ignored cache): a retry after the process died
 // between the compare-and-swap and its answer finds the write there.
 func pendingFile(b *ledger.Backlog, rid string) string {
