@@ -21,13 +21,20 @@ import (
 // among the best of that priority, so clones racing at once spread out.
 // The card is returned once the arbiter took the claim and the clone's
 // ledger holds it; nil when nothing is claimable.
-func (a *Arbiter) Claim(ctx context.Context, b *ledger.Backlog, req ledger.ClaimRequest) (*ledger.Card, error) {
+func (a *Arbiter) Claim(ctx context.Context, b *ledger.Backlog, req ledger.ClaimRequest) (card *ledger.Card, err error) {
 	req.Arbitrated = true
 	rid := req.RequestID
 	if rid == "" {
 		rid = freshID()
 	}
 	req.RequestID = rid
+	defer func() {
+		// Kept only while a write may have landed unanswered.
+		var ue *UnreachableError
+		if !(errors.As(err, &ue) && ue.Unsure) && ctx.Err() == nil {
+			dropPending(b, rid)
+		}
+	}()
 	// A retry of a call that died after its write may have landed: that
 	// write is on the card the first attempt noted, so read that card
 	// first, and the request's receipt answers.
@@ -42,8 +49,8 @@ func (a *Arbiter) Claim(ctx context.Context, b *ledger.Backlog, req ledger.Claim
 	}
 	if rc, ok := receipt(b, rid); ok {
 		// A retry: answer as the first call did, once the arbiter holds it.
-		c, err := a.write(ctx, b, rc.Card, rid, func() (ledger.Card, error) { return claimCard(ctx, b, req) })
-		return &c, err
+		c, werr := a.write(ctx, b, rc.Card, rid, func() (ledger.Card, error) { return claimCard(ctx, b, req) })
+		return &c, werr
 	}
 	for round := 1; round <= a.Rounds; round++ {
 		if round > 1 {
@@ -79,7 +86,6 @@ func (a *Arbiter) Claim(ctx context.Context, b *ledger.Backlog, req ledger.Claim
 		c, err := a.write(ctx, b, id, rid, func() (ledger.Card, error) { return claimCard(ctx, b, r) })
 		switch {
 		case err == nil:
-			dropPending(b, rid)
 			return &c, nil
 		case errors.Is(err, errLost):
 			continue
