@@ -189,6 +189,9 @@ type ClaimRequest struct {
 	// its card takes it whoever it is assigned to.
 	AnyAssignee bool
 	Mine        bool
+	// Arbitrated: a claim arbiter decides the claim (it orders the card's
+	// lease events), so the event names no card version to compare.
+	Arbitrated bool
 }
 
 // Filter is what a claim without an id picks among.
@@ -235,7 +238,11 @@ func (b *Backlog) Claim(ctx context.Context, r ClaimRequest) (*Card, error) {
 		} else if c = s.Pick(r.Filter(), at); c == nil {
 			return nil, nil
 		}
-		return []*Event{{Op: OpClaim, Card: c.ID, Owner: r.Owner, TTLSeconds: ttl, ExpectVersion: c.Version, Epoch: c.ClaimEpoch + 1}}, nil
+		expect := c.Version
+		if r.Arbitrated {
+			expect = 0
+		}
+		return []*Event{{Op: OpClaim, Card: c.ID, Owner: r.Owner, TTLSeconds: ttl, ExpectVersion: expect, Epoch: c.ClaimEpoch + 1}}, nil
 	})
 	if err != nil || len(cards) == 0 {
 		return nil, err

@@ -194,7 +194,10 @@
 // order they learned them in.
 //
 // A claim carries expect_version (the card's version when the claimer looked)
-// and epoch (the previous epoch plus one). Heartbeat, release and complete by
+// and epoch (the previous epoch plus one). A claim a claim arbiter decided
+// carries expect_version 0: the arbiter ordered the card's lease events, and
+// only its epoch is compared (the version also counts edits other clones
+// may not have synced yet). Heartbeat, release and complete by
 // an owner carry the owner and the epoch it holds, and are rejected once the
 // card has been claimed again.
 //
@@ -682,7 +685,7 @@
 //	Snapshot and compaction  snapshot.go, compact.go, normalize.go,
 //	                         segments.go
 //	Journal                  journal.go
-//	Git                      tree.go, rebase.go, diff.go, changes.go,
+//	Git                      tree.go, rebase.go, absorb.go, diff.go, changes.go,
 //	                         history.go, history_newest.go; the git side is
 //	                         package gitsync
 //	Snapshot index           index.go, index_write.go, source.go, mmap_*.go

@@ -104,7 +104,11 @@ func (b *Backlog) ClaimReview(ctx context.Context, r ClaimRequest) (*Card, error
 				return nil, nil
 			}
 		}
-		return []*Event{{Op: OpClaimReview, Card: c.ID, Owner: r.Owner, TTLSeconds: ttl, ExpectVersion: c.Version, Epoch: c.ClaimEpoch + 1}}, nil
+		expect := c.Version
+		if r.Arbitrated {
+			expect = 0 // decided by a claim arbiter (see ClaimRequest)
+		}
+		return []*Event{{Op: OpClaimReview, Card: c.ID, Owner: r.Owner, TTLSeconds: ttl, ExpectVersion: expect, Epoch: c.ClaimEpoch + 1}}, nil
 	})
 	if err != nil || len(cards) == 0 {
 		return nil, err

@@ -404,8 +404,8 @@ func (r *Report) checkLeases(acks map[string]*acked, events []*ledger.Event) {
 }
 
 // allowedExit reports whether a call's exit code fits its kind: reads
-// succeed; mutations succeed, meet a conflict or fencing (4), or time out on
-// the lock (5).
+// succeed; mutations succeed, meet a conflict or fencing (4), time out on
+// the lock (5), or find the claim arbiter down (7).
 func allowedExit(c *Call) bool {
 	switch {
 	case c.Exit == 0:
@@ -417,6 +417,8 @@ func allowedExit(c *Call) bool {
 		return code == "conflict" || code == "fenced"
 	case c.Exit == 5:
 		return c.ErrorCode() == "lock_timeout"
+	case c.Exit == 7:
+		return c.ErrorCode() == "arbiter" // the claim arbiter was down
 	}
 	return false
 }

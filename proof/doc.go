@@ -32,6 +32,16 @@
 // event id on one line only, and the same bl export --format json bytes,
 // also after each clone merged every other clone's branch in its own order.
 //
+// The arbiter suite (arbiter_test.go) runs clones × processes claiming,
+// heartbeating and completing through a NATS JetStream claim arbiter
+// started in the test process on 127.0.0.1 (file storage in a temporary
+// directory): clients stopped past their TTL and killed, the server
+// killed and restarted, and under BL_STRESS a 3-node cluster (R3) losing a
+// node. The clones are judged by Check over the union of their ledgers
+// (git's union merge), and in TestArbiterSyncRace after converging through
+// bl sync. TestArbiterVersusGit (BL_ARBITER_BENCH=1) measures the same
+// workload through the git remote and the arbiter side by side.
+//
 // Sizes: plain `go test ./proof/` runs the CI size, a few minutes on two
 // cores (125 crash kills, 40 compaction kills, 8 sessions through 12 s of
 // lock churn). BL_STRESS=1 runs the full size: 64 agents on 400 cards, 64

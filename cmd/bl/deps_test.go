@@ -126,3 +126,24 @@ func TestNoBoard(t *testing.T) {
 		t.Error("cmd/bl-git does not depend on internal/board")
 	}
 }
+
+// TestNoArbiterClient: bl does not link the NATS client (the claim
+// arbiter's, in bl-git, which bl hands the command to), and neither binary
+// links the NATS server its proofs start.
+func TestNoArbiterClient(t *testing.T) {
+	for _, p := range deps(t, "github.com/bl-backlog/bl/cmd/bl") {
+		if strings.Contains(p, "nats-io") || strings.HasSuffix(p, "/internal/arbiter") {
+			t.Errorf("cmd/bl depends on %s", p)
+		}
+	}
+	found := false
+	for _, p := range deps(t, "github.com/bl-backlog/bl/cmd/bl-git") {
+		found = found || p == "github.com/nats-io/nats.go/jetstream"
+		if strings.Contains(p, "nats-server") || strings.HasSuffix(p, "/natstest") {
+			t.Errorf("cmd/bl-git depends on %s", p)
+		}
+	}
+	if !found {
+		t.Error("cmd/bl-git does not depend on the NATS JetStream client")
+	}
+}

@@ -39,6 +39,10 @@ var layers = map[string][]string{
 	"ledger/gitsync/result": nil,
 	// Git: commit, fetch, rebase onto a remote, push; the merge driver.
 	"ledger/gitsync": {"internal/fsutil", "internal/gitdir", "ledger", "ledger/gitsync/result"},
+	// The claim arbiter on NATS JetStream KV (linked by bl-git only), and
+	// the test servers of its proofs.
+	"internal/arbiter":          {"ledger"},
+	"internal/arbiter/natstest": nil,
 	// Renderings of a backlog: markdown, graphs, csv, json, html.
 	"export": {"internal/importer", "ledger"},
 	// Finding cards by words, ranked: bl search, list --search, the board.
@@ -63,7 +67,7 @@ var layers = map[string][]string{
 	// bl serve: board, JSON API, event stream, metrics.
 	"serve": {"export", "internal/cli", "ledger", "ledger/watch", "lock"},
 	// bl-git's side of the command line: sync, remote claims, serve, mcp.
-	"internal/cli/gitcli": {"hooks/webhook", "internal/board", "internal/cli", "internal/mcpserver", "ledger", "ledger/gitsync", "serve"},
+	"internal/cli/gitcli": {"hooks/webhook", "internal/arbiter", "internal/board", "internal/cli", "internal/mcpserver", "ledger", "ledger/gitsync", "serve"},
 	// The binaries.
 	"cmd/bl":     {"internal/cli"},
 	"cmd/bl-git": {"internal/cli", "internal/cli/gitcli"},
@@ -73,7 +77,7 @@ var layers = map[string][]string{
 	// make dist: the release archives.
 	"internal/dist":        nil,
 	"internal/browsertest": nil,
-	"proof":                {"ledger"},
+	"proof":                {"internal/arbiter/natstest", "ledger"},
 }
 
 // TestLayers: every package of the module is in the package map, and

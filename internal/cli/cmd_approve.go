@@ -71,14 +71,31 @@ func (a *App) runVerdict(card cardID, cmd, verb string, r ledger.ReviewRequest, 
 		return err
 	}
 	r.Mutation, r.ID = a.Mutation(requestID), id
+	verdict := func(rid string) (ledger.Card, error) {
+		r.RequestID = rid
+		if cmd == "approve" {
+			return b.Approve(a.ctx, r)
+		}
+		return b.Reject(a.ctx, r)
+	}
 	var c ledger.Card
-	if cmd == "approve" {
-		c, err = b.Approve(a.ctx, r)
+	arb, as, err := a.throughArbiter(cmd, remoteChoice{})
+	if err != nil {
+		return err
+	}
+	if arb != nil {
+		// Through the claim arbiter, as the review lease was taken.
+		a.synced = true
+		c, err = arb.Lease(a.ctx, b, as, id, requestID, verdict)
 	} else {
-		c, err = b.Reject(a.ctx, r)
+		c, err = verdict(requestID)
 	}
 	if err != nil {
 		return err
 	}
 	return a.emitCard(c, verb)
 }
+
+func (c *ApproveCmd) gitWork(a *App) string { return a.arbiterWork("approve") }
+
+func (c *RejectCmd) gitWork(a *App) string { return a.arbiterWork("reject") }

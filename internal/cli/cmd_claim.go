@@ -76,7 +76,13 @@ git remote shared by several machines: fetch, claim the best card, push
 the claim to the card's lease ref (refs/bl/leases/<ns>/<card>), then commit and
 push the branch. The card is printed only once the lease push landed. If
 another clone claimed the same card first, nothing is written and bl picks
-again, among the best cards. See docs/SYNC.md.` + exitCodesHelp
+again, among the best cards. See docs/SYNC.md.
+
+With --arbiter nats://HOST:PORT (or BL_ARBITER, or the local
+.backlog/arbiter.json) a NATS JetStream server decides the claim instead:
+a compare-and-swap on the card's key, then the claim is written here. With
+--wait the arbiter's decisions on other machines wake the wait. An arbiter
+that cannot be reached exits 7 and writes nothing.` + exitCodesHelp
 }
 
 func (c *ClaimCmd) Run(a *App) error {
@@ -99,11 +105,21 @@ func (c *ClaimCmd) Run(a *App) error {
 	if c.Any && c.Mine {
 		return usagef("--any and --mine do not combine: pick one")
 	}
+	arb, as, err := a.throughArbiter("claim", c.remoteChoice)
+	if err != nil {
+		return err
+	}
 	if c.Review {
-		if c.Wait > 0 || remoteFor(b, c.remoteChoice) != "" {
+		if c.Wait > 0 || (arb == nil && remoteFor(b, c.remoteChoice) != "") {
 			return usagef("--review does not combine with --wait or a remote claim")
 		}
-		card, err := b.ClaimReview(a.ctx, req)
+		var card *ledger.Card
+		if arb != nil {
+			a.synced = true
+			card, err = arb.ClaimReview(a.ctx, b, as, req)
+		} else {
+			card, err = b.ClaimReview(a.ctx, req)
+		}
 		if err != nil {
 			return err
 		}
@@ -114,16 +130,31 @@ func (c *ClaimCmd) Run(a *App) error {
 			fmt.Fprintf(w, "claimed %s for review epoch %d %s  %s\n", card.ID, card.ClaimEpoch, a.leaseLeft(*card), text(card.Title))
 		})
 	}
-	if c.Wait > 0 && remoteFor(b, c.remoteChoice) != "" {
+	if c.Wait > 0 && arb == nil && remoteFor(b, c.remoteChoice) != "" {
 		return usagef("--wait does not combine with a remote claim")
 	}
-	g, remote, err := a.throughRemote(b, "claim", c.remoteChoice)
-	if err != nil {
-		return err
+	var g Git
+	var remote RemoteWrite
+	if arb == nil {
+		if g, remote, err = a.throughRemote(b, "claim", c.remoteChoice); err != nil {
+			return err
+		}
 	}
 	var card *ledger.Card
-	if g != nil {
-		card, err = g.Claim(a.ctx, b, remote, req)
+	if arb != nil {
+		a.synced = true
+		if c.Wait > 0 {
+			card, err = arb.ClaimWait(a.ctx, b, as, req, c.Wait)
+			if err != nil && a.interrupted(err) {
+				card, err = nil, nil
+			}
+		} else {
+			card, err = arb.Claim(a.ctx, b, as, req)
+		}
+	} else if g != nil {
+		if card, err = g.Claim(a.ctx, b, remote, req); err == nil {
+			a.warnPushRate(b, remote.Remote)
+		}
 	} else if c.Wait > 0 {
 		card, err = watch.Claim(a.ctx, b, req, c.Wait)
 		if err != nil && a.interrupted(err) {

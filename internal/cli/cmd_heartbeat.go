@@ -27,6 +27,12 @@ func (HeartbeatCmd) Help() string {
 epoch may heartbeat; anyone else gets exit code 4 and must stop working on
 the card.
 
+Through a git remote, a heartbeat within half a TTL of the lease's last
+heartbeat is answered without a push: the remote's copy of the lease
+still runs for half a TTL or more. The first heartbeat after a claim,
+and one with --progress, --checkpoint or --ttl, always push. Heartbeat
+every half TTL or less.
+
 Examples:
 
     bl heartbeat --id A1 --owner worker-1 --epoch 3
@@ -53,9 +59,18 @@ func (c *HeartbeatCmd) Run(a *App) error {
 	if err != nil {
 		return err
 	}
+	if c.Progress == nil && cp == nil && c.TTL == nil && c.remoteChoice.check() == nil && remoteFor(b, c.remoteChoice) != "" {
+		if as, err := a.arbiterSettings(c.remoteChoice); err == nil && as.URL == "" {
+			if card, ok := coalescedHeartbeat(b, id, a.Owner(c.Owner), c.Epoch); ok {
+				return a.emit(card, func(w io.Writer) {
+					fmt.Fprintf(w, "renewed %s epoch %d %s (heartbeated less than half a TTL ago: not pushed again)\n", card.ID, card.ClaimEpoch, a.leaseLeft(card))
+				})
+			}
+		}
+	}
 	req := ledger.HeartbeatRequest{Mutation: a.Mutation(c.RequestID), ID: id,
 		Owner: a.Owner(c.Owner), Epoch: c.Epoch, TTL: ttl, Progress: c.Progress, Checkpoint: cp}
-	card, err := a.ownerWrite(b, "heartbeat", c.remoteChoice, c.RequestID, func(rid string) (ledger.Card, error) {
+	card, err := a.ownerWrite(b, "heartbeat", id, c.remoteChoice, c.RequestID, func(rid string) (ledger.Card, error) {
 		req.RequestID = rid
 		return b.Heartbeat(a.ctx, req)
 	})

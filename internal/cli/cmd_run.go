@@ -124,6 +124,11 @@ func (c *RunCmd) Run(a *App) error {
 		// clones claim through: a claim that remote granted wins.
 		return usagef(fmt.Sprintf("this backlog's claims go through the git remote %s (claims.remote), and bl run claims in this clone only: pass --local if every worker of this backlog runs on this machine", remote))
 	}
+	if as, err := a.arbiterSettings(remoteChoice{Local: c.Local}); err != nil {
+		return err
+	} else if as.URL != "" {
+		return usagef(fmt.Sprintf("this clone's claims go through the claim arbiter %s, and bl run claims in this clone only: pass --local if every worker of this backlog runs on this machine", as.URL))
+	}
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	defer signal.Stop(sigs)

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/bl-backlog/bl/ledger"
@@ -14,6 +15,7 @@ type WatchCmd struct {
 	cardFilter `embed:""`
 	Op         string `placeholder:"OPS" help:"Only these ops, comma-separated."`
 	Count      int    `help:"Exit after this many events (0 = run until interrupted)."`
+	Arbiter    string `placeholder:"URL" help:"Also follow this claim arbiter (default: BL_ARBITER, else the local .backlog/arbiter.json): other machines' claims and completions show as the arbiter takes them."`
 }
 
 func (WatchCmd) Help() string {
@@ -35,7 +37,13 @@ Examples:
 
     bl watch --json
     bl watch --op claim,complete --json | while read -r ev; do ...; done
-    bl watch --from "$(cat .last-cursor)" --count 100` + exitCodesHelp
+    bl watch --from "$(cat .last-cursor)" --count 100
+
+With a claim arbiter (--arbiter, BL_ARBITER or .backlog/arbiter.json),
+watch also follows the arbiter's bucket and takes every decision it makes
+into this clone's ledger as it happens, so another machine's claim or
+completion shows within a second. An arbiter that cannot be reached exits
+7; one lost later is a warning, and watch goes on with this clone.` + exitCodesHelp
 }
 
 var errWatchDone = errors.New("watch: count reached")
@@ -68,6 +76,17 @@ func (c *WatchCmd) Run(a *App) error {
 		if err != nil {
 			return err
 		}
+	}
+	arb, as, err := a.throughArbiter("watch", remoteChoice{Arbiter: c.Arbiter})
+	if err != nil {
+		return err
+	}
+	if arb != nil {
+		stop, err := arb.Follow(a.ctx, b, as, func(err error) { a.Warn(fmt.Sprintf("no longer following the claim arbiter: %v", err)) })
+		if err != nil {
+			return err
+		}
+		defer stop()
 	}
 	filter := ledger.HistoryFilter{Card: id, Ops: ops}
 	n := 0
@@ -105,4 +124,11 @@ func (c *WatchCmd) Run(a *App) error {
 		return nil
 	}
 	return err
+}
+
+func (c *WatchCmd) gitWork(a *App) string {
+	if s, err := a.arbiterSettings(remoteChoice{Arbiter: c.Arbiter}); err != nil || s.URL != "" {
+		return arbiterWhat("watch", s.URL)
+	}
+	return ""
 }

@@ -55,11 +55,14 @@ func classify(err error, git Git) (exit int, code string) {
 	var le *ledger.LinkError
 	var xe *exitStatusError
 	var ae *ambiguousIDError
+	var ad ArbiterDown
 	switch {
 	case errors.As(err, &ue):
 		return exitUsage, "usage"
 	case errors.As(err, &ae):
 		return exitUsage, "ambiguous_id"
+	case errors.As(err, &ad) && ad.ArbiterDown():
+		return exitArbiter, "arbiter"
 	case errors.As(err, &xe) && xe.interrupted:
 		return xe.code, "interrupted"
 	case errors.As(err, &xe):
@@ -115,6 +118,8 @@ func hint(code string) string {
 		return "check the remote's name and URL (git remote -v) and the network; nothing local was lost"
 	case "diverged":
 		return "the commands after \"run:\" merge with git and push; run them as printed"
+	case "arbiter":
+		return "check that the arbiter runs (nats-server -js) and its address (--arbiter, BL_ARBITER, .backlog/arbiter.json); retry with the same --request-id"
 	case "no_git":
 		return "bl sync and bl diff need the backlog inside a git repository (git init)"
 	case "not_found":
@@ -131,7 +136,7 @@ const exitCodesHelp = ""
 // exitCodesLine is the exit codes in one line, for a command's help.
 const exitCodesLine = `
 Exit codes: 0 ok, 1 other failure, 2 invalid input, 3 not found, 4 conflict
-or fenced, 5 lock timeout, 6 corrupt backlog.`
+or fenced, 5 lock timeout, 6 corrupt backlog, 7 claim arbiter unreachable.`
 
 // fail reports err on stderr, as text or as a JSON object, and returns its
 // exit code.

@@ -15,6 +15,9 @@ type Extensions struct {
 	// Git is bl sync, the merge driver, claims through a remote,
 	// sync.auto (git.go; package gitsync).
 	Git Git
+	// Arbiter is the claim arbiter's client (arbiter.go; package
+	// arbiter).
+	Arbiter Arbiter
 	// Serve runs bl serve (package serve).
 	Serve func(a *App, c *ServeCmd) error
 	// MCP runs bl mcp: the MCP server over stdio, each tool call run

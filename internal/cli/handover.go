@@ -218,6 +218,9 @@ func (a *App) remoteWork(cmd string, rc remoteChoice) string {
 	if rc.check() != nil {
 		return "" // the command itself says why
 	}
+	if s, err := a.arbiterSettings(rc); err != nil || s.URL != "" {
+		return arbiterWhat(cmd, s.URL) // bl-git reports a bad setting
+	}
 	remote := rc.remote(a.claimsRemote())
 	if remote == "" {
 		return ""

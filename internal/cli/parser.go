@@ -153,7 +153,9 @@ Exit codes:
        id, a request id reused for another request
     5  lock busy: timed out waiting for .backlog/lock
     6  corrupt backlog (or written by a newer bl), or a file in .backlog that is
-       a symbolic link out of it`
+       a symbolic link out of it
+    7  the claim arbiter (--arbiter, BL_ARBITER) could not be reached: nothing
+       was written`
 
 // exitRequest carries kong's exit code (after --help) out of Parse.
 type exitRequest struct{ code int }

@@ -17,6 +17,8 @@ import (
 type remoteChoice struct {
 	Remote string `placeholder:"NAME" help:"Go through this git remote (default: claims.remote in config.json): acknowledged once the push carrying it succeeds."`
 	Local  bool   `help:"Write to this clone only, even when claims.remote names a remote: the remote has not acknowledged it, and a claim the remote already granted wins over it at the next exchange (docs/SYNC.md)."`
+	// Arbiter: a claim arbiter (arbiter.go).
+	Arbiter string `placeholder:"URL" help:"Go through this claim arbiter, nats://HOST:PORT (default: BL_ARBITER, else the local .backlog/arbiter.json): acknowledged once the arbiter took it (docs/SYNC.md)."`
 }
 
 // remote is the remote chosen: --remote, else (without --local) the
@@ -32,6 +34,9 @@ func (r remoteChoice) remote(def string) string {
 func (r remoteChoice) check() error {
 	if r.Local && r.Remote != "" {
 		return usagef("--local and --remote exclude each other: write locally, or through the remote")
+	}
+	if r.Arbiter != "" && (r.Local || r.Remote != "") {
+		return usagef("--arbiter excludes --local and --remote: go through one of them")
 	}
 	return nil
 }
@@ -68,7 +73,15 @@ func (a *App) throughRemote(b *ledger.Backlog, cmd string, rc remoteChoice) (Git
 // release, complete, block), locally or through the remote. do stamps its
 // event with the request id it is given: the caller's, or on a remote one
 // that tells a retried push's attempts apart.
-func (a *App) ownerWrite(b *ledger.Backlog, cmd string, rc remoteChoice, requestID string, do func(requestID string) (ledger.Card, error)) (ledger.Card, error) {
+func (a *App) ownerWrite(b *ledger.Backlog, cmd, id string, rc remoteChoice, requestID string, do func(requestID string) (ledger.Card, error)) (ledger.Card, error) {
+	arb, s, err := a.throughArbiter(cmd, rc)
+	if err != nil {
+		return ledger.Card{}, err
+	}
+	if arb != nil {
+		a.synced = true
+		return arb.Lease(a.ctx, b, s, id, requestID, do)
+	}
 	g, remote, err := a.throughRemote(b, cmd, rc)
 	if err != nil {
 		return ledger.Card{}, err
@@ -76,7 +89,11 @@ func (a *App) ownerWrite(b *ledger.Backlog, cmd string, rc remoteChoice, request
 	if g == nil {
 		return do(requestID)
 	}
-	return g.Lease(a.ctx, b, remote, requestID, do)
+	card, err := g.Lease(a.ctx, b, remote, requestID, do)
+	if err == nil {
+		a.warnPushRate(b, remote.Remote)
+	}
+	return card, err
 }
 
 // leaseWrite is a release, complete or block as its command was given:
@@ -120,7 +137,7 @@ func (a *App) runLease(w leaseWrite) error {
 		}
 	}
 	req := ledger.LeaseRequest{Mutation: a.Mutation(w.requestID), ID: id, Owner: owner, Epoch: w.epoch, Reason: w.reason}
-	card, err := a.ownerWrite(b, w.cmd, w.remote, w.requestID, func(rid string) (ledger.Card, error) {
+	card, err := a.ownerWrite(b, w.cmd, id, w.remote, w.requestID, func(rid string) (ledger.Card, error) {
 		req.RequestID = rid
 		return w.op(b, a.ctx, req)
 	})

@@ -27,6 +27,7 @@ import (
 func Extensions() cli.Extensions {
 	return cli.Extensions{
 		Git:     Git{},
+		Arbiter: Arbiter{},
 		Serve:   serve.Command,
 		MCP:     serveMCP,
 		Board:   runBoard,

@@ -219,9 +219,11 @@ func checkClaim(s *State, c *wire.Card, e *wire.Event) error {
 
 // checkNextLease is the compare-and-swap of a claim (what names it): the
 // card is at the version the claimer read, and the lease takes the next
-// epoch.
+// epoch. A claim a claim arbiter decided names no version (0): the arbiter
+// ordered the card's lease events, and the version also counts edits
+// (notes, updates) other clones may not have synced when it claimed.
 func checkNextLease(c *wire.Card, e *wire.Event, what string) error {
-	if e.ExpectVersion != c.Version {
+	if e.ExpectVersion != 0 && e.ExpectVersion != c.Version {
 		return wire.Rule(wire.ErrConflict, "card %s changed (version %d, claim expected %d)", c.ID, c.Version, e.ExpectVersion)
 	}
 	if e.Epoch != c.ClaimEpoch+1 {

@@ -1,0 +1,75 @@
+package cli
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/bl-backlog/bl/ledger"
+)
+
+// A git host rations pushes (GitHub's guidance: about 6 a minute per
+// repository), and every lease write through a git remote is one push, a
+// completion two (docs/SYNC.md, "The git remote within what hosts allow").
+// So a heartbeat through a remote pushes at most once per half TTL, and a
+// team past the guidance is told to use a claim arbiter.
+
+// coalescedHeartbeat answers a plain heartbeat through a git remote
+// without writing or pushing when the lease was heartbeated less than
+// half its TTL ago: the remote's copy of the lease
+// then runs for at least half a TTL more, so another push would renew
+// nothing anyone needs yet. A heartbeat that reports progress, sets a
+// checkpoint or changes the TTL always goes. ok is false when the
+// heartbeat must be written.
+func coalescedHeartbeat(b *ledger.Backlog, id, owner string, epoch int64) (card ledger.Card, ok bool) {
+	_ = b.View(func(st *ledger.State, now time.Time) error {
+		c, found := st.Card(id)
+		if !found || c.Status != ledger.StatusClaimed || c.ClaimOwner != owner || (epoch != 0 && c.ClaimEpoch != epoch) || c.ClaimTTLSeconds <= 0 {
+			return nil
+		}
+		// Only after a heartbeat: the first one after a claim always
+		// goes, and finds a forced takeover (bl reclaim) at once.
+		last := c.LastHeartbeatAt
+		half := time.Duration(c.ClaimTTLSeconds) * time.Second / 2
+		if last == nil || c.LeaseExpiresAt == nil || !now.Before(last.Add(half)) || now.Before(*last) {
+			return nil
+		}
+		card, ok = c, true
+		return nil
+	})
+	return card, ok
+}
+
+// pushGuidance is the pushes a minute a git host's guidance allows one
+// repository (GitHub's: 6).
+const pushGuidance = 6
+
+// warnPushRate warns, after a write through the git remote, when the
+// backlog's lease writes of the last minute (every clone's, as this clone
+// knows them) are past pushGuidance: the team's claims belong on a claim
+// arbiter.
+func (a *App) warnPushRate(b *ledger.Backlog, remote string) {
+	n := 0
+	var newest time.Time
+	_, _ = b.NewestHistory(ledger.HistoryFilter{}, 4*pushGuidance, func(e *ledger.Event, _ *ledger.Conflict) error {
+		if newest.IsZero() {
+			newest = e.At
+		}
+		if newest.Sub(e.At) <= time.Minute && leasePush(e.Op) {
+			n++
+		}
+		return nil
+	})
+	if n > pushGuidance {
+		a.Warn(fmt.Sprintf("%d lease writes through the git remote %s in the last minute: past the about %d pushes a minute git hosts allow a repository (GitHub's guidance); a claim arbiter takes claims off git: --arbiter nats://HOST:PORT or BL_ARBITER (docs/SYNC.md)", n, remote, pushGuidance))
+	}
+}
+
+// leasePush reports whether a lease write of op is a push through a git
+// remote.
+func leasePush(op ledger.Op) bool {
+	switch op {
+	case ledger.OpClaim, ledger.OpHeartbeat, ledger.OpRelease, ledger.OpComplete, ledger.OpBlock, ledger.OpFail:
+		return true
+	}
+	return false
+}
