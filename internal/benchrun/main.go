@@ -35,8 +35,10 @@ var (
 	bigN    = flag.Int("big-cards", 100_000, "cards in the large backlog")
 	bigEv   = flag.Int("big-events", 1_000_000, "events of history in the large backlog")
 	workDir = flag.String("work", "", "directory for the backlogs (default: a temp dir)")
-	only    = flag.String("only", "", "run only these parts, comma-separated: small, big, concurrent, watch, run, sync, remote (default: all)")
+	only    = flag.String("only", "", "run only these parts, comma-separated: paired, small, big, concurrent, watch, run, sync, remote (default: all)")
 	syncEv  = flag.String("sync-events", "1000,20000,200000", "events of history in the backlogs bl sync is measured on, comma-separated")
+	before  = flag.String("before", "", "a bl binary from before a change: the paired table runs it, bl and the floor in turn")
+	pairedN = flag.String("paired-cards", "1500,100000", "cards in the backlogs of the paired table, comma-separated")
 )
 
 // part reports whether the named part of the run was asked for.
@@ -72,6 +74,19 @@ func main() {
 	linked := measureLinkedFloor(dir)
 	add("the same with kong, go-json, flock and fsnotify linked in, unused", ratio(linked, floor), "", "")
 
+	if *before != "" && part("paired") {
+		b, err := filepath.Abs(*before)
+		must(err)
+		for _, f := range strings.Split(*pairedN, ",") {
+			n, err := strconv.Atoi(strings.TrimSpace(f))
+			must(err)
+			ev := n
+			if n >= 100_000 {
+				ev = *bigEv
+			}
+			pairedBench(filepath.Join(dir, "floor-bin"), b, bl, filepath.Join(dir, "paired"+f, ".backlog"), n, ev, n >= 100_000)
+		}
+	}
 	if part("small") {
 		small := filepath.Join(dir, "small", ".backlog")
 		generate(small, 1000, 1000)
@@ -456,7 +471,14 @@ func printReport(bl string) {
 	var doc strings.Builder
 	doc.WriteString(beginMark + "\n")
 	fmt.Fprintf(&doc, "Machine: %s, %d CPUs, %s, %s/%s; measured %s.\n\n", cpuModel(), runtime.NumCPU(), runtime.Version(), runtime.GOOS, runtime.GOARCH, time.Now().UTC().Format("2006-01-02"))
-	doc.WriteString(table)
+	if len(pairedRows) > 0 {
+		doc.WriteString("Paired run: in each round the floor, bl before and bl after run one call each, in turn, on the same backlog; medians of " + strconv.Itoa(*runs) + " rounds (5 for list). Targets are in wall time against the floor of the same run; CPU time is user + system.\n\n")
+		doc.WriteString(pairedTable(*before, bl))
+		doc.WriteString("\n")
+	}
+	if len(report) > 0 {
+		doc.WriteString(table)
+	}
 	if goBench, err := os.ReadFile(filepath.Join(filepath.Dir(bl), "bench-go.txt")); err == nil {
 		doc.WriteString("\nLibrary benchmarks (`go test -bench . ./ledger/ ./ledger/internal/wire/`):\n\n```\n")
 		for _, l := range strings.Split(string(goBench), "\n") {

@@ -180,7 +180,8 @@ func isNegativeNumber(a string) bool {
 }
 
 // normalizeArgs makes the command line friendlier before kong sees it: a
-// bare "bl" or "bl help [command]" shows help, and a negative number after
+// bare "bl" or "bl help [command]" shows help, "bl --version" is bl
+// version, and a negative number after
 // a flag ("--priority -5") is joined to it, since kong would take "-5" for
 // a short flag.
 func normalizeArgs(args []string) []string {
@@ -189,6 +190,8 @@ func normalizeArgs(args []string) []string {
 		return []string{"--help"}
 	case args[0] == "help":
 		return append(append([]string{}, args[1:]...), "--help")
+	case args[0] == "--version": // the flag most tools answer
+		return append([]string{"version"}, args[1:]...)
 	}
 	out := make([]string, 0, len(args))
 	for i := 0; i < len(args); i++ {
