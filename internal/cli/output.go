@@ -47,7 +47,7 @@ func (a *App) writeJSON(v any) error {
 			b = appendStanding(b, st, 0)
 		}
 	case []ledger.Card:
-		b, _ = a.cardsJSON(v)
+		return a.writeCardsJSON(a.Stdout, v)
 	case relatives:
 		var err error
 		if b, err = a.relativesJSON(v); err != nil {

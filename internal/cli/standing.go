@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"io"
 	"strconv"
 	"strings"
 
@@ -95,16 +96,21 @@ func appendStanding(b []byte, st ledger.Standing, level int) []byte {
 	return append(b, tail...)
 }
 
-// cardsJSON is a list of cards as writeJSON prints it, each with its
-// derived members when they were read.
-func (a *App) cardsJSON(cards []ledger.Card) ([]byte, bool) {
-	if len(a.standing) == 0 {
-		return export.AppendCardsJSON(nil, cards, true)
+// writeCardsJSON writes a list of cards as the JSON encoder would indent
+// it, each card with its standing's derived members, in pieces: a
+// 100k-card list is 45 MB of JSON, which need not be held in memory at
+// once.
+func (a *App) writeCardsJSON(w io.Writer, cards []ledger.Card) error {
+	switch {
+	case cards == nil:
+		_, err := io.WriteString(w, "null\n")
+		return err
+	case len(cards) == 0:
+		_, err := io.WriteString(w, "[]\n")
+		return err
 	}
-	if len(cards) == 0 {
-		return []byte("[]"), true
-	}
-	out := make([]byte, 0, len(cards)*1024)
+	const chunk = 256 << 10
+	out := make([]byte, 0, chunk+8<<10)
 	out = append(out, '[')
 	for i := range cards {
 		if i > 0 {
@@ -117,15 +123,22 @@ func (a *App) cardsJSON(cards []ledger.Card) ([]byte, bool) {
 			// the same indented form.
 			one, err := json.MarshalIndentWithOption(&cards[i], "  ", "  ", json.DisableHTMLEscape())
 			if err != nil {
-				return nil, false
+				return err
 			}
 			out = append(out, one...)
 		}
 		if st, ok := a.standing[cards[i].ID]; ok {
 			out = appendStanding(out, st, 1)
 		}
+		if len(out) >= chunk {
+			if _, err := w.Write(out); err != nil {
+				return err
+			}
+			out = out[:0]
+		}
 	}
-	return append(out, "\n]"...), true
+	_, err := w.Write(append(out, "\n]\n"...))
+	return err
 }
 
 // stateWord is the human form of where c stands: the state and its
