@@ -111,6 +111,7 @@ func (a *App) writeCardsJSON(w io.Writer, cards []ledger.Card) error {
 	}
 	const chunk = 256 << 10
 	out := make([]byte, 0, chunk+8<<10)
+	var scratch []byte
 	out = append(out, '[')
 	for i := range cards {
 		if i > 0 {
@@ -118,7 +119,7 @@ func (a *App) writeCardsJSON(w io.Writer, cards []ledger.Card) error {
 		}
 		out = append(out, "\n  "...)
 		var ok bool
-		if out, ok = export.AppendCardJSONAt(out, &cards[i], 1); !ok {
+		if out, scratch, ok = export.AppendCardJSONScratch(out, scratch, &cards[i], 1); !ok {
 			// A card the fast encoder leaves to the JSON encoder, in
 			// the same indented form.
 			one, err := json.MarshalIndentWithOption(&cards[i], "  ", "  ", json.DisableHTMLEscape())
