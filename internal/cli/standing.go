@@ -59,17 +59,19 @@ func (a *App) standingOf(c ledger.Card) (ledger.Standing, bool) {
 // the end of b, as AppendCardJSONAt indents it at level (ending in a
 // newline, the level's indent and "}").
 func appendStanding(b []byte, st ledger.Standing, level int) []byte {
-	pad := strings.Repeat("  ", level+1)  // the members' indent
+	pad := indent(level + 1)              // the members' indent
 	end := len(b) - len("\n"+pad[2:]+"}") // where "\n", the level's indent and "}" start
 	if end < 1 || b[len(b)-1] != '}' || b[end] != '\n' {
 		return b
 	}
-	tail := append([]byte(nil), b[end:]...)
-	b = append(b[:end], ",\n"+pad+`"state": `...)
+	// Nothing here allocates but b's growth: a list prints 100k cards.
+	var tailBuf [32]byte
+	tail := append(tailBuf[:0], b[end:]...)
+	b = appendMember(b[:end], pad, "state")
 	b = strconv.AppendQuote(b, st.State)
-	b = append(b, ",\n"+pad+`"claimable": `...)
+	b = appendMember(b, pad, "claimable")
 	b = strconv.AppendBool(b, st.Claimable)
-	b = append(b, ",\n"+pad+`"waiting_on": `...)
+	b = appendMember(b, pad, "waiting_on")
 	if len(st.WaitingOn) == 0 {
 		b = append(b, "[]"...)
 	} else {
@@ -78,22 +80,43 @@ func appendStanding(b []byte, st ledger.Standing, level int) []byte {
 			if i > 0 {
 				b = append(b, ',')
 			}
-			b = append(b, "\n  "+pad...)
+			b = append(b, "\n  "...)
+			b = append(b, pad...)
 			b = strconv.AppendQuote(b, id)
 		}
-		b = append(b, "\n"+pad+"]"...)
+		b = append(b, '\n')
+		b = append(b, pad...)
+		b = append(b, ']')
 	}
-	b = append(b, ",\n"+pad+`"lease_expired": `...)
+	b = appendMember(b, pad, "lease_expired")
 	b = strconv.AppendBool(b, st.LeaseExpired)
 	if st.WaitingChildren > 0 {
-		b = append(b, ",\n"+pad+`"waiting_children": `...)
+		b = appendMember(b, pad, "waiting_children")
 		b = strconv.AppendInt(b, int64(st.WaitingChildren), 10)
 	}
 	if st.PathsHeldBy != "" {
-		b = append(b, ",\n"+pad+`"paths_held_by": `...)
+		b = appendMember(b, pad, "paths_held_by")
 		b = strconv.AppendQuote(b, st.PathsHeldBy)
 	}
 	return append(b, tail...)
+}
+
+// appendMember appends `,\n<pad>"name": `.
+func appendMember(b []byte, pad, name string) []byte {
+	b = append(b, ",\n"...)
+	b = append(b, pad...)
+	b = append(b, '"')
+	b = append(b, name...)
+	return append(b, `": `...)
+}
+
+// indent is level levels of two spaces.
+func indent(level int) string {
+	const spaces = "                "
+	if 2*level <= len(spaces) {
+		return spaces[:2*level]
+	}
+	return strings.Repeat("  ", level)
 }
 
 // writeCardsJSON writes a list of cards as the JSON encoder would indent
