@@ -465,6 +465,9 @@ func printReport(bl string) {
 	}
 	table := b.String()
 	fmt.Print(table)
+	if len(pairedRows) > 0 {
+		fmt.Print("\n" + pairedTable(*before, bl))
+	}
 	if *out == "" {
 		return
 	}
@@ -472,13 +475,20 @@ func printReport(bl string) {
 	doc.WriteString(beginMark + "\n")
 	fmt.Fprintf(&doc, "Machine: %s, %d CPUs, %s, %s/%s; measured %s.\n\n", cpuModel(), runtime.NumCPU(), runtime.Version(), runtime.GOOS, runtime.GOARCH, time.Now().UTC().Format("2006-01-02"))
 	if len(pairedRows) > 0 {
-		doc.WriteString("Paired run: in each round the floor, bl before and bl after run one call each, in turn, on the same backlog; medians of " + strconv.Itoa(*runs) + " rounds (5 for list). Targets are in wall time against the floor of the same run; CPU time is user + system.\n\n")
-		doc.WriteString(pairedTable(*before, bl))
-		doc.WriteString("\n")
+		// Its own block: a run of the paired part alone (-only paired)
+		// leaves the other figures as they were.
+		var p strings.Builder
+		p.WriteString(pairedBegin + "\n")
+		fmt.Fprintf(&p, "Machine: %s, %d CPUs, %s, %s/%s; measured %s.\n\n", cpuModel(), runtime.NumCPU(), runtime.Version(), runtime.GOOS, runtime.GOARCH, time.Now().UTC().Format("2006-01-02"))
+		p.WriteString("In each round the floor, bl before and bl after run one call each, in turn, on the same backlog; medians of " + strconv.Itoa(*runs) + " rounds (5 for list). Targets are in wall time against the floor of the same run; CPU time is user + system.\n\n")
+		p.WriteString(pairedTable(*before, bl))
+		p.WriteString(pairedEnd + "\n")
+		replaceBlock(pairedBegin, pairedEnd, p.String())
 	}
-	if len(report) > 0 {
-		doc.WriteString(table)
+	if *only == "paired" {
+		return
 	}
+	doc.WriteString(table)
 	if goBench, err := os.ReadFile(filepath.Join(filepath.Dir(bl), "bench-go.txt")); err == nil {
 		doc.WriteString("\nLibrary benchmarks (`go test -bench . ./ledger/ ./ledger/internal/wire/`):\n\n```\n")
 		for _, l := range strings.Split(string(goBench), "\n") {
@@ -489,21 +499,32 @@ func printReport(bl string) {
 		doc.WriteString("```\n")
 	}
 	doc.WriteString(endMark + "\n")
-	// Only the measured part is replaced; the prose around it stays.
+	replaceBlock(beginMark, endMark, doc.String())
+}
+
+// replaceBlock replaces the lines from begin to end in -out with block
+// (begin and end included), or adds block at the end; the prose around
+// it stays.
+func replaceBlock(begin, end, block string) {
 	prev, err := os.ReadFile(*out)
 	text := string(prev)
-	i, j := strings.Index(text, beginMark), strings.Index(text, endMark)
-	if err != nil || i < 0 || j < i {
-		text = "# Performance\n\n" + doc.String()
-	} else {
-		text = text[:i] + doc.String() + text[j+len(endMark)+1:]
+	i, j := strings.Index(text, begin), strings.Index(text, end)
+	switch {
+	case err != nil:
+		text = "# Performance\n\n" + block
+	case i < 0 || j < i:
+		text += "\n" + block
+	default:
+		text = text[:i] + block + text[j+len(end)+1:]
 	}
 	must(os.WriteFile(*out, []byte(text), 0o644))
 }
 
 const (
-	beginMark = "<!-- make bench: begin -->"
-	endMark   = "<!-- make bench: end -->"
+	beginMark   = "<!-- make bench: begin -->"
+	endMark     = "<!-- make bench: end -->"
+	pairedBegin = "<!-- make bench paired: begin -->"
+	pairedEnd   = "<!-- make bench paired: end -->"
 )
 
 func cpuModel() string {
