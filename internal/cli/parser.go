@@ -40,7 +40,6 @@ type CLI struct {
 func newParser(cli *CLI, app *App, stdout, stderr io.Writer, only string, cmds map[string]any) (*kong.Kong, error) {
 	opts := []kong.Option{
 		kong.Name("bl"),
-		kong.Description(description),
 		kong.Writers(stdout, stderr),
 		kong.Exit(func(c int) { panic(exitRequest{c}) }),
 		kong.ConfigureHelp(kong.HelpOptions{Compact: true, NoExpandSubcommands: true}),
@@ -51,6 +50,12 @@ func newParser(cli *CLI, app *App, stdout, stderr io.Writer, only string, cmds m
 		kong.TypeMapper(reflect.TypeOf([]string(nil)), kong.MapperFunc(rawStrings)),
 		kong.KindMapper(reflect.Int, decimalInt(strconv.IntSize)),
 		kong.KindMapper(reflect.Int64, decimalInt(64)),
+	}
+	if only == "" {
+		// Only bl --help prints it, and kong runs every help text through
+		// its interpolation at each start: a named command need not pay
+		// for this one, the longest.
+		opts = append(opts, kong.Description(description))
 	}
 	for _, c := range commands {
 		if only != "" && c.name != only {
