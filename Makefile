@@ -19,9 +19,12 @@ FUZZ_DISK     := FuzzIndexedLoad
 
 all: build
 
+# CGO_ENABLED=0: kong links os/user, which with cgo makes bl a dynamic
+# binary that loads libc and starts cgo's threads on every call (about
+# 1.5 ms of CPU, more than the whole floor); bl needs nothing from cgo.
 build:
-	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/bl
-	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN_GIT) ./cmd/bl-git
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/bl
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN_GIT) ./cmd/bl-git
 
 install: build
 	install -d $(PREFIX)/bin
@@ -52,10 +55,21 @@ fuzz:
 
 # Library benchmarks, then whole-process figures next to the floor; the
 # table goes to docs/PERFORMANCE.md.
-bench: build
+# The paired table runs bl as built from BENCH_BASE (the last commit
+# before the start-up work; set it to compare another) next to this bl.
+BENCH_BASE ?= 986d451
+bench: build bin/bl-before
 	$(GO) test -run '^$$' -bench '^Benchmark[^H]' -benchmem -benchtime 2000x ./ledger/ ./ledger/internal/wire/ | tee bin/bench-go.txt
 	$(GO) test -run '^$$' -bench '^BenchmarkHistoryChanges$$' -benchmem -benchtime 3x ./ledger/ | tee -a bin/bench-go.txt
-	$(GO) run ./internal/benchrun -bl $(BIN) -out docs/PERFORMANCE.md
+	$(GO) test -run '^$$' -bench '^Benchmark(ListJSON|Show)100k$$' -benchmem -benchtime 3x ./internal/cli/ | tee -a bin/bench-go.txt
+	$(GO) run ./internal/benchrun -bl $(BIN) -before bin/bl-before -out docs/PERFORMANCE.md
+
+# bl as BENCH_BASE built it (its Makefile did not turn cgo off).
+bin/bl-before:
+	rm -rf bin/before-src && mkdir -p bin/before-src
+	git archive $(BENCH_BASE) | tar -x -C bin/before-src
+	cd bin/before-src && $(GO) build -trimpath -ldflags '-s -w -X github.com/bl-backlog/bl/internal/cli.version=$(BENCH_BASE)' -o ../bl-before ./cmd/bl
+	rm -rf bin/before-src
 
 demo: build
 	./scripts/demo.sh $(BIN)

@@ -3,6 +3,7 @@ package ledger
 import (
 	"bytes"
 	"cmp"
+	"maps"
 	"path"
 	"slices"
 	"strings"
@@ -79,8 +80,25 @@ func quietOp(op Op) bool {
 // is decoded only if an event that differs is old enough to be in it), so
 // the comparison costs in proportion to what changed.
 func DiffTrees(old, new Tree) (*BacklogDiff, error) {
-	if d, ok, err := diffAppended(old, new); ok || err != nil {
+	return DiffUnread(old, new, nil, nil)
+}
+
+// DiffUnread is DiffTrees for trees that leave files unread (nil): an
+// archive segment unread on both sides is one both hold with the same
+// bytes, which adjacent commits are compared without reading. Any other
+// comparison reads what it needs through the sides' loaders first.
+func DiffUnread(old, new Tree, loadOld, loadNew Loader) (*BacklogDiff, error) {
+	if d, ok, err := diffAppended(old, new, loadOld); ok || err != nil {
 		return d, err
+	}
+	if len(old.Unread())+len(new.Unread()) > 0 {
+		old, new = maps.Clone(old), maps.Clone(new)
+		if err := old.Load(loadOld); err != nil {
+			return nil, err
+		}
+		if err := new.Load(loadNew); err != nil {
+			return nil, err
+		}
 	}
 	return diffFull(old, new)
 }
@@ -295,13 +313,14 @@ func addActivity(d *CardDiff, e *Event, s *fold.State, removed bool) {
 // snapshot is decoded once, the old ledger folded on it, the copies of
 // the cards the new events touch kept, and the new events folded after:
 // only those cards are compared. ok is false when the versions are not
-// like that.
-func diffAppended(old, new Tree) (d *BacklogDiff, ok bool, err error) {
+// like that. A file unread on both sides is the same on both; load reads
+// the old side's unread files if its fold needs them.
+func diffAppended(old, new Tree, load Loader) (d *BacklogDiff, ok bool, err error) {
 	for name, data := range old {
 		if name == LedgerFile || !(name == SnapshotFile || strings.HasPrefix(name, ArchiveDir+"/")) {
 			continue
 		}
-		if o, has := new[name]; !has || !bytes.Equal(o, data) {
+		if o, has := new[name]; !has || (o == nil) != (data == nil) || !bytes.Equal(o, data) {
 			return nil, false, nil
 		}
 	}
@@ -333,7 +352,7 @@ func diffAppended(old, new Tree) (d *BacklogDiff, ok bool, err error) {
 			return nil, false, nil // not an append
 		}
 	}
-	s, err := old.fold(true)
+	s, err := old.foldWith(load)
 	if err != nil {
 		return nil, false, err
 	}

@@ -98,7 +98,7 @@ func TestDiffAppendedMatchesFull(t *testing.T) {
 	old[LedgerFile], _ = encodeEvents(base[2:])
 	new := maps.Clone(old)
 	new[LedgerFile], _ = encodeEvents(append(slices.Clone(base[2:]), more...))
-	fast, ok, err := diffAppended(old, new)
+	fast, ok, err := diffAppended(old, new, nil)
 	if err != nil || !ok {
 		t.Fatalf("diffAppended: ok %v, %v", ok, err)
 	}

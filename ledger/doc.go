@@ -595,12 +595,14 @@
 // handful of cards, not all of them. Compaction writes it; any load that
 // finds it missing or not matching rebuilds it. It is little-endian binary:
 //
-//	magic "blidx003"
+//	magic "blidx004"
 //	snapshot size (u64), mtime in ns (u64), CRC-32C of its header line (u32)
 //	counts: cards, idempotency keys, request ids, claim-order entries (u32 each)
-//	offset of the first conflict line in the snapshot (u64), reserved (u32)
-//	three tables sorted by key (cards by id, cards by idempotency key,
-//	  receipts by request id), 20 bytes per entry: key offset and length in
+//	offset of the first conflict line in the snapshot (u64), references (u32)
+//	four tables sorted by key (cards by id, cards by idempotency key,
+//	  receipts by request id, and the references: a card's line under each
+//	  id it names as parent, dependency or link, so bl show finds what
+//	  names a card without reading the others), 20 bytes per entry: key offset and length in
 //	  the string pool (u32, u32), line offset and length in the snapshot
 //	  (u64, u32)
 //	the ready, claimed and review cards in claim order: u32 position in

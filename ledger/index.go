@@ -7,6 +7,7 @@ import (
 	"hash/crc32"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/bl-backlog/bl/ledger/internal/fold"
@@ -21,7 +22,7 @@ const (
 	IndexFile = "snapshot.idx"
 )
 
-var indexMagic = [8]byte{'b', 'l', 'i', 'd', 'x', '0', '0', '3'}
+var indexMagic = [8]byte{'b', 'l', 'i', 'd', 'x', '0', '0', '4'}
 
 // indexBlock is the span of the index each checksum covers.
 const indexBlock = 4096
@@ -45,7 +46,7 @@ type snapshotID struct {
 }
 
 func snapshotIdentity(fi os.FileInfo, headerLine []byte) snapshotID {
-	return snapshotID{size: fi.Size(), mtime: fi.ModTime().UnixNano(), headerCRC: crc32.Checksum(headerLine, wire.Castagnoli)}
+	return snapshotID{size: fi.Size(), mtime: fi.ModTime().UnixNano(), headerCRC: crc32.Checksum(headerLine, wire.Castagnoli())}
 }
 
 // sealedIndex is an index file's content whose blocks are checked against
@@ -65,7 +66,7 @@ func openSealed(file []byte) *sealedIndex {
 	n := int(le.Uint32(file[len(file)-8:]))
 	end := len(file) - 8 - 4*n
 	if n <= 0 || end <= 0 || n != (end+indexBlock-1)/indexBlock ||
-		crc32.Checksum(file[end:len(file)-4], wire.Castagnoli) != le.Uint32(file[len(file)-4:]) {
+		crc32.Checksum(file[end:len(file)-4], wire.Castagnoli()) != le.Uint32(file[len(file)-4:]) {
 		return nil
 	}
 	return &sealedIndex{data: file[:end], sums: file[end : end+4*n], checked: make([]bool, n)}
@@ -82,7 +83,7 @@ func (c *sealedIndex) span(off, n int) ([]byte, error) {
 			continue
 		}
 		block := c.data[b*indexBlock : min((b+1)*indexBlock, len(c.data))]
-		if crc32.Checksum(block, wire.Castagnoli) != binary.LittleEndian.Uint32(c.sums[4*b:]) {
+		if crc32.Checksum(block, wire.Castagnoli()) != binary.LittleEndian.Uint32(c.sums[4*b:]) {
 			return nil, errIndexMismatch
 		}
 		c.checked[b] = true
@@ -149,6 +150,7 @@ func (t indexTable) find(key string) (int, error) {
 type snapshotIndex struct {
 	path                  string // the snapshot
 	cards, keys, receipts indexTable
+	refs                  indexTable // by the id a card names, to the naming card's line
 	sealed                *sealedIndex
 	order, orders         int // offset and length of the claim-order list
 	conflicts             int64
@@ -206,7 +208,8 @@ func parseIndex(file []byte, id snapshotID) *snapshotIndex {
 		return nil
 	}
 	nc, nk, nr, no := int(le.Uint32(data[28:])), int(le.Uint32(data[32:])), int(le.Uint32(data[36:])), int(le.Uint32(data[40:]))
-	tables := indexHeaderLen + entryLen*(nc+nk+nr)
+	nf := int(le.Uint32(data[52:]))
+	tables := indexHeaderLen + entryLen*(nc+nk+nr+nf)
 	pool := tables + orderLen*no
 	if pool > len(c.data) {
 		return nil
@@ -216,7 +219,7 @@ func parseIndex(file []byte, id snapshotID) *snapshotIndex {
 	for _, t := range []struct {
 		dst *indexTable
 		n   int
-	}{{&ix.cards, nc}, {&ix.keys, nk}, {&ix.receipts, nr}} {
+	}{{&ix.cards, nc}, {&ix.keys, nk}, {&ix.receipts, nr}, {&ix.refs, nf}} {
 		*t.dst = indexTable{c: c, at: at, n: t.n, pool: pool}
 		at += entryLen * t.n
 	}
@@ -270,6 +273,37 @@ func (ix *snapshotIndex) cardAt(i int) (*Card, error) {
 		return nil, &wire.CorruptError{Path: ix.path, Offset: off, Err: errIndexMismatch}
 	}
 	return l.Card, nil
+}
+
+// referrers reads the cards that name id (as parent, dependency or link).
+func (ix *snapshotIndex) referrers(id string) ([]*Card, error) {
+	i, err := ix.refs.find(id)
+	if i < 0 {
+		return nil, err
+	}
+	var out []*Card
+	for ; i < ix.refs.n; i++ {
+		key, err := ix.refs.key(i)
+		if err != nil {
+			return nil, err
+		}
+		if string(key) != id {
+			break
+		}
+		off, n, err := ix.refs.line(i)
+		if err != nil {
+			return nil, err
+		}
+		l, err := ix.readLine(off, n)
+		if err != nil {
+			return nil, err
+		}
+		if l.Card == nil || !slices.Contains(namedBy(l.Card), id) {
+			return nil, &wire.CorruptError{Path: ix.path, Offset: off, Err: errIndexMismatch}
+		}
+		out = append(out, l.Card)
+	}
+	return out, nil
 }
 
 // keyOwner returns the id of the card created with an idempotency key.

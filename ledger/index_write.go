@@ -28,7 +28,8 @@ type indexEntry struct {
 // indexBuild collects the entries of a snapshot as it is written or read.
 type indexBuild struct {
 	cards, keys, receipts []indexEntry
-	conflicts             int64 // offset of the first conflict line; the file size when none
+	refs                  []indexEntry // by the id a card names (parent, link), to the naming card's line
+	conflicts             int64        // offset of the first conflict line; the file size when none
 }
 
 func (ib *indexBuild) addCard(c *Card, off int64, n int) {
@@ -37,12 +38,30 @@ func (ib *indexBuild) addCard(c *Card, off int64, n int) {
 	if c.IdempotencyKey != "" {
 		ib.keys = append(ib.keys, indexEntry{key: c.IdempotencyKey, off: off, n: n})
 	}
+	for _, to := range namedBy(c) {
+		ib.refs = append(ib.refs, indexEntry{key: to, off: off, n: n})
+	}
+}
+
+// namedBy is every card c names, once each: its parent and the other end
+// of its links and dependencies.
+func namedBy(c *Card) []string {
+	var to []string
+	if c.Parent != "" {
+		to = append(to, c.Parent)
+	}
+	for _, l := range c.AllLinks() {
+		if !slices.Contains(to, l.To) {
+			to = append(to, l.To)
+		}
+	}
+	return to
 }
 
 // encode renders the index for the snapshot identified by id.
 func (ib *indexBuild) encode(id snapshotID) []byte {
-	for _, t := range [][]indexEntry{ib.cards, ib.keys, ib.receipts} {
-		slices.SortFunc(t, func(a, b indexEntry) int { return cmp.Compare(a.key, b.key) })
+	for _, t := range [][]indexEntry{ib.cards, ib.keys, ib.receipts, ib.refs} {
+		slices.SortFunc(t, func(a, b indexEntry) int { return cmp.Or(cmp.Compare(a.key, b.key), cmp.Compare(a.off, b.off)) })
 	}
 	var order []uint32
 	for i, e := range ib.cards {
@@ -53,7 +72,7 @@ func (ib *indexBuild) encode(id snapshotID) []byte {
 	slices.SortFunc(order, func(a, b uint32) int { return ClaimOrder(ib.cards[a].card, ib.cards[b].card) })
 
 	le := binary.LittleEndian
-	out := make([]byte, 0, indexHeaderLen+entryLen*(len(ib.cards)+len(ib.keys)+len(ib.receipts))+orderLen*len(order))
+	out := make([]byte, 0, indexHeaderLen+entryLen*(len(ib.cards)+len(ib.keys)+len(ib.receipts)+len(ib.refs))+orderLen*len(order))
 	out = append(out, indexMagic[:]...)
 	out = le.AppendUint64(out, uint64(id.size))
 	out = le.AppendUint64(out, uint64(id.mtime))
@@ -63,9 +82,9 @@ func (ib *indexBuild) encode(id snapshotID) []byte {
 	out = le.AppendUint32(out, uint32(len(ib.receipts)))
 	out = le.AppendUint32(out, uint32(len(order)))
 	out = le.AppendUint64(out, uint64(ib.conflicts))
-	out = le.AppendUint32(out, 0) // reserved
+	out = le.AppendUint32(out, uint32(len(ib.refs)))
 	var pool []byte
-	for _, t := range [][]indexEntry{ib.cards, ib.keys, ib.receipts} {
+	for _, t := range [][]indexEntry{ib.cards, ib.keys, ib.receipts, ib.refs} {
 		for _, e := range t {
 			out = le.AppendUint32(out, uint32(len(pool)))
 			out = le.AppendUint32(out, uint32(len(e.key)))
@@ -108,11 +127,11 @@ func sealIndex(body []byte) []byte {
 	out := body
 	n := 0
 	for off := 0; off < len(body); off += indexBlock {
-		out = le.AppendUint32(out, crc32.Checksum(body[off:min(off+indexBlock, len(body))], wire.Castagnoli))
+		out = le.AppendUint32(out, crc32.Checksum(body[off:min(off+indexBlock, len(body))], wire.Castagnoli()))
 		n++
 	}
 	out = le.AppendUint32(out, uint32(n))
-	return le.AppendUint32(out, crc32.Checksum(out[len(body):], wire.Castagnoli))
+	return le.AppendUint32(out, crc32.Checksum(out[len(body):], wire.Castagnoli()))
 }
 
 // writeIndex stores the index for a snapshot in the backlog's cache. It is

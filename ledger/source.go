@@ -143,6 +143,27 @@ func (src *snapshotSource) Leased(at time.Time, skip func([]byte) bool, fn func(
 	return nil
 }
 
+func (src *snapshotSource) Referrers(id string) ([]*Card, error) {
+	if src.ix != nil {
+		if cs, err := src.ix.referrers(id); err == nil {
+			return cs, nil
+		}
+	}
+	w, err := src.useWhole()
+	if err != nil {
+		return nil, err
+	}
+	var out []*Card
+	w.s.Range(func(c *Card) bool {
+		if slices.Contains(namedBy(c), id) {
+			cp := c.Clone()
+			out = append(out, &cp)
+		}
+		return true
+	})
+	return out, nil
+}
+
 func (src *snapshotSource) Fill(cards map[string]*Card, requests map[string]Receipt) error {
 	if src.ix != nil {
 		if err := src.ix.fill(cards, requests); err == nil {

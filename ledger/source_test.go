@@ -244,6 +244,7 @@ func (failingSource) Receipt(string) (Receipt, bool, error) {
 func (failingSource) Fill(map[string]*Card, map[string]Receipt) error {
 	return errTestRead
 }
+func (failingSource) Referrers(string) ([]*Card, error) { return nil, errTestRead }
 func (failingSource) Leased(time.Time, func([]byte) bool, func(*Card) bool) error {
 	return errTestRead
 }
@@ -309,5 +310,73 @@ func TestFoldReadsNothing(t *testing.T) {
 	}
 	if p := s.Find("card-051"); p == nil || p.OpenChildren != 0 {
 		t.Errorf("card-051 counts %+v open children, want 0 (its child was deleted)", p)
+	}
+}
+
+// TestReferrersReadThroughIndex: what names a card (children, dependents,
+// links) is found through the index's reference table, reading those
+// cards and not the other 300, and agrees with the full fold, including
+// cards the ledger changed after the snapshot. Before the table, bl show
+// of one card read every card of the backlog.
+func TestReferrersReadThroughIndex(t *testing.T) {
+	e := newEnv(t)
+	noCompaction(e)
+	for i := range 300 {
+		id := fmt.Sprintf("card-%03d", i)
+		e.create(id, func(r *CreateRequest) {
+			switch i {
+			case 1, 2:
+				r.Parent = "card-000"
+			case 3:
+				r.DependsOn = []string{"card-000"}
+			}
+		})
+	}
+	if _, err := e.b.LinkTyped(e.ctx, LinkRequest{Mutation: m, From: "card-004", To: "card-000", Type: LinkRelated}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.b.Compact(e.ctx); err != nil {
+		t.Fatal(err)
+	}
+	// After the snapshot: a new child, a new dependent, a child deleted.
+	e.create("card-300", func(r *CreateRequest) { r.Parent = "card-000" })
+	if _, err := e.b.Link(e.ctx, m, "card-006", "card-000"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.b.Delete(e.ctx, DeleteRequest{Mutation: m, ID: "card-001"}); err != nil {
+		t.Fatal(err)
+	}
+	read := func(b *Backlog) (links []Link, kids []string) {
+		if err := b.View(func(s *State, _ time.Time) error {
+			links = s.LinksTo("card-000")
+			for _, k := range s.Children("card-000") {
+				kids = append(kids, k.ID)
+			}
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		return links, kids
+	}
+	lazy := e.open()
+	defer lazy.Close()
+	if lazy.state.Source() == nil {
+		t.Fatal("the backlog did not open through its index")
+	}
+	links, kids := read(lazy)
+	if n, _, _ := lazy.state.InMemory(); n > 20 {
+		t.Errorf("finding what names one card read %d cards into memory", n)
+	}
+	whole := e.open()
+	defer whole.Close()
+	if _, err := whole.List(Filter{}, SortID); err != nil { // reads every card
+		t.Fatal(err)
+	}
+	wantLinks, wantKids := read(whole)
+	if fmt.Sprint(links) != fmt.Sprint(wantLinks) || !slices.Equal(kids, wantKids) {
+		t.Errorf("through the index: links %v, children %v; the full fold: links %v, children %v", links, kids, wantLinks, wantKids)
+	}
+	if len(wantLinks) != 3 || !slices.Equal(wantKids, []string{"card-002", "card-300"}) {
+		t.Errorf("the full fold: links %v, children %v", wantLinks, wantKids)
 	}
 }

@@ -35,8 +35,10 @@ var (
 	bigN    = flag.Int("big-cards", 100_000, "cards in the large backlog")
 	bigEv   = flag.Int("big-events", 1_000_000, "events of history in the large backlog")
 	workDir = flag.String("work", "", "directory for the backlogs (default: a temp dir)")
-	only    = flag.String("only", "", "run only these parts, comma-separated: small, big, concurrent, watch, run, sync, remote (default: all)")
+	only    = flag.String("only", "", "run only these parts, comma-separated: paired, small, big, concurrent, watch, run, sync, remote (default: all)")
 	syncEv  = flag.String("sync-events", "1000,20000,200000", "events of history in the backlogs bl sync is measured on, comma-separated")
+	before  = flag.String("before", "", "a bl binary from before a change: the paired table runs it, bl and the floor in turn")
+	pairedN = flag.String("paired-cards", "1500,100000", "cards in the backlogs of the paired table, comma-separated")
 )
 
 // part reports whether the named part of the run was asked for.
@@ -72,6 +74,19 @@ func main() {
 	linked := measureLinkedFloor(dir)
 	add("the same with kong, go-json, flock and fsnotify linked in, unused", ratio(linked, floor), "", "")
 
+	if *before != "" && part("paired") {
+		b, err := filepath.Abs(*before)
+		must(err)
+		for _, f := range strings.Split(*pairedN, ",") {
+			n, err := strconv.Atoi(strings.TrimSpace(f))
+			must(err)
+			ev := n
+			if n >= 100_000 {
+				ev = *bigEv
+			}
+			pairedBench(filepath.Join(dir, "floor-bin"), b, bl, filepath.Join(dir, "paired"+f, ".backlog"), n, ev, n >= 100_000)
+		}
+	}
 	if part("small") {
 		small := filepath.Join(dir, "small", ".backlog")
 		generate(small, 1000, 1000)
@@ -450,12 +465,29 @@ func printReport(bl string) {
 	}
 	table := b.String()
 	fmt.Print(table)
+	if len(pairedRows) > 0 {
+		fmt.Print("\n" + pairedTable(*before, bl))
+	}
 	if *out == "" {
 		return
 	}
 	var doc strings.Builder
 	doc.WriteString(beginMark + "\n")
 	fmt.Fprintf(&doc, "Machine: %s, %d CPUs, %s, %s/%s; measured %s.\n\n", cpuModel(), runtime.NumCPU(), runtime.Version(), runtime.GOOS, runtime.GOARCH, time.Now().UTC().Format("2006-01-02"))
+	if len(pairedRows) > 0 {
+		// Its own block: a run of the paired part alone (-only paired)
+		// leaves the other figures as they were.
+		var p strings.Builder
+		p.WriteString(pairedBegin + "\n")
+		fmt.Fprintf(&p, "Machine: %s, %d CPUs, %s, %s/%s; measured %s.\n\n", cpuModel(), runtime.NumCPU(), runtime.Version(), runtime.GOOS, runtime.GOARCH, time.Now().UTC().Format("2006-01-02"))
+		p.WriteString("In each round the floor, bl before and bl after run one call each, in turn, each bl on its own copy of the same backlog; medians of " + strconv.Itoa(*runs) + " rounds (5 for list). Targets are in wall time against the floor of the same run; CPU time is user + system.\n\n")
+		p.WriteString(pairedTable(*before, bl))
+		p.WriteString(pairedEnd + "\n")
+		replaceBlock(pairedBegin, pairedEnd, p.String())
+	}
+	if *only == "paired" {
+		return
+	}
 	doc.WriteString(table)
 	if goBench, err := os.ReadFile(filepath.Join(filepath.Dir(bl), "bench-go.txt")); err == nil {
 		doc.WriteString("\nLibrary benchmarks (`go test -bench . ./ledger/ ./ledger/internal/wire/`):\n\n```\n")
@@ -467,21 +499,32 @@ func printReport(bl string) {
 		doc.WriteString("```\n")
 	}
 	doc.WriteString(endMark + "\n")
-	// Only the measured part is replaced; the prose around it stays.
+	replaceBlock(beginMark, endMark, doc.String())
+}
+
+// replaceBlock replaces the lines from begin to end in -out with block
+// (begin and end included), or adds block at the end; the prose around
+// it stays.
+func replaceBlock(begin, end, block string) {
 	prev, err := os.ReadFile(*out)
 	text := string(prev)
-	i, j := strings.Index(text, beginMark), strings.Index(text, endMark)
-	if err != nil || i < 0 || j < i {
-		text = "# Performance\n\n" + doc.String()
-	} else {
-		text = text[:i] + doc.String() + text[j+len(endMark)+1:]
+	i, j := strings.Index(text, begin), strings.Index(text, end)
+	switch {
+	case err != nil:
+		text = "# Performance\n\n" + block
+	case i < 0 || j < i:
+		text += "\n" + block
+	default:
+		text = text[:i] + block + text[j+len(end)+1:]
 	}
 	must(os.WriteFile(*out, []byte(text), 0o644))
 }
 
 const (
-	beginMark = "<!-- make bench: begin -->"
-	endMark   = "<!-- make bench: end -->"
+	beginMark   = "<!-- make bench: begin -->"
+	endMark     = "<!-- make bench: end -->"
+	pairedBegin = "<!-- make bench paired: begin -->"
+	pairedEnd   = "<!-- make bench paired: end -->"
 )
 
 func cpuModel() string {

@@ -104,17 +104,25 @@ func (c *DiffCmd) Run(a *App) error {
 		if rev == "" {
 			return usagef("bl diff: a revision is empty")
 		}
-		if trees[i], sides[i].Commit, err = git.BacklogAt(b.Dir(), rev); err != nil {
-			return err
-		}
 		sides[i].Rev = rev
 	}
-	if len(revs) == 1 {
+	var loads [2]ledger.Loader
+	if len(revs) == 2 {
+		// Two commits: the history they share is not read.
+		var commits [2]string
+		if trees, loads, commits, err = git.BacklogPairAt(b.Dir(), revs[0], revs[1]); err != nil {
+			return err
+		}
+		sides[0].Commit, sides[1].Commit = commits[0], commits[1]
+	} else {
+		if trees[0], sides[0].Commit, err = git.BacklogAt(b.Dir(), revs[0]); err != nil {
+			return err
+		}
 		if trees[1], err = b.Tree(a.ctx); err != nil {
 			return err
 		}
 	}
-	d, err := ledger.DiffTrees(trees[0], trees[1])
+	d, err := ledger.DiffUnread(trees[0], trees[1], loads[0], loads[1])
 	if err != nil {
 		return err
 	}

@@ -31,6 +31,10 @@ type Git interface {
 	// commit rev names holds them, and that commit's full hash. An
 	// unknown revision is ledger.ErrInvalid.
 	BacklogAt(dir, rev string) (tree ledger.Tree, commit string, err error)
+	// BacklogPairAt is BacklogAt for two revisions being compared: the
+	// archive segments both hold with the same bytes are left unread,
+	// and loads read a side's unread files (ledger.DiffUnread).
+	BacklogPairAt(dir, oldRev, newRev string) (trees [2]ledger.Tree, loads [2]ledger.Loader, commits [2]string, err error)
 	// Claim claims through a remote: the card counts once the push
 	// carrying the claim succeeded.
 	Claim(ctx context.Context, b *ledger.Backlog, r RemoteWrite, req ledger.ClaimRequest) (*ledger.Card, error)

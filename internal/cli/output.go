@@ -41,7 +41,7 @@ func (a *App) writeJSON(v any) error {
 			b, _ = CardJSON(v, st)
 		}
 	case []ledger.Card:
-		b, _ = a.cardsJSON(v)
+		return a.writeCardsJSON(a.Stdout, v)
 	case relatives:
 		var err error
 		if b, err = a.relativesJSON(v); err != nil {

@@ -2,6 +2,9 @@ package cli
 
 import (
 	"bytes"
+	"fmt"
+	"io"
+	"strconv"
 	"testing"
 	"time"
 
@@ -40,5 +43,28 @@ func TestWriteJSONCards(t *testing.T) {
 	}
 	if _, ok := cardJSON(map[string]int{}); ok {
 		t.Fatal("cardJSON took a map")
+	}
+}
+
+// TestListJSONAllocations: printing a list of cards as JSON allocates
+// per write, not per card (each card once took a 2 KB buffer of its own:
+// 200 MB for bl list --json of 100k cards). BenchmarkListJSON100k
+// measures the whole command.
+func TestListJSONAllocations(t *testing.T) {
+	cards := make([]ledger.Card, 1000)
+	at := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
+	a := &App{Stdout: io.Discard, standing: map[string]ledger.Standing{}}
+	for i := range cards {
+		cards[i] = ledger.Card{ID: fmt.Sprintf("C%04d", i), Title: "card " + strconv.Itoa(i), Status: ledger.StatusReady, CreatedAt: at, UpdatedAt: at, Labels: []string{"x"}}
+		a.standing[cards[i].ID] = ledger.Standing{State: ledger.StateReady, Claimable: true}
+	}
+	a.JSON = true
+	allocs := testing.AllocsPerRun(5, func() {
+		if err := a.writeJSON(cards); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if allocs > float64(len(cards))/10 {
+		t.Errorf("writing %d cards as JSON made %.0f allocations", len(cards), allocs)
 	}
 }

@@ -40,7 +40,6 @@ type CLI struct {
 func newParser(cli *CLI, app *App, stdout, stderr io.Writer, only string, cmds map[string]any) (*kong.Kong, error) {
 	opts := []kong.Option{
 		kong.Name("bl"),
-		kong.Description(description),
 		kong.Writers(stdout, stderr),
 		kong.Exit(func(c int) { panic(exitRequest{c}) }),
 		kong.ConfigureHelp(kong.HelpOptions{Compact: true, NoExpandSubcommands: true}),
@@ -51,6 +50,12 @@ func newParser(cli *CLI, app *App, stdout, stderr io.Writer, only string, cmds m
 		kong.TypeMapper(reflect.TypeOf([]string(nil)), kong.MapperFunc(rawStrings)),
 		kong.KindMapper(reflect.Int, decimalInt(strconv.IntSize)),
 		kong.KindMapper(reflect.Int64, decimalInt(64)),
+	}
+	if only == "" {
+		// Only bl --help prints it, and kong runs every help text through
+		// its interpolation at each start: a named command need not pay
+		// for this one, the longest.
+		opts = append(opts, kong.Description(description))
 	}
 	for _, c := range commands {
 		if only != "" && c.name != only {
@@ -183,7 +188,8 @@ func isNegativeNumber(a string) bool {
 }
 
 // normalizeArgs makes the command line friendlier before kong sees it: a
-// bare "bl" or "bl help [command]" shows help, and a negative number after
+// bare "bl" or "bl help [command]" shows help, "bl --version" is bl
+// version, and a negative number after
 // a flag ("--priority -5") is joined to it, since kong would take "-5" for
 // a short flag.
 func normalizeArgs(args []string) []string {
@@ -192,6 +198,8 @@ func normalizeArgs(args []string) []string {
 		return []string{"--help"}
 	case args[0] == "help":
 		return append(append([]string{}, args[1:]...), "--help")
+	case args[0] == "--version": // the flag most tools answer
+		return append([]string{"version"}, args[1:]...)
 	}
 	out := make([]string, 0, len(args))
 	for i := 0; i < len(args); i++ {

@@ -1,7 +1,9 @@
 package cli
 
 import (
+	"bytes"
 	"fmt"
+	"io"
 	"strconv"
 	"strings"
 
@@ -58,17 +60,19 @@ func (a *App) standingOf(c ledger.Card) (ledger.Standing, bool) {
 // the end of b, as AppendCardJSONAt indents it at level (ending in a
 // newline, the level's indent and "}").
 func appendStanding(b []byte, st ledger.Standing, level int) []byte {
-	pad := strings.Repeat("  ", level+1)  // the members' indent
+	pad := indent(level + 1)              // the members' indent
 	end := len(b) - len("\n"+pad[2:]+"}") // where "\n", the level's indent and "}" start
 	if end < 1 || b[len(b)-1] != '}' || b[end] != '\n' {
 		return b
 	}
-	tail := append([]byte(nil), b[end:]...)
-	b = append(b[:end], ",\n"+pad+`"state": `...)
+	// Nothing here allocates but b's growth: a list prints 100k cards.
+	var tailBuf [32]byte
+	tail := append(tailBuf[:0], b[end:]...)
+	b = appendMember(b[:end], pad, "state")
 	b = strconv.AppendQuote(b, st.State)
-	b = append(b, ",\n"+pad+`"claimable": `...)
+	b = appendMember(b, pad, "claimable")
 	b = strconv.AppendBool(b, st.Claimable)
-	b = append(b, ",\n"+pad+`"waiting_on": `...)
+	b = appendMember(b, pad, "waiting_on")
 	if len(st.WaitingOn) == 0 {
 		b = append(b, "[]"...)
 	} else {
@@ -77,41 +81,66 @@ func appendStanding(b []byte, st ledger.Standing, level int) []byte {
 			if i > 0 {
 				b = append(b, ',')
 			}
-			b = append(b, "\n  "+pad...)
+			b = append(b, "\n  "...)
+			b = append(b, pad...)
 			b = strconv.AppendQuote(b, id)
 		}
-		b = append(b, "\n"+pad+"]"...)
+		b = append(b, '\n')
+		b = append(b, pad...)
+		b = append(b, ']')
 	}
-	b = append(b, ",\n"+pad+`"lease_expired": `...)
+	b = appendMember(b, pad, "lease_expired")
 	b = strconv.AppendBool(b, st.LeaseExpired)
 	if st.WaitingChildren > 0 {
-		b = append(b, ",\n"+pad+`"waiting_children": `...)
+		b = appendMember(b, pad, "waiting_children")
 		b = strconv.AppendInt(b, int64(st.WaitingChildren), 10)
 	}
 	if st.PathsHeldBy != "" {
-		b = append(b, ",\n"+pad+`"paths_held_by": `...)
+		b = appendMember(b, pad, "paths_held_by")
 		b = strconv.AppendQuote(b, st.PathsHeldBy)
 	}
 	return append(b, tail...)
 }
 
-// cardsJSON is a list of cards as writeJSON prints it, each with its
-// derived members when they were read.
-func (a *App) cardsJSON(cards []ledger.Card) ([]byte, bool) {
-	if len(a.standing) == 0 {
-		return export.AppendCardsJSON(nil, cards, true)
+// appendMember appends `,\n<pad>"name": `.
+func appendMember(b []byte, pad, name string) []byte {
+	b = append(b, ",\n"...)
+	b = append(b, pad...)
+	b = append(b, '"')
+	b = append(b, name...)
+	return append(b, `": `...)
+}
+
+// indent is level levels of two spaces.
+func indent(level int) string {
+	const spaces = "                "
+	if 2*level <= len(spaces) {
+		return spaces[:2*level]
 	}
-	return appendCardsStanding(cards, func(i int) (ledger.Standing, bool) {
+	return strings.Repeat("  ", level)
+}
+
+// writeCardsJSON writes a list of cards as bl list --json prints it, each
+// card with the derived members stand read.
+func (a *App) writeCardsJSON(w io.Writer, cards []ledger.Card) error {
+	return writeCardsStanding(w, cards, func(i int) (ledger.Standing, bool) {
 		st, ok := a.standing[cards[i].ID]
 		return st, ok
 	})
 }
 
-// CardsJSON is cards as bl list --json prints them, each with where it
-// stands (st[i]): what every board and API serves, so that they show a
-// card where the command line does.
+// CardsJSON is cards as bl list --json prints them (no final newline),
+// each with where it stands (st[i]): what every board and API serves, so
+// that they show a card where the command line does.
 func CardsJSON(cards []ledger.Card, st []ledger.Standing) ([]byte, bool) {
-	return appendCardsStanding(cards, func(i int) (ledger.Standing, bool) { return st[i], true })
+	if cards == nil {
+		cards = []ledger.Card{}
+	}
+	var buf bytes.Buffer
+	if err := writeCardsStanding(&buf, cards, func(i int) (ledger.Standing, bool) { return st[i], true }); err != nil {
+		return nil, false
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), true
 }
 
 // CardJSON is one card as bl show --json prints it, with where it stands.
@@ -126,11 +155,22 @@ func CardJSON(c ledger.Card, st ledger.Standing) ([]byte, bool) {
 	return appendStanding(b, st, 0), true
 }
 
-func appendCardsStanding(cards []ledger.Card, standing func(i int) (ledger.Standing, bool)) ([]byte, bool) {
-	if len(cards) == 0 {
-		return []byte("[]"), true
+// writeCardsStanding writes a list of cards as the JSON encoder would
+// indent it, each card with the derived members standing gives, in
+// pieces: a 100k-card list is 45 MB of JSON, which need not be held in
+// memory at once.
+func writeCardsStanding(w io.Writer, cards []ledger.Card, standing func(i int) (ledger.Standing, bool)) error {
+	switch {
+	case cards == nil:
+		_, err := io.WriteString(w, "null\n")
+		return err
+	case len(cards) == 0:
+		_, err := io.WriteString(w, "[]\n")
+		return err
 	}
-	out := make([]byte, 0, len(cards)*1024)
+	const chunk = 256 << 10
+	out := make([]byte, 0, chunk+8<<10)
+	var scratch []byte
 	out = append(out, '[')
 	for i := range cards {
 		if i > 0 {
@@ -138,20 +178,27 @@ func appendCardsStanding(cards []ledger.Card, standing func(i int) (ledger.Stand
 		}
 		out = append(out, "\n  "...)
 		var ok bool
-		if out, ok = export.AppendCardJSONAt(out, &cards[i], 1); !ok {
+		if out, scratch, ok = export.AppendCardJSONScratch(out, scratch, &cards[i], 1); !ok {
 			// A card the fast encoder leaves to the JSON encoder, in
 			// the same indented form.
 			one, err := json.MarshalIndentWithOption(&cards[i], "  ", "  ", json.DisableHTMLEscape())
 			if err != nil {
-				return nil, false
+				return err
 			}
 			out = append(out, one...)
 		}
 		if st, ok := standing(i); ok {
 			out = appendStanding(out, st, 1)
 		}
+		if len(out) >= chunk {
+			if _, err := w.Write(out); err != nil {
+				return err
+			}
+			out = out[:0]
+		}
 	}
-	return append(out, "\n]"...), true
+	_, err := w.Write(append(out, "\n]\n"...))
+	return err
 }
 
 // stateWord is the human form of where c stands: the state and its

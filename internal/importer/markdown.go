@@ -7,13 +7,16 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/bl-backlog/bl/ledger"
 )
 
+// Compiled on first use: bl links this package, and every call would pay
+// for them at start-up.
 var (
-	checkboxRe = regexp.MustCompile(`^(\s*)[-*+] \[(.)\](.*)$`)
-	headingRe  = regexp.MustCompile(`^#{1,6}\s+(.*?)\s*#*\s*$`)
+	checkboxRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(\s*)[-*+] \[(.)\](.*)$`) })
+	headingRe  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^#{1,6}\s+(.*?)\s*#*\s*$`) })
 )
 
 // MarkdownKey is the idempotency key of the card a checklist item
@@ -51,11 +54,11 @@ func ReadMarkdown(file string, r io.Reader) ([]Item, error) {
 		if fence {
 			continue
 		}
-		if m := headingRe.FindStringSubmatch(l); m != nil {
+		if m := headingRe().FindStringSubmatch(l); m != nil {
 			phase, stack = m[1], nil
 			continue
 		}
-		m := checkboxRe.FindStringSubmatch(l)
+		m := checkboxRe().FindStringSubmatch(l)
 		if m == nil {
 			continue
 		}

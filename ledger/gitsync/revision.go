@@ -65,3 +65,56 @@ func (g *Repo) BacklogAt(rev string) (ledger.Tree, plumbing.Hash, error) {
 	t, err := g.readBacklog(h)
 	return t, h, err
 }
+
+// BacklogPairAt reads the backlogs of two commits for bl diff. The archive
+// segments both hold with the same bytes (the same blob) are left unread
+// on both sides, and a snapshot both hold with the same bytes is read
+// once: comparing adjacent commits then reads what differs, not the
+// history. The loaders read a side's unread files, for a comparison that
+// needs them (ledger.DiffUnread).
+func (g *Repo) BacklogPairAt(oldRev, newRev string) (trees [2]ledger.Tree, loads [2]ledger.Loader, commits [2]plumbing.Hash, err error) {
+	var hashes [2]map[string]plumbing.Hash
+	for i, rev := range []string{oldRev, newRev} {
+		if commits[i], err = g.Resolve(rev); err != nil {
+			return trees, loads, commits, err
+		}
+		// Names and blob hashes first; the files that may be left unread
+		// are read below, once both sides are known.
+		if trees[i], hashes[i], err = g.readBacklogUnread(commits[i], ledger.Tracked, func(string, plumbing.Hash) bool { return true }); err != nil {
+			return trees, loads, commits, err
+		}
+	}
+	read := map[plumbing.Hash][]byte{}
+	for i := range trees {
+		for _, name := range trees[i].Unread() {
+			h := hashes[i][name]
+			if other, ok := hashes[1-i][name]; ok && other == h && name != ledger.SnapshotFile {
+				continue // the same segment on both sides
+			}
+			data, ok := read[h]
+			if !ok {
+				trace("blob", name)
+				if data, err = g.blob(h); err != nil {
+					return trees, loads, commits, fmt.Errorf("%s/%s: %w", g.prefix, name, err)
+				}
+				if data == nil {
+					data = []byte{}
+				}
+				read[h] = data
+			}
+			trees[i][name] = data
+		}
+	}
+	for i := range loads {
+		hs := hashes[i]
+		loads[i] = func(name string) ([]byte, error) {
+			h, ok := hs[name]
+			if !ok {
+				return nil, fmt.Errorf("%s: no such file in the commit", name)
+			}
+			trace("blob", name)
+			return g.blob(h)
+		}
+	}
+	return trees, loads, commits, nil
+}

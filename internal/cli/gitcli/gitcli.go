@@ -101,6 +101,23 @@ func (Git) BacklogAt(dir, rev string) (ledger.Tree, string, error) {
 	return t, h.String(), nil
 }
 
+// BacklogPairAt reads two commits' backlogs for bl diff OLD NEW, leaving
+// the archive segments they share unread.
+func (Git) BacklogPairAt(dir, oldRev, newRev string) (trees [2]ledger.Tree, loads [2]ledger.Loader, commits [2]string, err error) {
+	g, err := gitsync.OpenRepo(dir)
+	if err != nil {
+		return trees, loads, commits, err
+	}
+	trees, loads, hs, err := g.BacklogPairAt(oldRev, newRev)
+	if errors.Is(err, gitsync.ErrUnknownRevision) {
+		return trees, loads, commits, ledger.Errorf(ledger.ErrInvalid, "%v", err)
+	}
+	if err != nil {
+		return trees, loads, commits, err
+	}
+	return trees, loads, [2]string{hs[0].String(), hs[1].String()}, nil
+}
+
 // syncer opens the git side of a remote lease operation.
 func syncer(b *ledger.Backlog, r cli.RemoteWrite) (*gitsync.Syncer, error) {
 	return gitsync.New(b, gitsync.Options{Remote: r.Remote, RemoteTracked: r.Tracked, Branch: b.Config().Sync.Branch, Actor: r.Actor, Now: r.Now})

@@ -70,9 +70,10 @@ func plural(n int, one, many string) string {
 }
 
 // Children returns copies of the cards naming id as parent, deleted ones
-// left out, in claim order. It reads every card.
+// left out, in claim order. It reads the cards that name id, not every
+// card.
 func (s *State) Children(id string) []wire.Card {
-	s.All()
+	s.haveReferrers(id)
 	var kids []*wire.Card
 	for _, c := range s.cards {
 		if c.Parent == id && c.DeletedAt == nil {

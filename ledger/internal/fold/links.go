@@ -53,9 +53,9 @@ func (s *State) liveCard(id string) *wire.Card {
 
 // LinksTo returns the links other cards have to id, as links seen from
 // id: {type, to: the card they are on}, sorted by type order, then id.
-// It reads every card.
+// It reads the cards that name id, not every card.
 func (s *State) LinksTo(id string) []wire.Link {
-	s.All()
+	s.haveReferrers(id)
 	var in []wire.Link
 	for _, c := range s.cards {
 		if c.DeletedAt != nil || c.ID == id {

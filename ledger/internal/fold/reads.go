@@ -21,12 +21,13 @@ import (
 // lazyReads is what a state has read from its source, and what the code
 // running now lacked.
 type lazyReads struct {
-	leased   time.Time // every card leased at or after this time is in memory
-	leasedOK bool      // leased is set
-	cand     frontier  // how far the snapshot's claim order has been read
-	want     *wants    // what the pure code lacked; nil outside resolve
-	spare    wants     // the outermost resolve's list, kept for the next one
-	fault    error     // the first read that failed outside resolve
+	leased   time.Time       // every card leased at or after this time is in memory
+	leasedOK bool            // leased is set
+	cand     frontier        // how far the snapshot's claim order has been read
+	want     *wants          // what the pure code lacked; nil outside resolve
+	spare    wants           // the outermost resolve's list, kept for the next one
+	fault    error           // the first read that failed outside resolve
+	refs     map[string]bool // ids whose referrers in the snapshot are in memory
 }
 
 // frontier is how far the snapshot's ready, claimed and review cards have
@@ -51,6 +52,7 @@ func (f *frontier) serves(q time.Time) bool {
 // lack while one resolve runs (so the next run does not ask again).
 type wants struct {
 	cards, keys, receipts       []string
+	refs                        []string // ids whose referrers are lacked
 	all                         bool
 	leased                      *time.Time
 	candidates                  *time.Time
@@ -59,7 +61,7 @@ type wants struct {
 
 // next clears what the last run lacked, keeping what the snapshot lacks.
 func (w *wants) next() {
-	w.cards, w.keys, w.receipts = w.cards[:0], w.keys[:0], w.receipts[:0]
+	w.cards, w.keys, w.receipts, w.refs = w.cards[:0], w.keys[:0], w.receipts[:0], w.refs[:0]
 	w.all, w.leased, w.candidates = false, nil, nil
 }
 
@@ -70,7 +72,7 @@ func (w *wants) reset() {
 }
 
 func (w *wants) empty() bool {
-	return len(w.cards) == 0 && len(w.keys) == 0 && len(w.receipts) == 0 && !w.all && w.leased == nil && w.candidates == nil
+	return len(w.cards) == 0 && len(w.keys) == 0 && len(w.receipts) == 0 && len(w.refs) == 0 && !w.all && w.leased == nil && w.candidates == nil
 }
 
 // resolve runs pure until it lacks nothing, reading what it lacked between
@@ -119,6 +121,11 @@ func (s *State) readWants(w *wants) error {
 			return err
 		} else if !ok {
 			w.noCards = append(w.noCards, id)
+		}
+	}
+	for _, id := range w.refs {
+		if err := s.readReferrers(id); err != nil {
+			return err
 		}
 	}
 	for _, k := range w.keys {
@@ -243,6 +250,17 @@ func (s *State) All() bool {
 	return !s.lacks(func(w *wants) { w.all = true }, s.readAll)
 }
 
+// haveReferrers makes the maps hold every card that names id (as parent,
+// dependency or link); false (under resolve) when they do not yet. A card
+// the ledger changed since the snapshot is in memory already, so the
+// cards in memory are then all that can name id.
+func (s *State) haveReferrers(id string) bool {
+	if s.src == nil || s.lz.refs[id] {
+		return true
+	}
+	return !s.lacks(func(w *wants) { w.refs = append(w.refs, id) }, func() error { return s.readReferrers(id) })
+}
+
 // haveLeased makes the maps hold every card under a lease live at now
 // (or in review); false (under resolve) when they do not yet.
 func (s *State) haveLeased(now time.Time) bool {
@@ -314,6 +332,28 @@ func (s *State) readReceipt(rid string) (found bool, err error) {
 	}
 	s.requests[rid] = r
 	return true, nil
+}
+
+// readReferrers reads the snapshot's cards that name id and are not in
+// memory.
+func (s *State) readReferrers(id string) error {
+	if s.src == nil || s.lz.refs[id] {
+		return nil
+	}
+	cards, err := s.src.Referrers(id)
+	if err != nil {
+		return err
+	}
+	for _, c := range cards {
+		if _, ok := s.cards[c.ID]; !ok {
+			s.cards[c.ID] = c
+		}
+	}
+	if s.lz.refs == nil {
+		s.lz.refs = map[string]bool{}
+	}
+	s.lz.refs[id] = true
+	return nil
 }
 
 // readAll reads whatever the source still holds into the maps and drops

@@ -34,6 +34,9 @@ type CardSource interface {
 	// at (cards in review count as leased for ever), leaving out those skip
 	// names, until fn returns false.
 	Leased(at time.Time, skip func(id []byte) bool, fn func(c *wire.Card) bool) error
+	// Referrers returns the snapshot's cards that name id as parent,
+	// dependency or link.
+	Referrers(id string) ([]*wire.Card, error)
 	// Fill adds every card and receipt the maps lack.
 	Fill(cards map[string]*wire.Card, requests map[string]wire.Receipt) error
 	// Close releases the files the source holds; reads fail after it.
@@ -54,6 +57,8 @@ func (releasedSource) Receipt(string) (wire.Receipt, bool, error) {
 }
 
 func (releasedSource) Count() int { return 0 }
+
+func (releasedSource) Referrers(string) ([]*wire.Card, error) { return nil, ErrReleased }
 
 func (releasedSource) Fill(map[string]*wire.Card, map[string]wire.Receipt) error { return ErrReleased }
 

@@ -612,7 +612,7 @@ func encodeFramedJSON(v any) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	sum := crc32.Checksum(body, Castagnoli)
+	sum := crc32.Checksum(body, Castagnoli())
 	line := make([]byte, 0, len(body)+crcSuffixLen+1)
 	line = append(line, body[:len(body)-1]...)
 	line = fmt.Appendf(line, `,"crc":"%08x"}`, sum)

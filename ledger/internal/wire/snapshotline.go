@@ -35,7 +35,7 @@ type SnapshotHeader struct {
 }
 
 func CrcHex(b []byte) string {
-	return fmt.Sprintf("%08x", crc32.Checksum(b, Castagnoli))
+	return fmt.Sprintf("%08x", crc32.Checksum(b, Castagnoli()))
 }
 
 // Snapshot lines after the header: exactly one member each.

@@ -1,0 +1,231 @@
+//go:build linux
+
+package main
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	json "github.com/goccy/go-json"
+)
+
+// The paired run: the floor, the bl before a change (-before) and the bl
+// after it, run in turn on the same backlog, one call of each per round,
+// so that a machine loaded by other work slows all three alike. It reports
+// medians of wall time and of CPU time (user + system, from rusage), which
+// other processes disturb far less than wall time.
+
+// sample is one process's cost.
+type sample struct {
+	wall, cpu time.Duration
+	rss       int64 // KiB
+}
+
+// pairedCmd is one command of the paired table: args builds the i-th
+// call's arguments; prep, when set, runs untimed before each timed call.
+type pairedCmd struct {
+	label  string
+	target float64 // the most it may cost, in floors; 0: no target
+	args   func(bl string, i int) []string
+	prep   func(bl string, i int)
+	runs   int // 0: -runs
+}
+
+// pairedRow is one line of the table.
+type pairedRow struct {
+	label               string
+	target              float64
+	before, after       sample
+	floorWall, floorCPU time.Duration
+}
+
+var pairedRows []pairedRow
+
+// pairedBench runs the hot commands on a backlog of cards cards and events
+// events, each against the floor, bl before and bl after. Each bl has its
+// own copy of the backlog: the two may keep different caches (an index
+// format one does not read), and sharing one would make each rebuild the
+// other's at every call.
+func pairedBench(floorBin, before, after, dir string, cards, events int, big bool) {
+	generate(dir, cards, events)
+	settle(dir)
+	dirs := map[string]string{after: dir, before: dir + "-before"}
+	must(os.RemoveAll(dirs[before]))
+	must(exec.Command("cp", "-a", dir, dirs[before]).Run())
+	size := fmt.Sprintf("%s cards", human(cards))
+	if big {
+		size = fmt.Sprintf("%s cards, %s events", human(cards), human(events))
+	}
+	claimed := map[string][]string{}
+	claimWith := func(bl string) string {
+		out, _ := runCmd(bl, dirs[bl], "claim", "--owner", "bench", "--ttl", "1h", "--json")
+		var c struct{ ID string }
+		must(json.Unmarshal(out, &c))
+		return c.ID
+	}
+	held := func(bl string, i int) string {
+		if len(claimed[bl]) == 0 {
+			claimed[bl] = append(claimed[bl], claimWith(bl))
+		}
+		return claimed[bl][i%len(claimed[bl])]
+	}
+	toComplete := map[string]string{}
+	cmds := []pairedCmd{
+		{label: "bl --version", target: 1.3, args: func(string, int) []string { return []string{"version"} }},
+		{label: "bl create", target: 2, args: func(_ string, i int) []string { return []string{"create", "--title", "paired " + strconv.Itoa(i)} }},
+		{label: "bl claim", target: 2, args: func(string, int) []string { return []string{"claim", "--owner", "bench", "--ttl", "1h", "--json"} }},
+		{label: "bl heartbeat", target: 2, args: func(bl string, i int) []string { return []string{"heartbeat", "--id", held(bl, i), "--owner", "bench"} }},
+		{label: "bl note", target: 2, args: func(bl string, i int) []string {
+			return []string{"note", "--id", held(bl, i), "paired note " + strconv.Itoa(i)}
+		}},
+		{label: "bl complete", target: 2,
+			prep: func(bl string, _ int) { toComplete[bl] = claimWith(bl) },
+			args: func(bl string, _ int) []string {
+				return []string{"complete", "--id", toComplete[bl], "--owner", "bench"}
+			}},
+		{label: "bl ready --limit 10", target: 2.5, args: func(string, int) []string { return []string{"ready", "--limit", "10"} }},
+		{label: "bl show ID", target: 2.5, args: func(_ string, i int) []string { return []string{"show", cardID((i * 7919) % cards)} }},
+		{label: "bl list --json", args: func(string, int) []string { return []string{"list", "--json"} }, runs: 5},
+	}
+	// One untimed call each first: a bl that finds the other's cache
+	// rebuilds its own once, here.
+	for _, bl := range []string{before, after} {
+		runCmd(bl, dirs[bl], "ready", "--limit", "1")
+	}
+	floorOut := filepath.Join(dir, "..", "floor.out")
+	for _, c := range cmds {
+		n := *runs
+		if c.runs != 0 {
+			n = min(n, c.runs)
+		}
+		var fl, bs, as []sample
+		for i := range n {
+			// Rotate who goes first, so none always runs on a warm cache.
+			order := []int{0, 1, 2}
+			for k := 0; k < i%3; k++ {
+				order = append(order[1:], order[0])
+			}
+			for _, who := range order {
+				switch who {
+				case 0:
+					fl = append(fl, runSample(floorBin, floorOut))
+				case 1:
+					bs = append(bs, timedCall(before, dirs[before], c, i))
+				case 2:
+					as = append(as, timedCall(after, dirs[after], c, i))
+				}
+			}
+		}
+		r := pairedRow{label: fmt.Sprintf("%s (%s)", c.label, size), target: c.target,
+			before: medianSample(bs), after: medianSample(as)}
+		r.before.rss, r.after.rss = peakRSS(before, dirs[before], c, n), peakRSS(after, dirs[after], c, n)
+		f := medianSample(fl)
+		r.floorWall, r.floorCPU = f.wall, f.cpu
+		pairedRows = append(pairedRows, r)
+		fmt.Fprintf(os.Stderr, "  %-48s floor %s  before %s  after %s  (cpu %s / %s / %s)\n", r.label,
+			ms(f.wall), ratio(r.before.wall, f.wall), ratio(r.after.wall, f.wall), ms(f.cpu), ms(r.before.cpu), ms(r.after.cpu))
+	}
+}
+
+// timedCall runs c's i-th call with bl, its prep untimed.
+func timedCall(bl, dir string, c pairedCmd, i int) sample {
+	if c.prep != nil {
+		c.prep(bl, i)
+	}
+	return runSample(bl, append([]string{"--dir", dir, "--actor", "bench"}, c.args(bl, i)...)...)
+}
+
+// runSample runs one process and returns its wall time, CPU time and
+// peak RSS.
+func runSample(bin string, args ...string) sample {
+	cmd := exec.Command(bin, args...)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	start := time.Now()
+	err := cmd.Run()
+	wall := time.Since(start)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "%s %s: %v\n%s", bin, strings.Join(args, " "), err, stderr.String())
+		os.Exit(1)
+	}
+	ru := cmd.ProcessState.SysUsage().(*syscall.Rusage)
+	cpu := time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	return sample{wall: wall, cpu: cpu}
+}
+
+// peakRSS is the peak RSS in KiB of one more call of c, untimed, through
+// /usr/bin/time: the rusage of a child this process starts counts this
+// process's own memory too (the child shares it until it execs), and a
+// benchmark that generated a large backlog holds hundreds of MB. 0 when
+// /usr/bin/time is missing.
+func peakRSS(bl, dir string, c pairedCmd, i int) int64 {
+	if _, err := os.Stat("/usr/bin/time"); err != nil {
+		return 0
+	}
+	if c.prep != nil {
+		c.prep(bl, i)
+	}
+	args := append([]string{"-f", "rss=%M", bl, "--dir", dir, "--actor", "bench"}, c.args(bl, i)...)
+	cmd := exec.Command("/usr/bin/time", args...)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Run(); err != nil {
+		return 0
+	}
+	out := stderr.String()
+	k := strings.LastIndex(out, "rss=")
+	if k < 0 {
+		return 0
+	}
+	n, _ := strconv.ParseInt(strings.TrimSpace(out[k+4:]), 10, 64)
+	return n
+}
+
+// medianSample is the median wall and median CPU (taken apart) of ss.
+func medianSample(ss []sample) sample {
+	var m sample
+	walls := make([]time.Duration, len(ss))
+	cpus := make([]time.Duration, len(ss))
+	for i, s := range ss {
+		walls[i], cpus[i] = s.wall, s.cpu
+	}
+	slices.Sort(walls)
+	slices.Sort(cpus)
+	m.wall, m.cpu = walls[len(ss)/2], cpus[len(ss)/2]
+	return m
+}
+
+// pairedTable renders the paired rows: wall time against the floor's
+// (the targets are in floors), CPU time and peak RSS before and after.
+func pairedTable(before, after string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Before: `%s`; after: `%s`.\n\n", binaryVersionOf(before), binaryVersionOf(after))
+	b.WriteString("| command | floor | before | after | target | | CPU: floor, before → after | peak RSS before → after |\n|---|---|---|---|---|---|---|---|\n")
+	for _, r := range pairedRows {
+		target, ok := "", ""
+		if r.target > 0 {
+			target = fmt.Sprintf("≤ %.1f× floor", r.target)
+			ok = verdict(float64(r.after.wall) <= r.target*float64(r.floorWall))
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s, %s → %s | %d → %d MB |\n", r.label, ms(r.floorWall),
+			ratio(r.before.wall, r.floorWall), ratio(r.after.wall, r.floorWall), target, ok,
+			ms(r.floorCPU), ratio(r.before.cpu, r.floorCPU), ratio(r.after.cpu, r.floorCPU), r.before.rss/1024, r.after.rss/1024)
+	}
+	return b.String()
+}
+
+// binaryVersionOf is what bl version prints for bin.
+func binaryVersionOf(bin string) string {
+	out, err := exec.Command(bin, "version").Output()
+	if err != nil {
+		return filepath.Base(bin)
+	}
+	return strings.TrimSpace(string(out))
+}
