@@ -67,12 +67,13 @@ type leaseView struct {
 	lines    map[string][][]byte      // card → the ledger lines of the tip
 	inBranch map[string]bool          // event ids in the fetched branch's ledger.jsonl
 	pending  int                      // lease lines the fetched branch lacked
+	bad      map[string]bool          // cards whose tip had something set aside when read (leasevet.go)
 }
 
 // leaseWants records the remote's lease refs from its advertisement and
 // returns the tips this repository lacks.
 func (s *Syncer) leaseWants(refs storer.ReferenceStorer) []plumbing.Hash {
-	s.lv = leaseView{tips: map[string]plumbing.Hash{}}
+	s.lv = leaseView{tips: map[string]plumbing.Hash{}, bad: map[string]bool{}}
 	var want []plumbing.Hash
 	iter, err := refs.IterReferences()
 	if err != nil {
@@ -110,9 +111,12 @@ func (s *Syncer) withLeaseLines(up ledger.Tree, load ledger.Loader) (ledger.Tree
 	added := map[string]bool{}
 	lc := s.leaseCache()
 	for _, card := range sortedCards(s.lv.tips) {
-		lines, err := lc.get(s.lv.tips[card], s.leaseLines)
+		lines, err := lc.get(s.lv.tips[card], s.readLease(card))
 		if err != nil {
-			return nil, fmt.Errorf("lease ref of %s: %w", card, err)
+			// Damage in one card's lease ref affects that card at most.
+			s.lv.bad[card] = true
+			s.b.Warn(refusalMessage([]LeaseRefusal{{Ref: s.leaseRef(card).String(), Card: card, Commit: s.lv.tips[card].String(), Reason: err.Error()}}))
+			continue
 		}
 		s.lv.lines[card] = lines
 		for _, l := range lines {
@@ -162,20 +166,11 @@ func (s *Syncer) leaseCache() *leaseCache {
 	return s.lc
 }
 
-// leaseLines reads the ledger lines of a lease ref's commit.
-func (s *Syncer) leaseLines(tip plumbing.Hash) ([][]byte, error) {
-	c, err := s.g.commit(tip)
-	if err != nil {
-		return nil, err
-	}
-	_, body, _ := strings.Cut(c.Message, "\n\n")
-	var out [][]byte
-	for _, l := range strings.Split(body, "\n") {
-		if l = strings.TrimSpace(l); l != "" {
-			out = append(out, []byte(l+"\n"))
-		}
-	}
-	return out, nil
+// leaseLines reads the ledger lines of a lease ref's commit that the
+// fold may take (vetLease).
+func (s *Syncer) leaseLines(card string, tip plumbing.Hash) ([][]byte, error) {
+	lines, _, err := s.vetLease(card, tip)
+	return lines, err
 }
 
 // checkLease is the ledger.StageCheck of a lease write through the remote,
@@ -219,7 +214,14 @@ func (s *Syncer) pushLease(ctx context.Context, w *ledger.Staged) error {
 		}
 	}
 	msg.Write(w.Lines)
-	tip, err := s.storeLeaseCommit(msg.String(), old)
+	if n := len(kept) + len(w.Events); n > MaxLeaseLines || msg.Len() > MaxLeaseCommit-1024 {
+		return &RemoteError{Remote: s.o.Remote, Op: "push", Err: fmt.Errorf("the lease ref of %s would hold %d lines (%d bytes) the branch lacks, more than other clones read; bl sync --push carries them to the branch, then try again", card, n, msg.Len())}
+	}
+	parent := old
+	if s.oversize(old) {
+		parent = plumbing.ZeroHash // a tip set aside unread is no history to keep
+	}
+	tip, err := s.storeLeaseCommit(msg.String(), parent)
 	if err != nil {
 		return err
 	}
