@@ -86,7 +86,7 @@ func (s *Syncer) leaseWants(refs storer.ReferenceStorer) []plumbing.Hash {
 			return nil
 		}
 		s.lv.tips[card] = r.Hash()
-		if !s.leaseCache().has(r.Hash()) && s.g.repo.Storer.HasEncodedObject(r.Hash()) != nil {
+		if (s.vetAll || !s.leaseCache().has(r.Hash())) && s.g.repo.Storer.HasEncodedObject(r.Hash()) != nil {
 			want = append(want, r.Hash())
 		}
 		return nil

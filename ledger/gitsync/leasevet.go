@@ -7,6 +7,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 
 	"github.com/bl-backlog/bl/ledger"
+	"github.com/bl-backlog/bl/ledger/gitsync/result"
 )
 
 // Anyone who may push refs/bl/* may write a lease ref, including someone
@@ -30,15 +31,10 @@ const (
 
 // LeaseRefusal is what of a lease ref's commit is set aside: one line,
 // or the whole commit (Line 0).
-type LeaseRefusal struct {
-	Ref    string `json:"ref"`
-	Card   string `json:"card"`
-	Commit string `json:"commit"`
-	Line   int    `json:"line,omitempty"` // 1-based among the commit's ledger lines; 0: the whole commit
-	Reason string `json:"reason"`
-}
+type LeaseRefusal = result.LeaseRefusal
 
-func (r LeaseRefusal) String() string {
+// refusalText is one refusal without its ref and commit.
+func refusalText(r LeaseRefusal) string {
 	if r.Line == 0 {
 		return r.Reason
 	}
@@ -141,7 +137,7 @@ func refusalMessage(bad []LeaseRefusal) string {
 			why = append(why, fmt.Sprintf("and %d more", len(bad)-i))
 			break
 		}
-		why = append(why, r.String())
+		why = append(why, refusalText(r))
 	}
 	what := "the commit"
 	if bad[0].Line > 0 {

@@ -71,6 +71,7 @@ type Syncer struct {
 	lc          *leaseCache // their lines by commit, read once (leasecache.go)
 	leasePrefix string      // this backlog's lease refs: LeaseRefPrefix, its namespace, "/"
 	round       int         // the round of the lease write in flight
+	vetAll      bool        // fetch every lease ref's tip, cached or not (LeaseDoctor)
 
 	beforePush      func(round int)              // tests: runs just before each push
 	beforeLeasePush func(card string, round int) // tests: runs just before a lease ref push
