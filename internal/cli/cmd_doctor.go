@@ -210,6 +210,10 @@ func (a *App) printReport(w io.Writer, r *ledger.Report) {
 			fmt.Fprintf(w, "%s (%d)\n", title, n)
 		}
 	}
+	section("lines quarantined as they arrived from another clone (bl sync --push leaves them out of the branch)", len(r.Quarantined))
+	for _, q := range r.Quarantined {
+		fmt.Fprintf(w, "  %s line %d from %s at %s: %s\n", q.File, q.Line, text(q.From), q.Commit, text(q.Reason))
+	}
 	section("conflicts recorded by the fold", len(r.Conflicts))
 	for _, c := range r.Conflicts {
 		fmt.Fprintf(w, "  %s %s\n", text(c.Card), conflictText(c))

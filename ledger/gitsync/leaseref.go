@@ -112,6 +112,9 @@ func (s *Syncer) withLeaseLines(up ledger.Tree, load ledger.Loader) (ledger.Tree
 	lc := s.leaseCache()
 	for _, card := range sortedCards(s.lv.tips) {
 		lines, err := lc.get(s.lv.tips[card], s.readLease(card))
+		if errors.Is(err, ledger.ErrVersion) {
+			return nil, fmt.Errorf("lease ref of %s: %w", card, err)
+		}
 		if err != nil {
 			// Damage in one card's lease ref affects that card at most.
 			s.lv.bad[card] = true

@@ -1,6 +1,7 @@
 package gitsync
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
@@ -96,6 +97,8 @@ func (s *Syncer) vetLease(card string, tip plumbing.Hash) ([][]byte, []LeaseRefu
 		reason := ""
 		e, err := ledger.DecodeLine(line)
 		switch {
+		case errors.Is(err, ledger.ErrVersion):
+			return nil, nil, err // an event this bl cannot read: never set aside
 		case err != nil:
 			reason = fmt.Sprintf("does not read: %v", err)
 		case e.Card != card:
@@ -160,4 +163,32 @@ func (s *Syncer) oversize(h plumbing.Hash) bool {
 	}
 	n, err := sz.EncodedObjectSize(h)
 	return err == nil && n > MaxLeaseCommit
+}
+
+// quarantine takes out of up, the backlog files of the fetched commit
+// remote, every event line that does not read (ledger.QuarantineLines):
+// the rest folds and works, each line is listed for bl doctor and warned
+// of the first time this clone meets it, and since the backlog this clone
+// commits lacks it, its next push leaves it out of the branch.
+func (s *Syncer) quarantine(remote plumbing.Hash, up ledger.Tree) error {
+	var bad []ledger.Quarantined
+	for name, data := range up {
+		if data == nil || (name != ledger.LedgerFile && !strings.HasPrefix(name, ledger.ArchiveDir+"/")) {
+			continue
+		}
+		if kept, q := ledger.QuarantineLines(data, s.remoteLabel(), remote.String(), name); q != nil {
+			up[name], bad = kept, append(bad, q...)
+		}
+	}
+	if len(bad) == 0 {
+		return nil
+	}
+	fresh, err := ledger.RecordQuarantine(s.b.Dir(), bad)
+	if err != nil {
+		return err
+	}
+	for _, q := range fresh {
+		s.b.Warn(ledger.QuarantineMessage(q))
+	}
+	return nil
 }

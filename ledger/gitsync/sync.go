@@ -322,6 +322,9 @@ func (s *Syncer) pullOnce(ctx context.Context, res *Result) (plumbing.Hash, ledg
 	if err != nil {
 		return remote, nil, nil, err
 	}
+	if err := s.quarantine(remote, up); err != nil {
+		return remote, nil, nil, err
+	}
 	load := s.blobLoader(hashes)
 	if len(up) > 0 {
 		if up, err = s.withLeaseLines(up, load); err != nil { // and the lease refs' events (leaseref.go)
