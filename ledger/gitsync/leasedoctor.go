@@ -26,15 +26,30 @@ type LeaseReport = result.LeaseReport
 func (s *Syncer) LeaseDoctor(ctx context.Context, retire string) (LeaseReport, error) {
 	rep := LeaseReport{Remote: s.o.Remote, Prefix: s.leasePrefix, Bad: []LeaseRefusal{}}
 	s.vetAll = true
-	if _, err := s.fetch(ctx); err != nil {
+	remote, err := s.fetch(ctx)
+	if err != nil {
 		return rep, err
+	}
+	if !remote.IsZero() {
+		// The remote's identity names the lease refs (leaseNamespace).
+		files, err := s.g.readBacklogFiles(remote, func(name string) bool { return name == ledger.ConfigFile })
+		if err != nil {
+			return rep, err
+		}
+		if p := s.leasePrefixFor(ledger.ConfigID(files[ledger.ConfigFile])); files[ledger.ConfigFile] != nil && p != s.leasePrefix {
+			s.leasePrefix = p
+			if _, err := s.fetch(ctx); err != nil {
+				return rep, err
+			}
+		}
+		rep.Prefix = s.leasePrefix
 	}
 	rep.Refs = len(s.lv.tips)
 	var keep [][]byte
 	found := false
 	for _, card := range sortedCards(s.lv.tips) {
 		tip := s.lv.tips[card]
-		lines, bad, err := s.vetLease(card, tip)
+		lines, bad, err := s.vetLease(s.leaseRef(card).String(), card, tip)
 		if err != nil {
 			bad = []LeaseRefusal{{Ref: s.leaseRef(card).String(), Card: card, Commit: tip.String(), Reason: err.Error()}}
 		}

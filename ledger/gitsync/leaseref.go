@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -32,16 +33,36 @@ import (
 const LeaseRefPrefix = "refs/bl/leases/"
 
 // leaseNamespace keeps apart the lease refs of backlogs that share a
-// remote: two backlogs of one repository (.backlog in two directories),
-// or one backlog synced on two branches, have cards of the same names
-// whose leases must never mix. It is the first 16 hex digits of the
-// SHA-256 of the branch's short name, a newline, and the backlog
-// directory's slash-separated path from the worktree root (".backlog" for
-// the usual one): a ref name component cannot hold every path (".backlog"
-// starts with a dot), a digest always can.
-func leaseNamespace(branch plumbing.ReferenceName, prefix string) string {
+// remote, and gives one backlog one namespace whatever branch a clone is
+// on: a review sent from a feature branch is seen on main. It is the first
+// 16 hex digits of the SHA-256 of "backlog ", the backlog's identity and a
+// newline (ledger.Config.ID, which bl init writes); a backlog without one
+// (made by an older bl) is named by its directory's slash-separated path
+// from the worktree root instead (".backlog" for the usual one), so two
+// backlogs of one repository stay apart either way. The remote's
+// config.json decides: a clone whose own file says otherwise (a backlog
+// made with bl init before its first pull) uses the remote's.
+func leaseNamespace(id, prefix string) string {
+	key := "backlog " + id + "\n"
+	if id == "" {
+		key = "path " + prefix + "\n"
+	}
+	sum := sha256.Sum256([]byte(key))
+	return hex.EncodeToString(sum[:8])
+}
+
+// legacyNamespace is the namespace an older bl gave a backlog's lease
+// refs: one per branch. Their lines are still read (never written), so
+// leases taken before an upgrade stand until the branch holds them.
+func legacyNamespace(branch plumbing.ReferenceName, prefix string) string {
 	sum := sha256.Sum256([]byte(branch.Short() + "\n" + prefix))
 	return hex.EncodeToString(sum[:8])
+}
+
+// leasePrefixFor is the prefix of the lease refs of the backlog whose
+// identity is id.
+func (s *Syncer) leasePrefixFor(id string) string {
+	return LeaseRefPrefix + leaseNamespace(id, s.g.prefix) + "/"
 }
 
 // leaseRef names the lease ref of card.
@@ -64,6 +85,7 @@ var errLeaseMoved = errors.New("lease ref moved")
 // leaseView is what the last fetch saw of the remote's lease refs.
 type leaseView struct {
 	tips     map[string]plumbing.Hash // card → tip of its lease ref
+	legacy   map[string]plumbing.Hash // card → tip of its lease ref under legacyNamespace
 	lines    map[string][][]byte      // card → the ledger lines of the tip
 	inBranch map[string]bool          // event ids in the fetched branch's ledger.jsonl
 	pending  int                      // lease lines the fetched branch lacked
@@ -73,7 +95,7 @@ type leaseView struct {
 // leaseWants records the remote's lease refs from its advertisement and
 // returns the tips this repository lacks.
 func (s *Syncer) leaseWants(refs storer.ReferenceStorer) []plumbing.Hash {
-	s.lv = leaseView{tips: map[string]plumbing.Hash{}, bad: map[string]bool{}}
+	s.lv = leaseView{tips: map[string]plumbing.Hash{}, legacy: map[string]plumbing.Hash{}, bad: map[string]bool{}}
 	var want []plumbing.Hash
 	iter, err := refs.IterReferences()
 	if err != nil {
@@ -81,11 +103,16 @@ func (s *Syncer) leaseWants(refs storer.ReferenceStorer) []plumbing.Hash {
 	}
 	_ = iter.ForEach(func(r *plumbing.Reference) error {
 		name := r.Name().String()
+		into := s.lv.tips
 		card, ok := strings.CutPrefix(name, s.leasePrefix)
+		if !ok && s.legacyPrefix != "" {
+			card, ok = strings.CutPrefix(name, s.legacyPrefix)
+			into = s.lv.legacy
+		}
 		if !ok || strings.Contains(card, "/") || r.Type() != plumbing.HashReference {
 			return nil
 		}
-		s.lv.tips[card] = r.Hash()
+		into[card] = r.Hash()
 		if (s.vetAll || !s.leaseCache().has(r.Hash())) && s.g.repo.Storer.HasEncodedObject(r.Hash()) != nil {
 			want = append(want, r.Hash())
 		}
@@ -104,33 +131,50 @@ func (s *Syncer) leaseWants(refs storer.ReferenceStorer) []plumbing.Hash {
 func (s *Syncer) withLeaseLines(up ledger.Tree, load ledger.Loader) (ledger.Tree, error) {
 	s.lv.lines, s.lv.pending = map[string][][]byte{}, 0
 	s.lv.inBranch = ledgerEventIDs(up[ledger.LedgerFile])
-	if len(s.lv.tips) == 0 {
+	if len(s.lv.tips) == 0 && len(s.lv.legacy) == 0 {
 		return up, nil
 	}
 	var extra [][]byte
 	added := map[string]bool{}
 	lc := s.leaseCache()
-	for _, card := range sortedCards(s.lv.tips) {
-		lines, err := lc.get(s.lv.tips[card], s.readLease(card))
-		if errors.Is(err, ledger.ErrVersion) {
-			return nil, fmt.Errorf("lease ref of %s: %w", card, err)
-		}
-		if err != nil {
-			// Damage in one card's lease ref affects that card at most.
-			s.lv.bad[card] = true
-			s.b.Warn(refusalMessage([]LeaseRefusal{{Ref: s.leaseRef(card).String(), Card: card, Commit: s.lv.tips[card].String(), Reason: err.Error()}}))
-			continue
-		}
-		s.lv.lines[card] = lines
-		for _, l := range lines {
-			id := lineID(l)
-			if !s.lv.inBranch[id] && !added[id] {
+	read := func(prefix string, tips map[string]plumbing.Hash) error {
+		for _, card := range sortedCards(tips) {
+			ref := prefix + card
+			lines, err := lc.get(tips[card], s.readLease(ref, card))
+			if errors.Is(err, ledger.ErrVersion) {
+				return fmt.Errorf("lease ref of %s: %w", card, err)
+			}
+			if err != nil {
+				// Damage in one card's lease ref affects that card at most.
+				s.lv.bad[card] = true
+				s.b.Warn(refusalMessage([]LeaseRefusal{{Ref: ref, Card: card, Commit: tips[card].String(), Reason: err.Error()}}))
+				continue
+			}
+			for _, l := range lines {
+				id := lineID(l)
+				if added[id] {
+					continue
+				}
 				added[id] = true
-				extra = append(extra, l)
+				s.lv.lines[card] = append(s.lv.lines[card], l)
+				if !s.lv.inBranch[id] {
+					extra = append(extra, l)
+				}
 			}
 		}
+		return nil
 	}
-	lc.save(s.lv.tips)
+	if err := read(s.leasePrefix, s.lv.tips); err != nil {
+		return nil, err
+	}
+	if err := read(s.legacyPrefix, s.lv.legacy); err != nil {
+		return nil, err
+	}
+	all := maps.Clone(s.lv.tips)
+	for card, tip := range s.lv.legacy {
+		all["\x00"+card] = tip
+	}
+	lc.save(all)
 	if _, snap := up[ledger.SnapshotFile]; snap && mayBeCompacted(up[ledger.LedgerFile], extra) {
 		st, err := up.FoldWith(load)
 		if err != nil {
@@ -172,7 +216,7 @@ func (s *Syncer) leaseCache() *leaseCache {
 // leaseLines reads the ledger lines of a lease ref's commit that the
 // fold may take (vetLease).
 func (s *Syncer) leaseLines(card string, tip plumbing.Hash) ([][]byte, error) {
-	lines, _, err := s.vetLease(card, tip)
+	lines, _, err := s.vetLease(s.leaseRef(card).String(), card, tip)
 	return lines, err
 }
 

@@ -57,8 +57,7 @@ func leaseOp(op ledger.Op) bool {
 // it may carry and what it sets aside. A commit over MaxLeaseCommit is
 // refused before it is read; one that cannot be read at all is an error
 // (the fetch may not have brought it yet).
-func (s *Syncer) vetLease(card string, tip plumbing.Hash) ([][]byte, []LeaseRefusal, error) {
-	ref := s.leaseRef(card).String()
+func (s *Syncer) vetLease(ref, card string, tip plumbing.Hash) ([][]byte, []LeaseRefusal, error) {
 	whole := func(reason string) ([][]byte, []LeaseRefusal, error) {
 		return nil, []LeaseRefusal{{Ref: ref, Card: card, Commit: tip.String(), Reason: reason}}, nil
 	}
@@ -118,9 +117,9 @@ func (s *Syncer) vetLease(card string, tip plumbing.Hash) ([][]byte, []LeaseRefu
 // readLease is vetLease as the fold's reads use it: what is set aside is
 // reported (once: the lines kept are cached by commit) and remembered for
 // this call.
-func (s *Syncer) readLease(card string) func(plumbing.Hash) ([][]byte, error) {
+func (s *Syncer) readLease(ref, card string) func(plumbing.Hash) ([][]byte, error) {
 	return func(tip plumbing.Hash) ([][]byte, error) {
-		lines, bad, err := s.vetLease(card, tip)
+		lines, bad, err := s.vetLease(ref, card, tip)
 		if err != nil {
 			return nil, err
 		}
