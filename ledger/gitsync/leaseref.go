@@ -90,6 +90,7 @@ type leaseView struct {
 	inBranch map[string]bool          // event ids in the fetched branch's ledger.jsonl
 	pending  int                      // lease lines the fetched branch lacked
 	bad      map[string]bool          // cards whose tip had something set aside when read (leasevet.go)
+	retired  plumbing.Hash            // the retirement ref's tip (retire.go); zero when there is none
 }
 
 // leaseWants records the remote's lease refs from its advertisement and
@@ -101,7 +102,12 @@ func (s *Syncer) leaseWants(refs storer.ReferenceStorer) []plumbing.Hash {
 	if err != nil {
 		return nil
 	}
+	retired := s.retiredRef()
 	_ = iter.ForEach(func(r *plumbing.Reference) error {
+		if r.Name() == retired {
+			s.lv.retired = r.Hash()
+			return nil
+		}
 		name := r.Name().String()
 		into := s.lv.tips
 		card, ok := strings.CutPrefix(name, s.leasePrefix)
@@ -276,20 +282,35 @@ func (s *Syncer) pushLease(ctx context.Context, w *ledger.Staged) error {
 		s.beforeLeasePush(card, s.round)
 	}
 	name := s.leaseRef(card)
+	cmds := []*packp.Command{{Name: name, Old: old, New: tip}}
+	objs := []plumbing.Hash{tip, emptyTree}
+	if old.IsZero() {
+		// A new lease ref: it must not re-create one retired since the
+		// fetch (retire.go).
+		if cmds, objs, err = s.guardCreate(cmds, objs); err != nil {
+			return err
+		}
+	}
 	err = s.receivePack(ctx, func(refs storer.ReferenceStorer) ([]*packp.Command, []plumbing.Hash, error) {
-		cur := plumbing.ZeroHash
-		if refs != nil {
-			if r, err := refs.Reference(name); err == nil {
-				cur = r.Hash()
+		for _, c := range cmds {
+			if refTip(refs, c.Name) != c.Old {
+				return nil, nil, errLeaseMoved
 			}
 		}
-		if cur != old {
-			return nil, nil, errLeaseMoved
-		}
-		return []*packp.Command{{Name: name, Old: old, New: tip}}, []plumbing.Hash{tip, emptyTree}, nil
+		return cmds, objs, nil
 	})
+	s.atomicPush = false
+	if errors.Is(err, errNoAtomic) {
+		// A remote that cannot apply two updates as one: lease refs are
+		// never retired through it (retire.go), so none can be re-created.
+		s.noAtomic = true
+		return errLeaseMoved
+	}
 	switch {
 	case err == nil:
+		if last := cmds[len(cmds)-1]; last.Name == s.retiredRef() {
+			s.lv.retired = last.New
+		}
 		if s.lv.tips == nil {
 			s.lv.tips = map[string]plumbing.Hash{}
 		}

@@ -91,6 +91,23 @@ func (s *Syncer) receivePack(ctx context.Context, plan func(refs storer.Referenc
 		req.Progress = &said
 	}
 	req.Commands = cmds
+	if s.atomicPush {
+		if !caps.Supports(capability.Atomic) {
+			return errNoAtomic
+		}
+		_ = req.Capabilities.Set(capability.Atomic)
+	}
+	if hashes == nil {
+		// Deletes only: no pack goes with them.
+		rs, err := sess.ReceivePack(ctx, req)
+		if err != nil {
+			return remoteSaid(err, said.String())
+		}
+		if rs != nil {
+			return remoteSaid(rs.Error(), said.String())
+		}
+		return nil
+	}
 	rd, wr := io.Pipe()
 	req.Packfile = rd
 	done := make(chan error, 1)

@@ -73,6 +73,8 @@ type Syncer struct {
 	legacyPrefix string      // where an older bl put them, read only (legacyNamespace)
 	round        int         // the round of the lease write in flight
 	vetAll       bool        // fetch every lease ref's tip, cached or not (LeaseDoctor)
+	atomicPush   bool        // the next receivePack is atomic (retire.go)
+	noAtomic     bool        // the remote refused an atomic push: no guard, no retirement
 	refetched    bool        // the remote's identity changed leasePrefix, and it was fetched again
 
 	beforePush      func(round int)              // tests: runs just before each push
