@@ -44,7 +44,11 @@ func (s *Syncer) push(ctx context.Context, head, expected plumbing.Hash) error {
 		if err != nil {
 			return nil, nil, err
 		}
-		return []*packp.Command{{Name: s.branch, Old: expected, New: head}}, hashes, nil
+		cmds := []*packp.Command{{Name: s.branch, Old: expected, New: head}}
+		if mark := s.retiredMark(refs); !mark.IsZero() {
+			cmds, hashes = append(cmds, &packp.Command{Name: s.retiredRef(), Old: plumbing.ZeroHash, New: mark}), append(hashes, mark)
+		}
+		return cmds, hashes, nil
 	})
 }
 

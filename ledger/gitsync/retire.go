@@ -149,3 +149,18 @@ func (s *Syncer) guardCreate(cmds []*packp.Command, objs []plumbing.Hash) ([]*pa
 	}
 	return append(cmds, &packp.Command{Name: s.retiredRef(), Old: mark, New: next}), objs, nil
 }
+
+// retiredMark is the first retirement ref of the namespace, for a branch
+// push to make when the remote has none: then the first claims of cards,
+// which create lease refs, only check it and never contend to make it
+// (guardCreate). Zero when the remote has one, or cannot push atomically.
+func (s *Syncer) retiredMark(refs storer.ReferenceStorer) plumbing.Hash {
+	if s.noAtomic || !refTip(refs, s.retiredRef()).IsZero() {
+		return plumbing.ZeroHash
+	}
+	mark, err := s.storeLeaseCommit("bl retired 0 lease refs\n", plumbing.ZeroHash)
+	if err != nil {
+		return plumbing.ZeroHash
+	}
+	return mark
+}
