@@ -370,6 +370,14 @@ func (b *Backlog) warn(msg string) {
 	b.opts.Warn(msg)
 }
 
+// Warn passes msg to Options.Warn once per handle: for the parts of bl
+// around the store (git sync) that find something a person should know.
+func (b *Backlog) Warn(msg string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.warn(msg)
+}
+
 func (b *Backlog) failpoint(stage string) {
 	if b.opts.Failpoint != nil {
 		b.opts.Failpoint(stage)

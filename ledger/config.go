@@ -15,6 +15,11 @@ import (
 // writers and ignored here, so newer settings do not break older readers.
 type Config struct {
 	Version int `json:"version"`
+	// ID is the backlog's identity, written by bl init and never changed:
+	// it names the backlog's lease refs on a git remote, whatever branch
+	// a clone is on (package gitsync). A backlog made before bl wrote it
+	// has none; its lease refs are then named by its path.
+	ID string `json:"id,omitempty"`
 	// CompactBytes: once ledger.jsonl grows past this many bytes, the
 	// writer that crossed it compacts. 0 means the default, -1 never.
 	CompactBytes int64 `json:"compact_bytes,omitempty"`

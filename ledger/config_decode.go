@@ -111,6 +111,8 @@ func configMembers(b []byte, c *Config) func(string, int) int {
 			c.Version, i = wire.ScanInt(b, i)
 		case "compact_bytes":
 			c.CompactBytes, i = wire.ScanInt64(b, i)
+		case "id":
+			i = configStrings(b, map[string]*string{"id": &c.ID})(key, i)
 		case "sync":
 			s := &c.Sync
 			i = configObject(b, i, configStrings(b, map[string]*string{"auto": &s.Auto, "remote": &s.Remote, "branch": &s.Branch, "board": &s.Board}))
@@ -133,7 +135,7 @@ func configMembers(b []byte, c *Config) func(string, int) int {
 		case "review", "worktree":
 			i = -1 // rarely set: the JSON decoder reads them
 		default:
-			i = configUnknown(b, key, i, "version", "compact_bytes", "sync", "claims", "retry_backoff", "hooks")
+			i = configUnknown(b, key, i, "version", "id", "compact_bytes", "sync", "claims", "retry_backoff", "hooks")
 		}
 		return i
 	}

@@ -225,12 +225,33 @@ func diffStates(so, sn *fold.State, eo, en []*Event) *BacklogDiff {
 			j++
 		}
 	}
+	// An event both versions hold that only the new one refuses: the old
+	// version's own claim losing to one the other side holds (a merge).
+	// It changed the card before and does not now, so the lease fields
+	// that moved show too.
+	lost := map[string]bool{}
+	for _, c := range sn.Conflicts() {
+		if (inNew[c.Event] && !inOld[c.Event]) || c.Event == "" {
+			continue // added, shown above
+		}
+		if _, before := so.ConflictOf(c.Event); before {
+			continue
+		}
+		at, _ := time.Parse(time.RFC3339Nano, c.At)
+		if c.Clock != "" {
+			at, _ = time.Parse(time.RFC3339Nano, c.Clock)
+		}
+		cd := get(c.Card)
+		cd.Activity = append(cd.Activity, Activity{At: at, Op: c.Op, Actor: c.Actor, Owner: c.Owner, Refused: true, Why: c.Reason, Holder: c.Winner})
+		slices.SortStableFunc(cd.Activity, func(a, b Activity) int { return a.At.Compare(b.At) })
+		lost[c.Card] = true
+	}
 	sn.Range(func(cn *Card) bool {
 		co := so.Find(cn.ID)
 		had := co != nil
 		var fields []Change
 		if had {
-			fields = fold.CardChanges(co, cn, false)
+			fields = fold.CardChanges(co, cn, lost[cn.ID])
 		} else {
 			fields = fold.CardChanges(&Card{}, cn, false)
 		}

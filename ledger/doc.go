@@ -688,7 +688,8 @@
 //	                         segments.go
 //	Journal                  journal.go
 //	Git                      tree.go, rebase.go, absorb.go, diff.go, changes.go,
-//	                         history.go, history_newest.go; the git side is
+//	                         history.go, history_newest.go, quarantine.go
+//	                         (pulled lines that do not read); the git side is
 //	                         package gitsync
 //	Snapshot index           index.go, index_write.go, source.go, mmap_*.go
 //	Cursors                  internal/wire/cursor.go; history.go

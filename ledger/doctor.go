@@ -100,6 +100,9 @@ type Report struct {
 	// Missing is history this clone saw that the files no longer hold (a
 	// git revert or reset), from Backlog.CheckSeen; nil when none.
 	Missing *MissingEvents `json:"missing_events"`
+	// Quarantined lists the lines a sync set aside as they arrived from
+	// another clone (QuarantineFile).
+	Quarantined []Quarantined `json:"quarantined,omitempty"`
 }
 
 // rawLine is one line of the ledger file as doctor sees it.
@@ -149,6 +152,7 @@ func diagnose(dir string, now time.Time) (*Report, []rawLine, error) {
 	}
 	s = separateStale(rep, dir, lines, s)
 	rep.SetAside = setAsideReport(dir, seen)
+	rep.Quarantined, _ = ReadQuarantine(dir)
 	summarizeState(rep, s, lines, now)
 	return rep, lines, nil
 }

@@ -1,10 +1,18 @@
 package ledger
 
 import (
+	"bytes"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+
+	json "github.com/goccy/go-json"
 
 	"github.com/bl-backlog/bl/internal/fsutil"
 )
@@ -38,6 +46,66 @@ archive/*.jsonl merge=union -text
 snapshot.json merge=union -text
 *.md merge=union -text
 `
+
+// newConfig is the config.json of a new backlog: DefaultConfig with a
+// fresh identity (Config.ID).
+func newConfig() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return strings.Replace(DefaultConfig, "\n}", ",\n  \"id\": \""+hex.EncodeToString(b[:])+"\"\n}", 1)
+}
+
+// InitConfig reports whether data is a config.json as bl init writes it:
+// DefaultConfig, with an identity or without.
+func InitConfig(data []byte) bool {
+	if string(data) == DefaultConfig {
+		return true
+	}
+	id := ConfigID(data)
+	return id != "" && string(data) == strings.Replace(DefaultConfig, "\n}", ",\n  \"id\": \""+id+"\"\n}", 1)
+}
+
+// ConfigID is the identity a config.json's data holds, "" for none (or
+// for data that does not read).
+func ConfigID(data []byte) string {
+	var c struct {
+		ID string `json:"id"`
+	}
+	if json.Unmarshal(data, &c) != nil {
+		return ""
+	}
+	return c.ID
+}
+
+// configIDKey finds a config.json's "id" member.
+var configIDKey = regexp.MustCompile(`"id"\s*:\s*"[^"\\]*"`)
+
+// SetConfigID returns config.json data with the identity id, the rest of
+// its bytes unchanged: a backlog's identity is its remote's, whatever a
+// local edit of the file says (package gitsync).
+func SetConfigID(data []byte, id string) []byte {
+	switch ConfigID(data) {
+	case id:
+		return data
+	case "":
+		i := bytes.IndexByte(data, '{')
+		if i < 0 {
+			return data
+		}
+		sep := ","
+		if rest := bytes.TrimSpace(data[i+1:]); len(rest) > 0 && rest[0] == '}' {
+			sep = ""
+		}
+		out := append(slices.Clip(data[:i+1]), []byte("\n  \"id\": \""+id+"\""+sep)...)
+		return append(out, data[i+1:]...)
+	}
+	loc := configIDKey.FindIndex(data)
+	if loc == nil {
+		return data
+	}
+	out := append(slices.Clip(data[:loc[0]]), []byte("\"id\": \""+id+"\"")...)
+	return append(out, data[loc[1]:]...)
+}
 
 // Gitattributes is the content bl init gives .backlog/.gitattributes.
 const Gitattributes = gitattributes
@@ -75,7 +143,7 @@ func Init(dir string) (created bool, err error) {
 	}
 	files := []struct {
 		name, content string
-	}{{ConfigFile, DefaultConfig}, {IgnoreFile, gitignore}, {AttributesFile, gitattributes}, {LockFile, ""}, {LedgerFile, ""}}
+	}{{ConfigFile, newConfig()}, {IgnoreFile, gitignore}, {AttributesFile, gitattributes}, {LockFile, ""}, {LedgerFile, ""}}
 	for _, f := range files {
 		path := filepath.Join(dir, f.name)
 		fh, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)

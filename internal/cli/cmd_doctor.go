@@ -14,7 +14,9 @@ import (
 
 // DoctorCmd checks the backlog's integrity.
 type DoctorCmd struct {
-	Repair bool `help:"Fix what can be fixed without losing an event (torn tail, lost final newline, blank lines, git conflict markers, stale snapshot)."`
+	Repair bool   `help:"Fix what can be fixed without losing an event (torn tail, lost final newline, blank lines, git conflict markers, stale snapshot)."`
+	Remote string `placeholder:"NAME" help:"Check this git remote's lease refs of the backlog instead of the local files: list those holding what bl sets aside."`
+	Retire string `placeholder:"CARD" help:"With --remote: replace CARD's bad lease ref by a tip holding only what bl folds (compare-and-swap with the tip just checked)."`
 }
 
 func (DoctorCmd) Help() string {
@@ -69,14 +71,32 @@ from "damage", so a CI check for "damage": [] passes after a merge.
 
 Exits 6 while the backlog has damage that blocks reads or writes.
 
+--remote NAME checks the remote's lease refs of this backlog instead
+(refs/bl/leases/<namespace>/<card>, docs/SYNC.md): a lease ref carries
+only the lease events of its own card, in a commit of at most 256 KiB and
+32 lines; anything else is set aside by every clone, which warns once
+naming the ref and the commit. doctor lists each such ref, line and
+reason. --retire CARD replaces CARD's bad lease ref by a tip, without
+history, that holds only the lines bl folds: a compare-and-swap with the
+tip just checked (exit 4 if a lease write landed meanwhile; run it
+again), never a delete.
+
 Examples:
 
     bl doctor
     bl doctor --repair
-    bl doctor --json | jq .conflicts` + exitCodesHelp
+    bl doctor --json | jq .conflicts
+    bl doctor --remote origin
+    bl doctor --remote origin --retire C1` + exitCodesHelp
 }
 
 func (c *DoctorCmd) Run(a *App) error {
+	if c.Remote != "" {
+		return c.runRemote(a)
+	}
+	if c.Retire != "" {
+		return usagef("--retire names a card of --remote NAME's lease refs: bl doctor --remote origin --retire " + text(c.Retire))
+	}
 	dir, err := findBacklog(a.Dir)
 	if err != nil {
 		return err
@@ -190,6 +210,10 @@ func (a *App) printReport(w io.Writer, r *ledger.Report) {
 			fmt.Fprintf(w, "%s (%d)\n", title, n)
 		}
 	}
+	section("lines quarantined as they arrived from another clone (bl sync --push leaves them out of the branch)", len(r.Quarantined))
+	for _, q := range r.Quarantined {
+		fmt.Fprintf(w, "  %s line %d from %s at %s: %s\n", q.File, q.Line, text(q.From), q.Commit, text(q.Reason))
+	}
 	section("conflicts recorded by the fold", len(r.Conflicts))
 	for _, c := range r.Conflicts {
 		fmt.Fprintf(w, "  %s %s\n", text(c.Card), conflictText(c))
@@ -237,4 +261,39 @@ func checkLockUntracked(ctx context.Context, dir string, rep *ledger.Report) {
 		rep.Warnings = append(rep.Warnings, fmt.Sprintf("%s is tracked by git: untrack it (git rm --cached %s) and keep it ignored; a pull or checkout may replace it while bl runs",
 			ledger.LockFile, filepath.Join(dir, ledger.LockFile)))
 	}
+}
+
+// runRemote is bl doctor --remote: the remote's lease refs of the backlog.
+func (c *DoctorCmd) runRemote(a *App) error {
+	if c.Repair {
+		return usagef("--repair and --remote exclude each other: --remote NAME --retire CARD fixes a bad lease ref")
+	}
+	g, err := a.needGit("bl doctor --remote")
+	if err != nil {
+		return err
+	}
+	b, err := a.Open()
+	if err != nil {
+		return err
+	}
+	rep, err := g.LeaseDoctor(a.ctx, b, a.remoteWrite(c.Remote, false), c.Retire)
+	if err != nil {
+		return err
+	}
+	return a.emit(rep, func(w io.Writer) {
+		fmt.Fprintf(w, "remote     %s, %d lease ref(s) under %s\n", text(rep.Remote), rep.Refs, rep.Prefix)
+		if len(rep.Bad) == 0 {
+			fmt.Fprintln(w, "lease refs ok")
+		}
+		for _, r := range rep.Bad {
+			where := "commit"
+			if r.Line > 0 {
+				where = fmt.Sprintf("line %d", r.Line)
+			}
+			fmt.Fprintf(w, "BAD        %s at %s, %s: %s (set aside by every clone; bl doctor --remote %s --retire %s)\n", r.Ref, r.Commit, where, text(r.Reason), text(rep.Remote), r.Card)
+		}
+		if rep.Retired != "" {
+			fmt.Fprintf(w, "retired    %s: its tip is now %s, holding only what bl folds\n", rep.Retired, rep.Tip)
+		}
+	})
 }

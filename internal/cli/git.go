@@ -42,6 +42,10 @@ type Git interface {
 	// remote: it is acknowledged once the push carrying it succeeded. do
 	// stamps its event with the request id it is given.
 	Lease(ctx context.Context, b *ledger.Backlog, r RemoteWrite, requestID string, do func(rid string) (ledger.Card, error)) (ledger.Card, error)
+	// LeaseDoctor lists the lease refs of b on a remote that hold what bl
+	// sets aside, and with retire (a card) replaces that card's bad lease
+	// ref by a tip holding only what bl folds (compare-and-swap).
+	LeaseDoctor(ctx context.Context, b *ledger.Backlog, r RemoteWrite, retire string) (LeaseReport, error)
 	// ErrorCode is the --json code of a git error, "" for other errors.
 	// Git errors exit with code 1.
 	ErrorCode(err error) string
@@ -74,6 +78,9 @@ type RemoteWrite struct {
 	Actor   string // the author and committer name
 	Now     func() time.Time
 }
+
+// LeaseReport is what bl doctor --remote found of a remote's lease refs.
+type LeaseReport = result.LeaseReport
 
 // MergeSetup says what bl init did to make git merge the backlog by event.
 type MergeSetup struct {

@@ -86,6 +86,14 @@
 // refs held. A retry of a write this clone recorded answers as the first
 // did and pushes it if the remote lacks it.
 //
+// What a lease ref holds is vetted before it is folded (leasevet.go): only
+// the lease events of its own card, in a commit of bounded size; the rest
+// is set aside with a warning. Lines of the fetched branch that do not
+// read are quarantined (ledger.QuarantineLines) rather than refused. The
+// lease refs of one backlog share one namespace, named by its identity
+// (leaseNamespace), whatever the branch; those of done cards are retired
+// (retire.go).
+//
 // # Failures
 //
 // An unreachable remote, a refused fetch or push, or a push still rejected

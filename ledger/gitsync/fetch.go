@@ -79,17 +79,18 @@ func (s *Syncer) fetch(ctx context.Context) (h plumbing.Hash, err error) {
 	if err != nil {
 		return fail(err)
 	}
+	// The lease refs' tips come along (leaseref.go), also when the remote
+	// lacks the branch: they are the backlog's, whatever the branch.
+	wants := s.leaseWants(refs)
 	ref, err := refs.Reference(s.branch)
-	if errors.Is(err, plumbing.ErrReferenceNotFound) {
-		return plumbing.ZeroHash, nil
-	}
-	if err != nil {
+	if err != nil && !errors.Is(err, plumbing.ErrReferenceNotFound) {
 		return fail(err)
 	}
-	h = ref.Hash()
-	wants := s.leaseWants(refs) // the lease refs' tips come along (leaseref.go)
-	if s.g.repo.Storer.HasEncodedObject(h) != nil {
-		wants = append(wants, h)
+	if err == nil {
+		h = ref.Hash()
+		if s.g.repo.Storer.HasEncodedObject(h) != nil {
+			wants = append(wants, h)
+		}
 	}
 	if len(wants) > 0 {
 		req := packp.NewUploadPackRequestFromCapabilities(ar.Capabilities)
@@ -110,7 +111,7 @@ func (s *Syncer) fetch(ctx context.Context) (h plumbing.Hash, err error) {
 			}
 		}
 	}
-	if s.remoteName != "" {
+	if s.remoteName != "" && !h.IsZero() {
 		_ = s.g.setRef(s.trackingRef(), h)
 	}
 	return h, nil

@@ -366,45 +366,54 @@ const carryTries = 5
 // meanwhile, and the next exchange from any clone carries them. It reports
 // nothing; the call it ends has already landed.
 func (s *Syncer) carry(ctx context.Context, res *Result, remote plumbing.Hash, mine string) {
+	if s.carryRounds(ctx, res, remote, mine) {
+		s.retire(ctx) // the branch holds what this clone holds (retire.go)
+	}
+}
+
+// carryRounds is carry; it reports whether it left the branch holding
+// everything this clone holds.
+func (s *Syncer) carryRounds(ctx context.Context, res *Result, remote plumbing.Hash, mine string) bool {
 	for round := 1; round <= carryTries; round++ {
 		if round > 1 {
 			if sleep(ctx, backoff(round-1)) != nil {
-				return
+				return false
 			}
 			var err error
 			if remote, _, _, err = s.pullOnce(ctx, res); err != nil {
-				return
+				return false
 			}
 			if !remote.IsZero() && (mine == "" || s.lv.inBranch[mine]) && res.Rebased == 0 {
-				return
+				return s.lv.pending == 0
 			}
 		}
 		// No branch on the remote yet: this push makes it.
 		if !remote.IsZero() && res.Rebased == 0 && s.lv.pending == 0 {
-			return
+			return true
 		}
 		head, committed, msg, err := s.commit(func() (backlogFiles, error) { return s.treeForCommit(ctx, nil) }, remote)
 		if err != nil {
-			return
+			return false
 		}
 		if committed {
 			res.Committed, res.Message = true, msg
 		}
 		res.Commit = hashString(head)
 		if head == remote {
-			return
+			return true
 		}
 		err = s.push(ctx, head, remote)
 		if err == nil {
 			if s.remoteName != "" {
 				_ = s.g.setRef(s.trackingRef(), head)
 			}
-			return
+			return true
 		}
 		if !rejected(err) {
-			return
+			return false
 		}
 	}
+	return false
 }
 
 // leaseBackoff is the pause before lease round n+1: short, since a lost

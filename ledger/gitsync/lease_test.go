@@ -462,8 +462,11 @@ func TestTwoBacklogsKeepTheirLeases(t *testing.T) {
 
 // The namespace is the one docs/SYNC.md tells a person to compute.
 func TestLeaseNamespaceAsDocumented(t *testing.T) {
-	if got := leaseNamespace("refs/heads/main", ".backlog"); got != "ea8e98ef6eb57aff" {
-		t.Fatalf("leaseNamespace(main, .backlog) = %s; docs/SYNC.md says printf 'main\\n.backlog' | sha256sum gives ea8e98ef6eb57aff", got)
+	if got := leaseNamespace("0123456789abcdef", ".backlog"); got != "1e2c835d98e26d1f" {
+		t.Fatalf("leaseNamespace(0123456789abcdef, .backlog) = %s; docs/SYNC.md says printf 'backlog 0123456789abcdef\\n' | sha256sum gives 1e2c835d98e26d1f", got)
+	}
+	if got := leaseNamespace("", ".backlog"); got != "64f4c66a32e31147" {
+		t.Fatalf("leaseNamespace(no id, .backlog) = %s; docs/SYNC.md says printf 'path .backlog\\n' | sha256sum gives 64f4c66a32e31147", got)
 	}
 }
 

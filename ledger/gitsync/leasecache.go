@@ -31,7 +31,7 @@ type leaseCache struct {
 // CRC-32C of the rest of the file in hex. Each entry follows as a line
 // "<commit hash> <count>" and count ledger lines. A file whose checksum
 // does not hold (cut short, edited, two writers' bytes) is no cache.
-const leaseCacheHeader = "bl lease lines 1 "
+const leaseCacheHeader = "bl lease lines 2 "
 
 var crc32c = crc32.MakeTable(crc32.Castagnoli)
 

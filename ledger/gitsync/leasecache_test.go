@@ -45,7 +45,7 @@ func TestLeaseCacheFile(t *testing.T) {
 		string(data[:len(data)-3]),
 		strings.Replace(string(data), strings.Repeat("1", 40), strings.Repeat("x", 40), 1),
 		strings.Replace(string(data), h1.String()+" 2", h1.String()+" 3", 1),
-		strings.Replace(string(data), "bl lease lines 1", "bl lease lines 2", 1),
+		strings.Replace(string(data), "bl lease lines 2", "bl lease lines 3", 1),
 		strings.Replace(string(data), `{"a":1}`, `{"a":2}`, 1),
 		string(data) + "\n",
 	} {
@@ -80,9 +80,13 @@ func TestLeaseCacheSparesObjectReads(t *testing.T) {
 	if len(cached.lines) != 2 {
 		t.Fatalf("the cache holds %d tips, want the 2 lease refs'", len(cached.lines))
 	}
+	cardOf := map[string]string{}
+	for card, tip := range s.lv.tips {
+		cardOf[tip.String()] = card
+	}
 	var objects []string
 	for tip, lines := range cached.lines {
-		want, err := s.leaseLines(tip)
+		want, err := s.leaseLines(cardOf[tip.String()], tip)
 		if err != nil || !reflect.DeepEqual(lines, want) {
 			t.Fatalf("cached lines of %s differ from the commit's: %q, %q (%v)", tip, lines, want, err)
 		}

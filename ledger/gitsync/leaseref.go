@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -32,16 +33,36 @@ import (
 const LeaseRefPrefix = "refs/bl/leases/"
 
 // leaseNamespace keeps apart the lease refs of backlogs that share a
-// remote: two backlogs of one repository (.backlog in two directories),
-// or one backlog synced on two branches, have cards of the same names
-// whose leases must never mix. It is the first 16 hex digits of the
-// SHA-256 of the branch's short name, a newline, and the backlog
-// directory's slash-separated path from the worktree root (".backlog" for
-// the usual one): a ref name component cannot hold every path (".backlog"
-// starts with a dot), a digest always can.
-func leaseNamespace(branch plumbing.ReferenceName, prefix string) string {
+// remote, and gives one backlog one namespace whatever branch a clone is
+// on: a review sent from a feature branch is seen on main. It is the first
+// 16 hex digits of the SHA-256 of "backlog ", the backlog's identity and a
+// newline (ledger.Config.ID, which bl init writes); a backlog without one
+// (made by an older bl) is named by its directory's slash-separated path
+// from the worktree root instead (".backlog" for the usual one), so two
+// backlogs of one repository stay apart either way. The remote's
+// config.json decides: a clone whose own file says otherwise (a backlog
+// made with bl init before its first pull) uses the remote's.
+func leaseNamespace(id, prefix string) string {
+	key := "backlog " + id + "\n"
+	if id == "" {
+		key = "path " + prefix + "\n"
+	}
+	sum := sha256.Sum256([]byte(key))
+	return hex.EncodeToString(sum[:8])
+}
+
+// legacyNamespace is the namespace an older bl gave a backlog's lease
+// refs: one per branch. Their lines are still read (never written), so
+// leases taken before an upgrade stand until the branch holds them.
+func legacyNamespace(branch plumbing.ReferenceName, prefix string) string {
 	sum := sha256.Sum256([]byte(branch.Short() + "\n" + prefix))
 	return hex.EncodeToString(sum[:8])
+}
+
+// leasePrefixFor is the prefix of the lease refs of the backlog whose
+// identity is id.
+func (s *Syncer) leasePrefixFor(id string) string {
+	return LeaseRefPrefix + leaseNamespace(id, s.g.prefix) + "/"
 }
 
 // leaseRef names the lease ref of card.
@@ -64,28 +85,41 @@ var errLeaseMoved = errors.New("lease ref moved")
 // leaseView is what the last fetch saw of the remote's lease refs.
 type leaseView struct {
 	tips     map[string]plumbing.Hash // card → tip of its lease ref
+	legacy   map[string]plumbing.Hash // card → tip of its lease ref under legacyNamespace
 	lines    map[string][][]byte      // card → the ledger lines of the tip
 	inBranch map[string]bool          // event ids in the fetched branch's ledger.jsonl
 	pending  int                      // lease lines the fetched branch lacked
+	bad      map[string]bool          // cards whose tip had something set aside when read (leasevet.go)
+	retired  plumbing.Hash            // the retirement ref's tip (retire.go); zero when there is none
 }
 
 // leaseWants records the remote's lease refs from its advertisement and
 // returns the tips this repository lacks.
 func (s *Syncer) leaseWants(refs storer.ReferenceStorer) []plumbing.Hash {
-	s.lv = leaseView{tips: map[string]plumbing.Hash{}}
+	s.lv = leaseView{tips: map[string]plumbing.Hash{}, legacy: map[string]plumbing.Hash{}, bad: map[string]bool{}}
 	var want []plumbing.Hash
 	iter, err := refs.IterReferences()
 	if err != nil {
 		return nil
 	}
+	retired := s.retiredRef()
 	_ = iter.ForEach(func(r *plumbing.Reference) error {
+		if r.Name() == retired {
+			s.lv.retired = r.Hash()
+			return nil
+		}
 		name := r.Name().String()
+		into := s.lv.tips
 		card, ok := strings.CutPrefix(name, s.leasePrefix)
+		if !ok && s.legacyPrefix != "" {
+			card, ok = strings.CutPrefix(name, s.legacyPrefix)
+			into = s.lv.legacy
+		}
 		if !ok || strings.Contains(card, "/") || r.Type() != plumbing.HashReference {
 			return nil
 		}
-		s.lv.tips[card] = r.Hash()
-		if !s.leaseCache().has(r.Hash()) && s.g.repo.Storer.HasEncodedObject(r.Hash()) != nil {
+		into[card] = r.Hash()
+		if (s.vetAll || !s.leaseCache().has(r.Hash())) && s.g.repo.Storer.HasEncodedObject(r.Hash()) != nil {
 			want = append(want, r.Hash())
 		}
 		return nil
@@ -103,27 +137,50 @@ func (s *Syncer) leaseWants(refs storer.ReferenceStorer) []plumbing.Hash {
 func (s *Syncer) withLeaseLines(up ledger.Tree, load ledger.Loader) (ledger.Tree, error) {
 	s.lv.lines, s.lv.pending = map[string][][]byte{}, 0
 	s.lv.inBranch = ledgerEventIDs(up[ledger.LedgerFile])
-	if len(s.lv.tips) == 0 {
+	if len(s.lv.tips) == 0 && len(s.lv.legacy) == 0 {
 		return up, nil
 	}
 	var extra [][]byte
 	added := map[string]bool{}
 	lc := s.leaseCache()
-	for _, card := range sortedCards(s.lv.tips) {
-		lines, err := lc.get(s.lv.tips[card], s.leaseLines)
-		if err != nil {
-			return nil, fmt.Errorf("lease ref of %s: %w", card, err)
-		}
-		s.lv.lines[card] = lines
-		for _, l := range lines {
-			id := lineID(l)
-			if !s.lv.inBranch[id] && !added[id] {
+	read := func(prefix string, tips map[string]plumbing.Hash) error {
+		for _, card := range sortedCards(tips) {
+			ref := prefix + card
+			lines, err := lc.get(tips[card], s.readLease(ref, card))
+			if errors.Is(err, ledger.ErrVersion) {
+				return fmt.Errorf("lease ref of %s: %w", card, err)
+			}
+			if err != nil {
+				// Damage in one card's lease ref affects that card at most.
+				s.lv.bad[card] = true
+				s.b.Warn(refusalMessage([]LeaseRefusal{{Ref: ref, Card: card, Commit: tips[card].String(), Reason: err.Error()}}))
+				continue
+			}
+			for _, l := range lines {
+				id := lineID(l)
+				if added[id] {
+					continue
+				}
 				added[id] = true
-				extra = append(extra, l)
+				s.lv.lines[card] = append(s.lv.lines[card], l)
+				if !s.lv.inBranch[id] {
+					extra = append(extra, l)
+				}
 			}
 		}
+		return nil
 	}
-	lc.save(s.lv.tips)
+	if err := read(s.leasePrefix, s.lv.tips); err != nil {
+		return nil, err
+	}
+	if err := read(s.legacyPrefix, s.lv.legacy); err != nil {
+		return nil, err
+	}
+	all := maps.Clone(s.lv.tips)
+	for card, tip := range s.lv.legacy {
+		all["\x00"+card] = tip
+	}
+	lc.save(all)
 	if _, snap := up[ledger.SnapshotFile]; snap && mayBeCompacted(up[ledger.LedgerFile], extra) {
 		st, err := up.FoldWith(load)
 		if err != nil {
@@ -162,20 +219,11 @@ func (s *Syncer) leaseCache() *leaseCache {
 	return s.lc
 }
 
-// leaseLines reads the ledger lines of a lease ref's commit.
-func (s *Syncer) leaseLines(tip plumbing.Hash) ([][]byte, error) {
-	c, err := s.g.commit(tip)
-	if err != nil {
-		return nil, err
-	}
-	_, body, _ := strings.Cut(c.Message, "\n\n")
-	var out [][]byte
-	for _, l := range strings.Split(body, "\n") {
-		if l = strings.TrimSpace(l); l != "" {
-			out = append(out, []byte(l+"\n"))
-		}
-	}
-	return out, nil
+// leaseLines reads the ledger lines of a lease ref's commit that the
+// fold may take (vetLease).
+func (s *Syncer) leaseLines(card string, tip plumbing.Hash) ([][]byte, error) {
+	lines, _, err := s.vetLease(s.leaseRef(card).String(), card, tip)
+	return lines, err
 }
 
 // checkLease is the ledger.StageCheck of a lease write through the remote,
@@ -219,7 +267,14 @@ func (s *Syncer) pushLease(ctx context.Context, w *ledger.Staged) error {
 		}
 	}
 	msg.Write(w.Lines)
-	tip, err := s.storeLeaseCommit(msg.String(), old)
+	if n := len(kept) + len(w.Events); n > MaxLeaseLines || msg.Len() > MaxLeaseCommit-1024 {
+		return &RemoteError{Remote: s.o.Remote, Op: "push", Err: fmt.Errorf("the lease ref of %s would hold %d lines (%d bytes) the branch lacks, more than other clones read; bl sync --push carries them to the branch, then try again", card, n, msg.Len())}
+	}
+	parent := old
+	if s.oversize(old) {
+		parent = plumbing.ZeroHash // a tip set aside unread is no history to keep
+	}
+	tip, err := s.storeLeaseCommit(msg.String(), parent)
 	if err != nil {
 		return err
 	}
@@ -227,20 +282,35 @@ func (s *Syncer) pushLease(ctx context.Context, w *ledger.Staged) error {
 		s.beforeLeasePush(card, s.round)
 	}
 	name := s.leaseRef(card)
+	cmds := []*packp.Command{{Name: name, Old: old, New: tip}}
+	objs := []plumbing.Hash{tip, emptyTree}
+	if old.IsZero() {
+		// A new lease ref: it must not re-create one retired since the
+		// fetch (retire.go).
+		if cmds, objs, err = s.guardCreate(cmds, objs); err != nil {
+			return err
+		}
+	}
 	err = s.receivePack(ctx, func(refs storer.ReferenceStorer) ([]*packp.Command, []plumbing.Hash, error) {
-		cur := plumbing.ZeroHash
-		if refs != nil {
-			if r, err := refs.Reference(name); err == nil {
-				cur = r.Hash()
+		for _, c := range cmds {
+			if refTip(refs, c.Name) != c.Old {
+				return nil, nil, errLeaseMoved
 			}
 		}
-		if cur != old {
-			return nil, nil, errLeaseMoved
-		}
-		return []*packp.Command{{Name: name, Old: old, New: tip}}, []plumbing.Hash{tip, emptyTree}, nil
+		return cmds, objs, nil
 	})
+	s.atomicPush = false
+	if errors.Is(err, errNoAtomic) {
+		// A remote that cannot apply two updates as one: lease refs are
+		// never retired through it (retire.go), so none can be re-created.
+		s.noAtomic = true
+		return errLeaseMoved
+	}
 	switch {
 	case err == nil:
+		if last := cmds[len(cmds)-1]; last.Name == s.retiredRef() {
+			s.lv.retired = last.New
+		}
 		if s.lv.tips == nil {
 			s.lv.tips = map[string]plumbing.Hash{}
 		}

@@ -44,7 +44,11 @@ func (s *Syncer) push(ctx context.Context, head, expected plumbing.Hash) error {
 		if err != nil {
 			return nil, nil, err
 		}
-		return []*packp.Command{{Name: s.branch, Old: expected, New: head}}, hashes, nil
+		cmds := []*packp.Command{{Name: s.branch, Old: expected, New: head}}
+		if mark := s.retiredMark(refs); !mark.IsZero() {
+			cmds, hashes = append(cmds, &packp.Command{Name: s.retiredRef(), Old: plumbing.ZeroHash, New: mark}), append(hashes, mark)
+		}
+		return cmds, hashes, nil
 	})
 }
 
@@ -91,6 +95,23 @@ func (s *Syncer) receivePack(ctx context.Context, plan func(refs storer.Referenc
 		req.Progress = &said
 	}
 	req.Commands = cmds
+	if s.atomicPush {
+		if !caps.Supports(capability.Atomic) {
+			return errNoAtomic
+		}
+		_ = req.Capabilities.Set(capability.Atomic)
+	}
+	if hashes == nil {
+		// Deletes only: no pack goes with them.
+		rs, err := sess.ReceivePack(ctx, req)
+		if err != nil {
+			return remoteSaid(err, said.String())
+		}
+		if rs != nil {
+			return remoteSaid(rs.Error(), said.String())
+		}
+		return nil
+	}
 	rd, wr := io.Pipe()
 	req.Packfile = rd
 	done := make(chan error, 1)

@@ -58,19 +58,24 @@ type Result = result.Result
 
 // Syncer commits a backlog to git and exchanges it with a remote.
 type Syncer struct {
-	b           *ledger.Backlog
-	g           *Repo
-	o           Options
-	branch      plumbing.ReferenceName
-	url         string // the remote's URL
-	remoteName  string // a configured remote's name, for its tracking ref
-	sendAuth    bool   // credentials may go to url (trust.go)
-	triesSet    bool   // Options.Tries was given
-	segs        segments
-	lv          leaseView   // the remote's lease refs as last fetched
-	lc          *leaseCache // their lines by commit, read once (leasecache.go)
-	leasePrefix string      // this backlog's lease refs: LeaseRefPrefix, its namespace, "/"
-	round       int         // the round of the lease write in flight
+	b            *ledger.Backlog
+	g            *Repo
+	o            Options
+	branch       plumbing.ReferenceName
+	url          string // the remote's URL
+	remoteName   string // a configured remote's name, for its tracking ref
+	sendAuth     bool   // credentials may go to url (trust.go)
+	triesSet     bool   // Options.Tries was given
+	segs         segments
+	lv           leaseView   // the remote's lease refs as last fetched
+	lc           *leaseCache // their lines by commit, read once (leasecache.go)
+	leasePrefix  string      // this backlog's lease refs: LeaseRefPrefix, its namespace, "/"
+	legacyPrefix string      // where an older bl put them, read only (legacyNamespace)
+	round        int         // the round of the lease write in flight
+	vetAll       bool        // fetch every lease ref's tip, cached or not (LeaseDoctor)
+	atomicPush   bool        // the next receivePack is atomic (retire.go)
+	noAtomic     bool        // the remote refused an atomic push: no guard, no retirement
+	refetched    bool        // the remote's identity changed leasePrefix, and it was fetched again
 
 	beforePush      func(round int)              // tests: runs just before each push
 	beforeLeasePush func(card string, round int) // tests: runs just before a lease ref push
@@ -102,7 +107,8 @@ func New(b *ledger.Backlog, o Options) (*Syncer, error) {
 			return nil, fmt.Errorf("%w: name the branch to sync with --branch", ErrDetached)
 		}
 	}
-	s.leasePrefix = LeaseRefPrefix + leaseNamespace(s.branch, g.prefix) + "/"
+	s.leasePrefix = s.leasePrefixFor(b.Config().ID)
+	s.legacyPrefix = LeaseRefPrefix + legacyNamespace(s.branch, g.prefix) + "/"
 	if o.Remote != "" {
 		if err := s.resolveRemote(o.Remote, o.RemoteTracked); err != nil {
 			return nil, err
@@ -291,13 +297,20 @@ func (s *Syncer) exchange(ctx context.Context, h Hooks, tries int) (Result, erro
 // unread: those the local backlog holds with the same blob, which are
 // neither read nor decoded (ledger.Backlog.ApplyUpstreamUnread).
 func (s *Syncer) pullOnce(ctx context.Context, res *Result) (plumbing.Hash, ledger.Tree, ledger.Loader, error) {
-	base := s.settingsBase()
+	return s.pullFrom(ctx, res, s.settingsBase())
+}
+
+// pullFrom is pullOnce with base, the commit whose settings count as not
+// edited here, read before the fetch moved the remote-tracking ref.
+func (s *Syncer) pullFrom(ctx context.Context, res *Result, base plumbing.Hash) (plumbing.Hash, ledger.Tree, ledger.Loader, error) {
 	remote, err := s.fetch(ctx)
 	if err != nil {
 		return plumbing.ZeroHash, nil, nil, err
 	}
 	if remote.IsZero() {
-		return remote, nil, nil, nil
+		// A branch the remote lacks (a feature branch not pushed yet)
+		// still takes the backlog's lease refs in.
+		return remote, nil, nil, s.pullLeases(ctx, res)
 	}
 	// Whether the remote's commit can be merged at all is a matter of
 	// commits, not of the backlog: decide it before the backlog takes the
@@ -319,6 +332,17 @@ func (s *Syncer) pullOnce(ctx context.Context, res *Result) (plumbing.Hash, ledg
 		err = segErr
 	}
 	if err != nil {
+		return remote, nil, nil, err
+	}
+	if data, ok := up[ledger.ConfigFile]; ok && !s.refetched {
+		if p := s.leasePrefixFor(ledger.ConfigID(data)); p != s.leasePrefix {
+			// The remote's identity names the lease refs (leaseNamespace):
+			// fetch again for the right ones.
+			s.leasePrefix, s.refetched = p, true
+			return s.pullFrom(ctx, res, base)
+		}
+	}
+	if err := s.quarantine(remote, up); err != nil {
 		return remote, nil, nil, err
 	}
 	load := s.blobLoader(hashes)
@@ -350,6 +374,46 @@ func (s *Syncer) pullOnce(ctx context.Context, res *Result) (plumbing.Hash, ledg
 	res.Pulled += rr.Pulled
 	res.Rebased, res.Conflicts = rr.Local, rr.Conflicts
 	return remote, up, load, nil
+}
+
+// pullLeases applies the lease lines this clone lacks when the remote
+// has no such branch: onto the local branch's own backlog, as a pull
+// applies them onto the remote's.
+func (s *Syncer) pullLeases(ctx context.Context, res *Result) error {
+	if len(s.lv.tips) == 0 && len(s.lv.legacy) == 0 {
+		return nil
+	}
+	head, err := s.g.refHash(s.branch)
+	if err != nil || head.IsZero() {
+		return err
+	}
+	base := s.settingsBase()
+	up, hashes, err := s.g.readBacklogUnread(head, ledger.Tracked, func(name string, blob plumbing.Hash) bool {
+		h, _, ok, _ := s.segmentBlob(name)
+		return ok && h == blob
+	})
+	if err != nil || len(up) == 0 {
+		return err
+	}
+	load := s.blobLoader(hashes)
+	if up, err = s.withLeaseLines(up, load); err != nil || s.lv.pending == 0 {
+		return err
+	}
+	settings := ledger.Tree{}
+	for _, name := range []string{ledger.ConfigFile, ledger.IgnoreFile} {
+		if data, err := os.ReadFile(filepath.Join(s.b.Dir(), name)); err == nil {
+			settings[name] = data
+		}
+	}
+	if err := s.keepLocalSettings(settings, up, base); err != nil {
+		return err
+	}
+	rr, err := s.b.ApplyUpstreamUnread(ctx, up, load)
+	if err != nil {
+		return fmt.Errorf("apply the lease refs of %s: %w", s.o.Remote, err)
+	}
+	res.Pulled += rr.Pulled
+	return nil
 }
 
 // stopDiverged commits the backlog as it stands, onto the branch alone,
@@ -398,9 +462,13 @@ func (s *Syncer) keepLocalSettings(local, up ledger.Tree, base plumbing.Hash) er
 		}
 		if _, had := committed[name]; !had {
 			// Never committed here: only what bl init wrote is not an edit.
-			if fresh, _ := ledger.InitContent(name); bytes.Equal(data, fresh) {
+			if fresh, _ := ledger.InitContent(name); bytes.Equal(data, fresh) || (name == ledger.ConfigFile && ledger.InitConfig(data)) {
 				continue
 			}
+		}
+		if remote, ok := up[name]; ok && name == ledger.ConfigFile {
+			// An edit keeps the backlog's identity, which is the remote's.
+			data = ledger.SetConfigID(data, ledger.ConfigID(remote))
 		}
 		up[name] = data
 	}

@@ -145,6 +145,15 @@ func (Git) Lease(ctx context.Context, b *ledger.Backlog, r cli.RemoteWrite, requ
 	return card, err
 }
 
+// LeaseDoctor vets the remote's lease refs of b, and retires a bad one.
+func (Git) LeaseDoctor(ctx context.Context, b *ledger.Backlog, r cli.RemoteWrite, retire string) (cli.LeaseReport, error) {
+	s, err := syncer(b, r)
+	if err != nil {
+		return cli.LeaseReport{}, err
+	}
+	return s.LeaseDoctor(ctx, retire)
+}
+
 // ErrorCode names gitsync's errors for --json.
 func (Git) ErrorCode(err error) string {
 	switch {

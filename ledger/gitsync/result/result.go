@@ -19,3 +19,25 @@ type Result struct {
 	// (see Syncer.Identity).
 	GuessedAuthor bool `json:"-"`
 }
+
+// LeaseRefusal is what of a lease ref's commit bl sets aside rather than
+// fold: one line, or the whole commit (Line 0).
+type LeaseRefusal struct {
+	Ref    string `json:"ref"`
+	Card   string `json:"card"`
+	Commit string `json:"commit"`
+	Line   int    `json:"line,omitempty"` // 1-based among the commit's ledger lines; 0: the whole commit
+	Reason string `json:"reason"`
+}
+
+// LeaseReport is what bl doctor --remote found of the remote's lease refs.
+type LeaseReport struct {
+	Remote string         `json:"remote"`
+	Prefix string         `json:"prefix"` // this backlog's lease refs: refs/bl/leases/<namespace>/
+	Refs   int            `json:"refs"`   // lease refs under Prefix
+	Bad    []LeaseRefusal `json:"bad"`    // what is set aside, ref by ref
+	// Retired is the lease ref replaced by a tip that keeps only the
+	// lines bl folds; "" when none was asked for.
+	Retired string `json:"retired,omitempty"`
+	Tip     string `json:"tip,omitempty"` // its new tip
+}

@@ -1,0 +1,193 @@
+package gitsync
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/bl-backlog/bl/ledger"
+	"github.com/bl-backlog/bl/ledger/gitsync/result"
+)
+
+// Anyone who may push refs/bl/* may write a lease ref, including someone
+// who may not push the branch. So what a lease ref holds is vetted before
+// anything of it is folded: a lease ref carries only the lease events of
+// its own card, and whatever else it holds is set aside — reported once
+// (when this clone first reads that commit), never folded, and never
+// carried to the branch. The fold then decides the lease events as it
+// decides any (a claim of the wrong epoch, a heartbeat by another owner
+// are recorded conflicts that change nothing).
+
+// MaxLeaseCommit bounds the size of a lease ref's commit object: one
+// larger is refused unread. A lease ref's tip holds at most
+// leaseLinesCarried lines the branch lacks, the latest claim and the new
+// write (MaxLeaseLines); a lease line is a few hundred bytes, up to
+// MaxCheckpoint more for a heartbeat's checkpoint.
+const (
+	MaxLeaseCommit = 256 << 10
+	MaxLeaseLines  = 32
+)
+
+// LeaseRefusal is what of a lease ref's commit is set aside: one line,
+// or the whole commit (Line 0).
+type LeaseRefusal = result.LeaseRefusal
+
+// refusalText is one refusal without its ref and commit.
+func refusalText(r LeaseRefusal) string {
+	if r.Line == 0 {
+		return r.Reason
+	}
+	return fmt.Sprintf("line %d: %s", r.Line, r.Reason)
+}
+
+// leaseOp reports whether op is a lease event, the only kind a lease ref
+// may carry: what bl claim, heartbeat, release, complete (and complete
+// --review), fail and block write through a remote.
+func leaseOp(op ledger.Op) bool {
+	switch op {
+	case ledger.OpClaim, ledger.OpHeartbeat, ledger.OpRelease, ledger.OpComplete, ledger.OpFail, ledger.OpBlock, ledger.OpReview:
+		return true
+	}
+	return false
+}
+
+// vetLease reads the commit tip of card's lease ref and returns the lines
+// it may carry and what it sets aside. A commit over MaxLeaseCommit is
+// refused before it is read; one that cannot be read at all is an error
+// (the fetch may not have brought it yet).
+func (s *Syncer) vetLease(ref, card string, tip plumbing.Hash) ([][]byte, []LeaseRefusal, error) {
+	whole := func(reason string) ([][]byte, []LeaseRefusal, error) {
+		return nil, []LeaseRefusal{{Ref: ref, Card: card, Commit: tip.String(), Reason: reason}}, nil
+	}
+	if sz, ok := s.g.repo.Storer.(interface {
+		EncodedObjectSize(plumbing.Hash) (int64, error)
+	}); ok {
+		n, err := sz.EncodedObjectSize(tip)
+		if err != nil {
+			return nil, nil, fmt.Errorf("read commit %s: %w", tip, err)
+		}
+		if n > MaxLeaseCommit {
+			return whole(fmt.Sprintf("the commit is %d bytes, more than a lease ref's %d: refused unread", n, MaxLeaseCommit))
+		}
+	}
+	c, err := s.g.commit(tip)
+	if err != nil {
+		return nil, nil, err
+	}
+	if c.TreeHash != emptyTree {
+		return whole("the commit has files; a lease ref's commit has the empty tree")
+	}
+	_, body, _ := strings.Cut(c.Message, "\n\n")
+	var raw []string
+	for _, l := range strings.Split(body, "\n") {
+		if l = strings.TrimSpace(l); l != "" {
+			raw = append(raw, l)
+		}
+	}
+	if len(raw) > MaxLeaseLines {
+		return whole(fmt.Sprintf("the commit holds %d lines, more than a lease ref's %d", len(raw), MaxLeaseLines))
+	}
+	var out [][]byte
+	var bad []LeaseRefusal
+	for i, l := range raw {
+		line := []byte(l + "\n")
+		reason := ""
+		e, err := ledger.DecodeLine(line)
+		switch {
+		case errors.Is(err, ledger.ErrVersion):
+			return nil, nil, err // an event this bl cannot read: never set aside
+		case err != nil:
+			reason = fmt.Sprintf("does not read: %v", err)
+		case e.Card != card:
+			reason = fmt.Sprintf("an event of card %s, not of %s", e.Card, card)
+		case !leaseOp(e.Op):
+			reason = fmt.Sprintf("a %s event, not a lease event", e.Op)
+		}
+		if reason != "" {
+			bad = append(bad, LeaseRefusal{Ref: ref, Card: card, Commit: tip.String(), Line: i + 1, Reason: reason})
+			continue
+		}
+		out = append(out, line)
+	}
+	return out, bad, nil
+}
+
+// readLease is vetLease as the fold's reads use it: what is set aside is
+// reported (once: the lines kept are cached by commit) and remembered for
+// this call.
+func (s *Syncer) readLease(ref, card string) func(plumbing.Hash) ([][]byte, error) {
+	return func(tip plumbing.Hash) ([][]byte, error) {
+		lines, bad, err := s.vetLease(ref, card, tip)
+		if err != nil {
+			return nil, err
+		}
+		if len(bad) > 0 {
+			s.lv.bad[card] = true
+			s.b.Warn(refusalMessage(bad))
+		}
+		return lines, nil
+	}
+}
+
+// refusalMessage says in one line what of one lease commit was set aside.
+func refusalMessage(bad []LeaseRefusal) string {
+	var why []string
+	for i, r := range bad {
+		if i == 3 {
+			why = append(why, fmt.Sprintf("and %d more", len(bad)-i))
+			break
+		}
+		why = append(why, refusalText(r))
+	}
+	what := "the commit"
+	if bad[0].Line > 0 {
+		what = fmt.Sprintf("%d line(s)", len(bad))
+	}
+	return fmt.Sprintf("lease ref %s at commit %s: set aside %s (%s); not folded and never carried to the branch (bl doctor --remote lists bad lease refs and can retire one)",
+		bad[0].Ref, bad[0].Commit, what, strings.Join(why, "; "))
+}
+
+// oversize reports whether commit h is larger than MaxLeaseCommit.
+func (s *Syncer) oversize(h plumbing.Hash) bool {
+	if h.IsZero() {
+		return false
+	}
+	sz, ok := s.g.repo.Storer.(interface {
+		EncodedObjectSize(plumbing.Hash) (int64, error)
+	})
+	if !ok {
+		return false
+	}
+	n, err := sz.EncodedObjectSize(h)
+	return err == nil && n > MaxLeaseCommit
+}
+
+// quarantine takes out of up, the backlog files of the fetched commit
+// remote, every event line that does not read (ledger.QuarantineLines):
+// the rest folds and works, each line is listed for bl doctor and warned
+// of the first time this clone meets it, and since the backlog this clone
+// commits lacks it, its next push leaves it out of the branch.
+func (s *Syncer) quarantine(remote plumbing.Hash, up ledger.Tree) error {
+	var bad []ledger.Quarantined
+	for name, data := range up {
+		if data == nil || (name != ledger.LedgerFile && !strings.HasPrefix(name, ledger.ArchiveDir+"/")) {
+			continue
+		}
+		if kept, q := ledger.QuarantineLines(data, s.remoteLabel(), remote.String(), name); q != nil {
+			up[name], bad = kept, append(bad, q...)
+		}
+	}
+	if len(bad) == 0 {
+		return nil
+	}
+	fresh, err := ledger.RecordQuarantine(s.b.Dir(), bad)
+	if err != nil {
+		return err
+	}
+	for _, q := range fresh {
+		s.b.Warn(ledger.QuarantineMessage(q))
+	}
+	return nil
+}
