@@ -130,6 +130,10 @@ type Event struct {
 	// Where the work lives, recorded by a complete or submit (v3).
 	Commit string `json:"commit,omitempty"`
 	Branch string `json:"branch,omitempty"`
+
+	// SourceAt is when an imported note was written in the tracker it
+	// came from (bl import): kept beside the ledger's own stamp.
+	SourceAt *time.Time `json:"source_at,omitempty"`
 }
 
 // Fields are the card fields a create or update sets. A nil pointer leaves
@@ -148,6 +152,12 @@ type Fields struct {
 	IdempotencyKey string     `json:"idempotency_key,omitempty"`
 	// Paths are the globs of the files the work touches (v3).
 	Paths *[]string `json:"paths,omitempty"`
+	// The times an imported card was created, last updated and closed in
+	// the tracker it came from (bl import), distinct from the ledger's
+	// stamps; a zero time clears one.
+	SourceCreatedAt *time.Time `json:"source_created_at,omitempty"`
+	SourceUpdatedAt *time.Time `json:"source_updated_at,omitempty"`
+	SourceClosedAt  *time.Time `json:"source_closed_at,omitempty"`
 }
 
 // Status is where a card is in its lifecycle.
@@ -229,6 +239,21 @@ type Card struct {
 	// the card (the completer, or the reviewer who approved it).
 	LastFailure *Failure `json:"last_failure,omitempty"`
 	ClosedBy    string   `json:"closed_by,omitempty"`
+	// SourceCreatedAt, SourceUpdatedAt and SourceClosedAt are the card's
+	// times in the tracker it was imported from; Created is the time
+	// lists sort by.
+	SourceCreatedAt *time.Time `json:"source_created_at,omitempty"`
+	SourceUpdatedAt *time.Time `json:"source_updated_at,omitempty"`
+	SourceClosedAt  *time.Time `json:"source_closed_at,omitempty"`
+}
+
+// Created is when the work was first written down: the source's time for
+// an imported card, else the ledger's.
+func (c *Card) Created() time.Time {
+	if c.SourceCreatedAt != nil {
+		return *c.SourceCreatedAt
+	}
+	return c.CreatedAt
 }
 
 // Note is one entry of a card's case file.
@@ -236,6 +261,8 @@ type Note struct {
 	Text   string    `json:"text"`
 	Author string    `json:"author"`
 	At     time.Time `json:"at"`
+	// SourceAt is when an imported comment was written in its tracker.
+	SourceAt *time.Time `json:"source_at,omitempty"`
 }
 
 // StatusReview: the work is done and waits for a reviewer. A card in
