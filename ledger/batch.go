@@ -12,7 +12,7 @@ import (
 // against the state with the events before it applied (a note on a card
 // the batch creates checks), so it writes all of them or none. An event
 // keeps the actor it names (an imported note's author); the others take
-// m's. A claim with no epoch takes the card's next lease. With checkOnly
+// m's; a link's type is named as LinkTyped names it. A claim with no epoch takes the card's next lease. With checkOnly
 // nothing is appended: the batch is checked exactly as a write would be
 // and the cards it would leave are returned. bl import writes through it.
 func (b *Backlog) WriteBatch(ctx context.Context, m Mutation, events []*Event, checkOnly bool) (cards []Card, err error) {
@@ -52,6 +52,9 @@ func (b *Backlog) writeBatchLocked(m Mutation, events []*Event, checkOnly bool) 
 		e.ID, e.At, e.Clock = wire.NewEventID(), at.Add(time.Duration(i)), clock
 		if e.Actor == "" {
 			e.Actor = m.Actor
+		}
+		if e.Op == OpLink || e.Op == OpUnlink {
+			e.LinkType = wire.WireLink(e.LinkType)
 		}
 		if e.Op == OpClaim && e.Epoch == 0 {
 			var c *Card
