@@ -247,4 +247,3 @@ func firstLine(s string) string {
 	}
 	return line
 }
-

@@ -4,8 +4,8 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"maps"
 	"slices"
-	"sort"
 	"strings"
 	"time"
 
@@ -155,7 +155,7 @@ func ReadBeads(file string, r io.Reader, opts ReadOptions) ([]Item, *Report, err
 	if err != nil {
 		return nil, nil, err
 	}
-	rep.Kept.AddN("issues → cards", len(items))
+	rep.Kept.First("issues → cards", len(items))
 	return items, rep, check(file, items)
 }
 
@@ -295,7 +295,7 @@ func beadsItem(is beadsIssue, members map[string]json.RawMessage, rep *Report) (
 	}
 	// Members bl has no field for: kept in one note, so nothing is lost.
 	var rest []string
-	for k := range members {
+	for _, k := range slices.Sorted(maps.Keys(members)) {
 		switch {
 		case slices.Contains(beadsMapped, k):
 		case slices.Contains(beadsDerived, k):
@@ -315,7 +315,6 @@ func beadsItem(is beadsIssue, members map[string]json.RawMessage, rep *Report) (
 		}
 	}
 	if len(rest) > 0 {
-		sort.Strings(rest)
 		it.Notes = append([]Note{{Text: "beads fields bl has no place for:\n" + strings.Join(rest, "\n")}}, it.Notes...)
 	}
 	return it, nil

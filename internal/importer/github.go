@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -44,6 +46,12 @@ type githubIssue struct {
 	ClosedAt2   *time.Time      `json:"closedAt"`
 	PullRequest json.RawMessage `json:"pull_request"`
 }
+
+// githubMapped are the members read into the card; the others are
+// counted as left out, by name.
+var githubMapped = []string{"number", "title", "body", "state", "state_reason", "stateReason", "url", "html_url",
+	"user", "author", "labels", "assignee", "assignees", "milestone", "comments", "created_at", "createdAt",
+	"updated_at", "updatedAt", "closed_at", "closedAt", "pull_request"}
 
 type githubUser struct {
 	Login string `json:"login"`
@@ -99,7 +107,7 @@ func ReadGithub(file string, r io.Reader) ([]Item, *Report, error) {
 	if values == 0 {
 		return nil, nil, &Error{file, 0, "empty: no GitHub issues"}
 	}
-	rep.Kept.AddN("issues → cards", len(items))
+	rep.Kept.First("issues → cards", len(items))
 	return items, rep, check(file, items)
 }
 
@@ -204,6 +212,16 @@ func githubItem(file string, line int, raw json.RawMessage, rep *Report) (Item, 
 	if url == "" && !strings.Contains(gi.URL, "api.github.com") {
 		url = gi.URL
 	}
+	if url != "" && !strings.HasSuffix(url, "/"+strconv.Itoa(n)) {
+		url += "#" + strconv.Itoa(n) // not an issue's own URL: the number keeps it apart
+	}
+	var members map[string]json.RawMessage
+	_ = json.Unmarshal(raw, &members)
+	for _, k := range slices.Sorted(maps.Keys(members)) {
+		if !slices.Contains(githubMapped, k) && string(members[k]) != "null" {
+			rep.LeftOut.Add(k + ": not imported")
+		}
+	}
 	it := Item{Key: GithubKey(url, n), SourceID: "#" + strconv.Itoa(n), CardID: "gh-" + strconv.Itoa(n), Line: line,
 		Title: gi.Title, Body: gi.Body, CreatedAt: first(gi.CreatedAt, gi.CreatedAt2), UpdatedAt: first(gi.UpdatedAt, gi.UpdatedAt2)}
 	kept := func(ok bool, what string) {
@@ -266,7 +284,7 @@ func githubItem(file string, line int, raw json.RawMessage, rep *Report) (Item, 
 	if err != nil {
 		return Item{}, false, &Error{file, line, fmt.Sprintf("issue #%d: comments: %v", n, err)}
 	}
-	rep.LeftOut.AddN("comments not in the file (the REST issue list has only their count: use gh issue list --json comments)", count)
+	rep.LeftOut.AddN("comments not in the file, only counted (use gh issue list --json comments)", count)
 	for _, c := range comments {
 		if strings.TrimSpace(c.Body) == "" {
 			continue
@@ -317,7 +335,15 @@ func githubComments(raw json.RawMessage) (list []githubComment, count int, err e
 	if len(raw) == 0 || string(raw) == "null" {
 		return nil, 0, nil
 	}
-	if raw[0] != '[' {
+	switch raw[0] {
+	case '{': // a GraphQL connection with no nodes asked for
+		var c struct {
+			TotalCount int `json:"totalCount"`
+		}
+		err = json.Unmarshal(raw, &c)
+		return nil, c.TotalCount, err
+	case '[':
+	default:
 		err = json.Unmarshal(raw, &count)
 		return nil, count, err
 	}

@@ -120,6 +120,14 @@ func (t *Tally) AddN(what string, n int) {
 	t.n[what] += n
 }
 
+// First counts n of what and lists it first.
+func (t *Tally) First(what string, n int) {
+	t.AddN(what, n)
+	if i := slices.Index(t.order, what); i > 0 {
+		t.order = slices.Insert(slices.Delete(t.order, i, i+1), 0, what)
+	}
+}
+
 // Count is how many of what were counted.
 func (t *Tally) Count(what string) int { return t.n[what] }
 

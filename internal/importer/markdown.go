@@ -98,7 +98,7 @@ func ReadMarkdown(file string, r io.Reader) ([]Item, *Report, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	rep.Kept.AddN("task list items → cards", len(items))
+	rep.Kept.First("task list items → cards", len(items))
 	return items, rep, check(file, items)
 }
 

@@ -181,7 +181,7 @@ func Plan(items []Item, existing []ledger.Card, opts Options, rep *Report) (acts
 		}
 		notes := it.Notes
 		if len(unlinked) > 0 {
-			rep.Kept.AddN("links to issues not imported (outside the file, or skipped) → note", len(unlinked))
+			rep.Kept.AddN("links and parents to issues not imported (outside the file, or skipped) → a note instead", len(unlinked))
 			notes = append([]Note{{Text: "links in " + opts.Source + " to issues not imported:\n" + strings.Join(unlinked, "\n")}}, notes...)
 		}
 		labels := it.Labels
