@@ -280,7 +280,7 @@ func TestImportInputRules(t *testing.T) {
 // TestLongTextKept: a note over the ledger's 4 KiB and a body over its
 // 64 KiB never stop an import; the text is kept whole, in order.
 func TestLongTextKept(t *testing.T) {
-	note := strings.Repeat("ünïcödé line\n", 700)    // ~10 KB
+	note := strings.Repeat("ünïcödé line\n", 700)          // ~10 KB
 	body := strings.Repeat("body text 0123456789\n", 4000) // ~84 KB
 	line, _ := json.Marshal(map[string]any{"id": "a", "title": "t", "description": body, "notes": note,
 		"comments": []map[string]any{{"author": "x", "text": note, "created_at": "2025-01-01T00:00:00Z"}}})
