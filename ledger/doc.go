@@ -662,7 +662,8 @@
 //	Paths                    internal/fold/paths.go; paths.go
 //	Appending                backlog.go (write, writeLocked), api.go (the
 //	                         requests), publish.go, epics.go, handoff.go,
-//	                         tombstone.go, links.go, standing.go
+//	                         tombstone.go, links.go, standing.go, batch.go
+//	                         (an import's events, all or none)
 //	Recovery                 load.go, file.go, doctor.go, doctor_refold.go;
 //	                         internal/wire/settle.go
 //	Snapshot and compaction  snapshot.go, compact.go, normalize.go,
