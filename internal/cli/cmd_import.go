@@ -88,10 +88,6 @@ type importResult struct {
 	Actions   []importer.Action `json:"actions"`
 }
 
-// importBatch is how many events one write of an import holds, at most
-// (it ends at an issue's last event).
-const importBatch = 4096
-
 func (c *ImportCmd) Run(a *App) error {
 	items, rep, err := c.read(a.stdin())
 	b, err := a.openChecked(err)
@@ -125,17 +121,8 @@ func (c *ImportCmd) Run(a *App) error {
 		touched[act.Key] = true
 	}
 	res.Unchanged = len(items) - len(touched)
-	// The whole plan is checked as one write first, exactly as the write
-	// will be: a dry run reports what the write would do, and a write
-	// stops before its first batch rather than midway.
-	m := a.Mutation("")
-	if _, err := b.WriteBatch(a.ctx, m, importer.Events(acts, c.TTL), true); err != nil {
-		return fmt.Errorf("the import would fail, nothing was imported: %w", err)
-	}
-	if !c.DryRun {
-		if err := c.apply(a, b, m, acts); err != nil {
-			return err
-		}
+	if err := importer.Write(a.ctx, b, a.Mutation(""), acts, c.TTL, c.DryRun); err != nil {
+		return err
 	}
 	return a.emit(res, func(w io.Writer) {
 		for _, act := range acts {
@@ -192,25 +179,6 @@ func (c *ImportCmd) read(stdin io.Reader) ([]importer.Item, *importer.Report, er
 		err = ledger.Errorf(ledger.ErrInvalid, "%v (nothing was imported)", err)
 	}
 	return items, rep, err
-}
-
-// apply writes the plan in batches of whole issues (links, which need
-// both their cards, come last). Each batch is one write, all or nothing;
-// a batch lost to a crash is planned again, with the same card ids, by
-// the next run.
-func (c *ImportCmd) apply(a *App, b *ledger.Backlog, m ledger.Mutation, acts []importer.Action) error {
-	written := 0
-	for start := 0; start < len(acts); {
-		end := min(start+importBatch, len(acts))
-		for end < len(acts) && acts[end].Key == acts[end-1].Key && acts[end].Kind != importer.ActLink {
-			end++
-		}
-		if _, err := b.WriteBatch(a.ctx, m, importer.Events(acts[start:end], c.TTL), false); err != nil {
-			return fmt.Errorf("import stopped after %d of %d writes (%s of %s): %w; what was written stays: run the import again and it continues from there", written, len(acts), acts[start].Kind, acts[start].SourceID, err)
-		}
-		written, start = end, end
-	}
-	return nil
 }
 
 // describe is one line of the human report.

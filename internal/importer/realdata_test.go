@@ -65,7 +65,7 @@ func importInto(t testing.TB, dir string, items []importer.Item, rep *importer.R
 		t.Fatal(err)
 	}
 	m := ledger.Mutation{Actor: "importer-test"}
-	if _, err := b.WriteBatch(context.Background(), m, importer.Events(acts, time.Minute), false); err != nil {
+	if err := importer.Write(context.Background(), b, m, acts, time.Minute, false); err != nil {
 		t.Fatal(err)
 	}
 	cards, err := b.List(ledger.Filter{}, ledger.SortID)
