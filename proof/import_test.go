@@ -1,13 +1,16 @@
 package proof
 
 import (
+	"bufio"
 	"bytes"
 	"compress/gzip"
 	"encoding/json"
+	"io"
 	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"syscall"
 	"testing"
 	"time"
@@ -167,5 +170,79 @@ func sameImport(t *testing.T, dir string, want map[string]string) {
 		if got[k] != w {
 			t.Fatalf("card from %s differs:\n got %s\nwant %s", k, got[k], w)
 		}
+	}
+}
+
+// TestImport100k (BL_STRESS=1): bl import of 100,000 beads issues (beads'
+// own 2,393-issue file, its live issues copied under new ids until there
+// are 100,000) into a new backlog; logs the process's peak memory and
+// holds it under 300 MB.
+func TestImport100k(t *testing.T) {
+	if !stress() {
+		t.Skip("BL_STRESS=1 runs it")
+	}
+	var lines [][]byte
+	data, err := os.ReadFile(beadsFixture(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range bytes.Split(bytes.TrimSpace(data), []byte("\n")) {
+		if !bytes.Contains(l, []byte(`"status":"tombstone"`)) {
+			lines = append(lines, l)
+		}
+	}
+	path := filepath.Join(t.TempDir(), "100k.jsonl")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := bufio.NewWriter(f)
+	for n, copyNo := 0, 0; n < 100_000; copyNo++ {
+		suffix := "-c" + strconv.Itoa(copyNo)
+		for _, l := range lines {
+			if n == 100_000 {
+				break
+			}
+			var is map[string]any
+			if err := json.Unmarshal(l, &is); err != nil {
+				t.Fatal(err)
+			}
+			is["id"] = is["id"].(string) + suffix
+			if p, ok := is["parent"].(string); ok && p != "" {
+				is["parent"] = p + suffix
+			}
+			deps, _ := is["dependencies"].([]any)
+			for _, d := range deps {
+				dm := d.(map[string]any)
+				dm["issue_id"] = dm["issue_id"].(string) + suffix
+				dm["depends_on_id"] = dm["depends_on_id"].(string) + suffix
+			}
+			out, _ := json.Marshal(is)
+			w.Write(out)
+			w.WriteByte('\n')
+			n++
+		}
+	}
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	bl := blBinary(t, tagsNone)
+	dir := t.TempDir()
+	if out, err := exec.Command(bl, "init", "--dir", filepath.Join(dir, ".backlog")).CombinedOutput(); err != nil {
+		t.Fatalf("init: %v\n%s", err, out)
+	}
+	cmd := exec.Command(bl, "import", "--dir", filepath.Join(dir, ".backlog"), "--from", "beads", "--include-ephemeral", "--json", path)
+	cmd.Env = blEnv("BL_ACTOR=importer")
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = io.Discard, &out
+	start := time.Now()
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("import: %v\n%s", err, out.Bytes())
+	}
+	rss := cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss // KiB on Linux
+	t.Logf("100,000 issues imported in %s, peak memory %d MiB", time.Since(start).Round(time.Millisecond), rss>>10)
+	if rss>>10 > 300 {
+		t.Errorf("peak memory %d MiB, over 300 MiB", rss>>10)
 	}
 }

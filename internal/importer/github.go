@@ -126,6 +126,15 @@ func githubValue(file string, data []byte, start int64, v json.RawMessage, rep *
 			if i := bytes.Index(data[off:], e); i >= 0 {
 				off += int64(i)
 			}
+			if len(e) > 0 && e[0] == '[' { // gh api --paginate --slurp: an array of pages
+				got, err := githubValue(file, data, off, e, rep)
+				if err != nil {
+					return nil, err
+				}
+				out = append(out, got...)
+				off += int64(len(e))
+				continue
+			}
 			it, ok, err := githubItem(file, lineAt(data, off), e, rep)
 			if err != nil {
 				return nil, err

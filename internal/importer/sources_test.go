@@ -77,6 +77,16 @@ func TestGithubRESTPaginated(t *testing.T) {
 	}
 }
 
+// TestGithubSlurp: gh api --paginate --slurp wraps the pages in one array.
+func TestGithubSlurp(t *testing.T) {
+	stream, raw := paginated(t)
+	slurped := "[" + strings.ReplaceAll(string(stream), "][", "],[") + "]"
+	items, _, err := importer.ReadGithub("s.json", strings.NewReader(slurped))
+	if err != nil || len(items) != len(raw) {
+		t.Fatalf("%d items of %d: %v", len(items), len(raw), err)
+	}
+}
+
 func itoa(n int) string { b, _ := json.Marshal(n); return string(b) }
 
 // TestGithubGraphQLFixtures reads the responses gh itself reads (cli/cli's
