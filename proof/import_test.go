@@ -232,7 +232,7 @@ func TestImport100k(t *testing.T) {
 	if out, err := exec.Command(bl, "init", "--dir", filepath.Join(dir, ".backlog")).CombinedOutput(); err != nil {
 		t.Fatalf("init: %v\n%s", err, out)
 	}
-	cmd := exec.Command(bl, "import", "--dir", filepath.Join(dir, ".backlog"), "--from", "beads", "--include-ephemeral", "--json", path)
+	cmd := exec.Command(bl, "import", "--dir", filepath.Join(dir, ".backlog"), "--from", "beads", "--include-ephemeral", path)
 	cmd.Env = blEnv("BL_ACTOR=importer")
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = io.Discard, &out
