@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/bl-backlog/bl/ledger/internal/fold"
@@ -28,6 +29,7 @@ type CreateRequest struct {
 	DeferUntil     time.Time
 	IdempotencyKey string
 	Paths          []string // globs of the files the work touches
+	Assignee       string   // who the card is planned for
 }
 
 // Create adds a card. With an idempotency key that already made a card, it
@@ -52,6 +54,7 @@ func (b *Backlog) Create(ctx context.Context, r CreateRequest) (card Card, creat
 		setIf(&f.Body, r.Body)
 		setIf(&f.Phase, r.Phase)
 		setIf(&f.Parent, r.Parent)
+		setIf(&f.Assignee, r.Assignee)
 		if r.Priority != 0 {
 			f.Priority = &r.Priority
 		}
@@ -123,6 +126,9 @@ type UpdateRequest struct {
 	Mutation
 	ID     string
 	Fields Fields
+	// AddLabels and RemoveLabels edit the labels the card holds when the
+	// update is written, the others kept (Fields.Labels replaces them all).
+	AddLabels, RemoveLabels []string
 }
 
 // Update edits a card's fields.
@@ -131,8 +137,25 @@ func (b *Backlog) Update(ctx context.Context, r UpdateRequest) (Card, error) {
 	if err := ValidID(r.ID); err != nil {
 		return Card{}, err
 	}
-	f := r.Fields
+	edit := len(r.AddLabels) > 0 || len(r.RemoveLabels) > 0
+	if edit && r.Fields.Labels != nil {
+		return Card{}, wire.Rule(ErrInvalid, "labels of %s are replaced or edited, not both", r.ID)
+	}
 	cards, err := b.write(ctx, r.Mutation.names(r.ID, nil), OpUpdate, func(s *fold.State, _ time.Time) ([]*Event, error) {
+		f := r.Fields
+		if edit {
+			c := s.Find(r.ID)
+			if c == nil {
+				return nil, wire.Rule(ErrNotFound, "card %s not found", r.ID)
+			}
+			labels := slices.DeleteFunc(slices.Clone(c.Labels), func(l string) bool { return slices.Contains(r.RemoveLabels, l) })
+			for _, l := range r.AddLabels {
+				if !slices.Contains(labels, l) {
+					labels = append(labels, l)
+				}
+			}
+			f.Labels = &labels
+		}
 		if c := s.Find(r.ID); c != nil && f != (Fields{}) && f.IdempotencyKey == "" && !fold.FieldsChange(&f, c) {
 			return nil, nil
 		}
@@ -160,6 +183,24 @@ type ClaimRequest struct {
 	ID    string
 	Phase string
 	Label string
+	// Without ID a claim passes over cards assigned to anyone but Owner
+	// (they are planned for someone else). AnyAssignee takes them too;
+	// Mine takes only the cards assigned to Owner. A claim that names
+	// its card takes it whoever it is assigned to.
+	AnyAssignee bool
+	Mine        bool
+}
+
+// Filter is what a claim without an id picks among.
+func (r ClaimRequest) Filter() Filter {
+	f := Filter{Phase: r.Phase, Label: r.Label}
+	switch {
+	case r.Mine:
+		f.Assignee = r.Owner
+	case !r.AnyAssignee:
+		f.Claimer = r.Owner
+	}
+	return f
 }
 
 // DefaultTTL is the lease length when a claim names none.
@@ -191,7 +232,7 @@ func (b *Backlog) Claim(ctx context.Context, r ClaimRequest) (*Card, error) {
 				return nil, fold.HeldError(cur, h)
 			}
 			c = cur
-		} else if c = s.Pick(Filter{Phase: r.Phase, Label: r.Label}, at); c == nil {
+		} else if c = s.Pick(r.Filter(), at); c == nil {
 			return nil, nil
 		}
 		return []*Event{{Op: OpClaim, Card: c.ID, Owner: r.Owner, TTLSeconds: ttl, ExpectVersion: c.Version, Epoch: c.ClaimEpoch + 1}}, nil

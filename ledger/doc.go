@@ -103,8 +103,9 @@
 //	        misread: the handoff, delete, restore and review ops (review,
 //	        claim_review, approve, reject), a link or unlink with a type, a
 //	        complete naming the child (to) whose completion closed an epic,
-//	        and the fields commit, branch and paths (see Review and Paths).
-//	        This bl reads up to 3
+//	        and the fields commit, branch and paths (see Review and Paths);
+//	        4 for a create or update that sets an assignee (see Assignee).
+//	        This bl reads up to 4
 //	        (FormatVersion). A line with a higher version was written by a
 //	        newer bl and is refused (ErrVersion, "upgrade bl") rather than
 //	        guessed at, and never set aside as a torn tail.
@@ -285,6 +286,16 @@
 // card, and reads the state at the claim's time; the fold does not refuse
 // a merged-in claim for it. The overlap of two globs is decided
 // conservatively (see PathsOverlap).
+//
+// # Assignee
+//
+// A card's assignee (set by create and update, fields.assignee; "" clears
+// it) names who a lead planned the card for. It is no lease and changes
+// no status. A claim that names no card passes over the cards assigned to
+// anyone but its owner (Filter.Claimer, ClaimRequest.Filter), unless it
+// asks for any (AnyAssignee) — a writer's rule of the claim, like Paths:
+// the fold never refuses a claim for it, and a claim that names its card
+// takes it whoever it is assigned to. Names compare byte for byte.
 //
 // # Appending
 //
@@ -660,6 +671,9 @@
 //	                         State over the fold's), request.go
 //	Review                   internal/fold/review.go; review.go
 //	Paths                    internal/fold/paths.go; paths.go
+//	Assignee                 internal/fold/select.go (Filter.Claimer),
+//	                         resolve.go (a card named by a prefix or a
+//	                         source key); names.go, api.go
 //	Appending                backlog.go (write, writeLocked), api.go (the
 //	                         requests), publish.go, epics.go, handoff.go,
 //	                         tombstone.go, links.go, standing.go, batch.go

@@ -38,6 +38,7 @@ const (
 	SortCreated = fold.SortCreated
 	SortID      = fold.SortID
 	SortUpdated = fold.SortUpdated
+	Unassigned  = fold.Unassigned
 )
 
 // Errors of the fold's rules.

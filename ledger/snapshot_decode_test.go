@@ -60,7 +60,7 @@ func snapshotEvents() []*Event {
 	add(&Event{Op: OpCreate, Card: "A", Fields: &Fields{Title: strp("a")}})
 	add(&Event{Op: OpCreate, Card: "every-field", Fields: &Fields{Title: &title, Body: &body, Phase: strp("M1"), Priority: intp(-3),
 		Labels: strs("api", "ui", "é"), DependsOn: strs("A"), Parent: strp("A"), Acceptance: strs(`returns 200 for "GET /cards"`, "x"),
-		MaxAttempts: intp(2), DeferUntil: &deferUntil, IdempotencyKey: "idem-1"}})
+		MaxAttempts: intp(2), DeferUntil: &deferUntil, IdempotencyKey: "idem-1", Assignee: strp("bob \"b\" é")}})
 	add(&Event{Op: OpCreate, Card: "claimed", Fields: &Fields{Title: strp("claimed card"), Labels: strs("x"), Priority: intp(2)}})
 	add(&Event{Op: OpClaim, Card: "claimed", Owner: "agent-7", TTLSeconds: 600, ExpectVersion: 1, Epoch: 1})
 	add(&Event{Op: OpCreate, Card: "beating", Fields: &Fields{Title: strp("beating card")}})

@@ -541,7 +541,7 @@ func TestV2SnapshotCountsChildren(t *testing.T) {
 		}
 		s := string(body[:bytes.LastIndex(body, []byte(`,"crc":"`))]) + "}" // the object without its crc
 		if i == 0 {
-			s = strings.Replace(s, `{"v":3,`, `{"v":2,`, 1)
+			s = strings.Replace(s, fmt.Sprintf(`{"v":%d,`, FormatVersion), `{"v":2,`, 1)
 		}
 		s = strings.Replace(s, `,"open_children":1`, "", 1)
 		out = append(out, frame(s)...)

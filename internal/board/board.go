@@ -336,6 +336,9 @@ func (m *model) openDetail(id string) {
 	if c.ClaimOwner != "" {
 		b = append(b, fmt.Sprintf("owner %s#%d  lease %s", c.ClaimOwner, c.ClaimEpoch, leaseLeft(c, now)))
 	}
+	if c.Assignee != "" {
+		b = append(b, "assignee "+oneLine(c.Assignee))
+	}
 	if len(c.Labels) > 0 {
 		b = append(b, "labels "+oneLine(strings.Join(c.Labels, ", ")))
 	}

@@ -44,7 +44,7 @@ func TestBoardInTmux(t *testing.T) {
 	bl("init")
 	bl("create", "--id", "A1", "schema migration", "--priority", "3")
 	bl("create", "--id", "A2", "service layer", "--depends-on", "A1")
-	bl("create", "--id", "A3", "fix the login bug")
+	bl("create", "--id", "A3", "fix the login bug", "--assignee", "bob")
 	bl("create", "--id", "A4", "write the docs")
 	bl("claim", "--owner", "w1", "--id", "A4")
 	bl("note", "A4", "halfway through the tour")
@@ -91,7 +91,7 @@ func TestBoardInTmux(t *testing.T) {
 	// Draws: lanes with their counts, the cards, the claim's owner.
 	waitFor("[READY 2]", 10*time.Second)
 	s := screen()
-	for _, want := range []string{"WAITING 1", "CLAIMED 1", ">A1 p3", "A2 p0", "w1 14m", "q quit"} {
+	for _, want := range []string{"WAITING 1", "CLAIMED 1", ">A1 p3", "A2 p0", "w1 14m", "@bob", "q quit"} {
 		if !strings.Contains(s, want) {
 			t.Errorf("board lacks %q:\n%s", want, s)
 		}

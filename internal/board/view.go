@@ -54,6 +54,9 @@ func (m *model) View() string {
 			}
 			first := fmt.Sprintf("%s%s p%d", mark, oneLine(c.ID), c.Priority)
 			second := " " + oneLine(c.Title)
+			if c.Assignee != "" {
+				second = fmt.Sprintf(" @%s %s", oneLine(c.Assignee), oneLine(c.Title))
+			}
 			if c.ClaimOwner != "" && (l.Name == "claimed") {
 				second = fmt.Sprintf(" %s %s", oneLine(c.ClaimOwner), leaseLeft(c, m.src.Now()))
 			}

@@ -10,10 +10,14 @@ import (
 // trackers and habit. An alias whose command is not registered is not
 // offered (and its word is an unknown command).
 var aliases = map[string]string{
-	"close": "complete",
-	"done":  "complete",
-	"edit":  "update",
-	"rm":    "delete",
+	"add":     "create",
+	"close":   "complete",
+	"comment": "note",
+	"done":    "complete",
+	"edit":    "update",
+	"ls":      "list",
+	"new":     "create",
+	"rm":      "delete",
 }
 
 // aliasesOf lists the aliases of the command name, sorted.
@@ -39,6 +43,24 @@ func canonical(word string) string {
 	return ""
 }
 
+// foreignVerbs are words other trackers (beads, Backlog.md) use for what bl
+// says another way: an unknown command that is one of them is answered
+// with bl's way.
+var foreignVerbs = map[string]string{
+	"blocked":  "bl list --state blocked,waiting",
+	"comments": "bl show ID (its notes)",
+	"depend":   "bl dep add A B (A depends on B)",
+	"deps":     "bl dep add A B (A depends on B)",
+	"find":     "bl search WORDS",
+	"labels":   "bl label add ID LABEL",
+	"start":    "bl claim ID",
+	"status":   "bl stats, or bl show ID",
+	"task":     "bl create TITLE, bl list",
+	"tree":     "bl list --tree",
+	"unassign": "bl assign ID -",
+	"view":     "bl show ID",
+}
+
 // neverSuggested are the commands a typo must not lead to: they run
 // programs, give work away or rewrite the backlog, so a guess that is
 // wrong costs more than no guess.
@@ -52,7 +74,9 @@ var neverSuggested = map[string]bool{
 // safe command as a suggestion when there is one.
 func unknownCommand(word string) error {
 	msg := fmt.Sprintf("unknown command %q", word)
-	if s := suggestCommand(word); s != "" {
+	if f, ok := foreignVerbs[strings.ToLower(word)]; ok {
+		msg += fmt.Sprintf(": in bl that is %s", f)
+	} else if s := suggestCommand(word); s != "" {
 		msg += fmt.Sprintf(", did you mean %q?", s)
 	}
 	return usagef(msg + " (see bl --help)")

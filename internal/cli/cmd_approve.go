@@ -59,7 +59,7 @@ func (c *RejectCmd) Run(a *App) error {
 }
 
 func (a *App) runVerdict(card cardID, cmd, verb string, r ledger.ReviewRequest, requestID string) error {
-	id, err := card.id(cmd)
+	id, err := card.id(a, cmd)
 	if err != nil {
 		return err
 	}

@@ -18,6 +18,8 @@ type ClaimCmd struct {
 	cardFilter   `embed:""`
 	Phase        string        `help:"Only cards in this phase."`
 	Label        string        `help:"Only cards with this label."`
+	Any          bool          `help:"Also cards assigned to someone else (bl assign), which a plain claim passes over."`
+	Mine         bool          `help:"Only cards assigned to the owner."`
 	Wait         time.Duration `placeholder:"DURATION" help:"When nothing is claimable, wait up to this long for a card to become claimable, then claim it."`
 	RequestID    string        `name:"request-id" placeholder:"ID" help:"Makes the call safe to retry: a replay returns the card and appends nothing."`
 	Review       bool          `help:"Claim the best card waiting for review (one you did not send to review), with a lease: then bl approve or bl reject with --owner and --epoch."`
@@ -40,6 +42,11 @@ SIGTERM ends the wait quietly: nothing claimed, null printed (as when the
 wait runs out) and exit 0, unless the claim had already been made, which is
 then printed.
 
+A card assigned to someone else (bl assign) is passed over unless --any
+is given; the cards assigned to the owner and the unassigned ones are
+taken in claim order, and --mine takes only the owner's. Naming the card
+(bl claim A4) takes it whoever it is assigned to.
+
 Without --id, claim never returns a card under a live lease, yours
 included. claim --id of a card you already hold renews the lease under a
 new epoch (attempts unchanged), which fences out any older process of
@@ -50,6 +57,7 @@ Examples:
     bl claim --owner worker-1 --ttl 10m
     bl claim --owner worker-1 --phase M1 --json
     bl claim --owner worker-1 --id A4
+    bl claim --owner bob --mine
     bl claim --owner worker-1 --wait 10m --json
     bl claim --owner worker-1 --remote origin --json
     bl claim --review --owner reviewer-1 --json
@@ -72,7 +80,7 @@ again, among the best cards. See docs/SYNC.md.` + exitCodesHelp
 }
 
 func (c *ClaimCmd) Run(a *App) error {
-	id, err := c.id("claim")
+	id, err := c.id(a, "claim")
 	if err != nil {
 		return err
 	}
@@ -87,7 +95,10 @@ func (c *ClaimCmd) Run(a *App) error {
 		return usagef(fmt.Sprintf("--wait %s is negative", c.Wait))
 	}
 	req := ledger.ClaimRequest{Mutation: a.Mutation(c.RequestID), Owner: a.Owner(c.Owner),
-		TTL: c.TTL, ID: id, Phase: c.Phase, Label: c.Label}
+		TTL: c.TTL, ID: id, Phase: c.Phase, Label: c.Label, AnyAssignee: c.Any, Mine: c.Mine}
+	if c.Any && c.Mine {
+		return usagef("--any and --mine do not combine: pick one")
+	}
 	if c.Review {
 		if c.Wait > 0 || remoteFor(b, c.remoteChoice) != "" {
 			return usagef("--review does not combine with --wait or a remote claim")

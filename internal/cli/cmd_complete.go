@@ -58,6 +58,15 @@ func (c *CompleteCmd) Run(a *App) error {
 		}
 	}
 	finish := closeAsLink("", "")
+	for _, other := range []*string{&c.DuplicateOf, &c.SupersededBy} {
+		if *other != "" {
+			id, err := a.cardNamed(*other)
+			if err != nil {
+				return err
+			}
+			*other = id
+		}
+	}
 	switch {
 	case c.DuplicateOf != "" && c.SupersededBy != "":
 		return usagef("--duplicate-of and --superseded-by: give one")

@@ -22,6 +22,7 @@ type CreateCmd struct {
 	DeferUntil     string   `name:"defer-until" placeholder:"WHEN" help:"Not claimable before this time (RFC 3339, date, or duration from now)."`
 	IdempotencyKey string   `name:"idempotency-key" placeholder:"KEY" help:"A repeat with the same key returns the existing card."`
 	Paths          []string `sep:"none" placeholder:"GLOB" help:"Files the work touches, a glob such as 'src/lexer/**' (repeat for more): while the card is claimed or in review, no overlapping card is claimed."`
+	Assignee       string   `placeholder:"WHO" help:"Who the card is planned for (bl assign): only they take it with a plain claim."`
 	RequestID      string   `name:"request-id" placeholder:"ID" help:"Makes the call safe to retry: a replay appends nothing."`
 }
 
@@ -56,10 +57,18 @@ func (c *CreateCmd) Run(a *App) error {
 	if err != nil {
 		return err
 	}
+	deps, err := a.cardsNamed(splitList(c.DependsOn))
+	if err == nil && c.Parent != "" {
+		c.Parent, err = a.cardNamed(c.Parent)
+	}
+	if err != nil {
+		return err
+	}
 	req := ledger.CreateRequest{
 		Mutation: a.Mutation(c.RequestID), ID: id, Title: c.Title, Body: body, Phase: c.Phase,
-		Priority: c.Priority, Labels: splitList(c.Label), DependsOn: splitList(c.DependsOn), Parent: c.Parent,
+		Priority: c.Priority, Labels: splitList(c.Label), DependsOn: deps, Parent: c.Parent,
 		Acceptance: c.Acceptance, MaxAttempts: c.MaxAttempts, IdempotencyKey: c.IdempotencyKey, Paths: c.Paths,
+		Assignee: *assigneeField(c.Assignee),
 	}
 	if c.DeferUntil != "" {
 		if req.DeferUntil, err = parseWhen("defer-until", c.DeferUntil, a.now()); err != nil {

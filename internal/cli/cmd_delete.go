@@ -25,7 +25,7 @@ Examples:
 }
 
 func (c *DeleteCmd) Run(a *App) error {
-	id, err := c.id("delete")
+	id, err := c.id(a, "delete")
 	if err != nil {
 		return err
 	}

@@ -30,7 +30,7 @@ Examples:
 }
 
 func (c *HandoffCmd) Run(a *App) error {
-	id, err := c.id("handoff")
+	id, err := c.id(a, "handoff")
 	if err != nil {
 		return err
 	}

@@ -34,7 +34,7 @@ Examples:
 }
 
 func (c *HeartbeatCmd) Run(a *App) error {
-	id, err := c.id("heartbeat")
+	id, err := c.id(a, "heartbeat")
 	if err != nil {
 		return err
 	}

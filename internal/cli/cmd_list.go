@@ -12,17 +12,18 @@ import (
 
 // ListCmd lists cards.
 type ListCmd struct {
-	Status []string `placeholder:"STATUS" help:"Only these stored statuses: ready, claimed, review, blocked, done (repeat or comma-separate)."`
-	State  []string `placeholder:"STATE" help:"Only cards standing so, as the STATE column shows: ready, waiting, claimed, expired, review, blocked, done, or claimable (repeat or comma-separate)."`
-	Search string   `placeholder:"TEXT" help:"Only cards holding every word of TEXT (id, title, labels, acceptance, body, notes; any case)."`
-	Phase  string   `help:"Only this phase."`
-	Label  string   `help:"Only cards with this label."`
-	Owner  string   `help:"Only cards claimed by this owner."`
-	Ready  bool     `help:"Only cards claimable now (ready, deps done, not deferred)."`
-	Limit  int      `help:"At most this many (0 = all)."`
-	Sort   string   `default:"claim" enum:"claim,created,updated,id" help:"Order: claim (priority, age, id), created, updated or id."`
-	Parent string   `placeholder:"ID" help:"Only the children of this card."`
-	Tree   bool     `help:"Show the hierarchy: each card under its parent, indented."`
+	Status   []string `placeholder:"STATUS" help:"Only these stored statuses: ready, claimed, review, blocked, done (repeat or comma-separate)."`
+	State    []string `placeholder:"STATE" help:"Only cards standing so, as the STATE column shows: ready, waiting, claimed, expired, review, blocked, done, or claimable (repeat or comma-separate)."`
+	Search   string   `placeholder:"TEXT" help:"Only cards holding every word of TEXT (id, title, labels, acceptance, body, notes; any case)."`
+	Phase    string   `help:"Only this phase."`
+	Label    string   `help:"Only cards with this label."`
+	Owner    string   `help:"Only cards claimed by this owner."`
+	Assignee string   `placeholder:"WHO" help:"Only cards assigned to WHO (bl assign); - for the unassigned ones."`
+	Ready    bool     `help:"Only cards claimable now (ready, deps done, not deferred)."`
+	Limit    int      `help:"At most this many (0 = all)."`
+	Sort     string   `default:"claim" enum:"claim,created,updated,id" help:"Order: claim (priority, age, id), created, updated or id."`
+	Parent   string   `placeholder:"ID" help:"Only the children of this card."`
+	Tree     bool     `help:"Show the hierarchy: each card under its parent, indented."`
 }
 
 func (ListCmd) Help() string {
@@ -34,6 +35,7 @@ func (ListCmd) Help() string {
     bl list --search "login bug"
     bl list --ready --json
     bl list --owner worker-1 --sort updated
+    bl list --assignee bob
     bl list --tree
     bl list --parent E1` + exitCodesHelp
 }
@@ -51,10 +53,13 @@ func (c *ListCmd) Run(a *App) error {
 		err = usagef("--search is empty: give the words to look for")
 	}
 	b, err := a.openChecked(err)
+	if err == nil && c.Parent != "" {
+		c.Parent, err = a.cardNamed(c.Parent)
+	}
 	if err != nil {
 		return err
 	}
-	f := ledger.Filter{Status: statuses, Phase: c.Phase, Label: c.Label, Owner: c.Owner, Ready: c.Ready, Limit: c.Limit, Parent: c.Parent}
+	f := ledger.Filter{Status: statuses, Phase: c.Phase, Label: c.Label, Owner: c.Owner, Ready: c.Ready, Limit: c.Limit, Parent: c.Parent, Assignee: c.Assignee}
 	if len(states) > 0 || c.Search != "" {
 		f.Limit = 0 // counted after the filters below
 	}

@@ -46,7 +46,7 @@ Examples:
 }
 
 func (c *LogCmd) Run(a *App) error {
-	id, err := c.id("log")
+	id, err := c.id(a, "log")
 	if err != nil {
 		return err
 	}

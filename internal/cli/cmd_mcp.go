@@ -14,7 +14,7 @@ bl's commands:
 
     claim heartbeat complete fail release note      the work loop
     ready list show log stats                       read only
-    create update block link                        shape the backlog
+    create update assign block unblock reopen link  shape the backlog
 
 with arguments named as the command-line flags in snake_case (owner, ttl,
 id, epoch, title, priority, depends_on, ...), checked against each tool's

@@ -33,6 +33,9 @@ Examples:
 
 func (c *NoteCmd) Run(a *App) error {
 	id, text, err := c.idText()
+	if err == nil {
+		id, err = a.cardNamed(id)
+	}
 	b, err := a.openChecked(err)
 	if err != nil {
 		return err

@@ -88,7 +88,7 @@ func (c *PrimeCmd) Run(a *App) error {
 		out.Held = append(out.Held, p)
 	}
 	if c.Ready > 0 {
-		ready, err := b.Ready(ledger.Filter{Limit: c.Ready})
+		ready, err := b.Ready(ledger.Filter{Claimer: owner, Limit: c.Ready}) // what the owner's claim takes
 		if err != nil {
 			return err
 		}

@@ -9,6 +9,9 @@ type ReadyCmd struct {
 	Phase string `help:"Only this phase."`
 	Label string `help:"Only cards with this label."`
 	Limit int    `help:"At most this many (0 = all)."`
+	Owner string `help:"Whose claim to list for (default: the actor): cards assigned to anyone else are left out."`
+	Any   bool   `help:"Also the cards assigned to someone else."`
+	Mine  bool   `help:"Only the cards assigned to the owner."`
 }
 
 func (ReadyCmd) Help() string {
@@ -19,10 +22,16 @@ passed. A card whose paths (bl create --paths) overlap the paths of a card
 claimed or in review is listed too, as waiting, with DETAIL "paths held by
 A7": claim passes over it until A7 lets go.
 
+Cards assigned to someone else (bl assign) are left out, as a plain claim
+passes them over: --owner says whose view it is (default: the actor),
+--any lists them too, --mine lists only the owner's.
+
 Examples:
 
     bl ready --limit 10
-    bl ready --phase M1 --json` + exitCodesHelp
+    bl ready --phase M1 --json
+    bl ready --owner bob --mine
+    bl ready --any` + exitCodesHelp
 }
 
 func (c *ReadyCmd) Run(a *App) error {
@@ -30,7 +39,12 @@ func (c *ReadyCmd) Run(a *App) error {
 	if err != nil {
 		return err
 	}
-	cards, err := b.Ready(ledger.Filter{Phase: c.Phase, Label: c.Label, Limit: c.Limit})
+	if c.Any && c.Mine {
+		return usagef("--any and --mine do not combine: pick one")
+	}
+	f := ledger.ClaimRequest{Owner: a.Owner(c.Owner), Phase: c.Phase, Label: c.Label, AnyAssignee: c.Any, Mine: c.Mine}.Filter()
+	f.Limit = c.Limit
+	cards, err := b.Ready(f)
 	if err != nil {
 		return err
 	}

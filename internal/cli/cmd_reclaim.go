@@ -28,7 +28,7 @@ Examples:
 }
 
 func (c *ReclaimCmd) Run(a *App) error {
-	id, err := c.id("reclaim")
+	id, err := c.id(a, "reclaim")
 	if err != nil {
 		return err
 	}

@@ -13,7 +13,7 @@ func (ReopenCmd) Help() string {
 }
 
 func (c *ReopenCmd) Run(a *App) error {
-	id, err := c.id("reopen")
+	id, err := c.id(a, "reopen")
 	if err != nil {
 		return err
 	}

@@ -16,7 +16,7 @@ Examples:
 }
 
 func (c *RestoreCmd) Run(a *App) error {
-	id, err := c.id("restore")
+	id, err := c.id(a, "restore")
 	if err != nil {
 		return err
 	}

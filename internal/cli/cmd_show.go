@@ -28,7 +28,7 @@ Examples:
 }
 
 func (c *ShowCmd) Run(a *App) error {
-	id, err := c.id("show")
+	id, err := c.id(a, "show")
 	if err != nil {
 		return err
 	}
@@ -156,6 +156,9 @@ func (a *App) showCard(w io.Writer, c ledger.Card) {
 		status = "deleted (was " + string(c.Status) + ")"
 	}
 	row("status", status)
+	if c.Assignee != "" {
+		row("assignee", text(c.Assignee))
+	}
 	if st, _ := a.standingOf(c); st.PathsHeldBy != "" {
 		row("held back", "paths held by "+st.PathsHeldBy)
 	}
@@ -163,7 +166,11 @@ func (a *App) showCard(w io.Writer, c ledger.Card) {
 		row("rejected", text(c.RejectReason))
 	}
 	if f := c.LastFailure; f != nil {
-		row("last failure", fmt.Sprintf("%s by %s, epoch %d: %s", stamp(&f.At), dash(text(f.Owner)), f.Epoch, text(f.Reason)))
+		past := ""
+		if c.Status == ledger.StatusDone || c.Status == ledger.StatusReview {
+			past = " (an earlier attempt; a later one finished it)"
+		}
+		row("last failure", fmt.Sprintf("%s by %s, epoch %d: %s%s", stamp(&f.At), dash(text(f.Owner)), f.Epoch, text(f.Reason), past))
 	}
 	if len(c.Paths) > 0 {
 		paths := make([]string, len(c.Paths))
@@ -192,8 +199,8 @@ func (a *App) showCard(w io.Writer, c ledger.Card) {
 		attempts += fmt.Sprintf(" of %d", c.MaxAttempts)
 	}
 	row("attempts", attempts)
-	if c.DeferUntil != nil {
-		row("deferred", "until "+stamp(c.DeferUntil))
+	if d := a.deferredRow(c); d != "" {
+		row("deferred", d)
 	}
 	if c.LastHeartbeatAt != nil {
 		row("heartbeat", stamp(c.LastHeartbeatAt))
@@ -244,4 +251,17 @@ func (a *App) showCard(w io.Writer, c ledger.Card) {
 			}
 		}
 	}
+}
+
+// deferredRow is show's "deferred" line: the time a card is not claimable
+// before, marked once it has passed; "" for a card it no longer holds
+// back (blocked, in review or done: a stale backoff is no news).
+func (a *App) deferredRow(c ledger.Card) string {
+	switch {
+	case c.DeferUntil == nil, c.Status == ledger.StatusBlocked, c.Status == ledger.StatusReview, c.Status == ledger.StatusDone:
+		return ""
+	case a.now().Before(*c.DeferUntil):
+		return "until " + stamp(c.DeferUntil)
+	}
+	return "until " + stamp(c.DeferUntil) + " (passed)"
 }

@@ -15,7 +15,7 @@ Examples:
 }
 
 func (c *UnblockCmd) Run(a *App) error {
-	id, err := c.id("unblock")
+	id, err := c.id(a, "unblock")
 	if err != nil {
 		return err
 	}

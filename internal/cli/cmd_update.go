@@ -21,6 +21,7 @@ type UpdateCmd struct {
 	DeferUntil  *string  `name:"defer-until" placeholder:"WHEN" help:"Not claimable before this time (\"\" clears it)."`
 	Paths       []string `sep:"none" placeholder:"GLOB" help:"Replace the paths the work touches (repeat for more)."`
 	ClearPaths  bool     `name:"clear-paths" help:"Remove all paths."`
+	Assignee    *string  `placeholder:"WHO" help:"Who the card is planned for (\"\" or - clears it; see bl assign)."`
 	RequestID   string   `name:"request-id" placeholder:"ID" help:"Makes the call safe to retry."`
 }
 
@@ -35,9 +36,16 @@ Examples:
 }
 
 func (c *UpdateCmd) Run(a *App) error {
-	id, err := c.id("update")
+	id, err := c.id(a, "update")
 	if err != nil {
 		return err
+	}
+	if c.Parent != nil && *c.Parent != "" {
+		p, err := a.cardNamed(*c.Parent)
+		if err != nil {
+			return err
+		}
+		c.Parent = &p
 	}
 	f := ledger.Fields{Title: c.Title, Phase: c.Phase, Priority: c.Priority, Parent: c.Parent, MaxAttempts: c.MaxAttempts}
 	if c.Body != nil {
@@ -55,6 +63,9 @@ func (c *UpdateCmd) Run(a *App) error {
 	}
 	if c.Acceptance != nil {
 		f.Acceptance = &c.Acceptance
+	}
+	if c.Assignee != nil {
+		f.Assignee = assigneeField(*c.Assignee)
 	}
 	if len(c.Paths) > 0 || c.ClearPaths {
 		paths := append([]string{}, c.Paths...)

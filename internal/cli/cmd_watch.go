@@ -41,7 +41,7 @@ Examples:
 var errWatchDone = errors.New("watch: count reached")
 
 func (c *WatchCmd) Run(a *App) error {
-	id, err := c.id("watch")
+	id, err := c.id(a, "watch")
 	if err != nil {
 		return err
 	}

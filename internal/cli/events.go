@@ -23,12 +23,21 @@ func newEventOut(e *ledger.Event, c *ledger.Conflict) eventOut {
 	return eventOut{Cursor: ledger.CursorOf(e).String(), Event: e, Conflict: c}
 }
 
+// opWidth is the width of the op column: the longest op's (claim_review).
+var opWidth = func() int {
+	n := 0
+	for _, op := range ledger.Ops {
+		n = max(n, len(op))
+	}
+	return n
+}()
+
 // eventLine is the one-line human form of an event. Every field read from
 // the ledger goes through text: an event merged in from elsewhere may hold
 // anything.
 func eventLine(w io.Writer, e *ledger.Event, c *ledger.Conflict) {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s  %-9s %-12s %s", e.At.UTC().Format("2006-01-02T15:04:05.000Z"), text(string(e.Op)), text(e.Card), text(e.Actor))
+	fmt.Fprintf(&b, "%s  %-*s %-12s %s", e.At.UTC().Format("2006-01-02T15:04:05.000Z"), opWidth, text(string(e.Op)), text(e.Card), text(e.Actor))
 	if e.Owner != "" {
 		fmt.Fprintf(&b, " owner=%s", text(e.Owner))
 	}

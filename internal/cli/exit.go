@@ -54,9 +54,12 @@ func classify(err error, git Git) (exit int, code string) {
 	var ge *gitMissingError
 	var le *ledger.LinkError
 	var xe *exitStatusError
+	var ae *ambiguousIDError
 	switch {
 	case errors.As(err, &ue):
 		return exitUsage, "usage"
+	case errors.As(err, &ae):
+		return exitUsage, "ambiguous_id"
 	case errors.As(err, &xe) && xe.interrupted:
 		return xe.code, "interrupted"
 	case errors.As(err, &xe):
@@ -114,6 +117,8 @@ func hint(code string) string {
 		return "the commands after \"run:\" merge with git and push; run them as printed"
 	case "no_git":
 		return "bl sync and bl diff need the backlog inside a git repository (git init)"
+	case "not_found":
+		return "bl search WORDS finds a card by words of its title; bl list shows the ids"
 	}
 	return ""
 }

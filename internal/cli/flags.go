@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -146,7 +147,12 @@ func parseStatuses(in []string) ([]ledger.Status, error) {
 	for _, s := range in {
 		st := ledger.Status(strings.TrimSpace(s))
 		if !st.Valid() {
-			return nil, usagef(fmt.Sprintf("--status %q is not one of ready, claimed, review, blocked, done", s))
+			msg := fmt.Sprintf("--status %q is not one of ready, claimed, review, blocked, done", s)
+			if slices.Contains(states, string(st)) {
+				// waiting, expired, claimable: where a card stands, not a stored status.
+				msg += fmt.Sprintf("; %s is where a card stands: --state %s", st, st)
+			}
+			return nil, usagef(msg)
 		}
 		out = append(out, st)
 	}

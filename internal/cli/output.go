@@ -3,6 +3,7 @@ package cli
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -132,6 +133,9 @@ func (a *App) cardLine(c ledger.Card) string {
 	if c.Status == ledger.StatusBlocked && c.BlockedReason != "" {
 		fmt.Fprintf(&b, " (%s)", text(c.BlockedReason))
 	}
+	if c.Assignee != "" {
+		fmt.Fprintf(&b, " for %s", text(c.Assignee))
+	}
 	fmt.Fprintf(&b, "  %s", text(c.Title))
 	return b.String()
 }
@@ -167,8 +171,14 @@ func (a *App) table(w io.Writer, cards []ledger.Card) { a.tableTree(w, cards, ni
 // tableTree is table with each card's id indented by its depth in the
 // tree (bl list --tree); depth nil for a flat table.
 func (a *App) tableTree(w io.Writer, cards []ledger.Card, depth []int) {
+	// The ASSIGNEE column shows only when a card in the table has one.
+	assigned := slices.ContainsFunc(cards, func(c ledger.Card) bool { return c.Assignee != "" })
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintf(tw, "ID\t%s\tPRI\tPHASE\tOWNER#EPOCH\tDETAIL\tTITLE\n", paint("", "STATE"))
+	fmt.Fprintf(tw, "ID\t%s\tPRI\tPHASE\t", paint("", "STATE"))
+	if assigned {
+		fmt.Fprint(tw, "ASSIGNEE\t")
+	}
+	fmt.Fprint(tw, "OWNER#EPOCH\tDETAIL\tTITLE\n")
 	for i, c := range cards {
 		st, _ := a.standingOf(c)
 		id := c.ID
@@ -179,7 +189,15 @@ func (a *App) tableTree(w io.Writer, cards []ledger.Card, depth []int) {
 		if c.Status == ledger.StatusClaimed || (c.Status == ledger.StatusReview && c.ClaimOwner != "") {
 			owner = fmt.Sprintf("%s#%d", text(c.ClaimOwner), c.ClaimEpoch)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\n", id, paint(st.State, st.State), c.Priority, dash(text(c.Phase)), owner, dash(a.stateDetail(c, st)), text(c.Title))
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t", id, paint(st.State, st.State), c.Priority, dash(text(c.Phase)))
+		if assigned {
+			fmt.Fprintf(tw, "%s\t", dash(text(c.Assignee)))
+		}
+		detail := a.stateDetail(c, st)
+		if st.State == ledger.StateBlocked {
+			detail = text(c.BlockedReason) // why it is parked
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", owner, dash(detail), text(c.Title))
 	}
 	tw.Flush()
 }

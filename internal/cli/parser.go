@@ -146,7 +146,8 @@ Exit codes:
     0  success (also a claim that found nothing, and claim --wait or watch
        ended by SIGINT or SIGTERM)
     1  any other failure
-    2  usage or invalid input
+    2  usage or invalid input (also an id prefix that names several cards:
+       code ambiguous_id, the candidates listed)
     3  not found (card, or no backlog)
     4  conflict: stale epoch, not the owner, invalid transition, cycle, duplicate
        id, a request id reused for another request

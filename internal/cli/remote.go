@@ -102,7 +102,7 @@ type leaseWrite struct {
 
 // runLease runs w locally or through the remote and prints the card.
 func (a *App) runLease(w leaseWrite) error {
-	id, err := w.card.id(w.cmd)
+	id, err := w.card.id(a, w.cmd)
 	if err != nil {
 		return err
 	}

@@ -127,6 +127,10 @@ func decodeArgs(raw json.RawMessage, in any, owner string) *errorObject {
 			if !given || fv.Kind() == reflect.String && strings.TrimSpace(fv.String()) == "" {
 				return fail("argument %s is required", name)
 			}
+		case "myowner":
+			if fv.String() == "" {
+				fv.SetString(owner)
+			}
 		case "owner":
 			if fv.String() == "" {
 				if owner == "" {
@@ -181,7 +185,7 @@ func clip(b []byte) string {
 // the positional argument after --.
 func commandLine(command string, in any) []string {
 	args := []string{command}
-	var positional []string
+	var positional, after []string
 	v := reflect.ValueOf(in).Elem()
 	for i := range v.NumField() {
 		f, val := v.Type().Field(i), v.Field(i)
@@ -189,6 +193,11 @@ func commandLine(command string, in any) []string {
 		switch f.Tag.Get("mcp") {
 		case "arg":
 			positional = append(positional, val.String())
+			continue
+		case "optarg":
+			if val.String() != "" {
+				after = append(after, val.String())
+			}
 			continue
 		case "local":
 			continue
@@ -221,7 +230,7 @@ func commandLine(command string, in any) []string {
 			}
 		}
 	}
-	if len(positional) > 0 {
+	if positional = append(positional, after...); len(positional) > 0 {
 		args = append(append(args, "--"), positional...)
 	}
 	return args

@@ -109,7 +109,7 @@ func TestMCPServesEveryTool(t *testing.T) {
 			t.Errorf("tool %s lacks a description or an input schema", tl.Name)
 		}
 	}
-	want := []string{"approve", "block", "claim", "complete", "create", "fail", "handoff", "heartbeat", "link", "list", "log", "note", "ready", "reject", "release", "search", "show", "stats", "update"}
+	want := []string{"approve", "assign", "block", "claim", "complete", "create", "fail", "handoff", "heartbeat", "link", "list", "log", "note", "ready", "reject", "release", "reopen", "search", "show", "stats", "unblock", "update"}
 	slices.Sort(names)
 	if !slices.Equal(names, want) {
 		t.Fatalf("tools %v, want %v", names, want)
@@ -300,5 +300,78 @@ func TestMCPReviewSearchHandoff(t *testing.T) {
 	_, ok := call(t, cs, "approve", map[string]any{"id": "R1", "owner": "reviewer", "epoch": field(rc2, "claim_epoch")})
 	if field(ok, "status") != "done" {
 		t.Fatalf("approve: %v", ok)
+	}
+}
+
+// TestMCPPlanning: assign, the list filters state and assignee, ready and
+// claim passing over cards assigned to someone else, unblock and reopen.
+func TestMCPPlanning(t *testing.T) {
+	cs, _ := connect(t)
+	ids := func(v any) []string {
+		var out []string
+		for _, c := range field(v, "cards").([]any) {
+			out = append(out, field(c, "id").(string))
+		}
+		return out
+	}
+	call(t, cs, "create", map[string]any{"title": "for bob", "id": "A", "priority": 9, "assignee": "bob"})
+	call(t, cs, "create", map[string]any{"title": "anyone", "id": "B", "priority": 5})
+	call(t, cs, "create", map[string]any{"title": "later", "id": "W", "depends_on": []string{"B"}})
+	_, c := call(t, cs, "assign", map[string]any{"id": "B", "assignee": "carol"})
+	if field(c, "assignee") != "carol" || field(c, "status") != "ready" {
+		t.Fatalf("assign = %v", c)
+	}
+	_, c = call(t, cs, "assign", map[string]any{"id": "B", "clear": true})
+	if _, ok := c.(map[string]any)["assignee"]; ok {
+		t.Fatalf("assign clear = %v", c)
+	}
+	_, c = call(t, cs, "update", map[string]any{"id": "W", "assignee": "dan"})
+	if field(c, "assignee") != "dan" {
+		t.Fatalf("update assignee = %v", c)
+	}
+	_, l := call(t, cs, "list", map[string]any{"assignee": "bob"})
+	if got := ids(l); !slices.Equal(got, []string{"A"}) || field(field(l, "cards").([]any)[0], "assignee") != "bob" {
+		t.Fatalf("list assignee bob = %v", l)
+	}
+	_, l = call(t, cs, "list", map[string]any{"state": []string{"waiting"}})
+	if got := ids(l); !slices.Equal(got, []string{"W"}) || field(field(l, "cards").([]any)[0], "state") != "waiting" {
+		t.Fatalf("list state waiting = %v", l)
+	}
+	_, e := call(t, cs, "list", map[string]any{"state": []string{"snoozing"}}, true)
+	if field(e, "code") != "usage" {
+		t.Fatalf("list state snoozing = %v", e)
+	}
+	_, r := call(t, cs, "ready", map[string]any{"owner": "w1"})
+	if got := ids(r); !slices.Equal(got, []string{"B"}) {
+		t.Fatalf("ready for w1 = %v", r)
+	}
+	_, r = call(t, cs, "ready", map[string]any{"owner": "w1", "any": true})
+	if got := ids(r); !slices.Equal(got, []string{"A", "B"}) {
+		t.Fatalf("ready any = %v", r)
+	}
+	_, c = call(t, cs, "claim", map[string]any{"owner": "w1"})
+	if field(c, "id") != "B" {
+		t.Fatalf("claim by w1 = %v", c)
+	}
+	if text, _ := call(t, cs, "claim", map[string]any{"owner": "w1"}); text != "null" {
+		t.Fatalf("second claim by w1 = %s", text)
+	}
+	_, c = call(t, cs, "claim", map[string]any{"owner": "bob", "mine": true})
+	if field(c, "id") != "A" {
+		t.Fatalf("claim mine by bob = %v", c)
+	}
+	call(t, cs, "complete", map[string]any{"id": "A", "owner": "bob", "epoch": 1})
+	_, c = call(t, cs, "reopen", map[string]any{"id": "A"})
+	if field(c, "status") != "ready" {
+		t.Fatalf("reopen = %v", c)
+	}
+	call(t, cs, "block", map[string]any{"id": "A", "reason": "needs a decision"})
+	_, c = call(t, cs, "unblock", map[string]any{"id": "A"})
+	if field(c, "status") != "ready" {
+		t.Fatalf("unblock = %v", c)
+	}
+	_, e = call(t, cs, "reopen", map[string]any{"id": "A"}, true)
+	if field(e, "code") != "conflict" {
+		t.Fatalf("reopen of a ready card = %v", e)
 	}
 }

@@ -23,24 +23,31 @@ import (
 //	mcp:"owner"     required, but defaults to the server's --owner
 //	mcp:"epoch"     required, at least 1: the call is fenced
 //	mcp:"arg"       the command's positional argument
+//	mcp:"optarg"    a positional argument after the others, when given
+//	mcp:"myowner"   optional; defaults to the server's --owner
 //	mcp:"local"     read by the tool, not passed to the command
 //	enum:"a,b"      the values allowed
 type (
 	readyArgs struct {
 		Phase  string   `json:"phase,omitempty" desc:"only cards in this phase"`
 		Label  string   `json:"label,omitempty" desc:"only cards with this label"`
+		Owner  string   `json:"owner,omitempty" mcp:"myowner" desc:"whose claim to list for (default: the server's owner): cards assigned to anyone else are left out, as claim passes them over"`
+		Any    bool     `json:"any,omitempty" desc:"also the cards assigned to someone else"`
+		Mine   bool     `json:"mine,omitempty" desc:"only the cards assigned to the owner"`
 		Limit  *int     `json:"limit,omitempty" mcp:"local" desc:"at most this many cards (default 20, at most 1000); more: true in the result says some were left out"`
-		Fields []string `json:"fields,omitempty" mcp:"local" desc:"card fields to return (default: a brief set: id, title, status, priority, phase, labels, depends_on, claim_owner, claim_epoch, lease_expires_at); [\"all\"] for whole cards"`
+		Fields []string `json:"fields,omitempty" mcp:"local" desc:"card fields to return (default: a brief set: id, title, status, state, priority, phase, labels, depends_on, assignee, claim_owner, claim_epoch, lease_expires_at); [\"all\"] for whole cards"`
 	}
 	listArgs struct {
-		Status []string `json:"status,omitempty" enum:"ready,claimed,review,blocked,done" desc:"only these statuses"`
-		Phase  string   `json:"phase,omitempty" desc:"only this phase"`
-		Label  string   `json:"label,omitempty" desc:"only cards with this label"`
-		Owner  string   `json:"owner,omitempty" desc:"only cards claimed by this owner"`
-		Ready  bool     `json:"ready,omitempty" desc:"only cards claimable now"`
-		Sort   string   `json:"sort,omitempty" enum:"claim,created,updated,id" desc:"order (default claim: priority, age, id)"`
-		Limit  *int     `json:"limit,omitempty" mcp:"local" desc:"at most this many cards (default 20, at most 1000); more: true in the result says some were left out"`
-		Fields []string `json:"fields,omitempty" mcp:"local" desc:"card fields to return (default: a brief set); [\"all\"] for whole cards"`
+		Status   []string `json:"status,omitempty" enum:"ready,claimed,review,blocked,done" desc:"only these statuses"`
+		Phase    string   `json:"phase,omitempty" desc:"only this phase"`
+		Label    string   `json:"label,omitempty" desc:"only cards with this label"`
+		State    []string `json:"state,omitempty" enum:"ready,waiting,claimed,expired,review,blocked,done,claimable" desc:"only cards standing so (the state field of a card): waiting = ready but held back (dependencies, deferral, held paths), expired = a lease ran out, claimable = anyone may claim it now"`
+		Owner    string   `json:"owner,omitempty" desc:"only cards claimed by this owner"`
+		Assignee string   `json:"assignee,omitempty" desc:"only cards assigned to this name; \"-\" for the unassigned ones"`
+		Ready    bool     `json:"ready,omitempty" desc:"only cards claimable now"`
+		Sort     string   `json:"sort,omitempty" enum:"claim,created,updated,id" desc:"order (default claim: priority, age, id)"`
+		Limit    *int     `json:"limit,omitempty" mcp:"local" desc:"at most this many cards (default 20, at most 1000); more: true in the result says some were left out"`
+		Fields   []string `json:"fields,omitempty" mcp:"local" desc:"card fields to return (default: a brief set); [\"all\"] for whole cards"`
 	}
 	showArgs struct {
 		ID string `json:"id" mcp:"arg" desc:"the card id"`
@@ -58,6 +65,7 @@ type (
 		MaxAttempts    int      `json:"max_attempts,omitempty" desc:"failed attempts allowed before the card is blocked (0 = unlimited)"`
 		DeferUntil     string   `json:"defer_until,omitempty" desc:"not claimable before this time (RFC 3339, date, or duration from now)"`
 		IdempotencyKey string   `json:"idempotency_key,omitempty" desc:"a repeat with the same key returns the existing card"`
+		Assignee       string   `json:"assignee,omitempty" desc:"who the card is planned for (see assign)"`
 		RequestID      string   `json:"request_id,omitempty" desc:"makes the call safe to retry"`
 	}
 	updateArgs struct {
@@ -72,7 +80,18 @@ type (
 		Parent      *string  `json:"parent,omitempty" desc:"new parent (\"\" clears it)"`
 		MaxAttempts *int     `json:"max_attempts,omitempty" desc:"new attempts limit (0 = unlimited)"`
 		DeferUntil  *string  `json:"defer_until,omitempty" desc:"not claimable before this time (\"\" clears it)"`
+		Assignee    *string  `json:"assignee,omitempty" desc:"who the card is planned for (\"\" clears it)"`
 		RequestID   string   `json:"request_id,omitempty" desc:"makes the call safe to retry"`
+	}
+	assignArgs struct {
+		ID        string `json:"id" mcp:"arg" desc:"the card id"`
+		Assignee  string `json:"assignee,omitempty" mcp:"optarg" desc:"who the card is planned for; omit it with clear: true to assign the card to nobody"`
+		Clear     bool   `json:"clear,omitempty" desc:"assign the card to nobody"`
+		RequestID string `json:"request_id,omitempty" desc:"makes the call safe to retry"`
+	}
+	cardArgs struct {
+		ID        string `json:"id" mcp:"arg" desc:"the card id"`
+		RequestID string `json:"request_id,omitempty" desc:"makes the call safe to retry"`
 	}
 	claimArgs struct {
 		Owner     string `json:"owner,omitempty" mcp:"owner" desc:"your owner name, the same on every call of the session"`
@@ -81,6 +100,8 @@ type (
 		ID        string `json:"id,omitempty" desc:"claim this card, instead of the best one"`
 		Phase     string `json:"phase,omitempty" desc:"only cards in this phase"`
 		Label     string `json:"label,omitempty" desc:"only cards with this label"`
+		Any       bool   `json:"any,omitempty" desc:"also cards assigned to someone else, which a claim passes over by default"`
+		Mine      bool   `json:"mine,omitempty" desc:"only cards assigned to you"`
 		Wait      string `json:"wait,omitempty" desc:"when nothing is claimable, wait up to this long for a card (e.g. 30s); progress notifications are sent while waiting"`
 		RequestID string `json:"request_id,omitempty" desc:"makes the call safe to retry: a repeat returns the same claim"`
 	}
@@ -182,7 +203,7 @@ var (
 // tools is every tool bl mcp serves.
 var tools = []tool{
 	newTool[claimArgs]("claim", "claim", additive, "",
-		`Get your next task: atomically takes a lease on the best claimable card (highest priority, oldest) and returns it, or the card named by id. Call this, not ready or list, when you need work. Returns null when nothing is claimable (pass wait, e.g. "60s", to wait for one). Keep the card's id and claim_epoch: heartbeat, note, complete, fail and release need them. Heartbeat every ttl/3 (ttl defaults to 15m, so every 5m) or the lease runs out and the card goes to someone else.`),
+		`Get your next task: atomically takes a lease on the best claimable card (highest priority, oldest) and returns it, or the card named by id. Cards assigned to someone else are passed over (any: true takes them too; mine: true takes only yours). Call this, not ready or list, when you need work. Returns null when nothing is claimable (pass wait, e.g. "60s", to wait for one). Keep the card's id and claim_epoch: heartbeat, note, complete, fail and release need them. Heartbeat every ttl/3 (ttl defaults to 15m, so every 5m) or the lease runs out and the card goes to someone else.`),
 	newTool[heartbeatArgs]("heartbeat", "heartbeat", idempotent, "",
 		`Renew your lease on a card you claimed; call it every ttl/3 while you work, and report progress (0-100). An error with code "fenced" means your lease is gone (it expired or someone else holds the card): stop working on the card, discard your uncommitted changes for it, and claim again.`),
 	newTool[completeArgs]("complete", "complete", destructive, "",
@@ -196,7 +217,7 @@ var tools = []tool{
 	newTool[readyArgs]("ready", "ready", readOnly, "cards",
 		`Look at the cards claimable now, in claim order (read only: it takes nothing; call claim to get work). Returns {"cards": [...], "more": bool}, brief cards by default.`),
 	newTool[listArgs]("list", "list", readOnly, "cards",
-		`List cards, filtered by status, phase, label or owner (read only). Returns {"cards": [...], "more": bool}, brief cards by default; call show for one whole card.`),
+		`List cards, filtered by status, state, phase, label, owner or assignee (read only). Returns {"cards": [...], "more": bool}, brief cards by default; call show for one whole card.`),
 	newTool[showArgs]("show", "show", readOnly, "",
 		`One whole card: body, acceptance criteria, notes, lease, attempts.`),
 	newTool[logArgs]("log", "log", readOnly, "events",
@@ -204,7 +225,13 @@ var tools = []tool{
 	newTool[createArgs]("create", "create", additive, "",
 		`Add a card to the backlog: work you found that is out of scope for your card, or a split of it. Give it a clear title, a body with the context, and depends_on for what must be done first.`),
 	newTool[updateArgs]("update", "update", overwrites, "",
-		`Edit a card's fields (title, body, phase, priority, labels, acceptance, parent, max_attempts, defer_until); only the fields given change.`),
+		`Edit a card's fields (title, body, phase, priority, labels, acceptance, parent, max_attempts, defer_until, assignee); only the fields given change.`),
+	newTool[assignArgs]("assign", "assign", overwrites, "",
+		`Plan a card for someone (its assignee), or for nobody with clear: true. It takes no lease and changes no status: a claim by anyone else passes the card over (unless it asks for any), the assignee's claim takes it.`),
+	newTool[cardArgs]("unblock", "unblock", idempotent, "",
+		`Return a blocked card to ready (a card blocked for using all its attempts gets a fresh budget).`),
+	newTool[cardArgs]("reopen", "reopen", idempotent, "",
+		`Return a done card to ready, for work that turned out unfinished.`),
 	newTool[blockArgs]("block", "block", destructive, "",
 		`Block a card that cannot go on (a missing decision, access, an outside fix), with the reason; it is not claimable until unblocked. On a card you hold pass epoch as claim returned: your lease ends.`),
 	newTool[linkArgs]("link", "link", idempotent, "",
@@ -401,8 +428,8 @@ func listOptions(in any) (limit int, fields []string) {
 
 // briefFields are the card fields a list returns by default: enough to
 // choose a card, not so much that a long list floods a context window.
-var briefFields = []string{"id", "title", "status", "priority", "phase", "labels", "depends_on",
-	"claim_owner", "claim_epoch", "lease_expires_at"}
+var briefFields = []string{"id", "title", "status", "state", "priority", "phase", "labels", "depends_on",
+	"assignee", "claim_owner", "claim_epoch", "lease_expires_at"}
 
 // wrapList turns the array the command printed (limit+1 long at most) into
 // {key: [...], "more": bool}, each element cut to fields.
@@ -498,7 +525,7 @@ func cliError(stderr []byte, exit int) errorObject {
 	e.ExitCode = exit
 	e.Error = toolWords(e.Error)
 	e.Hint = toolWords(e.Hint)
-	if e.Hint == "" {
+	if e.Hint == "" || e.Code == "not_found" { // the tools' words, not the commands'
 		e.Hint = hintFor(e.Code)
 	}
 	return e
@@ -523,7 +550,7 @@ func hintFor(code string) string {
 	case "usage", "invalid":
 		return "fix the arguments as the tool's input schema and description say, and call again"
 	case "not_found":
-		return "check the card id (list or ready show the ids)"
+		return "check the card id: search finds a card by words of its title; list or ready show the ids"
 	case "conflict":
 		return "the card is not in a state that allows this; show it to see where it stands"
 	case "interrupted":

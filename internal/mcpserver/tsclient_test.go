@@ -271,7 +271,7 @@ func TestTypeScriptClient(t *testing.T) {
 		} `json:"tools"`
 	}
 	r := c.do(map[string]any{"op": "tools"})
-	if r.Error != "" || json.Unmarshal(r.Value, &tools) != nil || len(tools.Tools) != 19 {
+	if r.Error != "" || json.Unmarshal(r.Value, &tools) != nil || len(tools.Tools) != 22 {
 		t.Fatalf("tools/list: %s %s", r.Error, r.Value)
 	}
 	for _, tl := range tools.Tools {
@@ -329,6 +329,23 @@ func TestTypeScriptClient(t *testing.T) {
 	if v := c.call("search", map[string]any{"text": "pars"}, false); len(field(v, "cards").([]any)) != 1 {
 		t.Fatalf("search = %v", v)
 	}
+	// The planning tools: assign, the list filters, unblock and reopen.
+	if v := c.call("assign", map[string]any{"id": "A", "assignee": "bob"}, false); field(v, "assignee") != "bob" {
+		t.Fatalf("assign = %v", v)
+	}
+	if v := c.call("list", map[string]any{"assignee": "bob", "state": []string{"ready", "waiting"}}, false); len(field(v, "cards").([]any)) != 1 {
+		t.Fatalf("list assignee, state = %v", v)
+	}
+	c.call("assign", map[string]any{"id": "A", "clear": true}, false)
+	if v := c.call("unblock", map[string]any{"id": "B"}, false); field(v, "status") != "ready" {
+		t.Fatalf("unblock = %v", v)
+	}
+	if v := c.call("reopen", map[string]any{"id": "C"}, false); field(v, "status") != "ready" {
+		t.Fatalf("reopen = %v", v)
+	}
+	c.call("block", map[string]any{"id": "B", "reason": "waits on a decision"}, false)
+	c.call("claim", map[string]any{"owner": "ts1", "id": "C"}, false)
+	c.call("complete", map[string]any{"id": "C", "owner": "ts1", "epoch": 3}, false)
 	c.call("create", map[string]any{"title": "Review me", "id": "D"}, false)
 	c.call("claim", map[string]any{"owner": "ts1", "id": "D"}, false)
 	if v := c.call("handoff", map[string]any{"id": "D", "owner": "ts1", "epoch": 1, "to": "ts2"}, false); field(v, "claim_owner") != "ts2" {

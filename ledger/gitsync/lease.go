@@ -81,7 +81,7 @@ func (s *Syncer) claimOnce(ctx context.Context, req ledger.ClaimRequest, rid str
 		}
 		var top []ledger.Card
 		if err := s.b.View(func(st *ledger.State, now time.Time) error {
-			top = st.PickTop(ledger.Filter{Phase: req.Phase, Label: req.Label}, now, spread)
+			top = st.PickTop(req.Filter(), now, spread)
 			return nil
 		}); err != nil {
 			return nil, err

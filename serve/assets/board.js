@@ -153,6 +153,7 @@
     a.append(head, el("div", "title", c.title));
     const meta = el("div", "meta");
     for (const l of c.labels || []) meta.append(el("span", "tag", l));
+    if (c.assignee) meta.append(el("span", "assignee", "for " + c.assignee));
     if (c.status === "claimed") {
       if (expired(c)) meta.append(el("span", "flag", "lease expired"));
       if (c.lease_expires_at) meta.append(time(c.lease_expires_at, expired(c) ? "expired " : "lease ends "));
@@ -341,6 +342,7 @@
     row(dl, "priority", c.priority);
     row(dl, "phase", c.phase);
     row(dl, "labels", c.labels);
+    row(dl, "assignee", c.assignee);
     row(dl, "depends on", c.depends_on);
     row(dl, "parent", c.parent);
     row(dl, "body", c.body);

@@ -40,6 +40,7 @@ var cardFields = []cardField{
 	{name: "acceptance", get: func(c *wire.Card) any { return nonNilStrings(c.Acceptance) }},
 	{name: "max_attempts", get: func(c *wire.Card) any { return c.MaxAttempts }},
 	{name: "defer_until", get: func(c *wire.Card) any { return timeValue(c.DeferUntil) }},
+	{name: "assignee", get: func(c *wire.Card) any { return c.Assignee }},
 	{name: "source_created_at", get: func(c *wire.Card) any { return timeValue(c.SourceCreatedAt) }},
 	{name: "source_updated_at", get: func(c *wire.Card) any { return timeValue(c.SourceUpdatedAt) }},
 	{name: "source_closed_at", get: func(c *wire.Card) any { return timeValue(c.SourceClosedAt) }},

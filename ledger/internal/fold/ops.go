@@ -116,6 +116,11 @@ func (s *State) CheckFields(id string, f *wire.Fields) error {
 	if err := checkPaths(id, f.Paths); err != nil {
 		return err
 	}
+	if f.Assignee != nil {
+		if err := wire.ValidAssignee(*f.Assignee); err != nil {
+			return err
+		}
+	}
 	for _, t := range []*time.Time{f.SourceCreatedAt, f.SourceUpdatedAt, f.SourceClosedAt} {
 		if err := wire.CheckSourceTime(id, t); err != nil {
 			return err
@@ -188,6 +193,9 @@ func applyFields(_ *State, c *wire.Card, e *wire.Event) {
 	}
 	if f.Paths != nil {
 		c.Paths = dedupe(*f.Paths)
+	}
+	if f.Assignee != nil {
+		c.Assignee = *f.Assignee
 	}
 	if f.DeferUntil != nil {
 		if f.DeferUntil.IsZero() {

@@ -18,7 +18,17 @@ type Filter struct {
 	Parent string        // children of this card
 	Ready  bool          // claimable now
 	Limit  int           // at most this many; 0 = all
+	// Assignee: cards assigned to this name; Unassigned ("-"): cards
+	// assigned to nobody.
+	Assignee string
+	// Claimer passes over the cards assigned to anyone else: what a
+	// plain claim or ready by this owner may take.
+	Claimer string
 }
+
+// Unassigned as Filter.Assignee matches the cards assigned to nobody; it
+// is never an assignee's name (wire.ValidAssignee).
+const Unassigned = "-"
 
 // Sort orders for List.
 const (
@@ -89,6 +99,12 @@ func (f *Filter) Match(s *State, c *wire.Card, now time.Time) bool {
 		return false
 	}
 	if f.Owner != "" && (status != wire.StatusClaimed || c.ClaimOwner != f.Owner) {
+		return false
+	}
+	switch {
+	case f.Assignee == Unassigned && c.Assignee != "",
+		f.Assignee != "" && f.Assignee != Unassigned && c.Assignee != f.Assignee,
+		f.Claimer != "" && c.Assignee != "" && c.Assignee != f.Claimer:
 		return false
 	}
 	if f.Ready && s.Selectable(c, now, "") != nil {

@@ -466,6 +466,10 @@ func appendFields(dst []byte, v *Fields) (_ []byte, ok bool) {
 		dst = append(dst, ",\"paths\":"...)
 		dst = appendStrings(dst, *v.Paths)
 	}
+	if v.Assignee != nil {
+		dst = append(dst, ",\"assignee\":"...)
+		dst = appendString(dst, *v.Assignee)
+	}
 	if v.SourceCreatedAt != nil {
 		dst = append(dst, ",\"source_created_at\":"...)
 		if dst, ok = appendTime(dst, *v.SourceCreatedAt); !ok {
@@ -505,6 +509,7 @@ type fieldsBlock struct {
 	Acceptance  []string
 	MaxAttempts int
 	Paths       []string
+	Assignee    string
 }
 
 // fieldsObject reads a Fields object at b[i:].
@@ -571,6 +576,10 @@ func (d *fastDecoder) fieldsMembers(i int, v *Fields, blk *fieldsBlock) int {
 		blk.Paths, i = d.strs(j)
 		v.Paths = &blk.Paths
 	}
+	if j := lit(b, lit(b, sep(b, i, open), "\"assigne"), "e\":"); j >= 0 {
+		i = d.str(j, &blk.Assignee)
+		v.Assignee = &blk.Assignee
+	}
 	if j := lit(b, lit(b, lit(b, sep(b, i, open), "\"source_"), "created_"), "at\":"); j >= 0 {
 		tv[nt], i = ScanTime(b, j)
 		tp[nt] = &v.SourceCreatedAt
@@ -632,6 +641,9 @@ func fieldsSize(v *Fields) int {
 	if v.Paths != nil {
 		n += 9 + stringsSize(*v.Paths)
 	}
+	if v.Assignee != nil {
+		n += 14 + len(*v.Assignee)
+	}
 	if v.SourceCreatedAt != nil {
 		n += 53
 	}
@@ -650,7 +662,7 @@ func fieldsBound(v *Fields, strLen func(string) int) int {
 	if v == nil {
 		return 0
 	}
-	n := 1074
+	n := 1098
 	if v.Title != nil {
 		n += strLen(*v.Title)
 	}
@@ -675,6 +687,9 @@ func fieldsBound(v *Fields, strLen func(string) int) int {
 	n += strLen(v.IdempotencyKey)
 	if v.Paths != nil {
 		n += listBound(*v.Paths, strLen)
+	}
+	if v.Assignee != nil {
+		n += strLen(*v.Assignee)
 	}
 	return n
 }
@@ -856,6 +871,10 @@ func appendCard(dst []byte, v *Card) (_ []byte, ok bool) {
 		dst = append(dst, ",\"closed_by\":"...)
 		dst = appendString(dst, v.ClosedBy)
 	}
+	if v.Assignee != "" {
+		dst = append(dst, ",\"assignee\":"...)
+		dst = appendString(dst, v.Assignee)
+	}
 	if v.SourceCreatedAt != nil {
 		dst = append(dst, ",\"source_created_at\":"...)
 		if dst, ok = appendTime(dst, *v.SourceCreatedAt); !ok {
@@ -1013,6 +1032,9 @@ func (d *fastDecoder) cardMembers(i int, v *Card, blk *cardBlock) int {
 	if j := lit(b, lit(b, i, ",\"closed"), "_by\":"); j >= 0 {
 		i = d.str(j, &v.ClosedBy)
 	}
+	if j := lit(b, lit(b, i, ",\"assign"), "ee\":"); j >= 0 {
+		i = d.str(j, &v.Assignee)
+	}
 	if j := lit(b, lit(b, lit(b, i, ",\"source"), "_created"), "_at\":"); j >= 0 {
 		tv[nt], i = ScanTime(b, j)
 		tp[nt] = &v.SourceCreatedAt
@@ -1142,6 +1164,9 @@ func cardSize(v *Card) int {
 	if v.ClosedBy != "" {
 		n += 15 + len(v.ClosedBy)
 	}
+	if v.Assignee != "" {
+		n += 14 + len(v.Assignee)
+	}
 	if v.SourceCreatedAt != nil {
 		n += 53
 	}
@@ -1160,7 +1185,7 @@ func cardBound(v *Card, strLen func(string) int) int {
 	if v == nil {
 		return 0
 	}
-	n := 2658
+	n := 2682
 	n += strLen(v.ID)
 	n += strLen(v.Title)
 	n += strLen(v.Body)
@@ -1189,6 +1214,7 @@ func cardBound(v *Card, strLen func(string) int) int {
 	n += strLen(v.RejectReason)
 	n += failureBound(v.LastFailure, strLen)
 	n += strLen(v.ClosedBy)
+	n += strLen(v.Assignee)
 	return n
 }
 
@@ -1763,6 +1789,7 @@ func (c *Card) SameFields(d *Card) bool {
 		c.MaxAttempts == d.MaxAttempts &&
 		(c.DeferUntil == nil) == (d.DeferUntil == nil) && (c.DeferUntil == nil || c.DeferUntil.Equal(*d.DeferUntil)) &&
 		slices.Equal(c.Paths, d.Paths) &&
+		c.Assignee == d.Assignee &&
 		(c.SourceCreatedAt == nil) == (d.SourceCreatedAt == nil) && (c.SourceCreatedAt == nil || c.SourceCreatedAt.Equal(*d.SourceCreatedAt)) &&
 		(c.SourceUpdatedAt == nil) == (d.SourceUpdatedAt == nil) && (c.SourceUpdatedAt == nil || c.SourceUpdatedAt.Equal(*d.SourceUpdatedAt)) &&
 		(c.SourceClosedAt == nil) == (d.SourceClosedAt == nil) && (c.SourceClosedAt == nil || c.SourceClosedAt.Equal(*d.SourceClosedAt))

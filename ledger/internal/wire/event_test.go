@@ -241,12 +241,15 @@ func TestV3Lines(t *testing.T) {
 		{Event{Op: OpLink, Card: "A", To: "B"}, 1},
 		{Event{Op: OpComplete, Card: "A"}, 1},
 		{Event{Op: OpNote, Card: "A", Text: "x"}, 2},
+		{Event{Op: OpUpdate, Card: "A", Fields: &Fields{Assignee: new("bob")}}, 4},
+		{Event{Op: OpCreate, Card: "A", Fields: &Fields{Title: new("t"), Assignee: new("")}}, 4},
+		{Event{Op: OpUpdate, Card: "A", Fields: &Fields{Title: new("t")}}, 1},
 	} {
 		if got := tc.e.LineVersion(); got != tc.want {
 			t.Errorf("%s %+v: v%d, want v%d", tc.e.Op, tc.e, got, tc.want)
 		}
 	}
-	line := []byte(`{"v":4,"id":"0000000000000001","at":"2026-01-02T03:04:05Z","actor":"x","op":"handoff","card":"A"}`)
+	line := []byte(`{"v":5,"id":"0000000000000001","at":"2026-01-02T03:04:05Z","actor":"x","op":"handoff","card":"A"}`)
 	if _, err := DecodeLine(frame(string(line))); !errors.Is(err, ErrVersion) || !strings.Contains(err.Error(), "upgrade bl") {
 		t.Fatalf("a line from a newer format: %v", err)
 	}

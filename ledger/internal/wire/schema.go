@@ -22,7 +22,7 @@ import (
 // is written with the lowest version that reads it right (LineVersion), so
 // an older bl reads what it can and refuses, with "upgrade bl", what it
 // would misread; a snapshot is written at FormatVersion.
-const FormatVersion = 3
+const FormatVersion = 4
 
 // Op is the kind of an event. The set is closed: a ledger holding any other
 // op is damaged or from a newer bl.
@@ -152,6 +152,8 @@ type Fields struct {
 	IdempotencyKey string     `json:"idempotency_key,omitempty"`
 	// Paths are the globs of the files the work touches (v3).
 	Paths *[]string `json:"paths,omitempty"`
+	// Assignee is who a lead planned the card for; "" unassigns (v4).
+	Assignee *string `json:"assignee,omitempty"`
 	// The times an imported card was created, last updated and closed in
 	// the tracker it came from (bl import), distinct from the ledger's
 	// stamps; a zero time clears one.
@@ -239,6 +241,10 @@ type Card struct {
 	// the card (the completer, or the reviewer who approved it).
 	LastFailure *Failure `json:"last_failure,omitempty"`
 	ClosedBy    string   `json:"closed_by,omitempty"`
+	// Assignee is the person (or agent) a lead planned the card for. It
+	// is no lease: a plain claim by anyone else passes the card over
+	// (Filter.Claimer), a claim that names it takes it.
+	Assignee string `json:"assignee,omitempty"`
 	// SourceCreatedAt, SourceUpdatedAt and SourceClosedAt are the card's
 	// times in the tracker it was imported from; Created is the time
 	// lists sort by.

@@ -3,7 +3,9 @@ package wire
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"time"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -55,6 +57,26 @@ func ValidID(id string) error {
 	return nil
 }
 
+// ValidAssignee reports why name cannot be a card's assignee, or nil: at
+// most MaxAuthorLen bytes, no control characters, no space around it (it
+// is compared with claim owners byte for byte). "" unassigns.
+func ValidAssignee(name string) error {
+	switch {
+	case len(name) > MaxAuthorLen:
+		return Rule(ErrInvalid, "assignee is longer than %d bytes", MaxAuthorLen)
+	case strings.TrimSpace(name) != name:
+		return Rule(ErrInvalid, "assignee %q has space around it", name)
+	case name == "-":
+		return Rule(ErrInvalid, `assignee "-" names nobody: it unassigns (bl assign ID -)`)
+	}
+	for _, r := range name {
+		if unicode.IsControl(r) {
+			return Rule(ErrInvalid, "assignee %q holds a control character", name)
+		}
+	}
+	return nil
+}
+
 // ValidUTF8 refuses an event carrying text that is not valid UTF-8. JSON
 // stores each invalid byte as U+FFFD, so writing it would quietly record
 // something other than what was asked for. The writer runs it on the event
@@ -75,7 +97,7 @@ func ValidUTF8(e *Event) error {
 		{"actor", e.Actor}, {"card id", e.Card}, {"request id", e.RequestID}, {"owner", e.Owner},
 		{"reason", e.Reason}, {"link target", e.To}, {"checkpoint", string(e.Checkpoint)},
 		{"title", deref(f.Title)}, {"body", deref(f.Body)}, {"phase", deref(f.Phase)},
-		{"parent", deref(f.Parent)}, {"idempotency key", f.IdempotencyKey},
+		{"parent", deref(f.Parent)}, {"idempotency key", f.IdempotencyKey}, {"assignee", deref(f.Assignee)},
 	} {
 		if !utf8.ValidString(t.s) {
 			return invalidUTF8(e, t.name, t.s)

@@ -1,0 +1,53 @@
+package fold
+
+import (
+	"slices"
+	"strings"
+
+	"github.com/bl-backlog/bl/ledger/internal/wire"
+)
+
+// MinIDPrefix is the shortest prefix of a card id that CardsNamed completes:
+// a shorter word names no card but its own, so "A" never turns into A1.
+const MinIDPrefix = 4
+
+// GeneratedIDPrefix starts every generated card id (bl-k3x9q2mf); a
+// prefix may leave it out (k3x9).
+const GeneratedIDPrefix = "bl-"
+
+// CardsNamed returns the ids of the cards a word a person typed names, sorted:
+// the card whose id it is; else the cards an importer recorded with it as
+// their source's key (an idempotency key "tracker:WORD", as beads:bd-44d0);
+// else, for a word of at least MinIDPrefix characters, the cards whose id
+// starts with it (or with GeneratedIDPrefix and it). Live cards are
+// preferred to deleted ones. Only the exact id costs no scan of every card.
+func (s *State) CardsNamed(word string) []string {
+	if word == "" {
+		return nil
+	}
+	if wire.ValidID(word) == nil && s.Find(word) != nil {
+		return []string{word}
+	}
+	s.All()
+	var keyed, prefixed [2][]string // [live, deleted]
+	long := len(strings.TrimPrefix(word, GeneratedIDPrefix)) >= MinIDPrefix
+	for id, c := range s.cards {
+		gone := 0
+		if c.DeletedAt != nil {
+			gone = 1
+		}
+		if k := c.IdempotencyKey; len(k) > len(word) && strings.HasSuffix(k, word) && k[len(k)-len(word)-1] == ':' && !strings.Contains(k[:len(k)-len(word)-1], ":") {
+			keyed[gone] = append(keyed[gone], id)
+		}
+		if long && (strings.HasPrefix(id, word) || strings.HasPrefix(id, GeneratedIDPrefix+word)) {
+			prefixed[gone] = append(prefixed[gone], id)
+		}
+	}
+	for _, ids := range [][]string{keyed[0], keyed[1], prefixed[0], prefixed[1]} {
+		if len(ids) > 0 {
+			slices.Sort(ids)
+			return ids
+		}
+	}
+	return nil
+}
