@@ -56,8 +56,8 @@ type beadsNoteOut struct {
 // imported from beads keeps its beads id; the rest are named by card id.
 // Priorities map back as the import mapped them (bl 2..-2 -> beads 0..4),
 // statuses ready -> open, claimed -> in_progress, blocked, done -> closed,
-// and the labels the import made (type:, status:, owner:, assignee:,
-// pinned, ephemeral) back to their members; typed links to their
+// and the labels the import made (type:, status:, owner:, pinned,
+// ephemeral) back to their members; typed links to their
 // dependency types, the source's times to beads' times, so importing the
 // export into a new backlog gives the same cards.
 func RenderBeads(cards []ledger.Card, _ Options) ([]byte, error) {
@@ -77,7 +77,7 @@ func RenderBeads(cards []ledger.Card, _ Options) ([]byte, error) {
 	out := make([]beadsOut, 0, len(cards))
 	for _, c := range cards {
 		id := ref(c.ID)
-		is := beadsOut{ID: id, Title: c.Title, Description: c.Body, Priority: importer.BeadsPriority(c.Priority),
+		is := beadsOut{ID: id, Title: c.Title, Description: c.Body, Priority: importer.BeadsPriority(c.Priority), Assignee: c.Assignee,
 			IssueType: "task", CreatedAt: c.Created().UTC(), UpdatedAt: c.UpdatedAt.UTC(), ClosedAt: c.ClosedAt}
 		if c.SourceUpdatedAt != nil {
 			is.UpdatedAt = c.SourceUpdatedAt.UTC()
@@ -90,7 +90,7 @@ func RenderBeads(cards []ledger.Card, _ Options) ([]byte, error) {
 		// source's own.
 		last := map[string]int{}
 		for i, l := range c.Labels {
-			for _, p := range []string{importer.TypeLabel, importer.StatusLabel, importer.OwnerLabel, importer.AssigneeLabel} {
+			for _, p := range []string{importer.TypeLabel, importer.StatusLabel, importer.OwnerLabel} {
 				if strings.HasPrefix(l, p) {
 					last[p] = i
 				}
@@ -110,8 +110,6 @@ func RenderBeads(cards []ledger.Card, _ Options) ([]byte, error) {
 				status = v
 			} else if v, ok := member(importer.OwnerLabel); ok {
 				is.Owner = v
-			} else if v, ok := member(importer.AssigneeLabel); ok {
-				is.Assignee = v
 			} else if l == importer.PinnedLabel {
 				is.Pinned = true
 			} else if l == "ephemeral" {

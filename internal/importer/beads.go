@@ -85,7 +85,7 @@ const (
 	TypeLabel     = "type:"     // issue_type other than task
 	StatusLabel   = "status:"   // a beads status bl has no status for
 	OwnerLabel    = "owner:"    // beads' owner
-	AssigneeLabel = "assignee:" // an assignee, until cards have one
+	AssigneeLabel = "assignee:" // GitHub's assignees past the first
 	PinnedLabel   = "pinned"    // beads' pinned flag
 )
 

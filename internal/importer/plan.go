@@ -42,6 +42,7 @@ type Action struct {
 	Acceptance *[]string  `json:"acceptance,omitempty"`
 	DependsOn  *[]string  `json:"depends_on,omitempty"`
 	Parent     *string    `json:"parent,omitempty"`
+	Assignee   *string    `json:"assignee,omitempty"`
 	CreatedAt  *time.Time `json:"source_created_at,omitempty"`
 	UpdatedAt  *time.Time `json:"source_updated_at,omitempty"`
 	ClosedAt   *time.Time `json:"source_closed_at,omitempty"`
@@ -185,10 +186,7 @@ func Plan(items []Item, existing []ledger.Card, opts Options, rep *Report) (acts
 			notes = append([]Note{{Text: "links in " + opts.Source + " to issues not imported:\n" + strings.Join(unlinked, "\n")}}, notes...)
 		}
 		labels := it.Labels
-		if it.Assignee != "" {
-			labels = appendNew(slices.Clip(labels), AssigneeLabel+it.Assignee)
-			rep.Kept.Add("assignee → label " + AssigneeLabel + "NAME (cards have no assignee field yet)")
-		}
+		kept(rep, it.Assignee != "", "assignee → assignee")
 		c := byKey[it.Key]
 		if c == nil {
 			a := Action{Kind: ActCreate, Key: it.Key, SourceID: it.SourceID, CardID: cardID, Title: ptr(it.Title), Author: it.CreatedBy,
@@ -196,6 +194,7 @@ func Plan(items []Item, existing []ledger.Card, opts Options, rep *Report) (acts
 			setIf(&a.Body, it.Body)
 			setIf(&a.Phase, it.Phase)
 			setIf(&a.Parent, parent)
+			setIf(&a.Assignee, it.Assignee)
 			if it.Priority != 0 {
 				a.Priority = ptr(it.Priority)
 			}
@@ -227,6 +226,7 @@ func Plan(items []Item, existing []ledger.Card, opts Options, rep *Report) (acts
 		change("acceptance", !sameList(c.Acceptance, it.Acceptance), func() { a.Acceptance = ptr(nonNil(it.Acceptance)) })
 		change("depends_on", !sameSet(c.DependsOn, deps), func() { a.DependsOn = ptr(nonNil(deps)) })
 		change("parent", c.Parent != parent, func() { a.Parent = ptr(parent) })
+		change("assignee", c.Assignee != it.Assignee, func() { a.Assignee = ptr(it.Assignee) })
 		change("source_created_at", !sameTime(c.SourceCreatedAt, it.CreatedAt), func() { a.CreatedAt = orZero(it.CreatedAt) })
 		change("source_updated_at", !sameTime(c.SourceUpdatedAt, it.UpdatedAt), func() { a.UpdatedAt = orZero(it.UpdatedAt) })
 		change("source_closed_at", !sameTime(c.SourceClosedAt, it.ClosedAt), func() { a.ClosedAt = orZero(it.ClosedAt) })
@@ -245,6 +245,12 @@ func Plan(items []Item, existing []ledger.Card, opts Options, rep *Report) (acts
 		}
 	}
 	return append(acts, links...), nil
+}
+
+func kept(rep *Report, ok bool, what string) {
+	if ok {
+		rep.Kept.Add(what)
+	}
 }
 
 func noteAction(it Item, cardID string, n Note) Action {
@@ -340,7 +346,7 @@ func Events(acts []Action, ttl time.Duration) []*ledger.Event {
 		case ActCreate, ActUpdate:
 			e.Op = ledger.OpUpdate
 			f := &ledger.Fields{Title: a.Title, Body: a.Body, Phase: a.Phase, Priority: a.Priority, Labels: a.Labels,
-				Acceptance: a.Acceptance, DependsOn: a.DependsOn, Parent: a.Parent,
+				Acceptance: a.Acceptance, DependsOn: a.DependsOn, Parent: a.Parent, Assignee: a.Assignee,
 				SourceCreatedAt: a.CreatedAt, SourceUpdatedAt: a.UpdatedAt, SourceClosedAt: a.ClosedAt}
 			if a.Kind == ActCreate {
 				e.Op, e.Actor, f.IdempotencyKey = ledger.OpCreate, a.Author, a.Key
