@@ -29,6 +29,25 @@ func (b *Backlog) WriteBatch(ctx context.Context, m Mutation, events []*Event, c
 	return cards, err
 }
 
+// CheckBatches checks the batches next returns, until it returns none, as
+// one batch: each checked with every event before it applied, nothing
+// appended. Building the events batch by batch keeps an import's check
+// of 100,000 issues from holding all their events at once.
+func (b *Backlog) CheckBatches(ctx context.Context, m Mutation, next func() []*Event) error {
+	if m.Actor == "" {
+		return wire.Rule(ErrInvalid, "an actor is required")
+	}
+	return b.withLock(ctx, func() error {
+		defer func() { b.stale = true }() // the state holds events the file does not
+		for evs := next(); len(evs) > 0; evs = next() {
+			if _, err := b.writeBatchLocked(m, evs, true); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
 func (b *Backlog) writeBatchLocked(m Mutation, events []*Event, checkOnly bool) (cards []Card, err error) {
 	now := b.opts.Clock().UTC()
 	if !wire.StampInRange(now) {

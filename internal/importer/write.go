@@ -20,21 +20,35 @@ const Batch = 4096
 // each all or nothing; a batch lost to a crash is planned again, with
 // the same card ids, by the next run.
 func Write(ctx context.Context, b *ledger.Backlog, m ledger.Mutation, acts []Action, ttl time.Duration, dryRun bool) error {
-	if _, err := b.WriteBatch(ctx, m, Events(acts, ttl), true); err != nil {
+	start := 0
+	if err := b.CheckBatches(ctx, m, func() []*ledger.Event {
+		end := batchEnd(acts, start)
+		evs := Events(acts[start:end], ttl)
+		start = end
+		return evs
+	}); err != nil {
 		return fmt.Errorf("the import would fail, nothing was imported: %w", err)
 	}
 	if dryRun {
 		return nil
 	}
 	for start := 0; start < len(acts); {
-		end := min(start+Batch, len(acts))
-		for end < len(acts) && acts[end].Key == acts[end-1].Key && acts[end].Kind != ActLink {
-			end++
-		}
+		end := batchEnd(acts, start)
 		if _, err := b.WriteBatch(ctx, m, Events(acts[start:end], ttl), false); err != nil {
 			return fmt.Errorf("import stopped after %d of %d writes (%s of %s): %w; what was written stays: run the import again and it continues from there", start, len(acts), acts[start].Kind, acts[start].SourceID, err)
 		}
 		start = end
 	}
 	return nil
+}
+
+// batchEnd is where the batch starting at start ends: at most Batch
+// actions, and never inside an issue's (links are written one by one
+// once every card exists).
+func batchEnd(acts []Action, start int) int {
+	end := min(start+Batch, len(acts))
+	for end < len(acts) && acts[end].Key == acts[end-1].Key && acts[end].Kind != ActLink {
+		end++
+	}
+	return end
 }
