@@ -16,10 +16,6 @@ import (
 // Beads is beads' issues.jsonl, the way back from bl import --from beads.
 const Beads Format = "beads"
 
-// beadsTypes are the beads issue types; a card's label that names one is
-// its issue_type (bl import --from beads made it a label).
-var beadsTypes = []string{"bug", "feature", "task", "epic", "chore"}
-
 type beadsOut struct {
 	ID                 string         `json:"id"`
 	Title              string         `json:"title"`
@@ -29,9 +25,12 @@ type beadsOut struct {
 	Priority           int            `json:"priority"`
 	IssueType          string         `json:"issue_type"`
 	Assignee           string         `json:"assignee,omitempty"`
+	Owner              string         `json:"owner,omitempty"`
 	Labels             []string       `json:"labels,omitempty"`
 	Dependencies       []beadsDepOut  `json:"dependencies,omitempty"`
 	Comments           []beadsNoteOut `json:"comments,omitempty"`
+	Pinned             bool           `json:"pinned,omitempty"`
+	Ephemeral          bool           `json:"ephemeral,omitempty"`
 	CreatedAt          time.Time      `json:"created_at"`
 	UpdatedAt          time.Time      `json:"updated_at"`
 	ClosedAt           *time.Time     `json:"closed_at,omitempty"`
@@ -56,7 +55,11 @@ type beadsNoteOut struct {
 // RenderBeads writes one beads issue per line, sorted by id. A card
 // imported from beads keeps its beads id; the rest are named by card id.
 // Priorities map back as the import mapped them (bl 2..-2 -> beads 0..4),
-// statuses ready -> open, claimed -> in_progress, blocked, done -> closed.
+// statuses ready -> open, claimed -> in_progress, blocked, done -> closed,
+// and the labels the import made (type:, status:, owner:, pinned,
+// ephemeral) back to their members; typed links to their
+// dependency types, the source's times to beads' times, so importing the
+// export into a new backlog gives the same cards.
 func RenderBeads(cards []ledger.Card, _ Options) ([]byte, error) {
 	idOf := make(map[string]string, len(cards))
 	for _, c := range cards {
@@ -74,14 +77,44 @@ func RenderBeads(cards []ledger.Card, _ Options) ([]byte, error) {
 	out := make([]beadsOut, 0, len(cards))
 	for _, c := range cards {
 		id := ref(c.ID)
-		is := beadsOut{ID: id, Title: c.Title, Description: c.Body, Priority: importer.BeadsPriority(c.Priority),
-			IssueType: "task", CreatedAt: c.CreatedAt.UTC(), UpdatedAt: c.UpdatedAt.UTC(), ClosedAt: c.ClosedAt, CloseReason: c.CloseNote}
-		for _, l := range c.Labels {
-			if slices.Contains(beadsTypes, l) && is.IssueType == "task" && l != "task" {
-				is.IssueType = l
-				continue
+		is := beadsOut{ID: id, Title: c.Title, Description: c.Body, Priority: importer.BeadsPriority(c.Priority), Assignee: c.Assignee,
+			IssueType: "task", CreatedAt: c.Created().UTC(), UpdatedAt: c.UpdatedAt.UTC(), ClosedAt: c.ClosedAt}
+		if c.SourceUpdatedAt != nil {
+			is.UpdatedAt = c.SourceUpdatedAt.UTC()
+		}
+		if c.SourceClosedAt != nil {
+			is.ClosedAt = c.SourceClosedAt
+		}
+		// The import adds its labels after the source's: the last label
+		// of each prefix is the member, any earlier one a label of the
+		// source's own.
+		last := map[string]int{}
+		for i, l := range c.Labels {
+			for _, p := range []string{importer.TypeLabel, importer.StatusLabel, importer.OwnerLabel} {
+				if strings.HasPrefix(l, p) {
+					last[p] = i
+				}
 			}
-			if l != "task" {
+		}
+		status := ""
+		for i, l := range c.Labels {
+			member := func(p string) (string, bool) {
+				if j, ok := last[p]; ok && j == i {
+					return strings.TrimPrefix(l, p), true
+				}
+				return "", false
+			}
+			if v, ok := member(importer.TypeLabel); ok {
+				is.IssueType = v
+			} else if v, ok := member(importer.StatusLabel); ok {
+				status = v
+			} else if v, ok := member(importer.OwnerLabel); ok {
+				is.Owner = v
+			} else if l == importer.PinnedLabel {
+				is.Pinned = true
+			} else if l == "ephemeral" {
+				is.Ephemeral = true
+			} else {
 				is.Labels = append(is.Labels, l)
 			}
 		}
@@ -92,13 +125,24 @@ func RenderBeads(cards []ledger.Card, _ Options) ([]byte, error) {
 		case ledger.StatusReady:
 			is.Status = "open"
 		case ledger.StatusClaimed:
-			is.Status, is.Assignee = "in_progress", c.ClaimOwner
+			is.Status = "in_progress"
+			if is.Assignee == "" {
+				is.Assignee = c.ClaimOwner
+			}
 		case ledger.StatusBlocked:
 			is.Status = "blocked"
 		case ledger.StatusDone:
 			is.Status = "closed"
+			if c.CloseNote != "closed in beads" {
+				is.CloseReason = c.CloseNote
+			}
 		default:
 			is.Status = string(c.Status)
+		}
+		// A beads status bl has no status for comes back from its label
+		// while the card is where the import put it.
+		if status != "" && (c.Status == ledger.StatusReady || c.Status == ledger.StatusBlocked || c.Status == ledger.StatusClaimed) {
+			is.Status = status
 		}
 		for _, d := range c.DependsOn {
 			is.Dependencies = append(is.Dependencies, beadsDepOut{id, ref(d), "blocks", c.CreatedAt.UTC()})
@@ -106,8 +150,15 @@ func RenderBeads(cards []ledger.Card, _ Options) ([]byte, error) {
 		if c.Parent != "" {
 			is.Dependencies = append(is.Dependencies, beadsDepOut{id, ref(c.Parent), "parent-child", c.CreatedAt.UTC()})
 		}
+		for _, l := range c.Links {
+			is.Dependencies = append(is.Dependencies, beadsDepOut{id, ref(l.To), l.Type, c.CreatedAt.UTC()})
+		}
 		for i, n := range c.Notes {
-			is.Comments = append(is.Comments, beadsNoteOut{i + 1, id, n.Author, n.Text, n.At.UTC()})
+			at := n.At
+			if n.SourceAt != nil {
+				at = *n.SourceAt
+			}
+			is.Comments = append(is.Comments, beadsNoteOut{i + 1, id, n.Author, n.Text, at.UTC()})
 		}
 		out = append(out, is)
 	}

@@ -104,7 +104,9 @@
 //	        claim_review, approve, reject), a link or unlink with a type, a
 //	        complete naming the child (to) whose completion closed an epic,
 //	        and the fields commit, branch and paths (see Review and Paths);
-//	        4 for a create or update that sets an assignee (see Assignee).
+//	        4 for a create or update that sets an assignee (see Assignee)
+//	        or a source time, and a note with a source time (see Source
+//	        times).
 //	        This bl reads up to 4
 //	        (FormatVersion). A line with a higher version was written by a
 //	        newer bl and is refused (ErrVersion, "upgrade bl") rather than
@@ -299,6 +301,16 @@
 // asks for any (AnyAssignee) — a writer's rule of the claim, like Paths:
 // the fold never refuses a claim for it, and a claim that names its card
 // takes it whoever it is assigned to. Names compare byte for byte.
+//
+// # Source times
+//
+// A card imported from another tracker keeps that tracker's times beside
+// the ledger's stamps: fields.source_created_at, source_updated_at and
+// source_closed_at (a zero time clears one), and a note's source_at, the
+// comment's time. They decide nothing in the fold; a list sorted by
+// created uses the source's time when a card has one (Card.Created).
+// WriteBatch appends an import's events as one write, each checked with
+// the ones before it applied: all of them or none.
 //
 // # Appending
 //
@@ -681,7 +693,8 @@
 //	                         source key); names.go, api.go
 //	Appending                backlog.go (write, writeLocked), api.go (the
 //	                         requests), publish.go, epics.go, handoff.go,
-//	                         tombstone.go, links.go, standing.go
+//	                         tombstone.go, links.go, standing.go, batch.go
+//	                         (an import's events, all or none)
 //	Recovery                 load.go, file.go, doctor.go, doctor_refold.go;
 //	                         internal/wire/settle.go
 //	Snapshot and compaction  snapshot.go, compact.go, normalize.go,

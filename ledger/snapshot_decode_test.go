@@ -55,12 +55,14 @@ func snapshotEvents() []*Event {
 		evs = append(evs, e)
 	}
 	deferUntil := t0.Add(72 * time.Hour)
+	srcAt := time.Date(2019, 3, 4, 5, 6, 7, 123000000, time.FixedZone("", -8*3600)) // an imported card's times
 	title := `Fix "quoted" title \ path/to`
 	body := "line 1\nline 2\ttabbed\r\n<b>é ✓ 😀</b>\u2028\x01 & <script>"
 	add(&Event{Op: OpCreate, Card: "A", Fields: &Fields{Title: strp("a")}})
 	add(&Event{Op: OpCreate, Card: "every-field", Fields: &Fields{Title: &title, Body: &body, Phase: strp("M1"), Priority: intp(-3),
 		Labels: strs("api", "ui", "é"), DependsOn: strs("A"), Parent: strp("A"), Acceptance: strs(`returns 200 for "GET /cards"`, "x"),
-		MaxAttempts: intp(2), DeferUntil: &deferUntil, IdempotencyKey: "idem-1", Assignee: strp("bob \"b\" é")}})
+		MaxAttempts: intp(2), DeferUntil: &deferUntil, IdempotencyKey: "idem-1", Assignee: strp("bob \"b\" é"),
+		SourceCreatedAt: &srcAt, SourceUpdatedAt: &srcAt, SourceClosedAt: &srcAt}})
 	add(&Event{Op: OpCreate, Card: "claimed", Fields: &Fields{Title: strp("claimed card"), Labels: strs("x"), Priority: intp(2)}})
 	add(&Event{Op: OpClaim, Card: "claimed", Owner: "agent-7", TTLSeconds: 600, ExpectVersion: 1, Epoch: 1})
 	add(&Event{Op: OpCreate, Card: "beating", Fields: &Fields{Title: strp("beating card")}})
@@ -85,6 +87,7 @@ func snapshotEvents() []*Event {
 	add(&Event{Op: OpUpdate, Card: "linked", Fields: &Fields{Body: strp("now with a body"), Labels: strs("a", "b", "c", "d", "e", "f", "g", "h", "i", "j", "k", "l", "m", "n", "o", "p", "q")}})
 	add(&Event{Op: OpUpdate, Card: "missing", Fields: &Fields{Title: strp("no such card")}}) // a conflict
 	add(&Event{Op: OpNote, Card: "linked", Text: "tried \"x\"; see log\nnext: é ✓"})
+	add(&Event{Op: OpNote, Card: "linked", Text: "imported comment", SourceAt: &srcAt})
 	add(&Event{Op: OpNote, Card: "claimed", Owner: "agent-7", Epoch: 1, Text: "half way"})
 	add(&Event{Op: OpCreate, Card: "failing", Fields: &Fields{Title: strp("failing"), MaxAttempts: intp(2)}})
 	add(&Event{Op: OpClaim, Card: "failing", Owner: "w", TTLSeconds: 60, ExpectVersion: 1, Epoch: 1})

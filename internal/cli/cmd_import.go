@@ -14,12 +14,13 @@ import (
 
 // ImportCmd brings in the issues of another tracker.
 type ImportCmd struct {
-	From            string        `required:"" enum:"beads,github,markdown" placeholder:"SOURCE" help:"The source format: beads (issues.jsonl), github (gh issue list --json), markdown (a checklist)."`
-	File            string        `arg:"" name:"file" help:"The export to read; - reads stdin."`
-	DryRun          bool          `name:"dry-run" help:"Print what would be written, and write nothing."`
-	KeepIDs         bool          `name:"keep-ids" help:"Use the source's ids as card ids (beads: bd-12)."`
-	ClaimInProgress bool          `name:"claim-in-progress" help:"Claim in-progress issues for their assignee (default: leave them ready, with a note)."`
-	TTL             time.Duration `name:"ttl" default:"15m" help:"Lease length of those claims."`
+	From             string        `required:"" enum:"beads,github,markdown" placeholder:"SOURCE" help:"The source format: beads (issues.jsonl), github (REST API or gh --json), markdown (a plan with task lists)."`
+	File             string        `arg:"" name:"file" help:"The export to read; - reads stdin."`
+	DryRun           bool          `name:"dry-run" help:"Check everything the import would write, print it, and write nothing."`
+	KeepIDs          bool          `name:"keep-ids" help:"Use the source's ids as card ids (beads: bd-12; GitHub: #7 -> gh-7)."`
+	ClaimInProgress  bool          `name:"claim-in-progress" help:"Claim in-progress issues for their assignee (default: leave them ready)."`
+	IncludeEphemeral bool          `name:"include-ephemeral" help:"beads: keep ephemeral issues (wisps), skipped by default."`
+	TTL              time.Duration `name:"ttl" default:"15m" help:"Lease length of those claims."`
 }
 
 func (ImportCmd) Help() string {
@@ -31,48 +32,64 @@ closed issues are completed, new comments become notes. A card an import
 completed or blocked is reopened or unblocked when the source says so;
 one finished or blocked in bl stays so.
 
-    beads     .beads/issues.jsonl. description -> body (design appended),
+Nothing is dropped silently: the summary counts, field by field, where the
+source's values went ("kept") and what was not imported and why ("left
+out"). The source's created, updated and closed times are kept beside the
+ledger's (source_created_at, ...; bl list --sort created sorts by them).
+Long text never stops an import: a body over 64 KiB goes on in notes, a
+comment over 4 KiB is split across notes in order.
+
+    beads     .beads/issues.jsonl. description (+ design, notes) -> body,
               priority 0..4 -> 2..-2 (same order; higher is sooner in bl),
-              labels and issue_type -> labels, acceptance_criteria -> one
-              criterion a line, blocks -> depends_on, parent-child ->
-              parent, notes and comments -> notes, closed -> done (closed_at
-              and close_reason in the close note), blocked and deferred ->
-              blocked, in_progress -> ready with a note (or claimed with
-              --claim-in-progress), tombstones skipped.
-    github    gh issue list --state all --limit 10000 \
-                --json number,title,body,labels,state,assignees,url,comments
-              OPEN -> ready, CLOSED -> done, labels, comments -> notes (as
-              their authors); the URL (repository and number) is the key.
-    markdown  "- [ ] title" is a card, "- [x] title" a done card, an item
-              indented under another is its child, the heading above is
-              the phase.
+              labels -> labels, issue_type -> label type:NAME (task: none),
+              blocks/waits-for -> depends_on, parent-child -> parent,
+              discovered-from, related, supersedes, duplicates -> links
+              (other types -> related), comments -> notes (author, time),
+              closed -> done (close_reason -> close note), blocked,
+              deferred, pinned -> blocked, in_progress and hooked -> ready
+              (claimed with --claim-in-progress), tombstones and
+              ephemeral issues skipped (--include-ephemeral keeps them).
+    github    gh api --paginate repos/O/R/issues > issues.json, or
+              gh issue list --state all --limit 100000 \
+                --json number,title,body,labels,state,stateReason,assignees,milestone,author,url,comments,createdAt,updatedAt,closedAt
+              open -> ready, closed -> done (state reason in the close
+              note), labels, milestone -> label milestone:TITLE, comments
+              -> notes; pull requests skipped; the URL is the key.
+    markdown  task list items ("- [ ] x", "1. [x] x") are cards, checked
+              ones done; an item nested in another is its child; the
+              heading above (ATX or setext) is the phase. Code blocks are
+              not read.
 
 Nothing is written when the file has a malformed line (named with its
-line number) or a dependency cycle (named). The writes go one by one
-through the backlog's lock; an import that is interrupted is finished by
-running it again.
+line number) or a dependency cycle (named), and the whole import is
+checked against the backlog before the first write. It is then written
+in batches of whole issues, each all or nothing: an import stopped midway
+(killed, the disk full) continues from where it stopped when run again,
+and never makes a card twice.
 
 Examples:
 
     bl import --from beads .beads/issues.jsonl --dry-run
     bl import --from beads .beads/issues.jsonl --keep-ids
-    gh issue list --state all --json number,title,body,labels,state,assignees,url,comments > issues.json
-    bl import --from github issues.json
+    gh api --paginate repos/OWNER/REPO/issues -f state=all > issues.json
+    bl import --from github issues.json --keep-ids
     bl import --from markdown PLAN.md` + exitCodesHelp
 }
 
 // importResult is what bl import prints with --json.
 type importResult struct {
 	DryRun    bool              `json:"dry_run"`
+	Items     int               `json:"items"`
 	Created   int               `json:"created"`
 	Updated   int               `json:"updated"`
 	Unchanged int               `json:"unchanged"`
+	Kept      importer.Tally    `json:"kept"`
+	LeftOut   importer.Tally    `json:"left_out"`
 	Actions   []importer.Action `json:"actions"`
-	Warnings  []string          `json:"warnings"`
 }
 
 func (c *ImportCmd) Run(a *App) error {
-	items, err := c.read(a.stdin())
+	items, rep, err := c.read(a.stdin())
 	b, err := a.openChecked(err)
 	if err != nil {
 		return err
@@ -81,19 +98,17 @@ func (c *ImportCmd) Run(a *App) error {
 	if err != nil {
 		return err
 	}
-	acts, warnings, err := importer.Plan(items, existing, importer.Options{Source: c.From, KeepIDs: c.KeepIDs, ClaimInProgress: c.ClaimInProgress})
+	taken := func(id string) bool { _, err := b.Get(id); return err == nil }
+	acts, err := importer.Plan(items, existing, importer.Options{Source: c.From, KeepIDs: c.KeepIDs, ClaimInProgress: c.ClaimInProgress, Taken: taken}, rep)
 	if err != nil {
 		if !errors.Is(err, ledger.ErrConflict) {
 			err = ledger.Errorf(ledger.ErrInvalid, "%v", err)
 		}
 		return err
 	}
-	res := importResult{DryRun: c.DryRun, Actions: acts, Warnings: warnings}
+	res := importResult{DryRun: c.DryRun, Items: len(items), Actions: acts, Kept: rep.Kept, LeftOut: rep.LeftOut}
 	if res.Actions == nil {
 		res.Actions = []importer.Action{}
-	}
-	if res.Warnings == nil {
-		res.Warnings = []string{}
 	}
 	touched := map[string]bool{}
 	for _, act := range acts {
@@ -106,17 +121,23 @@ func (c *ImportCmd) Run(a *App) error {
 		touched[act.Key] = true
 	}
 	res.Unchanged = len(items) - len(touched)
-	for _, w := range warnings {
-		a.Warn(w)
-	}
-	if !c.DryRun {
-		if err := c.apply(a, b, acts); err != nil {
-			return err
-		}
+	if err := importer.Write(a.ctx, b, a.Mutation(""), acts, c.TTL, c.DryRun); err != nil {
+		return err
 	}
 	return a.emit(res, func(w io.Writer) {
 		for _, act := range acts {
 			fmt.Fprintln(w, describe(act, c.DryRun))
+		}
+		for _, t := range []struct {
+			head  string
+			tally *importer.Tally
+		}{{"kept", &rep.Kept}, {"left out", &rep.LeftOut}} {
+			if lines := t.tally.Lines(); len(lines) > 0 {
+				fmt.Fprintf(w, "%s:\n", t.head)
+				for _, l := range lines {
+					fmt.Fprintf(w, "  %s\n", text(l))
+				}
+			}
 		}
 		verb := "imported"
 		if c.DryRun {
@@ -128,115 +149,36 @@ func (c *ImportCmd) Run(a *App) error {
 
 // read parses the whole file first: a malformed line stops the import
 // before anything is written.
-func (c *ImportCmd) read(stdin io.Reader) ([]importer.Item, error) {
+func (c *ImportCmd) read(stdin io.Reader) ([]importer.Item, *importer.Report, error) {
 	r := stdin
 	name := "stdin"
 	if c.File != "-" {
 		f, err := os.Open(c.File)
 		if err != nil {
-			return nil, ledger.Errorf(ledger.ErrInvalid, "%v", err)
+			return nil, nil, ledger.Errorf(ledger.ErrInvalid, "%v", err)
 		}
 		defer f.Close()
 		r, name = f, c.File
 	}
-	var items []importer.Item
-	var err error
+	var (
+		items []importer.Item
+		rep   *importer.Report
+		err   error
+	)
 	switch c.From {
 	case "beads":
-		items, err = importer.ReadBeads(name, r)
+		items, rep, err = importer.ReadBeads(name, r, importer.ReadOptions{IncludeEphemeral: c.IncludeEphemeral})
 	case "github":
-		items, err = importer.ReadGithub(name, r)
+		items, rep, err = importer.ReadGithub(name, r)
 	case "markdown":
-		items, err = importer.ReadMarkdown(name, r)
+		items, rep, err = importer.ReadMarkdown(name, r)
 	}
 	var ie *importer.Error
 	var ce *importer.CycleError
 	if errors.As(err, &ie) || errors.As(err, &ce) {
 		err = ledger.Errorf(ledger.ErrInvalid, "%v (nothing was imported)", err)
 	}
-	return items, err
-}
-
-// apply carries the plan out, in order, through the ledger's API: one
-// write per action, each under the lock. Cards created here get their ids
-// as they are made.
-func (c *ImportCmd) apply(a *App, b *ledger.Backlog, acts []importer.Action) error {
-	ids := map[string]string{}
-	existing, err := b.List(ledger.Filter{}, ledger.SortID)
-	if err != nil {
-		return err
-	}
-	for _, card := range existing {
-		if card.IdempotencyKey != "" {
-			ids[card.IdempotencyKey] = card.ID
-		}
-	}
-	resolve := func(keys []string) []string {
-		out := make([]string, len(keys))
-		for i, k := range keys {
-			out[i] = ids[k]
-		}
-		return out
-	}
-	for _, act := range acts {
-		id := ids[act.Key]
-		if id == "" {
-			id = act.CardID
-		}
-		m := a.Mutation("")
-		var err error
-		switch act.Kind {
-		case importer.ActCreate:
-			req := ledger.CreateRequest{Mutation: m, ID: act.CardID, Title: *act.Title, IdempotencyKey: act.Key}
-			req.Body, req.Phase = deref(act.Body), deref(act.Phase)
-			if act.Priority != nil {
-				req.Priority = *act.Priority
-			}
-			if act.Labels != nil {
-				req.Labels = *act.Labels
-			}
-			if act.Acceptance != nil {
-				req.Acceptance = *act.Acceptance
-			}
-			if act.DependsOn != nil {
-				req.DependsOn = resolve(*act.DependsOn)
-			}
-			if act.Parent != nil {
-				req.Parent = ids[*act.Parent]
-			}
-			var card ledger.Card
-			card, _, err = b.Create(a.ctx, req)
-			ids[act.Key] = card.ID
-		case importer.ActUpdate:
-			f := ledger.Fields{Title: act.Title, Body: act.Body, Phase: act.Phase, Priority: act.Priority, Labels: act.Labels, Acceptance: act.Acceptance}
-			if act.DependsOn != nil {
-				f.DependsOn = ptrTo(resolve(*act.DependsOn))
-			}
-			if act.Parent != nil {
-				f.Parent = ptrTo(ids[*act.Parent])
-			}
-			_, err = b.Update(a.ctx, ledger.UpdateRequest{Mutation: m, ID: id, Fields: f})
-		case importer.ActComplete:
-			_, err = b.Complete(a.ctx, ledger.LeaseRequest{Mutation: m, ID: id, Reason: act.Text})
-		case importer.ActReopen:
-			_, err = b.Reopen(a.ctx, m, id)
-		case importer.ActBlock:
-			_, err = b.Block(a.ctx, ledger.LeaseRequest{Mutation: m, ID: id, Reason: act.Text})
-		case importer.ActUnblock:
-			_, err = b.Unblock(a.ctx, m, id)
-		case importer.ActClaim:
-			_, err = b.Claim(a.ctx, ledger.ClaimRequest{Mutation: m, Owner: act.Owner, ID: id, TTL: c.TTL})
-		case importer.ActNote:
-			if act.Author != "" {
-				m.Actor = act.Author
-			}
-			_, err = b.Note(a.ctx, ledger.NoteRequest{Mutation: m, ID: id, Text: act.Text})
-		}
-		if err != nil {
-			return fmt.Errorf("import stopped at %s (%s %s): %w; run it again to finish", act.SourceID, act.Kind, act.Key, err)
-		}
-	}
-	return nil
+	return items, rep, err
 }
 
 // describe is one line of the human report.
@@ -255,6 +197,8 @@ func describe(act importer.Action, dry bool) string {
 		s = fmt.Sprintf("note   %s from %s: %s", who, act.SourceID, text(firstLine(act.Text)))
 	case importer.ActClaim:
 		s = fmt.Sprintf("claim  %s from %s for %s", who, act.SourceID, text(act.Owner))
+	case importer.ActLink:
+		s = fmt.Sprintf("link   %s from %s: %s %s", who, act.SourceID, act.LinkType, act.To)
 	default:
 		s = fmt.Sprintf("%s %s from %s", act.Kind, who, act.SourceID)
 	}
@@ -271,12 +215,3 @@ func firstLine(s string) string {
 	}
 	return line
 }
-
-func deref(p *string) string {
-	if p == nil {
-		return ""
-	}
-	return *p
-}
-
-func ptrTo[T any](v T) *T { return &v }

@@ -21,7 +21,7 @@ type ListCmd struct {
 	Assignee string   `placeholder:"WHO" help:"Only cards assigned to WHO (bl assign); - for the unassigned ones."`
 	Ready    bool     `help:"Only cards claimable now (ready, deps done, not deferred)."`
 	Limit    int      `help:"At most this many (0 = all)."`
-	Sort     string   `default:"claim" enum:"claim,created,updated,id" help:"Order: claim (priority, age, id), created, updated or id."`
+	Sort     string   `default:"claim" enum:"claim,created,updated,id" help:"Order: claim (priority, age, id), created (an imported card's time in its tracker when it has one), updated or id."`
 	Parent   string   `placeholder:"ID" help:"Only the children of this card."`
 	Tree     bool     `help:"Show the hierarchy: each card under its parent, indented."`
 }

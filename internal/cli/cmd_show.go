@@ -213,6 +213,15 @@ func (a *App) showCard(w io.Writer, c ledger.Card) {
 	}
 	row("created", stamp(&c.CreatedAt))
 	row("updated", fmt.Sprintf("%s (version %d)", stamp(&c.UpdatedAt), c.Version))
+	// An imported card's times in its tracker, beside the ledger's.
+	for _, t := range []struct {
+		name string
+		at   *time.Time
+	}{{"src created", c.SourceCreatedAt}, {"src updated", c.SourceUpdatedAt}, {"src closed", c.SourceClosedAt}} {
+		if t.at != nil {
+			row(t.name, stamp(t.at))
+		}
+	}
 	if c.IdempotencyKey != "" {
 		row("idem. key", text(c.IdempotencyKey))
 	}
@@ -232,7 +241,11 @@ func (a *App) showCard(w io.Writer, c ledger.Card) {
 		fmt.Fprintln(w)
 		fmt.Fprintln(w, "  notes")
 		for _, n := range c.Notes {
-			fmt.Fprintf(w, "    %s  %s\n", stamp(&n.At), text(n.Author))
+			if n.SourceAt != nil {
+				fmt.Fprintf(w, "    %s  %s  (written then in its tracker; imported %s)\n", stamp(n.SourceAt), text(n.Author), stamp(&n.At))
+			} else {
+				fmt.Fprintf(w, "    %s  %s\n", stamp(&n.At), text(n.Author))
+			}
 			for _, l := range strings.Split(stripMarks(export.Printable(n.Text)), "\n") {
 				fmt.Fprintf(w, "      %s\n", l)
 			}

@@ -1,10 +1,11 @@
 package importer
 
 import (
-	"bufio"
 	"bytes"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -25,12 +26,18 @@ type beadsIssue struct {
 	Priority           *int              `json:"priority"`
 	IssueType          string            `json:"issue_type"`
 	Assignee           string            `json:"assignee"`
+	Owner              string            `json:"owner"`
+	CreatedBy          string            `json:"created_by"`
 	Labels             []string          `json:"labels"`
 	Dependencies       []beadsDependency `json:"dependencies"`
 	Comments           []beadsComment    `json:"comments"`
+	Parent             string            `json:"parent"`
+	Pinned             bool              `json:"pinned"`
+	Ephemeral          bool              `json:"ephemeral"`
+	CreatedAt          *time.Time        `json:"created_at"`
+	UpdatedAt          *time.Time        `json:"updated_at"`
 	ClosedAt           *time.Time        `json:"closed_at"`
 	CloseReason        string            `json:"close_reason"`
-	ExternalRef        *string           `json:"external_ref"`
 }
 
 type beadsDependency struct {
@@ -40,17 +47,27 @@ type beadsDependency struct {
 }
 
 type beadsComment struct {
-	Author    string    `json:"author"`
-	Text      string    `json:"text"`
-	CreatedAt time.Time `json:"created_at"`
+	Author    string     `json:"author"`
+	Text      string     `json:"text"`
+	CreatedAt *time.Time `json:"created_at"`
 }
+
+// beadsMapped are the members of a beads issue that land somewhere in bl
+// (beadsIssue's), and beadsDerived those bl recomputes or that only a
+// skipped tombstone carries. Any other member is kept in a note.
+var (
+	beadsMapped = []string{"id", "title", "description", "design", "acceptance_criteria", "notes", "status", "priority",
+		"issue_type", "assignee", "owner", "created_by", "labels", "dependencies", "comments", "parent", "pinned",
+		"ephemeral", "created_at", "updated_at", "closed_at", "close_reason"}
+	beadsDerived = []string{"dependency_count", "dependent_count", "comment_count"}
+)
 
 // BeadsKey is the idempotency key of the card a beads issue becomes.
 func BeadsKey(id string) string { return "beads:" + id }
 
 // Beads priorities run 0 (most urgent) to 4, 2 by default; bl's run the
 // other way (higher = sooner), 0 by default. 2 - p keeps the order and
-// lands beads' default on bl's.
+// lands beads' default on bl's: 0→2, 1→1, 2→0, 3→-1, 4→-2.
 func beadsPriority(p *int) int {
 	if p == nil {
 		return 0
@@ -62,102 +79,250 @@ func beadsPriority(p *int) int {
 // the inverse of the import's mapping, held to beads' 0..4.
 func BeadsPriority(p int) int { return min(max(2-p, 0), 4) }
 
-// ReadBeads reads beads' issues.jsonl. Tombstones (deleted issues) are
-// skipped; blocks and waits-for dependencies become depends_on,
-// parent-child the parent; other kinds (related, discovered-from) are
-// kept as labels' worth of nothing: bl has no place for them yet.
-func ReadBeads(file string, r io.Reader) ([]Item, error) {
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 0, 64<<10), 16<<20)
+// The labels an import gives what bl has no field for, which export
+// --format beads reads back.
+const (
+	TypeLabel     = "type:"     // issue_type other than task
+	StatusLabel   = "status:"   // a beads status bl has no status for
+	OwnerLabel    = "owner:"    // beads' owner
+	AssigneeLabel = "assignee:" // GitHub's assignees past the first
+	PinnedLabel   = "pinned"    // beads' pinned flag
+)
+
+// beadsLinks maps beads' dependency types to bl link types; blocks-like
+// types become depends_on and parent-child the parent. A type not listed
+// becomes related (and is counted by name).
+var beadsLinks = map[string]string{
+	"discovered-from": ledger.LinkDiscoveredFrom,
+	"related":         ledger.LinkRelated,
+	"relates-to":      ledger.LinkRelated,
+	"supersedes":      ledger.LinkSupersedes,
+	"duplicates":      ledger.LinkDuplicates,
+}
+
+// ReadOptions shape what a reader keeps.
+type ReadOptions struct {
+	// IncludeEphemeral keeps beads' ephemeral issues (wisps), skipped by
+	// default: they are an agent's scratch work, not the backlog's.
+	IncludeEphemeral bool
+}
+
+// ReadBeads reads beads' issues.jsonl. Tombstones (deleted issues) and,
+// unless asked, ephemeral issues are skipped and counted; every other
+// member lands in the card or in a note, as rep counts.
+func ReadBeads(file string, r io.Reader, opts ReadOptions) ([]Item, *Report, error) {
+	rep := &Report{}
 	var items []Item
-	for line := 1; sc.Scan(); line++ {
-		raw := bytes.TrimSpace(sc.Bytes())
+	err := eachLine(file, r, func(line int, raw []byte) error {
+		raw = bytes.TrimSpace(raw)
 		if len(raw) == 0 {
-			continue
+			return nil
 		}
 		var is beadsIssue
 		if err := json.Unmarshal(raw, &is); err != nil {
-			return nil, &Error{file, line, fmt.Sprintf("not a beads issue: %v", err)}
+			return &Error{file, line, fmt.Sprintf("not a beads issue: %v", err)}
+		}
+		var members map[string]json.RawMessage
+		if err := json.Unmarshal(raw, &members); err != nil {
+			return &Error{file, line, fmt.Sprintf("not a beads issue: %v", err)}
 		}
 		if is.ID == "" {
-			return nil, &Error{file, line, "the issue has no id"}
+			return &Error{file, line, "the issue has no id"}
 		}
 		if strings.TrimSpace(is.Title) == "" {
-			return nil, &Error{file, line, fmt.Sprintf("issue %s has no title", is.ID)}
+			return &Error{file, line, fmt.Sprintf("issue %s has no title", is.ID)}
 		}
 		if is.Priority != nil && (*is.Priority < 0 || *is.Priority > 4) {
-			return nil, &Error{file, line, fmt.Sprintf("issue %s has priority %d, not 0..4", is.ID, *is.Priority)}
+			return &Error{file, line, fmt.Sprintf("issue %s has priority %d, not 0..4", is.ID, *is.Priority)}
 		}
-		it := Item{Key: BeadsKey(is.ID), SourceID: is.ID, Line: line, Title: is.Title, Body: is.Description,
-			Priority: beadsPriority(is.Priority), Labels: append([]string(nil), is.Labels...), Acceptance: splitLines(is.AcceptanceCriteria)}
-		if is.Design != "" {
-			if it.Body != "" {
-				it.Body += "\n\n"
-			}
-			it.Body += "## Design\n\n" + is.Design
+		if is.Status == "tombstone" {
+			rep.LeftOut.Add("tombstones skipped (issues deleted in beads)")
+			return nil
 		}
-		if is.IssueType != "" {
-			it.Labels = appendNew(it.Labels, is.IssueType)
+		if is.Ephemeral && !opts.IncludeEphemeral {
+			rep.LeftOut.Add("ephemeral issues skipped: --include-ephemeral to keep")
+			return nil
 		}
-		switch is.Status {
-		case "", "open", "pinned", "hooked":
-			it.Status = ledger.StatusReady
-		case "in_progress":
-			it.Status, it.Owner = ledger.StatusClaimed, is.Assignee
-		case "blocked":
-			it.Status, it.BlockedReason = ledger.StatusBlocked, "blocked in beads"
-		case "deferred":
-			it.Status, it.BlockedReason = ledger.StatusBlocked, "deferred in beads"
-		case "closed":
-			it.Status, it.CloseNote = ledger.StatusDone, beadsCloseNote(is)
-		case "tombstone":
-			continue
-		default:
-			return nil, &Error{file, line, fmt.Sprintf("issue %s has status %q, which beads does not define", is.ID, is.Status)}
+		it, err := beadsItem(is, members, rep)
+		if err != nil {
+			return &Error{file, line, err.Error()}
 		}
-		for _, d := range is.Dependencies {
-			if d.IssueID != "" && d.IssueID != is.ID {
-				continue // recorded on the other issue
-			}
-			switch d.Type {
-			case "blocks", "waits-for", "conditional-blocks", "":
-				it.DependsOn = appendNew(it.DependsOn, BeadsKey(d.DependsOnID))
-			case "parent-child":
-				it.Parent = BeadsKey(d.DependsOnID)
-			}
-		}
-		if is.Notes != "" {
-			it.Notes = append(it.Notes, Note{Text: is.Notes})
-		}
-		for _, c := range is.Comments {
-			if strings.TrimSpace(c.Text) != "" {
-				it.Notes = append(it.Notes, Note{Author: c.Author, Text: c.Text})
-			}
-		}
+		it.Line = line
+		fit(&it, rep)
 		items = append(items, it)
+		return nil
+	})
+	if err != nil {
+		return nil, nil, err
 	}
-	if err := sc.Err(); err != nil {
-		return nil, &Error{file, 0, err.Error()}
-	}
-	return items, check(file, items)
+	rep.Kept.First("issues → cards", len(items))
+	return items, rep, check(file, items)
 }
 
-func beadsCloseNote(is beadsIssue) string {
-	n := "closed in beads"
-	if is.ClosedAt != nil {
-		n += " at " + is.ClosedAt.UTC().Format(time.RFC3339)
-	}
-	if is.CloseReason != "" {
-		n += ": " + is.CloseReason
-	}
-	return n
-}
-
-func appendNew(list []string, v string) []string {
-	for _, x := range list {
-		if x == v {
-			return list
+func beadsItem(is beadsIssue, members map[string]json.RawMessage, rep *Report) (Item, error) {
+	it := Item{Key: BeadsKey(is.ID), SourceID: is.ID, CardID: is.ID, Title: is.Title, Body: is.Description,
+		Priority: beadsPriority(is.Priority), Acceptance: splitLines(is.AcceptanceCriteria),
+		CreatedAt: is.CreatedAt, UpdatedAt: is.UpdatedAt, CreatedBy: is.CreatedBy}
+	kept := func(ok bool, what string) {
+		if ok {
+			rep.Kept.Add(what)
 		}
 	}
-	return append(list, v)
+	kept(is.Description != "", "description → body")
+	kept(len(it.Acceptance) > 0, "acceptance_criteria → acceptance, one criterion a line")
+	kept(is.Priority != nil, "priority → priority 2−p (0→2, 1→1, 2→0, 3→−1, 4→−2)")
+	kept(is.CreatedAt != nil, "created_at → source_created_at")
+	kept(is.UpdatedAt != nil, "updated_at → source_updated_at")
+	kept(is.CreatedBy != "", "created_by → actor of the create (bl log)")
+	for _, s := range []struct{ head, text, what string }{{"Design", is.Design, "design"}, {"Notes", is.Notes, "notes"}} {
+		if strings.TrimSpace(s.text) == "" {
+			continue
+		}
+		if it.Body != "" {
+			it.Body += "\n\n"
+		}
+		it.Body += "## " + s.head + "\n\n" + s.text
+		rep.Kept.Add(s.what + " → body, under ## " + s.head)
+	}
+	for _, l := range is.Labels {
+		if strings.TrimSpace(l) != "" {
+			it.Labels = appendNew(it.Labels, l)
+			rep.Kept.Add("labels → labels")
+		}
+	}
+	switch t := strings.TrimSpace(is.IssueType); t {
+	case "", "task":
+		kept(t != "", "issue_type task → no label (beads' default)")
+	default:
+		it.Labels = appendNew(it.Labels, TypeLabel+t)
+		rep.Kept.Add("issue_type " + t + " → label " + TypeLabel + t)
+	}
+	if is.Assignee != "" {
+		it.Assignee = is.Assignee
+	}
+	if is.Owner != "" {
+		it.Labels = appendNew(it.Labels, OwnerLabel+is.Owner)
+		rep.Kept.Add("owner → label " + OwnerLabel + "NAME")
+	}
+	if is.Pinned {
+		it.Labels = appendNew(it.Labels, PinnedLabel)
+		rep.Kept.Add("pinned: true → label " + PinnedLabel)
+	}
+	if is.Ephemeral {
+		it.Labels = appendNew(it.Labels, "ephemeral")
+		rep.Kept.Add("ephemeral issues kept (--include-ephemeral) → label ephemeral")
+	}
+	switch is.Status {
+	case "", "open":
+		it.Status = ledger.StatusReady
+		rep.Kept.Add("status open → ready")
+	case "in_progress", "hooked":
+		it.Status = ledger.StatusClaimed
+		it.Labels = appendNew(it.Labels, StatusLabel+is.Status)
+		rep.Kept.Add("status " + is.Status + " → ready with label " + StatusLabel + is.Status + " (claimed for the assignee with --claim-in-progress)")
+	case "blocked":
+		it.Status, it.BlockedReason = ledger.StatusBlocked, "blocked in beads"
+		rep.Kept.Add("status blocked → blocked")
+	case "deferred", "pinned":
+		// Not work to pick up now: held out of the ready queue.
+		it.Status, it.BlockedReason = ledger.StatusBlocked, is.Status+" in beads"
+		it.Labels = appendNew(it.Labels, StatusLabel+is.Status)
+		rep.Kept.Add("status " + is.Status + " → blocked with label " + StatusLabel + is.Status)
+	case "closed":
+		it.Status, it.CloseNote, it.ClosedAt = ledger.StatusDone, is.CloseReason, is.ClosedAt
+		if strings.TrimSpace(it.CloseNote) == "" {
+			it.CloseNote = "closed in beads"
+		} else {
+			rep.Kept.Add("close_reason → close note")
+		}
+		rep.Kept.Add("status closed → done")
+		kept(is.ClosedAt != nil, "closed_at → source_closed_at")
+	default:
+		it.Status = ledger.StatusReady
+		it.Labels = appendNew(it.Labels, StatusLabel+is.Status)
+		rep.Kept.Add("status " + is.Status + " → ready with label " + StatusLabel + is.Status)
+	}
+	if is.Status != "closed" && is.ClosedAt != nil {
+		it.ClosedAt = is.ClosedAt
+		rep.Kept.Add("closed_at of an issue not closed → source_closed_at")
+	}
+	if is.Status != "closed" && strings.TrimSpace(is.CloseReason) != "" {
+		it.Notes = append(it.Notes, Note{Text: "close reason in beads: " + is.CloseReason})
+		rep.Kept.Add("close_reason of an issue not closed → note")
+	}
+	for _, d := range is.Dependencies {
+		if d.IssueID != "" && d.IssueID != is.ID {
+			continue // recorded on the other issue
+		}
+		to := BeadsKey(d.DependsOnID)
+		switch d.Type {
+		case "blocks", "waits-for", "conditional-blocks", "":
+			it.DependsOn = appendNew(it.DependsOn, to)
+			rep.Kept.Add("dependency " + orBlocks(d.Type) + " → depends_on")
+		case "parent-child":
+			if it.Parent != "" && it.Parent != to {
+				it.Links = append(it.Links, Link{ledger.LinkRelated, to})
+				rep.Kept.Add("dependency parent-child past the first → link related")
+				continue
+			}
+			it.Parent = to
+			rep.Kept.Add("dependency parent-child → parent")
+		default:
+			t, ok := beadsLinks[d.Type]
+			if !ok {
+				t = ledger.LinkRelated
+			}
+			if !slices.Contains(it.Links, Link{t, to}) {
+				it.Links = append(it.Links, Link{t, to})
+			}
+			rep.Kept.Add("dependency " + d.Type + " → link " + t)
+		}
+	}
+	if it.Parent == "" && is.Parent != "" {
+		it.Parent = BeadsKey(is.Parent)
+		rep.Kept.Add("parent → parent")
+	}
+	if n := len(is.Dependencies); n > 0 {
+		rep.LeftOut.AddN("dependency created_at, created_by and metadata: not kept (bl log has when the link was made here)", n)
+	}
+	for _, c := range is.Comments {
+		if strings.TrimSpace(c.Text) == "" {
+			rep.LeftOut.Add("empty comments")
+			continue
+		}
+		it.Notes = append(it.Notes, Note{Author: c.Author, Text: c.Text, At: c.CreatedAt})
+		rep.Kept.Add("comments → notes, with author and source time")
+	}
+	// Members bl has no field for: kept in one note, so nothing is lost.
+	var rest []string
+	for _, k := range slices.Sorted(maps.Keys(members)) {
+		switch {
+		case slices.Contains(beadsMapped, k):
+		case slices.Contains(beadsDerived, k):
+			rep.LeftOut.Add(k + ": derived, not kept (bl counts its own)")
+		default:
+			v := members[k]
+			if string(v) == "null" || string(v) == `""` || string(v) == "{}" || string(v) == "[]" {
+				rep.LeftOut.Add(k + ": empty, not kept")
+				continue
+			}
+			var s string
+			if json.Unmarshal(v, &s) != nil {
+				s = string(v)
+			}
+			rest = append(rest, k+": "+s)
+			rep.Kept.Add(k + " → note (bl has no field for it)")
+		}
+	}
+	if len(rest) > 0 {
+		it.Notes = append([]Note{{Text: "beads fields bl has no place for:\n" + strings.Join(rest, "\n")}}, it.Notes...)
+	}
+	return it, nil
+}
+
+func orBlocks(t string) string {
+	if t == "" {
+		return "blocks"
+	}
+	return t
 }

@@ -12,7 +12,7 @@ func TestCycleThroughParent(t *testing.T) {
 	in := `{"id":"p","title":"parent","dependencies":[{"issue_id":"p","depends_on_id":"c","type":"blocks"}]}
 {"id":"c","title":"child","dependencies":[{"issue_id":"c","depends_on_id":"p","type":"parent-child"}]}
 `
-	_, err := ReadBeads("x.jsonl", strings.NewReader(in))
+	_, _, err := ReadBeads("x.jsonl", strings.NewReader(in), ReadOptions{})
 	var ce *CycleError
 	if !errors.As(err, &ce) || strings.Join(ce.Cycle, " ") != "p c p" {
 		t.Fatalf("got %v, want the cycle p -> c -> p", err)
@@ -21,7 +21,7 @@ func TestCycleThroughParent(t *testing.T) {
 
 func TestDuplicateID(t *testing.T) {
 	in := "{\"id\":\"a\",\"title\":\"one\"}\n{\"id\":\"a\",\"title\":\"two\"}\n"
-	_, err := ReadBeads("x.jsonl", strings.NewReader(in))
+	_, _, err := ReadBeads("x.jsonl", strings.NewReader(in), ReadOptions{})
 	if err == nil || !strings.Contains(err.Error(), "x.jsonl:2: a appears twice (first on line 1)") {
 		t.Fatalf("got %v", err)
 	}
@@ -37,10 +37,10 @@ func TestPlanLeavesBLTransitions(t *testing.T) {
 	}
 	existing := []ledger.Card{
 		{ID: "A", Title: "a", IdempotencyKey: "beads:a", Status: ledger.StatusDone, CloseNote: "merged in 4f2a"},
-		{ID: "B", Title: "b", IdempotencyKey: "beads:b", Status: ledger.StatusDone, CloseNote: "closed in beads at 2025-01-01T00:00:00Z"},
+		{ID: "B", Title: "b", IdempotencyKey: "beads:b", Status: ledger.StatusDone, CloseNote: "closed in beads"},
 		{ID: "C", Title: "c", IdempotencyKey: "beads:c", Status: ledger.StatusBlocked, BlockedReason: "waiting on design"},
 	}
-	acts, _, err := Plan(items, existing, Options{Source: "beads"})
+	acts, err := Plan(items, existing, Options{Source: "beads"}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,7 +51,7 @@ func TestPlanLeavesBLTransitions(t *testing.T) {
 
 func TestMarkdownNesting(t *testing.T) {
 	in := "# M1\n- [ ] a\n  - [x] b\n    - [ ] c\n  - [ ] d\n- [ ] e\n"
-	items, err := ReadMarkdown("plan.md", strings.NewReader(in))
+	items, _, err := ReadMarkdown("plan.md", strings.NewReader(in))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,22 +1,19 @@
 package importer
 
 import (
-	"bufio"
+	"bytes"
 	"fmt"
 	"io"
 	"path/filepath"
-	"regexp"
 	"strings"
-	"sync"
+
+	"github.com/yuin/goldmark"
+	"github.com/yuin/goldmark/ast"
+	"github.com/yuin/goldmark/extension"
+	extast "github.com/yuin/goldmark/extension/ast"
+	"github.com/yuin/goldmark/text"
 
 	"github.com/bl-backlog/bl/ledger"
-)
-
-// Compiled on first use: bl links this package, and every call would pay
-// for them at start-up.
-var (
-	checkboxRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(\s*)[-*+] \[(.)\](.*)$`) })
-	headingRe  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^#{1,6}\s+(.*?)\s*#*\s*$`) })
 )
 
 // MarkdownKey is the idempotency key of the card a checklist item
@@ -27,71 +24,111 @@ func MarkdownKey(file, phase string, path []string) string {
 	return "markdown:" + filepath.Base(file) + ":" + strings.Join(append([]string{phase}, path...), "/")
 }
 
-// ReadMarkdown reads a checklist plan: "- [ ] title" is a card, "- [x]"
-// a done card, an item indented under another is its child (parent), and
-// the nearest heading above is the phase. Other lines are prose and are
-// skipped.
-func ReadMarkdown(file string, r io.Reader) ([]Item, error) {
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
-	type open struct {
-		indent int
-		title  string
-		key    string
+// markdown is a CommonMark parser with GitHub's task lists.
+var markdown = goldmark.New(goldmark.WithExtensions(extension.TaskList))
+
+// ReadMarkdown reads a plan through a CommonMark parser: a task list item
+// ("- [ ] title", "1. [x] title", any list marker) is a card, checked
+// ones done; a task item inside another is its child (parent); the
+// nearest heading above (ATX "# M1" or setext "M1" over "===") is the
+// phase. Code (``` and ~~~ fences, indented blocks) and prose are not
+// cards. An item's further lines are its body.
+func ReadMarkdown(file string, r io.Reader) ([]Item, *Report, error) {
+	src, err := readAll(file, r)
+	if err != nil {
+		return nil, nil, err
 	}
+	rep := &Report{}
+	doc := markdown.Parser().Parse(text.NewReader(src))
 	var (
 		items []Item
 		phase string
-		stack []open
-		fence bool
+		keys  = map[ast.Node]string{}   // task list item → its key
+		paths = map[ast.Node][]string{} // task list item → titles from the top
 	)
-	for line := 1; sc.Scan(); line++ {
-		l := strings.TrimRight(sc.Text(), " \t\r")
-		if strings.HasPrefix(strings.TrimSpace(l), "```") {
-			fence = !fence
-			continue
+	err = ast.Walk(doc, func(n ast.Node, entering bool) (ast.WalkStatus, error) {
+		if !entering {
+			return ast.WalkContinue, nil
 		}
-		if fence {
-			continue
+		switch n := n.(type) {
+		case *ast.Heading:
+			phase = strings.TrimSpace(string(blockText(n, src)))
+			return ast.WalkSkipChildren, nil
+		case *ast.ListItem:
+			box, block := taskBox(n)
+			if box == nil {
+				return ast.WalkContinue, nil
+			}
+			lines := block.Lines()
+			first := lines.At(0)
+			line := bytes.Count(src[:first.Start], []byte("\n")) + 1
+			raw := string(blockText(block, src))
+			title, body, _ := strings.Cut(raw, "\n")
+			title = strings.TrimSpace(strings.TrimLeft(strings.TrimSpace(title), " "))
+			title = strings.TrimSpace(stripBox(title))
+			if title == "" {
+				return ast.WalkStop, &Error{file, line, "a task list item with no text"}
+			}
+			it := Item{Line: line, Title: title, Body: strings.TrimSpace(body), Phase: phase, SourceID: fmt.Sprintf("line %d", line), Status: ledger.StatusReady}
+			if box.IsChecked {
+				it.Status, it.CloseNote = ledger.StatusDone, "checked in "+filepath.Base(file)
+				rep.Kept.Add("checked items → done")
+			} else {
+				rep.Kept.Add("unchecked items → ready")
+			}
+			var path []string
+			for p := n.Parent(); p != nil; p = p.Parent() {
+				if k, ok := keys[p]; ok {
+					it.Parent, path = k, paths[p]
+					rep.Kept.Add("items nested in an item → parent")
+					break
+				}
+			}
+			path = append(append([]string(nil), path...), title)
+			it.Key = MarkdownKey(file, phase, path)
+			keys[n], paths[n] = it.Key, path
+			if phase != "" {
+				rep.Kept.Add("headings → phase")
+			}
+			fit(&it, rep)
+			items = append(items, it)
 		}
-		if m := headingRe().FindStringSubmatch(l); m != nil {
-			phase, stack = m[1], nil
-			continue
-		}
-		m := checkboxRe().FindStringSubmatch(l)
-		if m == nil {
-			continue
-		}
-		indent := len(strings.ReplaceAll(m[1], "\t", "    "))
-		title := strings.TrimSpace(m[3])
-		if title == "" {
-			return nil, &Error{file, line, "a checklist item with no text"}
-		}
-		it := Item{Line: line, Title: title, Phase: phase, SourceID: fmt.Sprintf("line %d", line)}
-		switch m[2] {
-		case " ":
-			it.Status = ledger.StatusReady
-		case "x", "X":
-			it.Status, it.CloseNote = ledger.StatusDone, "checked in "+filepath.Base(file)
-		default:
-			return nil, &Error{file, line, fmt.Sprintf("checkbox [%s]: a checklist item is [ ] or [x]", m[2])}
-		}
-		for len(stack) > 0 && stack[len(stack)-1].indent >= indent {
-			stack = stack[:len(stack)-1]
-		}
-		var path []string
-		for _, o := range stack {
-			path = append(path, o.title)
-		}
-		if len(stack) > 0 {
-			it.Parent = stack[len(stack)-1].key
-		}
-		it.Key = MarkdownKey(file, phase, append(path, title))
-		stack = append(stack, open{indent, title, it.Key})
-		items = append(items, it)
+		return ast.WalkContinue, nil
+	})
+	if err != nil {
+		return nil, nil, err
 	}
-	if err := sc.Err(); err != nil {
-		return nil, &Error{file, 0, err.Error()}
+	rep.Kept.First("task list items → cards", len(items))
+	return items, rep, check(file, items)
+}
+
+// taskBox is the checkbox of a task list item and the block holding it,
+// or nil for an item that is not a task.
+func taskBox(li *ast.ListItem) (*extast.TaskCheckBox, ast.Node) {
+	block := li.FirstChild()
+	if block == nil || block.Lines().Len() == 0 {
+		return nil, nil
 	}
-	return items, check(file, items)
+	box, _ := block.FirstChild().(*extast.TaskCheckBox)
+	return box, block
+}
+
+// stripBox drops the "[ ]" / "[x]" the raw text of a task item starts
+// with.
+func stripBox(s string) string {
+	if len(s) >= 3 && s[0] == '[' && s[2] == ']' {
+		return s[3:]
+	}
+	return s
+}
+
+// blockText is the source text of a block's lines.
+func blockText(n ast.Node, src []byte) []byte {
+	var b bytes.Buffer
+	lines := n.Lines()
+	for i := 0; i < lines.Len(); i++ {
+		seg := lines.At(i)
+		b.Write(seg.Value(src))
+	}
+	return bytes.TrimRight(b.Bytes(), "\n")
 }

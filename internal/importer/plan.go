@@ -1,9 +1,11 @@
 package importer
 
 import (
+	"crypto/sha256"
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/bl-backlog/bl/ledger"
 )
@@ -18,48 +20,91 @@ const (
 	ActUnblock  = "unblock"
 	ActClaim    = "claim"
 	ActNote     = "note"
+	ActLink     = "link"
 )
 
-// Action is one write of an import. Cards are named by the item's key;
-// CardID is the card's id when it is known before the write (an existing
-// card, or --keep-ids).
+// Action is one write of an import, on the card CardID: an existing
+// card's id, the source's id with --keep-ids, or else an id derived from
+// the item's key (CardIDFor), so a plan names every card before it is
+// written and an interrupted import, planned again, names the same ones.
 type Action struct {
 	Kind     string `json:"action"`
 	Key      string `json:"key"`
 	SourceID string `json:"source_id"`
-	CardID   string `json:"card,omitempty"`
+	CardID   string `json:"card"`
 	// Create and update: the fields to set (update: only those that
-	// changed, named in Changed). DependsOn and Parent hold keys.
-	Title      *string   `json:"title,omitempty"`
-	Body       *string   `json:"body,omitempty"`
-	Phase      *string   `json:"phase,omitempty"`
-	Priority   *int      `json:"priority,omitempty"`
-	Labels     *[]string `json:"labels,omitempty"`
-	Acceptance *[]string `json:"acceptance,omitempty"`
-	DependsOn  *[]string `json:"depends_on,omitempty"`
-	Parent     *string   `json:"parent,omitempty"`
-	Changed    []string  `json:"changed,omitempty"`
-	// Transitions and notes.
-	Text   string `json:"text,omitempty"`   // note text, close note or block reason
-	Author string `json:"author,omitempty"` // a note's author in the source
-	Owner  string `json:"owner,omitempty"`  // claim
+	// changed, named in Changed). DependsOn and Parent hold card ids.
+	Title      *string    `json:"title,omitempty"`
+	Body       *string    `json:"body,omitempty"`
+	Phase      *string    `json:"phase,omitempty"`
+	Priority   *int       `json:"priority,omitempty"`
+	Labels     *[]string  `json:"labels,omitempty"`
+	Acceptance *[]string  `json:"acceptance,omitempty"`
+	DependsOn  *[]string  `json:"depends_on,omitempty"`
+	Parent     *string    `json:"parent,omitempty"`
+	Assignee   *string    `json:"assignee,omitempty"`
+	CreatedAt  *time.Time `json:"source_created_at,omitempty"`
+	UpdatedAt  *time.Time `json:"source_updated_at,omitempty"`
+	ClosedAt   *time.Time `json:"source_closed_at,omitempty"`
+	Changed    []string   `json:"changed,omitempty"`
+	// Transitions, notes and links.
+	Text     string     `json:"text,omitempty"`      // note text, close note or block reason
+	Author   string     `json:"author,omitempty"`    // who wrote it in the source: a note's author, a create's
+	At       *time.Time `json:"source_at,omitempty"` // a note's time in the source
+	Owner    string     `json:"owner,omitempty"`     // claim
+	LinkType string     `json:"type,omitempty"`      // link
+	To       string     `json:"to,omitempty"`        // link: the card at the other end
 }
 
 // Options shape a plan.
 type Options struct {
 	Source string // "beads", "github", "markdown": named in notes
-	// KeepIDs makes the source's id the card's id (beads).
+	// KeepIDs makes the source's id the card's id (beads: bd-12; GitHub:
+	// gh-7).
 	KeepIDs bool
 	// ClaimInProgress claims in-progress items for their assignee;
-	// otherwise they stay ready with a note saying who had them.
+	// otherwise they stay ready.
 	ClaimInProgress bool
+	// Taken reports ids held by cards existing does not list (deleted
+	// ones); nil when there are none.
+	Taken func(id string) bool
+}
+
+// CardIDFor is the id of the card an item with key becomes when the
+// source's ids are not kept: "bl-" and 8 base-32 digits of the key's
+// hash, the next hash on a clash with taken. Planning again gives the
+// same ids, so a resumed import never makes a second card.
+func CardIDFor(key string, taken func(id string) bool) string {
+	const alphabet = "0123456789abcdefghjkmnpqrstvwxyz" // Crockford base32, as ledger.NewCardID
+	for i := 0; ; i++ {
+		seed := key
+		if i > 0 {
+			seed = fmt.Sprintf("%s#%d", key, i)
+		}
+		h := sha256.Sum256([]byte(seed))
+		id := []byte("bl-00000000")
+		v := uint64(h[0])<<32 | uint64(h[1])<<24 | uint64(h[2])<<16 | uint64(h[3])<<8 | uint64(h[4])
+		for j := len(id) - 1; j >= 3; j-- {
+			id[j] = alphabet[v&31]
+			v >>= 5
+		}
+		if !taken(string(id)) {
+			return string(id)
+		}
+	}
 }
 
 // Plan returns the writes that bring the backlog holding existing (every
 // card, as bl list reads them) in line with items: nothing for items
-// imported before and unchanged since. Warnings name what was left out.
-// Items come checked (unique keys, no cycles), as the readers return them.
-func Plan(items []Item, existing []ledger.Card, opts Options) (acts []Action, warnings []string, err error) {
+// imported before and unchanged since. Creates come in dependency order
+// (an item after the items it depends on and its parent), each followed
+// by its transition and notes; links come last, once both their ends
+// exist. What it leaves out is counted in rep. Items come checked
+// (unique keys, no cycles), as the readers return them.
+func Plan(items []Item, existing []ledger.Card, opts Options, rep *Report) (acts []Action, err error) {
+	if rep == nil {
+		rep = &Report{}
+	}
 	byKey := make(map[string]*ledger.Card)
 	byID := make(map[string]*ledger.Card, len(existing))
 	for i := range existing {
@@ -75,109 +120,170 @@ func Plan(items []Item, existing []ledger.Card, opts Options) (acts []Action, wa
 	}
 	idx, cyc := order(items, at)
 	if cyc != nil {
-		return nil, nil, fmt.Errorf("dependency cycle: %s", strings.Join(cyc, " -> "))
+		return nil, fmt.Errorf("dependency cycle: %s", strings.Join(cyc, " -> "))
 	}
-	// id is how a plan compares references: the card's id when known,
-	// else the key of the card still to create.
+	// Every item's card id, known before anything is written.
+	ids := make(map[string]string, len(items))
+	planned := map[string]bool{}
+	for _, i := range idx {
+		it := items[i]
+		switch c := byKey[it.Key]; {
+		case c != nil:
+			ids[it.Key] = c.ID
+		case opts.KeepIDs:
+			if err := ledger.ValidID(it.CardID); err != nil {
+				return nil, fmt.Errorf("--keep-ids: %s cannot be a card id: %v", it.CardID, err)
+			}
+			if byID[it.CardID] != nil || (opts.Taken != nil && opts.Taken(it.CardID)) {
+				return nil, ledger.Errorf(ledger.ErrConflict, "--keep-ids: card %s exists and was not imported from %s", it.CardID, it.Key)
+			}
+			ids[it.Key] = it.CardID
+		default:
+			ids[it.Key] = CardIDFor(it.Key, func(id string) bool {
+				return byID[id] != nil || planned[id] || (opts.Taken != nil && opts.Taken(id))
+			})
+		}
+		planned[ids[it.Key]] = true
+	}
 	id := func(key string) string {
 		if c := byKey[key]; c != nil {
 			return c.ID
 		}
-		if opts.KeepIDs {
-			if i, ok := at[key]; ok {
-				return items[i].SourceID
-			}
-		}
-		return "new:" + key
+		return ids[key]
 	}
-	known := func(key string) bool { _, ok := at[key]; return ok || byKey[key] != nil }
+	var links []Action
 	for _, i := range idx {
 		it := items[i]
+		cardID := ids[it.Key]
+		// References to items neither in the file nor imported before
+		// have no card to point at: they are kept in a note instead.
+		var unlinked []string
 		deps := make([]string, 0, len(it.DependsOn))
 		for _, d := range it.DependsOn {
-			if !known(d) {
-				warnings = append(warnings, fmt.Sprintf("%s: dependency %s is not in the file nor imported before; left out", it.SourceID, strings.TrimPrefix(d, opts.Source+":")))
+			if id(d) == "" {
+				unlinked = append(unlinked, "blocks "+sourceRef(d))
 				continue
 			}
-			deps = append(deps, d)
+			deps = appendNew(deps, id(d))
 		}
-		parent := it.Parent
-		if parent != "" && !known(parent) {
-			warnings = append(warnings, fmt.Sprintf("%s: parent %s is not in the file nor imported before; left out", it.SourceID, strings.TrimPrefix(parent, opts.Source+":")))
-			parent = ""
+		parent := ""
+		if it.Parent != "" {
+			if parent = id(it.Parent); parent == "" {
+				unlinked = append(unlinked, "parent "+sourceRef(it.Parent))
+			}
 		}
+		var want []ledger.Link
+		for _, l := range it.Links {
+			if id(l.To) == "" {
+				unlinked = append(unlinked, l.Type+" "+sourceRef(l.To))
+				continue
+			}
+			want = append(want, ledger.Link{Type: l.Type, To: id(l.To)})
+		}
+		notes := it.Notes
+		if len(unlinked) > 0 {
+			rep.Kept.AddN("links and parents to issues not imported (outside the file, or skipped) → a note instead", len(unlinked))
+			notes = append([]Note{{Text: "links in " + opts.Source + " to issues not imported:\n" + strings.Join(unlinked, "\n")}}, notes...)
+		}
+		labels := it.Labels
+		kept(rep, it.Assignee != "", "assignee → assignee")
 		c := byKey[it.Key]
 		if c == nil {
-			a := Action{Kind: ActCreate, Key: it.Key, SourceID: it.SourceID, Title: ptr(it.Title)}
-			if opts.KeepIDs {
-				if err := ledger.ValidID(it.SourceID); err != nil {
-					return nil, nil, fmt.Errorf("--keep-ids: %s cannot be a card id: %v", it.SourceID, err)
-				}
-				if byID[it.SourceID] != nil {
-					return nil, nil, ledger.Errorf(ledger.ErrConflict, "--keep-ids: card %s exists and was not imported from %s", it.SourceID, it.Key)
-				}
-				a.CardID = it.SourceID
-			}
+			a := Action{Kind: ActCreate, Key: it.Key, SourceID: it.SourceID, CardID: cardID, Title: ptr(it.Title), Author: it.CreatedBy,
+				CreatedAt: it.CreatedAt, UpdatedAt: it.UpdatedAt, ClosedAt: it.ClosedAt}
 			setIf(&a.Body, it.Body)
 			setIf(&a.Phase, it.Phase)
 			setIf(&a.Parent, parent)
+			setIf(&a.Assignee, it.Assignee)
 			if it.Priority != 0 {
 				a.Priority = ptr(it.Priority)
 			}
-			setList(&a.Labels, it.Labels)
+			setList(&a.Labels, labels)
 			setList(&a.Acceptance, it.Acceptance)
 			setList(&a.DependsOn, deps)
 			acts = append(acts, a)
-			acts = append(acts, newStatus(it, a.CardID, opts)...)
-			for _, n := range it.Notes {
-				acts = append(acts, Action{Kind: ActNote, Key: it.Key, SourceID: it.SourceID, CardID: a.CardID, Text: n.Text, Author: n.Author})
+			acts = append(acts, newStatus(it, cardID, opts)...)
+			for _, n := range notes {
+				acts = append(acts, noteAction(it, cardID, n))
+			}
+			for _, l := range want {
+				links = append(links, Action{Kind: ActLink, Key: it.Key, SourceID: it.SourceID, CardID: cardID, LinkType: l.Type, To: l.To})
 			}
 			continue
 		}
 		a := Action{Kind: ActUpdate, Key: it.Key, SourceID: it.SourceID, CardID: c.ID}
-		if c.Title != it.Title {
-			a.Title, a.Changed = ptr(it.Title), append(a.Changed, "title")
+		change := func(field string, differs bool, set func()) {
+			if differs {
+				set()
+				a.Changed = append(a.Changed, field)
+			}
 		}
-		if c.Body != it.Body {
-			a.Body, a.Changed = ptr(it.Body), append(a.Changed, "body")
-		}
-		if c.Phase != it.Phase {
-			a.Phase, a.Changed = ptr(it.Phase), append(a.Changed, "phase")
-		}
-		if c.Priority != it.Priority {
-			a.Priority, a.Changed = ptr(it.Priority), append(a.Changed, "priority")
-		}
-		if !sameList(c.Labels, it.Labels) {
-			a.Labels, a.Changed = ptr(nonNil(it.Labels)), append(a.Changed, "labels")
-		}
-		if !sameList(c.Acceptance, it.Acceptance) {
-			a.Acceptance, a.Changed = ptr(nonNil(it.Acceptance)), append(a.Changed, "acceptance")
-		}
-		var depIDs []string
-		for _, d := range deps {
-			depIDs = append(depIDs, id(d))
-		}
-		if !sameSet(c.DependsOn, depIDs) {
-			a.DependsOn, a.Changed = ptr(nonNil(deps)), append(a.Changed, "depends_on")
-		}
-		parentID := ""
-		if parent != "" {
-			parentID = id(parent)
-		}
-		if c.Parent != parentID {
-			a.Parent, a.Changed = ptr(parent), append(a.Changed, "parent")
-		}
+		change("title", c.Title != it.Title, func() { a.Title = ptr(it.Title) })
+		change("body", c.Body != it.Body, func() { a.Body = ptr(it.Body) })
+		change("phase", c.Phase != it.Phase, func() { a.Phase = ptr(it.Phase) })
+		change("priority", c.Priority != it.Priority, func() { a.Priority = ptr(it.Priority) })
+		change("labels", !sameList(c.Labels, labels), func() { a.Labels = ptr(nonNil(labels)) })
+		change("acceptance", !sameList(c.Acceptance, it.Acceptance), func() { a.Acceptance = ptr(nonNil(it.Acceptance)) })
+		change("depends_on", !sameSet(c.DependsOn, deps), func() { a.DependsOn = ptr(nonNil(deps)) })
+		change("parent", c.Parent != parent, func() { a.Parent = ptr(parent) })
+		change("assignee", c.Assignee != it.Assignee, func() { a.Assignee = ptr(it.Assignee) })
+		change("source_created_at", !sameTime(c.SourceCreatedAt, it.CreatedAt), func() { a.CreatedAt = orZero(it.CreatedAt) })
+		change("source_updated_at", !sameTime(c.SourceUpdatedAt, it.UpdatedAt), func() { a.UpdatedAt = orZero(it.UpdatedAt) })
+		change("source_closed_at", !sameTime(c.SourceClosedAt, it.ClosedAt), func() { a.ClosedAt = orZero(it.ClosedAt) })
+		st := changedStatus(it, c, opts)
 		if len(a.Changed) > 0 {
 			acts = append(acts, a)
 		}
-		acts = append(acts, changedStatus(it, c, opts)...)
-		for _, n := range it.Notes {
-			if !slices.ContainsFunc(c.Notes, func(cn ledger.Note) bool { return cn.Text == n.Text }) {
-				acts = append(acts, Action{Kind: ActNote, Key: it.Key, SourceID: it.SourceID, CardID: c.ID, Text: n.Text, Author: n.Author})
+		acts = append(acts, st...)
+		for _, n := range newNotes(c.Notes, notes) {
+			acts = append(acts, noteAction(it, c.ID, n))
+		}
+		for _, l := range want {
+			if !c.HasLink(l.Type, l.To) {
+				links = append(links, Action{Kind: ActLink, Key: it.Key, SourceID: it.SourceID, CardID: c.ID, LinkType: l.Type, To: l.To})
 			}
 		}
 	}
-	return acts, warnings, nil
+	return append(acts, links...), nil
+}
+
+func kept(rep *Report, ok bool, what string) {
+	if ok {
+		rep.Kept.Add(what)
+	}
+}
+
+func noteAction(it Item, cardID string, n Note) Action {
+	return Action{Kind: ActNote, Key: it.Key, SourceID: it.SourceID, CardID: cardID, Text: n.Text, Author: n.Author, At: n.At}
+}
+
+// newNotes are the notes of the source not yet on the card. The import
+// writes an item's notes in order, so every note up to the last one the
+// card holds is there (the card keeps only its last ledger.MaxNotes; bl
+// log keeps all), and each later one is new unless the card has its text.
+func newNotes(have []ledger.Note, notes []Note) []Note {
+	last := -1
+	for i, n := range notes {
+		if slices.ContainsFunc(have, func(h ledger.Note) bool { return h.Text == n.Text }) {
+			last = i
+		}
+	}
+	var out []Note
+	for _, n := range notes[last+1:] {
+		if !slices.ContainsFunc(have, func(h ledger.Note) bool { return h.Text == n.Text }) {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// sourceRef is how a note names a key's item: its id in the source.
+func sourceRef(key string) string {
+	_, id, ok := strings.Cut(key, ":")
+	if !ok {
+		return key
+	}
+	return id
 }
 
 // newStatus is what takes a new card (ready) to the item's status.
@@ -189,14 +295,10 @@ func newStatus(it Item, cardID string, opts Options) []Action {
 	case ledger.StatusBlocked:
 		a.Kind, a.Text = ActBlock, it.BlockedReason
 	case ledger.StatusClaimed:
-		if opts.ClaimInProgress && it.Owner != "" {
-			a.Kind, a.Owner = ActClaim, it.Owner
-			break
+		if !opts.ClaimInProgress || it.Assignee == "" {
+			return nil
 		}
-		a.Kind, a.Text = ActNote, "in progress in "+opts.Source+" when imported"
-		if it.Owner != "" {
-			a.Text += " (assignee " + it.Owner + ")"
-		}
+		a.Kind, a.Owner = ActClaim, it.Assignee
 	default:
 		return nil
 	}
@@ -211,7 +313,7 @@ func changedStatus(it Item, c *ledger.Card, opts Options) []Action {
 	switch {
 	case it.Status == ledger.StatusDone && c.Status != ledger.StatusDone:
 		a.Kind, a.Text = ActComplete, it.CloseNote
-	case it.Status != ledger.StatusDone && c.Status == ledger.StatusDone && importedNote(c.CloseNote):
+	case it.Status != ledger.StatusDone && c.Status == ledger.StatusDone && (c.SourceClosedAt != nil || importedNote(c.CloseNote)):
 		a.Kind = ActReopen
 	case it.Status == ledger.StatusBlocked && c.Status == ledger.StatusReady:
 		a.Kind, a.Text = ActBlock, it.BlockedReason
@@ -226,12 +328,50 @@ func changedStatus(it Item, c *ledger.Card, opts Options) []Action {
 // importedNote reports whether a close note or block reason is one an
 // import wrote.
 func importedNote(s string) bool {
-	for _, p := range []string{"closed in beads", "closed on GitHub", "checked in ", "blocked in beads", "deferred in beads"} {
+	for _, p := range []string{"closed in beads", "closed on GitHub", "checked in "} {
 		if strings.HasPrefix(s, p) {
 			return true
 		}
 	}
-	return false
+	return strings.HasSuffix(s, " in beads")
+}
+
+// Events turns a plan into the ledger events that carry it out, in
+// order, for ledger.WriteBatch. ttl is the lease of a claim.
+func Events(acts []Action, ttl time.Duration) []*ledger.Event {
+	out := make([]*ledger.Event, 0, len(acts))
+	for _, a := range acts {
+		e := &ledger.Event{Card: a.CardID}
+		switch a.Kind {
+		case ActCreate, ActUpdate:
+			e.Op = ledger.OpUpdate
+			f := &ledger.Fields{Title: a.Title, Body: a.Body, Phase: a.Phase, Priority: a.Priority, Labels: a.Labels,
+				Acceptance: a.Acceptance, DependsOn: a.DependsOn, Parent: a.Parent, Assignee: a.Assignee,
+				SourceCreatedAt: a.CreatedAt, SourceUpdatedAt: a.UpdatedAt, SourceClosedAt: a.ClosedAt}
+			if a.Kind == ActCreate {
+				e.Op, e.Actor, f.IdempotencyKey = ledger.OpCreate, a.Author, a.Key
+			}
+			e.Fields = f
+		case ActComplete:
+			e.Op, e.Reason = ledger.OpComplete, a.Text
+		case ActReopen:
+			e.Op = ledger.OpReopen
+		case ActBlock:
+			e.Op, e.Reason = ledger.OpBlock, a.Text
+		case ActUnblock:
+			e.Op = ledger.OpUnblock
+		case ActClaim:
+			e.Op, e.Owner, e.TTLSeconds = ledger.OpClaim, a.Owner, int64(ttl/time.Second)
+		case ActNote:
+			e.Op, e.Text, e.Actor, e.SourceAt = ledger.OpNote, a.Text, a.Author, a.At
+		case ActLink:
+			e.Op, e.To, e.LinkType = ledger.OpLink, a.To, a.LinkType
+		default:
+			panic("importer: unknown action " + a.Kind)
+		}
+		out = append(out, e)
+	}
+	return out
 }
 
 func ptr[T any](v T) *T { return &v }
@@ -253,6 +393,18 @@ func nonNil(v []string) []string {
 		return []string{}
 	}
 	return v
+}
+
+// orZero is t, or the zero time that clears a source time.
+func orZero(t *time.Time) *time.Time {
+	if t == nil {
+		return &time.Time{}
+	}
+	return t
+}
+
+func sameTime(a, b *time.Time) bool {
+	return (a == nil) == (b == nil) && (a == nil || a.Equal(*b))
 }
 
 func sameList(a, b []string) bool { return len(a) == len(b) && (len(a) == 0 || slices.Equal(a, b)) }

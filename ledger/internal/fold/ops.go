@@ -121,6 +121,11 @@ func (s *State) CheckFields(id string, f *wire.Fields) error {
 			return err
 		}
 	}
+	for _, t := range []*time.Time{f.SourceCreatedAt, f.SourceUpdatedAt, f.SourceClosedAt} {
+		if err := wire.CheckSourceTime(id, t); err != nil {
+			return err
+		}
+	}
 	if f.Parent != nil && *f.Parent != "" {
 		p := *f.Parent
 		if p == id {
@@ -198,6 +203,21 @@ func applyFields(_ *State, c *wire.Card, e *wire.Event) {
 		} else {
 			c.DeferUntil = wire.TimePtr(f.DeferUntil.UTC())
 		}
+	}
+	setSourceTime(&c.SourceCreatedAt, f.SourceCreatedAt)
+	setSourceTime(&c.SourceUpdatedAt, f.SourceUpdatedAt)
+	setSourceTime(&c.SourceClosedAt, f.SourceClosedAt)
+}
+
+// setSourceTime sets one of an imported card's source times; a zero time
+// clears it.
+func setSourceTime(dst **time.Time, t *time.Time) {
+	switch {
+	case t == nil:
+	case t.IsZero():
+		*dst = nil
+	default:
+		*dst = wire.TimePtr(t.UTC())
 	}
 }
 
@@ -510,7 +530,7 @@ func checkNote(_ *State, c *wire.Card, e *wire.Event) error {
 	if len(noteAuthor(e)) > wire.MaxAuthorLen {
 		return wire.Rule(wire.ErrInvalid, "author of a note on %s is longer than %d bytes", c.ID, wire.MaxAuthorLen)
 	}
-	return nil
+	return wire.CheckSourceTime(c.ID, e.SourceAt)
 }
 
 // noteAuthor is who a note is by: the lease owner who wrote it, or else the
@@ -530,7 +550,11 @@ func applyNote(_ *State, c *wire.Card, e *wire.Event) {
 	}
 	notes := make([]wire.Note, len(keep), len(keep)+1)
 	copy(notes, keep)
-	c.Notes = append(notes, wire.Note{Text: e.Text, Author: noteAuthor(e), At: e.At})
+	n := wire.Note{Text: e.Text, Author: noteAuthor(e), At: e.At}
+	if e.SourceAt != nil && !e.SourceAt.IsZero() {
+		n.SourceAt = wire.TimePtr(e.SourceAt.UTC())
+	}
+	c.Notes = append(notes, n)
 }
 
 func checkFail(_ *State, c *wire.Card, e *wire.Event) error {

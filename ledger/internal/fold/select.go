@@ -33,7 +33,7 @@ const Unassigned = "-"
 // Sort orders for List.
 const (
 	SortClaim   = "claim"   // claim order: priority desc, created asc, id asc
-	SortCreated = "created" // created asc, id asc
+	SortCreated = "created" // created asc (the source's time for an imported card), id asc
 	SortUpdated = "updated" // updated desc, id asc
 	SortID      = "id"
 )
@@ -224,8 +224,9 @@ func (s *State) InClaimOrder(leasedAt time.Time, fn func(c *wire.Card) bool) {
 func orderFor(sortBy string) func(a, b *wire.Card) int {
 	switch sortBy {
 	case SortCreated:
+		// An imported card sorts by when its tracker created it.
 		return func(a, b *wire.Card) int {
-			if c := a.CreatedAt.Compare(b.CreatedAt); c != 0 {
+			if c := a.Created().Compare(b.Created()); c != 0 {
 				return c
 			}
 			return cmp.Compare(a.ID, b.ID)

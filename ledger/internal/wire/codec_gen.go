@@ -205,6 +205,12 @@ func appendEvent(dst []byte, v *Event) (_ []byte, ok bool) {
 		dst = append(dst, ",\"branch\":"...)
 		dst = appendString(dst, v.Branch)
 	}
+	if v.SourceAt != nil {
+		dst = append(dst, ",\"source_at\":"...)
+		if dst, ok = appendTime(dst, *v.SourceAt); !ok {
+			return dst[:open], false
+		}
+	}
 	if len(dst) == open {
 		return append(dst, '{', '}'), true
 	}
@@ -229,13 +235,16 @@ func (d *fastDecoder) eventObject(i int, v *Event, blk *eventBlock) int {
 // returns the index after the last.
 func (d *fastDecoder) eventMembers(i int, v *Event, blk *eventBlock) int {
 	b := d.b
+	var tv [2]time.Time
+	var tp [2]**time.Time
+	nt := 0
 	v.V, i = ScanInt(b, lit(b, i, "{\"v\":"))
 	i = d.str(lit(b, i, ",\"id\":"), &v.ID)
 	v.At, i = ScanTime(b, lit(b, i, ",\"at\":"))
 	if j := lit(b, lit(b, i, ",\"clock\""), ":"); j >= 0 {
-		t := new(time.Time)
-		*t, i = ScanTime(b, j)
-		v.Clock = t
+		tv[nt], i = ScanTime(b, j)
+		tp[nt] = &v.Clock
+		nt++
 	}
 	i = d.str(lit(b, lit(b, i, ",\"actor\""), ":"), &v.Actor)
 	i = d.opValue(lit(b, i, ",\"op\":"), &v.Op)
@@ -296,6 +305,14 @@ func (d *fastDecoder) eventMembers(i int, v *Event, blk *eventBlock) int {
 	}
 	if j := lit(b, lit(b, i, ",\"branch"), "\":"); j >= 0 {
 		i = d.str(j, &v.Branch)
+	}
+	if j := lit(b, lit(b, i, ",\"source"), "_at\":"); j >= 0 {
+		tv[nt], i = ScanTime(b, j)
+		tp[nt] = &v.SourceAt
+		nt++
+	}
+	if i >= 0 {
+		placeTimes(tv[:nt], tp[:nt])
 	}
 	return i
 }
@@ -364,6 +381,9 @@ func eventSize(v *Event) int {
 	if v.Branch != "" {
 		n += 12 + len(v.Branch)
 	}
+	if v.SourceAt != nil {
+		n += 45
+	}
 	return n
 }
 
@@ -373,7 +393,7 @@ func eventBound(v *Event, strLen func(string) int) int {
 	if v == nil {
 		return 0
 	}
-	n := 1216
+	n := 1322
 	n += strLen(v.ID)
 	n += strLen(v.Actor)
 	n += strLen(string(v.Op))
@@ -450,6 +470,24 @@ func appendFields(dst []byte, v *Fields) (_ []byte, ok bool) {
 		dst = append(dst, ",\"assignee\":"...)
 		dst = appendString(dst, *v.Assignee)
 	}
+	if v.SourceCreatedAt != nil {
+		dst = append(dst, ",\"source_created_at\":"...)
+		if dst, ok = appendTime(dst, *v.SourceCreatedAt); !ok {
+			return dst[:open], false
+		}
+	}
+	if v.SourceUpdatedAt != nil {
+		dst = append(dst, ",\"source_updated_at\":"...)
+		if dst, ok = appendTime(dst, *v.SourceUpdatedAt); !ok {
+			return dst[:open], false
+		}
+	}
+	if v.SourceClosedAt != nil {
+		dst = append(dst, ",\"source_closed_at\":"...)
+		if dst, ok = appendTime(dst, *v.SourceClosedAt); !ok {
+			return dst[:open], false
+		}
+	}
 	if len(dst) == open {
 		return append(dst, '{', '}'), true
 	}
@@ -487,6 +525,9 @@ func (d *fastDecoder) fieldsMembers(i int, v *Fields, blk *fieldsBlock) int {
 	if i < 0 || i >= len(b) || b[i] != '{' {
 		return -1
 	}
+	var tv [4]time.Time
+	var tp [4]**time.Time
+	nt := 0
 	if j := lit(b, sep(b, i, open), "\"title\":"); j >= 0 {
 		i = d.str(j, &blk.Title)
 		v.Title = &blk.Title
@@ -524,9 +565,9 @@ func (d *fastDecoder) fieldsMembers(i int, v *Fields, blk *fieldsBlock) int {
 		v.MaxAttempts = &blk.MaxAttempts
 	}
 	if j := lit(b, lit(b, sep(b, i, open), "\"defer_u"), "ntil\":"); j >= 0 {
-		t := new(time.Time)
-		*t, i = ScanTime(b, j)
-		v.DeferUntil = t
+		tv[nt], i = ScanTime(b, j)
+		tp[nt] = &v.DeferUntil
+		nt++
 	}
 	if j := lit(b, lit(b, lit(b, sep(b, i, open), "\"idempot"), "ency_key"), "\":"); j >= 0 {
 		i = d.str(j, &v.IdempotencyKey)
@@ -538,6 +579,24 @@ func (d *fastDecoder) fieldsMembers(i int, v *Fields, blk *fieldsBlock) int {
 	if j := lit(b, lit(b, sep(b, i, open), "\"assigne"), "e\":"); j >= 0 {
 		i = d.str(j, &blk.Assignee)
 		v.Assignee = &blk.Assignee
+	}
+	if j := lit(b, lit(b, lit(b, sep(b, i, open), "\"source_"), "created_"), "at\":"); j >= 0 {
+		tv[nt], i = ScanTime(b, j)
+		tp[nt] = &v.SourceCreatedAt
+		nt++
+	}
+	if j := lit(b, lit(b, lit(b, sep(b, i, open), "\"source_"), "updated_"), "at\":"); j >= 0 {
+		tv[nt], i = ScanTime(b, j)
+		tp[nt] = &v.SourceUpdatedAt
+		nt++
+	}
+	if j := lit(b, lit(b, lit(b, sep(b, i, open), "\"source_"), "closed_a"), "t\":"); j >= 0 {
+		tv[nt], i = ScanTime(b, j)
+		tp[nt] = &v.SourceClosedAt
+		nt++
+	}
+	if i >= 0 {
+		placeTimes(tv[:nt], tp[:nt])
 	}
 	return i
 }
@@ -585,6 +644,15 @@ func fieldsSize(v *Fields) int {
 	if v.Assignee != nil {
 		n += 14 + len(*v.Assignee)
 	}
+	if v.SourceCreatedAt != nil {
+		n += 53
+	}
+	if v.SourceUpdatedAt != nil {
+		n += 53
+	}
+	if v.SourceClosedAt != nil {
+		n += 52
+	}
 	return n
 }
 
@@ -594,7 +662,7 @@ func fieldsBound(v *Fields, strLen func(string) int) int {
 	if v == nil {
 		return 0
 	}
-	n := 734
+	n := 1098
 	if v.Title != nil {
 		n += strLen(*v.Title)
 	}
@@ -807,6 +875,24 @@ func appendCard(dst []byte, v *Card) (_ []byte, ok bool) {
 		dst = append(dst, ",\"assignee\":"...)
 		dst = appendString(dst, v.Assignee)
 	}
+	if v.SourceCreatedAt != nil {
+		dst = append(dst, ",\"source_created_at\":"...)
+		if dst, ok = appendTime(dst, *v.SourceCreatedAt); !ok {
+			return dst[:open], false
+		}
+	}
+	if v.SourceUpdatedAt != nil {
+		dst = append(dst, ",\"source_updated_at\":"...)
+		if dst, ok = appendTime(dst, *v.SourceUpdatedAt); !ok {
+			return dst[:open], false
+		}
+	}
+	if v.SourceClosedAt != nil {
+		dst = append(dst, ",\"source_closed_at\":"...)
+		if dst, ok = appendTime(dst, *v.SourceClosedAt); !ok {
+			return dst[:open], false
+		}
+	}
 	if len(dst) == open {
 		return append(dst, '{', '}'), true
 	}
@@ -831,8 +917,8 @@ func (d *fastDecoder) cardObject(i int, v *Card, blk *cardBlock) int {
 // returns the index after the last.
 func (d *fastDecoder) cardMembers(i int, v *Card, blk *cardBlock) int {
 	b := d.b
-	var tv [6]time.Time
-	var tp [6]**time.Time
+	var tv [9]time.Time
+	var tp [9]**time.Time
 	nt := 0
 	i = d.str(lit(b, i, "{\"id\":"), &v.ID)
 	i = d.str(lit(b, lit(b, i, ",\"title\""), ":"), &v.Title)
@@ -948,6 +1034,21 @@ func (d *fastDecoder) cardMembers(i int, v *Card, blk *cardBlock) int {
 	}
 	if j := lit(b, lit(b, i, ",\"assign"), "ee\":"); j >= 0 {
 		i = d.str(j, &v.Assignee)
+	}
+	if j := lit(b, lit(b, lit(b, i, ",\"source"), "_created"), "_at\":"); j >= 0 {
+		tv[nt], i = ScanTime(b, j)
+		tp[nt] = &v.SourceCreatedAt
+		nt++
+	}
+	if j := lit(b, lit(b, lit(b, i, ",\"source"), "_updated"), "_at\":"); j >= 0 {
+		tv[nt], i = ScanTime(b, j)
+		tp[nt] = &v.SourceUpdatedAt
+		nt++
+	}
+	if j := lit(b, lit(b, lit(b, i, ",\"source"), "_closed_"), "at\":"); j >= 0 {
+		tv[nt], i = ScanTime(b, j)
+		tp[nt] = &v.SourceClosedAt
+		nt++
 	}
 	if i >= 0 {
 		placeTimes(tv[:nt], tp[:nt])
@@ -1066,6 +1167,15 @@ func cardSize(v *Card) int {
 	if v.Assignee != "" {
 		n += 14 + len(v.Assignee)
 	}
+	if v.SourceCreatedAt != nil {
+		n += 53
+	}
+	if v.SourceUpdatedAt != nil {
+		n += 53
+	}
+	if v.SourceClosedAt != nil {
+		n += 52
+	}
 	return n
 }
 
@@ -1075,7 +1185,7 @@ func cardBound(v *Card, strLen func(string) int) int {
 	if v == nil {
 		return 0
 	}
-	n := 2318
+	n := 2682
 	n += strLen(v.ID)
 	n += strLen(v.Title)
 	n += strLen(v.Body)
@@ -1121,6 +1231,12 @@ func appendNote(dst []byte, v *Note) (_ []byte, ok bool) {
 	if dst, ok = appendTime(dst, v.At); !ok {
 		return dst[:open], false
 	}
+	if v.SourceAt != nil {
+		dst = append(dst, ",\"source_at\":"...)
+		if dst, ok = appendTime(dst, *v.SourceAt); !ok {
+			return dst[:open], false
+		}
+	}
 	if len(dst) == open {
 		return append(dst, '{', '}'), true
 	}
@@ -1141,6 +1257,11 @@ func (d *fastDecoder) noteMembers(i int, v *Note) int {
 	i = d.str(lit(b, i, "{\"text\":"), &v.Text)
 	i = d.str(lit(b, lit(b, i, ",\"author"), "\":"), &v.Author)
 	v.At, i = ScanTime(b, lit(b, i, ",\"at\":"))
+	if j := lit(b, lit(b, i, ",\"source"), "_at\":"); j >= 0 {
+		t := new(time.Time)
+		*t, i = ScanTime(b, j)
+		v.SourceAt = t
+	}
 	return i
 }
 
@@ -1180,6 +1301,9 @@ func noteSize(v *Note) int {
 	n += 10 + len(v.Text)
 	n += 12 + len(v.Author)
 	n += 38
+	if v.SourceAt != nil {
+		n += 45
+	}
 	return n
 }
 
@@ -1189,7 +1313,7 @@ func noteBound(v *Note, strLen func(string) int) int {
 	if v == nil {
 		return 0
 	}
-	n := 388
+	n := 494
 	n += strLen(v.Text)
 	n += strLen(v.Author)
 	return n
@@ -1665,5 +1789,8 @@ func (c *Card) SameFields(d *Card) bool {
 		c.MaxAttempts == d.MaxAttempts &&
 		(c.DeferUntil == nil) == (d.DeferUntil == nil) && (c.DeferUntil == nil || c.DeferUntil.Equal(*d.DeferUntil)) &&
 		slices.Equal(c.Paths, d.Paths) &&
-		c.Assignee == d.Assignee
+		c.Assignee == d.Assignee &&
+		(c.SourceCreatedAt == nil) == (d.SourceCreatedAt == nil) && (c.SourceCreatedAt == nil || c.SourceCreatedAt.Equal(*d.SourceCreatedAt)) &&
+		(c.SourceUpdatedAt == nil) == (d.SourceUpdatedAt == nil) && (c.SourceUpdatedAt == nil || c.SourceUpdatedAt.Equal(*d.SourceUpdatedAt)) &&
+		(c.SourceClosedAt == nil) == (d.SourceClosedAt == nil) && (c.SourceClosedAt == nil || c.SourceClosedAt.Equal(*d.SourceClosedAt))
 }

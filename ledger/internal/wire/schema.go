@@ -130,6 +130,10 @@ type Event struct {
 	// Where the work lives, recorded by a complete or submit (v3).
 	Commit string `json:"commit,omitempty"`
 	Branch string `json:"branch,omitempty"`
+
+	// SourceAt is when an imported note was written in the tracker it
+	// came from (bl import): kept beside the ledger's own stamp.
+	SourceAt *time.Time `json:"source_at,omitempty"`
 }
 
 // Fields are the card fields a create or update sets. A nil pointer leaves
@@ -150,6 +154,12 @@ type Fields struct {
 	Paths *[]string `json:"paths,omitempty"`
 	// Assignee is who a lead planned the card for; "" unassigns (v4).
 	Assignee *string `json:"assignee,omitempty"`
+	// The times an imported card was created, last updated and closed in
+	// the tracker it came from (bl import), distinct from the ledger's
+	// stamps; a zero time clears one.
+	SourceCreatedAt *time.Time `json:"source_created_at,omitempty"`
+	SourceUpdatedAt *time.Time `json:"source_updated_at,omitempty"`
+	SourceClosedAt  *time.Time `json:"source_closed_at,omitempty"`
 }
 
 // Status is where a card is in its lifecycle.
@@ -235,6 +245,21 @@ type Card struct {
 	// is no lease: a plain claim by anyone else passes the card over
 	// (Filter.Claimer), a claim that names it takes it.
 	Assignee string `json:"assignee,omitempty"`
+	// SourceCreatedAt, SourceUpdatedAt and SourceClosedAt are the card's
+	// times in the tracker it was imported from; Created is the time
+	// lists sort by.
+	SourceCreatedAt *time.Time `json:"source_created_at,omitempty"`
+	SourceUpdatedAt *time.Time `json:"source_updated_at,omitempty"`
+	SourceClosedAt  *time.Time `json:"source_closed_at,omitempty"`
+}
+
+// Created is when the work was first written down: the source's time for
+// an imported card, else the ledger's.
+func (c *Card) Created() time.Time {
+	if c.SourceCreatedAt != nil {
+		return *c.SourceCreatedAt
+	}
+	return c.CreatedAt
 }
 
 // Note is one entry of a card's case file.
@@ -242,6 +267,8 @@ type Note struct {
 	Text   string    `json:"text"`
 	Author string    `json:"author"`
 	At     time.Time `json:"at"`
+	// SourceAt is when an imported comment was written in its tracker.
+	SourceAt *time.Time `json:"source_at,omitempty"`
 }
 
 // StatusReview: the work is done and waits for a reviewer. A card in

@@ -72,3 +72,15 @@ func checkStamps(e *Event) error {
 	}
 	return nil
 }
+
+// CheckSourceTime refuses a source time (bl import: when the tracker
+// recorded it) that JSON cannot carry; nil and zero (clear) pass.
+func CheckSourceTime(id string, t *time.Time) error {
+	if t == nil || t.IsZero() {
+		return nil
+	}
+	if y := t.UTC().Year(); y < 1 || y > 9999 {
+		return Rule(ErrInvalid, "a source time of %s is in year %d; it must be in 1 to 9999", id, y)
+	}
+	return nil
+}
