@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	json "github.com/goccy/go-json"
 
@@ -78,7 +79,8 @@ func ConfigID(data []byte) string {
 }
 
 // configIDKey finds a config.json's "id" member.
-var configIDKey = regexp.MustCompile(`"id"\s*:\s*"[^"\\]*"`)
+// Compiled on first use: every bl process links this package.
+var configIDKey = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`"id"\s*:\s*"[^"\\]*"`) })
 
 // SetConfigID returns config.json data with the identity id, the rest of
 // its bytes unchanged: a backlog's identity is its remote's, whatever a
@@ -99,7 +101,7 @@ func SetConfigID(data []byte, id string) []byte {
 		out := append(slices.Clip(data[:i+1]), []byte("\n  \"id\": \""+id+"\""+sep)...)
 		return append(out, data[i+1:]...)
 	}
-	loc := configIDKey.FindIndex(data)
+	loc := configIDKey().FindIndex(data)
 	if loc == nil {
 		return data
 	}

@@ -89,7 +89,10 @@ type importResult struct {
 }
 
 func (c *ImportCmd) Run(a *App) error {
-	items, rep, err := c.read(a.stdin())
+	if c.From == "markdown" && a.ext.ReadMarkdown == nil { // the lean bl
+		return a.handover("bl import --from markdown")
+	}
+	items, rep, err := c.read(a.stdin(), a.ext.ReadMarkdown)
 	b, err := a.openChecked(err)
 	if err != nil {
 		return err
@@ -149,7 +152,7 @@ func (c *ImportCmd) Run(a *App) error {
 
 // read parses the whole file first: a malformed line stops the import
 // before anything is written.
-func (c *ImportCmd) read(stdin io.Reader) ([]importer.Item, *importer.Report, error) {
+func (c *ImportCmd) read(stdin io.Reader, readMarkdown func(string, io.Reader) ([]importer.Item, *importer.Report, error)) ([]importer.Item, *importer.Report, error) {
 	r := stdin
 	name := "stdin"
 	if c.File != "-" {
@@ -171,7 +174,7 @@ func (c *ImportCmd) read(stdin io.Reader) ([]importer.Item, *importer.Report, er
 	case "github":
 		items, rep, err = importer.ReadGithub(name, r)
 	case "markdown":
-		items, rep, err = importer.ReadMarkdown(name, r)
+		items, rep, err = readMarkdown(name, r)
 	}
 	var ie *importer.Error
 	var ce *importer.CycleError

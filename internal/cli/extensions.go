@@ -2,8 +2,10 @@ package cli
 
 import (
 	"context"
+	"io"
 
 	"github.com/bl-backlog/bl/hooks"
+	"github.com/bl-backlog/bl/internal/importer"
 )
 
 // Extensions are what a binary links beyond the lean bl, and the one seam
@@ -25,6 +27,9 @@ type Extensions struct {
 	MCP func(ctx context.Context, s *Session) error
 	// Board runs bl board (package board).
 	Board func(a *App, c *BoardCmd) error
+	// ReadMarkdown reads a markdown plan for bl import (package
+	// importer/mdplan: a CommonMark parser, costly to initialise).
+	ReadMarkdown func(file string, r io.Reader) ([]importer.Item, *importer.Report, error)
 	// Deliver posts a hook's webhook (package hooks/webhook). Without it
 	// a webhook is posted by a bl-git child (deliverViaBLGit).
 	Deliver hooks.DeliverFunc

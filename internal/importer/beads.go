@@ -148,7 +148,7 @@ func ReadBeads(file string, r io.Reader, opts ReadOptions) ([]Item, *Report, err
 			return &Error{file, line, err.Error()}
 		}
 		it.Line = line
-		fit(&it, rep)
+		Fit(&it, rep)
 		items = append(items, it)
 		return nil
 	})
@@ -156,7 +156,7 @@ func ReadBeads(file string, r io.Reader, opts ReadOptions) ([]Item, *Report, err
 		return nil, nil, err
 	}
 	rep.Kept.First("issues → cards", len(items))
-	return items, rep, check(file, items)
+	return items, rep, Check(file, items)
 }
 
 func beadsItem(is beadsIssue, members map[string]json.RawMessage, rep *Report) (Item, error) {

@@ -11,13 +11,13 @@ import (
 // the "(part 2/3) " marker.
 const noteRoom = ledger.MaxNoteLen - 32
 
-// fit makes an item fit the ledger's limits without losing text, so long
+// Fit makes an item fit the ledger's limits without losing text, so long
 // text is never a reason to stop an import: a title over MaxTitleLen is
 // cut and kept whole at the top of the body; a body over MaxBodyLen keeps
 // its head and goes on in notes; a note, close note or block reason over
 // MaxNoteLen is split across notes; list entries past MaxListEntries go
 // to a note. Each case is counted in rep.
-func fit(it *Item, rep *Report) {
+func Fit(it *Item, rep *Report) {
 	var extra []Note // notes that continue a field, before the source's own
 	if len(it.Title) > ledger.MaxTitleLen {
 		head, _ := cut(it.Title, ledger.MaxTitleLen)

@@ -81,7 +81,7 @@ const MilestoneLabel = "milestone:"
 // --json, or one page of the REST API), a stream of arrays (gh api
 // --paginate), one issue, or a GraphQL response holding them.
 func ReadGithub(file string, r io.Reader) ([]Item, *Report, error) {
-	data, err := readAll(file, r)
+	data, err := ReadAll(file, r)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -108,7 +108,7 @@ func ReadGithub(file string, r io.Reader) ([]Item, *Report, error) {
 		return nil, nil, &Error{file, 0, "empty: no GitHub issues"}
 	}
 	rep.Kept.First("issues → cards", len(items))
-	return items, rep, check(file, items)
+	return items, rep, Check(file, items)
 }
 
 // githubValue reads one top-level JSON value starting at byte start.
@@ -305,7 +305,7 @@ func githubItem(file string, line int, raw json.RawMessage, rep *Report) (Item, 
 		it.Notes = append(it.Notes, Note{Author: who, Text: c.Body, At: first(c.CreatedAt, c.CreatedAt2)})
 		rep.Kept.Add("comments → notes, with author and source time")
 	}
-	fit(&it, rep)
+	Fit(&it, rep)
 	return it, true, nil
 }
 

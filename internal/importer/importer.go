@@ -173,10 +173,10 @@ func quoteJSON(s string) string {
 	return b.String()
 }
 
-// check validates items as a whole: unique keys, and no cycle through
+// Check validates items as a whole: unique keys, and no cycle through
 // dependencies and parents. Dependencies on items not in the file are
 // left for Plan (they may be cards imported before).
-func check(file string, items []Item) error {
+func Check(file string, items []Item) error {
 	at := make(map[string]int, len(items))
 	for i, it := range items {
 		if j, ok := at[it.Key]; ok {

@@ -62,9 +62,9 @@ func eachLine(file string, r io.Reader, fn func(line int, b []byte) error) error
 	}
 }
 
-// readAll reads a whole-document source: the byte order mark dropped, the
+// ReadAll reads a whole-document source: the byte order mark dropped, the
 // first byte that is not UTF-8 named by line.
-func readAll(file string, r io.Reader) ([]byte, error) {
+func ReadAll(file string, r io.Reader) ([]byte, error) {
 	data, err := io.ReadAll(io.LimitReader(r, MaxFileBytes+1))
 	if err != nil {
 		return nil, &Error{file, 0, err.Error()}

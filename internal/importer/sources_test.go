@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/bl-backlog/bl/internal/importer"
+	"github.com/bl-backlog/bl/internal/importer/mdplan"
 	"github.com/bl-backlog/bl/ledger"
 )
 
@@ -216,7 +217,7 @@ func TestMarkdownRealPlans(t *testing.T) {
 	// none is a card.
 	for _, f := range []string{"markdown/RELEASING.md", "markdown/WORKFLOWS.md", "markdown/MANUAL_GITHUB_GIT_REMOTE_TEST.md"} {
 		data := fixture(t, f)
-		items, rep, err := importer.ReadMarkdown(f, bytes.NewReader(data))
+		items, rep, err := mdplan.ReadMarkdown(f, bytes.NewReader(data))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -239,7 +240,7 @@ func TestMarkdownRealPlans(t *testing.T) {
 
 func TestMarkdownCommonMark(t *testing.T) {
 	in := "Phase B\n=======\n\n1. [ ] ordered\n   1. [x] nested ordered\n\n~~~\n- [ ] in a tilde fence\n~~~\n\n```md\n- [ ] in a backtick fence\n```\n\n## C ##\n\n* [ ] starred\n  continued line\n"
-	items, _, err := importer.ReadMarkdown("plan.md", strings.NewReader(in))
+	items, _, err := mdplan.ReadMarkdown("plan.md", strings.NewReader(in))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -267,7 +268,7 @@ func TestImportInputRules(t *testing.T) {
 	if items, _, err := importer.ReadGithub("g.json", strings.NewReader(bom+`[{"number":1,"title":"t"}]`)); err != nil || len(items) != 1 {
 		t.Errorf("github with a BOM: %v %v", items, err)
 	}
-	if items, _, err := importer.ReadMarkdown("p.md", strings.NewReader(bom+"- [ ] t\n")); err != nil || len(items) != 1 {
+	if items, _, err := mdplan.ReadMarkdown("p.md", strings.NewReader(bom+"- [ ] t\n")); err != nil || len(items) != 1 {
 		t.Errorf("markdown with a BOM: %v %v", items, err)
 	}
 	bad := "{\"id\":\"a\",\"title\":\"t\"}\n{\"id\":\"b\",\"title\":\"caf\xe9\"}\n"
@@ -279,7 +280,7 @@ func TestImportInputRules(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "g.json:2: byte 25 of the line (0xe9) is not UTF-8") {
 		t.Errorf("github with Latin-1: %v", err)
 	}
-	_, _, err = importer.ReadMarkdown("p.md", strings.NewReader("# x\n- [ ] caf\xe9\n"))
+	_, _, err = mdplan.ReadMarkdown("p.md", strings.NewReader("# x\n- [ ] caf\xe9\n"))
 	if err == nil || !strings.Contains(err.Error(), "p.md:2: ") || !strings.Contains(err.Error(), "not UTF-8") {
 		t.Errorf("markdown with Latin-1: %v", err)
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/bl-backlog/bl/hooks/webhook"
 	"github.com/bl-backlog/bl/internal/board"
 	"github.com/bl-backlog/bl/internal/cli"
+	"github.com/bl-backlog/bl/internal/importer/mdplan"
 	"github.com/bl-backlog/bl/internal/mcpserver"
 	"github.com/bl-backlog/bl/ledger"
 	"github.com/bl-backlog/bl/ledger/gitsync"
@@ -26,12 +27,13 @@ import (
 // Extensions are bl-git's additions to the lean bl, for cli.Main.
 func Extensions() cli.Extensions {
 	return cli.Extensions{
-		Git:     Git{},
-		Arbiter: Arbiter{},
-		Serve:   serve.Command,
-		MCP:     serveMCP,
-		Board:   runBoard,
-		Deliver: webhook.Deliver,
+		Git:          Git{},
+		Arbiter:      Arbiter{},
+		Serve:        serve.Command,
+		MCP:          serveMCP,
+		Board:        runBoard,
+		ReadMarkdown: mdplan.ReadMarkdown,
+		Deliver:      webhook.Deliver,
 	}
 }
 

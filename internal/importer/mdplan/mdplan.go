@@ -1,4 +1,8 @@
-package importer
+// Package mdplan reads a markdown plan's task lists as import items,
+// through a CommonMark parser (goldmark). It is apart from package
+// importer because the parser's initialisation is costly: only bl-git
+// links it, and the lean bl hands bl import --from markdown over.
+package mdplan
 
 import (
 	"bytes"
@@ -13,6 +17,7 @@ import (
 	extast "github.com/yuin/goldmark/extension/ast"
 	"github.com/yuin/goldmark/text"
 
+	"github.com/bl-backlog/bl/internal/importer"
 	"github.com/bl-backlog/bl/ledger"
 )
 
@@ -33,15 +38,15 @@ var markdown = goldmark.New(goldmark.WithExtensions(extension.TaskList))
 // nearest heading above (ATX "# M1" or setext "M1" over "===") is the
 // phase. Code (``` and ~~~ fences, indented blocks) and prose are not
 // cards. An item's further lines are its body.
-func ReadMarkdown(file string, r io.Reader) ([]Item, *Report, error) {
-	src, err := readAll(file, r)
+func ReadMarkdown(file string, r io.Reader) ([]importer.Item, *importer.Report, error) {
+	src, err := importer.ReadAll(file, r)
 	if err != nil {
 		return nil, nil, err
 	}
-	rep := &Report{}
+	rep := &importer.Report{}
 	doc := markdown.Parser().Parse(text.NewReader(src))
 	var (
-		items []Item
+		items []importer.Item
 		phase string
 		keys  = map[ast.Node]string{}   // task list item → its key
 		paths = map[ast.Node][]string{} // task list item → titles from the top
@@ -67,9 +72,9 @@ func ReadMarkdown(file string, r io.Reader) ([]Item, *Report, error) {
 			title = strings.TrimSpace(strings.TrimLeft(strings.TrimSpace(title), " "))
 			title = strings.TrimSpace(stripBox(title))
 			if title == "" {
-				return ast.WalkStop, &Error{file, line, "a task list item with no text"}
+				return ast.WalkStop, &importer.Error{File: file, Line: line, Msg: "a task list item with no text"}
 			}
-			it := Item{Line: line, Title: title, Body: strings.TrimSpace(body), Phase: phase, SourceID: fmt.Sprintf("line %d", line), Status: ledger.StatusReady}
+			it := importer.Item{Line: line, Title: title, Body: strings.TrimSpace(body), Phase: phase, SourceID: fmt.Sprintf("line %d", line), Status: ledger.StatusReady}
 			if box.IsChecked {
 				it.Status, it.CloseNote = ledger.StatusDone, "checked in "+filepath.Base(file)
 				rep.Kept.Add("checked items → done")
@@ -90,7 +95,7 @@ func ReadMarkdown(file string, r io.Reader) ([]Item, *Report, error) {
 			if phase != "" {
 				rep.Kept.Add("headings → phase")
 			}
-			fit(&it, rep)
+			importer.Fit(&it, rep)
 			items = append(items, it)
 		}
 		return ast.WalkContinue, nil
@@ -99,7 +104,7 @@ func ReadMarkdown(file string, r io.Reader) ([]Item, *Report, error) {
 		return nil, nil, err
 	}
 	rep.Kept.First("task list items → cards", len(items))
-	return items, rep, check(file, items)
+	return items, rep, importer.Check(file, items)
 }
 
 // taskBox is the checkbox of a task list item and the block holding it,
