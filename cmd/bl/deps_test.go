@@ -147,3 +147,21 @@ func TestNoArbiterClient(t *testing.T) {
 		t.Error("cmd/bl-git does not depend on the NATS JetStream client")
 	}
 }
+
+// TestNoMarkdownParser: bl does not link the CommonMark parser bl import
+// --from markdown reads plans with (its initialisers cost every call
+// thousands of allocations); bl hands that import to bl-git.
+func TestNoMarkdownParser(t *testing.T) {
+	for _, p := range deps(t, "github.com/bl-backlog/bl/cmd/bl") {
+		if strings.Contains(p, "yuin/goldmark") || strings.HasSuffix(p, "/importer/mdplan") {
+			t.Errorf("cmd/bl depends on %s", p)
+		}
+	}
+	found := false
+	for _, p := range deps(t, "github.com/bl-backlog/bl/cmd/bl-git") {
+		found = found || strings.HasSuffix(p, "/importer/mdplan")
+	}
+	if !found {
+		t.Error("cmd/bl-git does not depend on importer/mdplan")
+	}
+}

@@ -50,6 +50,9 @@ var layers = map[string][]string{
 	// Other trackers' exports read and planned as cards (bl import); the
 	// beads priority mapping export shares.
 	"internal/importer": {"ledger"},
+	// Markdown plans read through a CommonMark parser (linked by bl-git
+	// only: the parser is costly to initialise).
+	"internal/importer/mdplan": {"internal/importer", "ledger"},
 	// Local hooks run on events, and webhook delivery.
 	"hooks":         {"internal/gitdir", "ledger"},
 	"hooks/webhook": {"hooks"},
@@ -67,7 +70,7 @@ var layers = map[string][]string{
 	// bl serve: board, JSON API, event stream, metrics.
 	"serve": {"export", "internal/cli", "ledger", "ledger/watch", "lock"},
 	// bl-git's side of the command line: sync, remote claims, serve, mcp.
-	"internal/cli/gitcli": {"hooks/webhook", "internal/arbiter", "internal/board", "internal/cli", "internal/mcpserver", "ledger", "ledger/gitsync", "serve"},
+	"internal/cli/gitcli": {"hooks/webhook", "internal/arbiter", "internal/board", "internal/cli", "internal/importer/mdplan", "internal/mcpserver", "ledger", "ledger/gitsync", "serve"},
 	// The binaries.
 	"cmd/bl":     {"internal/cli"},
 	"cmd/bl-git": {"internal/cli", "internal/cli/gitcli"},
