@@ -270,10 +270,14 @@
 // carry the epoch the reviewer saw: a card that moved on since (not in
 // review, another epoch) is refused as fenced; one naming an owner must
 // come from the review lease's holder; one without an owner is refused
-// while another reviewer's lease is live. Who may approve is a writer's
-// rule from config.json (review.allow_self, default false: the one who
-// sent the card to review may not approve it), not the fold's, so every
-// clone folds the same events alike.
+// while another reviewer's lease is live. A review event records who sent
+// the card (submitted_by, and its actor as submitted_actor), and a verdict
+// whose actor or owner is either of them is refused (ErrSelfReview, a
+// conflict checked before the fence: the work stands) unless it carries
+// force: true, which a writer sets when config.json allows it
+// (review.allow_self, default false). The policy travels in the event,
+// so every clone folds the same events alike; doctor lists the refused
+// verdicts (Report.SelfApprovals) an older bl let through.
 //
 // # Paths
 //
