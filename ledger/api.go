@@ -3,6 +3,7 @@ package ledger
 import (
 	"context"
 	"crypto/rand"
+	"errors"
 	"os"
 	"path/filepath"
 	"time"
@@ -37,6 +38,9 @@ func (b *Backlog) Create(ctx context.Context, r CreateRequest) (card Card, creat
 		if err := ValidID(r.ID); err != nil {
 			return Card{}, false, err
 		}
+	}
+	if err := fold.CheckNewPaths(r.Paths); err != nil {
+		return Card{}, false, err
 	}
 	var existing *Card
 	fresh := "" // a generated id, kept while build runs again (resolve)
@@ -132,6 +136,11 @@ func (b *Backlog) Update(ctx context.Context, r UpdateRequest) (Card, error) {
 		return Card{}, err
 	}
 	f := r.Fields
+	if f.Paths != nil {
+		if err := fold.CheckNewPaths(*f.Paths); err != nil {
+			return Card{}, err
+		}
+	}
 	cards, err := b.write(ctx, r.Mutation.names(r.ID, nil), OpUpdate, func(s *fold.State, _ time.Time) ([]*Event, error) {
 		if c := s.Find(r.ID); c != nil && f != (Fields{}) && f.IdempotencyKey == "" && !fold.FieldsChange(&f, c) {
 			return nil, nil
@@ -177,7 +186,9 @@ func (b *Backlog) Claim(ctx context.Context, r ClaimRequest) (*Card, error) {
 			return nil, err
 		}
 	}
-	cards, err := b.write(ctx, r.Mutation.names(r.ID, nil), OpClaim, func(s *fold.State, at time.Time) ([]*Event, error) {
+	cut := false // the overlaps ran past LockedPathCells: decide them unlocked, try again
+	claim := func(s *fold.State, at time.Time) ([]*Event, error) {
+		defer func() { _, cut = s.PathsStopped() }()
 		var c *Card
 		if r.ID != "" {
 			cur := s.Find(r.ID)
@@ -195,7 +206,14 @@ func (b *Backlog) Claim(ctx context.Context, r ClaimRequest) (*Card, error) {
 			return nil, nil
 		}
 		return []*Event{{Op: OpClaim, Card: c.ID, Owner: r.Owner, TTLSeconds: ttl, ExpectVersion: c.Version, Epoch: c.ClaimEpoch + 1}}, nil
-	})
+	}
+	cards, err := b.write(ctx, r.Mutation.names(r.ID, nil), OpClaim, claim)
+	if cut && (errors.Is(err, ErrPathsHeld) || err == nil && len(cards) == 0) {
+		if err := b.warmPaths(ctx, r); err != nil {
+			return nil, err
+		}
+		cards, err = b.write(ctx, r.Mutation.names(r.ID, nil), OpClaim, claim)
+	}
 	if err != nil || len(cards) == 0 {
 		return nil, err
 	}
