@@ -31,17 +31,17 @@ type segment struct {
 // tok is one token of a segment pattern.
 type tok struct {
 	kind   tokKind
-	r      rune      // tokRune
+	r      rune     // tokRune
 	ranges []rrange // tokClass: sorted, disjoint, '/' left out
 }
 
 type tokKind uint8
 
 const (
-	tokRune tokKind = iota
-	tokOne          // ?
-	tokStar         // *
-	tokClass        // [...]
+	tokRune  tokKind = iota
+	tokOne           // ?
+	tokStar          // *
+	tokClass         // [...]
 )
 
 // rrange is a closed range of runes.
