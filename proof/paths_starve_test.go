@@ -21,7 +21,9 @@ import (
 // the default lock timeout still gets its turn, and the claim itself
 // finishes with the card it may take. The criteria are outcomes, not
 // times: the other writer is started once the claim holds the lock (or is
-// done), and must succeed.
+// done), and must succeed. (Before the overlap was a product of automata,
+// already the create of the candidate did not finish: it prints the card's
+// standing, which decides the overlap too, and ignored SIGTERM.)
 func TestHostileGlobsDoNotStarveWriters(t *testing.T) {
 	r := newBacklog(t, blBinary(t, tagsNone))
 	k := strings.Repeat("**/x/", 15)
