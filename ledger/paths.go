@@ -24,18 +24,12 @@ import (
 // src/lexer/scan.go (while "src/*.go" holds no file below src/x.go/).
 //
 // Two globs overlap when some path could match both. The decision is
-// conservative: it may answer yes for two globs no path matches both of
-// (two segments with wildcards are told apart only by their literal
-// prefixes and suffixes), never no for two that share a path. Each
-// segment pair is decided so:
-//
-//	both literal            equal
-//	one literal             the literal matches the other (path.Match)
-//	both with wildcards     their literal prefixes agree (one starts the
-//	                        other) and so do their literal suffixes
-//
-// and "**" on either side may stand for any number of the other's
-// segments. TestPathsOverlap holds the table of cases.
+// exact (a product of automata, fold/glob.go), in time polynomial in the
+// globs' lengths; it errs only to the safe side: a class that matches no
+// rune, and a decision stopped by LockedPathCells or a signal, count as
+// overlapping. A writer sets globs of at most MaxPathSegments segments
+// and MaxPathLen bytes. TestPathsOverlap holds the table of cases,
+// TestPathsOverlapAgainstBruteForce the check against path.Match.
 
 // PathHolds returns the live reservations now, in claim order.
 func (b *Backlog) PathHolds() (out []Hold, err error) {

@@ -287,13 +287,12 @@ type meter struct {
 	stop    func() bool
 	n       int64
 	stopped bool
+
+	reach, cur, next []bool // the tables, kept between decisions
 }
 
 // tick counts n cells and reports whether the decision must give up.
 func (m *meter) tick(n int64) bool {
-	if m == nil {
-		return false
-	}
 	if m.stopped {
 		return true
 	}
@@ -311,8 +310,12 @@ func (m *meter) tick(n int64) bool {
 // patternsMeet reports whether one non-empty segment matches both token
 // lists: reachability in their product, a row per token of x.
 func patternsMeet(x, y []tok, m *meter) bool {
+	if literal(x) && literal(y) {
+		return slicesEqual(x, y)
+	}
 	lx, ly := len(x), len(y)
-	cur, next := make([]bool, ly+1), make([]bool, ly+1)
+	m.cur, m.next = grow(m.cur, ly+1), grow(m.next, ly+1)
+	cur, next := m.cur, m.next
 	cur[0] = true
 	for p := 0; p <= lx; p++ {
 		if m.tick(int64(ly + 1)) {
@@ -354,7 +357,8 @@ func patternsMeet(x, y []tok, m *meter) bool {
 // over (i, j), each cell decided once.
 func listsMeet(a, b []segment, m *meter) bool {
 	la, lb := len(a), len(b)
-	reach := make([]bool, (la+1)*(lb+1))
+	m.reach = grow(m.reach, (la+1)*(lb+1))
+	reach := m.reach
 	at := func(i, j int) int { return i*(lb+1) + j }
 	reach[0] = true
 	for i := 0; i <= la; i++ {
@@ -392,4 +396,36 @@ func listsMeet(a, b []segment, m *meter) bool {
 		}
 	}
 	return false
+}
+
+// grow returns buf cleared and n long, reusing its array when it can.
+func grow(buf []bool, n int) []bool {
+	if cap(buf) < n {
+		return make([]bool, n)
+	}
+	buf = buf[:n]
+	clear(buf)
+	return buf
+}
+
+// literal reports whether every token is a rune.
+func literal(t []tok) bool {
+	for i := range t {
+		if t[i].kind != tokRune {
+			return false
+		}
+	}
+	return true
+}
+
+func slicesEqual(x, y []tok) bool {
+	if len(x) != len(y) {
+		return false
+	}
+	for i := range x {
+		if x[i].r != y[i].r {
+			return false
+		}
+	}
+	return true
 }

@@ -80,7 +80,7 @@ func ValidPath(p string) error {
 // PathsOverlap reports whether some path could match both globs a and b
 // (exactly, but for the cases glob.go names, where it says yes).
 func PathsOverlap(a, b string) bool {
-	return listsMeet(parseGlob(a), parseGlob(b), nil)
+	return listsMeet(parseGlob(a), parseGlob(b), &meter{})
 }
 
 // globSegs splits a glob into its segments, with a "**" after a last
@@ -99,7 +99,7 @@ const globChars = "*?["
 // PathMatches reports whether file (a slash-separated path from the
 // repository root) is covered by glob.
 func PathMatches(glob, file string) bool {
-	return listsMeet(parseGlob(glob), literalSegs(strings.TrimPrefix(file, "./")), nil)
+	return listsMeet(parseGlob(glob), literalSegs(strings.TrimPrefix(file, "./")), &meter{})
 }
 
 // PathHolders returns the cards that hold paths at now, in claim order.
@@ -163,8 +163,22 @@ func (s *State) overlapAny(a, b []string) bool {
 // keeps the answers that cost much (a claim decides them first without
 // the lock, then again under it).
 type pathsWork struct {
-	m    meter
-	memo map[[2]string]bool
+	m      meter
+	memo   map[[2]string]bool
+	parsed map[string][]segment
+}
+
+// parse is parseGlob, each glob parsed once.
+func (w *pathsWork) parse(g string) []segment {
+	if p, ok := w.parsed[g]; ok {
+		return p
+	}
+	if w.parsed == nil || len(w.parsed) >= memoMax {
+		w.parsed = map[string][]segment{}
+	}
+	p := parseGlob(g)
+	w.parsed[g] = p
+	return p
 }
 
 // memoCells: a decision that visits more cells than this is kept.
@@ -178,7 +192,8 @@ const memoMax = 1 << 16
 // to give up. Past either, every decision answers "overlap" (the
 // conservative side) and PathsStopped reports it.
 func (s *State) SetPathsLimit(cells int64, stop func() bool) {
-	s.paths.m = meter{limit: max(cells, 0), stop: stop}
+	m := &s.paths.m
+	m.limit, m.stop, m.n, m.stopped = max(cells, 0), stop, 0, false
 }
 
 // PathsStopped reports whether the call's overlap decisions gave up: the
@@ -195,7 +210,7 @@ func (s *State) overlap(a, b string) bool {
 		return v
 	}
 	before := w.m.n
-	v := listsMeet(parseGlob(a), parseGlob(b), &w.m)
+	v := listsMeet(w.parse(a), w.parse(b), &w.m)
 	if w.m.stopped {
 		return true
 	}
