@@ -665,7 +665,7 @@
 //	                         fold.go (the aliases), state.go (the public
 //	                         State over the fold's), request.go
 //	Review                   internal/fold/review.go; review.go
-//	Paths                    internal/fold/paths.go; paths.go
+//	Paths                    internal/fold/paths.go, glob.go; paths.go
 //	Appending                backlog.go (write, writeLocked), api.go (the
 //	                         requests), publish.go, epics.go, handoff.go,
 //	                         tombstone.go, links.go, standing.go
