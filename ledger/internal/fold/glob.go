@@ -71,8 +71,10 @@ func literalSegs(file string) []segment {
 	out := make([]segment, len(parts))
 	for i, p := range parts {
 		toks := make([]tok, 0, len(p))
-		for _, r := range p {
+		for i := 0; i < len(p); {
+			r, n := literalRune(p[i:])
 			toks = append(toks, tok{kind: tokRune, r: r})
+			i += n
 		}
 		out[i] = segment{toks: toks}
 	}
@@ -106,16 +108,27 @@ func parsePattern(p string) []tok {
 			if i+1 >= len(p) {
 				return append(out, tok{kind: tokStar})
 			}
-			r, n := utf8.DecodeRuneInString(p[i+1:])
+			r, n := literalRune(p[i+1:])
 			out = append(out, tok{kind: tokRune, r: r})
 			i += 1 + n
 		default:
-			r, n := utf8.DecodeRuneInString(p[i:])
+			r, n := literalRune(p[i:])
 			out = append(out, tok{kind: tokRune, r: r})
 			i += n
 		}
 	}
 	return out
+}
+
+// literalRune reads one rune of a literal. A byte that is not UTF-8 reads
+// as a value of its own below zero: path.Match compares literals byte by
+// byte, so it matches only itself (and '?'), never U+FFFD.
+func literalRune(s string) (rune, int) {
+	r, n := utf8.DecodeRuneInString(s)
+	if r == utf8.RuneError && n == 1 {
+		return -1 - rune(s[0]), 1
+	}
+	return r, n
 }
 
 // parseClass reads a class after its '[': the token and the bytes read,
@@ -240,8 +253,12 @@ func meet(x, y *tok) bool {
 		return x.r == y.r
 	case x.kind == tokRune && y.kind == tokOne:
 		return x.r != '/'
-	case x.kind == tokRune: // a class
-		return inRanges(y.ranges, x.r)
+	case x.kind == tokRune: // a class, which path.Match tests a decoded rune against
+		r := x.r
+		if r < 0 {
+			r = utf8.RuneError
+		}
+		return inRanges(y.ranges, r)
 	case x.kind == tokOne && y.kind == tokOne:
 		return true
 	case x.kind == tokOne: // a class
