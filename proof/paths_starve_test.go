@@ -3,6 +3,7 @@ package proof
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -94,4 +95,74 @@ func lockHeld(t *testing.T, path string) bool {
 		_ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
 	}
 	return false
+}
+
+// TestHostileGlobsStopOnSignal: reservations whose overlaps would take
+// most of an hour to decide (10 held cards of 256 costly globs each against
+// a candidate of 256: 655,360 pairs of about 250,000 table cells).
+// bl ready and bl claim stop on SIGTERM — the claim after the lock is let
+// go, as interrupted, with nothing appended — instead of running on for a
+// caller that gave up.
+func TestHostileGlobsStopOnSignal(t *testing.T) {
+	r := newBacklog(t, blBinary(t, tagsNone))
+	glob := func(prefix, body, suffix string, n int) []string {
+		args := []string{}
+		for j := range n {
+			args = append(args, "--paths", fmt.Sprintf("%s/%s.%s%d", prefix, strings.Repeat(body, 240), suffix, j))
+		}
+		return args
+	}
+	// The candidate first: while nothing is held, its standing is cheap.
+	mustRun(t, r, append([]string{"create", "--id", "C", "--title", "candidate"}, glob("*", "*b", "y", 256)...)...)
+	for i := range 10 {
+		id := fmt.Sprintf("H%d", i)
+		mustRun(t, r, append([]string{"create", "--id", id, "--title", "held", "--priority", "9"}, glob(fmt.Sprintf("h%d", i), "*a", "x", 256)...)...)
+		mustRun(t, r, "claim", "--owner", "w1", "--id", id)
+	}
+	before, err := os.ReadFile(filepath.Join(r.dir, ledger.LedgerFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"ready", "--json"}, {"claim", "--owner", "w2", "--json"}} {
+		cmd := exec.Command(r.bin, append(args, "--dir", r.dir)...)
+		var out, errb bytes.Buffer
+		cmd.Stdout, cmd.Stderr, cmd.Env = &out, &errb, blEnv()
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan struct{})
+		go func() { _ = cmd.Wait(); close(done) }()
+		// Let it start deciding: the claim once it has held the lock and
+		// let it go (the pairs past its limit are decided unlocked), bl
+		// ready after a moment (a signal before bl installs its handler
+		// kills it, which stops it as well).
+		if args[0] == "claim" {
+			// (At most a couple of seconds of probing: a signal at any
+			// point must stop it, this only aims at the unlocked part.)
+			seen := false
+			for i := 0; i < 2000 && (!seen || lockHeld(t, filepath.Join(r.dir, ledger.LockFile))); i++ {
+				seen = seen || lockHeld(t, filepath.Join(r.dir, ledger.LockFile))
+				select {
+				case <-done:
+					t.Fatalf("claim finished: %s%s", out.Bytes(), errb.Bytes())
+				default:
+				}
+				time.Sleep(time.Millisecond)
+			}
+		} else {
+			time.Sleep(100 * time.Millisecond)
+		}
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		<-done
+		if code := cmd.ProcessState.ExitCode(); code != 1 && code != -1 {
+			t.Fatalf("bl %v after SIGTERM: exit %d: %s%s", args, code, out.Bytes(), errb.Bytes())
+		}
+	}
+	after, err := os.ReadFile(filepath.Join(r.dir, ledger.LedgerFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(before, after) {
+		t.Fatalf("the interrupted claim appended %q", after[len(before):])
+	}
 }

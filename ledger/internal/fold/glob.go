@@ -295,7 +295,8 @@ func rangesMeet(a, b []rrange) bool {
 	return false
 }
 
-// meter counts the cells a decision visits and asks stop, every so often,
+// meter counts the cells a decision reaches (and one per pair of globs)
+// and asks stop, every so often,
 // whether to go on. Once it has run out (or stop said so) every decision
 // answers "overlap": the claim then passes over the card, as it would a
 // held one, and the caller learns why from the state's fault.
@@ -335,14 +336,13 @@ func patternsMeet(x, y []tok, m *meter) bool {
 	cur, next := m.cur, m.next
 	cur[0] = true
 	for p := 0; p <= lx; p++ {
-		if m.tick(int64(ly + 1)) {
-			return true
-		}
 		clear(next)
+		live := int64(0)
 		for q := 0; q <= ly; q++ {
 			if !cur[q] {
 				continue
 			}
+			live++
 			if p == lx && q == ly {
 				return true
 			}
@@ -365,6 +365,12 @@ func patternsMeet(x, y []tok, m *meter) bool {
 				next[q+1] = true
 			}
 		}
+		if live == 0 {
+			return false // no prefix of a segment matches both
+		}
+		if m.tick(live) {
+			return true
+		}
 		cur, next = next, cur
 	}
 	return false
@@ -379,13 +385,12 @@ func listsMeet(a, b []segment, m *meter) bool {
 	at := func(i, j int) int { return i*(lb+1) + j }
 	reach[0] = true
 	for i := 0; i <= la; i++ {
-		if m.tick(int64(lb + 1)) {
-			return true
-		}
+		live := int64(0)
 		for j := 0; j <= lb; j++ {
 			if !reach[at(i, j)] {
 				continue
 			}
+			live++
 			if i == la && j == lb {
 				return true
 			}
@@ -410,6 +415,15 @@ func listsMeet(a, b []segment, m *meter) bool {
 			case i < la && j < lb && patternsMeet(a[i].toks, b[j].toks, m):
 				reach[at(i+1, j+1)] = true
 			}
+			if m.stopped {
+				return true
+			}
+		}
+		if live == 0 {
+			return false // no path of i segments matches both
+		}
+		if m.tick(live) {
+			return true
 		}
 	}
 	return false

@@ -141,30 +141,59 @@ func (s *State) PathsHeldBy(c *wire.Card, now time.Time) *wire.Card {
 		return nil
 	}
 	for _, h := range s.PathHolders(now) {
-		if h.ID != c.ID && s.overlapAny(h.Paths, c.Paths) {
+		if h.ID != c.ID && s.overlapAny(h, c) {
 			return h
 		}
 	}
 	return nil
 }
 
-func (s *State) overlapAny(a, b []string) bool {
-	for _, x := range a {
-		for _, y := range b {
-			if s.overlap(x, y) {
-				return true
+// overlapAny reports whether some glob of holder h overlaps some glob of
+// c. A decision that cost much is kept for the two cards as they are (their
+// versions), so a claim that decided it without the lock finds it decided
+// under the lock.
+func (s *State) overlapAny(h, c *wire.Card) bool {
+	w := &s.paths
+	k := pairKey{h.ID, c.ID, h.Version, c.Version}
+	if v, ok := w.memo[k]; ok {
+		return v
+	}
+	before := w.m.n
+	v := false
+	for _, x := range h.Paths {
+		for _, y := range c.Paths {
+			if v = s.overlap(x, y); v {
+				break
 			}
 		}
+		if v {
+			break
+		}
 	}
-	return false
+	if w.m.stopped {
+		return true
+	}
+	if w.m.n-before > memoCells {
+		if w.memo == nil || len(w.memo) >= memoMax {
+			w.memo = map[pairKey]bool{}
+		}
+		w.memo[k] = v
+	}
+	return v
+}
+
+// pairKey names a holder and a card, each at a version.
+type pairKey struct {
+	h, c   string
+	hv, cv int64
 }
 
 // pathsWork bounds the overlap decisions of one call (SetPathsLimit) and
-// keeps the answers that cost much (a claim decides them first without
-// the lock, then again under it).
+// keeps the answers that cost much (a claim decides them first under the
+// lock, and if they run past its limit, again without it).
 type pathsWork struct {
 	m      meter
-	memo   map[[2]string]bool
+	memo   map[pairKey]bool
 	parsed map[string][]segment
 }
 
@@ -181,10 +210,11 @@ func (w *pathsWork) parse(g string) []segment {
 	return p
 }
 
-// memoCells: a decision that visits more cells than this is kept.
-const memoCells = 1 << 12
+// memoCells: a decision between two cards that costs more than this
+// (table cells, and one per pair of globs) is kept.
+const memoCells = 1 << 10
 
-// memoMax bounds the answers kept.
+// memoMax bounds the answers and parsed globs kept.
 const memoMax = 1 << 16
 
 // SetPathsLimit starts a call's overlap decisions: at most cells table
@@ -203,24 +233,13 @@ func (s *State) PathsStopped() (stopped, cut bool) {
 	return m.stopped, m.stopped && m.limit > 0 && m.n > m.limit
 }
 
-// overlap is PathsOverlap under the call's meter, kept when it cost much.
+// overlap is PathsOverlap under the call's meter.
 func (s *State) overlap(a, b string) bool {
 	w := &s.paths
-	if v, ok := w.memo[[2]string{a, b}]; ok {
-		return v
-	}
-	before := w.m.n
-	v := listsMeet(w.parse(a), w.parse(b), &w.m)
-	if w.m.stopped {
+	if w.m.tick(1) {
 		return true
 	}
-	if w.m.n-before > memoCells {
-		if w.memo == nil || len(w.memo) >= memoMax {
-			w.memo = map[[2]string]bool{}
-		}
-		w.memo[[2]string{a, b}], w.memo[[2]string{b, a}] = v, v
-	}
-	return v
+	return listsMeet(w.parse(a), w.parse(b), &w.m)
 }
 
 // ErrPathsHeld: the card's paths overlap paths another card holds (exit
