@@ -3,6 +3,7 @@ package ledger
 import (
 	"context"
 	"crypto/rand"
+	"errors"
 	"os"
 	"path/filepath"
 	"slices"
@@ -39,6 +40,9 @@ func (b *Backlog) Create(ctx context.Context, r CreateRequest) (card Card, creat
 		if err := ValidID(r.ID); err != nil {
 			return Card{}, false, err
 		}
+	}
+	if err := fold.CheckNewPaths(r.Paths); err != nil {
+		return Card{}, false, err
 	}
 	var existing *Card
 	fresh := "" // a generated id, kept while build runs again (resolve)
@@ -141,6 +145,11 @@ func (b *Backlog) Update(ctx context.Context, r UpdateRequest) (Card, error) {
 	if edit && r.Fields.Labels != nil {
 		return Card{}, wire.Rule(ErrInvalid, "labels of %s are replaced or edited, not both", r.ID)
 	}
+	if r.Fields.Paths != nil {
+		if err := fold.CheckNewPaths(*r.Fields.Paths); err != nil {
+			return Card{}, err
+		}
+	}
 	cards, err := b.write(ctx, r.Mutation.names(r.ID, nil), OpUpdate, func(s *fold.State, _ time.Time) ([]*Event, error) {
 		f := r.Fields
 		if edit {
@@ -221,7 +230,9 @@ func (b *Backlog) Claim(ctx context.Context, r ClaimRequest) (*Card, error) {
 			return nil, err
 		}
 	}
-	cards, err := b.write(ctx, r.Mutation.names(r.ID, nil), OpClaim, func(s *fold.State, at time.Time) ([]*Event, error) {
+	cut := false // the overlaps ran past LockedPathCells: decide them unlocked, try again
+	claim := func(s *fold.State, at time.Time) ([]*Event, error) {
+		defer func() { _, cut = s.PathsStopped() }()
 		var c *Card
 		if r.ID != "" {
 			cur := s.Find(r.ID)
@@ -243,7 +254,14 @@ func (b *Backlog) Claim(ctx context.Context, r ClaimRequest) (*Card, error) {
 			expect = 0
 		}
 		return []*Event{{Op: OpClaim, Card: c.ID, Owner: r.Owner, TTLSeconds: ttl, ExpectVersion: expect, Epoch: c.ClaimEpoch + 1}}, nil
-	})
+	}
+	cards, err := b.write(ctx, r.Mutation.names(r.ID, nil), OpClaim, claim)
+	if cut && (errors.Is(err, ErrPathsHeld) || err == nil && len(cards) == 0) {
+		if err := b.warmPaths(ctx, r); err != nil {
+			return nil, err
+		}
+		cards, err = b.write(ctx, r.Mutation.names(r.ID, nil), OpClaim, claim)
+	}
 	if err != nil || len(cards) == 0 {
 		return nil, err
 	}

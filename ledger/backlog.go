@@ -37,6 +37,11 @@ type Options struct {
 	// are durable and folded. It is called under the writers' lock, so it
 	// must only record them (hooks run them after the call returns).
 	Appended func(events []*Event)
+	// Interrupted, when set, is asked during long computations on user
+	// text (the overlap of path globs); once it says true they stop and
+	// the call fails with context.Canceled, appending nothing. bl passes
+	// "a signal came".
+	Interrupted func() bool
 }
 
 // DefaultLockTimeout is how long a writer waits for the lock by default.
@@ -143,9 +148,13 @@ func (b *Backlog) view(fn func(s *fold.State, now time.Time) error) error {
 		return err
 	}
 	b.policy()
+	b.limitPaths(context.Background(), 0)
 	err := fn(b.state, b.opts.Clock().UTC())
 	if ferr := b.state.TakeFault(); ferr != nil {
 		return ferr
+	}
+	if ierr := b.pathsInterrupted(context.Background()); ierr != nil {
+		return ierr
 	}
 	return err
 }
@@ -163,7 +172,8 @@ func (b *Backlog) write(ctx context.Context, m Mutation, op Op, build func(s *fo
 		if err := b.readRequest(m.RequestID); err != nil {
 			return err
 		}
-		cards, err = b.writeLocked(m, op, resolved(build))
+		b.limitPaths(ctx, LockedPathCells)
+		cards, err = b.writeLocked(m, op, resolved(b.interruptible(ctx, build)))
 		return err
 	})
 	return cards, err

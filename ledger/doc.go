@@ -276,10 +276,14 @@
 // carry the epoch the reviewer saw: a card that moved on since (not in
 // review, another epoch) is refused as fenced; one naming an owner must
 // come from the review lease's holder; one without an owner is refused
-// while another reviewer's lease is live. Who may approve is a writer's
-// rule from config.json (review.allow_self, default false: the one who
-// sent the card to review may not approve it), not the fold's, so every
-// clone folds the same events alike.
+// while another reviewer's lease is live. A review event records who sent
+// the card (submitted_by, and its actor as submitted_actor), and a verdict
+// whose actor or owner is either of them is refused (ErrSelfReview, a
+// conflict checked before the fence: the work stands) unless it carries
+// force: true, which a writer sets when config.json allows it
+// (review.allow_self, default false). The policy travels in the event,
+// so every clone folds the same events alike; doctor lists the refused
+// verdicts (Report.SelfApprovals) an older bl let through.
 //
 // # Paths
 //
@@ -289,8 +293,10 @@
 // of another card, and the claim of such a card by id is refused
 // (ErrPathsHeld). This is a writer's rule of the claim, like the choice of
 // card, and reads the state at the claim's time; the fold does not refuse
-// a merged-in claim for it. The overlap of two globs is decided
-// conservatively (see PathsOverlap).
+// a merged-in claim for it. The overlap of two globs is decided exactly,
+// in time polynomial in their lengths, and never "no" when a path matches
+// both (see PathsOverlap); a writer sets globs of at most 32 segments and
+// 512 bytes, and a claim decides at most LockedPathCells under the lock.
 //
 // # Assignee
 //
@@ -687,7 +693,7 @@
 //	                         fold.go (the aliases), state.go (the public
 //	                         State over the fold's), request.go
 //	Review                   internal/fold/review.go; review.go
-//	Paths                    internal/fold/paths.go; paths.go
+//	Paths                    internal/fold/paths.go, glob.go; paths.go
 //	Assignee                 internal/fold/select.go (Filter.Claimer),
 //	                         resolve.go (a card named by a prefix or a
 //	                         source key); names.go, api.go

@@ -88,8 +88,11 @@ type Report struct {
 	Stale  []Damage `json:"stale"`
 	// LostEvents is set when the snapshot says it folds more events than
 	// the files hold (a git revert or reset of a compaction).
-	LostEvents         *LostEvents    `json:"lost_events"`
-	Conflicts          []Conflict     `json:"conflicts"`
+	LostEvents *LostEvents `json:"lost_events"`
+	Conflicts  []Conflict  `json:"conflicts"`
+	// SelfApprovals are the conflicts that are verdicts by whoever sent
+	// the card to review, refused by the gate: an older bl let them fold.
+	SelfApprovals      []Conflict     `json:"self_approvals"`
 	ExpiredLeases      []ExpiredLease `json:"expired_leases"`
 	DependencyProblems []string       `json:"dependency_problems"`
 	Repaired           []string       `json:"repaired"`
@@ -131,7 +134,7 @@ func diagnose(dir string, now time.Time) (*Report, []rawLine, error) {
 		}
 		return nil, nil, err
 	}
-	rep := &Report{Dir: dir, Bytes: int64(len(data)), Damage: []Damage{}, Stale: []Damage{}, Conflicts: []Conflict{},
+	rep := &Report{Dir: dir, Bytes: int64(len(data)), Damage: []Damage{}, Stale: []Damage{}, Conflicts: []Conflict{}, SelfApprovals: []Conflict{},
 		ExpiredLeases: []ExpiredLease{}, DependencyProblems: []string{}, Repaired: []string{}}
 	lines, err := readLedgerLines(rep, path, data)
 	if err != nil {
@@ -386,6 +389,11 @@ func separateStale(rep *Report, dir string, lines []rawLine, s *fold.State) *fol
 func summarizeState(rep *Report, s *fold.State, lines []rawLine, now time.Time) {
 	rep.Cards = s.Len()
 	rep.Conflicts = append(rep.Conflicts, s.Conflicts()...)
+	for _, c := range s.Conflicts() {
+		if (c.Op == OpApprove || c.Op == OpReject) && strings.HasPrefix(c.Reason, fold.SelfReviewRefused) {
+			rep.SelfApprovals = append(rep.SelfApprovals, c)
+		}
+	}
 	for _, id := range s.Expired(now) {
 		c := s.Find(id)
 		rep.ExpiredLeases = append(rep.ExpiredLeases, ExpiredLease{Card: id, Owner: c.ClaimOwner, Epoch: c.ClaimEpoch, ExpiredAt: *c.LeaseExpiresAt})

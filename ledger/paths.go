@@ -1,6 +1,8 @@
 package ledger
 
 import (
+	"context"
+	"fmt"
 	"slices"
 	"time"
 
@@ -22,18 +24,12 @@ import (
 // src/lexer/scan.go (while "src/*.go" holds no file below src/x.go/).
 //
 // Two globs overlap when some path could match both. The decision is
-// conservative: it may answer yes for two globs no path matches both of
-// (two segments with wildcards are told apart only by their literal
-// prefixes and suffixes), never no for two that share a path. Each
-// segment pair is decided so:
-//
-//	both literal            equal
-//	one literal             the literal matches the other (path.Match)
-//	both with wildcards     their literal prefixes agree (one starts the
-//	                        other) and so do their literal suffixes
-//
-// and "**" on either side may stand for any number of the other's
-// segments. TestPathsOverlap holds the table of cases.
+// exact (a product of automata, fold/glob.go), in time polynomial in the
+// globs' lengths; it errs only to the safe side: a class that matches no
+// rune, and a decision stopped by LockedPathCells or a signal, count as
+// overlapping. A writer sets globs of at most MaxPathSegments segments
+// and MaxPathLen bytes. TestPathsOverlap holds the table of cases,
+// TestPathsOverlapAgainstBruteForce the check against path.Match.
 
 // PathHolds returns the live reservations now, in claim order.
 func (b *Backlog) PathHolds() (out []Hold, err error) {
@@ -50,4 +46,69 @@ func (b *Backlog) PathHolds() (out []Hold, err error) {
 		return nil
 	})
 	return out, err
+}
+
+// LockedPathCells bounds the overlap decisions a write makes under the
+// writers' lock: about 30 ms of table cells on a 2-core VM (a worst pair
+// of 512-byte globs is about 260,000). Past it every further pair counts
+// as overlapping, so a claim passes over the card as held; Claim then
+// decides the pairs without the lock and tries once more.
+const LockedPathCells = 1 << 21
+
+// limitPaths starts a call's overlap decisions: at most cells table cells
+// (0: no limit), stopped by ctx or Options.Interrupted.
+func (b *Backlog) limitPaths(ctx context.Context, cells int64) {
+	b.state.SetPathsLimit(cells, func() bool {
+		return ctx.Err() != nil || (b.opts.Interrupted != nil && b.opts.Interrupted())
+	})
+}
+
+// pathsInterrupted is the error of a call whose overlap decisions a
+// signal stopped.
+func (b *Backlog) pathsInterrupted(ctx context.Context) error {
+	if stopped, cut := b.state.PathsStopped(); stopped && !cut {
+		if err := ctx.Err(); err != nil {
+			return fmt.Errorf("interrupted while deciding which paths overlap: %w", err)
+		}
+		return fmt.Errorf("interrupted while deciding which paths overlap: %w", context.Canceled)
+	}
+	return nil
+}
+
+// interruptible fails build when a signal stopped its overlap decisions:
+// the answers it built on are not the state's, and the caller gave up.
+func (b *Backlog) interruptible(ctx context.Context, build func(s *fold.State, at time.Time) ([]*Event, error)) func(s *fold.State, at time.Time) ([]*Event, error) {
+	return func(s *fold.State, at time.Time) ([]*Event, error) {
+		evs, err := build(s, at)
+		if ierr := b.pathsInterrupted(ctx); ierr != nil {
+			return nil, ierr
+		}
+		return evs, err
+	}
+}
+
+// warmPaths decides, without the lock and with no limit but a signal,
+// the overlaps a claim of r needs, so the write that follows finds them
+// decided. It is called only when a write under the lock ran out of
+// LockedPathCells.
+func (b *Backlog) warmPaths(ctx context.Context, r ClaimRequest) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if err := b.refresh(); err != nil {
+		return err
+	}
+	b.policy()
+	b.limitPaths(ctx, 0)
+	s, now := b.state, b.opts.Clock().UTC()
+	err := s.Resolve(func() {
+		if r.ID == "" {
+			s.Pick(Filter{Phase: r.Phase, Label: r.Label}, now)
+		} else if c := s.Find(r.ID); c != nil {
+			s.PathsHeldBy(c, now)
+		}
+	})
+	if err != nil {
+		return err
+	}
+	return b.pathsInterrupted(ctx)
 }

@@ -42,6 +42,13 @@ func TestPathsOverlap(t *testing.T) {
 		{"a/*/c", "a/b/*", true},
 		{"x/*/c", "y/*/c", false},
 		{"README.md", "src/**", false},
+		// Classes and stars are decided exactly, not by prefix and suffix.
+		{"src/[ab]*", "src/c*", false},
+		{"src/[ab]*", "src/?b*", true},
+		{"src/[^a]x", "src/ax", false},
+		{"src/*a*", "src/*b*", true},
+		{"src/a*b", "src/*c", false},
+		{"src/**/**/x", "src/y/**", true},
 	} {
 		if got := fold.PathsOverlap(tc.a, tc.b); got != tc.want {
 			t.Errorf("PathsOverlap(%q, %q) = %v, want %v", tc.a, tc.b, got, tc.want)

@@ -20,8 +20,9 @@ type ReviewRequest struct {
 	Reason string // approve: a note; reject: why (required)
 }
 
-// Approve marks a card in review done. The actor (or owner) who sent it to
-// review may not approve it unless review.allow_self is set.
+// Approve marks a card in review done. Neither the actor nor the owner who
+// sent it to review may approve (or reject) it unless review.allow_self is
+// set: the fold refuses it with ErrSelfReview.
 func (b *Backlog) Approve(ctx context.Context, r ReviewRequest) (Card, error) {
 	return b.verdict(ctx, r, OpApprove)
 }
@@ -44,16 +45,11 @@ func (b *Backlog) verdict(ctx context.Context, r ReviewRequest, op Op) (Card, er
 		if c == nil {
 			return nil, wire.Rule(ErrNotFound, "card %s not found", r.ID)
 		}
-		e := &Event{Op: op, Card: r.ID, Owner: r.Owner, Epoch: r.Epoch, Reason: r.Reason}
+		// The fold refuses a verdict by the submitter (fold.SelfReview);
+		// force: true carries review.allow_self into the event.
+		e := &Event{Op: op, Card: r.ID, Owner: r.Owner, Epoch: r.Epoch, Reason: r.Reason, Force: allowSelf}
 		if r.Epoch == 0 {
 			e.Epoch = c.ClaimEpoch
-		}
-		reviewer := r.Owner
-		if reviewer == "" {
-			reviewer = r.Mutation.Actor
-		}
-		if op == OpApprove && !allowSelf && c.Status == StatusReview && c.SubmittedBy != "" && c.SubmittedBy == reviewer {
-			return nil, Errorf(ErrSelfReview, "%s sent %s to review and cannot approve it: another reviewer must (or set review.allow_self: true in config.json)", reviewer, r.ID)
 		}
 		return []*Event{e}, nil
 	})
@@ -70,7 +66,7 @@ func (b *Backlog) Submit(ctx context.Context, r LeaseRequest) (Card, error) {
 }
 
 // ClaimReview takes a review lease on the best card waiting for review
-// that owner may review (one it did not send to review, unless
+// that owner and the actor may review (one neither sent to review, unless
 // review.allow_self), or on r.ID. A nil card means none was waiting.
 func (b *Backlog) ClaimReview(ctx context.Context, r ClaimRequest) (*Card, error) {
 	ttl, err := ttlSeconds(r.TTL, DefaultTTL)
@@ -89,13 +85,13 @@ func (b *Backlog) ClaimReview(ctx context.Context, r ClaimRequest) (*Card, error
 			if c = s.Find(r.ID); c == nil {
 				return nil, wire.Rule(ErrNotFound, "card %s not found", r.ID)
 			}
-			if !allowSelf && c.Status == StatusReview && c.SubmittedBy == r.Owner {
-				return nil, Errorf(ErrSelfReview, "%s sent %s to review and cannot review it (set review.allow_self: true in config.json to allow)", r.Owner, r.ID)
+			if !allowSelf && c.Status == StatusReview && fold.SelfReview(c, r.Mutation.Actor, r.Owner) {
+				return nil, Errorf(ErrSelfReview, "%s: %s sent %s to review and cannot review it (set review.allow_self: true in config.json to allow)", fold.SelfReviewRefused, fold.Submitter(c), r.ID)
 			}
 		} else {
 			f := Filter{Phase: r.Phase, Label: r.Label}
 			s.InClaimOrder(time.Time{}, func(cand *Card) bool {
-				if cand.Status == StatusReview && !cand.ReviewLeased(at) && f.Match(s, cand, at) && (allowSelf || cand.SubmittedBy != r.Owner) {
+				if cand.Status == StatusReview && !cand.ReviewLeased(at) && f.Match(s, cand, at) && (allowSelf || !fold.SelfReview(cand, r.Mutation.Actor, r.Owner)) {
 					c = cand
 				}
 				return c == nil

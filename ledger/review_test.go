@@ -8,8 +8,11 @@ import (
 	"time"
 )
 
-// stReview: card A was claimed by w1 (epoch 1) and sent to review by w1.
+// stReview: card A was claimed by w1 (epoch 1) and sent to review by w1
+// under the actor worker; the tests' other calls are by the actor tester.
 const stReview = "review"
+
+var worker = Mutation{Actor: "worker"}
 
 func doSubmit(owner string, epoch int64) func(e *env) error {
 	return func(e *env) error {
@@ -85,6 +88,10 @@ func reviewTransitions() []transition {
 			_, err := e.b.ClaimReview(e.ctx, ClaimRequest{Mutation: m, ID: "A", Owner: "w1", TTL: time.Minute})
 			return err
 		}, want: ErrConflict},
+		{name: "claim review by its author's actor", state: stReview, do: func(e *env) error {
+			_, err := e.b.ClaimReview(e.ctx, ClaimRequest{Mutation: worker, ID: "A", Owner: "rev", TTL: time.Minute})
+			return err
+		}, want: ErrSelfReview},
 		{name: "claim review held by another", state: stReview, prep: reviewedBy("rev"),
 			do: func(e *env) error {
 				_, err := e.b.ClaimReview(e.ctx, ClaimRequest{Mutation: m, ID: "A", Owner: "rev2", TTL: time.Minute})
@@ -127,6 +134,12 @@ func reviewTransitions() []transition {
 		{name: "approve by another reviewer", state: stReview, prep: reviewedBy("rev"),
 			do: doVerdict(OpApprove, "alice", "rev2", 2, ""), want: ErrFenced},
 		{name: "self-approval", state: stReview, do: doVerdict(OpApprove, "w1", "", 0, ""), want: ErrSelfReview},
+		// Either identity of the submitter is refused, whatever the other
+		// identity of the verdict, before any fence: the work stands.
+		{name: "self-approval by the actor", state: stReview, do: doVerdict(OpApprove, "worker", "", 0, ""), want: ErrSelfReview},
+		{name: "self-approval naming the submitter's owner", state: stReview, do: doVerdict(OpApprove, "alice", "w1", 1, ""), want: ErrSelfReview},
+		{name: "self-approval by the actor holding a review lease", state: stReview, prep: reviewedBy("rev"),
+			do: doVerdict(OpApprove, "worker", "rev", 2, ""), want: ErrSelfReview},
 		{name: "approve a card that moved on", state: stReview, do: doVerdict(OpApprove, "alice", "", 5, ""), want: ErrFenced},
 		{name: "approve ready", state: stReady, do: doVerdict(OpApprove, "alice", "", 0, ""), want: ErrFenced},
 		{name: "approve missing card", state: stAbsent, do: doVerdict(OpApprove, "alice", "", 0, ""), want: ErrNotFound},
@@ -137,7 +150,8 @@ func reviewTransitions() []transition {
 				t.Fatalf("rejected: %+v", c)
 			}
 		}},
-		{name: "reject by its author", state: stReview, op: OpReject, do: doVerdict(OpReject, "w1", "", 0, "not yet"), check: wantStatus(StatusReady)},
+		{name: "reject by its author", state: stReview, do: doVerdict(OpReject, "w1", "", 0, "not yet"), want: ErrSelfReview},
+		{name: "reject by its author's actor", state: stReview, do: doVerdict(OpReject, "worker", "", 0, "not yet"), want: ErrSelfReview},
 		{name: "reject without reason", state: stReview, do: doVerdict(OpReject, "alice", "", 0, ""), want: ErrInvalid},
 		{name: "reject done", state: stDone, do: doVerdict(OpReject, "alice", "", 0, "x"), want: ErrFenced},
 	}
@@ -175,7 +189,7 @@ func TestReviewGate(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := e.claim("A", "w1", time.Minute)
-	if _, err := e.b.Submit(e.ctx, LeaseRequest{Mutation: m, ID: "A", Owner: "w1", Epoch: c.ClaimEpoch}); err != nil {
+	if _, err := e.b.Submit(e.ctx, LeaseRequest{Mutation: worker, ID: "A", Owner: "w1", Epoch: c.ClaimEpoch}); err != nil {
 		t.Fatal(err)
 	}
 	if got, _ := e.b.Claim(e.ctx, ClaimRequest{Mutation: m, Owner: "w2", TTL: time.Minute}); got != nil {
@@ -199,7 +213,7 @@ func TestReviewGate(t *testing.T) {
 	if c.Attempts != 2 || c.RejectReason != "missing test" {
 		t.Fatalf("reclaimed after reject: %+v", c)
 	}
-	if _, err := e.b.Submit(e.ctx, LeaseRequest{Mutation: m, ID: "A", Owner: "w2", Epoch: c.ClaimEpoch}); err != nil {
+	if _, err := e.b.Submit(e.ctx, LeaseRequest{Mutation: worker, ID: "A", Owner: "w2", Epoch: c.ClaimEpoch}); err != nil {
 		t.Fatal(err)
 	}
 	if got, _ := e.b.Get("A"); got.RejectReason != "" {
@@ -234,7 +248,57 @@ func TestSelfApprovalAllowed(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.b = e.open()
-	if _, err := e.b.Approve(e.ctx, ReviewRequest{Mutation: Mutation{Actor: "w1"}, ID: "A"}); err != nil {
-		t.Fatalf("self-approval with allow_self: %v", err)
+	for _, self := range []ReviewRequest{{Mutation: Mutation{Actor: "w1"}, ID: "A"}, {Mutation: worker, ID: "A"}} {
+		if _, err := e.b.Approve(e.ctx, self); err != nil {
+			t.Fatalf("self-approval with allow_self: %v", err)
+		}
+		e = setupState(t, stReview)
+		if err := os.WriteFile(filepath.Join(e.dir, ConfigFile), []byte(`{"version":1,"review":{"allow_self":true}}`+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		e.b = e.open()
+	}
+}
+
+// TestSelfApprovalLineRefused: an approve by the submitter written into the
+// ledger by hand (or by an older bl, which checked only in the command)
+// does not fold: the card stays in review, the fold records a conflict and
+// doctor lists it as a self-approval. A reviewer can still decide it.
+func TestSelfApprovalLineRefused(t *testing.T) {
+	for _, self := range []Event{
+		{Actor: "worker"},                         // the submitter's actor
+		{Actor: "someone-else", Owner: "w1"},      // the submitter's owner
+		{Actor: "worker", Owner: "rev", Epoch: 1}, // the actor, naming another owner
+		{Actor: "worker", Reason: "no", Epoch: 1}, // a reject
+	} {
+		e := setupState(t, stReview)
+		last := e.lastEvent()
+		ev := self
+		ev.V, ev.ID, ev.At, ev.Op, ev.Card = 3, "ffffffffffffff01", last.At.Add(time.Millisecond), OpApprove, "A"
+		if ev.Reason != "" {
+			ev.Op = OpReject
+		}
+		if ev.Epoch == 0 {
+			ev.Epoch = 1
+		}
+		line, err := EncodeLine(&ev)
+		if err != nil {
+			t.Fatal(err)
+		}
+		e.appendRaw(line)
+		b := e.open()
+		if c, _ := b.Get("A"); c.Status != StatusReview {
+			t.Fatalf("%+v: a self-approval folded: %+v", self, c)
+		}
+		rep, err := Diagnose(e.dir, e.clk.Now())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(rep.SelfApprovals) != 1 || rep.SelfApprovals[0].Event != ev.ID || len(rep.Conflicts) != 1 {
+			t.Fatalf("%+v: doctor lists %+v (conflicts %+v)", self, rep.SelfApprovals, rep.Conflicts)
+		}
+		if _, err := b.Approve(e.ctx, ReviewRequest{Mutation: Mutation{Actor: "carol"}, ID: "A"}); err != nil {
+			t.Fatalf("approve by a reviewer after the refused line: %v", err)
+		}
 	}
 }

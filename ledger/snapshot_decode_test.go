@@ -48,7 +48,10 @@ func snapshotEvents() []*Event {
 	add := func(e *Event) {
 		at = at.Add(1234567 * time.Nanosecond)
 		n++
-		e.V, e.ID, e.At, e.Actor = 1, fmt.Sprintf("%016x", n), at, "alice@host"
+		e.V, e.ID, e.At = 1, fmt.Sprintf("%016x", n), at
+		if e.Actor == "" {
+			e.Actor = "alice@host"
+		}
 		if n%3 != 0 {
 			e.RequestID = fmt.Sprintf("req-%d-\"é\"", n)
 		}
@@ -100,7 +103,7 @@ func snapshotEvents() []*Event {
 	add(&Event{Op: OpCreate, Card: "reviewed", Fields: &Fields{Title: strp("reviewed"), Paths: strs("src/lexer/**", "docs/*.md")}})
 	add(&Event{Op: OpClaim, Card: "reviewed", Owner: "w", TTLSeconds: 60, ExpectVersion: 1, Epoch: 1})
 	add(&Event{Op: OpReview, Card: "reviewed", Owner: "w", Epoch: 1, Commit: "4f2a9c1", Branch: "bl/reviewed"})
-	add(&Event{Op: OpReject, Card: "reviewed", Epoch: 1, Reason: "needs a \"test\""})
+	add(&Event{Op: OpReject, Card: "reviewed", Actor: "bob@host", Epoch: 1, Reason: "needs a \"test\""})
 	return evs
 }
 

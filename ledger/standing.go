@@ -1,6 +1,7 @@
 package ledger
 
 import (
+	"context"
 	"time"
 
 	"github.com/bl-backlog/bl/ledger/internal/fold"
@@ -14,6 +15,7 @@ func (b *Backlog) Standings(cards []Card) (out []Standing, err error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.policy()
+	b.limitPaths(context.Background(), 0)
 	now := b.opts.Clock().UTC()
 	out = make([]Standing, len(cards))
 	err = b.state.Resolve(func() {
@@ -21,6 +23,9 @@ func (b *Backlog) Standings(cards []Card) (out []Standing, err error) {
 			out[i] = b.state.Standing(&cards[i], now)
 		}
 	})
+	if err == nil {
+		err = b.pathsInterrupted(context.Background())
+	}
 	if err != nil {
 		return nil, err
 	}

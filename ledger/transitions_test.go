@@ -56,7 +56,7 @@ func setupState(t *testing.T, state string) *env {
 		}
 	case stReview:
 		e.claim("A", "w1", time.Minute)
-		if _, err := e.b.Submit(e.ctx, LeaseRequest{Mutation: m, ID: "A", Owner: "w1", Epoch: 1, Reason: "see the branch", Commit: "4f2a9c1", Branch: "bl/A"}); err != nil {
+		if _, err := e.b.Submit(e.ctx, LeaseRequest{Mutation: worker, ID: "A", Owner: "w1", Epoch: 1, Reason: "see the branch", Commit: "4f2a9c1", Branch: "bl/A"}); err != nil {
 			t.Fatal(err)
 		}
 	default:

@@ -159,7 +159,8 @@ func (a *App) Open() (*ledger.Backlog, error) {
 		return nil, err
 	}
 	b, err := ledger.Open(dir, ledger.Options{Clock: a.now, LockTimeout: a.LockTimeout, Failpoint: failpointFrom(a.getenv),
-		AllowNetworkFS: a.getenv("BL_ALLOW_NETWORK_FS") == "1", Warn: a.Warn, Appended: a.keepAppended})
+		AllowNetworkFS: a.getenv("BL_ALLOW_NETWORK_FS") == "1", Warn: a.Warn, Appended: a.keepAppended,
+		Interrupted: func() bool { return a.ctx.Err() != nil }})
 	if err != nil {
 		return nil, err
 	}

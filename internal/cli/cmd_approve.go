@@ -15,8 +15,10 @@ type ApproveCmd struct {
 
 func (ApproveCmd) Help() string {
 	return `The card must be in review (bl complete --review). Whoever sent it to
-review cannot approve it unless config.json sets review.allow_self: true
-(exit 4, code self_review). A reviewer who took the review with
+review, by its actor (--actor, BL_ACTOR) or its owner, cannot approve or
+reject it unless config.json sets review.allow_self: true (exit 4, code
+self_review; not fenced: the work stands). Run reviews as another actor.
+A reviewer who took the review with
 bl claim --review passes --owner and --epoch; while that review lease is
 live nobody else may decide the card. A card that moved on since you looked
 (rejected, claimed, sent to review again) is refused: pass --epoch to be

@@ -218,6 +218,14 @@ func (a *App) printReport(w io.Writer, r *ledger.Report) {
 	for _, c := range r.Conflicts {
 		fmt.Fprintf(w, "  %s %s\n", text(c.Card), conflictText(c))
 	}
+	section("self-approvals refused by the review gate (an older bl let them through: the card is in review again; another reviewer decides it)", len(r.SelfApprovals))
+	for _, c := range r.SelfApprovals {
+		who := c.Actor
+		if c.Owner != "" {
+			who = c.Owner + " (actor " + c.Actor + ")"
+		}
+		fmt.Fprintf(w, "  %s %s by %s at %s\n", text(c.Card), c.Op, text(who), c.At)
+	}
 	section("expired leases (bl reclaim returns them)", len(r.ExpiredLeases))
 	for _, l := range r.ExpiredLeases {
 		fmt.Fprintf(w, "  %s held by %s epoch %d, expired %s\n", l.Card, text(l.Owner), l.Epoch, stamp(&l.ExpiredAt))

@@ -3,8 +3,11 @@ package cli
 import (
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"strings"
 
+	"github.com/bl-backlog/bl/internal/gitdir"
 	"github.com/bl-backlog/bl/internal/gitwork"
 	"github.com/bl-backlog/bl/ledger"
 )
@@ -12,7 +15,7 @@ import (
 // PathsCmd checks files against the paths live claims hold.
 type PathsCmd struct {
 	Action string   `arg:"" enum:"check,list" help:"check: refuse files another owner holds; list: the paths held now."`
-	Files  []string `arg:"" optional:"" placeholder:"FILE" help:"Files to check, from the repository root (default: the files staged for commit)."`
+	Files  []string `arg:"" optional:"" placeholder:"FILE" help:"Files to check, as the shell names them: relative to the current directory, or absolute inside the repository (default: the files staged for commit)."`
 	Owner  string   `help:"Your lease owner: files your own claims hold pass (default: the actor)."`
 }
 
@@ -27,9 +30,18 @@ commit, so it works as a git pre-commit hook:
     #!/bin/sh
     exec bl paths check --owner "$BL_OWNER"
 
-Globs are from the repository root: '*' stays within a path segment, '**'
-spans any number of them, and a glob whose last segment has no wildcard
-also covers everything below it (src/lexer holds src/lexer/scan.go).
+Reservations are advisory: bl claim honours them, but nothing stops an
+edit or a commit of a held file unless the pre-commit hook above is
+installed (or bl run's worktrees commit through it).
+
+Files are named as the shell names them: relative to the current directory
+(in a subdirectory too) or absolute; bl checks each as its path from the
+root of the repository it lies in (src/../src/x.go, ./src//x.go and
+$PWD/src/x.go are all src/x.go). A file outside the repository is refused
+(exit 2). Globs are from the repository root: '*' stays within a path
+segment, '**' spans any number of them, and a glob whose last segment has
+no wildcard also covers everything below it (src/lexer holds
+src/lexer/scan.go).
 
 Examples:
 
@@ -73,6 +85,8 @@ func (c *PathsCmd) Run(a *App) error {
 		if files, err = gitwork.StagedFiles(a.ctx, "."); err != nil {
 			return err
 		}
+	} else if files, err = a.repoPaths(files); err != nil {
+		return err
 	}
 	me := a.Owner(c.Owner)
 	hits := []pathHit{}
@@ -109,4 +123,57 @@ func slicesAny(list []string, f func(string) bool) bool {
 		}
 	}
 	return false
+}
+
+// repoPaths names each file as its path from the root of the repository
+// the current directory lies in (the directory holding .git; without one,
+// the one holding the backlog): "src/../src/x.go", "./src//x.go", an
+// absolute path and a path from a subdirectory all name the file a glob
+// names. A file outside the repository is refused.
+func (a *App) repoPaths(files []string) ([]string, error) {
+	wd, err := os.Getwd()
+	if err != nil {
+		return nil, err
+	}
+	root, err := gitdir.Root(wd)
+	if err != nil {
+		dir, ferr := a.findDir()
+		if ferr != nil {
+			return nil, ferr
+		}
+		root = filepath.Dir(dir)
+	}
+	out := make([]string, 0, len(files))
+	for _, f := range files {
+		if strings.TrimSpace(f) == "" {
+			return nil, usagef("an empty file name")
+		}
+		abs := f
+		if !filepath.IsAbs(abs) {
+			abs = filepath.Join(wd, f)
+		}
+		rel, ok := within(root, filepath.Clean(abs))
+		if !ok {
+			// The same directory by another name (a symbolic link)?
+			r, rerr := filepath.EvalSymlinks(root)
+			d, derr := filepath.EvalSymlinks(filepath.Dir(abs))
+			if rerr == nil && derr == nil {
+				rel, ok = within(r, filepath.Join(d, filepath.Base(abs)))
+			}
+		}
+		if !ok {
+			return nil, usagef(fmt.Sprintf("%s is outside the repository at %s: name files inside it", text(f), text(root)))
+		}
+		out = append(out, rel)
+	}
+	return out, nil
+}
+
+// within is path p from root, slash-separated, when p lies below root.
+func within(root, p string) (string, bool) {
+	rel, err := filepath.Rel(root, p)
+	if err != nil || rel == "." || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return "", false
+	}
+	return filepath.ToSlash(rel), true
 }

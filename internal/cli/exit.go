@@ -108,6 +108,8 @@ func hint(code string) string {
 		return "run `bl init` in the repository, or point --dir / BL_DIR at a .backlog directory"
 	case "fenced":
 		return "your lease is gone: stop work on this card and claim again"
+	case "self_review":
+		return "your work stands: a reviewer with another actor (--actor / BL_ACTOR) and owner approves or rejects it"
 	case "lock_timeout":
 		return "another bl process holds .backlog/lock; retry, or raise --lock-timeout"
 	case "corrupt":

@@ -155,7 +155,10 @@ Exit codes:
        code ambiguous_id, the candidates listed)
     3  not found (card, or no backlog)
     4  conflict: stale epoch, not the owner, invalid transition, cycle, duplicate
-       id, a request id reused for another request
+       id, a request id reused for another request; --json's "code" tells
+       them apart: "fenced" (your lease is gone: stop), "self_review" (you
+       sent the card to review: another actor and owner must decide it; your
+       work stands), "paths_held", "conflict"
     5  lock busy: timed out waiting for .backlog/lock
     6  corrupt backlog (or written by a newer bl), or a file in .backlog that is
        a symbolic link out of it

@@ -39,6 +39,13 @@ func connect(t *testing.T) (*mcp.ClientSession, string) {
 	if _, err := ledger.Init(backlog); err != nil {
 		t.Fatal(err)
 	}
+	return connectAs(t, dir, "agent-host"), backlog
+}
+
+// connectAs starts another `bl mcp` on the backlog of dir, as actor.
+func connectAs(t *testing.T, dir, actor string) *mcp.ClientSession {
+	t.Helper()
+	backlog := filepath.Join(dir, ".backlog")
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
@@ -49,7 +56,7 @@ func connect(t *testing.T) (*mcp.ClientSession, string) {
 	}
 	cmd := exec.Command(exe, "mcp")
 	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "BL_TEST_MAIN=bl", "BL_GIT="+blGit, "BL_DIR="+backlog, "BL_ACTOR=agent-host")
+	cmd.Env = append(os.Environ(), "BL_TEST_MAIN=bl", "BL_GIT="+blGit, "BL_DIR="+backlog, "BL_ACTOR="+actor)
 	cmd.Stderr = os.Stderr
 	client := mcp.NewClient(&mcp.Implementation{Name: "bl-test", Version: "1"}, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -59,7 +66,7 @@ func connect(t *testing.T) (*mcp.ClientSession, string) {
 		t.Fatalf("initialize: %v", err)
 	}
 	t.Cleanup(func() { cs.Close() })
-	return cs, backlog
+	return cs
 }
 
 // call calls a tool and returns its text and structured content; it must
@@ -252,7 +259,8 @@ func TestMCPRunsHooks(t *testing.T) {
 // TestMCPReviewSearchHandoff: the tools for the review gate, search,
 // typed links and handoff run their commands as the command line does.
 func TestMCPReviewSearchHandoff(t *testing.T) {
-	cs, _ := connect(t)
+	cs, backlog := connect(t)
+	ws, rs := cs, connectAs(t, filepath.Dir(backlog), "reviewer-host")
 	call(t, cs, "create", map[string]any{"title": "fix the login form", "id": "R1"})
 	call(t, cs, "create", map[string]any{"title": "docs", "id": "R2"})
 	call(t, cs, "create", map[string]any{"title": "old login", "id": "R3"})
@@ -280,12 +288,31 @@ func TestMCPReviewSearchHandoff(t *testing.T) {
 		t.Fatalf("heartbeat after handoff: %v", e)
 	}
 
-	// Review: w2 sends it to review; a reviewer claims it, rejects, and
-	// after the fix approves.
+	// Review: w2 sends it to review; a reviewer (another agent, its own
+	// server and actor) claims it, rejects, and after the fix approves.
 	_, r := call(t, cs, "complete", map[string]any{"id": "R1", "owner": "w2", "epoch": field(h, "claim_epoch"), "review": true, "branch": "bl/R1"})
 	if field(r, "status") != "review" || field(r, "branch") != "bl/R1" {
 		t.Fatalf("complete with review: %v", r)
 	}
+	// The worker may not decide its own review, by its actor (this
+	// server's) or by the owner it worked as, whatever else it names.
+	for _, self := range []struct {
+		cs   *mcp.ClientSession
+		args map[string]any
+	}{
+		{cs, map[string]any{"id": "R1", "owner": "reviewer", "epoch": field(h, "claim_epoch")}},
+		{rs, map[string]any{"id": "R1", "owner": "w2", "epoch": field(h, "claim_epoch")}},
+	} {
+		_, e := call(t, self.cs, "approve", self.args, true)
+		if field(e, "code") != "self_review" || field(e, "exit_code") != float64(4) {
+			t.Fatalf("approve %v: %v", self.args, e)
+		}
+	}
+	_, e = call(t, cs, "reject", map[string]any{"id": "R1", "owner": "someone", "epoch": field(h, "claim_epoch"), "reason": "mine"}, true)
+	if field(e, "code") != "self_review" {
+		t.Fatalf("reject by the worker: %v", e)
+	}
+	cs = rs // the reviewer's calls
 	_, rc := call(t, cs, "claim", map[string]any{"owner": "reviewer", "review": true})
 	if field(rc, "id") != "R1" {
 		t.Fatalf("review claim: %v", rc)
@@ -294,8 +321,8 @@ func TestMCPReviewSearchHandoff(t *testing.T) {
 	if field(rej, "status") != "ready" || field(rej, "reject_reason") != "needs a test" {
 		t.Fatalf("reject: %v", rej)
 	}
-	_, c2 := call(t, cs, "claim", map[string]any{"owner": "w2", "id": "R1"})
-	call(t, cs, "complete", map[string]any{"id": "R1", "owner": "w2", "epoch": field(c2, "claim_epoch"), "review": true})
+	_, c2 := call(t, ws, "claim", map[string]any{"owner": "w2", "id": "R1"})
+	call(t, ws, "complete", map[string]any{"id": "R1", "owner": "w2", "epoch": field(c2, "claim_epoch"), "review": true})
 	_, rc2 := call(t, cs, "claim", map[string]any{"owner": "reviewer", "review": true})
 	_, ok := call(t, cs, "approve", map[string]any{"id": "R1", "owner": "reviewer", "epoch": field(rc2, "claim_epoch")})
 	if field(ok, "status") != "done" {

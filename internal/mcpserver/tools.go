@@ -239,7 +239,7 @@ var tools = []tool{
 	newTool[searchArgs]("search", "search", readOnly, "cards",
 		`Find cards by words (any case) in their id, title, labels, acceptance, body or notes; id and title matches first. Read only. Returns {"cards": [...], "more": bool}.`),
 	newTool[approveArgs]("approve", "approve", destructive, "",
-		`Approve a card in review: it is done, and cards that depend on it go on. Claim it first with claim and review: true, and pass the epoch that returned; you may not approve a card you sent to review yourself.`),
+		`Approve a card in review: it is done, and cards that depend on it go on. Claim it first with claim and review: true, and pass the epoch that returned; you may not approve or reject a card you sent to review yourself, by this server's actor or by the owner you worked as (error code self_review: your work stands; another reviewer decides it).`),
 	newTool[rejectArgs]("reject", "reject", destructive, "",
 		`Reject a card in review: it goes back to ready with your reason kept on it for the next worker. Claim it first with claim and review: true, and pass the epoch that returned.`),
 	newTool[handoffArgs]("handoff", "handoff", destructive, "",

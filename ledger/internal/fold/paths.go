@@ -13,6 +13,30 @@ import (
 // MaxPathLen bounds one glob of a card's paths.
 const MaxPathLen = 512
 
+// MaxPathSegments bounds the segments of a glob a writer sets (create,
+// update). The fold reads longer ones an older bl wrote: their overlaps
+// are decided in polynomial time all the same (glob.go).
+const MaxPathSegments = 32
+
+// CheckNewPaths is the writer's check of the globs a create or update
+// sets, beyond the fold's (ValidPath): at most MaxPathSegments segments.
+func CheckNewPaths(paths []string) error {
+	for _, p := range paths {
+		if n := strings.Count(p, "/") + 1; n > MaxPathSegments {
+			return wire.Rule(wire.ErrInvalid, "path %q has %d segments; a glob may have at most %d", clip(p), n, MaxPathSegments)
+		}
+	}
+	return nil
+}
+
+// clip shortens a glob for a message.
+func clip(p string) string {
+	if len(p) > 40 {
+		return p[:40] + "…"
+	}
+	return p
+}
+
 // checkPaths validates the globs a create or update sets.
 func checkPaths(id string, paths *[]string) error {
 	if paths == nil {
@@ -36,7 +60,7 @@ func ValidPath(p string) error {
 	case strings.TrimSpace(p) == "":
 		return wire.Rule(wire.ErrInvalid, "an empty path")
 	case len(p) > MaxPathLen:
-		return wire.Rule(wire.ErrInvalid, "path %q is longer than %d bytes", p[:32]+"…", MaxPathLen)
+		return wire.Rule(wire.ErrInvalid, "path %q is longer than %d bytes", clip(p), MaxPathLen)
 	case strings.HasPrefix(p, "/"):
 		return wire.Rule(wire.ErrInvalid, "path %q is absolute: name it from the repository root, without the leading /", p)
 	case strings.ContainsAny(p, "\\\x00\n\r"):
@@ -54,9 +78,9 @@ func ValidPath(p string) error {
 }
 
 // PathsOverlap reports whether some path could match both globs a and b
-// (conservatively: see the rules above).
+// (exactly, but for the cases glob.go names, where it says yes).
 func PathsOverlap(a, b string) bool {
-	return segsOverlap(globSegs(a), globSegs(b))
+	return listsMeet(parseGlob(a), parseGlob(b), &meter{})
 }
 
 // globSegs splits a glob into its segments, with a "**" after a last
@@ -70,61 +94,12 @@ func globSegs(g string) []string {
 	return segs
 }
 
-func segsOverlap(a, b []string) bool {
-	switch {
-	case len(a) == 0 && len(b) == 0:
-		return true
-	case len(a) > 0 && a[0] == "**":
-		// ** stands for none of b's segments, or for b's first and maybe more.
-		return segsOverlap(a[1:], b) || (len(b) > 0 && segsOverlap(a, b[1:]))
-	case len(b) > 0 && b[0] == "**":
-		return segsOverlap(a, b[1:]) || (len(a) > 0 && segsOverlap(a[1:], b))
-	case len(a) == 0 || len(b) == 0:
-		return false
-	}
-	return segOverlap(a[0], b[0]) && segsOverlap(a[1:], b[1:])
-}
-
 const globChars = "*?["
-
-// segOverlap reports whether one path segment could match both x and y.
-func segOverlap(x, y string) bool {
-	xw, yw := strings.ContainsAny(x, globChars), strings.ContainsAny(y, globChars)
-	switch {
-	case !xw && !yw:
-		return x == y
-	case !xw:
-		ok, _ := path.Match(y, x)
-		return ok
-	case !yw:
-		ok, _ := path.Match(x, y)
-		return ok
-	}
-	xp, yp := x[:strings.IndexAny(x, globChars)], y[:strings.IndexAny(y, globChars)]
-	if !strings.HasPrefix(xp, yp) && !strings.HasPrefix(yp, xp) {
-		return false
-	}
-	xs, ys := x[strings.LastIndexAny(x, globChars+"]")+1:], y[strings.LastIndexAny(y, globChars+"]")+1:]
-	return strings.HasSuffix(xs, ys) || strings.HasSuffix(ys, xs)
-}
 
 // PathMatches reports whether file (a slash-separated path from the
 // repository root) is covered by glob.
 func PathMatches(glob, file string) bool {
-	return segsMatch(globSegs(glob), strings.Split(strings.TrimPrefix(file, "./"), "/"))
-}
-
-func segsMatch(g, f []string) bool {
-	switch {
-	case len(g) == 0:
-		return len(f) == 0
-	case g[0] == "**":
-		return segsMatch(g[1:], f) || (len(f) > 0 && segsMatch(g, f[1:]))
-	case len(f) == 0:
-		return false
-	}
-	ok, _ := path.Match(g[0], f[0])
-	return ok && segsMatch(g[1:], f[1:])
+	return listsMeet(parseGlob(glob), literalSegs(strings.TrimPrefix(file, "./")), &meter{})
 }
 
 // PathHolders returns the cards that hold paths at now, in claim order.
@@ -166,22 +141,105 @@ func (s *State) PathsHeldBy(c *wire.Card, now time.Time) *wire.Card {
 		return nil
 	}
 	for _, h := range s.PathHolders(now) {
-		if h.ID != c.ID && overlapAny(h.Paths, c.Paths) {
+		if h.ID != c.ID && s.overlapAny(h, c) {
 			return h
 		}
 	}
 	return nil
 }
 
-func overlapAny(a, b []string) bool {
-	for _, x := range a {
-		for _, y := range b {
-			if PathsOverlap(x, y) {
-				return true
+// overlapAny reports whether some glob of holder h overlaps some glob of
+// c. A decision that cost much is kept for the two cards as they are (their
+// versions), so a claim that decided it without the lock finds it decided
+// under the lock.
+func (s *State) overlapAny(h, c *wire.Card) bool {
+	w := &s.paths
+	k := pairKey{h.ID, c.ID, h.Version, c.Version}
+	if v, ok := w.memo[k]; ok {
+		return v
+	}
+	before := w.m.n
+	v := false
+	for _, x := range h.Paths {
+		for _, y := range c.Paths {
+			if v = s.overlap(x, y); v {
+				break
 			}
 		}
+		if v {
+			break
+		}
 	}
-	return false
+	if w.m.stopped {
+		return true
+	}
+	if w.m.n-before > memoCells {
+		if w.memo == nil || len(w.memo) >= memoMax {
+			w.memo = map[pairKey]bool{}
+		}
+		w.memo[k] = v
+	}
+	return v
+}
+
+// pairKey names a holder and a card, each at a version.
+type pairKey struct {
+	h, c   string
+	hv, cv int64
+}
+
+// pathsWork bounds the overlap decisions of one call (SetPathsLimit) and
+// keeps the answers that cost much (a claim decides them first under the
+// lock, and if they run past its limit, again without it).
+type pathsWork struct {
+	m      meter
+	memo   map[pairKey]bool
+	parsed map[string][]segment
+}
+
+// parse is parseGlob, each glob parsed once.
+func (w *pathsWork) parse(g string) []segment {
+	if p, ok := w.parsed[g]; ok {
+		return p
+	}
+	if w.parsed == nil || len(w.parsed) >= memoMax {
+		w.parsed = map[string][]segment{}
+	}
+	p := parseGlob(g)
+	w.parsed[g] = p
+	return p
+}
+
+// memoCells: a decision between two cards that costs more than this
+// (table cells, and one per pair of globs) is kept.
+const memoCells = 1 << 10
+
+// memoMax bounds the answers and parsed globs kept.
+const memoMax = 1 << 16
+
+// SetPathsLimit starts a call's overlap decisions: at most cells table
+// cells (0: no limit), and stop asked every few thousand cells whether
+// to give up. Past either, every decision answers "overlap" (the
+// conservative side) and PathsStopped reports it.
+func (s *State) SetPathsLimit(cells int64, stop func() bool) {
+	m := &s.paths.m
+	m.limit, m.stop, m.n, m.stopped = max(cells, 0), stop, 0, false
+}
+
+// PathsStopped reports whether the call's overlap decisions gave up: the
+// limit ran out (PathsCut) or stop said so.
+func (s *State) PathsStopped() (stopped, cut bool) {
+	m := &s.paths.m
+	return m.stopped, m.stopped && m.limit > 0 && m.n > m.limit
+}
+
+// overlap is PathsOverlap under the call's meter.
+func (s *State) overlap(a, b string) bool {
+	w := &s.paths
+	if w.m.tick(1) {
+		return true
+	}
+	return listsMeet(w.parse(a), w.parse(b), &w.m)
 }
 
 // ErrPathsHeld: the card's paths overlap paths another card holds (exit

@@ -51,6 +51,7 @@ func applySubmit(_ *State, c *wire.Card, e *wire.Event) {
 	c.Status = wire.StatusReview
 	c.CloseNote = e.Reason
 	c.SubmittedBy = wire.Closer(e)
+	c.SubmittedActor = e.Actor
 	c.RejectReason = ""
 	c.BlockedReason = ""
 	recordWork(c, e)
@@ -88,10 +89,14 @@ func applyClaimReview(_ *State, c *wire.Card, e *wire.Event) {
 // the epoch the reviewer saw (a card that moved on since is refused), and a
 // reviewer holding a live review lease is the only one who may decide it.
 // A verdict that names an owner is that reviewer's, fenced like a
-// heartbeat.
+// heartbeat. A verdict by whoever sent the card to review is refused before
+// the fence (SelfReview): it is a conflict, and the work stands.
 func checkVerdict(_ *State, c *wire.Card, e *wire.Event) error {
 	if c.Status != wire.StatusReview {
 		return wire.Rule(wire.ErrFenced, "card %s is %s, not in review: it moved on; look again", c.ID, c.Status)
+	}
+	if !e.Force && SelfReview(c, e.Actor, e.Owner) {
+		return wire.Rule(ErrSelfReview, "%s: %s sent %s to review and may not %s it; another reviewer must (or set review.allow_self: true in config.json)", SelfReviewRefused, Submitter(c), c.ID, e.Op)
 	}
 	if e.Epoch != c.ClaimEpoch {
 		return wire.Rule(wire.ErrFenced, "%s of %s names epoch %d but the card is at epoch %d: it moved on; look again", e.Op, c.ID, e.Epoch, c.ClaimEpoch)
@@ -133,5 +138,32 @@ func applyReject(_ *State, c *wire.Card, e *wire.Event) {
 }
 
 // ErrSelfReview: the reviewer sent the card to review and config.json does
-// not allow self-approval (review.allow_self).
+// not allow self-approval (review.allow_self). A conflict, not a fence: the
+// work under review stands, someone else must decide it.
 var ErrSelfReview = fmt.Errorf("%w: self-approval", wire.ErrConflict)
+
+// SelfReviewRefused opens the reason of every verdict the gate refuses, so
+// doctor can tell them among the conflicts a ledger records.
+const SelfReviewRefused = "self-review refused"
+
+// SelfReview reports whether a verdict sent by actor (and owner, when it
+// names one) comes from either identity that sent c to review. A verdict
+// event says the gate was waived (review.allow_self, read when it was
+// written) with force: true; the fold takes the policy from the event, as it
+// takes a retry backoff, so every clone folds it alike. Names are not
+// authentication: this stops a careless or confused agent, not anyone who
+// can write the ledger.
+func SelfReview(c *wire.Card, actor, owner string) bool {
+	is := func(who string) bool {
+		return who != "" && (who == c.SubmittedBy || who == c.SubmittedActor)
+	}
+	return is(actor) || is(owner)
+}
+
+// Submitter names who sent c to review, for messages.
+func Submitter(c *wire.Card) string {
+	if c.SubmittedActor != "" && c.SubmittedActor != c.SubmittedBy {
+		return c.SubmittedBy + " (actor " + c.SubmittedActor + ")"
+	}
+	return c.SubmittedBy
+}

@@ -39,6 +39,7 @@ type State struct {
 	// not hold an epic back (a rule of selection, never of the fold).
 	claimEpics bool
 	held       heldCache // the path holders, as last computed (paths.go)
+	paths      pathsWork // the overlap decisions of a call (paths.go)
 }
 
 // NewState returns the state of an empty ledger.

@@ -857,6 +857,10 @@ func appendCard(dst []byte, v *Card) (_ []byte, ok bool) {
 		dst = append(dst, ",\"submitted_by\":"...)
 		dst = appendString(dst, v.SubmittedBy)
 	}
+	if v.SubmittedActor != "" {
+		dst = append(dst, ",\"submitted_actor\":"...)
+		dst = appendString(dst, v.SubmittedActor)
+	}
 	if v.RejectReason != "" {
 		dst = append(dst, ",\"reject_reason\":"...)
 		dst = appendString(dst, v.RejectReason)
@@ -1021,6 +1025,9 @@ func (d *fastDecoder) cardMembers(i int, v *Card, blk *cardBlock) int {
 	if j := lit(b, lit(b, i, ",\"submit"), "ted_by\":"); j >= 0 {
 		i = d.str(j, &v.SubmittedBy)
 	}
+	if j := lit(b, lit(b, lit(b, i, ",\"submit"), "ted_acto"), "r\":"); j >= 0 {
+		i = d.str(j, &v.SubmittedActor)
+	}
 	if j := lit(b, lit(b, lit(b, i, ",\"reject"), "_reason\""), ":"); j >= 0 {
 		i = d.str(j, &v.RejectReason)
 	}
@@ -1155,6 +1162,9 @@ func cardSize(v *Card) int {
 	if v.SubmittedBy != "" {
 		n += 18 + len(v.SubmittedBy)
 	}
+	if v.SubmittedActor != "" {
+		n += 21 + len(v.SubmittedActor)
+	}
 	if v.RejectReason != "" {
 		n += 19 + len(v.RejectReason)
 	}
@@ -1185,7 +1195,7 @@ func cardBound(v *Card, strLen func(string) int) int {
 	if v == nil {
 		return 0
 	}
-	n := 2682
+	n := 2720
 	n += strLen(v.ID)
 	n += strLen(v.Title)
 	n += strLen(v.Body)
@@ -1211,6 +1221,7 @@ func cardBound(v *Card, strLen func(string) int) int {
 	n += strLen(v.Branch)
 	n += strLen(v.Commit)
 	n += strLen(v.SubmittedBy)
+	n += strLen(v.SubmittedActor)
 	n += strLen(v.RejectReason)
 	n += failureBound(v.LastFailure, strLen)
 	n += strLen(v.ClosedBy)

@@ -233,10 +233,13 @@ type Card struct {
 	// the review request.
 	Branch string `json:"branch,omitempty"`
 	Commit string `json:"commit,omitempty"`
-	// SubmittedBy sent the card to review; RejectReason is why the last
-	// review sent it back (kept until it is sent to review again).
-	SubmittedBy  string `json:"submitted_by,omitempty"`
-	RejectReason string `json:"reject_reason,omitempty"`
+	// SubmittedBy sent the card to review (its owner, or its actor when
+	// it named no owner) and SubmittedActor is the actor of that event:
+	// neither may decide the review. RejectReason is why the last review
+	// sent it back (kept until it is sent to review again).
+	SubmittedBy    string `json:"submitted_by,omitempty"`
+	SubmittedActor string `json:"submitted_actor,omitempty"`
+	RejectReason   string `json:"reject_reason,omitempty"`
 	// LastFailure is why the last attempt failed; ClosedBy who finished
 	// the card (the completer, or the reviewer who approved it).
 	LastFailure *Failure `json:"last_failure,omitempty"`
