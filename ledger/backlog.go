@@ -39,6 +39,17 @@ type Options struct {
 	Appended func(events []*Event)
 }
 
+// OnAppended returns ctx carrying fn: each write made with it (or a
+// context derived from it) gives fn its events once they are durable and
+// folded, as Options.Appended does for every write of a handle, under the
+// writers' lock. It is how one caller of a shared handle collects its own
+// writes (a tool call's hooks) without seeing another caller's.
+func OnAppended(ctx context.Context, fn func(events []*Event)) context.Context {
+	return context.WithValue(ctx, appendedKey{}, fn)
+}
+
+type appendedKey struct{}
+
 // DefaultLockTimeout is how long a writer waits for the lock by default.
 const DefaultLockTimeout = 10 * time.Second
 
@@ -64,8 +75,6 @@ type Backlog struct {
 	stale      bool            // the state is not the fold of the files (a fold stopped): reload before use
 	normalForm bool            // the files disagree and the state is their normal form, folded in memory
 	warned     map[string]bool // messages already passed to Options.Warn (under mu)
-	stage      StageCheck      // set while Stage runs: the next write is staged, not appended (under mu)
-	staged     *Staged         // the write Stage staged (under mu)
 }
 
 // Mutation is what every write request carries.
@@ -163,7 +172,7 @@ func (b *Backlog) write(ctx context.Context, m Mutation, op Op, build func(s *fo
 		if err := b.readRequest(m.RequestID); err != nil {
 			return err
 		}
-		cards, err = b.writeLocked(m, op, resolved(build))
+		cards, err = b.writeLocked(ctx, m, op, resolved(build))
 		return err
 	})
 	return cards, err
@@ -219,7 +228,7 @@ func (b *Backlog) withLock(ctx context.Context, fn func() error) (err error) {
 	return err
 }
 
-func (b *Backlog) writeLocked(m Mutation, op Op, build func(s *fold.State, at time.Time) ([]*Event, error)) ([]Card, error) {
+func (b *Backlog) writeLocked(ctx context.Context, m Mutation, op Op, build func(s *fold.State, at time.Time) ([]*Event, error)) ([]Card, error) {
 	if m.RequestID != "" {
 		if r, ok := b.state.Receipt(m.RequestID); ok {
 			c, _ := b.state.Card(r.Card)
@@ -280,21 +289,21 @@ func (b *Backlog) writeLocked(m Mutation, op Op, build func(s *fold.State, at ti
 		events[i] = e
 		buf = append(buf, line...)
 	}
-	if b.stage != nil {
+	if st := b.stageOf(ctx); st != nil {
 		w := &Staged{Events: events, Lines: buf}
-		if err := b.stage(&State{b.state}, w); err != nil {
+		if err := st.check(&State{b.state}, w); err != nil {
 			return nil, err
 		}
-		b.stage, b.staged = nil, w
+		st.check, st.staged = nil, w
 		return nil, errStaged
 	}
-	return b.appendChecked(events, buf)
+	return b.appendChecked(ctx, events, buf)
 }
 
 // appendChecked appends events, checked against the state under the lock,
 // as buf (their encoded lines), applies them and returns the cards they
 // touched as they stand after.
-func (b *Backlog) appendChecked(events []*Event, buf []byte) ([]Card, error) {
+func (b *Backlog) appendChecked(ctx context.Context, events []*Event, buf []byte) ([]Card, error) {
 	if err := b.appendDurably(buf); err != nil {
 		return nil, err
 	}
@@ -310,6 +319,9 @@ func (b *Backlog) appendChecked(events []*Event, buf []byte) ([]Card, error) {
 	b.pos.lines += len(events)
 	if b.opts.Appended != nil {
 		b.opts.Appended(events)
+	}
+	if fn, _ := ctx.Value(appendedKey{}).(func([]*Event)); fn != nil {
+		fn(events)
 	}
 	cards := b.cardsOf(events)
 	b.maybeCompact()

@@ -36,8 +36,9 @@ type Git interface {
 	Claim(ctx context.Context, b *ledger.Backlog, r RemoteWrite, req ledger.ClaimRequest) (*ledger.Card, error)
 	// Lease runs a heartbeat, release, completion or block (do) through a
 	// remote: it is acknowledged once the push carrying it succeeded. do
-	// stamps its event with the request id it is given.
-	Lease(ctx context.Context, b *ledger.Backlog, r RemoteWrite, requestID string, do func(rid string) (ledger.Card, error)) (ledger.Card, error)
+	// stamps its event with the request id it is given, and writes with
+	// the context it is given (the remote stages the write through it).
+	Lease(ctx context.Context, b *ledger.Backlog, r RemoteWrite, requestID string, do func(ctx context.Context, rid string) (ledger.Card, error)) (ledger.Card, error)
 	// ErrorCode is the --json code of a git error, "" for other errors.
 	// Git errors exit with code 1.
 	ErrorCode(err error) string

@@ -170,7 +170,7 @@ func (s *Syncer) leaseRounds(ctx context.Context, rid string, write func(ctx con
 			return res, nil, err
 		}
 		var card string
-		staged, err := s.b.Stage(s.checkLease, func() error {
+		staged, err := s.b.Stage(ctx, s.checkLease, func(ctx context.Context) error {
 			card, err = write(ctx)
 			return err
 		})
