@@ -60,9 +60,11 @@ bench: build
 demo: build
 	./scripts/demo.sh $(BIN)
 
-# The race and crash harnesses at full size: 64 processes, 1500 kills.
+# The race and crash harnesses at full size (64 processes, 1500 kills),
+# and the cross-compilation check of the platform-specific packages.
 stress:
 	BL_STRESS=1 $(GO) test -race -count=1 -timeout 60m -v ./proof/
+	BL_STRESS=1 $(GO) test -count=1 -run '^TestCrossBuild$$' ./internal/dist/
 
 # Release archives for linux, darwin and windows on amd64 and arm64, with
 # SHA256SUMS, in dist/: reproducible (the same commit gives the same

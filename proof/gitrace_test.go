@@ -219,10 +219,7 @@ func TestGitRemoteClaimRace(t *testing.T) {
 		}
 	}
 
-	deadline := 8 * time.Minute
-	if stress() {
-		deadline = 20 * time.Minute
-	}
+	deadline := patience(t)
 	timer := time.AfterFunc(deadline, func() { fail("the race did not finish within %s", deadline) })
 	defer timer.Stop()
 	start := time.Now()
