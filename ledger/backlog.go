@@ -37,7 +37,21 @@ type Options struct {
 	// are durable and folded. It is called under the writers' lock, so it
 	// must only record them (hooks run them after the call returns).
 	Appended func(events []*Event)
+	// SlowSync is how long an append's fsync may take before Warn is told
+	// (the disk is slow, and every writer waits on it): 0 means
+	// DefaultSlowSync, a negative value never warns. bl reads it from
+	// BL_SLOW_FSYNC.
+	SlowSync time.Duration
+	// Synced, when set, is given how long each append's fsync took (bl
+	// serve's bl_fsync_seconds). It is called under the writers' lock.
+	Synced func(d time.Duration)
 }
+
+// DefaultSlowSync is the fsync time past which an append warns by
+// default: an fsync takes milliseconds on a local disk, and a second
+// means something is wrong with the disk or the machine (etcd warns past
+// one second too).
+const DefaultSlowSync = time.Second
 
 // OnAppended returns ctx carrying fn: each write made with it (or a
 // context derived from it) gives fn its events once they are durable and
@@ -68,13 +82,14 @@ type Backlog struct {
 	torn  *wire.TornTail // damaged tail seen by the last read, if any
 	cfg   Config
 
-	snapEvents int64           // events folded into the snapshot the state started from
-	snapInfo   os.FileInfo     // that snapshot file; nil when there was none
-	compactErr error           // the last automatic compaction's failure, if any
-	holding    bool            // this handle holds the writers' lock (under mu)
-	stale      bool            // the state is not the fold of the files (a fold stopped): reload before use
-	normalForm bool            // the files disagree and the state is their normal form, folded in memory
-	warned     map[string]bool // messages already passed to Options.Warn (under mu)
+	snapEvents int64                // events folded into the snapshot the state started from
+	snapInfo   os.FileInfo          // that snapshot file; nil when there was none
+	compactErr error                // the last automatic compaction's failure, if any
+	holding    bool                 // this handle holds the writers' lock (under mu)
+	stale      bool                 // the state is not the fold of the files (a fold stopped): reload before use
+	normalForm bool                 // the files disagree and the state is their normal form, folded in memory
+	warned     map[string]bool      // messages already passed to Options.Warn (under mu)
+	fsync      func(*os.File) error // fdatasync; a test makes it slow
 }
 
 // Mutation is what every write request carries.
@@ -113,7 +128,7 @@ func Open(dir string, opts Options) (*Backlog, error) {
 	if err != nil {
 		return nil, err
 	}
-	b := &Backlog{dir: dir, opts: opts, cfg: cfg, lk: lock.New(filepath.Join(dir, LockFile))}
+	b := &Backlog{dir: dir, opts: opts, cfg: cfg, lk: lock.New(filepath.Join(dir, LockFile)), fsync: fdatasync}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if err := b.reload(); err != nil {
@@ -355,12 +370,33 @@ func (b *Backlog) appendDurably(buf []byte) error {
 		return fmt.Errorf("append to %s: %w", path, errors.Join(err, errShortWrite(n, len(buf))))
 	}
 	b.failpoint("after-write")
-	if err := fdatasync(f); err != nil {
+	if err := b.timedSync(f); err != nil {
 		_ = f.Truncate(b.pos.offset)
 		return fmt.Errorf("fsync %s: %w", path, err)
 	}
 	b.failpoint("after-fsync")
 	return nil
+}
+
+// timedSync fsyncs the ledger an append wrote, timing it: Options.Synced
+// gets the time, and Options.Warn hears of one past Options.SlowSync.
+func (b *Backlog) timedSync(f *os.File) error {
+	start := time.Now()
+	err := b.fsync(f)
+	d := time.Since(start)
+	if b.opts.Synced != nil {
+		b.opts.Synced(d)
+	}
+	limit := b.opts.SlowSync
+	if limit == 0 {
+		limit = DefaultSlowSync
+	}
+	if limit > 0 && d > limit && b.opts.Warn != nil {
+		// Each slow fsync is news: not passed through warn's once-only
+		// filter.
+		b.opts.Warn(fmt.Sprintf("fsync of %s took %s (over %s, BL_SLOW_FSYNC): the disk is slow, and every write waits on it", LedgerFile, d.Round(time.Microsecond), limit))
+	}
+	return err
 }
 
 func errShortWrite(n, want int) error {

@@ -23,11 +23,13 @@ func Command(a *cli.App, c *cli.ServeCmd) error {
 		taken = append(taken, evs...)
 		mu.Unlock()
 	})
+	fsync := NewFsyncTimes()
+	a.OnSynced(fsync.Observe)
 	b, err := a.Open()
 	if err != nil {
 		return err
 	}
-	s, err := New(b, Options{
+	s, err := New(b, Options{Fsync: fsync,
 		Addr: c.Addr, Token: c.Token, AllowWrites: c.AllowWrites, Actor: a.ActorName(), Now: a.Clock(),
 		Taken: func() []*ledger.Event {
 			mu.Lock()

@@ -56,6 +56,9 @@ type Options struct {
 	RingSize int
 	// Now is the clock; time.Now when nil.
 	Now func() time.Time
+	// Fsync, when set, holds the fsync times of the backlog's appends
+	// (given to ledger.Options.Synced when it was opened).
+	Fsync *FsyncTimes
 }
 
 // DefaultAddr is where bl serve listens by default.

@@ -35,6 +35,7 @@ type App struct {
 	synced         bool                       // the command went through git itself
 
 	onAppended func([]*ledger.Event) // replaces keeping appended (bl serve)
+	onSynced   func(time.Duration)   // given each append's fsync time (bl serve)
 	appended   []*ledger.Event       // the events this command wrote, for hooks
 	appendedMu sync.Mutex            // appended: bl run's heartbeats write from another goroutine
 }
@@ -159,13 +160,33 @@ func (a *App) Open() (*ledger.Backlog, error) {
 		return nil, err
 	}
 	b, err := ledger.Open(dir, ledger.Options{Clock: a.now, LockTimeout: a.LockTimeout, Failpoint: failpointFrom(a.getenv),
-		AllowNetworkFS: a.getenv("BL_ALLOW_NETWORK_FS") == "1", Warn: a.Warn, Appended: a.keepAppended})
+		AllowNetworkFS: a.getenv("BL_ALLOW_NETWORK_FS") == "1", Warn: a.Warn, Appended: a.keepAppended,
+		SlowSync: slowSync(a.getenv, a.Warn), Synced: a.onSynced})
 	if err != nil {
 		return nil, err
 	}
 	a.warnNoAttributes(dir)
 	a.backlog = b
 	return b, nil
+}
+
+// slowSync is BL_SLOW_FSYNC, the fsync time past which an append warns: a
+// Go duration, or "off"; unset, ledger.DefaultSlowSync. A value that does
+// not read is a warning, and the default stands.
+func slowSync(getenv func(string) string, warn func(string)) time.Duration {
+	v := getenv("BL_SLOW_FSYNC")
+	if v == "" {
+		return 0
+	}
+	if v == "off" {
+		return -1
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d <= 0 {
+		warn(fmt.Sprintf("BL_SLOW_FSYNC=%q is not a positive duration (1s, 250ms) or off; warning past %s", v, ledger.DefaultSlowSync))
+		return 0
+	}
+	return d
 }
 
 // keepAppended records the events of a write, under the writers' lock.

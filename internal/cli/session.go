@@ -53,9 +53,9 @@ func (s *Session) open() (*ledger.Backlog, string, error) {
 	if err != nil {
 		return nil, "", err
 	}
+	warn := func(msg string) { fmt.Fprintf(os.Stderr, "bl: warning: %s\n", msg) }
 	b, err := ledger.Open(dir, ledger.Options{Clock: time.Now, LockTimeout: s.timeout, Failpoint: failpointFrom(s.getenv),
-		AllowNetworkFS: s.getenv("BL_ALLOW_NETWORK_FS") == "1",
-		Warn:           func(msg string) { fmt.Fprintf(os.Stderr, "bl: warning: %s\n", msg) }})
+		AllowNetworkFS: s.getenv("BL_ALLOW_NETWORK_FS") == "1", Warn: warn, SlowSync: slowSync(s.getenv, warn)})
 	if err != nil {
 		return nil, "", err
 	}
