@@ -514,7 +514,7 @@
 //     ledger in order that repeats an event id is read the same way (the
 //     reader keeps a hash of each id it folds from the ledger).
 //   - Two stamps of one event. bl sync re-stamps a local event it moves
-//     after the remote's history (Rebase, docs/SYNC.md), keeping its id; if the
+//     after the remote's history (ApplyUpstream, docs/SYNC.md), keeping its id; if the
 //     first stamp was already committed (bl sync without a push, a plain
 //     git commit) and git brings it back, a union holds both. Two lines
 //     with one event id that differ only in at, clock and the v those
