@@ -2,11 +2,12 @@ package cli
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"strings"
+
+	json "github.com/goccy/go-json"
 )
 
 // The settings files bl setup merges into: JSON kept in its key order (a
