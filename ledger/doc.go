@@ -673,4 +673,5 @@
 //	                         package gitsync
 //	Snapshot index           index.go, index_write.go, source.go, mmap_*.go
 //	Cursors                  internal/wire/cursor.go; history.go
+//	Test histories           internal/wire/testing.go (shared by the tests)
 package ledger
