@@ -72,8 +72,9 @@ var layers = map[string][]string{
 	// Benchmarks, the browser test helper and the process-level proofs.
 	"internal/benchrun":           {"ledger"},
 	"internal/benchrun/linkfloor": nil,
-	// make dist: the release archives.
+	// make dist: the release archives; make house: the house's figures.
 	"internal/dist":        nil,
+	"internal/house":       nil,
 	"internal/browsertest": nil,
 	"proof":                {"ledger"},
 }
