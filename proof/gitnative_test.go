@@ -302,7 +302,7 @@ func TestGitOfflineClone(t *testing.T) {
 	a.do("claim", "--id", "S0", "--owner", "a", "--ttl", "1h")
 	a.syncPush()
 
-	events := 100
+	events := 300
 	if stress() {
 		events = 1500
 	}
