@@ -46,11 +46,9 @@ type Options struct {
 	// Actor signs the board's writes.
 	Actor string
 	// AfterWrite, when set, is given the events of each board write once
-	// it returned (the hooks).
+	// it returned (the hooks): that write's own, whatever else writes
+	// through the backlog meanwhile.
 	AfterWrite func(evs []*ledger.Event)
-	// Taken returns the events the backlog's Appended option recorded
-	// since the last call; the board calls it after each write.
-	Taken func() []*ledger.Event
 	// RingSize bounds the events kept in memory for streams that resume;
 	// older cursors are served from the ledger's history. 4096 when 0.
 	RingSize int

@@ -405,23 +405,11 @@ func TestWrites(t *testing.T) {
 
 	var mu sync.Mutex
 	var hooked []string
-	var pending []*ledger.Event
-	// The backlog's Appended option is what the CLI wires to Taken, and
-	// its Synced the fsync histogram.
+	// The backlog's Synced option is what the CLI wires to the fsync
+	// histogram.
 	fsync := NewFsyncTimes()
-	lo := ledger.Options{Appended: func(evs []*ledger.Event) {
-		mu.Lock()
-		pending = append(pending, evs...)
-		mu.Unlock()
-	}, Synced: fsync.Observe}
+	lo := ledger.Options{Synced: fsync.Observe}
 	f := newFixtureWith(t, Options{AllowWrites: true, Fsync: fsync,
-		Taken: func() []*ledger.Event {
-			mu.Lock()
-			defer mu.Unlock()
-			p := pending
-			pending = nil
-			return p
-		},
 		AfterWrite: func(evs []*ledger.Event) {
 			mu.Lock()
 			defer mu.Unlock()
@@ -429,10 +417,7 @@ func TestWrites(t *testing.T) {
 				hooked = append(hooked, string(e.Op)+" "+e.Card)
 			}
 		}}, lo)
-	c = f.create("y")
-	mu.Lock()
-	pending = nil // the test's own create
-	mu.Unlock()
+	c = f.create("y") // the test's own write: no hooks
 	if resp, page := f.get("/"); !strings.Contains(string(page), f.s.csrf) || resp.StatusCode != 200 {
 		t.Fatal("the page does not carry the CSRF token")
 	}

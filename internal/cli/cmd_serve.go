@@ -48,14 +48,8 @@ func (c *ServeCmd) Run(a *App) error {
 	return a.ext.Serve(a, c)
 }
 
-// OnAppended replaces what the backlog App opens does with the events of
-// each write (by default the App keeps them for the hooks run after the
-// command). Call it before Open. fn runs under the writers' lock and must
-// only record.
-func (a *App) OnAppended(fn func([]*ledger.Event)) { a.onAppended = fn }
-
 // OnSynced has the backlog App opens give fn the time of each append's
-// fsync (bl serve's metrics). Like OnAppended, it must come before Open.
+// fsync (bl serve's metrics). It must come before Open.
 func (a *App) OnSynced(fn func(time.Duration)) { a.onSynced = fn }
 
 // WriteJSON writes v as bl's --json output does: cards, a card or null

@@ -79,23 +79,11 @@ func (s *Session) Exec(ctx context.Context, args ...string) (stdout, stderr []by
 	app.backlog, app.backlogDir = b, dir
 	line := append(append(append([]string{}, s.globals...), "--json"), args...)
 	app.args = line
-	// The call ends with its request (a waiting claim claims nothing), and
-	// its context collects the call's own writes for its hooks: other
-	// calls share the handle, not what this one wrote.
-	var mu sync.Mutex
-	var evs []*ledger.Event
-	app.ctx = ledger.OnAppended(ctx, func(e []*ledger.Event) {
-		mu.Lock()
-		evs = append(evs, e...)
-		mu.Unlock()
-	})
-	exit = runApp(app, line)
-	// The call's hooks, after its events are durable, outside the lock.
+	// The call ends with its request: a waiting claim claims nothing. It
+	// runs the hooks of its own writes, as a command line does (runApp):
+	// the calls share the handle, not what each wrote.
 	app.ctx = ctx
-	mu.Lock()
-	mine := evs
-	mu.Unlock()
-	app.RunHooks(mine)
+	exit = runApp(app, line)
 	return out.Bytes(), errOut.Bytes(), exit
 }
 
