@@ -34,9 +34,9 @@ type App struct {
 	standing       map[string]ledger.Standing // where printed cards stand (see stand)
 	synced         bool                       // the command went through git itself
 
-	onSynced   func(time.Duration)   // given each append's fsync time (bl serve)
-	appended   []*ledger.Event       // the events this command wrote, for hooks
-	appendedMu sync.Mutex            // appended: bl run's heartbeats write from another goroutine
+	onSynced   func(time.Duration) // given each append's fsync time (bl serve)
+	appended   []*ledger.Event     // the events this command wrote, for hooks
+	appendedMu sync.Mutex          // appended: bl run's heartbeats write from another goroutine
 }
 
 // Main runs bl on args with what the binary links beyond the lean bl,
