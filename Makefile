@@ -15,7 +15,7 @@ FUZZTIME ?= 20000x
 FUZZTIME_DISK ?= 1000x
 FUZZ_DISK     := FuzzIndexedLoad
 
-.PHONY: all build install test vet bench demo fuzz stress clean dist
+.PHONY: all build install test vet bench demo fuzz stress clean dist house
 
 all: build
 
@@ -74,11 +74,19 @@ bin/bl-before:
 demo: build
 	./scripts/demo.sh $(BIN)
 
-# The race and crash harnesses at full size: 64 processes, 1500 kills;
+# The race and crash harnesses at full size (64 processes, 1500 kills);
 # the claim arbiter's proof at 4 clones x 4 processes, server restarts and a
-# 3-node NATS cluster losing a node.
+# 3-node NATS cluster losing a node; and the cross-compilation check of the
+# platform-specific packages.
 stress:
 	BL_STRESS=1 $(GO) test -race -count=1 -timeout 60m -v ./proof/
+	BL_STRESS=1 $(GO) test -count=1 -run '^TestCrossBuild$$' ./internal/dist/
+
+# The figures of the house CONTRIBUTING.md tracks: sizes, long and
+# complex functions, long files, duplicate pairs (with the duplicates
+# command, when it is on PATH).
+house:
+	$(GO) run ./internal/house
 
 # Release archives for linux, darwin and windows on amd64 and arm64, with
 # SHA256SUMS, in dist/: reproducible (the same commit gives the same

@@ -56,9 +56,8 @@ func TestHTMLSelfContained(t *testing.T) {
 // TestHTMLInChromium opens the html export in headless Chromium and checks
 // the screenshot shows the DAG and the board: a 1400x1000 PNG with large
 // areas of every status colour (the SVG boxes) and of the lanes' grey.
-// Chromium is installed with apt-get when missing and the test runs as
-// root; otherwise the test is skipped. Set BL_EXPORT_SCREENSHOT=FILE to keep
-// the PNG.
+// Without chromium installed (.ci/run installs it) the test is skipped.
+// Set BL_EXPORT_SCREENSHOT=FILE to keep the PNG.
 func TestHTMLInChromium(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: not starting a browser")

@@ -42,7 +42,32 @@ type Options struct {
 	// the call fails with context.Canceled, appending nothing. bl passes
 	// "a signal came".
 	Interrupted func() bool
+	// SlowSync is how long an append's fsync may take before Warn is told
+	// (the disk is slow, and every writer waits on it): 0 means
+	// DefaultSlowSync, a negative value never warns. bl reads it from
+	// BL_SLOW_FSYNC.
+	SlowSync time.Duration
+	// Synced, when set, is given how long each append's fsync took (bl
+	// serve's bl_fsync_seconds). It is called under the writers' lock.
+	Synced func(d time.Duration)
 }
+
+// DefaultSlowSync is the fsync time past which an append warns by
+// default: an fsync takes milliseconds on a local disk, and a second
+// means something is wrong with the disk or the machine (etcd warns past
+// one second too).
+const DefaultSlowSync = time.Second
+
+// OnAppended returns ctx carrying fn: each write made with it (or a
+// context derived from it) gives fn its events once they are durable and
+// folded, as Options.Appended does for every write of a handle, under the
+// writers' lock. It is how one caller of a shared handle collects its own
+// writes (a tool call's hooks) without seeing another caller's.
+func OnAppended(ctx context.Context, fn func(events []*Event)) context.Context {
+	return context.WithValue(ctx, appendedKey{}, fn)
+}
+
+type appendedKey struct{}
 
 // DefaultLockTimeout is how long a writer waits for the lock by default.
 const DefaultLockTimeout = 10 * time.Second
@@ -62,15 +87,14 @@ type Backlog struct {
 	torn  *wire.TornTail // damaged tail seen by the last read, if any
 	cfg   Config
 
-	snapEvents int64           // events folded into the snapshot the state started from
-	snapInfo   os.FileInfo     // that snapshot file; nil when there was none
-	compactErr error           // the last automatic compaction's failure, if any
-	holding    bool            // this handle holds the writers' lock (under mu)
-	stale      bool            // the state is not the fold of the files (a fold stopped): reload before use
-	normalForm bool            // the files disagree and the state is their normal form, folded in memory
-	warned     map[string]bool // messages already passed to Options.Warn (under mu)
-	stage      StageCheck      // set while Stage runs: the next write is staged, not appended (under mu)
-	staged     *Staged         // the write Stage staged (under mu)
+	snapEvents int64                // events folded into the snapshot the state started from
+	snapInfo   os.FileInfo          // that snapshot file; nil when there was none
+	compactErr error                // the last automatic compaction's failure, if any
+	holding    bool                 // this handle holds the writers' lock (under mu)
+	stale      bool                 // the state is not the fold of the files (a fold stopped): reload before use
+	normalForm bool                 // the files disagree and the state is their normal form, folded in memory
+	warned     map[string]bool      // messages already passed to Options.Warn (under mu)
+	fsync      func(*os.File) error // fdatasync; a test makes it slow
 }
 
 // Mutation is what every write request carries.
@@ -109,7 +133,7 @@ func Open(dir string, opts Options) (*Backlog, error) {
 	if err != nil {
 		return nil, err
 	}
-	b := &Backlog{dir: dir, opts: opts, cfg: cfg, lk: lock.New(filepath.Join(dir, LockFile))}
+	b := &Backlog{dir: dir, opts: opts, cfg: cfg, lk: lock.New(filepath.Join(dir, LockFile)), fsync: fdatasync}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if err := b.reload(); err != nil {
@@ -173,7 +197,7 @@ func (b *Backlog) write(ctx context.Context, m Mutation, op Op, build func(s *fo
 			return err
 		}
 		b.limitPaths(ctx, LockedPathCells)
-		cards, err = b.writeLocked(m, op, resolved(b.interruptible(ctx, build)))
+		cards, err = b.writeLocked(ctx, m, op, resolved(b.interruptible(ctx, build)))
 		return err
 	})
 	return cards, err
@@ -229,7 +253,7 @@ func (b *Backlog) withLock(ctx context.Context, fn func() error) (err error) {
 	return err
 }
 
-func (b *Backlog) writeLocked(m Mutation, op Op, build func(s *fold.State, at time.Time) ([]*Event, error)) ([]Card, error) {
+func (b *Backlog) writeLocked(ctx context.Context, m Mutation, op Op, build func(s *fold.State, at time.Time) ([]*Event, error)) ([]Card, error) {
 	if m.RequestID != "" {
 		if r, ok := b.state.Receipt(m.RequestID); ok {
 			c, _ := b.state.Card(r.Card)
@@ -290,21 +314,21 @@ func (b *Backlog) writeLocked(m Mutation, op Op, build func(s *fold.State, at ti
 		events[i] = e
 		buf = append(buf, line...)
 	}
-	if b.stage != nil {
+	if st := b.stageOf(ctx); st != nil {
 		w := &Staged{Events: events, Lines: buf}
-		if err := b.stage(&State{b.state}, w); err != nil {
+		if err := st.check(&State{b.state}, w); err != nil {
 			return nil, err
 		}
-		b.stage, b.staged = nil, w
+		st.check, st.staged = nil, w
 		return nil, errStaged
 	}
-	return b.appendChecked(events, buf)
+	return b.appendChecked(ctx, events, buf)
 }
 
 // appendChecked appends events, checked against the state under the lock,
 // as buf (their encoded lines), applies them and returns the cards they
 // touched as they stand after.
-func (b *Backlog) appendChecked(events []*Event, buf []byte) ([]Card, error) {
+func (b *Backlog) appendChecked(ctx context.Context, events []*Event, buf []byte) ([]Card, error) {
 	if err := b.appendDurably(buf); err != nil {
 		return nil, err
 	}
@@ -320,6 +344,9 @@ func (b *Backlog) appendChecked(events []*Event, buf []byte) ([]Card, error) {
 	b.pos.lines += len(events)
 	if b.opts.Appended != nil {
 		b.opts.Appended(events)
+	}
+	if fn, _ := ctx.Value(appendedKey{}).(func([]*Event)); fn != nil {
+		fn(events)
 	}
 	cards := b.cardsOf(events)
 	b.maybeCompact()
@@ -353,12 +380,33 @@ func (b *Backlog) appendDurably(buf []byte) error {
 		return fmt.Errorf("append to %s: %w", path, errors.Join(err, errShortWrite(n, len(buf))))
 	}
 	b.failpoint("after-write")
-	if err := fdatasync(f); err != nil {
+	if err := b.timedSync(f); err != nil {
 		_ = f.Truncate(b.pos.offset)
 		return fmt.Errorf("fsync %s: %w", path, err)
 	}
 	b.failpoint("after-fsync")
 	return nil
+}
+
+// timedSync fsyncs the ledger an append wrote, timing it: Options.Synced
+// gets the time, and Options.Warn hears of one past Options.SlowSync.
+func (b *Backlog) timedSync(f *os.File) error {
+	start := time.Now()
+	err := b.fsync(f)
+	d := time.Since(start)
+	if b.opts.Synced != nil {
+		b.opts.Synced(d)
+	}
+	limit := b.opts.SlowSync
+	if limit == 0 {
+		limit = DefaultSlowSync
+	}
+	if limit > 0 && d > limit && b.opts.Warn != nil {
+		// Each slow fsync is news: not passed through warn's once-only
+		// filter.
+		b.opts.Warn(fmt.Sprintf("fsync of %s took %s (over %s, BL_SLOW_FSYNC): the disk is slow, and every write waits on it", LedgerFile, d.Round(time.Microsecond), limit))
+	}
+	return err
 }
 
 func errShortWrite(n, want int) error {

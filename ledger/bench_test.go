@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/bl-backlog/bl/ledger/internal/fold"
+	"github.com/bl-backlog/bl/ledger/internal/wire"
 )
 
 // noCompaction turns automatic compaction off, so a benchmark measures the
@@ -51,42 +52,10 @@ func BenchmarkCreate(b *testing.B) {
 	}
 }
 
-// benchEvents is a realistic history: cards created, claimed, heartbeated,
-// completed, with some of them linked.
-func benchEvents(cards int) []*Event {
-	var evs []*Event
-	at := t0
-	n := 0
-	add := func(e *Event) {
-		at = at.Add(time.Millisecond)
-		n++
-		e.V, e.ID, e.At, e.Actor = 1, fmt.Sprintf("%016x", n), at, "bench"
-		evs = append(evs, e)
-	}
-	for i := 0; i < cards; i++ {
-		id := fmt.Sprintf("card-%06d", i)
-		add(&Event{Op: OpCreate, Card: id, Fields: &Fields{Title: strp("a card title of some length"), Priority: intp(i % 7), Labels: strs("x", "y")}})
-		if i > 0 && i%5 == 0 {
-			add(&Event{Op: OpLink, Card: id, To: fmt.Sprintf("card-%06d", i-1)})
-		}
-	}
-	for i := 0; i < cards; i++ {
-		id := fmt.Sprintf("card-%06d", i)
-		v := int64(1)
-		if i > 0 && i%5 == 0 {
-			v = 2
-		}
-		add(&Event{Op: OpClaim, Card: id, Owner: "w", TTLSeconds: 600, ExpectVersion: v, Epoch: 1})
-		add(&Event{Op: OpHeartbeat, Card: id, Owner: "w", Epoch: 1, Progress: intp(50)})
-		add(&Event{Op: OpComplete, Card: id, Owner: "w", Epoch: 1})
-	}
-	return evs
-}
-
 // BenchmarkFold measures folding events into state; events/s is the
 // number that matters.
 func BenchmarkFold(b *testing.B) {
-	evs := benchEvents(10_000)
+	evs := wire.BenchEvents(10_000)
 	if s := fold.Fold(evs); len(s.Conflicts()) != 0 {
 		b.Fatalf("benchmark history has conflicts: %+v", s.Conflicts()[0])
 	}
@@ -101,7 +70,7 @@ func BenchmarkFold(b *testing.B) {
 func BenchmarkOpen(b *testing.B) {
 	e := newEnv(b)
 	var data []byte
-	evs := benchEvents(5_000)
+	evs := wire.BenchEvents(5_000)
 	for _, ev := range evs {
 		line, err := EncodeLine(ev)
 		if err != nil {

@@ -4,6 +4,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/bl-backlog/bl/ledger/internal/wire"
 )
 
 // BenchmarkHistoryChanges compares a full bl log walk with and without the
@@ -13,7 +15,7 @@ func BenchmarkHistoryChanges(b *testing.B) {
 	if _, err := Init(dir); err != nil {
 		b.Fatal(err)
 	}
-	data, err := encodeEvents(benchEvents(50_000))
+	data, err := encodeEvents(wire.BenchEvents(50_000))
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -256,7 +256,7 @@ func TestRebaseKeepsTheClock(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, res, err := Rebase(upTree, localTree)
+	out, res, err := rebase(upTree, localTree)
 	if err != nil || res.Restamped != 2 || res.Conflicts != 0 {
 		t.Fatalf("rebase: %+v, %v", res, err)
 	}

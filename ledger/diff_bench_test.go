@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/bl-backlog/bl/ledger/internal/wire"
 )
 
 // diffBenchTrees is a backlog of about 50k events of history, compacted
@@ -15,7 +17,7 @@ import (
 // new events in its ledger: the two sides of bl diff on adjacent commits.
 func diffBenchTrees(tb testing.TB) (old, new Tree) {
 	tb.Helper()
-	evs := benchEvents(12_000)
+	evs := wire.BenchEvents(12_000)
 	old = Tree{LedgerFile: nil}
 	for i := 0; i < 10; i++ {
 		chunk, err := encodeEvents(evs[i*len(evs)/10 : (i+1)*len(evs)/10])

@@ -546,7 +546,7 @@
 //     ledger in order that repeats an event id is read the same way (the
 //     reader keeps a hash of each id it folds from the ledger).
 //   - Two stamps of one event. bl sync re-stamps a local event it moves
-//     after the remote's history (Rebase, docs/SYNC.md), keeping its id; if the
+//     after the remote's history (ApplyUpstream, docs/SYNC.md), keeping its id; if the
 //     first stamp was already committed (bl sync without a push, a plain
 //     git commit) and git brings it back, a union holds both. Two lines
 //     with one event id that differ only in at, clock and the v those
@@ -712,4 +712,5 @@
 //	                         package gitsync
 //	Snapshot index           index.go, index_write.go, source.go, mmap_*.go
 //	Cursors                  internal/wire/cursor.go; history.go
+//	Test histories           internal/wire/testing.go (shared by the tests)
 package ledger

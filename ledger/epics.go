@@ -44,7 +44,7 @@ func (b *Backlog) policy() {
 // A rule that no longer holds by then leaves the epic open, claimable for
 // its own closing work; a failure is a warning, the child's completion
 // stands.
-func (b *Backlog) rollUp(m Mutation, done []Card) {
+func (b *Backlog) rollUp(ctx context.Context, m Mutation, done []Card) {
 	if !b.cfg.Epics.AutoClose {
 		return
 	}
@@ -59,7 +59,7 @@ func (b *Backlog) rollUp(m Mutation, done []Card) {
 				break
 			}
 			e := &Event{Op: OpComplete, Card: p.ID, To: kid.ID, Reason: fmt.Sprintf("all children done (last: %s)", kid.ID)}
-			cards, err := b.writeLocked(Mutation{Actor: m.Actor}, OpComplete, func(*fold.State, time.Time) ([]*Event, error) { return []*Event{e}, nil })
+			cards, err := b.writeLocked(ctx, Mutation{Actor: m.Actor}, OpComplete, func(*fold.State, time.Time) ([]*Event, error) { return []*Event{e}, nil })
 			if err != nil || len(cards) == 0 {
 				b.warn(fmt.Sprintf("epic %s was not completed with its last child %s: %v", p.ID, kid.ID, err))
 				break
@@ -79,9 +79,9 @@ func (b *Backlog) completeRollingUp(ctx context.Context, m Mutation, build func(
 		if err := b.readRequest(m.RequestID); err != nil {
 			return err
 		}
-		cards, err = b.writeLocked(m, OpComplete, resolved(build))
+		cards, err = b.writeLocked(ctx, m, OpComplete, resolved(build))
 		if err == nil {
-			b.rollUp(m, cards)
+			b.rollUp(ctx, m, cards)
 		}
 		return err
 	})

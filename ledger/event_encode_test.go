@@ -41,7 +41,7 @@ func checkCardEncoding(t *testing.T, c *Card) {
 func TestEncodeTakesEveryOp(t *testing.T) {
 	// The cards of the history, and of a backlog after each command.
 	var cards []Card
-	for _, h := range [][]*Event{snapshotEvents(), benchEvents(10)} {
+	for _, h := range [][]*Event{wire.SnapshotEvents(), wire.BenchEvents(10)} {
 		cards = append(cards, fold.Fold(h).List(Filter{}, t0, fold.SortCreated)...)
 	}
 	e := newEnv(t)
@@ -81,7 +81,7 @@ func TestEncodeTakesEveryOp(t *testing.T) {
 // TestEncodeSnapshotAsJSON: a snapshot is the bytes it was when the JSON
 // encoder wrote every line.
 func TestEncodeSnapshotAsJSON(t *testing.T) {
-	for _, h := range [][]*Event{snapshotEvents(), benchEvents(30)} {
+	for _, h := range [][]*Event{wire.SnapshotEvents(), wire.BenchEvents(30)} {
 		out, _, err := encodeSnapshot(fold.Fold(h), nil, nil)
 		if err != nil {
 			t.Fatal(err)
@@ -109,7 +109,7 @@ func TestEncodeSnapshotAsJSON(t *testing.T) {
 
 // BenchmarkCardJSON measures the compact JSON of a claimed card.
 func BenchmarkCardJSON(b *testing.B) {
-	cards := fold.Fold(snapshotEvents()).List(Filter{}, t0, fold.SortCreated)
+	cards := fold.Fold(wire.SnapshotEvents()).List(Filter{}, t0, fold.SortCreated)
 	var c *Card
 	for i := range cards {
 		if cards[i].Status == StatusClaimed {

@@ -460,7 +460,7 @@ func TestRebaseOntoLostNewline(t *testing.T) {
 			up.create("U1")
 			upstream := up.tree()
 			upstream[LedgerFile] = change(upstream[LedgerFile])
-			out, res, err := Rebase(upstream, local.tree())
+			out, res, err := rebase(upstream, local.tree())
 			if err != nil || res.Local != 1 {
 				t.Fatalf("Rebase: %+v, %v", res, err)
 			}

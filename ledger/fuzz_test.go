@@ -16,7 +16,7 @@ import (
 // as a change or a conflict. (That they encode back to the same event is
 // package wire's test of this name, which holds the stored corpus.)
 func FuzzDecodeLine(f *testing.F) {
-	for _, ev := range snapshotEvents() {
+	for _, ev := range wire.SnapshotEvents() {
 		line, err := EncodeLine(ev)
 		if err != nil {
 			f.Fatal(err)

@@ -324,3 +324,31 @@ func crc32c(data []byte) uint32 {
 func frame(obj string) []byte {
 	return []byte(fmt.Sprintf(`%s,"crc":"%08x"}`+"\n", obj[:len(obj)-1], crc32c([]byte(obj))))
 }
+
+// removeIndex drops the cached index, so the next load reads the snapshot
+// whole and writes a new one.
+func removeIndex(dir string) {
+	_ = os.Remove(filepath.Join(dir, CacheDir, IndexFile))
+}
+
+// rebase puts the events only local has after upstream's history: the
+// result is upstream's files with those events appended to its ledger,
+// re-stamped where needed so (at, id) order puts them after everything
+// upstream holds. Upstream's history is never reordered, so whatever a
+// remote accepted first stays first: a local claim that raced a claim
+// upstream already holds folds as a recorded conflict and changes nothing.
+// Local files upstream lacks (config.json, .gitignore, .gitattributes)
+// are kept. (The store applies it through ApplyUpstream; the tests call it
+// on trees directly.)
+func rebase(upstream, local Tree) (Tree, RebaseResult, error) {
+	out, res, err := rebaseOnto(upstream, local, nil)
+	if err != nil {
+		return nil, res, err
+	}
+	s, err := out.fold(true)
+	if err != nil {
+		return nil, res, err
+	}
+	res.Conflicts = s.NumConflicts()
+	return out, res, nil
+}

@@ -144,9 +144,3 @@ func writeIndex(dir string, id snapshotID, ib *indexBuild) error {
 	}
 	return replaceAtomic(filepath.Join(cache, IndexFile), ib.encode(id), nil)
 }
-
-// removeIndex drops the cached index, so the next load reads the snapshot
-// whole and writes a new one.
-func removeIndex(dir string) {
-	_ = os.Remove(filepath.Join(dir, CacheDir, IndexFile))
-}

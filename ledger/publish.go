@@ -27,7 +27,8 @@ type Staged struct {
 // stages nothing.
 type StageCheck func(st *State, w *Staged) error
 
-// errStaged is what a write made inside Stage returns once it is staged.
+// errStaged is what a write made under Stage's context returns once it
+// is staged.
 var errStaged = errors.New("ledger: write staged, not appended")
 
 // ErrStageMoved (wrapped) is AppendStaged's refusal: the state gained an
@@ -35,25 +36,42 @@ var errStaged = errors.New("ledger: write staged, not appended")
 // checks. Nothing was appended.
 var ErrStageMoved = errors.New("the backlog moved since the write was staged")
 
-// Stage runs fn, whose first write through this handle is staged instead
-// of appended: it is checked by check and returned. A replayed request
-// (its request id already folded) stages nothing: fn gets its answer as
-// usual and Stage returns nil. The first write through this handle while
-// fn runs is the one staged, whichever goroutine makes it: no other
-// goroutine may write through the handle meanwhile (open another).
-func (b *Backlog) Stage(check StageCheck, fn func() error) (*Staged, error) {
-	b.mu.Lock()
-	b.stage, b.staged = check, nil
-	b.mu.Unlock()
-	err := fn()
-	b.mu.Lock()
-	w := b.staged
-	b.stage, b.staged = nil, nil
+// Stage runs fn with a context of its own: the first write through b made
+// with that context (or one derived from it) is staged instead of
+// appended — checked by check and returned to Stage's caller. Writes made
+// meanwhile with any other context, on any goroutine, append as usual: a
+// stage belongs to its call, never to the handle. A replayed request (its
+// request id already folded) stages nothing: fn gets its answer as usual
+// and Stage returns nil.
+func (b *Backlog) Stage(ctx context.Context, check StageCheck, fn func(ctx context.Context) error) (*Staged, error) {
+	st := &stage{b: b, check: check}
+	err := fn(context.WithValue(ctx, stageKey{}, st))
+	b.mu.Lock() // the write, if any, was staged under it
+	w := st.staged
 	b.mu.Unlock()
 	if w != nil {
 		return w, nil
 	}
 	return nil, err
+}
+
+// stage is one Stage call's slot, carried by its context.
+type stage struct {
+	b      *Backlog   // the handle whose write is staged
+	check  StageCheck // nil once a write was staged
+	staged *Staged    // (under b.mu)
+}
+
+type stageKey struct{}
+
+// stageOf returns the stage a write on b made with ctx goes to, nil when
+// it appends.
+func (b *Backlog) stageOf(ctx context.Context) *stage {
+	st, _ := ctx.Value(stageKey{}).(*stage)
+	if st == nil || st.b != b || st.check == nil {
+		return nil
+	}
+	return st
 }
 
 // AppendStaged appends a staged write and returns the cards it touched, as
@@ -72,7 +90,7 @@ func (b *Backlog) AppendStaged(ctx context.Context, w *Staged) (cards []Card, er
 		if e := w.Events[0]; e.RequestID != "" {
 			if r, ok := b.state.Receipt(e.RequestID); ok && r.Event == e.ID {
 				cards = b.cardsOf(w.Events)
-				b.rollUpStaged(w, cards)
+				b.rollUpStaged(ctx, w, cards)
 				return nil
 			}
 		}
@@ -84,8 +102,8 @@ func (b *Backlog) AppendStaged(ctx context.Context, w *Staged) (cards []Card, er
 				return fmt.Errorf("%w: %w", ErrStageMoved, err)
 			}
 		}
-		if cards, err = b.appendChecked(w.Events, w.Lines); err == nil {
-			b.rollUpStaged(w, cards)
+		if cards, err = b.appendChecked(ctx, w.Events, w.Lines); err == nil {
+			b.rollUpStaged(ctx, w, cards)
 		}
 		return err
 	})
@@ -95,10 +113,10 @@ func (b *Backlog) AppendStaged(ctx context.Context, w *Staged) (cards []Card, er
 // rollUpStaged closes the epics a staged completion finished, as a
 // completion appended at once does (completeRollingUp): staging stopped
 // at the completion's own events.
-func (b *Backlog) rollUpStaged(w *Staged, cards []Card) {
+func (b *Backlog) rollUpStaged(ctx context.Context, w *Staged, cards []Card) {
 	for _, e := range w.Events {
 		if e.Op == OpComplete {
-			b.rollUp(Mutation{Actor: e.Actor}, cards)
+			b.rollUp(ctx, Mutation{Actor: e.Actor}, cards)
 			return
 		}
 	}

@@ -31,7 +31,7 @@ func TestRebaseUpstreamWinsTheRace(t *testing.T) {
 	up.clk.Advance(time.Second)
 	up.claim("R", "wB", time.Minute) // pushed first
 
-	out, res, err := Rebase(up.tree(), local.tree())
+	out, res, err := rebase(up.tree(), local.tree())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,11 +53,11 @@ func TestRebaseUpstreamWinsTheRace(t *testing.T) {
 	}
 	// Idempotent, and the other side rebasing onto the result gets it
 	// byte for byte.
-	again, res2, err := Rebase(out, out)
+	again, res2, err := rebase(out, out)
 	if err != nil || res2.Local != 0 || !again.Equal(out) {
 		t.Fatalf("rebase onto itself: %+v %v", res2, err)
 	}
-	other, res3, err := Rebase(out, up.tree())
+	other, res3, err := rebase(out, up.tree())
 	if err != nil || res3.Local != 0 || !other.Equal(out) {
 		t.Fatalf("upstream side after pull: %+v %v", res3, err)
 	}

@@ -76,7 +76,7 @@ func TestRebaseOntoSharedSegments(t *testing.T) {
 			if out[seg] != nil {
 				t.Fatal("the shared segment was filled in")
 			}
-			want, _, err := Rebase(upstream, local)
+			want, _, err := rebase(upstream, local)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -42,7 +42,7 @@ func restampFixture(t *testing.T) (pre, post Tree, claim string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	post, res, err := Rebase(upstream, pre)
+	post, res, err := rebase(upstream, pre)
 	if err != nil {
 		t.Fatal(err)
 	}

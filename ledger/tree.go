@@ -90,27 +90,6 @@ type RebaseResult struct {
 	Compacted bool `json:"compacted"` // the result was compacted (ApplyUpstreamUnread)
 }
 
-// Rebase puts the events only local has after upstream's history: the
-// result is upstream's files with those events appended to its ledger,
-// re-stamped where needed so (at, id) order puts them after everything
-// upstream holds. Upstream's history is never reordered, so whatever a
-// remote accepted first stays first: a local claim that raced a claim
-// upstream already holds folds as a recorded conflict and changes nothing.
-// Local files upstream lacks (config.json, .gitignore, .gitattributes)
-// are kept.
-func Rebase(upstream, local Tree) (Tree, RebaseResult, error) {
-	out, res, err := rebaseOnto(upstream, local, nil)
-	if err != nil {
-		return nil, res, err
-	}
-	s, err := out.fold(true)
-	if err != nil {
-		return nil, res, err
-	}
-	res.Conflicts = s.NumConflicts()
-	return out, res, nil
-}
-
 // Fold folds the tree the way Open would: the snapshot, then the ledger
 // lines after it. A tree whose files disagree (see normalize) is folded in
 // its normal form.

@@ -30,7 +30,6 @@ type fleet struct {
 	KillProb    float64       // chance a process is SIGKILLed mid-flight
 	MaxHold     time.Duration // longest SIGSTOP
 	ByID        bool          // in rounds, every agent claims the first ready card by --id at the same moment
-	Deadline    time.Duration
 	Seed        uint64
 }
 
@@ -73,7 +72,8 @@ func (f fleet) run(t testing.TB, bin string) *fleetRun {
 		out.cards = append(out.cards, id)
 	}
 
-	ctx, cancel := context.WithTimeout(context.Background(), f.Deadline)
+	// No budget of its own: a fleet runs until every card is done.
+	ctx, cancel := context.WithTimeout(context.Background(), patience(t))
 	defer cancel()
 	sh := &shared{f: f, r: r, ids: ids, cancel: cancel}
 	sh.rounds.cond = sync.NewCond(&sh.rounds.mu)

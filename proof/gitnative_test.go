@@ -293,7 +293,9 @@ func readFile(t testing.TB, path string) []byte {
 func TestGitOfflineClone(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t, "offline")
-	a := w.seed("a", blSync, nil)
+	// A small compaction threshold: the offline clone compacts on its own
+	// after a hundred events, not the thousands the default takes.
+	a := w.seed("a", blSync, func(cfg map[string]any) { cfg["compact_bytes"] = 16 << 10 })
 	a.do("create", "--id", "S0", "--title", "seeded")
 	a.publishSeed()
 	o := w.clone("o", blSync)
@@ -302,7 +304,7 @@ func TestGitOfflineClone(t *testing.T) {
 	a.do("claim", "--id", "S0", "--owner", "a", "--ttl", "1h")
 	a.syncPush()
 
-	events := 300
+	events := 100
 	if stress() {
 		events = 1500
 	}

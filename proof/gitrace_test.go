@@ -24,7 +24,7 @@ func gitRaceSize() gitRace {
 	if stress() {
 		return gitRace{Clones: 8, Procs: 4, Cards: 150, PlainCards: 30}
 	}
-	return gitRace{Clones: 8, Procs: 2, Cards: 12, PlainCards: 3}
+	return gitRace{Clones: 4, Procs: 2, Cards: 12, PlainCards: 3}
 }
 
 // progress is what the racers and the plain-git user wait on: how many
@@ -70,7 +70,7 @@ func (p *progress) waitFor(ok func() bool) bool {
 	return ok()
 }
 
-// TestGitRemoteClaimRace: 8 clones × 2 processes (× 4 under BL_STRESS)
+// TestGitRemoteClaimRace: 4 clones × 2 processes (8 × 4 under BL_STRESS)
 // race bl claim --remote,
 // then bl complete --remote, over one set of cards in a backlog whose
 // config.json sets claims.remote (half the processes name the remote, half
@@ -219,10 +219,7 @@ func TestGitRemoteClaimRace(t *testing.T) {
 		}
 	}
 
-	deadline := 8 * time.Minute
-	if stress() {
-		deadline = 20 * time.Minute
-	}
+	deadline := patience(t)
 	timer := time.AfterFunc(deadline, func() { fail("the race did not finish within %s", deadline) })
 	defer timer.Stop()
 	start := time.Now()

@@ -39,6 +39,19 @@ func TestMain(m *testing.M) {
 // stress reports whether the full-size runs were asked for.
 func stress() bool { return os.Getenv("BL_STRESS") != "" }
 
+// patience is how long a run may wait for something that must happen
+// (every card done, processes parked): no budget of its own, so a slow
+// machine only runs longer; it ends a tenth short of the test binary's
+// deadline (go test -timeout), so that a hang is reported as a failure.
+func patience(t testing.TB) time.Duration {
+	if d, ok := t.(interface{ Deadline() (time.Time, bool) }); ok {
+		if end, ok := d.Deadline(); ok {
+			return time.Until(end) * 9 / 10
+		}
+	}
+	return time.Hour
+}
+
 // Build tags of the bl binaries the harnesses run.
 const (
 	tagsNone       = ""

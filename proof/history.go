@@ -2,9 +2,10 @@ package proof
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"time"
+
+	json "github.com/goccy/go-json"
 )
 
 // Call is one bl process run by a harness: what was asked, when, and what

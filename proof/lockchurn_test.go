@@ -26,9 +26,9 @@ import (
 // and completion a session was told of is in the ledger and holds when
 // folded, and no card and epoch was told to two sessions.
 func TestLockFileChurn(t *testing.T) {
-	writers, cards, churnFor := 8, 2000, 12*time.Second
+	writers, cards, churnFor := 4, 500, 5*time.Second
 	if stress() {
-		writers, cards = 64, 12000
+		writers, cards, churnFor = 64, 12000, 12*time.Second
 	}
 	// bl hands mcp to bl-git, built next to it.
 	r := newBacklog(t, blGitBinary(t))

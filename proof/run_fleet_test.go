@@ -64,7 +64,7 @@ func TestRunFleet(t *testing.T) {
 	}
 	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 15))
 	kills, stops := 0, 0
-	deadline := time.Now().Add(90 * time.Second)
+	deadline := time.Now().Add(patience(t))
 	for gen := 1; time.Now().Before(deadline); gen++ {
 		time.Sleep(time.Duration(200+rng.IntN(300)) * time.Millisecond)
 		if done := countOp(t, r.dir, "complete"); done >= cards {
@@ -99,7 +99,7 @@ func TestRunFleet(t *testing.T) {
 		go func() { _ = c.Wait(); close(done) }()
 		select {
 		case <-done:
-		case <-time.After(30 * time.Second):
+		case <-time.After(patience(t)):
 			_ = c.Process.Signal(syscall.SIGKILL)
 			<-done
 		}

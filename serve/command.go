@@ -2,7 +2,6 @@ package serve
 
 import (
 	"fmt"
-	"sync"
 	"time"
 
 	"github.com/bl-backlog/bl/internal/cli"
@@ -16,26 +15,14 @@ func Command(a *cli.App, c *cli.ServeCmd) error {
 	if err := CheckAddr(c.Addr, c.Token); err != nil {
 		return err
 	}
-	var mu sync.Mutex
-	var taken []*ledger.Event
-	a.OnAppended(func(evs []*ledger.Event) {
-		mu.Lock()
-		taken = append(taken, evs...)
-		mu.Unlock()
-	})
+	fsync := NewFsyncTimes()
+	a.OnSynced(fsync.Observe)
 	b, err := a.Open()
 	if err != nil {
 		return err
 	}
-	s, err := New(b, Options{
+	s, err := New(b, Options{Fsync: fsync,
 		Addr: c.Addr, Token: c.Token, AllowWrites: c.AllowWrites, Actor: a.ActorName(), Now: a.Clock(),
-		Taken: func() []*ledger.Event {
-			mu.Lock()
-			defer mu.Unlock()
-			evs := taken
-			taken = nil
-			return evs
-		},
 		AfterWrite: hooksWorker(a),
 	})
 	if err != nil {

@@ -23,6 +23,25 @@ type metrics struct {
 	streams prometheus.Gauge
 }
 
+// FsyncTimes is bl_fsync_seconds: how long each append's fsync took on
+// the server's backlog handle (every board write, and a slow disk shows
+// here before anyone complains). Its Observe is the backlog's
+// ledger.Options.Synced, so it is made before the backlog is opened and
+// given to New through Options.Fsync.
+type FsyncTimes struct{ h prometheus.Histogram }
+
+// NewFsyncTimes returns an empty histogram.
+func NewFsyncTimes() *FsyncTimes {
+	return &FsyncTimes{prometheus.NewHistogram(prometheus.HistogramOpts{
+		Name:    "bl_fsync_seconds",
+		Help:    "Duration of the fsync of each append this server's backlog handle made (a slow disk past BL_SLOW_FSYNC also warns on stderr).",
+		Buckets: prometheus.ExponentialBuckets(0.0001, 2, 16),
+	})}
+}
+
+// Observe records one fsync.
+func (f *FsyncTimes) Observe(d time.Duration) { f.h.Observe(d.Seconds()) }
+
 func newMetrics(s *Server) *metrics {
 	m := &metrics{
 		reg: prometheus.NewRegistry(),
@@ -49,7 +68,11 @@ func newMetrics(s *Server) *metrics {
 			Help: "Open /api/events streams (board pages included).",
 		}),
 	}
-	m.reg.MustRegister(m.events, m.delay, m.writes, m.append, m.streams, &stateCollector{s},
+	fsync := s.o.Fsync
+	if fsync == nil {
+		fsync = NewFsyncTimes() // always listed, if only as zero
+	}
+	m.reg.MustRegister(m.events, m.delay, m.writes, m.append, m.streams, fsync.h, &stateCollector{s},
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }

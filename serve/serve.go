@@ -46,16 +46,17 @@ type Options struct {
 	// Actor signs the board's writes.
 	Actor string
 	// AfterWrite, when set, is given the events of each board write once
-	// it returned (the hooks).
+	// it returned (the hooks): that write's own, whatever else writes
+	// through the backlog meanwhile.
 	AfterWrite func(evs []*ledger.Event)
-	// Taken returns the events the backlog's Appended option recorded
-	// since the last call; the board calls it after each write.
-	Taken func() []*ledger.Event
 	// RingSize bounds the events kept in memory for streams that resume;
 	// older cursors are served from the ledger's history. 4096 when 0.
 	RingSize int
 	// Now is the clock; time.Now when nil.
 	Now func() time.Time
+	// Fsync, when set, holds the fsync times of the backlog's appends
+	// (given to ledger.Options.Synced when it was opened).
+	Fsync *FsyncTimes
 }
 
 // DefaultAddr is where bl serve listens by default.

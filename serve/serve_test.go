@@ -214,7 +214,7 @@ func TestEndpoints(t *testing.T) {
 		t.Errorf("/metrics: %d", resp.StatusCode)
 	}
 	for _, m := range []string{`bl_cards{status="ready"} 2`, "bl_cards_claimable 1", "bl_cards_waiting 1", "bl_leases_expired 0",
-		"bl_oldest_ready_age_seconds", "bl_ledger_events 2", "bl_event_delay_seconds_bucket", "bl_serve_append_seconds_bucket",
+		"bl_oldest_ready_age_seconds", "bl_ledger_events 2", "bl_event_delay_seconds_bucket", "bl_serve_append_seconds_bucket", "bl_fsync_seconds_bucket",
 		`bl_conflicts{op="claim"} 0`, "bl_up 1", "go_goroutines"} {
 		if !strings.Contains(string(body), m) {
 			t.Errorf("/metrics lacks %q", m)
@@ -405,21 +405,11 @@ func TestWrites(t *testing.T) {
 
 	var mu sync.Mutex
 	var hooked []string
-	var pending []*ledger.Event
-	// The backlog's Appended option is what the CLI wires to Taken.
-	lo := ledger.Options{Appended: func(evs []*ledger.Event) {
-		mu.Lock()
-		pending = append(pending, evs...)
-		mu.Unlock()
-	}}
-	f := newFixtureWith(t, Options{AllowWrites: true,
-		Taken: func() []*ledger.Event {
-			mu.Lock()
-			defer mu.Unlock()
-			p := pending
-			pending = nil
-			return p
-		},
+	// The backlog's Synced option is what the CLI wires to the fsync
+	// histogram.
+	fsync := NewFsyncTimes()
+	lo := ledger.Options{Synced: fsync.Observe}
+	f := newFixtureWith(t, Options{AllowWrites: true, Fsync: fsync,
 		AfterWrite: func(evs []*ledger.Event) {
 			mu.Lock()
 			defer mu.Unlock()
@@ -427,10 +417,7 @@ func TestWrites(t *testing.T) {
 				hooked = append(hooked, string(e.Op)+" "+e.Card)
 			}
 		}}, lo)
-	c = f.create("y")
-	mu.Lock()
-	pending = nil // the test's own create
-	mu.Unlock()
+	c = f.create("y") // the test's own write: no hooks
 	if resp, page := f.get("/"); !strings.Contains(string(page), f.s.csrf) || resp.StatusCode != 200 {
 		t.Fatal("the page does not carry the CSRF token")
 	}
@@ -480,6 +467,11 @@ func TestWrites(t *testing.T) {
 	_, m := f.get("/metrics")
 	if !strings.Contains(string(m), `bl_serve_writes_total{action="block",result="ok"} 1`) || !strings.Contains(string(m), `bl_serve_writes_total{action="reopen",result="conflict"} 1`) {
 		t.Errorf("write metrics missing:\n%s", m)
+	}
+	// Every append's fsync: the test's create and the board's block,
+	// unblock, priority and note.
+	if !strings.Contains(string(m), "bl_fsync_seconds_count 5\n") {
+		t.Errorf("bl_fsync_seconds does not count the 5 appends:\n%s", m)
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"sync"
 	"time"
 
 	json "github.com/goccy/go-json"
@@ -52,7 +53,14 @@ func (s *Server) write(w http.ResponseWriter, r *http.Request) {
 	}
 	id, action := r.PathValue("id"), r.PathValue("action")
 	m := ledger.Mutation{Actor: s.o.Actor}
-	ctx := r.Context()
+	// The write's own events, for its hooks (a concurrent write's are its).
+	var mu sync.Mutex
+	var evs []*ledger.Event
+	ctx := ledger.OnAppended(r.Context(), func(e []*ledger.Event) {
+		mu.Lock()
+		evs = append(evs, e...)
+		mu.Unlock()
+	})
 	start := time.Now()
 	var card ledger.Card
 	switch action {
@@ -75,23 +83,16 @@ func (s *Server) write(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.metrics.writeDone(action, err, time.Since(start))
-	s.afterWrite()
+	mu.Lock()
+	if len(evs) > 0 && s.o.AfterWrite != nil {
+		s.o.AfterWrite(evs)
+	}
+	mu.Unlock()
 	if err != nil {
 		ledgerError(w, err)
 		return
 	}
 	sendJSON(w, card)
-}
-
-// afterWrite hands the events the write appended to the hooks.
-func (s *Server) afterWrite() {
-	if s.o.Taken == nil {
-		return
-	}
-	evs := s.o.Taken()
-	if len(evs) > 0 && s.o.AfterWrite != nil {
-		s.o.AfterWrite(evs)
-	}
 }
 
 // resultOf names a write's outcome for the metrics.

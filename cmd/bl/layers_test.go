@@ -1,6 +1,8 @@
 package main
 
 import (
+	"go/parser"
+	"go/token"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -77,8 +79,9 @@ var layers = map[string][]string{
 	// Benchmarks, the browser test helper and the process-level proofs.
 	"internal/benchrun":           {"ledger"},
 	"internal/benchrun/linkfloor": nil,
-	// make dist: the release archives.
+	// make dist: the release archives; make house: the house's figures.
 	"internal/dist":        nil,
+	"internal/house":       nil,
 	"internal/browsertest": nil,
 	"proof":                {"internal/arbiter/natstest", "ledger"},
 }
@@ -169,5 +172,45 @@ func TestFoldIsPure(t *testing.T) {
 		if m := clock.Find(b); m != nil {
 			t.Errorf("%s calls %s: the fold reads no clock; now is the event's (WriterClock) or the caller's", filepath.Base(f), m)
 		}
+	}
+}
+
+// TestOneJSONLibrary: hand-written code reads and writes JSON with one
+// library, goccy/go-json (fast, and encoding/json's API); the generated
+// codec is the wire package's own, and tests may use encoding/json as the
+// reference decoder they compare against.
+func TestOneJSONLibrary(t *testing.T) {
+	generated := regexp.MustCompile(`(?m)^// Code generated .* DO NOT EDIT\.$`)
+	err := filepath.WalkDir("../..", func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if name := d.Name(); name == "testdata" || name == "node_modules" || (strings.HasPrefix(name, ".") && path != "../..") {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		f, err := parser.ParseFile(token.NewFileSet(), path, nil, parser.ImportsOnly|parser.ParseComments)
+		if err != nil {
+			return err
+		}
+		for _, c := range f.Comments {
+			if generated.MatchString(c.Text()) || generated.MatchString("// "+strings.TrimSpace(c.Text())) {
+				return nil
+			}
+		}
+		for _, imp := range f.Imports {
+			if imp.Path.Value == `"encoding/json"` {
+				t.Errorf("%s imports encoding/json: hand-written code uses github.com/goccy/go-json", strings.TrimPrefix(path, "../../"))
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 }

@@ -134,7 +134,7 @@ func TestClaimsAcrossClones(t *testing.T) {
 					won[c.ID] = append(won[c.ID], ack{owner, c.ClaimEpoch})
 					mu.Unlock()
 					req := ledger.LeaseRequest{Mutation: ledger.Mutation{Actor: owner}, ID: c.ID, Owner: owner, Epoch: c.ClaimEpoch}
-					if _, err := a.Lease(ctx, b, c.ID, "", func(rid string) (ledger.Card, error) {
+					if _, err := a.Lease(ctx, b, c.ID, "", func(ctx context.Context, rid string) (ledger.Card, error) {
 						req.RequestID = rid
 						return b.Complete(ctx, req)
 					}); err != nil {
@@ -189,7 +189,7 @@ func TestStaleOwnerFenced(t *testing.T) {
 		t.Fatalf("takeover: %+v, %v", c2, err)
 	}
 	before, _ := os.ReadFile(filepath.Join(dirs[0], ledger.LedgerFile))
-	_, err = a1.Lease(ctx, b1, "A1", "", func(rid string) (ledger.Card, error) {
+	_, err = a1.Lease(ctx, b1, "A1", "", func(ctx context.Context, rid string) (ledger.Card, error) {
 		return b1.Heartbeat(ctx, ledger.HeartbeatRequest{Mutation: ledger.Mutation{Actor: "old", RequestID: rid}, ID: "A1", Owner: "old", Epoch: 1})
 	})
 	if !errors.Is(err, ledger.ErrFenced) {
@@ -310,7 +310,7 @@ func TestReviewAcrossClones(t *testing.T) {
 	if err != nil || c == nil {
 		t.Fatalf("claim: %v", err)
 	}
-	if _, err := a1.Lease(ctx, b1, "A1", "", func(rid string) (ledger.Card, error) {
+	if _, err := a1.Lease(ctx, b1, "A1", "", func(ctx context.Context, rid string) (ledger.Card, error) {
 		return b1.Submit(ctx, ledger.LeaseRequest{Mutation: ledger.Mutation{Actor: "w1", RequestID: rid}, ID: "A1", Owner: "w1", Epoch: c.ClaimEpoch})
 	}); err != nil {
 		t.Fatalf("submit: %v", err)
@@ -319,7 +319,7 @@ func TestReviewAcrossClones(t *testing.T) {
 	if err != nil || r == nil {
 		t.Fatalf("review claim: %+v, %v", r, err)
 	}
-	if _, err := a2.Lease(ctx, b2, "A1", "", func(rid string) (ledger.Card, error) {
+	if _, err := a2.Lease(ctx, b2, "A1", "", func(ctx context.Context, rid string) (ledger.Card, error) {
 		return b2.Approve(ctx, ledger.ReviewRequest{Mutation: ledger.Mutation{Actor: "rv", RequestID: rid}, ID: "A1", Owner: "rv", Epoch: r.ClaimEpoch})
 	}); err != nil {
 		t.Fatalf("approve: %v", err)

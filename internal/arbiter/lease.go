@@ -49,7 +49,7 @@ func (a *Arbiter) Claim(ctx context.Context, b *ledger.Backlog, req ledger.Claim
 	}
 	if rc, ok := receipt(b, rid); ok {
 		// A retry: answer as the first call did, once the arbiter holds it.
-		c, werr := a.write(ctx, b, rc.Card, rid, func() (ledger.Card, error) { return claimCard(ctx, b, req) })
+		c, werr := a.write(ctx, b, rc.Card, rid, func(ctx context.Context) (ledger.Card, error) { return claimCard(ctx, b, req) })
 		return &c, werr
 	}
 	for round := 1; round <= a.Rounds; round++ {
@@ -83,7 +83,7 @@ func (a *Arbiter) Claim(ctx context.Context, b *ledger.Backlog, req ledger.Claim
 		r := req
 		r.ID = id
 		notePending(b, rid, id)
-		c, err := a.write(ctx, b, id, rid, func() (ledger.Card, error) { return claimCard(ctx, b, r) })
+		c, err := a.write(ctx, b, id, rid, func(ctx context.Context) (ledger.Card, error) { return claimCard(ctx, b, r) })
 		switch {
 		case err == nil:
 			return &c, nil
@@ -106,8 +106,8 @@ func (a *Arbiter) ClaimReview(ctx context.Context, b *ledger.Backlog, req ledger
 	if req.RequestID == "" {
 		req.RequestID = freshID()
 	}
-	review := func(r ledger.ClaimRequest) func() (ledger.Card, error) {
-		return func() (ledger.Card, error) {
+	review := func(r ledger.ClaimRequest) func(context.Context) (ledger.Card, error) {
+		return func(ctx context.Context) (ledger.Card, error) {
 			c, err := b.ClaimReview(ctx, r)
 			if err == nil && c == nil {
 				return ledger.Card{}, ledger.Errorf(ledger.ErrConflict, "card %s is not waiting for review", r.ID)
@@ -132,7 +132,7 @@ func (a *Arbiter) ClaimReview(ctx context.Context, b *ledger.Backlog, req ledger
 			// The card this clone would take: staged to learn it, never
 			// appended.
 			var picked *ledger.Card
-			staged, err := b.Stage(stageAll, func() error {
+			staged, err := b.Stage(ctx, stageAll, func(ctx context.Context) error {
 				var err error
 				picked, err = b.ClaimReview(ctx, req)
 				return err
@@ -203,9 +203,10 @@ func claimCard(ctx context.Context, b *ledger.Backlog, r ledger.ClaimRequest) (l
 }
 
 // Lease runs a heartbeat, release, completion, block or fail of card
-// through the arbiter. do makes the write, stamped with the request id it
-// is given.
-func (a *Arbiter) Lease(ctx context.Context, b *ledger.Backlog, card, requestID string, do func(rid string) (ledger.Card, error)) (ledger.Card, error) {
+// through the arbiter. do makes the write with the context it is given
+// (the write is staged through it), stamped with the request id it is
+// given.
+func (a *Arbiter) Lease(ctx context.Context, b *ledger.Backlog, card, requestID string, do func(ctx context.Context, rid string) (ledger.Card, error)) (ledger.Card, error) {
 	rid := requestID
 	if rid == "" {
 		rid = freshID()
@@ -216,7 +217,7 @@ func (a *Arbiter) Lease(ctx context.Context, b *ledger.Backlog, card, requestID 
 				return ledger.Card{}, err
 			}
 		}
-		c, err := a.write(ctx, b, card, rid, func() (ledger.Card, error) { return do(rid) })
+		c, err := a.write(ctx, b, card, rid, func(ctx context.Context) (ledger.Card, error) { return do(ctx, rid) })
 		if errors.Is(err, errLost) {
 			continue
 		}
@@ -231,7 +232,7 @@ func (a *Arbiter) Lease(ctx context.Context, b *ledger.Backlog, card, requestID 
 // released), then append it. errLost: the key moved meanwhile, nothing
 // was written anywhere, unless a lost answer hid that it landed (then the
 // next read finds it, and the request's receipt answers).
-func (a *Arbiter) write(ctx context.Context, b *ledger.Backlog, card, rid string, do func() (ledger.Card, error)) (ledger.Card, error) {
+func (a *Arbiter) write(ctx context.Context, b *ledger.Backlog, card, rid string, do func(ctx context.Context) (ledger.Card, error)) (ledger.Card, error) {
 	e, err := a.get(ctx, card)
 	if err != nil {
 		return ledger.Card{}, err
@@ -240,9 +241,9 @@ func (a *Arbiter) write(ctx context.Context, b *ledger.Backlog, card, rid string
 		return ledger.Card{}, err
 	}
 	var out ledger.Card
-	staged, err := b.Stage(stageAll, func() error {
+	staged, err := b.Stage(ctx, stageAll, func(ctx context.Context) error {
 		var err error
-		out, err = do()
+		out, err = do(ctx)
 		return err
 	})
 	if err != nil {

@@ -34,9 +34,9 @@ type App struct {
 	standing       map[string]ledger.Standing // where printed cards stand (see stand)
 	synced         bool                       // the command went through git itself
 
-	onAppended func([]*ledger.Event) // replaces keeping appended (bl serve)
-	appended   []*ledger.Event       // the events this command wrote, for hooks
-	appendedMu sync.Mutex            // appended: bl run's heartbeats write from another goroutine
+	onSynced   func(time.Duration) // given each append's fsync time (bl serve)
+	appended   []*ledger.Event     // the events this command wrote, for hooks
+	appendedMu sync.Mutex          // appended: bl run's heartbeats write from another goroutine
 }
 
 // Main runs bl on args with what the binary links beyond the lean bl,
@@ -110,7 +110,10 @@ func runApp(app *App, args []string) (code int) {
 	}
 	ctx, stop := signal.NotifyContext(parent, os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	app.ctx = ctx
+	// The command's writes are made with its context, which keeps their
+	// events for its hooks: this call's, whoever else shares the backlog
+	// handle (bl mcp's tool calls, bl serve's board).
+	app.ctx = ledger.OnAppended(ctx, app.keepAppended)
 	if err := kctx.Run(); err != nil {
 		// Events a failed command made durable (a claim whose push
 		// failed) still fire their hooks.
@@ -159,8 +162,9 @@ func (a *App) Open() (*ledger.Backlog, error) {
 		return nil, err
 	}
 	b, err := ledger.Open(dir, ledger.Options{Clock: a.now, LockTimeout: a.LockTimeout, Failpoint: failpointFrom(a.getenv),
-		AllowNetworkFS: a.getenv("BL_ALLOW_NETWORK_FS") == "1", Warn: a.Warn, Appended: a.keepAppended,
-		Interrupted: func() bool { return a.ctx.Err() != nil }})
+		AllowNetworkFS: a.getenv("BL_ALLOW_NETWORK_FS") == "1", Warn: a.Warn,
+		Interrupted: func() bool { return a.ctx.Err() != nil },
+		SlowSync:    slowSync(a.getenv, a.Warn), Synced: a.onSynced})
 	if err != nil {
 		return nil, err
 	}
@@ -169,12 +173,27 @@ func (a *App) Open() (*ledger.Backlog, error) {
 	return b, nil
 }
 
+// slowSync is BL_SLOW_FSYNC, the fsync time past which an append warns: a
+// Go duration, or "off"; unset, ledger.DefaultSlowSync. A value that does
+// not read is a warning, and the default stands.
+func slowSync(getenv func(string) string, warn func(string)) time.Duration {
+	v := getenv("BL_SLOW_FSYNC")
+	if v == "" {
+		return 0
+	}
+	if v == "off" {
+		return -1
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d <= 0 {
+		warn(fmt.Sprintf("BL_SLOW_FSYNC=%q is not a positive duration (1s, 250ms) or off; warning past %s", v, ledger.DefaultSlowSync))
+		return 0
+	}
+	return d
+}
+
 // keepAppended records the events of a write, under the writers' lock.
 func (a *App) keepAppended(evs []*ledger.Event) {
-	if a.onAppended != nil {
-		a.onAppended(evs)
-		return
-	}
 	a.appendedMu.Lock()
 	a.appended = append(a.appended, evs...)
 	a.appendedMu.Unlock()

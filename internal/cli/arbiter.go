@@ -58,7 +58,7 @@ type Arbiter interface {
 	// arbiter is lost after it started.
 	Follow(ctx context.Context, b *ledger.Backlog, s ArbiterSettings, lost func(error)) (stop func(), err error)
 	// Lease runs the lease write do on card.
-	Lease(ctx context.Context, b *ledger.Backlog, s ArbiterSettings, card, requestID string, do func(rid string) (ledger.Card, error)) (ledger.Card, error)
+	Lease(ctx context.Context, b *ledger.Backlog, s ArbiterSettings, card, requestID string, do func(ctx context.Context, rid string) (ledger.Card, error)) (ledger.Card, error)
 }
 
 // ArbiterDown is implemented by the error of an arbiter that could not be

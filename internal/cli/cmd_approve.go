@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"context"
+
 	"github.com/bl-backlog/bl/ledger"
 )
 
@@ -73,12 +75,12 @@ func (a *App) runVerdict(card cardID, cmd, verb string, r ledger.ReviewRequest, 
 		return err
 	}
 	r.Mutation, r.ID = a.Mutation(requestID), id
-	verdict := func(rid string) (ledger.Card, error) {
+	verdict := func(ctx context.Context, rid string) (ledger.Card, error) {
 		r.RequestID = rid
 		if cmd == "approve" {
-			return b.Approve(a.ctx, r)
+			return b.Approve(ctx, r)
 		}
-		return b.Reject(a.ctx, r)
+		return b.Reject(ctx, r)
 	}
 	var c ledger.Card
 	arb, as, err := a.throughArbiter(cmd, remoteChoice{})
@@ -90,7 +92,7 @@ func (a *App) runVerdict(card cardID, cmd, verb string, r ledger.ReviewRequest, 
 		a.synced = true
 		c, err = arb.Lease(a.ctx, b, as, id, requestID, verdict)
 	} else {
-		c, err = verdict(requestID)
+		c, err = verdict(a.ctx, requestID)
 	}
 	if err != nil {
 		return err

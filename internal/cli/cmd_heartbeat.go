@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"time"
@@ -70,9 +71,9 @@ func (c *HeartbeatCmd) Run(a *App) error {
 	}
 	req := ledger.HeartbeatRequest{Mutation: a.Mutation(c.RequestID), ID: id,
 		Owner: a.Owner(c.Owner), Epoch: c.Epoch, TTL: ttl, Progress: c.Progress, Checkpoint: cp}
-	card, err := a.ownerWrite(b, "heartbeat", id, c.remoteChoice, c.RequestID, func(rid string) (ledger.Card, error) {
+	card, err := a.ownerWrite(b, "heartbeat", id, c.remoteChoice, c.RequestID, func(ctx context.Context, rid string) (ledger.Card, error) {
 		req.RequestID = rid
-		return b.Heartbeat(a.ctx, req)
+		return b.Heartbeat(ctx, req)
 	})
 	if err != nil {
 		return a.noOwnerGiven(b, c.Owner, id, err)

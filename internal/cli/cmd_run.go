@@ -3,13 +3,14 @@ package cli
 import (
 	"bytes"
 	"context"
-	stdjson "encoding/json"
 	"fmt"
 	"io"
 	"os"
 	"os/signal"
 	"syscall"
 	"time"
+
+	json "github.com/goccy/go-json"
 
 	"github.com/bl-backlog/bl/internal/supervisor"
 	"github.com/bl-backlog/bl/ledger"
@@ -209,7 +210,7 @@ func (a *App) emitLine(c ledger.Card) error {
 	if err != nil {
 		return err
 	}
-	if err := stdjson.Compact(&line, buf.Bytes()); err != nil {
+	if err := json.Compact(&line, buf.Bytes()); err != nil {
 		return err
 	}
 	_, err = a.Stdout.Write(append(line.Bytes(), '\n'))

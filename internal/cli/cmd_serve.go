@@ -2,6 +2,7 @@ package cli
 
 import (
 	"io"
+	"time"
 
 	json "github.com/goccy/go-json"
 
@@ -47,11 +48,9 @@ func (c *ServeCmd) Run(a *App) error {
 	return a.ext.Serve(a, c)
 }
 
-// OnAppended replaces what the backlog App opens does with the events of
-// each write (by default the App keeps them for the hooks run after the
-// command). Call it before Open. fn runs under the writers' lock and must
-// only record.
-func (a *App) OnAppended(fn func([]*ledger.Event)) { a.onAppended = fn }
+// OnSynced has the backlog App opens give fn the time of each append's
+// fsync (bl serve's metrics). It must come before Open.
+func (a *App) OnSynced(fn func(time.Duration)) { a.onSynced = fn }
 
 // WriteJSON writes v as bl's --json output does: cards, a card or null
 // through the card encoder, anything else indented, HTML escaping off.

@@ -40,8 +40,9 @@ type Git interface {
 	Claim(ctx context.Context, b *ledger.Backlog, r RemoteWrite, req ledger.ClaimRequest) (*ledger.Card, error)
 	// Lease runs a heartbeat, release, completion or block (do) through a
 	// remote: it is acknowledged once the push carrying it succeeded. do
-	// stamps its event with the request id it is given.
-	Lease(ctx context.Context, b *ledger.Backlog, r RemoteWrite, requestID string, do func(rid string) (ledger.Card, error)) (ledger.Card, error)
+	// stamps its event with the request id it is given, and writes with
+	// the context it is given (the remote stages the write through it).
+	Lease(ctx context.Context, b *ledger.Backlog, r RemoteWrite, requestID string, do func(ctx context.Context, rid string) (ledger.Card, error)) (ledger.Card, error)
 	// LeaseDoctor lists the lease refs of b on a remote that hold what bl
 	// sets aside, and with retire (a card) replaces that card's bad lease
 	// ref by a tip holding only what bl folds (compare-and-swap).

@@ -72,8 +72,9 @@ func (a *App) throughRemote(b *ledger.Backlog, cmd string, rc remoteChoice) (Git
 // ownerWrite runs do, the write of the owner command cmd (heartbeat,
 // release, complete, block), locally or through the remote. do stamps its
 // event with the request id it is given: the caller's, or on a remote one
-// that tells a retried push's attempts apart.
-func (a *App) ownerWrite(b *ledger.Backlog, cmd, id string, rc remoteChoice, requestID string, do func(requestID string) (ledger.Card, error)) (ledger.Card, error) {
+// that tells a retried push's attempts apart, and writes with the context
+// it is given.
+func (a *App) ownerWrite(b *ledger.Backlog, cmd, id string, rc remoteChoice, requestID string, do func(ctx context.Context, requestID string) (ledger.Card, error)) (ledger.Card, error) {
 	arb, s, err := a.throughArbiter(cmd, rc)
 	if err != nil {
 		return ledger.Card{}, err
@@ -87,7 +88,7 @@ func (a *App) ownerWrite(b *ledger.Backlog, cmd, id string, rc remoteChoice, req
 		return ledger.Card{}, err
 	}
 	if g == nil {
-		return do(requestID)
+		return do(a.ctx, requestID)
 	}
 	card, err := g.Lease(a.ctx, b, remote, requestID, do)
 	if err == nil {
@@ -137,9 +138,9 @@ func (a *App) runLease(w leaseWrite) error {
 		}
 	}
 	req := ledger.LeaseRequest{Mutation: a.Mutation(w.requestID), ID: id, Owner: owner, Epoch: w.epoch, Reason: w.reason}
-	card, err := a.ownerWrite(b, w.cmd, id, w.remote, w.requestID, func(rid string) (ledger.Card, error) {
+	card, err := a.ownerWrite(b, w.cmd, id, w.remote, w.requestID, func(ctx context.Context, rid string) (ledger.Card, error) {
 		req.RequestID = rid
-		return w.op(b, a.ctx, req)
+		return w.op(b, ctx, req)
 	})
 	if err != nil {
 		if w.ownerIsActor {

@@ -28,9 +28,6 @@ type Session struct {
 
 	mu      sync.Mutex
 	backlog *ledger.Backlog
-
-	pendingMu sync.Mutex
-	pending   []*ledger.Event // written by the call running now, for its hooks
 }
 
 // NewSession returns a session with a's globals; the backlog is found and
@@ -56,14 +53,9 @@ func (s *Session) open() (*ledger.Backlog, string, error) {
 	if err != nil {
 		return nil, "", err
 	}
+	warn := func(msg string) { fmt.Fprintf(os.Stderr, "bl: warning: %s\n", msg) }
 	b, err := ledger.Open(dir, ledger.Options{Clock: time.Now, LockTimeout: s.timeout, Failpoint: failpointFrom(s.getenv),
-		AllowNetworkFS: s.getenv("BL_ALLOW_NETWORK_FS") == "1",
-		Warn:           func(msg string) { fmt.Fprintf(os.Stderr, "bl: warning: %s\n", msg) },
-		Appended: func(evs []*ledger.Event) {
-			s.pendingMu.Lock()
-			s.pending = append(s.pending, evs...)
-			s.pendingMu.Unlock()
-		}})
+		AllowNetworkFS: s.getenv("BL_ALLOW_NETWORK_FS") == "1", Warn: warn, SlowSync: slowSync(s.getenv, warn)})
 	if err != nil {
 		return nil, "", err
 	}
@@ -87,15 +79,11 @@ func (s *Session) Exec(ctx context.Context, args ...string) (stdout, stderr []by
 	app.backlog, app.backlogDir = b, dir
 	line := append(append(append([]string{}, s.globals...), "--json"), args...)
 	app.args = line
-	app.ctx = ctx // the call ends with its request: a waiting claim claims nothing
-	exit = runApp(app, line)
-	// The call's hooks, after its events are durable, outside the lock.
-	s.pendingMu.Lock()
-	evs := s.pending
-	s.pending = nil
-	s.pendingMu.Unlock()
+	// The call ends with its request: a waiting claim claims nothing. It
+	// runs the hooks of its own writes, as a command line does (runApp):
+	// the calls share the handle, not what each wrote.
 	app.ctx = ctx
-	app.RunHooks(evs)
+	exit = runApp(app, line)
 	return out.Bytes(), errOut.Bytes(), exit
 }
 

@@ -1,13 +1,13 @@
 package cli
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"reflect"
 	"strings"
 
 	"github.com/pelletier/go-toml/v2"
+	json "github.com/goccy/go-json"
 )
 
 // The TOML table Codex reads bl's server from, edited as text so that

@@ -2,12 +2,13 @@ package mcpserver
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"reflect"
 	"slices"
 	"strconv"
 	"strings"
+
+	json "github.com/goccy/go-json"
 )
 
 // inputSchema is the JSON schema of a tool's arguments In, from its tags;

@@ -3,13 +3,13 @@ package mcpserver
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"regexp"
 	"slices"
 	"strings"
 	"time"
 
+	json "github.com/goccy/go-json"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/bl-backlog/bl/internal/cli"

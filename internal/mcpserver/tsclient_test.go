@@ -21,10 +21,10 @@ import (
 // The official MCP TypeScript client (@modelcontextprotocol/sdk, the
 // version pinned in testdata/tsclient/package.json and its lock file),
 // what most agent runtimes are built on, runs as a real node process in
-// front of a real bl mcp. Node and npm come from the system (Debian's
-// nodejs and npm packages); the SDK is installed from the npm registry
-// once into the user's cache directory. Without node or npm the tests are
-// skipped, saying so; BL_SKIP_TSCLIENT=1 skips them on purpose (offline).
+// front of a real bl mcp. Tests install nothing: node and npm come from the
+// system, and scripts/test-tools installs the SDK (npm ci) into the user's
+// cache directory, under a name made of a hash of the pinned files;
+// .ci/run runs it. Without them the tests are skipped, saying so.
 
 // tsClientDir returns a directory holding client.mjs and its node_modules.
 func tsClientDir(t *testing.T) string {
@@ -32,19 +32,15 @@ func tsClientDir(t *testing.T) string {
 	return npmDir(t, "tsclient", "@modelcontextprotocol/sdk", "package.json", "package-lock.json", "client.mjs")
 }
 
-// npmDir installs testdata/name (its package.json and lock file, and the
-// other files named) once into the user's cache directory and returns
-// where; pkg is the package that shows the install is complete.
+// npmDir returns where scripts/test-tools installed testdata/name (its
+// package.json and lock file, and the other files named): the user's cache
+// directory, bl-test/mcp-<name>-<the first 16 hex digits of the SHA-256 of
+// those files, in order>; pkg is the package that shows the install is
+// complete. It skips the test when that is not there.
 func npmDir(t *testing.T, name, pkg string, files ...string) string {
 	t.Helper()
-	if os.Getenv("BL_SKIP_TSCLIENT") == "1" {
-		t.Skip("BL_SKIP_TSCLIENT=1: the TypeScript client tests are skipped")
-	}
 	if _, err := exec.LookPath("node"); err != nil {
-		installNode(t)
-	}
-	if _, err := exec.LookPath("npm"); err != nil {
-		installNode(t)
+		t.Skip("node is not installed: the TypeScript client tests are skipped (.ci/run installs node and npm)")
 	}
 	src := filepath.Join("testdata", name)
 	h := sha256.New()
@@ -60,49 +56,10 @@ func npmDir(t *testing.T, name, pkg string, files ...string) string {
 		cache = os.TempDir()
 	}
 	dir := filepath.Join(cache, "bl-test", "mcp-"+name+"-"+hex.EncodeToString(h.Sum(nil))[:16])
-	if _, err := os.Stat(filepath.Join(dir, "node_modules", pkg, "package.json")); err == nil {
-		return dir
-	}
-	tmp := fmt.Sprintf("%s.tmp-%d", dir, os.Getpid())
-	os.RemoveAll(tmp)
-	if err := os.MkdirAll(tmp, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	defer os.RemoveAll(tmp)
-	for _, f := range files {
-		b, _ := os.ReadFile(filepath.Join(src, f))
-		if err := os.WriteFile(filepath.Join(tmp, f), b, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	cmd := exec.Command("npm", "ci", "--no-audit", "--no-fund", "--loglevel=error")
-	cmd.Dir = tmp
-	timer := time.AfterFunc(8*time.Minute, func() { cmd.Process.Kill() })
-	defer timer.Stop()
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("installing %s (npm ci in %s) failed: %v\n%s\n(set BL_SKIP_TSCLIENT=1 to skip these tests offline)", pkg, src, err, out)
-	}
-	if err := os.Rename(tmp, dir); err != nil {
-		// Another test process installed it first.
-		if _, serr := os.Stat(dir); serr != nil {
-			t.Fatal(err)
-		}
+	if _, err := os.Stat(filepath.Join(dir, "node_modules", pkg, "package.json")); err != nil {
+		t.Skipf("%s is not installed for these tests (scripts/test-tools %s installs it in %s; .ci/run runs it)", pkg, name, dir)
 	}
 	return dir
-}
-
-// installNode installs Debian's node and npm when it can (as root, with
-// apt-get), and skips the test when it cannot.
-func installNode(t *testing.T) {
-	t.Helper()
-	if _, err := exec.LookPath("apt-get"); err != nil || os.Geteuid() != 0 {
-		t.Skip("node and npm are not installed and cannot be installed here (needs apt-get as root): the TypeScript client tests are skipped")
-	}
-	out, err := exec.Command("apt-get", "install", "-y", "--no-install-recommends", "nodejs", "npm").CombinedOutput()
-	if err != nil {
-		t.Skipf("node and npm are not installed, and apt-get install nodejs npm failed: %v\n%s", err, out)
-	}
 }
 
 // tsClient is one TypeScript client process with its bl mcp.

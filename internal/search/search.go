@@ -88,12 +88,6 @@ func Keep(cards []ledger.Card, query string) []ledger.Card {
 	return out
 }
 
-// Match scores one card against words (as Words returns them): ok when
-// every word is found in at least one field.
-func Match(c *ledger.Card, words []string) (r Result, ok bool) {
-	return newMatcher(words).match(c, words)
-}
-
 func newMatcher(words []string) *matcher {
 	n := len(words)
 	m := &matcher{scores: make([]int, n), hit: make([]bool, n), noteHit: make([]bool, n), wordsB: make([][]byte, n)}
@@ -192,10 +186,4 @@ func appendLower(dst []byte, s string) []byte {
 		out[i] = b
 	}
 	return dst
-}
-
-// containsFold reports whether s holds word (already lower case),
-// ignoring case.
-func containsFold(s, word string) bool {
-	return strings.Contains(string(appendLower(nil, s)), word)
 }

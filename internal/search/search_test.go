@@ -50,24 +50,6 @@ func TestCards(t *testing.T) {
 	}
 }
 
-func TestContainsFold(t *testing.T) {
-	for _, tc := range []struct {
-		s, w string
-		want bool
-	}{
-		{"Hello World", "world", true},
-		{"Hello World", "worlds", false},
-		{"aab", "ab", true},
-		{"", "a", false},
-		{"x", "", true},
-		{"ÉCOLE", "école", true},
-	} {
-		if got := containsFold(tc.s, tc.w); got != tc.want {
-			t.Errorf("containsFold(%q, %q) = %v", tc.s, tc.w, got)
-		}
-	}
-}
-
 // fleet is n cards shaped like a real backlog: titles, bodies of a few
 // hundred bytes, labels, a note on some.
 func fleet(n int) []ledger.Card {

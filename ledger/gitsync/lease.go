@@ -116,7 +116,9 @@ func (s *Syncer) claimOnce(ctx context.Context, req ledger.ClaimRequest, rid str
 // another round, which may then find the lease gone (ledger.ErrFenced).
 // A retry of an operation this clone already recorded answers as the
 // first did, after pushing it if the remote lacks it. do gets the request
-// id to stamp the event with.
+// id to stamp the event with, and the context to write with: the write is
+// staged through it (ledger.Backlog.Stage), so a write made with another
+// context would be appended before the remote saw it.
 func (s *Syncer) Lease(ctx context.Context, requestID string, do func(ctx context.Context, rid string) (ledger.Card, error)) (ledger.Card, Result, error) {
 	release, err := s.holdRequest(ctx, requestID)
 	if err != nil {
@@ -170,7 +172,7 @@ func (s *Syncer) leaseRounds(ctx context.Context, rid string, write func(ctx con
 			return res, nil, err
 		}
 		var card string
-		staged, err := s.b.Stage(s.checkLease, func() error {
+		staged, err := s.b.Stage(ctx, s.checkLease, func(ctx context.Context) error {
 			card, err = write(ctx)
 			return err
 		})

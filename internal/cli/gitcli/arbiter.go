@@ -37,7 +37,7 @@ func (Arbiter) ClaimWait(ctx context.Context, b *ledger.Backlog, s cli.ArbiterSe
 	return a.ClaimWait(ctx, b, req, wait)
 }
 
-func (Arbiter) Lease(ctx context.Context, b *ledger.Backlog, s cli.ArbiterSettings, card, requestID string, do func(rid string) (ledger.Card, error)) (ledger.Card, error) {
+func (Arbiter) Lease(ctx context.Context, b *ledger.Backlog, s cli.ArbiterSettings, card, requestID string, do func(ctx context.Context, rid string) (ledger.Card, error)) (ledger.Card, error) {
 	a, err := dial(ctx, s)
 	if err != nil {
 		return ledger.Card{}, err

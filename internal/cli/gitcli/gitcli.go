@@ -138,12 +138,12 @@ func (Git) Claim(ctx context.Context, b *ledger.Backlog, r cli.RemoteWrite, req 
 
 // Lease runs a lease write through the remote: it is acknowledged only
 // once the push carrying it succeeded.
-func (Git) Lease(ctx context.Context, b *ledger.Backlog, r cli.RemoteWrite, requestID string, do func(rid string) (ledger.Card, error)) (ledger.Card, error) {
+func (Git) Lease(ctx context.Context, b *ledger.Backlog, r cli.RemoteWrite, requestID string, do func(ctx context.Context, rid string) (ledger.Card, error)) (ledger.Card, error) {
 	s, err := syncer(b, r)
 	if err != nil {
 		return ledger.Card{}, err
 	}
-	card, _, err := s.Lease(ctx, requestID, func(_ context.Context, rid string) (ledger.Card, error) { return do(rid) })
+	card, _, err := s.Lease(ctx, requestID, do)
 	return card, err
 }
 

@@ -117,7 +117,7 @@ func opEvents() []*Event {
 // the fast path and decode to the event that was written.
 func TestDecodeFastTakesEveryOp(t *testing.T) {
 	evs := append(opEvents(), roundTripEvents()...)
-	evs = append(evs, benchEvents(20)...)
+	evs = append(evs, BenchEvents(20)...)
 	for _, ev := range evs {
 		line, err := EncodeLine(ev)
 		if err != nil {

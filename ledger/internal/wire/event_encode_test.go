@@ -546,8 +546,8 @@ func TestEncodeGenerated(t *testing.T) {
 // name.)
 func TestEncodeTakesEveryOp(t *testing.T) {
 	evs := append(opEvents(), roundTripEvents()...)
-	evs = append(evs, benchEvents(20)...)
-	evs = append(evs, snapshotEvents()...)
+	evs = append(evs, BenchEvents(20)...)
+	evs = append(evs, SnapshotEvents()...)
 	ops := map[Op]bool{}
 	for _, e := range evs {
 		if !checkEventEncoding(t, e) {

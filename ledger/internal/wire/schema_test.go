@@ -115,7 +115,7 @@ func TestSchemaRoundTrip(t *testing.T) {
 		}
 		got, ok := DecodeSnapshotFast(bytes.TrimSuffix(line, []byte{'\n'}))
 		if !ok || !reflect.DeepEqual(got, l) {
-			t.Fatalf("decodeSnapshotFast (ok %v) gave\n%s\nwant\n%s", ok, dumpSnapshotLine(got), dumpSnapshotLine(l))
+			t.Fatalf("decodeSnapshotFast (ok %v) gave\n%s\nwant\n%s", ok, DumpSnapshotLine(got), DumpSnapshotLine(l))
 		}
 	}
 	var h SnapshotHeader

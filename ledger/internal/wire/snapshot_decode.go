@@ -7,8 +7,8 @@ import (
 )
 
 // ReadSnapshotLine reads a snapshot line after the header, one that passed
-// CheckFrame, for use: decodeSnapshotLine, refusing a line that repeats a
-// key (decodeSnapshotFast never takes one), then every card, receipt and
+// CheckFrame, for use: DecodeSnapshotFast, else (refusing a line that
+// repeats a key, which the fast path never takes) the JSON decoder, then every card, receipt and
 // conflict validated against what the fold produces (validateCard). A line
 // that fails is damage: an edited snapshot.
 func ReadSnapshotLine(line []byte) (SnapshotLine, error) {
@@ -39,22 +39,6 @@ func refuseRepeatedKey(line []byte) error {
 		return fmt.Errorf("%w: %w %q: the JSON decoder would take its last value while a reader sees the first", ErrFraming, ErrRepeatedKey, k)
 	}
 	return nil
-}
-
-// decodeSnapshotLine decodes a snapshot line after the header, one that
-// passed CheckFrame: the object with its crc member, without the newline.
-//
-// Card, receipt and conflict lines in the shape EncodeFramed writes them are
-// read by decodeSnapshotFast; any other line goes to the JSON decoder, which
-// gives the same value for every line decodeSnapshotFast reads. The value
-// does not refer to line.
-func decodeSnapshotLine(line []byte) (SnapshotLine, error) {
-	if l, ok := DecodeSnapshotFast(line); ok {
-		return l, nil
-	}
-	var l SnapshotLine
-	err := json.Unmarshal(line, &l)
-	return l, err
 }
 
 // decodeSnapshotFast decodes a snapshot line of one card, receipt or
