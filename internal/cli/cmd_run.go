@@ -8,6 +8,8 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"slices"
+	"strings"
 	"syscall"
 	"time"
 
@@ -38,8 +40,17 @@ type RunCmd struct {
 
 func (RunCmd) Help() string {
 	return `The agent loop in one process. bl run claims a card (or, with --wait,
-waits for one), starts the command in a process group of its own with the
-card in its environment:
+waits for one), starts the command in a process group of its own, with
+these placeholders in its arguments replaced by the card's values:
+
+    {id}        the card id
+    {owner}     the lease owner
+    {epoch}     the lease epoch
+    {worktree}  the card's worktree (with --worktree only)
+
+    bl run --owner agent-1 --loop -- claude -p "work on card {id}; bl show {id} has the details"
+
+and the card in its environment, for scripts:
 
     BL_CARD       the card id
     BL_EPOCH      the lease epoch
@@ -63,6 +74,17 @@ and renews the lease every ttl/3 while the command lives. Then:
     SIGINT, SIGTERM  passed on to the command; if it then exits non-zero the
                      card is released, and bl run stops
 
+Write the card as {id}, not $BL_CARD, on the bl run command line: your
+shell expands "$BL_CARD" before bl run has claimed anything, so
+
+    bl run -- sh -c "echo [$BL_CARD]"     runs  echo []    (and completes the card)
+    bl run -- sh -c "echo [{id}]"         runs  echo [A1]
+
+No shell touches {id}, in double quotes or single. bl pastes the value in
+as text: ids and epochs are plain words, but pass a worktree path (which
+may hold spaces) to sh -c as an argument: sh -c 'cd "$1" && make' _ {worktree}.
+Other text in braces is left alone.
+
 If bl run itself is killed, even by SIGKILL, the kernel kills the command
 too (Linux); elsewhere the command runs on, and since its result is not
 recorded the card is claimed again once its lease runs out. Claims,
@@ -78,27 +100,21 @@ Exit status: without --loop, the command's (128+n if signal n ended it),
 nothing is claimable. 128+n when signal n stopped bl run; the codes of bl's
 own errors otherwise.
 
-THE COMMAND MUST READ $BL_CARD WHEN IT RUNS. Your shell expands
-"$BL_CARD" on the bl run command line before bl run has claimed anything,
-so the command would get an empty id (and exit 0: the card completes with
-no work done). Put the command in single quotes under sh -c, or in a
-script, so the variables are read once bl run has set them.
-
 With --worktree each card gets a git worktree of the repository, under its
 git directory (.git/bl-worktrees/<id>), on branch bl/<id>: made from HEAD
 (or --base REF) the first time, the existing branch when the card comes
 back (a reclaim, a reject), the worktree itself when an earlier run left it
-(a crash). The command runs there, with BL_WORKTREE and BL_BRANCH set. On
-exit 0 the branch and its head commit are recorded on the card (commit,
-branch) and the worktree is removed (the branch stays) unless
+(a crash). The command runs there, with {worktree}, BL_WORKTREE and
+BL_BRANCH set. On exit 0 the branch and its head commit are recorded on the
+card (commit, branch) and the worktree is removed (the branch stays) unless
 --keep-worktree; on failure it is kept and the fail reason names it. Your
 own working tree and index are never touched.
 
 Examples:
 
-    bl run --owner agent-1 --ttl 10m --loop -- ./do-card.sh
+    bl run --owner agent-1 --ttl 10m --loop -- ./do-card.sh {id}
     bl run --owner agent-1 --loop --wait 30m --timeout 2h --json -- \
-        sh -c 'claude -p "work on card $BL_CARD (epoch $BL_EPOCH): read $BL_CARD_JSON"'
+        claude -p "work on card {id} (epoch {epoch}): bl show {id} --json has it all"
     bl run --id A1 -- make test` + exitCodesHelp
 }
 
@@ -114,6 +130,9 @@ func (c *RunCmd) Run(a *App) error {
 	}
 	if c.Wait < 0 || c.Grace < 0 || c.Timeout < 0 {
 		return usagef("--wait, --grace and --timeout cannot be negative")
+	}
+	if !c.Worktree && slices.ContainsFunc(c.Command[1:], func(arg string) bool { return strings.Contains(arg, supervisor.PlaceholderWorktree) }) {
+		return usagef(supervisor.PlaceholderWorktree + " needs --worktree: without it the command runs in the current directory")
 	}
 	b, err := a.Open()
 	if err != nil {

@@ -245,7 +245,11 @@ func (s *supervisor) run(ctx context.Context, card ledger.Card) (res Result, err
 		s.logf("%s: worktree %s on branch %s (%s)", card.ID, tree.Dir, tree.Branch, how)
 	}
 
-	cmd := exec.Command(s.o.Command[0], s.o.Command[1:]...)
+	wtDir := ""
+	if tree != nil {
+		wtDir = tree.Dir
+	}
+	cmd := exec.Command(s.o.Command[0], expandArgs(s.o.Command[1:], card.ID, card.ClaimOwner, card.ClaimEpoch, wtDir)...)
 	cmd.Env = append(os.Environ(),
 		"BL_CARD="+card.ID,
 		"BL_EPOCH="+strconv.FormatInt(card.ClaimEpoch, 10),
