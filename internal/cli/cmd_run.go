@@ -108,7 +108,13 @@ back (a reclaim, a reject), the worktree itself when an earlier run left it
 BL_BRANCH set. On exit 0 the branch and its head commit are recorded on the
 card (commit, branch) and the worktree is removed (the branch stays) unless
 --keep-worktree; on failure it is kept and the fail reason names it. Your
-own working tree and index are never touched.
+own working tree and index are never touched, and no worktree that may hold
+work is deleted: after exit 0 one with uncommitted changes, or on another
+branch, is kept (bl run says so); a worktree in the card's way on another
+branch (or a detached HEAD), or a directory there that is not a worktree,
+is moved aside to .git/bl-worktrees-aside/<id>/<time> as it is, and bl run
+says where. If it cannot be moved, bl run gives the card back and exits 1
+(code worktree_kept).
 
 Examples:
 
