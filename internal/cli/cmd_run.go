@@ -161,7 +161,7 @@ func (c *RunCmd) Run(a *App) error {
 	o := supervisor.Options{Backlog: b, Actor: a.actor(), Owner: a.Owner(c.Owner), TTL: c.TTL, ID: c.ID, Phase: c.Phase,
 		Label: c.Label, Wait: c.Wait, Loop: c.Loop, Grace: c.Grace, Timeout: c.Timeout, Command: c.Command,
 		Stdin: a.Stdin, Stdout: cmdOut, Stderr: a.Stderr, Signals: sigs,
-		Review: c.Review || b.Config().Review.Required}
+		Review: c.Review || b.Config().Review.Required, Contain: true}
 	if c.Worktree {
 		o.Worktree = &supervisor.WorktreeOptions{Branch: b.Config().Worktree.Branch, Base: c.Base, Keep: c.KeepWorktree}
 	} else if c.Base != "" || c.KeepWorktree {

@@ -84,6 +84,11 @@ type Options struct {
 	// Review sends a card whose command exited 0 to review instead of
 	// done.
 	Review bool
+	// Contain keeps everything the command starts from outliving the
+	// supervisor (Linux: the launcher and subreapers, see launcher_linux.go;
+	// elsewhere it changes nothing). bl run sets it; it makes this process
+	// a child subreaper, which a test binary should not be.
+	Contain bool
 }
 
 // Outcome is how a card's run ended.
@@ -147,6 +152,11 @@ func Run(ctx context.Context, o Options) (Summary, error) {
 		return sum, err
 	}
 	s := &supervisor{o: o, dir: dir}
+	defer func() {
+		if s.launch != nil {
+			s.launch.close()
+		}
+	}()
 	for {
 		card, sig, err := s.claim(ctx)
 		if err != nil || card == nil {
@@ -176,8 +186,11 @@ func Run(ctx context.Context, o Options) (Summary, error) {
 }
 
 type supervisor struct {
-	o   Options
-	dir string
+	o      Options
+	dir    string
+	launch *launcher // started at the first command, with Contain
+	repo   string    // the repository's work tree and git common dir,
+	common string    // with Worktree (see gitDirs)
 }
 
 func (s *supervisor) logf(format string, args ...any) {
@@ -233,8 +246,24 @@ func (s *supervisor) run(ctx context.Context, card ledger.Card) (res Result, err
 	defer os.Remove(cardFile)
 
 	var tree *cardTree
+	var inherit []*os.File
 	if s.o.Worktree != nil {
-		if tree, err = s.worktreeFor(ctx, card); err != nil {
+		repo, common, err := s.gitDirs(ctx)
+		if err != nil {
+			s.giveBack(ctx, card, "bl run could not make the card's worktree: "+err.Error())
+			return res, err
+		}
+		lk, stopped, err := s.lockTree(ctx, card, common)
+		if err != nil || lk == nil {
+			if stopped != nil {
+				return *stopped, nil
+			}
+			s.giveBack(ctx, card, "bl run could not lock the card's worktree: "+err.Error())
+			return res, err
+		}
+		defer lk.close()
+		inherit = lk.inherit()
+		if tree, err = s.worktreeFor(ctx, card, repo, common); err != nil {
 			s.giveBack(ctx, card, "bl run could not make the card's worktree: "+err.Error())
 			return res, err
 		}
@@ -245,12 +274,13 @@ func (s *supervisor) run(ctx context.Context, card ledger.Card) (res Result, err
 		s.logf("%s: worktree %s on branch %s (%s)", card.ID, tree.Dir, tree.Branch, how)
 	}
 
+	sp := spec{name: s.o.Command[0], stdin: s.o.Stdin, stdout: s.o.Stdout, inherit: inherit}
 	wtDir := ""
 	if tree != nil {
 		wtDir = tree.Dir
 	}
-	cmd := exec.Command(s.o.Command[0], expandArgs(s.o.Command[1:], card.ID, card.ClaimOwner, card.ClaimEpoch, wtDir)...)
-	cmd.Env = append(os.Environ(),
+	sp.args = expandArgs(s.o.Command[1:], card.ID, card.ClaimOwner, card.ClaimEpoch, wtDir)
+	sp.env = append(os.Environ(),
 		"BL_CARD="+card.ID,
 		"BL_EPOCH="+strconv.FormatInt(card.ClaimEpoch, 10),
 		"BL_OWNER="+card.ClaimOwner,
@@ -258,22 +288,17 @@ func (s *supervisor) run(ctx context.Context, card ledger.Card) (res Result, err
 		"BL_CARD_JSON="+cardFile,
 	)
 	if tree != nil {
-		cmd.Dir = tree.Dir
-		cmd.Env = append(cmd.Env, "BL_WORKTREE="+tree.Dir, "BL_BRANCH="+tree.Branch)
+		sp.dir = tree.Dir
+		sp.env = append(sp.env, "BL_WORKTREE="+tree.Dir, "BL_BRANCH="+tree.Branch)
 	}
 	tail := newTail(s.o.Stderr, reasonLines, reasonBytes)
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = s.o.Stdin, s.o.Stdout, tail
-	// Output pipes held open by the command's own children must not keep
-	// the supervisor waiting once the command has exited.
-	cmd.WaitDelay = time.Second
-	setProcAttr(cmd)
+	sp.stderr = tail
 	start := time.Now()
-	if err := cmd.Start(); err != nil {
+	cmd, err := s.start(sp)
+	if err != nil {
 		s.giveBack(ctx, card, "bl run could not start the command: "+err.Error())
 		return res, fmt.Errorf("start %s: %w", s.o.Command[0], err)
 	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
 
 	ttl := time.Duration(card.ClaimTTLSeconds) * time.Second
 	beat := time.NewTicker(max(ttl/3, 100*time.Millisecond))
@@ -285,23 +310,23 @@ func (s *supervisor) run(ctx context.Context, card ledger.Card) (res Result, err
 		defer t.Stop()
 		timeout = t.C
 	}
-	var waitErr error
+	var ex exitInfo
 	timedOut := false
 loop:
 	for {
 		select {
-		case waitErr = <-exited:
+		case ex = <-cmd.done:
 			break loop
 		case <-timeout:
 			s.logf("%s: the command ran past --timeout %s: stopping it (SIGTERM, then SIGKILL after %s)", card.ID, s.o.Timeout, s.o.Grace)
-			waitErr, timedOut = s.stop(cmd, exited), true
+			ex, timedOut = s.stop(cmd), true
 			break loop
 		case <-beat.C:
 			c, err := s.o.Backlog.Heartbeat(ctx, hb)
 			switch {
 			case errors.Is(err, ledger.ErrFenced):
 				s.logf("lost the lease on %s (%v): stopping the command (SIGTERM, then SIGKILL after %s)", card.ID, err, s.o.Grace)
-				s.stop(cmd, exited)
+				s.stop(cmd)
 				if cur, gerr := s.o.Backlog.Get(card.ID); gerr == nil {
 					res.Card = cur
 				}
@@ -316,11 +341,11 @@ loop:
 		case sig := <-s.o.Signals:
 			res.Signal = sig
 			s.logf("%s: passing %s on to the command", card.ID, sig)
-			signalGroup(cmd, sig)
+			signalGroup(cmd.pid, sig)
 		}
 	}
 	res.Took = time.Since(start)
-	res.ExitCode = exitCode(cmd.ProcessState, waitErr)
+	res.ExitCode = ex.code
 	// The outcome is written even if ctx ended: the command's work is done.
 	wctx := context.WithoutCancel(ctx)
 	lease := ledger.LeaseRequest{Mutation: ledger.Mutation{Actor: s.o.Actor, RequestID: newRequestID()}, ID: card.ID, Owner: card.ClaimOwner, Epoch: card.ClaimEpoch}
@@ -328,7 +353,7 @@ loop:
 	switch {
 	case timedOut:
 		res.Outcome, op = Failed, s.o.Backlog.Fail
-		lease.Reason = failReason(fmt.Sprintf("timed out after %s (%s)", s.o.Timeout, describeExit(cmd.ProcessState, waitErr)), tail.String())
+		lease.Reason = failReason(fmt.Sprintf("timed out after %s (%s)", s.o.Timeout, ex.how), tail.String())
 	case res.ExitCode == 0:
 		res.Outcome, op = Completed, s.o.Backlog.Complete
 		if s.o.Review {
@@ -344,10 +369,10 @@ loop:
 		}
 	case res.Signal != nil:
 		res.Outcome, op = Interrupted, s.o.Backlog.Release
-		lease.Reason = fmt.Sprintf("interrupted (%s): %s", res.Signal, describeExit(cmd.ProcessState, waitErr))
+		lease.Reason = fmt.Sprintf("interrupted (%s): %s", res.Signal, ex.how)
 	default:
 		res.Outcome, op = Failed, s.o.Backlog.Fail
-		how := describeExit(cmd.ProcessState, waitErr)
+		how := ex.how
 		if tree != nil {
 			how += "; worktree kept at " + tree.Dir
 		}
@@ -355,7 +380,7 @@ loop:
 	}
 	c, err := retryLocked(func() (ledger.Card, error) { return op(wctx, lease) })
 	if errors.Is(err, ledger.ErrFenced) {
-		s.logf("%s: the command ended (%s) after the lease was lost; nothing recorded: %v", card.ID, describeExit(cmd.ProcessState, waitErr), err)
+		s.logf("%s: the command ended (%s) after the lease was lost; nothing recorded: %v", card.ID, ex.how, err)
 		res.Outcome = Fenced
 		if cur, gerr := s.o.Backlog.Get(card.ID); gerr == nil {
 			res.Card = cur
@@ -382,7 +407,7 @@ loop:
 	case Interrupted:
 		s.logf("%s released: %s", card.ID, oneLine(lease.Reason))
 	default:
-		how := describeExit(cmd.ProcessState, waitErr)
+		how := ex.how
 		if timedOut {
 			how = fmt.Sprintf("timed out after %s, %s", s.o.Timeout, how)
 		}
@@ -398,19 +423,91 @@ loop:
 }
 
 // stop ends the command's process group: SIGTERM, then SIGKILL if it has
-// not exited after the grace period. It returns the command's wait error.
-func (s *supervisor) stop(cmd *exec.Cmd, exited <-chan error) error {
-	signalGroup(cmd, termSignal)
+// not exited after the grace period. It returns how the command ended.
+func (s *supervisor) stop(p *proc) exitInfo {
+	signalGroup(p.pid, termSignal)
 	t := time.NewTimer(s.o.Grace)
 	defer t.Stop()
 	select {
-	case err := <-exited:
-		killGroup(cmd) // what the command left behind in its group
-		return err
+	case ex := <-p.done:
+		return ex
 	case <-t.C:
 	}
-	killGroup(cmd)
-	return <-exited
+	killGroup(p.pid)
+	return <-p.done
+}
+
+// start starts the command: under the launcher when Contain asks for it
+// (and this system has one), else as a child of this process.
+func (s *supervisor) start(sp spec) (*proc, error) {
+	if !s.o.Contain || !containSupported {
+		return startDirect(sp)
+	}
+	if s.launch != nil {
+		select {
+		case <-s.launch.exited: // killed: start another
+			s.launch = nil
+		default:
+		}
+	}
+	if s.launch == nil {
+		l, err := newLauncher()
+		if err != nil {
+			return nil, err
+		}
+		s.launch = l
+	}
+	return s.launch.start(sp)
+}
+
+// lockTree takes the card's worktree lock. While another run of the card
+// holds it (the command of an earlier lease, or anything that command
+// started, still lives) it waits, naming the holder, and renews the lease.
+// A signal or a lost lease ends the wait: then it returns no lock and the
+// run's result.
+func (s *supervisor) lockTree(ctx context.Context, card ledger.Card, common string) (*heldLock, *Result, error) {
+	path := filepath.Join(common, "bl-worktree-locks", card.ID)
+	host, _ := os.Hostname()
+	me := fmt.Sprintf("%s (epoch %d, bl run pid %d on %s, since %s)", card.ClaimOwner, card.ClaimEpoch, os.Getpid(), host, time.Now().UTC().Format(time.RFC3339))
+	lk, holder, err := tryLockFile(path, me)
+	if lk != nil || err != nil {
+		return lk, nil, err
+	}
+	s.logf("%s: waiting for its worktree, in use by %s", card.ID, oneLine(holder))
+	poll := time.NewTicker(50 * time.Millisecond)
+	defer poll.Stop()
+	ttl := time.Duration(card.ClaimTTLSeconds) * time.Second
+	beat := time.NewTicker(max(ttl/3, 100*time.Millisecond))
+	defer beat.Stop()
+	hb := ledger.HeartbeatRequest{Mutation: ledger.Mutation{Actor: s.o.Actor}, ID: card.ID, Owner: card.ClaimOwner, Epoch: card.ClaimEpoch}
+	for {
+		select {
+		case <-poll.C:
+			if lk, _, err := tryLockFile(path, me); lk != nil || err != nil {
+				if lk != nil {
+					s.logf("%s: the worktree is free", card.ID)
+				}
+				return lk, nil, err
+			}
+		case <-beat.C:
+			if _, err := s.o.Backlog.Heartbeat(ctx, hb); errors.Is(err, ledger.ErrFenced) {
+				s.logf("lost the lease on %s while waiting for its worktree (%v); nothing recorded", card.ID, err)
+				res := Result{Card: card, Outcome: Fenced, ExitCode: -1}
+				if cur, gerr := s.o.Backlog.Get(card.ID); gerr == nil {
+					res.Card = cur
+				}
+				return nil, &res, nil
+			}
+		case sig := <-s.o.Signals:
+			s.giveBack(ctx, card, fmt.Sprintf("interrupted (%s) while waiting for the card's worktree", sig))
+			res := Result{Card: card, Outcome: Interrupted, Signal: sig, ExitCode: 128 + signalNumberOf(sig)}
+			if cur, gerr := s.o.Backlog.Get(card.ID); gerr == nil {
+				res.Card = cur
+			}
+			s.logf("%s released: interrupted (%s) while waiting for its worktree", card.ID, sig)
+			return nil, &res, nil
+		}
+	}
 }
 
 // giveBack releases a card the command never ran on.

@@ -37,18 +37,7 @@ type cardTree struct {
 // worktree an earlier run left on the card's branch (a crash, a failure)
 // is reused, as is the branch of a card claimed again. One in the way (on
 // another branch, or not a worktree) is moved aside, never deleted.
-func (s *supervisor) worktreeFor(ctx context.Context, card ledger.Card) (*cardTree, error) {
-	repo, err := gitwork.TopLevel(ctx, filepath.Dir(s.dir))
-	if err != nil {
-		return nil, err
-	}
-	common, err := gitwork.Run(ctx, repo, "rev-parse", "--git-common-dir")
-	if err != nil {
-		return nil, err
-	}
-	if !filepath.IsAbs(common) {
-		common = filepath.Join(repo, common)
-	}
+func (s *supervisor) worktreeFor(ctx context.Context, card ledger.Card, repo, common string) (*cardTree, error) {
 	pattern := s.o.Worktree.Branch
 	if pattern == "" {
 		pattern = DefaultBranch
@@ -66,6 +55,25 @@ func (s *supervisor) worktreeFor(ctx context.Context, card ledger.Card) (*cardTr
 		return nil, err
 	}
 	return &cardTree{repo: repo, Worktree: wt}, nil
+}
+
+// gitDirs are the repository's main work tree and its git common
+// directory, found once.
+func (s *supervisor) gitDirs(ctx context.Context) (repo, common string, err error) {
+	if s.repo != "" {
+		return s.repo, s.common, nil
+	}
+	if repo, err = gitwork.TopLevel(ctx, filepath.Dir(s.dir)); err != nil {
+		return "", "", err
+	}
+	if common, err = gitwork.Run(ctx, repo, "rev-parse", "--git-common-dir"); err != nil {
+		return "", "", err
+	}
+	if !filepath.IsAbs(common) {
+		common = filepath.Join(repo, common)
+	}
+	s.repo, s.common = repo, common
+	return repo, common, nil
 }
 
 // asidePath is where a worktree in the way of card id's goes:
