@@ -35,7 +35,6 @@ func signalNumber(ps *os.ProcessState) int {
 	return 0
 }
 
-
 // signalNumberOf is sig's number, or 0.
 func signalNumberOf(sig os.Signal) int {
 	if s, ok := sig.(syscall.Signal); ok {
