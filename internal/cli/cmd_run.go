@@ -85,11 +85,21 @@ as text: ids and epochs are plain words, but pass a worktree path (which
 may hold spaces) to sh -c as an argument: sh -c 'cd "$1" && make' _ {worktree}.
 Other text in braces is left alone.
 
-If bl run itself is killed, even by SIGKILL, the kernel kills the command
-too (Linux); elsewhere the command runs on, and since its result is not
-recorded the card is claimed again once its lease runs out. Claims,
-heartbeats and outcomes all go through one open backlog: no process starts
-per step.
+Nothing the command starts outlives bl run (Linux). bl run starts one
+launcher, a second bl process that is a child subreaper: each command
+starts under it, and whatever the command starts stays below it, in its
+process group or out of it (setsid, double forks, orphans). When the
+command exits, what it left running is killed (SIGKILL); when bl run ends
+or is killed, even by SIGKILL, the launcher kills all of the run. If the
+launcher is killed, the command dies with it and bl run kills what it
+started. Only SIGKILL of both at once leaves processes behind. On macOS
+and other systems: when the command exits, what it left in its process
+group is killed, but what it moved out of the group is not, and if bl run
+is SIGKILLed the command runs on (no subreaper, no Pdeathsig); its result
+is not recorded and the card is claimed again once its lease runs out. On
+Windows there are no process groups: a stopped command is killed, its
+children are not. Claims, heartbeats and outcomes all go through one open
+backlog: no process starts per step.
 
 Output: a line per card on stdout, progress on stderr. With --json, the
 card as it stands afterwards (null when nothing was claimable), one line per
@@ -107,7 +117,15 @@ back (a reclaim, a reject), the worktree itself when an earlier run left it
 (a crash). The command runs there, with {worktree}, BL_WORKTREE and
 BL_BRANCH set. On exit 0 the branch and its head commit are recorded on the
 card (commit, branch) and the worktree is removed (the branch stays) unless
---keep-worktree; on failure it is kept and the fail reason names it. Your
+--keep-worktree; on failure it is kept and the fail reason names it.
+
+A card's worktree is locked while anything of its run lives: an flock on
+.git/bl-worktree-locks/<id> that the command and all it starts inherit (as
+file descriptor 3; leave it open). A second bl run on the card (its lease
+was lost or taken back while the first run's processes still work) waits,
+renewing its lease, and names the holder: "waiting for its worktree, in use
+by agent-1 (epoch 1, bl run pid 4242 on host, since …)"; SIGINT gives the
+card back. On Windows only bl run holds the lock, not the command. Your
 own working tree and index are never touched, and no worktree that may hold
 work is deleted: after exit 0 one with uncommitted changes, or on another
 branch, is kept (bl run says so); a worktree in the card's way on another

@@ -17,13 +17,17 @@
 // A complete or fail refused as fenced (the lease was lost while the
 // command ran) also ends as fenced: the command's result is not recorded.
 //
-// If the supervisor dies, even by SIGKILL, the command dies with it on
-// Linux (the kernel sends it SIGKILL: Pdeathsig), so no orphan keeps working
-// on a card whose lease will lapse. Processes the command started itself
-// are in its process group but are not covered by that signal. On other
-// systems the command runs on until it ends, and its result is not
-// recorded: the lease runs out and the card is claimed again (the work
-// runs at least once, possibly twice).
+// Nothing the command starts outlives the supervisor on Linux: with
+// Options.Contain each command starts under a launcher process, a child
+// subreaper that kills all the command left when it exits and all of the
+// run when the supervisor goes (see launcher_linux.go). On other systems
+// the command runs in a process group of its own and what it leaves in
+// that group is killed when it exits; if the supervisor is killed outright
+// the command runs on until it ends, and its result is not recorded: the
+// lease runs out and the card is claimed again (the work runs at least
+// once, possibly twice). With Worktree, a card's worktree is locked while
+// anything of its run lives (the command inherits the lock), so a second
+// run of the card waits for the first to be gone.
 package supervisor
 
 import (
