@@ -32,10 +32,11 @@ import (
 // escape. The supervisor signals the command's process group itself
 // (SIGTERM, SIGKILL, a passed-on SIGINT), by number.
 //
-// The protocol is one SOCK_SEQPACKET message per step, JSON with the
-// command's standard files and inherited files attached (SCM_RIGHTS):
-// start → {pid} or {error}; later {status}, once the command and all it
-// left are gone.
+// The protocol is one SOCK_SEQPACKET message per step. "start" carries
+// files (SCM_RIGHTS): a pipe holding the request as JSON (name, args, env,
+// dir), then the command's standard input, output and error, then the
+// files it inherits. The launcher answers {pid} or {error}, and later
+// {status}, once the command and all it left are gone.
 
 // LauncherEnv marks a bl process started as bl run's launcher; its value
 // is the socket's file descriptor.
@@ -190,12 +191,24 @@ func (l *launcher) start(sp spec) (*proc, error) {
 		go func() { defer copies.Done(); _, _ = io.Copy(out, r) }()
 	}
 	files = append(files, sp.inherit...)
-	msg, _ := json.Marshal(startMsg{Name: sp.name, Args: sp.args, Env: sp.env, Dir: sp.dir})
+	// The request goes through a pipe of its own, the first file sent:
+	// arguments and environment may hold megabytes, more than one
+	// socket message carries.
+	payload, _ := json.Marshal(startMsg{Name: sp.name, Args: sp.args, Env: sp.env, Dir: sp.dir})
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		closeAll(readers)
+		return nil, err
+	}
+	ours = append(ours, pr)
+	go func() { _, _ = pw.Write(payload); pw.Close() }()
+	files = append([]*os.File{pr}, files...)
 	fds := make([]int, len(files))
 	for i, f := range files {
 		fds[i] = int(f.Fd())
 	}
-	if err := syscall.Sendmsg(l.fd, msg, syscall.UnixRights(fds...), nil, 0); err != nil {
+	if err := syscall.Sendmsg(l.fd, []byte("start"), syscall.UnixRights(fds...), nil, 0); err != nil {
+		pr.Close() // ends the writer
 		closeAll(readers)
 		return nil, fmt.Errorf("bl run's launcher: %w", err)
 	}
@@ -283,7 +296,7 @@ func RunLauncher() int {
 	reqs := make(chan request)
 	go func() {
 		defer close(reqs)
-		buf, oob := make([]byte, 1<<20), make([]byte, syscall.CmsgSpace(64*4))
+		buf, oob := make([]byte, 64), make([]byte, syscall.CmsgSpace(64*4))
 		for {
 			n, oobn, _, _, err := syscall.Recvmsg(fd, buf, oob, syscall.MSG_CMSG_CLOEXEC)
 			if errors.Is(err, syscall.EINTR) {
@@ -302,7 +315,14 @@ func RunLauncher() int {
 					}
 				}
 			}
-			if json.Unmarshal(buf[:n], &r.m) != nil || len(r.files) < 3 {
+			if string(buf[:n]) != "start" || len(r.files) < 4 {
+				closeAll(r.files)
+				return
+			}
+			payload, err := io.ReadAll(r.files[0])
+			r.files[0].Close()
+			r.files = r.files[1:]
+			if err != nil || json.Unmarshal(payload, &r.m) != nil {
 				closeAll(r.files)
 				return
 			}
