@@ -25,13 +25,21 @@ func tryLockFile(path, holder string) (*heldLock, string, error) {
 		return nil, "", err
 	}
 	if !ok {
-		b, _ := os.ReadFile(path + ".holder")
+		b, _ := os.ReadFile(holderPath(path))
 		return nil, string(b), nil
 	}
-	_ = os.WriteFile(path+".holder", []byte(holder), 0o644)
+	if os.MkdirAll(filepath.Dir(holderPath(path)), 0o755) == nil {
+		_ = os.WriteFile(holderPath(path), []byte(holder), 0o644)
+	}
 	return &heldLock{fl: fl}, "", nil
 }
 
 func (l *heldLock) inherit() []*os.File { return nil }
 
 func (l *heldLock) close() { _ = l.fl.Unlock() }
+
+// holderPath is where the holder of the lock at path is written (a card id
+// never starts with a dot).
+func holderPath(path string) string {
+	return filepath.Join(filepath.Dir(path), ".holders", filepath.Base(path))
+}
