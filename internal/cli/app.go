@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/bl-backlog/bl/internal/supervisor"
 	"github.com/bl-backlog/bl/ledger"
 )
 
@@ -44,6 +45,11 @@ type App struct {
 // this process and nothing is handed over. Without, the commands that
 // need git (or another extension) are handed to bl-git (handover.go).
 func Main(ext Extensions, args []string, stdout, stderr io.Writer) int {
+	if supervisor.IsLauncher() {
+		// Not a command line: bl run started this process to start its
+		// commands (see internal/supervisor).
+		return supervisor.RunLauncher()
+	}
 	if ext.Git != nil {
 		// The mark of a hand-over is for this process only, not for the
 		// bl processes git may start from here (hooks).

@@ -7,6 +7,8 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"slices"
+	"strings"
 	"syscall"
 	"time"
 
@@ -39,8 +41,17 @@ type RunCmd struct {
 
 func (RunCmd) Help() string {
 	return `The agent loop in one process. bl run claims a card (or, with --wait,
-waits for one), starts the command in a process group of its own with the
-card in its environment:
+waits for one), starts the command in a process group of its own, with
+these placeholders in its arguments replaced by the card's values:
+
+    {id}        the card id
+    {owner}     the lease owner
+    {epoch}     the lease epoch
+    {worktree}  the card's worktree (with --worktree only)
+
+    bl run --owner agent-1 --loop -- claude -p "work on card {id}; bl show {id} has the details"
+
+and the card in its environment, for scripts:
 
     BL_CARD       the card id
     BL_EPOCH      the lease epoch
@@ -64,11 +75,32 @@ and renews the lease every ttl/3 while the command lives. Then:
     SIGINT, SIGTERM  passed on to the command; if it then exits non-zero the
                      card is released, and bl run stops
 
-If bl run itself is killed, even by SIGKILL, the kernel kills the command
-too (Linux); elsewhere the command runs on, and since its result is not
-recorded the card is claimed again once its lease runs out. Claims,
-heartbeats and outcomes all go through one open backlog: no process starts
-per step.
+Write the card as {id}, not $BL_CARD, on the bl run command line: your
+shell expands "$BL_CARD" before bl run has claimed anything, so
+
+    bl run -- sh -c "echo [$BL_CARD]"     runs  echo []    (and completes the card)
+    bl run -- sh -c "echo [{id}]"         runs  echo [A1]
+
+No shell touches {id}, in double quotes or single. bl pastes the value in
+as text: ids and epochs are plain words, but pass a worktree path (which
+may hold spaces) to sh -c as an argument: sh -c 'cd "$1" && make' _ {worktree}.
+Other text in braces is left alone.
+
+Nothing the command starts outlives bl run (Linux). bl run starts one
+launcher, a second bl process that is a child subreaper: each command
+starts under it, and whatever the command starts stays below it, in its
+process group or out of it (setsid, double forks, orphans). When the
+command exits, what it left running is killed (SIGKILL); when bl run ends
+or is killed, even by SIGKILL, the launcher kills all of the run. If the
+launcher is killed, the command dies with it and bl run kills what it
+started. Only SIGKILL of both at once leaves processes behind. On macOS
+and other systems: when the command exits, what it left in its process
+group is killed, but what it moved out of the group is not, and if bl run
+is SIGKILLed the command runs on (no subreaper, no Pdeathsig); its result
+is not recorded and the card is claimed again once its lease runs out. On
+Windows there are no process groups: a stopped command is killed, its
+children are not. Claims, heartbeats and outcomes all go through one open
+backlog: no process starts per step.
 
 Output: a line per card on stdout, progress on stderr. With --json, the
 card as it stands afterwards (null when nothing was claimable), one line per
@@ -79,27 +111,35 @@ Exit status: without --loop, the command's (128+n if signal n ended it),
 nothing is claimable. 128+n when signal n stopped bl run; the codes of bl's
 own errors otherwise.
 
-THE COMMAND MUST READ $BL_CARD WHEN IT RUNS. Your shell expands
-"$BL_CARD" on the bl run command line before bl run has claimed anything,
-so the command would get an empty id (and exit 0: the card completes with
-no work done). Put the command in single quotes under sh -c, or in a
-script, so the variables are read once bl run has set them.
-
 With --worktree each card gets a git worktree of the repository, under its
 git directory (.git/bl-worktrees/<id>), on branch bl/<id>: made from HEAD
 (or --base REF) the first time, the existing branch when the card comes
 back (a reclaim, a reject), the worktree itself when an earlier run left it
-(a crash). The command runs there, with BL_WORKTREE and BL_BRANCH set. On
-exit 0 the branch and its head commit are recorded on the card (commit,
-branch) and the worktree is removed (the branch stays) unless
---keep-worktree; on failure it is kept and the fail reason names it. Your
-own working tree and index are never touched.
+(a crash). The command runs there, with {worktree}, BL_WORKTREE and
+BL_BRANCH set. On exit 0 the branch and its head commit are recorded on the
+card (commit, branch) and the worktree is removed (the branch stays) unless
+--keep-worktree; on failure it is kept and the fail reason names it.
+
+A card's worktree is locked while anything of its run lives: an flock on
+.git/bl-worktree-locks/<id> that the command and all it starts inherit (as
+file descriptor 3; leave it open). A second bl run on the card (its lease
+was lost or taken back while the first run's processes still work) waits,
+renewing its lease, and names the holder: "waiting for its worktree, in use
+by agent-1 (epoch 1, bl run pid 4242 on host, since …)"; SIGINT gives the
+card back. On Windows only bl run holds the lock, not the command. Your
+own working tree and index are never touched, and no worktree that may hold
+work is deleted: after exit 0 one with uncommitted changes, or on another
+branch, is kept (bl run says so); a worktree in the card's way on another
+branch (or a detached HEAD), or a directory there that is not a worktree,
+is moved aside to .git/bl-worktrees-aside/<id>/<time> as it is, and bl run
+says where. If it cannot be moved, bl run gives the card back and exits 1
+(code worktree_kept).
 
 Examples:
 
-    bl run --owner agent-1 --ttl 10m --loop -- ./do-card.sh
+    bl run --owner agent-1 --ttl 10m --loop -- ./do-card.sh {id}
     bl run --owner agent-1 --loop --wait 30m --timeout 2h --json -- \
-        sh -c 'claude -p "work on card $BL_CARD (epoch $BL_EPOCH): read $BL_CARD_JSON"'
+        claude -p "work on card {id} (epoch {epoch}): bl show {id} --json has it all"
     bl run --id A1 -- make test` + exitCodesHelp
 }
 
@@ -115,6 +155,9 @@ func (c *RunCmd) Run(a *App) error {
 	}
 	if c.Wait < 0 || c.Grace < 0 || c.Timeout < 0 {
 		return usagef("--wait, --grace and --timeout cannot be negative")
+	}
+	if !c.Worktree && slices.ContainsFunc(c.Command[1:], func(arg string) bool { return strings.Contains(arg, supervisor.PlaceholderWorktree) }) {
+		return usagef(supervisor.PlaceholderWorktree + " needs --worktree: without it the command runs in the current directory")
 	}
 	b, err := a.Open()
 	if err != nil {
@@ -142,7 +185,7 @@ func (c *RunCmd) Run(a *App) error {
 	o := supervisor.Options{Backlog: b, Actor: a.actor(), Owner: a.Owner(c.Owner), TTL: c.TTL, ID: c.ID, Phase: c.Phase,
 		Label: c.Label, Wait: c.Wait, Loop: c.Loop, Grace: c.Grace, Timeout: c.Timeout, Command: c.Command,
 		Stdin: a.Stdin, Stdout: cmdOut, Stderr: a.Stderr, Signals: sigs,
-		Review: c.Review || b.Config().Review.Required}
+		Review: c.Review || b.Config().Review.Required, Contain: true}
 	if c.Worktree {
 		o.Worktree = &supervisor.WorktreeOptions{Branch: b.Config().Worktree.Branch, Base: c.Base, Keep: c.KeepWorktree}
 	} else if c.Base != "" || c.KeepWorktree {

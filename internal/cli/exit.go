@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/bl-backlog/bl/internal/gitwork"
 	"github.com/bl-backlog/bl/ledger"
 	"github.com/bl-backlog/bl/lock"
 )
@@ -95,6 +96,8 @@ func classify(err error, git Git) (exit int, code string) {
 		return exitError, git.ErrorCode(err)
 	case errors.As(err, &ge):
 		return exitError, "no_git"
+	case errors.Is(err, gitwork.ErrWorktreeKept):
+		return exitError, "worktree_kept"
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 		return exitError, "interrupted"
 	}
@@ -122,6 +125,8 @@ func hint(code string) string {
 		return "the commands after \"run:\" merge with git and push; run them as printed"
 	case "arbiter":
 		return "check that the arbiter runs (nats-server -js) and its address (--arbiter, BL_ARBITER, .backlog/arbiter.json); retry with the same --request-id"
+	case "worktree_kept":
+		return "bl run never deletes a worktree that may hold work: finish or move it yourself (git worktree move), then run again"
 	case "no_git":
 		return "bl sync and bl diff need the backlog inside a git repository (git init)"
 	case "not_found":

@@ -72,31 +72,54 @@ func TopLevel(ctx context.Context, dir string) (string, error) {
 // Worktree is a card's worktree: its directory and branch.
 type Worktree struct {
 	Dir, Branch string
-	Reused      bool // the branch (or the worktree) was there already
+	Reused      bool   // the branch (or the worktree) was there already
+	MovedAside  string // where a worktree (or directory) in the way was moved, or ""
+	MovedWhy    string // what it was: "on branch x, with uncommitted changes"
 }
 
 // Prepare gives branch a worktree at dir, inside the repository at repo:
-// a worktree left at dir by an earlier run on the same branch is reused;
-// an existing branch is checked out there (a reclaimed card goes on from
-// its branch); otherwise the branch is created from base (HEAD when
-// empty). The user's own working tree and index are not touched.
-func Prepare(ctx context.Context, repo, dir, branch, base string) (Worktree, error) {
+// a worktree left at dir by an earlier run on the same branch is reused,
+// changes and all; an existing branch is checked out there (a reclaimed
+// card goes on from its branch); otherwise the branch is created from
+// base (HEAD when empty). The user's own working tree and index are not
+// touched.
+//
+// Nothing at dir is ever deleted: a worktree there on another branch (or a
+// detached HEAD), or a directory that is not a worktree of its own, is
+// moved to aside, which Worktree.MovedAside then names. When it cannot be
+// moved, Prepare refuses with ErrWorktreeKept and leaves it as it is.
+func Prepare(ctx context.Context, repo, dir, branch, base, aside string) (Worktree, error) {
 	wt := Worktree{Dir: dir, Branch: branch}
 	if cur, err := Run(ctx, dir, "rev-parse", "--abbrev-ref", "HEAD"); err == nil && sameDir(ctx, dir) {
 		if cur == branch {
 			wt.Reused = true
 			return wt, nil
 		}
-		// A worktree on some other branch is in the way: take it out.
-		if err := Remove(ctx, repo, dir); err != nil {
+		// The command switched branch in it: what is there may be the
+		// only copy of its work.
+		wt.MovedWhy = describe(ctx, dir, cur)
+		if err := os.MkdirAll(filepath.Dir(aside), 0o755); err != nil {
 			return wt, err
 		}
+		if _, err := Run(ctx, repo, "worktree", "move", dir, aside); err != nil {
+			return wt, fmt.Errorf("%w: %s is %s and could not be moved aside: %v", ErrWorktreeKept, dir, wt.MovedWhy, err)
+		}
+		wt.MovedAside = aside
 	}
-	// A directory a crash left without its git metadata, or metadata
-	// without its directory.
+	// Metadata a crash left without its directory.
 	_, _ = Run(ctx, repo, "worktree", "prune")
-	if _, err := os.Stat(dir); err == nil {
-		if err := os.RemoveAll(dir); err != nil {
+	if entries, err := os.ReadDir(dir); err == nil {
+		// A directory that is not a worktree of its own (a crash in git
+		// worktree add, metadata lost): kept unless empty.
+		if len(entries) > 0 {
+			if err := os.MkdirAll(filepath.Dir(aside), 0o755); err != nil {
+				return wt, err
+			}
+			if err := os.Rename(dir, aside); err != nil {
+				return wt, fmt.Errorf("%w: %s is not a git worktree and could not be moved aside: %v", ErrWorktreeKept, dir, err)
+			}
+			wt.MovedAside, wt.MovedWhy = aside, "not a git worktree"
+		} else if err := os.Remove(dir); err != nil {
 			return wt, err
 		}
 	}
@@ -113,6 +136,24 @@ func Prepare(ctx context.Context, repo, dir, branch, base string) (Worktree, err
 	}
 	_, err := Run(ctx, repo, "worktree", "add", "-b", branch, dir, base)
 	return wt, err
+}
+
+// ErrWorktreeKept: a worktree holding work bl run would otherwise lose
+// was left where it is, and the card's run cannot go on.
+var ErrWorktreeKept = errors.New("worktree kept")
+
+// describe says where the worktree at dir stands: its branch (cur, from
+// rev-parse --abbrev-ref, "HEAD" when detached) and whether it holds
+// uncommitted changes.
+func describe(ctx context.Context, dir, cur string) string {
+	what := "on branch " + cur
+	if cur == "HEAD" {
+		what = "on a detached HEAD"
+	}
+	if st, err := Run(ctx, dir, "status", "--porcelain"); err != nil || st != "" {
+		what += ", with uncommitted changes"
+	}
+	return what
 }
 
 // sameDir reports whether dir is the top level of a work tree of its own
@@ -132,10 +173,23 @@ func Head(ctx context.Context, repo, branch string) (string, error) {
 	return Run(ctx, repo, "rev-parse", "--verify", "refs/heads/"+branch+"^{commit}")
 }
 
-// Remove takes a worktree out (its branch stays).
-func Remove(ctx context.Context, repo, dir string) error {
-	_, err := Run(ctx, repo, "worktree", "remove", "--force", dir)
-	return err
+// Remove takes a clean worktree out (its branch stays). A worktree that is
+// not on branch, or holds uncommitted changes or untracked files, stays:
+// kept says why ("" when it was removed). Ignored files go with it.
+func Remove(ctx context.Context, repo, dir, branch string) (kept string, err error) {
+	cur, err := Run(ctx, dir, "rev-parse", "--abbrev-ref", "HEAD")
+	if err != nil {
+		return "", err
+	}
+	if cur != branch {
+		return describe(ctx, dir, cur), nil
+	}
+	// Without --force git refuses a worktree with changes.
+	if st, err := Run(ctx, dir, "status", "--porcelain"); err != nil || st != "" {
+		return "on branch " + cur + ", with uncommitted changes", err
+	}
+	_, err = Run(ctx, repo, "worktree", "remove", dir)
+	return "", err
 }
 
 // StagedFiles lists the files the index of the work tree at dir stages

@@ -13,16 +13,21 @@ var termSignal os.Signal = os.Kill
 
 func setProcAttr(*exec.Cmd) {}
 
-func signalGroup(cmd *exec.Cmd, sig os.Signal) {
-	if cmd.Process != nil {
-		_ = cmd.Process.Signal(sig)
+func signalGroup(pid int, sig os.Signal) {
+	if p, err := os.FindProcess(pid); err == nil {
+		_ = p.Signal(sig)
 	}
 }
 
-func killGroup(cmd *exec.Cmd) {
-	if cmd.Process != nil {
-		_ = cmd.Process.Kill()
+func killGroup(pid int) {
+	if p, err := os.FindProcess(pid); err == nil {
+		_ = p.Kill()
 	}
 }
+
+// killLeftovers: no process groups here, and the pid may be reused.
+func killLeftovers(int) {}
 
 func signalNumber(*os.ProcessState) int { return 0 }
+
+func signalNumberOf(os.Signal) int { return 0 }

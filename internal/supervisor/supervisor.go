@@ -17,13 +17,17 @@
 // A complete or fail refused as fenced (the lease was lost while the
 // command ran) also ends as fenced: the command's result is not recorded.
 //
-// If the supervisor dies, even by SIGKILL, the command dies with it on
-// Linux (the kernel sends it SIGKILL: Pdeathsig), so no orphan keeps working
-// on a card whose lease will lapse. Processes the command started itself
-// are in its process group but are not covered by that signal. On other
-// systems the command runs on until it ends, and its result is not
-// recorded: the lease runs out and the card is claimed again (the work
-// runs at least once, possibly twice).
+// Nothing the command starts outlives the supervisor on Linux: with
+// Options.Contain each command starts under a launcher process, a child
+// subreaper that kills all the command left when it exits and all of the
+// run when the supervisor goes (see launcher_linux.go). On other systems
+// the command runs in a process group of its own and what it leaves in
+// that group is killed when it exits; if the supervisor is killed outright
+// the command runs on until it ends, and its result is not recorded: the
+// lease runs out and the card is claimed again (the work runs at least
+// once, possibly twice). With Worktree, a card's worktree is locked while
+// anything of its run lives (the command inherits the lock), so a second
+// run of the card waits for the first to be gone.
 package supervisor
 
 import (
@@ -84,6 +88,11 @@ type Options struct {
 	// Review sends a card whose command exited 0 to review instead of
 	// done.
 	Review bool
+	// Contain keeps everything the command starts from outliving the
+	// supervisor (Linux: the launcher and subreapers, see launcher_linux.go;
+	// elsewhere it changes nothing). bl run sets it; it makes this process
+	// a child subreaper, which a test binary should not be.
+	Contain bool
 }
 
 // Outcome is how a card's run ended.
@@ -147,6 +156,11 @@ func Run(ctx context.Context, o Options) (Summary, error) {
 		return sum, err
 	}
 	s := &supervisor{o: o, dir: dir}
+	defer func() {
+		if s.launch != nil {
+			s.launch.close()
+		}
+	}()
 	for {
 		card, sig, err := s.claim(ctx)
 		if err != nil || card == nil {
@@ -176,8 +190,11 @@ func Run(ctx context.Context, o Options) (Summary, error) {
 }
 
 type supervisor struct {
-	o   Options
-	dir string
+	o      Options
+	dir    string
+	launch *launcher // started at the first command, with Contain
+	repo   string    // the repository's work tree and git common dir,
+	common string    // with Worktree (see gitDirs)
 }
 
 func (s *supervisor) logf(format string, args ...any) {
@@ -233,8 +250,24 @@ func (s *supervisor) run(ctx context.Context, card ledger.Card) (res Result, err
 	defer os.Remove(cardFile)
 
 	var tree *cardTree
+	var inherit []*os.File
 	if s.o.Worktree != nil {
-		if tree, err = s.worktreeFor(ctx, card); err != nil {
+		repo, common, err := s.gitDirs(ctx)
+		if err != nil {
+			s.giveBack(ctx, card, "bl run could not make the card's worktree: "+err.Error())
+			return res, err
+		}
+		lk, stopped, err := s.lockTree(ctx, card, common)
+		if err != nil || lk == nil {
+			if stopped != nil {
+				return *stopped, nil
+			}
+			s.giveBack(ctx, card, "bl run could not lock the card's worktree: "+err.Error())
+			return res, err
+		}
+		defer lk.close()
+		inherit = lk.inherit()
+		if tree, err = s.worktreeFor(ctx, card, repo, common); err != nil {
 			s.giveBack(ctx, card, "bl run could not make the card's worktree: "+err.Error())
 			return res, err
 		}
@@ -245,8 +278,13 @@ func (s *supervisor) run(ctx context.Context, card ledger.Card) (res Result, err
 		s.logf("%s: worktree %s on branch %s (%s)", card.ID, tree.Dir, tree.Branch, how)
 	}
 
-	cmd := exec.Command(s.o.Command[0], s.o.Command[1:]...)
-	cmd.Env = append(os.Environ(),
+	sp := spec{name: s.o.Command[0], stdin: s.o.Stdin, stdout: s.o.Stdout, inherit: inherit}
+	wtDir := ""
+	if tree != nil {
+		wtDir = tree.Dir
+	}
+	sp.args = expandArgs(s.o.Command[1:], card.ID, card.ClaimOwner, card.ClaimEpoch, wtDir)
+	sp.env = append(os.Environ(),
 		"BL_CARD="+card.ID,
 		"BL_EPOCH="+strconv.FormatInt(card.ClaimEpoch, 10),
 		"BL_OWNER="+card.ClaimOwner,
@@ -254,22 +292,17 @@ func (s *supervisor) run(ctx context.Context, card ledger.Card) (res Result, err
 		"BL_CARD_JSON="+cardFile,
 	)
 	if tree != nil {
-		cmd.Dir = tree.Dir
-		cmd.Env = append(cmd.Env, "BL_WORKTREE="+tree.Dir, "BL_BRANCH="+tree.Branch)
+		sp.dir = tree.Dir
+		sp.env = append(sp.env, "BL_WORKTREE="+tree.Dir, "BL_BRANCH="+tree.Branch)
 	}
 	tail := newTail(s.o.Stderr, reasonLines, reasonBytes)
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = s.o.Stdin, s.o.Stdout, tail
-	// Output pipes held open by the command's own children must not keep
-	// the supervisor waiting once the command has exited.
-	cmd.WaitDelay = time.Second
-	setProcAttr(cmd)
+	sp.stderr = tail
 	start := time.Now()
-	if err := cmd.Start(); err != nil {
+	cmd, err := s.start(sp)
+	if err != nil {
 		s.giveBack(ctx, card, "bl run could not start the command: "+err.Error())
 		return res, fmt.Errorf("start %s: %w", s.o.Command[0], err)
 	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
 
 	ttl := time.Duration(card.ClaimTTLSeconds) * time.Second
 	beat := time.NewTicker(max(ttl/3, 100*time.Millisecond))
@@ -281,23 +314,23 @@ func (s *supervisor) run(ctx context.Context, card ledger.Card) (res Result, err
 		defer t.Stop()
 		timeout = t.C
 	}
-	var waitErr error
+	var ex exitInfo
 	timedOut := false
 loop:
 	for {
 		select {
-		case waitErr = <-exited:
+		case ex = <-cmd.done:
 			break loop
 		case <-timeout:
 			s.logf("%s: the command ran past --timeout %s: stopping it (SIGTERM, then SIGKILL after %s)", card.ID, s.o.Timeout, s.o.Grace)
-			waitErr, timedOut = s.stop(cmd, exited), true
+			ex, timedOut = s.stop(cmd), true
 			break loop
 		case <-beat.C:
 			c, err := s.o.Backlog.Heartbeat(ctx, hb)
 			switch {
 			case errors.Is(err, ledger.ErrFenced):
 				s.logf("lost the lease on %s (%v): stopping the command (SIGTERM, then SIGKILL after %s)", card.ID, err, s.o.Grace)
-				s.stop(cmd, exited)
+				s.stop(cmd)
 				if cur, gerr := s.o.Backlog.Get(card.ID); gerr == nil {
 					res.Card = cur
 				}
@@ -312,11 +345,11 @@ loop:
 		case sig := <-s.o.Signals:
 			res.Signal = sig
 			s.logf("%s: passing %s on to the command", card.ID, sig)
-			signalGroup(cmd, sig)
+			signalGroup(cmd.pid, sig)
 		}
 	}
 	res.Took = time.Since(start)
-	res.ExitCode = exitCode(cmd.ProcessState, waitErr)
+	res.ExitCode = ex.code
 	// The outcome is written even if ctx ended: the command's work is done.
 	wctx := context.WithoutCancel(ctx)
 	lease := ledger.LeaseRequest{Mutation: ledger.Mutation{Actor: s.o.Actor, RequestID: newRequestID()}, ID: card.ID, Owner: card.ClaimOwner, Epoch: card.ClaimEpoch}
@@ -324,7 +357,7 @@ loop:
 	switch {
 	case timedOut:
 		res.Outcome, op = Failed, s.o.Backlog.Fail
-		lease.Reason = failReason(fmt.Sprintf("timed out after %s (%s)", s.o.Timeout, describeExit(cmd.ProcessState, waitErr)), tail.String())
+		lease.Reason = failReason(fmt.Sprintf("timed out after %s (%s)", s.o.Timeout, ex.how), tail.String())
 	case res.ExitCode == 0:
 		res.Outcome, op = Completed, s.o.Backlog.Complete
 		if s.o.Review {
@@ -340,10 +373,10 @@ loop:
 		}
 	case res.Signal != nil:
 		res.Outcome, op = Interrupted, s.o.Backlog.Release
-		lease.Reason = fmt.Sprintf("interrupted (%s): %s", res.Signal, describeExit(cmd.ProcessState, waitErr))
+		lease.Reason = fmt.Sprintf("interrupted (%s): %s", res.Signal, ex.how)
 	default:
 		res.Outcome, op = Failed, s.o.Backlog.Fail
-		how := describeExit(cmd.ProcessState, waitErr)
+		how := ex.how
 		if tree != nil {
 			how += "; worktree kept at " + tree.Dir
 		}
@@ -351,7 +384,7 @@ loop:
 	}
 	c, err := retryLocked(func() (ledger.Card, error) { return op(wctx, lease) })
 	if errors.Is(err, ledger.ErrFenced) {
-		s.logf("%s: the command ended (%s) after the lease was lost; nothing recorded: %v", card.ID, describeExit(cmd.ProcessState, waitErr), err)
+		s.logf("%s: the command ended (%s) after the lease was lost; nothing recorded: %v", card.ID, ex.how, err)
 		res.Outcome = Fenced
 		if cur, gerr := s.o.Backlog.Get(card.ID); gerr == nil {
 			res.Card = cur
@@ -364,8 +397,10 @@ loop:
 	res.Card = c
 	if tree != nil && (res.Outcome == Completed || res.Outcome == Reviewed) && !s.o.Worktree.Keep {
 		// The branch stays; only the checkout goes.
-		if err := gitwork.Remove(wctx, tree.repo, tree.Dir); err != nil {
+		if kept, err := gitwork.Remove(wctx, tree.repo, tree.Dir, tree.Branch); err != nil {
 			s.logf("%s: could not remove the worktree %s: %v", card.ID, tree.Dir, err)
+		} else if kept != "" {
+			s.logf("%s: worktree kept at %s: it is %s", card.ID, tree.Dir, kept)
 		}
 	}
 	switch res.Outcome {
@@ -376,7 +411,7 @@ loop:
 	case Interrupted:
 		s.logf("%s released: %s", card.ID, oneLine(lease.Reason))
 	default:
-		how := describeExit(cmd.ProcessState, waitErr)
+		how := ex.how
 		if timedOut {
 			how = fmt.Sprintf("timed out after %s, %s", s.o.Timeout, how)
 		}
@@ -392,19 +427,91 @@ loop:
 }
 
 // stop ends the command's process group: SIGTERM, then SIGKILL if it has
-// not exited after the grace period. It returns the command's wait error.
-func (s *supervisor) stop(cmd *exec.Cmd, exited <-chan error) error {
-	signalGroup(cmd, termSignal)
+// not exited after the grace period. It returns how the command ended.
+func (s *supervisor) stop(p *proc) exitInfo {
+	signalGroup(p.pid, termSignal)
 	t := time.NewTimer(s.o.Grace)
 	defer t.Stop()
 	select {
-	case err := <-exited:
-		killGroup(cmd) // what the command left behind in its group
-		return err
+	case ex := <-p.done:
+		return ex
 	case <-t.C:
 	}
-	killGroup(cmd)
-	return <-exited
+	killGroup(p.pid)
+	return <-p.done
+}
+
+// start starts the command: under the launcher when Contain asks for it
+// (and this system has one), else as a child of this process.
+func (s *supervisor) start(sp spec) (*proc, error) {
+	if !s.o.Contain || !containSupported {
+		return startDirect(sp)
+	}
+	if s.launch != nil {
+		select {
+		case <-s.launch.exited: // killed: start another
+			s.launch = nil
+		default:
+		}
+	}
+	if s.launch == nil {
+		l, err := newLauncher()
+		if err != nil {
+			return nil, err
+		}
+		s.launch = l
+	}
+	return s.launch.start(sp)
+}
+
+// lockTree takes the card's worktree lock. While another run of the card
+// holds it (the command of an earlier lease, or anything that command
+// started, still lives) it waits, naming the holder, and renews the lease.
+// A signal or a lost lease ends the wait: then it returns no lock and the
+// run's result.
+func (s *supervisor) lockTree(ctx context.Context, card ledger.Card, common string) (*heldLock, *Result, error) {
+	path := filepath.Join(common, "bl-worktree-locks", card.ID)
+	host, _ := os.Hostname()
+	me := fmt.Sprintf("%s (epoch %d, bl run pid %d on %s, since %s)", card.ClaimOwner, card.ClaimEpoch, os.Getpid(), host, time.Now().UTC().Format(time.RFC3339))
+	lk, holder, err := tryLockFile(path, me)
+	if lk != nil || err != nil {
+		return lk, nil, err
+	}
+	s.logf("%s: waiting for its worktree, in use by %s", card.ID, oneLine(holder))
+	poll := time.NewTicker(50 * time.Millisecond)
+	defer poll.Stop()
+	ttl := time.Duration(card.ClaimTTLSeconds) * time.Second
+	beat := time.NewTicker(max(ttl/3, 100*time.Millisecond))
+	defer beat.Stop()
+	hb := ledger.HeartbeatRequest{Mutation: ledger.Mutation{Actor: s.o.Actor}, ID: card.ID, Owner: card.ClaimOwner, Epoch: card.ClaimEpoch}
+	for {
+		select {
+		case <-poll.C:
+			if lk, _, err := tryLockFile(path, me); lk != nil || err != nil {
+				if lk != nil {
+					s.logf("%s: the worktree is free", card.ID)
+				}
+				return lk, nil, err
+			}
+		case <-beat.C:
+			if _, err := s.o.Backlog.Heartbeat(ctx, hb); errors.Is(err, ledger.ErrFenced) {
+				s.logf("lost the lease on %s while waiting for its worktree (%v); nothing recorded", card.ID, err)
+				res := Result{Card: card, Outcome: Fenced, ExitCode: -1}
+				if cur, gerr := s.o.Backlog.Get(card.ID); gerr == nil {
+					res.Card = cur
+				}
+				return nil, &res, nil
+			}
+		case sig := <-s.o.Signals:
+			s.giveBack(ctx, card, fmt.Sprintf("interrupted (%s) while waiting for the card's worktree", sig))
+			res := Result{Card: card, Outcome: Interrupted, Signal: sig, ExitCode: 128 + signalNumberOf(sig)}
+			if cur, gerr := s.o.Backlog.Get(card.ID); gerr == nil {
+				res.Card = cur
+			}
+			s.logf("%s released: interrupted (%s) while waiting for its worktree", card.ID, sig)
+			return nil, &res, nil
+		}
+	}
 }
 
 // giveBack releases a card the command never ran on.

@@ -2,8 +2,13 @@ package supervisor
 
 import (
 	"context"
+	"errors"
+	"io/fs"
+	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/bl-backlog/bl/internal/gitwork"
 	"github.com/bl-backlog/bl/ledger"
@@ -30,19 +35,9 @@ type cardTree struct {
 // to, under its git directory (bl-worktrees/<id>), so the user's working
 // tree and index are never touched and nothing shows in git status. A
 // worktree an earlier run left on the card's branch (a crash, a failure)
-// is reused, as is the branch of a card claimed again.
-func (s *supervisor) worktreeFor(ctx context.Context, card ledger.Card) (*cardTree, error) {
-	repo, err := gitwork.TopLevel(ctx, filepath.Dir(s.dir))
-	if err != nil {
-		return nil, err
-	}
-	common, err := gitwork.Run(ctx, repo, "rev-parse", "--git-common-dir")
-	if err != nil {
-		return nil, err
-	}
-	if !filepath.IsAbs(common) {
-		common = filepath.Join(repo, common)
-	}
+// is reused, as is the branch of a card claimed again. One in the way (on
+// another branch, or not a worktree) is moved aside, never deleted.
+func (s *supervisor) worktreeFor(ctx context.Context, card ledger.Card, repo, common string) (*cardTree, error) {
 	pattern := s.o.Worktree.Branch
 	if pattern == "" {
 		pattern = DefaultBranch
@@ -52,9 +47,45 @@ func (s *supervisor) worktreeFor(ctx context.Context, card ledger.Card) (*cardTr
 		return nil, ledger.Errorf(ledger.ErrInvalid, "branch %q for card %s is not a valid branch name (worktree.branch in config.json)", branch, card.ID)
 	}
 	dir := filepath.Join(common, "bl-worktrees", card.ID)
-	wt, err := gitwork.Prepare(ctx, repo, dir, branch, s.o.Worktree.Base)
+	wt, err := gitwork.Prepare(ctx, repo, dir, branch, s.o.Worktree.Base, asidePath(common, card.ID))
+	if wt.MovedAside != "" {
+		s.logf("%s: the worktree %s was %s: moved aside to %s, as it was", card.ID, dir, wt.MovedWhy, wt.MovedAside)
+	}
 	if err != nil {
 		return nil, err
 	}
 	return &cardTree{repo: repo, Worktree: wt}, nil
+}
+
+// gitDirs are the repository's main work tree and its git common
+// directory, found once.
+func (s *supervisor) gitDirs(ctx context.Context) (repo, common string, err error) {
+	if s.repo != "" {
+		return s.repo, s.common, nil
+	}
+	if repo, err = gitwork.TopLevel(ctx, filepath.Dir(s.dir)); err != nil {
+		return "", "", err
+	}
+	if common, err = gitwork.Run(ctx, repo, "rev-parse", "--git-common-dir"); err != nil {
+		return "", "", err
+	}
+	if !filepath.IsAbs(common) {
+		common = filepath.Join(repo, common)
+	}
+	s.repo, s.common = repo, common
+	return repo, common, nil
+}
+
+// asidePath is where a worktree in the way of card id's goes:
+// bl-worktrees-aside/<id>/<UTC time>, beside bl-worktrees (ids may hold
+// dots, so no suffix on the id could not name another card).
+func asidePath(common, id string) string {
+	base := filepath.Join(common, "bl-worktrees-aside", id, time.Now().UTC().Format("20060102T150405Z"))
+	p := base
+	for i := 2; ; i++ {
+		if _, err := os.Lstat(p); errors.Is(err, fs.ErrNotExist) {
+			return p
+		}
+		p = base + "-" + strconv.Itoa(i)
+	}
 }
