@@ -1,9 +1,9 @@
 package supervisor
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
+	json "github.com/goccy/go-json"
 	"io"
 	"os"
 	"os/exec"
