@@ -62,7 +62,11 @@ func (c *AssignCmd) Run(a *App) error {
 	if err != nil {
 		return err
 	}
-	return a.emitCard(card, "assigned")
+	verb := "assigned"
+	if who == "" || who == "-" {
+		verb = "unassigned"
+	}
+	return a.emitCard(card, verb)
 }
 
 // assigneeField is the assignee a flag or argument names: "-" (and "")

@@ -124,7 +124,7 @@ func (c *ClaimCmd) Run(a *App) error {
 			return err
 		}
 		if card == nil {
-			return a.emit(nil, func(w io.Writer) { fmt.Fprintln(w, "nothing to review") })
+			return a.emit(nil, func(w io.Writer) { fmt.Fprintln(w, "nothing to review"+a.ownReviews(b, req)) })
 		}
 		return a.emit(card, func(w io.Writer) {
 			fmt.Fprintf(w, "claimed %s for review epoch %d %s  %s\n", card.ID, card.ClaimEpoch, a.leaseLeft(*card), text(card.Title))
@@ -199,4 +199,23 @@ func optionalTTL(ttl *time.Duration) (time.Duration, error) {
 		return 0, nil
 	}
 	return *ttl, checkTTL(*ttl)
+}
+
+// ownReviews says why a review claim found nothing when the cards in
+// review were all sent by this actor or owner: nobody reviews their own.
+func (a *App) ownReviews(b *ledger.Backlog, req ledger.ClaimRequest) string {
+	cards, err := b.List(ledger.Filter{Status: []ledger.Status{ledger.StatusReview}}, ledger.SortClaim)
+	if err != nil || len(cards) == 0 {
+		return ""
+	}
+	own := 0
+	for _, c := range cards {
+		if c.SubmittedActor == req.Actor || c.SubmittedBy == req.Owner || c.SubmittedBy == req.Actor {
+			own++
+		}
+	}
+	if own == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" you did not send (%d in review were sent by you, %s; a reviewer works under a name of its own: --actor or BL_ACTOR)", own, text(req.Actor))
 }

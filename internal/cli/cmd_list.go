@@ -52,6 +52,9 @@ func (c *ListCmd) Run(a *App) error {
 	if err == nil && c.Search != "" && len(search.Words(c.Search)) == 0 {
 		err = usagef("--search is empty: give the words to look for")
 	}
+	if err == nil && strings.Contains(c.Label, ",") {
+		err = usagef(fmt.Sprintf("--label %q: list filters by one label (labels may not hold a comma); give one", c.Label))
+	}
 	b, err := a.openChecked(err)
 	if err == nil && c.Parent != "" {
 		c.Parent, err = a.cardNamed(c.Parent)

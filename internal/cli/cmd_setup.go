@@ -181,7 +181,11 @@ func (c *SetupCmd) Run(a *App) error {
 			fmt.Fprintf(out, "%-9s %s\n", r.Action, text(rel))
 		}
 		if !c.Remove {
-			fmt.Fprintf(out, "%-9s %s (bl mcp --owner and bl prime --owner; --owner NAME for another)\n", "owner", text(owner))
+			uses := "bl mcp --owner"
+			if c.Runtime == "claude" {
+				uses = "bl mcp --owner and the bl prime --owner hook"
+			}
+			fmt.Fprintf(out, "%-9s %s (%s; --owner NAME for another)\n", "owner", text(owner), uses)
 			if report.Found != "" {
 				fmt.Fprintf(out, "%-9s bl, found on PATH at %s\n", "command", text(report.Found))
 			}
@@ -213,6 +217,10 @@ func (c *SetupCmd) files(a *App, root string, server []any, prime string) ([]set
 			}},
 		}, nil
 	case "codex":
+		agents := setupFile{in("AGENTS.md"), root, block}
+		if c.Remove && registered(in(".cursor", "mcp.json"), false) {
+			agents = setupFile{} // cursor reads the block too
+		}
 		dir := in(".codex")
 		if c.Global {
 			dir = a.getenv("CODEX_HOME")
@@ -228,23 +236,55 @@ func (c *SetupCmd) files(a *App, root string, server []any, prime string) ([]set
 		if c.Global {
 			within = dir
 		}
-		return []setupFile{
-			{filepath.Join(dir, "config.toml"), within, func(old []byte, exists bool) ([]byte, error) {
+		return keepFiles(
+			setupFile{filepath.Join(dir, "config.toml"), within, func(old []byte, exists bool) ([]byte, error) {
 				return editTOMLServer(old, "bl", server, c.Remove)
 			}},
-			{in("AGENTS.md"), root, block},
-		}, nil
+			agents,
+		), nil
 	case "cursor":
-		return []setupFile{
-			{in(".cursor", "mcp.json"), root, jsonServer(false)},
-			{in("AGENTS.md"), root, block},
-		}, nil
+		agents := setupFile{in("AGENTS.md"), root, block}
+		if c.Remove && registered(in(".codex", "config.toml"), true) {
+			agents = setupFile{} // codex reads the block too
+		}
+		return keepFiles(setupFile{in(".cursor", "mcp.json"), root, jsonServer(false)}, agents), nil
 	default: // gemini
 		return []setupFile{
 			{in(".gemini", "settings.json"), root, jsonServer(true)},
 			{in("GEMINI.md"), root, block},
 		}, nil
 	}
+}
+
+// keepFiles is files without the empty ones (a file setup leaves alone).
+func keepFiles(files ...setupFile) []setupFile {
+	var out []setupFile
+	for _, f := range files {
+		if f.path != "" {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// registered reports whether a runtime's settings file registers bl's
+// server: AGENTS.md serves both Codex and Cursor, so removing one keeps
+// the block while the other is set up.
+func registered(path string, toml bool) bool {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return false
+	}
+	if toml {
+		doc, err := parseTOML(data)
+		return err == nil && tomlServer(doc) != nil
+	}
+	d, err := parseJSONDoc(data, false)
+	if err != nil {
+		return false
+	}
+	o := d.lookup("mcpServers")
+	return o != nil && o.member("bl") >= 0
 }
 
 // defaultSetupOwner is RUNTIME-REPOSITORY: one name per runtime and
@@ -402,8 +442,8 @@ func editBlock(old []byte, exists, remove bool) ([]byte, error) {
 		}
 	}
 	if remove {
-		if s == "" && exists {
-			return nil, nil
+		if !exists || s == "" {
+			return nil, nil // nothing to take out, or nothing left
 		}
 		return []byte(s), nil
 	}

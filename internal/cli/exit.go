@@ -130,7 +130,7 @@ func hint(code string) string {
 	case "no_git":
 		return "bl sync and bl diff need the backlog inside a git repository (git init)"
 	case "not_found":
-		return "bl search WORDS finds a card by words of its title; bl list shows the ids"
+		return "bl search WORDS finds a card by words of its title; bl list shows the ids (an id may be shortened to a unique prefix of 4 characters or more)"
 	}
 	return ""
 }

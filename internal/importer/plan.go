@@ -222,7 +222,7 @@ func Plan(items []Item, existing []ledger.Card, opts Options, rep *Report) (acts
 		change("body", c.Body != it.Body, func() { a.Body = ptr(it.Body) })
 		change("phase", c.Phase != it.Phase, func() { a.Phase = ptr(it.Phase) })
 		change("priority", c.Priority != it.Priority, func() { a.Priority = ptr(it.Priority) })
-		change("labels", !sameList(c.Labels, labels), func() { a.Labels = ptr(nonNil(labels)) })
+		change("labels", !sameSet(c.Labels, labels), func() { a.Labels = ptr(nonNil(labels)) })
 		change("acceptance", !sameList(c.Acceptance, it.Acceptance), func() { a.Acceptance = ptr(nonNil(it.Acceptance)) })
 		change("depends_on", !sameSet(c.DependsOn, deps), func() { a.DependsOn = ptr(nonNil(deps)) })
 		change("parent", c.Parent != parent, func() { a.Parent = ptr(parent) })

@@ -93,7 +93,7 @@ func ReadMarkdown(file string, r io.Reader) ([]importer.Item, *importer.Report, 
 			it.Key = MarkdownKey(file, phase, path)
 			keys[n], paths[n] = it.Key, path
 			if phase != "" {
-				rep.Kept.Add("headings → phase")
+				rep.Kept.Add("items under a heading → phase")
 			}
 			importer.Fit(&it, rep)
 			items = append(items, it)

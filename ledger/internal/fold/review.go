@@ -93,7 +93,10 @@ func applyClaimReview(_ *State, c *wire.Card, e *wire.Event) {
 // the fence (SelfReview): it is a conflict, and the work stands.
 func checkVerdict(_ *State, c *wire.Card, e *wire.Event) error {
 	if c.Status != wire.StatusReview {
-		return wire.Rule(wire.ErrFenced, "card %s is %s, not in review: it moved on; look again", c.ID, c.Status)
+		if e.Owner != "" { // the reviewer's review lease is gone with it
+			return wire.Rule(wire.ErrFenced, "card %s is %s, not in review: it moved on; look again", c.ID, c.Status)
+		}
+		return wire.Rule(wire.ErrConflict, "card %s is %s, not in review: only a card sent to review (bl complete --review) is approved or rejected", c.ID, c.Status)
 	}
 	if !e.Force && SelfReview(c, e.Actor, e.Owner) {
 		return wire.Rule(ErrSelfReview, "%s: %s sent %s to review and may not %s it; another reviewer must (or set review.allow_self: true in config.json)", SelfReviewRefused, Submitter(c), c.ID, e.Op)
