@@ -96,7 +96,7 @@ func runApp(app *App, args []string) (code int) {
 		if only != "" {
 			see = "bl " + only + " --help"
 		}
-		return app.fail(usagef(err.Error() + " (see " + see + ")"))
+		return app.fail(usagef(plainParseError(err.Error()) + " (see " + see + ")"))
 	}
 	app.Globals = cli.Globals
 	if git == nil {

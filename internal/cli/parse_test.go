@@ -136,3 +136,21 @@ func TestParse(t *testing.T) {
 		}
 	}
 }
+
+// TestPlainParseErrors: the parser's errors for a flag with no value and a
+// duration with no unit are said plainly.
+func TestPlainParseErrors(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"create", "--title", "t", "--priority"}, "--priority needs a value"},
+		{[]string{"claim", "--ttl", "5"}, "--ttl 5: a duration needs a unit (5s, 5m or 5h)"},
+		{[]string{"claim", "--bogus"}, "unknown flag --bogus"},
+	} {
+		_, err := parse(t, tc.args...)
+		if err == nil || plainParseError(err.Error()) != tc.want && !strings.Contains(plainParseError(err.Error()), tc.want) {
+			t.Errorf("%v: %v, want %q", tc.args, err, tc.want)
+		}
+	}
+}

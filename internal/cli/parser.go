@@ -1,10 +1,13 @@
 package cli
 
 import (
+	"fmt"
 	"io"
 	"reflect"
+	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/alecthomas/kong"
@@ -215,4 +218,26 @@ func normalizeArgs(args []string) []string {
 		out = append(out, a)
 	}
 	return out
+}
+
+// Two shapes of the parser's errors that say more about its insides than
+// about the mistake: a flag given no value, and a duration with no unit.
+var (
+	parseNoValue = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`^(--[a-z-]+): expected [a-z]+ value but got "EOL" \(<EOL>\)$`)
+	})
+	parseNoUnit = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`^(--[a-z-]+): expected duration but got "([^"]*)": time: missing unit in duration .*$`)
+	})
+)
+
+// plainParseError says a parse error the way a person would.
+func plainParseError(msg string) string {
+	if m := parseNoValue().FindStringSubmatch(msg); m != nil {
+		return m[1] + " needs a value"
+	}
+	if m := parseNoUnit().FindStringSubmatch(msg); m != nil {
+		return fmt.Sprintf("%s %s: a duration needs a unit (%ss, %sm or %sh)", m[1], m[2], m[2], m[2], m[2])
+	}
+	return msg
 }
