@@ -67,7 +67,32 @@ func (s *Syncer) leasePrefixFor(id string) string {
 
 // leaseRef names the lease ref of card.
 func (s *Syncer) leaseRef(card string) plumbing.ReferenceName {
-	return plumbing.ReferenceName(s.leasePrefix + card)
+	return plumbing.ReferenceName(s.leasePrefix + refComponent(card))
+}
+
+// refComponent is card as the last component of a ref name. Card ids are
+// letters, digits, '.', '_' and '-', and git refuses some of them there
+// ("a..b", "x.lock", "z."): such an id is written as "=" and its hex ("="
+// is no id character, so the two forms never meet). Every other id is
+// itself, as lease refs have always been named.
+func refComponent(card string) string {
+	if strings.Contains(card, "..") || strings.HasSuffix(card, ".") || strings.HasSuffix(card, ".lock") {
+		return "=" + hex.EncodeToString([]byte(card))
+	}
+	return card
+}
+
+// cardOfComponent is refComponent's inverse; ok is false for a name that
+// is neither form.
+func cardOfComponent(c string) (string, bool) {
+	if h, ok := strings.CutPrefix(c, "="); ok {
+		b, err := hex.DecodeString(h)
+		if err != nil || len(b) == 0 {
+			return "", false
+		}
+		return string(b), true
+	}
+	return c, c != "" && !strings.Contains(c, "/")
 }
 
 // A lease ref's commit has the empty tree and the tip before it as parent;
@@ -115,7 +140,10 @@ func (s *Syncer) leaseWants(refs storer.ReferenceStorer) []plumbing.Hash {
 			card, ok = strings.CutPrefix(name, s.legacyPrefix)
 			into = s.lv.legacy
 		}
-		if !ok || strings.Contains(card, "/") || r.Type() != plumbing.HashReference {
+		if ok {
+			card, ok = cardOfComponent(card)
+		}
+		if !ok || r.Type() != plumbing.HashReference {
 			return nil
 		}
 		into[card] = r.Hash()
@@ -145,7 +173,7 @@ func (s *Syncer) withLeaseLines(up ledger.Tree, load ledger.Loader) (ledger.Tree
 	lc := s.leaseCache()
 	read := func(prefix string, tips map[string]plumbing.Hash) error {
 		for _, card := range sortedCards(tips) {
-			ref := prefix + card
+			ref := prefix + refComponent(card)
 			lines, err := lc.get(tips[card], s.readLease(ref, card))
 			if errors.Is(err, ledger.ErrVersion) {
 				return fmt.Errorf("lease ref of %s: %w", card, err)
