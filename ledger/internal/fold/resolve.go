@@ -17,10 +17,11 @@ const GeneratedIDPrefix = "bl-"
 
 // CardsNamed returns the ids of the cards a word a person typed names, sorted:
 // the card whose id it is; else the cards an importer recorded with it as
-// their source's key (an idempotency key "tracker:WORD", as beads:bd-44d0);
-// else, for a word of at least MinIDPrefix characters, the cards whose id
-// starts with it (or with GeneratedIDPrefix and it). Live cards are
-// preferred to deleted ones. Only the exact id costs no scan of every card.
+// their source's key (an idempotency key "tracker:WORD", as beads:bd-44d0)
+// together with, for a word of at least MinIDPrefix characters, the cards
+// whose id starts with it (or with GeneratedIDPrefix and it). Live cards
+// are preferred to deleted ones. Only the exact id costs no scan of every
+// card.
 func (s *State) CardsNamed(word string) []string {
 	if word == "" {
 		return nil
@@ -43,10 +44,15 @@ func (s *State) CardsNamed(word string) []string {
 			prefixed[gone] = append(prefixed[gone], id)
 		}
 	}
-	for _, ids := range [][]string{keyed[0], keyed[1], prefixed[0], prefixed[1]} {
+	// A source key and a prefix are both guesses at what was meant: a word
+	// that is one card's key and another's prefix names both (ambiguous),
+	// so a card made with a crafted key cannot take over a word people
+	// type for another. Live cards first, then deleted ones (bl restore).
+	for gone := range 2 {
+		ids := append(keyed[gone], prefixed[gone]...)
 		if len(ids) > 0 {
 			slices.Sort(ids)
-			return ids
+			return slices.Compact(ids)
 		}
 	}
 	return nil
