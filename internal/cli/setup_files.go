@@ -39,6 +39,13 @@ func editTOMLServer(old []byte, command string, args []any, remove bool) ([]byte
 	if tomlServer(kept) != nil {
 		return nil, fmt.Errorf("it defines the bl server in a form bl setup does not edit (dotted keys or an inline table); use a [%s] table", codexTable)
 	}
+	if srv, ok := tomlServer(before).(map[string]any); ok && !remove {
+		for k := range srv {
+			if k != "command" && k != "args" {
+				return nil, fmt.Errorf("its [%s] holds %q, which bl setup would drop; edit the table by hand, or remove it first", codexTable, k)
+			}
+		}
+	}
 	if !reflect.DeepEqual(withoutTOMLServer(before), withoutTOMLServer(kept)) {
 		return nil, fmt.Errorf("cannot take out its [%s] table without changing other settings; edit it by hand", codexTable)
 	}

@@ -105,6 +105,20 @@ func realJSON(t *testing.T, b []byte, jsonc bool) map[string]any {
 	return m
 }
 
+// TestSetupJSONDuplicateKeys: a file naming a member twice is refused,
+// since readers differ on which one counts.
+func TestSetupJSONDuplicateKeys(t *testing.T) {
+	for _, src := range []string{
+		`{"mcpServers": {"bl": {"command": "a"}, "bl": {"command": "b"}}}`,
+		`{"mcpServers": {}, "mcpServers": {"x": {}}}`,
+	} {
+		set := func(d *jsonDoc) error { return d.set([]string{"mcpServers"}, "bl", "x") }
+		if out, err := editJSONFile([]byte(src), true, set); err == nil {
+			t.Errorf("%s was edited into %s", src, out)
+		}
+	}
+}
+
 func TestClaudeHooksKeepOthers(t *testing.T) {
 	src := "{\n  \"hooks\": {\n    \"SessionStart\": [\n      {\"matcher\": \"startup\", \"hooks\": [{\"type\": \"command\", \"command\": \"echo mine\"}]}\n    ],\n    \"PreCompact\": [\n      {\"hooks\": [{\"type\": \"command\", \"command\": \"bl prime\"}]},\n      {\"hooks\": [{\"type\": \"command\", \"command\": \"echo keep\"}]}\n    ]\n  }\n}\n"
 	added, err := editJSONFile([]byte(src), false, func(d *jsonDoc) error { return claudeHooks(d, "bl prime --owner claude-x", false) })
@@ -159,7 +173,7 @@ var setupTOMLFiles = []string{
 	"",
 	"model = \"o4-mini\"\n",
 	"model = \"gpt-5\"\napproval_policy = \"on-request\"\n\n[mcp_servers.docs]\ncommand = \"docs-mcp\"\nargs = [\"--stdio\"]\n\n[mcp_servers.docs.env]\nTOKEN = \"x\"\n\n[profiles.fast]\nmodel = \"o4-mini\"\n",
-	"# a comment\n[mcp_servers]\n\n[mcp_servers.bl]\ncommand = \"old-bl\"\n\n[mcp_servers.bl.env]\nA = \"1\"\n\n[tui]\nnotifications = true\n",
+	"# a comment\n[mcp_servers]\n\n[mcp_servers.bl]\ncommand = \"old-bl\"\nargs = [\"mcp\"]\n\n[tui]\nnotifications = true\n",
 	"notify = [\n  \"notify-send\",\n  \"done\",\n]\ninstructions = \"\"\"\n[mcp_servers.bl]\nnot a table\n\"\"\"\n",
 }
 
@@ -187,6 +201,7 @@ func TestSetupTOML(t *testing.T) {
 		"mcp_servers = { bl = { command = \"bl\" } }\n",
 		"[mcp_servers]\n\"bl\".command = \"bl\"\n",
 		"a = 1\na = 2\n",
+		"[mcp_servers.bl]\ncommand = \"bl\"\n\n[mcp_servers.bl.env]\nTOKEN = \"keepme\"\n",
 	} {
 		if out, err := editTOMLServer([]byte(bad), "bl", args, false); err == nil {
 			t.Errorf("%q was edited into\n%s", bad, out)

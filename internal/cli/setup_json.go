@@ -420,6 +420,11 @@ func (p *jsonParser) value() (*jsonNode, error) {
 			if err := json.Unmarshal(p.s[keyStart:p.i], &key); err != nil {
 				return nil, err
 			}
+			if n.member(key) >= 0 {
+				// Readers differ on which one counts: refuse rather than
+				// edit one and leave the other in force.
+				return nil, fmt.Errorf("key %q appears twice in one object", key)
+			}
 			p.space()
 			p.i++ // ':'
 			v, err := p.value()
