@@ -13,6 +13,8 @@ import (
 	json "github.com/goccy/go-json"
 
 	"github.com/bl-backlog/bl/internal/fsutil"
+	"github.com/bl-backlog/bl/ledger/internal/fold"
+	"github.com/bl-backlog/bl/ledger/internal/wire"
 )
 
 // A line that arrives from another clone (the branch a sync fetched) and
@@ -143,4 +145,80 @@ func printable(s string) string {
 		}
 		return r
 	}, s)
+}
+
+// SettleSnapshot holds the snapshot of a tree that arrived from another
+// clone (t, as commit from holds it) to the events it says it folds. A
+// snapshot is a cache of the archived events (and of the ledger lines its
+// header counts), committed by anyone with push access: one that does not
+// read, or that no history produces (a line edited and re-checksummed, a
+// lease moved with no event behind it), is replaced in t by the fold of
+// those events, and named as a quarantined line is. local is this
+// clone's own snapshot: the same bytes are not checked again, so a pull
+// that brings no new compaction folds nothing. Archive segments t leaves
+// unread (nil) are read from dir, where they are the same. A snapshot
+// whose events the archives do not all hold is left as it is (bl doctor
+// names it; only git history can restore what is missing).
+func SettleSnapshot(dir string, t Tree, local []byte, from, commit string) ([]Quarantined, error) {
+	data := t[SnapshotFile]
+	if data == nil || bytes.Equal(data, local) {
+		return nil, nil
+	}
+	names := t.archives()
+	arch := Tree{}
+	for _, n := range names {
+		b := t[n]
+		if b == nil {
+			var err error
+			if b, err = os.ReadFile(filepath.Join(dir, filepath.FromSlash(n))); err != nil {
+				return nil, nil // not here to check against
+			}
+		}
+		arch[n] = b
+	}
+	evs, err := arch.union(names...)
+	if err != nil {
+		return nil, nil // a damaged segment is quarantined, or refused, on its own
+	}
+	s := fold.NewState()
+	for _, e := range evs {
+		_ = s.Apply(e) // a refused event is a recorded conflict, as in any fold
+	}
+	_, hdr, derr := decodeSnapshot(SnapshotFile, bytes.NewReader(data), nil)
+	if errors.Is(derr, errStale) {
+		return nil, nil // a union of two snapshots: every load refolds it
+	}
+	var tail []byte
+	if led := t[LedgerFile]; derr == nil && hdr.TailBytes > 0 && int64(len(led)) >= hdr.TailBytes && wire.CrcHex(led[:hdr.TailBytes]) == hdr.TailCRC {
+		tail = led[:hdr.TailBytes]
+		tevs, err := decodeAll(LedgerFile, tail)
+		if err != nil {
+			return nil, nil
+		}
+		for _, e := range tevs {
+			_ = s.Apply(e)
+		}
+	}
+	if derr == nil && s.Events() < hdr.Events {
+		return nil, nil
+	}
+	want, _, err := encodeSnapshot(s, names, tail)
+	if err != nil {
+		return nil, err
+	}
+	why, line := snapshotDiff(data, want)
+	switch {
+	case derr != nil:
+		why = "it does not read: " + derr.Error()
+	case why == "" && (s.Events() != hdr.Events || s.Last().ID != hdr.LastID):
+		why = fmt.Sprintf("its header counts %d events up to %q; the events hold %d up to %q", hdr.Events, hdr.LastID, s.Events(), s.Last().ID)
+	case why == "":
+		return nil, nil
+	default:
+		why = "no history produces it: " + why
+	}
+	t[SnapshotFile] = want
+	sum := sha256.Sum256(data)
+	return []Quarantined{{From: from, Commit: commit, File: SnapshotFile, Line: max(line, 1),
+		Reason: printable(why) + "; rebuilt from the archived events", Sum: hex.EncodeToString(sum[:])}}, nil
 }

@@ -58,6 +58,8 @@ package cli_test
 import (
 	"bytes"
 	"flag"
+	"fmt"
+	"hash/crc32"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -100,6 +102,7 @@ func TestScripts(t *testing.T) {
 			"sleep":       cmdSleep,
 			"appendraw":   cmdAppendRaw,
 			"setraw":      cmdSetRaw,
+			"recrc":       cmdRecrc,
 			"holdlock":    cmdHoldLock,
 			"releaselock": cmdReleaseLock,
 		},
@@ -281,6 +284,32 @@ func cmdSetRaw(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Fatalf("setraw: bad escape in %q: %v", args[1], err)
 	}
 	ts.Setenv(args[0], text)
+}
+
+// cmdRecrc gives line N of FILE the checksum its edited bytes hold, as a
+// teammate who edits a committed line and re-checksums it would.
+func cmdRecrc(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: recrc FILE N")
+	}
+	n, err := strconv.Atoi(args[1])
+	ts.Check(err)
+	path := ts.MkAbs(args[0])
+	data, err := os.ReadFile(path)
+	ts.Check(err)
+	lines := strings.SplitAfter(string(data), "\n")
+	if n < 1 || n > len(lines) {
+		ts.Fatalf("recrc: %s has no line %d", args[0], n)
+	}
+	l := strings.TrimRight(lines[n-1], "\r\n")
+	crcMember := regexp.MustCompile(`,"crc":"[0-9a-f]{8}"\}$`)
+	if !crcMember.MatchString(l) {
+		ts.Fatalf("recrc: line %d has no checksum at its end: %s", n, l)
+	}
+	body := crcMember.ReplaceAllString(l, "}")
+	sum := crc32.Checksum([]byte(body), crc32.MakeTable(crc32.Castagnoli))
+	lines[n-1] = strings.TrimSuffix(body, "}") + fmt.Sprintf(`,"crc":"%08x"}`, sum) + lines[n-1][len(l):]
+	ts.Check(os.WriteFile(path, []byte(strings.Join(lines, "")), 0o644))
 }
 
 type lockKey struct{}

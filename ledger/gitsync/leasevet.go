@@ -3,6 +3,8 @@ package gitsync
 import (
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -179,6 +181,14 @@ func (s *Syncer) quarantine(remote plumbing.Hash, up ledger.Tree) error {
 			up[name], bad = kept, append(bad, q...)
 		}
 	}
+	// The snapshot is a cache of those events: one that does not read, or
+	// that they do not produce, is rebuilt from them.
+	local, _ := os.ReadFile(filepath.Join(s.b.Dir(), ledger.SnapshotFile))
+	q, err := ledger.SettleSnapshot(s.b.Dir(), up, local, s.remoteLabel(), remote.String())
+	if err != nil {
+		return err
+	}
+	bad = append(bad, q...)
 	if len(bad) == 0 {
 		return nil
 	}
