@@ -42,6 +42,12 @@ func (s *supervisor) worktreeFor(ctx context.Context, card ledger.Card, repo, co
 	if pattern == "" {
 		pattern = DefaultBranch
 	}
+	// config.json is tracked: a teammate's setting must not send agents'
+	// commits to a branch people share (main, a release branch). Each card
+	// gets its own branch, under a namespace of its own.
+	if i := strings.Index(pattern, "{id}"); i < 0 || !strings.Contains(pattern[:i], "/") {
+		return nil, ledger.Errorf(ledger.ErrInvalid, "worktree.branch %q in config.json must name each card's branch under a namespace of its own, with {id} after a slash (as bl/{id})", pattern)
+	}
 	branch := strings.ReplaceAll(pattern, "{id}", card.ID)
 	if _, err := gitwork.Run(ctx, repo, "check-ref-format", "--branch", branch); err != nil {
 		return nil, ledger.Errorf(ledger.ErrInvalid, "branch %q for card %s is not a valid branch name (worktree.branch in config.json)", branch, card.ID)
