@@ -146,6 +146,9 @@ Examples:
 func (c *RunCmd) Run(a *App) error {
 	if len(c.Command) > 0 && c.Command[0] == "--" {
 		c.Command = c.Command[1:]
+	} else if len(c.Command) > 0 && strings.HasPrefix(c.Command[0], "-") {
+		// Not after "--": a flag bl run does not know, not a command.
+		return usagef(fmt.Sprintf("unknown flag %s (the command goes after --: bl run [flags] -- CMD [ARGS])", c.Command[0]))
 	}
 	if len(c.Command) == 0 {
 		return usagef("bl run needs a command: bl run [flags] -- CMD [ARGS]")
