@@ -86,6 +86,10 @@ type setupFile struct {
 	change func(old []byte, exists bool) ([]byte, error) // new contents; nil removes the file
 }
 
+// maxSetupFile bounds the settings and instructions files setup reads: a
+// committed file may be anything.
+const maxSetupFile = 4 << 20
+
 // setupResult is one line of what setup did.
 type setupResult struct {
 	Path   string `json:"path"`
@@ -133,6 +137,9 @@ func (c *SetupCmd) Run(a *App) error {
 	for _, f := range files {
 		if err := checkSetupPath(f.path, f.within); err != nil {
 			return usagef(fmt.Sprintf("%s: %v (nothing was written)", f.path, err))
+		}
+		if fi, err := os.Stat(f.path); err == nil && fi.Size() > maxSetupFile {
+			return usagef(fmt.Sprintf("%s: %d bytes, more than any settings file holds (%d); nothing was written", f.path, fi.Size(), maxSetupFile))
 		}
 		old, err := os.ReadFile(f.path)
 		exists := err == nil
