@@ -141,7 +141,8 @@ func reviewTransitions() []transition {
 		{name: "self-approval by the actor holding a review lease", state: stReview, prep: reviewedBy("rev"),
 			do: doVerdict(OpApprove, "worker", "rev", 2, ""), want: ErrSelfReview},
 		{name: "approve a card that moved on", state: stReview, do: doVerdict(OpApprove, "alice", "", 5, ""), want: ErrFenced},
-		{name: "approve ready", state: stReady, do: doVerdict(OpApprove, "alice", "", 0, ""), want: ErrFenced},
+		{name: "approve ready", state: stReady, do: doVerdict(OpApprove, "alice", "", 0, ""), want: ErrConflict},
+		{name: "approve ready as a reviewer", state: stReady, do: doVerdict(OpApprove, "alice", "rev", 0, ""), want: ErrFenced},
 		{name: "approve missing card", state: stAbsent, do: doVerdict(OpApprove, "alice", "", 0, ""), want: ErrNotFound},
 
 		{name: "reject", state: stReview, op: OpReject, do: doVerdict(OpReject, "alice", "", 0, "tests fail on arm64"), check: func(t *testing.T, c Card) {
@@ -153,7 +154,7 @@ func reviewTransitions() []transition {
 		{name: "reject by its author", state: stReview, do: doVerdict(OpReject, "w1", "", 0, "not yet"), want: ErrSelfReview},
 		{name: "reject by its author's actor", state: stReview, do: doVerdict(OpReject, "worker", "", 0, "not yet"), want: ErrSelfReview},
 		{name: "reject without reason", state: stReview, do: doVerdict(OpReject, "alice", "", 0, ""), want: ErrInvalid},
-		{name: "reject done", state: stDone, do: doVerdict(OpReject, "alice", "", 0, "x"), want: ErrFenced},
+		{name: "reject done", state: stDone, do: doVerdict(OpReject, "alice", "", 0, "x"), want: ErrConflict},
 	}
 }
 
