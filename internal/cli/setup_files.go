@@ -6,8 +6,8 @@ import (
 	"reflect"
 	"strings"
 
-	"github.com/pelletier/go-toml/v2"
 	json "github.com/goccy/go-json"
+	"github.com/pelletier/go-toml/v2"
 )
 
 // The TOML table Codex reads bl's server from, edited as text so that

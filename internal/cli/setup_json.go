@@ -2,12 +2,13 @@ package cli
 
 import (
 	"bytes"
-	json "github.com/goccy/go-json"
 	"errors"
 	"fmt"
 	"io"
 	"reflect"
 	"strings"
+
+	json "github.com/goccy/go-json"
 )
 
 // The JSON settings files bl setup edits are changed in place: bl's own

@@ -48,4 +48,3 @@ func TestPlanLeavesBLTransitions(t *testing.T) {
 		t.Fatalf("plan %+v, want only: reopen B", acts)
 	}
 }
-
