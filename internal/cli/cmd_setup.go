@@ -212,13 +212,19 @@ func (c *SetupCmd) files(a *App, root string, server []any, prime string) ([]set
 			})
 		}
 	}
-	block := func(old []byte, exists bool) ([]byte, error) { return editBlock(old, exists, c.Remove) }
+	// CLAUDE.md and GEMINI.md are one runtime's: their block names the
+	// owner its MCP server acts as, for the model's own bl commands.
+	// AGENTS.md serves Codex and Cursor alike, so it names none.
+	block := func(old []byte, exists bool) ([]byte, error) { return editBlock(old, exists, c.Remove, "") }
+	ownBlock := func(old []byte, exists bool) ([]byte, error) {
+		return editBlock(old, exists, c.Remove, server[len(server)-1].(string))
+	}
 	in := func(parts ...string) string { return filepath.Join(append([]string{root}, parts...)...) }
 	switch c.Runtime {
 	case "claude":
 		return []setupFile{
 			{in(".mcp.json"), root, jsonServer(false)},
-			{in("CLAUDE.md"), root, block},
+			{in("CLAUDE.md"), root, ownBlock},
 			{in(".claude", "settings.json"), root, func(old []byte, exists bool) ([]byte, error) {
 				return editJSONFile(old, false, func(d *jsonDoc) error { return claudeHooks(d, prime, c.Remove) })
 			}},
@@ -258,7 +264,7 @@ func (c *SetupCmd) files(a *App, root string, server []any, prime string) ([]set
 	default: // gemini
 		return []setupFile{
 			{in(".gemini", "settings.json"), root, jsonServer(true)},
-			{in("GEMINI.md"), root, block},
+			{in("GEMINI.md"), root, ownBlock},
 		}, nil
 	}
 }
@@ -428,7 +434,7 @@ func isBlHook(m any) bool {
 
 // editBlock puts the marked block at the end of an instructions file, or
 // replaces the one there, or (remove) takes it out.
-func editBlock(old []byte, exists, remove bool) ([]byte, error) {
+func editBlock(old []byte, exists, remove bool, owner string) ([]byte, error) {
 	s := string(old)
 	begin := strings.Index(s, blockBegin)
 	end := strings.Index(s, blockEnd)
@@ -454,7 +460,11 @@ func editBlock(old []byte, exists, remove bool) ([]byte, error) {
 		}
 		return []byte(s), nil
 	}
-	blk := blockBegin + "\n" + instructionsBlock + "\n" + blockEnd + "\n"
+	text := instructionsBlock
+	if owner != "" {
+		text += "\nYour owner name is " + owner + " (the MCP server acts as it); on the\ncommand line pass it: bl prime --owner " + shellQuote(owner) + "."
+	}
+	blk := blockBegin + "\n" + text + "\n" + blockEnd + "\n"
 	if begin >= 0 {
 		return []byte(s[:begin] + blk + s[begin:]), nil
 	}
