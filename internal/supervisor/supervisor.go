@@ -397,10 +397,17 @@ loop:
 	res.Card = c
 	if tree != nil && (res.Outcome == Completed || res.Outcome == Reviewed) && !s.o.Worktree.Keep {
 		// The branch stays; only the checkout goes.
-		if kept, err := gitwork.Remove(wctx, tree.repo, tree.Dir, tree.Branch); err != nil {
+		unlock, err := worktreeAdminLock(wctx, tree.common)
+		if err == nil {
+			var kept string
+			kept, err = gitwork.Remove(wctx, tree.repo, tree.Dir, tree.Branch)
+			unlock()
+			if err == nil && kept != "" {
+				s.logf("%s: worktree kept at %s: it is %s", card.ID, tree.Dir, kept)
+			}
+		}
+		if err != nil {
 			s.logf("%s: could not remove the worktree %s: %v", card.ID, tree.Dir, err)
-		} else if kept != "" {
-			s.logf("%s: worktree kept at %s: it is %s", card.ID, tree.Dir, kept)
 		}
 	}
 	switch res.Outcome {

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gofrs/flock"
+
 	"github.com/bl-backlog/bl/internal/gitwork"
 	"github.com/bl-backlog/bl/ledger"
 )
@@ -27,7 +29,8 @@ type WorktreeOptions struct {
 
 // cardTree is the worktree a card's command runs in.
 type cardTree struct {
-	repo string // the repository's main work tree
+	repo   string // the repository's main work tree
+	common string // its git common directory
 	gitwork.Worktree
 }
 
@@ -53,14 +56,19 @@ func (s *supervisor) worktreeFor(ctx context.Context, card ledger.Card, repo, co
 		return nil, ledger.Errorf(ledger.ErrInvalid, "branch %q for card %s is not a valid branch name (worktree.branch in config.json)", branch, card.ID)
 	}
 	dir := filepath.Join(common, "bl-worktrees", card.ID)
+	unlock, err := worktreeAdminLock(ctx, common)
+	if err != nil {
+		return nil, err
+	}
 	wt, err := gitwork.Prepare(ctx, repo, dir, branch, s.o.Worktree.Base, asidePath(common, card.ID))
+	unlock()
 	if wt.MovedAside != "" {
 		s.logf("%s: the worktree %s was %s: moved aside to %s, as it was", card.ID, dir, wt.MovedWhy, wt.MovedAside)
 	}
 	if err != nil {
 		return nil, err
 	}
-	return &cardTree{repo: repo, Worktree: wt}, nil
+	return &cardTree{repo: repo, common: common, Worktree: wt}, nil
 }
 
 // gitDirs are the repository's main work tree and its git common
@@ -94,4 +102,17 @@ func asidePath(common, id string) string {
 		}
 		p = base + "-" + strconv.Itoa(i)
 	}
+}
+
+// worktreeAdminLock takes turns among the supervisors of one repository
+// for git worktree add and remove: git reads every worktree's files under
+// .git/worktrees while it makes or removes one, and two at once fail
+// ("failed to read .git/worktrees/C/commondir"). Held for the git command
+// only, never while a card's command runs.
+func worktreeAdminLock(ctx context.Context, common string) (func(), error) {
+	fl := flock.New(filepath.Join(common, "bl-worktree-admin.lock"))
+	if _, err := fl.TryLockContext(ctx, 10*time.Millisecond); err != nil {
+		return nil, err
+	}
+	return func() { _ = fl.Unlock() }, nil
 }
