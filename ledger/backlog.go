@@ -290,23 +290,9 @@ func (b *Backlog) writeLocked(ctx context.Context, m Mutation, op Op, build func
 	var buf []byte
 	for i, e := range events {
 		e.ID, e.At, e.Clock, e.Actor, e.RequestID = wire.NewEventID(), at.Add(time.Duration(i)), clock, m.Actor, m.RequestID
-		e.V = e.LineVersion()
-		if err := wire.ValidUTF8(e); err != nil {
-			return nil, err
-		}
-		line, err := EncodeLine(e)
+		line, e, err := writtenLine(e)
 		if err != nil {
 			return nil, err
-		}
-		if len(line) > wire.MaxLine {
-			// Readers treat a longer line as damage; never write one.
-			return nil, wire.Rule(ErrInvalid, "%s of %s would make a %d-byte ledger line; the limit is %d bytes", e.Op, e.Card, len(line), wire.MaxLine)
-		}
-		// Check and apply the event as every reader will decode it (JSON
-		// turns a nil list into null and invalid UTF-8 into U+FFFD), so the
-		// state reported here is the fold of the file.
-		if e, err = DecodeLine(line); err != nil {
-			return nil, fmt.Errorf("ledger: %s of %s does not read back: %w", events[i].Op, events[i].Card, err)
 		}
 		if err := b.state.Check(e); err != nil {
 			return nil, err
@@ -450,4 +436,28 @@ func (b *Backlog) Close() error {
 	b.pos.close()
 	b.state.Release()
 	return nil
+}
+
+// writtenLine encodes e as the ledger line a writer appends and returns it
+// with the event every reader will decode from it (JSON turns a nil list
+// into null and invalid UTF-8 into U+FFFD): a write checks and applies
+// that event, so the state it reports is the fold of the file.
+func writtenLine(e *Event) ([]byte, *Event, error) {
+	e.V = e.LineVersion()
+	if err := wire.ValidUTF8(e); err != nil {
+		return nil, nil, err
+	}
+	line, err := EncodeLine(e)
+	if err != nil {
+		return nil, nil, err
+	}
+	if len(line) > wire.MaxLine {
+		// Readers treat a longer line as damage; never write one.
+		return nil, nil, wire.Rule(ErrInvalid, "%s of %s would make a %d-byte ledger line; the limit is %d bytes", e.Op, e.Card, len(line), wire.MaxLine)
+	}
+	d, err := DecodeLine(line)
+	if err != nil {
+		return nil, nil, fmt.Errorf("ledger: %s of %s does not read back: %w", e.Op, e.Card, err)
+	}
+	return line, d, nil
 }

@@ -84,20 +84,9 @@ func (b *Backlog) writeBatchLocked(m Mutation, events []*Event, checkOnly bool) 
 				e.ExpectVersion, e.Epoch = c.Version, c.ClaimEpoch+1
 			}
 		}
-		e.V = e.LineVersion()
-		if err := wire.ValidUTF8(e); err != nil {
-			return nil, err
-		}
-		line, err := EncodeLine(e)
+		line, d, err := writtenLine(e)
 		if err != nil {
 			return nil, err
-		}
-		if len(line) > wire.MaxLine {
-			return nil, wire.Rule(ErrInvalid, "%s of %s would make a %d-byte ledger line; the limit is %d bytes", e.Op, e.Card, len(line), wire.MaxLine)
-		}
-		d, err := DecodeLine(line)
-		if err != nil {
-			return nil, fmt.Errorf("ledger: %s of %s does not read back: %w", e.Op, e.Card, err)
 		}
 		applied = true
 		conflict, err := b.state.FoldEvent(d)
