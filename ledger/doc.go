@@ -568,7 +568,19 @@
 //     Snapshot and compaction), in memory, until a writer rewrites it. A
 //     snapshot whose archives hold fewer events than a header counts is
 //     damage (the archives it folded are missing).
-//   - A line that fails its checksum is damage everywhere (exit 6).
+//   - A line that fails its checksum is damage everywhere (exit 6), with
+//     one exception: lines git itself wrote. When the ledger does not
+//     read and its bytes start with the blob git's index holds for it
+//     (the blob id of that many bytes matches .git/index), the lines
+//     among them that do not read — a teammate's push, taken by a plain
+//     pull, merge, rebase or cherry-pick — are quarantined: moved to
+//     ledger.jsonl.broken, listed in cache/quarantine.jsonl with the
+//     commit HEAD names, and the ledger rewritten without them under the
+//     lock (quarantine_git.go). Lines after those bytes are this clone's
+//     own appends: damage there stays exit 6. A snapshot that is the blob
+//     git's index holds, and not the one last checked (its sha256 in
+//     cache/snapshot.vetted), is held to its events before it is
+//     indexed; one they do not produce is rebuilt from them.
 //   - Lines of git conflict markers (<<<<<<<, |||||||, =======, >>>>>>>),
 //     from a merge made before the union rule, are damage that names
 //     itself in the ledger and in an archive segment: the reader says "git
@@ -708,8 +720,9 @@
 //	Journal                  journal.go
 //	Git                      tree.go, rebase.go, absorb.go, diff.go, changes.go,
 //	                         history.go, history_newest.go, quarantine.go
-//	                         (pulled lines that do not read); the git side is
-//	                         package gitsync
+//	                         (pulled lines that do not read), quarantine_git.go
+//	                         (lines and snapshots git itself wrote); the git
+//	                         side is package gitsync
 //	Snapshot index           index.go, index_write.go, source.go, mmap_*.go
 //	Cursors                  internal/wire/cursor.go; history.go
 //	Test histories           internal/wire/testing.go (shared by the tests)

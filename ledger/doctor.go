@@ -149,6 +149,7 @@ func diagnose(dir string, now time.Time) (*Report, []rawLine, error) {
 		return nil, nil, err
 	}
 	evs, seen := judgeLedgerLines(rep, lines, pos)
+	markFromGit(rep, dir, data)
 	slices.SortStableFunc(evs, wire.ByAtID)
 	for _, e := range evs {
 		_ = s.Apply(e) // conflicts are recorded in the state
@@ -471,6 +472,16 @@ func Repair(ctx context.Context, dir string, timeout time.Duration, now time.Tim
 		return nil, err
 	}
 	removeTemps(dir)
+	var done []string
+	if root, err := gitdir.Root(dir); err == nil {
+		n, _, err := quarantineStaged(dir, root)
+		if err != nil {
+			return nil, err
+		}
+		if n > 0 {
+			done = append(done, fmt.Sprintf("quarantined %d line(s) git brought into %s that do not read (moved to %s; bl sync --push takes them off the branch)", n, LedgerFile, BrokenFile))
+		}
+	}
 	rep, lines, err := diagnose(dir, now)
 	if err != nil {
 		return nil, err
@@ -481,7 +492,6 @@ func Repair(ctx context.Context, dir string, timeout time.Duration, now time.Tim
 				filepath.Join(dir, d.File), d.Line, d.Offset, d.Reason, gitPath(dir, d.File))
 		}
 	}
-	var done []string
 	// A stale snapshot, or one no history produces (forged), is rebuilt
 	// from the events.
 	stale := len(rep.Stale) > 0 || slices.ContainsFunc(rep.Damage, func(d Damage) bool { return d.File == SnapshotFile && d.Repairable })

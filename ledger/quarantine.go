@@ -38,6 +38,7 @@ type Quarantined struct {
 	Line   int    `json:"line"`   // 1-based, in File as that commit holds it
 	Reason string `json:"reason"`
 	Sum    string `json:"sha256"` // of the line's bytes, which are not kept
+	raw    []byte // the line's bytes, for a caller that sets them aside
 }
 
 // QuarantineLines splits a ledger file's data, as a commit from would
@@ -60,8 +61,11 @@ func QuarantineLines(data []byte, from, commit, file string) ([]byte, []Quaranti
 			continue
 		}
 		if _, err := DecodeLine(line); err != nil && !errors.Is(err, ErrVersion) {
+			if body := bytes.TrimRight(line, "\r\n"); wire.ConflictMarker(body) {
+				err = wire.ErrConflictMarkers // a marker line holds no event: nothing is lost
+			}
 			sum := sha256.Sum256(line)
-			bad = append(bad, Quarantined{From: from, Commit: commit, File: file, Line: n, Reason: printable(err.Error()), Sum: hex.EncodeToString(sum[:])})
+			bad = append(bad, Quarantined{From: from, Commit: commit, File: file, Line: n, Reason: printable(err.Error()), Sum: hex.EncodeToString(sum[:]), raw: line})
 			continue
 		}
 		out = append(out, line...)
@@ -213,11 +217,13 @@ func SettleSnapshot(dir string, t Tree, local []byte, from, commit string) ([]Qu
 	case why == "" && (s.Events() != hdr.Events || s.Last().ID != hdr.LastID):
 		why = fmt.Sprintf("its header counts %d events up to %q; the events hold %d up to %q", hdr.Events, hdr.LastID, s.Events(), s.Last().ID)
 	case why == "":
+		recordVetted(dir, data)
 		return nil, nil
 	default:
 		why = "no history produces it: " + why
 	}
 	t[SnapshotFile] = want
+	recordVetted(dir, want)
 	sum := sha256.Sum256(data)
 	return []Quarantined{{From: from, Commit: commit, File: SnapshotFile, Line: max(line, 1),
 		Reason: printable(why) + "; rebuilt from the archived events", Sum: hex.EncodeToString(sum[:])}}, nil
