@@ -43,8 +43,7 @@ type Quarantined struct {
 
 // QuarantineLines splits a ledger file's data, as a commit from would
 // holds it, into the lines that read (or that only a newer bl reads) and
-// those it quarantines. Blank lines stay; so does an unterminated last
-// line that reads.
+// those it quarantines. An unterminated last line that reads stays.
 func QuarantineLines(data []byte, from, commit, file string) ([]byte, []Quarantined) {
 	var out []byte
 	var bad []Quarantined
@@ -56,11 +55,11 @@ func QuarantineLines(data []byte, from, commit, file string) ([]byte, []Quaranti
 		}
 		data = data[len(line):]
 		n++
+		_, err := DecodeLine(line)
 		if len(bytes.TrimSpace(line)) == 0 {
-			out = append(out, line...)
-			continue
+			err = wire.ErrBlank // holds no event, and every reader refuses it
 		}
-		if _, err := DecodeLine(line); err != nil && !errors.Is(err, ErrVersion) {
+		if err != nil && !errors.Is(err, ErrVersion) {
 			if body := bytes.TrimRight(line, "\r\n"); wire.ConflictMarker(body) {
 				err = wire.ErrConflictMarkers // a marker line holds no event: nothing is lost
 			}
