@@ -233,43 +233,7 @@ func (w *writer) decoder(s *schema, o Object, fs []field) {
 			}
 		}
 		val := "v." + f.Go
-		var read string
-		switch k {
-		case kString:
-			read = fmt.Sprintf("i = d.str(@@, &%s)", val)
-		case kEnum:
-			read = fmt.Sprintf("i = d.%sValue(@@, &%s)", short, val)
-		case kInt:
-			read = fmt.Sprintf("%s, i = ScanInt(b, @@)", val)
-		case kInt64:
-			read = fmt.Sprintf("%s, i = ScanInt64(b, @@)", val)
-		case kBool:
-			read = fmt.Sprintf("%s, i = scanBool(b, @@)", val)
-		case kTime:
-			read = fmt.Sprintf("%s, i = ScanTime(b, @@)", val)
-		case kTimePtr:
-			read = fmt.Sprintf("tv[nt], i = ScanTime(b, @@)\ntp[nt] = &%s\nnt++", val)
-			if nt == 1 {
-				read = fmt.Sprintf("t := new(time.Time)\n*t, i = ScanTime(b, @@)\n%s = t", val)
-			}
-		case kIntPtr:
-			read = fmt.Sprintf("blk.%s, i = ScanInt(b, @@)\n%s = &blk.%s", slot(f), val, slot(f))
-		case kStringPtr:
-			read = fmt.Sprintf("i = d.str(@@, &blk.%s)\n%s = &blk.%s", slot(f), val, slot(f))
-		case kStringsPtr:
-			read = fmt.Sprintf("blk.%s, i = d.strs(@@)\n%s = &blk.%s", slot(f), val, slot(f))
-		case kStrings:
-			read = fmt.Sprintf("%s, i = d.strs(@@)", val)
-		case kObjectPtr:
-			inner := strings.TrimPrefix(f.Type, "*")
-			if hasBlock(s.fields[inner]) {
-				read = fmt.Sprintf("ib := new(%sBlock)\ni = d.%sObject(@@, &ib.v, ib)\n%s = &ib.v", short, short, val)
-			} else {
-				read = fmt.Sprintf("iv := new(%s)\ni = d.%sObject(@@, iv)\n%s = iv", inner, short, val)
-			}
-		case kObjectList:
-			read = fmt.Sprintf("%s, i = d.%sList(@@)", val, short)
-		}
+		read := readCode(s, f, k, short, val, nt)
 		switch {
 		case k == kRaw:
 			w.p("// A null %s is left to the JSON decoder.\nif j := %s; j >= 0 && j < len(b) && b[j] != 'n' {\nif i = skipValue(b, j); i >= 0 {\n%s = append([]byte(nil), b[j:i]...)\n}\n}\n",
@@ -285,15 +249,65 @@ func (w *writer) decoder(s *schema, o Object, fs []field) {
 	}
 	w.p("return i\n}\n")
 	if s.listed(o.Name) {
-		if hasBlock(fs) || len(fs) == 0 || fs[0].Omit {
-			panic(fmt.Sprintf("codecgen: %s in a list needs a required first member and no block", o.Name))
-		}
-		first := strconv.Quote(`{"` + fs[0].JSON + `":`)
-		w.p("\n// %sList reads a list of %s; [] is an empty, non-nil slice. Every\n// element starts with %s, which a string cannot hold (its quotes would\n// be escaped): the count bounds the list, whose strings must not move\n// before finish.\n", o.Short, o.Name, first)
-		w.p("func (d *fastDecoder) %sList(i int) ([]%s, int) {\nb := d.b\nif i = lit(b, i, \"[\"); i < 0 {\nreturn nil, -1\n}\nif j := lit(b, i, \"]\"); j >= 0 {\nreturn []%s{}, j\n}\n", o.Short, o.Name, o.Name)
-		w.p("list := make([]%s, 0, bytes.Count(b[i:], []byte(%s)))\nfor len(list) < cap(list) {\nlist = append(list, %s{})\nif i = d.%sObject(i, &list[len(list)-1]); i < 0 || i >= len(b) {\nreturn nil, -1\n}\n", o.Name, first, o.Name, o.Short)
-		w.p("if b[i] == ']' {\nreturn list, i + 1\n}\nif b[i] != ',' {\nreturn nil, -1\n}\ni++\n}\nreturn nil, -1\n}\n")
+		w.listDecoder(o, fs)
 	}
+}
+
+// readCode is the statement that reads field f (of kind k) into val, with
+// @@ where the index of its value goes; nt is the object's count of
+// optional times (one is allocated alone, more together).
+func readCode(s *schema, f field, k kind, short, val string, nt int) string {
+	var read string
+	switch k {
+	case kString:
+		read = fmt.Sprintf("i = d.str(@@, &%s)", val)
+	case kEnum:
+		read = fmt.Sprintf("i = d.%sValue(@@, &%s)", short, val)
+	case kInt:
+		read = fmt.Sprintf("%s, i = ScanInt(b, @@)", val)
+	case kInt64:
+		read = fmt.Sprintf("%s, i = ScanInt64(b, @@)", val)
+	case kBool:
+		read = fmt.Sprintf("%s, i = scanBool(b, @@)", val)
+	case kTime:
+		read = fmt.Sprintf("%s, i = ScanTime(b, @@)", val)
+	case kTimePtr:
+		read = fmt.Sprintf("tv[nt], i = ScanTime(b, @@)\ntp[nt] = &%s\nnt++", val)
+		if nt == 1 {
+			read = fmt.Sprintf("t := new(time.Time)\n*t, i = ScanTime(b, @@)\n%s = t", val)
+		}
+	case kIntPtr:
+		read = fmt.Sprintf("blk.%s, i = ScanInt(b, @@)\n%s = &blk.%s", slot(f), val, slot(f))
+	case kStringPtr:
+		read = fmt.Sprintf("i = d.str(@@, &blk.%s)\n%s = &blk.%s", slot(f), val, slot(f))
+	case kStringsPtr:
+		read = fmt.Sprintf("blk.%s, i = d.strs(@@)\n%s = &blk.%s", slot(f), val, slot(f))
+	case kStrings:
+		read = fmt.Sprintf("%s, i = d.strs(@@)", val)
+	case kObjectPtr:
+		inner := strings.TrimPrefix(f.Type, "*")
+		if hasBlock(s.fields[inner]) {
+			read = fmt.Sprintf("ib := new(%sBlock)\ni = d.%sObject(@@, &ib.v, ib)\n%s = &ib.v", short, short, val)
+		} else {
+			read = fmt.Sprintf("iv := new(%s)\ni = d.%sObject(@@, iv)\n%s = iv", inner, short, val)
+		}
+	case kObjectList:
+		read = fmt.Sprintf("%s, i = d.%sList(@@)", val, short)
+	}
+	return read
+}
+
+// listDecoder writes the reader of a list of o, for an object a list
+// holds.
+func (w *writer) listDecoder(o Object, fs []field) {
+	if hasBlock(fs) || len(fs) == 0 || fs[0].Omit {
+		panic(fmt.Sprintf("codecgen: %s in a list needs a required first member and no block", o.Name))
+	}
+	first := strconv.Quote(`{"` + fs[0].JSON + `":`)
+	w.p("\n// %sList reads a list of %s; [] is an empty, non-nil slice. Every\n// element starts with %s, which a string cannot hold (its quotes would\n// be escaped): the count bounds the list, whose strings must not move\n// before finish.\n", o.Short, o.Name, first)
+	w.p("func (d *fastDecoder) %sList(i int) ([]%s, int) {\nb := d.b\nif i = lit(b, i, \"[\"); i < 0 {\nreturn nil, -1\n}\nif j := lit(b, i, \"]\"); j >= 0 {\nreturn []%s{}, j\n}\n", o.Short, o.Name, o.Name)
+	w.p("list := make([]%s, 0, bytes.Count(b[i:], []byte(%s)))\nfor len(list) < cap(list) {\nlist = append(list, %s{})\nif i = d.%sObject(i, &list[len(list)-1]); i < 0 || i >= len(b) {\nreturn nil, -1\n}\n", o.Name, first, o.Name, o.Short)
+	w.p("if b[i] == ']' {\nreturn list, i + 1\n}\nif b[i] != ',' {\nreturn nil, -1\n}\ni++\n}\nreturn nil, -1\n}\n")
 }
 
 // listed reports whether some wire type holds a list of typ.
