@@ -192,19 +192,7 @@ func (w *writer) opt(omit bool, cond, body string) {
 }
 
 func (w *writer) decoder(s *schema, o Object, fs []field) {
-	block := hasBlock(fs)
-	params, args := fmt.Sprintf("v *%s", o.Name), "v"
-	if block {
-		w.p("\n// %sBlock holds a %s and the values its pointers point to, times\n// aside, in one allocation.\ntype %sBlock struct {\nv %s\n", o.Short, o.Name, o.Short, o.Name)
-		for _, f := range fs {
-			switch k, _, _ := kindOf(f.Type); k {
-			case kIntPtr, kStringPtr, kStringsPtr:
-				w.p("%s %s\n", slot(f), strings.TrimPrefix(f.Type, "*"))
-			}
-		}
-		w.p("}\n")
-		params, args = fmt.Sprintf("v *%s, blk *%sBlock", o.Name, o.Short), "v, blk"
-	}
+	params, args := w.block(o, fs)
 	w.p("\n// %sObject reads a %s object at b[i:].\nfunc (d *fastDecoder) %sObject(i int, %s) int {\nreturn closeObject(d.b, d.%sMembers(i, %s), i)\n}\n",
 		o.Short, o.Name, o.Short, params, o.Short, args)
 	w.p("\n// %sMembers reads the '{' at b[i:] and the members of a %s after it, in\n// struct order, each at most once, those without omitempty required; it\n// returns the index after the last.\n", o.Short, o.Name)
@@ -251,6 +239,24 @@ func (w *writer) decoder(s *schema, o Object, fs []field) {
 	if s.listed(o.Name) {
 		w.listDecoder(o, fs)
 	}
+}
+
+// block writes o's Block type when o has pointers to values other than
+// times, and returns the decoder's parameters and the arguments that pass
+// them on.
+func (w *writer) block(o Object, fs []field) (params, args string) {
+	if !hasBlock(fs) {
+		return fmt.Sprintf("v *%s", o.Name), "v"
+	}
+	w.p("\n// %sBlock holds a %s and the values its pointers point to, times\n// aside, in one allocation.\ntype %sBlock struct {\nv %s\n", o.Short, o.Name, o.Short, o.Name)
+	for _, f := range fs {
+		switch k, _, _ := kindOf(f.Type); k {
+		case kIntPtr, kStringPtr, kStringsPtr:
+			w.p("%s %s\n", slot(f), strings.TrimPrefix(f.Type, "*"))
+		}
+	}
+	w.p("}\n")
+	return fmt.Sprintf("v *%s, blk *%sBlock", o.Name, o.Short), "v, blk"
 }
 
 // readCode is the statement that reads field f (of kind k) into val, with
@@ -373,6 +379,12 @@ func (w *writer) sizes(o Object, fs []field) {
 		}
 	}
 	w.p("return n\n}\n")
+	w.bound(o, fs)
+}
+
+// bound writes o's Bound: at least the length of its compact JSON, for
+// a buffer that must not grow.
+func (w *writer) bound(o Object, fs []field) {
 	w.p("\n// %sBound is at least the length of v's compact JSON, its strings\n// measured by strLen. Zero for nil.\nfunc %sBound(v *%s, strLen func(string) int) int {\nif v == nil {\nreturn 0\n}\nn := %d\n", o.Short, o.Short, o.Name, 2*fixedSize(fs)+256)
 	for _, f := range fs {
 		k, short, _ := kindOf(f.Type)
