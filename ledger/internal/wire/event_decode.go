@@ -242,14 +242,7 @@ func (d *fastDecoder) str(i int, dst *string) int {
 	i++
 	start := i
 	for {
-		if i+8 <= len(b) {
-			if m := specialMask(binary.LittleEndian.Uint64(b[i:])); m == 0 {
-				i += 8
-				continue
-			} else {
-				i += bits.TrailingZeros64(m) >> 3
-			}
-		} else if i = nextSpecial(b, i); i >= len(b) {
+		if i = nextSpecial(b, i); i >= len(b) {
 			return -1
 		}
 		switch c := b[i]; {
@@ -310,10 +303,8 @@ func nextSpecial(b []byte, i int) int {
 			return i + bits.TrailingZeros64(m)>>3
 		}
 	}
-	for ; i < len(b); i++ {
-		if strByte[b[i]] != 0 {
-			return i
-		}
+	for i < len(b) && strByte[b[i]] == 0 {
+		i++
 	}
 	return i
 }
@@ -327,14 +318,7 @@ func ScanString(b []byte, i int) (start, end int, esc string, next int) {
 	i++
 	start = i
 	for {
-		if i+8 <= len(b) {
-			if m := specialMask(binary.LittleEndian.Uint64(b[i:])); m == 0 {
-				i += 8
-				continue
-			} else {
-				i += bits.TrailingZeros64(m) >> 3
-			}
-		} else if i = nextSpecial(b, i); i >= len(b) {
+		if i = nextSpecial(b, i); i >= len(b) {
 			return 0, 0, "", -1
 		}
 		switch strByte[b[i]] {
