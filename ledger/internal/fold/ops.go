@@ -80,14 +80,20 @@ func applyClaim(_ *State, c *wire.Card, e *wire.Event) {
 		c.Attempts++
 	}
 	c.Status = wire.StatusClaimed
+	grantLease(c, e, now)
+	c.Progress, c.Checkpoint = nil, nil
+	c.BlockedReason = ""
+}
+
+// grantLease gives the card to e's owner at e's epoch for e's TTL from now, as
+// a claim and a review claim both do.
+func grantLease(c *wire.Card, e *wire.Event, now time.Time) {
 	c.ClaimOwner = e.Owner
 	c.ClaimEpoch = e.Epoch
 	c.ClaimedAt = wire.TimePtr(now)
 	c.ClaimTTLSeconds = e.TTLSeconds
 	c.LeaseExpiresAt = wire.TimePtr(now.Add(time.Duration(e.TTLSeconds) * time.Second))
 	c.LastHeartbeatAt = nil
-	c.Progress, c.Checkpoint = nil, nil
-	c.BlockedReason = ""
 }
 
 // fence checks that e comes from the current lease holder.
