@@ -104,9 +104,6 @@ func (d *jsonDoc) value(n *jsonNode) any {
 	return v
 }
 
-// decoded is the whole file, decoded.
-func (d *jsonDoc) decoded() any { return d.value(d.root) }
-
 // splice replaces src[from:to] with text and reparses.
 func (d *jsonDoc) splice(from, to int, text string) error {
 	out := make([]byte, 0, len(d.src)+len(text))
