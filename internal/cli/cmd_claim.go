@@ -127,6 +127,50 @@ func (c *ClaimCmd) Run(a *App) error {
 	})
 }
 
+func (c *ClaimCmd) gitWork(a *App) string { return a.remoteWork("claim", c.remoteChoice) }
+
+// interrupted reports whether err is the end of the run's context, that
+// is SIGINT or SIGTERM.
+func (a *App) interrupted(err error) bool {
+	return errors.Is(err, context.Canceled) && a.ctx.Err() != nil
+}
+
+// checkTTL refuses a lease shorter than a second: it would end before the
+// first heartbeat could reach it.
+func checkTTL(ttl time.Duration) error {
+	if ttl < time.Second {
+		return usagef(fmt.Sprintf("--ttl %s is shorter than 1s", ttl))
+	}
+	return nil
+}
+
+// optionalTTL is an optional --ttl: 0 (keep the lease's own) when not given.
+func optionalTTL(ttl *time.Duration) (time.Duration, error) {
+	if ttl == nil {
+		return 0, nil
+	}
+	return *ttl, checkTTL(*ttl)
+}
+
+// ownReviews says why a review claim found nothing when the cards in
+// review were all sent by this actor or owner: nobody reviews their own.
+func (a *App) ownReviews(b *ledger.Backlog, req ledger.ClaimRequest) string {
+	cards, err := b.List(ledger.Filter{Status: []ledger.Status{ledger.StatusReview}}, ledger.SortClaim)
+	if err != nil || len(cards) == 0 {
+		return ""
+	}
+	own := 0
+	for _, c := range cards {
+		if c.SubmittedActor == req.Actor || c.SubmittedBy == req.Owner || c.SubmittedBy == req.Actor {
+			own++
+		}
+	}
+	if own == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" you did not send (%d in review were sent by you, %s; a reviewer works under a name of its own: --actor or BL_ACTOR)", own, text(req.Actor))
+}
+
 // claim takes the card through whoever decides claims here: the arbiter,
 // the git remote, or the local ledger (waiting with --wait). A wait
 // stopped by SIGINT or SIGTERM before any claim was made ends as a wait
@@ -186,48 +230,4 @@ func (c *ClaimCmd) claimReview(a *App, b *ledger.Backlog, arb Arbiter, as Arbite
 	return a.emit(card, func(w io.Writer) {
 		fmt.Fprintf(w, "claimed %s for review epoch %d %s  %s\n", card.ID, card.ClaimEpoch, a.leaseLeft(*card), text(card.Title))
 	})
-}
-
-func (c *ClaimCmd) gitWork(a *App) string { return a.remoteWork("claim", c.remoteChoice) }
-
-// interrupted reports whether err is the end of the run's context, that
-// is SIGINT or SIGTERM.
-func (a *App) interrupted(err error) bool {
-	return errors.Is(err, context.Canceled) && a.ctx.Err() != nil
-}
-
-// checkTTL refuses a lease shorter than a second: it would end before the
-// first heartbeat could reach it.
-func checkTTL(ttl time.Duration) error {
-	if ttl < time.Second {
-		return usagef(fmt.Sprintf("--ttl %s is shorter than 1s", ttl))
-	}
-	return nil
-}
-
-// optionalTTL is an optional --ttl: 0 (keep the lease's own) when not given.
-func optionalTTL(ttl *time.Duration) (time.Duration, error) {
-	if ttl == nil {
-		return 0, nil
-	}
-	return *ttl, checkTTL(*ttl)
-}
-
-// ownReviews says why a review claim found nothing when the cards in
-// review were all sent by this actor or owner: nobody reviews their own.
-func (a *App) ownReviews(b *ledger.Backlog, req ledger.ClaimRequest) string {
-	cards, err := b.List(ledger.Filter{Status: []ledger.Status{ledger.StatusReview}}, ledger.SortClaim)
-	if err != nil || len(cards) == 0 {
-		return ""
-	}
-	own := 0
-	for _, c := range cards {
-		if c.SubmittedActor == req.Actor || c.SubmittedBy == req.Owner || c.SubmittedBy == req.Actor {
-			own++
-		}
-	}
-	if own == 0 {
-		return ""
-	}
-	return fmt.Sprintf(" you did not send (%d in review were sent by you, %s; a reviewer works under a name of its own: --actor or BL_ACTOR)", own, text(req.Actor))
 }
