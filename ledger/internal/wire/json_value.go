@@ -290,22 +290,10 @@ func walkKeys(src []byte, i, depth int) (string, int) {
 	for {
 		opaque := false
 		if c == '{' {
-			key, folded, j := memberKey(src, i)
-			if j < 0 {
-				return "", -1
+			var repeated string
+			if repeated, opaque, i = memberStart(src, i, &seen); repeated != "" || i < 0 {
+				return repeated, i
 			}
-			if seen[folded] {
-				return key, j
-			}
-			if seen == nil {
-				seen = map[string]bool{}
-			}
-			seen[folded] = true
-			opaque = folded == "checkpoint"
-			if i = SkipSpace(src, j); i >= len(src) || src[i] != ':' {
-				return "", -1
-			}
-			i = SkipSpace(src, i+1)
 		}
 		var key string
 		if opaque {
@@ -328,6 +316,28 @@ func walkKeys(src []byte, i, depth int) (string, int) {
 			return "", -1
 		}
 	}
+}
+
+// memberStart reads an object member's key and colon at src[i] and returns
+// the key if seen (keys folded) holds it already, whether the member's
+// value is opaque to the check (a checkpoint is the agent's own), and the
+// index of the value (for a repeated key, the index after the key).
+func memberStart(src []byte, i int, seen *map[string]bool) (repeated string, opaque bool, next int) {
+	key, folded, j := memberKey(src, i)
+	if j < 0 {
+		return "", false, -1
+	}
+	if (*seen)[folded] {
+		return key, false, j
+	}
+	if *seen == nil {
+		*seen = map[string]bool{}
+	}
+	(*seen)[folded] = true
+	if i = SkipSpace(src, j); i >= len(src) || src[i] != ':' {
+		return "", false, -1
+	}
+	return "", folded == "checkpoint", SkipSpace(src, i+1)
 }
 
 // memberKey reads the key at src[i], unescaped and folded as repeated keys
