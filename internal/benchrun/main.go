@@ -75,17 +75,7 @@ func main() {
 	add("the same with kong, go-json, flock and fsnotify linked in, unused", ratio(linked, floor), "", "")
 
 	if *before != "" && part("paired") {
-		b, err := filepath.Abs(*before)
-		must(err)
-		for _, f := range strings.Split(*pairedN, ",") {
-			n, err := strconv.Atoi(strings.TrimSpace(f))
-			must(err)
-			ev := n
-			if n >= 100_000 {
-				ev = *bigEv
-			}
-			pairedBench(filepath.Join(dir, "floor-bin"), b, bl, filepath.Join(dir, "paired"+f, ".backlog"), n, ev, n >= 100_000)
-		}
+		pairedPart(bl, dir)
 	}
 	if part("small") {
 		small := filepath.Join(dir, "small", ".backlog")
@@ -123,6 +113,23 @@ func main() {
 		remoteClaimBench(bl, dir)
 	}
 	printReport(bl)
+}
+
+// pairedPart runs the paired table (the floor, -before and bl in turn) at
+// each size of -paired-cards; from 100k cards on, with -big-events of
+// history.
+func pairedPart(bl, dir string) {
+	b, err := filepath.Abs(*before)
+	must(err)
+	for _, f := range strings.Split(*pairedN, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		must(err)
+		ev := n
+		if n >= 100_000 {
+			ev = *bigEv
+		}
+		pairedBench(filepath.Join(dir, "floor-bin"), b, bl, filepath.Join(dir, "paired"+f, ".backlog"), n, ev, n >= 100_000)
+	}
 }
 
 // measureFloor builds and runs a Go program that writes one line and
