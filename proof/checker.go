@@ -329,8 +329,9 @@ func (c *checking) staleCall(call *Call, by *claimAck) {
 		r.add(KindStaleAccepted, call.Card, "%s, and exited 0", what)
 	case call.Exit == 4 && code == "fenced":
 		r.Fenced++
-	case call.Killed() || call.Exit == 5:
-		// No answer; the ledger check below still applies.
+	case call.Killed() || call.Exit == 5 || (call.Exit == 7 && code == "arbiter"):
+		// No answer (killed, the lock busy, the arbiter out of reach
+		// mid-call); the ledger check below still applies.
 	default:
 		r.add(KindStaleNotFenced, call.Card, "%s, and exited %d with code %q, want 4 \"fenced\": %s", what, call.Exit, code, bytes.TrimSpace(call.Stderr))
 	}
