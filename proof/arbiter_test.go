@@ -22,8 +22,9 @@ import (
 type arbiterRace struct {
 	Clones, Procs, Cards int
 	TTL                  time.Duration
-	Stops, Kills         int // SIGSTOPs past the TTL, SIGKILLs of clients
-	Restarts             int // the server killed and restarted (file store)
+	Stops, Kills         int  // SIGSTOPs past the TTL, SIGKILLs of clients
+	Restarts             int  // the server killed and restarted (file store)
+	Daemons              bool // each clone's calls go through its bl daemon
 }
 
 func arbiterRaceSize() arbiterRace {
@@ -45,6 +46,22 @@ func arbiterRaceSize() arbiterRace {
 // card completed exactly once, and no event the merge refuses.
 func TestArbiterClaimRace(t *testing.T) {
 	size := arbiterRaceSize()
+	srv := natstest.Start(t, t.TempDir())
+	var mu sync.Mutex
+	url := srv.URL()
+	runArbiterRace(t, size, func() string { return url }, func(n int) {
+		mu.Lock()
+		defer mu.Unlock()
+		srv = natstest.Restart(t, srv)
+	}, nil)
+}
+
+// TestArbiterDaemonRace: the race with a bl daemon in every clone, which
+// the lean bl processes' calls go through (the clients are stopped and
+// killed, the daemons keep one connection across the server's restarts).
+func TestArbiterDaemonRace(t *testing.T) {
+	size := arbiterRaceSize()
+	size.Daemons = true
 	srv := natstest.Start(t, t.TempDir())
 	var mu sync.Mutex
 	url := srv.URL()
@@ -127,6 +144,11 @@ func runArbiterRace(t *testing.T, size arbiterRace, url func() string, restart f
 		}
 	}
 
+	if size.Daemons {
+		for _, r := range clones {
+			startDaemon(t, bl, filepath.Dir(r.dir), blEnv("BL_ARBITER="+url()))
+		}
+	}
 	var (
 		callsMu  sync.Mutex
 		calls    []Call

@@ -26,6 +26,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -81,6 +82,9 @@ type Arbiter struct {
 	timeout time.Duration
 	// Rounds bounds the compare-and-swap rounds of one call.
 	Rounds int
+
+	mu   sync.Mutex
+	busy map[string]int // cards calls of this process are claiming (pick)
 }
 
 var bucketName = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
@@ -184,6 +188,9 @@ func (a *Arbiter) Close() {
 		a.nc.Close()
 	}
 }
+
+// Closed reports whether the connection ended (a server gone, or Close).
+func (a *Arbiter) Closed() bool { return a.nc == nil || a.nc.IsClosed() }
 
 // URL is the arbiter as messages name it (no credentials).
 func (a *Arbiter) URL() string { return a.url }

@@ -7,9 +7,11 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"maps"
 	mrand "math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -52,27 +54,25 @@ func (a *Arbiter) Claim(ctx context.Context, b *ledger.Backlog, req ledger.Claim
 		c, werr := a.write(ctx, b, rc.Card, rid, func(ctx context.Context) (ledger.Card, error) { return claimCard(ctx, b, req) })
 		return &c, werr
 	}
-	for round := 1; round <= a.Rounds; round++ {
-		if round > 1 {
-			if err := pause(ctx, round); err != nil {
+	// Rounds bounds the rounds lost to other writes; a round that finds
+	// its card taken (this clone did not know yet) teaches the fold one
+	// card, and is bounded by the backlog's size.
+	lost := 0
+	for round := 1; lost < a.Rounds && round <= 16*a.Rounds; round++ {
+		if lost > 0 {
+			if err := pause(ctx, lost+1); err != nil {
 				return nil, err
 			}
 		}
 		id := req.ID
 		if id == "" {
 			spread := 1
-			if round > 1 {
+			if lost > 0 {
 				spread = 16
 			}
-			var top []ledger.Card
-			if err := b.View(func(st *ledger.State, now time.Time) error {
-				top = st.PickTop(req.Filter(), now, spread)
-				return nil
-			}); err != nil {
+			top, err := a.pick(b, req, spread)
+			if err != nil || len(top) == 0 {
 				return nil, err
-			}
-			if len(top) == 0 {
-				return nil, nil
 			}
 			n := 1
 			for n < len(top) && top[n].Priority == top[0].Priority {
@@ -83,20 +83,65 @@ func (a *Arbiter) Claim(ctx context.Context, b *ledger.Backlog, req ledger.Claim
 		r := req
 		r.ID = id
 		notePending(b, rid, id)
+		unmark := a.mark(id)
 		c, err := a.write(ctx, b, id, rid, func(ctx context.Context) (ledger.Card, error) { return claimCard(ctx, b, r) })
+		unmark()
 		switch {
 		case err == nil:
 			return &c, nil
 		case errors.Is(err, errLost):
+			lost++
 			continue
 		case req.ID == "" && (errors.Is(err, ledger.ErrConflict) || errors.Is(err, ledger.ErrNotFound)):
 			// The arbiter's record of the card says it is taken: this
-			// clone's fold knows it now, and picks another.
+			// clone's fold knows it now, and picks another at once (no
+			// race on a key to wait out).
 			continue
 		}
 		return nil, err
 	}
 	return nil, fmt.Errorf("arbiter %s: other clones' claims kept landing first (%d rounds); try again", a.url, a.Rounds)
+}
+
+// pick is the best claimable cards as this clone's fold sees them, the
+// first spread of them, past the cards other calls of this process are
+// claiming (the calls of one bl daemon or bl run share this Arbiter): two
+// calls of one clone would otherwise race for one card. When those are all
+// there is, they are raced for.
+func (a *Arbiter) pick(b *ledger.Backlog, req ledger.ClaimRequest, spread int) ([]ledger.Card, error) {
+	a.mu.Lock()
+	busy := maps.Clone(a.busy)
+	a.mu.Unlock()
+	var top []ledger.Card
+	if err := b.View(func(st *ledger.State, now time.Time) error {
+		top = st.PickTop(req.Filter(), now, spread+len(busy))
+		return nil
+	}); err != nil {
+		return nil, err
+	}
+	free := slices.DeleteFunc(slices.Clone(top), func(c ledger.Card) bool { return busy[c.ID] > 0 })
+	if len(free) == 0 {
+		return top[:min(spread, len(top))], nil
+	}
+	return free[:min(spread, len(free))], nil
+}
+
+// mark notes that a call of this process is claiming card, until the
+// returned func is called.
+func (a *Arbiter) mark(card string) func() {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.busy == nil {
+		a.busy = map[string]int{}
+	}
+	a.busy[card]++
+	return func() {
+		a.mu.Lock()
+		defer a.mu.Unlock()
+		if a.busy[card]--; a.busy[card] <= 0 {
+			delete(a.busy, card)
+		}
+	}
 }
 
 // ClaimReview takes a review lease through the arbiter (bl claim

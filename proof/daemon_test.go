@@ -1,0 +1,65 @@
+package proof
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/bl-backlog/bl/internal/arbiter/natstest"
+)
+
+// TestDaemonRelaysOwnerCommands: with a bl daemon serving the clone, the
+// lean bl's claims, heartbeats and completions through the arbiter are
+// answered by it (BL_GIT names no program here: a hand-over would fail).
+// A socket directory others may enter is not used, nor one that is gone.
+func TestDaemonRelaysOwnerCommands(t *testing.T) {
+	bl := blGitBinary(t)
+	srv := natstest.Start(t, t.TempDir())
+	r := newBacklog(t, bl)
+	for _, id := range []string{"D1", "D2", "D3"} {
+		if c := r.run("seed", runOpts{}, "create", "--id", id, "--title", "relayed"); c.Exit != 0 {
+			t.Fatalf("create: %s", c.Stderr)
+		}
+	}
+	d := startDaemon(t, bl, filepath.Dir(r.dir), blEnv("BL_ARBITER="+srv.URL()))
+	env := runOpts{env: []string{"BL_ARBITER=" + srv.URL(), "BL_GIT=/nonexistent/bl-git"}}
+	c := r.run("w", env, "claim", "--owner", "w", "--id", "D1", "--json")
+	if c.Exit != 0 {
+		t.Fatalf("claim through the daemon: exit %d: %s", c.Exit, c.Stderr)
+	}
+	for _, args := range [][]string{
+		{"heartbeat", "D1", "--owner", "w", "--epoch", "1", "--json"},
+		{"complete", "D1", "--owner", "w", "--epoch", "1", "--json"},
+	} {
+		if c := r.run("w", env, args...); c.Exit != 0 {
+			t.Fatalf("%s through the daemon: exit %d: %s", args[0], c.Exit, c.Stderr)
+		}
+	}
+	show := r.run("check", runOpts{}, "show", "D1", "--json")
+	if !strings.Contains(string(show.Stdout), `"status": "done"`) {
+		t.Fatalf("D1 after complete: %s", show.Stdout)
+	}
+
+	sockDir := filepath.Join(r.dir, "cache", "daemon")
+	if err := os.Chmod(sockDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	c = r.run("w", env, "claim", "--owner", "w", "--id", "D2", "--json")
+	if c.Exit == 0 || !strings.Contains(string(c.Stderr), "bl-git") {
+		t.Errorf("a socket directory others may enter was used: exit %d %s", c.Exit, c.Stderr)
+	}
+	if err := os.Chmod(sockDir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	_ = d.Process.Signal(syscall.SIGTERM)
+	_ = d.Wait()
+	if _, err := os.Lstat(filepath.Join(sockDir, "sock")); err == nil {
+		t.Errorf("bl daemon left its socket behind")
+	}
+	c = r.run("w", env, "claim", "--owner", "w", "--id", "D3", "--json")
+	if c.Exit == 0 || !strings.Contains(string(c.Stderr), "bl-git") {
+		t.Errorf("with no daemon the claim did not go to bl-git: exit %d %s", c.Exit, c.Stderr)
+	}
+}
