@@ -37,7 +37,11 @@ func TestArbiterVersusGit(t *testing.T) {
 	}
 	const procs, perProc = 4, 2
 	var rows []string
-	for _, clones := range []int{2, 4, 8} {
+	sizes := []int{2, 4, 8}
+	if only, err := strconv.Atoi(os.Getenv("BL_ARBITER_BENCH_CLONES")); err == nil {
+		sizes = []int{only} // one size, to look at it
+	}
+	for _, clones := range sizes {
 		for _, via := range []string{"git remote", "arbiter", "arbiter, bl daemon"} {
 			var m *benchResult
 			switch via {

@@ -83,8 +83,9 @@ type Arbiter struct {
 	// Rounds bounds the compare-and-swap rounds of one call.
 	Rounds int
 
-	mu   sync.Mutex
-	busy map[string]int // cards calls of this process are claiming (pick)
+	mu       sync.Mutex
+	busy     map[string]int           // cards calls of this process are claiming (pick)
+	requests map[string]chan struct{} // request ids of calls under way (oneAtATime)
 }
 
 var bucketName = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)

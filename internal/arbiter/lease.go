@@ -30,6 +30,7 @@ func (a *Arbiter) Claim(ctx context.Context, b *ledger.Backlog, req ledger.Claim
 		rid = freshID()
 	}
 	req.RequestID = rid
+	defer a.oneAtATime(rid)()
 	defer func() {
 		// Kept only while a write may have landed unanswered.
 		var ue *UnreachableError
@@ -126,6 +127,33 @@ func (a *Arbiter) pick(b *ledger.Backlog, req ledger.ClaimRequest, spread int) (
 	return free[:min(spread, len(free))], nil
 }
 
+// oneAtATime makes the calls of this process with one request id run one
+// after the other: a retry of a call whose caller was killed (the call
+// runs on in bl daemon) then finds the first call's receipt and answers as
+// it did, rather than race it to a second card.
+func (a *Arbiter) oneAtATime(rid string) (done func()) {
+	for {
+		a.mu.Lock()
+		ch, busy := a.requests[rid]
+		if !busy {
+			if a.requests == nil {
+				a.requests = map[string]chan struct{}{}
+			}
+			ch = make(chan struct{})
+			a.requests[rid] = ch
+			a.mu.Unlock()
+			return func() {
+				a.mu.Lock()
+				delete(a.requests, rid)
+				a.mu.Unlock()
+				close(ch)
+			}
+		}
+		a.mu.Unlock()
+		<-ch
+	}
+}
+
 // mark notes that a call of this process is claiming card, until the
 // returned func is called.
 func (a *Arbiter) mark(card string) func() {
@@ -151,6 +179,7 @@ func (a *Arbiter) ClaimReview(ctx context.Context, b *ledger.Backlog, req ledger
 	if req.RequestID == "" {
 		req.RequestID = freshID()
 	}
+	defer a.oneAtATime(req.RequestID)()
 	review := func(r ledger.ClaimRequest) func(context.Context) (ledger.Card, error) {
 		return func(ctx context.Context) (ledger.Card, error) {
 			c, err := b.ClaimReview(ctx, r)
@@ -256,6 +285,7 @@ func (a *Arbiter) Lease(ctx context.Context, b *ledger.Backlog, card, requestID 
 	if rid == "" {
 		rid = freshID()
 	}
+	defer a.oneAtATime(rid)()
 	for round := 1; round <= a.Rounds; round++ {
 		if round > 1 {
 			if err := pause(ctx, round); err != nil {
