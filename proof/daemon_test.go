@@ -6,6 +6,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/bl-backlog/bl/internal/arbiter/natstest"
 )
@@ -18,7 +19,7 @@ func TestDaemonRelaysOwnerCommands(t *testing.T) {
 	bl := blGitBinary(t)
 	srv := natstest.Start(t, t.TempDir())
 	r := newBacklog(t, bl)
-	for _, id := range []string{"D1", "D2", "D3"} {
+	for _, id := range []string{"D1", "D2", "D3", "D4"} {
 		if c := r.run("seed", runOpts{}, "create", "--id", id, "--title", "relayed"); c.Exit != 0 {
 			t.Fatalf("create: %s", c.Stderr)
 		}
@@ -42,11 +43,28 @@ func TestDaemonRelaysOwnerCommands(t *testing.T) {
 		t.Fatalf("D1 after complete: %s", show.Stdout)
 	}
 
+	// A daemon that dies under a call: the caller says so, exit 7 (the
+	// call may have reached the arbiter), and does not run it again.
+	_ = d.Process.Signal(syscall.SIGSTOP)
+	pending := make(chan Call, 1)
+	go func() { pending <- r.run("w", env, "claim", "--owner", "w", "--id", "D2", "--json", "--request-id", "k1") }()
+	time.Sleep(300 * time.Millisecond)
+	_ = d.Process.Kill()
+	_ = d.Wait()
+	c = <-pending
+	if c.Exit != 7 || c.ErrorCode() != "arbiter" || !strings.Contains(string(c.Stderr), "ended before answering") {
+		t.Errorf("a call whose daemon died: exit %d %s", c.Exit, c.Stderr)
+	}
+	d = startDaemon(t, bl, filepath.Dir(r.dir), blEnv("BL_ARBITER="+srv.URL()))
+	if c := r.run("w", env, "claim", "--owner", "w", "--id", "D2", "--json", "--request-id", "k1"); c.Exit != 0 {
+		t.Errorf("the retry with the same request id: exit %d %s", c.Exit, c.Stderr)
+	}
+
 	sockDir := filepath.Join(r.dir, "cache", "daemon")
 	if err := os.Chmod(sockDir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	c = r.run("w", env, "claim", "--owner", "w", "--id", "D2", "--json")
+	c = r.run("w", env, "claim", "--owner", "w", "--id", "D3", "--json")
 	if c.Exit == 0 || !strings.Contains(string(c.Stderr), "bl-git") {
 		t.Errorf("a socket directory others may enter was used: exit %d %s", c.Exit, c.Stderr)
 	}
@@ -58,7 +76,7 @@ func TestDaemonRelaysOwnerCommands(t *testing.T) {
 	if _, err := os.Lstat(filepath.Join(sockDir, "sock")); err == nil {
 		t.Errorf("bl daemon left its socket behind")
 	}
-	c = r.run("w", env, "claim", "--owner", "w", "--id", "D3", "--json")
+	c = r.run("w", env, "claim", "--owner", "w", "--id", "D4", "--json")
 	if c.Exit == 0 || !strings.Contains(string(c.Stderr), "bl-git") {
 		t.Errorf("with no daemon the claim did not go to bl-git: exit %d %s", c.Exit, c.Stderr)
 	}

@@ -58,6 +58,9 @@ func (c *DaemonCmd) Run(a *App) error {
 		return err
 	}
 	sock := daemonSocket(dir)
+	if len(sock) > maxSocketPath {
+		return ledger.Errorf(ledger.ErrInvalid, "the socket path %s is %d bytes, more than a unix socket takes (%d): run bl daemon in a clone at a shorter path", sock, len(sock), maxSocketPath)
+	}
 	if err := os.MkdirAll(filepath.Dir(sock), 0o700); err != nil {
 		return err
 	}
@@ -78,6 +81,10 @@ func (c *DaemonCmd) Run(a *App) error {
 		fmt.Fprintf(a.Stderr, "bl daemon: serving %s on %s\n", dir, sock)
 	})
 }
+
+// maxSocketPath is the longest unix socket path every system takes
+// (sun_path is 104 bytes on macOS and the BSDs, 108 on Linux).
+const maxSocketPath = 103
 
 // daemonSocket is the socket of the clone whose backlog is dir: in the
 // ignored cache, never a path a tracked file names.
