@@ -47,7 +47,9 @@ func TestDaemonRelaysOwnerCommands(t *testing.T) {
 	// call may have reached the arbiter), and does not run it again.
 	_ = d.Process.Signal(syscall.SIGSTOP)
 	pending := make(chan Call, 1)
-	go func() { pending <- r.run("w", env, "claim", "--owner", "w", "--id", "D2", "--json", "--request-id", "k1") }()
+	go func() {
+		pending <- r.run("w", env, "claim", "--owner", "w", "--id", "D2", "--json", "--request-id", "k1")
+	}()
 	time.Sleep(300 * time.Millisecond)
 	_ = d.Process.Kill()
 	_ = d.Wait()
