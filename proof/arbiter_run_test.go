@@ -3,6 +3,7 @@ package proof
 import (
 	"bytes"
 	"encoding/json"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -94,5 +95,53 @@ func waitFor(t *testing.T, path string, exited <-chan error, stderr *bytes.Buffe
 			t.Fatalf("bl run ended before its command started (%v):\n%s", err, stderr.String())
 		case <-time.After(20 * time.Millisecond):
 		}
+	}
+}
+
+// TestArbiterRunRecordsOutcomeAfterOutage: the arbiter is down when the
+// command exits 0: bl run tries the completion again, under its request
+// id, while the lease lasts, and records it once the server is back.
+func TestArbiterRunRecordsOutcomeAfterOutage(t *testing.T) {
+	bl := blGitBinary(t)
+	srv := natstest.Start(t, t.TempDir())
+	r := newBacklog(t, bl)
+	if c := r.run("seed", runOpts{}, "create", "--id", "R2", "--title", "supervised"); c.Exit != 0 {
+		t.Fatalf("create: %s", c.Stderr)
+	}
+	work := t.TempDir()
+	script := `echo $$ > pid; while [ ! -e go ]; do sleep 0.05; done`
+	cmd := exec.Command(bl, "run", "--dir", r.dir, "--owner", "agent-1", "--id", "R2", "--ttl", "30s", "--", "sh", "-c", script)
+	cmd.Dir = work
+	cmd.Env = blEnv("BL_ARBITER=" + srv.URL())
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	waitFor(t, filepath.Join(work, "pid"), exited, &stderr)
+	opts := *srv.Opts
+	opts.Port = srv.Addr().(*net.TCPAddr).Port
+	srv.Shutdown()
+	srv.WaitForShutdown()
+	if err := os.WriteFile(filepath.Join(work, "go"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(1500 * time.Millisecond) // the first attempts fail
+	natstest.StartWith(t, &opts)        // the same port and store
+	select {
+	case <-exited:
+	case <-time.After(60 * time.Second):
+		_ = cmd.Process.Kill()
+		<-exited
+		t.Fatalf("bl run did not end:\n%s", stderr.String())
+	}
+	if code := cmd.ProcessState.ExitCode(); code != 0 {
+		t.Fatalf("bl run exit %d, want 0:\n%s", code, stderr.String())
+	}
+	show := r.run("check", runOpts{}, "show", "R2", "--json")
+	if !strings.Contains(string(show.Stdout), `"status": "done"`) {
+		t.Errorf("R2 after the run: %s\n%s", show.Stdout, stderr.String())
 	}
 }

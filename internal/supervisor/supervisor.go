@@ -464,6 +464,13 @@ loop:
 		inFlight = false
 	}
 	c, err := retryLocked(func() (ledger.Card, error) { return s.o.Leases.Write(wctx, lease, op) })
+	for unreachable(err) && time.Until(expires) > s.o.Grace {
+		// The arbiter is down: the outcome is tried again, under its
+		// request id, while the lease lasts (the command's work is done).
+		s.logf("%s: recording the outcome failed, trying again until the lease runs out at %s: %v", card.ID, expires.Format(time.RFC3339), err)
+		time.Sleep(min(max(ttl/10, 100*time.Millisecond), time.Until(expires)))
+		c, err = retryLocked(func() (ledger.Card, error) { return s.o.Leases.Write(wctx, lease, op) })
+	}
 	if errors.Is(err, ledger.ErrFenced) {
 		s.logf("%s: the command ended (%s) after the lease was lost; nothing recorded: %v", card.ID, ex.how, err)
 		res.Outcome = Fenced
@@ -627,6 +634,13 @@ func (s *supervisor) giveBack(ctx context.Context, card ledger.Card, reason stri
 	if err != nil {
 		s.logf("release of %s failed: %v", card.ID, err)
 	}
+}
+
+// unreachable reports an arbiter that could not be reached (exit 7 on the
+// command line): the write may be tried again with its request id.
+func unreachable(err error) bool {
+	var ad interface{ ArbiterDown() bool }
+	return errors.As(err, &ad) && ad.ArbiterDown()
 }
 
 // retryLocked runs fn again, up to three times in all, while the lock is
