@@ -256,8 +256,9 @@ func Check(h History) Report {
 			r.add(KindStaleAccepted, c.Card, "%s, and exited 0", what)
 		case c.Exit == 4 && code == "fenced":
 			r.Fenced++
-		case c.Killed() || c.Exit == 5:
-			// No answer; the ledger check below still applies.
+		case c.Killed() || c.Exit == 5 || (c.Exit == 7 && code == "arbiter"):
+			// No answer (killed, the lock busy, the arbiter out of reach
+			// mid-call); the ledger check below still applies.
 		default:
 			r.add(KindStaleNotFenced, c.Card, "%s, and exited %d with code %q, want 4 \"fenced\": %s", what, c.Exit, code, bytes.TrimSpace(c.Stderr))
 		}

@@ -282,6 +282,15 @@ func absorb(ctx context.Context, b *ledger.Backlog, e entry) error {
 	if len(e.lines) == 0 {
 		return nil
 	}
+	if err := checkLines(e); err != nil {
+		return err
+	}
+	_, err := b.Absorb(ctx, e.lines)
+	return err
+}
+
+// checkLines checks that every line of the key is an event on its card.
+func checkLines(e entry) error {
 	for rest := e.lines; len(rest) > 0; {
 		line := rest
 		if i := bytes.IndexByte(rest, '\n'); i >= 0 {
@@ -297,8 +306,7 @@ func absorb(ctx context.Context, b *ledger.Backlog, e entry) error {
 			return ledger.Errorf(ledger.ErrCorrupt, "arbiter key of %s holds an event on %s", e.card, ev.Card)
 		}
 	}
-	_, err := b.Absorb(ctx, e.lines)
-	return err
+	return nil
 }
 
 // containsID reports whether lines hold the event id's member.
