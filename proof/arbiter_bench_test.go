@@ -243,25 +243,35 @@ func benchArbiter(t *testing.T, clones, procs, cards int, daemon bool) *benchRes
 }
 
 // startDaemon starts bl daemon in the clone at dir and waits until it
-// serves.
+// serves; it is killed when the test ends.
 func startDaemon(t testing.TB, bl, dir string, env []string) *exec.Cmd {
 	t.Helper()
+	cmd, err := tryStartDaemon(bl, dir, env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	return cmd
+}
+
+func tryStartDaemon(bl, dir string, env []string) (*exec.Cmd, error) {
 	cmd := exec.Command(bl, "daemon")
 	cmd.Dir, cmd.Env = dir, env
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
 	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
-	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
 	line, err := bufio.NewReader(stderr).ReadString('\n')
 	if !strings.Contains(line, "serving") {
-		t.Fatalf("bl daemon: %q %v", line, err)
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		return nil, fmt.Errorf("bl daemon: %q %v", line, err)
 	}
 	go func() { _, _ = io.Copy(io.Discard, stderr) }()
-	return cmd
+	return cmd, nil
 }
 
 // selfCPU is this process's CPU so far (the embedded NATS server runs in

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -58,7 +59,9 @@ func TestArbiterClaimRace(t *testing.T) {
 
 // TestArbiterDaemonRace: the race with a bl daemon in every clone, which
 // the lean bl processes' calls go through (the clients are stopped and
-// killed, the daemons keep one connection across the server's restarts).
+// killed, the daemons keep one connection across the server's restarts,
+// and at each restart one daemon is killed with calls under way and
+// started again).
 func TestArbiterDaemonRace(t *testing.T) {
 	size := arbiterRaceSize()
 	size.Daemons = true
@@ -144,9 +147,10 @@ func runArbiterRace(t *testing.T, size arbiterRace, url func() string, restart f
 		}
 	}
 
+	var daemons []*exec.Cmd
 	if size.Daemons {
 		for _, r := range clones {
-			startDaemon(t, bl, filepath.Dir(r.dir), blEnv("BL_ARBITER="+url()))
+			daemons = append(daemons, startDaemon(t, bl, filepath.Dir(r.dir), blEnv("BL_ARBITER="+url())))
 		}
 	}
 	var (
@@ -264,6 +268,19 @@ func runArbiterRace(t *testing.T, size arbiterRace, url func() string, restart f
 			}
 			restart(n)
 			restarts.Add(1)
+			if size.Daemons {
+				// A daemon killed with calls under way, and started again.
+				i := n % len(daemons)
+				_ = daemons[i].Process.Kill()
+				_ = daemons[i].Wait()
+				d, err := tryStartDaemon(bl, filepath.Dir(clones[i].dir), blEnv("BL_ARBITER="+url()))
+				if err != nil {
+					fail("bl daemon: %v", err)
+					continue
+				}
+				t.Cleanup(func() { _ = d.Process.Kill(); _ = d.Wait() })
+				daemons[i] = d
+			}
 		}
 	}()
 	start := time.Now()
