@@ -82,4 +82,23 @@ func TestDaemonRelaysOwnerCommands(t *testing.T) {
 	if c.Exit == 0 || !strings.Contains(string(c.Stderr), "bl-git") {
 		t.Errorf("with no daemon the claim did not go to bl-git: exit %d %s", c.Exit, c.Stderr)
 	}
+
+	// A link in the socket directory's place is refused, and what it
+	// points at is left as it was.
+	elsewhere := t.TempDir()
+	if err := os.Chmod(elsewhere, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.RemoveAll(sockDir); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(elsewhere, sockDir); err != nil {
+		t.Fatal(err)
+	}
+	if c := r.run("w", runOpts{env: []string{"BL_ARBITER=" + srv.URL()}}, "daemon"); c.Exit != 2 {
+		t.Errorf("bl daemon with a link for its directory: exit %d %s", c.Exit, c.Stderr)
+	}
+	if fi, err := os.Stat(elsewhere); err != nil || fi.Mode().Perm() != 0o755 {
+		t.Errorf("the link's target was changed: %v %v", fi.Mode(), err)
+	}
 }

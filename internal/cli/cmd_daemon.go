@@ -61,14 +61,18 @@ func (c *DaemonCmd) Run(a *App) error {
 	if len(sock) > maxSocketPath {
 		return ledger.Errorf(ledger.ErrInvalid, "the socket path %s is %d bytes, more than a unix socket takes (%d): run bl daemon in a clone at a shorter path", sock, len(sock), maxSocketPath)
 	}
-	if err := os.MkdirAll(filepath.Dir(sock), 0o700); err != nil {
+	sockDir := filepath.Dir(sock)
+	if err := os.MkdirAll(sockDir, 0o700); err != nil {
 		return err
 	}
-	if err := os.Chmod(filepath.Dir(sock), 0o700); err != nil {
-		return err
+	// Narrowed if it is a directory of its own, never through a link.
+	if fi, err := os.Lstat(sockDir); err == nil && fi.IsDir() {
+		if err := os.Chmod(sockDir, 0o700); err != nil {
+			return err
+		}
 	}
-	if err := trustedDaemonDir(filepath.Dir(sock)); err != nil {
-		return err
+	if err := trustedDaemonDir(sockDir); err != nil {
+		return ledger.Errorf(ledger.ErrInvalid, "%v", err)
 	}
 	if f, err := dialDaemon(sock); err == nil {
 		f.Close()
