@@ -1,8 +1,10 @@
 package proof
 
 import (
+	"bufio"
 	"bytes"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -35,12 +37,19 @@ func TestArbiterVersusGit(t *testing.T) {
 	}
 	const procs, perProc = 4, 2
 	var rows []string
-	for _, clones := range []int{2, 4, 8} {
-		for _, via := range []string{"git remote", "arbiter"} {
+	sizes := []int{2, 4, 8}
+	if only, err := strconv.Atoi(os.Getenv("BL_ARBITER_BENCH_CLONES")); err == nil {
+		sizes = []int{only} // one size, to look at it
+	}
+	for _, clones := range sizes {
+		for _, via := range []string{"git remote", "arbiter", "arbiter, bl daemon"} {
 			var m *benchResult
-			if via == "arbiter" {
-				m = benchArbiter(t, clones, procs, clones*procs*perProc)
-			} else {
+			switch via {
+			case "arbiter":
+				m = benchArbiter(t, clones, procs, clones*procs*perProc, false)
+			case "arbiter, bl daemon":
+				m = benchArbiter(t, clones, procs, clones*procs*perProc, true)
+			default:
 				m = benchGit(t, clones, procs, clones*procs*perProc)
 			}
 			row := fmt.Sprintf("| %d × %d | %s | %d | %.1f | %s | %s | %s |", clones, procs, via, m.claims, m.rate(),
@@ -192,7 +201,10 @@ func benchGit(t *testing.T, clones, procs, cards int) *benchResult {
 	return m
 }
 
-func benchArbiter(t *testing.T, clones, procs, cards int) *benchResult {
+// benchArbiter measures claims through the arbiter; with daemon, each
+// clone runs a bl daemon that its processes' calls go through (its CPU is
+// counted).
+func benchArbiter(t *testing.T, clones, procs, cards int, daemon bool) *benchResult {
 	bl := blGitBinary(t)
 	srv := natstest.Start(t, t.TempDir())
 	seed := newBacklog(t, bl)
@@ -210,10 +222,56 @@ func benchArbiter(t *testing.T, clones, procs, cards int) *benchResult {
 		dirs = append(dirs, top)
 	}
 	m := &benchResult{}
+	env := blEnv("BL_ARBITER=" + srv.URL())
+	var daemons []*exec.Cmd
+	if daemon {
+		for _, dir := range dirs {
+			daemons = append(daemons, startDaemon(t, bl, dir, env))
+		}
+	}
 	before := selfCPU()
-	benchWorkers(t, m, dirs, procs, bl, blEnv("BL_ARBITER="+srv.URL()))
+	benchWorkers(t, m, dirs, procs, bl, env)
 	m.cpu += selfCPU() - before // the embedded server's share
+	for _, d := range daemons {
+		_ = d.Process.Signal(syscall.SIGTERM)
+		_ = d.Wait()
+		if ru, ok := d.ProcessState.SysUsage().(*syscall.Rusage); ok {
+			m.cpu += time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+		}
+	}
 	return m
+}
+
+// startDaemon starts bl daemon in the clone at dir and waits until it
+// serves; it is killed when the test ends.
+func startDaemon(t testing.TB, bl, dir string, env []string) *exec.Cmd {
+	t.Helper()
+	cmd, err := tryStartDaemon(bl, dir, env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	return cmd
+}
+
+func tryStartDaemon(bl, dir string, env []string) (*exec.Cmd, error) {
+	cmd := exec.Command(bl, "daemon")
+	cmd.Dir, cmd.Env = dir, env
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	line, err := bufio.NewReader(stderr).ReadString('\n')
+	if !strings.Contains(line, "serving") {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		return nil, fmt.Errorf("bl daemon: %q %v", line, err)
+	}
+	go func() { _, _ = io.Copy(io.Discard, stderr) }()
+	return cmd, nil
 }
 
 // selfCPU is this process's CPU so far (the embedded NATS server runs in

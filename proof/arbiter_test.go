@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -22,8 +23,9 @@ import (
 type arbiterRace struct {
 	Clones, Procs, Cards int
 	TTL                  time.Duration
-	Stops, Kills         int // SIGSTOPs past the TTL, SIGKILLs of clients
-	Restarts             int // the server killed and restarted (file store)
+	Stops, Kills         int  // SIGSTOPs past the TTL, SIGKILLs of clients
+	Restarts             int  // the server killed and restarted (file store)
+	Daemons              bool // each clone's calls go through its bl daemon
 }
 
 func arbiterRaceSize() arbiterRace {
@@ -45,6 +47,24 @@ func arbiterRaceSize() arbiterRace {
 // card completed exactly once, and no event the merge refuses.
 func TestArbiterClaimRace(t *testing.T) {
 	size := arbiterRaceSize()
+	srv := natstest.Start(t, t.TempDir())
+	var mu sync.Mutex
+	url := srv.URL()
+	runArbiterRace(t, size, func() string { return url }, func(n int) {
+		mu.Lock()
+		defer mu.Unlock()
+		srv = natstest.Restart(t, srv)
+	}, nil)
+}
+
+// TestArbiterDaemonRace: the race with a bl daemon in every clone, which
+// the lean bl processes' calls go through (the clients are stopped and
+// killed, the daemons keep one connection across the server's restarts,
+// and at each restart one daemon is killed with calls under way and
+// started again).
+func TestArbiterDaemonRace(t *testing.T) {
+	size := arbiterRaceSize()
+	size.Daemons = true
 	srv := natstest.Start(t, t.TempDir())
 	var mu sync.Mutex
 	url := srv.URL()
@@ -127,6 +147,12 @@ func runArbiterRace(t *testing.T, size arbiterRace, url func() string, restart f
 		}
 	}
 
+	var daemons []*exec.Cmd
+	if size.Daemons {
+		for _, r := range clones {
+			daemons = append(daemons, startDaemon(t, bl, filepath.Dir(r.dir), blEnv("BL_ARBITER="+url())))
+		}
+	}
 	var (
 		callsMu  sync.Mutex
 		calls    []Call
@@ -242,6 +268,19 @@ func runArbiterRace(t *testing.T, size arbiterRace, url func() string, restart f
 			}
 			restart(n)
 			restarts.Add(1)
+			if size.Daemons {
+				// A daemon killed with calls under way, and started again.
+				i := n % len(daemons)
+				_ = daemons[i].Process.Kill()
+				_ = daemons[i].Wait()
+				d, err := tryStartDaemon(bl, filepath.Dir(clones[i].dir), blEnv("BL_ARBITER="+url()))
+				if err != nil {
+					fail("bl daemon: %v", err)
+					continue
+				}
+				t.Cleanup(func() { _ = d.Process.Kill(); _ = d.Wait() })
+				daemons[i] = d
+			}
 		}
 	}()
 	start := time.Now()

@@ -26,6 +26,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -81,6 +82,10 @@ type Arbiter struct {
 	timeout time.Duration
 	// Rounds bounds the compare-and-swap rounds of one call.
 	Rounds int
+
+	mu       sync.Mutex
+	busy     map[string]int           // cards calls of this process are claiming (pick)
+	requests map[string]chan struct{} // request ids of calls under way (oneAtATime)
 }
 
 var bucketName = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
@@ -185,6 +190,9 @@ func (a *Arbiter) Close() {
 	}
 }
 
+// Closed reports whether the connection ended (a server gone, or Close).
+func (a *Arbiter) Closed() bool { return a.nc == nil || a.nc.IsClosed() }
+
 // URL is the arbiter as messages name it (no credentials).
 func (a *Arbiter) URL() string { return a.url }
 
@@ -274,6 +282,15 @@ func absorb(ctx context.Context, b *ledger.Backlog, e entry) error {
 	if len(e.lines) == 0 {
 		return nil
 	}
+	if err := checkLines(e); err != nil {
+		return err
+	}
+	_, err := b.Absorb(ctx, e.lines)
+	return err
+}
+
+// checkLines checks that every line of the key is an event on its card.
+func checkLines(e entry) error {
 	for rest := e.lines; len(rest) > 0; {
 		line := rest
 		if i := bytes.IndexByte(rest, '\n'); i >= 0 {
@@ -289,8 +306,7 @@ func absorb(ctx context.Context, b *ledger.Backlog, e entry) error {
 			return ledger.Errorf(ledger.ErrCorrupt, "arbiter key of %s holds an event on %s", e.card, ev.Card)
 		}
 	}
-	_, err := b.Absorb(ctx, e.lines)
-	return err
+	return nil
 }
 
 // containsID reports whether lines hold the event id's member.

@@ -7,10 +7,13 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"maps"
 	mrand "math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/bl-backlog/bl/ledger"
@@ -28,6 +31,7 @@ func (a *Arbiter) Claim(ctx context.Context, b *ledger.Backlog, req ledger.Claim
 		rid = freshID()
 	}
 	req.RequestID = rid
+	defer a.oneAtATime(rid)()
 	defer func() {
 		// Kept only while a write may have landed unanswered.
 		var ue *UnreachableError
@@ -52,27 +56,37 @@ func (a *Arbiter) Claim(ctx context.Context, b *ledger.Backlog, req ledger.Claim
 		c, werr := a.write(ctx, b, rc.Card, rid, func(ctx context.Context) (ledger.Card, error) { return claimCard(ctx, b, req) })
 		return &c, werr
 	}
-	for round := 1; round <= a.Rounds; round++ {
-		if round > 1 {
-			if err := pause(ctx, round); err != nil {
+	// Rounds bounds the rounds lost to other writes; a round that finds
+	// its card taken (this clone did not know yet) teaches the fold one
+	// card, and is bounded by the backlog's size.
+	lost := 0
+	for round := 1; lost < a.Rounds && round <= 16*a.Rounds; round++ {
+		if lost > 0 {
+			if err := pause(ctx, lost+1); err != nil {
 				return nil, err
 			}
 		}
 		id := req.ID
 		if id == "" {
 			spread := 1
-			if round > 1 {
+			if lost > 0 {
 				spread = 16
 			}
-			var top []ledger.Card
-			if err := b.View(func(st *ledger.State, now time.Time) error {
-				top = st.PickTop(req.Filter(), now, spread)
-				return nil
-			}); err != nil {
-				return nil, err
+			if round > 1 {
+				// Another clone came first: read what the arbiter holds on
+				// the cards to pick among, which this clone may not have
+				// synced, rather than lose a round on each.
+				cands, err := a.pick(b, req, refreshCards)
+				if err != nil || len(cands) == 0 {
+					return nil, err
+				}
+				if err := a.refresh(ctx, b, cands); err != nil {
+					return nil, err
+				}
 			}
-			if len(top) == 0 {
-				return nil, nil
+			top, err := a.pick(b, req, spread)
+			if err != nil || len(top) == 0 {
+				return nil, err
 			}
 			n := 1
 			for n < len(top) && top[n].Priority == top[0].Priority {
@@ -83,20 +97,131 @@ func (a *Arbiter) Claim(ctx context.Context, b *ledger.Backlog, req ledger.Claim
 		r := req
 		r.ID = id
 		notePending(b, rid, id)
+		unmark := a.mark(id)
 		c, err := a.write(ctx, b, id, rid, func(ctx context.Context) (ledger.Card, error) { return claimCard(ctx, b, r) })
+		unmark()
 		switch {
 		case err == nil:
 			return &c, nil
 		case errors.Is(err, errLost):
+			lost++
 			continue
 		case req.ID == "" && (errors.Is(err, ledger.ErrConflict) || errors.Is(err, ledger.ErrNotFound)):
 			// The arbiter's record of the card says it is taken: this
-			// clone's fold knows it now, and picks another.
+			// clone's fold knows it now, and picks another at once (no
+			// race on a key to wait out).
 			continue
 		}
 		return nil, err
 	}
 	return nil, fmt.Errorf("arbiter %s: other clones' claims kept landing first (%d rounds); try again", a.url, a.Rounds)
+}
+
+// refreshCards is how many of the best claimable cards a claim reads from
+// the arbiter before it picks.
+const refreshCards = 16
+
+// refresh reads the keys of cards at once and takes what they hold into b
+// in one append: a claim learns the other clones' claims on the cards it
+// picks among in one round trip, rather than lose a round on each.
+func (a *Arbiter) refresh(ctx context.Context, b *ledger.Backlog, cards []ledger.Card) error {
+	got := make([]entry, len(cards))
+	errs := make([]error, len(cards))
+	var wg sync.WaitGroup
+	for i, c := range cards {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			got[i], errs[i] = a.get(ctx, c.ID)
+		}()
+	}
+	wg.Wait()
+	var all []byte
+	for i, e := range got {
+		if errs[i] != nil {
+			return errs[i]
+		}
+		if err := checkLines(e); err != nil {
+			return err
+		}
+		all = append(all, e.lines...)
+		if len(all) > 0 && all[len(all)-1] != '\n' {
+			all = append(all, '\n')
+		}
+	}
+	if len(all) == 0 {
+		return nil
+	}
+	_, err := b.Absorb(ctx, all)
+	return err
+}
+
+// pick is the best claimable cards as this clone's fold sees them, the
+// first spread of them, past the cards other calls of this process are
+// claiming (the calls of one bl daemon or bl run share this Arbiter): two
+// calls of one clone would otherwise race for one card. When those are all
+// there is, they are raced for.
+func (a *Arbiter) pick(b *ledger.Backlog, req ledger.ClaimRequest, spread int) ([]ledger.Card, error) {
+	a.mu.Lock()
+	busy := maps.Clone(a.busy)
+	a.mu.Unlock()
+	var top []ledger.Card
+	if err := b.View(func(st *ledger.State, now time.Time) error {
+		top = st.PickTop(req.Filter(), now, spread+len(busy))
+		return nil
+	}); err != nil {
+		return nil, err
+	}
+	free := slices.DeleteFunc(slices.Clone(top), func(c ledger.Card) bool { return busy[c.ID] > 0 })
+	if len(free) == 0 {
+		return top[:min(spread, len(top))], nil
+	}
+	return free[:min(spread, len(free))], nil
+}
+
+// oneAtATime makes the calls of this process with one request id run one
+// after the other: a retry of a call whose caller was killed (the call
+// runs on in bl daemon) then finds the first call's receipt and answers as
+// it did, rather than race it to a second card.
+func (a *Arbiter) oneAtATime(rid string) (done func()) {
+	for {
+		a.mu.Lock()
+		ch, busy := a.requests[rid]
+		if !busy {
+			if a.requests == nil {
+				a.requests = map[string]chan struct{}{}
+			}
+			ch = make(chan struct{})
+			a.requests[rid] = ch
+			a.mu.Unlock()
+			return func() {
+				a.mu.Lock()
+				delete(a.requests, rid)
+				a.mu.Unlock()
+				close(ch)
+			}
+		}
+		a.mu.Unlock()
+		<-ch
+	}
+}
+
+// mark notes that a call of this process is claiming card, until the
+// returned func is called.
+func (a *Arbiter) mark(card string) func() {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.busy == nil {
+		a.busy = map[string]int{}
+	}
+	a.busy[card]++
+	return func() {
+		a.mu.Lock()
+		defer a.mu.Unlock()
+		if a.busy[card]--; a.busy[card] <= 0 {
+			delete(a.busy, card)
+		}
+	}
 }
 
 // ClaimReview takes a review lease through the arbiter (bl claim
@@ -106,6 +231,7 @@ func (a *Arbiter) ClaimReview(ctx context.Context, b *ledger.Backlog, req ledger
 	if req.RequestID == "" {
 		req.RequestID = freshID()
 	}
+	defer a.oneAtATime(req.RequestID)()
 	review := func(r ledger.ClaimRequest) func(context.Context) (ledger.Card, error) {
 		return func(ctx context.Context) (ledger.Card, error) {
 			c, err := b.ClaimReview(ctx, r)
@@ -211,6 +337,7 @@ func (a *Arbiter) Lease(ctx context.Context, b *ledger.Backlog, card, requestID 
 	if rid == "" {
 		rid = freshID()
 	}
+	defer a.oneAtATime(rid)()
 	for round := 1; round <= a.Rounds; round++ {
 		if round > 1 {
 			if err := pause(ctx, round); err != nil {

@@ -34,6 +34,7 @@ type App struct {
 	mutated        bool                       // the command wrote (or tried to write) an event
 	standing       map[string]ledger.Standing // where printed cards stand (see stand)
 	synced         bool                       // the command went through git itself
+	relayable      bool                       // a running bl daemon may take the hand-over (cmd_daemon.go)
 
 	onSynced   func(time.Duration) // given each append's fsync time (bl serve)
 	appended   []*ledger.Event     // the events this command wrote, for hooks

@@ -141,6 +141,7 @@ func arbiterWhat(cmd, url string) string {
 // one is set (the review verdicts): the lean bl hands it over.
 func (a *App) arbiterWork(cmd string) string {
 	if s, err := a.arbiterSettings(remoteChoice{}); err != nil || s.URL != "" {
+		a.relayable = err == nil
 		return arbiterWhat(cmd, s.URL)
 	}
 	return ""

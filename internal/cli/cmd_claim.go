@@ -127,7 +127,12 @@ func (c *ClaimCmd) Run(a *App) error {
 	})
 }
 
-func (c *ClaimCmd) gitWork(a *App) string { return a.remoteWork("claim", c.remoteChoice) }
+func (c *ClaimCmd) gitWork(a *App) string {
+	w := a.remoteWork("claim", c.remoteChoice)
+	// A wait ends at the caller's signal: bl-git's own.
+	a.relayable = a.relayable && c.Wait == 0
+	return w
+}
 
 // interrupted reports whether err is the end of the run's context, that
 // is SIGINT or SIGTERM.

@@ -30,7 +30,7 @@ type RunCmd struct {
 	Loop    bool          `help:"Take the next card after each one, until none is claimable (or --wait runs out)."`
 	Timeout time.Duration `placeholder:"DURATION" help:"Stop a command that runs longer than this on a card (SIGTERM, then SIGKILL after --grace) and fail the card: \"timed out after …\" (default: no limit)."`
 	Grace   time.Duration `default:"10s" placeholder:"DURATION" help:"How long a command gets between SIGTERM and SIGKILL when it must stop."`
-	Local   bool          `help:"Claim in this clone even when claims.remote names a remote (bl run does not claim through a remote)."`
+	Local   bool          `help:"Claim in this clone even when claims.remote names a git remote (bl run does not claim through one) or a claim arbiter is set (BL_ARBITER, .backlog/arbiter.json)."`
 
 	Worktree     bool     `help:"Run each card's command in a git worktree of its own, on branch bl/<id> (worktree.branch in config.json), and record the branch and its head commit with the outcome."`
 	Base         string   `placeholder:"REF" help:"With --worktree: start a new card branch from this ref (default HEAD)."`
@@ -74,6 +74,17 @@ and renews the lease every ttl/3 while the command lives. Then:
                      nothing is recorded
     SIGINT, SIGTERM  passed on to the command; if it then exits non-zero the
                      card is released, and bl run stops
+
+Through a claim arbiter (--arbiter is not a bl run flag: BL_ARBITER or the
+local .backlog/arbiter.json; --local goes around it) the claim, the
+heartbeats and the outcome are decided by the arbiter over one connection
+kept for the run. A heartbeat that fails (the arbiter is down or does not
+answer) is tried again every ttl/10; if none succeeds, the command is
+stopped as for a lost lease before the lease runs out: SIGTERM at the
+lease's end less --grace and less ttl/10 (at most 10s), so that it is gone
+before another machine may take the card. The same holds without an
+arbiter when heartbeats keep failing. An outcome the arbiter cannot take
+(it is down) is tried again every ttl/10 while the lease lasts.
 
 Write the card as {id}, not $BL_CARD, on the bl run command line: your
 shell expands "$BL_CARD" before bl run has claimed anything, so
@@ -171,10 +182,9 @@ func (c *RunCmd) Run(a *App) error {
 		// clones claim through: a claim that remote granted wins.
 		return usagef(fmt.Sprintf("this backlog's claims go through the git remote %s (claims.remote), and bl run claims in this clone only: pass --local if every worker of this backlog runs on this machine", remote))
 	}
-	if as, err := a.arbiterSettings(remoteChoice{Local: c.Local}); err != nil {
+	leases, err := a.runLeases(b, c.Local)
+	if err != nil {
 		return err
-	} else if as.URL != "" {
-		return usagef(fmt.Sprintf("this clone's claims go through the claim arbiter %s, and bl run claims in this clone only: pass --local if every worker of this backlog runs on this machine", as.URL))
 	}
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
@@ -188,7 +198,7 @@ func (c *RunCmd) Run(a *App) error {
 	o := supervisor.Options{Backlog: b, Actor: a.actor(), Owner: a.Owner(c.Owner), TTL: c.TTL, ID: c.ID, Phase: c.Phase,
 		Label: c.Label, Wait: c.Wait, Loop: c.Loop, Grace: c.Grace, Timeout: c.Timeout, Command: c.Command,
 		Stdin: a.Stdin, Stdout: cmdOut, Stderr: a.Stderr, Signals: sigs,
-		Review: c.Review || b.Config().Review.Required, Contain: true}
+		Review: c.Review || b.Config().Review.Required, Contain: true, Leases: leases}
 	if c.Worktree {
 		o.Worktree = &supervisor.WorktreeOptions{Branch: b.Config().Worktree.Branch, Base: c.Base, Keep: c.KeepWorktree}
 	} else if c.Base != "" || c.KeepWorktree {

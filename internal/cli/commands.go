@@ -21,6 +21,7 @@ var commands = []command{
 	{name: "note", help: "Add a note to a card's case file.", new: func() any { return &NoteCmd{} }},
 	{name: "run", help: "Claim cards and run a command on each: heartbeats, complete or fail.", new: func() any { return &RunCmd{} }},
 	{name: "mcp", help: "Serve the backlog to an agent runtime as MCP tools over stdio.", new: func() any { return &McpCmd{} }},
+	{name: "daemon", help: "Serve this clone's owner commands through the claim arbiter from one long-lived process.", new: func() any { return &DaemonCmd{} }},
 	{name: "prime", help: "Print the agent protocol, your held cards and the next ones, for a session start.", new: func() any { return &PrimeCmd{} }},
 	{name: "setup", help: "Register bl with an agent runtime (claude, codex, cursor, gemini).", new: func() any { return &SetupCmd{} }},
 	{name: "reclaim", help: "Return expired leases (or one card, forced) to the pool.", new: func() any { return &ReclaimCmd{} }},

@@ -25,6 +25,10 @@ type Extensions struct {
 	// MCP runs bl mcp: the MCP server over stdio, each tool call run
 	// through s (package mcpserver).
 	MCP func(ctx context.Context, s *Session) error
+	// Daemon serves the relayed command lines on the unix socket sock,
+	// each run through s, until ctx ends (bl daemon; package gitcli).
+	// ready is called once it listens.
+	Daemon func(ctx context.Context, s *Session, sock string, ready func()) error
 	// Board runs bl board (package board).
 	Board func(a *App, c *BoardCmd) error
 	// ReadMarkdown reads a markdown plan for bl import (package

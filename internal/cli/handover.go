@@ -93,6 +93,11 @@ func (a *App) handover(what string) error {
 	if os.Getenv(handedOverEnv) != "" {
 		return errHandedBack(what)
 	}
+	if a.relayable {
+		if code, ok := a.relay(); ok {
+			panic(exitRequest{code}) // runApp returns it
+		}
+	}
 	path, err := findBLGit()
 	if err != nil {
 		return &gitMissingError{what, err.Error()}
@@ -219,6 +224,7 @@ func (a *App) remoteWork(cmd string, rc remoteChoice) string {
 		return "" // the command itself says why
 	}
 	if s, err := a.arbiterSettings(rc); err != nil || s.URL != "" {
+		a.relayable = err == nil
 		return arbiterWhat(cmd, s.URL) // bl-git reports a bad setting
 	}
 	remote := rc.remote(a.claimsRemote())
@@ -242,6 +248,11 @@ func (a *App) autoSyncChild(push bool) error {
 	}
 	if os.Getenv(handedOverEnv) != "" {
 		return errHandedBack(what)
+	}
+	if a.relayable {
+		if code, ok := a.relay(); ok {
+			panic(exitRequest{code}) // runApp returns it
+		}
 	}
 	path, err := findBLGit()
 	if err != nil {

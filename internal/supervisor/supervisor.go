@@ -88,11 +88,41 @@ type Options struct {
 	// Review sends a card whose command exited 0 to review instead of
 	// done.
 	Review bool
+	// Leases makes the claims and lease writes; nil makes them on Backlog
+	// itself. bl run through a claim arbiter passes the arbiter's, which
+	// records each write in Backlog once the arbiter took it.
+	Leases Leases
+
 	// Contain keeps everything the command starts from outliving the
 	// supervisor (Linux: the launcher and subreapers, see launcher_linux.go;
 	// elsewhere it changes nothing). bl run sets it; it makes this process
 	// a child subreaper, which a test binary should not be.
 	Contain bool
+}
+
+// Leases makes a supervisor's claims and lease writes.
+type Leases interface {
+	// Claim claims req, waiting up to wait for a card; nil: none.
+	Claim(ctx context.Context, req ledger.ClaimRequest, wait time.Duration) (*ledger.Card, error)
+	Heartbeat(ctx context.Context, req ledger.HeartbeatRequest) (ledger.Card, error)
+	// Write makes the lease write op (Backlog's Complete, Submit, Fail
+	// or Release) of req.
+	Write(ctx context.Context, req ledger.LeaseRequest, op func(context.Context, ledger.LeaseRequest) (ledger.Card, error)) (ledger.Card, error)
+}
+
+// local makes the lease writes on the backlog itself.
+type local struct{ b *ledger.Backlog }
+
+func (l local) Claim(ctx context.Context, req ledger.ClaimRequest, wait time.Duration) (*ledger.Card, error) {
+	return watch.Claim(ctx, l.b, req, wait)
+}
+
+func (l local) Heartbeat(ctx context.Context, req ledger.HeartbeatRequest) (ledger.Card, error) {
+	return l.b.Heartbeat(ctx, req)
+}
+
+func (l local) Write(ctx context.Context, req ledger.LeaseRequest, op func(context.Context, ledger.LeaseRequest) (ledger.Card, error)) (ledger.Card, error) {
+	return op(ctx, req)
 }
 
 // Outcome is how a card's run ended.
@@ -150,6 +180,9 @@ func Run(ctx context.Context, o Options) (Summary, error) {
 	}
 	if o.Stdout == nil {
 		o.Stdout = io.Discard
+	}
+	if o.Leases == nil {
+		o.Leases = local{o.Backlog}
 	}
 	dir, err := filepath.Abs(o.Backlog.Dir())
 	if err != nil {
@@ -227,7 +260,7 @@ func (s *supervisor) claim(ctx context.Context) (*ledger.Card, os.Signal, error)
 	}
 	req := ledger.ClaimRequest{Mutation: ledger.Mutation{Actor: s.o.Actor}, Owner: s.o.Owner, TTL: s.o.TTL,
 		ID: s.o.ID, Phase: s.o.Phase, Label: s.o.Label}
-	card, err := watch.Claim(wctx, s.o.Backlog, req, s.o.Wait)
+	card, err := s.o.Leases.Claim(wctx, req, s.o.Wait)
 	close(stop)
 	if sig := <-got; sig != nil {
 		if card != nil {
@@ -305,9 +338,30 @@ func (s *supervisor) run(ctx context.Context, card ledger.Card) (res Result, err
 	}
 
 	ttl := time.Duration(card.ClaimTTLSeconds) * time.Second
-	beat := time.NewTicker(max(ttl/3, 100*time.Millisecond))
+	every := max(ttl/3, 100*time.Millisecond)
+	beat := time.NewTicker(every)
 	defer beat.Stop()
 	hb := ledger.HeartbeatRequest{Mutation: ledger.Mutation{Actor: s.o.Actor}, ID: card.ID, Owner: card.ClaimOwner, Epoch: card.ClaimEpoch}
+	// A heartbeat runs beside the loop, so that the command's exit, a
+	// signal and the lease's end are seen while it waits on the arbiter.
+	// Once one fails, the lease's end is watched: the command is stopped
+	// before the lease runs out (renewals failing meanwhile), since then
+	// another worker may take the card.
+	beats := make(chan beatResult, 1)
+	hctx, stopBeats := context.WithCancel(ctx)
+	inFlight := false
+	defer func() {
+		stopBeats()
+		if inFlight {
+			<-beats
+		}
+	}()
+	expires := time.Now().Add(ttl)
+	if card.LeaseExpiresAt != nil {
+		expires = *card.LeaseExpiresAt
+	}
+	var lost <-chan time.Time
+	var lastErr error
 	var timeout <-chan time.Time
 	if s.o.Timeout > 0 {
 		t := time.NewTimer(s.o.Timeout)
@@ -326,22 +380,44 @@ loop:
 			ex, timedOut = s.stop(cmd), true
 			break loop
 		case <-beat.C:
-			c, err := s.o.Backlog.Heartbeat(ctx, hb)
-			switch {
-			case errors.Is(err, ledger.ErrFenced):
-				s.logf("lost the lease on %s (%v): stopping the command (SIGTERM, then SIGKILL after %s)", card.ID, err, s.o.Grace)
-				s.stop(cmd)
-				if cur, gerr := s.o.Backlog.Get(card.ID); gerr == nil {
-					res.Card = cur
-				}
-				res.Outcome, res.ExitCode, res.Took = Fenced, -1, time.Since(start)
-				s.logf("%s: command stopped; nothing recorded", card.ID)
-				return res, nil
-			case err != nil:
-				s.logf("heartbeat of %s failed, trying again in %s: %v", card.ID, ttl/3, err)
-			default:
-				res.Card = c
+			if !inFlight {
+				inFlight = true
+				go func() {
+					c, err := s.o.Leases.Heartbeat(hctx, hb)
+					beats <- beatResult{c, err}
+				}()
 			}
+		case r := <-beats:
+			inFlight = false
+			switch {
+			case errors.Is(r.err, ledger.ErrFenced):
+				s.logf("lost the lease on %s (%v): stopping the command (SIGTERM, then SIGKILL after %s)", card.ID, r.err, s.o.Grace)
+				return s.lostRun(cmd, res, card, start), nil
+			case r.err != nil:
+				retry := min(max(ttl/10, 100*time.Millisecond), every)
+				if lost == nil {
+					at := time.Until(expires) - s.o.Grace - min(ttl/10, 10*time.Second)
+					lost = time.After(at)
+					s.logf("heartbeat of %s failed, trying again every %s; unless one succeeds the command is stopped in %s, before the lease runs out at %s: %v",
+						card.ID, retry, max(at, 0).Round(time.Millisecond), expires.Format(time.RFC3339), r.err)
+				}
+				lastErr = r.err
+				beat.Reset(retry)
+			default:
+				res.Card = r.card
+				if r.card.LeaseExpiresAt != nil {
+					expires = *r.card.LeaseExpiresAt
+				}
+				if lost != nil {
+					s.logf("heartbeat of %s succeeded again", card.ID)
+					lost = nil
+					beat.Reset(every)
+				}
+			}
+		case <-lost:
+			s.logf("could not renew the lease on %s, which runs out at %s (%v): stopping the command (SIGTERM, then SIGKILL after %s)",
+				card.ID, expires.Format(time.RFC3339), lastErr, s.o.Grace)
+			return s.lostRun(cmd, res, card, start), nil
 		case sig := <-s.o.Signals:
 			res.Signal = sig
 			s.logf("%s: passing %s on to the command", card.ID, sig)
@@ -382,7 +458,19 @@ loop:
 		}
 		lease.Reason = failReason(how, tail.String())
 	}
-	c, err := retryLocked(func() (ledger.Card, error) { return op(wctx, lease) })
+	stopBeats()
+	if inFlight {
+		<-beats
+		inFlight = false
+	}
+	c, err := retryLocked(func() (ledger.Card, error) { return s.o.Leases.Write(wctx, lease, op) })
+	for unreachable(err) && time.Until(expires) > s.o.Grace {
+		// The arbiter is down: the outcome is tried again, under its
+		// request id, while the lease lasts (the command's work is done).
+		s.logf("%s: recording the outcome failed, trying again until the lease runs out at %s: %v", card.ID, expires.Format(time.RFC3339), err)
+		time.Sleep(min(max(ttl/10, 100*time.Millisecond), time.Until(expires)))
+		c, err = retryLocked(func() (ledger.Card, error) { return s.o.Leases.Write(wctx, lease, op) })
+	}
 	if errors.Is(err, ledger.ErrFenced) {
 		s.logf("%s: the command ended (%s) after the lease was lost; nothing recorded: %v", card.ID, ex.how, err)
 		res.Outcome = Fenced
@@ -431,6 +519,24 @@ loop:
 		}
 	}
 	return res, nil
+}
+
+// beatResult is a heartbeat's answer.
+type beatResult struct {
+	card ledger.Card
+	err  error
+}
+
+// lostRun stops the command of a card whose lease is lost, or about to
+// run out unrenewed: nothing of its run is recorded.
+func (s *supervisor) lostRun(cmd *proc, res Result, card ledger.Card, start time.Time) Result {
+	s.stop(cmd)
+	if cur, gerr := s.o.Backlog.Get(card.ID); gerr == nil {
+		res.Card = cur
+	}
+	res.Outcome, res.ExitCode, res.Took = Fenced, -1, time.Since(start)
+	s.logf("%s: command stopped; nothing recorded", card.ID)
+	return res
 }
 
 // stop ends the command's process group: SIGTERM, then SIGKILL if it has
@@ -501,7 +607,7 @@ func (s *supervisor) lockTree(ctx context.Context, card ledger.Card, common stri
 				return lk, nil, err
 			}
 		case <-beat.C:
-			if _, err := s.o.Backlog.Heartbeat(ctx, hb); errors.Is(err, ledger.ErrFenced) {
+			if _, err := s.o.Leases.Heartbeat(ctx, hb); errors.Is(err, ledger.ErrFenced) {
 				s.logf("lost the lease on %s while waiting for its worktree (%v); nothing recorded", card.ID, err)
 				res := Result{Card: card, Outcome: Fenced, ExitCode: -1}
 				if cur, gerr := s.o.Backlog.Get(card.ID); gerr == nil {
@@ -523,11 +629,18 @@ func (s *supervisor) lockTree(ctx context.Context, card ledger.Card, common stri
 
 // giveBack releases a card the command never ran on.
 func (s *supervisor) giveBack(ctx context.Context, card ledger.Card, reason string) {
-	_, err := s.o.Backlog.Release(context.WithoutCancel(ctx), ledger.LeaseRequest{Mutation: ledger.Mutation{Actor: s.o.Actor},
-		ID: card.ID, Owner: card.ClaimOwner, Epoch: card.ClaimEpoch, Reason: reason})
+	_, err := s.o.Leases.Write(context.WithoutCancel(ctx), ledger.LeaseRequest{Mutation: ledger.Mutation{Actor: s.o.Actor},
+		ID: card.ID, Owner: card.ClaimOwner, Epoch: card.ClaimEpoch, Reason: reason}, s.o.Backlog.Release)
 	if err != nil {
 		s.logf("release of %s failed: %v", card.ID, err)
 	}
+}
+
+// unreachable reports an arbiter that could not be reached (exit 7 on the
+// command line): the write may be tried again with its request id.
+func unreachable(err error) bool {
+	var ad interface{ ArbiterDown() bool }
+	return errors.As(err, &ad) && ad.ArbiterDown()
 }
 
 // retryLocked runs fn again, up to three times in all, while the lock is

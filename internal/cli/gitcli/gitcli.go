@@ -31,6 +31,7 @@ func Extensions() cli.Extensions {
 		Arbiter:      Arbiter{},
 		Serve:        serve.Command,
 		MCP:          serveMCP,
+		Daemon:       serveDaemon,
 		Board:        runBoard,
 		ReadMarkdown: mdplan.ReadMarkdown,
 		Deliver:      webhook.Deliver,

@@ -1,0 +1,212 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	json "github.com/goccy/go-json"
+
+	"github.com/bl-backlog/bl/ledger"
+)
+
+// DaemonCmd keeps one bl-git running for a clone, so that the owner
+// commands through a claim arbiter run in it rather than each starting
+// bl-git and connecting to the arbiter.
+type DaemonCmd struct{}
+
+func (DaemonCmd) Help() string {
+	return `Serves this clone's owner commands through the claim arbiter from one
+long-lived process. While it runs, a bl claim, heartbeat, release,
+complete, block, fail, approve or reject that goes through the arbiter
+(--arbiter, BL_ARBITER, .backlog/arbiter.json) is passed over a local
+socket to this process, which runs it with its one open backlog and its one
+connection to the arbiter, and answers with the command's output and exit
+code. Without it each such command starts bl-git and connects anew; the
+answers are the same, a call costs a few times more CPU. claim --wait and
+watch still start bl-git.
+
+The socket is .backlog/cache/daemon/sock, in a directory only you may
+enter (0700; bl refuses one that is not yours or that others may open, and
+then starts bl-git as before). Only processes of your own user are served
+(checked on each connection on Linux). A call runs in the caller's
+environment (BL_ACTOR, BL_ARBITER, ...); the arbiter is chosen as on the
+command line, never from a tracked file. If the daemon ends while a call
+runs, the call exits 7 (code arbiter): retry it with the same --request-id.
+
+bl daemon runs until SIGINT or SIGTERM, letting the calls under way finish.
+
+Example:
+
+    BL_ARBITER=nats://arbiter.internal:4222 bl daemon &
+    bl claim --owner worker-1 --json      # answered by the daemon` + exitCodesHelp
+}
+
+func (c *DaemonCmd) gitWork(a *App) string { return "bl daemon" }
+
+func (c *DaemonCmd) Run(a *App) error {
+	if a.ext.Daemon == nil {
+		return &gitMissingError{"bl daemon", "which this binary does not include"}
+	}
+	dir, err := a.findDir()
+	if err != nil {
+		return err
+	}
+	sock := daemonSocket(dir)
+	if len(sock) > maxSocketPath {
+		return ledger.Errorf(ledger.ErrInvalid, "the socket path %s is %d bytes, more than a unix socket takes (%d): run bl daemon in a clone at a shorter path", sock, len(sock), maxSocketPath)
+	}
+	sockDir := filepath.Dir(sock)
+	if err := os.MkdirAll(sockDir, 0o700); err != nil {
+		return err
+	}
+	// Narrowed if it is a directory of its own, never through a link.
+	if fi, err := os.Lstat(sockDir); err == nil && fi.IsDir() {
+		if err := os.Chmod(sockDir, 0o700); err != nil {
+			return err
+		}
+	}
+	if err := trustedDaemonDir(sockDir); err != nil {
+		return ledger.Errorf(ledger.ErrInvalid, "%v", err)
+	}
+	if f, err := dialDaemon(sock); err == nil {
+		f.Close()
+		return ledger.Errorf(ledger.ErrConflict, "a bl daemon already serves this clone (%s)", sock)
+	}
+	_ = os.Remove(sock) // a daemon that died left it
+	s := NewSession(a)
+	defer s.Close()
+	return a.ext.Daemon(a.ctx, s, sock, func() {
+		fmt.Fprintf(a.Stderr, "bl daemon: serving %s on %s\n", dir, sock)
+	})
+}
+
+// maxSocketPath is the longest unix socket path every system takes
+// (sun_path is 104 bytes on macOS and the BSDs, 108 on Linux).
+const maxSocketPath = 103
+
+// daemonSocket is the socket of the clone whose backlog is dir: in the
+// ignored cache, never a path a tracked file names.
+func daemonSocket(dir string) string { return filepath.Join(dir, "cache", "daemon", "sock") }
+
+// daemonRequest is one command line a lean bl relays, with its
+// environment; daemonReply is what it printed and its exit code, or why
+// the daemon would not run it (then nothing ran).
+type daemonRequest struct {
+	Version string   `json:"version"`
+	Args    []string `json:"args"`
+	Env     []string `json:"env"`
+}
+
+type daemonReply struct {
+	Refused string `json:"refused,omitempty"`
+	Stdout  []byte `json:"stdout,omitempty"`
+	Stderr  []byte `json:"stderr,omitempty"`
+	Exit    int    `json:"exit"`
+}
+
+// Relay runs one relayed command line (a daemonRequest) in this process,
+// in the caller's environment, and returns the daemonReply. The call
+// finishes even if ctx ends: it may have reached the arbiter.
+func (s *Session) Relay(ctx context.Context, request []byte) []byte {
+	var req daemonRequest
+	var rep daemonReply
+	switch err := json.Unmarshal(request, &req); {
+	case err != nil:
+		rep.Refused = "not a request: " + err.Error()
+	case req.Version != binaryVersion():
+		rep.Refused = "bl " + req.Version + " asked bl daemon " + binaryVersion()
+	default:
+		env := map[string]string{}
+		for _, kv := range req.Env {
+			if k, v, ok := cutEnv(kv); ok {
+				env[k] = v
+			}
+		}
+		rep.Stdout, rep.Stderr, rep.Exit = s.run(context.WithoutCancel(ctx), func(k string) string { return env[k] }, req.Args)
+	}
+	out, _ := json.Marshal(rep)
+	return out
+}
+
+func cutEnv(kv string) (string, string, bool) {
+	for i := 1; i < len(kv); i++ {
+		if kv[i] == '=' {
+			return kv[:i], kv[i+1:], true
+		}
+	}
+	return "", "", false
+}
+
+// run runs one command line as given, in the environment getenv reads.
+func (s *Session) run(ctx context.Context, getenv func(string) string, args []string) (stdout, stderr []byte, exit int) {
+	var out, errOut bytes.Buffer
+	app := &App{Stdout: &out, Stderr: &errOut, Getenv: getenv, now: time.Now, ext: s.ext, args: args}
+	b, dir, err := s.open()
+	if err != nil {
+		app.JSON = hasJSONFlag(args)
+		return nil, nil, app.fail(err)
+	}
+	app.backlog, app.backlogDir = b, dir
+	app.ctx = ctx
+	exit = runApp(app, args)
+	return out.Bytes(), errOut.Bytes(), exit
+}
+
+// errDaemonGone: the daemon took the call and ended before answering.
+type errDaemonGone struct {
+	sock string
+	err  error
+}
+
+func (e *errDaemonGone) Error() string {
+	return fmt.Sprintf("the bl daemon (%s) ended before answering (%v): the call may have reached the arbiter; retry with the same --request-id to find out", e.sock, e.err)
+}
+
+func (e *errDaemonGone) ArbiterDown() bool { return true }
+
+// relay passes this command line to the clone's bl daemon, if one runs
+// and may be trusted, and returns its exit code once it has printed what
+// the daemon's run printed. ok is false when no daemon took the call
+// (none runs, or it refused): nothing ran, and bl-git takes the command.
+func (a *App) relay() (code int, ok bool) {
+	dir, err := a.findDir()
+	if err != nil {
+		return 0, false
+	}
+	sock := daemonSocket(dir)
+	if trustedDaemonDir(filepath.Dir(sock)) != nil {
+		return 0, false
+	}
+	f, err := dialDaemon(sock)
+	if err != nil {
+		return 0, false
+	}
+	defer f.Close()
+	req, _ := json.Marshal(daemonRequest{Version: binaryVersion(), Args: a.args, Env: os.Environ()})
+	if _, err := f.Write(append(req, '\n')); err != nil {
+		return 0, false // not taken: nothing ran
+	}
+	data, err := io.ReadAll(f)
+	var rep daemonReply
+	if err == nil {
+		err = json.Unmarshal(data, &rep)
+	}
+	if err != nil {
+		a.JSON = hasJSONFlag(a.args)
+		return a.fail(&errDaemonGone{sock, err}), true
+	}
+	if rep.Refused != "" {
+		return 0, false
+	}
+	_, _ = a.Stdout.Write(rep.Stdout)
+	_, _ = a.Stderr.Write(rep.Stderr)
+	return rep.Exit, true
+}
+
+var errNoDaemon = errors.New("no bl daemon on this system")

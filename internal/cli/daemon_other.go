@@ -1,0 +1,10 @@
+//go:build !unix
+
+package cli
+
+import "os"
+
+// Without unix sockets there is no daemon: bl-git takes every command.
+func trustedDaemonDir(string) error { return errNoDaemon }
+
+func dialDaemon(string) (*os.File, error) { return nil, errNoDaemon }

@@ -1,0 +1,75 @@
+package gitcli
+
+import (
+	"bufio"
+	"context"
+	"net"
+	"os"
+	"sync"
+
+	"github.com/bl-backlog/bl/internal/cli"
+)
+
+// maxRequest bounds one relayed command line with its environment.
+const maxRequest = 4 << 20
+
+// serveDaemon is bl daemon: each connection on sock brings one command
+// line, run through s; the reply goes back on it. When ctx ends it stops
+// listening and lets the calls under way finish.
+func serveDaemon(ctx context.Context, s *cli.Session, sock string, ready func()) error {
+	ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: sock, Net: "unix"})
+	if err != nil {
+		return err
+	}
+	ln.SetUnlinkOnClose(true)
+	if err := os.Chmod(sock, 0o600); err != nil {
+		ln.Close()
+		return err
+	}
+	stop := context.AfterFunc(ctx, func() { ln.Close() })
+	defer stop()
+	ready()
+	var calls sync.WaitGroup
+	defer calls.Wait()
+	for {
+		c, err := ln.AcceptUnix()
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			return err
+		}
+		calls.Add(1)
+		go func() {
+			defer calls.Done()
+			defer c.Close()
+			if !sameUser(c) {
+				return
+			}
+			r := bufio.NewReader(&limited{c, maxRequest})
+			line, err := r.ReadBytes('\n')
+			if err != nil {
+				return
+			}
+			_, _ = c.Write(s.Relay(ctx, line))
+		}()
+	}
+}
+
+// limited reads at most n bytes.
+type limited struct {
+	c *net.UnixConn
+	n int
+}
+
+func (l *limited) Read(p []byte) (int, error) {
+	if l.n <= 0 {
+		return 0, net.ErrClosed
+	}
+	if len(p) > l.n {
+		p = p[:l.n]
+	}
+	n, err := l.c.Read(p)
+	l.n -= n
+	return n, err
+}
