@@ -39,6 +39,10 @@ func Write(ctx context.Context, b *ledger.Backlog, m ledger.Mutation, acts []Act
 		}
 		start = end
 	}
+	// One compaction at the end, not one each time a batch grows the
+	// ledger past the threshold; a failure is kept for bl stats and the
+	// next write tries again: what was written stays.
+	_ = b.CompactDue(ctx)
 	return nil
 }
 
