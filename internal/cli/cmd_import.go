@@ -110,7 +110,12 @@ func (c *ImportCmd) Run(a *App) error {
 		return err
 	}
 	taken := func(id string) bool { _, err := b.Get(id); return err == nil }
-	p, err := importer.NewPlanner(src.Items, existing, importer.Options{Source: c.From, KeepIDs: c.KeepIDs, ClaimInProgress: c.ClaimInProgress, Taken: taken})
+	deleted, err := deletedCards(b, src.Items)
+	if err != nil {
+		return err
+	}
+	p, err := importer.NewPlanner(src.Items, existing, importer.Options{Source: c.From, KeepIDs: c.KeepIDs,
+		ClaimInProgress: c.ClaimInProgress, Taken: taken, Deleted: deleted})
 	if err != nil {
 		if !errors.Is(err, ledger.ErrConflict) {
 			err = ledger.Errorf(ledger.ErrInvalid, "%v", err)
@@ -122,16 +127,40 @@ func (c *ImportCmd) Run(a *App) error {
 		return err
 	}
 	defer out.close()
-	if err := importer.Import(a.ctx, b, a.Mutation(""), src, p, rep, c.TTL, c.DryRun, out.add); err != nil {
+	items := len(src.Items)
+	touched, err := importer.Import(a.ctx, b, a.Mutation(""), src, p, rep, c.TTL, c.DryRun, out.add)
+	if err != nil {
 		var ie *importer.Error
 		if errors.As(err, &ie) {
 			err = ledger.Errorf(ledger.ErrInvalid, "%v", err)
 		}
 		return err
 	}
-	res := importResult{DryRun: c.DryRun, Items: len(src.Items), Created: out.created, Updated: out.updated,
-		Unchanged: len(src.Items) - len(out.touched), Kept: rep.Kept, LeftOut: rep.LeftOut}
+	if !c.DryRun {
+		// One compaction, with the stream and the plan no longer used (the
+		// collector frees them): it holds every card. A failure is kept
+		// for bl stats, and the next write tries again; what was imported
+		// stays.
+		_ = b.CompactDue(a.ctx)
+	}
+	res := importResult{DryRun: c.DryRun, Items: items, Created: out.created, Updated: out.updated,
+		Unchanged: items - touched, Kept: rep.Kept, LeftOut: rep.LeftOut}
 	return out.print(a, res)
+}
+
+// deletedCards are the cards of items imported before and deleted in bl
+// since, by key (bl list leaves deleted cards out).
+func deletedCards(b *ledger.Backlog, items []importer.Ref) (map[string]string, error) {
+	out := map[string]string{}
+	err := b.View(func(s *ledger.State, _ time.Time) error {
+		for _, it := range items {
+			if c, ok := s.CardByKey(it.Key); ok && c.DeletedAt != nil {
+				out[it.Key] = c.ID
+			}
+		}
+		return nil
+	})
+	return out, err
 }
 
 // importOutput keeps what bl import prints of each action — the human
@@ -145,7 +174,6 @@ type importOutput struct {
 	n                int
 	err              error
 	created, updated int
-	touched          map[string]bool
 }
 
 func newImportOutput(asJSON, dry bool) (*importOutput, error) {
@@ -153,7 +181,7 @@ func newImportOutput(asJSON, dry bool) (*importOutput, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &importOutput{f: f, w: bufio.NewWriterSize(f, 64<<10), json: asJSON, dry: dry, touched: map[string]bool{}}, nil
+	return &importOutput{f: f, w: bufio.NewWriterSize(f, 64<<10), json: asJSON, dry: dry}, nil
 }
 
 func (o *importOutput) close() {
@@ -169,7 +197,6 @@ func (o *importOutput) add(act importer.Action) {
 	case importer.ActUpdate:
 		o.updated++
 	}
-	o.touched[act.Key] = true
 	if o.err != nil {
 		return
 	}

@@ -68,6 +68,11 @@ type Options struct {
 	// Taken reports ids held by cards existing does not list (deleted
 	// ones); nil when there are none.
 	Taken func(id string) bool
+	// Deleted holds the keys of items whose card was deleted in bl, to
+	// that card's id: the item is left out (a deleted card takes no
+	// write but restore, and nothing may name it), as a card closed in bl
+	// stays closed.
+	Deleted map[string]string
 }
 
 // CardIDFor is the id of the card an item with key becomes when the
@@ -123,7 +128,7 @@ func Plan(items []Item, existing []ledger.Card, opts Options, rep *Report) (acts
 type Planner struct {
 	opts  Options
 	byKey map[string]*ledger.Card
-	ids   map[string]string // every item's card id, by key
+	ids   map[string]string // every item's card id, by key; none for a deleted card's
 	order []int
 }
 
@@ -157,6 +162,8 @@ func NewPlanner(items []Ref, existing []ledger.Card, opts Options) (*Planner, er
 		switch c := p.byKey[it.Key]; {
 		case c != nil:
 			p.ids[it.Key] = c.ID
+		case opts.Deleted[it.Key] != "":
+			continue // left out; links to it go to a note
 		case opts.KeepIDs:
 			if err := ledger.ValidID(it.CardID); err != nil {
 				return nil, fmt.Errorf("--keep-ids: %s cannot be a card id: %v", it.CardID, err)
@@ -192,6 +199,10 @@ func (p *Planner) id(key string) string {
 func (p *Planner) Plan(it Item, rep *Report) (acts, links []Action) {
 	opts, id := p.opts, p.id
 	cardID := p.ids[it.Key]
+	if cardID == "" {
+		rep.LeftOut.Add("issues whose card was deleted in bl: left out (bl restore brings one back)")
+		return nil, nil
+	}
 	// References to items neither in the file nor imported before
 	// have no card to point at: they are kept in a note instead.
 	var unlinked []string

@@ -14,7 +14,7 @@ const Batch = 4096
 
 // Write carries a plan out: run over the actions, in batches.
 func Write(ctx context.Context, b *ledger.Backlog, m ledger.Mutation, acts []Action, ttl time.Duration, dryRun bool) error {
-	return run(ctx, b, m, ttl, dryRun, func(bool) func() ([]Action, error) {
+	err := run(ctx, b, m, ttl, dryRun, func(bool) func() ([]Action, error) {
 		start := 0
 		return func() ([]Action, error) {
 			end := batchEnd(acts, start)
@@ -23,17 +23,25 @@ func Write(ctx context.Context, b *ledger.Backlog, m ledger.Mutation, acts []Act
 			return batch, nil
 		}
 	})
+	if err == nil && !dryRun {
+		// One compaction at the end, not one each time a batch grows the
+		// ledger past the threshold; a failure is kept for bl stats and
+		// the next write tries again: what was written stays.
+		_ = b.CompactDue(ctx)
+	}
+	return err
 }
 
 // Import plans and writes a stream's items one batch at a time: an item's
 // text is read when its batch is planned and dropped once the batch is
 // written, so 100,000 issues never sit in memory at once (the ledger's
-// fold holds their cards). Its batches are those Write makes of Plan's
-// actions. rep counts what the plan leaves out, once; each sees every
-// action, in order, as the check pass plans it (the dry run's report and
-// the write's are the same).
-func Import(ctx context.Context, b *ledger.Backlog, m ledger.Mutation, s *Stream, p *Planner, rep *Report, ttl time.Duration, dryRun bool, each func(Action)) error {
-	return run(ctx, b, m, ttl, dryRun, func(check bool) func() ([]Action, error) {
+// fold holds their cards). rep counts what the plan leaves out, once;
+// each sees every action, in order, as the check pass plans it (the dry
+// run's report and the write's are the same); touched is how many items
+// have any. The caller compacts (ledger's CompactDue) once it has let go
+// of the stream and the planner, whose memory the compaction can use.
+func Import(ctx context.Context, b *ledger.Backlog, m ledger.Mutation, s *Stream, p *Planner, rep *Report, ttl time.Duration, dryRun bool, each func(Action)) (touched int, err error) {
+	err = run(ctx, b, m, ttl, dryRun, func(check bool) func() ([]Action, error) {
 		r := &Report{} // the write pass plans again: count once
 		if check {
 			r = rep
@@ -49,6 +57,9 @@ func Import(ctx context.Context, b *ledger.Backlog, m ledger.Mutation, s *Stream
 					return nil, err
 				}
 				acts, ls := p.Plan(it, r)
+				if check && len(acts)+len(ls) > 0 {
+					touched++
+				}
 				links = append(links, ls...)
 				batch = append(batch, acts...)
 			}
@@ -64,6 +75,7 @@ func Import(ctx context.Context, b *ledger.Backlog, m ledger.Mutation, s *Stream
 			return batch, nil
 		}
 	})
+	return touched, err
 }
 
 // run checks every batch passes gives as one write, exactly as it will be
@@ -71,7 +83,7 @@ func Import(ctx context.Context, b *ledger.Backlog, m ledger.Mutation, s *Stream
 // would do, and a write that would fail stops before its first batch
 // rather than midway. It then writes the batches a second pass gives, each
 // all or nothing; a batch lost to a crash is planned again, with the same
-// card ids, by the next run. One compaction follows the last batch.
+// card ids, by the next run.
 func run(ctx context.Context, b *ledger.Backlog, m ledger.Mutation, ttl time.Duration, dryRun bool, passes func(check bool) func() ([]Action, error)) error {
 	var failed error
 	next := passes(true)
@@ -105,10 +117,6 @@ func run(ctx context.Context, b *ledger.Backlog, m ledger.Mutation, ttl time.Dur
 		}
 		done += len(batch)
 	}
-	// One compaction at the end, not one each time a batch grows the
-	// ledger past the threshold; a failure is kept for bl stats and the
-	// next write tries again: what was written stays.
-	_ = b.CompactDue(ctx)
 	return nil
 }
 
