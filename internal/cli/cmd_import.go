@@ -72,7 +72,10 @@ line number) or a dependency cycle (named), and the whole import is
 checked against the backlog before the first write. It is then written
 in batches of whole issues, each all or nothing: an import stopped midway
 (killed, the disk full) continues from where it stopped when run again,
-and never makes a card twice.
+and never makes a card twice. A card deleted in bl stays deleted: its
+issue is left out, and counted. A beads file is read as a stream (each
+issue read again when its batch is written) and the backlog is compacted
+once, at the end.
 
 Examples:
 
