@@ -131,6 +131,7 @@ func (c *ImportCmd) Run(a *App) error {
 	}
 	defer out.close()
 	items := len(src.Items)
+	src.Items = nil // the planner has what it needs of them
 	touched, err := importer.Import(a.ctx, b, a.Mutation(""), src, p, rep, c.TTL, c.DryRun, out.add)
 	if err != nil {
 		var ie *importer.Error

@@ -138,7 +138,7 @@ func ScanBeads(file string, r io.ReaderAt, size int64, opts ReadOptions) (*Strea
 		it, ok, err := beadsLine(file, line, raw, opts, rep)
 		if ok {
 			s.Items = append(s.Items, it.Ref())
-			at = append(at, spanOf(off, raw))
+			at = append(at, spanOf(line, off, raw))
 		}
 		return err
 	})
@@ -150,16 +150,16 @@ func ScanBeads(file string, r io.ReaderAt, size int64, opts ReadOptions) (*Strea
 		return nil, nil, err
 	}
 	s.load = func(i int) (Item, error) {
-		ref := s.Items[i]
-		raw, same := at[i].read(r)
+		line := int(at[i].line)
+		raw, same := at[i].read(r) // the bytes read the first time, by their CRC
 		var it Item
 		if same {
 			var err error
-			it, same, err = beadsLine(file, ref.Line, raw, opts, &Report{}) // counted on the first read
-			same = same && err == nil && it.Key == ref.Key
+			it, same, err = beadsLine(file, line, raw, opts, &Report{}) // counted on the first read
+			same = same && err == nil
 		}
 		if !same {
-			return Item{}, &Error{file, ref.Line, "the file changed while it was being imported; import it again"}
+			return Item{}, &Error{file, line, "the file changed while it was being imported; import it again"}
 		}
 		return it, nil
 	}

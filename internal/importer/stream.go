@@ -8,7 +8,8 @@ import (
 // Stream is a source read once to know its items' references (Refs: to
 // order them and name their cards) and read again, item by item, when
 // each is planned: an import of 100,000 issues holds their references,
-// not their text.
+// not their text. Item does not read Items: once the planner is made, a
+// caller may drop them (set Items to nil) to free their memory.
 type Stream struct {
 	Items []Ref
 	load  func(i int) (Item, error)
@@ -27,20 +28,21 @@ func Whole(items []Item) *Stream {
 // bytes: a file changed between the two reads is named, not imported
 // half old, half new.
 type span struct {
-	off int64
-	n   int
-	crc uint32
+	off  int64
+	n    int32
+	line int32
+	crc  uint32
 }
 
-func spanOf(off int64, raw []byte) span {
-	return span{off, len(raw), crc32.ChecksumIEEE(raw)}
+func spanOf(line int, off int64, raw []byte) span {
+	return span{off, int32(len(raw)), int32(line), crc32.ChecksumIEEE(raw)}
 }
 
 // read reads the span's bytes again from r; ok is false when they are not
 // the bytes read the first time.
 func (sp span) read(r io.ReaderAt) (raw []byte, ok bool) {
 	raw = make([]byte, sp.n)
-	if _, err := r.ReadAt(raw, sp.off); err != nil && !(err == io.EOF && sp.n == 0) {
+	if _, err := r.ReadAt(raw, sp.off); err != nil {
 		return nil, false
 	}
 	return raw, crc32.ChecksumIEEE(raw) == sp.crc
