@@ -169,7 +169,7 @@ func NewPlanner(items []Ref, existing []ledger.Card, opts Options) (*Planner, er
 				return nil, fmt.Errorf("--keep-ids: %s cannot be a card id: %v", it.CardID, err)
 			}
 			if byID[it.CardID] != nil || (opts.Taken != nil && opts.Taken(it.CardID)) {
-				return nil, ledger.Errorf(ledger.ErrConflict, "--keep-ids: card %s exists and was not imported from %s", it.CardID, it.Key)
+				return nil, ledger.Errorf(ledger.ErrConflict, "--keep-ids: card %s exists and was not imported from %s; nothing was imported: without --keep-ids its issue gets a new id", it.CardID, it.Key)
 			}
 			p.ids[it.Key] = it.CardID
 		default:
