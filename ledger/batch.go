@@ -12,7 +12,9 @@ import (
 // against the state with the events before it applied (a note on a card
 // the batch creates checks), so it writes all of them or none. An event
 // keeps the actor it names (an imported note's author); the others take
-// m's; a link's type is named as LinkTyped names it. A claim with no epoch takes the card's next lease. With checkOnly
+// m's; a link's type is named as LinkTyped names it. A claim with no
+// epoch takes the card's next lease. A batch never compacts: the caller
+// calls CompactDue after its last batch. With checkOnly
 // nothing is appended and no cards are returned: the batch is checked
 // exactly as a write would be. bl import writes through it.
 func (b *Backlog) WriteBatch(ctx context.Context, m Mutation, events []*Event, checkOnly bool) (cards []Card, err error) {
@@ -44,6 +46,18 @@ func (b *Backlog) CheckBatches(ctx context.Context, m Mutation, next func() []*E
 				return err
 			}
 		}
+		return nil
+	})
+}
+
+// CompactDue compacts once the ledger has outgrown the configured size,
+// as a single write does after appending. bl import calls it after its
+// last batch; the compaction streams its files (compactLocked), so its
+// memory is the fold's cards, not the ledger's or the snapshot's bytes.
+// A failure is kept for Stats, as a write's is: what was written stays.
+func (b *Backlog) CompactDue(ctx context.Context) error {
+	return b.withLock(ctx, func() error {
+		b.maybeCompact()
 		return nil
 	})
 }
@@ -117,7 +131,8 @@ func (b *Backlog) writeBatchLocked(m Mutation, events []*Event, checkOnly bool) 
 	if b.opts.Appended != nil {
 		b.opts.Appended(events)
 	}
-	cards = b.cardsOf(events)
-	b.maybeCompact()
-	return cards, nil
+	// No compaction here: an import writing 100,000 issues batch by batch
+	// would rewrite the whole snapshot again and again as the ledger
+	// grows. It calls CompactDue once, at the end.
+	return b.cardsOf(events), nil
 }

@@ -1,10 +1,11 @@
 package ledger
 
 import (
-	"bytes"
+	"crypto/sha256"
 	"context"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"io"
 	"os"
 	"path/filepath"
@@ -47,6 +48,10 @@ func (b *Backlog) Compact(ctx context.Context) (res CompactResult, err error) {
 // fail as a full disk does.
 var replaceAtomic = fsutil.ReplaceFile
 
+// replaceStream is how compaction replaces the files it streams (the
+// archive segment, the snapshot); tests swap it with replaceAtomic.
+var replaceStream = fsutil.ReplaceFileFrom
+
 // compactLocked runs a compaction; the caller holds the lock and is caught
 // up with the ledger. On failure the state and the files read as before.
 func (b *Backlog) compactLocked() (res CompactResult, err error) {
@@ -67,25 +72,35 @@ func (b *Backlog) compactLocked() (res CompactResult, err error) {
 		return res, fmt.Errorf("compact: remove the archive segment an earlier compaction left: %w", err)
 	}
 	if b.pos.offset > b.pos.base { // events not yet in any snapshot
-		// The whole prefix the snapshot will cover: a ledger that still
-		// starts with it after a failed step 3 is skipped up to there.
-		covered := make([]byte, b.pos.offset)
+		// The whole prefix the snapshot will cover, by length and CRC: a
+		// ledger that still starts with it after a failed step 3 is
+		// skipped up to there. It is streamed, as the segment and the
+		// snapshot are: a ledger of 100,000 imported issues is too large
+		// to hold (see compactStream).
 		f, err := os.Open(ledgerPath)
 		if err != nil {
 			return res, err
 		}
-		_, err = f.ReadAt(covered, 0)
-		f.Close()
-		if err != nil && !errors.Is(err, io.EOF) {
+		defer f.Close()
+		tailCRC, err := crcOf(io.NewSectionReader(f, 0, b.pos.offset), b.pos.offset)
+		if err != nil {
 			return res, fmt.Errorf("compact: read %s: %w", ledgerPath, err)
 		}
-		segment := covered[b.pos.base:]
+		segment := io.NewSectionReader(f, b.pos.base, b.pos.offset-b.pos.base)
+		segmentBytes := segment.Size()
+		writeSegment := func(w io.Writer) error { _, err := io.Copy(w, segment); return err }
 		if b.pos.unsorted {
 			// A git union merge left the lines out of order or repeated:
 			// the segment holds them sorted, each once.
-			if segment, err = settleData(ledgerPath, segment); err != nil {
+			data := make([]byte, segmentBytes)
+			if _, err := segment.ReadAt(data, 0); err != nil {
+				return res, fmt.Errorf("compact: read %s: %w", ledgerPath, err)
+			}
+			if data, err = settleData(ledgerPath, data); err != nil {
 				return res, fmt.Errorf("compact: %w", err)
 			}
+			segmentBytes = int64(len(data))
+			writeSegment = func(w io.Writer) error { _, err := w.Write(data); return err }
 		}
 		name := archiveName(b.state.Last())
 		archive := filepath.Join(b.dir, name)
@@ -95,7 +110,7 @@ func (b *Backlog) compactLocked() (res CompactResult, err error) {
 		if err := os.MkdirAll(filepath.Dir(archive), 0o755); err != nil {
 			return res, fmt.Errorf("compact: %w", err)
 		}
-		if err := replaceAtomic(archive, segment, nil); err != nil {
+		if err := replaceStream(archive, writeSegment); err != nil {
 			return res, fmt.Errorf("compact: write %s: %w", archive, err)
 		}
 		if err := fsutil.SyncDir(b.dir); err != nil { // the archive directory entry itself
@@ -107,24 +122,26 @@ func (b *Backlog) compactLocked() (res CompactResult, err error) {
 			return res, err
 		}
 		seq := len(names) // segments folded, this one included
-		snap, ib, err := encodeSnapshot(b.state, names, covered)
-		if err != nil {
-			return res, fmt.Errorf("compact: encode snapshot: %w", err)
-		}
-		if err := replaceAtomic(filepath.Join(b.dir, SnapshotFile), snap, func() { b.failpoint("compact-mid-snapshot") }); err != nil {
+		var snap snapshotWritten
+		snapSum := sha256.New()
+		if err := replaceStream(filepath.Join(b.dir, SnapshotFile), func(w io.Writer) (err error) {
+			snapSum.Reset()
+			snap, err = encodeSnapshotTo(io.MultiWriter(w, snapSum), b.state, names, b.pos.offset, tailCRC, func() { b.failpoint("compact-mid-snapshot") })
+			return err
+		}); err != nil {
 			return res, fmt.Errorf("compact: write snapshot: %w", err)
 		}
 		b.failpoint("compact-after-snapshot")
-		writeIndexFor(b.dir, snap, ib)
-		recordVetted(b.dir, snap) // folded here: git writing it back is not news
+		writeIndexFor(b.dir, snap)
+		recordVettedSum(b.dir, snapSum.Sum(nil)) // folded here: git writing it back is not news
 		recordSeen(b.dir, b.state.Events(), b.state.Last())
 		b.seq = seq
 		b.snapEvents = b.state.Events()
 		if fi, err := os.Stat(filepath.Join(b.dir, SnapshotFile)); err == nil {
 			b.snapInfo = fi // ours: the next catch-up need not reload
 		}
-		res = CompactResult{Seq: seq, Events: b.pos.lines - b.pos.coveredLines, LedgerBytes: int64(len(segment)),
-			Archive: name, Cards: b.state.Len(), SnapshotBytes: int64(len(snap))}
+		res = CompactResult{Seq: seq, Events: b.pos.lines - b.pos.coveredLines, LedgerBytes: segmentBytes,
+			Archive: name, Cards: b.state.Len(), SnapshotBytes: snap.size}
 		// The snapshot covers the ledger so far, whether or not step 3
 		// succeeds.
 		b.pos.base, b.pos.coveredLines = b.pos.offset, b.pos.lines
@@ -153,13 +170,23 @@ func (b *Backlog) compactLocked() (res CompactResult, err error) {
 // writeIndexFor caches the index of the snapshot just written, so the next
 // load reads only the lines it needs. It is only a cache: on failure the
 // next load rebuilds it.
-func writeIndexFor(dir string, snap []byte, ib *indexBuild) {
+func writeIndexFor(dir string, snap snapshotWritten) {
 	fi, err := os.Stat(filepath.Join(dir, SnapshotFile))
-	if err != nil || fi.Size() != int64(len(snap)) {
+	if err != nil || fi.Size() != snap.size {
 		return
 	}
-	header := snap[:bytes.IndexByte(snap, '\n')+1]
-	_ = writeIndex(dir, snapshotIdentity(fi, header), ib)
+	_ = writeIndex(dir, snapshotIdentity(fi, snap.header), snap.ib)
+}
+
+// crcOf is the CRC of the n bytes r holds, as wire.CrcHex gives it, read
+// a piece at a time.
+func crcOf(r io.Reader, n int64) (string, error) {
+	h := crc32.New(wire.Castagnoli())
+	got, err := io.Copy(h, r)
+	if err == nil && got != n {
+		err = io.ErrUnexpectedEOF
+	}
+	return fmt.Sprintf("%08x", h.Sum32()), err
 }
 
 // CompactThreshold is the ledger size at which a write compacts, or 0 when

@@ -316,7 +316,8 @@
 // comment's time. They decide nothing in the fold; a list sorted by
 // created uses the source's time when a card has one (Card.Created).
 // WriteBatch appends an import's events as one write, each checked with
-// the ones before it applied: all of them or none.
+// the ones before it applied: all of them or none. A batch never
+// compacts; the import compacts once after its last (CompactDue).
 //
 // # Appending
 //
@@ -715,8 +716,8 @@
 //	                         (an import's events, all or none)
 //	Recovery                 load.go, file.go, doctor.go, doctor_refold.go;
 //	                         internal/wire/settle.go
-//	Snapshot and compaction  snapshot.go, compact.go, normalize.go,
-//	                         segments.go
+//	Snapshot and compaction  snapshot.go, snapshot_stream.go (written line by
+//	                         line), compact.go, normalize.go, segments.go
 //	Journal                  journal.go
 //	Git                      tree.go, rebase.go, absorb.go, diff.go, changes.go,
 //	                         history.go, history_newest.go, quarantine.go

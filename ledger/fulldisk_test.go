@@ -22,6 +22,7 @@ import (
 // mid-write would.
 func fullDisk(t *testing.T, step func(path string) bool, after bool) (free func()) {
 	t.Helper()
+	streamThroughAtomic(t)
 	prev := replaceAtomic
 	replaceAtomic = func(path string, data []byte, mid func()) error {
 		if !step(path) {
@@ -324,6 +325,7 @@ func TestReadOnlyAfterFailedCompaction(t *testing.T) {
 // read-only file system, until the test ends.
 func readOnlyFS(t *testing.T) {
 	t.Helper()
+	streamThroughAtomic(t)
 	prev := replaceAtomic
 	replaceAtomic = func(path string, _ []byte, _ func()) error {
 		return &os.PathError{Op: "replace", Path: path, Err: syscall.EROFS}

@@ -189,9 +189,14 @@ func (b *Backlog) vetSnapshot(path string, f *os.File) error {
 // recordVetted notes data as the last snapshot checked against its events.
 func recordVetted(dir string, data []byte) {
 	sum := sha256.Sum256(data)
+	recordVettedSum(dir, sum[:])
+}
+
+// recordVettedSum is recordVetted given the snapshot's sha256.
+func recordVettedSum(dir string, sum []byte) {
 	path := filepath.Join(dir, vettedFile)
 	if os.MkdirAll(filepath.Dir(path), 0o755) == nil {
-		_ = fsutil.ReplaceFile(path, []byte(hex.EncodeToString(sum[:])), nil) // a cache: lost, it is checked again
+		_ = fsutil.ReplaceFile(path, []byte(hex.EncodeToString(sum)), nil) // a cache: lost, it is checked again
 	}
 }
 

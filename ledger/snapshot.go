@@ -51,46 +51,17 @@ func archiveNames(dir string) ([]string, error) {
 // per card sorted by id, per receipt sorted by request id, and per conflict
 // in fold order. The same state always gives the same bytes. It also
 // returns where each line went, for the snapshot index.
-func encodeSnapshot(s *fold.State, archives []string, tail []byte) (_ []byte, _ *indexBuild, err error) {
-	hdr, cards, receipts, conflicts, err := s.SnapshotLines()
-	if err != nil {
-		return nil, nil, err
-	}
-	hdr.Seq, hdr.Archives = len(archives), archiveFingerprint(archives)
+func encodeSnapshot(s *fold.State, archives []string, tail []byte) ([]byte, *indexBuild, error) {
+	var buf bytes.Buffer
+	crc := ""
 	if len(tail) > 0 {
-		hdr.TailBytes, hdr.TailCRC = int64(len(tail)), wire.CrcHex(tail)
+		crc = wire.CrcHex(tail)
 	}
-	out, err := wire.EncodeFramed(hdr)
+	out, err := encodeSnapshotTo(&buf, s, archives, int64(len(tail)), crc, nil)
 	if err != nil {
 		return nil, nil, err
 	}
-	add := func(l wire.SnapshotLine) (off int64, n int, err error) {
-		off = int64(len(out))
-		out, err = wire.AppendFramed(out, l)
-		return off, len(out) - int(off), err
-	}
-	ib := &indexBuild{}
-	for _, c := range cards {
-		off, n, err := add(wire.SnapshotLine{Card: c})
-		if err != nil {
-			return nil, nil, err
-		}
-		ib.addCard(c, off, n)
-	}
-	for i := range receipts {
-		off, n, err := add(wire.SnapshotLine{Receipt: &receipts[i]})
-		if err != nil {
-			return nil, nil, err
-		}
-		ib.receipts = append(ib.receipts, indexEntry{key: receipts[i].RequestID, off: off, n: n})
-	}
-	ib.conflicts = int64(len(out))
-	for i := range conflicts {
-		if _, _, err := add(wire.SnapshotLine{Conflict: &conflicts[i]}); err != nil {
-			return nil, nil, err
-		}
-	}
-	return out, ib, nil
+	return buf.Bytes(), out.ib, nil
 }
 
 // loadSnapshot reads the whole of snapshot.json from dir into a new state

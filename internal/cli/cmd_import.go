@@ -1,12 +1,19 @@
 package cli
 
 import (
+	"bufio"
+	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"strings"
 	"time"
+
+	json "github.com/goccy/go-json"
+
+	"github.com/bl-backlog/bl/export"
 
 	"github.com/bl-backlog/bl/internal/importer"
 	"github.com/bl-backlog/bl/ledger"
@@ -65,7 +72,10 @@ line number) or a dependency cycle (named), and the whole import is
 checked against the backlog before the first write. It is then written
 in batches of whole issues, each all or nothing: an import stopped midway
 (killed, the disk full) continues from where it stopped when run again,
-and never makes a card twice.
+and never makes a card twice. A card deleted in bl stays deleted: its
+issue is left out, and counted. A beads file is read as a stream (each
+issue read again when its batch is written) and the backlog is compacted
+once, at the end.
 
 Examples:
 
@@ -92,7 +102,8 @@ func (c *ImportCmd) Run(a *App) error {
 	if c.From == "markdown" && a.ext.ReadMarkdown == nil { // the lean bl
 		return a.handover("bl import --from markdown")
 	}
-	items, rep, err := c.read(a.stdin(), a.ext.ReadMarkdown)
+	src, rep, done, err := c.read(a.stdin(), a.ext.ReadMarkdown)
+	defer done()
 	b, err := a.openChecked(err)
 	if err != nil {
 		return err
@@ -102,86 +113,244 @@ func (c *ImportCmd) Run(a *App) error {
 		return err
 	}
 	taken := func(id string) bool { _, err := b.Get(id); return err == nil }
-	acts, err := importer.Plan(items, existing, importer.Options{Source: c.From, KeepIDs: c.KeepIDs, ClaimInProgress: c.ClaimInProgress, Taken: taken}, rep)
+	deleted, err := deletedCards(b, src.Items)
+	if err != nil {
+		return err
+	}
+	p, err := importer.NewPlanner(src.Items, existing, importer.Options{Source: c.From, KeepIDs: c.KeepIDs,
+		ClaimInProgress: c.ClaimInProgress, Taken: taken, Deleted: deleted})
 	if err != nil {
 		if !errors.Is(err, ledger.ErrConflict) {
 			err = ledger.Errorf(ledger.ErrInvalid, "%v", err)
 		}
 		return err
 	}
-	res := importResult{DryRun: c.DryRun, Items: len(items), Actions: acts, Kept: rep.Kept, LeftOut: rep.LeftOut}
-	if res.Actions == nil {
-		res.Actions = []importer.Action{}
-	}
-	touched := map[string]bool{}
-	for _, act := range acts {
-		switch act.Kind {
-		case importer.ActCreate:
-			res.Created++
-		case importer.ActUpdate:
-			res.Updated++
-		}
-		touched[act.Key] = true
-	}
-	res.Unchanged = len(items) - len(touched)
-	if err := importer.Write(a.ctx, b, a.Mutation(""), acts, c.TTL, c.DryRun); err != nil {
+	out, err := newImportOutput(a.JSON, c.DryRun)
+	if err != nil {
 		return err
 	}
-	return a.emit(res, func(w io.Writer) {
-		for _, act := range acts {
-			fmt.Fprintln(w, describe(act, c.DryRun))
+	defer out.close()
+	items := len(src.Items)
+	src.Items = nil // the planner has what it needs of them
+	touched, err := importer.Import(a.ctx, b, a.Mutation(""), src, p, rep, c.TTL, c.DryRun, out.add)
+	if err != nil {
+		var ie *importer.Error
+		if errors.As(err, &ie) {
+			err = ledger.Errorf(ledger.ErrInvalid, "%v", err)
 		}
-		for _, t := range []struct {
-			head  string
-			tally *importer.Tally
-		}{{"kept", &rep.Kept}, {"left out", &rep.LeftOut}} {
-			if lines := t.tally.Lines(); len(lines) > 0 {
-				fmt.Fprintf(w, "%s:\n", t.head)
-				for _, l := range lines {
-					fmt.Fprintf(w, "  %s\n", text(l))
-				}
+		return err
+	}
+	if !c.DryRun {
+		// One compaction, with the stream and the plan no longer used (the
+		// collector frees them): it holds every card. A failure is kept
+		// for bl stats, and the next write tries again; what was imported
+		// stays.
+		_ = b.CompactDue(a.ctx)
+	}
+	res := importResult{DryRun: c.DryRun, Items: items, Created: out.created, Updated: out.updated,
+		Unchanged: items - touched, Kept: rep.Kept, LeftOut: rep.LeftOut}
+	return out.print(a, res)
+}
+
+// deletedCards are the cards of items imported before and deleted in bl
+// since, by key (bl list leaves deleted cards out).
+func deletedCards(b *ledger.Backlog, items []importer.Ref) (map[string]string, error) {
+	out := map[string]string{}
+	err := b.View(func(s *ledger.State, _ time.Time) error {
+		for _, it := range items {
+			if c, ok := s.CardByKey(it.Key); ok && c.DeletedAt != nil {
+				out[it.Key] = c.ID
 			}
 		}
-		verb := "imported"
-		if c.DryRun {
-			verb = "would import (dry run)"
-		}
-		fmt.Fprintf(w, "%s %d: %d created, %d updated, %d unchanged\n", verb, len(items), res.Created, res.Updated, res.Unchanged)
+		return nil
 	})
+	return out, err
+}
+
+// importOutput keeps what bl import prints of each action — the human
+// line, or under --json the action — in a temp file as the check plans
+// it, and prints it once the import is done: the report of 100,000
+// issues is not held in memory (a --json report holds their text).
+type importOutput struct {
+	f                *os.File
+	w                *bufio.Writer
+	json, dry        bool
+	n                int
+	err              error
+	created, updated int
+}
+
+func newImportOutput(asJSON, dry bool) (*importOutput, error) {
+	f, err := os.CreateTemp("", "bl-import-*")
+	if err != nil {
+		return nil, err
+	}
+	return &importOutput{f: f, w: bufio.NewWriterSize(f, 64<<10), json: asJSON, dry: dry}, nil
+}
+
+func (o *importOutput) close() {
+	o.f.Close()
+	os.Remove(o.f.Name())
+}
+
+// add records one action of the plan.
+func (o *importOutput) add(act importer.Action) {
+	switch act.Kind {
+	case importer.ActCreate:
+		o.created++
+	case importer.ActUpdate:
+		o.updated++
+	}
+	if o.err != nil {
+		return
+	}
+	if !o.json {
+		_, o.err = fmt.Fprintln(o.w, describe(act, o.dry))
+		return
+	}
+	// The members of importResult's actions, as its indented encoding
+	// writes them.
+	b, err := json.MarshalIndentWithOption(act, "    ", "  ", json.DisableHTMLEscape())
+	if err == nil {
+		sep := ",\n    "
+		if o.n == 0 {
+			sep = "\n    "
+		}
+		_, err = o.w.WriteString(sep)
+		if err == nil {
+			_, err = o.w.Write(b)
+		}
+	}
+	o.n++
+	o.err = err
+}
+
+// print writes the report: exactly writeJSON's encoding of res with the
+// actions recorded, or the human lines.
+func (o *importOutput) print(a *App, res importResult) error {
+	if err := o.w.Flush(); err != nil || o.err != nil {
+		return cmp.Or(o.err, err)
+	}
+	if _, err := o.f.Seek(0, io.SeekStart); err != nil {
+		return err
+	}
+	w := bufio.NewWriterSize(a.Stdout, 64<<10)
+	if o.json {
+		res.Actions = []importer.Action{}
+		head, err := json.MarshalIndentWithOption(res, "", "  ", json.DisableHTMLEscape())
+		if err != nil {
+			return err
+		}
+		if o.n > 0 { // the actions go where "[]" was
+			head = bytes.TrimSuffix(head, []byte("[]\n}"))
+			w.Write(head)
+			w.WriteString("[")
+			if _, err := io.Copy(w, o.f); err != nil {
+				return err
+			}
+			head = []byte("\n  ]\n}")
+		}
+		w.Write(head)
+		w.WriteString("\n")
+		return w.Flush()
+	}
+	// Human lines pass through Printable and colour as emit passes them;
+	// both read a rune at a time, so a line at a time is the same.
+	colour := a.colourOn()
+	line := func(s string) { w.WriteString(applyColour(export.Printable(s), colour)) }
+	r := bufio.NewReaderSize(o.f, 64<<10)
+	for {
+		l, err := r.ReadString('\n')
+		if l != "" {
+			line(l)
+		}
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return err
+		}
+	}
+	for _, t := range []struct {
+		head  string
+		tally *importer.Tally
+	}{{"kept", &res.Kept}, {"left out", &res.LeftOut}} {
+		if lines := t.tally.Lines(); len(lines) > 0 {
+			line(t.head + ":\n")
+			for _, l := range lines {
+				line("  " + text(l) + "\n")
+			}
+		}
+	}
+	verb := "imported"
+	if res.DryRun {
+		verb = "would import (dry run)"
+	}
+	line(fmt.Sprintf("%s %d: %d created, %d updated, %d unchanged\n", verb, res.Items, res.Created, res.Updated, res.Unchanged))
+	return w.Flush()
 }
 
 // read parses the whole file first: a malformed line stops the import
-// before anything is written.
-func (c *ImportCmd) read(stdin io.Reader, readMarkdown func(string, io.Reader) ([]importer.Item, *importer.Report, error)) ([]importer.Item, *importer.Report, error) {
-	r := stdin
+// before anything is written. A beads file is read as a stream (its items'
+// text is read again as each is planned); stdin or a pipe is first copied
+// to a temp file for that. done closes and removes what read opened.
+func (c *ImportCmd) read(stdin io.Reader, readMarkdown func(string, io.Reader) ([]importer.Item, *importer.Report, error)) (src *importer.Stream, rep *importer.Report, done func(), err error) {
+	done = func() {}
+	var r io.Reader = stdin
 	name := "stdin"
 	if c.File != "-" {
 		f, err := os.Open(c.File)
 		if err != nil {
-			return nil, nil, ledger.Errorf(ledger.ErrInvalid, "%v", err)
+			return nil, nil, done, ledger.Errorf(ledger.ErrInvalid, "%v", err)
 		}
-		defer f.Close()
+		done = func() { f.Close() }
 		r, name = f, c.File
 	}
-	var (
-		items []importer.Item
-		rep   *importer.Report
-		err   error
-	)
+	var items []importer.Item
 	switch c.From {
 	case "beads":
-		items, rep, err = importer.ReadBeads(name, r, importer.ReadOptions{IncludeEphemeral: c.IncludeEphemeral})
+		var f *os.File
+		if f, done, err = seekable(r, done); err != nil {
+			return nil, nil, done, err
+		}
+		var fi os.FileInfo
+		if fi, err = f.Stat(); err == nil {
+			src, rep, err = importer.ScanBeads(name, f, fi.Size(), importer.ReadOptions{IncludeEphemeral: c.IncludeEphemeral})
+		}
 	case "github":
 		items, rep, err = importer.ReadGithub(name, r)
 	case "markdown":
 		items, rep, err = readMarkdown(name, r)
+	}
+	if src == nil && err == nil {
+		src = importer.Whole(items)
 	}
 	var ie *importer.Error
 	var ce *importer.CycleError
 	if errors.As(err, &ie) || errors.As(err, &ce) {
 		err = ledger.Errorf(ledger.ErrInvalid, "%v (nothing was imported)", err)
 	}
-	return items, rep, err
+	return src, rep, done, err
+}
+
+// seekable is r as a regular file, read twice by a streamed import: r
+// itself when it is one, else (stdin, a pipe) a temp copy, removed by the
+// done it returns.
+func seekable(r io.Reader, done func()) (*os.File, func(), error) {
+	if f, ok := r.(*os.File); ok {
+		if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() {
+			return f, done, nil
+		}
+	}
+	tmp, err := os.CreateTemp("", "bl-import-*.jsonl")
+	if err != nil {
+		return nil, done, err
+	}
+	all := func() { done(); tmp.Close(); os.Remove(tmp.Name()) }
+	if _, err := io.Copy(tmp, r); err != nil {
+		return nil, all, ledger.Errorf(ledger.ErrInvalid, "read the input: %v", err)
+	}
+	return tmp, all, nil
 }
 
 // describe is one line of the human report.

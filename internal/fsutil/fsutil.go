@@ -4,6 +4,7 @@
 package fsutil
 
 import (
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -14,7 +15,25 @@ import (
 // fsynced, so after a crash path holds the old bytes or the new ones. The
 // file keeps the permissions of the one it replaces (0644 for a new one).
 // mid, when set, runs halfway through the write (a crash-test failpoint).
-func ReplaceFile(path string, data []byte, mid func()) (err error) {
+func ReplaceFile(path string, data []byte, mid func()) error {
+	return ReplaceFileFrom(path, func(w io.Writer) error {
+		half := len(data) / 2
+		if _, err := w.Write(data[:half]); err != nil {
+			return err
+		}
+		if mid != nil {
+			mid()
+		}
+		_, err := w.Write(data[half:])
+		return err
+	})
+}
+
+// ReplaceFileFrom is ReplaceFile of the bytes write writes to the temp
+// file (unbuffered: a writer that buffers flushes before it returns), so
+// they need not be held whole: a compaction's snapshot and archive
+// segment are as large as the backlog.
+func ReplaceFileFrom(path string, write func(w io.Writer) error) (err error) {
 	mode := fs.FileMode(0o644)
 	if st, err := os.Stat(path); err == nil {
 		mode = st.Mode().Perm()
@@ -32,14 +51,7 @@ func ReplaceFile(path string, data []byte, mid func()) (err error) {
 	if err = tmp.Chmod(mode); err != nil { // CreateTemp makes 0600
 		return err
 	}
-	half := len(data) / 2
-	if _, err = tmp.Write(data[:half]); err != nil {
-		return err
-	}
-	if mid != nil {
-		mid()
-	}
-	if _, err = tmp.Write(data[half:]); err != nil {
+	if err = write(tmp); err != nil {
 		return err
 	}
 	if err = tmp.Sync(); err != nil {

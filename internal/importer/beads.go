@@ -113,50 +113,97 @@ type ReadOptions struct {
 func ReadBeads(file string, r io.Reader, opts ReadOptions) ([]Item, *Report, error) {
 	rep := &Report{}
 	var items []Item
-	err := eachLine(file, r, func(line int, raw []byte) error {
-		raw = bytes.TrimSpace(raw)
-		if len(raw) == 0 {
-			return nil
+	err := eachLine(file, r, func(line int, _ int64, raw []byte) error {
+		it, ok, err := beadsLine(file, line, raw, opts, rep)
+		if ok {
+			items = append(items, it)
 		}
-		var is beadsIssue
-		if err := json.Unmarshal(raw, &is); err != nil {
-			return &Error{file, line, fmt.Sprintf("not a beads issue: %v", err)}
-		}
-		var members map[string]json.RawMessage
-		if err := json.Unmarshal(raw, &members); err != nil {
-			return &Error{file, line, fmt.Sprintf("not a beads issue: %v", err)}
-		}
-		if is.ID == "" {
-			return &Error{file, line, "the issue has no id"}
-		}
-		if strings.TrimSpace(is.Title) == "" {
-			return &Error{file, line, fmt.Sprintf("issue %s has no title", is.ID)}
-		}
-		if is.Priority != nil && (*is.Priority < 0 || *is.Priority > 4) {
-			return &Error{file, line, fmt.Sprintf("issue %s has priority %d, not 0..4", is.ID, *is.Priority)}
-		}
-		if is.Status == "tombstone" {
-			rep.LeftOut.Add("tombstones skipped (issues deleted in beads)")
-			return nil
-		}
-		if is.Ephemeral && !opts.IncludeEphemeral {
-			rep.LeftOut.Add("ephemeral issues skipped: --include-ephemeral to keep")
-			return nil
-		}
-		it, err := beadsItem(is, members, rep)
-		if err != nil {
-			return &Error{file, line, err.Error()}
-		}
-		it.Line = line
-		Fit(&it, rep)
-		items = append(items, it)
-		return nil
+		return err
 	})
 	if err != nil {
 		return nil, nil, err
 	}
 	rep.Kept.First("issues → cards", len(items))
 	return items, rep, Check(file, items)
+}
+
+// ScanBeads is ReadBeads as a Stream: the file is read once for the
+// items' references and the report, and each item again when it is
+// planned. size is the file's.
+func ScanBeads(file string, r io.ReaderAt, size int64, opts ReadOptions) (*Stream, *Report, error) {
+	rep := &Report{}
+	s := &Stream{}
+	var at []span
+	err := eachLine(file, io.NewSectionReader(r, 0, size), func(line int, off int64, raw []byte) error {
+		it, ok, err := beadsLine(file, line, raw, opts, rep)
+		if ok {
+			s.Items = append(s.Items, it.Ref())
+			at = append(at, spanOf(line, off, raw))
+		}
+		return err
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	rep.Kept.First("issues → cards", len(s.Items))
+	if err := checkRefs(file, s.Items); err != nil {
+		return nil, nil, err
+	}
+	s.load = func(i int) (Item, error) {
+		line := int(at[i].line)
+		raw, same := at[i].read(r) // the bytes read the first time, by their CRC
+		var it Item
+		if same {
+			var err error
+			it, same, err = beadsLine(file, line, raw, opts, &Report{}) // counted on the first read
+			same = same && err == nil
+		}
+		if !same {
+			return Item{}, &Error{file, line, "the file changed while it was being imported; import it again"}
+		}
+		return it, nil
+	}
+	return s, rep, nil
+}
+
+// beadsLine reads one line of issues.jsonl into an item; ok is false for
+// a blank line and an issue skipped (counted in rep).
+func beadsLine(file string, line int, raw []byte, opts ReadOptions, rep *Report) (it Item, ok bool, err error) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 {
+		return it, false, nil
+	}
+	var is beadsIssue
+	if err := json.Unmarshal(raw, &is); err != nil {
+		return it, false, &Error{file, line, fmt.Sprintf("not a beads issue: %v", err)}
+	}
+	var members map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &members); err != nil {
+		return it, false, &Error{file, line, fmt.Sprintf("not a beads issue: %v", err)}
+	}
+	if is.ID == "" {
+		return it, false, &Error{file, line, "the issue has no id"}
+	}
+	if strings.TrimSpace(is.Title) == "" {
+		return it, false, &Error{file, line, fmt.Sprintf("issue %s has no title", is.ID)}
+	}
+	if is.Priority != nil && (*is.Priority < 0 || *is.Priority > 4) {
+		return it, false, &Error{file, line, fmt.Sprintf("issue %s has priority %d, not 0..4", is.ID, *is.Priority)}
+	}
+	if is.Status == "tombstone" {
+		rep.LeftOut.Add("tombstones skipped (issues deleted in beads)")
+		return it, false, nil
+	}
+	if is.Ephemeral && !opts.IncludeEphemeral {
+		rep.LeftOut.Add("ephemeral issues skipped: --include-ephemeral to keep")
+		return it, false, nil
+	}
+	if it, err = beadsItem(is, members, rep); err != nil {
+		return it, false, &Error{file, line, err.Error()}
+	}
+	it.Line = line
+	Fit(&it, rep)
+	return it, true, nil
 }
 
 func beadsItem(is beadsIssue, members map[string]json.RawMessage, rep *Report) (Item, error) {

@@ -13,8 +13,8 @@ import (
 
 // BenchmarkImportBeads2000 imports the first 2,000 issues of beads' own
 // 2,393-issue file (tombstones and ephemeral ones kept, so 2,000 cards)
-// into a new backlog as bl import does: read, plan, check the whole
-// plan, write it in batches.
+// into a new backlog as bl import does: scan, check the whole plan,
+// plan and write it batch by batch, compact once.
 func BenchmarkImportBeads2000(b *testing.B) {
 	var src bytes.Buffer
 	sc := bufio.NewScanner(bytes.NewReader(fixture(b, "beads/issues-2393.jsonl.gz")))
@@ -38,15 +38,18 @@ func BenchmarkImportBeads2000(b *testing.B) {
 			b.Fatal(err)
 		}
 		b.StartTimer()
-		items, rep, err := importer.ReadBeads("issues.jsonl", bytes.NewReader(src.Bytes()), importer.ReadOptions{IncludeEphemeral: true})
-		if err != nil || len(items) != 2000 {
-			b.Fatalf("%d items, %v", len(items), err)
+		s, rep, err := importer.ScanBeads("issues.jsonl", bytes.NewReader(src.Bytes()), int64(src.Len()), importer.ReadOptions{IncludeEphemeral: true})
+		if err != nil || len(s.Items) != 2000 {
+			b.Fatalf("%v", err)
 		}
-		acts, err := importer.Plan(items, nil, importer.Options{Source: "beads"}, rep)
+		p, err := importer.NewPlanner(s.Items, nil, importer.Options{Source: "beads"})
 		if err != nil {
 			b.Fatal(err)
 		}
-		if err := importer.Write(context.Background(), bl, ledger.Mutation{Actor: "bench"}, acts, time.Minute, false); err != nil {
+		if _, err := importer.Import(context.Background(), bl, ledger.Mutation{Actor: "bench"}, s, p, rep, time.Minute, false, nil); err != nil {
+			b.Fatal(err)
+		}
+		if err := bl.CompactDue(context.Background()); err != nil {
 			b.Fatal(err)
 		}
 		b.StopTimer()

@@ -173,10 +173,34 @@ func quoteJSON(s string) string {
 	return b.String()
 }
 
+// Ref is what ordering an item and naming its card read of it: its
+// references, not its text. A Stream holds its items as Refs.
+type Ref struct {
+	Key, SourceID, CardID string
+	Line                  int
+	DependsOn             []string
+	Parent                string
+}
+
+// Ref is it's references.
+func (it *Item) Ref() Ref {
+	return Ref{Key: it.Key, SourceID: it.SourceID, CardID: it.CardID, Line: it.Line, DependsOn: it.DependsOn, Parent: it.Parent}
+}
+
+func refs(items []Item) []Ref {
+	out := make([]Ref, len(items))
+	for i := range items {
+		out[i] = items[i].Ref()
+	}
+	return out
+}
+
 // Check validates items as a whole: unique keys, and no cycle through
 // dependencies and parents. Dependencies on items not in the file are
 // left for Plan (they may be cards imported before).
-func Check(file string, items []Item) error {
+func Check(file string, items []Item) error { return checkRefs(file, refs(items)) }
+
+func checkRefs(file string, items []Ref) error {
 	at := make(map[string]int, len(items))
 	for i, it := range items {
 		if j, ok := at[it.Key]; ok {
@@ -197,7 +221,7 @@ func Check(file string, items []Item) error {
 // order returns the indexes of items with every item after the items it
 // depends on and its parent, or the keys of a cycle. It keeps the file's
 // order where the dependencies allow.
-func order(items []Item, at map[string]int) (out []int, cycle []string) {
+func order(items []Ref, at map[string]int) (out []int, cycle []string) {
 	const (
 		unseen = iota
 		open

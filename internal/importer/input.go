@@ -20,13 +20,15 @@ const MaxFileBytes = 1 << 30
 var bom = []byte("\xef\xbb\xbf")
 
 // eachLine calls fn with every line of r, numbered from 1, without its
-// line ending; a UTF-8 byte order mark before the first is dropped. A line
+// line ending, and where in r it starts; a UTF-8 byte order mark before
+// the first is dropped. A line
 // that is not UTF-8, or longer than MaxLineBytes, is an Error naming it:
 // nothing stored from an import ever holds a replacement character the
 // file did not.
-func eachLine(file string, r io.Reader, fn func(line int, b []byte) error) error {
+func eachLine(file string, r io.Reader, fn func(line int, off int64, b []byte) error) error {
 	br := bufio.NewReaderSize(r, 64<<10)
 	var buf []byte
+	var pos int64 // where the line starts
 	for n := 1; ; n++ {
 		buf = buf[:0]
 		var err error
@@ -44,15 +46,17 @@ func eachLine(file string, r io.Reader, fn func(line int, b []byte) error) error
 		if err != nil && err != io.EOF {
 			return &Error{file, n, err.Error()}
 		}
-		if n == 1 {
-			buf = bytes.TrimPrefix(buf, bom)
+		off := pos
+		pos += int64(len(buf))
+		if n == 1 && bytes.HasPrefix(buf, bom) {
+			buf, off = buf[len(bom):], off+int64(len(bom))
 		}
 		line := bytes.TrimRight(buf, "\r\n")
 		if err := validUTF8(line); err != "" {
 			return &Error{file, n, err}
 		}
 		if len(line) > 0 || err == nil {
-			if ferr := fn(n, line); ferr != nil {
+			if ferr := fn(n, off, line); ferr != nil {
 				return ferr
 			}
 		}

@@ -68,6 +68,11 @@ type Options struct {
 	// Taken reports ids held by cards existing does not list (deleted
 	// ones); nil when there are none.
 	Taken func(id string) bool
+	// Deleted holds the keys of items whose card was deleted in bl, to
+	// that card's id: the item is left out (a deleted card takes no
+	// write but restore, and nothing may name it), as a card closed in bl
+	// stays closed.
+	Deleted map[string]string
 }
 
 // CardIDFor is the id of the card an item with key becomes when the
@@ -105,13 +110,39 @@ func Plan(items []Item, existing []ledger.Card, opts Options, rep *Report) (acts
 	if rep == nil {
 		rep = &Report{}
 	}
-	byKey := make(map[string]*ledger.Card)
+	p, err := NewPlanner(refs(items), existing, opts)
+	if err != nil {
+		return nil, err
+	}
+	var links []Action
+	for _, i := range p.Order() {
+		a, l := p.Plan(items[i], rep)
+		acts, links = append(acts, a...), append(links, l...)
+	}
+	return append(acts, links...), nil
+}
+
+// Planner plans an import item by item: it orders the items and names
+// every item's card up front from their Refs, so the items can be
+// planned, and their text read, one at a time.
+type Planner struct {
+	opts  Options
+	byKey map[string]*ledger.Card
+	ids   map[string]string // every item's card id, by key; none for a deleted card's
+	order []int
+}
+
+// NewPlanner orders items and names their cards; the Items Plan is given
+// later, in Order, carry the text. The existing cards stay referenced:
+// an item imported before is planned against its card.
+func NewPlanner(items []Ref, existing []ledger.Card, opts Options) (*Planner, error) {
+	p := &Planner{opts: opts, byKey: make(map[string]*ledger.Card)}
 	byID := make(map[string]*ledger.Card, len(existing))
 	for i := range existing {
 		c := &existing[i]
 		byID[c.ID] = c
 		if c.IdempotencyKey != "" {
-			byKey[c.IdempotencyKey] = c
+			p.byKey[c.IdempotencyKey] = c
 		}
 	}
 	at := make(map[string]int, len(items))
@@ -122,129 +153,145 @@ func Plan(items []Item, existing []ledger.Card, opts Options, rep *Report) (acts
 	if cyc != nil {
 		return nil, fmt.Errorf("dependency cycle: %s", strings.Join(cyc, " -> "))
 	}
+	p.order = idx
 	// Every item's card id, known before anything is written.
-	ids := make(map[string]string, len(items))
+	p.ids = make(map[string]string, len(items))
 	planned := map[string]bool{}
 	for _, i := range idx {
 		it := items[i]
-		switch c := byKey[it.Key]; {
+		switch c := p.byKey[it.Key]; {
 		case c != nil:
-			ids[it.Key] = c.ID
+			p.ids[it.Key] = c.ID
+		case opts.Deleted[it.Key] != "":
+			continue // left out; links to it go to a note
 		case opts.KeepIDs:
 			if err := ledger.ValidID(it.CardID); err != nil {
 				return nil, fmt.Errorf("--keep-ids: %s cannot be a card id: %v", it.CardID, err)
 			}
 			if byID[it.CardID] != nil || (opts.Taken != nil && opts.Taken(it.CardID)) {
-				return nil, ledger.Errorf(ledger.ErrConflict, "--keep-ids: card %s exists and was not imported from %s", it.CardID, it.Key)
+				return nil, ledger.Errorf(ledger.ErrConflict, "--keep-ids: card %s exists and was not imported from %s; nothing was imported: without --keep-ids its issue gets a new id", it.CardID, it.Key)
 			}
-			ids[it.Key] = it.CardID
+			p.ids[it.Key] = it.CardID
 		default:
-			ids[it.Key] = CardIDFor(it.Key, func(id string) bool {
+			p.ids[it.Key] = CardIDFor(it.Key, func(id string) bool {
 				return byID[id] != nil || planned[id] || (opts.Taken != nil && opts.Taken(id))
 			})
 		}
-		planned[ids[it.Key]] = true
+		planned[p.ids[it.Key]] = true
 	}
-	id := func(key string) string {
-		if c := byKey[key]; c != nil {
-			return c.ID
-		}
-		return ids[key]
+	return p, nil
+}
+
+// Order is the indexes of the items in the order they are planned: each
+// after the items it depends on and its parent.
+func (p *Planner) Order() []int { return p.order }
+
+func (p *Planner) id(key string) string {
+	if c := p.byKey[key]; c != nil {
+		return c.ID
 	}
-	var links []Action
-	for _, i := range idx {
-		it := items[i]
-		cardID := ids[it.Key]
-		// References to items neither in the file nor imported before
-		// have no card to point at: they are kept in a note instead.
-		var unlinked []string
-		deps := make([]string, 0, len(it.DependsOn))
-		for _, d := range it.DependsOn {
-			if id(d) == "" {
-				unlinked = append(unlinked, "blocks "+sourceRef(d))
-				continue
-			}
-			deps = appendNew(deps, id(d))
-		}
-		parent := ""
-		if it.Parent != "" {
-			if parent = id(it.Parent); parent == "" {
-				unlinked = append(unlinked, "parent "+sourceRef(it.Parent))
-			}
-		}
-		var want []ledger.Link
-		for _, l := range it.Links {
-			if id(l.To) == "" {
-				unlinked = append(unlinked, l.Type+" "+sourceRef(l.To))
-				continue
-			}
-			want = append(want, ledger.Link{Type: l.Type, To: id(l.To)})
-		}
-		notes := it.Notes
-		if len(unlinked) > 0 {
-			rep.Kept.AddN("links and parents to issues not imported (outside the file, or skipped) → a note instead", len(unlinked))
-			notes = append([]Note{{Text: "links in " + opts.Source + " to issues not imported:\n" + strings.Join(unlinked, "\n")}}, notes...)
-		}
-		labels := it.Labels
-		kept(rep, it.Assignee != "", "assignee → assignee")
-		c := byKey[it.Key]
-		if c == nil {
-			a := Action{Kind: ActCreate, Key: it.Key, SourceID: it.SourceID, CardID: cardID, Title: ptr(it.Title), Author: it.CreatedBy,
-				CreatedAt: it.CreatedAt, UpdatedAt: it.UpdatedAt, ClosedAt: it.ClosedAt}
-			setIf(&a.Body, it.Body)
-			setIf(&a.Phase, it.Phase)
-			setIf(&a.Parent, parent)
-			setIf(&a.Assignee, it.Assignee)
-			if it.Priority != 0 {
-				a.Priority = ptr(it.Priority)
-			}
-			setList(&a.Labels, labels)
-			setList(&a.Acceptance, it.Acceptance)
-			setList(&a.DependsOn, deps)
-			acts = append(acts, a)
-			acts = append(acts, newStatus(it, cardID, opts)...)
-			for _, n := range notes {
-				acts = append(acts, noteAction(it, cardID, n))
-			}
-			for _, l := range want {
-				links = append(links, Action{Kind: ActLink, Key: it.Key, SourceID: it.SourceID, CardID: cardID, LinkType: l.Type, To: l.To})
-			}
+	return p.ids[key]
+}
+
+// Plan returns the writes of one item, given whole, in Order: its create
+// or update, transition and notes, and apart its links, which are written
+// after every item's other writes.
+func (p *Planner) Plan(it Item, rep *Report) (acts, links []Action) {
+	opts, id := p.opts, p.id
+	cardID := p.ids[it.Key]
+	if cardID == "" {
+		rep.LeftOut.Add("issues whose card was deleted in bl: left out (bl restore brings one back)")
+		return nil, nil
+	}
+	// References to items neither in the file nor imported before
+	// have no card to point at: they are kept in a note instead.
+	var unlinked []string
+	deps := make([]string, 0, len(it.DependsOn))
+	for _, d := range it.DependsOn {
+		if id(d) == "" {
+			unlinked = append(unlinked, "blocks "+sourceRef(d))
 			continue
 		}
-		a := Action{Kind: ActUpdate, Key: it.Key, SourceID: it.SourceID, CardID: c.ID}
-		change := func(field string, differs bool, set func()) {
-			if differs {
-				set()
-				a.Changed = append(a.Changed, field)
-			}
-		}
-		change("title", c.Title != it.Title, func() { a.Title = ptr(it.Title) })
-		change("body", c.Body != it.Body, func() { a.Body = ptr(it.Body) })
-		change("phase", c.Phase != it.Phase, func() { a.Phase = ptr(it.Phase) })
-		change("priority", c.Priority != it.Priority, func() { a.Priority = ptr(it.Priority) })
-		change("labels", !sameSet(c.Labels, labels), func() { a.Labels = ptr(nonNil(labels)) })
-		change("acceptance", !sameList(c.Acceptance, it.Acceptance), func() { a.Acceptance = ptr(nonNil(it.Acceptance)) })
-		change("depends_on", !sameSet(c.DependsOn, deps), func() { a.DependsOn = ptr(nonNil(deps)) })
-		change("parent", c.Parent != parent, func() { a.Parent = ptr(parent) })
-		change("assignee", c.Assignee != it.Assignee, func() { a.Assignee = ptr(it.Assignee) })
-		change("source_created_at", !sameTime(c.SourceCreatedAt, it.CreatedAt), func() { a.CreatedAt = orZero(it.CreatedAt) })
-		change("source_updated_at", !sameTime(c.SourceUpdatedAt, it.UpdatedAt), func() { a.UpdatedAt = orZero(it.UpdatedAt) })
-		change("source_closed_at", !sameTime(c.SourceClosedAt, it.ClosedAt), func() { a.ClosedAt = orZero(it.ClosedAt) })
-		st := changedStatus(it, c, opts)
-		if len(a.Changed) > 0 {
-			acts = append(acts, a)
-		}
-		acts = append(acts, st...)
-		for _, n := range newNotes(c.Notes, notes) {
-			acts = append(acts, noteAction(it, c.ID, n))
-		}
-		for _, l := range want {
-			if !c.HasLink(l.Type, l.To) {
-				links = append(links, Action{Kind: ActLink, Key: it.Key, SourceID: it.SourceID, CardID: c.ID, LinkType: l.Type, To: l.To})
-			}
+		deps = appendNew(deps, id(d))
+	}
+	parent := ""
+	if it.Parent != "" {
+		if parent = id(it.Parent); parent == "" {
+			unlinked = append(unlinked, "parent "+sourceRef(it.Parent))
 		}
 	}
-	return append(acts, links...), nil
+	var want []ledger.Link
+	for _, l := range it.Links {
+		if id(l.To) == "" {
+			unlinked = append(unlinked, l.Type+" "+sourceRef(l.To))
+			continue
+		}
+		want = append(want, ledger.Link{Type: l.Type, To: id(l.To)})
+	}
+	notes := it.Notes
+	if len(unlinked) > 0 {
+		rep.Kept.AddN("links and parents to issues not imported (outside the file, or skipped) → a note instead", len(unlinked))
+		notes = append([]Note{{Text: "links in " + opts.Source + " to issues not imported:\n" + strings.Join(unlinked, "\n")}}, notes...)
+	}
+	labels := it.Labels
+	kept(rep, it.Assignee != "", "assignee → assignee")
+	c := p.byKey[it.Key]
+	if c == nil {
+		a := Action{Kind: ActCreate, Key: it.Key, SourceID: it.SourceID, CardID: cardID, Title: ptr(it.Title), Author: it.CreatedBy,
+			CreatedAt: it.CreatedAt, UpdatedAt: it.UpdatedAt, ClosedAt: it.ClosedAt}
+		setIf(&a.Body, it.Body)
+		setIf(&a.Phase, it.Phase)
+		setIf(&a.Parent, parent)
+		setIf(&a.Assignee, it.Assignee)
+		if it.Priority != 0 {
+			a.Priority = ptr(it.Priority)
+		}
+		setList(&a.Labels, labels)
+		setList(&a.Acceptance, it.Acceptance)
+		setList(&a.DependsOn, deps)
+		acts = append(acts, a)
+		acts = append(acts, newStatus(it, cardID, opts)...)
+		for _, n := range notes {
+			acts = append(acts, noteAction(it, cardID, n))
+		}
+		for _, l := range want {
+			links = append(links, Action{Kind: ActLink, Key: it.Key, SourceID: it.SourceID, CardID: cardID, LinkType: l.Type, To: l.To})
+		}
+		return acts, links
+	}
+	a := Action{Kind: ActUpdate, Key: it.Key, SourceID: it.SourceID, CardID: c.ID}
+	change := func(field string, differs bool, set func()) {
+		if differs {
+			set()
+			a.Changed = append(a.Changed, field)
+		}
+	}
+	change("title", c.Title != it.Title, func() { a.Title = ptr(it.Title) })
+	change("body", c.Body != it.Body, func() { a.Body = ptr(it.Body) })
+	change("phase", c.Phase != it.Phase, func() { a.Phase = ptr(it.Phase) })
+	change("priority", c.Priority != it.Priority, func() { a.Priority = ptr(it.Priority) })
+	change("labels", !sameSet(c.Labels, labels), func() { a.Labels = ptr(nonNil(labels)) })
+	change("acceptance", !sameList(c.Acceptance, it.Acceptance), func() { a.Acceptance = ptr(nonNil(it.Acceptance)) })
+	change("depends_on", !sameSet(c.DependsOn, deps), func() { a.DependsOn = ptr(nonNil(deps)) })
+	change("parent", c.Parent != parent, func() { a.Parent = ptr(parent) })
+	change("assignee", c.Assignee != it.Assignee, func() { a.Assignee = ptr(it.Assignee) })
+	change("source_created_at", !sameTime(c.SourceCreatedAt, it.CreatedAt), func() { a.CreatedAt = orZero(it.CreatedAt) })
+	change("source_updated_at", !sameTime(c.SourceUpdatedAt, it.UpdatedAt), func() { a.UpdatedAt = orZero(it.UpdatedAt) })
+	change("source_closed_at", !sameTime(c.SourceClosedAt, it.ClosedAt), func() { a.ClosedAt = orZero(it.ClosedAt) })
+	st := changedStatus(it, c, opts)
+	if len(a.Changed) > 0 {
+		acts = append(acts, a)
+	}
+	acts = append(acts, st...)
+	for _, n := range newNotes(c.Notes, notes) {
+		acts = append(acts, noteAction(it, c.ID, n))
+	}
+	for _, l := range want {
+		if !c.HasLink(l.Type, l.To) {
+			links = append(links, Action{Kind: ActLink, Key: it.Key, SourceID: it.SourceID, CardID: c.ID, LinkType: l.Type, To: l.To})
+		}
+	}
+	return acts, links
 }
 
 func kept(rep *Report, ok bool, what string) {

@@ -12,32 +12,110 @@ import (
 // ends at an issue's last event).
 const Batch = 4096
 
-// Write carries a plan out. The whole plan is first checked as one
-// write, exactly as it will be written (with dryRun, that is all): so a
-// dry run reports what the write would do, and a write that would fail
-// stops before its first batch rather than midway. It is then written in
-// batches of whole issues (links, which need both their cards, last),
-// each all or nothing; a batch lost to a crash is planned again, with
-// the same card ids, by the next run.
+// Write carries a plan out: run over the actions, in batches.
 func Write(ctx context.Context, b *ledger.Backlog, m ledger.Mutation, acts []Action, ttl time.Duration, dryRun bool) error {
-	start := 0
+	err := run(ctx, b, m, ttl, dryRun, func(bool) func() ([]Action, error) {
+		start := 0
+		return func() ([]Action, error) {
+			end := batchEnd(acts, start)
+			batch := acts[start:end]
+			start = end
+			return batch, nil
+		}
+	})
+	if err == nil && !dryRun {
+		// One compaction at the end, not one each time a batch grows the
+		// ledger past the threshold; a failure is kept for bl stats and
+		// the next write tries again: what was written stays.
+		_ = b.CompactDue(ctx)
+	}
+	return err
+}
+
+// Import plans and writes a stream's items one batch at a time: an item's
+// text is read when its batch is planned and dropped once the batch is
+// written, so 100,000 issues never sit in memory at once (the ledger's
+// fold holds their cards). rep counts what the plan leaves out, once;
+// each sees every action, in order, as the check pass plans it (the dry
+// run's report and the write's are the same); touched is how many items
+// have any. The caller compacts (ledger's CompactDue) once it has let go
+// of the stream and the planner, whose memory the compaction can use.
+func Import(ctx context.Context, b *ledger.Backlog, m ledger.Mutation, s *Stream, p *Planner, rep *Report, ttl time.Duration, dryRun bool, each func(Action)) (touched int, err error) {
+	err = run(ctx, b, m, ttl, dryRun, func(check bool) func() ([]Action, error) {
+		r := &Report{} // the write pass plans again: count once
+		if check {
+			r = rep
+		}
+		order, next := p.Order(), 0
+		var links []Action
+		var batch []Action
+		return func() ([]Action, error) {
+			batch = batch[:0]
+			for ; next < len(order) && len(batch) < Batch; next++ {
+				it, err := s.Item(order[next])
+				if err != nil {
+					return nil, err
+				}
+				acts, ls := p.Plan(it, r)
+				if check && len(acts)+len(ls) > 0 {
+					touched++
+				}
+				links = append(links, ls...)
+				batch = append(batch, acts...)
+			}
+			if len(batch) == 0 { // every item planned: the links, once both ends exist
+				n := min(Batch, len(links))
+				batch, links = append(batch, links[:n]...), links[n:]
+			}
+			if check && each != nil {
+				for _, a := range batch {
+					each(a)
+				}
+			}
+			return batch, nil
+		}
+	})
+	return touched, err
+}
+
+// run checks every batch passes gives as one write, exactly as it will be
+// written (with dryRun, that is all): so a dry run checks what the write
+// would do, and a write that would fail stops before its first batch
+// rather than midway. It then writes the batches a second pass gives, each
+// all or nothing; a batch lost to a crash is planned again, with the same
+// card ids, by the next run.
+func run(ctx context.Context, b *ledger.Backlog, m ledger.Mutation, ttl time.Duration, dryRun bool, passes func(check bool) func() ([]Action, error)) error {
+	var failed error
+	next := passes(true)
 	if err := b.CheckBatches(ctx, m, func() []*ledger.Event {
-		end := batchEnd(acts, start)
-		evs := Events(acts[start:end], ttl)
-		start = end
-		return evs
+		batch, err := next()
+		if err != nil {
+			failed = err
+			return nil
+		}
+		return Events(batch, ttl)
 	}); err != nil {
 		return fmt.Errorf("the import would fail, nothing was imported: %w", err)
+	}
+	if failed != nil {
+		return fmt.Errorf("nothing was imported: %w", failed)
 	}
 	if dryRun {
 		return nil
 	}
-	for start := 0; start < len(acts); {
-		end := batchEnd(acts, start)
-		if _, err := b.WriteBatch(ctx, m, Events(acts[start:end], ttl), false); err != nil {
-			return fmt.Errorf("import stopped after %d of %d writes (%s of %s): %w; what was written stays: run the import again and it continues from there", start, len(acts), acts[start].Kind, acts[start].SourceID, err)
+	next = passes(false)
+	for done := 0; ; {
+		batch, err := next()
+		if err != nil {
+			return fmt.Errorf("import stopped after %d writes: %w; what was written stays: run the import again and it continues from there", done, err)
 		}
-		start = end
+		if len(batch) == 0 {
+			break
+		}
+		if _, err := b.WriteBatch(ctx, m, Events(batch, ttl), false); err != nil {
+			return fmt.Errorf("import stopped after %d writes (%s of %s): %w; what was written stays: run the import again and it continues from there", done, batch[0].Kind, batch[0].SourceID, err)
+		}
+		done += len(batch)
 	}
 	return nil
 }

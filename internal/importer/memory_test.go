@@ -1,0 +1,165 @@
+package importer_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"runtime"
+	"runtime/debug"
+	"runtime/metrics"
+	"strconv"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/bl-backlog/bl/internal/importer"
+	"github.com/bl-backlog/bl/ledger"
+)
+
+// beadsCopies is n issues in beads' own shapes: the live issues of its
+// 2,393-issue file, copied under new ids (every reference renamed with
+// them) until there are n.
+func beadsCopies(t testing.TB, n int) []byte {
+	t.Helper()
+	var lines [][]byte
+	for _, l := range bytes.Split(bytes.TrimSpace(fixture(t, "beads/issues-2393.jsonl.gz")), []byte("\n")) {
+		if !bytes.Contains(l, []byte(`"status":"tombstone"`)) {
+			lines = append(lines, l)
+		}
+	}
+	var out bytes.Buffer
+	w := bufio.NewWriter(&out)
+	for k, copyNo := 0, 0; k < n; copyNo++ {
+		suffix := "-c" + strconv.Itoa(copyNo)
+		for _, l := range lines {
+			if k == n {
+				break
+			}
+			var is map[string]any
+			if err := json.Unmarshal(l, &is); err != nil {
+				t.Fatal(err)
+			}
+			is["id"] = is["id"].(string) + suffix
+			if p, ok := is["parent"].(string); ok && p != "" {
+				is["parent"] = p + suffix
+			}
+			deps, _ := is["dependencies"].([]any)
+			for _, d := range deps {
+				dm := d.(map[string]any)
+				dm["issue_id"] = dm["issue_id"].(string) + suffix
+				dm["depends_on_id"] = dm["depends_on_id"].(string) + suffix
+			}
+			b, _ := json.Marshal(is)
+			w.Write(b)
+			w.WriteByte('\n')
+			k++
+		}
+	}
+	w.Flush()
+	return out.Bytes()
+}
+
+// importStream imports the beads file at path into the backlog in dir as
+// bl import does: scanned as a stream, planned and written batch by batch,
+// compacted once at the end.
+func importStream(t testing.TB, dir, path string) {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	fi, _ := f.Stat()
+	src, rep, err := importer.ScanBeads(path, f, fi.Size(), importer.ReadOptions{IncludeEphemeral: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := ledger.Open(dir, ledger.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	p, err := importer.NewPlanner(src.Items, nil, importer.Options{Source: "beads"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := importer.Import(context.Background(), b, ledger.Mutation{Actor: "importer"}, src, p, rep, time.Minute, false, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.CompactDue(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestImportMemory: what an import holds at its peak is the cards the
+// ledger's fold holds once it is done, and little more: not the source's
+// text a second time, nor every action planned, nor the ledger or the
+// snapshot whole in a buffer (the old import's peak was over four times
+// the cards'). The live heap is sampled at every collection, with the
+// collector run often; the cards' heap is that of reading the backlog
+// after. A bound relative to the input, so it holds on any machine.
+func TestImportMemory(t *testing.T) {
+	if testing.Short() {
+		t.Skip("imports 10,000 issues")
+	}
+	dir := t.TempDir()
+	if _, err := ledger.Init(dir); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "issues.jsonl")
+	if err := os.WriteFile(path, beadsCopies(t, 10_000), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	defer debug.SetGCPercent(debug.SetGCPercent(5))
+	base := liveHeap()
+	var peak atomic.Uint64
+	stop := make(chan struct{})
+	sampled := make(chan struct{})
+	go func() {
+		defer close(sampled)
+		s := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+		for {
+			metrics.Read(s)
+			if v := s[0].Value.Uint64(); v > peak.Load() {
+				peak.Store(v)
+			}
+			select {
+			case <-stop:
+				return
+			case <-time.After(50 * time.Microsecond):
+			}
+		}
+	}()
+	importStream(t, dir, path)
+	close(stop)
+	<-sampled
+	held := int64(peak.Load()) - base
+
+	b, err := ledger.Open(dir, ledger.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := liveHeap()
+	cards, err := b.List(ledger.Filter{}, ledger.SortID)
+	if err != nil || len(cards) != 10_000 {
+		t.Fatalf("%d cards, %v", len(cards), err)
+	}
+	cardsHeap := liveHeap() - before
+	runtime.KeepAlive(cards)
+	b.Close()
+	t.Logf("peak live heap of the import %d MB; the 10,000 cards read back hold %d MB", held>>20, cardsHeap>>20)
+	if held > 2*cardsHeap {
+		t.Errorf("the import held %d MB at its peak, over twice the %d MB of the cards it wrote", held>>20, cardsHeap>>20)
+	}
+}
+
+// liveHeap is the heap left after a collection.
+func liveHeap() int64 {
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return int64(ms.HeapAlloc)
+}
