@@ -1,8 +1,8 @@
 package ledger
 
 import (
-	"crypto/sha256"
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"hash/crc32"
