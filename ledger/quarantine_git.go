@@ -46,21 +46,34 @@ func (b *Backlog) setAsideFromGit(cause error) bool {
 	if err != nil {
 		return false
 	}
+	path := filepath.Join(b.dir, LedgerFile)
 	if !b.holding {
+		// Another command may quarantine the same lines while this one
+		// waits for the lock: a ledger replaced meanwhile is loaded again,
+		// as it no longer matches git's index.
+		before, _ := os.Stat(path)
 		if err := b.lk.Acquire(context.Background(), b.opts.LockTimeout); err != nil {
 			return false
 		}
 		defer b.lk.Release()
+		if after, err := os.Stat(path); before != nil && err == nil && !sameFile(before, after) {
+			return true
+		}
 	}
 	removed, fresh, err := quarantineStaged(b.dir, root)
 	if err != nil {
-		b.warn(fmt.Sprintf("could not set aside the damaged lines git brought into %s: %v", filepath.Join(b.dir, LedgerFile), err))
+		b.warn(fmt.Sprintf("could not set aside the damaged lines git brought into %s: %v", path, err))
 		return false
 	}
 	for _, x := range fresh {
 		b.warn(QuarantineMessage(x))
 	}
 	return removed > 0
+}
+
+// sameFile reports whether a and b describe the same file, unchanged.
+func sameFile(a, b os.FileInfo) bool {
+	return os.SameFile(a, b) && a.Size() == b.Size() && a.ModTime().Equal(b.ModTime())
 }
 
 // quarantineStaged rewrites the ledger of the backlog in dir without the
