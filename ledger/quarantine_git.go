@@ -105,16 +105,19 @@ func quarantineStaged(dir, root string) (removed int, fresh []Quarantined, err e
 			aside = append(aside, '\n')
 		}
 	}
-	// The bytes first, then the ledger without them: a crash between the
-	// two leaves a copy in .broken and the ledger as git wrote it.
+	// The bytes and the list first, then the ledger without them: a line
+	// leaves the ledger only once it is kept in .broken and listed, and a
+	// crash before the rewrite leaves the ledger as git wrote it.
 	if err := fsutil.AppendSync(filepath.Join(dir, BrokenFile), aside); err != nil {
+		return 0, nil, err
+	}
+	if fresh, err = RecordQuarantine(dir, bad); err != nil {
 		return 0, nil, err
 	}
 	if err := fsutil.ReplaceFile(path, append(kept, data[n:]...), nil); err != nil {
 		return 0, nil, err
 	}
-	fresh, err = RecordQuarantine(dir, bad)
-	return len(bad), fresh, err
+	return len(bad), fresh, nil
 }
 
 // A snapshot is a cache of the events it folds, and anyone with push
