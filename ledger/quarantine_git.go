@@ -168,11 +168,14 @@ func (b *Backlog) vetSnapshot(path string, f *os.File) error {
 	if vetted, _ := os.ReadFile(filepath.Join(b.dir, vettedFile)); string(vetted) == hex.EncodeToString(sum[:]) {
 		return nil
 	}
+	// Without the lock it is still checked (only a rebuild needs the
+	// lock): read unchecked, it would be indexed, and an indexed snapshot
+	// is never checked again.
+	var lockErr error
 	if !b.holding {
-		if err := b.lk.Acquire(context.Background(), b.opts.LockTimeout); err != nil {
-			return nil // checked by the next handle that can take the lock
+		if lockErr = b.lk.Acquire(context.Background(), b.opts.LockTimeout); lockErr == nil {
+			defer b.lk.Release()
 		}
-		defer b.lk.Release()
 	}
 	t := Tree{SnapshotFile: data}
 	names, err := archiveNames(b.dir)
@@ -188,6 +191,9 @@ func (b *Backlog) vetSnapshot(path string, f *os.File) error {
 	q, err := SettleSnapshot(b.dir, t, nil, fromGit, gitdir.Head(root))
 	if err != nil || len(q) == 0 {
 		return err
+	}
+	if lockErr != nil {
+		return fmt.Errorf("%s, which git wrote, is not what its events fold (%s); the next command that takes the lock rebuilds it: %w", SnapshotFile, q[0].Reason, lockErr)
 	}
 	if err := fsutil.ReplaceFile(path, t[SnapshotFile], nil); err != nil {
 		return err
