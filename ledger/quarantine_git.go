@@ -1,6 +1,7 @@
 package ledger
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -164,6 +165,9 @@ func (b *Backlog) vetSnapshot(path string, f *os.File) error {
 	if !staged.Matches(data) {
 		return nil
 	}
+	// Line ends git converted (eol=crlf) are not the snapshot's: it is
+	// checked, and kept, as bl writes it.
+	data = bytes.ReplaceAll(data, []byte("\r\n"), []byte("\n"))
 	sum := sha256.Sum256(data)
 	if vetted, _ := os.ReadFile(filepath.Join(b.dir, vettedFile)); string(vetted) == hex.EncodeToString(sum[:]) {
 		return nil
