@@ -169,7 +169,7 @@ func (b *Backlog) vetSnapshot(path string, f *os.File) error {
 	// checked, and kept, as bl writes it.
 	data = bytes.ReplaceAll(data, []byte("\r\n"), []byte("\n"))
 	sum := sha256.Sum256(data)
-	if vetted, _ := os.ReadFile(filepath.Join(b.dir, vettedFile)); string(vetted) == hex.EncodeToString(sum[:]) {
+	if vetted, _ := os.ReadFile(filepath.Join(b.dir, vettedFile)); string(vetted) == hex.EncodeToString(sum[:]) && !tracked(root, filepath.Join(b.dir, vettedFile)) {
 		return nil
 	}
 	// Without the lock it is still checked (only a rebuild needs the
@@ -210,6 +210,19 @@ func (b *Backlog) vetSnapshot(path string, f *os.File) error {
 		return err
 	}
 	return errSnapshotRebuilt
+}
+
+// tracked reports whether git's index holds the file at path: a file of
+// the cache that git tracks came with a push (git overwrites an ignored
+// file when it checks out one that a teammate force-added), so it
+// vouches for nothing.
+func tracked(root, path string) bool {
+	rel, err := filepath.Rel(root, path)
+	if err != nil {
+		return true
+	}
+	_, ok := gitdir.StagedFile(root, filepath.ToSlash(rel))
+	return ok
 }
 
 // recordVetted notes data as the last snapshot checked against its events.
