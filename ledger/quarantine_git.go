@@ -127,9 +127,9 @@ func quarantineStaged(dir, root string) (removed int, fresh []Quarantined, err e
 // merge, checkout — is held to them the same way the first time a handle
 // reads it without its index (vetSnapshot): one that does not read, or
 // that no history produces, is rebuilt from the events and named as a
-// quarantined line is. The sum of the last snapshot checked is kept in
-// the cache, so the same bytes are not checked again; one this clone
-// wrote (not what git's index holds) is not checked at all.
+// quarantined line is. The sum of the last snapshot checked, or written
+// by this clone's compaction, is kept in the cache, so the same bytes are
+// not checked again; a snapshot git does not track is not checked at all.
 
 // vettedFile holds the sha256 of the last snapshot checked against its
 // events.
@@ -138,7 +138,7 @@ const vettedFile = CacheDir + "/snapshot.vetted"
 // errSnapshotRebuilt: vetSnapshot replaced the snapshot; load again.
 var errSnapshotRebuilt = errors.New("snapshot rebuilt from its events")
 
-// vetSnapshot checks the snapshot at path (open as f) when git wrote it
+// vetSnapshot checks the snapshot at path (open as f) when git tracks it
 // and it was not checked before; see above. It returns errSnapshotRebuilt
 // after replacing it. The caller holds b.mu.
 func (b *Backlog) vetSnapshot(path string, f *os.File) error {
@@ -154,16 +154,15 @@ func (b *Backlog) vetSnapshot(path string, f *os.File) error {
 	if err != nil {
 		return nil
 	}
-	staged, ok := gitdir.StagedFile(root, filepath.ToSlash(rel))
-	if !ok || staged.Size != fi.Size() {
-		return nil // this clone's own, or nothing git knows: no need to read it
+	// Tracked, it may be git's, whatever its bytes: attributes a push can
+	// set (eol, ident, working-tree-encoding, a filter such as git-lfs)
+	// make the file git writes differ from the blob its index names.
+	if _, ok := gitdir.StagedFile(root, filepath.ToSlash(rel)); !ok {
+		return nil // nothing git knows: this clone's own
 	}
 	data := make([]byte, fi.Size())
 	if _, err := f.ReadAt(data, 0); err != nil {
 		return err
-	}
-	if !staged.Matches(data) {
-		return nil
 	}
 	// Line ends git converted (eol=crlf) are not the snapshot's: it is
 	// checked, and kept, as bl writes it.
