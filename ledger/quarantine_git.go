@@ -1,6 +1,7 @@
 package ledger
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -46,21 +47,34 @@ func (b *Backlog) setAsideFromGit(cause error) bool {
 	if err != nil {
 		return false
 	}
+	path := filepath.Join(b.dir, LedgerFile)
 	if !b.holding {
+		// Another command may quarantine the same lines while this one
+		// waits for the lock: a ledger replaced meanwhile is loaded again,
+		// as it no longer matches git's index.
+		before, _ := os.Stat(path)
 		if err := b.lk.Acquire(context.Background(), b.opts.LockTimeout); err != nil {
 			return false
 		}
 		defer b.lk.Release()
+		if after, err := os.Stat(path); before != nil && err == nil && !sameFile(before, after) {
+			return true
+		}
 	}
 	removed, fresh, err := quarantineStaged(b.dir, root)
 	if err != nil {
-		b.warn(fmt.Sprintf("could not set aside the damaged lines git brought into %s: %v", filepath.Join(b.dir, LedgerFile), err))
+		b.warn(fmt.Sprintf("could not set aside the damaged lines git brought into %s: %v", path, err))
 		return false
 	}
 	for _, x := range fresh {
 		b.warn(QuarantineMessage(x))
 	}
 	return removed > 0
+}
+
+// sameFile reports whether a and b describe the same file, unchanged.
+func sameFile(a, b os.FileInfo) bool {
+	return os.SameFile(a, b) && a.Size() == b.Size() && a.ModTime().Equal(b.ModTime())
 }
 
 // quarantineStaged rewrites the ledger of the backlog in dir without the
@@ -92,16 +106,19 @@ func quarantineStaged(dir, root string) (removed int, fresh []Quarantined, err e
 			aside = append(aside, '\n')
 		}
 	}
-	// The bytes first, then the ledger without them: a crash between the
-	// two leaves a copy in .broken and the ledger as git wrote it.
+	// The bytes and the list first, then the ledger without them: a line
+	// leaves the ledger only once it is kept in .broken and listed, and a
+	// crash before the rewrite leaves the ledger as git wrote it.
 	if err := fsutil.AppendSync(filepath.Join(dir, BrokenFile), aside); err != nil {
+		return 0, nil, err
+	}
+	if fresh, err = RecordQuarantine(dir, bad); err != nil {
 		return 0, nil, err
 	}
 	if err := fsutil.ReplaceFile(path, append(kept, data[n:]...), nil); err != nil {
 		return 0, nil, err
 	}
-	fresh, err = RecordQuarantine(dir, bad)
-	return len(bad), fresh, err
+	return len(bad), fresh, nil
 }
 
 // A snapshot is a cache of the events it folds, and anyone with push
@@ -110,9 +127,9 @@ func quarantineStaged(dir, root string) (removed int, fresh []Quarantined, err e
 // merge, checkout — is held to them the same way the first time a handle
 // reads it without its index (vetSnapshot): one that does not read, or
 // that no history produces, is rebuilt from the events and named as a
-// quarantined line is. The sum of the last snapshot checked is kept in
-// the cache, so the same bytes are not checked again; one this clone
-// wrote (not what git's index holds) is not checked at all.
+// quarantined line is. The sum of the last snapshot checked, or written
+// by this clone's compaction, is kept in the cache, so the same bytes are
+// not checked again; a snapshot git does not track is not checked at all.
 
 // vettedFile holds the sha256 of the last snapshot checked against its
 // events.
@@ -121,7 +138,7 @@ const vettedFile = CacheDir + "/snapshot.vetted"
 // errSnapshotRebuilt: vetSnapshot replaced the snapshot; load again.
 var errSnapshotRebuilt = errors.New("snapshot rebuilt from its events")
 
-// vetSnapshot checks the snapshot at path (open as f) when git wrote it
+// vetSnapshot checks the snapshot at path (open as f) when git tracks it
 // and it was not checked before; see above. It returns errSnapshotRebuilt
 // after replacing it. The caller holds b.mu.
 func (b *Backlog) vetSnapshot(path string, f *os.File) error {
@@ -137,26 +154,31 @@ func (b *Backlog) vetSnapshot(path string, f *os.File) error {
 	if err != nil {
 		return nil
 	}
-	staged, ok := gitdir.StagedFile(root, filepath.ToSlash(rel))
-	if !ok || staged.Size != fi.Size() {
-		return nil // this clone's own, or nothing git knows: no need to read it
+	// Tracked, it may be git's, whatever its bytes: attributes a push can
+	// set (eol, ident, working-tree-encoding, a filter such as git-lfs)
+	// make the file git writes differ from the blob its index names.
+	if _, ok := gitdir.StagedFile(root, filepath.ToSlash(rel)); !ok {
+		return nil // nothing git knows: this clone's own
 	}
 	data := make([]byte, fi.Size())
 	if _, err := f.ReadAt(data, 0); err != nil {
 		return err
 	}
-	if !staged.Matches(data) {
-		return nil
-	}
+	// Line ends git converted (eol=crlf) are not the snapshot's: it is
+	// checked, and kept, as bl writes it.
+	data = bytes.ReplaceAll(data, []byte("\r\n"), []byte("\n"))
 	sum := sha256.Sum256(data)
-	if vetted, _ := os.ReadFile(filepath.Join(b.dir, vettedFile)); string(vetted) == hex.EncodeToString(sum[:]) {
+	if vetted, _ := os.ReadFile(filepath.Join(b.dir, vettedFile)); string(vetted) == hex.EncodeToString(sum[:]) && !tracked(root, filepath.Join(b.dir, vettedFile)) {
 		return nil
 	}
+	// Without the lock it is still checked (only a rebuild needs the
+	// lock): read unchecked, it would be indexed, and an indexed snapshot
+	// is never checked again.
+	var lockErr error
 	if !b.holding {
-		if err := b.lk.Acquire(context.Background(), b.opts.LockTimeout); err != nil {
-			return nil // checked by the next handle that can take the lock
+		if lockErr = b.lk.Acquire(context.Background(), b.opts.LockTimeout); lockErr == nil {
+			defer b.lk.Release()
 		}
-		defer b.lk.Release()
 	}
 	t := Tree{SnapshotFile: data}
 	names, err := archiveNames(b.dir)
@@ -173,6 +195,9 @@ func (b *Backlog) vetSnapshot(path string, f *os.File) error {
 	if err != nil || len(q) == 0 {
 		return err
 	}
+	if lockErr != nil {
+		return fmt.Errorf("%s, which git wrote, is not what its events fold (%s); the next command that takes the lock rebuilds it: %w", SnapshotFile, q[0].Reason, lockErr)
+	}
 	if err := fsutil.ReplaceFile(path, t[SnapshotFile], nil); err != nil {
 		return err
 	}
@@ -184,6 +209,19 @@ func (b *Backlog) vetSnapshot(path string, f *os.File) error {
 		return err
 	}
 	return errSnapshotRebuilt
+}
+
+// tracked reports whether git's index holds the file at path: a file of
+// the cache that git tracks came with a push (git overwrites an ignored
+// file when it checks out one that a teammate force-added), so it
+// vouches for nothing.
+func tracked(root, path string) bool {
+	rel, err := filepath.Rel(root, path)
+	if err != nil {
+		return true
+	}
+	_, ok := gitdir.StagedFile(root, filepath.ToSlash(rel))
+	return ok
 }
 
 // recordVetted notes data as the last snapshot checked against its events.

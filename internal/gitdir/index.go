@@ -34,10 +34,23 @@ type Staged struct {
 	NewHash func() hash.Hash
 }
 
-// Matches reports whether data starts with the blob s names.
+// Matches reports whether data starts with the blob s names, as git
+// writes it into the worktree: the blob's bytes, or, for a file its
+// attributes mark as text with CRLF line ends (eol=crlf, core.autocrlf),
+// those bytes with each LF written as CRLF (the index records the size
+// of the file on disk).
 func (s Staged) Matches(data []byte) bool {
-	return s.Size <= int64(len(data)) && bytes.Equal(BlobID(s.NewHash, data[:s.Size]), s.OID)
+	if s.Size > int64(len(data)) {
+		return false
+	}
+	b := data[:s.Size]
+	if bytes.Equal(BlobID(s.NewHash, b), s.OID) {
+		return true
+	}
+	return bytes.Contains(b, crlf) && bytes.Equal(BlobID(s.NewHash, bytes.ReplaceAll(b, crlf, lf)), s.OID)
 }
+
+var crlf, lf = []byte("\r\n"), []byte("\n")
 
 // StagedFile reads the stage-0 entry for the file at rel (a
 // slash-separated path relative to the worktree root) from the index of

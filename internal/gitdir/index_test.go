@@ -116,3 +116,45 @@ func FuzzStagedEntry(f *testing.F) {
 		stagedEntry(raw, "a", sha1.Size) // must not panic
 	})
 }
+
+// TestStagedPrefixCRLF: a file whose attributes make git write it with
+// CRLF line ends (eol=crlf, as a teammate can push in .gitattributes) is
+// still the blob the index names.
+func TestStagedPrefixCRLF(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git not found")
+	}
+	root := t.TempDir()
+	gitRun(t, root, "init", "-q")
+	const rel = ".backlog/ledger.jsonl"
+	path := filepath.Join(root, filepath.FromSlash(rel))
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte("line one\nline two\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(root, ".gitattributes"), []byte("*.jsonl text eol=crlf\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	gitRun(t, root, "add", "-A")
+	gitRun(t, root, "commit", "-qm", "x")
+	if err := os.Remove(path); err != nil {
+		t.Fatal(err)
+	}
+	gitRun(t, root, "checkout", "--", rel)
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(data) != "line one\r\nline two\r\n" {
+		t.Fatalf("git wrote %q, want CRLF line ends", data)
+	}
+	if n, ok := StagedPrefix(root, rel, append(data, "local\n"...)); !ok || n != len(data) {
+		t.Fatalf("StagedPrefix of the CRLF file git wrote = %d, %v; want %d, true", n, ok, len(data))
+	}
+	data[3] = 'X'
+	if _, ok := StagedPrefix(root, rel, data); ok {
+		t.Fatal("a changed byte still matches")
+	}
+}
