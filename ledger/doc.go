@@ -568,7 +568,8 @@
 //     snapshot is stale and the backlog is folded in its normal form (see
 //     Snapshot and compaction), in memory, until a writer rewrites it. A
 //     snapshot whose archives hold fewer events than a header counts is
-//     damage (the archives it folded are missing).
+//     damage (the archives it folded are missing) when this clone wrote
+//     it; one git wrote is rebuilt from the archives (below).
 //   - A line that fails its checksum is damage everywhere (exit 6), with
 //     one exception: lines git itself wrote. When the ledger does not
 //     read and its bytes start with the blob git's index holds for it
@@ -578,10 +579,14 @@
 //     ledger.jsonl.broken, listed in cache/quarantine.jsonl with the
 //     commit HEAD names, and the ledger rewritten without them under the
 //     lock (quarantine_git.go). Lines after those bytes are this clone's
-//     own appends: damage there stays exit 6. A snapshot that is the blob
-//     git's index holds, and not the one last checked (its sha256 in
-//     cache/snapshot.vetted), is held to its events before it is
-//     indexed; one they do not produce is rebuilt from them.
+//     own appends: damage there stays exit 6. A snapshot git tracks
+//     (whatever bytes its attributes made of it on disk) that is not the
+//     one last checked or compacted here (its sha256 in
+//     cache/snapshot.vetted, believed only while git does not track that
+//     file) is held to its events before it is indexed: one they do not
+//     produce, or that counts events the archives do not hold (a line
+//     dropped or damaged beside it, a revert), is rebuilt from the
+//     archived events that read.
 //   - Lines of git conflict markers (<<<<<<<, |||||||, =======, >>>>>>>),
 //     from a merge made before the union rule, are damage that names
 //     itself in the ledger and in an archive segment: the reader says "git

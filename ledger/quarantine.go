@@ -179,9 +179,19 @@ func SettleSnapshot(dir string, t Tree, local []byte, from, commit string) ([]Qu
 		}
 		arch[n] = b
 	}
+	// A segment line that does not read cannot vouch for the snapshot:
+	// the fold below goes without it, and the snapshot that counts it is
+	// rebuilt (a teammate's push must not make a forged snapshot pass by
+	// damaging a line beside it).
+	damaged := 0
+	for _, n := range names {
+		if kept, bad := QuarantineLines(arch[n], from, commit, n); bad != nil {
+			arch[n], damaged = kept, damaged+len(bad)
+		}
+	}
 	evs, err := arch.union(names...)
 	if err != nil {
-		return nil, nil // a damaged segment is quarantined, or refused, on its own
+		return nil, nil // a newer bl's segment, or two events with one id: refused on their own
 	}
 	s := fold.NewState()
 	for _, e := range evs {
@@ -202,9 +212,6 @@ func SettleSnapshot(dir string, t Tree, local []byte, from, commit string) ([]Qu
 			_ = s.Apply(e)
 		}
 	}
-	if derr == nil && s.Events() < hdr.Events {
-		return nil, nil
-	}
 	want, _, err := encodeSnapshot(s, names, tail)
 	if err != nil {
 		return nil, err
@@ -213,6 +220,13 @@ func SettleSnapshot(dir string, t Tree, local []byte, from, commit string) ([]Qu
 	switch {
 	case derr != nil:
 		why = "it does not read: " + derr.Error()
+	case s.Events() < hdr.Events:
+		// The archives hold fewer events than it folds: a line dropped or
+		// damaged in the same push, or a git revert or reset. Nothing
+		// vouches for what only the snapshot says, so it is rebuilt from
+		// what the archives hold, as bl doctor --repair rebuilds after a
+		// revert; the missing events are in git history.
+		why = fmt.Sprintf("its header counts %d events; the archives hold %d that read (%d damaged): nothing vouches for the rest", hdr.Events, s.Events(), damaged)
 	case why == "" && (s.Events() != hdr.Events || s.Last().ID != hdr.LastID):
 		why = fmt.Sprintf("its header counts %d events up to %q; the events hold %d up to %q", hdr.Events, hdr.LastID, s.Events(), s.Last().ID)
 	case why == "":
