@@ -29,9 +29,16 @@ var layers = map[string][]string{
 	// The fold: state, the op rules, selection, standing, changes. Pure:
 	// wire and the standard library's non-IO packages only (TestFoldIsPure).
 	"ledger/internal/fold": {"ledger/internal/wire"},
-	// The backlog: store (file, segments, snapshot, index, journal,
-	// compaction, rebase, doctor) and the public API.
-	"ledger": {"internal/fsutil", "internal/gitdir", "ledger/internal/fold", "ledger/internal/wire", "lock"},
+	// The store: the files of a backlog directory (ledger, segments,
+	// snapshot, index, journal, config), loading and catching up, the
+	// append path, compaction. It never imports the API above it.
+	"ledger/internal/store": {"internal/fsutil", "ledger/internal/fold", "ledger/internal/wire", "lock"},
+	// Repair: bl doctor (diagnose, repair, the snapshot's refold), the
+	// rebase of a sync round, the quarantine of pulled lines.
+	"ledger/internal/repair": {"internal/fsutil", "internal/gitdir", "ledger/internal/fold", "ledger/internal/store", "ledger/internal/wire", "lock"},
+	// The backlog's public API: the handle, the write requests and their
+	// rules (replays, stages, epics, paths), history, diff, git trees.
+	"ledger": {"ledger/internal/fold", "ledger/internal/repair", "ledger/internal/store", "ledger/internal/wire", "lock"},
 	// The generator of ledger's codec (go generate), and its command.
 	"ledger/internal/codecgen":     nil,
 	"ledger/internal/codecgen/cmd": {"ledger/internal/codecgen"},

@@ -1,0 +1,86 @@
+package store
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"hash/maphash"
+)
+
+// Absorb takes in events written elsewhere — a claim arbiter's record of a
+// card's lease events, each line as its writer encoded it — that this
+// backlog does not hold yet: their lines are appended unchanged, stamps
+// included, under the writers' lock, and folded. It returns how many it
+// appended. Lines that do not read as events (damage, a newer format)
+// append nothing and are an error.
+//
+// The stamps are kept, never moved after this backlog's newest event as a
+// sync's rebase moves local events: every clone must order the card's
+// lease events as their writers did, each stamped after the ones before it
+// that it read. A line stamped before events this backlog holds leaves
+// the ledger out of order, which every reader folds sorted (a git union
+// merge leaves the same) and the next compaction writes back sorted.
+func (b *Store) Absorb(ctx context.Context, lines []byte) (n int, err error) {
+	type line struct {
+		e   *Event
+		raw []byte
+	}
+	var in []line
+	for rest := lines; len(rest) > 0; {
+		raw := rest
+		if i := bytes.IndexByte(rest, '\n'); i >= 0 {
+			raw, rest = rest[:i+1], rest[i+1:]
+		} else {
+			raw, rest = append(rest[:len(rest):len(rest)], '\n'), nil
+		}
+		if len(bytes.TrimSpace(raw)) == 0 {
+			continue
+		}
+		e, err := DecodeLine(raw)
+		if err != nil {
+			return 0, fmt.Errorf("%w: an absorbed line: %w", ErrCorrupt, err)
+		}
+		in = append(in, line{e, raw})
+	}
+	if len(in) == 0 {
+		return 0, nil
+	}
+	err = b.withLock(ctx, func() error {
+		var buf []byte
+		for _, l := range in {
+			if b.holds(l.e) {
+				continue
+			}
+			buf = append(buf, l.raw...)
+			n++
+		}
+		if n == 0 {
+			return nil
+		}
+		if err := b.appendDurably(buf); err != nil {
+			return err
+		}
+		return b.catchUp()
+	})
+	if err != nil {
+		n = 0
+	}
+	return n, err
+}
+
+// holds reports whether the backlog already folded e: the ledger read it,
+// or the fold remembers it (its request's receipt, or its conflict).
+func (b *Store) holds(e *Event) bool {
+	if b.pos.ids != nil {
+		if _, ok := b.pos.ids[maphash.String(idSeed, e.ID)]; ok {
+			return true
+		}
+	}
+	if e.RequestID != "" {
+		if r, ok := b.state.Receipt(e.RequestID); ok && r.Event == e.ID {
+			return true
+		}
+	}
+	_, refused := b.state.ConflictOf(e.ID)
+	return refused
+}
