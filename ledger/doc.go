@@ -688,9 +688,7 @@
 //	                         event.go, event_encode.go, event_decode.go,
 //	                         validate.go, version.go, errors.go, card.go,
 //	                         linktypes.go, failure.go, snapshotline.go,
-//	                         snapshot_decode.go; wire.go (the aliases);
-//	                         internal/store/names.go, internal/repair/names.go
-//	                         (the aliases the store and repair use)
+//	                         snapshot_decode.go; wire.go (the aliases)
 //	Stamps                   internal/wire/stamps.go, validate.go;
 //	                         internal/store/clock.go
 //	The fold                 internal/fold/state.go (Apply, Check), ops.go

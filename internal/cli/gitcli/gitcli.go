@@ -19,9 +19,9 @@ import (
 	"github.com/bl-backlog/bl/internal/cli"
 	"github.com/bl-backlog/bl/internal/importer/mdplan"
 	"github.com/bl-backlog/bl/internal/mcpserver"
+	"github.com/bl-backlog/bl/internal/serve"
 	"github.com/bl-backlog/bl/ledger"
 	"github.com/bl-backlog/bl/ledger/gitsync"
-	"github.com/bl-backlog/bl/serve"
 )
 
 // Extensions are bl-git's additions to the lean bl, for cli.Main.

@@ -12,8 +12,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/bl-backlog/bl/internal/fsutil"
-	"github.com/bl-backlog/bl/internal/gitdir"
+	"github.com/bl-backlog/bl/fsutil"
+	"github.com/bl-backlog/bl/gitdir"
 	"github.com/bl-backlog/bl/ledger/internal/fold"
 	"github.com/bl-backlog/bl/ledger/internal/store"
 	"github.com/bl-backlog/bl/ledger/internal/wire"
@@ -90,13 +90,13 @@ type Report struct {
 	// LostEvents is set when the snapshot says it folds more events than
 	// the files hold (a git revert or reset of a compaction).
 	LostEvents *store.LostEvents `json:"lost_events"`
-	Conflicts  []Conflict        `json:"conflicts"`
+	Conflicts  []wire.Conflict   `json:"conflicts"`
 	// SelfApprovals are the conflicts that are verdicts by whoever sent
 	// the card to review, refused by the gate: an older bl let them fold.
-	SelfApprovals      []Conflict     `json:"self_approvals"`
-	ExpiredLeases      []ExpiredLease `json:"expired_leases"`
-	DependencyProblems []string       `json:"dependency_problems"`
-	Repaired           []string       `json:"repaired"`
+	SelfApprovals      []wire.Conflict `json:"self_approvals"`
+	ExpiredLeases      []ExpiredLease  `json:"expired_leases"`
+	DependencyProblems []string        `json:"dependency_problems"`
+	Repaired           []string        `json:"repaired"`
 	// Events written by a clock more than MaxClockSkew ahead of now, and
 	// how far the newest stamp runs ahead of now (see store.FutureEvents).
 	FutureEvents       []store.FutureEvent `json:"future_events"`
@@ -113,8 +113,8 @@ type Report struct {
 type rawLine struct {
 	n      int
 	offset int64
-	bytes  []byte // line end included, if it has one
-	event  *Event // nil when the line is damaged
+	bytes  []byte      // line end included, if it has one
+	event  *wire.Event // nil when the line is damaged
 	err    error
 }
 
@@ -131,11 +131,11 @@ func diagnose(dir string, now time.Time) (*Report, []rawLine, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
-			return nil, nil, Errorf(ErrNotInitialized, "%s has no %s", dir, store.LedgerFile)
+			return nil, nil, wire.Errorf(wire.ErrNotInitialized, "%s has no %s", dir, store.LedgerFile)
 		}
 		return nil, nil, err
 	}
-	rep := &Report{Dir: dir, Bytes: int64(len(data)), Damage: []Damage{}, Stale: []Damage{}, Conflicts: []Conflict{}, SelfApprovals: []Conflict{},
+	rep := &Report{Dir: dir, Bytes: int64(len(data)), Damage: []Damage{}, Stale: []Damage{}, Conflicts: []wire.Conflict{}, SelfApprovals: []wire.Conflict{},
 		ExpiredLeases: []ExpiredLease{}, DependencyProblems: []string{}, Repaired: []string{}}
 	lines, err := readLedgerLines(rep, path, data)
 	if err != nil {
@@ -168,9 +168,9 @@ func readLedgerLines(rep *Report, path string, data []byte) ([]rawLine, error) {
 	lr := wire.NewLineReader(path, bytes.NewReader(data), wire.LineStart{}, min(len(data), wire.FileBufSize))
 	var lines []rawLine
 	for {
-		var e *Event
+		var e *wire.Event
 		l, torn, err := lr.NextJudged(func(b []byte) (err error) {
-			e, err = DecodeLine(b)
+			e, err = wire.DecodeLine(b)
 			return err
 		})
 		if err == io.EOF {
@@ -220,7 +220,7 @@ func diagnoseSnapshot(rep *Report, dir string) (*fold.State, store.Position, err
 			return nil, store.Position{}, err
 		}
 		kind := "snapshot"
-		if errors.Is(err, ErrVersion) {
+		if errors.Is(err, wire.ErrVersion) {
 			kind = "version"
 		}
 		rep.Damage = append(rep.Damage, Damage{File: store.SnapshotFile, Line: ce.Line, Offset: ce.Offset, Kind: kind, Reason: ce.Err.Error()})
@@ -251,7 +251,7 @@ func diagnoseArchives(rep *Report, dir string) error {
 	if err != nil {
 		return err
 	}
-	_, err = store.ArchivedEvents(segs[:len(segs)-1], Cursor{}, func(*Event) error { return nil })
+	_, err = store.ArchivedEvents(segs[:len(segs)-1], wire.Cursor{}, func(*wire.Event) error { return nil })
 	if err == nil {
 		return nil
 	}
@@ -280,7 +280,7 @@ func diagnoseArchives(rep *Report, dir string) error {
 // kind), repeats and restamps of one event, events a stale snapshot
 // already passed, and the events to fold, which it returns with the line
 // index of each event id.
-func judgeLedgerLines(rep *Report, lines []rawLine, pos store.Position) (evs []*Event, seen map[string]int) {
+func judgeLedgerLines(rep *Report, lines []rawLine, pos store.Position) (evs []*wire.Event, seen map[string]int) {
 	seen = map[string]int{} // event id -> index in lines
 	prev := pos.Snap()      // the newest event so far, for the order count
 	stale := false
@@ -339,7 +339,7 @@ func judgeLedgerLines(rep *Report, lines []rawLine, pos store.Position) (evs []*
 func lineDamage(l rawLine) Damage {
 	d := Damage{File: store.LedgerFile, Line: l.n, Offset: l.offset, Kind: "checksum", Reason: l.err.Error()}
 	switch {
-	case errors.Is(l.err, ErrVersion):
+	case errors.Is(l.err, wire.ErrVersion):
 		d.Kind = "version"
 	case errors.Is(l.err, wire.ErrBlank):
 		d.Kind, d.Repairable, d.Reason = "blank", true, "blank line (holds no event; repair drops it)"
@@ -391,7 +391,7 @@ func summarizeState(rep *Report, s *fold.State, lines []rawLine, now time.Time) 
 	rep.Cards = s.Len()
 	rep.Conflicts = append(rep.Conflicts, s.Conflicts()...)
 	for _, c := range s.Conflicts() {
-		if (c.Op == OpApprove || c.Op == OpReject) && strings.HasPrefix(c.Reason, fold.SelfReviewRefused) {
+		if (c.Op == wire.OpApprove || c.Op == wire.OpReject) && strings.HasPrefix(c.Reason, fold.SelfReviewRefused) {
 			rep.SelfApprovals = append(rep.SelfApprovals, c)
 		}
 	}
@@ -404,8 +404,8 @@ func summarizeState(rep *Report, s *fold.State, lines []rawLine, now time.Time) 
 }
 
 // ledgerEvents is the events of the lines that hold one, in file order.
-func ledgerEvents(lines []rawLine) []*Event {
-	evs := make([]*Event, 0, len(lines))
+func ledgerEvents(lines []rawLine) []*wire.Event {
+	evs := make([]*wire.Event, 0, len(lines))
 	for _, l := range lines {
 		if l.event != nil {
 			evs = append(evs, l.event)
@@ -423,9 +423,9 @@ func setAsideReport(dir string, inLedger map[string]int) *SetAside {
 		return nil
 	}
 	sa := &SetAside{Bytes: int64(len(data))}
-	var found []*Event
+	var found []*wire.Event
 	for _, piece := range bytes.Split(data, []byte{'\n'}) {
-		if e, err := DecodeLine(piece); err == nil {
+		if e, err := wire.DecodeLine(piece); err == nil {
 			if _, ok := inLedger[e.ID]; !ok {
 				found = append(found, e)
 			}
@@ -436,7 +436,7 @@ func setAsideReport(dir string, inLedger map[string]int) *SetAside {
 	}
 	archived := map[string]bool{}
 	if segs, err := store.Segments(dir); err == nil {
-		_, _ = store.ArchivedEvents(segs[:len(segs)-1], Cursor{}, func(e *Event) error {
+		_, _ = store.ArchivedEvents(segs[:len(segs)-1], wire.Cursor{}, func(e *wire.Event) error {
 			archived[e.ID] = true
 			return nil
 		})
@@ -478,7 +478,7 @@ func Repair(ctx context.Context, dir string, timeout time.Duration, now time.Tim
 	}
 	for _, d := range rep.Damage {
 		if !d.Repairable {
-			return rep, Errorf(ErrCorrupt, "%s line %d (byte offset %d): %s; it cannot be repaired without losing an event: restore it from git (git log -p -- %s) and run bl doctor again",
+			return rep, wire.Errorf(wire.ErrCorrupt, "%s line %d (byte offset %d): %s; it cannot be repaired without losing an event: restore it from git (git log -p -- %s) and run bl doctor again",
 				filepath.Join(dir, d.File), d.Line, d.Offset, d.Reason, gitPath(dir, d.File))
 		}
 	}
@@ -583,7 +583,7 @@ func repairSegments(dir string) (int, error) {
 				markers++
 				continue
 			}
-			if _, err := DecodeLine(l); errors.Is(err, wire.ErrStampRange) {
+			if _, err := wire.DecodeLine(l); errors.Is(err, wire.ErrStampRange) {
 				aside = appendLine(aside, l) // kept in .broken, not folded
 				markers++
 				continue

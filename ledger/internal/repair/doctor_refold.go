@@ -47,7 +47,7 @@ func checkSnapshotFold(dir string, rep *Report, hdr wire.SnapshotHeader) {
 		paths[i] = filepath.Join(dir, filepath.FromSlash(n))
 	}
 	s := fold.NewState()
-	if _, err := store.ArchivedEvents(paths, Cursor{}, func(e *Event) error {
+	if _, err := store.ArchivedEvents(paths, wire.Cursor{}, func(e *wire.Event) error {
 		_ = s.Apply(e) // a refused event is a recorded conflict, as in any fold
 		return nil
 	}); err != nil {
@@ -100,8 +100,8 @@ func snapshotDiff(have, want []byte) (string, int) {
 	for first < len(hl) && first < len(wl) && hl[first] == wl[first] {
 		first++
 	}
-	cards := func(lines []string) map[string]*Card {
-		m := map[string]*Card{}
+	cards := func(lines []string) map[string]*wire.Card {
+		m := map[string]*wire.Card{}
 		for _, l := range lines {
 			var sl wire.SnapshotLine
 			if json.Unmarshal([]byte(l), &sl) == nil && sl.Card != nil {
@@ -160,7 +160,7 @@ func snapshotBody(data []byte) []string {
 
 // cardFieldDiff names the fields where the snapshot's card (have) differs
 // from the fold's (want), with both values.
-func cardFieldDiff(have, want *Card) string {
+func cardFieldDiff(have, want *wire.Card) string {
 	hb, _ := json.Marshal(have)
 	wb, _ := json.Marshal(want)
 	var hm, wm map[string]json.RawMessage
@@ -215,7 +215,7 @@ func dropShortSnapshot(dir string, aside int) error {
 		return err
 	}
 	var held int64
-	if _, err := store.ArchivedEvents(segs[:len(segs)-1], Cursor{}, func(*Event) error {
+	if _, err := store.ArchivedEvents(segs[:len(segs)-1], wire.Cursor{}, func(*wire.Event) error {
 		held++
 		return nil
 	}); err != nil {

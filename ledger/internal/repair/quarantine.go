@@ -12,7 +12,7 @@ import (
 
 	json "github.com/goccy/go-json"
 
-	"github.com/bl-backlog/bl/internal/fsutil"
+	"github.com/bl-backlog/bl/fsutil"
 	"github.com/bl-backlog/bl/ledger/internal/fold"
 	"github.com/bl-backlog/bl/ledger/internal/store"
 	"github.com/bl-backlog/bl/ledger/internal/wire"
@@ -60,7 +60,7 @@ func QuarantineLines(data []byte, from, commit, file string) ([]byte, []Quaranti
 			out = append(out, line...)
 			continue
 		}
-		if _, err := DecodeLine(line); err != nil && !errors.Is(err, ErrVersion) {
+		if _, err := wire.DecodeLine(line); err != nil && !errors.Is(err, wire.ErrVersion) {
 			sum := sha256.Sum256(line)
 			bad = append(bad, Quarantined{From: from, Commit: commit, File: file, Line: n, Reason: printable(err.Error()), Sum: hex.EncodeToString(sum[:])})
 			continue

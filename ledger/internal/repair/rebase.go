@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/bl-backlog/bl/ledger/internal/store"
+	"github.com/bl-backlog/bl/ledger/internal/wire"
 )
 
 // RebaseOnto is Rebase for trees that may leave segments unread: a
@@ -52,7 +53,7 @@ type shared struct {
 	names map[string]bool
 	local store.Tree
 	load  store.Loader
-	last  *Event          // the newest event they can hold (bound)
+	last  *wire.Event     // the newest event they can hold (bound)
 	ids   map[string]bool // their event ids, once read
 }
 
@@ -130,7 +131,7 @@ func (sh *shared) read() error {
 
 // holds reports whether a shared segment holds e, reading them only when
 // e is no newer than the newest event they can hold.
-func (sh *shared) holds(e *Event) (bool, error) {
+func (sh *shared) holds(e *wire.Event) (bool, error) {
 	if sh.last == nil || sh.last.Before(e) {
 		return false, nil
 	}
@@ -143,7 +144,7 @@ func (sh *shared) holds(e *Event) (bool, error) {
 }
 
 // countPulled counts upstream's events the local tree lacks.
-func countPulled(up, mine []*Event, sh *shared) (int, error) {
+func countPulled(up, mine []*wire.Event, sh *shared) (int, error) {
 	have := make(map[string]bool, len(mine))
 	for _, e := range mine {
 		have[e.ID] = true
@@ -180,12 +181,12 @@ func rebasedFiles(upstream, local store.Tree) store.Tree {
 // appendLocal is upstream's ledger with the local events upstream lacks
 // appended, each stamped after the newest event before it (restamped
 // when it is not), counted in res.
-func appendLocal(res *store.RebaseResult, upLedger []byte, up, mine []*Event, sh *shared) ([]byte, error) {
+func appendLocal(res *store.RebaseResult, upLedger []byte, up, mine []*wire.Event, sh *shared) ([]byte, error) {
 	known := make(map[string]bool, len(up))
 	for _, e := range up {
 		known[e.ID] = true
 	}
-	var last *Event
+	var last *wire.Event
 	if len(up) > 0 {
 		last = up[len(up)-1]
 	}
@@ -210,7 +211,7 @@ func appendLocal(res *store.RebaseResult, upLedger []byte, up, mine []*Event, sh
 			e = store.Restamp(e, last.At.Add(1))
 			res.Restamped++
 		}
-		line, err := EncodeLine(e)
+		line, err := wire.EncodeLine(e)
 		if err != nil {
 			return nil, err
 		}
@@ -223,11 +224,11 @@ func appendLocal(res *store.RebaseResult, upLedger []byte, up, mine []*Event, sh
 // segmentNewest is the newest event a segment holds, as its name says
 // (archive/<unix nanoseconds>-<event id>.jsonl); false when the name does
 // not say.
-func segmentNewest(name string) (*Event, bool) {
+func segmentNewest(name string) (*wire.Event, bool) {
 	base := strings.TrimSuffix(path.Base(name), ".jsonl")
-	c, err := ParseCursor(base)
+	c, err := wire.ParseCursor(base)
 	if err != nil {
 		return nil, false
 	}
-	return &Event{At: c.At, ID: c.ID}, true
+	return &wire.Event{At: c.At, ID: c.ID}, true
 }

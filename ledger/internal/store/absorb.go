@@ -5,6 +5,8 @@ import (
 	"context"
 	"fmt"
 	"hash/maphash"
+
+	"github.com/bl-backlog/bl/ledger/internal/wire"
 )
 
 // Absorb takes in events written elsewhere — a claim arbiter's record of a
@@ -22,7 +24,7 @@ import (
 // merge leaves the same) and the next compaction writes back sorted.
 func (b *Store) Absorb(ctx context.Context, lines []byte) (n int, err error) {
 	type line struct {
-		e   *Event
+		e   *wire.Event
 		raw []byte
 	}
 	var in []line
@@ -36,9 +38,9 @@ func (b *Store) Absorb(ctx context.Context, lines []byte) (n int, err error) {
 		if len(bytes.TrimSpace(raw)) == 0 {
 			continue
 		}
-		e, err := DecodeLine(raw)
+		e, err := wire.DecodeLine(raw)
 		if err != nil {
-			return 0, fmt.Errorf("%w: an absorbed line: %w", ErrCorrupt, err)
+			return 0, fmt.Errorf("%w: an absorbed line: %w", wire.ErrCorrupt, err)
 		}
 		in = append(in, line{e, raw})
 	}
@@ -70,7 +72,7 @@ func (b *Store) Absorb(ctx context.Context, lines []byte) (n int, err error) {
 
 // holds reports whether the backlog already folded e: the ledger read it,
 // or the fold remembers it (its request's receipt, or its conflict).
-func (b *Store) holds(e *Event) bool {
+func (b *Store) holds(e *wire.Event) bool {
 	if b.pos.ids != nil {
 		if _, ok := b.pos.ids[maphash.String(idSeed, e.ID)]; ok {
 			return true

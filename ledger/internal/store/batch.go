@@ -10,7 +10,7 @@ import (
 
 // WriteBatch is ledger.Backlog.WriteBatch's write: events, stamped, as one
 // append under the lock, by actor unless an event names its own.
-func (b *Store) WriteBatch(ctx context.Context, actor string, events []*Event, checkOnly bool) (cards []Card, err error) {
+func (b *Store) WriteBatch(ctx context.Context, actor string, events []*wire.Event, checkOnly bool) (cards []wire.Card, err error) {
 	err = b.withLock(ctx, func() error {
 		cards, err = b.writeBatchLocked(actor, events, checkOnly)
 		return err
@@ -20,7 +20,7 @@ func (b *Store) WriteBatch(ctx context.Context, actor string, events []*Event, c
 
 // CheckBatches is ledger.Backlog.CheckBatches's check: every batch next
 // returns checked as one, nothing appended.
-func (b *Store) CheckBatches(ctx context.Context, actor string, next func() []*Event) error {
+func (b *Store) CheckBatches(ctx context.Context, actor string, next func() []*wire.Event) error {
 	return b.withLock(ctx, func() error {
 		defer func() { b.stale = true }() // the state holds events the file does not
 		for evs := next(); len(evs) > 0; evs = next() {
@@ -32,7 +32,7 @@ func (b *Store) CheckBatches(ctx context.Context, actor string, next func() []*E
 	})
 }
 
-func (b *Store) writeBatchLocked(actor string, events []*Event, checkOnly bool) (cards []Card, err error) {
+func (b *Store) writeBatchLocked(actor string, events []*wire.Event, checkOnly bool) (cards []wire.Card, err error) {
 	now := b.opts.Clock().UTC()
 	if !wire.StampInRange(now) {
 		return nil, fmt.Errorf("this machine's clock reads %s; set the clock right", now.Format(time.RFC3339))
@@ -56,11 +56,11 @@ func (b *Store) writeBatchLocked(actor string, events []*Event, checkOnly bool) 
 		if e.Actor == "" {
 			e.Actor = actor
 		}
-		if e.Op == OpLink || e.Op == OpUnlink {
+		if e.Op == wire.OpLink || e.Op == wire.OpUnlink {
 			e.LinkType = wire.WireLink(e.LinkType)
 		}
-		if e.Op == OpClaim && e.Epoch == 0 {
-			var c *Card
+		if e.Op == wire.OpClaim && e.Epoch == 0 {
+			var c *wire.Card
 			if rerr := b.state.Resolve(func() { c = b.state.Find(e.Card) }); rerr != nil {
 				return nil, rerr
 			}

@@ -37,7 +37,7 @@ func (b *Store) warnOnce(key, msg string) {
 // Restamp returns a copy of e stamped at instead, still carrying the time
 // its writer read from its clock when the new stamp runs ahead of that by
 // more than MaxClockSkew.
-func Restamp(e *Event, at time.Time) *Event {
+func Restamp(e *wire.Event, at time.Time) *wire.Event {
 	cp := *e
 	if c := e.WriterClock(); at.Sub(c) > wire.MaxClockSkew {
 		cp.Clock = &c
@@ -50,7 +50,7 @@ func Restamp(e *Event, at time.Time) *Event {
 type FutureEvent struct {
 	Event        string    `json:"event"`
 	At           time.Time `json:"at"`
-	Op           Op        `json:"op"`
+	Op           wire.Op   `json:"op"`
 	Card         string    `json:"card"`
 	Actor        string    `json:"actor"`
 	AheadSeconds float64   `json:"ahead_seconds"`
@@ -61,7 +61,7 @@ type FutureEvent struct {
 // event folded, from the ledger or the snapshot) runs ahead of now, in
 // seconds; 0 within MaxClockSkew. Events stamped ahead only to stay after
 // such an event carry their writers' clocks and are not listed.
-func FutureEvents(evs []*Event, newest Event, now time.Time) (future []FutureEvent, stampsAhead float64) {
+func FutureEvents(evs []*wire.Event, newest wire.Event, now time.Time) (future []FutureEvent, stampsAhead float64) {
 	future = []FutureEvent{}
 	for _, e := range evs {
 		if ahead := e.WriterClock().Sub(now); ahead > wire.MaxClockSkew {

@@ -12,7 +12,7 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/bl-backlog/bl/internal/fsutil"
+	"github.com/bl-backlog/bl/fsutil"
 	"github.com/bl-backlog/bl/ledger/internal/wire"
 )
 

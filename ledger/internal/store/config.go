@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/bl-backlog/bl/ledger/internal/fold"
+	"github.com/bl-backlog/bl/ledger/internal/wire"
 	json "github.com/goccy/go-json"
 )
 
@@ -88,7 +89,7 @@ func CheckBoardName(name string) error {
 		bad = true
 	}
 	if bad {
-		return Errorf(ErrInvalid, "%s: sync.board %q must be a plain file name ending in .md, such as BOARD.md: bl overwrites it at every sync, so it is never a path nor a file bl manages", ConfigFile, name)
+		return wire.Errorf(wire.ErrInvalid, "%s: sync.board %q must be a plain file name ending in .md, such as BOARD.md: bl overwrites it at every sync, so it is never a path nor a file bl manages", ConfigFile, name)
 	}
 	return nil
 }
@@ -147,7 +148,7 @@ func readConfig(dir string) (Config, error) {
 		return cfg, err
 	}
 	if err := decodeConfig(data, &cfg); err != nil {
-		return cfg, Errorf(ErrInvalid, "%s: %v", filepath.Join(dir, ConfigFile), err)
+		return cfg, wire.Errorf(wire.ErrInvalid, "%s: %v", filepath.Join(dir, ConfigFile), err)
 	}
 	return cfg, nil
 }

@@ -10,7 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 
-	"github.com/bl-backlog/bl/internal/fsutil"
+	"github.com/bl-backlog/bl/fsutil"
 	"github.com/bl-backlog/bl/ledger/internal/wire"
 )
 
@@ -31,11 +31,11 @@ type Position struct {
 	info   os.FileInfo // identity of the file read, to notice replacement
 	offset int64       // bytes folded
 	lines  int         // lines folded
-	last   *Event      // last event folded, for the ordering check
+	last   *wire.Event // last event folded, for the ordering check
 	// snap is the snapshot's newest event while no ledger line has been
 	// folded yet: a first line not after it means the ledger and the
 	// snapshot disagree (errStale), not that the file is damaged.
-	snap *Event
+	snap *wire.Event
 	// base is where the ledger's own events start: past the prefix a
 	// compaction cut short left behind, which the snapshot already holds.
 	base         int64
@@ -99,12 +99,12 @@ func (pos *Position) close() {
 // closes it (Position.close) when it drops the Position. Later calls
 // read the same open file and report errReplaced once the path names
 // another file or the file shrank below what was read.
-func readFrom(path string, pos Position, apply func(*Event)) (Position, *wire.TornTail, error) {
+func readFrom(path string, pos Position, apply func(*wire.Event)) (Position, *wire.TornTail, error) {
 	if pos.file == nil {
 		f, err := os.Open(path)
 		if err != nil {
 			if errors.Is(err, os.ErrNotExist) {
-				return pos, nil, Errorf(ErrNotInitialized, "%s is missing", path)
+				return pos, nil, wire.Errorf(wire.ErrNotInitialized, "%s is missing", path)
 			}
 			return pos, nil, err
 		}
@@ -172,7 +172,7 @@ var (
 // (at, id), each once, so the state is the one the sorted, deduplicated
 // file would give. Nothing is written. Two different lines with one event
 // id are damage. An event not after the snapshot's newest is errStale.
-func readSorted(path string, pos Position, apply func(*Event)) (Position, *wire.TornTail, error) {
+func readSorted(path string, pos Position, apply func(*wire.Event)) (Position, *wire.TornTail, error) {
 	if pos.file == nil {
 		f, err := os.Open(path)
 		if err != nil {
@@ -207,7 +207,7 @@ func readSorted(path string, pos Position, apply func(*Event)) (Position, *wire.
 
 // settled is one event of a file read by settleLines, with its line.
 type settled struct {
-	e    *Event
+	e    *wire.Event
 	line []byte // the line's bytes, line end included when it has one
 }
 
@@ -345,4 +345,4 @@ func (pos *Position) File() *os.File { return pos.file }
 func (pos *Position) Base() int64 { return pos.base }
 
 // Snap is the snapshot's newest event, nil when there is none.
-func (pos *Position) Snap() *Event { return pos.snap }
+func (pos *Position) Snap() *wire.Event { return pos.snap }

@@ -3,6 +3,8 @@ package store
 import (
 	"fmt"
 	"syscall"
+
+	"github.com/bl-backlog/bl/ledger/internal/wire"
 )
 
 // networkFS names the filesystems on which flock(2) and O_APPEND are not
@@ -30,7 +32,7 @@ func checkLocalFS(dir string) error {
 		return fmt.Errorf("statfs %s: %w", dir, err)
 	}
 	if name, ok := networkFS[typ]; ok {
-		return Errorf(ErrNetworkFS, "%s is on %s, where file locks and appends are not atomic across machines; keep .backlog on a local disk and share it through git (bl sync), or set BL_ALLOW_NETWORK_FS=1 if every writer runs on one machine",
+		return wire.Errorf(wire.ErrNetworkFS, "%s is on %s, where file locks and appends are not atomic across machines; keep .backlog on a local disk and share it through git (bl sync), or set BL_ALLOW_NETWORK_FS=1 if every writer runs on one machine",
 			dir, name)
 	}
 	return nil

@@ -3,6 +3,8 @@ package store
 import (
 	"errors"
 	"testing"
+
+	"github.com/bl-backlog/bl/ledger/internal/wire"
 )
 
 func TestOpenRefusesNetworkFS(t *testing.T) {
@@ -14,7 +16,7 @@ func TestOpenRefusesNetworkFS(t *testing.T) {
 	t.Cleanup(func() { fsType = saved })
 	for magic, name := range networkFS {
 		fsType = func(string) (int64, error) { return magic, nil }
-		if _, err := Open(dir, Options{}); !errors.Is(err, ErrNetworkFS) {
+		if _, err := Open(dir, Options{}); !errors.Is(err, wire.ErrNetworkFS) {
 			t.Errorf("%s: Open error = %v, want ErrNetworkFS", name, err)
 		}
 		if _, err := Open(dir, Options{AllowNetworkFS: true}); err != nil {

@@ -13,17 +13,17 @@ import (
 // HistoryFilter selects events for History. Zero fields match everything.
 type HistoryFilter struct {
 	Card  string
-	Ops   []Op
-	Since time.Time // events at or after this time
-	From  Cursor    // events after this cursor
-	Limit int       // stop after this many; 0 = all
+	Ops   []wire.Op
+	Since time.Time   // events at or after this time
+	From  wire.Cursor // events after this cursor
+	Limit int         // stop after this many; 0 = all
 }
 
 // Matches reports whether e passes the filter's card, op and time tests.
-func (f HistoryFilter) Matches(e *Event) bool { return f.match(e) }
+func (f HistoryFilter) Matches(e *wire.Event) bool { return f.match(e) }
 
-func (f *HistoryFilter) match(e *Event) bool {
-	return (f.Card == "" || e.Card == f.Card || (e.To == f.Card && (e.Op == OpLink || e.Op == OpUnlink))) &&
+func (f *HistoryFilter) match(e *wire.Event) bool {
+	return (f.Card == "" || e.Card == f.Card || (e.To == f.Card && (e.Op == wire.OpLink || e.Op == wire.OpUnlink))) &&
 		(len(f.Ops) == 0 || slices.Contains(f.Ops, e.Op)) &&
 		(f.Since.IsZero() || !e.At.Before(f.Since))
 }
@@ -35,7 +35,7 @@ var ErrStop = errors.New("stop")
 // archived segments and the ledger, with the conflict the fold recorded
 // for it (nil when it applied). It returns the cursor after the last event
 // it read, matching or not, so a caller can resume exactly there.
-func (b *Store) History(f HistoryFilter, fn func(e *Event, conflict *Conflict) error) (Cursor, error) {
+func (b *Store) History(f HistoryFilter, fn func(e *wire.Event, conflict *wire.Conflict) error) (wire.Cursor, error) {
 	b.mu.Lock()
 	err := b.refresh()
 	// Segments the snapshot does not vouch for (a git merge brought some
@@ -47,11 +47,11 @@ func (b *Store) History(f HistoryFilter, fn func(e *Event, conflict *Conflict) e
 	}
 	for i := range f.Ops {
 		if !f.Ops[i].Known() {
-			return f.From, wire.Rule(ErrInvalid, "unknown op %q: use one of %s", f.Ops[i], OpNames())
+			return f.From, wire.Rule(wire.ErrInvalid, "unknown op %q: use one of %s", f.Ops[i], OpNames())
 		}
 	}
 	cur, n := f.From, 0
-	walk := func(e *Event) error {
+	walk := func(e *wire.Event) error {
 		if !f.match(e) {
 			return nil
 		}
@@ -100,24 +100,24 @@ func (b *Store) History(f HistoryFilter, fn func(e *Event, conflict *Conflict) e
 }
 
 func OpNames() string {
-	names := make([]string, len(Ops))
-	for i, o := range Ops {
+	names := make([]string, len(wire.Ops))
+	for i, o := range wire.Ops {
 		names[i] = string(o)
 	}
 	return strings.Join(names, ", ")
 }
 
 // ParseOps reads a comma-separated list of ops.
-func ParseOps(s string) ([]Op, error) {
-	var ops []Op
+func ParseOps(s string) ([]wire.Op, error) {
+	var ops []wire.Op
 	for _, p := range strings.Split(s, ",") {
 		if p = strings.TrimSpace(p); p == "" {
 			continue
 		}
-		if !Op(p).Known() {
-			return nil, wire.Rule(ErrInvalid, "unknown op %q: use one of %s", p, OpNames())
+		if !wire.Op(p).Known() {
+			return nil, wire.Rule(wire.ErrInvalid, "unknown op %q: use one of %s", p, OpNames())
 		}
-		ops = append(ops, Op(p))
+		ops = append(ops, wire.Op(p))
 	}
 	return ops, nil
 }

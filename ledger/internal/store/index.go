@@ -248,7 +248,7 @@ func (ix *snapshotIndex) readLine(off int64, n int) (wire.SnapshotLine, error) {
 }
 
 // card reads the card with the given id; nil when the snapshot has none.
-func (ix *snapshotIndex) card(id string) (*Card, error) {
+func (ix *snapshotIndex) card(id string) (*wire.Card, error) {
 	i, err := ix.cards.find(id)
 	if i < 0 {
 		return nil, err
@@ -256,7 +256,7 @@ func (ix *snapshotIndex) card(id string) (*Card, error) {
 	return ix.cardAt(i)
 }
 
-func (ix *snapshotIndex) cardAt(i int) (*Card, error) {
+func (ix *snapshotIndex) cardAt(i int) (*wire.Card, error) {
 	off, n, err := ix.cards.line(i)
 	if err != nil {
 		return nil, err
@@ -276,12 +276,12 @@ func (ix *snapshotIndex) cardAt(i int) (*Card, error) {
 }
 
 // referrers reads the cards that name id (as parent, dependency or link).
-func (ix *snapshotIndex) referrers(id string) ([]*Card, error) {
+func (ix *snapshotIndex) referrers(id string) ([]*wire.Card, error) {
 	i, err := ix.refs.find(id)
 	if i < 0 {
 		return nil, err
 	}
-	var out []*Card
+	var out []*wire.Card
 	for ; i < ix.refs.n; i++ {
 		key, err := ix.refs.key(i)
 		if err != nil {
@@ -327,30 +327,30 @@ func (ix *snapshotIndex) keyOwner(key string) (string, bool, error) {
 }
 
 // receipt returns what a request id did, as the snapshot remembers it.
-func (ix *snapshotIndex) receipt(rid string) (Receipt, bool, error) {
+func (ix *snapshotIndex) receipt(rid string) (wire.Receipt, bool, error) {
 	i, err := ix.receipts.find(rid)
 	if i < 0 {
-		return Receipt{}, false, err
+		return wire.Receipt{}, false, err
 	}
 	r, err := ix.receiptAt(i)
 	return r, err == nil, err
 }
 
-func (ix *snapshotIndex) receiptAt(i int) (Receipt, error) {
+func (ix *snapshotIndex) receiptAt(i int) (wire.Receipt, error) {
 	off, n, err := ix.receipts.line(i)
 	if err != nil {
-		return Receipt{}, err
+		return wire.Receipt{}, err
 	}
 	key, err := ix.receipts.key(i)
 	if err != nil {
-		return Receipt{}, err
+		return wire.Receipt{}, err
 	}
 	l, err := ix.readLine(off, n)
 	if err != nil {
-		return Receipt{}, err
+		return wire.Receipt{}, err
 	}
 	if l.Receipt == nil || l.Receipt.RequestID != string(key) {
-		return Receipt{}, &wire.CorruptError{Path: ix.path, Offset: off, Err: errIndexMismatch}
+		return wire.Receipt{}, &wire.CorruptError{Path: ix.path, Offset: off, Err: errIndexMismatch}
 	}
 	return l.Receipt.Receipt, nil
 }
@@ -375,7 +375,7 @@ func (ix *snapshotIndex) candidate(i int) (pos int, lease time.Time, err error) 
 // candidates is CardSource.Candidates through the claim-order list, from
 // its from-th entry: a card skipped or under a live lease is left out
 // without reading its line. next is the entry after the last card fn saw.
-func (ix *snapshotIndex) candidates(from int, leasedAt time.Time, skip func([]byte) bool, fn func(*Card) bool) (next int, err error) {
+func (ix *snapshotIndex) candidates(from int, leasedAt time.Time, skip func([]byte) bool, fn func(*wire.Card) bool) (next int, err error) {
 	for k := max(from, 0); k < ix.orders; k++ {
 		pos, lease, err := ix.candidate(k)
 		if err != nil {
@@ -401,7 +401,7 @@ func (ix *snapshotIndex) candidates(from int, leasedAt time.Time, skip func([]by
 
 // leased is CardSource.Leased through the claim-order list: only the
 // cards whose lease end lies after at are read.
-func (ix *snapshotIndex) leased(at time.Time, skip func([]byte) bool, fn func(*Card) bool) error {
+func (ix *snapshotIndex) leased(at time.Time, skip func([]byte) bool, fn func(*wire.Card) bool) error {
 	for k := range ix.orders {
 		pos, lease, err := ix.candidate(k)
 		if err != nil {
@@ -444,7 +444,7 @@ func (ix *snapshotIndex) close() {
 }
 
 // fill reads every card and receipt the maps lack.
-func (ix *snapshotIndex) fill(cards map[string]*Card, requests map[string]Receipt) error {
+func (ix *snapshotIndex) fill(cards map[string]*wire.Card, requests map[string]wire.Receipt) error {
 	for i := range ix.cards.n {
 		id, err := ix.cards.key(i)
 		if err != nil {
@@ -522,7 +522,7 @@ func lazyState(ix *snapshotIndex, headerLine []byte) (*fold.State, wire.Snapshot
 	if err == nil {
 		hdr, err = wire.ReadHeader(line)
 	}
-	if err != nil || hdr.V == 0 || hdr.V > FormatVersion || hdr.Cards != ix.cards.n || hdr.Receipts != ix.receipts.n {
+	if err != nil || hdr.V == 0 || hdr.V > wire.FormatVersion || hdr.Cards != ix.cards.n || hdr.Receipts != ix.receipts.n {
 		return nil, hdr, errIndexMismatch
 	}
 	s := fold.NewState()
@@ -549,7 +549,7 @@ func lazyState(ix *snapshotIndex, headerLine []byte) (*fold.State, wire.Snapshot
 	if s.NumConflicts() != hdr.Conflicts {
 		return nil, hdr, errIndexMismatch
 	}
-	s.RestorePosition(hdr.Events, Event{At: hdr.LastAt, ID: hdr.LastID})
+	s.RestorePosition(hdr.Events, wire.Event{At: hdr.LastAt, ID: hdr.LastID})
 	return s, hdr, nil
 }
 

@@ -13,6 +13,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/bl-backlog/bl/ledger/internal/fold"
 	"github.com/bl-backlog/bl/ledger/internal/wire"
 )
 
@@ -22,7 +23,7 @@ type indexEntry struct {
 	off       int64
 	n         int
 	candidate bool // cards only: ready, claimed or in review when the snapshot was taken
-	card      *Card
+	card      *wire.Card
 }
 
 // IndexBuild collects the entries of a snapshot as it is written or read.
@@ -32,9 +33,9 @@ type IndexBuild struct {
 	conflicts             int64        // offset of the first conflict line; the file size when none
 }
 
-func (ib *IndexBuild) addCard(c *Card, off int64, n int) {
+func (ib *IndexBuild) addCard(c *wire.Card, off int64, n int) {
 	ib.cards = append(ib.cards, indexEntry{key: c.ID, off: off, n: n, card: c,
-		candidate: c.Status == StatusReady || c.Status == StatusClaimed || c.Status == StatusReview})
+		candidate: c.Status == wire.StatusReady || c.Status == wire.StatusClaimed || c.Status == wire.StatusReview})
 	if c.IdempotencyKey != "" {
 		ib.keys = append(ib.keys, indexEntry{key: c.IdempotencyKey, off: off, n: n})
 	}
@@ -45,7 +46,7 @@ func (ib *IndexBuild) addCard(c *Card, off int64, n int) {
 
 // namedBy is every card c names, once each: its parent and the other end
 // of its links and dependencies.
-func namedBy(c *Card) []string {
+func namedBy(c *wire.Card) []string {
 	var to []string
 	if c.Parent != "" {
 		to = append(to, c.Parent)
@@ -69,7 +70,7 @@ func (ib *IndexBuild) encode(id snapshotID) []byte {
 			order = append(order, uint32(i))
 		}
 	}
-	slices.SortFunc(order, func(a, b uint32) int { return ClaimOrder(ib.cards[a].card, ib.cards[b].card) })
+	slices.SortFunc(order, func(a, b uint32) int { return fold.ClaimOrder(ib.cards[a].card, ib.cards[b].card) })
 
 	le := binary.LittleEndian
 	out := make([]byte, 0, IndexHeaderLen+EntryLen*(len(ib.cards)+len(ib.keys)+len(ib.receipts)+len(ib.refs))+orderLen*len(order))
@@ -110,11 +111,11 @@ func (ib *IndexBuild) encode(id snapshotID) []byte {
 // which holds its paths until a verdict. The claim-order list records it
 // so a claim can pass over cards under a live lease or in review unread,
 // and the path holders are found without reading any other card.
-func leaseEnd(c *Card) time.Time {
+func leaseEnd(c *wire.Card) time.Time {
 	switch {
-	case c.Status == StatusReview:
+	case c.Status == wire.StatusReview:
 		return time.Unix(0, math.MaxInt64)
-	case c.Status == StatusClaimed && c.LeaseExpiresAt != nil:
+	case c.Status == wire.StatusClaimed && c.LeaseExpiresAt != nil:
 		return *c.LeaseExpiresAt
 	}
 	return time.Time{}

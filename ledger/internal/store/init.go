@@ -15,7 +15,8 @@ import (
 
 	json "github.com/goccy/go-json"
 
-	"github.com/bl-backlog/bl/internal/fsutil"
+	"github.com/bl-backlog/bl/fsutil"
+	"github.com/bl-backlog/bl/ledger/internal/wire"
 )
 
 // DefaultConfig is the config.json a new backlog starts with.
@@ -201,6 +202,6 @@ func initTarget(dir string) error {
 	if len(foreign) > 1 {
 		more = fmt.Sprintf(" and %d more", len(foreign)-1)
 	}
-	return Errorf(ErrInvalid, "%s is not empty (it holds %s%s) and is not a backlog (no %s): bl init writes only into a new or empty directory or an existing backlog; "+
+	return wire.Errorf(wire.ErrInvalid, "%s is not empty (it holds %s%s) and is not a backlog (no %s): bl init writes only into a new or empty directory or an existing backlog; "+
 		"name a new directory, such as %s", dir, foreign[0], more, LedgerFile, filepath.Join(dir, ".backlog"))
 }

@@ -8,7 +8,8 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/bl-backlog/bl/internal/fsutil"
+	"github.com/bl-backlog/bl/fsutil"
+	"github.com/bl-backlog/bl/ledger/internal/wire"
 	json "github.com/goccy/go-json"
 )
 
@@ -103,7 +104,7 @@ func RollForward(dir string) error {
 	}
 	var m manifest
 	if err := json.Unmarshal(data, &m); err != nil {
-		return Errorf(ErrCorrupt, "%s: %v", filepath.Join(staging, ManifestFile), err)
+		return wire.Errorf(wire.ErrCorrupt, "%s: %v", filepath.Join(staging, ManifestFile), err)
 	}
 	if err := os.MkdirAll(filepath.Join(dir, ArchiveDir), 0o755); err != nil {
 		return err

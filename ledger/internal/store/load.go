@@ -82,9 +82,9 @@ func (b *Store) catchUp() error {
 // foldInto returns the function that folds ledger events into s, and one
 // that reports the first event it could not fold because a snapshot line
 // it needed does not read; after that it folds nothing more.
-func foldInto(s *fold.State) (fold func(*Event), failed func() error) {
+func foldInto(s *fold.State) (fold func(*wire.Event), failed func() error) {
 	var ferr error
-	fold = func(e *Event) {
+	fold = func(e *wire.Event) {
 		if ferr != nil {
 			return
 		}
@@ -230,7 +230,7 @@ func SnapshotPosition(dir string, s *fold.State, hdr wire.SnapshotHeader) (Posit
 	f, err := os.Open(path)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
-			return pos, Errorf(ErrNotInitialized, "%s is missing", path)
+			return pos, wire.Errorf(wire.ErrNotInitialized, "%s is missing", path)
 		}
 		return pos, err
 	}
@@ -362,7 +362,7 @@ func (b *Store) loadNormalForm() (done bool, err error) {
 	if now, err := os.Stat(snapPath); (serr == nil) != (err == nil) || (serr == nil && !os.SameFile(snapInfo, now)) {
 		return false, nil // a compaction ran meanwhile
 	}
-	var last *Event
+	var last *wire.Event
 	if l := s.Last(); l.ID != "" {
 		last = &l
 	}

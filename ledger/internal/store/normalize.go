@@ -68,7 +68,7 @@ func (l *LostEvents) String() string {
 // a new segment; the snapshot the fold of all segments;
 // an empty ledger. lost is non-nil when t's snapshot says it folds more
 // events than that: it is rebuilt from the events there are.
-func NormalTree(t Tree, led []*Event) (_ Tree, lost *LostEvents, err error) {
+func NormalTree(t Tree, led []*wire.Event) (_ Tree, lost *LostEvents, err error) {
 	out := Tree{}
 	for name, data := range t {
 		if name != SnapshotFile && name != LedgerFile {
@@ -88,7 +88,7 @@ func NormalTree(t Tree, led []*Event) (_ Tree, lost *LostEvents, err error) {
 	}
 	// The ledger's events no segment holds as they stand: new ones, and
 	// later stamps of archived ones (settle.go), which join a new segment.
-	inArchive := make(map[*Event]bool, len(archived))
+	inArchive := make(map[*wire.Event]bool, len(archived))
 	for _, e := range archived {
 		inArchive[e] = true
 	}
@@ -99,7 +99,7 @@ func NormalTree(t Tree, led []*Event) (_ Tree, lost *LostEvents, err error) {
 	if err := dropOutranked(out, all); err != nil {
 		return nil, nil, err
 	}
-	var rest []*Event
+	var rest []*wire.Event
 	for _, e := range all {
 		if !inArchive[e] {
 			rest = append(rest, e)
@@ -143,8 +143,8 @@ func NormalTree(t Tree, led []*Event) (_ Tree, lost *LostEvents, err error) {
 // form each event is held under its standing stamp alone, so a history
 // read can trust a segment set the snapshot vouches for. A segment left
 // empty goes.
-func dropOutranked(t Tree, all []*Event) error {
-	stands := make(map[string]*Event, len(all))
+func dropOutranked(t Tree, all []*wire.Event) error {
+	stands := make(map[string]*wire.Event, len(all))
 	for _, e := range all {
 		stands[e.ID] = e
 	}
@@ -153,7 +153,7 @@ func dropOutranked(t Tree, all []*Event) error {
 		if err != nil {
 			return err
 		}
-		kept := slices.DeleteFunc(slices.Clone(evs), func(e *Event) bool {
+		kept := slices.DeleteFunc(slices.Clone(evs), func(e *wire.Event) bool {
 			w := stands[e.ID]
 			return w != nil && wire.LaterCopy(w, e)
 		})
@@ -170,10 +170,10 @@ func dropOutranked(t Tree, all []*Event) error {
 	return nil
 }
 
-func EncodeEvents(evs []*Event) ([]byte, error) {
+func EncodeEvents(evs []*wire.Event) ([]byte, error) {
 	var out []byte
 	for _, e := range evs {
-		line, err := EncodeLine(e)
+		line, err := wire.EncodeLine(e)
 		if err != nil {
 			return nil, fmt.Errorf("encode event %s: %w", e.ID, err)
 		}

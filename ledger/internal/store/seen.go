@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/bl-backlog/bl/ledger/internal/fold"
+	"github.com/bl-backlog/bl/ledger/internal/wire"
 	json "github.com/goccy/go-json"
 )
 
@@ -49,7 +50,7 @@ func ReadSeen(dir string) (r seenRecord, ok bool) {
 	if err != nil || json.Unmarshal(data, &r) != nil || r.Events < 0 {
 		return seenRecord{}, false
 	}
-	if _, err := ParseCursor(r.Cursor); err != nil {
+	if _, err := wire.ParseCursor(r.Cursor); err != nil {
 		return seenRecord{}, false
 	}
 	return r, true
@@ -81,13 +82,13 @@ func writeSeen(dir string, r seenRecord) error {
 // newest at last. A state behind the record (fewer events, or an older
 // newest event) leaves it as it is, so a revert stays noticed until bl
 // doctor --repair accepts it. Errors are ignored: it is a cache.
-func RecordSeen(dir string, events int64, last Event) {
+func RecordSeen(dir string, events int64, last wire.Event) {
 	if last.ID == "" {
 		return
 	}
-	cur := CursorOf(&last)
+	cur := wire.CursorOf(&last)
 	if old, ok := ReadSeen(dir); ok {
-		oc, _ := ParseCursor(old.Cursor)
+		oc, _ := wire.ParseCursor(old.Cursor)
 		if events < old.Events || (!oc.IsZero() && !oc.Before(&last) && oc != cur) {
 			return
 		}
@@ -132,7 +133,7 @@ func CheckSeen(dir string, accept bool) (*MissingEvents, error) {
 	}
 	switch {
 	case accept && last.ID != "":
-		if err := writeSeen(dir, seenRecord{Events: events, Cursor: CursorOf(&last).String()}); err != nil {
+		if err := writeSeen(dir, seenRecord{Events: events, Cursor: wire.CursorOf(&last).String()}); err != nil {
 			return m, fmt.Errorf("record the history seen in %s: %w", SeenFile, err)
 		}
 	case accept:
@@ -147,17 +148,17 @@ func CheckSeen(dir string, accept bool) (*MissingEvents, error) {
 
 // missing compares the record with the tree t, whose fold holds events
 // events, the newest at last.
-func missing(t Tree, old seenRecord, events int64, last Event) (*MissingEvents, error) {
-	oc, err := ParseCursor(old.Cursor)
+func missing(t Tree, old seenRecord, events int64, last wire.Event) (*MissingEvents, error) {
+	oc, err := wire.ParseCursor(old.Cursor)
 	if err != nil || oc.IsZero() {
 		return nil, nil
 	}
 	m := &MissingEvents{Seen: old.Events, Now: events, Newest: old.Cursor}
-	seen := &Event{At: oc.At, ID: oc.ID}
+	seen := &wire.Event{At: oc.At, ID: oc.ID}
 	switch {
 	case last.ID == "":
 		m.NewestGone = true
-	case CursorOf(&last) == oc:
+	case wire.CursorOf(&last) == oc:
 	case last.Before(seen):
 		m.NewestGone = true // the newest event now is older than the newest seen
 	default:

@@ -39,7 +39,7 @@ func Segments(dir string) ([]string, error) {
 // cursor of the newest one it passed to fn (from when none) and the offset just after the last
 // event read. A torn tail ends the read quietly (an append may be in
 // progress); damage is a *CorruptError.
-func ReadEvents(path string, offset int64, from Cursor, fn func(*Event) error) (Cursor, int64, error) {
+func ReadEvents(path string, offset int64, from wire.Cursor, fn func(*wire.Event) error) (wire.Cursor, int64, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return from, offset, err
@@ -51,7 +51,7 @@ func ReadEvents(path string, offset int64, from Cursor, fn func(*Event) error) (
 // ReadEventsFile is ReadEvents on a file already open, so a follower can
 // finish reading a ledger that was replaced after it opened it. Line
 // numbers in errors count from offset.
-func ReadEventsFile(f *os.File, path string, offset int64, from Cursor, fn func(*Event) error) (Cursor, int64, error) {
+func ReadEventsFile(f *os.File, path string, offset int64, from wire.Cursor, fn func(*wire.Event) error) (wire.Cursor, int64, error) {
 	bare, err := wire.EndsBare(f, offset)
 	if err != nil {
 		return from, offset, err
@@ -75,7 +75,7 @@ func ReadEventsFile(f *os.File, path string, offset int64, from Cursor, fn func(
 				return from, offset, err
 			}
 			if from.Before(e) {
-				from = CursorOf(e)
+				from = wire.CursorOf(e)
 			}
 		}
 	}
@@ -90,7 +90,7 @@ func ReadEventsFile(f *os.File, path string, offset int64, from Cursor, fn func(
 // segment's order notes every id's latest stamp), not with the events'
 // size, except for a segment out of order, which is read whole. It returns
 // the cursor of the last event passed to fn.
-func ArchivedEvents(paths []string, from Cursor, fn func(*Event) error) (Cursor, error) {
+func ArchivedEvents(paths []string, from wire.Cursor, fn func(*wire.Event) error) (wire.Cursor, error) {
 	return mergeEvents(paths, "", true, from, fn)
 }
 
@@ -102,7 +102,7 @@ func ArchivedEvents(paths []string, from Cursor, fn func(*Event) error) (Cursor,
 // against each other only when across is set: segments a snapshot vouches
 // for hold no event twice with two stamps (normalization keeps only the
 // later copy), so a backlog in its normal form skips that bookkeeping.
-func mergeEvents(paths []string, ledger string, across bool, from Cursor, fn func(*Event) error) (Cursor, error) {
+func mergeEvents(paths []string, ledger string, across bool, from wire.Cursor, fn func(*wire.Event) error) (wire.Cursor, error) {
 	h := &segHeap{}
 	defer func() {
 		for _, s := range *h {
@@ -174,7 +174,7 @@ func mergeEvents(paths []string, ledger string, across bool, from Cursor, fn fun
 		if err := fn(e); err != nil {
 			return from, err
 		}
-		from = CursorOf(e)
+		from = wire.CursorOf(e)
 	}
 	return from, nil
 }
@@ -254,7 +254,7 @@ func (st stamps) noteAll(evs []settled) {
 }
 
 // superseded reports whether a later copy of e exists.
-func (st stamps) superseded(e *Event) bool {
+func (st stamps) superseded(e *wire.Event) bool {
 	s, ok := st[maphash.String(stampSeeds[0], e.ID)]
 	return ok && !s.mixed && s.check == maphash.String(stampSeeds[1], e.ID) && s.at > e.At.UnixNano()
 }
@@ -322,7 +322,7 @@ type segReader struct {
 	f    *os.File
 	lr   *wire.LineReader
 	mem  []settled // the segment's events, sorted, when it was read whole
-	ev   *Event
+	ev   *wire.Event
 }
 
 func (s *segReader) close() {

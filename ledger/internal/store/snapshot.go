@@ -218,8 +218,8 @@ func (d *snapshotDecoder) judge(b []byte) error {
 }
 
 func checkSnapshotVersion(v int) error {
-	if v > FormatVersion {
-		return Errorf(ErrVersion, "snapshot has format v%d, this bl reads v%d; upgrade bl", v, FormatVersion)
+	if v > wire.FormatVersion {
+		return wire.Errorf(wire.ErrVersion, "snapshot has format v%d, this bl reads v%d; upgrade bl", v, wire.FormatVersion)
 	}
 	return nil
 }
@@ -292,7 +292,7 @@ func (d *snapshotDecoder) finish() (*fold.State, error) {
 	if d.ib != nil && s.NumConflicts() == 0 {
 		d.ib.conflicts = d.offset
 	}
-	s.RestorePosition(hdr.Events, Event{At: hdr.LastAt, ID: hdr.LastID})
+	s.RestorePosition(hdr.Events, wire.Event{At: hdr.LastAt, ID: hdr.LastID})
 	if hdr.V < 3 { // written before the fold counted open children
 		s.RecountChildren()
 	}
@@ -303,8 +303,8 @@ func (d *snapshotDecoder) finish() (*fold.State, error) {
 // "<unix nanoseconds>-<event id>.jsonl". Names sort in time order, and two
 // clones that compact the same events produce the same file, so merging
 // their git histories adds segments rather than conflicting over one name.
-func ArchiveName(last Event) string {
-	return filepath.Join(ArchiveDir, CursorOf(&last).String()+".jsonl")
+func ArchiveName(last wire.Event) string {
+	return filepath.Join(ArchiveDir, wire.CursorOf(&last).String()+".jsonl")
 }
 
 // SnapshotClaims returns the most events any header line of the snapshot

@@ -44,7 +44,7 @@ func (src *snapshotSource) useWhole() (*wholeSnapshot, error) {
 	return src.whole, src.err
 }
 
-func (src *snapshotSource) Card(id string) (*Card, error) {
+func (src *snapshotSource) Card(id string) (*wire.Card, error) {
 	if src.ix != nil {
 		if c, err := src.ix.card(id); err == nil {
 			return c, nil
@@ -71,7 +71,7 @@ func (src *snapshotSource) KeyOwner(key string) (string, bool, error) {
 	return id, ok, nil
 }
 
-func (src *snapshotSource) Receipt(rid string) (Receipt, bool, error) {
+func (src *snapshotSource) Receipt(rid string) (wire.Receipt, bool, error) {
 	if src.ix != nil {
 		if r, ok, err := src.ix.receipt(rid); err == nil {
 			return r, ok, nil
@@ -79,7 +79,7 @@ func (src *snapshotSource) Receipt(rid string) (Receipt, bool, error) {
 	}
 	w, err := src.useWhole()
 	if err != nil {
-		return Receipt{}, false, err
+		return wire.Receipt{}, false, err
 	}
 	r, ok := w.s.Receipt(rid)
 	return r, ok, nil
@@ -87,11 +87,11 @@ func (src *snapshotSource) Receipt(rid string) (Receipt, bool, error) {
 
 func (src *snapshotSource) Count() int { return src.cards }
 
-func (src *snapshotSource) Candidates(from int, leasedAt time.Time, skip func([]byte) bool, fn func(*Card) bool) (int, error) {
-	var last *Card // the last card fn saw, to carry on after it
+func (src *snapshotSource) Candidates(from int, leasedAt time.Time, skip func([]byte) bool, fn func(*wire.Card) bool) (int, error) {
+	var last *wire.Card // the last card fn saw, to carry on after it
 	if src.ix != nil {
 		stopped := false
-		next, err := src.ix.candidates(from, leasedAt, skip, func(c *Card) bool {
+		next, err := src.ix.candidates(from, leasedAt, skip, func(c *wire.Card) bool {
 			last = c
 			stopped = !fn(c)
 			return !stopped
@@ -107,7 +107,7 @@ func (src *snapshotSource) Candidates(from int, leasedAt time.Time, skip func([]
 	// The whole snapshot has no index positions: it goes through its
 	// cards in claim order and reports none (the caller skips what it has).
 	for _, c := range w.inClaimOrder() {
-		if last != nil && ClaimOrder(c, last) <= 0 {
+		if last != nil && fold.ClaimOrder(c, last) <= 0 {
 			continue
 		}
 		if skip([]byte(c.ID)) || (!leasedAt.IsZero() && leasedAt.Before(leaseEnd(c))) {
@@ -121,7 +121,7 @@ func (src *snapshotSource) Candidates(from int, leasedAt time.Time, skip func([]
 	return 0, nil
 }
 
-func (src *snapshotSource) Leased(at time.Time, skip func([]byte) bool, fn func(*Card) bool) error {
+func (src *snapshotSource) Leased(at time.Time, skip func([]byte) bool, fn func(*wire.Card) bool) error {
 	if src.ix != nil {
 		if err := src.ix.leased(at, skip, fn); err == nil {
 			return nil
@@ -143,7 +143,7 @@ func (src *snapshotSource) Leased(at time.Time, skip func([]byte) bool, fn func(
 	return nil
 }
 
-func (src *snapshotSource) Referrers(id string) ([]*Card, error) {
+func (src *snapshotSource) Referrers(id string) ([]*wire.Card, error) {
 	if src.ix != nil {
 		if cs, err := src.ix.referrers(id); err == nil {
 			return cs, nil
@@ -153,8 +153,8 @@ func (src *snapshotSource) Referrers(id string) ([]*Card, error) {
 	if err != nil {
 		return nil, err
 	}
-	var out []*Card
-	w.s.Range(func(c *Card) bool {
+	var out []*wire.Card
+	w.s.Range(func(c *wire.Card) bool {
 		if slices.Contains(namedBy(c), id) {
 			cp := c.Clone()
 			out = append(out, &cp)
@@ -164,7 +164,7 @@ func (src *snapshotSource) Referrers(id string) ([]*Card, error) {
 	return out, nil
 }
 
-func (src *snapshotSource) Fill(cards map[string]*Card, requests map[string]Receipt) error {
+func (src *snapshotSource) Fill(cards map[string]*wire.Card, requests map[string]wire.Receipt) error {
 	if src.ix != nil {
 		if err := src.ix.fill(cards, requests); err == nil {
 			return nil
@@ -174,14 +174,14 @@ func (src *snapshotSource) Fill(cards map[string]*Card, requests map[string]Rece
 	if err != nil {
 		return err
 	}
-	w.s.Range(func(c *Card) bool {
+	w.s.Range(func(c *wire.Card) bool {
 		if _, ok := cards[c.ID]; !ok {
 			cp := c.Clone()
 			cards[c.ID] = &cp
 		}
 		return true
 	})
-	w.s.RangeReceipts(func(rid string, r Receipt) bool {
+	w.s.RangeReceipts(func(rid string, r wire.Receipt) bool {
 		if _, ok := requests[rid]; !ok {
 			requests[rid] = r
 		}
@@ -207,10 +207,10 @@ func (src *snapshotSource) Close() {
 // own cards keep the snapshot's values and its claim order stays sorted.
 type wholeSnapshot struct {
 	s     *fold.State
-	order []*Card // ready and claimed cards in claim order; built on first use
+	order []*wire.Card // ready and claimed cards in claim order; built on first use
 }
 
-func (w *wholeSnapshot) card(id string) *Card {
+func (w *wholeSnapshot) card(id string) *wire.Card {
 	if c := w.s.Find(id); c != nil {
 		cp := c.Clone()
 		return &cp
@@ -218,16 +218,16 @@ func (w *wholeSnapshot) card(id string) *Card {
 	return nil
 }
 
-func (w *wholeSnapshot) inClaimOrder() []*Card {
+func (w *wholeSnapshot) inClaimOrder() []*wire.Card {
 	if w.order == nil {
-		w.order = []*Card{}
-		w.s.Range(func(c *Card) bool {
-			if c.Status == StatusReady || c.Status == StatusClaimed || c.Status == StatusReview {
+		w.order = []*wire.Card{}
+		w.s.Range(func(c *wire.Card) bool {
+			if c.Status == wire.StatusReady || c.Status == wire.StatusClaimed || c.Status == wire.StatusReview {
 				w.order = append(w.order, c)
 			}
 			return true
 		})
-		slices.SortFunc(w.order, ClaimOrder)
+		slices.SortFunc(w.order, fold.ClaimOrder)
 	}
 	return w.order
 }

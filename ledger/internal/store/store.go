@@ -36,7 +36,7 @@ type Options struct {
 	// Appended, when set, is given the events of each write once they
 	// are durable and folded. It is called under the writers' lock, so it
 	// must only record them (hooks run them after the call returns).
-	Appended func(events []*Event)
+	Appended func(events []*wire.Event)
 	// Interrupted, when set, is asked during long computations on user
 	// text (the overlap of path globs); once it says true they stop and
 	// the call fails with context.Canceled, appending nothing. bl passes
@@ -63,7 +63,7 @@ const DefaultSlowSync = time.Second
 // folded, as Options.Appended does for every write of a handle, under the
 // writers' lock. It is how one caller of a shared handle collects its own
 // writes (a tool call's hooks) without seeing another caller's.
-func OnAppended(ctx context.Context, fn func(events []*Event)) context.Context {
+func OnAppended(ctx context.Context, fn func(events []*wire.Event)) context.Context {
 	return context.WithValue(ctx, appendedKey{}, fn)
 }
 
@@ -114,7 +114,7 @@ func Open(dir string, opts Options) (*Store, error) {
 		return nil, err
 	}
 	if fi, err := os.Stat(filepath.Join(dir, LedgerFile)); err != nil || !fi.Mode().IsRegular() {
-		return nil, Errorf(ErrNotInitialized, "%s has no %s; run bl init", dir, LedgerFile)
+		return nil, wire.Errorf(wire.ErrNotInitialized, "%s has no %s; run bl init", dir, LedgerFile)
 	}
 	if !opts.AllowNetworkFS {
 		if err := checkLocalFS(dir); err != nil {
@@ -207,7 +207,7 @@ func (b *Store) withLock(ctx context.Context, fn func() error) (err error) {
 // Append appends events, checked against the state in a Locked call, as
 // buf (their encoded lines), applies them and returns the cards they
 // touched as they stand after.
-func (b *Store) Append(ctx context.Context, events []*Event, buf []byte) ([]Card, error) {
+func (b *Store) Append(ctx context.Context, events []*wire.Event, buf []byte) ([]wire.Card, error) {
 	if err := b.appendDurably(buf); err != nil {
 		return nil, err
 	}
@@ -224,7 +224,7 @@ func (b *Store) Append(ctx context.Context, events []*Event, buf []byte) ([]Card
 	if b.opts.Appended != nil {
 		b.opts.Appended(events)
 	}
-	if fn, _ := ctx.Value(appendedKey{}).(func([]*Event)); fn != nil {
+	if fn, _ := ctx.Value(appendedKey{}).(func([]*wire.Event)); fn != nil {
 		fn(events)
 	}
 	cards := b.CardsOf(events)
@@ -234,8 +234,8 @@ func (b *Store) Append(ctx context.Context, events []*Event, buf []byte) ([]Card
 
 // CardsOf returns the card each event touched, as it stands now (in a
 // Locked call).
-func (b *Store) CardsOf(events []*Event) []Card {
-	cards := make([]Card, len(events))
+func (b *Store) CardsOf(events []*wire.Event) []wire.Card {
+	cards := make([]wire.Card, len(events))
 	for i, e := range events {
 		cards[i], _ = b.state.Card(e.Card)
 	}
@@ -340,20 +340,20 @@ func (b *Store) Close() error {
 // with the event every reader will decode from it (JSON turns a nil list
 // into null and invalid UTF-8 into U+FFFD): a write checks and applies
 // that event, so the state it reports is the fold of the file.
-func WrittenLine(e *Event) ([]byte, *Event, error) {
+func WrittenLine(e *wire.Event) ([]byte, *wire.Event, error) {
 	e.V = e.LineVersion()
 	if err := wire.ValidUTF8(e); err != nil {
 		return nil, nil, err
 	}
-	line, err := EncodeLine(e)
+	line, err := wire.EncodeLine(e)
 	if err != nil {
 		return nil, nil, err
 	}
 	if len(line) > wire.MaxLine {
 		// Readers treat a longer line as damage; never write one.
-		return nil, nil, wire.Rule(ErrInvalid, "%s of %s would make a %d-byte ledger line; the limit is %d bytes", e.Op, e.Card, len(line), wire.MaxLine)
+		return nil, nil, wire.Rule(wire.ErrInvalid, "%s of %s would make a %d-byte ledger line; the limit is %d bytes", e.Op, e.Card, len(line), wire.MaxLine)
 	}
-	d, err := DecodeLine(line)
+	d, err := wire.DecodeLine(line)
 	if err != nil {
 		return nil, nil, fmt.Errorf("ledger: %s of %s does not read back: %w", e.Op, e.Card, err)
 	}

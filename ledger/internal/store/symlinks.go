@@ -6,6 +6,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/bl-backlog/bl/ledger/internal/wire"
 )
 
 // LinkError is a file of the backlog that is a symbolic link leading out of
@@ -24,7 +26,7 @@ func (e *LinkError) Error() string {
 }
 
 // Unwrap lets errors.Is(err, ErrCorrupt) match.
-func (e *LinkError) Unwrap() error { return ErrCorrupt }
+func (e *LinkError) Unwrap() error { return wire.ErrCorrupt }
 
 // backlogNames are the entries of a backlog directory that bl opens,
 // creates or replaces.

@@ -55,14 +55,14 @@ func (t Tree) Archives() []string {
 
 // Events returns every event the tree holds, archives and ledger, each once,
 // in (at, id) order.
-func (t Tree) Events() ([]*Event, error) {
+func (t Tree) Events() ([]*wire.Event, error) {
 	return t.Union(append(t.Archives(), LedgerFile)...)
 }
 
 // Union decodes the named files and returns their events, each once (see
 // settle.go), in (at, id) order.
-func (t Tree) Union(names ...string) ([]*Event, error) {
-	var all []*Event
+func (t Tree) Union(names ...string) ([]*wire.Event, error) {
+	var all []*wire.Event
 	for _, name := range names {
 		evs, err := DecodeAll(name, t[name])
 		if err != nil {
@@ -76,7 +76,7 @@ func (t Tree) Union(names ...string) ([]*Event, error) {
 // DecodeAll decodes every line of a committed ledger or archive file (git's
 // copy, a merge driver's input). Such a file is written whole, so a torn
 // tail is damage too: any line that is not an event is a *CorruptError.
-func DecodeAll(name string, data []byte) ([]*Event, error) {
+func DecodeAll(name string, data []byte) ([]*wire.Event, error) {
 	evs, _, torn, err := wire.ReadEventsData(name, data)
 	if torn != nil {
 		return nil, &wire.CorruptError{Path: name, Line: torn.Line, Offset: torn.Offset, Err: fmt.Errorf("%w: %s", wire.ErrFraming, torn.Reason)}
@@ -113,7 +113,7 @@ func (t Tree) fold(mayNormalize bool) (*fold.State, error) {
 	if hdr.TailBytes > 0 && int64(len(led)) >= hdr.TailBytes && wire.CrcHex(led[:hdr.TailBytes]) == hdr.TailCRC {
 		led = led[hdr.TailBytes:]
 	}
-	var evs []*Event
+	var evs []*wire.Event
 	if !stale {
 		var err error
 		if evs, err = DecodeAll(LedgerFile, led); err != nil {
@@ -137,7 +137,7 @@ func (t Tree) fold(mayNormalize bool) (*fold.State, error) {
 		return s, nil
 	}
 	if !mayNormalize {
-		return nil, Errorf(ErrCorrupt, "backlog files still disagree after normalizing")
+		return nil, wire.Errorf(wire.ErrCorrupt, "backlog files still disagree after normalizing")
 	}
 	all, err := DecodeAll(LedgerFile, t[LedgerFile])
 	if err != nil {
