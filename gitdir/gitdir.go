@@ -1,7 +1,17 @@
 // Package gitdir finds a git repository's directories from the files git
 // leaves on disk, without running git or linking a git library: the lean
 // bl uses it on every call to find the backlog a linked worktree shares,
-// and gitsync to open the repository.
+// and gitsync to open the repository. It also runs the system git where bl
+// needs it (Run, and Tracked on top of it), with one rule for a git
+// hook's environment.
+//
+// bl reaches git through four packages, each for one thing: gitdir finds
+// a repository's directories from the files git leaves on disk and is the
+// one door to the system git (Run); internal/gitwork runs that git for a
+// card's work (worktrees, branch heads, staged files); ledger/gitsync is
+// the backlog's own traffic with git through go-git (commit, fetch,
+// rebase, push, lease refs, the merge driver); internal/cli/gitcli is
+// bl-git's commands on top of gitsync.
 package gitdir
 
 import (

@@ -1,19 +1,15 @@
 package gitdir
 
 import (
-	"bytes"
 	"context"
 	"errors"
-	"fmt"
-	"os"
-	"os/exec"
 	"path/filepath"
 )
 
 // Tracked reports whether git tracks the file name in dir. Outside any git
 // repository nothing is tracked. Inside one it asks the system git
-// (git ls-files), and returns an error when that cannot be told: git
-// missing, or refusing the repository (owned by someone else).
+// (git ls-files, through Run), and returns an error when that cannot be
+// told: git missing, or refusing the repository (owned by someone else).
 func Tracked(ctx context.Context, dir, name string) (bool, error) {
 	abs, err := filepath.Abs(dir)
 	if err == nil {
@@ -21,21 +17,15 @@ func Tracked(ctx context.Context, dir, name string) (bool, error) {
 			return false, nil
 		}
 	}
-	git, err := exec.LookPath("git")
-	if err != nil {
-		return false, errors.New("git is not installed to tell whether it tracks the file")
-	}
-	cmd := exec.CommandContext(ctx, git, "-C", dir, "ls-files", "--error-unmatch", "--", name)
-	cmd.Env = append(os.Environ(), "GIT_OPTIONAL_LOCKS=0")
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	err = cmd.Run()
-	var ee *exec.ExitError
+	_, err = Run(ctx, dir, "ls-files", "--error-unmatch", "--", name)
+	var gerr *Error
 	switch {
 	case err == nil:
 		return true, nil
-	case errors.As(err, &ee) && ee.ExitCode() == 1:
+	case errors.Is(err, ErrNoGit):
+		return false, errors.New("git is not installed to tell whether it tracks the file")
+	case errors.As(err, &gerr) && gerr.ExitCode() == 1:
 		return false, nil // --error-unmatch: not tracked
 	}
-	return false, fmt.Errorf("git ls-files: %v: %s", err, bytes.TrimSpace(stderr.Bytes()))
+	return false, err
 }

@@ -68,7 +68,7 @@ var layers = map[string][]string{
 	// bl run: claim, run a command, heartbeat, complete or fail.
 	// internal/gitwork runs the system git for a card's work: worktrees,
 	// branch heads, staged files (bl run --worktree, bl paths check).
-	"internal/gitwork":    nil,
+	"internal/gitwork":    {"gitdir"},
 	"internal/supervisor": {"export", "internal/gitwork", "ledger", "ledger/watch", "lock"},
 	// The command line: one file per command, printing, exit codes.
 	"internal/cli": {"export", "hooks", "fsutil", "gitdir", "internal/gitwork", "internal/importer", "internal/search", "internal/supervisor", "ledger", "ledger/gitsync/result", "ledger/watch", "lock"},

@@ -8,6 +8,14 @@
 // bl serve, bl mcp, bl board and webhook delivery, which bl-git links and
 // the lean bl does not. Git's methods take and return values and print
 // nothing.
+//
+// bl reaches git through four packages, each for one thing: gitdir finds
+// a repository's directories from the files git leaves on disk and is the
+// one door to the system git (Run); internal/gitwork runs that git for a
+// card's work (worktrees, branch heads, staged files); ledger/gitsync is
+// the backlog's own traffic with git through go-git (commit, fetch,
+// rebase, push, lease refs, the merge driver); internal/cli/gitcli is
+// bl-git's commands on top of gitsync.
 package gitcli
 
 import (
