@@ -568,7 +568,19 @@
 //     Snapshot and compaction), in memory, until a writer rewrites it. A
 //     snapshot whose archives hold fewer events than a header counts is
 //     damage (the archives it folded are missing).
-//   - A line that fails its checksum is damage everywhere (exit 6).
+//   - A line that fails its checksum is damage everywhere (exit 6), with
+//     one exception: lines git itself wrote. When the ledger does not
+//     read and its bytes start with the blob git's index holds for it
+//     (the blob id of that many bytes matches .git/index), the lines
+//     among them that do not read — a teammate's push, taken by a plain
+//     pull, merge, rebase or cherry-pick — are quarantined: moved to
+//     ledger.jsonl.broken, listed in cache/quarantine.jsonl with the
+//     commit HEAD names, and the ledger rewritten without them under the
+//     lock (quarantine_git.go). Lines after those bytes are this clone's
+//     own appends: damage there stays exit 6. A snapshot that is the blob
+//     git's index holds, and not the one last checked (its sha256 in
+//     cache/snapshot.vetted), is held to its events before it is
+//     indexed; one they do not produce is rebuilt from them.
 //   - Lines of git conflict markers (<<<<<<<, |||||||, =======, >>>>>>>),
 //     from a merge made before the union rule, are damage that names
 //     itself in the ledger and in an archive segment: the reader says "git
@@ -662,21 +674,21 @@
 //
 // # Code map
 //
-// Where each section above is implemented. The package has five layers,
-// each importing only the ones above it: internal/wire (the format: types,
-// codec, framing, validation, errors; it imports nothing of the module),
+// Where each section above is implemented. The package has five layers, each
+// importing only the ones above it: internal/wire (the format: types, codec,
+// framing, validation, errors; it imports nothing of the module),
 // internal/fold (the pure fold: it imports wire and no package that reaches
 // a file), internal/store (the files of a backlog directory and the state
-// folded from them: loading, catching up, the append path, compaction),
-// internal/repair (bl doctor, the rebase of a sync round, the quarantine of
-// pulled lines), and this package, the public API: the handle, the write
-// requests and their rules (replays, stages, epics, paths), history, diff
-// and git trees, naming the other layers' types with aliases (wire.go,
-// fold.go, files.go). Neither store nor repair imports this package. Tests
-// sit beside each file as <name>_test.go: the format's own (codec, framing,
-// fast paths, their fuzz corpus) in internal/wire, the fold's tables in
-// internal/fold, and here the store's, the API's and the fold's rules,
-// which are tested through the API.
+// folded from them: loading, catching up, the append path, compaction, the
+// quarantine of lines that arrive through git and do not read),
+// internal/repair (bl doctor, the rebase of a sync round), and this package,
+// the public API: the handle, the write requests and their rules (replays,
+// stages, epics, paths), history, diff and git trees, naming the other
+// layers' types with aliases (wire.go, fold.go, files.go). Neither store nor
+// repair imports this package. Tests sit beside each file as <name>_test.go:
+// the format's own (codec, framing, fast paths, their fuzz corpus) in
+// internal/wire, the fold's tables in internal/fold, and here the store's,
+// the API's and the fold's rules, which are tested through the API.
 //
 //	The .backlog directory   internal/store/init.go, file.go, config.go,
 //	                         config_decode.go, symlinks.go, fs_linux.go,
@@ -717,9 +729,11 @@
 //	                         normalize.go, segments.go
 //	Journal                  internal/store/journal.go
 //	Git                      git.go, diff.go, history.go; internal/store/tree.go,
-//	                         history.go; internal/repair/rebase.go,
-//	                         quarantine.go (pulled lines that do not read);
-//	                         the git side is package gitsync
+//	                         history.go, quarantine.go (pulled lines that
+//	                         do not read), quarantine_git.go (lines and
+//	                         snapshots git itself wrote);
+//	                         internal/repair/rebase.go; the git side is
+//	                         package gitsync
 //	Snapshot index           internal/store/index.go, index_write.go,
 //	                         source.go, mmap_*.go
 //	Cursors                  internal/wire/cursor.go; history.go

@@ -18,7 +18,7 @@ const (
 	IndexFile      = store.IndexFile
 	LedgerFile     = store.LedgerFile
 	LockFile       = store.LockFile
-	QuarantineFile = repair.QuarantineFile
+	QuarantineFile = store.QuarantineFile
 	SeenFile       = store.SeenFile
 	SnapshotFile   = store.SnapshotFile
 )
@@ -54,7 +54,7 @@ type (
 	Loader        = store.Loader
 	LostEvents    = store.LostEvents
 	MissingEvents = store.MissingEvents
-	Quarantined   = repair.Quarantined
+	Quarantined   = store.Quarantined
 	RebaseResult  = store.RebaseResult
 	Report        = repair.Report
 	SetAside      = repair.SetAside
@@ -76,13 +76,13 @@ var (
 	InitContent       = store.InitContent
 	MergeFiles        = store.MergeFiles
 	ParseOps          = store.ParseOps
-	QuarantineLines   = repair.QuarantineLines
-	QuarantineMessage = repair.QuarantineMessage
+	QuarantineLines   = store.QuarantineLines
+	QuarantineMessage = store.QuarantineMessage
 	ReadConfig        = store.ReadConfig
 	ReadEvents        = store.ReadEvents
 	ReadEventsFile    = store.ReadEventsFile
-	ReadQuarantine    = repair.ReadQuarantine
-	RecordQuarantine  = repair.RecordQuarantine
+	ReadQuarantine    = store.ReadQuarantine
+	RecordQuarantine  = store.RecordQuarantine
 	Repair            = repair.Repair
 	Segments          = store.Segments
 	SetConfigID       = store.SetConfigID

@@ -59,9 +59,9 @@ func (t Tree) Load(load Loader) error { return store.Tree(t).Load(load) }
 
 // SettleSnapshot quarantines what a plain git pull or merge brought into
 // the snapshot of the backlog in dir that does not read (see
-// repair.SettleSnapshot).
+// store.SettleSnapshot).
 func SettleSnapshot(dir string, t Tree, local []byte, from, commit string) ([]Quarantined, error) {
-	return repair.SettleSnapshot(dir, store.Tree(t), local, from, commit)
+	return store.SettleSnapshot(dir, store.Tree(t), local, from, commit)
 }
 
 // Tree reads the backlog's tracked files under the lock, so it never sees

@@ -31,10 +31,11 @@ var layers = map[string][]string{
 	"ledger/internal/fold": {"ledger/internal/wire"},
 	// The store: the files of a backlog directory (ledger, segments,
 	// snapshot, index, journal, config), loading and catching up, the
-	// append path, compaction. It never imports the API above it.
-	"ledger/internal/store": {"fsutil", "ledger/internal/fold", "ledger/internal/wire", "lock"},
-	// Repair: bl doctor (diagnose, repair, the snapshot's refold), the
-	// rebase of a sync round, the quarantine of pulled lines.
+	// append path, compaction, the quarantine of lines that arrive
+	// through git and do not read. It never imports the API above it.
+	"ledger/internal/store": {"fsutil", "gitdir", "ledger/internal/fold", "ledger/internal/wire", "lock"},
+	// Repair: bl doctor (diagnose, repair, the snapshot's refold) and the
+	// rebase of a sync round.
 	"ledger/internal/repair": {"fsutil", "gitdir", "ledger/internal/fold", "ledger/internal/store", "ledger/internal/wire", "lock"},
 	// The backlog's public API: the handle, the write requests and their
 	// rules (replays, stages, epics, paths), history, diff, git trees.

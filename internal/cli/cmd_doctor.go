@@ -200,7 +200,7 @@ func (a *App) printReport(w io.Writer, r *ledger.Report) {
 		fmt.Fprintf(w, "leftover   %s was written by a compaction that did not finish (a full disk, a kill): every event in it is still in the ledger; the next compaction removes it\n", r.Leftover)
 	}
 	if sa := r.SetAside; sa != nil {
-		fmt.Fprintf(w, "set aside  %s holds %d bytes that writers set aside as torn tails (never acknowledged; safe to delete once reviewed)\n", ledger.BrokenFile, sa.Bytes)
+		fmt.Fprintf(w, "set aside  %s holds %d bytes set aside: torn tails (never acknowledged) and damaged lines quarantined (never folded); safe to delete once reviewed\n", ledger.BrokenFile, sa.Bytes)
 		if sa.Events > 0 {
 			fmt.Fprintf(w, "set aside  %d line(s) in %s are valid events this backlog lacks (an older bl set them aside): review them before deleting it\n", sa.Events, ledger.BrokenFile)
 		}

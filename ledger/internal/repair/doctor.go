@@ -106,7 +106,7 @@ type Report struct {
 	Missing *store.MissingEvents `json:"missing_events"`
 	// Quarantined lists the lines a sync set aside as they arrived from
 	// another clone (QuarantineFile).
-	Quarantined []Quarantined `json:"quarantined,omitempty"`
+	Quarantined []store.Quarantined `json:"quarantined,omitempty"`
 }
 
 // rawLine is one line of the ledger file as doctor sees it.
@@ -150,13 +150,14 @@ func diagnose(dir string, now time.Time) (*Report, []rawLine, error) {
 		return nil, nil, err
 	}
 	evs, seen := judgeLedgerLines(rep, lines, pos)
+	markFromGit(rep, dir, data)
 	slices.SortStableFunc(evs, wire.ByAtID)
 	for _, e := range evs {
 		_ = s.Apply(e) // conflicts are recorded in the state
 	}
 	s = separateStale(rep, dir, lines, s)
 	rep.SetAside = setAsideReport(dir, seen)
-	rep.Quarantined, _ = ReadQuarantine(dir)
+	rep.Quarantined, _ = store.ReadQuarantine(dir)
 	summarizeState(rep, s, lines, now)
 	return rep, lines, nil
 }
@@ -472,6 +473,16 @@ func Repair(ctx context.Context, dir string, timeout time.Duration, now time.Tim
 		return nil, err
 	}
 	store.RemoveTemps(dir)
+	var done []string
+	if root, err := gitdir.Root(dir); err == nil {
+		n, _, err := store.QuarantineStaged(dir, root)
+		if err != nil {
+			return nil, err
+		}
+		if n > 0 {
+			done = append(done, fmt.Sprintf("quarantined %d line(s) git brought into %s that do not read (moved to %s; bl sync --push takes them off the branch)", n, store.LedgerFile, store.BrokenFile))
+		}
+	}
 	rep, lines, err := diagnose(dir, now)
 	if err != nil {
 		return nil, err
@@ -482,7 +493,6 @@ func Repair(ctx context.Context, dir string, timeout time.Duration, now time.Tim
 				filepath.Join(dir, d.File), d.Line, d.Offset, d.Reason, gitPath(dir, d.File))
 		}
 	}
-	var done []string
 	// A stale snapshot, or one no history produces (forged), is rebuilt
 	// from the events.
 	stale := len(rep.Stale) > 0 || slices.ContainsFunc(rep.Damage, func(d Damage) bool { return d.File == store.SnapshotFile && d.Repairable })
@@ -700,4 +710,31 @@ func appendLine(dst, line []byte) []byte {
 		dst = append(dst, '\n')
 	}
 	return dst
+}
+
+// markFromGit marks the ledger damage in rep that git wrote (see above)
+// as repairable: bl doctor --repair, or the next command, quarantines it.
+func markFromGit(rep *Report, dir string, data []byte) {
+	if !slices.ContainsFunc(rep.Damage, func(d Damage) bool { return d.File == store.LedgerFile && !d.Repairable }) {
+		return
+	}
+	root, err := gitdir.Root(dir)
+	if err != nil {
+		return
+	}
+	rel, err := filepath.Rel(root, filepath.Join(dir, store.LedgerFile))
+	if err != nil {
+		return
+	}
+	n, ok := gitdir.StagedPrefix(root, filepath.ToSlash(rel), data)
+	if !ok {
+		return
+	}
+	_, bad := store.QuarantineLines(data[:n], store.FromGit, "", store.LedgerFile)
+	for i, d := range rep.Damage {
+		if d.File == store.LedgerFile && slices.ContainsFunc(bad, func(q store.Quarantined) bool { return q.Line == d.Line }) {
+			rep.Damage[i].Repairable = true
+			rep.Damage[i].Reason += " (git wrote this line: the next bl command quarantines it)"
+		}
+	}
 }

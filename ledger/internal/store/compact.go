@@ -116,6 +116,7 @@ func (b *Store) compactLocked() (res CompactResult, err error) {
 		}
 		b.failpoint("compact-after-snapshot")
 		writeIndexFor(b.dir, snap, ib)
+		recordVetted(b.dir, snap) // folded here: git writing it back is not news
 		RecordSeen(b.dir, b.state.Events(), b.state.Last())
 		b.seq = seq
 		b.snapEvents = b.state.Events()

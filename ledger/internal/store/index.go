@@ -482,7 +482,7 @@ func (ix *snapshotIndex) fill(cards map[string]*wire.Card, requests map[string]w
 // otherwise the whole snapshot is decoded (readWhole), which also writes
 // an index for the next caller. f is the snapshot, open, or nil when there
 // is none; the caller closes it unless the state holds it (s.src != nil).
-func openSnapshotIndexed(dir string) (s *fold.State, hdr wire.SnapshotHeader, f *os.File, err error) {
+func openSnapshotIndexed(dir string, vet func(path string, f *os.File) error) (s *fold.State, hdr wire.SnapshotHeader, f *os.File, err error) {
 	return openSnapshot(dir, func(path string, f *os.File) (*fold.State, wire.SnapshotHeader, error) {
 		fi, err := f.Stat()
 		if err != nil {
@@ -508,6 +508,9 @@ func openSnapshotIndexed(dir string) (s *fold.State, hdr wire.SnapshotHeader, f 
 			ix.close()
 			// A header or conflict list that does not read: report it
 			// the way a full decode does, with its line number.
+		}
+		if err := vet(path, f); err != nil {
+			return nil, wire.SnapshotHeader{}, err
 		}
 		return readWhole(dir, path, f, fi, id)
 	})

@@ -44,6 +44,9 @@ func (b *Store) reload() error {
 		if errors.Is(err, errUnsorted) && !sorted {
 			sorted, done, err = true, false, nil
 		}
+		if err != nil && b.setAsideFromGit(err) {
+			done, err = false, nil // the ledger git wrote, less its damaged lines
+		}
 		if err != nil || done {
 			return err
 		}
@@ -76,6 +79,9 @@ func (b *Store) catchUp() error {
 	// pos covers exactly the events applied, even when reading stopped at
 	// damage, so the next catch-up neither skips nor repeats one.
 	b.pos, b.torn = pos, torn
+	if err != nil && b.setAsideFromGit(err) {
+		return b.reload()
+	}
 	return err
 }
 
@@ -130,9 +136,12 @@ func (b *Store) refresh() error {
 // the pair changed underneath (a compaction or normalization ran) and the
 // load must start over.
 func (b *Store) loadOnce(sorted bool) (done bool, err error) {
-	s, hdr, snapFile, err := openSnapshotIndexed(b.dir)
+	s, hdr, snapFile, err := openSnapshotIndexed(b.dir, b.vetSnapshot)
 	if errors.Is(err, ErrStale) { // a union of two snapshots
 		return b.loadStale()
+	}
+	if errors.Is(err, errSnapshotRebuilt) {
+		return false, nil
 	}
 	if err != nil {
 		return false, err

@@ -1,4 +1,4 @@
-package repair
+package store
 
 import (
 	"bytes"
@@ -14,7 +14,6 @@ import (
 
 	"github.com/bl-backlog/bl/fsutil"
 	"github.com/bl-backlog/bl/ledger/internal/fold"
-	"github.com/bl-backlog/bl/ledger/internal/store"
 	"github.com/bl-backlog/bl/ledger/internal/wire"
 )
 
@@ -29,7 +28,7 @@ import (
 
 // QuarantineFile lists the quarantined lines, one JSON object a line. It
 // lives in the cache directory: local to this clone, ignored by git.
-const QuarantineFile = store.CacheDir + "/quarantine.jsonl"
+const QuarantineFile = CacheDir + "/quarantine.jsonl"
 
 // Quarantined is one line set aside as it arrived.
 type Quarantined struct {
@@ -39,12 +38,12 @@ type Quarantined struct {
 	Line   int    `json:"line"`   // 1-based, in File as that commit holds it
 	Reason string `json:"reason"`
 	Sum    string `json:"sha256"` // of the line's bytes, which are not kept
+	raw    []byte // the line's bytes, for a caller that sets them aside
 }
 
 // QuarantineLines splits a ledger file's data, as a commit from would
 // holds it, into the lines that read (or that only a newer bl reads) and
-// those it quarantines. Blank lines stay; so does an unterminated last
-// line that reads.
+// those it quarantines. An unterminated last line that reads stays.
 func QuarantineLines(data []byte, from, commit, file string) ([]byte, []Quarantined) {
 	var out []byte
 	var bad []Quarantined
@@ -56,13 +55,16 @@ func QuarantineLines(data []byte, from, commit, file string) ([]byte, []Quaranti
 		}
 		data = data[len(line):]
 		n++
+		_, err := wire.DecodeLine(line)
 		if len(bytes.TrimSpace(line)) == 0 {
-			out = append(out, line...)
-			continue
+			err = wire.ErrBlank // holds no event, and every reader refuses it
 		}
-		if _, err := wire.DecodeLine(line); err != nil && !errors.Is(err, wire.ErrVersion) {
+		if err != nil && !errors.Is(err, wire.ErrVersion) {
+			if body := bytes.TrimRight(line, "\r\n"); wire.ConflictMarker(body) {
+				err = wire.ErrConflictMarkers // a marker line holds no event: nothing is lost
+			}
 			sum := sha256.Sum256(line)
-			bad = append(bad, Quarantined{From: from, Commit: commit, File: file, Line: n, Reason: printable(err.Error()), Sum: hex.EncodeToString(sum[:])})
+			bad = append(bad, Quarantined{From: from, Commit: commit, File: file, Line: n, Reason: printable(err.Error()), Sum: hex.EncodeToString(sum[:]), raw: line})
 			continue
 		}
 		out = append(out, line...)
@@ -160,13 +162,13 @@ func printable(s string) string {
 // unread (nil) are read from dir, where they are the same. A snapshot
 // whose events the archives do not all hold is left as it is (bl doctor
 // names it; only git history can restore what is missing).
-func SettleSnapshot(dir string, t store.Tree, local []byte, from, commit string) ([]Quarantined, error) {
-	data := t[store.SnapshotFile]
+func SettleSnapshot(dir string, t Tree, local []byte, from, commit string) ([]Quarantined, error) {
+	data := t[SnapshotFile]
 	if data == nil || bytes.Equal(data, local) {
 		return nil, nil
 	}
 	names := t.Archives()
-	arch := store.Tree{}
+	arch := Tree{}
 	for _, n := range names {
 		b := t[n]
 		if b == nil {
@@ -185,14 +187,14 @@ func SettleSnapshot(dir string, t store.Tree, local []byte, from, commit string)
 	for _, e := range evs {
 		_ = s.Apply(e) // a refused event is a recorded conflict, as in any fold
 	}
-	_, hdr, derr := store.DecodeSnapshot(store.SnapshotFile, bytes.NewReader(data), nil)
-	if errors.Is(derr, store.ErrStale) {
+	_, hdr, derr := DecodeSnapshot(SnapshotFile, bytes.NewReader(data), nil)
+	if errors.Is(derr, ErrStale) {
 		return nil, nil // a union of two snapshots: every load refolds it
 	}
 	var tail []byte
-	if led := t[store.LedgerFile]; derr == nil && hdr.TailBytes > 0 && int64(len(led)) >= hdr.TailBytes && wire.CrcHex(led[:hdr.TailBytes]) == hdr.TailCRC {
+	if led := t[LedgerFile]; derr == nil && hdr.TailBytes > 0 && int64(len(led)) >= hdr.TailBytes && wire.CrcHex(led[:hdr.TailBytes]) == hdr.TailCRC {
 		tail = led[:hdr.TailBytes]
-		tevs, err := store.DecodeAll(store.LedgerFile, tail)
+		tevs, err := DecodeAll(LedgerFile, tail)
 		if err != nil {
 			return nil, nil
 		}
@@ -203,23 +205,25 @@ func SettleSnapshot(dir string, t store.Tree, local []byte, from, commit string)
 	if derr == nil && s.Events() < hdr.Events {
 		return nil, nil
 	}
-	want, _, err := store.EncodeSnapshot(s, names, tail)
+	want, _, err := EncodeSnapshot(s, names, tail)
 	if err != nil {
 		return nil, err
 	}
-	why, line := snapshotDiff(data, want)
+	why, line := SnapshotDiff(data, want)
 	switch {
 	case derr != nil:
 		why = "it does not read: " + derr.Error()
 	case why == "" && (s.Events() != hdr.Events || s.Last().ID != hdr.LastID):
 		why = fmt.Sprintf("its header counts %d events up to %q; the events hold %d up to %q", hdr.Events, hdr.LastID, s.Events(), s.Last().ID)
 	case why == "":
+		recordVetted(dir, data)
 		return nil, nil
 	default:
 		why = "no history produces it: " + why
 	}
-	t[store.SnapshotFile] = want
+	t[SnapshotFile] = want
+	recordVetted(dir, want)
 	sum := sha256.Sum256(data)
-	return []Quarantined{{From: from, Commit: commit, File: store.SnapshotFile, Line: max(line, 1),
+	return []Quarantined{{From: from, Commit: commit, File: SnapshotFile, Line: max(line, 1),
 		Reason: printable(why) + "; rebuilt from the archived events", Sum: hex.EncodeToString(sum[:])}}, nil
 }

@@ -1,0 +1,230 @@
+package gitdir
+
+import (
+	"bytes"
+	"crypto/sha1"
+	"crypto/sha256"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+)
+
+// git's index (the staging area, .git/index) records, for each tracked
+// file, the object id of the blob git last put in the worktree or staged,
+// and the file's size then. That is enough to tell whether bytes on disk
+// are what git wrote there — a checkout, pull, merge, rebase, cherry-pick,
+// revert or reset — without reading the object store: hash the bytes as a
+// blob and compare. The reader below follows the index format versions 2,
+// 3 and 4 (Documentation/gitformat-index.txt); a split index is reported
+// as not followed rather than guessed at.
+
+// errIndexFormat: the index is not one this reader follows.
+var errIndexFormat = errors.New("gitdir: index format not followed")
+
+// Staged is what git's index holds for one file: its blob id, the size
+// the file had, and the hash the repository names objects with.
+type Staged struct {
+	OID     []byte
+	Size    int64
+	NewHash func() hash.Hash
+}
+
+// Matches reports whether data starts with the blob s names.
+func (s Staged) Matches(data []byte) bool {
+	return s.Size <= int64(len(data)) && bytes.Equal(BlobID(s.NewHash, data[:s.Size]), s.OID)
+}
+
+// StagedFile reads the stage-0 entry for the file at rel (a
+// slash-separated path relative to the worktree root) from the index of
+// the worktree at root; ok is false when the index does not hold it or
+// cannot be read.
+func StagedFile(root, rel string) (s Staged, ok bool) {
+	gitDir, commonDir, err := Dirs(root)
+	if err != nil {
+		return s, false
+	}
+	raw, err := os.ReadFile(filepath.Join(gitDir, "index"))
+	if err != nil {
+		return s, false
+	}
+	s.NewHash = sha1.New
+	if sha256Repo(commonDir) {
+		s.NewHash = sha256.New
+	}
+	oid, size, err := stagedEntry(raw, rel, s.NewHash().Size())
+	if err != nil {
+		return s, false
+	}
+	s.OID, s.Size = oid, int64(size)
+	return s, true
+}
+
+// StagedPrefix reports how many leading bytes of data are exactly the
+// blob git's index holds for the file at rel: the size the index
+// recorded, when the blob id of that many bytes of data matches; ok is
+// false when the index does not hold rel at stage 0, data is shorter,
+// the bytes differ, or the index cannot be read.
+func StagedPrefix(root, rel string, data []byte) (n int, ok bool) {
+	s, ok := StagedFile(root, rel)
+	if !ok || !s.Matches(data) {
+		return 0, false
+	}
+	return int(s.Size), true
+}
+
+// BlobID is git's object id of data as a blob.
+func BlobID(newHash func() hash.Hash, data []byte) []byte {
+	h := newHash()
+	h.Write([]byte("blob " + strconv.Itoa(len(data)) + "\x00"))
+	h.Write(data)
+	return h.Sum(nil)
+}
+
+// sha256Repo reports whether the repository's config names sha256 as its
+// object format (extensions.objectFormat).
+func sha256Repo(commonDir string) bool {
+	b, err := os.ReadFile(filepath.Join(commonDir, "config"))
+	if err != nil {
+		return false
+	}
+	for _, l := range strings.Split(strings.ToLower(string(b)), "\n") {
+		k, v, found := strings.Cut(l, "=")
+		if found && strings.TrimSpace(k) == "objectformat" && strings.TrimSpace(v) == "sha256" {
+			return true
+		}
+	}
+	return false
+}
+
+// stagedEntry finds rel's stage-0 entry in the index data raw: its object
+// id (hashSize bytes) and the file size recorded with it.
+func stagedEntry(raw []byte, rel string, hashSize int) (oid []byte, size uint32, err error) {
+	if len(raw) < 12 || string(raw[:4]) != "DIRC" {
+		return nil, 0, errIndexFormat
+	}
+	version := binary.BigEndian.Uint32(raw[4:8])
+	if version < 2 || version > 4 {
+		return nil, 0, fmt.Errorf("%w: version %d", errIndexFormat, version)
+	}
+	count := binary.BigEndian.Uint32(raw[8:12])
+	off := 12
+	found := false
+	var prev []byte
+	fixed := 40 + hashSize + 2 // stat data, object id, flags
+	for i := uint32(0); i < count; i++ {
+		if off+fixed > len(raw) {
+			return nil, 0, errIndexFormat
+		}
+		e := raw[off:]
+		esize := binary.BigEndian.Uint32(e[36:40])
+		id := e[40 : 40+hashSize]
+		flags := binary.BigEndian.Uint16(e[40+hashSize:])
+		p := off + fixed
+		if flags&0x4000 != 0 { // extended flags (version 3 and later)
+			p += 2
+		}
+		if p > len(raw) {
+			return nil, 0, errIndexFormat
+		}
+		var name []byte
+		if version == 4 {
+			strip, used := varint(raw[p:])
+			if used == 0 || strip > uint64(len(prev)) {
+				return nil, 0, errIndexFormat
+			}
+			if p += used; p > len(raw) {
+				return nil, 0, errIndexFormat
+			}
+			end := bytes.IndexByte(raw[p:], 0)
+			if end < 0 {
+				return nil, 0, errIndexFormat
+			}
+			name = append(append([]byte(nil), prev[:uint64(len(prev))-strip]...), raw[p:p+end]...)
+			off = p + end + 1
+		} else {
+			end := bytes.IndexByte(raw[p:], 0)
+			if end < 0 {
+				return nil, 0, errIndexFormat
+			}
+			name = raw[p : p+end]
+			// Entries are padded with 1 to 8 NULs to a multiple of 8.
+			off += (p + end - off + 8) &^ 7
+		}
+		prev = name
+		if !found && string(name) == rel && (flags>>12)&3 == 0 {
+			oid, size, found = id, esize, true
+		}
+	}
+	// A split index ("link" extension) keeps most entries in a shared
+	// index file: what was found here may be overridden there.
+	for off+8 <= len(raw)-hashSize {
+		n := int(binary.BigEndian.Uint32(raw[off+4 : off+8]))
+		if string(raw[off:off+4]) == "link" {
+			return nil, 0, fmt.Errorf("%w: split index", errIndexFormat)
+		}
+		if n < 0 || off+8+n > len(raw) {
+			return nil, 0, errIndexFormat
+		}
+		off += 8 + n
+	}
+	if !found {
+		return nil, 0, os.ErrNotExist
+	}
+	return oid, size, nil
+}
+
+// varint decodes git's offset varint (used by index version 4): the value
+// and the bytes it took, 0 on a malformed one.
+func varint(b []byte) (uint64, int) {
+	if len(b) == 0 {
+		return 0, 0
+	}
+	c := b[0]
+	val := uint64(c & 127)
+	i := 1
+	for c&128 != 0 {
+		if i >= len(b) || i > 9 {
+			return 0, 0
+		}
+		val++
+		c = b[i]
+		i++
+		val = val<<7 | uint64(c&127)
+	}
+	return val, i
+}
+
+// Head is the commit id HEAD names in the worktree at root, or "" when it
+// cannot be read from the files (an unborn branch, a damaged ref).
+func Head(root string) string {
+	gitDir, commonDir, err := Dirs(root)
+	if err != nil {
+		return ""
+	}
+	b, err := os.ReadFile(filepath.Join(gitDir, "HEAD"))
+	if err != nil {
+		return ""
+	}
+	head := strings.TrimSpace(string(b))
+	ref, symbolic := strings.CutPrefix(head, "ref: ")
+	if !symbolic {
+		return head
+	}
+	if filepath.IsLocal(ref) {
+		if b, err := os.ReadFile(filepath.Join(commonDir, filepath.FromSlash(ref))); err == nil {
+			return strings.TrimSpace(string(b))
+		}
+	}
+	packed, _ := os.ReadFile(filepath.Join(commonDir, "packed-refs"))
+	for _, l := range strings.Split(string(packed), "\n") {
+		if id, name, ok := strings.Cut(l, " "); ok && name == ref {
+			return id
+		}
+	}
+	return ""
+}

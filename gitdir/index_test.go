@@ -1,0 +1,118 @@
+package gitdir
+
+import (
+	"crypto/sha1"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// gitRun runs the real git in dir, with the user's and the system's
+// configuration out of the way.
+func gitRun(t *testing.T, dir string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command("git", args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1",
+		"GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@t", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@t")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return string(out)
+}
+
+// TestStagedPrefixAgainstGit builds indexes with the real git in every
+// format it writes and checks the reader against them: the staged bytes
+// match, bytes appended after them still match as a prefix, and a changed
+// byte does not.
+func TestStagedPrefixAgainstGit(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git not found")
+	}
+	const rel = ".backlog/ledger.jsonl"
+	content := "line one\nline two\n"
+	cases := []struct {
+		name  string
+		init  []string
+		setup [][]string
+		want  bool // the reader follows this index
+	}{
+		{"v2", []string{"init", "-q"}, [][]string{{"update-index", "--index-version", "2"}}, true},
+		{"v3", []string{"init", "-q"}, [][]string{{"update-index", "--index-version", "3"}, {"update-index", "--skip-worktree", "a/other"}}, true},
+		{"v4", []string{"init", "-q"}, [][]string{{"update-index", "--index-version", "4"}}, true},
+		{"sha256", []string{"init", "-q", "--object-format=sha256"}, nil, true},
+		{"split", []string{"init", "-q"}, [][]string{{"update-index", "--split-index"}}, false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			root := t.TempDir()
+			gitRun(t, root, c.init...)
+			for _, f := range []string{"a/other", ".backlog/aaa", rel, ".backlog/zzz/deep/name-that-is-long.jsonl"} {
+				p := filepath.Join(root, filepath.FromSlash(f))
+				os.MkdirAll(filepath.Dir(p), 0o755)
+				if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			gitRun(t, root, "add", "-A")
+			gitRun(t, root, "commit", "-qm", "one")
+			for _, s := range c.setup {
+				gitRun(t, root, s...)
+			}
+			if h := Head(root); h != strings.TrimSpace(gitRun(t, root, "rev-parse", "HEAD")) {
+				t.Fatalf("Head = %q", h)
+			}
+			n, ok := StagedPrefix(root, rel, []byte(content))
+			if ok != c.want || ok && n != len(content) {
+				t.Fatalf("StagedPrefix = %d, %v; want %v", n, ok, c.want)
+			}
+			if !c.want {
+				return
+			}
+			if n, ok := StagedPrefix(root, rel, []byte(content+"appended\n")); !ok || n != len(content) {
+				t.Fatalf("with lines appended: %d, %v", n, ok)
+			}
+			if _, ok := StagedPrefix(root, rel, []byte(strings.Replace(content, "two", "twx", 1))); ok {
+				t.Fatal("a changed byte matched")
+			}
+			if _, ok := StagedPrefix(root, ".backlog/missing", []byte(content)); ok {
+				t.Fatal("an untracked path matched")
+			}
+		})
+	}
+}
+
+// TestStagedPrefixLinkedWorktree: a linked worktree has its own index.
+func TestStagedPrefixLinkedWorktree(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git not found")
+	}
+	root := t.TempDir()
+	main := filepath.Join(root, "main")
+	os.MkdirAll(main, 0o755)
+	gitRun(t, main, "init", "-q")
+	os.WriteFile(filepath.Join(main, "f"), []byte("x\n"), 0o644)
+	gitRun(t, main, "add", "f")
+	gitRun(t, main, "commit", "-qm", "one")
+	wt := filepath.Join(root, "wt")
+	gitRun(t, main, "worktree", "add", "-q", "-b", "b", wt)
+	os.WriteFile(filepath.Join(wt, "f"), []byte("y\n"), 0o644)
+	gitRun(t, wt, "commit", "-qam", "two")
+	if _, ok := StagedPrefix(wt, "f", []byte("y\n")); !ok {
+		t.Fatal("the linked worktree's own index was not read")
+	}
+	if _, ok := StagedPrefix(wt, "f", []byte("x\n")); ok {
+		t.Fatal("the main worktree's index was read for the linked one")
+	}
+}
+
+func FuzzStagedEntry(f *testing.F) {
+	f.Add([]byte("DIRC\x00\x00\x00\x02\x00\x00\x00\x01"), 0)
+	f.Add([]byte("DIRC\x00\x00\x00\x04\x00\x00\x00\x02"+strings.Repeat("\x00", 62)+"\x00\x01a\x00"), 4)
+	f.Fuzz(func(t *testing.T, raw []byte, _ int) {
+		stagedEntry(raw, "a", sha1.Size) // must not panic
+	})
+}
