@@ -72,7 +72,7 @@ var layers = map[string][]string{
 	"internal/gitwork":    {"gitdir"},
 	"internal/supervisor": {"export", "internal/gitwork", "ledger", "ledger/watch", "lock"},
 	// The command line: one file per command, printing, exit codes.
-	"internal/cli": {"export", "hooks", "fsutil", "gitdir", "internal/gitwork", "internal/importer", "internal/search", "internal/supervisor", "ledger", "ledger/gitsync/result", "ledger/watch", "lock"},
+	"internal/cli": {"export", "fsutil", "gitdir", "hooks", "internal/gitwork", "internal/importer", "internal/search", "internal/supervisor", "ledger", "ledger/gitsync/result", "ledger/watch", "lock"},
 	// bl board: the terminal board (Bubble Tea), linked by bl-git only.
 	"internal/board": {"internal/search", "ledger", "ledger/watch"},
 	// bl mcp: the backlog as MCP tools over stdio.
@@ -80,7 +80,7 @@ var layers = map[string][]string{
 	// bl serve: board, JSON API, event stream, metrics.
 	"internal/serve": {"export", "internal/cli", "ledger", "ledger/watch", "lock"},
 	// bl-git's side of the command line: sync, remote claims, serve, mcp.
-	"internal/cli/gitcli": {"hooks/webhook", "internal/arbiter", "internal/board", "internal/cli", "internal/importer/mdplan", "internal/mcpserver", "ledger", "ledger/gitsync", "internal/serve"},
+	"internal/cli/gitcli": {"hooks/webhook", "internal/arbiter", "internal/board", "internal/cli", "internal/importer/mdplan", "internal/mcpserver", "internal/serve", "ledger", "ledger/gitsync"},
 	// The binaries.
 	"cmd/bl":     {"internal/cli"},
 	"cmd/bl-git": {"internal/cli", "internal/cli/gitcli"},

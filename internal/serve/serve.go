@@ -62,9 +62,28 @@ type Options struct {
 // DefaultAddr is where bl serve listens by default.
 const DefaultAddr = "127.0.0.1:7788"
 
+// Backlog is what bl serve reads and writes of a backlog (a
+// *ledger.Backlog): the cards and their standing, the history, the
+// figures, a view of the state, its directory to follow, and the writes a
+// board with --allow-writes makes.
+type Backlog interface {
+	Dir() string
+	Get(id string) (ledger.Card, error)
+	List(f ledger.Filter, sortBy string) ([]ledger.Card, error)
+	Standings(cards []ledger.Card) ([]ledger.Standing, error)
+	Stats() (ledger.Stats, error)
+	History(f ledger.HistoryFilter, fn func(e *ledger.Event, conflict *ledger.Conflict) error) (ledger.Cursor, error)
+	View(fn func(s *ledger.State, now time.Time) error) error
+	Block(ctx context.Context, r ledger.LeaseRequest) (ledger.Card, error)
+	Unblock(ctx context.Context, m ledger.Mutation, id string) (ledger.Card, error)
+	Reopen(ctx context.Context, m ledger.Mutation, id string) (ledger.Card, error)
+	Update(ctx context.Context, r ledger.UpdateRequest) (ledger.Card, error)
+	Note(ctx context.Context, r ledger.NoteRequest) (ledger.Card, error)
+}
+
 // Server is a running bl serve over one open backlog.
 type Server struct {
-	b       *ledger.Backlog
+	b       Backlog
 	o       Options
 	hub     *hub
 	csrf    string
@@ -101,7 +120,7 @@ func isLoopback(host string) bool {
 }
 
 // New makes a server over b. It reads nothing yet.
-func New(b *ledger.Backlog, o Options) (*Server, error) {
+func New(b Backlog, o Options) (*Server, error) {
 	if o.Addr == "" {
 		o.Addr = DefaultAddr
 	}

@@ -1,3 +1,7 @@
+// Package repair is what bl doctor reads and repairs in a backlog
+// directory (Diagnose, Repair, the refold that checks a snapshot against
+// its events) and the rebase of a sync round (RebaseOnto), on top of
+// package store. Package ledger gives them to its callers.
 package repair
 
 import (

@@ -9,19 +9,9 @@ import (
 	"github.com/bl-backlog/bl/ledger/internal/wire"
 )
 
-// Absorb takes in events written elsewhere — a claim arbiter's record of a
-// card's lease events, each line as its writer encoded it — that this
-// backlog does not hold yet: their lines are appended unchanged, stamps
-// included, under the writers' lock, and folded. It returns how many it
-// appended. Lines that do not read as events (damage, a newer format)
-// append nothing and are an error.
-//
-// The stamps are kept, never moved after this backlog's newest event as a
-// sync's rebase moves local events: every clone must order the card's
-// lease events as their writers did, each stamped after the ones before it
-// that it read. A line stamped before events this backlog holds leaves
-// the ledger out of order, which every reader folds sorted (a git union
-// merge leaves the same) and the next compaction writes back sorted.
+// Absorb is ledger.Backlog.Absorb: the lines of events this backlog does
+// not hold yet appended unchanged, stamps included, under the lock, and
+// folded; it returns how many.
 func (b *Store) Absorb(ctx context.Context, lines []byte) (n int, err error) {
 	type line struct {
 		e   *wire.Event

@@ -31,10 +31,9 @@ func (f *HistoryFilter) match(e *wire.Event) bool {
 // ErrStop ends a History walk early without an error.
 var ErrStop = errors.New("stop")
 
-// History calls fn for each event matching f, oldest first, across the
-// archived segments and the ledger, with the conflict the fold recorded
-// for it (nil when it applied). It returns the cursor after the last event
-// it read, matching or not, so a caller can resume exactly there.
+// History is ledger.Backlog.History: each event matching f, oldest first,
+// across the archived segments and the ledger, with the conflict the fold
+// recorded for it, and the cursor after the last event read.
 func (b *Store) History(f HistoryFilter, fn func(e *wire.Event, conflict *wire.Conflict) error) (wire.Cursor, error) {
 	b.mu.Lock()
 	err := b.refresh()

@@ -1,3 +1,13 @@
+// Package store is a backlog directory's files and the state folded from
+// them: reading them (the snapshot and its index, archive segments, the
+// ledger), catching up with other writers, the append path (one write, an
+// fsync, the fold), compaction, the journal of multi-file changes, config
+// and bl init, and the quarantine of lines that arrive through git and do
+// not read. Package ledger gives the public API on top of it and adds the
+// rules of a write (replays, stages, epics, paths); bl doctor and the
+// rebase of a sync round are package repair. The bytes on disk are
+// described in package ledger's documentation; neither store nor repair
+// imports ledger.
 package store
 
 import (
@@ -14,7 +24,7 @@ import (
 	"github.com/bl-backlog/bl/lock"
 )
 
-// Options tune a Backlog. The zero value is ready to use.
+// Options tune a handle (ledger.Options). The zero value is ready to use.
 type Options struct {
 	// Clock returns the current time; time.Now when nil. Tests inject a
 	// fake clock here; the fold itself never reads it.
