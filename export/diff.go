@@ -33,46 +33,57 @@ func Diff(oldName, old, newName, new string, context, maxLines int) string {
 			i++
 			continue
 		}
-		start := max(0, i-context)
-		end := i
-		for end < len(ops) {
-			if ops[end].kind != ' ' {
-				end++
-				continue
-			}
-			run := end
-			for run < len(ops) && ops[run].kind == ' ' {
-				run++
-			}
-			if run == len(ops) || run-end > 2*context {
-				end = min(len(ops), end+context)
-				break
-			}
-			end = run
-		}
-		aStart, bStart, aLen, bLen := ops[start].a, ops[start].b, 0, 0
-		for _, op := range ops[start:end] {
-			if op.kind != '+' {
-				aLen++
-			}
-			if op.kind != '-' {
-				bLen++
-			}
-		}
-		emit(fmt.Sprintf("@@ -%s +%s @@\n", hunkRange(aStart, aLen), hunkRange(bStart, bLen)))
-		for _, op := range ops[start:end] {
-			line := op.text
-			if !strings.HasSuffix(line, "\n") {
-				line += "\n\\ No newline at end of file\n"
-			}
-			emit(string(op.kind) + line)
-		}
+		start, end := max(0, i-context), hunkEnd(ops, i, context)
+		emitHunk(ops[start:end], emit)
 		i = end
 	}
 	if total > written {
 		fmt.Fprintf(&out, "… %d more diff lines\n", total-written)
 	}
 	return out.String()
+}
+
+// hunkEnd is where the hunk holding the edit at i ends: past the last edit
+// whose gap to the next is over 2×context lines, plus context.
+func hunkEnd(ops []diffOp, i, context int) int {
+	end := i
+	for end < len(ops) {
+		if ops[end].kind != ' ' {
+			end++
+			continue
+		}
+		run := end
+		for run < len(ops) && ops[run].kind == ' ' {
+			run++
+		}
+		if run == len(ops) || run-end > 2*context {
+			return min(len(ops), end+context)
+		}
+		end = run
+	}
+	return end
+}
+
+// emitHunk writes one hunk: its header and its lines, marking a last line
+// without a newline as diff does.
+func emitHunk(hunk []diffOp, emit func(string)) {
+	aLen, bLen := 0, 0
+	for _, op := range hunk {
+		if op.kind != '+' {
+			aLen++
+		}
+		if op.kind != '-' {
+			bLen++
+		}
+	}
+	emit(fmt.Sprintf("@@ -%s +%s @@\n", hunkRange(hunk[0].a, aLen), hunkRange(hunk[0].b, bLen)))
+	for _, op := range hunk {
+		line := op.text
+		if !strings.HasSuffix(line, "\n") {
+			line += "\n\\ No newline at end of file\n"
+		}
+		emit(string(op.kind) + line)
+	}
 }
 
 func hunkRange(start, n int) string {
@@ -135,26 +146,38 @@ func diffLines(a, b []string) []diffOp {
 }
 
 func myers(a, b []string) []diffOp {
+	if len(a) == 0 || len(b) == 0 {
+		return replaceAll(a, b)
+	}
+	trace, found := myersTrace(a, b)
+	if !found {
+		return replaceAll(a, b)
+	}
+	return walkBack(a, b, trace)
+}
+
+// replaceAll is the edit script that deletes all of a and inserts all of
+// b: for an empty side, or when the shortest script is longer than
+// maxEdit.
+func replaceAll(a, b []string) []diffOp {
+	var ops []diffOp
+	for i := range a {
+		ops = append(ops, diffOp{'-', i, 0, a[i]})
+	}
+	for j := range b {
+		ops = append(ops, diffOp{'+', len(a), j, b[j]})
+	}
+	return ops
+}
+
+// myersTrace is the forward pass: round d extends the furthest reaching
+// paths with d edits until one reaches the end (found), at most maxEdit
+// rounds. trace[d] holds v[k] for k in [-d-1, d+1] as it was when round d
+// began: O(D²) memory, not O(D·(N+M)).
+func myersTrace(a, b []string) (trace [][]int, found bool) {
 	n, m := len(a), len(b)
-	replace := func() []diffOp {
-		var ops []diffOp
-		for i := range a {
-			ops = append(ops, diffOp{'-', i, 0, a[i]})
-		}
-		for j := range b {
-			ops = append(ops, diffOp{'+', n, j, b[j]})
-		}
-		return ops
-	}
-	if n == 0 || m == 0 {
-		return replace()
-	}
 	off := n + m + 1
 	v := make([]int, 2*off+2)
-	// trace[d] holds v[k] for k in [-d-1, d+1] as it was when round d
-	// began: O(D²) memory, not O(D·(N+M)).
-	var trace [][]int
-	found := false
 	for d := 0; d <= min(n+m, maxEdit) && !found; d++ {
 		trace = append(trace, append([]int(nil), v[off-d-1:off+d+2]...))
 		for k := -d; k <= d; k += 2 {
@@ -176,12 +199,14 @@ func myers(a, b []string) []diffOp {
 			}
 		}
 	}
-	if !found {
-		return replace()
-	}
-	// Walk back through the trace.
+	return trace, found
+}
+
+// walkBack follows the trace from the end to the start, one edit and the
+// equal lines before it per round, and returns the script in order.
+func walkBack(a, b []string, trace [][]int) []diffOp {
 	var rev []diffOp
-	x, y := n, m
+	x, y := len(a), len(b)
 	for d := len(trace) - 1; d > 0; d-- {
 		vd := trace[d] // vd[k+d+1] is v[k]
 		k := x - y

@@ -55,20 +55,40 @@ func layoutGraph(g graph) layout {
 		out.width, out.height = 2*margin+nodeW, 2*margin+nodeH
 		return out
 	}
+	layerOf, ignored := layerNodes(g)
+	vs := withDummies(g, layerOf, ignored)
+	vs.order()
+	y, minY, maxY := vs.place()
+	colX := func(v int) int { return margin + vs.layerV[v]*(nodeW+colGap) }
+	for v := range n {
+		out.boxes[v] = rect{x: colX(v), y: y[v] - nodeH/2, w: nodeW, h: nodeH}
+	}
+	nLayers := len(vs.layers)
+	out.width = 2*margin + nLayers*nodeW + (nLayers-1)*colGap
+	out.height = maxY - minY + 2*margin
+	for i, ch := range vs.chains {
+		out.paths[i] = edgePath(ch, y, colX)
+	}
+	return out
+}
 
-	// 1. Longest-path layering, Kahn style, breaking cycles if any.
+// layerNodes is step 1: longest-path layering, Kahn style. A cycle is
+// broken by releasing the first node left and setting aside (ignored) the
+// edges into it that are still pending.
+func layerNodes(g graph) (layerOf []int, ignored []bool) {
+	n := len(g.nodes)
 	in := make([][]int, n)   // edge indexes into each node
 	outE := make([][]int, n) // edge indexes out of each node
 	for i, e := range g.edges {
 		outE[e.from] = append(outE[e.from], i)
 		in[e.to] = append(in[e.to], i)
 	}
-	layerOf := make([]int, n)
+	layerOf = make([]int, n)
 	indeg := make([]int, n)
 	for v := range n {
 		indeg[v] = len(in[v])
 	}
-	ignored := make([]bool, len(g.edges))
+	ignored = make([]bool, len(g.edges))
 	done := make([]bool, n)
 	var queue []int
 	for v := range n {
@@ -78,8 +98,6 @@ func layoutGraph(g graph) layout {
 	}
 	for processed := 0; processed < n; {
 		if len(queue) == 0 {
-			// A cycle: release the first node left, setting aside the
-			// edges into it that are still pending.
 			v := slices.Index(done, false)
 			for _, ei := range in[v] {
 				if !done[g.edges[ei].from] {
@@ -108,50 +126,90 @@ func layoutGraph(g graph) layout {
 			}
 		}
 	}
+	return layerOf, ignored
+}
 
-	// 2. Vertices: the nodes, then dummies; chains per edge.
-	layerV := slices.Clone(layerOf) // layer of every vertex
-	chains := make([][]int, len(g.edges))
+// vertices is the layered graph steps 3 and 4 work on: the nodes
+// (0..n-1), then the dummies that carry long edges through the layers
+// they cross.
+type vertices struct {
+	n      int     // nodes; the vertices from n on are dummies
+	layerV []int   // layer of every vertex
+	chains [][]int // per edge, the vertices it runs through
+	up     [][]int // neighbours one layer to the left
+	down   [][]int // neighbours one layer to the right
+	layers [][]int // the vertices of each layer, in drawing order
+}
+
+// withDummies is step 2: the vertices, with a chain per edge.
+func withDummies(g graph, layerOf []int, ignored []bool) *vertices {
+	vs := &vertices{n: len(g.nodes), layerV: slices.Clone(layerOf), chains: make([][]int, len(g.edges))}
 	for i, e := range g.edges {
 		u, w := e.from, e.to
 		chain := []int{u}
 		if !ignored[i] {
 			for l := layerOf[u] + 1; l < layerOf[w]; l++ {
-				chain = append(chain, len(layerV))
-				layerV = append(layerV, l)
+				chain = append(chain, len(vs.layerV))
+				vs.layerV = append(vs.layerV, l)
 			}
 		}
-		chains[i] = append(chain, w)
+		vs.chains[i] = append(chain, w)
 	}
-	nv := len(layerV)
-	up := make([][]int, nv)   // neighbours one layer to the left
-	down := make([][]int, nv) // neighbours one layer to the right
-	for i, ch := range chains {
+	nv := len(vs.layerV)
+	vs.up, vs.down = make([][]int, nv), make([][]int, nv)
+	for i, ch := range vs.chains {
 		if ignored[i] {
 			continue
 		}
 		for k := 0; k+1 < len(ch); k++ {
-			down[ch[k]] = append(down[ch[k]], ch[k+1])
-			up[ch[k+1]] = append(up[ch[k+1]], ch[k])
+			vs.down[ch[k]] = append(vs.down[ch[k]], ch[k+1])
+			vs.up[ch[k+1]] = append(vs.up[ch[k+1]], ch[k])
 		}
 	}
-	nLayers := slices.Max(layerV) + 1
-	layers := make([][]int, nLayers)
-	for v, l := range layerV {
-		layers[l] = append(layers[l], v)
+	vs.layers = make([][]int, slices.Max(vs.layerV)+1)
+	for v, l := range vs.layerV {
+		vs.layers[l] = append(vs.layers[l], v)
 	}
+	return vs
+}
 
-	// 3. Ordering.
-	pos := make([]int, nv)
+// order is step 3: from depth-first order, alternating sweeps by
+// barycentre, keeping the ordering with the fewest crossings.
+func (vs *vertices) order() {
+	nLayers := len(vs.layers)
+	pos := make([]int, len(vs.layerV))
 	setPos := func() {
-		for _, layer := range layers {
+		for _, layer := range vs.layers {
 			for i, v := range layer {
 				pos[v] = i
 			}
 		}
 	}
-	// Start from depth-first order along the edges, which keeps each
-	// chain of dependencies together before any sweep.
+	vs.depthFirst()
+	setPos()
+	best := cloneLayers(vs.layers)
+	bestX := crossings(vs.layers, vs.down, pos)
+	for it := 0; it < sweeps && bestX > 0; it++ {
+		if it%2 == 0 {
+			for l := 1; l < nLayers; l++ {
+				orderBy(vs.layers[l], vs.up, pos)
+			}
+		} else {
+			for l := nLayers - 2; l >= 0; l-- {
+				orderBy(vs.layers[l], vs.down, pos)
+			}
+		}
+		if x := crossings(vs.layers, vs.down, pos); x < bestX {
+			best, bestX = cloneLayers(vs.layers), x
+		}
+	}
+	vs.layers = best
+}
+
+// depthFirst sorts each layer in depth-first order along the edges, which
+// keeps each chain of dependencies together before any sweep.
+func (vs *vertices) depthFirst() {
+	nv := len(vs.layerV)
 	visit := make([]int, nv)
 	for v := range visit {
 		visit[v] = -1
@@ -161,13 +219,13 @@ func layoutGraph(g graph) layout {
 	dfs = func(v int) {
 		visit[v] = seq
 		seq++
-		for _, w := range down[v] {
+		for _, w := range vs.down[v] {
 			if visit[w] < 0 {
 				dfs(w)
 			}
 		}
 	}
-	for _, v := range layers[0] {
+	for _, v := range vs.layers[0] {
 		if visit[v] < 0 {
 			dfs(v)
 		}
@@ -177,40 +235,56 @@ func layoutGraph(g graph) layout {
 			dfs(v)
 		}
 	}
-	for _, layer := range layers {
+	for _, layer := range vs.layers {
 		slices.SortFunc(layer, func(a, b int) int { return visit[a] - visit[b] })
 	}
-	setPos()
-	best := cloneLayers(layers)
-	bestX := crossings(layers, down, pos)
-	for it := 0; it < sweeps && bestX > 0; it++ {
-		if it%2 == 0 {
-			for l := 1; l < nLayers; l++ {
-				orderBy(layers[l], up, pos)
-			}
-		} else {
-			for l := nLayers - 2; l >= 0; l-- {
-				orderBy(layers[l], down, pos)
-			}
-		}
-		if x := crossings(layers, down, pos); x < bestX {
-			best, bestX = cloneLayers(layers), x
-		}
-	}
-	layers = best
-	setPos()
+}
 
-	// 4. Placement: y is a vertex's centre.
-	height := func(v int) int {
-		if v < n {
-			return nodeH
-		}
-		return dummyH
+func (vs *vertices) height(v int) int {
+	if v < vs.n {
+		return nodeH
 	}
-	sep := func(a, b int) int { return (height(a)+height(b))/2 + rowGap }
-	y := make([]int, nv)
+	return dummyH
+}
+
+// place is step 4: y is a vertex's centre, shifted to the margin; minY
+// and maxY are the drawing's extent before the shift.
+func (vs *vertices) place() (y []int, minY, maxY int) {
+	sep := func(a, b int) int { return (vs.height(a)+vs.height(b))/2 + rowGap }
+	y = vs.stacked(sep)
+	for it := range aligns {
+		order := make([]int, len(vs.layers))
+		for l := range order {
+			order[l] = l
+		}
+		if it%2 == 1 {
+			slices.Reverse(order)
+		}
+		for _, l := range order {
+			place(vs.layers[l], y, vs.up, vs.down, sep)
+		}
+	}
+	for v := range y {
+		top, bottom := y[v]-vs.height(v)/2, y[v]+vs.height(v)/2
+		if v == 0 || top < minY {
+			minY = top
+		}
+		if v == 0 || bottom > maxY {
+			maxY = bottom
+		}
+	}
+	for v := range y {
+		y[v] += margin - minY
+	}
+	return y, minY, maxY
+}
+
+// stacked is the placement the straightening starts from: each layer's
+// vertices stacked at their spacing, the layers centred on each other.
+func (vs *vertices) stacked(sep func(a, b int) int) []int {
+	y := make([]int, len(vs.layerV))
 	tallest := 0
-	for _, layer := range layers {
+	for _, layer := range vs.layers {
 		h := 0
 		for i, v := range layer {
 			if i > 0 {
@@ -220,7 +294,7 @@ func layoutGraph(g graph) layout {
 		}
 		tallest = max(tallest, h)
 	}
-	for _, layer := range layers { // centre the layers on each other
+	for _, layer := range vs.layers {
 		if len(layer) == 0 {
 			continue
 		}
@@ -229,61 +303,31 @@ func layoutGraph(g graph) layout {
 			y[v] += shift
 		}
 	}
-	for it := range aligns {
-		order := make([]int, nLayers)
-		for l := range order {
-			order[l] = l
-		}
-		if it%2 == 1 {
-			slices.Reverse(order)
-		}
-		for _, l := range order {
-			place(layers[l], y, up, down, sep)
-		}
-	}
-	minY, maxY := 0, 0
-	for v := range nv {
-		top, bottom := y[v]-height(v)/2, y[v]+height(v)/2
-		if v == 0 || top < minY {
-			minY = top
-		}
-		if v == 0 || bottom > maxY {
-			maxY = bottom
-		}
-	}
-	for v := range nv {
-		y[v] += margin - minY
-	}
-	colX := func(v int) int { return margin + layerV[v]*(nodeW+colGap) }
-	for v := range n {
-		out.boxes[v] = rect{x: colX(v), y: y[v] - nodeH/2, w: nodeW, h: nodeH}
-	}
-	out.width = 2*margin + nLayers*nodeW + (nLayers-1)*colGap
-	out.height = maxY - minY + 2*margin
+	return y
+}
 
-	// Edges.
-	for i, ch := range chains {
-		var pts []point
-		pts = append(pts, point{colX(ch[0]) + nodeW, y[ch[0]]})
-		for _, d := range ch[1 : len(ch)-1] {
-			pts = append(pts, point{colX(d), y[d]}, point{colX(d) + nodeW, y[d]})
-		}
-		last := ch[len(ch)-1]
-		pts = append(pts, point{colX(last) - 6, y[last]}) // room for the arrowhead
-		var d strings.Builder
-		fmt.Fprintf(&d, "M%d %d", pts[0].x, pts[0].y)
-		for k := 1; k < len(pts); k++ {
-			p, q := pts[k-1], pts[k]
-			if k%2 == 0 {
-				fmt.Fprintf(&d, " L%d %d", q.x, q.y) // through a dummy's column
-				continue
-			}
-			dx := max(curveDX, (q.x-p.x)/2)
-			fmt.Fprintf(&d, " C%d %d %d %d %d %d", p.x+dx, p.y, q.x-dx, q.y, q.x, q.y)
-		}
-		out.paths[i] = d.String()
+// edgePath is the SVG path of one edge's chain: cubic curves between
+// layers, straight lines through the columns of its dummies.
+func edgePath(ch []int, y []int, colX func(int) int) string {
+	var pts []point
+	pts = append(pts, point{colX(ch[0]) + nodeW, y[ch[0]]})
+	for _, d := range ch[1 : len(ch)-1] {
+		pts = append(pts, point{colX(d), y[d]}, point{colX(d) + nodeW, y[d]})
 	}
-	return out
+	last := ch[len(ch)-1]
+	pts = append(pts, point{colX(last) - 6, y[last]}) // room for the arrowhead
+	var d strings.Builder
+	fmt.Fprintf(&d, "M%d %d", pts[0].x, pts[0].y)
+	for k := 1; k < len(pts); k++ {
+		p, q := pts[k-1], pts[k]
+		if k%2 == 0 {
+			fmt.Fprintf(&d, " L%d %d", q.x, q.y) // through a dummy's column
+			continue
+		}
+		dx := max(curveDX, (q.x-p.x)/2)
+		fmt.Fprintf(&d, " C%d %d %d %d %d %d", p.x+dx, p.y, q.x-dx, q.y, q.x, q.y)
+	}
+	return d.String()
 }
 
 func cloneLayers(layers [][]int) [][]int {

@@ -38,52 +38,39 @@ func GeneratedBy(board string) (string, bool) {
 // order. Every lane is present even when empty, and nothing depends on the
 // clock, so the diff of a committed board shows exactly what changed.
 func RenderMarkdown(cards []ledger.Card, o Options) []byte {
-	cards = sorted(cards)
-	byID := index(cards)
-	needs := dependents(cards)
-	kids := childrenOf(cards)
-	anchors := newAnchors(cards)
-	conflicts := o.byCard()
+	bd := newBoard(cards, o)
 	var b strings.Builder
 
 	fmt.Fprintf(&b, generatedHeader, strings.ReplaceAll(o.command(Markdown), "-->", "-- >"))
 	fmt.Fprintf(&b, "# %s\n\n", mdText(o.title()))
-	counts := statusCounts(cards)
-	fmt.Fprintf(&b, "**%s**", plural(len(cards), "card"))
+	counts := statusCounts(bd.cards)
+	fmt.Fprintf(&b, "**%s**", plural(len(bd.cards), "card"))
 	for _, s := range o.lanes() {
 		fmt.Fprintf(&b, " · %d %s", counts[s], s)
 	}
 	b.WriteString("\n\n")
 
-	if len(cards) > 0 {
-		writeSummaryTable(&b, cards, o)
+	if len(bd.cards) > 0 {
+		writeSummaryTable(&b, bd.cards, o)
 	}
 	if o.Graph {
 		b.WriteString("## Dependencies\n\n")
 		b.WriteString("An arrow points from a card to the cards that depend on it.\n\n")
 		b.WriteString("```mermaid\n")
-		writeMermaid(&b, buildGraph(cards))
+		writeMermaid(&b, buildGraph(bd.cards))
 		b.WriteString("```\n\n")
 	}
 
-	for _, lane := range o.lanes() {
-		var in []ledger.Card
-		for _, c := range cards {
-			if c.Status == lane {
-				in = append(in, c)
-			}
-		}
-		fmt.Fprintf(&b, "## %s (%d)\n\n", laneTitle(lane), len(in))
-		if len(in) == 0 {
+	for _, l := range bd.lanes() {
+		fmt.Fprintf(&b, "## %s (%d)\n\n", laneTitle(l.status), l.cards)
+		if l.cards == 0 {
 			b.WriteString("_No cards._\n\n")
 			continue
 		}
-		phases, byPhase := phaseGroups(in)
-		for _, p := range phases {
-			fmt.Fprintf(&b, "### %s\n\n", phaseTitle(p))
-			order, depth := ledger.TreeOrder(byPhase[p]) // children under their epic
-			for i, c := range order {
-				writeCardMD(&b, &c, byID, needs, anchors, o.WaitingOn[c.ID], conflicts[c.ID], depth[i], kids)
+		for _, p := range l.phases {
+			fmt.Fprintf(&b, "### %s\n\n", phaseTitle(p.name))
+			for _, v := range p.cards {
+				writeCardMD(&b, v)
 			}
 		}
 	}
@@ -130,133 +117,145 @@ func phaseTitle(p string) string {
 	return "Phase " + mdText(p)
 }
 
-func writeCardMD(b *strings.Builder, c *ledger.Card, byID map[string]*ledger.Card, needs map[string][]string, anchors anchors, waiting []string, conflicts []ledger.Conflict, depth int, kids map[string][]*ledger.Card) {
-	fmt.Fprintf(b, "#### <a id=\"%s\"></a>%s%s · %s\n\n", anchors.of(c.ID), strings.Repeat("↳ ", depth), mdText(c.ID), mdText(c.Title))
-	if f := epicFact(c, kids); f != "" {
-		fmt.Fprintf(b, "- **Epic:** %s\n", f[len("epic: "):])
+func writeCardMD(b *strings.Builder, v cardView) {
+	fmt.Fprintf(b, "#### <a id=\"%s\"></a>%s%s · %s\n\n", v.anchor, strings.Repeat("↳ ", v.depth), mdText(v.ID), mdText(v.Title))
+	if v.epic != "" {
+		fmt.Fprintf(b, "- **Epic:** %s\n", v.epic[len("epic: "):])
 	}
-	if c.Assignee != "" {
-		fmt.Fprintf(b, "- **Assignee:** %s\n", codeSpan(c.Assignee))
+	if v.Assignee != "" {
+		fmt.Fprintf(b, "- **Assignee:** %s\n", codeSpan(v.Assignee))
 	}
-
-	switch c.Status {
-	case ledger.StatusClaimed:
-		line := "- **Claimed** by " + codeSpan(orDash(c.ClaimOwner)) + fmt.Sprintf(" (epoch %d)", c.ClaimEpoch)
-		if t := stamp(c.LeaseExpiresAt); t != "" {
-			line += ", lease until " + t
-		}
-		if c.Progress != nil {
-			line += fmt.Sprintf(", %d%% done", *c.Progress)
-		}
-		b.WriteString(line + "\n")
-	case ledger.StatusReady:
-		if len(waiting) > 0 {
-			var refs []string
-			for _, d := range waiting {
-				refs = append(refs, cardRef(d, byID, anchors))
-			}
-			fmt.Fprintf(b, "- **Waiting** on %s\n", strings.Join(refs, ", "))
-		}
-	case ledger.StatusReview:
-		line := "- **In review**, sent by " + codeSpan(orDash(c.SubmittedBy))
-		if c.ClaimOwner != "" {
-			line += ", reviewer " + codeSpan(c.ClaimOwner) + fmt.Sprintf(" (epoch %d)", c.ClaimEpoch)
-		}
-		if n := oneLine(c.CloseNote); n != "" {
-			line += ": " + mdText(n)
-		}
-		b.WriteString(line + "\n")
-	case ledger.StatusBlocked:
-		fmt.Fprintf(b, "- **Blocked:** %s\n", mdText(orDash(c.BlockedReason)))
-	case ledger.StatusDone:
-		line := "- **Done**"
-		if t := stamp(c.ClosedAt); t != "" {
-			line += " " + t
-		}
-		if c.ClosedBy != "" {
-			line += " by " + codeSpan(c.ClosedBy)
-		}
-		if n := oneLine(c.CloseNote); n != "" {
-			line += ": " + mdText(n)
-		}
-		b.WriteString(line + "\n")
+	if f := statusMD(v); f != "" {
+		b.WriteString("- " + f + "\n")
 	}
-	for _, f := range workFacts(c) {
+	for _, f := range v.work {
 		b.WriteString("- " + mdText(f) + "\n")
 	}
+	writeRelationsMD(b, v)
+	writeConflictsMD(b, v.conflicts)
+	b.WriteString("\n")
 
-	meta := fmt.Sprintf("- Priority %d", c.Priority)
-	if c.Attempts > 0 || c.MaxAttempts > 0 {
-		meta += fmt.Sprintf(" · attempts %d", c.Attempts)
-		if c.MaxAttempts > 0 {
-			meta += fmt.Sprintf(" of %d", c.MaxAttempts)
+	if len(v.Acceptance) > 0 {
+		box := "[ ]"
+		if v.Status == ledger.StatusDone {
+			box = "[x]"
 		}
+		for _, a := range v.Acceptance {
+			fmt.Fprintf(b, "- %s %s\n", box, mdText(orDash(oneLine(a))))
+		}
+		b.WriteString("\n")
 	}
-	if len(c.Labels) > 0 {
+	writeBodyMD(b, v.Card)
+	writeNotesMD(b, v.Card)
+}
+
+// statusMD is what the card's status says of it, as the html board's
+// statusHTML says it; "" when there is nothing to say.
+func statusMD(v cardView) string {
+	switch v.Status {
+	case ledger.StatusClaimed:
+		line := "**Claimed** by " + codeSpan(orDash(v.ClaimOwner)) + fmt.Sprintf(" (epoch %d)", v.ClaimEpoch)
+		if t := stamp(v.LeaseExpiresAt); t != "" {
+			line += ", lease until " + t
+		}
+		if v.Progress != nil {
+			line += fmt.Sprintf(", %d%% done", *v.Progress)
+		}
+		return line
+	case ledger.StatusReady:
+		if len(v.waiting) > 0 {
+			return "**Waiting** on " + cardRefs(v.waiting)
+		}
+	case ledger.StatusReview:
+		line := "**In review**, sent by " + codeSpan(orDash(v.SubmittedBy))
+		if v.ClaimOwner != "" {
+			line += ", reviewer " + codeSpan(v.ClaimOwner) + fmt.Sprintf(" (epoch %d)", v.ClaimEpoch)
+		}
+		if n := oneLine(v.CloseNote); n != "" {
+			line += ": " + mdText(n)
+		}
+		return line
+	case ledger.StatusBlocked:
+		return "**Blocked:** " + mdText(orDash(v.BlockedReason))
+	case ledger.StatusDone:
+		line := "**Done**"
+		if t := stamp(v.ClosedAt); t != "" {
+			line += " " + t
+		}
+		if v.ClosedBy != "" {
+			line += " by " + codeSpan(v.ClosedBy)
+		}
+		if n := oneLine(v.CloseNote); n != "" {
+			line += ": " + mdText(n)
+		}
+		return line
+	}
+	return ""
+}
+
+// writeRelationsMD writes the priority line (with attempts and labels)
+// and the card's place among the others: deferral, parent, dependencies.
+func writeRelationsMD(b *strings.Builder, v cardView) {
+	meta := fmt.Sprintf("- Priority %d", v.Priority)
+	if v.attempts != "" {
+		meta += " · " + v.attempts
+	}
+	if len(v.Labels) > 0 {
 		var ls []string
-		for _, l := range c.Labels {
+		for _, l := range v.Labels {
 			ls = append(ls, codeSpan(l))
 		}
 		meta += " · labels " + strings.Join(ls, " ")
 	}
 	b.WriteString(meta + "\n")
-	if t := stamp(c.DeferUntil); t != "" && c.Status != ledger.StatusDone {
-		fmt.Fprintf(b, "- Deferred until %s\n", t)
+	if v.deferred != "" {
+		fmt.Fprintf(b, "- Deferred until %s\n", v.deferred)
 	}
-	if c.Parent != "" {
-		fmt.Fprintf(b, "- Parent: %s\n", cardRef(c.Parent, byID, anchors))
+	if v.parent != nil {
+		fmt.Fprintf(b, "- Parent: %s\n", cardRef(*v.parent))
 	}
-	if len(c.DependsOn) > 0 {
-		var refs []string
-		for _, d := range uniq(c.DependsOn) {
-			refs = append(refs, cardRef(d, byID, anchors))
-		}
-		fmt.Fprintf(b, "- Depends on: %s\n", strings.Join(refs, ", "))
+	if len(v.dependsOn) > 0 {
+		fmt.Fprintf(b, "- Depends on: %s\n", cardRefs(v.dependsOn))
 	}
-	if ns := needs[c.ID]; len(ns) > 0 {
-		var refs []string
-		for _, d := range ns {
-			refs = append(refs, cardRef(d, byID, anchors))
-		}
-		fmt.Fprintf(b, "- Needed by: %s\n", strings.Join(refs, ", "))
+	if len(v.neededBy) > 0 {
+		fmt.Fprintf(b, "- Needed by: %s\n", cardRefs(v.neededBy))
 	}
-	writeConflictsMD(b, conflicts)
-	b.WriteString("\n")
+}
 
-	if len(c.Acceptance) > 0 {
-		box := "[ ]"
-		if c.Status == ledger.StatusDone {
-			box = "[x]"
-		}
-		for _, a := range c.Acceptance {
-			fmt.Fprintf(b, "- %s %s\n", box, mdText(orDash(oneLine(a))))
-		}
-		b.WriteString("\n")
+// writeBodyMD writes the start of the description (see excerpt) in a fence
+// longer than any run of backticks in it.
+func writeBodyMD(b *strings.Builder, c *ledger.Card) {
+	body, more := excerpt(c.Body)
+	if body == "" {
+		return
 	}
+	fence := "```"
+	for strings.Contains(body, fence) {
+		fence += "`"
+	}
+	b.WriteString("<details><summary>Description</summary>\n\n")
+	fmt.Fprintf(b, "%stext\n%s\n%s\n", fence, body, fence)
+	if more > 0 {
+		fmt.Fprintf(b, "\n_%s not shown; see_ `bl show %s`\n", plural(more, "line"), c.ID)
+	}
+	b.WriteString("\n</details>\n\n")
+}
 
-	if body, more := excerpt(c.Body); body != "" {
-		fence := "```"
-		for strings.Contains(body, fence) {
-			fence += "`"
-		}
-		b.WriteString("<details><summary>Description</summary>\n\n")
-		fmt.Fprintf(b, "%stext\n%s\n%s\n", fence, body, fence)
-		if more > 0 {
-			fmt.Fprintf(b, "\n_%s not shown; see_ `bl show %s`\n", plural(more, "line"), c.ID)
-		}
-		b.WriteString("\n</details>\n\n")
+func cardRefs(rs []ref) string {
+	out := make([]string, len(rs))
+	for i, r := range rs {
+		out[i] = cardRef(r)
 	}
-	writeNotesMD(b, c)
+	return strings.Join(out, ", ")
 }
 
 // cardRef links to a card on the board with its status, or names a card
 // that is not on it.
-func cardRef(id string, byID map[string]*ledger.Card, anchors anchors) string {
-	c := byID[id]
-	if c == nil {
-		return mdText(id) + " (not shown)"
+func cardRef(r ref) string {
+	if r.card == nil {
+		return mdText(r.id) + " (not shown)"
 	}
-	return fmt.Sprintf("[%s](#%s) (%s)", mdText(id), anchors.of(id), mdText(string(c.Status)))
+	return fmt.Sprintf("[%s](#%s) (%s)", mdText(r.id), r.anchor, mdText(string(r.card.Status)))
 }
 
 // excerpt returns the start of a body, trimmed, and how many lines it left

@@ -75,17 +75,7 @@ func main() {
 	add("the same with kong, go-json, flock and fsnotify linked in, unused", ratio(linked, floor), "", "")
 
 	if *before != "" && part("paired") {
-		b, err := filepath.Abs(*before)
-		must(err)
-		for _, f := range strings.Split(*pairedN, ",") {
-			n, err := strconv.Atoi(strings.TrimSpace(f))
-			must(err)
-			ev := n
-			if n >= 100_000 {
-				ev = *bigEv
-			}
-			pairedBench(filepath.Join(dir, "floor-bin"), b, bl, filepath.Join(dir, "paired"+f, ".backlog"), n, ev, n >= 100_000)
-		}
+		pairedPart(bl, dir)
 	}
 	if part("small") {
 		small := filepath.Join(dir, "small", ".backlog")
@@ -123,6 +113,23 @@ func main() {
 		remoteClaimBench(bl, dir)
 	}
 	printReport(bl)
+}
+
+// pairedPart runs the paired table (the floor, -before and bl in turn) at
+// each size of -paired-cards; from 100k cards on, with -big-events of
+// history.
+func pairedPart(bl, dir string) {
+	b, err := filepath.Abs(*before)
+	must(err)
+	for _, f := range strings.Split(*pairedN, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		must(err)
+		ev := n
+		if n >= 100_000 {
+			ev = *bigEv
+		}
+		pairedBench(filepath.Join(dir, "floor-bin"), b, bl, filepath.Join(dir, "paired"+f, ".backlog"), n, ev, n >= 100_000)
+	}
 }
 
 // measureFloor builds and runs a Go program that writes one line and
@@ -309,11 +316,29 @@ func concurrentClaims(bl, dir string, n int) {
 		cards = 1200
 	}
 	generate(dir, cards, cards)
-	var mu sync.Mutex
-	won := map[string]string{}
-	doubles := 0
-	var wg sync.WaitGroup
 	start := time.Now()
+	won, doubles := claimAll(bl, dir, n)
+	d := time.Since(start)
+	doubles += ledgerDoubleClaims(dir)
+	if len(won) != cards {
+		fmt.Fprintf(os.Stderr, "only %d of %d cards claimed\n", len(won), cards)
+		doubles++
+	}
+	rate := float64(len(won)) / d.Seconds()
+	target, ok := "", ""
+	if n == 32 {
+		target, ok = "≥ 500 claims/s, 0 double", verdict(rate >= 500 && doubles == 0)
+	}
+	add(fmt.Sprintf("%d concurrent claimer processes: claims/s (double claims)", n), fmt.Sprintf("%.0f/s (%d)", rate, doubles), target, ok)
+}
+
+// claimAll runs n claimer processes at once until nothing is claimable,
+// and returns who won each card and how many cards two of them were told
+// they won.
+func claimAll(bl, dir string, n int) (won map[string]string, doubles int) {
+	var mu sync.Mutex
+	won = map[string]string{}
+	var wg sync.WaitGroup
 	for w := range n {
 		wg.Add(1)
 		go func() {
@@ -337,9 +362,14 @@ func concurrentClaims(bl, dir string, n int) {
 		}()
 	}
 	wg.Wait()
-	d := time.Since(start)
-	// The backlog's own view: one claim per card (every card had epoch 0),
-	// across the whole history, as automatic compactions ran meanwhile.
+	return won, doubles
+}
+
+// ledgerDoubleClaims is the backlog's own view: one claim per card (every
+// card had epoch 0), across the whole history, as automatic compactions
+// ran meanwhile; it counts the claims beyond one and the conflicts.
+func ledgerDoubleClaims(dir string) int {
+	doubles := 0
 	perCard := map[string]int{}
 	b, err := ledger.Open(dir, ledger.Options{})
 	must(err)
@@ -358,16 +388,7 @@ func concurrentClaims(bl, dir string, n int) {
 			doubles += k - 1
 		}
 	}
-	if len(won) != cards {
-		fmt.Fprintf(os.Stderr, "only %d of %d cards claimed\n", len(won), cards)
-		doubles++
-	}
-	rate := float64(len(won)) / d.Seconds()
-	target, ok := "", ""
-	if n == 32 {
-		target, ok = "≥ 500 claims/s, 0 double", verdict(rate >= 500 && doubles == 0)
-	}
-	add(fmt.Sprintf("%d concurrent claimer processes: claims/s (double claims)", n), fmt.Sprintf("%.0f/s (%d)", rate, doubles), target, ok)
+	return doubles
 }
 
 // watchLatency appends events from this process and times how long a bl

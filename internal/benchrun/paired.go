@@ -105,33 +105,41 @@ func pairedBench(floorBin, before, after, dir string, cards, events int, big boo
 		if c.runs != 0 {
 			n = min(n, c.runs)
 		}
-		var fl, bs, as []sample
-		for i := range n {
-			// Rotate who goes first, so none always runs on a warm cache.
-			order := []int{0, 1, 2}
-			for k := 0; k < i%3; k++ {
-				order = append(order[1:], order[0])
-			}
-			for _, who := range order {
-				switch who {
-				case 0:
-					fl = append(fl, runSample(floorBin, floorOut))
-				case 1:
-					bs = append(bs, timedCall(before, dirs[before], c, i))
-				case 2:
-					as = append(as, timedCall(after, dirs[after], c, i))
-				}
-			}
-		}
-		r := pairedRow{label: fmt.Sprintf("%s (%s)", c.label, size), target: c.target,
-			before: medianSample(bs), after: medianSample(as)}
-		r.before.rss, r.after.rss = peakRSS(before, dirs[before], c, n), peakRSS(after, dirs[after], c, n)
-		f := medianSample(fl)
-		r.floorWall, r.floorCPU = f.wall, f.cpu
+		r, f := pairedMeasure(c, n, floorBin, floorOut, before, after, dirs)
+		r.label = fmt.Sprintf("%s (%s)", c.label, size)
 		pairedRows = append(pairedRows, r)
 		fmt.Fprintf(os.Stderr, "  %-48s floor %s  before %s  after %s  (cpu %s / %s / %s)\n", r.label,
 			ms(f.wall), ratio(r.before.wall, f.wall), ratio(r.after.wall, f.wall), ms(f.cpu), ms(r.before.cpu), ms(r.after.cpu))
 	}
+}
+
+// pairedMeasure runs one command n times with each bl and the floor in
+// turn, and returns the medians (and the peak RSS) as a row, with the
+// floor's median.
+func pairedMeasure(c pairedCmd, n int, floorBin, floorOut, before, after string, dirs map[string]string) (pairedRow, sample) {
+	var fl, bs, as []sample
+	for i := range n {
+		// Rotate who goes first, so none always runs on a warm cache.
+		order := []int{0, 1, 2}
+		for k := 0; k < i%3; k++ {
+			order = append(order[1:], order[0])
+		}
+		for _, who := range order {
+			switch who {
+			case 0:
+				fl = append(fl, runSample(floorBin, floorOut))
+			case 1:
+				bs = append(bs, timedCall(before, dirs[before], c, i))
+			case 2:
+				as = append(as, timedCall(after, dirs[after], c, i))
+			}
+		}
+	}
+	r := pairedRow{target: c.target, before: medianSample(bs), after: medianSample(as)}
+	r.before.rss, r.after.rss = peakRSS(before, dirs[before], c, n), peakRSS(after, dirs[after], c, n)
+	f := medianSample(fl)
+	r.floorWall, r.floorCPU = f.wall, f.cpu
+	return r, f
 }
 
 // timedCall runs c's i-th call with bl, its prep untimed.

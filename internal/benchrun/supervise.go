@@ -19,8 +19,13 @@ import (
 func superviseBench(bl, dir string) {
 	noop, err := exec.LookPath("true")
 	must(err)
+	oneSupervisor(bl, dir, noop)
+	supervisorFleet(bl, dir, noop)
+}
 
-	// One supervisor, cards one after another.
+// oneSupervisor runs one supervisor over no-op cards, one after another,
+// and sets its cost per card against starting the command alone.
+func oneSupervisor(bl, dir, noop string) {
 	const cards = 300
 	one := filepath.Join(dir, "run1", ".backlog")
 	generate(one, cards, cards)
@@ -35,13 +40,15 @@ func superviseBench(bl, dir string) {
 	over := perCard - perStart
 	add("bl run: one supervisor's claim→run→complete per no-op card", ms(perCard), "", "")
 	add("  of which bl, beyond starting the command ("+ms(perStart)+")", ms(over), "≤ 1.5 ms", verdict(over <= 1500*time.Microsecond))
+}
 
-	// 32 supervisors.
+// supervisorFleet runs 32 supervisors over 2,000 no-op cards at once.
+func supervisorFleet(bl, dir, noop string) {
 	const n, many = 32, 2000
 	fleet := filepath.Join(dir, "run32", ".backlog")
 	generate(fleet, many, many)
 	var wg sync.WaitGroup
-	start = time.Now()
+	start := time.Now()
 	for w := range n {
 		wg.Add(1)
 		go func() {
@@ -51,7 +58,20 @@ func superviseBench(bl, dir string) {
 	}
 	wg.Wait()
 	d := time.Since(start)
-	claims, completes, problems := map[string]int{}, 0, 0
+	completes, problems := fleetOutcome(fleet)
+	if completes != many {
+		fmt.Fprintf(os.Stderr, "only %d of %d cards completed\n", completes, many)
+		problems++
+	}
+	rate := float64(completes) / d.Seconds()
+	add(fmt.Sprintf("%d bl run supervisors, %d no-op cards: cards/s (double runs)", n, many), fmt.Sprintf("%.0f/s (%d)", rate, problems),
+		"≥ 500 cards/s, 0 double", verdict(rate >= 500 && problems == 0))
+}
+
+// fleetOutcome reads from the ledger how many cards were completed, and
+// the problems: conflicts, failures, and a card run twice.
+func fleetOutcome(fleet string) (completes, problems int) {
+	claims := map[string]int{}
 	b, err := ledger.Open(fleet, ledger.Options{})
 	must(err)
 	_, err = b.History(ledger.HistoryFilter{Ops: []ledger.Op{ledger.OpClaim, ledger.OpComplete, ledger.OpFail}}, func(e *ledger.Event, conflict *ledger.Conflict) error {
@@ -75,11 +95,5 @@ func superviseBench(bl, dir string) {
 			problems += k - 1 // a card run twice
 		}
 	}
-	if completes != many {
-		fmt.Fprintf(os.Stderr, "only %d of %d cards completed\n", completes, many)
-		problems++
-	}
-	rate := float64(completes) / d.Seconds()
-	add(fmt.Sprintf("%d bl run supervisors, %d no-op cards: cards/s (double runs)", n, many), fmt.Sprintf("%.0f/s (%d)", rate, problems),
-		"≥ 500 cards/s, 0 double", verdict(rate >= 500 && problems == 0))
+	return completes, problems
 }

@@ -253,39 +253,55 @@ func (m *model) key(k tea.KeyMsg) tea.Cmd {
 		m.searching, m.query = true, ""
 		k.Runes = k.Runes[1:]
 	}
-	if m.verdict != "" {
+	switch {
+	case m.verdict != "":
 		return m.verdictKey(k)
-	}
-	if m.searching {
-		switch k.Type {
-		case tea.KeyEnter:
-			m.searching = false
-		case tea.KeyEsc:
-			m.searching, m.query = false, ""
-		case tea.KeyBackspace:
-			if r := []rune(m.query); len(r) > 0 {
-				m.query = string(r[:len(r)-1])
-			}
-		case tea.KeyRunes, tea.KeySpace:
-			m.query += string(k.Runes)
-		}
-		m.row, m.selID = 0, ""
-		clear(m.top)
+	case m.searching:
+		m.searchKey(k)
 		return nil
+	case m.detail != nil:
+		return m.detailKey(k)
 	}
-	if m.detail != nil {
-		switch k.String() {
-		case "q":
-			return tea.Quit
-		case "esc", "enter", "backspace", "left", "h":
-			m.detail = nil
-		case "down", "j":
-			m.detailTop++
-		case "up", "k":
-			m.detailTop = max(m.detailTop-1, 0)
+	return m.boardKey(k)
+}
+
+// searchKey edits the search query; any change starts the lanes from
+// their top again.
+func (m *model) searchKey(k tea.KeyMsg) {
+	switch k.Type {
+	case tea.KeyEnter:
+		m.searching = false
+	case tea.KeyEsc:
+		m.searching, m.query = false, ""
+	case tea.KeyBackspace:
+		if r := []rune(m.query); len(r) > 0 {
+			m.query = string(r[:len(r)-1])
 		}
-		return nil
+	case tea.KeyRunes, tea.KeySpace:
+		m.query += string(k.Runes)
 	}
+	m.row, m.selID = 0, ""
+	clear(m.top)
+}
+
+// detailKey scrolls a card's detail or goes back to the board.
+func (m *model) detailKey(k tea.KeyMsg) tea.Cmd {
+	switch k.String() {
+	case "q":
+		return tea.Quit
+	case "esc", "enter", "backspace", "left", "h":
+		m.detail = nil
+	case "down", "j":
+		m.detailTop++
+	case "up", "k":
+		m.detailTop = max(m.detailTop-1, 0)
+	}
+	return nil
+}
+
+// boardKey moves over the lanes, opens a card, starts a search or a
+// verdict on a card in review.
+func (m *model) boardKey(k tea.KeyMsg) tea.Cmd {
 	switch k.String() {
 	case "q":
 		return tea.Quit

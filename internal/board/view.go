@@ -39,52 +39,72 @@ func (m *model) View() string {
 		m.top[m.lane] = m.row - visible + 1
 	}
 	cols := make([]string, len(m.lanes))
-	for i, l := range m.lanes {
-		var lines []string
-		head := fmt.Sprintf("%s %d", strings.ToUpper(l.Name), len(l.Cards))
-		if i == m.lane {
-			head = "[" + head + "]"
-		}
-		lines = append(lines, headStyle.Render(fit(head, inner)))
-		top := min(m.top[i], max(len(l.Cards)-1, 0))
-		for j := top; j < len(l.Cards) && j < top+visible; j++ {
-			c := &l.Cards[j]
-			sel := i == m.lane && j == m.row
-			mark := " "
-			if sel {
-				mark = ">"
-			}
-			first := fmt.Sprintf("%s%s p%d", mark, oneLine(c.ID), c.Priority)
-			second := " " + oneLine(c.Title)
-			if c.Assignee != "" {
-				second = fmt.Sprintf(" @%s %s", oneLine(c.Assignee), oneLine(c.Title))
-			}
-			if c.ClaimOwner != "" && (l.Name == "claimed") {
-				second = fmt.Sprintf(" %s %s", oneLine(c.ClaimOwner), leaseLeft(c, m.src.Now()))
-			}
-			if l.Name == "review" && c.SubmittedBy != "" {
-				second = " by " + oneLine(c.SubmittedBy)
-			}
-			first, second = fit(first, inner), fit(second, inner)
-			switch {
-			case sel:
-				first, second = selStyle.Render(first), selStyle.Render(second)
-			case m.data.standing[c.ID].LeaseExpired:
-				second = warnStyle.Render(second)
-			case l.Name == "done":
-				first, second = dimStyle.Render(first), dimStyle.Render(second)
-			}
-			lines = append(lines, first, second)
-		}
-		if n := len(l.Cards) - (top + visible); n > 0 {
-			lines = append(lines, dimStyle.Render(fit(fmt.Sprintf(" +%d more", n), inner)))
-		}
-		for len(lines) < bodyH+1 {
-			lines = append(lines, strings.Repeat(" ", inner))
-		}
-		cols[i] = lipgloss.NewStyle().Width(inner).MarginRight(1).Render(strings.Join(lines[:bodyH+1], "\n"))
+	for i := range m.lanes {
+		cols[i] = m.viewLane(i, inner, bodyH, visible)
 	}
 	board := lipgloss.JoinHorizontal(lipgloss.Top, cols...)
+	return board + "\n" + fit(m.footer(), w)
+}
+
+// viewLane draws lane i as a column inner cells wide and bodyH+1 lines
+// high: its head, the visible cards from its scroll position, and how
+// many more there are.
+func (m *model) viewLane(i, inner, bodyH, visible int) string {
+	l := &m.lanes[i]
+	var lines []string
+	head := fmt.Sprintf("%s %d", strings.ToUpper(l.Name), len(l.Cards))
+	if i == m.lane {
+		head = "[" + head + "]"
+	}
+	lines = append(lines, headStyle.Render(fit(head, inner)))
+	top := min(m.top[i], max(len(l.Cards)-1, 0))
+	for j := top; j < len(l.Cards) && j < top+visible; j++ {
+		first, second := m.cardLines(l, &l.Cards[j], i == m.lane && j == m.row, inner)
+		lines = append(lines, first, second)
+	}
+	if n := len(l.Cards) - (top + visible); n > 0 {
+		lines = append(lines, dimStyle.Render(fit(fmt.Sprintf(" +%d more", n), inner)))
+	}
+	for len(lines) < bodyH+1 {
+		lines = append(lines, strings.Repeat(" ", inner))
+	}
+	return lipgloss.NewStyle().Width(inner).MarginRight(1).Render(strings.Join(lines[:bodyH+1], "\n"))
+}
+
+// cardLines are a card's two lines in its lane: id and priority, then
+// whoever holds or sent it (or its title), styled as selected, with an
+// expired lease, or done.
+func (m *model) cardLines(l *Lane, c *ledger.Card, sel bool, inner int) (first, second string) {
+	mark := " "
+	if sel {
+		mark = ">"
+	}
+	first = fmt.Sprintf("%s%s p%d", mark, oneLine(c.ID), c.Priority)
+	second = " " + oneLine(c.Title)
+	if c.Assignee != "" {
+		second = fmt.Sprintf(" @%s %s", oneLine(c.Assignee), oneLine(c.Title))
+	}
+	if c.ClaimOwner != "" && (l.Name == "claimed") {
+		second = fmt.Sprintf(" %s %s", oneLine(c.ClaimOwner), leaseLeft(c, m.src.Now()))
+	}
+	if l.Name == "review" && c.SubmittedBy != "" {
+		second = " by " + oneLine(c.SubmittedBy)
+	}
+	first, second = fit(first, inner), fit(second, inner)
+	switch {
+	case sel:
+		first, second = selStyle.Render(first), selStyle.Render(second)
+	case m.data.standing[c.ID].LeaseExpired:
+		second = warnStyle.Render(second)
+	case l.Name == "done":
+		first, second = dimStyle.Render(first), dimStyle.Render(second)
+	}
+	return first, second
+}
+
+// footer is the board's last line: the keys, or the question or search
+// under way, or a status message.
+func (m *model) footer() string {
 	foot := "←→↑↓ move  enter card  / search  q quit"
 	if c := m.selected(); c != nil && m.data.standing[c.ID].State == ledger.StateReview {
 		foot = "a approve  r reject  " + foot
@@ -102,7 +122,7 @@ func (m *model) View() string {
 	if m.status != "" {
 		foot = m.status
 	}
-	return board + "\n" + fit(foot, w)
+	return foot
 }
 
 func (m *model) viewDetail() string {

@@ -110,61 +110,12 @@ func (c *ClaimCmd) Run(a *App) error {
 		return err
 	}
 	if c.Review {
-		if c.Wait > 0 || (arb == nil && remoteFor(b, c.remoteChoice) != "") {
-			return usagef("--review does not combine with --wait or a remote claim")
-		}
-		var card *ledger.Card
-		if arb != nil {
-			a.synced = true
-			card, err = arb.ClaimReview(a.ctx, b, as, req)
-		} else {
-			card, err = b.ClaimReview(a.ctx, req)
-		}
-		if err != nil {
-			return err
-		}
-		if card == nil {
-			return a.emit(nil, func(w io.Writer) { fmt.Fprintln(w, "nothing to review"+a.ownReviews(b, req)) })
-		}
-		return a.emit(card, func(w io.Writer) {
-			fmt.Fprintf(w, "claimed %s for review epoch %d %s  %s\n", card.ID, card.ClaimEpoch, a.leaseLeft(*card), text(card.Title))
-		})
+		return c.claimReview(a, b, arb, as, req)
 	}
 	if c.Wait > 0 && arb == nil && remoteFor(b, c.remoteChoice) != "" {
 		return usagef("--wait does not combine with a remote claim")
 	}
-	var g Git
-	var remote RemoteWrite
-	if arb == nil {
-		if g, remote, err = a.throughRemote(b, "claim", c.remoteChoice); err != nil {
-			return err
-		}
-	}
-	var card *ledger.Card
-	if arb != nil {
-		a.synced = true
-		if c.Wait > 0 {
-			card, err = arb.ClaimWait(a.ctx, b, as, req, c.Wait)
-			if err != nil && a.interrupted(err) {
-				card, err = nil, nil
-			}
-		} else {
-			card, err = arb.Claim(a.ctx, b, as, req)
-		}
-	} else if g != nil {
-		if card, err = g.Claim(a.ctx, b, remote, req); err == nil {
-			a.warnPushRate(b, remote.Remote)
-		}
-	} else if c.Wait > 0 {
-		card, err = watch.Claim(a.ctx, b, req, c.Wait)
-		if err != nil && a.interrupted(err) {
-			// Stopped by SIGINT or SIGTERM while waiting, before any
-			// claim was made: end as a wait that ran out does.
-			card, err = nil, nil
-		}
-	} else {
-		card, err = b.Claim(a.ctx, req)
-	}
+	card, err := c.claim(a, b, arb, as, req)
 	if err != nil {
 		return err
 	}
@@ -218,4 +169,65 @@ func (a *App) ownReviews(b *ledger.Backlog, req ledger.ClaimRequest) string {
 		return ""
 	}
 	return fmt.Sprintf(" you did not send (%d in review were sent by you, %s; a reviewer works under a name of its own: --actor or BL_ACTOR)", own, text(req.Actor))
+}
+
+// claim takes the card through whoever decides claims here: the arbiter,
+// the git remote, or the local ledger (waiting with --wait). A wait
+// stopped by SIGINT or SIGTERM before any claim was made ends as a wait
+// that ran out does: nil, no error.
+func (c *ClaimCmd) claim(a *App, b *ledger.Backlog, arb Arbiter, as ArbiterSettings, req ledger.ClaimRequest) (*ledger.Card, error) {
+	if arb != nil {
+		a.synced = true
+		if c.Wait == 0 {
+			return arb.Claim(a.ctx, b, as, req)
+		}
+		card, err := arb.ClaimWait(a.ctx, b, as, req, c.Wait)
+		if err != nil && a.interrupted(err) {
+			return nil, nil
+		}
+		return card, err
+	}
+	g, remote, err := a.throughRemote(b, "claim", c.remoteChoice)
+	switch {
+	case err != nil:
+		return nil, err
+	case g != nil:
+		card, err := g.Claim(a.ctx, b, remote, req)
+		if err == nil {
+			a.warnPushRate(b, remote.Remote)
+		}
+		return card, err
+	case c.Wait > 0:
+		card, err := watch.Claim(a.ctx, b, req, c.Wait)
+		if err != nil && a.interrupted(err) {
+			return nil, nil
+		}
+		return card, err
+	}
+	return b.Claim(a.ctx, req)
+}
+
+// claimReview is claim --review: the best card waiting for review, under
+// a review lease, decided by the arbiter when there is one.
+func (c *ClaimCmd) claimReview(a *App, b *ledger.Backlog, arb Arbiter, as ArbiterSettings, req ledger.ClaimRequest) error {
+	if c.Wait > 0 || (arb == nil && remoteFor(b, c.remoteChoice) != "") {
+		return usagef("--review does not combine with --wait or a remote claim")
+	}
+	var card *ledger.Card
+	var err error
+	if arb != nil {
+		a.synced = true
+		card, err = arb.ClaimReview(a.ctx, b, as, req)
+	} else {
+		card, err = b.ClaimReview(a.ctx, req)
+	}
+	if err != nil {
+		return err
+	}
+	if card == nil {
+		return a.emit(nil, func(w io.Writer) { fmt.Fprintln(w, "nothing to review"+a.ownReviews(b, req)) })
+	}
+	return a.emit(card, func(w io.Writer) {
+		fmt.Fprintf(w, "claimed %s for review epoch %d %s  %s\n", card.ID, card.ClaimEpoch, a.leaseLeft(*card), text(card.Title))
+	})
 }

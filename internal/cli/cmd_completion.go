@@ -102,85 +102,110 @@ type idQuery struct {
 // the command line. ids lists the backlog's card ids, read only when a
 // card id is what comes next.
 func completions(app *kong.Application, words []string, ids func(idQuery) []string, getenv func(string) string) []string {
-	cur, before := words[len(words)-1], words[:len(words)-1]
-	var cmd *kong.Node
-	var pending *kong.Flag // a flag before cur that takes a value
-	dir := getenv("BL_DIR")
-	owner := getenv("BL_OWNER")
-	positionals := 0
+	cur := words[len(words)-1]
+	l, ok := readWords(app, words[:len(words)-1], getenv)
+	if !ok {
+		return nil // after "--" (bl run) the words are another command's
+	}
+	out := l.candidates(app, cur, ids)
+	out = slices.DeleteFunc(out, func(s string) bool { return !strings.HasPrefix(s, cur) })
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// typed is what the words before the one being completed say: the
+// command, a flag still waiting for its value, how many positionals are
+// given, and the --dir and --owner the card ids are read with.
+type typed struct {
+	cmd         *kong.Node
+	pending     *kong.Flag // a flag before cur that takes a value
+	positionals int
+	dir, owner  string
+}
+
+// readWords reads the words before the one being completed; false after
+// "--".
+func readWords(app *kong.Application, before []string, getenv func(string) string) (typed, bool) {
+	l := typed{dir: getenv("BL_DIR"), owner: getenv("BL_OWNER")}
 	for i := 0; i < len(before); i++ {
 		w := before[i]
-		if w == "=" && pending != nil { // bash splits --flag=value at '='
+		if w == "=" && l.pending != nil { // bash splits --flag=value at '='
 			continue
 		}
-		if pending != nil {
-			switch pending.Name {
-			case "dir":
-				dir = w
-			case "owner":
-				owner = w
-			}
-			pending = nil
+		if l.pending != nil {
+			l.setValue(l.pending.Name, w)
+			l.pending = nil
 			continue
 		}
 		switch {
 		case w == "--":
-			return nil // after "--" (bl run) the words are another command's
+			return l, false
 		case strings.HasPrefix(w, "-"):
 			name, value, hasValue := strings.Cut(strings.TrimLeft(w, "-"), "=")
-			f := flagOf(app.Node, cmd, name)
-			if f != nil && name == "dir" && hasValue {
-				dir = value
-			}
-			if f != nil && name == "owner" && hasValue {
-				owner = value
+			f := flagOf(app.Node, l.cmd, name)
+			if f != nil && hasValue {
+				l.setValue(name, value)
 			}
 			if f != nil && !f.IsBool() && !hasValue {
-				pending = f
+				l.pending = f
 			}
-		case cmd == nil:
-			cmd = childNamed(app.Node, w)
+		case l.cmd == nil:
+			l.cmd = childNamed(app.Node, w)
 		default:
-			positionals++
+			l.positionals++
 		}
 	}
+	return l, true
+}
+
+// setValue keeps the value of the flags that change which ids complete.
+func (l *typed) setValue(flag, value string) {
+	switch flag {
+	case "dir":
+		l.dir = value
+	case "owner":
+		l.owner = value
+	}
+}
+
+// candidates are the words that may stand where cur is: a flag's value,
+// flags, commands, or a positional's values.
+func (l typed) candidates(app *kong.Application, cur string, ids func(idQuery) []string) []string {
 	var out []string
 	switch {
-	case pending != nil:
-		out = flagValues(pending, cmd, idQuery{dir: dir, owner: owner}, ids)
+	case l.pending != nil:
+		out = flagValues(l.pending, l.cmd, idQuery{dir: l.dir, owner: l.owner}, ids)
 	case strings.HasPrefix(cur, "-") && strings.Contains(cur, "="):
 		name, _, _ := strings.Cut(strings.TrimLeft(cur, "-"), "=")
-		if f := flagOf(app.Node, cmd, name); f != nil {
-			for _, v := range flagValues(f, cmd, idQuery{dir: dir, owner: owner}, ids) {
+		if f := flagOf(app.Node, l.cmd, name); f != nil {
+			for _, v := range flagValues(f, l.cmd, idQuery{dir: l.dir, owner: l.owner}, ids) {
 				out = append(out, "--"+name+"="+v)
 			}
 		}
 	case strings.HasPrefix(cur, "-"):
-		for _, group := range nodeFlags(app.Node, cmd) {
+		for _, group := range nodeFlags(app.Node, l.cmd) {
 			for _, f := range group {
 				if !f.Hidden {
 					out = append(out, "--"+f.Name)
 				}
 			}
 		}
-	case cmd == nil:
+	case l.cmd == nil:
 		for _, c := range app.Children {
 			if !c.Hidden {
 				out = append(out, c.Name)
 			}
 		}
-	case positionals < len(cmd.Positional):
-		p := cmd.Positional[positionals]
+	case l.positionals < len(l.cmd.Positional):
+		p := l.cmd.Positional[l.positionals]
 		switch {
 		case p.Enum != "":
 			out = p.EnumSlice()
 		case p.Name == "id":
-			out = ids(idQuery{dir: dir, command: cmd.Name, owner: owner})
+			out = ids(idQuery{dir: l.dir, command: l.cmd.Name, owner: l.owner})
 		}
 	}
-	out = slices.DeleteFunc(out, func(s string) bool { return !strings.HasPrefix(s, cur) })
-	slices.Sort(out)
-	return slices.Compact(out)
+	return out
 }
 
 // flagValues is what the value of flag f may be, where bl knows.

@@ -69,23 +69,9 @@ func (s diffSide) String() string {
 }
 
 func (c *DiffCmd) Run(a *App) error {
-	revs := c.Revs
-	if len(revs) == 1 && !strings.Contains(revs[0], "...") && strings.Contains(revs[0], "..") {
-		a, b, _ := strings.Cut(revs[0], "..")
-		revs = []string{orHEAD(a), orHEAD(b)}
-	}
-	if len(revs) == 1 && strings.Contains(revs[0], "...") {
-		// A...B: B against the merge base of A and B.
-		_, b, _ := strings.Cut(revs[0], "...")
-		revs = []string{revs[0], orHEAD(b)}
-	}
-	switch {
-	case c.Merge != "" && len(revs) > 0:
-		return usagef("bl diff --merge BRANCH compares the working backlog with its merge with BRANCH: give no other revision")
-	case c.Merge == "" && len(revs) == 0:
-		return usagef("bl diff takes a revision: bl diff REV (against the working backlog), bl diff OLD NEW, bl diff A...B or bl diff --merge BRANCH")
-	case len(revs) > 2:
-		return usagef("bl diff takes one or two revisions: bl diff REV (against the working backlog) or bl diff OLD NEW")
+	revs, err := c.revisions()
+	if err != nil {
+		return err
 	}
 	git, err := a.needGit("bl diff")
 	if err != nil {
@@ -95,17 +81,17 @@ func (c *DiffCmd) Run(a *App) error {
 	if err != nil {
 		return err
 	}
-	var trees [2]ledger.Tree
-	var sides [2]diffSide
 	if c.Merge != "" {
 		return c.runMerge(a, git, b)
 	}
+	var sides [2]diffSide
 	for i, rev := range revs {
 		if rev == "" {
 			return usagef("bl diff: a revision is empty")
 		}
 		sides[i].Rev = rev
 	}
+	var trees [2]ledger.Tree
 	var loads [2]ledger.Loader
 	if len(revs) == 2 {
 		// Two commits: the history they share is not read.
@@ -132,6 +118,29 @@ func (c *DiffCmd) Run(a *App) error {
 		*ledger.BacklogDiff
 	}{sides[0], sides[1], d}
 	return a.emit(out, func(w io.Writer) { printDiff(w, sides, d) })
+}
+
+// revisions spells the revisions out: A..B is A B, A...B is B against
+// the merge base of A and B, an empty side is HEAD; --merge takes none.
+func (c *DiffCmd) revisions() ([]string, error) {
+	revs := c.Revs
+	if len(revs) == 1 && !strings.Contains(revs[0], "...") && strings.Contains(revs[0], "..") {
+		a, b, _ := strings.Cut(revs[0], "..")
+		revs = []string{orHEAD(a), orHEAD(b)}
+	}
+	if len(revs) == 1 && strings.Contains(revs[0], "...") {
+		_, b, _ := strings.Cut(revs[0], "...")
+		revs = []string{revs[0], orHEAD(b)}
+	}
+	switch {
+	case c.Merge != "" && len(revs) > 0:
+		return nil, usagef("bl diff --merge BRANCH compares the working backlog with its merge with BRANCH: give no other revision")
+	case c.Merge == "" && len(revs) == 0:
+		return nil, usagef("bl diff takes a revision: bl diff REV (against the working backlog), bl diff OLD NEW, bl diff A...B or bl diff --merge BRANCH")
+	case len(revs) > 2:
+		return nil, usagef("bl diff takes one or two revisions: bl diff REV (against the working backlog) or bl diff OLD NEW")
+	}
+	return revs, nil
 }
 
 func orHEAD(rev string) string {

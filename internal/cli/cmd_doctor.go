@@ -205,6 +205,12 @@ func (a *App) printReport(w io.Writer, r *ledger.Report) {
 			fmt.Fprintf(w, "set aside  %d line(s) in %s are valid events this backlog lacks (an older bl set them aside): review them before deleting it\n", sa.Events, ledger.BrokenFile)
 		}
 	}
+	printSections(w, r)
+}
+
+// printSections lists the report's findings that come one to a card or an
+// event, each under a heading with its count.
+func printSections(w io.Writer, r *ledger.Report) {
 	section := func(title string, n int) {
 		if n > 0 {
 			fmt.Fprintf(w, "%s (%d)\n", title, n)

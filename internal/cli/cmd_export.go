@@ -51,36 +51,10 @@ Examples:
 }
 
 func (c *ExportCmd) Run(a *App) error {
-	if c.Output != "" && c.Check != "" {
-		return usagef("-o and --check exclude each other: write the export, or check a file against it")
-	}
-	format, err := c.format()
+	format, statuses, err := c.options(a)
 	if err != nil {
 		return err
 	}
-	if a.JSON && c.Output == "" && c.Check == "" {
-		// --json asks for machine output on stdout: the cards as JSON,
-		// never a board in another format.
-		switch {
-		case c.Format == "":
-			format = export.JSON
-		case format != export.JSON && format != export.JSONL:
-			return usagef(fmt.Sprintf("--json prints the cards as JSON, but --format is %s: drop --json, or use --format json or jsonl", format))
-		}
-	}
-	if c.Check != "" && format.TimeDependent() {
-		return usagef(fmt.Sprintf("--check cannot compare %s: it is stamped with the export time; check a markdown board instead", format))
-	}
-	statuses, err := parseStatuses(splitList(c.Status))
-	if err != nil {
-		return err
-	}
-	for _, p := range c.Phase {
-		if strings.TrimSpace(p) == "" {
-			return usagef("--phase is empty: name a phase")
-		}
-	}
-
 	b, err := a.Open()
 	if err != nil {
 		return err
@@ -111,6 +85,41 @@ func (c *ExportCmd) Run(a *App) error {
 	}
 	_, err = a.Stdout.Write(out)
 	return err
+}
+
+// options checks the flags against each other and reads the format and
+// the statuses to export.
+func (c *ExportCmd) options(a *App) (export.Format, []ledger.Status, error) {
+	if c.Output != "" && c.Check != "" {
+		return "", nil, usagef("-o and --check exclude each other: write the export, or check a file against it")
+	}
+	format, err := c.format()
+	if err != nil {
+		return "", nil, err
+	}
+	if a.JSON && c.Output == "" && c.Check == "" {
+		// --json asks for machine output on stdout: the cards as JSON,
+		// never a board in another format.
+		switch {
+		case c.Format == "":
+			format = export.JSON
+		case format != export.JSON && format != export.JSONL:
+			return "", nil, usagef(fmt.Sprintf("--json prints the cards as JSON, but --format is %s: drop --json, or use --format json or jsonl", format))
+		}
+	}
+	if c.Check != "" && format.TimeDependent() {
+		return "", nil, usagef(fmt.Sprintf("--check cannot compare %s: it is stamped with the export time; check a markdown board instead", format))
+	}
+	statuses, err := parseStatuses(splitList(c.Status))
+	if err != nil {
+		return "", nil, err
+	}
+	for _, p := range c.Phase {
+		if strings.TrimSpace(p) == "" {
+			return "", nil, usagef("--phase is empty: name a phase")
+		}
+	}
+	return format, statuses, nil
 }
 
 // format is --format, else the one the file's extension names, else

@@ -126,78 +126,101 @@ func (c *SetupCmd) Run(a *App) error {
 	if err != nil {
 		return err
 	}
-	// Every file is read and changed first, so that one that does not
-	// parse stops the run before anything is written.
-	type write struct {
-		path string
-		data []byte
-		same bool
-	}
-	var writes []write
-	for _, f := range files {
-		if err := checkSetupPath(f.path, f.within); err != nil {
-			return usagef(fmt.Sprintf("%s: %v (nothing was written)", f.path, err))
-		}
-		if fi, err := os.Stat(f.path); err == nil && fi.Size() > maxSetupFile {
-			return usagef(fmt.Sprintf("%s: %d bytes, more than any settings file holds (%d); nothing was written", f.path, fi.Size(), maxSetupFile))
-		}
-		old, err := os.ReadFile(f.path)
-		exists := err == nil
-		if err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return err
-		}
-		data, err := f.change(old, exists)
-		if err != nil {
-			return usagef(fmt.Sprintf("%s: %v; fix or move the file, then run bl setup %s again (nothing was written)", f.path, err, c.Runtime))
-		}
-		writes = append(writes, write{f.path, data, exists && string(old) == string(data) || !exists && data == nil})
+	writes, err := c.changes(files)
+	if err != nil {
+		return err
 	}
 	report := setupReport{Owner: owner, Command: "bl", Files: []setupResult{}}
 	if p, err := exec.LookPath("bl"); err == nil {
 		report.Found = p
 	}
 	for _, w := range writes {
-		action := "unchanged"
-		switch {
-		case w.same:
-		case w.data == nil:
-			if err := os.Remove(w.path); err != nil {
-				return err
-			}
-			action = "removed"
-		default:
-			if err := os.MkdirAll(filepath.Dir(w.path), 0o755); err != nil {
-				return err
-			}
-			if err := fsutil.ReplaceFile(w.path, w.data, nil); err != nil {
-				return err
-			}
-			action = "written"
+		action, err := w.apply()
+		if err != nil {
+			return err
 		}
 		report.Files = append(report.Files, setupResult{w.path, action})
 	}
 	if report.Found == "" && !c.Remove {
 		fmt.Fprintf(a.Stderr, "bl: warning: bl is not on this PATH; %s starts \"bl\" from its PATH, so put bl there (make install puts it in ~/.local/bin)\n", c.Runtime)
 	}
-	return a.emit(report, func(out io.Writer) {
-		for _, r := range report.Files {
-			rel, err := filepath.Rel(cwd, r.Path)
-			if err != nil || strings.HasPrefix(rel, "..") {
-				rel = r.Path
-			}
-			fmt.Fprintf(out, "%-9s %s\n", r.Action, text(rel))
+	return a.emit(report, func(out io.Writer) { c.printReport(out, cwd, report) })
+}
+
+// setupWrite is one settings file as bl setup leaves it: data nil removes
+// it, same leaves it alone.
+type setupWrite struct {
+	path string
+	data []byte
+	same bool
+}
+
+// changes reads and changes every file first, so that one that does not
+// parse stops the run before anything is written.
+func (c *SetupCmd) changes(files []setupFile) ([]setupWrite, error) {
+	var writes []setupWrite
+	for _, f := range files {
+		if err := checkSetupPath(f.path, f.within); err != nil {
+			return nil, usagef(fmt.Sprintf("%s: %v (nothing was written)", f.path, err))
 		}
-		if !c.Remove {
-			uses := "bl mcp --owner"
-			if c.Runtime == "claude" {
-				uses = "bl mcp --owner and the bl prime --owner hook"
-			}
-			fmt.Fprintf(out, "%-9s %s (%s; --owner NAME for another)\n", "owner", text(owner), uses)
-			if report.Found != "" {
-				fmt.Fprintf(out, "%-9s bl, found on PATH at %s\n", "command", text(report.Found))
-			}
+		if fi, err := os.Stat(f.path); err == nil && fi.Size() > maxSetupFile {
+			return nil, usagef(fmt.Sprintf("%s: %d bytes, more than any settings file holds (%d); nothing was written", f.path, fi.Size(), maxSetupFile))
 		}
-	})
+		old, err := os.ReadFile(f.path)
+		exists := err == nil
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return nil, err
+		}
+		data, err := f.change(old, exists)
+		if err != nil {
+			return nil, usagef(fmt.Sprintf("%s: %v; fix or move the file, then run bl setup %s again (nothing was written)", f.path, err, c.Runtime))
+		}
+		writes = append(writes, setupWrite{f.path, data, exists && string(old) == string(data) || !exists && data == nil})
+	}
+	return writes, nil
+}
+
+// apply writes or removes the file and says which it did.
+func (w setupWrite) apply() (string, error) {
+	switch {
+	case w.same:
+		return "unchanged", nil
+	case w.data == nil:
+		if err := os.Remove(w.path); err != nil {
+			return "", err
+		}
+		return "removed", nil
+	}
+	if err := os.MkdirAll(filepath.Dir(w.path), 0o755); err != nil {
+		return "", err
+	}
+	if err := fsutil.ReplaceFile(w.path, w.data, nil); err != nil {
+		return "", err
+	}
+	return "written", nil
+}
+
+// printReport is bl setup's text output: each file and what was done to
+// it, relative to the working directory, then the owner and the command.
+func (c *SetupCmd) printReport(out io.Writer, cwd string, report setupReport) {
+	for _, r := range report.Files {
+		rel, err := filepath.Rel(cwd, r.Path)
+		if err != nil || strings.HasPrefix(rel, "..") {
+			rel = r.Path
+		}
+		fmt.Fprintf(out, "%-9s %s\n", r.Action, text(rel))
+	}
+	if c.Remove {
+		return
+	}
+	uses := "bl mcp --owner"
+	if c.Runtime == "claude" {
+		uses = "bl mcp --owner and the bl prime --owner hook"
+	}
+	fmt.Fprintf(out, "%-9s %s (%s; --owner NAME for another)\n", "owner", text(report.Owner), uses)
+	if report.Found != "" {
+		fmt.Fprintf(out, "%-9s bl, found on PATH at %s\n", "command", text(report.Found))
+	}
 }
 
 // files is what setup writes for the runtime.
@@ -234,20 +257,9 @@ func (c *SetupCmd) files(a *App, root string, server []any, prime string) ([]set
 		if c.Remove && registered(in(".cursor", "mcp.json"), false) {
 			agents = setupFile{} // cursor reads the block too
 		}
-		dir := in(".codex")
-		if c.Global {
-			dir = a.getenv("CODEX_HOME")
-			if dir == "" {
-				h, err := os.UserHomeDir()
-				if err != nil {
-					return nil, err
-				}
-				dir = filepath.Join(h, ".codex")
-			}
-		}
-		within := root
-		if c.Global {
-			within = dir
+		dir, within, err := c.codexDir(a, root)
+		if err != nil {
+			return nil, err
 		}
 		return keepFiles(
 			setupFile{filepath.Join(dir, "config.toml"), within, func(old []byte, exists bool) ([]byte, error) {
@@ -267,6 +279,24 @@ func (c *SetupCmd) files(a *App, root string, server []any, prime string) ([]set
 			{in("GEMINI.md"), root, ownBlock},
 		}, nil
 	}
+}
+
+// codexDir is where codex's config.toml is and the directory it must stay
+// inside: the repository's .codex, or with --global $CODEX_HOME (else
+// ~/.codex).
+func (c *SetupCmd) codexDir(a *App, root string) (dir, within string, err error) {
+	if !c.Global {
+		return filepath.Join(root, ".codex"), root, nil
+	}
+	dir = a.getenv("CODEX_HOME")
+	if dir == "" {
+		h, err := os.UserHomeDir()
+		if err != nil {
+			return "", "", err
+		}
+		dir = filepath.Join(h, ".codex")
+	}
+	return dir, dir, nil
 }
 
 // keepFiles is files without the empty ones (a file setup leaves alone).

@@ -118,7 +118,20 @@ func conflictText(c ledger.Conflict) string {
 func (a *App) showCard(w io.Writer, c ledger.Card) {
 	fmt.Fprintf(w, "%s  %s\n", c.ID, text(c.Title))
 	row := func(k, v string) { fmt.Fprintf(w, "  %-11s %s\n", k, v) }
+	row("status", a.statusLine(c))
+	a.workRows(row, c)
+	planRows(row, c)
+	a.timeRows(row, c)
+	writeCardText(w, c)
+}
+
+// statusLine is the status row: the status and what it means now (who
+// holds the card and how long for, why it waits, how it ended).
+func (a *App) statusLine(c ledger.Card) string {
 	status := string(c.Status)
+	if c.DeletedAt != nil {
+		return "deleted (was " + status + ")"
+	}
 	switch c.Status {
 	case ledger.StatusReady:
 		if st, _ := a.standingOf(c); st.State == ledger.StateWaiting {
@@ -140,22 +153,29 @@ func (a *App) showCard(w io.Writer, c ledger.Card) {
 		} else {
 			status += fmt.Sprintf("; waiting for a reviewer (epoch %d)", c.ClaimEpoch)
 		}
-		if c.CloseNote != "" {
-			status += ": " + text(c.CloseNote)
-		}
+		status += closeNote(c)
 	case ledger.StatusDone:
 		status += " at " + stamp(c.ClosedAt)
 		if c.ClosedBy != "" {
 			status += " by " + text(c.ClosedBy)
 		}
-		if c.CloseNote != "" {
-			status += ": " + text(c.CloseNote)
-		}
+		status += closeNote(c)
 	}
-	if c.DeletedAt != nil {
-		status = "deleted (was " + string(c.Status) + ")"
+	return status
+}
+
+// closeNote is the note a card was sent to review or closed with, as the
+// end of its status line.
+func closeNote(c ledger.Card) string {
+	if c.CloseNote == "" {
+		return ""
 	}
-	row("status", status)
+	return ": " + text(c.CloseNote)
+}
+
+// workRows are the rows about who works on the card and how it went:
+// assignee, paths held back, rejection, last failure, paths, branch.
+func (a *App) workRows(row func(k, v string), c ledger.Card) {
 	if c.Assignee != "" {
 		row("assignee", text(c.Assignee))
 	}
@@ -173,22 +193,19 @@ func (a *App) showCard(w io.Writer, c ledger.Card) {
 		row("last failure", fmt.Sprintf("%s by %s, epoch %d: %s%s", stamp(&f.At), dash(text(f.Owner)), f.Epoch, text(f.Reason), past))
 	}
 	if len(c.Paths) > 0 {
-		paths := make([]string, len(c.Paths))
-		for i, p := range c.Paths {
-			paths[i] = text(p)
-		}
-		row("paths", strings.Join(paths, ", "))
+		row("paths", joinText(c.Paths))
 	}
 	if c.Branch != "" || c.Commit != "" {
 		row("work", strings.TrimSpace(text(c.Branch)+" "+text(c.Commit)))
 	}
+}
+
+// planRows are the rows the card was planned with: priority, phase,
+// labels, deletion, dependencies, parent, attempts.
+func planRows(row func(k, v string), c ledger.Card) {
 	row("priority", fmt.Sprint(c.Priority))
 	row("phase", dash(text(c.Phase)))
-	labels := make([]string, len(c.Labels))
-	for i, l := range c.Labels {
-		labels[i] = text(l)
-	}
-	row("labels", dash(strings.Join(labels, ", ")))
+	row("labels", dash(joinText(c.Labels)))
 	if c.DeletedAt != nil {
 		row("deleted", stamp(c.DeletedAt)+" "+dash(text(c.DeleteReason))+" (bl restore "+c.ID+" brings it back)")
 	}
@@ -199,6 +216,11 @@ func (a *App) showCard(w io.Writer, c ledger.Card) {
 		attempts += fmt.Sprintf(" of %d", c.MaxAttempts)
 	}
 	row("attempts", attempts)
+}
+
+// timeRows are the rows of times and progress, the tracker's times of an
+// imported card beside the ledger's, and the idempotency key.
+func (a *App) timeRows(row func(k, v string), c ledger.Card) {
 	if d := a.deferredRow(c); d != "" {
 		row("deferred", d)
 	}
@@ -213,7 +235,6 @@ func (a *App) showCard(w io.Writer, c ledger.Card) {
 	}
 	row("created", stamp(&c.CreatedAt))
 	row("updated", fmt.Sprintf("%s (version %d)", stamp(&c.UpdatedAt), c.Version))
-	// An imported card's times in its tracker, beside the ledger's.
 	for _, t := range []struct {
 		name string
 		at   *time.Time
@@ -225,6 +246,11 @@ func (a *App) showCard(w io.Writer, c ledger.Card) {
 	if c.IdempotencyKey != "" {
 		row("idem. key", text(c.IdempotencyKey))
 	}
+}
+
+// writeCardText writes the card's free text under its rows: acceptance
+// criteria, description and notes, each line made printable.
+func writeCardText(w io.Writer, c ledger.Card) {
 	if len(c.Acceptance) > 0 {
 		fmt.Fprintln(w, "  acceptance")
 		for _, x := range c.Acceptance {
@@ -251,6 +277,15 @@ func (a *App) showCard(w io.Writer, c ledger.Card) {
 			}
 		}
 	}
+}
+
+// joinText is user strings made printable, comma-separated.
+func joinText(ss []string) string {
+	out := make([]string, len(ss))
+	for i, s := range ss {
+		out[i] = text(s)
+	}
+	return strings.Join(out, ", ")
 }
 
 // deferredRow is show's "deferred" line: the time a card is not claimable

@@ -66,14 +66,7 @@ func (c *WatchCmd) Run(a *App) error {
 		return err
 	}
 	if c.From == "" {
-		// Start at the end: the newest event folded so far.
-		err = b.View(func(s *ledger.State, _ time.Time) error {
-			if last := s.Last(); last.ID != "" {
-				from = ledger.CursorOf(&last)
-			}
-			return nil
-		})
-		if err != nil {
+		if from, err = lastCursor(b); err != nil {
 			return err
 		}
 	}
@@ -88,42 +81,65 @@ func (c *WatchCmd) Run(a *App) error {
 		}
 		defer stop()
 	}
-	filter := ledger.HistoryFilter{Card: id, Ops: ops}
-	n := 0
-	// The fold that gives an update's old values is built when the first
-	// update comes (history up to it, once), then kept up event by event.
-	var ch *ledger.Changes
-	err = watch.Follow(a.ctx, b.Dir(), from, func(e *ledger.Event) error {
-		match := filter.Matches(e)
-		if ch == nil && match && e.Op == ledger.OpUpdate {
-			var ferr error
-			if ch, ferr = b.ChangesBefore(ledger.CursorOf(e)); ferr != nil {
-				return ferr
-			}
-		}
-		var changes []ledger.Change
-		if ch != nil {
-			changes, _ = ch.Step(e)
-		}
-		if !match {
-			return nil
-		}
-		if a.JSON {
-			if err := writeJSONLine(a.Stdout, withChanges(e, nil, changes)); err != nil {
-				return err
-			}
-		} else {
-			printEvent(a.Stdout, e, nil, changes)
-		}
-		if n++; c.Count > 0 && n >= c.Count {
-			return errWatchDone
-		}
-		return nil
-	})
+	w := &watcher{a: a, b: b, filter: ledger.HistoryFilter{Card: id, Ops: ops}, count: c.Count}
+	err = watch.Follow(a.ctx, b.Dir(), from, w.event)
 	if errors.Is(err, errWatchDone) {
 		return nil
 	}
 	return err
+}
+
+// lastCursor is where a watch without --from starts: at the end, the
+// newest event folded so far.
+func lastCursor(b *ledger.Backlog) (ledger.Cursor, error) {
+	var from ledger.Cursor
+	err := b.View(func(s *ledger.State, _ time.Time) error {
+		if last := s.Last(); last.ID != "" {
+			from = ledger.CursorOf(&last)
+		}
+		return nil
+	})
+	return from, err
+}
+
+// watcher prints the events a watch follows.
+type watcher struct {
+	a      *App
+	b      *ledger.Backlog
+	filter ledger.HistoryFilter
+	count  int // stop after this many; 0 never
+	n      int
+	// The fold that gives an update's old values is built when the first
+	// update comes (history up to it, once), then kept up event by event.
+	ch *ledger.Changes
+}
+
+func (w *watcher) event(e *ledger.Event) error {
+	match := w.filter.Matches(e)
+	if w.ch == nil && match && e.Op == ledger.OpUpdate {
+		var err error
+		if w.ch, err = w.b.ChangesBefore(ledger.CursorOf(e)); err != nil {
+			return err
+		}
+	}
+	var changes []ledger.Change
+	if w.ch != nil {
+		changes, _ = w.ch.Step(e)
+	}
+	if !match {
+		return nil
+	}
+	if w.a.JSON {
+		if err := writeJSONLine(w.a.Stdout, withChanges(e, nil, changes)); err != nil {
+			return err
+		}
+	} else {
+		printEvent(w.a.Stdout, e, nil, changes)
+	}
+	if w.n++; w.count > 0 && w.n >= w.count {
+		return errWatchDone
+	}
+	return nil
 }
 
 func (c *WatchCmd) gitWork(a *App) string {

@@ -104,9 +104,6 @@ func (d *jsonDoc) value(n *jsonNode) any {
 	return v
 }
 
-// decoded is the whole file, decoded.
-func (d *jsonDoc) decoded() any { return d.value(d.root) }
-
 // splice replaces src[from:to] with text and reparses.
 func (d *jsonDoc) splice(from, to int, text string) error {
 	out := make([]byte, 0, len(d.src)+len(text))
@@ -401,58 +398,14 @@ func (p *jsonParser) value() (*jsonNode, error) {
 		return nil, errors.New("unexpected end")
 	}
 	n := &jsonNode{start: p.i}
+	var err error
 	switch p.s[p.i] {
 	case '{':
 		n.kind = '{'
-		p.i++
-		for {
-			p.space()
-			if p.s[p.i] == '}' {
-				p.i++
-				break
-			}
-			if p.s[p.i] == ',' {
-				p.i++
-				continue
-			}
-			keyStart := p.i
-			p.str()
-			var key string
-			if err := json.Unmarshal(p.s[keyStart:p.i], &key); err != nil {
-				return nil, err
-			}
-			if n.member(key) >= 0 {
-				// Readers differ on which one counts: refuse rather than
-				// edit one and leave the other in force.
-				return nil, fmt.Errorf("key %q appears twice in one object", key)
-			}
-			p.space()
-			p.i++ // ':'
-			v, err := p.value()
-			if err != nil {
-				return nil, err
-			}
-			n.members = append(n.members, jsonMember{key, keyStart, v})
-		}
+		err = p.object(n)
 	case '[':
 		n.kind = '['
-		p.i++
-		for {
-			p.space()
-			if p.s[p.i] == ']' {
-				p.i++
-				break
-			}
-			if p.s[p.i] == ',' {
-				p.i++
-				continue
-			}
-			v, err := p.value()
-			if err != nil {
-				return nil, err
-			}
-			n.elems = append(n.elems, v)
-		}
+		err = p.array(n)
 	case '"':
 		n.kind = 'v'
 		p.str()
@@ -462,8 +415,66 @@ func (p *jsonParser) value() (*jsonNode, error) {
 			p.i++
 		}
 	}
+	if err != nil {
+		return nil, err
+	}
 	n.end = p.i
 	return n, nil
+}
+
+// object reads an object's members into n, from its '{' past its '}'.
+func (p *jsonParser) object(n *jsonNode) error {
+	p.i++
+	for {
+		p.space()
+		if p.s[p.i] == '}' {
+			p.i++
+			return nil
+		}
+		if p.s[p.i] == ',' {
+			p.i++
+			continue
+		}
+		keyStart := p.i
+		p.str()
+		var key string
+		if err := json.Unmarshal(p.s[keyStart:p.i], &key); err != nil {
+			return err
+		}
+		if n.member(key) >= 0 {
+			// Readers differ on which one counts: refuse rather than
+			// edit one and leave the other in force.
+			return fmt.Errorf("key %q appears twice in one object", key)
+		}
+		p.space()
+		p.i++ // ':'
+		v, err := p.value()
+		if err != nil {
+			return err
+		}
+		n.members = append(n.members, jsonMember{key, keyStart, v})
+	}
+}
+
+// array reads an array's elements into n, from its '[' past its ']'.
+func (p *jsonParser) array(n *jsonNode) error {
+	p.i++
+	for {
+		p.space()
+		if p.s[p.i] == ']' {
+			p.i++
+			return nil
+		}
+		if p.s[p.i] == ',' {
+			p.i++
+			continue
+		}
+		v, err := p.value()
+		if err != nil {
+			return err
+		}
+		n.elems = append(n.elems, v)
+	}
 }
 
 // str moves past the string that starts at p.i.

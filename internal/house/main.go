@@ -248,8 +248,9 @@ func cyclomatic(fn *ast.FuncDecl) int {
 	return c
 }
 
-// duplicates copies the files keep selects into a scratch directory and
-// returns how many pairs the duplicates command finds there.
+// duplicates copies the files keep selects into a scratch directory, their
+// import blocks blanked, and returns how many pairs the duplicates command
+// finds there.
 func duplicates(root string, prod []file, keep func(string) bool) (string, error) {
 	dir, err := os.MkdirTemp("", "house-")
 	if err != nil {
@@ -264,6 +265,7 @@ func duplicates(root string, prod []file, keep func(string) bool) (string, error
 		if err != nil {
 			return "", err
 		}
+		src = blankImports(f, src)
 		dst := filepath.Join(dir, filepath.FromSlash(f.path))
 		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
 			return "", err
@@ -295,4 +297,23 @@ func duplicates(root string, prod []file, keep func(string) bool) (string, error
 		}
 	}
 	return "?", fmt.Errorf("duplicates printed no count:\n%s", out)
+}
+
+// blankImports empties the lines of f's import declarations, keeping the
+// line count: the duplicates command passes over import lines, but not
+// the lines of a Go import block, so two files with the same imports were
+// a pair.
+func blankImports(f file, src []byte) []byte {
+	lines := bytes.SplitAfter(src, []byte("\n"))
+	for _, d := range f.ast.Decls {
+		g, ok := d.(*ast.GenDecl)
+		if !ok || g.Tok != token.IMPORT {
+			continue
+		}
+		from, to := f.fset.Position(g.Pos()).Line, f.fset.Position(g.End()).Line
+		for l := from; l <= to && l <= len(lines); l++ {
+			lines[l-1] = []byte("\n")
+		}
+	}
+	return bytes.Join(lines, nil)
 }

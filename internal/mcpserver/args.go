@@ -76,85 +76,123 @@ func jsonName(f reflect.StructField) string {
 // is an error object of the one shape (usage, exit code 2) rather than a
 // protocol error or the SDK's plain text.
 func decodeArgs(raw json.RawMessage, in any, owner string) *errorObject {
-	fail := func(format string, a ...any) *errorObject {
-		e := usageError(fmt.Sprintf(format, a...))
-		return &e
-	}
 	v := reflect.ValueOf(in).Elem()
 	t := v.Type()
 	var names []string
 	for i := range t.NumField() {
 		names = append(names, jsonName(t.Field(i)))
 	}
+	args, msg := argsObject(raw, names)
+	for i := 0; msg == "" && i < len(names); i++ {
+		msg = decodeField(t.Field(i), v.Field(i), names[i], args, owner)
+	}
+	if msg != "" {
+		e := usageError(msg)
+		return &e
+	}
+	return nil
+}
+
+// argsObject reads raw as a JSON object (absent or null: no arguments)
+// whose members are all among names; a message says what is wrong.
+func argsObject(raw json.RawMessage, names []string) (map[string]json.RawMessage, string) {
 	args := map[string]json.RawMessage{}
 	if raw = bytes.TrimSpace(raw); len(raw) > 0 && string(raw) != "null" {
 		if raw[0] != '{' || json.Unmarshal(raw, &args) != nil {
-			return fail("the arguments must be a JSON object")
+			return nil, "the arguments must be a JSON object"
 		}
 	}
 	for k := range args {
 		if !slices.Contains(names, k) {
 			if len(names) == 0 {
-				return fail("unknown argument %q: this tool takes no arguments", k)
+				return nil, fmt.Sprintf("unknown argument %q: this tool takes no arguments", k)
 			}
-			return fail("unknown argument %q: this tool takes %s", k, strings.Join(names, ", "))
+			return nil, fmt.Sprintf("unknown argument %q: this tool takes %s", k, strings.Join(names, ", "))
 		}
 	}
-	for i, name := range names {
-		f, fv := t.Field(i), v.Field(i)
-		val, given := args[name]
-		if given && string(val) == "null" {
-			given = false
-		}
-		if given {
-			if err := json.Unmarshal(val, fv.Addr().Interface()); err != nil {
-				return fail("argument %s must be %s, not %s", name, kindName(f.Type), clip(val))
-			}
-		}
-		if e := f.Tag.Get("enum"); e != "" {
-			allowed := strings.Split(e, ",")
-			vals := []string{fv.String()}
-			if fv.Kind() == reflect.Slice {
-				vals = fv.Interface().([]string)
-			}
-			for _, s := range vals {
-				if s != "" && !slices.Contains(allowed, s) {
-					return fail("argument %s: %q is not one of %s", name, s, strings.Join(allowed, ", "))
-				}
-			}
-		}
-		switch f.Tag.Get("mcp") {
-		case "required", "arg":
-			if !given || fv.Kind() == reflect.String && strings.TrimSpace(fv.String()) == "" {
-				return fail("argument %s is required", name)
-			}
-		case "myowner":
-			if fv.String() == "" {
-				fv.SetString(owner)
-			}
-		case "owner":
-			if fv.String() == "" {
-				if owner == "" {
-					return fail("argument owner is required: your owner name, the same on every call (or give the server one: BL_OWNER)")
-				}
-				fv.SetString(owner)
-			}
-		case "epoch":
-			if fv.Int() < 1 {
-				return fail("argument epoch is required: the claim_epoch that claim returned (at least 1)")
-			}
-		}
-		if name == "progress" && given && (fv.Elem().Int() < 0 || fv.Elem().Int() > 100) {
-			return fail("argument progress must be between 0 and 100")
-		}
-		if name == "limit" && given && (fv.Elem().Int() < 1 || fv.Elem().Int() > maxLimit) {
-			return fail("argument limit must be between 1 and %d", maxLimit)
-		}
-		if name == "body" && fv.Kind() == reflect.String && fv.String() == "-" {
-			return fail(`argument body "-" would read standard input; give the text itself`)
+	return args, ""
+}
+
+// decodeField fills one field from its argument (null counts as not
+// given) and checks it against the field's tags; a message says what is
+// wrong.
+func decodeField(f reflect.StructField, fv reflect.Value, name string, args map[string]json.RawMessage, owner string) string {
+	val, given := args[name]
+	if given && string(val) == "null" {
+		given = false
+	}
+	if given {
+		if err := json.Unmarshal(val, fv.Addr().Interface()); err != nil {
+			return fmt.Sprintf("argument %s must be %s, not %s", name, kindName(f.Type), clip(val))
 		}
 	}
-	return nil
+	if msg := checkEnum(f, fv, name); msg != "" {
+		return msg
+	}
+	if msg := applyMCPTag(f, fv, name, given, owner); msg != "" {
+		return msg
+	}
+	return checkRange(fv, name, given)
+}
+
+// checkEnum checks a field with an enum tag (a string or a list of them)
+// holds only the values it names.
+func checkEnum(f reflect.StructField, fv reflect.Value, name string) string {
+	e := f.Tag.Get("enum")
+	if e == "" {
+		return ""
+	}
+	allowed := strings.Split(e, ",")
+	vals := []string{fv.String()}
+	if fv.Kind() == reflect.Slice {
+		vals = fv.Interface().([]string)
+	}
+	for _, s := range vals {
+		if s != "" && !slices.Contains(allowed, s) {
+			return fmt.Sprintf("argument %s: %q is not one of %s", name, s, strings.Join(allowed, ", "))
+		}
+	}
+	return ""
+}
+
+// applyMCPTag does what a field's mcp tag asks: required arguments must
+// be given, an owner left out is the server's, an epoch is at least 1.
+func applyMCPTag(f reflect.StructField, fv reflect.Value, name string, given bool, owner string) string {
+	switch f.Tag.Get("mcp") {
+	case "required", "arg":
+		if !given || fv.Kind() == reflect.String && strings.TrimSpace(fv.String()) == "" {
+			return fmt.Sprintf("argument %s is required", name)
+		}
+	case "myowner":
+		if fv.String() == "" {
+			fv.SetString(owner)
+		}
+	case "owner":
+		if fv.String() == "" {
+			if owner == "" {
+				return "argument owner is required: your owner name, the same on every call (or give the server one: BL_OWNER)"
+			}
+			fv.SetString(owner)
+		}
+	case "epoch":
+		if fv.Int() < 1 {
+			return "argument epoch is required: the claim_epoch that claim returned (at least 1)"
+		}
+	}
+	return ""
+}
+
+// checkRange checks the arguments with bounds of their own by name.
+func checkRange(fv reflect.Value, name string, given bool) string {
+	switch {
+	case name == "progress" && given && (fv.Elem().Int() < 0 || fv.Elem().Int() > 100):
+		return "argument progress must be between 0 and 100"
+	case name == "limit" && given && (fv.Elem().Int() < 1 || fv.Elem().Int() > maxLimit):
+		return fmt.Sprintf("argument limit must be between 1 and %d", maxLimit)
+	case name == "body" && fv.Kind() == reflect.String && fv.String() == "-":
+		return `argument body "-" would read standard input; give the text itself`
+	}
+	return ""
 }
 
 func kindName(t reflect.Type) string {

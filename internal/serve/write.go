@@ -1,10 +1,12 @@
 package serve
 
 import (
+	"context"
 	"crypto/subtle"
 	"errors"
 	"io"
 	"net/http"
+	"slices"
 	"sync"
 	"time"
 
@@ -30,16 +32,7 @@ type writeRequest struct {
 // reopen, priority, or note (with a text). It needs --allow-writes, the CSRF header and a
 // JSON body; it answers with the card as bl prints it under --json.
 func (s *Server) write(w http.ResponseWriter, r *http.Request) {
-	if !s.o.AllowWrites {
-		httpError(w, http.StatusForbidden, "read_only", "this bl serve is read-only; restart it with --allow-writes to change cards from the board")
-		return
-	}
-	if got := r.Header.Get(csrfHeader); subtle.ConstantTimeCompare([]byte(got), []byte(s.csrf)) != 1 {
-		httpError(w, http.StatusForbidden, "csrf", "missing or wrong "+csrfHeader+" header: reload the board")
-		return
-	}
-	if origin := r.Header.Get("Origin"); origin != "" && origin != "http://"+r.Host && origin != "https://"+r.Host {
-		httpError(w, http.StatusForbidden, "csrf", "cross-origin write refused")
+	if !s.writeAllowed(w, r) {
 		return
 	}
 	var req writeRequest
@@ -52,7 +45,14 @@ func (s *Server) write(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	id, action := r.PathValue("id"), r.PathValue("action")
-	m := ledger.Mutation{Actor: s.o.Actor}
+	switch {
+	case !slices.Contains([]string{"block", "unblock", "reopen", "priority", "note"}, action):
+		httpError(w, http.StatusNotFound, "not_found", "unknown action "+action+": use block, unblock, reopen, priority or note")
+		return
+	case action == "priority" && req.Priority == nil:
+		httpError(w, http.StatusBadRequest, "invalid", "priority needs {\"priority\": N}")
+		return
+	}
 	// The write's own events, for its hooks (a concurrent write's are its).
 	var mu sync.Mutex
 	var evs []*ledger.Event
@@ -62,26 +62,7 @@ func (s *Server) write(w http.ResponseWriter, r *http.Request) {
 		mu.Unlock()
 	})
 	start := time.Now()
-	var card ledger.Card
-	switch action {
-	case "block":
-		card, err = s.b.Block(ctx, ledger.LeaseRequest{Mutation: m, ID: id, Reason: req.Reason})
-	case "unblock":
-		card, err = s.b.Unblock(ctx, m, id)
-	case "reopen":
-		card, err = s.b.Reopen(ctx, m, id)
-	case "priority":
-		if req.Priority == nil {
-			httpError(w, http.StatusBadRequest, "invalid", "priority needs {\"priority\": N}")
-			return
-		}
-		card, err = s.b.Update(ctx, ledger.UpdateRequest{Mutation: m, ID: id, Fields: ledger.Fields{Priority: req.Priority}})
-	case "note":
-		card, err = s.b.Note(ctx, ledger.NoteRequest{Mutation: m, ID: id, Text: req.Text})
-	default:
-		httpError(w, http.StatusNotFound, "not_found", "unknown action "+action+": use block, unblock, reopen, priority or note")
-		return
-	}
+	card, err := s.act(ctx, action, id, req)
 	s.metrics.writeDone(action, err, time.Since(start))
 	mu.Lock()
 	if len(evs) > 0 && s.o.AfterWrite != nil {
@@ -93,6 +74,40 @@ func (s *Server) write(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	sendJSON(w, card)
+}
+
+// writeAllowed refuses a write to a read-only server, without the page's
+// CSRF token, or from another origin, and says so.
+func (s *Server) writeAllowed(w http.ResponseWriter, r *http.Request) bool {
+	if !s.o.AllowWrites {
+		httpError(w, http.StatusForbidden, "read_only", "this bl serve is read-only; restart it with --allow-writes to change cards from the board")
+		return false
+	}
+	if got := r.Header.Get(csrfHeader); subtle.ConstantTimeCompare([]byte(got), []byte(s.csrf)) != 1 {
+		httpError(w, http.StatusForbidden, "csrf", "missing or wrong "+csrfHeader+" header: reload the board")
+		return false
+	}
+	if origin := r.Header.Get("Origin"); origin != "" && origin != "http://"+r.Host && origin != "https://"+r.Host {
+		httpError(w, http.StatusForbidden, "csrf", "cross-origin write refused")
+		return false
+	}
+	return true
+}
+
+// act does one board action on card id as the server's actor.
+func (s *Server) act(ctx context.Context, action, id string, req writeRequest) (ledger.Card, error) {
+	m := ledger.Mutation{Actor: s.o.Actor}
+	switch action {
+	case "block":
+		return s.b.Block(ctx, ledger.LeaseRequest{Mutation: m, ID: id, Reason: req.Reason})
+	case "unblock":
+		return s.b.Unblock(ctx, m, id)
+	case "reopen":
+		return s.b.Reopen(ctx, m, id)
+	case "priority":
+		return s.b.Update(ctx, ledger.UpdateRequest{Mutation: m, ID: id, Fields: ledger.Fields{Priority: req.Priority}})
+	}
+	return s.b.Note(ctx, ledger.NoteRequest{Mutation: m, ID: id, Text: req.Text})
 }
 
 // resultOf names a write's outcome for the metrics.

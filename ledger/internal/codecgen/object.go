@@ -192,19 +192,7 @@ func (w *writer) opt(omit bool, cond, body string) {
 }
 
 func (w *writer) decoder(s *schema, o Object, fs []field) {
-	block := hasBlock(fs)
-	params, args := fmt.Sprintf("v *%s", o.Name), "v"
-	if block {
-		w.p("\n// %sBlock holds a %s and the values its pointers point to, times\n// aside, in one allocation.\ntype %sBlock struct {\nv %s\n", o.Short, o.Name, o.Short, o.Name)
-		for _, f := range fs {
-			switch k, _, _ := kindOf(f.Type); k {
-			case kIntPtr, kStringPtr, kStringsPtr:
-				w.p("%s %s\n", slot(f), strings.TrimPrefix(f.Type, "*"))
-			}
-		}
-		w.p("}\n")
-		params, args = fmt.Sprintf("v *%s, blk *%sBlock", o.Name, o.Short), "v, blk"
-	}
+	params, args := w.block(o, fs)
 	w.p("\n// %sObject reads a %s object at b[i:].\nfunc (d *fastDecoder) %sObject(i int, %s) int {\nreturn closeObject(d.b, d.%sMembers(i, %s), i)\n}\n",
 		o.Short, o.Name, o.Short, params, o.Short, args)
 	w.p("\n// %sMembers reads the '{' at b[i:] and the members of a %s after it, in\n// struct order, each at most once, those without omitempty required; it\n// returns the index after the last.\n", o.Short, o.Name)
@@ -233,43 +221,7 @@ func (w *writer) decoder(s *schema, o Object, fs []field) {
 			}
 		}
 		val := "v." + f.Go
-		var read string
-		switch k {
-		case kString:
-			read = fmt.Sprintf("i = d.str(@@, &%s)", val)
-		case kEnum:
-			read = fmt.Sprintf("i = d.%sValue(@@, &%s)", short, val)
-		case kInt:
-			read = fmt.Sprintf("%s, i = ScanInt(b, @@)", val)
-		case kInt64:
-			read = fmt.Sprintf("%s, i = ScanInt64(b, @@)", val)
-		case kBool:
-			read = fmt.Sprintf("%s, i = scanBool(b, @@)", val)
-		case kTime:
-			read = fmt.Sprintf("%s, i = ScanTime(b, @@)", val)
-		case kTimePtr:
-			read = fmt.Sprintf("tv[nt], i = ScanTime(b, @@)\ntp[nt] = &%s\nnt++", val)
-			if nt == 1 {
-				read = fmt.Sprintf("t := new(time.Time)\n*t, i = ScanTime(b, @@)\n%s = t", val)
-			}
-		case kIntPtr:
-			read = fmt.Sprintf("blk.%s, i = ScanInt(b, @@)\n%s = &blk.%s", slot(f), val, slot(f))
-		case kStringPtr:
-			read = fmt.Sprintf("i = d.str(@@, &blk.%s)\n%s = &blk.%s", slot(f), val, slot(f))
-		case kStringsPtr:
-			read = fmt.Sprintf("blk.%s, i = d.strs(@@)\n%s = &blk.%s", slot(f), val, slot(f))
-		case kStrings:
-			read = fmt.Sprintf("%s, i = d.strs(@@)", val)
-		case kObjectPtr:
-			inner := strings.TrimPrefix(f.Type, "*")
-			if hasBlock(s.fields[inner]) {
-				read = fmt.Sprintf("ib := new(%sBlock)\ni = d.%sObject(@@, &ib.v, ib)\n%s = &ib.v", short, short, val)
-			} else {
-				read = fmt.Sprintf("iv := new(%s)\ni = d.%sObject(@@, iv)\n%s = iv", inner, short, val)
-			}
-		case kObjectList:
-			read = fmt.Sprintf("%s, i = d.%sList(@@)", val, short)
-		}
+		read := readCode(s, f, k, short, val, nt)
 		switch {
 		case k == kRaw:
 			w.p("// A null %s is left to the JSON decoder.\nif j := %s; j >= 0 && j < len(b) && b[j] != 'n' {\nif i = skipValue(b, j); i >= 0 {\n%s = append([]byte(nil), b[j:i]...)\n}\n}\n",
@@ -285,15 +237,83 @@ func (w *writer) decoder(s *schema, o Object, fs []field) {
 	}
 	w.p("return i\n}\n")
 	if s.listed(o.Name) {
-		if hasBlock(fs) || len(fs) == 0 || fs[0].Omit {
-			panic(fmt.Sprintf("codecgen: %s in a list needs a required first member and no block", o.Name))
-		}
-		first := strconv.Quote(`{"` + fs[0].JSON + `":`)
-		w.p("\n// %sList reads a list of %s; [] is an empty, non-nil slice. Every\n// element starts with %s, which a string cannot hold (its quotes would\n// be escaped): the count bounds the list, whose strings must not move\n// before finish.\n", o.Short, o.Name, first)
-		w.p("func (d *fastDecoder) %sList(i int) ([]%s, int) {\nb := d.b\nif i = lit(b, i, \"[\"); i < 0 {\nreturn nil, -1\n}\nif j := lit(b, i, \"]\"); j >= 0 {\nreturn []%s{}, j\n}\n", o.Short, o.Name, o.Name)
-		w.p("list := make([]%s, 0, bytes.Count(b[i:], []byte(%s)))\nfor len(list) < cap(list) {\nlist = append(list, %s{})\nif i = d.%sObject(i, &list[len(list)-1]); i < 0 || i >= len(b) {\nreturn nil, -1\n}\n", o.Name, first, o.Name, o.Short)
-		w.p("if b[i] == ']' {\nreturn list, i + 1\n}\nif b[i] != ',' {\nreturn nil, -1\n}\ni++\n}\nreturn nil, -1\n}\n")
+		w.listDecoder(o, fs)
 	}
+}
+
+// block writes o's Block type when o has pointers to values other than
+// times, and returns the decoder's parameters and the arguments that pass
+// them on.
+func (w *writer) block(o Object, fs []field) (params, args string) {
+	if !hasBlock(fs) {
+		return fmt.Sprintf("v *%s", o.Name), "v"
+	}
+	w.p("\n// %sBlock holds a %s and the values its pointers point to, times\n// aside, in one allocation.\ntype %sBlock struct {\nv %s\n", o.Short, o.Name, o.Short, o.Name)
+	for _, f := range fs {
+		switch k, _, _ := kindOf(f.Type); k {
+		case kIntPtr, kStringPtr, kStringsPtr:
+			w.p("%s %s\n", slot(f), strings.TrimPrefix(f.Type, "*"))
+		}
+	}
+	w.p("}\n")
+	return fmt.Sprintf("v *%s, blk *%sBlock", o.Name, o.Short), "v, blk"
+}
+
+// readCode is the statement that reads field f (of kind k) into val, with
+// @@ where the index of its value goes; nt is the object's count of
+// optional times (one is allocated alone, more together).
+func readCode(s *schema, f field, k kind, short, val string, nt int) string {
+	var read string
+	switch k {
+	case kString:
+		read = fmt.Sprintf("i = d.str(@@, &%s)", val)
+	case kEnum:
+		read = fmt.Sprintf("i = d.%sValue(@@, &%s)", short, val)
+	case kInt:
+		read = fmt.Sprintf("%s, i = ScanInt(b, @@)", val)
+	case kInt64:
+		read = fmt.Sprintf("%s, i = ScanInt64(b, @@)", val)
+	case kBool:
+		read = fmt.Sprintf("%s, i = scanBool(b, @@)", val)
+	case kTime:
+		read = fmt.Sprintf("%s, i = ScanTime(b, @@)", val)
+	case kTimePtr:
+		read = fmt.Sprintf("tv[nt], i = ScanTime(b, @@)\ntp[nt] = &%s\nnt++", val)
+		if nt == 1 {
+			read = fmt.Sprintf("t := new(time.Time)\n*t, i = ScanTime(b, @@)\n%s = t", val)
+		}
+	case kIntPtr:
+		read = fmt.Sprintf("blk.%s, i = ScanInt(b, @@)\n%s = &blk.%s", slot(f), val, slot(f))
+	case kStringPtr:
+		read = fmt.Sprintf("i = d.str(@@, &blk.%s)\n%s = &blk.%s", slot(f), val, slot(f))
+	case kStringsPtr:
+		read = fmt.Sprintf("blk.%s, i = d.strs(@@)\n%s = &blk.%s", slot(f), val, slot(f))
+	case kStrings:
+		read = fmt.Sprintf("%s, i = d.strs(@@)", val)
+	case kObjectPtr:
+		inner := strings.TrimPrefix(f.Type, "*")
+		if hasBlock(s.fields[inner]) {
+			read = fmt.Sprintf("ib := new(%sBlock)\ni = d.%sObject(@@, &ib.v, ib)\n%s = &ib.v", short, short, val)
+		} else {
+			read = fmt.Sprintf("iv := new(%s)\ni = d.%sObject(@@, iv)\n%s = iv", inner, short, val)
+		}
+	case kObjectList:
+		read = fmt.Sprintf("%s, i = d.%sList(@@)", val, short)
+	}
+	return read
+}
+
+// listDecoder writes the reader of a list of o, for an object a list
+// holds.
+func (w *writer) listDecoder(o Object, fs []field) {
+	if hasBlock(fs) || len(fs) == 0 || fs[0].Omit {
+		panic(fmt.Sprintf("codecgen: %s in a list needs a required first member and no block", o.Name))
+	}
+	first := strconv.Quote(`{"` + fs[0].JSON + `":`)
+	w.p("\n// %sList reads a list of %s; [] is an empty, non-nil slice. Every\n// element starts with %s, which a string cannot hold (its quotes would\n// be escaped): the count bounds the list, whose strings must not move\n// before finish.\n", o.Short, o.Name, first)
+	w.p("func (d *fastDecoder) %sList(i int) ([]%s, int) {\nb := d.b\nif i = lit(b, i, \"[\"); i < 0 {\nreturn nil, -1\n}\nif j := lit(b, i, \"]\"); j >= 0 {\nreturn []%s{}, j\n}\n", o.Short, o.Name, o.Name)
+	w.p("list := make([]%s, 0, bytes.Count(b[i:], []byte(%s)))\nfor len(list) < cap(list) {\nlist = append(list, %s{})\nif i = d.%sObject(i, &list[len(list)-1]); i < 0 || i >= len(b) {\nreturn nil, -1\n}\n", o.Name, first, o.Name, o.Short)
+	w.p("if b[i] == ']' {\nreturn list, i + 1\n}\nif b[i] != ',' {\nreturn nil, -1\n}\ni++\n}\nreturn nil, -1\n}\n")
 }
 
 // listed reports whether some wire type holds a list of typ.
@@ -359,6 +379,12 @@ func (w *writer) sizes(o Object, fs []field) {
 		}
 	}
 	w.p("return n\n}\n")
+	w.bound(o, fs)
+}
+
+// bound writes o's Bound: at least the length of its compact JSON, for
+// a buffer that must not grow.
+func (w *writer) bound(o Object, fs []field) {
 	w.p("\n// %sBound is at least the length of v's compact JSON, its strings\n// measured by strLen. Zero for nil.\nfunc %sBound(v *%s, strLen func(string) int) int {\nif v == nil {\nreturn 0\n}\nn := %d\n", o.Short, o.Short, o.Name, 2*fixedSize(fs)+256)
 	for _, f := range fs {
 		k, short, _ := kindOf(f.Type)

@@ -76,13 +76,7 @@ func checkClaimReview(_ *State, c *wire.Card, e *wire.Event) error {
 // applyClaimReview leases the card to a reviewer; its status stays review
 // and its attempts are the worker's, untouched.
 func applyClaimReview(_ *State, c *wire.Card, e *wire.Event) {
-	now := e.WriterClock()
-	c.ClaimOwner = e.Owner
-	c.ClaimEpoch = e.Epoch
-	c.ClaimedAt = wire.TimePtr(now)
-	c.ClaimTTLSeconds = e.TTLSeconds
-	c.LeaseExpiresAt = wire.TimePtr(now.Add(time.Duration(e.TTLSeconds) * time.Second))
-	c.LastHeartbeatAt = nil
+	grantLease(c, e, e.WriterClock())
 }
 
 // checkVerdict is the rule of approve and reject: the card is in review at

@@ -242,14 +242,7 @@ func (d *fastDecoder) str(i int, dst *string) int {
 	i++
 	start := i
 	for {
-		if i+8 <= len(b) {
-			if m := specialMask(binary.LittleEndian.Uint64(b[i:])); m == 0 {
-				i += 8
-				continue
-			} else {
-				i += bits.TrailingZeros64(m) >> 3
-			}
-		} else if i = nextSpecial(b, i); i >= len(b) {
+		if i = nextSpecial(b, i); i >= len(b) {
 			return -1
 		}
 		switch c := b[i]; {
@@ -310,10 +303,8 @@ func nextSpecial(b []byte, i int) int {
 			return i + bits.TrailingZeros64(m)>>3
 		}
 	}
-	for ; i < len(b); i++ {
-		if strByte[b[i]] != 0 {
-			return i
-		}
+	for i < len(b) && strByte[b[i]] == 0 {
+		i++
 	}
 	return i
 }
@@ -327,14 +318,7 @@ func ScanString(b []byte, i int) (start, end int, esc string, next int) {
 	i++
 	start = i
 	for {
-		if i+8 <= len(b) {
-			if m := specialMask(binary.LittleEndian.Uint64(b[i:])); m == 0 {
-				i += 8
-				continue
-			} else {
-				i += bits.TrailingZeros64(m) >> 3
-			}
-		} else if i = nextSpecial(b, i); i >= len(b) {
+		if i = nextSpecial(b, i); i >= len(b) {
 			return 0, 0, "", -1
 		}
 		switch strByte[b[i]] {
@@ -369,45 +353,9 @@ func unescape(s []byte, start, i int) (string, int) {
 			if s[i] == '"' {
 				return b.String(), i + 1
 			}
-			if i+1 >= len(s) {
+			if i = unescapeOne(&b, s, i); i < 0 {
 				return "", -1
 			}
-			switch s[i+1] {
-			case '"', '\\', '/':
-				b.WriteByte(s[i+1])
-			case 'b':
-				b.WriteByte('\b')
-			case 'f':
-				b.WriteByte('\f')
-			case 'n':
-				b.WriteByte('\n')
-			case 'r':
-				b.WriteByte('\r')
-			case 't':
-				b.WriteByte('\t')
-			case 'u':
-				r, ok := hex4(s, i+2)
-				if !ok {
-					return "", -1
-				}
-				i += 4
-				if 0xd800 <= r && r <= 0xdfff {
-					// Only a high surrogate followed by an escaped low one.
-					if r >= 0xdc00 || i+3 >= len(s) || s[i+2] != '\\' || s[i+3] != 'u' {
-						return "", -1
-					}
-					lo, ok := hex4(s, i+4)
-					if !ok || lo < 0xdc00 || lo > 0xdfff {
-						return "", -1
-					}
-					r = 0x10000 + (r-0xd800)<<10 + (lo - 0xdc00)
-					i += 6
-				}
-				b.WriteRune(r)
-			default:
-				return "", -1
-			}
-			i += 2
 		case 3:
 			r, size := utf8.DecodeRune(s[i:])
 			if r == utf8.RuneError && size == 1 {
@@ -423,6 +371,52 @@ func unescape(s []byte, start, i int) (string, int) {
 		i = j
 	}
 	return "", -1
+}
+
+// unescapeOne writes the character the escape at s[i] (a backslash)
+// stands for and returns the index after it, or -1 for an escape JSON
+// does not have; a surrogate pair is one character, a lone surrogate is
+// refused.
+func unescapeOne(b *strings.Builder, s []byte, i int) int {
+	if i+1 >= len(s) {
+		return -1
+	}
+	switch s[i+1] {
+	case '"', '\\', '/':
+		b.WriteByte(s[i+1])
+	case 'b':
+		b.WriteByte('\b')
+	case 'f':
+		b.WriteByte('\f')
+	case 'n':
+		b.WriteByte('\n')
+	case 'r':
+		b.WriteByte('\r')
+	case 't':
+		b.WriteByte('\t')
+	case 'u':
+		r, ok := hex4(s, i+2)
+		if !ok {
+			return -1
+		}
+		i += 4
+		if 0xd800 <= r && r <= 0xdfff {
+			// Only a high surrogate followed by an escaped low one.
+			if r >= 0xdc00 || i+3 >= len(s) || s[i+2] != '\\' || s[i+3] != 'u' {
+				return -1
+			}
+			lo, ok := hex4(s, i+4)
+			if !ok || lo < 0xdc00 || lo > 0xdfff {
+				return -1
+			}
+			r = 0x10000 + (r-0xd800)<<10 + (lo - 0xdc00)
+			i += 6
+		}
+		b.WriteRune(r)
+	default:
+		return -1
+	}
+	return i + 2
 }
 
 // hex4 reads the four hex digits of a \u escape at s[i:].
@@ -482,27 +476,40 @@ func ScanTime(b []byte, i int) (time.Time, int) {
 	if month < 1 || month > 12 || day < 1 || day > daysInMonth(month, year) || hour > 23 || minute > 59 || sec > 59 {
 		return time.Time{}, -1
 	}
-	j := i + len(`"2006-01-02T15:04:05`)
-	nsec := 0
-	if b[j] == '.' {
-		// one to nine digits, scaled to nanoseconds
-		j++
-		start := j
-		for ; j < len(b) && j-start < 10 && '0' <= b[j] && b[j] <= '9'; j++ {
-			nsec = nsec*10 + int(b[j]-'0')
-		}
-		if j == start || j-start > 9 {
-			return time.Time{}, -1
-		}
-		for range 9 - (j - start) {
-			nsec *= 10
-		}
+	nsec, j := scanFraction(b, i+len(`"2006-01-02T15:04:05`))
+	if j < 0 {
+		return time.Time{}, -1
 	}
 	if j = lit(b, j, `Z"`); j < 0 {
 		return time.Time{}, -1
 	}
-	// Days since 1970-01-01 of a proleptic Gregorian date, counting years
-	// from March so the leap day is the last of its year.
+	return time.Unix(civilDays(year, month, day)*86400+int64(hour*3600+minute*60+sec), int64(nsec)).UTC(), j
+}
+
+// scanFraction reads the optional fraction of seconds at b[j:], one to
+// nine digits after a '.', as nanoseconds, and returns the index after it
+// (-1 for a '.' without digits or with more than nine).
+func scanFraction(b []byte, j int) (nsec, next int) {
+	if b[j] != '.' {
+		return 0, j
+	}
+	j++
+	start := j
+	for ; j < len(b) && j-start < 10 && '0' <= b[j] && b[j] <= '9'; j++ {
+		nsec = nsec*10 + int(b[j]-'0')
+	}
+	if j == start || j-start > 9 {
+		return 0, -1
+	}
+	for range 9 - (j - start) {
+		nsec *= 10
+	}
+	return nsec, j
+}
+
+// civilDays is the days since 1970-01-01 of a proleptic Gregorian date,
+// counting years from March so the leap day is the last of its year.
+func civilDays(year, month, day int) int64 {
 	y := year
 	if month <= 2 {
 		y--
@@ -514,8 +521,7 @@ func ScanTime(b []byte, i int) (time.Time, int) {
 	yoe := y - era*400
 	doy := (153*((month+9)%12)+2)/5 + day - 1
 	doe := yoe*365 + yoe/4 - yoe/100 + doy
-	days := int64(era)*146097 + int64(doe) - 719468
-	return time.Unix(days*86400+int64(hour*3600+minute*60+sec), int64(nsec)).UTC(), j
+	return int64(era)*146097 + int64(doe) - 719468
 }
 
 func daysInMonth(month, year int) int {

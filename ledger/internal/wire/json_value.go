@@ -55,62 +55,8 @@ func WalkValue(dst, src []byte, i int, compact bool, depth int) ([]byte, int) {
 	if i >= len(src) {
 		return dst, -1
 	}
-	switch c := src[i]; {
-	case c == '{' || c == '[':
-		if depth >= maxRawDepth {
-			return dst, -1
-		}
-		end := byte('}')
-		if c == '[' {
-			end = ']'
-		}
-		if compact {
-			dst = append(dst, c)
-		}
-		if i = space(src, i+1, compact); i < len(src) && src[i] == end {
-			if compact {
-				dst = append(dst, end)
-			}
-			return dst, i + 1
-		}
-		for {
-			if c == '{' {
-				j := skipString(src, i, compact)
-				if j < 0 {
-					return dst, -1
-				}
-				if compact {
-					dst = append(dst, src[i:j]...)
-				}
-				if i = space(src, j, compact); i >= len(src) || src[i] != ':' {
-					return dst, -1
-				}
-				if compact {
-					dst = append(dst, ':')
-				}
-				i = space(src, i+1, compact)
-			}
-			if dst, i = WalkValue(dst, src, i, compact, depth+1); i < 0 {
-				return dst, -1
-			}
-			if i = space(src, i, compact); i >= len(src) {
-				return dst, -1
-			}
-			switch src[i] {
-			case ',':
-				if compact {
-					dst = append(dst, ',')
-				}
-				i = space(src, i+1, compact)
-			case end:
-				if compact {
-					dst = append(dst, end)
-				}
-				return dst, i + 1
-			default:
-				return dst, -1
-			}
-		}
+	if c := src[i]; c == '{' || c == '[' {
+		return walkContainer(dst, src, i, compact, depth)
 	}
 	var j int
 	switch c := src[i]; {
@@ -131,6 +77,74 @@ func WalkValue(dst, src []byte, i int, compact bool, depth int) ([]byte, int) {
 		dst = append(dst, src[i:j]...)
 	}
 	return dst, j
+}
+
+// walkContainer is WalkValue of the object or array at src[i]: its
+// members (key, colon, value) or elements, separated by commas, up to
+// the closing bracket; nested no deeper than maxRawDepth.
+func walkContainer(dst, src []byte, i int, compact bool, depth int) ([]byte, int) {
+	if depth >= maxRawDepth {
+		return dst, -1
+	}
+	c, end := src[i], byte('}')
+	if c == '[' {
+		end = ']'
+	}
+	if compact {
+		dst = append(dst, c)
+	}
+	if i = space(src, i+1, compact); i < len(src) && src[i] == end {
+		if compact {
+			dst = append(dst, end)
+		}
+		return dst, i + 1
+	}
+	for {
+		if c == '{' {
+			if dst, i = walkMemberKey(dst, src, i, compact); i < 0 {
+				return dst, -1
+			}
+		}
+		if dst, i = WalkValue(dst, src, i, compact, depth+1); i < 0 {
+			return dst, -1
+		}
+		if i = space(src, i, compact); i >= len(src) {
+			return dst, -1
+		}
+		switch src[i] {
+		case ',':
+			if compact {
+				dst = append(dst, ',')
+			}
+			i = space(src, i+1, compact)
+		case end:
+			if compact {
+				dst = append(dst, end)
+			}
+			return dst, i + 1
+		default:
+			return dst, -1
+		}
+	}
+}
+
+// walkMemberKey walks an object member's key and its colon, and returns
+// the index of the member's value.
+func walkMemberKey(dst, src []byte, i int, compact bool) ([]byte, int) {
+	j := skipString(src, i, compact)
+	if j < 0 {
+		return dst, -1
+	}
+	if compact {
+		dst = append(dst, src[i:j]...)
+	}
+	if i = space(src, j, compact); i >= len(src) || src[i] != ':' {
+		return dst, -1
+	}
+	if compact {
+		dst = append(dst, ':')
+	}
+	return dst, space(src, i+1, compact)
 }
 
 // space is SkipSpace when white space is taken, else i.
@@ -276,27 +290,10 @@ func walkKeys(src []byte, i, depth int) (string, int) {
 	for {
 		opaque := false
 		if c == '{' {
-			start, stop, esc, j := ScanString(src, i)
-			if j < 0 {
-				return "", -1
+			var repeated string
+			if repeated, opaque, i = memberStart(src, i, &seen); repeated != "" || i < 0 {
+				return repeated, i
 			}
-			key := esc
-			if esc == "" {
-				key = string(src[start:stop])
-			}
-			folded := foldKey(key)
-			if seen[folded] {
-				return key, j
-			}
-			if seen == nil {
-				seen = map[string]bool{}
-			}
-			seen[folded] = true
-			opaque = folded == "checkpoint"
-			if i = SkipSpace(src, j); i >= len(src) || src[i] != ':' {
-				return "", -1
-			}
-			i = SkipSpace(src, i+1)
 		}
 		var key string
 		if opaque {
@@ -319,6 +316,42 @@ func walkKeys(src []byte, i, depth int) (string, int) {
 			return "", -1
 		}
 	}
+}
+
+// memberStart reads an object member's key and colon at src[i] and returns
+// the key if seen (keys folded) holds it already, whether the member's
+// value is opaque to the check (a checkpoint is the agent's own), and the
+// index of the value (for a repeated key, the index after the key).
+func memberStart(src []byte, i int, seen *map[string]bool) (repeated string, opaque bool, next int) {
+	key, folded, j := memberKey(src, i)
+	if j < 0 {
+		return "", false, -1
+	}
+	if (*seen)[folded] {
+		return key, false, j
+	}
+	if *seen == nil {
+		*seen = map[string]bool{}
+	}
+	(*seen)[folded] = true
+	if i = SkipSpace(src, j); i >= len(src) || src[i] != ':' {
+		return "", false, -1
+	}
+	return "", folded == "checkpoint", SkipSpace(src, i+1)
+}
+
+// memberKey reads the key at src[i], unescaped and folded as repeated keys
+// are compared, and returns the index after it (-1 when it is no string).
+func memberKey(src []byte, i int) (key, folded string, j int) {
+	start, stop, esc, j := ScanString(src, i)
+	if j < 0 {
+		return "", "", -1
+	}
+	key = esc
+	if esc == "" {
+		key = string(src[start:stop])
+	}
+	return key, foldKey(key), j
 }
 
 // foldKey maps a key to one spelling per case-insensitive class: each

@@ -18,69 +18,95 @@ var fixtureStart = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 // SnapshotEvents is a history whose cards between them have every card
 // field set and unset, with receipts for its request ids and one conflict.
 func SnapshotEvents() []*Event {
-	var evs []*Event
-	at := fixtureStart
-	n := 0
-	add := func(e *Event) {
-		at = at.Add(1234567 * time.Nanosecond)
-		n++
-		e.V, e.ID, e.At = 1, fmt.Sprintf("%016x", n), at
-		if e.Actor == "" {
-			e.Actor = "alice@host"
-		}
-		if n%3 != 0 {
-			e.RequestID = fmt.Sprintf("req-%d-\"é\"", n)
-		}
-		evs = append(evs, e)
+	h := &fixtureHistory{at: fixtureStart}
+	h.leaseCards()
+	h.plannedCards()
+	return h.evs
+}
+
+// fixtureSourceAt is an imported card's times in its tracker.
+var fixtureSourceAt = time.Date(2019, 3, 4, 5, 6, 7, 123000000, time.FixedZone("", -8*3600))
+
+// fixtureHistory is a history being written: each event gets the next id
+// and a time 1.234567 ms after the one before, alice as its actor unless
+// it names one, and a request id on two events of three.
+type fixtureHistory struct {
+	evs []*Event
+	at  time.Time
+	n   int
+}
+
+func (h *fixtureHistory) add(e *Event) {
+	h.at = h.at.Add(1234567 * time.Nanosecond)
+	h.n++
+	e.V, e.ID, e.At = 1, fmt.Sprintf("%016x", h.n), h.at
+	if e.Actor == "" {
+		e.Actor = "alice@host"
 	}
+	if h.n%3 != 0 {
+		e.RequestID = fmt.Sprintf("req-%d-\"é\"", h.n)
+	}
+	h.evs = append(h.evs, e)
+}
+
+// leaseCards are a card with every field, and cards through the lease's
+// life: claimed, heartbeating with a checkpoint, blocked, done, reopened,
+// out of attempts.
+func (h *fixtureHistory) leaseCards() {
 	deferUntil := fixtureStart.Add(72 * time.Hour)
-	srcAt := time.Date(2019, 3, 4, 5, 6, 7, 123000000, time.FixedZone("", -8*3600)) // an imported card's times
+	srcAt := fixtureSourceAt
 	title := `Fix "quoted" title \ path/to`
 	body := "line 1\nline 2\ttabbed\r\n<b>é ✓ 😀</b>\u2028\x01 & <script>"
-	add(&Event{Op: OpCreate, Card: "A", Fields: &Fields{Title: fixtureStr("a")}})
-	add(&Event{Op: OpCreate, Card: "every-field", Fields: &Fields{Title: &title, Body: &body, Phase: fixtureStr("M1"), Priority: fixtureInt(-3),
+	h.add(&Event{Op: OpCreate, Card: "A", Fields: &Fields{Title: fixtureStr("a")}})
+	h.add(&Event{Op: OpCreate, Card: "every-field", Fields: &Fields{Title: &title, Body: &body, Phase: fixtureStr("M1"), Priority: fixtureInt(-3),
 		Labels: fixtureStrs("api", "ui", "é"), DependsOn: fixtureStrs("A"), Parent: fixtureStr("A"), Acceptance: fixtureStrs(`returns 200 for "GET /cards"`, "x"),
 		MaxAttempts: fixtureInt(2), DeferUntil: &deferUntil, IdempotencyKey: "idem-1", Assignee: fixtureStr("bob \"b\" é"),
 		SourceCreatedAt: &srcAt, SourceUpdatedAt: &srcAt, SourceClosedAt: &srcAt}})
-	add(&Event{Op: OpCreate, Card: "claimed", Fields: &Fields{Title: fixtureStr("claimed card"), Labels: fixtureStrs("x"), Priority: fixtureInt(2)}})
-	add(&Event{Op: OpClaim, Card: "claimed", Owner: "agent-7", TTLSeconds: 600, ExpectVersion: 1, Epoch: 1})
-	add(&Event{Op: OpCreate, Card: "beating", Fields: &Fields{Title: fixtureStr("beating card")}})
-	add(&Event{Op: OpClaim, Card: "beating", Owner: "agent-8", TTLSeconds: 60, ExpectVersion: 1, Epoch: 1})
-	add(&Event{Op: OpHeartbeat, Card: "beating", Owner: "agent-8", Epoch: 1, Progress: fixtureInt(40),
+	h.add(&Event{Op: OpCreate, Card: "claimed", Fields: &Fields{Title: fixtureStr("claimed card"), Labels: fixtureStrs("x"), Priority: fixtureInt(2)}})
+	h.add(&Event{Op: OpClaim, Card: "claimed", Owner: "agent-7", TTLSeconds: 600, ExpectVersion: 1, Epoch: 1})
+	h.add(&Event{Op: OpCreate, Card: "beating", Fields: &Fields{Title: fixtureStr("beating card")}})
+	h.add(&Event{Op: OpClaim, Card: "beating", Owner: "agent-8", TTLSeconds: 60, ExpectVersion: 1, Epoch: 1})
+	h.add(&Event{Op: OpHeartbeat, Card: "beating", Owner: "agent-8", Epoch: 1, Progress: fixtureInt(40),
 		Checkpoint: json.RawMessage(`{"step":"build","n":[1,-2.5e3,0.25,true,false,null],"s":"x\"\\\u00e9\ud83d\ude00","o":{}}`)})
-	add(&Event{Op: OpCreate, Card: "blocked", Fields: &Fields{Title: fixtureStr("blocked card")}})
-	add(&Event{Op: OpBlock, Card: "blocked", Reason: "waiting on \"vendor\""})
-	add(&Event{Op: OpCreate, Card: "done", Fields: &Fields{Title: fixtureStr("done card"), Acceptance: fixtureStrs("a", "b")}})
-	add(&Event{Op: OpClaim, Card: "done", Owner: "w", TTLSeconds: 600, ExpectVersion: 1, Epoch: 1})
-	add(&Event{Op: OpHeartbeat, Card: "done", Owner: "w", Epoch: 1, Progress: fixtureInt(0), Checkpoint: json.RawMessage(`"s"`)})
-	add(&Event{Op: OpComplete, Card: "done", Owner: "w", Epoch: 1, Reason: "shipped ✓"})
-	add(&Event{Op: OpCreate, Card: "reopened", Fields: &Fields{Title: fixtureStr("reopened card")}})
-	add(&Event{Op: OpComplete, Card: "reopened"})
-	add(&Event{Op: OpReopen, Card: "reopened"})
-	add(&Event{Op: OpCreate, Card: "exhausted", Fields: &Fields{Title: fixtureStr("exhausted"), MaxAttempts: fixtureInt(1)}})
-	add(&Event{Op: OpClaim, Card: "exhausted", Owner: "w", TTLSeconds: 1, ExpectVersion: 1, Epoch: 1})
-	add(&Event{Op: OpRelease, Card: "exhausted", Owner: "w", Epoch: 1})
-	add(&Event{Op: OpCreate, Card: "linked", Fields: &Fields{Title: fixtureStr("linked")}})
-	add(&Event{Op: OpLink, Card: "linked", To: "A"})
-	add(&Event{Op: OpLink, Card: "linked", To: "done"})
-	add(&Event{Op: OpUpdate, Card: "linked", Fields: &Fields{Body: fixtureStr("now with a body"), Labels: fixtureStrs("a", "b", "c", "d", "e", "f", "g", "h", "i", "j", "k", "l", "m", "n", "o", "p", "q")}})
-	add(&Event{Op: OpUpdate, Card: "missing", Fields: &Fields{Title: fixtureStr("no such card")}}) // a conflict
-	add(&Event{Op: OpNote, Card: "linked", Text: "tried \"x\"; see log\nnext: é ✓"})
-	add(&Event{Op: OpNote, Card: "linked", Text: "imported comment", SourceAt: &srcAt})
-	add(&Event{Op: OpNote, Card: "claimed", Owner: "agent-7", Epoch: 1, Text: "half way"})
-	add(&Event{Op: OpCreate, Card: "failing", Fields: &Fields{Title: fixtureStr("failing"), MaxAttempts: fixtureInt(2)}})
-	add(&Event{Op: OpClaim, Card: "failing", Owner: "w", TTLSeconds: 60, ExpectVersion: 1, Epoch: 1})
-	add(&Event{Op: OpFail, Card: "failing", Owner: "w", Epoch: 1, Reason: "exit status 1", BackoffSeconds: 30, BackoffMaxSeconds: 3600})
-	add(&Event{Op: OpLink, Card: "linked", To: "failing", LinkType: LinkDuplicates})
-	add(&Event{Op: OpLink, Card: "linked", To: "reopened", LinkType: LinkRelated})
-	add(&Event{Op: OpCreate, Card: "gone", Fields: &Fields{Title: fixtureStr("deleted card")}})
-	add(&Event{Op: OpCreate, Card: "kid", Fields: &Fields{Title: fixtureStr("a child"), Parent: fixtureStr("linked")}})
-	add(&Event{Op: OpDelete, Card: "gone", Reason: "a \"duplicate\""})
-	add(&Event{Op: OpCreate, Card: "reviewed", Fields: &Fields{Title: fixtureStr("reviewed"), Paths: fixtureStrs("src/lexer/**", "docs/*.md")}})
-	add(&Event{Op: OpClaim, Card: "reviewed", Owner: "w", TTLSeconds: 60, ExpectVersion: 1, Epoch: 1})
-	add(&Event{Op: OpReview, Card: "reviewed", Owner: "w", Epoch: 1, Commit: "4f2a9c1", Branch: "bl/reviewed"})
-	add(&Event{Op: OpReject, Card: "reviewed", Actor: "bob@host", Epoch: 1, Reason: "needs a \"test\""})
-	return evs
+	h.add(&Event{Op: OpCreate, Card: "blocked", Fields: &Fields{Title: fixtureStr("blocked card")}})
+	h.add(&Event{Op: OpBlock, Card: "blocked", Reason: "waiting on \"vendor\""})
+	h.add(&Event{Op: OpCreate, Card: "done", Fields: &Fields{Title: fixtureStr("done card"), Acceptance: fixtureStrs("a", "b")}})
+	h.add(&Event{Op: OpClaim, Card: "done", Owner: "w", TTLSeconds: 600, ExpectVersion: 1, Epoch: 1})
+	h.add(&Event{Op: OpHeartbeat, Card: "done", Owner: "w", Epoch: 1, Progress: fixtureInt(0), Checkpoint: json.RawMessage(`"s"`)})
+	h.add(&Event{Op: OpComplete, Card: "done", Owner: "w", Epoch: 1, Reason: "shipped ✓"})
+	h.add(&Event{Op: OpCreate, Card: "reopened", Fields: &Fields{Title: fixtureStr("reopened card")}})
+	h.add(&Event{Op: OpComplete, Card: "reopened"})
+	h.add(&Event{Op: OpReopen, Card: "reopened"})
+	h.add(&Event{Op: OpCreate, Card: "exhausted", Fields: &Fields{Title: fixtureStr("exhausted"), MaxAttempts: fixtureInt(1)}})
+	h.add(&Event{Op: OpClaim, Card: "exhausted", Owner: "w", TTLSeconds: 1, ExpectVersion: 1, Epoch: 1})
+	h.add(&Event{Op: OpRelease, Card: "exhausted", Owner: "w", Epoch: 1})
+}
+
+// plannedCards are cards with links, notes (one imported), an update of a
+// missing card (the conflict), a failure with back-off, a deletion, a
+// child and a rejected review.
+func (h *fixtureHistory) plannedCards() {
+	srcAt := fixtureSourceAt
+	h.add(&Event{Op: OpCreate, Card: "linked", Fields: &Fields{Title: fixtureStr("linked")}})
+	h.add(&Event{Op: OpLink, Card: "linked", To: "A"})
+	h.add(&Event{Op: OpLink, Card: "linked", To: "done"})
+	h.add(&Event{Op: OpUpdate, Card: "linked", Fields: &Fields{Body: fixtureStr("now with a body"), Labels: fixtureStrs("a", "b", "c", "d", "e", "f", "g", "h", "i", "j", "k", "l", "m", "n", "o", "p", "q")}})
+	h.add(&Event{Op: OpUpdate, Card: "missing", Fields: &Fields{Title: fixtureStr("no such card")}}) // a conflict
+	h.add(&Event{Op: OpNote, Card: "linked", Text: "tried \"x\"; see log\nnext: é ✓"})
+	h.add(&Event{Op: OpNote, Card: "linked", Text: "imported comment", SourceAt: &srcAt})
+	h.add(&Event{Op: OpNote, Card: "claimed", Owner: "agent-7", Epoch: 1, Text: "half way"})
+	h.add(&Event{Op: OpCreate, Card: "failing", Fields: &Fields{Title: fixtureStr("failing"), MaxAttempts: fixtureInt(2)}})
+	h.add(&Event{Op: OpClaim, Card: "failing", Owner: "w", TTLSeconds: 60, ExpectVersion: 1, Epoch: 1})
+	h.add(&Event{Op: OpFail, Card: "failing", Owner: "w", Epoch: 1, Reason: "exit status 1", BackoffSeconds: 30, BackoffMaxSeconds: 3600})
+	h.add(&Event{Op: OpLink, Card: "linked", To: "failing", LinkType: LinkDuplicates})
+	h.add(&Event{Op: OpLink, Card: "linked", To: "reopened", LinkType: LinkRelated})
+	h.add(&Event{Op: OpCreate, Card: "gone", Fields: &Fields{Title: fixtureStr("deleted card")}})
+	h.add(&Event{Op: OpCreate, Card: "kid", Fields: &Fields{Title: fixtureStr("a child"), Parent: fixtureStr("linked")}})
+	h.add(&Event{Op: OpDelete, Card: "gone", Reason: "a \"duplicate\""})
+	h.add(&Event{Op: OpCreate, Card: "reviewed", Fields: &Fields{Title: fixtureStr("reviewed"), Paths: fixtureStrs("src/lexer/**", "docs/*.md")}})
+	h.add(&Event{Op: OpClaim, Card: "reviewed", Owner: "w", TTLSeconds: 60, ExpectVersion: 1, Epoch: 1})
+	h.add(&Event{Op: OpReview, Card: "reviewed", Owner: "w", Epoch: 1, Commit: "4f2a9c1", Branch: "bl/reviewed"})
+	h.add(&Event{Op: OpReject, Card: "reviewed", Actor: "bob@host", Epoch: 1, Reason: "needs a \"test\""})
 }
 
 // BenchEvents is a realistic history: cards created, claimed, heartbeated,
