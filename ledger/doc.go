@@ -704,8 +704,9 @@
 //	Stamps                   internal/wire/stamps.go, validate.go;
 //	                         internal/store/clock.go
 //	The fold                 internal/fold/state.go (Apply, Check), ops.go
-//	                         (the op table), reads.go and source.go (what
-//	                         the fold is given), cycles.go, epics.go,
+//	                         (the op table), fields.go (create and update,
+//	                         and the fields' rules), reads.go and source.go
+//	                         (what the fold is given), cycles.go, epics.go,
 //	                         links.go, handoff.go, tombstone.go, select.go,
 //	                         standing.go, paths.go, changes.go, snapshot.go,
 //	                         restore.go (what the store builds a state with);
@@ -723,7 +724,8 @@
 //	                         events, all or none), absorb.go
 //	Reading                  read.go
 //	Recovery                 internal/store/load.go, file.go;
-//	                         internal/repair/doctor.go, doctor_refold.go;
+//	                         internal/repair/doctor.go, repair.go,
+//	                         doctor_refold.go;
 //	                         internal/wire/settle.go
 //	Snapshot and compaction  internal/store/snapshot.go, compact.go,
 //	                         normalize.go, segments.go
