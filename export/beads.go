@@ -9,12 +9,24 @@ import (
 
 	json "github.com/goccy/go-json"
 
-	"github.com/bl-backlog/bl/internal/importer"
 	"github.com/bl-backlog/bl/ledger"
 )
 
 // Beads is beads' issues.jsonl, the way back from bl import --from beads.
 const Beads Format = "beads"
+
+// The labels bl import --from beads gives what bl has no field for, which
+// the way back reads as beads fields again.
+const (
+	TypeLabel   = "type:"   // issue_type other than task
+	StatusLabel = "status:" // a beads status bl has no status for
+	OwnerLabel  = "owner:"  // beads' owner
+	PinnedLabel = "pinned"  // beads' pinned flag
+)
+
+// BeadsPriority is the beads priority of a bl priority, for the way back:
+// the inverse of the import's mapping, held to beads' 0..4.
+func BeadsPriority(p int) int { return min(max(2-p, 0), 4) }
 
 type beadsOut struct {
 	ID                 string         `json:"id"`
@@ -77,7 +89,7 @@ func RenderBeads(cards []ledger.Card, _ Options) ([]byte, error) {
 	out := make([]beadsOut, 0, len(cards))
 	for _, c := range cards {
 		id := ref(c.ID)
-		is := beadsOut{ID: id, Title: c.Title, Description: c.Body, Priority: importer.BeadsPriority(c.Priority), Assignee: c.Assignee,
+		is := beadsOut{ID: id, Title: c.Title, Description: c.Body, Priority: BeadsPriority(c.Priority), Assignee: c.Assignee,
 			IssueType: "task", CreatedAt: c.Created().UTC(), UpdatedAt: c.UpdatedAt.UTC(), ClosedAt: c.ClosedAt}
 		if c.SourceUpdatedAt != nil {
 			is.UpdatedAt = c.SourceUpdatedAt.UTC()
@@ -90,7 +102,7 @@ func RenderBeads(cards []ledger.Card, _ Options) ([]byte, error) {
 		// source's own.
 		last := map[string]int{}
 		for i, l := range c.Labels {
-			for _, p := range []string{importer.TypeLabel, importer.StatusLabel, importer.OwnerLabel} {
+			for _, p := range []string{TypeLabel, StatusLabel, OwnerLabel} {
 				if strings.HasPrefix(l, p) {
 					last[p] = i
 				}
@@ -104,13 +116,13 @@ func RenderBeads(cards []ledger.Card, _ Options) ([]byte, error) {
 				}
 				return "", false
 			}
-			if v, ok := member(importer.TypeLabel); ok {
+			if v, ok := member(TypeLabel); ok {
 				is.IssueType = v
-			} else if v, ok := member(importer.StatusLabel); ok {
+			} else if v, ok := member(StatusLabel); ok {
 				status = v
-			} else if v, ok := member(importer.OwnerLabel); ok {
+			} else if v, ok := member(OwnerLabel); ok {
 				is.Owner = v
-			} else if l == importer.PinnedLabel {
+			} else if l == PinnedLabel {
 				is.Pinned = true
 			} else if l == "ephemeral" {
 				is.Ephemeral = true

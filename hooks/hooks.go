@@ -48,7 +48,7 @@ import (
 
 	json "github.com/goccy/go-json"
 
-	"github.com/bl-backlog/bl/internal/gitdir"
+	"github.com/bl-backlog/bl/gitdir"
 	"github.com/bl-backlog/bl/ledger"
 )
 

@@ -54,8 +54,8 @@ func TestAbsorbTakesForeignLeaseEvents(t *testing.T) {
 	}
 	if got := a.open(); true {
 		c, err := got.Get("A1")
-		if err != nil || c.ClaimOwner != "w-b" || c.ClaimEpoch != 2 || got.state.NumConflicts() != 0 {
-			t.Fatalf("merged: %+v, %v, %d conflicts", c, err, got.state.NumConflicts())
+		if err != nil || c.ClaimOwner != "w-b" || c.ClaimEpoch != 2 || got.held().NumConflicts() != 0 {
+			t.Fatalf("merged: %+v, %v, %d conflicts", c, err, got.held().NumConflicts())
 		}
 	}
 }

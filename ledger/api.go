@@ -4,8 +4,6 @@ import (
 	"context"
 	"crypto/rand"
 	"errors"
-	"os"
-	"path/filepath"
 	"slices"
 	"time"
 
@@ -364,7 +362,7 @@ func (b *Backlog) Block(ctx context.Context, r LeaseRequest) (Card, error) {
 // the card waits out the retry backoff of config.json before it is
 // claimable again. Fenced on owner and epoch.
 func (b *Backlog) Fail(ctx context.Context, r LeaseRequest) (Card, error) {
-	initial, maxSeconds, err := b.Config().RetryBackoff.seconds()
+	initial, maxSeconds, err := retrySeconds(b.cfg.RetryBackoff)
 	if err != nil {
 		return Card{}, err
 	}
@@ -432,7 +430,7 @@ func (b *Backlog) Reclaim(ctx context.Context, r ReclaimRequest) ([]Card, error)
 	}
 	// An expired lease counts as a failed attempt: its reclaim carries the
 	// retry backoff, as a fail does.
-	initial, maxSeconds, err := b.Config().RetryBackoff.seconds()
+	initial, maxSeconds, err := retrySeconds(b.cfg.RetryBackoff)
 	if err != nil {
 		return nil, err
 	}
@@ -469,56 +467,24 @@ func (b *Backlog) single(ctx context.Context, m Mutation, e *Event) (Card, error
 	return cards[0], nil
 }
 
-// Get returns one card.
-func (b *Backlog) Get(id string) (c Card, err error) {
-	if err := ValidID(id); err != nil {
-		return Card{}, err
+// retrySeconds returns the backoff r in whole seconds, or an error naming the
+// setting that does not parse.
+func retrySeconds(r RetryBackoff) (initial, maxSeconds int64, err error) {
+	parse := func(name, v string, def time.Duration) (int64, error) {
+		if v == "" {
+			return int64(def / time.Second), nil
+		}
+		d, err := time.ParseDuration(v)
+		if err != nil || d < 0 {
+			return 0, Errorf(ErrInvalid, "%s: retry_backoff.%s %q is not a duration such as \"30s\" or \"1h\"", ConfigFile, name, v)
+		}
+		return int64((d + time.Second - 1) / time.Second), nil
 	}
-	err = b.view(func(s *fold.State, now time.Time) error {
-		var ok bool
-		if c, ok = s.Card(id); !ok {
-			return wire.Rule(ErrNotFound, "card %s not found", id)
-		}
-		c.View(now)
-		return nil
-	})
-	return c, err
-}
-
-// List returns the cards matching f, in the given order (claim order when
-// empty).
-func (b *Backlog) List(f Filter, sortBy string) (cards []Card, err error) {
-	if !fold.ValidSort(sortBy) {
-		return nil, wire.Rule(ErrInvalid, "unknown sort %q: use claim, created, updated or id", sortBy)
+	if initial, err = parse("initial", r.Initial, DefaultRetryInitial); err != nil {
+		return 0, 0, err
 	}
-	err = b.view(func(s *fold.State, now time.Time) error {
-		cards = s.List(f, now, sortBy)
-		return nil
-	})
-	return cards, err
-}
-
-// Ready returns the cards claimable now, in claim order.
-func (b *Backlog) Ready(f Filter) ([]Card, error) {
-	f.Ready = true
-	return b.List(f, SortClaim)
-}
-
-// Stats summarises the backlog now.
-func (b *Backlog) Stats() (st Stats, err error) {
-	err = b.view(func(s *fold.State, now time.Time) error {
-		st = s.Stats(now)
-		st.LedgerBytes = b.pos.offset
-		st.EventsSinceCompaction = s.Events() - b.snapEvents
-		st.Compactions = b.seq
-		if b.compactErr != nil {
-			st.CompactError = b.compactErr.Error()
-		}
-		if fi, err := os.Stat(filepath.Join(b.dir, SnapshotFile)); err == nil {
-			at := fi.ModTime().UTC()
-			st.SnapshotBytes, st.SnapshotAt, st.SnapshotAgeSeconds = fi.Size(), &at, now.Sub(at).Seconds()
-		}
-		return nil
-	})
-	return st, err
+	if maxSeconds, err = parse("max", r.Max, DefaultRetryMax); err != nil {
+		return 0, 0, err
+	}
+	return initial, max(initial, maxSeconds), nil
 }

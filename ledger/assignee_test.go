@@ -99,7 +99,7 @@ func TestLabelEditsKeepOthers(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	got := e.open().state.Find("A").Labels
+	got := e.open().held().Find("A").Labels
 	want := []string{"keep"}
 	for i := range n {
 		want = append(want, fmt.Sprintf("l%d", i))

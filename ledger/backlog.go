@@ -2,61 +2,26 @@ package ledger
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
-	"sync"
 	"time"
 
 	"github.com/bl-backlog/bl/ledger/internal/fold"
+	"github.com/bl-backlog/bl/ledger/internal/store"
 	"github.com/bl-backlog/bl/ledger/internal/wire"
-	"github.com/bl-backlog/bl/lock"
 )
 
-// Options tune a Backlog. The zero value is ready to use.
-type Options struct {
-	// Clock returns the current time; time.Now when nil. Tests inject a
-	// fake clock here; the fold itself never reads it.
-	Clock func() time.Time
-	// LockTimeout bounds the wait for the writers' lock; 10s when zero.
-	LockTimeout time.Duration
-	// Failpoint, when set, is called at named points of the append path
-	// ("before-write", "after-write", "after-fsync") so crash tests can
-	// kill the process exactly there.
-	Failpoint func(stage string)
-	// AllowNetworkFS opens a backlog on NFS, CIFS/SMB or AFS, where locks
-	// and appends are not atomic across machines. Only safe when every
-	// writer runs on one machine.
-	AllowNetworkFS bool
-	// Warn, when set, is told of things a person should know that do not
-	// fail the call: a torn tail set aside, events stamped ahead of this
-	// machine's clock. Each message is one line without a newline.
-	Warn func(msg string)
-	// Appended, when set, is given the events of each write once they
-	// are durable and folded. It is called under the writers' lock, so it
-	// must only record them (hooks run them after the call returns).
-	Appended func(events []*Event)
-	// Interrupted, when set, is asked during long computations on user
-	// text (the overlap of path globs); once it says true they stop and
-	// the call fails with context.Canceled, appending nothing. bl passes
-	// "a signal came".
-	Interrupted func() bool
-	// SlowSync is how long an append's fsync may take before Warn is told
-	// (the disk is slow, and every writer waits on it): 0 means
-	// DefaultSlowSync, a negative value never warns. bl reads it from
-	// BL_SLOW_FSYNC.
-	SlowSync time.Duration
-	// Synced, when set, is given how long each append's fsync took (bl
-	// serve's bl_fsync_seconds). It is called under the writers' lock.
-	Synced func(d time.Duration)
-}
+// Options tune a Backlog (see store.Options). The zero value is ready to
+// use.
+type Options = store.Options
 
 // DefaultSlowSync is the fsync time past which an append warns by
 // default: an fsync takes milliseconds on a local disk, and a second
 // means something is wrong with the disk or the machine (etcd warns past
 // one second too).
-const DefaultSlowSync = time.Second
+const DefaultSlowSync = store.DefaultSlowSync
+
+// DefaultLockTimeout is how long a writer waits for the lock by default.
+const DefaultLockTimeout = store.DefaultLockTimeout
 
 // OnAppended returns ctx carrying fn: each write made with it (or a
 // context derived from it) gives fn its events once they are durable and
@@ -64,37 +29,18 @@ const DefaultSlowSync = time.Second
 // writers' lock. It is how one caller of a shared handle collects its own
 // writes (a tool call's hooks) without seeing another caller's.
 func OnAppended(ctx context.Context, fn func(events []*Event)) context.Context {
-	return context.WithValue(ctx, appendedKey{}, fn)
+	return store.OnAppended(ctx, fn)
 }
-
-type appendedKey struct{}
-
-// DefaultLockTimeout is how long a writer waits for the lock by default.
-const DefaultLockTimeout = 10 * time.Second
 
 // Backlog is an open backlog directory. Its methods are safe for concurrent
 // use; separate Backlog values on one directory, in one process or many,
-// coordinate through the lock file.
+// coordinate through the lock file. The files, and the state folded from
+// them, are the store's (ledger/internal/store); a Backlog adds the rules
+// of a write: replays, stages, epics and path limits.
 type Backlog struct {
-	dir  string
-	opts Options
-	lk   *lock.File
-
-	mu    sync.Mutex
-	state *fold.State
-	seq   int // compactions folded into the snapshot the state started from
-	pos   position
-	torn  *wire.TornTail // damaged tail seen by the last read, if any
-	cfg   Config
-
-	snapEvents int64                // events folded into the snapshot the state started from
-	snapInfo   os.FileInfo          // that snapshot file; nil when there was none
-	compactErr error                // the last automatic compaction's failure, if any
-	holding    bool                 // this handle holds the writers' lock (under mu)
-	stale      bool                 // the state is not the fold of the files (a fold stopped): reload before use
-	normalForm bool                 // the files disagree and the state is their normal form, folded in memory
-	warned     map[string]bool      // messages already passed to Options.Warn (under mu)
-	fsync      func(*os.File) error // fdatasync; a test makes it slow
+	st   *store.Store
+	opts Options // as the store filled them in
+	cfg  Config  // read once, at Open
 }
 
 // Mutation is what every write request carries.
@@ -112,50 +58,42 @@ type Mutation struct {
 // folds its ledger. It takes no lock: a torn tail is left for the next
 // writer, and only damage mid-file is an error.
 func Open(dir string, opts Options) (*Backlog, error) {
-	if opts.Clock == nil {
-		opts.Clock = time.Now
-	}
-	if opts.LockTimeout == 0 {
-		opts.LockTimeout = DefaultLockTimeout
-	}
-	if err := CheckLinks(dir); err != nil {
-		return nil, err
-	}
-	if fi, err := os.Stat(filepath.Join(dir, LedgerFile)); err != nil || !fi.Mode().IsRegular() {
-		return nil, Errorf(ErrNotInitialized, "%s has no %s; run bl init", dir, LedgerFile)
-	}
-	if !opts.AllowNetworkFS {
-		if err := checkLocalFS(dir); err != nil {
-			return nil, err
-		}
-	}
-	cfg, err := readConfig(dir)
+	st, err := store.Open(dir, opts)
 	if err != nil {
 		return nil, err
 	}
-	b := &Backlog{dir: dir, opts: opts, cfg: cfg, lk: lock.New(filepath.Join(dir, LockFile)), fsync: fdatasync}
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if err := b.reload(); err != nil {
-		return nil, err
-	}
-	return b, nil
+	return &Backlog{st: st, opts: st.Options(), cfg: st.Config()}, nil
 }
 
 // Dir is the backlog directory.
-func (b *Backlog) Dir() string { return b.dir }
+func (b *Backlog) Dir() string { return b.st.Dir() }
 
 // TornTail reports damaged bytes at the end of the ledger as of the last
 // read; nil when the ledger ends cleanly.
-func (b *Backlog) TornTail() *wire.TornTail {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.torn == nil {
-		return nil
-	}
-	t := *b.torn
-	return &t
-}
+func (b *Backlog) TornTail() *wire.TornTail { return b.st.TornTail() }
+
+// Config returns the settings read from config.json when the backlog was
+// opened.
+func (b *Backlog) Config() Config { return b.cfg }
+
+// Warn passes msg to Options.Warn once per handle: for the parts of bl
+// around the store (git sync) that find something a person should know.
+func (b *Backlog) Warn(msg string) { b.st.Warn(msg) }
+
+// Close releases the open ledger file. The lock is only ever held inside a
+// call.
+func (b *Backlog) Close() error { return b.st.Close() }
+
+// Compact folds the ledger into snapshot.json and starts a fresh ledger,
+// keeping the folded events in archive/<cursor>.jsonl so history stays
+// readable (bl log). It holds the lock throughout. Its steps, and why a
+// crash or a full disk at any of them loses nothing, are in the package
+// documentation ("Snapshot and compaction").
+func (b *Backlog) Compact(ctx context.Context) (CompactResult, error) { return b.st.Compact(ctx) }
+
+// CompactThreshold is the ledger size at which a write compacts, or 0 when
+// automatic compaction is off.
+func (b *Backlog) CompactThreshold() int64 { return b.st.CompactThreshold() }
 
 // View runs fn on an up-to-date state. fn must not keep the state. A
 // snapshot line the state fails to read while fn runs is returned instead
@@ -164,23 +102,18 @@ func (b *Backlog) View(fn func(s *State, now time.Time) error) error {
 	return b.view(func(s *fold.State, now time.Time) error { return fn(&State{s}, now) })
 }
 
-// view is View for the store: fn gets the state itself.
+// view is View for the API: fn gets the state itself, with the rules of
+// selection config.json sets and no limit on path decisions but a signal.
 func (b *Backlog) view(fn func(s *fold.State, now time.Time) error) error {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if err := b.refresh(); err != nil {
+	return b.st.View(func(s *fold.State, now time.Time) error {
+		b.policy(s)
+		b.limitPaths(context.Background(), s, 0)
+		err := fn(s, now)
+		if ierr := pathsInterrupted(context.Background(), s); ierr != nil {
+			return ierr
+		}
 		return err
-	}
-	b.policy()
-	b.limitPaths(context.Background(), 0)
-	err := fn(b.state, b.opts.Clock().UTC())
-	if ferr := b.state.TakeFault(); ferr != nil {
-		return ferr
-	}
-	if ierr := b.pathsInterrupted(context.Background()); ierr != nil {
-		return ierr
-	}
-	return err
+	})
 }
 
 // write is the append path: lock, catch up (setting aside a torn tail),
@@ -192,12 +125,12 @@ func (b *Backlog) write(ctx context.Context, m Mutation, op Op, build func(s *fo
 	if m.Actor == "" {
 		return nil, wire.Rule(ErrInvalid, "an actor is required")
 	}
-	err = b.withLock(ctx, func() error {
-		if err := b.readRequest(m.RequestID); err != nil {
+	err = b.st.Locked(ctx, func(s *fold.State) error {
+		if err := readRequest(s, m.RequestID); err != nil {
 			return err
 		}
-		b.limitPaths(ctx, LockedPathCells)
-		cards, err = b.writeLocked(ctx, m, op, resolved(b.interruptible(ctx, build)))
+		b.limitPaths(ctx, s, LockedPathCells)
+		cards, err = b.writeLocked(ctx, s, m, op, resolved(interruptible(ctx, build)))
 		return err
 	})
 	return cards, err
@@ -205,11 +138,10 @@ func (b *Backlog) write(ctx context.Context, m Mutation, op Op, build func(s *fo
 
 // readRequest reads what the replay check of a request id looks at: its
 // receipt and the card it touched.
-func (b *Backlog) readRequest(rid string) error {
+func readRequest(s *fold.State, rid string) error {
 	if rid == "" {
 		return nil
 	}
-	s := b.state
 	return s.Resolve(func() {
 		if r, ok := s.Receipt(rid); ok {
 			s.Find(r.Card)
@@ -228,35 +160,12 @@ func resolved(build func(s *fold.State, at time.Time) ([]*Event, error)) func(s 
 	}
 }
 
-// withLock runs fn holding the writers' lock, caught up with the ledger
-// (and with any torn tail set aside). An error releasing the lock is not
-// reported: fn's writes are durable by then, and closing the file drops
-// the lock anyway.
-func (b *Backlog) withLock(ctx context.Context, fn func() error) (err error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if err := b.lk.Acquire(ctx, b.opts.LockTimeout); err != nil {
-		return err
-	}
-	b.holding = true
-	defer func() {
-		b.holding = false
-		_ = b.lk.Release()
-	}()
-	if err := b.catchUpForWrite(); err != nil {
-		return err
-	}
-	err = fn()
-	if ferr := b.state.TakeFault(); ferr != nil && err == nil {
-		err = ferr // a lookup outside resolve did not read
-	}
-	return err
-}
-
-func (b *Backlog) writeLocked(ctx context.Context, m Mutation, op Op, build func(s *fold.State, at time.Time) ([]*Event, error)) ([]Card, error) {
+// writeLocked is write under the lock, on the state s: the replay check,
+// the stamps, build, and each event checked as every reader will decode it.
+func (b *Backlog) writeLocked(ctx context.Context, s *fold.State, m Mutation, op Op, build func(s *fold.State, at time.Time) ([]*Event, error)) ([]Card, error) {
 	if m.RequestID != "" {
-		if r, ok := b.state.Receipt(m.RequestID); ok {
-			c, _ := b.state.Card(r.Card)
+		if r, ok := s.Receipt(m.RequestID); ok {
+			c, _ := s.Card(r.Card)
 			if err := m.replayOf(op, r, c); err != nil {
 				return nil, err
 			}
@@ -273,28 +182,28 @@ func (b *Backlog) writeLocked(ctx context.Context, m Mutation, op Op, build func
 		return nil, fmt.Errorf("this machine's clock reads %s; bl stamps events from %d-01-01 to %d-12-31 only: set the clock right", now.Format(time.RFC3339), wire.MinStamp.Year(), wire.MaxStamp.Year()-1)
 	}
 	at := now
-	if last := b.state.Last(); !last.At.IsZero() && !at.After(last.At) {
+	if last := s.Last(); !last.At.IsZero() && !at.After(last.At) {
 		at = last.At.Add(time.Nanosecond)
 	}
 	// Decide by this clock, not by a stamp an earlier fast clock pushed
 	// ahead: the events then carry the clock (see MaxClockSkew).
-	clock, decide := b.stampClock(at, now), at
+	clock, decide := b.st.StampClock(at, now), at
 	if clock != nil {
 		decide = *clock
 	}
-	b.policy()
-	events, err := build(b.state, decide)
+	b.policy(s)
+	events, err := build(s, decide)
 	if err != nil || len(events) == 0 {
 		return nil, err
 	}
 	var buf []byte
 	for i, e := range events {
 		e.ID, e.At, e.Clock, e.Actor, e.RequestID = wire.NewEventID(), at.Add(time.Duration(i)), clock, m.Actor, m.RequestID
-		line, e, err := writtenLine(e)
+		line, e, err := store.WrittenLine(e)
 		if err != nil {
 			return nil, err
 		}
-		if err := b.state.Check(e); err != nil {
+		if err := s.Check(e); err != nil {
 			return nil, err
 		}
 		events[i] = e
@@ -302,162 +211,11 @@ func (b *Backlog) writeLocked(ctx context.Context, m Mutation, op Op, build func
 	}
 	if st := b.stageOf(ctx); st != nil {
 		w := &Staged{Events: events, Lines: buf}
-		if err := st.check(&State{b.state}, w); err != nil {
+		if err := st.check(&State{s}, w); err != nil {
 			return nil, err
 		}
-		st.check, st.staged = nil, w
+		st.stage(w)
 		return nil, errStaged
 	}
-	return b.appendChecked(ctx, events, buf)
-}
-
-// appendChecked appends events, checked against the state under the lock,
-// as buf (their encoded lines), applies them and returns the cards they
-// touched as they stand after.
-func (b *Backlog) appendChecked(ctx context.Context, events []*Event, buf []byte) ([]Card, error) {
-	if err := b.appendDurably(buf); err != nil {
-		return nil, err
-	}
-	for _, e := range events {
-		if err := b.state.Apply(e); err != nil {
-			// Check passed a moment ago under the same lock: this is a bug.
-			return nil, fmt.Errorf("ledger: applying %s of %s after check: %w", e.Op, e.Card, err)
-		}
-		b.pos.last = e
-		b.pos.seen(e.ID)
-	}
-	b.pos.offset += int64(len(buf))
-	b.pos.lines += len(events)
-	if b.opts.Appended != nil {
-		b.opts.Appended(events)
-	}
-	if fn, _ := ctx.Value(appendedKey{}).(func([]*Event)); fn != nil {
-		fn(events)
-	}
-	cards := b.cardsOf(events)
-	b.maybeCompact()
-	return cards, nil
-}
-
-// cardsOf returns the card each event touched, as it stands now.
-func (b *Backlog) cardsOf(events []*Event) []Card {
-	cards := make([]Card, len(events))
-	for i, e := range events {
-		cards[i], _ = b.state.Card(e.Card)
-	}
-	return cards
-}
-
-// appendDurably writes buf at the end of the ledger in one write and fsyncs
-// it. A failed write is truncated away so no partial line stays behind.
-func (b *Backlog) appendDurably(buf []byte) error {
-	path := filepath.Join(b.dir, LedgerFile)
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	if fi, err := f.Stat(); err != nil || !os.SameFile(fi, b.pos.info) || fi.Size() != b.pos.offset {
-		return fmt.Errorf("ledger: %s changed under the lock; retry", path)
-	}
-	b.failpoint("before-write")
-	if n, err := f.Write(buf); err != nil || n != len(buf) {
-		_ = f.Truncate(b.pos.offset)
-		return fmt.Errorf("append to %s: %w", path, errors.Join(err, errShortWrite(n, len(buf))))
-	}
-	b.failpoint("after-write")
-	if err := b.timedSync(f); err != nil {
-		_ = f.Truncate(b.pos.offset)
-		return fmt.Errorf("fsync %s: %w", path, err)
-	}
-	b.failpoint("after-fsync")
-	return nil
-}
-
-// timedSync fsyncs the ledger an append wrote, timing it: Options.Synced
-// gets the time, and Options.Warn hears of one past Options.SlowSync.
-func (b *Backlog) timedSync(f *os.File) error {
-	start := time.Now()
-	err := b.fsync(f)
-	d := time.Since(start)
-	if b.opts.Synced != nil {
-		b.opts.Synced(d)
-	}
-	limit := b.opts.SlowSync
-	if limit == 0 {
-		limit = DefaultSlowSync
-	}
-	if limit > 0 && d > limit && b.opts.Warn != nil {
-		// Each slow fsync is news: not passed through warn's once-only
-		// filter.
-		b.opts.Warn(fmt.Sprintf("fsync of %s took %s (over %s, BL_SLOW_FSYNC): the disk is slow, and every write waits on it", LedgerFile, d.Round(time.Microsecond), limit))
-	}
-	return err
-}
-
-func errShortWrite(n, want int) error {
-	if n == want {
-		return nil
-	}
-	return fmt.Errorf("short write: %d of %d bytes", n, want)
-}
-
-// warn passes msg to Options.Warn, once per message per handle.
-func (b *Backlog) warn(msg string) {
-	if b.opts.Warn == nil || b.warned[msg] {
-		return
-	}
-	if b.warned == nil {
-		b.warned = map[string]bool{}
-	}
-	b.warned[msg] = true
-	b.opts.Warn(msg)
-}
-
-// Warn passes msg to Options.Warn once per handle: for the parts of bl
-// around the store (git sync) that find something a person should know.
-func (b *Backlog) Warn(msg string) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.warn(msg)
-}
-
-func (b *Backlog) failpoint(stage string) {
-	if b.opts.Failpoint != nil {
-		b.opts.Failpoint(stage)
-	}
-}
-
-// Close releases the open ledger file. The lock is only ever held inside a
-// call.
-func (b *Backlog) Close() error {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.pos.close()
-	b.state.Release()
-	return nil
-}
-
-// writtenLine encodes e as the ledger line a writer appends and returns it
-// with the event every reader will decode from it (JSON turns a nil list
-// into null and invalid UTF-8 into U+FFFD): a write checks and applies
-// that event, so the state it reports is the fold of the file.
-func writtenLine(e *Event) ([]byte, *Event, error) {
-	e.V = e.LineVersion()
-	if err := wire.ValidUTF8(e); err != nil {
-		return nil, nil, err
-	}
-	line, err := EncodeLine(e)
-	if err != nil {
-		return nil, nil, err
-	}
-	if len(line) > wire.MaxLine {
-		// Readers treat a longer line as damage; never write one.
-		return nil, nil, wire.Rule(ErrInvalid, "%s of %s would make a %d-byte ledger line; the limit is %d bytes", e.Op, e.Card, len(line), wire.MaxLine)
-	}
-	d, err := DecodeLine(line)
-	if err != nil {
-		return nil, nil, fmt.Errorf("ledger: %s of %s does not read back: %w", e.Op, e.Card, err)
-	}
-	return line, d, nil
+	return b.st.Append(ctx, events, buf)
 }

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/bl-backlog/bl/ledger/internal/fold"
+	"github.com/bl-backlog/bl/ledger/internal/store"
 	"github.com/bl-backlog/bl/ledger/internal/wire"
 )
 
@@ -102,7 +103,7 @@ func TestCardJustUnderTheBound(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	names, _ := archiveNames(e.dir)
+	names, _ := store.ArchiveNames(e.dir)
 	if err := os.MkdirAll(filepath.Join(clone, ArchiveDir), 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -171,7 +172,7 @@ func TestCardSizeInTheFold(t *testing.T) {
 	if len(c.Acceptance) != 0 || c.Version != 1 {
 		t.Fatalf("card after the refused update: version %d, %d acceptance", c.Version, len(c.Acceptance))
 	}
-	out, _, err := encodeSnapshot(s, nil, nil)
+	out, _, err := store.EncodeSnapshot(s, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/bl-backlog/bl/ledger/internal/store"
 	"github.com/bl-backlog/bl/ledger/internal/wire"
 )
 
@@ -15,7 +16,7 @@ func BenchmarkHistoryChanges(b *testing.B) {
 	if _, err := Init(dir); err != nil {
 		b.Fatal(err)
 	}
-	data, err := encodeEvents(wire.BenchEvents(50_000))
+	data, err := store.EncodeEvents(wire.BenchEvents(50_000))
 	if err != nil {
 		b.Fatal(err)
 	}

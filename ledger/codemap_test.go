@@ -9,9 +9,9 @@ import (
 )
 
 // TestCodeMap: the code map in doc.go names every file of the package
-// and of its layers internal/wire and internal/fold (a pattern such as
-// mmap_*.go names those it matches), and each name it gives is a file that
-// exists. In a row of the map, a name with a directory sets the directory
+// and of its layers internal/wire, internal/fold, internal/store and
+// internal/repair (a pattern such as mmap_*.go names those it matches), and
+// each name it gives is a file that exists. In a row of the map, a name with a directory sets the directory
 // of the bare names after it, up to the next ';'.
 func TestCodeMap(t *testing.T) {
 	doc, err := os.ReadFile("doc.go")
@@ -52,7 +52,7 @@ func TestCodeMap(t *testing.T) {
 			}
 		}
 	}
-	for _, d := range []string{".", "internal/wire", "internal/fold"} {
+	for _, d := range []string{".", "internal/wire", "internal/fold", "internal/store", "internal/repair"} {
 		files, err := filepath.Glob(filepath.Join(d, "*.go"))
 		if err != nil {
 			t.Fatal(err)

@@ -3,6 +3,7 @@ package ledger
 import (
 	"bytes"
 	"fmt"
+	"github.com/bl-backlog/bl/ledger/internal/store"
 	"io"
 	"os"
 	"path/filepath"
@@ -17,15 +18,15 @@ import (
 // replaceAtomic fail fails every step of a compaction.
 func streamThroughAtomic(t *testing.T) {
 	t.Helper()
-	prev := replaceStream
-	replaceStream = func(path string, write func(io.Writer) error) error {
+	prev := store.ReplaceStream
+	store.ReplaceStream = func(path string, write func(io.Writer) error) error {
 		var buf bytes.Buffer
 		if err := write(&buf); err != nil {
 			return err
 		}
-		return replaceAtomic(path, buf.Bytes(), nil)
+		return store.ReplaceAtomic(path, buf.Bytes(), nil)
 	}
-	t.Cleanup(func() { replaceStream = prev })
+	t.Cleanup(func() { store.ReplaceStream = prev })
 }
 
 // TestCompactStreams: batches write without compacting, and the one
@@ -79,7 +80,7 @@ func TestCompactStreams(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	names, err := archiveNames(e.dir)
+	names, err := store.ArchiveNames(e.dir)
 	if err != nil || len(names) != 1 {
 		t.Fatalf("archive %v, %v", names, err)
 	}
@@ -87,7 +88,7 @@ func TestCompactStreams(t *testing.T) {
 	if err != nil || int64(len(archived)) != ledgerBytes {
 		t.Fatalf("archive segment of %d bytes, the ledger was %d (%v)", len(archived), ledgerBytes, err)
 	}
-	encoded, _, err := encodeSnapshot(e.b.state, names, archived)
+	encoded, _, err := store.EncodeSnapshot(e.b.held(), names, archived)
 	if err != nil {
 		t.Fatal(err)
 	}

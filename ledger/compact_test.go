@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/bl-backlog/bl/ledger/internal/fold"
+	"github.com/bl-backlog/bl/ledger/internal/store"
 	"github.com/bl-backlog/bl/ledger/internal/wire"
 	json "github.com/goccy/go-json"
 )
@@ -19,7 +20,7 @@ import (
 // foldedJSON renders everything a fold produces, for comparing states.
 func foldedJSON(t testing.TB, s *fold.State) string {
 	t.Helper()
-	b, _, err := encodeSnapshot(s, nil, nil)
+	b, _, err := store.EncodeSnapshot(s, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -101,8 +102,8 @@ func TestCompactTwiceAndNothingToDo(t *testing.T) {
 	if err != nil || res.Seq != 2 || res.Events != 1 {
 		t.Fatalf("second compaction = %+v, %v", res, err)
 	}
-	if c := e.open(); c.state.Len() != 4 {
-		t.Fatalf("reopened state has %d cards", c.state.Len())
+	if c := e.open(); c.held().Len() != 4 {
+		t.Fatalf("reopened state has %d cards", c.held().Len())
 	}
 }
 
@@ -174,8 +175,8 @@ func TestCompactCrashAtEveryStep(t *testing.T) {
 				t.Fatal(err)
 			}
 			c := e.open()
-			if c.state.Len() != 4 || len(e.bytes()) != 0 {
-				t.Fatalf("after recovery: %d cards, ledger %d bytes", c.state.Len(), len(e.bytes()))
+			if c.held().Len() != 4 || len(e.bytes()) != 0 {
+				t.Fatalf("after recovery: %d cards, ledger %d bytes", c.held().Len(), len(e.bytes()))
 			}
 			if _, err := e.b.Heartbeat(e.ctx, HeartbeatRequest{Mutation: rid("hb-1"), ID: "A", Owner: "w1", Epoch: 1}); err != nil {
 				t.Fatal(err)
@@ -199,11 +200,11 @@ func TestAutoCompaction(t *testing.T) {
 	if n := len(e.bytes()); n >= 2000 {
 		t.Fatalf("ledger is %d bytes, past compact_bytes", n)
 	}
-	if e.b.seq < 2 {
-		t.Fatalf("only %d compactions", e.b.seq)
+	if e.b.compactions() < 2 {
+		t.Fatalf("only %d compactions", e.b.compactions())
 	}
-	if c := e.open(); c.state.Len() != 40 {
-		t.Fatalf("%d cards after auto compaction", c.state.Len())
+	if c := e.open(); c.held().Len() != 40 {
+		t.Fatalf("%d cards after auto compaction", c.held().Len())
 	}
 }
 
@@ -269,7 +270,7 @@ func TestCompactWhileOthersWork(t *testing.T) {
 				t.Error(err)
 				return
 			}
-			if got := b.state.Len(); got < floor {
+			if got := b.held().Len(); got < floor {
 				t.Errorf("reader saw %d cards, %d were acknowledged", got, floor)
 				return
 			}
@@ -278,8 +279,8 @@ func TestCompactWhileOthersWork(t *testing.T) {
 	wg.Wait()
 	close(done)
 	side.Wait()
-	if c := e.open(); c.state.Len() != n {
-		t.Fatalf("%d cards, want %d", c.state.Len(), n)
+	if c := e.open(); c.held().Len() != n {
+		t.Fatalf("%d cards, want %d", c.held().Len(), n)
 	}
 	var hdr wire.SnapshotHeader
 	data, _ := os.ReadFile(filepath.Join(e.dir, SnapshotFile))

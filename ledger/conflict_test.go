@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/bl-backlog/bl/ledger/internal/fold"
+	"github.com/bl-backlog/bl/ledger/internal/store"
 	"github.com/bl-backlog/bl/ledger/internal/wire"
 )
 
@@ -43,15 +44,15 @@ func TestConflictNamesTheLoser(t *testing.T) {
 
 	// The snapshot keeps the new members, takes the fast path for them,
 	// and gives the same bytes twice.
-	a, _, err := encodeSnapshot(s, nil, nil)
+	a, _, err := store.EncodeSnapshot(s, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, _, _ := encodeSnapshot(fold.Fold(evs), nil, nil)
+	b, _, _ := store.EncodeSnapshot(fold.Fold(evs), nil, nil)
 	if !bytes.Equal(a, b) {
 		t.Fatal("the same events gave two snapshots")
 	}
-	back, _, err := decodeSnapshot(SnapshotFile, bytes.NewReader(a), nil)
+	back, _, err := store.DecodeSnapshot(SnapshotFile, bytes.NewReader(a), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

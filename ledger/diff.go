@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/bl-backlog/bl/ledger/internal/fold"
+	"github.com/bl-backlog/bl/ledger/internal/store"
 )
 
 // BacklogDiff is what changed between two versions of a backlog (two git
@@ -105,11 +106,11 @@ func DiffUnread(old, new Tree, loadOld, loadNew Loader) (*BacklogDiff, error) {
 
 // diffFull is DiffTrees for any two versions.
 func diffFull(old, new Tree) (*BacklogDiff, error) {
-	so, err := old.fold(true)
+	so, err := store.Tree(old).Fold()
 	if err != nil {
 		return nil, err
 	}
-	sn, err := new.fold(true)
+	sn, err := store.Tree(new).Fold()
 	if err != nil {
 		return nil, err
 	}
@@ -163,7 +164,7 @@ func dropShared(eo, en []*Event, shared Tree) ([]*Event, []*Event, error) {
 			}
 			ids, ok := decoded[name]
 			if !ok {
-				evs, err := decodeAll(name, data)
+				evs, err := store.DecodeAll(name, data)
 				if err != nil && derr == nil {
 					derr = err
 				}
@@ -350,11 +351,11 @@ func diffAppended(old, new Tree, load Loader) (d *BacklogDiff, ok bool, err erro
 			return nil, false, nil
 		}
 	}
-	eo, err := Tree{LedgerFile: old[LedgerFile]}.union(LedgerFile)
+	eo, err := store.Tree{LedgerFile: old[LedgerFile]}.Union(LedgerFile)
 	if err != nil {
 		return nil, false, err
 	}
-	en, err := Tree{LedgerFile: new[LedgerFile]}.union(LedgerFile)
+	en, err := store.Tree{LedgerFile: new[LedgerFile]}.Union(LedgerFile)
 	if err != nil {
 		return nil, false, err
 	}
@@ -373,7 +374,7 @@ func diffAppended(old, new Tree, load Loader) (d *BacklogDiff, ok bool, err erro
 			return nil, false, nil // not an append
 		}
 	}
-	s, err := old.foldWith(load)
+	s, err := store.Tree(old).FoldWith(load)
 	if err != nil {
 		return nil, false, err
 	}
@@ -441,7 +442,7 @@ func nonNilChanges(c []Change) []Change {
 // FoldSnapshot reads a snapshot file on its own (no ledger, no archives),
 // for a reader that has only that file, as git hands it to bl textconv.
 func FoldSnapshot(name string, data []byte) (*State, error) {
-	s, _, err := decodeSnapshot(name, bytes.NewReader(data), nil)
+	s, _, err := store.DecodeSnapshot(name, bytes.NewReader(data), nil)
 	if err != nil {
 		return nil, err
 	}

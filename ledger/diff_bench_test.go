@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bl-backlog/bl/ledger/internal/store"
 	"github.com/bl-backlog/bl/ledger/internal/wire"
 )
 
@@ -20,12 +21,12 @@ func diffBenchTrees(tb testing.TB) (old, new Tree) {
 	evs := wire.BenchEvents(12_000)
 	old = Tree{LedgerFile: nil}
 	for i := 0; i < 10; i++ {
-		chunk, err := encodeEvents(evs[i*len(evs)/10 : (i+1)*len(evs)/10])
+		chunk, err := store.EncodeEvents(evs[i*len(evs)/10 : (i+1)*len(evs)/10])
 		if err != nil {
 			tb.Fatal(err)
 		}
 		old[LedgerFile] = chunk
-		led, err := decodeAll(LedgerFile, chunk)
+		led, err := store.DecodeAll(LedgerFile, chunk)
 		if err != nil {
 			tb.Fatal(err)
 		}
@@ -39,7 +40,7 @@ func diffBenchTrees(tb testing.TB) (old, new Tree) {
 		at = at.Add(time.Millisecond)
 		tail = append(tail, &Event{V: 1, ID: fmt.Sprintf("new%013x", i), At: at, Actor: "bench", Op: OpCreate, Card: fmt.Sprintf("new-%03d", i), Fields: &Fields{Title: strp("a new card")}})
 	}
-	data, err := encodeEvents(tail)
+	data, err := store.EncodeEvents(tail)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -90,16 +91,16 @@ func TestDiffAppendedMatchesFull(t *testing.T) {
 		ev(&Event{Op: OpComplete, Card: "A", Owner: "w1", Epoch: 1, Reason: "shipped"}),
 	}
 	old := Tree{}
-	data, _ := encodeEvents(base[:2])
+	data, _ := store.EncodeEvents(base[:2])
 	old[LedgerFile] = data
-	led, _ := decodeAll(LedgerFile, data)
+	led, _ := store.DecodeAll(LedgerFile, data)
 	old, _, err := normalTree(old, led)
 	if err != nil {
 		t.Fatal(err)
 	}
-	old[LedgerFile], _ = encodeEvents(base[2:])
+	old[LedgerFile], _ = store.EncodeEvents(base[2:])
 	new := maps.Clone(old)
-	new[LedgerFile], _ = encodeEvents(append(slices.Clone(base[2:]), more...))
+	new[LedgerFile], _ = store.EncodeEvents(append(slices.Clone(base[2:]), more...))
 	fast, ok, err := diffAppended(old, new, nil)
 	if err != nil || !ok {
 		t.Fatalf("diffAppended: ok %v, %v", ok, err)
@@ -116,4 +117,9 @@ func TestDiffAppendedMatchesFull(t *testing.T) {
 	if !strings.Contains(string(fj), `"holder":"w1"`) || !strings.Contains(string(fj), `"text":"a note"`) {
 		t.Fatalf("diff lacks the refused claim's holder or the note: %s", fj)
 	}
+}
+
+func normalTree(t Tree, led []*Event) (Tree, *LostEvents, error) {
+	n, lost, err := store.NormalTree(store.Tree(t), led)
+	return Tree(n), lost, err
 }

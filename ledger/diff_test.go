@@ -3,6 +3,8 @@ package ledger
 import (
 	"testing"
 	"time"
+
+	"github.com/bl-backlog/bl/ledger/internal/store"
 )
 
 // TestDiffTrees: cards created, changed and removed between two versions,
@@ -33,7 +35,7 @@ func TestDiffTrees(t *testing.T) {
 		ev(OpCreate, "C", func(e *Event) { e.Fields = &Fields{Title: strp("c"), Phase: strp("M1")} }),
 	}
 	tree := func(evs ...*Event) Tree {
-		b, err := encodeEvents(evs)
+		b, err := store.EncodeEvents(evs)
 		if err != nil {
 			t.Fatal(err)
 		}

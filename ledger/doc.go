@@ -680,56 +680,71 @@
 //
 // # Code map
 //
-// Where each section above is implemented. The package has three layers,
-// each importing only the ones above it: internal/wire (the format: types,
-// codec, framing, validation, errors; it imports nothing of the module),
+// Where each section above is implemented. The package has five layers, each
+// importing only the ones above it: internal/wire (the format: types, codec,
+// framing, validation, errors; it imports nothing of the module),
 // internal/fold (the pure fold: it imports wire and no package that reaches
-// a file), and this package, the store and the public API, which names the
-// other two's types with aliases (wire.go, fold.go). Tests sit beside each
-// file as <name>_test.go: the format's own (codec, framing, fast paths,
-// their fuzz corpus) in internal/wire, the fold's tables in internal/fold,
-// and here the store's, the API's and the fold's rules, which are tested
-// through the API.
+// a file), internal/store (the files of a backlog directory and the state
+// folded from them: loading, catching up, the append path, compaction, the
+// quarantine of lines that arrive through git and do not read),
+// internal/repair (bl doctor, the rebase of a sync round), and this package,
+// the public API: the handle, the write requests and their rules (replays,
+// stages, epics, paths), history, diff and git trees, naming the other
+// layers' types with aliases (wire.go, fold.go, files.go). Neither store nor
+// repair imports this package. Tests sit beside each file as <name>_test.go:
+// the format's own (codec, framing, fast paths, their fuzz corpus) in
+// internal/wire, the fold's tables in internal/fold, and here the store's,
+// the API's and the fold's rules, which are tested through the API.
 //
-//	The .backlog directory   init.go, file.go, config.go, config_decode.go,
-//	                         symlinks.go, fs_linux.go, fs_other.go, seen.go
+//	The .backlog directory   internal/store/init.go, file.go, config.go,
+//	                         config_decode.go, symlinks.go, fs_linux.go,
+//	                         fs_other.go, seen.go; files.go (the names)
 //	Line framing             internal/wire/framing.go, json_value.go;
-//	                         sync_linux.go, sync_other.go
+//	                         internal/store/sync_linux.go, sync_other.go
 //	Events                   internal/wire/schema.go (the wire types),
 //	                         codec_gen.go (generated from schema.go),
 //	                         event.go, event_encode.go, event_decode.go,
 //	                         validate.go, version.go, errors.go, card.go,
 //	                         linktypes.go, failure.go, snapshotline.go,
 //	                         snapshot_decode.go; wire.go (the aliases)
-//	Stamps                   internal/wire/stamps.go, validate.go; clock.go
+//	Stamps                   internal/wire/stamps.go, validate.go;
+//	                         internal/store/clock.go
 //	The fold                 internal/fold/state.go (Apply, Check), ops.go
-//	                         (the op table), reads.go and source.go (what
-//	                         the fold is given), cycles.go, epics.go,
+//	                         (the op table), fields.go (create and update,
+//	                         and the fields' rules), reads.go and source.go
+//	                         (what the fold is given), cycles.go, epics.go,
 //	                         links.go, handoff.go, tombstone.go, select.go,
 //	                         standing.go, paths.go, changes.go, snapshot.go,
 //	                         restore.go (what the store builds a state with);
 //	                         fold.go (the aliases), state.go (the public
 //	                         State over the fold's), request.go
-//	Review                   internal/fold/review.go; review.go
+//	Review                   internal/fold/review.go; workflow.go
 //	Paths                    internal/fold/paths.go, glob.go; paths.go
 //	Assignee                 internal/fold/select.go (Filter.Claimer),
 //	                         resolve.go (a card named by a prefix or a
-//	                         source key); names.go, api.go
+//	                         source key); read.go, api.go
 //	Appending                backlog.go (write, writeLocked), api.go (the
-//	                         requests), publish.go, epics.go, handoff.go,
-//	                         tombstone.go, links.go, standing.go, batch.go
-//	                         (an import's events, all or none)
-//	Recovery                 load.go, file.go, doctor.go, doctor_refold.go;
+//	                         requests), workflow.go, publish.go, epics.go;
+//	                         internal/store/store.go (Locked, Append: one
+//	                         write, fsync, apply), batch.go (an import's
+//	                         events, all or none), absorb.go
+//	Reading                  read.go
+//	Recovery                 internal/store/load.go, file.go;
+//	                         internal/repair/doctor.go, repair.go,
+//	                         doctor_refold.go;
 //	                         internal/wire/settle.go
-//	Snapshot and compaction  snapshot.go, snapshot_stream.go (written line by
-//	                         line), compact.go, normalize.go, segments.go
-//	Journal                  journal.go
-//	Git                      tree.go, rebase.go, absorb.go, diff.go, changes.go,
-//	                         history.go, history_newest.go, quarantine.go
-//	                         (pulled lines that do not read), quarantine_git.go
-//	                         (lines and snapshots git itself wrote); the git
-//	                         side is package gitsync
-//	Snapshot index           index.go, index_write.go, source.go, mmap_*.go
+//	Snapshot and compaction  internal/store/snapshot.go, snapshot_stream.go
+//	                         (written line by line), compact.go,
+//	                         normalize.go, segments.go
+//	Journal                  internal/store/journal.go
+//	Git                      git.go, diff.go, history.go; internal/store/tree.go,
+//	                         history.go, quarantine.go (pulled lines that
+//	                         do not read), quarantine_git.go (lines and
+//	                         snapshots git itself wrote);
+//	                         internal/repair/rebase.go; the git side is
+//	                         package gitsync
+//	Snapshot index           internal/store/index.go, index_write.go,
+//	                         source.go, mmap_*.go
 //	Cursors                  internal/wire/cursor.go; history.go
 //	Test histories           internal/wire/testing.go (shared by the tests)
 package ledger

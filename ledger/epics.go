@@ -21,19 +21,10 @@ import (
 // conflicts. With epics.wait_for_children false an epic is claimable as
 // any card.
 
-// Children is State.Children on the current state.
-func (b *Backlog) Children(id string) (kids []Card, err error) {
-	err = b.view(func(s *fold.State, _ time.Time) error {
-		kids = s.Children(id)
-		return nil
-	})
-	return kids, err
-}
-
 // policy gives the state the rules of selection config.json sets.
-func (b *Backlog) policy() {
-	if b.state != nil {
-		b.state.SetClaimEpics(!b.cfg.Epics.Waits())
+func (b *Backlog) policy(s *fold.State) {
+	if s != nil {
+		s.SetClaimEpics(!b.cfg.Epics.Waits())
 	}
 }
 
@@ -44,24 +35,24 @@ func (b *Backlog) policy() {
 // A rule that no longer holds by then leaves the epic open, claimable for
 // its own closing work; a failure is a warning, the child's completion
 // stands.
-func (b *Backlog) rollUp(ctx context.Context, m Mutation, done []Card) {
+func (b *Backlog) rollUp(ctx context.Context, s *fold.State, m Mutation, done []Card) {
 	if !b.cfg.Epics.AutoClose {
 		return
 	}
 	for _, kid := range done {
 		for kid.Status == StatusDone && kid.Parent != "" {
-			if _, err := b.state.ReadCard(kid.Parent); err != nil {
-				b.warn(fmt.Sprintf("epic %s was not completed with its last child %s: %v", kid.Parent, kid.ID, err))
+			if _, err := s.ReadCard(kid.Parent); err != nil {
+				b.st.WarnHeld(fmt.Sprintf("epic %s was not completed with its last child %s: %v", kid.Parent, kid.ID, err))
 				break
 			}
-			p := b.state.Find(kid.Parent)
+			p := s.Find(kid.Parent)
 			if p == nil || p.Status == StatusDone || p.Status == StatusClaimed || p.DeletedAt != nil || p.OpenChildren != 0 {
 				break
 			}
 			e := &Event{Op: OpComplete, Card: p.ID, To: kid.ID, Reason: fmt.Sprintf("all children done (last: %s)", kid.ID)}
-			cards, err := b.writeLocked(ctx, Mutation{Actor: m.Actor}, OpComplete, func(*fold.State, time.Time) ([]*Event, error) { return []*Event{e}, nil })
+			cards, err := b.writeLocked(ctx, s, Mutation{Actor: m.Actor}, OpComplete, func(*fold.State, time.Time) ([]*Event, error) { return []*Event{e}, nil })
 			if err != nil || len(cards) == 0 {
-				b.warn(fmt.Sprintf("epic %s was not completed with its last child %s: %v", p.ID, kid.ID, err))
+				b.st.WarnHeld(fmt.Sprintf("epic %s was not completed with its last child %s: %v", p.ID, kid.ID, err))
 				break
 			}
 			kid = cards[0]
@@ -75,13 +66,13 @@ func (b *Backlog) completeRollingUp(ctx context.Context, m Mutation, build func(
 	if m.Actor == "" {
 		return nil, wire.Rule(ErrInvalid, "an actor is required")
 	}
-	err = b.withLock(ctx, func() error {
-		if err := b.readRequest(m.RequestID); err != nil {
+	err = b.st.Locked(ctx, func(s *fold.State) error {
+		if err := readRequest(s, m.RequestID); err != nil {
 			return err
 		}
-		cards, err = b.writeLocked(ctx, m, OpComplete, resolved(build))
+		cards, err = b.writeLocked(ctx, s, m, OpComplete, resolved(build))
 		if err == nil {
-			b.rollUp(ctx, m, cards)
+			b.rollUp(ctx, s, m, cards)
 		}
 		return err
 	})

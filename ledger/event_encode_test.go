@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/bl-backlog/bl/ledger/internal/fold"
+	"github.com/bl-backlog/bl/ledger/internal/store"
 	"github.com/bl-backlog/bl/ledger/internal/wire"
 	json "github.com/goccy/go-json"
 )
@@ -82,7 +83,7 @@ func TestEncodeTakesEveryOp(t *testing.T) {
 // encoder wrote every line.
 func TestEncodeSnapshotAsJSON(t *testing.T) {
 	for _, h := range [][]*Event{wire.SnapshotEvents(), wire.BenchEvents(30)} {
-		out, _, err := encodeSnapshot(fold.Fold(h), nil, nil)
+		out, _, err := store.EncodeSnapshot(fold.Fold(h), nil, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

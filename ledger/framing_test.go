@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/bl-backlog/bl/ledger/internal/fold"
+	"github.com/bl-backlog/bl/ledger/internal/store"
 	"github.com/bl-backlog/bl/ledger/internal/wire"
 )
 
@@ -101,7 +102,7 @@ func TestFramedFilesReadTheSame(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			names, _ := archiveNames(e.dir)
+			names, _ := store.ArchiveNames(e.dir)
 			if len(names) != 1 {
 				t.Fatalf("archives %v", names)
 			}
@@ -333,8 +334,8 @@ func TestJudge(t *testing.T) {
 			if tc.want.corrupt != 0 && (rep.Damage[0].Line != tc.want.corrupt || rep.Damage[0].File != LedgerFile) {
 				t.Fatalf("doctor: damage %+v", rep.Damage)
 			}
-			if _, err := decodeAll("L", tc.data); (err != nil) != (tc.want.torn != 0 || tc.want.corrupt != 0) {
-				t.Fatalf("decodeAll: %v", err)
+			if _, err := store.DecodeAll("L", tc.data); (err != nil) != (tc.want.torn != 0 || tc.want.corrupt != 0) {
+				t.Fatalf("store.DecodeAll: %v", err)
 			}
 		})
 	}
@@ -376,10 +377,10 @@ func TestDoctorNamesFiles(t *testing.T) {
 	if _, err := Init(dir); err != nil {
 		t.Fatal(err)
 	}
-	if got := gitPath(dir, LedgerFile); got != ".backlog/ledger.jsonl" {
+	if got := GitPath(dir, LedgerFile); got != ".backlog/ledger.jsonl" {
 		t.Fatalf("gitPath = %q", got)
 	}
-	if got := gitPath(t.TempDir(), SnapshotFile); !filepath.IsAbs(got) || filepath.Base(got) != SnapshotFile {
+	if got := GitPath(t.TempDir(), SnapshotFile); !filepath.IsAbs(got) || filepath.Base(got) != SnapshotFile {
 		t.Fatalf("gitPath outside a repository = %q", got)
 	}
 	e := compactedEnv(t)
@@ -405,7 +406,7 @@ func TestDoctorNamesFiles(t *testing.T) {
 
 	// Damage in an archive segment is reported with the segment's name.
 	e = compactedEnv(t)
-	names, _ := archiveNames(e.dir)
+	names, _ := store.ArchiveNames(e.dir)
 	seg := filepath.Join(e.dir, names[0])
 	data, _ = os.ReadFile(seg)
 	lines := splitLines(data)
@@ -464,7 +465,7 @@ func TestRebaseOntoLostNewline(t *testing.T) {
 			if err != nil || res.Local != 1 {
 				t.Fatalf("Rebase: %+v, %v", res, err)
 			}
-			evs, err := decodeAll(LedgerFile, out[LedgerFile])
+			evs, err := store.DecodeAll(LedgerFile, out[LedgerFile])
 			if err != nil || len(evs) != 7 {
 				t.Fatalf("rebased ledger: %d events, %v\n%s", len(evs), err, out[LedgerFile])
 			}

@@ -11,10 +11,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bl-backlog/bl/ledger/internal/store"
+
 	"github.com/bl-backlog/bl/ledger/internal/fold"
 )
 
-// fullDisk makes replaceAtomic fail with ENOSPC for the files step
+// fullDisk makes store.ReplaceAtomic fail with ENOSPC for the files step
 // matches, as a full disk does, until the returned function frees it.
 // With after set the file is replaced first and the error comes after (the
 // fsync of the directory failed): the step took effect but reports failure.
@@ -23,8 +25,8 @@ import (
 func fullDisk(t *testing.T, step func(path string) bool, after bool) (free func()) {
 	t.Helper()
 	streamThroughAtomic(t)
-	prev := replaceAtomic
-	replaceAtomic = func(path string, data []byte, mid func()) error {
+	prev := store.ReplaceAtomic
+	store.ReplaceAtomic = func(path string, data []byte, mid func()) error {
 		if !step(path) {
 			return prev(path, data, mid)
 		}
@@ -41,7 +43,7 @@ func fullDisk(t *testing.T, step func(path string) bool, after bool) (free func(
 	freed := false
 	free = func() {
 		if !freed {
-			replaceAtomic = prev
+			store.ReplaceAtomic = prev
 			freed = true
 		}
 	}
@@ -85,21 +87,21 @@ func leftovers(t *testing.T, dir string, temps bool) []string {
 	t.Helper()
 	var out []string
 	_ = filepath.Walk(dir, func(p string, fi os.FileInfo, err error) error {
-		if err == nil && ((temps && strings.Contains(fi.Name(), ".tmp-")) || fi.Name() == stagingDir) {
+		if err == nil && ((temps && strings.Contains(fi.Name(), ".tmp-")) || fi.Name() == store.StagingDir) {
 			rel, _ := filepath.Rel(dir, p)
 			out = append(out, rel)
 		}
 		return nil
 	})
-	hdr, err := readSnapshotHeader(dir)
+	hdr, err := store.ReadSnapshotHeader(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	names, err := archiveNames(dir)
+	names, err := store.ArchiveNames(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !namesMatch(names, hdr) {
+	if !store.NamesMatch(names, hdr) {
 		out = append(out, fmt.Sprintf("archive set %v not the snapshot's", names))
 	}
 	return out
@@ -163,13 +165,13 @@ func TestCompactionOnFullDisk(t *testing.T) {
 					t.Fatalf("left behind by the failed compaction: %v", left)
 				}
 				// The disk stays full: everything that writes through
-				// replaceAtomic fails from here on.
+				// store.ReplaceAtomic fails from here on.
 				free()
 				full := fullDisk(t, func(string) bool { return true }, false)
 				if got := e.foldedJSON(); got != want {
 					t.Fatalf("state after the failed compaction differs:\n got %s\nwant %s", got, want)
 				}
-				if _, err := os.Stat(filepath.Join(e.dir, stagingDir)); err == nil {
+				if _, err := os.Stat(filepath.Join(e.dir, store.StagingDir)); err == nil {
 					t.Fatal("a .staging directory was written")
 				}
 				if bad := works(e, e.b, "same"); len(bad) > 0 {
@@ -205,7 +207,7 @@ func TestCompactionOnFullDisk(t *testing.T) {
 // the snapshot, byte for byte) and temp files.
 func killedCompaction(t *testing.T, e *env) string {
 	t.Helper()
-	hdr, err := readSnapshotHeader(e.dir)
+	hdr, err := store.ReadSnapshotHeader(e.dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -214,12 +216,12 @@ func killedCompaction(t *testing.T, e *env) string {
 		t.Fatal(err)
 	}
 	defer led.Close()
-	covered, _, err := coveredPrefix(led, hdr)
+	covered, _, err := store.CoveredPrefix(led, hdr)
 	if err != nil {
 		t.Fatal(err)
 	}
 	segment := e.bytes()[covered:]
-	name := archiveName(*e.lastEvent())
+	name := store.ArchiveName(*e.lastEvent())
 	if err := os.WriteFile(filepath.Join(e.dir, name), segment, 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -266,14 +268,14 @@ func TestKilledCompactionLeftover(t *testing.T) {
 	if rep, err := Diagnose(e.dir, time.Now()); err != nil || rep.Leftover != "" {
 		t.Fatalf("doctor after the compaction: leftover %q, %v", rep.Leftover, err)
 	}
-	names, _ := archiveNames(e.dir)
+	names, _ := store.ArchiveNames(e.dir)
 	if slices.Contains(names, filepath.ToSlash(name)) {
 		t.Fatalf("the leftover %s is still there: %v", name, names)
 	}
 }
 
 // TestReadOnlyAfterFailedCompaction: with the backlog on a file system
-// that refuses every replacement (EROFS through the replaceAtomic seam, so
+// that refuses every replacement (EROFS through the store.ReplaceAtomic seam, so
 // the test runs as root too) after a compaction failed and one was killed,
 // list, show and ready still answer, and no file changes: a reader never
 // needs to write.
@@ -321,16 +323,16 @@ func TestReadOnlyAfterFailedCompaction(t *testing.T) {
 	}
 }
 
-// readOnlyFS makes every replacement through replaceAtomic fail as on a
+// readOnlyFS makes every replacement through store.ReplaceAtomic fail as on a
 // read-only file system, until the test ends.
 func readOnlyFS(t *testing.T) {
 	t.Helper()
 	streamThroughAtomic(t)
-	prev := replaceAtomic
-	replaceAtomic = func(path string, _ []byte, _ func()) error {
+	prev := store.ReplaceAtomic
+	store.ReplaceAtomic = func(path string, _ []byte, _ func()) error {
 		return &os.PathError{Op: "replace", Path: path, Err: syscall.EROFS}
 	}
-	t.Cleanup(func() { replaceAtomic = prev })
+	t.Cleanup(func() { store.ReplaceAtomic = prev })
 }
 
 // joinKeys is the set of the keys of a and b.
@@ -390,8 +392,8 @@ func TestReaderAnswersStaleBacklogInMemory(t *testing.T) {
 		t.Fatal(err)
 	}
 	ob.Close()
-	names, _ := archiveNames(other)
-	mine, _ := archiveNames(e.dir)
+	names, _ := store.ArchiveNames(other)
+	mine, _ := store.ArchiveNames(e.dir)
 	for _, n := range names {
 		if !slices.Contains(mine, n) {
 			data, err := os.ReadFile(filepath.Join(other, n))
@@ -429,7 +431,7 @@ func TestReaderAnswersStaleBacklogInMemory(t *testing.T) {
 	if len(warned) == 0 || !strings.Contains(warned[0], "normal form") {
 		t.Errorf("warnings: %q", warned)
 	}
-	if _, err := os.Stat(filepath.Join(e.dir, stagingDir)); err == nil {
+	if _, err := os.Stat(filepath.Join(e.dir, store.StagingDir)); err == nil {
 		t.Error("the failed rewrite left .staging behind")
 	}
 	if c, err := e.open().Get("Z"); err != nil || c.Body != "written on a full disk" {
@@ -440,9 +442,9 @@ func TestReaderAnswersStaleBacklogInMemory(t *testing.T) {
 	if _, err := w.Update(e.ctx, UpdateRequest{Mutation: m, ID: "Z", Fields: Fields{Phase: ptr("P")}}); err != nil {
 		t.Fatal(err)
 	}
-	hdr, _ := readSnapshotHeader(e.dir)
-	names, _ = archiveNames(e.dir)
-	if !namesMatch(names, hdr) {
+	hdr, _ := store.ReadSnapshotHeader(e.dir)
+	names, _ = store.ArchiveNames(e.dir)
+	if !store.NamesMatch(names, hdr) {
 		t.Fatal("the writer did not rewrite the backlog into its normal form")
 	}
 	if c, err := e.open().Get("Z"); err != nil || c.Body != "written on a full disk" || c.Phase != "P" {

@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/bl-backlog/bl/ledger/internal/fold"
+	"github.com/bl-backlog/bl/ledger/internal/repair"
+	"github.com/bl-backlog/bl/ledger/internal/store"
 	"github.com/bl-backlog/bl/ledger/internal/wire"
 	json "github.com/goccy/go-json"
 )
@@ -259,7 +261,7 @@ func foldFile(t testing.TB, path string) *fold.State {
 // order, then the ledger.
 func historyEvents(t testing.TB, dir string) []*Event {
 	t.Helper()
-	names, err := archiveNames(dir)
+	names, err := store.ArchiveNames(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -351,4 +353,37 @@ func rebase(upstream, local Tree) (Tree, RebaseResult, error) {
 	}
 	res.Conflicts = s.NumConflicts()
 	return out, res, nil
+}
+
+// held is the state b last read or wrote (tests look at it after the call).
+func (b *Backlog) held() (s *fold.State) {
+	_ = b.st.Current(func(st *fold.State, _ time.Time) error { s = st; return nil })
+	return s
+}
+
+// compactions is how many compactions the state b holds started from.
+func (b *Backlog) compactions() (n int) {
+	_ = b.st.Current(func(*fold.State, time.Time) error { _, _, n, _ = b.st.Counts(); return nil })
+	return n
+}
+
+// fold folds t as Fold does (mayNormalize), or as a tree already in its
+// normal form.
+func (t Tree) fold(mayNormalize bool) (*fold.State, error) {
+	if mayNormalize {
+		return store.Tree(t).Fold()
+	}
+	return store.Tree(t).FoldNormal()
+}
+
+// archives lists t's archive segments, oldest first.
+func (t Tree) archives() []string { return store.Tree(t).Archives() }
+
+// foldWith folds t as FoldWith does.
+func (t Tree) foldWith(load Loader) (*fold.State, error) { return store.Tree(t).FoldWith(load) }
+
+// rebaseOnto is repair.RebaseOnto on the API's trees.
+func rebaseOnto(upstream, local Tree, load Loader) (Tree, RebaseResult, error) {
+	out, res, err := repair.RebaseOnto(store.Tree(upstream), store.Tree(local), load)
+	return Tree(out), res, err
 }

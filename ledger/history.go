@@ -1,123 +1,133 @@
 package ledger
 
 import (
-	"errors"
-	"os"
-	"slices"
-	"strings"
-	"time"
-
+	"github.com/bl-backlog/bl/ledger/internal/fold"
+	"github.com/bl-backlog/bl/ledger/internal/store"
 	"github.com/bl-backlog/bl/ledger/internal/wire"
 )
 
-// HistoryFilter selects events for History. Zero fields match everything.
-type HistoryFilter struct {
-	Card  string
-	Ops   []Op
-	Since time.Time // events at or after this time
-	From  Cursor    // events after this cursor
-	Limit int       // stop after this many; 0 = all
+// ChangesBefore folds the backlog's history up to, not including, the
+// event at cursor to (all of it for the zero cursor), for a caller that
+// goes on from there with Step: bl watch, when the first update it shows
+// needs the values before it.
+func (b *Backlog) ChangesBefore(to Cursor) (*Changes, error) {
+	c := fold.NewChanges()
+	stop := &Event{At: to.At, ID: to.ID}
+	_, err := b.History(HistoryFilter{}, func(e *Event, _ *Conflict) error {
+		if !to.IsZero() && !e.Before(stop) {
+			return store.ErrStop // History ends quietly
+		}
+		_, _ = c.Step(e) // a refused event is the fold's business, as in Open
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return c, nil
 }
 
-// Matches reports whether e passes the filter's card, op and time tests.
-func (f HistoryFilter) Matches(e *Event) bool { return f.match(e) }
-
-func (f *HistoryFilter) match(e *Event) bool {
-	return (f.Card == "" || e.Card == f.Card || (e.To == f.Card && (e.Op == OpLink || e.Op == OpUnlink))) &&
-		(len(f.Ops) == 0 || slices.Contains(f.Ops, e.Op)) &&
-		(f.Since.IsZero() || !e.At.Before(f.Since))
+// HistoryChanges is History (or, with newest > 0 and no f.From,
+// NewestHistory with that many) that also passes each update's changes,
+// found by folding every event from the start of history once. The
+// conflict passed is the backlog's own verdict, as History gives it. It
+// also returns the fold, which has read every event up to the cursor when
+// the walk ran to the end, for a follower to go on with Step.
+func (b *Backlog) HistoryChanges(f HistoryFilter, newest int, fn func(e *Event, conflict *Conflict, changes []Change) error) (Cursor, *Changes, error) {
+	for _, op := range f.Ops {
+		if !op.Known() {
+			return f.From, nil, wire.Rule(ErrInvalid, "unknown op %q: use one of %s", op, store.OpNames())
+		}
+	}
+	type entry struct {
+		e  *Event
+		c  *Conflict
+		ch []Change
+	}
+	var ring []entry
+	next := 0
+	useRing := newest > 0 && f.From.IsZero()
+	limit := f.Limit
+	if useRing {
+		limit = 0
+	}
+	sel := HistoryFilter{Card: f.Card, Ops: f.Ops, Since: f.Since}
+	ch := fold.NewChanges()
+	n := 0
+	// The walk starts at the beginning, since the fold needs every event;
+	// History's cursor is then where History(f) would leave it, except
+	// that it never goes back before f.From.
+	cur, err := b.History(HistoryFilter{}, func(e *Event, c *Conflict) error {
+		changes, _ := ch.Step(e)
+		if !f.From.Before(e) || !sel.Matches(e) {
+			return nil
+		}
+		if limit > 0 && n >= limit {
+			return store.ErrStop
+		}
+		n++
+		if !useRing {
+			return fn(e, c, changes)
+		}
+		if len(ring) < newest {
+			ring = append(ring, entry{e, c, changes})
+			return nil
+		}
+		ring[next] = entry{e, c, changes}
+		next = (next + 1) % newest
+		return nil
+	})
+	if !f.From.IsZero() && cur.Before(&Event{At: f.From.At, ID: f.From.ID}) {
+		cur = f.From
+	}
+	if err != nil {
+		return cur, ch, err
+	}
+	for i := range ring {
+		en := ring[(next+i)%len(ring)]
+		if err := fn(en.e, en.c, en.ch); err != nil {
+			return cur, ch, err
+		}
+	}
+	return cur, ch, nil
 }
-
-// errStop ends a History walk early without an error.
-var errStop = errors.New("stop")
 
 // History calls fn for each event matching f, oldest first, across the
 // archived segments and the ledger, with the conflict the fold recorded
 // for it (nil when it applied). It returns the cursor after the last event
 // it read, matching or not, so a caller can resume exactly there.
 func (b *Backlog) History(f HistoryFilter, fn func(e *Event, conflict *Conflict) error) (Cursor, error) {
-	b.mu.Lock()
-	err := b.refresh()
-	// Segments the snapshot does not vouch for (a git merge brought some
-	// in) may hold one event under two stamps between them.
-	across := b.normalForm
-	b.mu.Unlock()
-	if err != nil {
-		return f.From, err
+	return b.st.History(f, fn)
+}
+
+// NewestHistory calls fn for the newest n events matching f (f.Limit is
+// ignored), oldest first, as `git log -n` picks them, and returns the
+// cursor after the last event read. It reads the whole history once and
+// keeps only n events in memory.
+func (b *Backlog) NewestHistory(f HistoryFilter, n int, fn func(e *Event, conflict *Conflict) error) (Cursor, error) {
+	type entry struct {
+		e *Event
+		c *Conflict
 	}
-	for i := range f.Ops {
-		if !f.Ops[i].Known() {
-			return f.From, wire.Rule(ErrInvalid, "unknown op %q: use one of %s", f.Ops[i], opNames())
-		}
-	}
-	cur, n := f.From, 0
-	walk := func(e *Event) error {
-		if !f.match(e) {
+	ring := make([]entry, 0, min(n, 4096))
+	next := 0 // where the next entry goes once the ring is full
+	f.Limit = 0
+	cur, err := b.History(f, func(e *Event, c *Conflict) error {
+		if len(ring) < n {
+			ring = append(ring, entry{e, c})
 			return nil
 		}
-		if f.Limit > 0 && n >= f.Limit {
-			return errStop
-		}
-		n++
-		b.mu.Lock()
-		c, bad := b.state.ConflictOf(e.ID)
-		b.mu.Unlock()
-		if bad {
-			return fn(e, &c)
-		}
-		return fn(e, nil)
+		ring[next] = entry{e, c}
+		next = (next + 1) % n
+		return nil
+	})
+	if err != nil {
+		return cur, err
 	}
-	// A compaction may move ledger events into a new archive while this
-	// walks; listing again until no new archive appears catches them, and
-	// the cursor skips what was already seen.
-	read := map[string]bool{}
-	for {
-		segs, err := Segments(b.dir)
-		if err != nil {
-			return cur, err
-		}
-		var fresh []string
-		for _, path := range segs[:len(segs)-1] {
-			if !read[path] {
-				read[path] = true
-				fresh = append(fresh, path)
-			}
-		}
-		// The ledger joins the merge: a git merge can leave in it events
-		// older than archived ones, out of order or repeated.
-		cur, err = mergeEvents(fresh, segs[len(segs)-1], across, cur, walk)
-		if errors.Is(err, errStop) {
-			return cur, nil // the cursor stops just before the first event not delivered
-		}
-		if err != nil && !errors.Is(err, os.ErrNotExist) {
-			return cur, err
-		}
-		again, err := Segments(b.dir)
-		if err != nil || len(again) == len(segs) {
+	for i := range ring {
+		en := ring[(next+i)%len(ring)]
+		if err := fn(en.e, en.c); err != nil {
 			return cur, err
 		}
 	}
-}
-
-func opNames() string {
-	names := make([]string, len(Ops))
-	for i, o := range Ops {
-		names[i] = string(o)
-	}
-	return strings.Join(names, ", ")
-}
-
-// ParseOps reads a comma-separated list of ops.
-func ParseOps(s string) ([]Op, error) {
-	var ops []Op
-	for _, p := range strings.Split(s, ",") {
-		if p = strings.TrimSpace(p); p == "" {
-			continue
-		}
-		if !Op(p).Known() {
-			return nil, wire.Rule(ErrInvalid, "unknown op %q: use one of %s", p, opNames())
-		}
-		ops = append(ops, Op(p))
-	}
-	return ops, nil
+	return cur, nil
 }

@@ -38,10 +38,10 @@ func TestCreateIdempotencyKey(t *testing.T) {
 	if c, created, err := e.b.Create(e.ctx, CreateRequest{Mutation: m, Title: "t", IdempotencyKey: "ticket-43"}); err != nil || !created || c.ID == first.ID {
 		t.Fatalf("new key: %+v created=%v %v", c, created, err)
 	}
-	if c, ok := e.b.state.CardByKey("ticket-42"); !ok || c.ID != first.ID {
+	if c, ok := e.b.held().CardByKey("ticket-42"); !ok || c.ID != first.ID {
 		t.Fatalf("CardByKey = %+v %v", c, ok)
 	}
-	if _, ok := e.b.state.CardByKey("nope"); ok {
+	if _, ok := e.b.held().CardByKey("nope"); ok {
 		t.Fatal("CardByKey found an unknown key")
 	}
 }
@@ -175,7 +175,7 @@ func TestRequestIDReplay(t *testing.T) {
 				if len(e.bytes()) != size {
 					t.Fatalf("replay %d appended", i)
 				}
-				if rc, ok := h.state.Receipt("req-1"); !ok || rc.Op != r.op || rc.Card != first.Card || rc.Event != first.ID {
+				if rc, ok := h.held().Receipt("req-1"); !ok || rc.Op != r.op || rc.Card != first.Card || rc.Event != first.ID {
 					t.Fatalf("receipt = %+v %v", rc, ok)
 				}
 			}

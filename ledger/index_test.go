@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/bl-backlog/bl/ledger/internal/fold"
+	"github.com/bl-backlog/bl/ledger/internal/store"
 	json "github.com/goccy/go-json"
 )
 
@@ -159,9 +160,7 @@ func checkIndexedLoad(t *testing.T, data []byte) {
 		}
 		defer b.Close()
 		if indexed && saved != nil {
-			b.mu.Lock()
-			lazy := b.state.Source() != nil
-			b.mu.Unlock()
+			lazy := b.held().Source() != nil
 			if !lazy {
 				t.Fatal("the index was not used")
 			}
@@ -279,9 +278,7 @@ func folded(t *testing.T, dir string) (string, bool) {
 		t.Fatal(err)
 	}
 	defer b.Close()
-	b.mu.Lock()
-	lazy := b.state.Source() != nil
-	b.mu.Unlock()
+	lazy := b.held().Source() != nil
 	var out string
 	if err := b.view(func(s *fold.State, _ time.Time) error { out = foldedJSON(t, s); return nil }); err != nil {
 		t.Fatal(err)
@@ -348,7 +345,7 @@ func TestIndexPointingElsewhere(t *testing.T) {
 		t.Fatalf("want at least two cards, have %d", nc)
 	}
 	// Swap the line ranges of the first two cards and fix the checksum.
-	e0, e1 := data[indexHeaderLen:indexHeaderLen+entryLen], data[indexHeaderLen+entryLen:indexHeaderLen+2*entryLen]
+	e0, e1 := data[store.IndexHeaderLen:store.IndexHeaderLen+store.EntryLen], data[store.IndexHeaderLen+store.EntryLen:store.IndexHeaderLen+2*store.EntryLen]
 	var tmp [12]byte
 	copy(tmp[:], e0[8:20])
 	copy(e0[8:20], e1[8:20])
@@ -364,7 +361,7 @@ func TestIndexPointingElsewhere(t *testing.T) {
 	defer b.Close()
 	var got string
 	if err := b.view(func(s *fold.State, _ time.Time) error {
-		snap, _, err := encodeSnapshot(s, nil, nil)
+		snap, _, err := store.EncodeSnapshot(s, nil, nil)
 		got = string(snap)
 		return err
 	}); err != nil {
@@ -404,7 +401,7 @@ func TestIndexEqualsWholeLoadOnSeeds(t *testing.T) {
 func resealIndex(data []byte) []byte {
 	n := int(binary.LittleEndian.Uint32(data[len(data)-8:]))
 	body := append([]byte(nil), data[:len(data)-8-4*n]...)
-	return sealIndex(body)
+	return store.SealIndex(body)
 }
 
 // TestIndexBlockDamage flips a byte in each block of a multi-block index
@@ -432,7 +429,7 @@ func TestIndexBlockDamage(t *testing.T) {
 	}
 	for b := range blocks {
 		bad := append([]byte(nil), good...)
-		bad[b*indexBlock+7] ^= 0x40
+		bad[b*store.IndexBlock+7] ^= 0x40
 		if err := os.WriteFile(index, bad, 0o644); err != nil {
 			t.Fatal(err)
 		}
@@ -455,7 +452,7 @@ func TestIndexBlockDamage(t *testing.T) {
 			if c, ok := s.CardByKey("key-250"); !ok || c.ID != "card-250" {
 				return fmt.Errorf("key-250 gives %v %v", c.ID, ok)
 			}
-			snap, _, err := encodeSnapshot(s, nil, nil)
+			snap, _, err := store.EncodeSnapshot(s, nil, nil)
 			got = string(snap)
 			return err
 		}); err != nil {

@@ -522,7 +522,7 @@ func TestListAndStats(t *testing.T) {
 		st.LedgerBytes != int64(len(e.bytes())) || st.OldestReadyAge < 180 {
 		t.Fatalf("stats = %+v", st)
 	}
-	if got := e.b.state.Expired(e.clk.Now()); strings.Join(got, ",") != "B" {
+	if got := e.b.held().Expired(e.clk.Now()); strings.Join(got, ",") != "B" {
 		t.Fatalf("expired = %v", got)
 	}
 	if _, err := e.b.Get("nope"); !errors.Is(err, ErrNotFound) {

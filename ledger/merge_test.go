@@ -204,7 +204,7 @@ func TestWriterStateIsTheFoldOfTheFile(t *testing.T) {
 	if mustJSON(t, got) != mustJSON(t, fresh) {
 		t.Fatalf("writer reported\n%s\nbut the ledger folds to\n%s", mustJSON(t, got), mustJSON(t, fresh))
 	}
-	if fs := foldFile(t, e.ledgerPath()); stateJSON(t, fs) != stateJSON(t, e.b.state) {
+	if fs := foldFile(t, e.ledgerPath()); stateJSON(t, fs) != stateJSON(t, e.b.held()) {
 		t.Fatal("writer state differs from the fold of the file")
 	}
 }

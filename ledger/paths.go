@@ -3,7 +3,6 @@ package ledger
 import (
 	"context"
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/bl-backlog/bl/ledger/internal/fold"
@@ -31,23 +30,6 @@ import (
 // and MaxPathLen bytes. TestPathsOverlap holds the table of cases,
 // TestPathsOverlapAgainstBruteForce the check against path.Match.
 
-// PathHolds returns the live reservations now, in claim order.
-func (b *Backlog) PathHolds() (out []Hold, err error) {
-	err = b.view(func(s *fold.State, now time.Time) error {
-		for _, c := range s.PathHolders(now) {
-			h := Hold{Card: c.ID, Status: c.Status, Paths: slices.Clone(c.Paths)}
-			if c.Status == StatusClaimed {
-				h.Owner = c.ClaimOwner
-			} else {
-				h.Owner = c.SubmittedBy
-			}
-			out = append(out, h)
-		}
-		return nil
-	})
-	return out, err
-}
-
 // LockedPathCells bounds the overlap decisions a write makes under the
 // writers' lock: about 30 ms of table cells on a 2-core VM (a worst pair
 // of 512-byte globs is about 260,000). Past it every further pair counts
@@ -57,16 +39,16 @@ const LockedPathCells = 1 << 21
 
 // limitPaths starts a call's overlap decisions: at most cells table cells
 // (0: no limit), stopped by ctx or Options.Interrupted.
-func (b *Backlog) limitPaths(ctx context.Context, cells int64) {
-	b.state.SetPathsLimit(cells, func() bool {
+func (b *Backlog) limitPaths(ctx context.Context, s *fold.State, cells int64) {
+	s.SetPathsLimit(cells, func() bool {
 		return ctx.Err() != nil || (b.opts.Interrupted != nil && b.opts.Interrupted())
 	})
 }
 
 // pathsInterrupted is the error of a call whose overlap decisions a
 // signal stopped.
-func (b *Backlog) pathsInterrupted(ctx context.Context) error {
-	if stopped, cut := b.state.PathsStopped(); stopped && !cut {
+func pathsInterrupted(ctx context.Context, s *fold.State) error {
+	if stopped, cut := s.PathsStopped(); stopped && !cut {
 		if err := ctx.Err(); err != nil {
 			return fmt.Errorf("interrupted while deciding which paths overlap: %w", err)
 		}
@@ -77,10 +59,10 @@ func (b *Backlog) pathsInterrupted(ctx context.Context) error {
 
 // interruptible fails build when a signal stopped its overlap decisions:
 // the answers it built on are not the state's, and the caller gave up.
-func (b *Backlog) interruptible(ctx context.Context, build func(s *fold.State, at time.Time) ([]*Event, error)) func(s *fold.State, at time.Time) ([]*Event, error) {
+func interruptible(ctx context.Context, build func(s *fold.State, at time.Time) ([]*Event, error)) func(s *fold.State, at time.Time) ([]*Event, error) {
 	return func(s *fold.State, at time.Time) ([]*Event, error) {
 		evs, err := build(s, at)
-		if ierr := b.pathsInterrupted(ctx); ierr != nil {
+		if ierr := pathsInterrupted(ctx, s); ierr != nil {
 			return nil, ierr
 		}
 		return evs, err
@@ -92,23 +74,19 @@ func (b *Backlog) interruptible(ctx context.Context, build func(s *fold.State, a
 // decided. It is called only when a write under the lock ran out of
 // LockedPathCells.
 func (b *Backlog) warmPaths(ctx context.Context, r ClaimRequest) error {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if err := b.refresh(); err != nil {
-		return err
-	}
-	b.policy()
-	b.limitPaths(ctx, 0)
-	s, now := b.state, b.opts.Clock().UTC()
-	err := s.Resolve(func() {
-		if r.ID == "" {
-			s.Pick(Filter{Phase: r.Phase, Label: r.Label}, now)
-		} else if c := s.Find(r.ID); c != nil {
-			s.PathsHeldBy(c, now)
+	return b.st.View(func(s *fold.State, now time.Time) error {
+		b.policy(s)
+		b.limitPaths(ctx, s, 0)
+		err := s.Resolve(func() {
+			if r.ID == "" {
+				s.Pick(Filter{Phase: r.Phase, Label: r.Label}, now)
+			} else if c := s.Find(r.ID); c != nil {
+				s.PathsHeldBy(c, now)
+			}
+		})
+		if err != nil {
+			return err
 		}
+		return pathsInterrupted(ctx, s)
 	})
-	if err != nil {
-		return err
-	}
-	return b.pathsInterrupted(ctx)
 }

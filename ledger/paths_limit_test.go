@@ -52,7 +52,7 @@ func TestClaimPastTheLockedLimit(t *testing.T) {
 	if err != nil || c == nil || c.ID != "C" {
 		t.Fatalf("claim = %v, %v", c, err)
 	}
-	if _, cut := e.b.state.PathsStopped(); cut {
+	if _, cut := e.b.held().PathsStopped(); cut {
 		t.Fatal("the claim that took C ran out of cells")
 	}
 }

@@ -4,7 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 
+	"github.com/bl-backlog/bl/ledger/internal/fold"
+	"github.com/bl-backlog/bl/ledger/internal/wire"
 	"github.com/bl-backlog/bl/lock"
 )
 
@@ -46,9 +49,9 @@ var ErrStageMoved = errors.New("the backlog moved since the write was staged")
 func (b *Backlog) Stage(ctx context.Context, check StageCheck, fn func(ctx context.Context) error) (*Staged, error) {
 	st := &stage{b: b, check: check}
 	err := fn(context.WithValue(ctx, stageKey{}, st))
-	b.mu.Lock() // the write, if any, was staged under it
+	st.mu.Lock()
 	w := st.staged
-	b.mu.Unlock()
+	st.mu.Unlock()
 	if w != nil {
 		return w, nil
 	}
@@ -57,9 +60,10 @@ func (b *Backlog) Stage(ctx context.Context, check StageCheck, fn func(ctx conte
 
 // stage is one Stage call's slot, carried by its context.
 type stage struct {
-	b      *Backlog   // the handle whose write is staged
-	check  StageCheck // nil once a write was staged
-	staged *Staged    // (under b.mu)
+	b      *Backlog // the handle whose write is staged
+	mu     sync.Mutex
+	check  StageCheck // nil once a write was staged (under mu)
+	staged *Staged    // (under mu)
 }
 
 type stageKey struct{}
@@ -68,10 +72,23 @@ type stageKey struct{}
 // it appends.
 func (b *Backlog) stageOf(ctx context.Context) *stage {
 	st, _ := ctx.Value(stageKey{}).(*stage)
-	if st == nil || st.b != b || st.check == nil {
+	if st == nil || st.b != b {
+		return nil
+	}
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.check == nil {
 		return nil
 	}
 	return st
+}
+
+// stage keeps w as the stage's write: a later write with its context
+// appends.
+func (st *stage) stage(w *Staged) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	st.check, st.staged = nil, w
 }
 
 // AppendStaged appends a staged write and returns the cards it touched, as
@@ -86,24 +103,24 @@ func (b *Backlog) AppendStaged(ctx context.Context, w *Staged) (cards []Card, er
 	if len(w.Events) == 0 {
 		return nil, nil
 	}
-	err = b.withLock(ctx, func() error {
+	err = b.st.Locked(ctx, func(s *fold.State) error {
 		if e := w.Events[0]; e.RequestID != "" {
-			if r, ok := b.state.Receipt(e.RequestID); ok && r.Event == e.ID {
-				cards = b.cardsOf(w.Events)
-				b.rollUpStaged(ctx, w, cards)
+			if r, ok := s.Receipt(e.RequestID); ok && r.Event == e.ID {
+				cards = b.st.CardsOf(w.Events)
+				b.rollUpStaged(ctx, s, w, cards)
 				return nil
 			}
 		}
-		if last := b.state.Last(); last.ID != "" && !last.Before(w.Events[0]) {
+		if last := s.Last(); last.ID != "" && !last.Before(w.Events[0]) {
 			return fmt.Errorf("%w: %s came after it", ErrStageMoved, last.ID)
 		}
 		for _, e := range w.Events {
-			if err := b.state.Check(e); err != nil {
+			if err := s.Check(e); err != nil {
 				return fmt.Errorf("%w: %w", ErrStageMoved, err)
 			}
 		}
-		if cards, err = b.appendChecked(ctx, w.Events, w.Lines); err == nil {
-			b.rollUpStaged(ctx, w, cards)
+		if cards, err = b.st.Append(ctx, w.Events, w.Lines); err == nil {
+			b.rollUpStaged(ctx, s, w, cards)
 		}
 		return err
 	})
@@ -113,11 +130,46 @@ func (b *Backlog) AppendStaged(ctx context.Context, w *Staged) (cards []Card, er
 // rollUpStaged closes the epics a staged completion finished, as a
 // completion appended at once does (completeRollingUp): staging stopped
 // at the completion's own events.
-func (b *Backlog) rollUpStaged(ctx context.Context, w *Staged, cards []Card) {
+func (b *Backlog) rollUpStaged(ctx context.Context, s *fold.State, w *Staged, cards []Card) {
 	for _, e := range w.Events {
 		if e.Op == OpComplete {
-			b.rollUp(ctx, Mutation{Actor: e.Actor}, cards)
+			b.rollUp(ctx, s, Mutation{Actor: e.Actor}, cards)
 			return
 		}
 	}
+}
+
+// WriteBatch appends events as one write under the lock, each checked
+// against the state with the events before it applied (a note on a card
+// the batch creates checks), so it writes all of them or none. An event
+// keeps the actor it names (an imported note's author); the others take
+// m's; a link's type is named as LinkTyped names it. A claim with no
+// epoch takes the card's next lease. A batch never compacts: the caller
+// calls CompactDue after its last batch. With checkOnly nothing is
+// appended and no cards are returned: the batch is checked exactly as a
+// write would be. bl import writes through it.
+func (b *Backlog) WriteBatch(ctx context.Context, m Mutation, events []*Event, checkOnly bool) (cards []Card, err error) {
+	if m.Actor == "" {
+		return nil, wire.Rule(ErrInvalid, "an actor is required")
+	}
+	if len(events) == 0 {
+		return nil, nil
+	}
+	return b.st.WriteBatch(ctx, m.Actor, events, checkOnly)
+}
+
+// CompactDue compacts once the ledger has outgrown the configured size,
+// as a single write does after appending: bl import calls it after its
+// last batch. A failure is kept for Stats, as a write's is.
+func (b *Backlog) CompactDue(ctx context.Context) error { return b.st.CompactDue(ctx) }
+
+// CheckBatches checks the batches next returns, until it returns none, as
+// one batch: each checked with every event before it applied, nothing
+// appended. Building the events batch by batch keeps an import's check
+// of 100,000 issues from holding all their events at once.
+func (b *Backlog) CheckBatches(ctx context.Context, m Mutation, next func() []*Event) error {
+	if m.Actor == "" {
+		return wire.Rule(ErrInvalid, "an actor is required")
+	}
+	return b.st.CheckBatches(ctx, m.Actor, next)
 }

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/bl-backlog/bl/ledger/internal/store"
 )
 
 func (e *env) tree() Tree {
@@ -107,17 +109,17 @@ func TestRebaseAcrossCompactions(t *testing.T) {
 	if len(added) != 1 {
 		t.Fatalf("new segments %v", added)
 	}
-	evs, err := decodeAll(added[0], got[added[0]])
+	evs, err := store.DecodeAll(added[0], got[added[0]])
 	if err != nil || len(evs) != 3 || evs[0].Card != "U2" {
 		t.Fatalf("new segment holds %d events (%v)", len(evs), err)
 	}
 	c := local.open()
 	for _, id := range []string{"A", "B", "C", "U1", "U2", "L1", "L2"} {
-		if _, ok := c.state.Card(id); !ok {
+		if _, ok := c.held().Card(id); !ok {
 			t.Errorf("card %s missing after rebase", id)
 		}
 	}
-	if n := len(c.state.Conflicts()); n != 0 {
+	if n := len(c.held().Conflicts()); n != 0 {
 		t.Errorf("%d conflicts", n)
 	}
 	// History reads every event once.
@@ -134,7 +136,7 @@ func TestRebaseAcrossCompactions(t *testing.T) {
 func TestJournalRollForward(t *testing.T) {
 	e := seeded(t)
 	before := e.tree()
-	staging := filepath.Join(e.dir, stagingDir)
+	staging := filepath.Join(e.dir, store.StagingDir)
 
 	// Undecided: staged files but no manifest. The old backlog stands.
 	if err := os.MkdirAll(staging, 0o755); err != nil {
@@ -154,9 +156,9 @@ func TestJournalRollForward(t *testing.T) {
 	next[LedgerFile] = before[LedgerFile] // as if a rebase dropped D
 	os.MkdirAll(staging, 0o755)
 	os.WriteFile(filepath.Join(staging, LedgerFile), next[LedgerFile], 0o644)
-	os.WriteFile(filepath.Join(staging, manifestFile), []byte(`{"write":["ledger.jsonl"],"remove":[]}`), 0o644)
+	os.WriteFile(filepath.Join(staging, store.ManifestFile), []byte(`{"write":["ledger.jsonl"],"remove":[]}`), 0o644)
 	c := e.open()
-	if _, ok := c.state.Card("D"); ok {
+	if _, ok := c.held().Card("D"); ok {
 		t.Fatal("the decided change was not rolled forward")
 	}
 	if !e.tree().Equal(before) {
@@ -206,7 +208,7 @@ func TestGitMergeOfCompactedBranches(t *testing.T) {
 	}
 	b := ours.open() // normalizes under the lock
 	for _, id := range []string{"A", "B", "C", "O1", "O2", "T1", "T2"} {
-		if _, ok := b.state.Card(id); !ok {
+		if _, ok := b.held().Card(id); !ok {
 			t.Errorf("card %s missing after the merge", id)
 		}
 	}
@@ -219,7 +221,7 @@ func TestGitMergeOfCompactedBranches(t *testing.T) {
 		t.Fatalf("history creates = %v", creates)
 	}
 	ours.create("O3")
-	if c := ours.open(); c.state.Len() != 8 {
-		t.Fatalf("%d cards", c.state.Len())
+	if c := ours.open(); c.held().Len() != 8 {
+		t.Fatalf("%d cards", c.held().Len())
 	}
 }

@@ -7,6 +7,8 @@ import (
 	"os"
 	"testing"
 	"time"
+
+	"github.com/bl-backlog/bl/ledger/internal/store"
 )
 
 // TestNormalizeKeepsMisorderedLines: a stale ledger (its first line is not
@@ -67,14 +69,14 @@ func TestRepairFinishesDecidedJournal(t *testing.T) {
 	// would install a ledger holding B, not yet rolled forward; the ledger
 	// in place is stale (its first line is already in the snapshot).
 	e.writeLedger(old)
-	staging := e.dir + "/" + stagingDir
+	staging := e.dir + "/" + store.StagingDir
 	if err := os.MkdirAll(staging, 0o755); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(staging+"/"+LedgerFile, staged, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(staging+"/"+manifestFile, []byte(`{"write":["ledger.jsonl"],"remove":null}`), 0o644); err != nil {
+	if err := os.WriteFile(staging+"/"+store.ManifestFile, []byte(`{"write":["ledger.jsonl"],"remove":null}`), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := Repair(e.ctx, e.dir, time.Second, e.clk.Now()); err != nil {

@@ -141,7 +141,7 @@ func TestRestampedCopiesSettle(t *testing.T) {
 			}
 			dir, b := openTree(t, tc.tree)
 			defer b.Close()
-			if a, w := foldJSON(t, b.state), foldJSON(t, want); a != w {
+			if a, w := foldJSON(t, b.held()), foldJSON(t, want); a != w {
 				t.Fatalf("Open folds differently from the post-sync fold:\n%s\nwant\n%s", a, w)
 			}
 			var seen []time.Time
@@ -181,7 +181,7 @@ func TestRestampedCopiesSettle(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer again.Close()
-			if a, w := foldJSON(t, again.state), foldJSON(t, want); a != w {
+			if a, w := foldJSON(t, again.held()), foldJSON(t, want); a != w {
 				t.Fatalf("after compaction the backlog folds to\n%s\nwant\n%s", a, w)
 			}
 		})

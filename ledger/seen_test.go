@@ -3,6 +3,8 @@ package ledger
 import (
 	"bytes"
 	"testing"
+
+	"github.com/bl-backlog/bl/ledger/internal/store"
 )
 
 // TestCheckSeen: events this clone saw that the files lose (a git revert
@@ -33,9 +35,9 @@ func TestCheckSeen(t *testing.T) {
 		t.Fatalf("after the revert: %+v", m)
 	}
 	// Compaction and sync raise the record, never lower it.
-	recordSeen(e.dir, 2, *e.lastEvent())
+	store.RecordSeen(e.dir, 2, *e.lastEvent())
 	if m := check(false); m == nil || m.Missing != 1 {
-		t.Fatalf("recordSeen lowered the record: %+v", m)
+		t.Fatalf("store.RecordSeen lowered the record: %+v", m)
 	}
 	// A merge brings the event back.
 	e.writeLedger(full)
@@ -68,7 +70,7 @@ func TestCompactRecordsSeen(t *testing.T) {
 	if _, err := e.b.Compact(e.ctx); err != nil {
 		t.Fatal(err)
 	}
-	r, ok := readSeen(e.dir)
+	r, ok := store.ReadSeen(e.dir)
 	if !ok || r.Events != 2 {
 		t.Fatalf("record %+v, %v", r, ok)
 	}

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/bl-backlog/bl/ledger/internal/store"
 )
 
 // An append's fsync is timed: Options.Synced gets every duration, and
@@ -22,7 +24,7 @@ func TestSlowFsyncWarns(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { b.Close() })
-		b.fsync = func(f *os.File) error { time.Sleep(20 * time.Millisecond); return fdatasync(f) }
+		b.st.SetFsync(func(f *os.File) error { time.Sleep(20 * time.Millisecond); return store.Fdatasync(f) })
 		return b
 	}
 

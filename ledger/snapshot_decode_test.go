@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/bl-backlog/bl/ledger/internal/fold"
+	"github.com/bl-backlog/bl/ledger/internal/store"
 	"github.com/bl-backlog/bl/ledger/internal/wire"
 	json "github.com/goccy/go-json"
 )
@@ -42,7 +43,7 @@ func checkSnapshotLine(t *testing.T, line []byte) bool {
 func snapshotLines(t testing.TB, evs []*Event) [][]byte {
 	t.Helper()
 	s := fold.Fold(evs)
-	out, _, err := encodeSnapshot(s, nil, nil)
+	out, _, err := store.EncodeSnapshot(s, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,7 +61,7 @@ func snapshotLines(t testing.TB, evs []*Event) [][]byte {
 	return lines
 }
 
-// TestDecodeSnapshotLineTakesEveryLine: every line encodeSnapshot writes
+// TestDecodeSnapshotLineTakesEveryLine: every line store.EncodeSnapshot writes
 // for a rich set of cards takes the fast path and decodes to what was
 // written; between them the cards have every field set and unset.
 func TestDecodeSnapshotLineTakesEveryLine(t *testing.T) {
@@ -73,7 +74,7 @@ func TestDecodeSnapshotLineTakesEveryLine(t *testing.T) {
 	var kinds [3]int
 	for _, line := range append(snapshotLines(t, evs), snapshotLines(t, wire.BenchEvents(10))...) {
 		if !checkSnapshotLine(t, line) {
-			t.Fatalf("the fast path declined a line encodeSnapshot wrote:\n%s", line)
+			t.Fatalf("the fast path declined a line store.EncodeSnapshot wrote:\n%s", line)
 		}
 		l, _ := wire.DecodeSnapshotFast(line)
 		switch {
@@ -131,11 +132,11 @@ func jsonKeys(typ reflect.Type) []string {
 func TestDecodeSnapshotRoundTrip(t *testing.T) {
 	for _, evs := range [][]*Event{wire.SnapshotEvents(), wire.BenchEvents(50)} {
 		s := fold.Fold(evs)
-		out, _, err := encodeSnapshot(s, nil, nil)
+		out, _, err := store.EncodeSnapshot(s, nil, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, _, err := decodeSnapshot("snapshot.json", bytes.NewReader(out), &indexBuild{})
+		got, _, err := store.DecodeSnapshot("snapshot.json", bytes.NewReader(out), &store.IndexBuild{})
 		if err != nil {
 			t.Fatal(err)
 		}

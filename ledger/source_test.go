@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/bl-backlog/bl/ledger/internal/fold"
+	"github.com/bl-backlog/bl/ledger/internal/store"
 	"github.com/bl-backlog/bl/ledger/internal/wire"
 )
 
@@ -52,7 +53,7 @@ func TestDamagedIndexIsNotNotFound(t *testing.T) {
 		dir := t.TempDir()
 		copyDir(t, e.dir, dir)
 		bad := append([]byte(nil), good...)
-		bad[blk*indexBlock+9] ^= 0x10
+		bad[blk*store.IndexBlock+9] ^= 0x10
 		if err := os.WriteFile(filepath.Join(dir, CacheDir, IndexFile), bad, 0o644); err != nil {
 			t.Fatal(err)
 		}
@@ -360,11 +361,11 @@ func TestReferrersReadThroughIndex(t *testing.T) {
 	}
 	lazy := e.open()
 	defer lazy.Close()
-	if lazy.state.Source() == nil {
+	if lazy.held().Source() == nil {
 		t.Fatal("the backlog did not open through its index")
 	}
 	links, kids := read(lazy)
-	if n, _, _ := lazy.state.InMemory(); n > 20 {
+	if n, _, _ := lazy.held().InMemory(); n > 20 {
 		t.Errorf("finding what names one card read %d cards into memory", n)
 	}
 	whole := e.open()

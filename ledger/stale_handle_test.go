@@ -11,6 +11,8 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/bl-backlog/bl/ledger/internal/store"
 )
 
 // TestHandleAtOffsetZeroSeesAnotherProcessesClaim: a long-lived handle at
@@ -36,8 +38,8 @@ func TestHandleAtOffsetZeroSeesAnotherProcessesClaim(t *testing.T) {
 	if _, err := b.Compact(e.ctx); err != nil {
 		t.Fatal(err)
 	}
-	if a.pos.file == nil || a.pos.offset != 0 {
-		t.Fatalf("the compacting handle does not hold its fresh ledger open (file %v, offset %d)", a.pos.file, a.pos.offset)
+	if open, offset := a.st.Held(); !open || offset != 0 {
+		t.Fatalf("the compacting handle does not hold its fresh ledger open (open %v, offset %d)", open, offset)
 	}
 	got, err := a.Claim(e.ctx, ClaimRequest{Mutation: m, ID: "c", Owner: "alice", TTL: time.Hour})
 	if err == nil && got != nil {
@@ -170,8 +172,8 @@ func swapIndexedCards(t *testing.T, dir string) {
 	if nc := int(binary.LittleEndian.Uint32(data[28:])); nc < 2 {
 		t.Fatalf("want at least two cards, have %d", nc)
 	}
-	e0 := data[indexHeaderLen : indexHeaderLen+entryLen]
-	e1 := data[indexHeaderLen+entryLen : indexHeaderLen+2*entryLen]
+	e0 := data[store.IndexHeaderLen : store.IndexHeaderLen+store.EntryLen]
+	e1 := data[store.IndexHeaderLen+store.EntryLen : store.IndexHeaderLen+2*store.EntryLen]
 	var tmp [12]byte
 	copy(tmp[:], e0[8:20])
 	copy(e0[8:20], e1[8:20])
@@ -183,7 +185,5 @@ func swapIndexedCards(t *testing.T, dir string) {
 }
 
 func isLazy(b *Backlog) bool {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.state.Source() != nil
+	return b.held().Source() != nil
 }

@@ -534,7 +534,7 @@ func TestTransitions(t *testing.T) {
 			if a, b := mustJSON(t, c), mustJSON(t, fc); a != b {
 				t.Fatalf("writer and a fresh fold disagree:\n%s\n%s", a, b)
 			}
-			if n := len(fresh.state.Conflicts()); n != 0 {
+			if n := len(fresh.held().Conflicts()); n != 0 {
 				t.Fatalf("a fresh fold records %d conflicts", n)
 			}
 		})

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/bl-backlog/bl/ledger/internal/fold"
+	"github.com/bl-backlog/bl/ledger/internal/store"
 	"github.com/bl-backlog/bl/ledger/internal/wire"
 	json "github.com/goccy/go-json"
 )
@@ -46,7 +47,7 @@ func TestFarFutureStampRepair(t *testing.T) {
 	if _, _, err := b.Create(e.ctx, CreateRequest{Mutation: m, Title: "B"}); err != nil {
 		t.Fatalf("create after repair: %v", err)
 	}
-	if _, ok := b.state.Card("A"); !ok {
+	if _, ok := b.held().Card("A"); !ok {
 		t.Fatal("card A lost by the repair")
 	}
 }
@@ -59,7 +60,7 @@ func TestFarFutureStampInArchiveRepair(t *testing.T) {
 	if _, err := e.open().Compact(e.ctx); err != nil {
 		t.Fatal(err)
 	}
-	names, _ := archiveNames(e.dir)
+	names, _ := store.ArchiveNames(e.dir)
 	if len(names) != 1 {
 		t.Fatalf("archives %v", names)
 	}
@@ -78,7 +79,7 @@ func TestFarFutureStampInArchiveRepair(t *testing.T) {
 		t.Fatalf("repair = %+v, %v", after, err)
 	}
 	b := e.open()
-	if _, ok := b.state.Card("A"); !ok {
+	if _, ok := b.held().Card("A"); !ok {
 		t.Fatal("card A lost by the repair")
 	}
 	if _, _, err := b.Create(e.ctx, CreateRequest{Mutation: m, Title: "B"}); err != nil {
@@ -203,10 +204,10 @@ func TestSnapshotFieldsValidated(t *testing.T) {
 			if err != nil || after.Corrupt {
 				t.Fatalf("repair = %+v, %v", after, err)
 			}
-			if c := e.open().state; c.Len() != 2 {
+			if c := e.open().held(); c.Len() != 2 {
 				t.Fatalf("cards after repair: %d", c.Len())
 			}
-			if c, _ := e.open().state.Card("A"); c.Status != StatusReady || c.ClaimOwner != "" {
+			if c, _ := e.open().held().Card("A"); c.Status != StatusReady || c.ClaimOwner != "" {
 				t.Fatalf("card A after repair = %+v", c)
 			}
 		})
@@ -224,7 +225,7 @@ func TestDoctorReportsForgedSnapshot(t *testing.T) {
 		c["lease_expires_at"] = t0.Add(10 * 365 * 24 * time.Hour).Format(time.RFC3339Nano)
 	})
 	b := e.open()
-	if c, _ := b.state.Card("A"); c.ClaimOwner != "attacker#7" {
+	if c, _ := b.held().Card("A"); c.ClaimOwner != "attacker#7" {
 		t.Fatalf("the forged snapshot should read (its fields are consistent): %+v", c)
 	}
 	rep, err := Diagnose(e.dir, e.clk.Now())
@@ -240,7 +241,7 @@ func TestDoctorReportsForgedSnapshot(t *testing.T) {
 		t.Fatalf("repair = %+v, %v", after, err)
 	}
 	b = e.open()
-	if c, _ := b.state.Card("A"); c.Status != StatusReady || c.ClaimOwner != "" {
+	if c, _ := b.held().Card("A"); c.Status != StatusReady || c.ClaimOwner != "" {
 		t.Fatalf("card A after repair = %+v", c)
 	}
 	if _, err := b.Claim(e.ctx, ClaimRequest{Mutation: m, Owner: "w1", ID: "A"}); err != nil {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/bl-backlog/bl/ledger/internal/fold"
+	"github.com/bl-backlog/bl/ledger/internal/store"
 )
 
 // unionSnapshotEnv makes two clones of one backlog that each appended and
@@ -117,7 +118,7 @@ func TestUnionOfSnapshots(t *testing.T) {
 				t.Fatal(err)
 			}
 			snap, _ := os.ReadFile(filepath.Join(e.dir, SnapshotFile))
-			if _, _, err := decodeSnapshot(SnapshotFile, bytes.NewReader(snap), nil); err != nil {
+			if _, _, err := store.DecodeSnapshot(SnapshotFile, bytes.NewReader(snap), nil); err != nil {
 				t.Fatalf("snapshot after a write: %v", err)
 			}
 			if rep, _ := Diagnose(e.dir, e.clk.Now()); len(rep.Damage) != 0 || len(rep.Stale) != 0 {

@@ -280,7 +280,7 @@ func TestCloneFoldsAgree(t *testing.T) {
 			r.Shuffle(len(lines), func(i, j int) { lines[i], lines[j] = lines[j], lines[i] })
 			clone := newEnv(t)
 			clone.writeLedger(bytes.Join(lines, nil))
-			cs := clone.open().state
+			cs := clone.open().held()
 			for id, c := range cardMap(want) {
 				if got := cs.Find(id); !reflect.DeepEqual(got, c) {
 					t.Fatalf("seed %d: the clone reads %s as\n%+v\nwant\n%+v", seed, id, got, c)
@@ -359,8 +359,8 @@ func TestEpicWaitsForChildren(t *testing.T) {
 	// stands whatever the config says (no conflict).
 	fresh := newEnv(t)
 	fresh.writeLedger(e2.bytes())
-	if s := fresh.open(); s.state.NumConflicts() != 0 {
-		t.Fatalf("conflicts: %v", s.state.Conflicts())
+	if s := fresh.open(); s.held().NumConflicts() != 0 {
+		t.Fatalf("conflicts: %v", s.held().Conflicts())
 	}
 }
 
@@ -549,7 +549,7 @@ func TestV2SnapshotCountsChildren(t *testing.T) {
 	if err := os.WriteFile(path, out, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if c := e.open().state.Find("E"); c.OpenChildren != 1 {
+	if c := e.open().held().Find("E"); c.OpenChildren != 1 {
 		t.Fatalf("open children from a v2 snapshot: %d", c.OpenChildren)
 	}
 	if e.claimable("E") {

@@ -31,7 +31,7 @@ func TestNoGit(t *testing.T) {
 // finds .git on every call and the value bl sync prints, uses the
 // standard library alone, so neither can pull git in by the back door.
 func TestGitSeamsAreStdlib(t *testing.T) {
-	for _, pkg := range []string{"github.com/bl-backlog/bl/internal/gitdir", "github.com/bl-backlog/bl/ledger/gitsync/result"} {
+	for _, pkg := range []string{"github.com/bl-backlog/bl/gitdir", "github.com/bl-backlog/bl/ledger/gitsync/result"} {
 		for _, p := range deps(t, pkg) {
 			if p != pkg && strings.Contains(strings.SplitN(p, "/", 2)[0], ".") {
 				t.Errorf("%s depends on %s", pkg, p)
@@ -58,7 +58,7 @@ func TestNoServer(t *testing.T) {
 	for _, p := range deps(t, "github.com/bl-backlog/bl/cmd/bl-git") {
 		git[p] = true
 	}
-	for _, p := range []string{"github.com/bl-backlog/bl/serve", "github.com/prometheus/client_golang/prometheus", "net/http", "github.com/bl-backlog/bl/hooks/webhook"} {
+	for _, p := range []string{"github.com/bl-backlog/bl/internal/serve", "github.com/prometheus/client_golang/prometheus", "net/http", "github.com/bl-backlog/bl/hooks/webhook"} {
 		if !git[p] {
 			t.Errorf("cmd/bl-git does not depend on %s", p)
 		}

@@ -18,9 +18,9 @@ import (
 // recorded here.
 var layers = map[string][]string{
 	// File writes whose durability bl promises (atomic replace, append, fsync).
-	"internal/fsutil": nil,
+	"fsutil": nil,
 	// Finding .git around a directory, without go-git.
-	"internal/gitdir": nil,
+	"gitdir": nil,
 	// The writers' OS file lock.
 	"lock": nil,
 	// The wire format: event and card types, codec, framing, validation,
@@ -29,9 +29,17 @@ var layers = map[string][]string{
 	// The fold: state, the op rules, selection, standing, changes. Pure:
 	// wire and the standard library's non-IO packages only (TestFoldIsPure).
 	"ledger/internal/fold": {"ledger/internal/wire"},
-	// The backlog: store (file, segments, snapshot, index, journal,
-	// compaction, rebase, doctor) and the public API.
-	"ledger": {"internal/fsutil", "internal/gitdir", "ledger/internal/fold", "ledger/internal/wire", "lock"},
+	// The store: the files of a backlog directory (ledger, segments,
+	// snapshot, index, journal, config), loading and catching up, the
+	// append path, compaction, the quarantine of lines that arrive
+	// through git and do not read. It never imports the API above it.
+	"ledger/internal/store": {"fsutil", "gitdir", "ledger/internal/fold", "ledger/internal/wire", "lock"},
+	// Repair: bl doctor (diagnose, repair, the snapshot's refold) and the
+	// rebase of a sync round.
+	"ledger/internal/repair": {"fsutil", "gitdir", "ledger/internal/fold", "ledger/internal/store", "ledger/internal/wire", "lock"},
+	// The backlog's public API: the handle, the write requests and their
+	// rules (replays, stages, epics, paths), history, diff, git trees.
+	"ledger": {"ledger/internal/fold", "ledger/internal/repair", "ledger/internal/store", "ledger/internal/wire", "lock"},
 	// The generator of ledger's codec (go generate), and its command.
 	"ledger/internal/codecgen":     nil,
 	"ledger/internal/codecgen/cmd": {"ledger/internal/codecgen"},
@@ -40,39 +48,39 @@ var layers = map[string][]string{
 	// What bl sync reports, shared by the git side and the command line.
 	"ledger/gitsync/result": nil,
 	// Git: commit, fetch, rebase onto a remote, push; the merge driver.
-	"ledger/gitsync": {"internal/fsutil", "internal/gitdir", "ledger", "ledger/gitsync/result"},
+	"ledger/gitsync": {"fsutil", "gitdir", "ledger", "ledger/gitsync/result"},
 	// The claim arbiter on NATS JetStream KV (linked by bl-git only), and
 	// the test servers of its proofs.
 	"internal/arbiter":          {"ledger"},
 	"internal/arbiter/natstest": nil,
 	// Renderings of a backlog: markdown, graphs, csv, json, html.
-	"export": {"internal/importer", "ledger"},
+	"export": {"ledger"},
 	// Finding cards by words, ranked: bl search, list --search, the board.
 	"internal/search": {"ledger"},
 	// Other trackers' exports read and planned as cards (bl import); the
-	// beads priority mapping export shares.
-	"internal/importer": {"ledger"},
+	// beads labels and priorities are export's, which writes them back.
+	"internal/importer": {"export", "ledger"},
 	// Markdown plans read through a CommonMark parser (linked by bl-git
 	// only: the parser is costly to initialise).
 	"internal/importer/mdplan": {"internal/importer", "ledger"},
 	// Local hooks run on events, and webhook delivery.
-	"hooks":         {"internal/gitdir", "ledger"},
+	"hooks":         {"gitdir", "ledger"},
 	"hooks/webhook": {"hooks"},
 	// bl run: claim, run a command, heartbeat, complete or fail.
 	// internal/gitwork runs the system git for a card's work: worktrees,
 	// branch heads, staged files (bl run --worktree, bl paths check).
-	"internal/gitwork":    nil,
+	"internal/gitwork":    {"gitdir"},
 	"internal/supervisor": {"export", "internal/gitwork", "ledger", "ledger/watch", "lock"},
 	// The command line: one file per command, printing, exit codes.
-	"internal/cli": {"export", "hooks", "internal/fsutil", "internal/gitdir", "internal/gitwork", "internal/importer", "internal/search", "internal/supervisor", "ledger", "ledger/gitsync/result", "ledger/watch", "lock"},
+	"internal/cli": {"export", "fsutil", "gitdir", "hooks", "internal/gitwork", "internal/importer", "internal/search", "internal/supervisor", "ledger", "ledger/gitsync/result", "ledger/watch", "lock"},
 	// bl board: the terminal board (Bubble Tea), linked by bl-git only.
 	"internal/board": {"internal/search", "ledger", "ledger/watch"},
 	// bl mcp: the backlog as MCP tools over stdio.
 	"internal/mcpserver": {"internal/cli"},
 	// bl serve: board, JSON API, event stream, metrics.
-	"serve": {"export", "internal/cli", "ledger", "ledger/watch", "lock"},
+	"internal/serve": {"export", "internal/cli", "ledger", "ledger/watch", "lock"},
 	// bl-git's side of the command line: sync, remote claims, serve, mcp.
-	"internal/cli/gitcli": {"hooks/webhook", "internal/arbiter", "internal/board", "internal/cli", "internal/importer/mdplan", "internal/mcpserver", "ledger", "ledger/gitsync", "serve"},
+	"internal/cli/gitcli": {"hooks/webhook", "internal/arbiter", "internal/board", "internal/cli", "internal/importer/mdplan", "internal/mcpserver", "internal/serve", "ledger", "ledger/gitsync"},
 	// The binaries.
 	"cmd/bl":     {"internal/cli"},
 	"cmd/bl-git": {"internal/cli", "internal/cli/gitcli"},
@@ -84,6 +92,58 @@ var layers = map[string][]string{
 	"internal/house":       nil,
 	"internal/browsertest": nil,
 	"proof":                {"internal/arbiter/natstest", "ledger"},
+}
+
+// floor is the part of the house a package belongs to: its first path
+// element (ledger, lock, hooks, export, fsutil, gitdir; internal, the
+// application; cmd, the binaries).
+func floor(pkg string) string {
+	f, _, _ := strings.Cut(pkg, "/")
+	return f
+}
+
+// TestNoArrowBackUp: the floors of the house import each other one way.
+// An import from one floor into another that imports it back (directly
+// or through others) is an arrow back up the house — the library under
+// ledger/, hooks/ or export/ reaching into internal/, or internal/ into a
+// package that imports internal/ — and fails, whatever the package map
+// allows.
+func TestNoArrowBackUp(t *testing.T) {
+	edges := map[string]map[string]bool{}
+	for pkg, deps := range layers {
+		for _, dep := range deps {
+			if a, b := floor(pkg), floor(dep); a != b {
+				if edges[a] == nil {
+					edges[a] = map[string]bool{}
+				}
+				edges[a][b] = true
+			}
+		}
+	}
+	reaches := func(from, to string) bool {
+		seen, todo := map[string]bool{from: true}, []string{from}
+		for len(todo) > 0 {
+			f := todo[0]
+			todo = todo[1:]
+			for next := range edges[f] {
+				if next == to {
+					return true
+				}
+				if !seen[next] {
+					seen[next] = true
+					todo = append(todo, next)
+				}
+			}
+		}
+		return false
+	}
+	for pkg, deps := range layers {
+		for _, dep := range deps {
+			if a, b := floor(pkg), floor(dep); a != b && reaches(b, a) {
+				t.Errorf("%s imports %s, but %s/ imports %s/: an arrow back up the house", pkg, dep, b, a)
+			}
+		}
+	}
 }
 
 // TestLayers: every package of the module is in the package map, and

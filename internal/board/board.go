@@ -53,10 +53,21 @@ func laneOf(state string) int {
 // Source is what the board reads: the backlog, and the clock; and how a
 // reviewer's verdict is written (as bl approve and bl reject write it).
 type Source struct {
-	B       *ledger.Backlog
+	B       Backlog
 	Now     func() time.Time
 	Approve func(ctx context.Context, id string) error
 	Reject  func(ctx context.Context, id, reason string) error
+}
+
+// Backlog is what the board reads of a backlog (a *ledger.Backlog): the
+// cards and where they stand, the newest history, a view of the state, and
+// the directory it watches.
+type Backlog interface {
+	Dir() string
+	List(f ledger.Filter, sortBy string) ([]ledger.Card, error)
+	NewestHistory(f ledger.HistoryFilter, n int, fn func(e *ledger.Event, conflict *ledger.Conflict) error) (ledger.Cursor, error)
+	Standings(cards []ledger.Card) ([]ledger.Standing, error)
+	View(fn func(s *ledger.State, now time.Time) error) error
 }
 
 // snapshot is the board's data at one moment.

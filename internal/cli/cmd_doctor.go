@@ -8,7 +8,7 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/bl-backlog/bl/internal/gitdir"
+	"github.com/bl-backlog/bl/gitdir"
 	"github.com/bl-backlog/bl/ledger"
 )
 

@@ -11,7 +11,7 @@ import (
 	"strings"
 
 	"github.com/bl-backlog/bl/export"
-	"github.com/bl-backlog/bl/internal/fsutil"
+	"github.com/bl-backlog/bl/fsutil"
 	"github.com/bl-backlog/bl/ledger"
 )
 

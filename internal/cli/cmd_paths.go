@@ -7,7 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/bl-backlog/bl/internal/gitdir"
+	"github.com/bl-backlog/bl/gitdir"
 	"github.com/bl-backlog/bl/internal/gitwork"
 	"github.com/bl-backlog/bl/ledger"
 )

@@ -11,8 +11,8 @@ import (
 	"reflect"
 	"strings"
 
-	"github.com/bl-backlog/bl/internal/fsutil"
-	"github.com/bl-backlog/bl/internal/gitdir"
+	"github.com/bl-backlog/bl/fsutil"
+	"github.com/bl-backlog/bl/gitdir"
 )
 
 // SetupCmd registers bl with an agent runtime: its MCP server, a short

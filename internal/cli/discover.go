@@ -4,7 +4,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/bl-backlog/bl/internal/gitdir"
+	"github.com/bl-backlog/bl/gitdir"
 	"github.com/bl-backlog/bl/ledger"
 )
 

@@ -7,7 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/bl-backlog/bl/internal/gitdir"
+	"github.com/bl-backlog/bl/gitdir"
 )
 
 // A linked git worktree checks out its own copy of .backlog/ with the rest

@@ -1,67 +1,47 @@
 // Package gitwork runs the system git for what bl does to a repository's
 // work, as opposed to its backlog: a git worktree per card for bl run
 // --worktree, the branch head it records, the files a commit stages for
-// bl paths check. Every call goes through Run, one small helper around
-// the git binary; nothing here touches the user's working tree or index
-// (worktrees are created beside it, each with an index of its own).
+// bl paths check. Every call goes through Run, which is gitdir.Run;
+// nothing here touches the user's working tree or index (worktrees are
+// created beside it, each with an index of its own).
+//
+// bl reaches git through four packages, each for one thing: gitdir finds
+// a repository's directories from the files git leaves on disk and is the
+// one door to the system git (Run); internal/gitwork runs that git for a
+// card's work (worktrees, branch heads, staged files); ledger/gitsync is
+// the backlog's own traffic with git through go-git (commit, fetch,
+// rebase, push, lease refs, the merge driver); internal/cli/gitcli is
+// bl-git's commands on top of gitsync.
 package gitwork
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
+
+	"github.com/bl-backlog/bl/gitdir"
 )
 
 // ErrNoGit: the git binary is not on PATH.
 var ErrNoGit = errors.New("git is not installed (bl run --worktree and bl paths check run the git binary)")
 
 // Run runs git with args in dir and returns its standard output, trimmed
-// of the final newline. An error carries git's standard error.
+// of the final newline. An error carries git's standard error. It is
+// gitdir.Run, the one door bl runs git through, and its rule for a git
+// hook's environment.
 func Run(ctx context.Context, dir string, args ...string) (string, error) {
-	return run(ctx, dir, false, args...)
+	return noGit(gitdir.Run(ctx, dir, args...))
 }
 
-// run is Run; with hookEnv the environment git set for a hook (such as
-// the temporary index of git commit -a) is kept.
-func run(ctx context.Context, dir string, hookEnv bool, args ...string) (string, error) {
-	path, err := exec.LookPath("git")
-	if err != nil {
+// noGit names what needs git when it is missing.
+func noGit(out string, err error) (string, error) {
+	if errors.Is(err, gitdir.ErrNoGit) {
 		return "", ErrNoGit
 	}
-	cmd := exec.CommandContext(ctx, path, args...)
-	cmd.Dir = dir
-	// The environment of a hook (GIT_DIR, GIT_INDEX_FILE, ...) must not
-	// send these commands to another repository or index.
-	if !hookEnv {
-		cmd.Env = cleanEnv(os.Environ())
-	}
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	if err := cmd.Run(); err != nil {
-		msg := strings.TrimSpace(errb.String())
-		if msg == "" {
-			msg = err.Error()
-		}
-		return "", fmt.Errorf("git %s: %s", strings.Join(args, " "), msg)
-	}
-	return strings.TrimSuffix(out.String(), "\n"), nil
-}
-
-func cleanEnv(env []string) []string {
-	out := env[:0:0]
-	for _, kv := range env {
-		switch k, _, _ := strings.Cut(kv, "="); k {
-		case "GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_PREFIX", "GIT_COMMON_DIR":
-			continue
-		}
-		out = append(out, kv)
-	}
-	return out
+	return out, err
 }
 
 // TopLevel is the root of the work tree enclosing dir.
@@ -196,7 +176,7 @@ func Remove(ctx context.Context, repo, dir, branch string) (kept string, err err
 // for the next commit, as paths from its root. In a pre-commit hook that
 // is the index git commit uses (GIT_INDEX_FILE, kept for this call).
 func StagedFiles(ctx context.Context, dir string) ([]string, error) {
-	out, err := run(ctx, dir, true, "diff", "--cached", "--name-only", "-z", "--no-renames")
+	out, err := noGit(gitdir.RunIndex(ctx, dir, gitdir.HookIndex(), "diff", "--cached", "--name-only", "-z", "--no-renames"))
 	if err != nil {
 		return nil, err
 	}

@@ -11,6 +11,7 @@ import (
 
 	json "github.com/goccy/go-json"
 
+	"github.com/bl-backlog/bl/export"
 	"github.com/bl-backlog/bl/ledger"
 )
 
@@ -75,18 +76,14 @@ func beadsPriority(p *int) int {
 	return 2 - *p
 }
 
-// BeadsPriority is the beads priority of a bl priority, for the way back:
-// the inverse of the import's mapping, held to beads' 0..4.
-func BeadsPriority(p int) int { return min(max(2-p, 0), 4) }
-
-// The labels an import gives what bl has no field for, which export
-// --format beads reads back.
+// The labels an import gives what bl has no field for; export --format
+// beads reads the beads ones back.
 const (
-	TypeLabel     = "type:"     // issue_type other than task
-	StatusLabel   = "status:"   // a beads status bl has no status for
-	OwnerLabel    = "owner:"    // beads' owner
+	TypeLabel     = export.TypeLabel
+	StatusLabel   = export.StatusLabel
+	OwnerLabel    = export.OwnerLabel
 	AssigneeLabel = "assignee:" // GitHub's assignees past the first
-	PinnedLabel   = "pinned"    // beads' pinned flag
+	PinnedLabel   = export.PinnedLabel
 )
 
 // beadsLinks maps beads' dependency types to bl link types; blocks-like

@@ -54,9 +54,22 @@ import (
 // DefaultGrace is how long a command gets between SIGTERM and SIGKILL.
 const DefaultGrace = 10 * time.Second
 
+// Backlog is what a supervisor does to a backlog (a *ledger.Backlog): claim
+// (waiting, through watch.Claim), heartbeat, read the card, and end the
+// lease as the command ended.
+type Backlog interface {
+	watch.Claimer
+	Get(id string) (ledger.Card, error)
+	Heartbeat(ctx context.Context, r ledger.HeartbeatRequest) (ledger.Card, error)
+	Complete(ctx context.Context, r ledger.LeaseRequest) (ledger.Card, error)
+	Fail(ctx context.Context, r ledger.LeaseRequest) (ledger.Card, error)
+	Submit(ctx context.Context, r ledger.LeaseRequest) (ledger.Card, error)
+	Release(ctx context.Context, r ledger.LeaseRequest) (ledger.Card, error)
+}
+
 // Options configure a supervisor.
 type Options struct {
-	Backlog *ledger.Backlog
+	Backlog Backlog
 	Actor   string // who writes the events
 	Owner   string // the lease owner
 	TTL     time.Duration
@@ -111,7 +124,7 @@ type Leases interface {
 }
 
 // local makes the lease writes on the backlog itself.
-type local struct{ b *ledger.Backlog }
+type local struct{ b Backlog }
 
 func (l local) Claim(ctx context.Context, req ledger.ClaimRequest, wait time.Duration) (*ledger.Card, error) {
 	return watch.Claim(ctx, l.b, req, wait)

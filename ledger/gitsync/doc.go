@@ -3,6 +3,14 @@
 // ref update is the compare-and-swap. It is the only part of bl that uses
 // go-git; package ledger knows nothing of git.
 //
+// bl reaches git through four packages, each for one thing: gitdir finds
+// a repository's directories from the files git leaves on disk and is the
+// one door to the system git (Run); internal/gitwork runs that git for a
+// card's work (worktrees, branch heads, staged files); ledger/gitsync is
+// the backlog's own traffic with git through go-git (commit, fetch,
+// rebase, push, lease refs, the merge driver); internal/cli/gitcli is
+// bl-git's commands on top of gitsync.
+//
 // # Commits
 //
 // A commit is built from the bytes of the backlog's tracked files as read

@@ -26,7 +26,7 @@ import (
 	"github.com/go-git/go-git/v5/storage/filesystem"
 	"github.com/go-git/go-git/v5/storage/filesystem/dotgit"
 
-	"github.com/bl-backlog/bl/internal/gitdir"
+	"github.com/bl-backlog/bl/gitdir"
 	"github.com/bl-backlog/bl/ledger"
 )
 

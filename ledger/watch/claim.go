@@ -8,13 +8,22 @@ import (
 	"github.com/bl-backlog/bl/ledger"
 )
 
+// Claimer is what Claim needs of a backlog (a *ledger.Backlog): its
+// claim, its directory to watch, and when a lease or a deferral next comes
+// due.
+type Claimer interface {
+	Claim(ctx context.Context, r ledger.ClaimRequest) (*ledger.Card, error)
+	Dir() string
+	NextWake() (time.Time, error)
+}
+
 // Claim claims as b.Claim does, and when nothing is claimable waits up to
 // wait for a card to become claimable: it tries again each time the ledger
 // changes or the next lease expiry or deferral comes due, never by polling,
 // until it wins a card, the wait runs out (nil, nil) or ctx ends. The
 // watcher starts before the first attempt, so no change between an attempt
 // and the wait is missed.
-func Claim(ctx context.Context, b *ledger.Backlog, req ledger.ClaimRequest, wait time.Duration) (*ledger.Card, error) {
+func Claim(ctx context.Context, b Claimer, req ledger.ClaimRequest, wait time.Duration) (*ledger.Card, error) {
 	if wait <= 0 {
 		return b.Claim(ctx, req)
 	}

@@ -7,6 +7,13 @@ import (
 	"github.com/bl-backlog/bl/ledger"
 )
 
+// Logger is what Log needs of a backlog (a *ledger.Backlog): its history,
+// with each event's changes, and its directory to follow.
+type Logger interface {
+	HistoryChanges(f ledger.HistoryFilter, newest int, fn func(e *ledger.Event, conflict *ledger.Conflict, changes []ledger.Change) error) (ledger.Cursor, *ledger.Changes, error)
+	Dir() string
+}
+
 // Log is bl log: it calls fn for the events f selects, oldest first, each
 // with the fields an update changed (old → new, from a fold of the history
 // before it). First the history, each event with the conflict the fold
@@ -17,7 +24,7 @@ import (
 // alone when it picks the newest events (tail -n N -f), and history and new
 // events together after f.From: Log returns once f.Limit events were
 // delivered.
-func Log(ctx context.Context, b *ledger.Backlog, f ledger.HistoryFilter, follow bool, fn func(*ledger.Event, *ledger.Conflict, []ledger.Change) error) error {
+func Log(ctx context.Context, b Logger, f ledger.HistoryFilter, follow bool, fn func(*ledger.Event, *ledger.Conflict, []ledger.Change) error) error {
 	n := 0
 	counted := func(e *ledger.Event, c *ledger.Conflict, changes []ledger.Change) error {
 		n++

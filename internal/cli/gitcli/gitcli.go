@@ -8,6 +8,14 @@
 // bl serve, bl mcp, bl board and webhook delivery, which bl-git links and
 // the lean bl does not. Git's methods take and return values and print
 // nothing.
+//
+// bl reaches git through four packages, each for one thing: gitdir finds
+// a repository's directories from the files git leaves on disk and is the
+// one door to the system git (Run); internal/gitwork runs that git for a
+// card's work (worktrees, branch heads, staged files); ledger/gitsync is
+// the backlog's own traffic with git through go-git (commit, fetch,
+// rebase, push, lease refs, the merge driver); internal/cli/gitcli is
+// bl-git's commands on top of gitsync.
 package gitcli
 
 import (
@@ -19,9 +27,9 @@ import (
 	"github.com/bl-backlog/bl/internal/cli"
 	"github.com/bl-backlog/bl/internal/importer/mdplan"
 	"github.com/bl-backlog/bl/internal/mcpserver"
+	"github.com/bl-backlog/bl/internal/serve"
 	"github.com/bl-backlog/bl/ledger"
 	"github.com/bl-backlog/bl/ledger/gitsync"
-	"github.com/bl-backlog/bl/serve"
 )
 
 // Extensions are bl-git's additions to the lean bl, for cli.Main.

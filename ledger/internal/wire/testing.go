@@ -24,8 +24,12 @@ func SnapshotEvents() []*Event {
 	return h.evs
 }
 
-// fixtureSourceAt is an imported card's times in its tracker.
-var fixtureSourceAt = time.Date(2019, 3, 4, 5, 6, 7, 123000000, time.FixedZone("", -8*3600))
+// fixtureSourceAt is an imported card's times in its tracker: a function,
+// not a variable, as this file is linked into bl and a zone built at load
+// would cost every call's start-up (TestStartupBudget).
+func fixtureSourceAt() time.Time {
+	return time.Date(2019, 3, 4, 5, 6, 7, 123000000, time.FixedZone("", -8*3600))
+}
 
 // fixtureHistory is a history being written: each event gets the next id
 // and a time 1.234567 ms after the one before, alice as its actor unless
@@ -54,7 +58,7 @@ func (h *fixtureHistory) add(e *Event) {
 // out of attempts.
 func (h *fixtureHistory) leaseCards() {
 	deferUntil := fixtureStart.Add(72 * time.Hour)
-	srcAt := fixtureSourceAt
+	srcAt := fixtureSourceAt()
 	title := `Fix "quoted" title \ path/to`
 	body := "line 1\nline 2\ttabbed\r\n<b>é ✓ 😀</b>\u2028\x01 & <script>"
 	h.add(&Event{Op: OpCreate, Card: "A", Fields: &Fields{Title: fixtureStr("a")}})
@@ -86,7 +90,7 @@ func (h *fixtureHistory) leaseCards() {
 // missing card (the conflict), a failure with back-off, a deletion, a
 // child and a rejected review.
 func (h *fixtureHistory) plannedCards() {
-	srcAt := fixtureSourceAt
+	srcAt := fixtureSourceAt()
 	h.add(&Event{Op: OpCreate, Card: "linked", Fields: &Fields{Title: fixtureStr("linked")}})
 	h.add(&Event{Op: OpLink, Card: "linked", To: "A"})
 	h.add(&Event{Op: OpLink, Card: "linked", To: "done"})

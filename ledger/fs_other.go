@@ -1,6 +1,0 @@
-//go:build !linux
-
-package ledger
-
-// checkLocalFS has no portable way to tell a network filesystem here.
-func checkLocalFS(string) error { return nil }

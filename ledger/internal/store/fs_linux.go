@@ -1,0 +1,39 @@
+package store
+
+import (
+	"fmt"
+	"syscall"
+
+	"github.com/bl-backlog/bl/ledger/internal/wire"
+)
+
+// networkFS names the filesystems on which flock(2) and O_APPEND are not
+// trustworthy across machines, by statfs magic number.
+var networkFS = map[int64]string{
+	0x6969:     "NFS",
+	0x517b:     "SMB",
+	0xff534d42: "CIFS",
+	0xfe534d42: "SMB2",
+	0x5346414f: "AFS",
+}
+
+// fsType returns the statfs magic number of the filesystem holding dir; a
+// variable so tests can pretend to be on NFS.
+var fsType = func(dir string) (int64, error) {
+	var st syscall.Statfs_t
+	err := syscall.Statfs(dir, &st)
+	return int64(st.Type), err
+}
+
+// checkLocalFS refuses a directory on a network filesystem.
+func checkLocalFS(dir string) error {
+	typ, err := fsType(dir)
+	if err != nil {
+		return fmt.Errorf("statfs %s: %w", dir, err)
+	}
+	if name, ok := networkFS[typ]; ok {
+		return wire.Errorf(wire.ErrNetworkFS, "%s is on %s, where file locks and appends are not atomic across machines; keep .backlog on a local disk and share it through git (bl sync), or set BL_ALLOW_NETWORK_FS=1 if every writer runs on one machine",
+			dir, name)
+	}
+	return nil
+}

@@ -1,0 +1,575 @@
+package store
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"hash/crc32"
+	"os"
+	"path/filepath"
+	"slices"
+	"time"
+
+	"github.com/bl-backlog/bl/ledger/internal/fold"
+	"github.com/bl-backlog/bl/ledger/internal/wire"
+)
+
+// Reading the snapshot index, the local cache that lets a call read the
+// few snapshot lines it needs; its layout and checks are specified under
+// "Snapshot index" in doc.go, and index_write.go builds it.
+const (
+	CacheDir  = "cache"
+	IndexFile = "snapshot.idx"
+)
+
+var indexMagic = [8]byte{'b', 'l', 'i', 'd', 'x', '0', '0', '4'}
+
+// IndexBlock is the span of the index each checksum covers.
+const IndexBlock = 4096
+
+// orderLen is one claim-order entry: the card's Position in the card table
+// and the end of its lease in Unix nanoseconds (0 when it holds none).
+const orderLen = 4 + 8
+
+// IndexHeaderLen is the fixed part of the file before the tables.
+const IndexHeaderLen = 8 + 8 + 8 + 4 + 4 + 4 + 4 + 4 + 8 + 4
+
+// EntryLen is one table entry: key offset and length in the string pool,
+// line offset and length in the snapshot.
+const EntryLen = 4 + 4 + 8 + 4
+
+// snapshotID identifies the snapshot an index was built for.
+type snapshotID struct {
+	size      int64
+	mtime     int64
+	headerCRC uint32
+}
+
+func snapshotIdentity(fi os.FileInfo, headerLine []byte) snapshotID {
+	return snapshotID{size: fi.Size(), mtime: fi.ModTime().UnixNano(), headerCRC: crc32.Checksum(headerLine, wire.Castagnoli())}
+}
+
+// sealedIndex is an index file's content whose blocks are checked against
+// their checksums the first time they are read.
+type sealedIndex struct {
+	data    []byte // header, tables, order and pool
+	sums    []byte // a CRC-32C per block
+	checked []bool
+}
+
+// openSealed checks an index file's trailer; nil when it does not hold.
+func openSealed(file []byte) *sealedIndex {
+	le := binary.LittleEndian
+	if len(file) < 8 {
+		return nil
+	}
+	n := int(le.Uint32(file[len(file)-8:]))
+	end := len(file) - 8 - 4*n
+	if n <= 0 || end <= 0 || n != (end+IndexBlock-1)/IndexBlock ||
+		crc32.Checksum(file[end:len(file)-4], wire.Castagnoli()) != le.Uint32(file[len(file)-4:]) {
+		return nil
+	}
+	return &sealedIndex{data: file[:end], sums: file[end : end+4*n], checked: make([]bool, n)}
+}
+
+// span returns n bytes at off, checking each block it covers on first
+// use; errIndexMismatch when out of range or damaged.
+func (c *sealedIndex) span(off, n int) ([]byte, error) {
+	if off < 0 || n < 0 || off+n > len(c.data) {
+		return nil, errIndexMismatch
+	}
+	for b := off / IndexBlock; n > 0 && b <= (off+n-1)/IndexBlock; b++ {
+		if c.checked[b] {
+			continue
+		}
+		block := c.data[b*IndexBlock : min((b+1)*IndexBlock, len(c.data))]
+		if crc32.Checksum(block, wire.Castagnoli()) != binary.LittleEndian.Uint32(c.sums[4*b:]) {
+			return nil, errIndexMismatch
+		}
+		c.checked[b] = true
+	}
+	return c.data[off : off+n], nil
+}
+
+// indexTable is one sorted table of the index.
+type indexTable struct {
+	c    *sealedIndex
+	at   int // offset of the first entry
+	n    int
+	pool int // offset of the string pool
+}
+
+func (t indexTable) entry(i int) ([]byte, error) { return t.c.span(t.at+i*EntryLen, EntryLen) }
+
+// key is the i-th key.
+func (t indexTable) key(i int) ([]byte, error) {
+	e, err := t.entry(i)
+	if err != nil {
+		return nil, err
+	}
+	return t.c.span(t.pool+int(binary.LittleEndian.Uint32(e)), int(binary.LittleEndian.Uint32(e[4:])))
+}
+
+// line is where the i-th entry's line lies in the snapshot.
+func (t indexTable) line(i int) (off int64, n int, err error) {
+	e, err := t.entry(i)
+	if err != nil {
+		return 0, 0, err
+	}
+	return int64(binary.LittleEndian.Uint64(e[8:])), int(binary.LittleEndian.Uint32(e[16:])), nil
+}
+
+// find returns the Position of key, or -1.
+func (t indexTable) find(key string) (int, error) {
+	lo, hi := 0, t.n
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		k, err := t.key(m)
+		if err != nil {
+			return -1, err
+		}
+		if string(k) < key {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	if lo < t.n {
+		k, err := t.key(lo)
+		if err != nil || string(k) != key {
+			return -1, err
+		}
+		return lo, nil
+	}
+	return -1, nil
+}
+
+// snapshotIndex reads snapshot lines on demand through a valid index. Its
+// errors say only that the index cannot be used; the source it serves
+// (snapshotSource) then reads the snapshot whole.
+type snapshotIndex struct {
+	path                  string // the snapshot
+	cards, keys, receipts indexTable
+	refs                  indexTable // by the id a card names, to the naming card's line
+	sealed                *sealedIndex
+	order, orders         int // offset and length of the claim-order list
+	conflicts             int64
+	size                  int64
+	snap                  []byte // the snapshot, mapped: lines are copied out before decoding
+	unmap                 func() // releases the index's and the snapshot's mappings
+}
+
+var errIndexMismatch = errors.New("index does not match the snapshot")
+
+// openIndex loads the cached index for the snapshot f (identified by id) if
+// there is one and it matches; nil otherwise.
+func openIndex(dir string, f *os.File, path string, id snapshotID) *snapshotIndex {
+	idx, err := os.Open(filepath.Join(dir, CacheDir, IndexFile))
+	if err != nil {
+		return nil
+	}
+	defer idx.Close()
+	fi, err := idx.Stat()
+	if err != nil {
+		return nil
+	}
+	data, unmap, err := mapFile(idx, fi.Size())
+	if err != nil {
+		return nil
+	}
+	ix := parseIndex(data, id)
+	if ix == nil {
+		unmap()
+		return nil
+	}
+	snap, unmapSnap, err := mapFile(f, id.size)
+	if err != nil {
+		unmap()
+		return nil
+	}
+	ix.path, ix.snap = path, snap
+	ix.unmap = func() { unmap(); unmapSnap() }
+	return ix
+}
+
+// parseIndex checks an index file against the snapshot it must describe
+// and returns a view of it; nil when it does not match.
+func parseIndex(file []byte, id snapshotID) *snapshotIndex {
+	c := openSealed(file)
+	if c == nil {
+		return nil
+	}
+	data, err := c.span(0, IndexHeaderLen)
+	if err != nil || !bytes.Equal(data[:8], indexMagic[:]) {
+		return nil
+	}
+	le := binary.LittleEndian
+	if int64(le.Uint64(data[8:])) != id.size || int64(le.Uint64(data[16:])) != id.mtime || le.Uint32(data[24:]) != id.headerCRC {
+		return nil
+	}
+	nc, nk, nr, no := int(le.Uint32(data[28:])), int(le.Uint32(data[32:])), int(le.Uint32(data[36:])), int(le.Uint32(data[40:]))
+	nf := int(le.Uint32(data[52:]))
+	tables := IndexHeaderLen + EntryLen*(nc+nk+nr+nf)
+	pool := tables + orderLen*no
+	if pool > len(c.data) {
+		return nil
+	}
+	ix := &snapshotIndex{size: id.size, conflicts: int64(le.Uint64(data[44:])), sealed: c, order: tables, orders: no}
+	at := IndexHeaderLen
+	for _, t := range []struct {
+		dst *indexTable
+		n   int
+	}{{&ix.cards, nc}, {&ix.keys, nk}, {&ix.receipts, nr}, {&ix.refs, nf}} {
+		*t.dst = indexTable{c: c, at: at, n: t.n, pool: pool}
+		at += EntryLen * t.n
+	}
+	if ix.conflicts < 0 || ix.conflicts > id.size {
+		return nil
+	}
+	return ix
+}
+
+// readLine reads and checks the snapshot line at off.
+func (ix *snapshotIndex) readLine(off int64, n int) (wire.SnapshotLine, error) {
+	var l wire.SnapshotLine
+	if n <= 0 || off < 0 || off+int64(n) > ix.size {
+		return l, &wire.CorruptError{Path: ix.path, Offset: off, Err: errIndexMismatch}
+	}
+	// A copy: nothing decoded may point into the mapping.
+	raw := append([]byte(nil), ix.snap[off:off+int64(n)]...)
+	line, err := wire.CheckFrame(raw)
+	if err == nil {
+		l, err = wire.ReadSnapshotLine(line)
+	}
+	if err != nil {
+		return l, &wire.CorruptError{Path: ix.path, Offset: off, Err: err}
+	}
+	return l, nil
+}
+
+// card reads the card with the given id; nil when the snapshot has none.
+func (ix *snapshotIndex) card(id string) (*wire.Card, error) {
+	i, err := ix.cards.find(id)
+	if i < 0 {
+		return nil, err
+	}
+	return ix.cardAt(i)
+}
+
+func (ix *snapshotIndex) cardAt(i int) (*wire.Card, error) {
+	off, n, err := ix.cards.line(i)
+	if err != nil {
+		return nil, err
+	}
+	key, err := ix.cards.key(i)
+	if err != nil {
+		return nil, err
+	}
+	l, err := ix.readLine(off, n)
+	if err != nil {
+		return nil, err
+	}
+	if l.Card == nil || l.Card.ID != string(key) {
+		return nil, &wire.CorruptError{Path: ix.path, Offset: off, Err: errIndexMismatch}
+	}
+	return l.Card, nil
+}
+
+// referrers reads the cards that name id (as parent, dependency or link).
+func (ix *snapshotIndex) referrers(id string) ([]*wire.Card, error) {
+	i, err := ix.refs.find(id)
+	if i < 0 {
+		return nil, err
+	}
+	var out []*wire.Card
+	for ; i < ix.refs.n; i++ {
+		key, err := ix.refs.key(i)
+		if err != nil {
+			return nil, err
+		}
+		if string(key) != id {
+			break
+		}
+		off, n, err := ix.refs.line(i)
+		if err != nil {
+			return nil, err
+		}
+		l, err := ix.readLine(off, n)
+		if err != nil {
+			return nil, err
+		}
+		if l.Card == nil || !slices.Contains(namedBy(l.Card), id) {
+			return nil, &wire.CorruptError{Path: ix.path, Offset: off, Err: errIndexMismatch}
+		}
+		out = append(out, l.Card)
+	}
+	return out, nil
+}
+
+// keyOwner returns the id of the card created with an idempotency key.
+func (ix *snapshotIndex) keyOwner(key string) (string, bool, error) {
+	i, err := ix.keys.find(key)
+	if i < 0 {
+		return "", false, err
+	}
+	off, n, err := ix.keys.line(i)
+	if err != nil {
+		return "", false, err
+	}
+	l, err := ix.readLine(off, n)
+	if err != nil {
+		return "", false, err
+	}
+	if l.Card == nil || l.Card.IdempotencyKey != key {
+		return "", false, &wire.CorruptError{Path: ix.path, Offset: off, Err: errIndexMismatch}
+	}
+	return l.Card.ID, true, nil
+}
+
+// receipt returns what a request id did, as the snapshot remembers it.
+func (ix *snapshotIndex) receipt(rid string) (wire.Receipt, bool, error) {
+	i, err := ix.receipts.find(rid)
+	if i < 0 {
+		return wire.Receipt{}, false, err
+	}
+	r, err := ix.receiptAt(i)
+	return r, err == nil, err
+}
+
+func (ix *snapshotIndex) receiptAt(i int) (wire.Receipt, error) {
+	off, n, err := ix.receipts.line(i)
+	if err != nil {
+		return wire.Receipt{}, err
+	}
+	key, err := ix.receipts.key(i)
+	if err != nil {
+		return wire.Receipt{}, err
+	}
+	l, err := ix.readLine(off, n)
+	if err != nil {
+		return wire.Receipt{}, err
+	}
+	if l.Receipt == nil || l.Receipt.RequestID != string(key) {
+		return wire.Receipt{}, &wire.CorruptError{Path: ix.path, Offset: off, Err: errIndexMismatch}
+	}
+	return l.Receipt.Receipt, nil
+}
+
+// candidate returns the Position in cards of the i-th card in claim order
+// and the end of its lease (zero when it holds none).
+func (ix *snapshotIndex) candidate(i int) (pos int, lease time.Time, err error) {
+	e, err := ix.sealed.span(ix.order+orderLen*i, orderLen)
+	if err != nil {
+		return 0, lease, err
+	}
+	pos = int(binary.LittleEndian.Uint32(e))
+	if pos >= ix.cards.n {
+		return 0, lease, &wire.CorruptError{Path: ix.path, Err: errIndexMismatch}
+	}
+	if ns := int64(binary.LittleEndian.Uint64(e[4:])); ns != 0 {
+		lease = time.Unix(0, ns)
+	}
+	return pos, lease, nil
+}
+
+// candidates is CardSource.Candidates through the claim-order list, from
+// its from-th entry: a card skipped or under a live lease is left out
+// without reading its line. next is the entry after the last card fn saw.
+func (ix *snapshotIndex) candidates(from int, leasedAt time.Time, skip func([]byte) bool, fn func(*wire.Card) bool) (next int, err error) {
+	for k := max(from, 0); k < ix.orders; k++ {
+		pos, lease, err := ix.candidate(k)
+		if err != nil {
+			return 0, err
+		}
+		id, err := ix.cards.key(pos)
+		if err != nil {
+			return 0, err
+		}
+		if skip(id) || (!leasedAt.IsZero() && leasedAt.Before(lease)) {
+			continue
+		}
+		c, err := ix.cardAt(pos)
+		if err != nil {
+			return 0, err
+		}
+		if !fn(c) {
+			return k + 1, nil
+		}
+	}
+	return ix.orders, nil
+}
+
+// leased is CardSource.Leased through the claim-order list: only the
+// cards whose lease end lies after at are read.
+func (ix *snapshotIndex) leased(at time.Time, skip func([]byte) bool, fn func(*wire.Card) bool) error {
+	for k := range ix.orders {
+		pos, lease, err := ix.candidate(k)
+		if err != nil {
+			return err
+		}
+		if !at.Before(lease) {
+			continue
+		}
+		id, err := ix.cards.key(pos)
+		if err != nil {
+			return err
+		}
+		if skip(id) {
+			continue
+		}
+		c, err := ix.cardAt(pos)
+		if err != nil {
+			return err
+		}
+		if !fn(c) {
+			return nil
+		}
+	}
+	return nil
+}
+
+// readRange copies bytes [off, end) of the snapshot.
+func (ix *snapshotIndex) readRange(off, end int64) ([]byte, error) {
+	if off < 0 || off > end || end > int64(len(ix.snap)) {
+		return nil, &wire.CorruptError{Path: ix.path, Offset: off, Err: errIndexMismatch}
+	}
+	return append([]byte(nil), ix.snap[off:end]...), nil
+}
+
+func (ix *snapshotIndex) close() {
+	if ix != nil && ix.unmap != nil {
+		ix.unmap()
+		ix.unmap = nil
+	}
+}
+
+// fill reads every card and receipt the maps lack.
+func (ix *snapshotIndex) fill(cards map[string]*wire.Card, requests map[string]wire.Receipt) error {
+	for i := range ix.cards.n {
+		id, err := ix.cards.key(i)
+		if err != nil {
+			return err
+		}
+		if _, ok := cards[string(id)]; ok {
+			continue
+		}
+		c, err := ix.cardAt(i)
+		if err != nil {
+			return err
+		}
+		cards[c.ID] = c
+	}
+	for i := range ix.receipts.n {
+		rid, err := ix.receipts.key(i)
+		if err != nil {
+			return err
+		}
+		if _, ok := requests[string(rid)]; ok {
+			continue
+		}
+		r, err := ix.receiptAt(i)
+		if err != nil {
+			return err
+		}
+		requests[string(rid)] = r
+	}
+	return nil
+}
+
+// openSnapshotIndexed opens snapshot.json for loading. With a valid cached
+// index the state reads card and receipt lines as it needs them, from a
+// snapshotSource that holds the file open (released by State.release);
+// otherwise the whole snapshot is decoded (readWhole), which also writes
+// an index for the next caller. f is the snapshot, open, or nil when there
+// is none; the caller closes it unless the state holds it (s.src != nil).
+func openSnapshotIndexed(dir string, vet func(path string, f *os.File) error) (s *fold.State, hdr wire.SnapshotHeader, f *os.File, err error) {
+	return openSnapshot(dir, func(path string, f *os.File) (*fold.State, wire.SnapshotHeader, error) {
+		fi, err := f.Stat()
+		if err != nil {
+			return nil, wire.SnapshotHeader{}, err
+		}
+		headerLine, err := readFirstLine(f)
+		if err != nil {
+			return nil, wire.SnapshotHeader{}, err
+		}
+		id := snapshotIdentity(fi, headerLine)
+		if ix := openIndex(dir, f, path, id); ix != nil {
+			s, hdr, err := lazyState(ix, headerLine)
+			if err == nil && hdr.V < 3 {
+				// Its cards lack the counts of open children, derived
+				// from all of them: read it whole until a compaction
+				// writes it at this version.
+				err = errIndexMismatch
+			}
+			if err == nil {
+				s.SetSource(&snapshotSource{dir: dir, path: path, f: f, info: fi, id: id, cards: hdr.Cards, ix: ix})
+				return s, hdr, nil
+			}
+			ix.close()
+			// A header or conflict list that does not read: report it
+			// the way a full decode does, with its line number.
+		}
+		if err := vet(path, f); err != nil {
+			return nil, wire.SnapshotHeader{}, err
+		}
+		return readWhole(dir, path, f, fi, id)
+	})
+}
+
+// lazyState is the state of a snapshot read through its index: the header
+// and the conflicts now, cards and receipts when they are asked for (the
+// caller sets the source).
+func lazyState(ix *snapshotIndex, headerLine []byte) (*fold.State, wire.SnapshotHeader, error) {
+	var hdr wire.SnapshotHeader
+	line, err := wire.CheckFrame(headerLine)
+	if err == nil {
+		hdr, err = wire.ReadHeader(line)
+	}
+	if err != nil || hdr.V == 0 || hdr.V > wire.FormatVersion || hdr.Cards != ix.cards.n || hdr.Receipts != ix.receipts.n {
+		return nil, hdr, errIndexMismatch
+	}
+	s := fold.NewState()
+	tail, err := ix.readRange(ix.conflicts, ix.size)
+	if err != nil {
+		return nil, hdr, err
+	}
+	for len(tail) > 0 {
+		i := bytes.IndexByte(tail, '\n')
+		if i < 0 {
+			i = len(tail) - 1 // a final line that lost its newline
+		}
+		var l wire.SnapshotLine
+		raw, err := wire.CheckFrame(tail[:i+1])
+		if err == nil {
+			l, err = wire.ReadSnapshotLine(raw)
+		}
+		if err != nil || l.Conflict == nil {
+			return nil, hdr, errIndexMismatch
+		}
+		s.RestoreConflict(*l.Conflict)
+		tail = tail[i+1:]
+	}
+	if s.NumConflicts() != hdr.Conflicts {
+		return nil, hdr, errIndexMismatch
+	}
+	s.RestorePosition(hdr.Events, wire.Event{At: hdr.LastAt, ID: hdr.LastID})
+	return s, hdr, nil
+}
+
+// readFirstLine returns the first line of f, newline included.
+func readFirstLine(f *os.File) ([]byte, error) {
+	buf := make([]byte, 0, 1024)
+	chunk := make([]byte, 1024)
+	for off := int64(0); ; {
+		n, err := f.ReadAt(chunk, off)
+		if i := bytes.IndexByte(chunk[:n], '\n'); i >= 0 {
+			return append(buf, chunk[:i+1]...), nil
+		}
+		buf = append(buf, chunk[:n]...)
+		off += int64(n)
+		if err != nil || len(buf) > wire.MaxLine {
+			// No complete first line: the full decode reports it.
+			return buf, nil
+		}
+	}
+}

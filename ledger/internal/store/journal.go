@@ -1,0 +1,144 @@
+package store
+
+import (
+	"bytes"
+	"cmp"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/bl-backlog/bl/fsutil"
+	"github.com/bl-backlog/bl/ledger/internal/wire"
+	json "github.com/goccy/go-json"
+)
+
+// writeTree makes the backlog directory dir hold tree next instead of
+// prev, through the journal (see "Journal" in doc.go): every changed file
+// staged, then the manifest that decides the change, then RollForward.
+// The caller holds the lock. A failure before the manifest is in place (a
+// full disk) removes what was staged and leaves the old backlog.
+func writeTree(dir string, prev, next Tree) (err error) {
+	staging := filepath.Join(dir, StagingDir)
+	defer func() {
+		if err != nil && !pendingJournal(dir) {
+			_ = os.RemoveAll(staging)
+		}
+	}()
+	if err := os.RemoveAll(staging); err != nil {
+		return err
+	}
+	var m manifest
+	for name, data := range next {
+		if old, had := prev[name]; had && bytes.Equal(old, data) {
+			continue
+		}
+		path := filepath.Join(staging, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			return err
+		}
+		if err := ReplaceAtomic(path, data, nil); err != nil {
+			return err
+		}
+		m.Write = append(m.Write, name)
+	}
+	for name := range prev {
+		if _, keep := next[name]; !keep && (name == SnapshotFile || strings.HasPrefix(name, ArchiveDir+"/")) {
+			m.Remove = append(m.Remove, name)
+		}
+	}
+	if len(m.Write) == 0 && len(m.Remove) == 0 {
+		return os.RemoveAll(staging)
+	}
+	// Archives before the snapshot before the ledger, as in compaction.
+	slices.SortFunc(m.Write, func(a, c string) int { return cmp.Compare(writeRank(a), writeRank(c)) })
+	data, err := json.Marshal(m)
+	if err != nil {
+		return err
+	}
+	if err := fsutil.SyncDir(filepath.Join(staging, ArchiveDir)); err != nil && !os.IsNotExist(err) {
+		return err
+	}
+	if err := ReplaceAtomic(filepath.Join(staging, ManifestFile), data, nil); err != nil {
+		return err
+	}
+	return RollForward(dir)
+}
+
+const (
+	StagingDir   = ".staging"
+	ManifestFile = "MANIFEST"
+)
+
+// manifest lists what a journaled tree change writes and removes.
+type manifest struct {
+	Write  []string `json:"write"`
+	Remove []string `json:"remove"`
+}
+
+func writeRank(name string) string {
+	switch {
+	case strings.HasPrefix(name, ArchiveDir+"/"):
+		return "0" + name
+	case name == SnapshotFile:
+		return "2"
+	case name == LedgerFile:
+		return "3"
+	}
+	return "1" + name
+}
+
+// RollForward finishes a journaled tree change if one was decided: it
+// copies the staged files into place (each atomically), removes what the
+// manifest says, and drops the staging directory. Running it again after a
+// crash midway does the same thing, so it is safe to repeat. The caller
+// holds the lock.
+func RollForward(dir string) error {
+	staging := filepath.Join(dir, StagingDir)
+	data, err := os.ReadFile(filepath.Join(staging, ManifestFile))
+	if os.IsNotExist(err) {
+		return os.RemoveAll(staging) // undecided: the old backlog stands
+	}
+	if err != nil {
+		return err
+	}
+	var m manifest
+	if err := json.Unmarshal(data, &m); err != nil {
+		return wire.Errorf(wire.ErrCorrupt, "%s: %v", filepath.Join(staging, ManifestFile), err)
+	}
+	if err := os.MkdirAll(filepath.Join(dir, ArchiveDir), 0o755); err != nil {
+		return err
+	}
+	for _, name := range m.Write {
+		src := filepath.Join(staging, filepath.FromSlash(name))
+		content, err := os.ReadFile(src)
+		if os.IsNotExist(err) {
+			continue // moved into place before a crash
+		}
+		if err != nil {
+			return err
+		}
+		if err := ReplaceAtomic(filepath.Join(dir, filepath.FromSlash(name)), content, nil); err != nil {
+			return err
+		}
+		if err := os.Remove(src); err != nil {
+			return err
+		}
+	}
+	for _, name := range m.Remove {
+		if err := os.Remove(filepath.Join(dir, filepath.FromSlash(name))); err != nil && !os.IsNotExist(err) {
+			return err
+		}
+	}
+	if err := fsutil.SyncDir(dir); err != nil {
+		return err
+	}
+	return os.RemoveAll(staging)
+}
+
+// pendingJournal reports whether a decided tree change waits to be
+// finished.
+func pendingJournal(dir string) bool {
+	_, err := os.Stat(filepath.Join(dir, StagingDir, ManifestFile))
+	return err == nil
+}
