@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
-	"hash/crc32"
 	"os"
 	"path/filepath"
 	"slices"
@@ -46,7 +45,7 @@ type snapshotID struct {
 }
 
 func snapshotIdentity(fi os.FileInfo, headerLine []byte) snapshotID {
-	return snapshotID{size: fi.Size(), mtime: fi.ModTime().UnixNano(), headerCRC: crc32.Checksum(headerLine, wire.Castagnoli())}
+	return snapshotID{size: fi.Size(), mtime: fi.ModTime().UnixNano(), headerCRC: wire.Checksum(headerLine)}
 }
 
 // sealedIndex is an index file's content whose blocks are checked against
@@ -66,7 +65,7 @@ func openSealed(file []byte) *sealedIndex {
 	n := int(le.Uint32(file[len(file)-8:]))
 	end := len(file) - 8 - 4*n
 	if n <= 0 || end <= 0 || n != (end+indexBlock-1)/indexBlock ||
-		crc32.Checksum(file[end:len(file)-4], wire.Castagnoli()) != le.Uint32(file[len(file)-4:]) {
+		wire.Checksum(file[end:len(file)-4]) != le.Uint32(file[len(file)-4:]) {
 		return nil
 	}
 	return &sealedIndex{data: file[:end], sums: file[end : end+4*n], checked: make([]bool, n)}
@@ -83,7 +82,7 @@ func (c *sealedIndex) span(off, n int) ([]byte, error) {
 			continue
 		}
 		block := c.data[b*indexBlock : min((b+1)*indexBlock, len(c.data))]
-		if crc32.Checksum(block, wire.Castagnoli()) != binary.LittleEndian.Uint32(c.sums[4*b:]) {
+		if wire.Checksum(block) != binary.LittleEndian.Uint32(c.sums[4*b:]) {
 			return nil, errIndexMismatch
 		}
 		c.checked[b] = true
