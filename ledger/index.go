@@ -444,7 +444,12 @@ func (ix *snapshotIndex) close() {
 
 // fill reads every card and receipt the maps lack.
 func (ix *snapshotIndex) fill(cards map[string]*Card, requests map[string]Receipt) error {
+	var released int64 // the snapshot's pages before this are let go (fillRelease)
 	for i := range ix.cards.n {
+		if off, _, err := ix.cards.line(i); err == nil && off-released >= fillRelease && off <= int64(len(ix.snap)) {
+			releaseMapped(ix.snap[released:off])
+			released = off
+		}
 		id, err := ix.cards.key(i)
 		if err != nil {
 			return err
@@ -474,6 +479,12 @@ func (ix *snapshotIndex) fill(cards map[string]*Card, requests map[string]Receip
 	}
 	return nil
 }
+
+// fillRelease is how much of the snapshot fill reads before it lets the
+// pages read go: every card is copied out and decoded, so the mapping
+// need not stay resident too (bl list of 100k cards: 31 MB less). A
+// variable for the tests.
+var fillRelease int64 = 4 << 20
 
 // openSnapshotIndexed opens snapshot.json for loading. With a valid cached
 // index the state reads card and receipt lines as it needs them, from a

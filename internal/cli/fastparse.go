@@ -7,7 +7,8 @@ import (
 	"time"
 )
 
-// The agents' hot commands (claim, create, heartbeat, complete, note) are
+// The agents' hot commands (claim, create, heartbeat, complete, note) and
+// bl version (--version, the call that measures a start) are
 // parsed here, by hand, before kong: building kong's model of a command
 // by reflection costs about as much CPU as the claim itself. The fast
 // parse takes only command lines it understands completely — long flags
@@ -82,6 +83,9 @@ var fastCommands = map[string]func() fastCommand{
 			fastString("superseded-by", &c.SupersededBy), fastBool("review", &c.Review),
 			fastString("commit", &c.Commit), fastString("branch", &c.Branch),
 			fastString("request-id", &c.RequestID)}, remoteFlags(&c.remoteChoice)...)}
+	},
+	"version": func() fastCommand { // bl --version: the globals only
+		return fastCommand{cmd: &VersionCmd{}, args: func([]string) bool { return false }}
 	},
 	"note": func() fastCommand {
 		c := &NoteCmd{}

@@ -78,7 +78,7 @@ var hotFlagValues = []string{"x", "A1", "", "-", "-5", "5", "010", "0x10", "1_0"
 func hotLines() [][]string {
 	words := map[string][]string{
 		"claim": {"claim"}, "create": {"create", "add", "new"}, "heartbeat": {"heartbeat"},
-		"complete": {"complete", "close", "done"}, "note": {"note", "comment"},
+		"complete": {"complete", "close", "done"}, "note": {"note", "comment"}, "version": {"version"},
 	}
 	var lines [][]string
 	var pieces [][]string
@@ -154,6 +154,9 @@ func TestFastParseTakesAgentLines(t *testing.T) {
 		"close A9 --duplicate-of A7",
 		"note --id A1 looked at it",
 		"note A1 step two done --owner w --epoch 2",
+		"version",
+		"--version",
+		"version --json",
 	} {
 		if !checkFastParse(t, strings.Fields(line), nil) {
 			t.Errorf("bl %s: not taken by the fast parse", line)

@@ -14,8 +14,10 @@ import (
 // few microseconds; a call that reads more (list, export, compact) then
 // pays for the hardware path once and takes it. Both give the same sums.
 
-// crcSoftBytes is how much a process checksums in software first.
-const crcSoftBytes = 1 << 20
+// crcSoftBytes is how much a process checksums in software first: about
+// what the software path checksums in the time the hardware path takes
+// to set up.
+const crcSoftBytes = 256 << 10
 
 var crcSoftDone atomic.Int64
 
