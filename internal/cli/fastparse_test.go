@@ -175,3 +175,29 @@ func FuzzFastParse(f *testing.F) {
 		checkFastParse(t, strings.Split(s, "\x00"), nil)
 	})
 }
+
+// Every flag kong knows for a hot command the fast parse knows too, and
+// none reads a variable (the fast parse reads only BL_DIR and BL_ACTOR,
+// for the globals): a flag added to a hot command's struct and not to
+// fastparse.go would fall back to kong, and one read from the
+// environment would parse differently.
+func TestFastParseKnowsEveryFlag(t *testing.T) {
+	for name, build := range fastCommands {
+		var cli CLI
+		p, err := newParser(&cli, &App{}, io.Discard, io.Discard, name, map[string]any{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		fc := build()
+		for _, node := range p.Model.Children {
+			for _, f := range node.Flags {
+				if _, ok := fastFlagNamed(f.Name, fc.flags); !ok {
+					t.Errorf("bl %s --%s: not in the fast parse (fastparse.go)", name, f.Name)
+				}
+				if len(f.Tag.Envs) > 0 {
+					t.Errorf("bl %s --%s reads %v: the fast parse does not", name, f.Name, f.Tag.Envs)
+				}
+			}
+		}
+	}
+}
