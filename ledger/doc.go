@@ -675,7 +675,7 @@
 //
 //	The .backlog directory   init.go, file.go, config.go, config_decode.go,
 //	                         symlinks.go, fs_linux.go, fs_other.go, seen.go
-//	Line framing             internal/wire/framing.go, json_value.go;
+//	Line framing             internal/wire/framing.go, json_value.go, crc.go;
 //	                         sync_linux.go, sync_other.go
 //	Events                   internal/wire/schema.go (the wire types),
 //	                         codec_gen.go (generated from schema.go),
@@ -710,7 +710,8 @@
 //	                         history.go, history_newest.go, quarantine.go
 //	                         (pulled lines that do not read); the git side is
 //	                         package gitsync
-//	Snapshot index           index.go, index_write.go, source.go, mmap_*.go
+//	Snapshot index           index.go, index_write.go, source.go, mmap_*.go,
+//	                         liststream.go (a list read card by card)
 //	Cursors                  internal/wire/cursor.go; history.go
 //	Test histories           internal/wire/testing.go (shared by the tests)
 package ledger
