@@ -230,12 +230,25 @@ func parseIndex(file []byte, id snapshotID) *snapshotIndex {
 
 // readLine reads and checks the snapshot line at off.
 func (ix *snapshotIndex) readLine(off int64, n int) (wire.SnapshotLine, error) {
+	return ix.readLineInto(nil, off, n)
+}
+
+// readLineInto is readLine copying the line into *buf, grown as needed,
+// when buf is not nil: the decoders copy out all they keep, so a caller
+// that reads line after line (fill) needs one buffer, not one per line.
+func (ix *snapshotIndex) readLineInto(buf *[]byte, off int64, n int) (wire.SnapshotLine, error) {
 	var l wire.SnapshotLine
 	if n <= 0 || off < 0 || off+int64(n) > ix.size {
 		return l, &wire.CorruptError{Path: ix.path, Offset: off, Err: errIndexMismatch}
 	}
 	// A copy: nothing decoded may point into the mapping.
-	raw := append([]byte(nil), ix.snap[off:off+int64(n)]...)
+	var raw []byte
+	if buf != nil {
+		*buf = append((*buf)[:0], ix.snap[off:off+int64(n)]...)
+		raw = *buf
+	} else {
+		raw = append([]byte(nil), ix.snap[off:off+int64(n)]...)
+	}
 	line, err := wire.CheckFrame(raw)
 	if err == nil {
 		l, err = wire.ReadSnapshotLine(line)
@@ -255,7 +268,10 @@ func (ix *snapshotIndex) card(id string) (*Card, error) {
 	return ix.cardAt(i)
 }
 
-func (ix *snapshotIndex) cardAt(i int) (*Card, error) {
+func (ix *snapshotIndex) cardAt(i int) (*Card, error) { return ix.cardAtInto(nil, i) }
+
+// cardAtInto is cardAt reading the line through buf (readLineInto).
+func (ix *snapshotIndex) cardAtInto(buf *[]byte, i int) (*Card, error) {
 	off, n, err := ix.cards.line(i)
 	if err != nil {
 		return nil, err
@@ -264,7 +280,7 @@ func (ix *snapshotIndex) cardAt(i int) (*Card, error) {
 	if err != nil {
 		return nil, err
 	}
-	l, err := ix.readLine(off, n)
+	l, err := ix.readLineInto(buf, off, n)
 	if err != nil {
 		return nil, err
 	}
@@ -445,6 +461,7 @@ func (ix *snapshotIndex) close() {
 // fill reads every card and receipt the maps lack.
 func (ix *snapshotIndex) fill(cards map[string]*Card, requests map[string]Receipt) error {
 	var released int64 // the snapshot's pages before this are let go (fillRelease)
+	var buf []byte
 	for i := range ix.cards.n {
 		if off, _, err := ix.cards.line(i); err == nil && off-released >= fillRelease && off <= int64(len(ix.snap)) {
 			releaseMapped(ix.snap[released:off])
@@ -457,7 +474,7 @@ func (ix *snapshotIndex) fill(cards map[string]*Card, requests map[string]Receip
 		if _, ok := cards[string(id)]; ok {
 			continue
 		}
-		c, err := ix.cardAt(i)
+		c, err := ix.cardAtInto(&buf, i)
 		if err != nil {
 			return err
 		}
