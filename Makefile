@@ -55,20 +55,22 @@ fuzz:
 
 # Library benchmarks, then whole-process figures next to the floor; the
 # table goes to docs/PERFORMANCE.md.
-# The paired table runs bl as built from BENCH_BASE (the last commit
-# before the start-up work; set it to compare another) next to this bl.
-BENCH_BASE ?= 986d451
+# The paired table runs bl as built from BENCH_BASE (where the last round
+# of start-up work began; set it to compare another) next to this bl.
+BENCH_BASE ?= 01fbb32
 bench: build bin/bl-before
 	$(GO) test -run '^$$' -bench '^Benchmark[^H]' -benchmem -benchtime 2000x ./ledger/ ./ledger/internal/wire/ | tee bin/bench-go.txt
 	$(GO) test -run '^$$' -bench '^BenchmarkHistoryChanges$$' -benchmem -benchtime 3x ./ledger/ | tee -a bin/bench-go.txt
 	$(GO) test -run '^$$' -bench '^Benchmark(ListJSON|Show)100k$$' -benchmem -benchtime 3x ./internal/cli/ | tee -a bin/bench-go.txt
 	$(GO) run ./internal/benchrun -bl $(BIN) -before bin/bl-before -out docs/PERFORMANCE.md
 
-# bl as BENCH_BASE built it (its Makefile did not turn cgo off).
+# bl as BENCH_BASE built it: static, as its Makefile built it (set
+# BENCH_CGO=1 for a base whose Makefile left cgo on, such as 986d451).
+BENCH_CGO ?= 0
 bin/bl-before:
 	rm -rf bin/before-src && mkdir -p bin/before-src
 	git archive $(BENCH_BASE) | tar -x -C bin/before-src
-	cd bin/before-src && $(GO) build -trimpath -ldflags '-s -w -X github.com/bl-backlog/bl/internal/cli.version=$(BENCH_BASE)' -o ../bl-before ./cmd/bl
+	cd bin/before-src && CGO_ENABLED=$(BENCH_CGO) $(GO) build -trimpath -ldflags '-s -w -X github.com/bl-backlog/bl/internal/cli.version=$(BENCH_BASE)' -o ../bl-before ./cmd/bl
 	rm -rf bin/before-src
 
 demo: build

@@ -699,7 +699,7 @@
 //	The .backlog directory   internal/store/init.go, file.go, config.go,
 //	                         config_decode.go, symlinks.go, fs_linux.go,
 //	                         fs_other.go, seen.go; files.go (the names)
-//	Line framing             internal/wire/framing.go, json_value.go;
+//	Line framing             internal/wire/framing.go, json_value.go, crc.go;
 //	                         internal/store/sync_linux.go, sync_other.go
 //	Events                   internal/wire/schema.go (the wire types),
 //	                         codec_gen.go (generated from schema.go),

@@ -65,7 +65,7 @@ func Main(ext Extensions, args []string, stdout, stderr io.Writer) int {
 // already open (see Session).
 func runApp(app *App, args []string) (code int) {
 	var cli CLI
-	stdout, stderr, git := app.Stdout, app.Stderr, app.ext.Git
+	stdout, stderr := app.Stdout, app.Stderr
 	if len(args) > 0 && args[0] == completeCommand {
 		return app.completeWords(args[1:])
 	}
@@ -74,6 +74,10 @@ func runApp(app *App, args []string) (code int) {
 	if unknown != "" {
 		app.JSON = hasJSONFlag(args)
 		return app.fail(unknownCommand(unknown))
+	}
+	if cmd, g, ok := fastParse(only, args, app.getenv); ok {
+		app.Globals = g
+		return app.run(cmd, cmd.(interface{ Run(*App) error }).Run)
 	}
 	cmds := map[string]any{}
 	parser, err := newParser(&cli, app, stdout, stderr, only, cmds)
@@ -100,18 +104,27 @@ func runApp(app *App, args []string) (code int) {
 		return app.fail(usagef(plainParseError(err.Error()) + " (see " + see + ")"))
 	}
 	app.Globals = cli.Globals
-	if git == nil {
+	var cmd any
+	if sel := kctx.Selected(); sel != nil {
+		cmd = cmds[sel.Name]
+	}
+	return app.run(cmd, func(*App) error { return kctx.Run() })
+}
+
+// run runs the parsed command cmd (nil for none) with run: handed over to
+// bl-git when it needs git and this bl has none, else here, with its
+// hooks and the automatic sync after a write.
+func (a *App) run(cmd any, run func(*App) error) int {
+	if a.ext.Git == nil {
 		// Hand over before anything is read or written: bl-git runs the
 		// whole command, from the start.
-		if sel := kctx.Selected(); sel != nil {
-			if gc, ok := cmds[sel.Name].(gitCommand); ok {
-				if what := gc.gitWork(app); what != "" {
-					return app.fail(app.handover(what))
-				}
+		if gc, ok := cmd.(gitCommand); ok {
+			if what := gc.gitWork(a); what != "" {
+				return a.fail(a.handover(what))
 			}
 		}
 	}
-	parent := app.ctx // a session's call brings its own
+	parent := a.ctx // a session's call brings its own
 	if parent == nil {
 		parent = context.Background()
 	}
@@ -120,18 +133,18 @@ func runApp(app *App, args []string) (code int) {
 	// The command's writes are made with its context, which keeps their
 	// events for its hooks: this call's, whoever else shares the backlog
 	// handle (bl mcp's tool calls, bl serve's board).
-	app.ctx = ledger.OnAppended(ctx, app.keepAppended)
-	if err := kctx.Run(); err != nil {
+	a.ctx = ledger.OnAppended(ctx, a.keepAppended)
+	if err := run(a); err != nil {
 		// Events a failed command made durable (a claim whose push
 		// failed) still fire their hooks.
-		code := app.fail(err)
-		app.runHooksAfter()
+		code := a.fail(err)
+		a.runHooksAfter()
 		return code
 	}
-	if app.mutated {
-		app.autoSync()
+	if a.mutated {
+		a.autoSync()
 	}
-	app.runHooksAfter()
+	a.runHooksAfter()
 	return exitOK
 }
 

@@ -66,6 +66,16 @@ func (c *ListCmd) Run(a *App) error {
 	if len(states) > 0 || c.Search != "" {
 		f.Limit = 0 // counted after the filters below
 	}
+	if a.JSON && c.Search == "" && len(states) == 0 && !c.Tree {
+		// The plain JSON list is written as the cards are read, one at a
+		// time: at 100k cards a list held whole, and a copy of it, cost
+		// more memory than the backlog itself.
+		lw := cardsWriter{w: a.Stdout}
+		if err := b.ListEach(f, c.Sort, func(c *ledger.Card, st ledger.Standing) error { return lw.add(c, st, true) }); err != nil {
+			return err
+		}
+		return lw.close()
+	}
 	cards, err := b.List(f, c.Sort)
 	if err != nil {
 		return err

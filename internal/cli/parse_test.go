@@ -103,6 +103,7 @@ func TestEveryExampleParses(t *testing.T) {
 			if _, err := parse(t, args[1:]...); err != nil {
 				t.Errorf("%s: the example %q does not parse: %v", c.name, line, err)
 			}
+			checkFastParse(t, args[1:], nil) // the agents' commands: as kong parses it
 			n++
 		}
 	}

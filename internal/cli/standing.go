@@ -160,44 +160,70 @@ func CardJSON(c ledger.Card, st ledger.Standing) ([]byte, bool) {
 // pieces: a 100k-card list is 45 MB of JSON, which need not be held in
 // memory at once.
 func writeCardsStanding(w io.Writer, cards []ledger.Card, standing func(i int) (ledger.Standing, bool)) error {
-	switch {
-	case cards == nil:
+	if cards == nil {
 		_, err := io.WriteString(w, "null\n")
 		return err
-	case len(cards) == 0:
-		_, err := io.WriteString(w, "[]\n")
+	}
+	lw := cardsWriter{w: w}
+	for i := range cards {
+		st, ok := standing(i)
+		if err := lw.add(&cards[i], st, ok); err != nil {
+			return err
+		}
+	}
+	return lw.close()
+}
+
+// cardsWriter writes a JSON list of cards one card at a time, in pieces
+// of about cardsChunk bytes (writeCardsStanding, bl list --json).
+type cardsWriter struct {
+	w            io.Writer
+	out, scratch []byte
+	n            int // cards added
+}
+
+const cardsChunk = 256 << 10
+
+// add writes c, with the derived members of st when stood.
+func (lw *cardsWriter) add(c *ledger.Card, st ledger.Standing, stood bool) error {
+	if lw.out == nil {
+		lw.out = make([]byte, 0, cardsChunk+8<<10)
+		lw.out = append(lw.out, '[')
+	}
+	if lw.n > 0 {
+		lw.out = append(lw.out, ',')
+	}
+	lw.n++
+	lw.out = append(lw.out, "\n  "...)
+	var ok bool
+	if lw.out, lw.scratch, ok = export.AppendCardJSONScratch(lw.out, lw.scratch, c, 1); !ok {
+		// A card the fast encoder leaves to the JSON encoder, in the
+		// same indented form.
+		one, err := json.MarshalIndentWithOption(c, "  ", "  ", json.DisableHTMLEscape())
+		if err != nil {
+			return err
+		}
+		lw.out = append(lw.out, one...)
+	}
+	if stood {
+		lw.out = appendStanding(lw.out, st, 1)
+	}
+	if len(lw.out) >= cardsChunk {
+		if _, err := lw.w.Write(lw.out); err != nil {
+			return err
+		}
+		lw.out = lw.out[:0]
+	}
+	return nil
+}
+
+// close ends the list: "[]" when no card was added.
+func (lw *cardsWriter) close() error {
+	if lw.n == 0 {
+		_, err := io.WriteString(lw.w, "[]\n")
 		return err
 	}
-	const chunk = 256 << 10
-	out := make([]byte, 0, chunk+8<<10)
-	var scratch []byte
-	out = append(out, '[')
-	for i := range cards {
-		if i > 0 {
-			out = append(out, ',')
-		}
-		out = append(out, "\n  "...)
-		var ok bool
-		if out, scratch, ok = export.AppendCardJSONScratch(out, scratch, &cards[i], 1); !ok {
-			// A card the fast encoder leaves to the JSON encoder, in
-			// the same indented form.
-			one, err := json.MarshalIndentWithOption(&cards[i], "  ", "  ", json.DisableHTMLEscape())
-			if err != nil {
-				return err
-			}
-			out = append(out, one...)
-		}
-		if st, ok := standing(i); ok {
-			out = appendStanding(out, st, 1)
-		}
-		if len(out) >= chunk {
-			if _, err := w.Write(out); err != nil {
-				return err
-			}
-			out = out[:0]
-		}
-	}
-	_, err := w.Write(append(out, "\n]\n"...))
+	_, err := lw.w.Write(append(lw.out, "\n]\n"...))
 	return err
 }
 

@@ -128,5 +128,15 @@ func BenchmarkParser(b *testing.B) {
 				}
 			}
 		})
+		// The same line through the fast parse (fastparse.go).
+		b.Run("fast/"+args[0], func(b *testing.B) {
+			b.ReportAllocs()
+			getenv := func(string) string { return "" }
+			for i := 0; i < b.N; i++ {
+				if _, _, ok := fastParse(args[0], args, getenv); !ok {
+					b.Fatal("not taken by the fast parse")
+				}
+			}
+		})
 	}
 }

@@ -137,6 +137,39 @@ func ClaimOrder(a, b *wire.Card) int {
 // List returns copies of the cards matching f at now, in the given sort
 // order (SortClaim when empty).
 func (s *State) List(f Filter, now time.Time, sortBy string) []wire.Card {
+	hits := s.listed(f, now, sortBy)
+	out := make([]wire.Card, len(hits))
+	for i, c := range hits {
+		out[i] = c.Clone()
+		out[i].View(now)
+	}
+	return out
+}
+
+// EachListed hands fn the cards List returns, in its order, one at a
+// time and without copying them all: a list of 100k cards is not held
+// twice. The card fn gets is valid for the call only and shares its
+// slices with the state: fn must neither keep nor change it. It stops at
+// fn's first error.
+func (s *State) EachListed(f Filter, now time.Time, sortBy string, fn func(c *wire.Card) error) error {
+	var c wire.Card // one copy, reused: fn must not keep it
+	for _, h := range s.listed(f, now, sortBy) {
+		if h.Lapsed(now) {
+			c = h.Clone() // View changes it
+			c.View(now)
+		} else {
+			c = *h
+		}
+		if err := fn(&c); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// listed is the cards matching f at now, in List's order, as the state
+// holds them.
+func (s *State) listed(f Filter, now time.Time, sortBy string) []*wire.Card {
 	var hits []*wire.Card
 	if (sortBy == "" || sortBy == SortClaim) && f.candidatesOnly() {
 		// Only ready and claimed cards can match, and they come in claim
@@ -153,6 +186,7 @@ func (s *State) List(f Filter, now time.Time, sortBy string) []wire.Card {
 		})
 	} else {
 		s.All()
+		hits = make([]*wire.Card, 0, len(s.cards))
 		for _, c := range s.cards {
 			if f.Match(s, c, now) {
 				hits = append(hits, c)
@@ -163,12 +197,7 @@ func (s *State) List(f Filter, now time.Time, sortBy string) []wire.Card {
 	if f.Limit > 0 && len(hits) > f.Limit {
 		hits = hits[:f.Limit]
 	}
-	out := make([]wire.Card, len(hits))
-	for i, c := range hits {
-		out[i] = c.Clone()
-		out[i].View(now)
-	}
-	return out
+	return hits
 }
 
 // candidatesOnly reports whether only ready, claimed or review cards can match f.

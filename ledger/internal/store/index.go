@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
-	"hash/crc32"
 	"os"
 	"path/filepath"
 	"slices"
@@ -46,7 +45,7 @@ type snapshotID struct {
 }
 
 func snapshotIdentity(fi os.FileInfo, headerLine []byte) snapshotID {
-	return snapshotID{size: fi.Size(), mtime: fi.ModTime().UnixNano(), headerCRC: crc32.Checksum(headerLine, wire.Castagnoli())}
+	return snapshotID{size: fi.Size(), mtime: fi.ModTime().UnixNano(), headerCRC: wire.Checksum(headerLine)}
 }
 
 // sealedIndex is an index file's content whose blocks are checked against
@@ -66,7 +65,7 @@ func openSealed(file []byte) *sealedIndex {
 	n := int(le.Uint32(file[len(file)-8:]))
 	end := len(file) - 8 - 4*n
 	if n <= 0 || end <= 0 || n != (end+IndexBlock-1)/IndexBlock ||
-		crc32.Checksum(file[end:len(file)-4], wire.Castagnoli()) != le.Uint32(file[len(file)-4:]) {
+		wire.Checksum(file[end:len(file)-4]) != le.Uint32(file[len(file)-4:]) {
 		return nil
 	}
 	return &sealedIndex{data: file[:end], sums: file[end : end+4*n], checked: make([]bool, n)}
@@ -83,7 +82,7 @@ func (c *sealedIndex) span(off, n int) ([]byte, error) {
 			continue
 		}
 		block := c.data[b*IndexBlock : min((b+1)*IndexBlock, len(c.data))]
-		if crc32.Checksum(block, wire.Castagnoli()) != binary.LittleEndian.Uint32(c.sums[4*b:]) {
+		if wire.Checksum(block) != binary.LittleEndian.Uint32(c.sums[4*b:]) {
 			return nil, errIndexMismatch
 		}
 		c.checked[b] = true
@@ -231,12 +230,25 @@ func parseIndex(file []byte, id snapshotID) *snapshotIndex {
 
 // readLine reads and checks the snapshot line at off.
 func (ix *snapshotIndex) readLine(off int64, n int) (wire.SnapshotLine, error) {
+	return ix.readLineInto(nil, off, n)
+}
+
+// readLineInto is readLine copying the line into *buf, grown as needed,
+// when buf is not nil: the decoders copy out all they keep, so a caller
+// that reads line after line (fill) needs one buffer, not one per line.
+func (ix *snapshotIndex) readLineInto(buf *[]byte, off int64, n int) (wire.SnapshotLine, error) {
 	var l wire.SnapshotLine
 	if n <= 0 || off < 0 || off+int64(n) > ix.size {
 		return l, &wire.CorruptError{Path: ix.path, Offset: off, Err: errIndexMismatch}
 	}
 	// A copy: nothing decoded may point into the mapping.
-	raw := append([]byte(nil), ix.snap[off:off+int64(n)]...)
+	var raw []byte
+	if buf != nil {
+		*buf = append((*buf)[:0], ix.snap[off:off+int64(n)]...)
+		raw = *buf
+	} else {
+		raw = append([]byte(nil), ix.snap[off:off+int64(n)]...)
+	}
 	line, err := wire.CheckFrame(raw)
 	if err == nil {
 		l, err = wire.ReadSnapshotLine(line)
@@ -256,7 +268,10 @@ func (ix *snapshotIndex) card(id string) (*wire.Card, error) {
 	return ix.cardAt(i)
 }
 
-func (ix *snapshotIndex) cardAt(i int) (*wire.Card, error) {
+func (ix *snapshotIndex) cardAt(i int) (*wire.Card, error) { return ix.cardAtInto(nil, i) }
+
+// cardAtInto is cardAt reading the line through buf (readLineInto).
+func (ix *snapshotIndex) cardAtInto(buf *[]byte, i int) (*wire.Card, error) {
 	off, n, err := ix.cards.line(i)
 	if err != nil {
 		return nil, err
@@ -265,7 +280,7 @@ func (ix *snapshotIndex) cardAt(i int) (*wire.Card, error) {
 	if err != nil {
 		return nil, err
 	}
-	l, err := ix.readLine(off, n)
+	l, err := ix.readLineInto(buf, off, n)
 	if err != nil {
 		return nil, err
 	}
@@ -445,7 +460,13 @@ func (ix *snapshotIndex) close() {
 
 // fill reads every card and receipt the maps lack.
 func (ix *snapshotIndex) fill(cards map[string]*wire.Card, requests map[string]wire.Receipt) error {
+	var released int64 // the snapshot's pages before this are let go (FillRelease)
+	var buf []byte
 	for i := range ix.cards.n {
+		if off, _, err := ix.cards.line(i); err == nil && off-released >= FillRelease && off <= int64(len(ix.snap)) {
+			releaseMapped(ix.snap[released:off])
+			released = off
+		}
 		id, err := ix.cards.key(i)
 		if err != nil {
 			return err
@@ -453,7 +474,7 @@ func (ix *snapshotIndex) fill(cards map[string]*wire.Card, requests map[string]w
 		if _, ok := cards[string(id)]; ok {
 			continue
 		}
-		c, err := ix.cardAt(i)
+		c, err := ix.cardAtInto(&buf, i)
 		if err != nil {
 			return err
 		}
@@ -475,6 +496,12 @@ func (ix *snapshotIndex) fill(cards map[string]*wire.Card, requests map[string]w
 	}
 	return nil
 }
+
+// FillRelease is how much of the snapshot fill reads before it lets the
+// pages read go: every card is copied out and decoded, so the mapping
+// need not stay resident too (bl list of 100k cards: 31 MB less). A
+// variable for the tests.
+var FillRelease int64 = 4 << 20
 
 // openSnapshotIndexed opens snapshot.json for loading. With a valid cached
 // index the state reads card and receipt lines as it needs them, from a

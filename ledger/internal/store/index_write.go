@@ -6,7 +6,6 @@ package store
 import (
 	"cmp"
 	"encoding/binary"
-	"hash/crc32"
 	"math"
 	"os"
 	"path/filepath"
@@ -128,11 +127,11 @@ func SealIndex(body []byte) []byte {
 	out := body
 	n := 0
 	for off := 0; off < len(body); off += IndexBlock {
-		out = le.AppendUint32(out, crc32.Checksum(body[off:min(off+IndexBlock, len(body))], wire.Castagnoli()))
+		out = le.AppendUint32(out, wire.Checksum(body[off:min(off+IndexBlock, len(body))]))
 		n++
 	}
 	out = le.AppendUint32(out, uint32(n))
-	return le.AppendUint32(out, crc32.Checksum(out[len(body):], wire.Castagnoli()))
+	return le.AppendUint32(out, wire.Checksum(out[len(body):]))
 }
 
 // writeIndex stores the index for a snapshot in the backlog's cache. It is

@@ -2,7 +2,6 @@ package wire
 
 import (
 	"fmt"
-	"hash/crc32"
 	"time"
 )
 
@@ -35,7 +34,7 @@ type SnapshotHeader struct {
 }
 
 func CrcHex(b []byte) string {
-	return fmt.Sprintf("%08x", crc32.Checksum(b, Castagnoli()))
+	return fmt.Sprintf("%08x", Checksum(b))
 }
 
 // Snapshot lines after the header: exactly one member each.
