@@ -39,7 +39,7 @@ environment (BL_ACTOR, BL_ARBITER, ...); the arbiter is chosen as on the
 command line, never from a tracked file. If the daemon ends while a call
 runs, the call exits 7 (code arbiter): retry it with the same --request-id.
 
-bl daemon runs until SIGINT or SIGTERM, letting the calls under way finish.
+The daemon runs until SIGINT or SIGTERM, letting the calls under way finish.
 
 Example:
 
