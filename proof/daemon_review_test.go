@@ -1,0 +1,120 @@
+package proof
+
+import (
+	"bufio"
+	"encoding/base64"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/bl-backlog/bl/internal/arbiter/natstest"
+)
+
+// fakeDaemon listens on path as something other than the clone's bl
+// daemon would: it keeps the first line each connection sends and answers
+// that the command succeeded, with terminal escapes in its output.
+func fakeDaemon(t *testing.T, path string) <-chan string {
+	t.Helper()
+	ln, err := net.Listen("unix", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	got := make(chan string, 16)
+	out := base64.StdEncoding.EncodeToString([]byte("\x1b]0;owned\x07\x1b[2Jclaimed\n"))
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			line, _ := bufio.NewReader(c).ReadString('\n')
+			select {
+			case got <- line:
+			default:
+			}
+			_, _ = c.Write([]byte(`{"stdout":"` + out + `","exit":0}`))
+			c.Close()
+		}
+	}()
+	return got
+}
+
+// TestDaemonSocketLinkNotDialled: the socket path is in the clone, so its
+// files can make it a link (git checks out a tracked symlink
+// .backlog/cache/daemon/sock, in a directory that is 0700 under umask 077
+// or once bl daemon ran). bl neither sends the command line and its
+// environment to what the link names nor prints the answer as its own,
+// and bl daemon does not take the link's listener for a daemon: it serves
+// in the link's place.
+func TestDaemonSocketLinkNotDialled(t *testing.T) {
+	bl := blGitBinary(t)
+	srv := natstest.Start(t, t.TempDir())
+	r := newBacklog(t, bl)
+	if c := r.run("seed", runOpts{}, "create", "--id", "H1", "--title", "linked"); c.Exit != 0 {
+		t.Fatalf("create: %s", c.Stderr)
+	}
+	sockDir := filepath.Join(r.dir, "cache", "daemon")
+	if err := os.MkdirAll(sockDir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(sockDir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	evil := filepath.Join(t.TempDir(), "s")
+	got := fakeDaemon(t, evil)
+	if err := os.Symlink(evil, filepath.Join(sockDir, "sock")); err != nil {
+		t.Fatal(err)
+	}
+	env := runOpts{env: []string{"BL_ARBITER=" + srv.URL(), "BL_GIT=/nonexistent/bl-git", "SECRET_TOKEN=hunter2"}}
+	c := r.run("w", env, "claim", "--owner", "w", "--id", "H1", "--json")
+	if c.Exit == 0 || !strings.Contains(string(c.Stderr), "bl-git") {
+		t.Errorf("a claim with the socket a link: exit %d, stdout %q, stderr %q (want bl-git's hand-over, which is missing here)", c.Exit, c.Stdout, c.Stderr)
+	}
+
+	startDaemon(t, bl, filepath.Dir(r.dir), blEnv("BL_ARBITER="+srv.URL()))
+	if c := r.run("w", env, "claim", "--owner", "w", "--id", "H1", "--json"); c.Exit != 0 || !strings.Contains(string(c.Stdout), `"claim_owner": "w"`) {
+		t.Errorf("a claim through the daemon that took the link's place: exit %d, stdout %q, stderr %q", c.Exit, c.Stdout, c.Stderr)
+	}
+	select {
+	case line := <-got:
+		t.Errorf("the socket the link names was sent %d bytes (SECRET_TOKEN in them: %v)", len(line), strings.Contains(line, "hunter2"))
+	default:
+	}
+}
+
+// TestDaemonSocketOfAnotherUserNotDialled: a socket in the directory that
+// another user made (root can put one there) is not taken for this user's
+// daemon.
+func TestDaemonSocketOfAnotherUserNotDialled(t *testing.T) {
+	if os.Getuid() != 0 {
+		t.Skip("needs root to give the socket another owner")
+	}
+	bl := blGitBinary(t)
+	srv := natstest.Start(t, t.TempDir())
+	r := newBacklog(t, bl)
+	if c := r.run("seed", runOpts{}, "create", "--id", "H1", "--title", "other"); c.Exit != 0 {
+		t.Fatalf("create: %s", c.Stderr)
+	}
+	sockDir := filepath.Join(r.dir, "cache", "daemon")
+	if err := os.MkdirAll(sockDir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	sock := filepath.Join(sockDir, "sock")
+	got := fakeDaemon(t, sock)
+	if err := os.Lchown(sock, 65534, 65534); err != nil {
+		t.Fatal(err)
+	}
+	env := runOpts{env: []string{"BL_ARBITER=" + srv.URL(), "BL_GIT=/nonexistent/bl-git"}}
+	c := r.run("w", env, "claim", "--owner", "w", "--id", "H1", "--json")
+	if c.Exit == 0 || !strings.Contains(string(c.Stderr), "bl-git") {
+		t.Errorf("a claim with another user's socket: exit %d, stdout %q, stderr %q", c.Exit, c.Stdout, c.Stderr)
+	}
+	select {
+	case <-got:
+		t.Errorf("another user's socket was sent the command")
+	default:
+	}
+}
