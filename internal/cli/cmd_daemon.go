@@ -61,22 +61,19 @@ func (c *DaemonCmd) Run(a *App) error {
 	if len(sock) > maxSocketPath {
 		return ledger.Errorf(ledger.ErrInvalid, "the socket path %s is %d bytes, more than a unix socket takes (%d): run bl daemon in a clone at a shorter path", sock, len(sock), maxSocketPath)
 	}
-	if err := os.MkdirAll(filepath.Dir(sock), 0o700); err != nil {
-		return err
+	s := NewSession(a)
+	defer s.Close()
+	if _, _, err := s.open(); err != nil {
+		return err // a cache directory linked out of the backlog among others
 	}
-	if err := os.Chmod(filepath.Dir(sock), 0o700); err != nil {
-		return err
-	}
-	if err := trustedDaemonDir(filepath.Dir(sock)); err != nil {
+	if err := makeDaemonDir(filepath.Dir(sock)); err != nil {
 		return err
 	}
 	if f, err := dialDaemon(sock); err == nil {
 		f.Close()
 		return ledger.Errorf(ledger.ErrConflict, "a bl daemon already serves this clone (%s)", sock)
 	}
-	_ = os.Remove(sock) // a daemon that died left it
-	s := NewSession(a)
-	defer s.Close()
+	_ = os.Remove(sock) // a daemon that died left it, or it is no socket of ours
 	return a.ext.Daemon(a.ctx, s, sock, func() {
 		fmt.Fprintf(a.Stderr, "bl daemon: serving %s on %s\n", dir, sock)
 	})

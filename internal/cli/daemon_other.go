@@ -8,3 +8,5 @@ import "os"
 func trustedDaemonDir(string) error { return errNoDaemon }
 
 func dialDaemon(string) (*os.File, error) { return nil, errNoDaemon }
+
+func makeDaemonDir(string) error { return errNoDaemon }
