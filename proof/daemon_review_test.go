@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -116,5 +117,35 @@ func TestDaemonSocketOfAnotherUserNotDialled(t *testing.T) {
 	case <-got:
 		t.Errorf("another user's socket was sent the command")
 	default:
+	}
+}
+
+// TestDaemonDirLinkNotFollowed: a socket directory the clone's files make
+// a link (a tracked symlink .backlog/cache/daemon) is refused before
+// anything follows it: bl daemon does not chmod what it names.
+func TestDaemonDirLinkNotFollowed(t *testing.T) {
+	bl := blGitBinary(t)
+	r := newBacklog(t, bl)
+	victim := filepath.Join(t.TempDir(), "public")
+	if err := os.Mkdir(victim, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(victim, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(r.dir, "cache"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(victim, filepath.Join(r.dir, "cache", "daemon")); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bl, "daemon")
+	cmd.Dir, cmd.Env = filepath.Dir(r.dir), blEnv()
+	out, err := cmd.CombinedOutput() // it refuses, or serves until the cleanup kills it
+	if err == nil || !strings.Contains(string(out), "link") {
+		t.Errorf("bl daemon with its socket directory a link: %v %s", err, out)
+	}
+	if fi, err := os.Stat(victim); err != nil || fi.Mode().Perm() != 0o755 {
+		t.Errorf("bl daemon changed the mode of the directory the link names: %v %v", fi.Mode().Perm(), err)
 	}
 }
