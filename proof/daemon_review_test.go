@@ -2,13 +2,20 @@ package proof
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/base64"
+	"fmt"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"runtime"
 	"strings"
+	"sync"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/bl-backlog/bl/internal/arbiter/natstest"
 )
@@ -147,5 +154,134 @@ func TestDaemonDirLinkNotFollowed(t *testing.T) {
 	}
 	if fi, err := os.Stat(victim); err != nil || fi.Mode().Perm() != 0o755 {
 		t.Errorf("bl daemon changed the mode of the directory the link names: %v %v", fi.Mode().Perm(), err)
+	}
+}
+
+var fpGit struct {
+	once sync.Once
+	path string
+	err  error
+}
+
+// blGitFailpoints builds bl-git with the ledger's failpoints.
+func blGitFailpoints(t *testing.T) string {
+	t.Helper()
+	fpGit.once.Do(func() {
+		fpGit.path = filepath.Join(binDir, "bl-git-failpoints")
+		args := []string{"build", "-tags", tagsFailpoints, "-o", fpGit.path, "github.com/bl-backlog/bl/cmd/bl-git"}
+		if out, err := exec.Command(goTool(), args...).CombinedOutput(); err != nil {
+			fpGit.err = fmt.Errorf("go %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+	})
+	if fpGit.err != nil {
+		t.Fatal(fpGit.err)
+	}
+	return fpGit.path
+}
+
+// runAsync runs a bl call in the background.
+func runAsync(r *runner, o runOpts, args ...string) <-chan Call {
+	done := make(chan Call, 1)
+	go func() { done <- r.run("w", o, args...) }()
+	return done
+}
+
+// waitCall waits up to d for a call; ok is false if it still runs.
+func waitCall(done <-chan Call, d time.Duration) (Call, bool) {
+	select {
+	case c := <-done:
+		return c, true
+	case <-time.After(d):
+		return Call{}, false
+	}
+}
+
+// TestDaemonStoppedNotWaitedOn: a bl daemon stopped (SIGSTOP, ^Z of a
+// daemon in a terminal) does not hold the clone's owner commands: a call
+// made while it is stopped is answered without it, rather than wait for
+// as long as it stays stopped (its lease would run out meanwhile).
+func TestDaemonStoppedNotWaitedOn(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("reads /proc")
+	}
+	bl := blGitBinary(t)
+	srv := natstest.Start(t, t.TempDir())
+	r := newBacklog(t, bl)
+	if c := r.run("seed", runOpts{}, "create", "--id", "S1", "--title", "stopped"); c.Exit != 0 {
+		t.Fatalf("create: %s", c.Stderr)
+	}
+	d := startDaemon(t, bl, filepath.Dir(r.dir), blEnv("BL_ARBITER="+srv.URL()))
+	if err := d.Process.Signal(syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	for !processStopped(d.Process.Pid) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	env := runOpts{env: []string{"BL_ARBITER=" + srv.URL()}}
+	done := runAsync(r, env, "claim", "--owner", "w", "--id", "S1", "--json")
+	// Far beyond what the call takes without a daemon: only a call that
+	// waits for the daemon to go on is still running then.
+	c, ok := waitCall(done, 60*time.Second)
+	if !ok {
+		t.Errorf("a claim waited on a stopped bl daemon for 60s")
+		_ = d.Process.Signal(syscall.SIGCONT)
+		c = <-done
+	}
+	if c.Exit != 0 {
+		t.Errorf("the claim made while the daemon is stopped: exit %d %s", c.Exit, c.Stderr)
+	}
+}
+
+// TestDaemonStoppedMidCall: a bl daemon stopped after its write of a
+// relayed claim (the arbiter took it, the clone's ledger holds it) and
+// then killed: the caller ends with exit 7 while the daemon is stopped,
+// names the request id its call went under even though it gave none, and
+// a retry with that id answers with the card claimed, not a second one.
+func TestDaemonStoppedMidCall(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("reads /proc")
+	}
+	bl := blGitBinary(t)
+	fp := blGitFailpoints(t)
+	srv := natstest.Start(t, t.TempDir())
+	r := newBacklog(t, bl)
+	for _, id := range []string{"M1", "M2"} {
+		if c := r.run("seed", runOpts{}, "create", "--id", id, "--title", "mid-call"); c.Exit != 0 {
+			t.Fatalf("create: %s", c.Stderr)
+		}
+	}
+	d := startDaemon(t, fp, filepath.Dir(r.dir), blEnv("BL_ARBITER="+srv.URL(), "BL_FAILPOINT=after-write", "BL_FAILPOINT_ACTION=stop"))
+	env := runOpts{env: []string{"BL_ARBITER=" + srv.URL()}}
+	done := runAsync(r, env, "claim", "--owner", "w", "--json")
+	for i := 0; !processStopped(d.Process.Pid); i++ {
+		if i > 6000 {
+			t.Fatal("the daemon never reached its failpoint")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	c, ok := waitCall(done, 60*time.Second)
+	_ = d.Process.Kill()
+	_ = d.Wait()
+	if !ok {
+		t.Errorf("the caller waited on a stopped bl daemon for 60s")
+		c = <-done
+	}
+	if c.Exit != 7 || c.ErrorCode() != "arbiter" {
+		t.Fatalf("a call whose daemon stopped and died: exit %d %s", c.Exit, c.Stderr)
+	}
+	m := regexp.MustCompile(`--request-id[ =]"?([A-Za-z_.-]*[0-9][A-Za-z0-9_.-]*)`).FindSubmatch(c.Stderr)
+	if m == nil {
+		t.Fatalf("the caller gave no request id and was not told the one its call went under: %s", c.Stderr)
+	}
+	retry := r.run("w", env, "claim", "--owner", "w", "--json", "--request-id", string(m[1]))
+	if retry.Exit != 0 {
+		t.Fatalf("the retry with %s: exit %d %s", m[1], retry.Exit, retry.Stderr)
+	}
+	data, err := os.ReadFile(filepath.Join(r.dir, "ledger.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := bytes.Count(data, []byte(`"op":"claim"`)); n != 1 {
+		t.Errorf("%d claims in the ledger after a retry of one call:\n%s", n, data)
 	}
 }
