@@ -61,28 +61,32 @@ func trustedDaemonDir(dir string) error {
 
 // dialDaemon connects to the daemon's socket: a socket of this user's,
 // not a link (the clone's files can make the path one), whose listener
-// runs as this user where the system tells (peerIsMe). The lean bl links
-// no network package: a unix socket is two system calls.
-func dialDaemon(sock string) (*os.File, error) {
+// runs as this user where the system tells (peerIsMe), and its process
+// id when the system tells (else 0). The lean bl links no network package:
+// a unix socket is two system calls.
+func dialDaemon(sock string) (*os.File, int, error) {
 	fi, err := os.Lstat(sock)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	if fi.Mode().Type() != fs.ModeSocket || !ownedByMe(fi) {
-		return nil, fmt.Errorf("%s is not a socket of yours", sock)
+		return nil, 0, fmt.Errorf("%s is not a socket of yours", sock)
 	}
 	fd, err := syscall.Socket(syscall.AF_UNIX, syscall.SOCK_STREAM, 0)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	syscall.CloseOnExec(fd)
 	if err := syscall.Connect(fd, &syscall.SockaddrUnix{Name: sock}); err != nil {
 		syscall.Close(fd)
-		return nil, err
+		return nil, 0, err
 	}
-	if !peerIsMe(fd) {
+	pid, ok := peerIsMe(fd)
+	if !ok {
 		syscall.Close(fd)
-		return nil, fmt.Errorf("%s is served by another user", sock)
+		return nil, 0, fmt.Errorf("%s is served by another user", sock)
 	}
-	return os.NewFile(uintptr(fd), sock), nil
+	// Non-blocking, so that a read can give up on a stopped daemon.
+	_ = syscall.SetNonblock(fd, true)
+	return os.NewFile(uintptr(fd), sock), pid, nil
 }
