@@ -4,7 +4,9 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/base64"
+	"encoding/json"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -283,5 +285,71 @@ func TestDaemonStoppedMidCall(t *testing.T) {
 	}
 	if n := bytes.Count(data, []byte(`"op":"claim"`)); n != 1 {
 		t.Errorf("%d claims in the ledger after a retry of one call:\n%s", n, data)
+	}
+}
+
+// TestDaemonEndsWithIdleConnection: SIGTERM ends bl daemon while a
+// connection has sent no command line (or part of one): only calls under
+// way are let finish.
+func TestDaemonEndsWithIdleConnection(t *testing.T) {
+	bl := blGitBinary(t)
+	r := newBacklog(t, bl)
+	d := startDaemon(t, bl, filepath.Dir(r.dir), blEnv())
+	sock := filepath.Join(r.dir, "cache", "daemon", "sock")
+	idle, err := net.Dial("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer idle.Close()
+	part, err := net.Dial("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer part.Close()
+	if _, err := part.Write([]byte(`{"version":"`)); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- d.Wait() }()
+	time.Sleep(100 * time.Millisecond) // let it accept both
+	if err := d.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-exited:
+	case <-time.After(60 * time.Second):
+		t.Errorf("bl daemon still runs 60s after SIGTERM, held by a connection that sent no command")
+		idle.Close()
+		part.Close()
+		<-exited
+	}
+}
+
+// TestDaemonRunsOwnerCommandsOnly: the socket takes the owner commands the
+// lean bl sends it, not any command line: one that runs until stopped
+// (bl watch) would hold a connection and bl daemon's end for ever.
+func TestDaemonRunsOwnerCommandsOnly(t *testing.T) {
+	bl := blGitBinary(t)
+	r := newBacklog(t, bl)
+	startDaemon(t, bl, filepath.Dir(r.dir), blEnv())
+	v := r.run("v", runOpts{}, "version", "--json")
+	var ver struct{ Version string }
+	if err := json.Unmarshal(v.Stdout, &ver); err != nil || ver.Version == "" {
+		t.Fatalf("bl version --json: %s %v", v.Stdout, err)
+	}
+	c, err := net.Dial("unix", filepath.Join(r.dir, "cache", "daemon", "sock"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	req, _ := json.Marshal(map[string]any{"version": ver.Version, "args": []string{"watch", "--dir", r.dir}, "env": []string{}})
+	if _, err := c.Write(append(req, '\n')); err != nil {
+		t.Fatal(err)
+	}
+	_ = c.SetReadDeadline(time.Now().Add(60 * time.Second))
+	data, err := io.ReadAll(c)
+	var rep struct{ Refused string }
+	if err != nil || json.Unmarshal(data, &rep) != nil || rep.Refused == "" {
+		t.Errorf("bl watch sent to bl daemon: %q %v (want it refused)", data, err)
 	}
 }
