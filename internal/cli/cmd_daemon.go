@@ -121,6 +121,8 @@ func (s *Session) Relay(ctx context.Context, request []byte) []byte {
 		rep.Refused = "not a request: " + err.Error()
 	case req.Version != binaryVersion():
 		rep.Refused = "bl " + req.Version + " asked bl daemon " + binaryVersion()
+	case !relayedCommands[relayedCommand(req.Args)]:
+		rep.Refused = "bl daemon runs owner commands only"
 	default:
 		env := map[string]string{}
 		for _, kv := range req.Env {
@@ -132,6 +134,17 @@ func (s *Session) Relay(ctx context.Context, request []byte) []byte {
 	}
 	out, _ := json.Marshal(rep)
 	return out
+}
+
+// relayedCommands are the commands a lean bl relays (gitWork sets
+// relayable): bl daemon runs no other, one that runs until stopped (bl
+// watch) would hold its end.
+var relayedCommands = map[string]bool{"claim": true, "heartbeat": true, "release": true, "complete": true,
+	"fail": true, "block": true, "approve": true, "reject": true}
+
+func relayedCommand(args []string) string {
+	name, _ := commandIn(normalizeArgs(args))
+	return name
 }
 
 func cutEnv(kv string) (string, string, bool) {

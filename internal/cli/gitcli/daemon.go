@@ -6,6 +6,7 @@ import (
 	"net"
 	"os"
 	"sync"
+	"time"
 
 	"github.com/bl-backlog/bl/internal/cli"
 )
@@ -47,7 +48,11 @@ func serveDaemon(ctx context.Context, s *cli.Session, sock string, ready func())
 				return
 			}
 			r := bufio.NewReader(&limited{c, maxRequest})
+			// A connection that has not sent its command line when
+			// the daemon ends is no call under way.
+			stopRead := context.AfterFunc(ctx, func() { _ = c.SetReadDeadline(time.Now()) })
 			line, err := r.ReadBytes('\n')
+			stopRead()
 			if err != nil {
 				return
 			}
