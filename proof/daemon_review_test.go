@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -351,5 +352,87 @@ func TestDaemonRunsOwnerCommandsOnly(t *testing.T) {
 	var rep struct{ Refused string }
 	if err != nil || json.Unmarshal(data, &rep) != nil || rep.Refused == "" {
 		t.Errorf("bl watch sent to bl daemon: %q %v (want it refused)", data, err)
+	}
+}
+
+// TestArbiterRunStopsWhileHeartbeatHangs: a heartbeat of bl run that
+// neither lands nor fails (here it waits for the backlog lock, held by a
+// bl stopped in the middle of a write of this clone) is a lease not
+// renewed: the command is stopped before the lease it last renewed runs
+// out, not once the heartbeat gives up.
+func TestArbiterRunStopsWhileHeartbeatHangs(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("reads /proc")
+	}
+	bl := blGitBinary(t)
+	fpBL := blBinary(t, tagsFailpoints)
+	srv := natstest.Start(t, t.TempDir())
+	r := newBacklog(t, bl)
+	if c := r.run("seed", runOpts{}, "create", "--id", "R1", "--title", "supervised"); c.Exit != 0 {
+		t.Fatalf("create: %s", c.Stderr)
+	}
+	work := t.TempDir()
+	script := `trap 'date +%s%N > died; exit 143' TERM; echo $$ > pid; while :; do sleep 0.05; done`
+	cmd := exec.Command(bl, "run", "--dir", r.dir, "--owner", "agent-1", "--id", "R1", "--ttl", "6s", "--grace", "500ms", "--", "sh", "-c", script)
+	cmd.Dir = work
+	cmd.Env = blEnv("BL_ARBITER=" + srv.URL())
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	defer func() {
+		_ = cmd.Process.Kill()
+		<-exited
+	}()
+	waitFor(t, filepath.Join(work, "pid"), exited, &stderr)
+
+	// A bl of this clone stops holding the backlog lock.
+	holder := exec.Command(fpBL, "create", "--dir", r.dir, "--id", "Z1", "--title", "holder")
+	holder.Env = blEnv("BL_FAILPOINT=after-write", "BL_FAILPOINT_ACTION=stop")
+	if err := holder.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		_ = holder.Process.Kill()
+		_ = holder.Wait()
+	}()
+	for i := 0; !processStopped(holder.Process.Pid); i++ {
+		if i > 6000 {
+			t.Fatal("the lock holder never stopped")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	// The lease as it was last renewed: the last claim or heartbeat of R1
+	// in the ledger (read without the lock), plus the TTL.
+	lastRenewal := func() time.Time {
+		data, _ := os.ReadFile(filepath.Join(r.dir, "ledger.jsonl"))
+		var last time.Time
+		for _, line := range bytes.Split(data, []byte("\n")) {
+			var e struct {
+				At   time.Time `json:"at"`
+				Op   string    `json:"op"`
+				Card string    `json:"card"`
+			}
+			if json.Unmarshal(line, &e) == nil && e.Card == "R1" && (e.Op == "claim" || e.Op == "heartbeat") && e.At.After(last) {
+				last = e.At
+			}
+		}
+		return last
+	}
+	expires := lastRenewal().Add(6 * time.Second)
+	time.Sleep(time.Until(expires) + 500*time.Millisecond)
+	if got := lastRenewal().Add(6 * time.Second); got.After(expires) {
+		t.Fatalf("a heartbeat landed while the lock holder was stopped (lease to %s)", got)
+	}
+	raw, err := os.ReadFile(filepath.Join(work, "died"))
+	if err != nil {
+		t.Fatalf("the lease ran out at %s and the command still runs (no SIGTERM):\n%s", expires.Format(time.RFC3339Nano), stderr.String())
+	}
+	ns, _ := strconv.ParseInt(strings.TrimSpace(string(raw)), 10, 64)
+	if died := time.Unix(0, ns); !died.Before(expires) {
+		t.Errorf("the command got SIGTERM at %s, after its lease ran out at %s:\n%s", died.Format(time.RFC3339Nano), expires.Format(time.RFC3339Nano), stderr.String())
 	}
 }
