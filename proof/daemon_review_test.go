@@ -436,3 +436,30 @@ func TestArbiterRunStopsWhileHeartbeatHangs(t *testing.T) {
 		t.Errorf("the command got SIGTERM at %s, after its lease ran out at %s:\n%s", died.Format(time.RFC3339Nano), expires.Format(time.RFC3339Nano), stderr.String())
 	}
 }
+
+// TestDaemonEndLeavesAnothersSocket: a daemon whose socket was removed
+// (git clean -x removes the ignored cache) while it ran, and another
+// started in its place, removes on its end only a socket of its own.
+func TestDaemonEndLeavesAnothersSocket(t *testing.T) {
+	bl := blGitBinary(t)
+	srv := natstest.Start(t, t.TempDir())
+	r := newBacklog(t, bl)
+	if c := r.run("seed", runOpts{}, "create", "--id", "C1", "--title", "cleaned"); c.Exit != 0 {
+		t.Fatalf("create: %s", c.Stderr)
+	}
+	sock := filepath.Join(r.dir, "cache", "daemon", "sock")
+	old := startDaemon(t, bl, filepath.Dir(r.dir), blEnv("BL_ARBITER="+srv.URL()))
+	if err := os.Remove(sock); err != nil {
+		t.Fatal(err)
+	}
+	startDaemon(t, bl, filepath.Dir(r.dir), blEnv("BL_ARBITER="+srv.URL()))
+	_ = old.Process.Signal(syscall.SIGTERM)
+	_ = old.Wait()
+	if _, err := os.Lstat(sock); err != nil {
+		t.Errorf("the old daemon's end removed the new daemon's socket: %v", err)
+	}
+	env := runOpts{env: []string{"BL_ARBITER=" + srv.URL(), "BL_GIT=/nonexistent/bl-git"}}
+	if c := r.run("w", env, "claim", "--owner", "w", "--id", "C1", "--json"); c.Exit != 0 {
+		t.Errorf("a claim with the new daemon serving: exit %d %s", c.Exit, c.Stderr)
+	}
+}
