@@ -22,7 +22,17 @@ func serveDaemon(ctx context.Context, s *cli.Session, sock string, ready func())
 	if err != nil {
 		return err
 	}
-	ln.SetUnlinkOnClose(true)
+	// On its end the daemon removes the socket only if it is still its
+	// own: another daemon may have made one in its place since (git clean
+	// -x removes the ignored cache).
+	ln.SetUnlinkOnClose(false)
+	if mine, err := os.Lstat(sock); err == nil {
+		defer func() {
+			if cur, err := os.Lstat(sock); err == nil && os.SameFile(mine, cur) {
+				_ = os.Remove(sock)
+			}
+		}()
+	}
 	if err := os.Chmod(sock, 0o600); err != nil {
 		ln.Close()
 		return err
