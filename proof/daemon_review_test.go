@@ -463,3 +463,31 @@ func TestDaemonEndLeavesAnothersSocket(t *testing.T) {
 		t.Errorf("a claim with the new daemon serving: exit %d %s", c.Exit, c.Stderr)
 	}
 }
+
+// TestDaemonSaysPathsPlainly: the clone's path is printed without the
+// control characters its name may hold.
+func TestDaemonSaysPathsPlainly(t *testing.T) {
+	bl := blGitBinary(t)
+	root := filepath.Join(t.TempDir(), "a\x1b[2Jb")
+	if err := os.Mkdir(root, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	r := &runner{bin: bl, dir: filepath.Join(root, ".backlog")}
+	if c := r.run("setup", runOpts{}, "init", "--json"); c.Exit != 0 {
+		t.Fatalf("bl init: exit %d: %s", c.Exit, c.Stderr)
+	}
+	cmd := exec.Command(bl, "daemon")
+	cmd.Dir, cmd.Env = root, blEnv()
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+	line, _ := bufio.NewReader(stderr).ReadString('\n')
+	if strings.ContainsRune(line, 0x1b) || !strings.Contains(line, "serving") {
+		t.Errorf("bl daemon said %q", line)
+	}
+}
