@@ -82,7 +82,7 @@ func (c *DaemonCmd) Run(a *App) error {
 	}
 	_ = os.Remove(sock) // a daemon that died left it, or it is no socket of ours
 	return a.ext.Daemon(a.ctx, s, sock, func() {
-		fmt.Fprintf(a.Stderr, "bl daemon: serving %s on %s\n", dir, sock)
+		fmt.Fprintf(a.Stderr, "bl daemon: serving %s on %s\n", text(dir), text(sock))
 	})
 }
 
