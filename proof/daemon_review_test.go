@@ -491,3 +491,66 @@ func TestDaemonSaysPathsPlainly(t *testing.T) {
 		t.Errorf("bl daemon said %q", line)
 	}
 }
+
+// TestDaemonOutageAnsweredTogether: while the arbiter does not answer (a
+// host that takes the connection and says nothing, so each dial waits out
+// the arbiter's timeout), the calls bl daemon runs at once all learn it
+// from one dial, rather than each wait for the dials of those before it in
+// turn (the sixth of six callers waited 18 s).
+func TestDaemonOutageAnsweredTogether(t *testing.T) {
+	bl := blGitBinary(t)
+	r := newBacklog(t, bl)
+	if c := r.run("seed", runOpts{}, "create", "--id", "O1", "--title", "outage"); c.Exit != 0 {
+		t.Fatalf("create: %s", c.Stderr)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	var mu sync.Mutex
+	var held []net.Conn
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			held = append(held, c)
+			mu.Unlock()
+		}
+	}()
+	defer func() {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, c := range held {
+			c.Close()
+		}
+	}()
+	url := "nats://" + ln.Addr().String()
+	startDaemon(t, bl, filepath.Dir(r.dir), blEnv("BL_ARBITER="+url))
+	env := runOpts{env: []string{"BL_ARBITER=" + url, "BL_GIT=/nonexistent/bl-git"}}
+	const n = 6
+	var wg sync.WaitGroup
+	calls := make([]Call, n)
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			calls[i] = r.run("w", env, "heartbeat", "O1", "--owner", "w", "--epoch", "1", "--json")
+		}()
+	}
+	wg.Wait()
+	for _, c := range calls {
+		if c.Exit != 7 {
+			t.Errorf("a heartbeat with the arbiter silent: exit %d %s", c.Exit, c.Stderr)
+		}
+	}
+	mu.Lock()
+	dials := len(held)
+	mu.Unlock()
+	if dials > 2 {
+		t.Errorf("%d calls at once dialled the silent arbiter %d times, one after the other", n, dials)
+	}
+}
