@@ -554,3 +554,79 @@ func TestDaemonOutageAnsweredTogether(t *testing.T) {
 		t.Errorf("%d calls at once dialled the silent arbiter %d times, one after the other", n, dials)
 	}
 }
+
+// lockedBuffer is a bytes.Buffer safe to read while a process writes it.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// TestArbiterRunOutcomeRetryHearsSignals: while bl run tries again to
+// record an outcome the arbiter cannot take, SIGTERM still ends it (exit 7:
+// the outcome is not recorded, the lease runs out), rather than be ignored
+// until the lease's end.
+func TestArbiterRunOutcomeRetryHearsSignals(t *testing.T) {
+	bl := blGitBinary(t)
+	srv := natstest.Start(t, t.TempDir())
+	r := newBacklog(t, bl)
+	if c := r.run("seed", runOpts{}, "create", "--id", "R1", "--title", "supervised"); c.Exit != 0 {
+		t.Fatalf("create: %s", c.Stderr)
+	}
+	work := t.TempDir()
+	script := `echo $$ > pid; while [ ! -e go ]; do sleep 0.05; done; exit 0`
+	cmd := exec.Command(bl, "run", "--dir", r.dir, "--owner", "agent-1", "--id", "R1", "--ttl", "10m", "--grace", "500ms", "--", "sh", "-c", script)
+	cmd.Dir = work
+	cmd.Env = blEnv("BL_ARBITER=" + srv.URL())
+	var stderr lockedBuffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	defer func() {
+		_ = cmd.Process.Kill()
+		<-exited
+	}()
+	for i := 0; ; i++ {
+		if _, err := os.Stat(filepath.Join(work, "pid")); err == nil {
+			break
+		}
+		if i > 3000 {
+			t.Fatalf("the command never started:\n%s", stderr.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	srv.Shutdown()
+	if err := os.WriteFile(filepath.Join(work, "go"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; !strings.Contains(stderr.String(), "recording the outcome failed"); i++ {
+		if i > 3000 {
+			t.Fatalf("bl run did not try the outcome again:\n%s", stderr.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	_ = cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-exited:
+		exited <- nil // for the deferred wait
+		if code := cmd.ProcessState.ExitCode(); code != 7 {
+			t.Errorf("bl run ended by SIGTERM with the outcome unrecorded: exit %d, want 7:\n%s", code, stderr.String())
+		}
+	case <-time.After(60 * time.Second):
+		t.Errorf("bl run still runs 60s after SIGTERM, trying again to record an outcome:\n%s", stderr.String())
+	}
+}
