@@ -475,11 +475,18 @@ loop:
 		inFlight = false
 	}
 	c, err := retryLocked(func() (ledger.Card, error) { return s.o.Leases.Write(wctx, lease, op) })
+retry:
 	for unreachable(err) && time.Until(expires) > s.o.Grace {
 		// The arbiter is down: the outcome is tried again, under its
-		// request id, while the lease lasts (the command's work is done).
+		// request id, while the lease lasts (the command's work is done)
+		// or until a signal says to stop.
 		s.logf("%s: recording the outcome failed, trying again until the lease runs out at %s: %v", card.ID, expires.Format(time.RFC3339), err)
-		time.Sleep(min(max(ttl/10, 100*time.Millisecond), time.Until(expires)))
+		select {
+		case sig := <-s.o.Signals:
+			s.logf("%s: %s: no longer trying to record the outcome; the lease runs out at %s", card.ID, sig, expires.Format(time.RFC3339))
+			break retry
+		case <-time.After(min(max(ttl/10, 100*time.Millisecond), time.Until(expires))):
+		}
 		c, err = retryLocked(func() (ledger.Card, error) { return s.o.Leases.Write(wctx, lease, op) })
 	}
 	if errors.Is(err, ledger.ErrFenced) {
