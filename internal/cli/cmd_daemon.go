@@ -46,7 +46,7 @@ runs, or is stopped (SIGSTOP, ^Z), the call exits 7 (code arbiter) and
 names the request id it went under: retry with that --request-id. A
 stopped daemon takes no new call.
 
-bl daemon runs until SIGINT or SIGTERM, letting the calls under way finish.
+It runs until SIGINT or SIGTERM, letting the calls under way finish.
 
 Example:
 
