@@ -630,3 +630,24 @@ func TestArbiterRunOutcomeRetryHearsSignals(t *testing.T) {
 		t.Errorf("bl run still runs 60s after SIGTERM, trying again to record an outcome:\n%s", stderr.String())
 	}
 }
+
+// TestDaemonTooLargeRequestGoesToBLGit: a command line whose environment
+// makes a request past what bl daemon reads (control characters grow
+// sixfold in JSON) is refused, so bl-git runs it, rather than left
+// unanswered, which the caller would report as a call that may have run.
+func TestDaemonTooLargeRequestGoesToBLGit(t *testing.T) {
+	bl := blGitBinary(t)
+	srv := natstest.Start(t, t.TempDir())
+	r := newBacklog(t, bl)
+	if c := r.run("seed", runOpts{}, "create", "--id", "L1", "--title", "large"); c.Exit != 0 {
+		t.Fatalf("create: %s", c.Stderr)
+	}
+	startDaemon(t, bl, filepath.Dir(r.dir), blEnv("BL_ARBITER="+srv.URL()))
+	env := runOpts{env: []string{"BL_ARBITER=" + srv.URL()}}
+	for i := range 7 {
+		env.env = append(env.env, fmt.Sprintf("BIG%d=%s", i, strings.Repeat("\x01", 100<<10)))
+	}
+	if c := r.run("w", env, "claim", "--owner", "w", "--id", "L1", "--json"); c.Exit != 0 {
+		t.Errorf("a claim with a large environment: exit %d %s", c.Exit, c.Stderr)
+	}
+}
