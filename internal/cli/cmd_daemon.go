@@ -94,6 +94,11 @@ const maxSocketPath = 103
 // ignored cache, never a path a tracked file names.
 func daemonSocket(dir string) string { return filepath.Join(dir, "cache", "daemon", "sock") }
 
+// MaxDaemonRequest bounds one relayed request (a command line with its
+// environment, as JSON): bl daemon reads no more, so a larger one is not
+// sent.
+const MaxDaemonRequest = 4 << 20
+
 // daemonRequest is one command line a lean bl relays, with its
 // environment; daemonReply is what it printed and its exit code, or why
 // the daemon would not run it (then nothing ran).
@@ -260,6 +265,9 @@ func (a *App) relay() (code int, ok bool) {
 	}
 	args, rid := withRequestID(a.args)
 	req, _ := json.Marshal(daemonRequest{Version: binaryVersion(), Args: args, Env: os.Environ()})
+	if len(req) >= MaxDaemonRequest {
+		return 0, false // the daemon would not read it all: bl-git takes it
+	}
 	if _, err := f.Write(append(req, '\n')); err != nil {
 		return 0, false // not taken: nothing ran
 	}

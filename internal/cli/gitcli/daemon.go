@@ -12,7 +12,7 @@ import (
 )
 
 // maxRequest bounds one relayed command line with its environment.
-const maxRequest = 4 << 20
+const maxRequest = cli.MaxDaemonRequest
 
 // serveDaemon is bl daemon: each connection on sock brings one command
 // line, run through s; the reply goes back on it. When ctx ends it stops
