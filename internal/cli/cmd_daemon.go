@@ -38,9 +38,9 @@ watch still start bl-git.
 The socket is .backlog/cache/daemon/sock, in a directory only you may
 enter (0700; bl refuses one that is not yours or that others may open, or
 a socket that is a link or not yours, and then starts bl-git as before).
-Only processes of your own user are served, and served by (checked on each
-connection on Linux). A call runs in the caller's
-environment (BL_ACTOR, BL_ARBITER, ...); the arbiter is chosen as on the
+Only your own processes are served, and bl talks only to a daemon of
+yours (both checked on each connection on Linux). A call runs in the
+caller's environment (BL_ACTOR, BL_ARBITER, ...); the arbiter is chosen as on the
 command line, never from a tracked file. If the daemon ends while a call
 runs, or is stopped (SIGSTOP, ^Z), the call exits 7 (code arbiter) and
 names the request id it went under: retry with that --request-id. A
