@@ -3,7 +3,9 @@ package proof
 import (
 	"bufio"
 	"bytes"
+	"crypto/sha256"
 	"encoding/base64"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -649,5 +651,39 @@ func TestDaemonTooLargeRequestGoesToBLGit(t *testing.T) {
 	}
 	if c := r.run("w", env, "claim", "--owner", "w", "--id", "L1", "--json"); c.Exit != 0 {
 		t.Errorf("a claim with a large environment: exit %d %s", c.Exit, c.Stderr)
+	}
+}
+
+// TestArbiterPendingNoteNotThroughLink: the note a claim through the
+// arbiter keeps while its write may have landed unanswered
+// (cache/arbiter/<hash of the request id>) is not written through a link
+// the clone's files put there (a tracked symlink, for a request id one can
+// guess): the file the link names is left as it was.
+func TestArbiterPendingNoteNotThroughLink(t *testing.T) {
+	bl := blGitBinary(t)
+	srv := natstest.Start(t, t.TempDir())
+	r := newBacklog(t, bl)
+	if c := r.run("seed", runOpts{}, "create", "--id", "P1", "--title", "pending"); c.Exit != 0 {
+		t.Fatalf("create: %s", c.Stderr)
+	}
+	victim := filepath.Join(t.TempDir(), "bashrc")
+	if err := os.WriteFile(victim, []byte("export PATH=$HOME/bin:$PATH\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256([]byte("k1"))
+	note := filepath.Join(r.dir, "cache", "arbiter", hex.EncodeToString(sum[:16]))
+	if err := os.MkdirAll(filepath.Dir(note), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(victim, note); err != nil {
+		t.Fatal(err)
+	}
+	env := runOpts{env: []string{"BL_ARBITER=" + srv.URL()}}
+	c := r.run("w", env, "claim", "--owner", "w", "--id", "P1", "--json", "--request-id", "k1")
+	if c.Exit != 0 {
+		t.Errorf("the claim: exit %d %s", c.Exit, c.Stderr)
+	}
+	if data, _ := os.ReadFile(victim); string(data) != "export PATH=$HOME/bin:$PATH\n" {
+		t.Errorf("the file a link in cache/arbiter names was rewritten: %q", data)
 	}
 }
