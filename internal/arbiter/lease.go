@@ -310,9 +310,18 @@ func pendingCard(b *ledger.Backlog, rid string) string {
 
 func notePending(b *ledger.Backlog, rid, card string) {
 	path := pendingFile(b, rid)
-	if os.MkdirAll(filepath.Dir(path), 0o755) == nil {
-		_ = os.WriteFile(path, []byte(rid+"\n"+card+"\n"), 0o644)
+	if os.MkdirAll(filepath.Dir(path), 0o755) != nil {
+		return
 	}
+	// Made anew, never written through what is there: the clone's files
+	// can put a link at a path a guessable request id gives.
+	_ = os.Remove(path)
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return
+	}
+	_, _ = f.WriteString(rid + "\n" + card + "\n")
+	_ = f.Close()
 }
 
 func dropPending(b *ledger.Backlog, rid string) { _ = os.Remove(pendingFile(b, rid)) }

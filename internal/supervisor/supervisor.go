@@ -375,6 +375,9 @@ func (s *supervisor) run(ctx context.Context, card ledger.Card) (res Result, err
 	}
 	var lost <-chan time.Time
 	var lastErr error
+	// stopIn is how long the command may run on while no renewal lands:
+	// it is gone (SIGKILL at the latest) before the lease runs out.
+	stopIn := func() time.Duration { return time.Until(expires) - s.o.Grace - min(ttl/10, 10*time.Second) }
 	var timeout <-chan time.Time
 	if s.o.Timeout > 0 {
 		t := time.NewTimer(s.o.Timeout)
@@ -399,6 +402,14 @@ loop:
 					c, err := s.o.Leases.Heartbeat(hctx, hb)
 					beats <- beatResult{c, err}
 				}()
+			} else if lost == nil {
+				// A heartbeat unanswered for a whole beat (it waits on
+				// the arbiter or the backlog lock) is as good as failed.
+				lastErr = fmt.Errorf("no answer in %s", every)
+				at := stopIn()
+				lost = time.After(at)
+				s.logf("heartbeat of %s has not answered in %s; unless one succeeds the command is stopped in %s, before the lease runs out at %s",
+					card.ID, every, max(at, 0).Round(time.Millisecond), expires.Format(time.RFC3339))
 			}
 		case r := <-beats:
 			inFlight = false
@@ -409,7 +420,7 @@ loop:
 			case r.err != nil:
 				retry := min(max(ttl/10, 100*time.Millisecond), every)
 				if lost == nil {
-					at := time.Until(expires) - s.o.Grace - min(ttl/10, 10*time.Second)
+					at := stopIn()
 					lost = time.After(at)
 					s.logf("heartbeat of %s failed, trying again every %s; unless one succeeds the command is stopped in %s, before the lease runs out at %s: %v",
 						card.ID, retry, max(at, 0).Round(time.Millisecond), expires.Format(time.RFC3339), r.err)
@@ -477,11 +488,18 @@ loop:
 		inFlight = false
 	}
 	c, err := retryLocked(func() (ledger.Card, error) { return s.o.Leases.Write(wctx, lease, op) })
+retry:
 	for unreachable(err) && time.Until(expires) > s.o.Grace {
 		// The arbiter is down: the outcome is tried again, under its
-		// request id, while the lease lasts (the command's work is done).
+		// request id, while the lease lasts (the command's work is done)
+		// or until a signal says to stop.
 		s.logf("%s: recording the outcome failed, trying again until the lease runs out at %s: %v", card.ID, expires.Format(time.RFC3339), err)
-		time.Sleep(min(max(ttl/10, 100*time.Millisecond), time.Until(expires)))
+		select {
+		case sig := <-s.o.Signals:
+			s.logf("%s: %s: no longer trying to record the outcome; the lease runs out at %s", card.ID, sig, expires.Format(time.RFC3339))
+			break retry
+		case <-time.After(min(max(ttl/10, 100*time.Millisecond), time.Until(expires))):
+		}
 		c, err = retryLocked(func() (ledger.Card, error) { return s.o.Leases.Write(wctx, lease, op) })
 	}
 	if errors.Is(err, ledger.ErrFenced) {
