@@ -9,6 +9,8 @@ import (
 	"os"
 	"path/filepath"
 	"syscall"
+
+	"github.com/bl-backlog/bl/ledger"
 )
 
 // makeDaemonDir makes the socket's directory (0700), or takes the one
@@ -26,7 +28,7 @@ func makeDaemonDir(dir string) error {
 		return err
 	}
 	if !fi.IsDir() || !ownedByMe(fi) {
-		return fmt.Errorf("%s is not a directory of yours (bl daemon does not follow a link): remove it", dir)
+		return ledger.Errorf(ledger.ErrInvalid, "%s is not a directory of yours (bl daemon does not follow a link): remove it", dir)
 	}
 	if err := os.Chmod(dir, 0o700); err != nil {
 		return err
