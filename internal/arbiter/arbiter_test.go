@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -359,5 +360,20 @@ func TestClaimSeesReleaseMadeElsewhere(t *testing.T) {
 	c2, err := a2.Claim(ctx, b2, ledger.ClaimRequest{Mutation: ledger.Mutation{Actor: "w2"}, Owner: "w2", TTL: time.Hour})
 	if err != nil || c2 == nil || c2.ClaimEpoch != 2 {
 		t.Fatalf("claim after the release elsewhere: %+v, %v", c2, err)
+	}
+}
+
+// A URL the arbiter refuses is named without its password.
+func TestRefusedURLHidesPassword(t *testing.T) {
+	for _, u := range []string{
+		"nats://alice:s3cret@127.0.0.1:4222/bad.bucket",
+		"nats://alice:s3cret@127.0.0.1:4222/?replicas=9",
+		"http://alice:s3cret@127.0.0.1:4222",
+		"nats://alice:s3cret@127.0.0.1:4222,nats://bob:hunter2@[::1",
+	} {
+		_, err := arbiter.Dial(context.Background(), arbiter.Settings{URL: u})
+		if err == nil || strings.Contains(err.Error(), "s3cret") || strings.Contains(err.Error(), "hunter2") {
+			t.Errorf("%s: %v", u, err)
+		}
 	}
 }
