@@ -1,10 +1,12 @@
 package gitsync
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -200,4 +202,125 @@ func (s *Syncer) quarantine(remote plumbing.Hash, up ledger.Tree) error {
 		s.b.Warn(ledger.QuarantineMessage(q))
 	}
 	return nil
+}
+
+// leaseSource is where withLeaseLines read a lease line: the card's lease
+// ref and its tip.
+type leaseSource struct {
+	ref, card string
+	tip       plumbing.Hash
+}
+
+// judgeLeases sets aside the lease lines of extra (those the fetched
+// branch lacks, from) that the fold refuses for their owner or epoch
+// (leaseRefused): folded onto the fetched branch (up; st is its fold when
+// the caller has it already), with the lease lines before them in (at, id)
+// order. Each commit is judged once: its lines as judged are cached, so
+// a call whose lease lines were all judged before folds nothing more.
+func (s *Syncer) judgeLeases(up ledger.Tree, load ledger.Loader, st *ledger.State, extra [][]byte, from map[string]leaseSource) ([][]byte, error) {
+	lc := s.leaseCache()
+	fresh := map[plumbing.Hash]leaseSource{}
+	for _, l := range extra {
+		if src := from[lineID(l)]; !lc.judged[src.tip] {
+			fresh[src.tip] = src
+		}
+	}
+	if len(fresh) == 0 {
+		return extra, nil
+	}
+	if st == nil {
+		var err error
+		if st, err = up.FoldWith(load); err != nil {
+			return nil, err
+		}
+	}
+	evs := make([]*ledger.Event, 0, len(extra))
+	for _, l := range extra {
+		e, err := ledger.DecodeLine(l)
+		if err != nil {
+			return nil, err // vetLease read every one
+		}
+		evs = append(evs, e)
+	}
+	slices.SortStableFunc(evs, func(a, b *ledger.Event) int {
+		if c := a.At.Compare(b.At); c != 0 {
+			return c
+		}
+		return strings.Compare(a.ID, b.ID)
+	})
+	refused := map[string]string{} // event id → why
+	for _, e := range evs {
+		before, _ := st.Card(e.Card)
+		if err := st.Check(e); err != nil {
+			if why := leaseRefused(before, e, err); why != "" {
+				refused[e.ID] = why
+				continue // never folded
+			}
+		}
+		if err := st.Apply(e); err != nil && errors.Is(err, ledger.ErrCorrupt) {
+			return nil, err
+		}
+	}
+	bad := map[plumbing.Hash][]LeaseRefusal{}
+	kept := extra[:0:0]
+	for _, l := range extra {
+		id := lineID(l)
+		why, no := refused[id]
+		if !no {
+			kept = append(kept, l)
+			continue
+		}
+		src := from[id]
+		bad[src.tip] = append(bad[src.tip], LeaseRefusal{Ref: src.ref, Card: src.card, Commit: src.tip.String(), Line: lineIndex(lc.lines[src.tip], l), Reason: why})
+		s.lv.lines[src.card] = slices.DeleteFunc(s.lv.lines[src.card], func(x []byte) bool { return lineID(x) == id })
+		s.lv.bad[src.card] = true
+	}
+	for tip, src := range fresh {
+		if b := bad[tip]; len(b) > 0 {
+			s.b.Warn(refusalMessage(b))
+		}
+		lc.judge(src.tip, slices.DeleteFunc(slices.Clone(lc.lines[tip]), func(x []byte) bool { _, no := refused[lineID(x)]; return no }))
+	}
+	return kept, nil
+}
+
+// lineIndex is the 1-based place of l among lines (0 when absent).
+func lineIndex(lines [][]byte, l []byte) int {
+	for i, x := range lines {
+		if bytes.Equal(x, l) {
+			return i + 1
+		}
+	}
+	return 0
+}
+
+// leaseRefused says why a lease event the fold refuses (conflict) names an
+// owner or epoch the fold does not accept, given its card just before it
+// ("" when the refusal is of another kind, which the fold records as a
+// conflict: a lease event racing with a branch edit, docs/SYNC.md). A
+// claim must take the next epoch or an earlier one (a claim made without
+// the remote, merged later, may have taken it first) and not a card that
+// another owner holds at the epoch before it; any other lease event names
+// the card's holder and epoch while someone holds it.
+func leaseRefused(before ledger.Card, e *ledger.Event, conflict error) string {
+	if before.ID == "" {
+		return ""
+	}
+	held := before.Status == ledger.StatusClaimed
+	if e.Op == ledger.OpClaim {
+		switch {
+		case e.Epoch > before.ClaimEpoch+1:
+			return fmt.Sprintf("a claim by %s at epoch %d the fold refuses: the lease is at epoch %d", e.Owner, e.Epoch, before.ClaimEpoch)
+		case held && e.Epoch == before.ClaimEpoch+1 && before.ClaimOwner != e.Owner && errors.Is(conflict, ledger.ErrConflict):
+			return fmt.Sprintf("a claim by %s at epoch %d the fold refuses: %s holds the card at epoch %d", e.Owner, e.Epoch, before.ClaimOwner, before.ClaimEpoch)
+		}
+		return ""
+	}
+	if !errors.Is(conflict, ledger.ErrFenced) || !held || e.Owner == "" {
+		return ""
+	}
+	if e.Owner != before.ClaimOwner || (e.Epoch != 0 && e.Epoch != before.ClaimEpoch) {
+		return fmt.Sprintf("a %s by %s at epoch %d the fold refuses: %s holds the card at epoch %d", e.Op, e.Owner, e.Epoch, before.ClaimOwner, before.ClaimEpoch)
+	}
+	return ""
 }
