@@ -20,9 +20,10 @@ import (
 // anything of it is folded: a lease ref carries only the lease events of
 // its own card, and whatever else it holds is set aside — reported once
 // (when this clone first reads that commit), never folded, and never
-// carried to the branch. The fold then decides the lease events as it
-// decides any (a claim of the wrong epoch, a heartbeat by another owner
-// are recorded conflicts that change nothing).
+// carried to the branch. The lease events left are judged by the fold
+// (judgeLeases): one whose owner or epoch it refuses is set aside the same
+// way, while one it refuses for another reason (a race with a branch edit)
+// stays a recorded conflict.
 
 // MaxLeaseCommit bounds the size of a lease ref's commit object: one
 // larger is refused unread. A lease ref's tip holds at most
@@ -228,38 +229,21 @@ func (s *Syncer) judgeLeases(up ledger.Tree, load ledger.Loader, st *ledger.Stat
 	if len(fresh) == 0 {
 		return extra, nil
 	}
-	if st == nil {
-		var err error
-		if st, err = up.FoldWith(load); err != nil {
-			return nil, err
-		}
+	var refused map[string]string // event id → why
+	judge := func(st *ledger.State) (err error) {
+		refused, err = foldLeases(st, extra)
+		return err
 	}
-	evs := make([]*ledger.Event, 0, len(extra))
-	for _, l := range extra {
-		e, err := ledger.DecodeLine(l)
-		if err != nil {
-			return nil, err // vetLease read every one
-		}
-		evs = append(evs, e)
+	var err error
+	if st != nil {
+		err = judge(st)
+	} else {
+		// A snapshot left unread is this clone's own (readBacklogUnread):
+		// read lazily, the fold decodes only the cards its lines touch.
+		err = up.FoldOnSnapshot(s.b.Dir(), load, judge)
 	}
-	slices.SortStableFunc(evs, func(a, b *ledger.Event) int {
-		if c := a.At.Compare(b.At); c != 0 {
-			return c
-		}
-		return strings.Compare(a.ID, b.ID)
-	})
-	refused := map[string]string{} // event id → why
-	for _, e := range evs {
-		before, _ := st.Card(e.Card)
-		if err := st.Check(e); err != nil {
-			if why := leaseRefused(before, e, err); why != "" {
-				refused[e.ID] = why
-				continue // never folded
-			}
-		}
-		if err := st.Apply(e); err != nil && errors.Is(err, ledger.ErrCorrupt) {
-			return nil, err
-		}
+	if err != nil {
+		return nil, err
 	}
 	bad := map[plumbing.Hash][]LeaseRefusal{}
 	kept := extra[:0:0]
@@ -275,13 +259,48 @@ func (s *Syncer) judgeLeases(up ledger.Tree, load ledger.Loader, st *ledger.Stat
 		s.lv.lines[src.card] = slices.DeleteFunc(s.lv.lines[src.card], func(x []byte) bool { return lineID(x) == id })
 		s.lv.bad[src.card] = true
 	}
-	for tip, src := range fresh {
+	for tip := range fresh {
 		if b := bad[tip]; len(b) > 0 {
 			s.b.Warn(refusalMessage(b))
 		}
-		lc.judge(src.tip, slices.DeleteFunc(slices.Clone(lc.lines[tip]), func(x []byte) bool { _, no := refused[lineID(x)]; return no }))
+		lc.judge(tip, slices.DeleteFunc(slices.Clone(lc.lines[tip]), func(x []byte) bool { _, no := refused[lineID(x)]; return no }))
 	}
 	return kept, nil
+}
+
+// foldLeases folds the lease lines extra, in (at, id) order, onto st (the
+// fold of the fetched branch) and returns, by event id and with why,
+// those the fold refuses for their owner or epoch (leaseRefused): they
+// are not folded, so the lines after them are judged without them.
+func foldLeases(st *ledger.State, extra [][]byte) (map[string]string, error) {
+	evs := make([]*ledger.Event, 0, len(extra))
+	for _, l := range extra {
+		e, err := ledger.DecodeLine(l)
+		if err != nil {
+			return nil, err // vetLease read every one
+		}
+		evs = append(evs, e)
+	}
+	slices.SortStableFunc(evs, func(a, b *ledger.Event) int {
+		if c := a.At.Compare(b.At); c != 0 {
+			return c
+		}
+		return strings.Compare(a.ID, b.ID)
+	})
+	refused := map[string]string{}
+	for _, e := range evs {
+		before, _ := st.Card(e.Card)
+		if err := st.Check(e); err != nil {
+			if why := leaseRefused(before, e, err); why != "" {
+				refused[e.ID] = why
+				continue
+			}
+		}
+		if err := st.Apply(e); err != nil && errors.Is(err, ledger.ErrCorrupt) {
+			return nil, err
+		}
+	}
+	return refused, nil
 }
 
 // lineIndex is the 1-based place of l among lines (0 when absent).
