@@ -1,6 +1,7 @@
 package gitsync
 
 import (
+	"bytes"
 	"context"
 	"os"
 	"path/filepath"
@@ -262,5 +263,73 @@ func TestLeaseRefRefusesEventsTheFoldFences(t *testing.T) {
 	msgs := ws.all()
 	if strings.Count(msgs, bad) != 1 || !strings.Contains(msgs, ref) || !strings.Contains(msgs, "by mallory at epoch 7") {
 		t.Fatalf("warnings:\n%s", msgs)
+	}
+}
+
+// foldLeases refuses only what names an owner or epoch the fold does not
+// accept: a claim then its heartbeat and completion pass, and so do lease
+// events that a branch edit (a block by hand) makes recorded conflicts.
+func TestFoldLeasesRefusesOnlyOwnerAndEpoch(t *testing.T) {
+	w := newWorld(t)
+	b := open(t, w.clone("a"))
+	create(t, b, "seed", "C1")
+	m := ledger.Mutation{Actor: "alice"}
+	if _, err := b.Claim(bg, ledger.ClaimRequest{Mutation: m, Owner: "alice", ID: "C1", TTL: time.Hour}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.Heartbeat(bg, ledger.HeartbeatRequest{Mutation: m, ID: "C1", Owner: "alice", Epoch: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.Complete(bg, ledger.LeaseRequest{Mutation: m, ID: "C1", Owner: "alice", Epoch: 1}); err != nil {
+		t.Fatal(err)
+	}
+	one := func(op ledger.Op) []byte {
+		l := ledgerLines(t, b, op, "C1")
+		if len(l) != 1 {
+			t.Fatalf("%s lines: %q", op, l)
+		}
+		return []byte(l[0])
+	}
+	retold := func(l []byte, edit func(e *ledger.Event)) []byte {
+		e, err := ledger.DecodeLine(l)
+		if err != nil {
+			t.Fatal(err)
+		}
+		e.ID += "x"
+		edit(e)
+		out, err := ledger.EncodeLine(e)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	create1, claim, hb, done := one(ledger.OpCreate), one(ledger.OpClaim), one(ledger.OpHeartbeat), one(ledger.OpComplete)
+	// A block by hand (no owner) stamped between the claim and the heartbeat.
+	block := retold(claim, func(e *ledger.Event) {
+		e.Op, e.Owner, e.Epoch, e.TTLSeconds, e.ExpectVersion, e.Reason = ledger.OpBlock, "", 0, 0, 0, "by hand"
+		e.At = e.At.Add(time.Nanosecond)
+	})
+	forged := retold(hb, func(e *ledger.Event) { e.Owner, e.Epoch = "mallory", 7 })
+	skip := retold(claim, func(e *ledger.Event) { e.Epoch = 5 })
+	for _, tc := range []struct {
+		name   string
+		branch [][]byte
+		lease  [][]byte
+		want   int
+	}{
+		{"claim, heartbeat, complete", [][]byte{create1}, [][]byte{claim, hb, done}, 0},
+		{"claim on the branch, its heartbeat and complete", [][]byte{create1, claim}, [][]byte{hb, done}, 0},
+		{"racing a block by hand", [][]byte{create1, block}, [][]byte{claim, hb}, 0},
+		{"a heartbeat by another owner and epoch", [][]byte{create1, claim}, [][]byte{forged, hb}, 1},
+		{"a claim that skips epochs", [][]byte{create1}, [][]byte{skip}, 1},
+	} {
+		st, err := ledger.Tree{ledger.LedgerFile: bytes.Join(tc.branch, nil)}.Fold()
+		if err != nil {
+			t.Fatal(err)
+		}
+		refused, err := foldLeases(st, tc.lease)
+		if err != nil || len(refused) != tc.want {
+			t.Errorf("%s: refused %v (%v), want %d", tc.name, refused, err, tc.want)
+		}
 	}
 }
