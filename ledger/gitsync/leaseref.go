@@ -362,7 +362,7 @@ func (s *Syncer) pushLease(ctx context.Context, w *ledger.Staged) error {
 		s.lv.lines[card] = append(kept, splitLines(w.Lines)...) // the new tip's
 		// Lines this clone's fold took (kept) or checked under the lock
 		// (the write): the fold need not judge them again.
-		s.leaseCache().judge(tip, s.lv.lines[card])
+		s.leaseCache().judge(tip, slices.Clone(s.lv.lines[card]))
 		s.saveLeaseCache()
 		s.lv.pending += len(w.Events)
 		return nil

@@ -1,7 +1,6 @@
 package gitsync
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"os"
@@ -255,7 +254,7 @@ func (s *Syncer) judgeLeases(up ledger.Tree, load ledger.Loader, st *ledger.Stat
 			continue
 		}
 		src := from[id]
-		bad[src.tip] = append(bad[src.tip], LeaseRefusal{Ref: src.ref, Card: src.card, Commit: src.tip.String(), Line: lineIndex(lc.lines[src.tip], l), Reason: why})
+		bad[src.tip] = append(bad[src.tip], LeaseRefusal{Ref: src.ref, Card: src.card, Commit: src.tip.String(), Line: s.leaseLineNumber(src.tip, l), Reason: why})
 		s.lv.lines[src.card] = slices.DeleteFunc(s.lv.lines[src.card], func(x []byte) bool { return lineID(x) == id })
 		s.lv.bad[src.card] = true
 	}
@@ -303,11 +302,21 @@ func foldLeases(st *ledger.State, extra [][]byte) (map[string]string, error) {
 	return refused, nil
 }
 
-// lineIndex is the 1-based place of l among lines (0 when absent).
-func lineIndex(lines [][]byte, l []byte) int {
-	for i, x := range lines {
-		if bytes.Equal(x, l) {
-			return i + 1
+// leaseLineNumber is the 1-based place of line l in the message of the
+// lease commit tip, as vetLease numbers its lines (0 when not found).
+func (s *Syncer) leaseLineNumber(tip plumbing.Hash, l []byte) int {
+	c, err := s.g.commit(tip)
+	if err != nil {
+		return 0
+	}
+	_, body, _ := strings.Cut(c.Message, "\n\n")
+	n, want := 0, strings.TrimSpace(string(l))
+	for _, x := range strings.Split(body, "\n") {
+		if x = strings.TrimSpace(x); x == "" {
+			continue
+		}
+		if n++; x == want {
+			return n
 		}
 	}
 	return 0

@@ -230,6 +230,16 @@ func TestLeaseRefRefusesEventsTheFoldFences(t *testing.T) {
 	}
 	ref := sv.leasePrefix + "C1"
 	bad := w.craftLeaseCommit(dm, ref, "C1", append(claim, forged...), true)
+	// Reported once: a second call (a new handle: the judgement is cached)
+	// neither warns again nor folds the lines.
+	for range 2 {
+		if _, err := syncer(t, v, Options{Remote: "origin", Actor: "victim"}).Pull(bg); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := strings.Count(ws.all(), bad); n != 1 {
+		t.Fatalf("warned %d times:\n%s", n, ws.all())
+	}
 
 	if _, _, err := sv.Lease(bg, "", func(ctx context.Context, rid string) (ledger.Card, error) {
 		return v.Heartbeat(ctx, ledger.HeartbeatRequest{Mutation: ledger.Mutation{Actor: "victim", RequestID: rid}, ID: "C1", Owner: "victim", Epoch: 1})
@@ -261,7 +271,7 @@ func TestLeaseRefRefusesEventsTheFoldFences(t *testing.T) {
 		t.Fatalf("the victim's tip carries mallory's lines:\n%s", tip)
 	}
 	msgs := ws.all()
-	if strings.Count(msgs, bad) != 1 || !strings.Contains(msgs, ref) || !strings.Contains(msgs, "by mallory at epoch 7") {
+	if strings.Count(msgs, bad) != 1 || !strings.Contains(msgs, ref) || !strings.Contains(msgs, "line 2: a heartbeat by mallory at epoch 7") || !strings.Contains(msgs, "and 1 more") && !strings.Contains(msgs, "line 3: a complete by mallory") {
 		t.Fatalf("warnings:\n%s", msgs)
 	}
 }
