@@ -40,6 +40,20 @@ func (t Tree) Fold() (*State, error) { return stateOf(store.Tree(t).Fold()) }
 // load and the tree is folded in its normal form.
 func (t Tree) FoldWith(load Loader) (*State, error) { return stateOf(store.Tree(t).FoldWith(load)) }
 
+// FoldOnSnapshot folds t as FoldWith does and calls fn with the state,
+// for a tree whose snapshot is unread because it is the same file as the
+// snapshot of the backlog in dir (what a sync leaves unread): the fold
+// reads that file lazily, as Open does, decoding only what t's ledger
+// lines touch. The state is released when fn returns.
+func (t Tree) FoldOnSnapshot(dir string, load Loader, fn func(*State) error) error {
+	s, err := store.Tree(t).FoldOnSnapshot(dir, load)
+	if err != nil {
+		return err
+	}
+	defer s.Release()
+	return fn(&State{s})
+}
+
 func stateOf(s *fold.State, err error) (*State, error) {
 	if err != nil {
 		return nil, err

@@ -156,3 +156,47 @@ func TestRebaseOntoUnnamedSegment(t *testing.T) {
 		t.Fatalf("loads %d, result %+v, ledger\n%s", loads, res, out[LedgerFile])
 	}
 }
+
+// TestFoldOnSnapshotReadsTheLocalSnapshot: a tree whose snapshot is unread
+// because it is the backlog's own folds from that file, loading nothing,
+// to the state a whole fold gives, ledger lines the backlog lacks
+// included; a stale tree falls back to FoldWith.
+func TestFoldOnSnapshotReadsTheLocalSnapshot(t *testing.T) {
+	base, t0, seg := compactedBase(t)
+	base.create("D")
+	tr := base.tree()
+	tr[LedgerFile] = append(append([]byte(nil), tr[LedgerFile]...), newCreateLine(t, "00000000000000ab", "U1", base.clk.Now().Add(time.Minute))...)
+	loads := 0
+	load := func(name string) ([]byte, error) { loads++; return tr[name], nil }
+	want, err := tr.fold(true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	check := func(what string, tr Tree, wantLoads int) {
+		t.Helper()
+		loads = 0
+		err := unread(tr, seg, SnapshotFile).FoldOnSnapshot(base.b.Dir(), load, func(got *State) error {
+			for _, id := range []string{"D", "U1"} {
+				w, _ := want.Card(id)
+				g, ok := got.Card(id)
+				if !ok || g.Version != w.Version || g.Title != w.Title {
+					t.Errorf("%s: card %s folds to %+v, want %+v", what, id, g, w)
+				}
+			}
+			if got.Events() != want.Events() {
+				t.Errorf("%s: %d events, want %d", what, got.Events(), want.Events())
+			}
+			return nil
+		})
+		if err != nil || loads != wantLoads {
+			t.Fatalf("%s: loads %d, err %v", what, loads, err)
+		}
+	}
+	check("consistent tree", tr, 0)
+	stale := maps.Clone(tr)
+	stale[LedgerFile] = append(append([]byte(nil), splitLines(t0[seg])[0]...), tr[LedgerFile]...)
+	if want, err = stale.fold(true); err != nil {
+		t.Fatal(err)
+	}
+	check("stale tree", stale, 2)
+}

@@ -45,11 +45,12 @@ func TestLeaseCacheFile(t *testing.T) {
 		string(data[:len(data)-3]),
 		strings.Replace(string(data), strings.Repeat("1", 40), strings.Repeat("x", 40), 1),
 		strings.Replace(string(data), h1.String()+" 2", h1.String()+" 3", 1),
-		strings.Replace(string(data), "bl lease lines 2", "bl lease lines 3", 1),
+		strings.Replace(string(data), h1.String()+" 2 0", h1.String()+" 2 2", 1),
+		strings.Replace(string(data), "bl lease lines 3", "bl lease lines 2", 1),
 		strings.Replace(string(data), `{"a":1}`, `{"a":2}`, 1),
 		string(data) + "\n",
 	} {
-		if _, ok := parseLeaseCache([]byte(bad)); ok {
+		if _, _, ok := parseLeaseCache([]byte(bad)); ok {
 			t.Errorf("parsed a damaged cache:\n%s", bad)
 		}
 	}
@@ -138,7 +139,7 @@ func FuzzLeaseCacheFile(f *testing.F) {
 	f.Add(seed)
 	f.Add([]byte(leaseCacheHeader + "00000000\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		entries, ok := parseLeaseCache(data)
+		entries, judged, ok := parseLeaseCache(data)
 		if !ok {
 			return
 		}
@@ -146,14 +147,14 @@ func FuzzLeaseCacheFile(f *testing.F) {
 		for tip := range entries {
 			tips[tip.String()] = tip
 		}
-		out := &leaseCache{path: filepath.Join(t.TempDir(), "leaselines"), lines: entries, changed: true}
+		out := &leaseCache{path: filepath.Join(t.TempDir(), "leaselines"), lines: entries, judged: judged, changed: true}
 		out.save(tips)
 		back, err := os.ReadFile(out.path)
 		if err != nil {
 			t.Fatal(err)
 		}
-		again, ok := parseLeaseCache(back)
-		if !ok || !reflect.DeepEqual(again, entries) {
+		again, judgedAgain, ok := parseLeaseCache(back)
+		if !ok || !reflect.DeepEqual(again, entries) || !reflect.DeepEqual(judgedAgain, judged) {
 			t.Fatalf("%q parsed as %q, written as %q", data, entries, back)
 		}
 	})

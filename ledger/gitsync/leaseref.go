@@ -170,6 +170,7 @@ func (s *Syncer) withLeaseLines(up ledger.Tree, load ledger.Loader) (ledger.Tree
 	}
 	var extra [][]byte
 	added := map[string]bool{}
+	from := map[string]leaseSource{} // line id → the commit it was read from
 	lc := s.leaseCache()
 	read := func(prefix string, tips map[string]plumbing.Hash) error {
 		for _, card := range sortedCards(tips) {
@@ -190,6 +191,7 @@ func (s *Syncer) withLeaseLines(up ledger.Tree, load ledger.Loader) (ledger.Tree
 					continue
 				}
 				added[id] = true
+				from[id] = leaseSource{ref: ref, card: card, tip: tips[card]}
 				s.lv.lines[card] = append(s.lv.lines[card], l)
 				if !s.lv.inBranch[id] {
 					extra = append(extra, l)
@@ -204,14 +206,10 @@ func (s *Syncer) withLeaseLines(up ledger.Tree, load ledger.Loader) (ledger.Tree
 	if err := read(s.legacyPrefix, s.lv.legacy); err != nil {
 		return nil, err
 	}
-	all := maps.Clone(s.lv.tips)
-	for card, tip := range s.lv.legacy {
-		all["\x00"+card] = tip
-	}
-	lc.save(all)
+	var st *ledger.State // the fold of the fetched branch, once needed
 	if _, snap := up[ledger.SnapshotFile]; snap && mayBeCompacted(up[ledger.LedgerFile], extra) {
-		st, err := up.FoldWith(load)
-		if err != nil {
+		var err error
+		if st, err = up.FoldWith(load); err != nil {
 			return nil, err
 		}
 		kept := extra[:0]
@@ -227,6 +225,11 @@ func (s *Syncer) withLeaseLines(up ledger.Tree, load ledger.Loader) (ledger.Tree
 		}
 		extra = kept
 	}
+	extra, err := s.judgeLeases(up, load, st, extra, from)
+	if err != nil {
+		return nil, err
+	}
+	s.saveLeaseCache()
 	if len(extra) == 0 {
 		return up, nil
 	}
@@ -237,6 +240,16 @@ func (s *Syncer) withLeaseLines(up ledger.Tree, load ledger.Loader) (ledger.Tree
 	}
 	up[ledger.LedgerFile] = led
 	return up, nil
+}
+
+// saveLeaseCache writes the cache's entries of the lease refs as last
+// fetched.
+func (s *Syncer) saveLeaseCache() {
+	all := maps.Clone(s.lv.tips)
+	for card, tip := range s.lv.legacy {
+		all["\x00"+card] = tip
+	}
+	s.leaseCache().save(all)
 }
 
 // leaseCache is this backlog's cache of lease ref lines, read on first use.
@@ -347,6 +360,10 @@ func (s *Syncer) pushLease(ctx context.Context, w *ledger.Staged) error {
 		}
 		s.lv.tips[card] = tip
 		s.lv.lines[card] = append(kept, splitLines(w.Lines)...) // the new tip's
+		// Lines this clone's fold took (kept) or checked under the lock
+		// (the write): the fold need not judge them again.
+		s.leaseCache().judge(tip, slices.Clone(s.lv.lines[card]))
+		s.saveLeaseCache()
 		s.lv.pending += len(w.Events)
 		return nil
 	case errors.Is(err, errLeaseMoved) || rejected(err):

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -18,9 +19,10 @@ import (
 // anything of it is folded: a lease ref carries only the lease events of
 // its own card, and whatever else it holds is set aside — reported once
 // (when this clone first reads that commit), never folded, and never
-// carried to the branch. The fold then decides the lease events as it
-// decides any (a claim of the wrong epoch, a heartbeat by another owner
-// are recorded conflicts that change nothing).
+// carried to the branch. The lease events left are judged by the fold
+// (judgeLeases): one whose owner or epoch it refuses is set aside the same
+// way, while one it refuses for another reason (a race with a branch edit)
+// stays a recorded conflict.
 
 // MaxLeaseCommit bounds the size of a lease ref's commit object: one
 // larger is refused unread. A lease ref's tip holds at most
@@ -200,4 +202,153 @@ func (s *Syncer) quarantine(remote plumbing.Hash, up ledger.Tree) error {
 		s.b.Warn(ledger.QuarantineMessage(q))
 	}
 	return nil
+}
+
+// leaseSource is where withLeaseLines read a lease line: the card's lease
+// ref and its tip.
+type leaseSource struct {
+	ref, card string
+	tip       plumbing.Hash
+}
+
+// judgeLeases sets aside the lease lines of extra (those the fetched
+// branch lacks, from) that the fold refuses for their owner or epoch
+// (leaseRefused): folded onto the fetched branch (up; st is its fold when
+// the caller has it already), with the lease lines before them in (at, id)
+// order. Each commit is judged once: its lines as judged are cached, so
+// a call whose lease lines were all judged before folds nothing more.
+func (s *Syncer) judgeLeases(up ledger.Tree, load ledger.Loader, st *ledger.State, extra [][]byte, from map[string]leaseSource) ([][]byte, error) {
+	lc := s.leaseCache()
+	fresh := map[plumbing.Hash]leaseSource{}
+	for _, l := range extra {
+		if src := from[lineID(l)]; !lc.judged[src.tip] {
+			fresh[src.tip] = src
+		}
+	}
+	if len(fresh) == 0 {
+		return extra, nil
+	}
+	var refused map[string]string // event id → why
+	judge := func(st *ledger.State) (err error) {
+		refused, err = foldLeases(st, extra)
+		return err
+	}
+	var err error
+	if st != nil {
+		err = judge(st)
+	} else {
+		// A snapshot left unread is this clone's own (readBacklogUnread):
+		// read lazily, the fold decodes only the cards its lines touch.
+		err = up.FoldOnSnapshot(s.b.Dir(), load, judge)
+	}
+	if err != nil {
+		return nil, err
+	}
+	bad := map[plumbing.Hash][]LeaseRefusal{}
+	kept := extra[:0:0]
+	for _, l := range extra {
+		id := lineID(l)
+		why, no := refused[id]
+		if !no {
+			kept = append(kept, l)
+			continue
+		}
+		src := from[id]
+		bad[src.tip] = append(bad[src.tip], LeaseRefusal{Ref: src.ref, Card: src.card, Commit: src.tip.String(), Line: s.leaseLineNumber(src.tip, l), Reason: why})
+		s.lv.lines[src.card] = slices.DeleteFunc(s.lv.lines[src.card], func(x []byte) bool { return lineID(x) == id })
+		s.lv.bad[src.card] = true
+	}
+	for tip := range fresh {
+		if b := bad[tip]; len(b) > 0 {
+			s.b.Warn(refusalMessage(b))
+		}
+		lc.judge(tip, slices.DeleteFunc(slices.Clone(lc.lines[tip]), func(x []byte) bool { _, no := refused[lineID(x)]; return no }))
+	}
+	return kept, nil
+}
+
+// foldLeases folds the lease lines extra, in (at, id) order, onto st (the
+// fold of the fetched branch) and returns, by event id and with why,
+// those the fold refuses for their owner or epoch (leaseRefused): they
+// are not folded, so the lines after them are judged without them.
+func foldLeases(st *ledger.State, extra [][]byte) (map[string]string, error) {
+	evs := make([]*ledger.Event, 0, len(extra))
+	for _, l := range extra {
+		e, err := ledger.DecodeLine(l)
+		if err != nil {
+			return nil, err // vetLease read every one
+		}
+		evs = append(evs, e)
+	}
+	slices.SortStableFunc(evs, func(a, b *ledger.Event) int {
+		if c := a.At.Compare(b.At); c != 0 {
+			return c
+		}
+		return strings.Compare(a.ID, b.ID)
+	})
+	refused := map[string]string{}
+	for _, e := range evs {
+		before, _ := st.Card(e.Card)
+		if err := st.Check(e); err != nil {
+			if why := leaseRefused(before, e, err); why != "" {
+				refused[e.ID] = why
+				continue
+			}
+		}
+		if err := st.Apply(e); err != nil && errors.Is(err, ledger.ErrCorrupt) {
+			return nil, err
+		}
+	}
+	return refused, nil
+}
+
+// leaseLineNumber is the 1-based place of line l in the message of the
+// lease commit tip, as vetLease numbers its lines (0 when not found).
+func (s *Syncer) leaseLineNumber(tip plumbing.Hash, l []byte) int {
+	c, err := s.g.commit(tip)
+	if err != nil {
+		return 0
+	}
+	_, body, _ := strings.Cut(c.Message, "\n\n")
+	n, want := 0, strings.TrimSpace(string(l))
+	for _, x := range strings.Split(body, "\n") {
+		if x = strings.TrimSpace(x); x == "" {
+			continue
+		}
+		if n++; x == want {
+			return n
+		}
+	}
+	return 0
+}
+
+// leaseRefused says why a lease event the fold refuses (conflict) names an
+// owner or epoch the fold does not accept, given its card just before it
+// ("" when the refusal is of another kind, which the fold records as a
+// conflict: a lease event racing with a branch edit, docs/SYNC.md). A
+// claim must take the next epoch or an earlier one (a claim made without
+// the remote, merged later, may have taken it first) and not a card that
+// another owner holds at the epoch before it; any other lease event names
+// the card's holder and epoch while someone holds it.
+func leaseRefused(before ledger.Card, e *ledger.Event, conflict error) string {
+	if before.ID == "" {
+		return ""
+	}
+	held := before.Status == ledger.StatusClaimed
+	if e.Op == ledger.OpClaim {
+		switch {
+		case e.Epoch > before.ClaimEpoch+1:
+			return fmt.Sprintf("a claim by %s at epoch %d the fold refuses: the lease is at epoch %d", e.Owner, e.Epoch, before.ClaimEpoch)
+		case held && e.Epoch == before.ClaimEpoch+1 && before.ClaimOwner != e.Owner && errors.Is(conflict, ledger.ErrConflict):
+			return fmt.Sprintf("a claim by %s at epoch %d the fold refuses: %s holds the card at epoch %d", e.Owner, e.Epoch, before.ClaimOwner, before.ClaimEpoch)
+		}
+		return ""
+	}
+	if !errors.Is(conflict, ledger.ErrFenced) || !held || e.Owner == "" {
+		return ""
+	}
+	if e.Owner != before.ClaimOwner || (e.Epoch != 0 && e.Epoch != before.ClaimEpoch) {
+		return fmt.Sprintf("a %s by %s at epoch %d the fold refuses: %s holds the card at epoch %d", e.Op, e.Owner, e.Epoch, before.ClaimOwner, before.ClaimEpoch)
+	}
+	return ""
 }

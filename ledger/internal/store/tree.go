@@ -109,6 +109,12 @@ func (t Tree) fold(mayNormalize bool) (*fold.State, error) {
 			return nil, err
 		}
 	}
+	return t.foldFrom(s, hdr, stale, mayNormalize)
+}
+
+// foldFrom is fold from s, the state of t's snapshot (hdr its header;
+// stale when it is a union of two).
+func (t Tree) foldFrom(s *fold.State, hdr wire.SnapshotHeader, stale, mayNormalize bool) (*fold.State, error) {
 	led := t[LedgerFile]
 	if hdr.TailBytes > 0 && int64(len(led)) >= hdr.TailBytes && wire.CrcHex(led[:hdr.TailBytes]) == hdr.TailCRC {
 		led = led[hdr.TailBytes:]
@@ -264,6 +270,31 @@ func (t Tree) FoldWith(load Loader) (*fold.State, error) {
 		return nil, err
 	}
 	return full.fold(true)
+}
+
+// FoldOnSnapshot is FoldWith for a tree whose snapshot is unread because
+// it is the same file as the snapshot of the backlog in dir: the fold
+// starts from that file read through its index, lazily, as Open reads it,
+// so it decodes only the snapshot lines its ledger lines touch. A tree
+// whose files disagree, or a snapshot that cannot be opened so, is folded
+// by FoldWith. The caller releases the state (State.Release).
+func (t Tree) FoldOnSnapshot(dir string, load Loader) (*fold.State, error) {
+	if data, ok := t[SnapshotFile]; !ok || data != nil {
+		return t.FoldWith(load)
+	}
+	s, hdr, f, err := openSnapshotIndexed(dir, func(string, *os.File) error { return nil })
+	if err != nil || f == nil {
+		return t.FoldWith(load)
+	}
+	if s.Source() == nil {
+		f.Close() // read whole: the state does not hold the file
+	}
+	st, err := t.foldFrom(s, hdr, false, false)
+	if err != nil {
+		s.Release()
+		return t.FoldWith(load)
+	}
+	return st, nil
 }
 
 // ReadTreeUnread reads the tracked files of the backlog in dir, leaving
