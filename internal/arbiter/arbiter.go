@@ -94,15 +94,16 @@ var bucketName = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
 // list names several members of one cluster), the bucket and the replicas,
 // both taken from the first.
 func parse(raw string) (servers []string, bucket string, replicas int, err error) {
+	raw, shown := strings.TrimSpace(raw), redactURL(raw)
 	for i, one := range strings.Split(raw, ",") {
 		u, err := url.Parse(strings.TrimSpace(one))
 		if err != nil || u.Host == "" {
-			return nil, "", 0, ledger.Errorf(ledger.ErrInvalid, "arbiter %q is not a URL such as nats://127.0.0.1:4222", raw)
+			return nil, "", 0, ledger.Errorf(ledger.ErrInvalid, "arbiter %q is not a URL such as nats://127.0.0.1:4222", shown)
 		}
 		switch u.Scheme {
 		case "nats", "tls":
 		default:
-			return nil, "", 0, ledger.Errorf(ledger.ErrInvalid, "arbiter %q: the scheme must be nats:// or tls://", raw)
+			return nil, "", 0, ledger.Errorf(ledger.ErrInvalid, "arbiter %q: the scheme must be nats:// or tls://", shown)
 		}
 		if i == 0 {
 			bucket = strings.Trim(u.Path, "/")
@@ -110,12 +111,12 @@ func parse(raw string) (servers []string, bucket string, replicas int, err error
 				bucket = DefaultBucket
 			}
 			if !bucketName.MatchString(bucket) {
-				return nil, "", 0, ledger.Errorf(ledger.ErrInvalid, "arbiter %q: the bucket %q must be letters, digits, _ and -", raw, bucket)
+				return nil, "", 0, ledger.Errorf(ledger.ErrInvalid, "arbiter %q: the bucket %q must be letters, digits, _ and -", shown, bucket)
 			}
 			replicas = 1
 			if r := u.Query().Get("replicas"); r != "" {
 				if replicas, err = strconv.Atoi(r); err != nil || replicas < 1 || replicas > 5 {
-					return nil, "", 0, ledger.Errorf(ledger.ErrInvalid, "arbiter %q: replicas must be 1 to 5", raw)
+					return nil, "", 0, ledger.Errorf(ledger.ErrInvalid, "arbiter %q: replicas must be 1 to 5", shown)
 				}
 			}
 		}
@@ -123,6 +124,23 @@ func parse(raw string) (servers []string, bucket string, replicas int, err error
 		servers = append(servers, srv.String())
 	}
 	return servers, bucket, replicas, nil
+}
+
+// redactURL is raw with every password in it replaced by "xxxxx", for an
+// error to show: a URL may carry user:password@ (never printed; see
+// SECURITY.md). A part that does not parse is shown as "?".
+func redactURL(raw string) string {
+	parts := strings.Split(raw, ",")
+	for i, p := range parts {
+		u, err := url.Parse(strings.TrimSpace(p))
+		switch {
+		case err != nil && strings.Contains(p, "@"):
+			parts[i] = "?"
+		case err == nil:
+			parts[i] = u.Redacted()
+		}
+	}
+	return strings.Join(parts, ",")
 }
 
 // Dial connects to the arbiter and opens its bucket, creating it (file

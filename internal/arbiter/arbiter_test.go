@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -331,5 +332,48 @@ func TestReviewAcrossClones(t *testing.T) {
 	}
 	if st, _ := m.Stats(); st.Conflicts != 0 {
 		t.Errorf("merged backlog folds %d conflicts", st.Conflicts)
+	}
+}
+
+// A clone that saw a card claimed learns of its release made elsewhere
+// when its own fold has nothing claimable: a plain claim reads the
+// arbiter's records then, rather than wait out a lease that is gone.
+func TestClaimSeesReleaseMadeElsewhere(t *testing.T) {
+	srv := natstest.Start(t, t.TempDir())
+	dirs := clones(t, 2, 1)
+	ctx := context.Background()
+	a1, a2 := dial(t, srv.URL()), dial(t, srv.URL())
+	b1, b2 := open(t, dirs[0]), open(t, dirs[1])
+	c, err := a1.Claim(ctx, b1, ledger.ClaimRequest{Mutation: ledger.Mutation{Actor: "w1"}, Owner: "w1", TTL: time.Hour})
+	if err != nil || c == nil {
+		t.Fatalf("claim: %v", err)
+	}
+	// Clone 2 learns of the claim: nothing is claimable there.
+	if c, err := a2.Claim(ctx, b2, ledger.ClaimRequest{Mutation: ledger.Mutation{Actor: "w2"}, Owner: "w2", TTL: time.Hour}); err != nil || c != nil {
+		t.Fatalf("second claim while held: %+v, %v", c, err)
+	}
+	if _, err := a1.Lease(ctx, b1, "A1", "", func(ctx context.Context, rid string) (ledger.Card, error) {
+		return b1.Release(ctx, ledger.LeaseRequest{Mutation: ledger.Mutation{Actor: "w1", RequestID: rid}, ID: "A1", Owner: "w1", Epoch: 1})
+	}); err != nil {
+		t.Fatalf("release: %v", err)
+	}
+	c2, err := a2.Claim(ctx, b2, ledger.ClaimRequest{Mutation: ledger.Mutation{Actor: "w2"}, Owner: "w2", TTL: time.Hour})
+	if err != nil || c2 == nil || c2.ClaimEpoch != 2 {
+		t.Fatalf("claim after the release elsewhere: %+v, %v", c2, err)
+	}
+}
+
+// A URL the arbiter refuses is named without its password.
+func TestRefusedURLHidesPassword(t *testing.T) {
+	for _, u := range []string{
+		"nats://alice:s3cret@127.0.0.1:4222/bad.bucket",
+		"nats://alice:s3cret@127.0.0.1:4222/?replicas=9",
+		"http://alice:s3cret@127.0.0.1:4222",
+		"nats://alice:s3cret@127.0.0.1:4222,nats://bob:hunter2@[::1",
+	} {
+		_, err := arbiter.Dial(context.Background(), arbiter.Settings{URL: u})
+		if err == nil || strings.Contains(err.Error(), "s3cret") || strings.Contains(err.Error(), "hunter2") {
+			t.Errorf("%s: %v", u, err)
+		}
 	}
 }

@@ -60,6 +60,18 @@ func (a *Arbiter) Claim(ctx context.Context, b *ledger.Backlog, req ledger.Claim
 	// its card taken (this clone did not know yet) teaches the fold one
 	// card, and is bounded by the backlog's size.
 	lost := 0
+	// Nothing claimable in this clone's fold may be a fold that missed a
+	// release, a fail or a completion made elsewhere (the KV watch sees
+	// only what happens while it runs): once per call, every record the
+	// arbiter holds is taken in and the pick made again.
+	readAll := false
+	emptyPick := func() (again bool, err error) {
+		if readAll {
+			return false, nil
+		}
+		readAll = true
+		return true, a.absorbAll(ctx, b)
+	}
 	for round := 1; lost < a.Rounds && round <= 16*a.Rounds; round++ {
 		if lost > 0 {
 			if err := pause(ctx, lost+1); err != nil {
@@ -77,6 +89,13 @@ func (a *Arbiter) Claim(ctx context.Context, b *ledger.Backlog, req ledger.Claim
 				// the cards to pick among, which this clone may not have
 				// synced, rather than lose a round on each.
 				cands, err := a.pick(b, req, refreshCards)
+				if err == nil && len(cands) == 0 {
+					if again, err := emptyPick(); again && err == nil {
+						continue
+					} else if err != nil {
+						return nil, err
+					}
+				}
 				if err != nil || len(cands) == 0 {
 					return nil, err
 				}
@@ -85,6 +104,13 @@ func (a *Arbiter) Claim(ctx context.Context, b *ledger.Backlog, req ledger.Claim
 				}
 			}
 			top, err := a.pick(b, req, spread)
+			if err == nil && len(top) == 0 {
+				if again, err := emptyPick(); again && err == nil {
+					continue
+				} else if err != nil {
+					return nil, err
+				}
+			}
 			if err != nil || len(top) == 0 {
 				return nil, err
 			}
@@ -310,9 +336,18 @@ func pendingCard(b *ledger.Backlog, rid string) string {
 
 func notePending(b *ledger.Backlog, rid, card string) {
 	path := pendingFile(b, rid)
-	if os.MkdirAll(filepath.Dir(path), 0o755) == nil {
-		_ = os.WriteFile(path, []byte(rid+"\n"+card+"\n"), 0o644)
+	if os.MkdirAll(filepath.Dir(path), 0o755) != nil {
+		return
 	}
+	// Made anew, never written through what is there: the clone's files
+	// can put a link at a path a guessable request id gives.
+	_ = os.Remove(path)
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return
+	}
+	_, _ = f.WriteString(rid + "\n" + card + "\n")
+	_ = f.Close()
 }
 
 func dropPending(b *ledger.Backlog, rid string) { _ = os.Remove(pendingFile(b, rid)) }

@@ -88,6 +88,9 @@ func (a *Arbiter) Follow(ctx context.Context, b *ledger.Backlog, started chan<- 
 			return nil
 		case u, ok := <-w.Updates():
 			if !ok {
+				if ctx.Err() != nil {
+					return nil // ended with ctx: both were ready, select picked this one
+				}
 				return &UnreachableError{URL: a.url, Op: "watch", Err: errors.New("the watch ended")}
 			}
 			if u != nil && u.Operation() == jetstream.KeyValuePut {

@@ -66,6 +66,17 @@ func Main(ext Extensions, args []string, stdout, stderr io.Writer) int {
 func runApp(app *App, args []string) (code int) {
 	var cli CLI
 	stdout, stderr := app.Stdout, app.Stderr
+	// kong's exit after --help, and a call relayed to bl daemon, end the
+	// run with a code (exitRequest), whichever parser took the line.
+	defer func() {
+		if r := recover(); r != nil {
+			er, ok := r.(exitRequest)
+			if !ok {
+				panic(r)
+			}
+			code = er.code
+		}
+	}()
 	if len(args) > 0 && args[0] == completeCommand {
 		return app.completeWords(args[1:])
 	}
@@ -85,15 +96,6 @@ func runApp(app *App, args []string) (code int) {
 		fmt.Fprintln(stderr, "bl:", err)
 		return exitError
 	}
-	defer func() {
-		if r := recover(); r != nil {
-			er, ok := r.(exitRequest)
-			if !ok {
-				panic(r)
-			}
-			code = er.code
-		}
-	}()
 	kctx, err := parser.Parse(args)
 	if err != nil {
 		app.JSON = cli.JSON || hasJSONFlag(args)

@@ -3,11 +3,15 @@ package cli
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"time"
 
 	json "github.com/goccy/go-json"
@@ -32,14 +36,17 @@ answers are the same, a call costs a few times more CPU. claim --wait and
 watch still start bl-git.
 
 The socket is .backlog/cache/daemon/sock, in a directory only you may
-enter (0700; bl refuses one that is not yours or that others may open, and
-then starts bl-git as before). Only processes of your own user are served
-(checked on each connection on Linux). A call runs in the caller's
-environment (BL_ACTOR, BL_ARBITER, ...); the arbiter is chosen as on the
+enter (0700; bl refuses one that is not yours or that others may open, or
+a socket that is a link or not yours, and then starts bl-git as before).
+Only your own processes are served, and bl talks only to a daemon of
+yours (both checked on each connection on Linux). A call runs in the
+caller's environment (BL_ACTOR, BL_ARBITER, ...); the arbiter is chosen as on the
 command line, never from a tracked file. If the daemon ends while a call
-runs, the call exits 7 (code arbiter): retry it with the same --request-id.
+runs, or is stopped (SIGSTOP, ^Z), the call exits 7 (code arbiter) and
+names the request id it went under: retry with that --request-id. A
+stopped daemon takes no new call.
 
-bl daemon runs until SIGINT or SIGTERM, letting the calls under way finish.
+It runs until SIGINT or SIGTERM, letting the calls under way finish.
 
 Example:
 
@@ -61,28 +68,21 @@ func (c *DaemonCmd) Run(a *App) error {
 	if len(sock) > maxSocketPath {
 		return ledger.Errorf(ledger.ErrInvalid, "the socket path %s is %d bytes, more than a unix socket takes (%d): run bl daemon in a clone at a shorter path", sock, len(sock), maxSocketPath)
 	}
-	sockDir := filepath.Dir(sock)
-	if err := os.MkdirAll(sockDir, 0o700); err != nil {
+	s := NewSession(a)
+	defer s.Close()
+	if _, _, err := s.open(); err != nil {
+		return err // a cache directory linked out of the backlog among others
+	}
+	if err := makeDaemonDir(filepath.Dir(sock)); err != nil {
 		return err
 	}
-	// Narrowed if it is a directory of its own, never through a link.
-	if fi, err := os.Lstat(sockDir); err == nil && fi.IsDir() {
-		if err := os.Chmod(sockDir, 0o700); err != nil {
-			return err
-		}
-	}
-	if err := trustedDaemonDir(sockDir); err != nil {
-		return ledger.Errorf(ledger.ErrInvalid, "%v", err)
-	}
-	if f, err := dialDaemon(sock); err == nil {
+	if f, _, err := dialDaemon(sock); err == nil {
 		f.Close()
 		return ledger.Errorf(ledger.ErrConflict, "a bl daemon already serves this clone (%s)", sock)
 	}
-	_ = os.Remove(sock) // a daemon that died left it
-	s := NewSession(a)
-	defer s.Close()
+	_ = os.Remove(sock) // a daemon that died left it, or it is no socket of ours
 	return a.ext.Daemon(a.ctx, s, sock, func() {
-		fmt.Fprintf(a.Stderr, "bl daemon: serving %s on %s\n", dir, sock)
+		fmt.Fprintf(a.Stderr, "bl daemon: serving %s on %s\n", text(dir), text(sock))
 	})
 }
 
@@ -93,6 +93,11 @@ const maxSocketPath = 103
 // daemonSocket is the socket of the clone whose backlog is dir: in the
 // ignored cache, never a path a tracked file names.
 func daemonSocket(dir string) string { return filepath.Join(dir, "cache", "daemon", "sock") }
+
+// MaxDaemonRequest bounds one relayed request (a command line with its
+// environment, as JSON): bl daemon reads no more, so a larger one is not
+// sent.
+const MaxDaemonRequest = 4 << 20
 
 // daemonRequest is one command line a lean bl relays, with its
 // environment; daemonReply is what it printed and its exit code, or why
@@ -121,6 +126,8 @@ func (s *Session) Relay(ctx context.Context, request []byte) []byte {
 		rep.Refused = "not a request: " + err.Error()
 	case req.Version != binaryVersion():
 		rep.Refused = "bl " + req.Version + " asked bl daemon " + binaryVersion()
+	case !relayedCommands[relayedCommand(req.Args)]:
+		rep.Refused = "bl daemon runs owner commands only"
 	default:
 		env := map[string]string{}
 		for _, kv := range req.Env {
@@ -132,6 +139,17 @@ func (s *Session) Relay(ctx context.Context, request []byte) []byte {
 	}
 	out, _ := json.Marshal(rep)
 	return out
+}
+
+// relayedCommands are the commands a lean bl relays (gitWork sets
+// relayable): bl daemon runs no other, one that runs until stopped (bl
+// watch) would hold its end.
+var relayedCommands = map[string]bool{"claim": true, "heartbeat": true, "release": true, "complete": true,
+	"fail": true, "block": true, "approve": true, "reject": true}
+
+func relayedCommand(args []string) string {
+	name, _ := commandIn(normalizeArgs(args))
+	return name
 }
 
 func cutEnv(kv string) (string, string, bool) {
@@ -158,14 +176,68 @@ func (s *Session) run(ctx context.Context, getenv func(string) string, args []st
 	return out.Bytes(), errOut.Bytes(), exit
 }
 
-// errDaemonGone: the daemon took the call and ended before answering.
+// errDaemonGone: the daemon took the call, under request id rid, and
+// ended or was stopped before answering.
 type errDaemonGone struct {
-	sock string
-	err  error
+	sock, rid string
+	err       error
 }
 
 func (e *errDaemonGone) Error() string {
-	return fmt.Sprintf("the bl daemon (%s) ended before answering (%v): the call may have reached the arbiter; retry with the same --request-id to find out", e.sock, e.err)
+	what := fmt.Sprintf("ended before answering (%v)", e.err)
+	if errors.Is(e.err, errDaemonStopped) {
+		what = "was stopped before answering (SIGSTOP): while it stays stopped, calls go to bl-git"
+	}
+	return fmt.Sprintf("the bl daemon (%s) %s: the call may have reached the arbiter; retry with --request-id %s to find out", e.sock, what, e.rid)
+}
+
+var errDaemonStopped = errors.New("the bl daemon is stopped")
+
+// readReply reads the daemon's answer to its end. It gives up once the
+// daemon is stopped (SIGSTOP, ^Z of one in a terminal): it answers only
+// when continued, and the caller's lease may not last that long.
+func readReply(f *os.File, pid int) ([]byte, error) {
+	var out bytes.Buffer
+	buf := make([]byte, 32<<10)
+	for {
+		_ = f.SetReadDeadline(time.Now().Add(250 * time.Millisecond))
+		n, err := f.Read(buf)
+		out.Write(buf[:n])
+		switch {
+		case err == io.EOF:
+			return out.Bytes(), nil
+		case errors.Is(err, os.ErrDeadlineExceeded):
+			if daemonStopped(pid) {
+				return nil, errDaemonStopped
+			}
+		case err != nil:
+			return nil, err
+		}
+	}
+}
+
+// withRequestID is args with a --request-id: the one given, or a new one
+// added before any "--", so that a call cut off in the daemon can be
+// retried under the id it went under.
+func withRequestID(args []string) ([]string, string) {
+	end := len(args)
+	for i, arg := range args {
+		if arg == "--" {
+			end = i
+			break
+		}
+		if v, ok := strings.CutPrefix(arg, "--request-id="); ok {
+			return args, v
+		}
+		if arg == "--request-id" && i+1 < len(args) {
+			return args, args[i+1]
+		}
+	}
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	rid := "bl-" + hex.EncodeToString(b[:])
+	out := append(slices.Clone(args[:end]), "--request-id="+rid)
+	return append(out, args[end:]...), rid
 }
 
 func (e *errDaemonGone) ArbiterDown() bool { return true }
@@ -183,23 +255,30 @@ func (a *App) relay() (code int, ok bool) {
 	if trustedDaemonDir(filepath.Dir(sock)) != nil {
 		return 0, false
 	}
-	f, err := dialDaemon(sock)
+	f, pid, err := dialDaemon(sock)
 	if err != nil {
 		return 0, false
 	}
 	defer f.Close()
-	req, _ := json.Marshal(daemonRequest{Version: binaryVersion(), Args: a.args, Env: os.Environ()})
+	if daemonStopped(pid) {
+		return 0, false // not taken: bl-git answers while it stays stopped
+	}
+	args, rid := withRequestID(a.args)
+	req, _ := json.Marshal(daemonRequest{Version: binaryVersion(), Args: args, Env: os.Environ()})
+	if len(req) >= MaxDaemonRequest {
+		return 0, false // the daemon would not read it all: bl-git takes it
+	}
 	if _, err := f.Write(append(req, '\n')); err != nil {
 		return 0, false // not taken: nothing ran
 	}
-	data, err := io.ReadAll(f)
+	data, err := readReply(f, pid)
 	var rep daemonReply
 	if err == nil {
 		err = json.Unmarshal(data, &rep)
 	}
 	if err != nil {
 		a.JSON = hasJSONFlag(a.args)
-		return a.fail(&errDaemonGone{sock, err}), true
+		return a.fail(&errDaemonGone{sock: sock, rid: rid, err: err}), true
 	}
 	if rep.Refused != "" {
 		return 0, false

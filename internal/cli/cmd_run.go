@@ -83,8 +83,9 @@ answer) is tried again every ttl/10; if none succeeds, the command is
 stopped as for a lost lease before the lease runs out: SIGTERM at the
 lease's end less --grace and less ttl/10 (at most 10s), so that it is gone
 before another machine may take the card. The same holds without an
-arbiter when heartbeats keep failing. An outcome the arbiter cannot take
-(it is down) is tried again every ttl/10 while the lease lasts.
+arbiter when heartbeats keep failing, or one does not answer for ttl/3. An
+outcome the arbiter cannot take (it is down) is tried again every ttl/10
+while the lease lasts, or until SIGINT or SIGTERM (then exit 7).
 
 Write the card as {id}, not $BL_CARD, on the bl run command line: your
 shell expands "$BL_CARD" before bl run has claimed anything, so

@@ -39,7 +39,7 @@ var commands = []command{
 	{name: "dep", help: "Dependencies as beads says it: bl dep add A B (A depends on B), bl dep rm A B.", new: func() any { return &DepCmd{} }},
 	{name: "label", help: "Add or remove labels, keeping a card's others.", new: func() any { return &LabelCmd{} }},
 	{name: "stats", help: "Counts by status, claimable and expired cards, ledger size.", new: func() any { return &StatsCmd{} }},
-	{name: "export", help: "Render the backlog: markdown board, mermaid/dot graph, csv, json, jsonl, html.", new: func() any { return &ExportCmd{} }},
+	{name: "export", help: "Render the backlog: markdown board, mermaid/dot graph, csv, json, jsonl, html, beads.", new: func() any { return &ExportCmd{} }},
 	{name: "import", help: "Import issues from beads, GitHub (gh issue list --json) or a markdown checklist.", new: func() any { return &ImportCmd{} }},
 	{name: "log", help: "Print the event history, resumable by cursor.", new: func() any { return &LogCmd{} }},
 	{name: "watch", help: "Stream events as they are appended (JSONL).", new: func() any { return &WatchCmd{} }},

@@ -3,6 +3,7 @@ package supervisor
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/bl-backlog/bl/ledger"
@@ -72,9 +73,24 @@ func (w *leaseWatch) close() {
 	w.beat.Stop()
 }
 
-// send starts a heartbeat unless one is in flight.
+// stopIn is how long the command may run on while no renewal lands: it
+// is gone (SIGKILL at the latest) before the lease runs out.
+func (w *leaseWatch) stopIn() time.Duration {
+	return time.Until(w.expires) - w.s.o.Grace - min(w.ttl/10, 10*time.Second)
+}
+
+// send starts a heartbeat unless one is in flight. One unanswered for a
+// whole beat (it waits on the arbiter or the backlog lock) is as good as
+// failed: it sets the time to stop the command.
 func (w *leaseWatch) send() {
 	if w.inFlight {
+		if w.lost == nil {
+			w.lastErr = fmt.Errorf("no answer in %s", w.every)
+			at := w.stopIn()
+			w.lost = time.After(at)
+			w.s.logf("heartbeat of %s has not answered in %s; unless one succeeds the command is stopped in %s, before the lease runs out at %s",
+				w.card.ID, w.every, max(at, 0).Round(time.Millisecond), w.expires.Format(time.RFC3339))
+		}
 		return
 	}
 	w.inFlight = true
@@ -97,7 +113,7 @@ func (w *leaseWatch) answer(r beatResult, res *Result) (fenced bool) {
 	case r.err != nil:
 		retry := min(max(w.ttl/10, 100*time.Millisecond), w.every)
 		if w.lost == nil {
-			at := time.Until(w.expires) - s.o.Grace - min(w.ttl/10, 10*time.Second)
+			at := w.stopIn()
 			w.lost = time.After(at)
 			s.logf("heartbeat of %s failed, trying again every %s; unless one succeeds the command is stopped in %s, before the lease runs out at %s: %v",
 				card.ID, retry, max(at, 0).Round(time.Millisecond), w.expires.Format(time.RFC3339), r.err)

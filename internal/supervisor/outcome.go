@@ -57,15 +57,20 @@ func (s *supervisor) outcome(ctx context.Context, card ledger.Card, res *Result,
 	return lease, op
 }
 
-// record makes the outcome's write, once no heartbeat runs. While the arbiter is down it is tried
-// again, under its request id, as long as the lease lasts (the command's
-// work is done).
+// record makes the outcome's write, once no heartbeat runs. While the
+// arbiter is down it is tried again, under its request id, as long as the
+// lease lasts (the command's work is done) or until a signal says to stop.
 func (s *supervisor) record(ctx context.Context, w *leaseWatch, lease ledger.LeaseRequest, op leaseOp) (ledger.Card, error) {
 	w.close()
 	c, err := retryLocked(func() (ledger.Card, error) { return s.o.Leases.Write(ctx, lease, op) })
 	for unreachable(err) && time.Until(w.expires) > s.o.Grace {
 		s.logf("%s: recording the outcome failed, trying again until the lease runs out at %s: %v", lease.ID, w.expires.Format(time.RFC3339), err)
-		time.Sleep(min(max(w.ttl/10, 100*time.Millisecond), time.Until(w.expires)))
+		select {
+		case sig := <-s.o.Signals:
+			s.logf("%s: %s: no longer trying to record the outcome; the lease runs out at %s", lease.ID, sig, w.expires.Format(time.RFC3339))
+			return c, err
+		case <-time.After(min(max(w.ttl/10, 100*time.Millisecond), time.Until(w.expires))):
+		}
 		c, err = retryLocked(func() (ledger.Card, error) { return s.o.Leases.Write(ctx, lease, op) })
 	}
 	return c, err

@@ -21,19 +21,36 @@ var _ cli.Arbiter = Arbiter{}
 
 var conns struct {
 	sync.Mutex
-	m map[cli.ArbiterSettings]*arbiter.Arbiter
+	m      map[cli.ArbiterSettings]*arbiter.Arbiter
+	failed map[cli.ArbiterSettings]dialFailure // the last failed dial
+}
+
+type dialFailure struct {
+	at  time.Time
+	err error
 }
 
 // conn is the process's connection to the arbiter s names, dialled on
 // first use and again after one failed.
 func conn(ctx context.Context, s cli.ArbiterSettings) (*arbiter.Arbiter, error) {
+	asked := time.Now()
 	conns.Lock()
 	defer conns.Unlock()
 	if a := conns.m[s]; a != nil && !a.Closed() {
 		return a, nil
 	}
+	// A dial that failed while this call waited for the lock answers it
+	// too: the calls waiting (bl daemon's) would otherwise each wait out
+	// the arbiter's timeout in turn.
+	if f, ok := conns.failed[s]; ok && f.at.After(asked) {
+		return nil, f.err
+	}
 	a, err := dial(ctx, s)
 	if err != nil {
+		if conns.failed == nil {
+			conns.failed = map[cli.ArbiterSettings]dialFailure{}
+		}
+		conns.failed[s] = dialFailure{time.Now(), err}
 		return nil, err
 	}
 	if conns.m == nil {

@@ -6,12 +6,13 @@ import (
 	"net"
 	"os"
 	"sync"
+	"time"
 
 	"github.com/bl-backlog/bl/internal/cli"
 )
 
 // maxRequest bounds one relayed command line with its environment.
-const maxRequest = 4 << 20
+const maxRequest = cli.MaxDaemonRequest
 
 // serveDaemon is bl daemon: each connection on sock brings one command
 // line, run through s; the reply goes back on it. When ctx ends it stops
@@ -21,7 +22,17 @@ func serveDaemon(ctx context.Context, s *cli.Session, sock string, ready func())
 	if err != nil {
 		return err
 	}
-	ln.SetUnlinkOnClose(true)
+	// On its end the daemon removes the socket only if it is still its
+	// own: another daemon may have made one in its place since (git clean
+	// -x removes the ignored cache).
+	ln.SetUnlinkOnClose(false)
+	if mine, err := os.Lstat(sock); err == nil {
+		defer func() {
+			if cur, err := os.Lstat(sock); err == nil && os.SameFile(mine, cur) {
+				_ = os.Remove(sock)
+			}
+		}()
+	}
 	if err := os.Chmod(sock, 0o600); err != nil {
 		ln.Close()
 		return err
@@ -47,7 +58,11 @@ func serveDaemon(ctx context.Context, s *cli.Session, sock string, ready func())
 				return
 			}
 			r := bufio.NewReader(&limited{c, maxRequest})
+			// A connection that has not sent its command line when
+			// the daemon ends is no call under way.
+			stopRead := context.AfterFunc(ctx, func() { _ = c.SetReadDeadline(time.Now()) })
 			line, err := r.ReadBytes('\n')
+			stopRead()
 			if err != nil {
 				return
 			}

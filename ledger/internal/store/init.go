@@ -32,6 +32,7 @@ lock
 *.broken
 cache/
 hooks.json
+arbiter.json
 # in-flight multi-file changes and temp files, gone once they finish
 .staging/
 .*.tmp-*
