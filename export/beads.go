@@ -88,91 +88,7 @@ func RenderBeads(cards []ledger.Card, _ Options) ([]byte, error) {
 	}
 	out := make([]beadsOut, 0, len(cards))
 	for _, c := range cards {
-		id := ref(c.ID)
-		is := beadsOut{ID: id, Title: c.Title, Description: c.Body, Priority: BeadsPriority(c.Priority), Assignee: c.Assignee,
-			IssueType: "task", CreatedAt: c.Created().UTC(), UpdatedAt: c.UpdatedAt.UTC(), ClosedAt: c.ClosedAt}
-		if c.SourceUpdatedAt != nil {
-			is.UpdatedAt = c.SourceUpdatedAt.UTC()
-		}
-		if c.SourceClosedAt != nil {
-			is.ClosedAt = c.SourceClosedAt
-		}
-		// The import adds its labels after the source's: the last label
-		// of each prefix is the member, any earlier one a label of the
-		// source's own.
-		last := map[string]int{}
-		for i, l := range c.Labels {
-			for _, p := range []string{TypeLabel, StatusLabel, OwnerLabel} {
-				if strings.HasPrefix(l, p) {
-					last[p] = i
-				}
-			}
-		}
-		status := ""
-		for i, l := range c.Labels {
-			member := func(p string) (string, bool) {
-				if j, ok := last[p]; ok && j == i {
-					return strings.TrimPrefix(l, p), true
-				}
-				return "", false
-			}
-			if v, ok := member(TypeLabel); ok {
-				is.IssueType = v
-			} else if v, ok := member(StatusLabel); ok {
-				status = v
-			} else if v, ok := member(OwnerLabel); ok {
-				is.Owner = v
-			} else if l == PinnedLabel {
-				is.Pinned = true
-			} else if l == "ephemeral" {
-				is.Ephemeral = true
-			} else {
-				is.Labels = append(is.Labels, l)
-			}
-		}
-		if len(c.Acceptance) > 0 {
-			is.AcceptanceCriteria = "- " + strings.Join(c.Acceptance, "\n- ")
-		}
-		switch c.Status {
-		case ledger.StatusReady:
-			is.Status = "open"
-		case ledger.StatusClaimed:
-			is.Status = "in_progress"
-			if is.Assignee == "" {
-				is.Assignee = c.ClaimOwner
-			}
-		case ledger.StatusBlocked:
-			is.Status = "blocked"
-		case ledger.StatusDone:
-			is.Status = "closed"
-			if c.CloseNote != "closed in beads" {
-				is.CloseReason = c.CloseNote
-			}
-		default:
-			is.Status = string(c.Status)
-		}
-		// A beads status bl has no status for comes back from its label
-		// while the card is where the import put it.
-		if status != "" && (c.Status == ledger.StatusReady || c.Status == ledger.StatusBlocked || c.Status == ledger.StatusClaimed) {
-			is.Status = status
-		}
-		for _, d := range c.DependsOn {
-			is.Dependencies = append(is.Dependencies, beadsDepOut{id, ref(d), "blocks", c.CreatedAt.UTC()})
-		}
-		if c.Parent != "" {
-			is.Dependencies = append(is.Dependencies, beadsDepOut{id, ref(c.Parent), "parent-child", c.CreatedAt.UTC()})
-		}
-		for _, l := range c.Links {
-			is.Dependencies = append(is.Dependencies, beadsDepOut{id, ref(l.To), l.Type, c.CreatedAt.UTC()})
-		}
-		for i, n := range c.Notes {
-			at := n.At
-			if n.SourceAt != nil {
-				at = *n.SourceAt
-			}
-			is.Comments = append(is.Comments, beadsNoteOut{i + 1, id, n.Author, n.Text, at.UTC()})
-		}
-		out = append(out, is)
+		out = append(out, beadsIssue(c, ref))
 	}
 	slices.SortFunc(out, func(a, b beadsOut) int { return strings.Compare(a.ID, b.ID) })
 	var buf bytes.Buffer
@@ -185,4 +101,105 @@ func RenderBeads(cards []ledger.Card, _ Options) ([]byte, error) {
 		buf.WriteByte('\n')
 	}
 	return buf.Bytes(), nil
+}
+
+// beadsIssue is one card as a beads issue; ref maps a card id to the
+// beads id it goes by.
+func beadsIssue(c ledger.Card, ref func(string) string) beadsOut {
+	id := ref(c.ID)
+	is := beadsOut{ID: id, Title: c.Title, Description: c.Body, Priority: BeadsPriority(c.Priority), Assignee: c.Assignee,
+		IssueType: "task", CreatedAt: c.Created().UTC(), UpdatedAt: c.UpdatedAt.UTC(), ClosedAt: c.ClosedAt}
+	if c.SourceUpdatedAt != nil {
+		is.UpdatedAt = c.SourceUpdatedAt.UTC()
+	}
+	if c.SourceClosedAt != nil {
+		is.ClosedAt = c.SourceClosedAt
+	}
+	labelStatus := is.takeLabels(c.Labels)
+	if len(c.Acceptance) > 0 {
+		is.AcceptanceCriteria = "- " + strings.Join(c.Acceptance, "\n- ")
+	}
+	is.setStatus(c, labelStatus)
+	for _, d := range c.DependsOn {
+		is.Dependencies = append(is.Dependencies, beadsDepOut{id, ref(d), "blocks", c.CreatedAt.UTC()})
+	}
+	if c.Parent != "" {
+		is.Dependencies = append(is.Dependencies, beadsDepOut{id, ref(c.Parent), "parent-child", c.CreatedAt.UTC()})
+	}
+	for _, l := range c.Links {
+		is.Dependencies = append(is.Dependencies, beadsDepOut{id, ref(l.To), l.Type, c.CreatedAt.UTC()})
+	}
+	for i, n := range c.Notes {
+		at := n.At
+		if n.SourceAt != nil {
+			at = *n.SourceAt
+		}
+		is.Comments = append(is.Comments, beadsNoteOut{i + 1, id, n.Author, n.Text, at.UTC()})
+	}
+	return is
+}
+
+// takeLabels turns the labels the import made back into the members they
+// came from (type, owner, pinned, ephemeral) and keeps the rest as labels;
+// it returns the beads status a status: label names, if any. The import
+// adds its labels after the source's: the last label of each prefix is
+// the member, any earlier one a label of the source's own.
+func (is *beadsOut) takeLabels(labels []string) (status string) {
+	last := map[string]int{}
+	for i, l := range labels {
+		for _, p := range []string{TypeLabel, StatusLabel, OwnerLabel} {
+			if strings.HasPrefix(l, p) {
+				last[p] = i
+			}
+		}
+	}
+	for i, l := range labels {
+		member := func(p string) (string, bool) {
+			if j, ok := last[p]; ok && j == i {
+				return strings.TrimPrefix(l, p), true
+			}
+			return "", false
+		}
+		if v, ok := member(TypeLabel); ok {
+			is.IssueType = v
+		} else if v, ok := member(StatusLabel); ok {
+			status = v
+		} else if v, ok := member(OwnerLabel); ok {
+			is.Owner = v
+		} else if l == PinnedLabel {
+			is.Pinned = true
+		} else if l == "ephemeral" {
+			is.Ephemeral = true
+		} else {
+			is.Labels = append(is.Labels, l)
+		}
+	}
+	return status
+}
+
+// setStatus maps the card's status to beads'. A beads status bl has no
+// status for (labelStatus) comes back from its label while the card is
+// where the import put it.
+func (is *beadsOut) setStatus(c ledger.Card, labelStatus string) {
+	switch c.Status {
+	case ledger.StatusReady:
+		is.Status = "open"
+	case ledger.StatusClaimed:
+		is.Status = "in_progress"
+		if is.Assignee == "" {
+			is.Assignee = c.ClaimOwner
+		}
+	case ledger.StatusBlocked:
+		is.Status = "blocked"
+	case ledger.StatusDone:
+		is.Status = "closed"
+		if c.CloseNote != "closed in beads" {
+			is.CloseReason = c.CloseNote
+		}
+	default:
+		is.Status = string(c.Status)
+	}
+	if labelStatus != "" && (c.Status == ledger.StatusReady || c.Status == ledger.StatusBlocked || c.Status == ledger.StatusClaimed) {
+		is.Status = labelStatus
+	}
 }

@@ -219,14 +219,9 @@ const DefaultTTL = 15 * time.Minute
 // Claim takes a lease: the card's epoch goes up by one and the card is
 // returned with it. A nil card and nil error mean nothing was claimable.
 func (b *Backlog) Claim(ctx context.Context, r ClaimRequest) (*Card, error) {
-	ttl, err := ttlSeconds(r.TTL, DefaultTTL)
+	ttl, err := r.leaseSeconds()
 	if err != nil {
 		return nil, err
-	}
-	if r.ID != "" {
-		if err := ValidID(r.ID); err != nil {
-			return nil, err
-		}
 	}
 	cut := false // the overlaps ran past LockedPathCells: decide them unlocked, try again
 	claim := func(s *fold.State, at time.Time) ([]*Event, error) {
@@ -264,6 +259,21 @@ func (b *Backlog) Claim(ctx context.Context, r ClaimRequest) (*Card, error) {
 		return nil, err
 	}
 	return &cards[0], nil
+}
+
+// leaseSeconds is a claim's lease length in seconds, once it and the card
+// id, if the claim names one, are valid (in that order).
+func (r ClaimRequest) leaseSeconds() (int64, error) {
+	ttl, err := ttlSeconds(r.TTL, DefaultTTL)
+	if err != nil {
+		return 0, err
+	}
+	if r.ID != "" {
+		if err := ValidID(r.ID); err != nil {
+			return 0, err
+		}
+	}
+	return ttl, nil
 }
 
 func ttlSeconds(d, def time.Duration) (int64, error) {

@@ -189,25 +189,9 @@ func dropShared(eo, en []*Event, shared Tree) ([]*Event, []*Event, error) {
 func diffStates(so, sn *fold.State, eo, en []*Event) *BacklogDiff {
 	so.All()
 	sn.All()
-	d := &BacklogDiff{Cards: []CardDiff{}}
-	inOld := make(map[string]bool, len(eo))
-	for _, e := range eo {
-		inOld[e.ID] = true
-	}
-	inNew := make(map[string]bool, len(en))
-	for _, e := range en {
-		inNew[e.ID] = true
-	}
-	byCard := map[string]*CardDiff{}
-	get := func(id string) *CardDiff {
-		cd := byCard[id]
-		if cd == nil {
-			cd = &CardDiff{ID: id, Fields: []Change{}, Activity: []Activity{}}
-			byCard[id] = cd
-		}
-		return cd
-	}
-	activity := func(e *Event, s *fold.State, removed bool) { addActivity(get(e.Card), e, s, removed) }
+	d := &BacklogDiff{}
+	inOld, inNew := eventIDs(eo), eventIDs(en)
+	byCard := cardDiffs{}
 	// Both lists are in (at, id) order; merge them so the activity is too.
 	i, j := 0, 0
 	for i < len(eo) || j < len(en) {
@@ -215,38 +199,18 @@ func diffStates(so, sn *fold.State, eo, en []*Event) *BacklogDiff {
 		case j == len(en) || (i < len(eo) && eo[i].Before(en[j])):
 			if e := eo[i]; !inNew[e.ID] {
 				d.EventsRemoved++
-				activity(e, so, true)
+				addActivity(byCard.get(e.Card), e, so, true)
 			}
 			i++
 		default:
 			if e := en[j]; !inOld[e.ID] {
 				d.EventsAdded++
-				activity(e, sn, false)
+				addActivity(byCard.get(e.Card), e, sn, false)
 			}
 			j++
 		}
 	}
-	// An event both versions hold that only the new one refuses: the old
-	// version's own claim losing to one the other side holds (a merge).
-	// It changed the card before and does not now, so the lease fields
-	// that moved show too.
-	lost := map[string]bool{}
-	for _, c := range sn.Conflicts() {
-		if (inNew[c.Event] && !inOld[c.Event]) || c.Event == "" {
-			continue // added, shown above
-		}
-		if _, before := so.ConflictOf(c.Event); before {
-			continue
-		}
-		at, _ := time.Parse(time.RFC3339Nano, c.At)
-		if c.Clock != "" {
-			at, _ = time.Parse(time.RFC3339Nano, c.Clock)
-		}
-		cd := get(c.Card)
-		cd.Activity = append(cd.Activity, Activity{At: at, Op: c.Op, Actor: c.Actor, Owner: c.Owner, Refused: true, Why: c.Reason, Holder: c.Winner})
-		slices.SortStableFunc(cd.Activity, func(a, b Activity) int { return a.At.Compare(b.At) })
-		lost[c.Card] = true
-	}
+	lost := byCard.refusedNow(so, sn, inOld, inNew)
 	sn.Range(func(cn *Card) bool {
 		co := so.Find(cn.ID)
 		had := co != nil
@@ -257,7 +221,7 @@ func diffStates(so, sn *fold.State, eo, en []*Event) *BacklogDiff {
 			fields = fold.CardChanges(&Card{}, cn, false)
 		}
 		if !had || len(fields) > 0 || byCard[cn.ID] != nil {
-			cd := get(cn.ID)
+			cd := byCard.get(cn.ID)
 			cd.Title, cd.Fields, cd.Change = cn.Title, nonNilChanges(fields), "changed"
 			if !had {
 				cd.Change = "created"
@@ -267,22 +231,77 @@ func diffStates(so, sn *fold.State, eo, en []*Event) *BacklogDiff {
 	})
 	so.Range(func(co *Card) bool {
 		if sn.Find(co.ID) == nil {
-			cd := get(co.ID)
+			cd := byCard.get(co.ID)
 			cd.Title, cd.Change = co.Title, "removed"
 		}
 		return true
 	})
-	for _, cd := range byCard {
-		if cd.Change == "" { // events about a card neither version holds
+	d.Cards = byCard.sorted()
+	return d
+}
+
+// eventIDs is the set of the events' ids.
+func eventIDs(events []*Event) map[string]bool {
+	ids := make(map[string]bool, len(events))
+	for _, e := range events {
+		ids[e.ID] = true
+	}
+	return ids
+}
+
+// cardDiffs are a diff's cards by id, as they are collected.
+type cardDiffs map[string]*CardDiff
+
+func (m cardDiffs) get(id string) *CardDiff {
+	cd := m[id]
+	if cd == nil {
+		cd = &CardDiff{ID: id, Fields: []Change{}, Activity: []Activity{}}
+		m[id] = cd
+	}
+	return cd
+}
+
+// refusedNow adds the events both versions hold that only the new one
+// refuses: the old version's own claim losing to one the other side holds
+// (a merge). Such an event changed the card before and does not now, so
+// the lease fields that moved show too: it returns those cards.
+func (m cardDiffs) refusedNow(so, sn *fold.State, inOld, inNew map[string]bool) (lost map[string]bool) {
+	lost = map[string]bool{}
+	for _, c := range sn.Conflicts() {
+		if (inNew[c.Event] && !inOld[c.Event]) || c.Event == "" {
+			continue // added, shown with the new events
+		}
+		if _, before := so.ConflictOf(c.Event); before {
+			continue
+		}
+		at, _ := time.Parse(time.RFC3339Nano, c.At)
+		if c.Clock != "" {
+			at, _ = time.Parse(time.RFC3339Nano, c.Clock)
+		}
+		cd := m.get(c.Card)
+		cd.Activity = append(cd.Activity, Activity{At: at, Op: c.Op, Actor: c.Actor, Owner: c.Owner, Refused: true, Why: c.Reason, Holder: c.Winner})
+		slices.SortStableFunc(cd.Activity, func(a, b Activity) int { return a.At.Compare(b.At) })
+		lost[c.Card] = true
+	}
+	return lost
+}
+
+// sorted is the cards to show, by id: a card with no change to show but
+// its events' (only quiet ones, not even a heartbeat) is left out. Events
+// about a card neither version holds show it as changed.
+func (m cardDiffs) sorted() []CardDiff {
+	cards := []CardDiff{}
+	for _, cd := range m {
+		if cd.Change == "" {
 			cd.Change = "changed"
 		}
 		if len(cd.Activity) == 0 && len(cd.Fields) == 0 && cd.Heartbeats == 0 && cd.Change == "changed" {
 			continue
 		}
-		d.Cards = append(d.Cards, *cd)
+		cards = append(cards, *cd)
 	}
-	slices.SortFunc(d.Cards, func(a, b CardDiff) int { return cmp.Compare(a.ID, b.ID) })
-	return d
+	slices.SortFunc(cards, func(a, b CardDiff) int { return cmp.Compare(a.ID, b.ID) })
+	return cards
 }
 
 // MergeTrees is what git's union merge (merge=union in
@@ -338,41 +357,12 @@ func addActivity(d *CardDiff, e *Event, s *fold.State, removed bool) {
 // like that. A file unread on both sides is the same on both; load reads
 // the old side's unread files if its fold needs them.
 func diffAppended(old, new Tree, load Loader) (d *BacklogDiff, ok bool, err error) {
-	for name, data := range old {
-		if name == LedgerFile || !(name == SnapshotFile || strings.HasPrefix(name, ArchiveDir+"/")) {
-			continue
-		}
-		if o, has := new[name]; !has || (o == nil) != (data == nil) || !bytes.Equal(o, data) {
-			return nil, false, nil
-		}
+	if !sameSegments(old, new) {
+		return nil, false, nil
 	}
-	for name := range new {
-		if _, has := old[name]; !has && (name == SnapshotFile || strings.HasPrefix(name, ArchiveDir+"/")) {
-			return nil, false, nil
-		}
-	}
-	eo, err := store.Tree{LedgerFile: old[LedgerFile]}.Union(LedgerFile)
-	if err != nil {
+	added, ok, err := appendedEvents(old, new)
+	if !ok || err != nil {
 		return nil, false, err
-	}
-	en, err := store.Tree{LedgerFile: new[LedgerFile]}.Union(LedgerFile)
-	if err != nil {
-		return nil, false, err
-	}
-	inNew := make(map[string]bool, len(en))
-	for _, e := range en {
-		inNew[e.ID] = true
-	}
-	for _, e := range eo {
-		if !inNew[e.ID] {
-			return nil, false, nil // removed events: the general comparison
-		}
-	}
-	added := en[len(eo):]
-	for i, e := range en[:len(eo)] {
-		if e.ID != eo[i].ID {
-			return nil, false, nil // not an append
-		}
 	}
 	s, err := store.Tree(old).FoldWith(load)
 	if err != nil {
@@ -393,43 +383,67 @@ func diffAppended(old, new Tree, load Loader) (d *BacklogDiff, ok bool, err erro
 	for _, e := range added {
 		_, _ = s.FoldEvent(e) // a conflict is recorded in s
 	}
-	d = &BacklogDiff{Cards: []CardDiff{}, EventsAdded: len(added)}
-	byCard := map[string]*CardDiff{}
+	byCard := cardDiffs{}
 	for _, e := range added {
-		cd := byCard[e.Card]
-		if cd == nil {
-			cd = &CardDiff{ID: e.Card, Fields: []Change{}, Activity: []Activity{}}
-			byCard[e.Card] = cd
-		}
-		addActivity(cd, e, s, false)
+		addActivity(byCard.get(e.Card), e, s, false)
 	}
 	for id, co := range before {
 		cn, has := s.Card(id)
 		if !has {
 			continue
 		}
-		cd := byCard[id]
-		if cd == nil {
-			cd = &CardDiff{ID: id, Fields: []Change{}, Activity: []Activity{}}
-		}
+		cd := byCard.get(id)
 		cd.Title, cd.Change = cn.Title, "changed"
 		if co == nil {
 			cd.Change, co = "created", &Card{}
 		}
 		cd.Fields = nonNilChanges(fold.CardChanges(co, &cn, false))
-		byCard[id] = cd
 	}
-	for _, cd := range byCard {
-		if cd.Change == "" {
-			cd.Change = "changed"
-		}
-		if len(cd.Activity) == 0 && len(cd.Fields) == 0 && cd.Heartbeats == 0 && cd.Change == "changed" {
+	return &BacklogDiff{Cards: byCard.sorted(), EventsAdded: len(added)}, true, nil
+}
+
+// sameSegments reports whether both versions hold the same snapshot and
+// archive segments.
+func sameSegments(old, new Tree) bool {
+	for name, data := range old {
+		if name == LedgerFile || !(name == SnapshotFile || strings.HasPrefix(name, ArchiveDir+"/")) {
 			continue
 		}
-		d.Cards = append(d.Cards, *cd)
+		if o, has := new[name]; !has || (o == nil) != (data == nil) || !bytes.Equal(o, data) {
+			return false
+		}
 	}
-	slices.SortFunc(d.Cards, func(a, b CardDiff) int { return cmp.Compare(a.ID, b.ID) })
-	return d, true, nil
+	for name := range new {
+		if _, has := old[name]; !has && (name == SnapshotFile || strings.HasPrefix(name, ArchiveDir+"/")) {
+			return false
+		}
+	}
+	return true
+}
+
+// appendedEvents is the new ledger's events after the old one's; ok is
+// false unless the new ledger is the old one with events appended.
+func appendedEvents(old, new Tree) (added []*Event, ok bool, err error) {
+	eo, err := store.Tree{LedgerFile: old[LedgerFile]}.Union(LedgerFile)
+	if err != nil {
+		return nil, false, err
+	}
+	en, err := store.Tree{LedgerFile: new[LedgerFile]}.Union(LedgerFile)
+	if err != nil {
+		return nil, false, err
+	}
+	inNew := eventIDs(en)
+	for _, e := range eo {
+		if !inNew[e.ID] {
+			return nil, false, nil // removed events: the general comparison
+		}
+	}
+	for i, e := range en[:len(eo)] {
+		if e.ID != eo[i].ID {
+			return nil, false, nil // not an append
+		}
+	}
+	return en[len(eo):], true, nil
 }
 
 func nonNilChanges(c []Change) []Change {

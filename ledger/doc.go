@@ -743,8 +743,8 @@
 //	                         snapshots git itself wrote);
 //	                         internal/repair/rebase.go; the git side is
 //	                         package gitsync
-//	Snapshot index           internal/store/index.go, index_write.go,
-//	                         source.go, mmap_*.go
+//	Snapshot index           internal/store/index.go, index_open.go,
+//	                         index_write.go, source.go, mmap_*.go
 //	Cursors                  internal/wire/cursor.go; history.go
 //	Test histories           internal/wire/testing.go (shared by the tests)
 package ledger

@@ -73,14 +73,9 @@ func (b *Backlog) Submit(ctx context.Context, r LeaseRequest) (Card, error) {
 // that owner and the actor may review (one neither sent to review, unless
 // review.allow_self), or on r.ID. A nil card means none was waiting.
 func (b *Backlog) ClaimReview(ctx context.Context, r ClaimRequest) (*Card, error) {
-	ttl, err := ttlSeconds(r.TTL, DefaultTTL)
+	ttl, err := r.leaseSeconds()
 	if err != nil {
 		return nil, err
-	}
-	if r.ID != "" {
-		if err := ValidID(r.ID); err != nil {
-			return nil, err
-		}
 	}
 	allowSelf := b.Config().Review.AllowSelf
 	cards, err := b.write(ctx, r.Mutation.names(r.ID, nil), OpClaimReview, func(s *fold.State, at time.Time) ([]*Event, error) {

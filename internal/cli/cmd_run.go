@@ -156,23 +156,8 @@ Examples:
 }
 
 func (c *RunCmd) Run(a *App) error {
-	if len(c.Command) > 0 && c.Command[0] == "--" {
-		c.Command = c.Command[1:]
-	} else if len(c.Command) > 0 && strings.HasPrefix(c.Command[0], "-") {
-		// Not after "--": a flag bl run does not know, not a command.
-		return usagef(fmt.Sprintf("unknown flag %s (the command goes after --: bl run [flags] -- CMD [ARGS])", c.Command[0]))
-	}
-	if len(c.Command) == 0 {
-		return usagef("bl run needs a command: bl run [flags] -- CMD [ARGS]")
-	}
-	if err := checkTTL(c.TTL); err != nil {
+	if err := c.checkArgs(); err != nil {
 		return err
-	}
-	if c.Wait < 0 || c.Grace < 0 || c.Timeout < 0 {
-		return usagef("--wait, --grace and --timeout cannot be negative")
-	}
-	if !c.Worktree && slices.ContainsFunc(c.Command[1:], func(arg string) bool { return strings.Contains(arg, supervisor.PlaceholderWorktree) }) {
-		return usagef(supervisor.PlaceholderWorktree + " needs --worktree: without it the command runs in the current directory")
 	}
 	b, err := a.Open()
 	if err != nil {
@@ -196,10 +181,7 @@ func (c *RunCmd) Run(a *App) error {
 		cmdOut = a.Stderr // stdout stays JSON
 	}
 	a.mutated = true
-	o := supervisor.Options{Backlog: b, Actor: a.actor(), Owner: a.Owner(c.Owner), TTL: c.TTL, ID: c.ID, Phase: c.Phase,
-		Label: c.Label, Wait: c.Wait, Loop: c.Loop, Grace: c.Grace, Timeout: c.Timeout, Command: c.Command,
-		Stdin: a.Stdin, Stdout: cmdOut, Stderr: a.Stderr, Signals: sigs,
-		Review: c.Review || b.Config().Review.Required, Contain: true, Leases: leases}
+	o := c.options(a, b, cmdOut, sigs, leases)
 	if c.Worktree {
 		o.Worktree = &supervisor.WorktreeOptions{Branch: b.Config().Worktree.Branch, Base: c.Base, Keep: c.KeepWorktree}
 	} else if c.Base != "" || c.KeepWorktree {
@@ -210,18 +192,7 @@ func (c *RunCmd) Run(a *App) error {
 	o.Claimed = func(ledger.Card) { a.runHooksAfter() }
 	o.Done = func(supervisor.Result) { a.runHooksAfter() }
 	if c.Loop {
-		o.Done = func(r supervisor.Result) {
-			a.runHooksAfter()
-			var err error
-			if a.JSON {
-				err = a.emitLine(r.Card)
-			} else {
-				err = a.emit(r.Card, func(w io.Writer) { fmt.Fprintf(w, "%s %s\n", r.Outcome, a.cardLine(r.Card)) })
-			}
-			if emitErr == nil {
-				emitErr = err
-			}
-		}
+		o.Done = emitEach(a, &emitErr)
 	}
 	// The ledger writes do not stop at the first signal: it is passed on
 	// to the command, and its outcome is still recorded.
@@ -232,6 +203,64 @@ func (c *RunCmd) Run(a *App) error {
 	if emitErr != nil {
 		return emitErr
 	}
+	return c.report(a, sum)
+}
+
+// checkArgs checks the command line before the backlog is opened: a
+// command after --, no negative durations, {worktree} only with
+// --worktree.
+func (c *RunCmd) checkArgs() error {
+	if len(c.Command) > 0 && c.Command[0] == "--" {
+		c.Command = c.Command[1:]
+	} else if len(c.Command) > 0 && strings.HasPrefix(c.Command[0], "-") {
+		// Not after "--": a flag bl run does not know, not a command.
+		return usagef(fmt.Sprintf("unknown flag %s (the command goes after --: bl run [flags] -- CMD [ARGS])", c.Command[0]))
+	}
+	if len(c.Command) == 0 {
+		return usagef("bl run needs a command: bl run [flags] -- CMD [ARGS]")
+	}
+	if err := checkTTL(c.TTL); err != nil {
+		return err
+	}
+	if c.Wait < 0 || c.Grace < 0 || c.Timeout < 0 {
+		return usagef("--wait, --grace and --timeout cannot be negative")
+	}
+	if !c.Worktree && slices.ContainsFunc(c.Command[1:], func(arg string) bool { return strings.Contains(arg, supervisor.PlaceholderWorktree) }) {
+		return usagef(supervisor.PlaceholderWorktree + " needs --worktree: without it the command runs in the current directory")
+	}
+	return nil
+}
+
+// options are the supervisor's options from the flags and the backlog's
+// config; cmdOut takes the command's stdout.
+func (c *RunCmd) options(a *App, b *ledger.Backlog, cmdOut io.Writer, sigs chan os.Signal, leases supervisor.Leases) supervisor.Options {
+	return supervisor.Options{Backlog: b, Actor: a.actor(), Owner: a.Owner(c.Owner), TTL: c.TTL, ID: c.ID, Phase: c.Phase,
+		Label: c.Label, Wait: c.Wait, Loop: c.Loop, Grace: c.Grace, Timeout: c.Timeout, Command: c.Command,
+		Stdin: a.Stdin, Stdout: cmdOut, Stderr: a.Stderr, Signals: sigs,
+		Review: c.Review || b.Config().Review.Required, Contain: true, Leases: leases}
+}
+
+// emitEach prints each card as its run ends (--loop), after its hooks;
+// the first error printing is kept in emitErr.
+func emitEach(a *App, emitErr *error) func(supervisor.Result) {
+	return func(r supervisor.Result) {
+		a.runHooksAfter()
+		var err error
+		if a.JSON {
+			err = a.emitLine(r.Card)
+		} else {
+			err = a.emit(r.Card, func(w io.Writer) { fmt.Fprintf(w, "%s %s\n", r.Outcome, a.cardLine(r.Card)) })
+		}
+		if *emitErr == nil {
+			*emitErr = err
+		}
+	}
+}
+
+// report prints what became of the card (the loop printed each as it
+// ended) and gives the exit status: the command's on a failure, 128+n
+// when a signal n stopped bl run, a conflict when the lease was lost.
+func (c *RunCmd) report(a *App, sum supervisor.Summary) error {
 	if !c.Loop {
 		if sum.Last == nil {
 			if err := a.emit(nil, func(w io.Writer) { fmt.Fprintln(w, "nothing claimable") }); err != nil {

@@ -32,8 +32,6 @@ package supervisor
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -45,10 +43,8 @@ import (
 	"time"
 
 	"github.com/bl-backlog/bl/export"
-	"github.com/bl-backlog/bl/internal/gitwork"
 	"github.com/bl-backlog/bl/ledger"
 	"github.com/bl-backlog/bl/ledger/watch"
-	"github.com/bl-backlog/bl/lock"
 )
 
 // DefaultGrace is how long a command gets between SIGTERM and SIGKILL.
@@ -298,33 +294,92 @@ func (s *supervisor) run(ctx context.Context, card ledger.Card) (res Result, err
 	var tree *cardTree
 	var inherit []*os.File
 	if s.o.Worktree != nil {
-		repo, common, err := s.gitDirs(ctx)
-		if err != nil {
-			s.giveBack(ctx, card, "bl run could not make the card's worktree: "+err.Error())
-			return res, err
-		}
-		lk, stopped, err := s.lockTree(ctx, card, common)
-		if err != nil || lk == nil {
+		lk, t, stopped, err := s.prepareTree(ctx, card)
+		if lk == nil {
 			if stopped != nil {
 				return *stopped, nil
 			}
-			s.giveBack(ctx, card, "bl run could not lock the card's worktree: "+err.Error())
 			return res, err
 		}
+		// The lock is held until the outcome is recorded and the
+		// worktree removed: a second run of the card waits for all of it.
 		defer lk.close()
-		inherit = lk.inherit()
-		if tree, err = s.worktreeFor(ctx, card, repo, common); err != nil {
-			s.giveBack(ctx, card, "bl run could not make the card's worktree: "+err.Error())
+		if err != nil {
 			return res, err
 		}
-		how := "made"
-		if tree.Reused {
-			how = "reused"
-		}
-		s.logf("%s: worktree %s on branch %s (%s)", card.ID, tree.Dir, tree.Branch, how)
+		tree, inherit = t, lk.inherit()
 	}
 
-	sp := spec{name: s.o.Command[0], stdin: s.o.Stdin, stdout: s.o.Stdout, inherit: inherit}
+	sp, tail := s.commandSpec(card, cardFile, tree, inherit)
+	start := time.Now()
+	cmd, err := s.start(sp)
+	if err != nil {
+		s.giveBack(ctx, card, "bl run could not start the command: "+err.Error())
+		return res, fmt.Errorf("start %s: %w", s.o.Command[0], err)
+	}
+
+	w := s.watchLease(ctx, card)
+	defer w.close()
+	ex, timedOut, lost := s.wait(cmd, w, &res)
+	if lost {
+		return s.lostRun(cmd, res, card, start), nil
+	}
+	res.Took = time.Since(start)
+	res.ExitCode = ex.code
+	// The outcome is written even if ctx ended: the command's work is done.
+	wctx := context.WithoutCancel(ctx)
+	lease, op := s.outcome(wctx, card, &res, ex, timedOut, tree, tail.String())
+	c, err := s.record(wctx, w, lease, op)
+	if errors.Is(err, ledger.ErrFenced) {
+		return s.fencedAtEnd(card, res, ex, err), nil
+	}
+	if err != nil {
+		return res, err
+	}
+	res.Card = c
+	s.removeTree(wctx, card, tree, res.Outcome)
+	s.logOutcome(card, res, ex, timedOut, lease.Reason, c)
+	return res, nil
+}
+
+// prepareTree locks the card's worktree and makes it (Options.Worktree).
+// It gives no lock when the run ends before it starts: a signal or a
+// lost lease while it waits for the lock (stopped), or an error, with the
+// card given back. With the lock and an error, the caller closes the lock.
+func (s *supervisor) prepareTree(ctx context.Context, card ledger.Card) (*heldLock, *cardTree, *Result, error) {
+	repo, common, err := s.gitDirs(ctx)
+	if err != nil {
+		s.giveBack(ctx, card, "bl run could not make the card's worktree: "+err.Error())
+		return nil, nil, nil, err
+	}
+	lk, stopped, err := s.lockTree(ctx, card, common)
+	if err != nil || lk == nil {
+		if stopped != nil {
+			return nil, nil, stopped, nil
+		}
+		s.giveBack(ctx, card, "bl run could not lock the card's worktree: "+err.Error())
+		return nil, nil, nil, err
+	}
+	tree, err := s.worktreeFor(ctx, card, repo, common)
+	if err != nil {
+		s.giveBack(ctx, card, "bl run could not make the card's worktree: "+err.Error())
+		return lk, nil, nil, err
+	}
+	how := "made"
+	if tree.Reused {
+		how = "reused"
+	}
+	s.logf("%s: worktree %s on branch %s (%s)", card.ID, tree.Dir, tree.Branch, how)
+	return lk, tree, nil, nil
+}
+
+// commandSpec is the command as it runs on card: its arguments expanded,
+// the card in its environment (BL_CARD, BL_CARD_JSON, …), in the card's
+// worktree if it has one. Its stderr goes on to Options.Stderr through
+// tail, which keeps the last lines for a fail's reason.
+func (s *supervisor) commandSpec(card ledger.Card, cardFile string, tree *cardTree, inherit []*os.File) (spec, *tail) {
+	tail := newTail(s.o.Stderr, reasonLines, reasonBytes)
+	sp := spec{name: s.o.Command[0], stdin: s.o.Stdin, stdout: s.o.Stdout, stderr: tail, inherit: inherit}
 	wtDir := ""
 	if tree != nil {
 		wtDir = tree.Dir
@@ -341,233 +396,7 @@ func (s *supervisor) run(ctx context.Context, card ledger.Card) (res Result, err
 		sp.dir = tree.Dir
 		sp.env = append(sp.env, "BL_WORKTREE="+tree.Dir, "BL_BRANCH="+tree.Branch)
 	}
-	tail := newTail(s.o.Stderr, reasonLines, reasonBytes)
-	sp.stderr = tail
-	start := time.Now()
-	cmd, err := s.start(sp)
-	if err != nil {
-		s.giveBack(ctx, card, "bl run could not start the command: "+err.Error())
-		return res, fmt.Errorf("start %s: %w", s.o.Command[0], err)
-	}
-
-	ttl := time.Duration(card.ClaimTTLSeconds) * time.Second
-	every := max(ttl/3, 100*time.Millisecond)
-	beat := time.NewTicker(every)
-	defer beat.Stop()
-	hb := ledger.HeartbeatRequest{Mutation: ledger.Mutation{Actor: s.o.Actor}, ID: card.ID, Owner: card.ClaimOwner, Epoch: card.ClaimEpoch}
-	// A heartbeat runs beside the loop, so that the command's exit, a
-	// signal and the lease's end are seen while it waits on the arbiter.
-	// Once one fails, the lease's end is watched: the command is stopped
-	// before the lease runs out (renewals failing meanwhile), since then
-	// another worker may take the card.
-	beats := make(chan beatResult, 1)
-	hctx, stopBeats := context.WithCancel(ctx)
-	inFlight := false
-	defer func() {
-		stopBeats()
-		if inFlight {
-			<-beats
-		}
-	}()
-	expires := time.Now().Add(ttl)
-	if card.LeaseExpiresAt != nil {
-		expires = *card.LeaseExpiresAt
-	}
-	var lost <-chan time.Time
-	var lastErr error
-	// stopIn is how long the command may run on while no renewal lands:
-	// it is gone (SIGKILL at the latest) before the lease runs out.
-	stopIn := func() time.Duration { return time.Until(expires) - s.o.Grace - min(ttl/10, 10*time.Second) }
-	var timeout <-chan time.Time
-	if s.o.Timeout > 0 {
-		t := time.NewTimer(s.o.Timeout)
-		defer t.Stop()
-		timeout = t.C
-	}
-	var ex exitInfo
-	timedOut := false
-loop:
-	for {
-		select {
-		case ex = <-cmd.done:
-			break loop
-		case <-timeout:
-			s.logf("%s: the command ran past --timeout %s: stopping it (SIGTERM, then SIGKILL after %s)", card.ID, s.o.Timeout, s.o.Grace)
-			ex, timedOut = s.stop(cmd), true
-			break loop
-		case <-beat.C:
-			if !inFlight {
-				inFlight = true
-				go func() {
-					c, err := s.o.Leases.Heartbeat(hctx, hb)
-					beats <- beatResult{c, err}
-				}()
-			} else if lost == nil {
-				// A heartbeat unanswered for a whole beat (it waits on
-				// the arbiter or the backlog lock) is as good as failed.
-				lastErr = fmt.Errorf("no answer in %s", every)
-				at := stopIn()
-				lost = time.After(at)
-				s.logf("heartbeat of %s has not answered in %s; unless one succeeds the command is stopped in %s, before the lease runs out at %s",
-					card.ID, every, max(at, 0).Round(time.Millisecond), expires.Format(time.RFC3339))
-			}
-		case r := <-beats:
-			inFlight = false
-			switch {
-			case errors.Is(r.err, ledger.ErrFenced):
-				s.logf("lost the lease on %s (%v): stopping the command (SIGTERM, then SIGKILL after %s)", card.ID, r.err, s.o.Grace)
-				return s.lostRun(cmd, res, card, start), nil
-			case r.err != nil:
-				retry := min(max(ttl/10, 100*time.Millisecond), every)
-				if lost == nil {
-					at := stopIn()
-					lost = time.After(at)
-					s.logf("heartbeat of %s failed, trying again every %s; unless one succeeds the command is stopped in %s, before the lease runs out at %s: %v",
-						card.ID, retry, max(at, 0).Round(time.Millisecond), expires.Format(time.RFC3339), r.err)
-				}
-				lastErr = r.err
-				beat.Reset(retry)
-			default:
-				res.Card = r.card
-				if r.card.LeaseExpiresAt != nil {
-					expires = *r.card.LeaseExpiresAt
-				}
-				if lost != nil {
-					s.logf("heartbeat of %s succeeded again", card.ID)
-					lost = nil
-					beat.Reset(every)
-				}
-			}
-		case <-lost:
-			s.logf("could not renew the lease on %s, which runs out at %s (%v): stopping the command (SIGTERM, then SIGKILL after %s)",
-				card.ID, expires.Format(time.RFC3339), lastErr, s.o.Grace)
-			return s.lostRun(cmd, res, card, start), nil
-		case sig := <-s.o.Signals:
-			res.Signal = sig
-			s.logf("%s: passing %s on to the command", card.ID, sig)
-			signalGroup(cmd.pid, sig)
-		}
-	}
-	res.Took = time.Since(start)
-	res.ExitCode = ex.code
-	// The outcome is written even if ctx ended: the command's work is done.
-	wctx := context.WithoutCancel(ctx)
-	lease := ledger.LeaseRequest{Mutation: ledger.Mutation{Actor: s.o.Actor, RequestID: newRequestID()}, ID: card.ID, Owner: card.ClaimOwner, Epoch: card.ClaimEpoch}
-	var op func(context.Context, ledger.LeaseRequest) (ledger.Card, error)
-	switch {
-	case timedOut:
-		res.Outcome, op = Failed, s.o.Backlog.Fail
-		lease.Reason = failReason(fmt.Sprintf("timed out after %s (%s)", s.o.Timeout, ex.how), tail.String())
-	case res.ExitCode == 0:
-		res.Outcome, op = Completed, s.o.Backlog.Complete
-		if s.o.Review {
-			res.Outcome, op = Reviewed, s.o.Backlog.Submit
-		}
-		if tree != nil {
-			lease.Branch = tree.Branch
-			if head, err := gitwork.Head(wctx, tree.repo, tree.Branch); err == nil {
-				lease.Commit = head
-			} else {
-				s.logf("%s: no head commit of %s to record: %v", card.ID, tree.Branch, err)
-			}
-		}
-	case res.Signal != nil:
-		res.Outcome, op = Interrupted, s.o.Backlog.Release
-		lease.Reason = fmt.Sprintf("interrupted (%s): %s", res.Signal, ex.how)
-	default:
-		res.Outcome, op = Failed, s.o.Backlog.Fail
-		how := ex.how
-		if tree != nil {
-			how += "; worktree kept at " + tree.Dir
-		}
-		lease.Reason = failReason(how, tail.String())
-	}
-	stopBeats()
-	if inFlight {
-		<-beats
-		inFlight = false
-	}
-	c, err := retryLocked(func() (ledger.Card, error) { return s.o.Leases.Write(wctx, lease, op) })
-retry:
-	for unreachable(err) && time.Until(expires) > s.o.Grace {
-		// The arbiter is down: the outcome is tried again, under its
-		// request id, while the lease lasts (the command's work is done)
-		// or until a signal says to stop.
-		s.logf("%s: recording the outcome failed, trying again until the lease runs out at %s: %v", card.ID, expires.Format(time.RFC3339), err)
-		select {
-		case sig := <-s.o.Signals:
-			s.logf("%s: %s: no longer trying to record the outcome; the lease runs out at %s", card.ID, sig, expires.Format(time.RFC3339))
-			break retry
-		case <-time.After(min(max(ttl/10, 100*time.Millisecond), time.Until(expires))):
-		}
-		c, err = retryLocked(func() (ledger.Card, error) { return s.o.Leases.Write(wctx, lease, op) })
-	}
-	if errors.Is(err, ledger.ErrFenced) {
-		s.logf("%s: the command ended (%s) after the lease was lost; nothing recorded: %v", card.ID, ex.how, err)
-		res.Outcome = Fenced
-		if cur, gerr := s.o.Backlog.Get(card.ID); gerr == nil {
-			res.Card = cur
-		}
-		return res, nil
-	}
-	if err != nil {
-		return res, err
-	}
-	res.Card = c
-	if tree != nil && (res.Outcome == Completed || res.Outcome == Reviewed) && !s.o.Worktree.Keep {
-		// The branch stays; only the checkout goes.
-		unlock, err := worktreeAdminLock(wctx, tree.common)
-		if err == nil {
-			var kept string
-			kept, err = gitwork.Remove(wctx, tree.repo, tree.Dir, tree.Branch)
-			unlock()
-			if err == nil && kept != "" {
-				s.logf("%s: worktree kept at %s: it is %s", card.ID, tree.Dir, kept)
-			}
-		}
-		if err != nil {
-			s.logf("%s: could not remove the worktree %s: %v", card.ID, tree.Dir, err)
-		}
-	}
-	switch res.Outcome {
-	case Completed:
-		s.logf("%s done in %s", card.ID, res.Took.Round(time.Millisecond))
-	case Reviewed:
-		s.logf("%s sent to review in %s", card.ID, res.Took.Round(time.Millisecond))
-	case Interrupted:
-		s.logf("%s released: %s", card.ID, oneLine(lease.Reason))
-	default:
-		how := ex.how
-		if timedOut {
-			how = fmt.Sprintf("timed out after %s, %s", s.o.Timeout, how)
-		}
-		if c.Status == ledger.StatusBlocked {
-			s.logf("%s failed (%s) and is blocked: %s", card.ID, how, oneLine(c.BlockedReason))
-		} else if c.DeferUntil != nil {
-			s.logf("%s failed (%s); retry after %s", card.ID, how, c.DeferUntil.Format(time.RFC3339))
-		} else {
-			s.logf("%s failed (%s)", card.ID, how)
-		}
-	}
-	return res, nil
-}
-
-// beatResult is a heartbeat's answer.
-type beatResult struct {
-	card ledger.Card
-	err  error
-}
-
-// lostRun stops the command of a card whose lease is lost, or about to
-// run out unrenewed: nothing of its run is recorded.
-func (s *supervisor) lostRun(cmd *proc, res Result, card ledger.Card, start time.Time) Result {
-	s.stop(cmd)
-	if cur, gerr := s.o.Backlog.Get(card.ID); gerr == nil {
-		res.Card = cur
-	}
-	res.Outcome, res.ExitCode, res.Took = Fenced, -1, time.Since(start)
-	s.logf("%s: command stopped; nothing recorded", card.ID)
-	return res
+	return sp, tail
 }
 
 // stop ends the command's process group: SIGTERM, then SIGKILL if it has
@@ -667,26 +496,6 @@ func (s *supervisor) giveBack(ctx context.Context, card ledger.Card, reason stri
 	}
 }
 
-// unreachable reports an arbiter that could not be reached (exit 7 on the
-// command line): the write may be tried again with its request id.
-func unreachable(err error) bool {
-	var ad interface{ ArbiterDown() bool }
-	return errors.As(err, &ad) && ad.ArbiterDown()
-}
-
-// retryLocked runs fn again, up to three times in all, while the lock is
-// busy. fn carries a request id, so a retry never records twice.
-func retryLocked(fn func() (ledger.Card, error)) (ledger.Card, error) {
-	var c ledger.Card
-	var err error
-	for range 3 {
-		if c, err = fn(); !errors.Is(err, lock.ErrTimeout) {
-			break
-		}
-	}
-	return c, err
-}
-
 // writeCardFile writes the card's JSON to a temporary file for the command.
 func writeCardFile(c *ledger.Card) (string, error) {
 	data, ok := export.AppendCardJSON(nil, c, true)
@@ -730,22 +539,6 @@ func describeExit(ps *os.ProcessState, waitErr error) string {
 		return "did not run"
 	}
 	return ps.String()
-}
-
-// failReason is the fail's reason: how the command ended and the last
-// lines of its stderr.
-func failReason(how, stderrTail string) string {
-	if stderrTail = strings.TrimSpace(stderrTail); stderrTail == "" {
-		return how
-	}
-	return how + ": " + stderrTail
-}
-
-// newRequestID makes the outcome's write safe to retry.
-func newRequestID() string {
-	var b [8]byte
-	_, _ = rand.Read(b[:])
-	return "bl-run-" + hex.EncodeToString(b[:])
 }
 
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }

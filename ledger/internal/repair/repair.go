@@ -43,26 +43,34 @@ func Repair(ctx context.Context, dir string, timeout time.Duration, now time.Tim
 		return nil, err
 	}
 	store.RemoveTemps(dir)
-	var done []string
-	if root, err := gitdir.Root(dir); err == nil {
-		n, _, err := store.QuarantineStaged(dir, root)
-		if err != nil {
-			return nil, err
-		}
-		if n > 0 {
-			done = append(done, fmt.Sprintf("quarantined %d line(s) git brought into %s that do not read (moved to %s; bl sync --push takes them off the branch)", n, store.LedgerFile, store.BrokenFile))
-		}
+	done, err := quarantineGit(dir)
+	if err != nil {
+		return nil, err
 	}
 	rep, lines, err := diagnose(dir, now)
 	if err != nil {
 		return nil, err
 	}
-	for _, d := range rep.Damage {
-		if !d.Repairable {
-			return rep, wire.Errorf(wire.ErrCorrupt, "%s line %d (byte offset %d): %s; it cannot be repaired without losing an event: restore it from git (git log -p -- %s) and run bl doctor again",
-				filepath.Join(dir, d.File), d.Line, d.Offset, d.Reason, gitPath(dir, d.File))
-		}
+	if err := unrepairable(dir, rep); err != nil {
+		return rep, err
 	}
+	fixed, err := fix(dir, rep, lines)
+	if err != nil {
+		return rep, err
+	}
+	done = append(done, fixed...)
+	after, _, err := diagnose(dir, now)
+	if err != nil {
+		return nil, err
+	}
+	after.Repaired = append(after.Repaired, done...)
+	return after, nil
+}
+
+// fix makes the repairs a diagnosis calls for, each with what it did:
+// the archive segments first, then the ledger, and the snapshot rebuilt
+// from both when it is stale.
+func fix(dir string, rep *Report, lines []rawLine) (done []string, err error) {
 	// A stale snapshot, or one no history produces (forged), is rebuilt
 	// from the events.
 	stale := len(rep.Stale) > 0 || slices.ContainsFunc(rep.Damage, func(d Damage) bool { return d.File == store.SnapshotFile && d.Repairable })
@@ -70,60 +78,35 @@ func Repair(ctx context.Context, dir string, timeout time.Duration, now time.Tim
 	if slices.ContainsFunc(rep.Damage, func(d Damage) bool { return strings.HasPrefix(d.File, store.ArchiveDir+"/") }) {
 		n, err := repairSegments(dir)
 		if err != nil {
-			return rep, err
+			return done, err
 		}
 		done = append(done, fmt.Sprintf("dropped the git conflict markers and lines stamped outside the range bl accepts (moved to %s) from %d archive segment(s), keeping every other event once, in (at, id) order", store.BrokenFile, n))
 		stale = true // the snapshot folded what the segments held before
 	}
 	switch {
 	case other:
-		dups, blanks, err := rewriteCanonical(dir, lines, rep.TornTail)
+		msg, err := rewriteLedger(dir, lines, rep.TornTail)
 		if err != nil {
-			return rep, err
-		}
-		markers, stamped := 0, 0
-		for _, l := range lines {
-			if errors.Is(l.err, wire.ErrConflictMarkers) {
-				markers++
-			}
-			if errors.Is(l.err, wire.ErrStampRange) {
-				stamped++
-			}
-		}
-		msg := fmt.Sprintf("rewrote %s with every event once, in (at, id) order", store.LedgerFile)
-		if markers > 0 {
-			msg += fmt.Sprintf("; dropped %d line(s) of git conflict markers", markers)
-		}
-		if stamped > 0 {
-			msg += fmt.Sprintf("; moved %d line(s) stamped outside the range bl accepts to %s", stamped, store.BrokenFile)
-		}
-		if blanks -= markers + stamped; blanks > 0 {
-			msg += fmt.Sprintf("; dropped %d blank line(s)", blanks)
-		}
-		if dups > 0 {
-			msg += fmt.Sprintf("; dropped %d duplicate line(s), copied to %s", dups, store.BrokenFile)
+			return done, err
 		}
 		done = append(done, msg)
 	case stale:
 		// Normalize sets a torn tail aside and rewrites every line.
 	case rep.TornTail != nil:
 		if err := store.SetAside(dir, rep.TornTail); err != nil {
-			return rep, err
+			return done, err
 		}
 	case rep.LostNewline > 0:
 		if err := store.RestoreNewline(filepath.Join(dir, store.LedgerFile), rep.Bytes); err != nil {
-			return rep, err
+			return done, err
 		}
 	}
 	if stale {
-		_, lost, err := store.Normalize(dir)
+		msgs, err := rebuild(dir)
 		if err != nil {
-			return rep, err
+			return done, err
 		}
-		done = append(done, "rebuilt the snapshot and archive segments from every event the backlog holds")
-		if lost != nil {
-			done = append(done, fmt.Sprintf("the snapshot counted %d event(s) the files no longer hold (a git revert or reset): rebuilt from the %d there are", lost.Claimed-lost.Held, lost.Held))
-		}
+		done = append(done, msgs...)
 	}
 	// Each of the above sets a torn tail aside and ends the last line.
 	if rep.TornTail != nil {
@@ -132,12 +115,82 @@ func Repair(ctx context.Context, dir string, timeout time.Duration, now time.Tim
 	if rep.LostNewline > 0 {
 		done = append(done, fmt.Sprintf("restored the newline line %d (the last event) had lost", rep.LostNewline))
 	}
-	after, _, err := diagnose(dir, now)
+	return done, nil
+}
+
+// quarantineGit sets aside, in a git work tree, the lines git brought
+// into the ledger that do not read, and says so.
+func quarantineGit(dir string) (done []string, err error) {
+	root, err := gitdir.Root(dir)
+	if err != nil {
+		return nil, nil // not in git: nothing git brought
+	}
+	n, _, err := store.QuarantineStaged(dir, root)
 	if err != nil {
 		return nil, err
 	}
-	after.Repaired = append(after.Repaired, done...)
-	return after, nil
+	if n > 0 {
+		done = append(done, fmt.Sprintf("quarantined %d line(s) git brought into %s that do not read (moved to %s; bl sync --push takes them off the branch)", n, store.LedgerFile, store.BrokenFile))
+	}
+	return done, nil
+}
+
+// unrepairable is the error for the first damage no repair undoes
+// without losing an event: git holds what is lost.
+func unrepairable(dir string, rep *Report) error {
+	for _, d := range rep.Damage {
+		if !d.Repairable {
+			return wire.Errorf(wire.ErrCorrupt, "%s line %d (byte offset %d): %s; it cannot be repaired without losing an event: restore it from git (git log -p -- %s) and run bl doctor again",
+				filepath.Join(dir, d.File), d.Line, d.Offset, d.Reason, gitPath(dir, d.File))
+		}
+	}
+	return nil
+}
+
+// rewriteLedger rewrites the ledger in canonical form and says what it
+// dropped or moved aside.
+func rewriteLedger(dir string, lines []rawLine, torn *wire.TornTail) (string, error) {
+	dups, blanks, err := rewriteCanonical(dir, lines, torn)
+	if err != nil {
+		return "", err
+	}
+	markers, stamped := 0, 0
+	for _, l := range lines {
+		if errors.Is(l.err, wire.ErrConflictMarkers) {
+			markers++
+		}
+		if errors.Is(l.err, wire.ErrStampRange) {
+			stamped++
+		}
+	}
+	msg := fmt.Sprintf("rewrote %s with every event once, in (at, id) order", store.LedgerFile)
+	if markers > 0 {
+		msg += fmt.Sprintf("; dropped %d line(s) of git conflict markers", markers)
+	}
+	if stamped > 0 {
+		msg += fmt.Sprintf("; moved %d line(s) stamped outside the range bl accepts to %s", stamped, store.BrokenFile)
+	}
+	if blanks -= markers + stamped; blanks > 0 {
+		msg += fmt.Sprintf("; dropped %d blank line(s)", blanks)
+	}
+	if dups > 0 {
+		msg += fmt.Sprintf("; dropped %d duplicate line(s), copied to %s", dups, store.BrokenFile)
+	}
+	return msg, nil
+}
+
+// rebuild writes the snapshot and archive segments again from every
+// event, and says so, and what a revert or reset took.
+func rebuild(dir string) (done []string, err error) {
+	_, lost, err := store.Normalize(dir)
+	if err != nil {
+		return nil, err
+	}
+	done = append(done, "rebuilt the snapshot and archive segments from every event the backlog holds")
+	if lost != nil {
+		done = append(done, fmt.Sprintf("the snapshot counted %d event(s) the files no longer hold (a git revert or reset): rebuilt from the %d there are", lost.Claimed-lost.Held, lost.Held))
+	}
+	return done, nil
 }
 
 // repairSegments rewrites every archive segment that holds git conflict

@@ -105,15 +105,7 @@ func (b *Store) writeBatchLocked(actor string, events []*wire.Event, checkOnly b
 	if err := b.appendDurably(buf); err != nil {
 		return nil, err
 	}
-	for _, e := range events {
-		b.pos.last = e
-		b.pos.seen(e.ID)
-	}
-	b.pos.offset += int64(len(buf))
-	b.pos.lines += len(events)
-	if b.opts.Appended != nil {
-		b.opts.Appended(events)
-	}
+	b.advance(events, len(buf))
 	// No compaction here: an import writing 100,000 issues batch by batch
 	// would rewrite the whole snapshot again and again as the ledger
 	// grows. It calls CompactDue once, at the end.

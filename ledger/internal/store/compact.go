@@ -86,85 +86,116 @@ func (b *Store) compactLocked() (res CompactResult, err error) {
 		if err != nil {
 			return res, fmt.Errorf("compact: read %s: %w", ledgerPath, err)
 		}
-		segment := io.NewSectionReader(f, b.pos.base, b.pos.offset-b.pos.base)
-		segmentBytes := segment.Size()
-		writeSegment := func(w io.Writer) error { _, err := io.Copy(w, segment); return err }
-		if b.pos.unsorted {
-			// A git union merge left the lines out of order or repeated:
-			// the segment holds them sorted, each once.
-			data := make([]byte, segmentBytes)
-			if _, err := segment.ReadAt(data, 0); err != nil {
-				return res, fmt.Errorf("compact: read %s: %w", ledgerPath, err)
-			}
-			if data, err = SettleData(ledgerPath, data); err != nil {
-				return res, fmt.Errorf("compact: %w", err)
-			}
-			segmentBytes = int64(len(data))
-			writeSegment = func(w io.Writer) error { _, err := w.Write(data); return err }
+		writeSegment, segmentBytes, err := b.segment(f, ledgerPath)
+		if err != nil {
+			return res, err
 		}
 		name := ArchiveName(b.state.Last())
-		archive := filepath.Join(b.dir, name)
 		// From here until the snapshot names it, the segment is a
 		// leftover: a failure removes it again.
 		written = name
-		if err := os.MkdirAll(filepath.Dir(archive), 0o755); err != nil {
-			return res, fmt.Errorf("compact: %w", err)
-		}
-		if err := ReplaceStream(archive, writeSegment); err != nil {
-			return res, fmt.Errorf("compact: write %s: %w", archive, err)
-		}
-		if err := fsutil.SyncDir(b.dir); err != nil { // the archive directory entry itself
-			return res, fmt.Errorf("compact: %w", err)
+		if err := writeArchive(b.dir, name, writeSegment); err != nil {
+			return res, err
 		}
 		b.failpoint("compact-after-archive")
 		names, err := ArchiveNames(b.dir)
 		if err != nil {
 			return res, err
 		}
-		seq := len(names) // segments folded, this one included
-		var snap snapshotWritten
-		snapSum := sha256.New()
-		if err := ReplaceStream(filepath.Join(b.dir, SnapshotFile), func(w io.Writer) (err error) {
-			snapSum.Reset()
-			snap, err = encodeSnapshotTo(io.MultiWriter(w, snapSum), b.state, names, b.pos.offset, tailCRC, func() { b.failpoint("compact-mid-snapshot") })
-			return err
-		}); err != nil {
-			return res, fmt.Errorf("compact: write snapshot: %w", err)
+		snap, err := b.writeSnapshot(names, tailCRC)
+		if err != nil {
+			return res, err
 		}
-		b.failpoint("compact-after-snapshot")
-		writeIndexFor(b.dir, snap)
-		recordVettedSum(b.dir, snapSum.Sum(nil)) // folded here: git writing it back is not news
-		RecordSeen(b.dir, b.state.Events(), b.state.Last())
-		b.seq = seq
-		b.snapEvents = b.state.Events()
-		if fi, err := os.Stat(filepath.Join(b.dir, SnapshotFile)); err == nil {
-			b.snapInfo = fi // ours: the next catch-up need not reload
-		}
-		res = CompactResult{Seq: seq, Events: b.pos.lines - b.pos.coveredLines, LedgerBytes: segmentBytes,
+		res = CompactResult{Seq: b.seq, Events: b.pos.lines - b.pos.coveredLines, LedgerBytes: segmentBytes,
 			Archive: name, Cards: b.state.Len(), SnapshotBytes: snap.size}
 		// The snapshot covers the ledger so far, whether or not step 3
 		// succeeds.
 		b.pos.base, b.pos.coveredLines = b.pos.offset, b.pos.lines
 	}
+	return res, b.freshLedger(ledgerPath)
+}
+
+// writeSnapshot writes the snapshot of the state so far over the archive
+// segments names and the ledger's first b.pos.offset bytes (their CRC
+// tailCRC), then its index, and takes it as this handle's own.
+func (b *Store) writeSnapshot(names []string, tailCRC string) (snap snapshotWritten, err error) {
+	snapSum := sha256.New()
+	if err := ReplaceStream(filepath.Join(b.dir, SnapshotFile), func(w io.Writer) (err error) {
+		snapSum.Reset()
+		snap, err = encodeSnapshotTo(io.MultiWriter(w, snapSum), b.state, names, b.pos.offset, tailCRC, func() { b.failpoint("compact-mid-snapshot") })
+		return err
+	}); err != nil {
+		return snap, fmt.Errorf("compact: write snapshot: %w", err)
+	}
+	b.failpoint("compact-after-snapshot")
+	writeIndexFor(b.dir, snap)
+	recordVettedSum(b.dir, snapSum.Sum(nil)) // folded here: git writing it back is not news
+	RecordSeen(b.dir, b.state.Events(), b.state.Last())
+	b.seq = len(names) // segments folded, the new one included
+	b.snapEvents = b.state.Events()
+	if fi, err := os.Stat(filepath.Join(b.dir, SnapshotFile)); err == nil {
+		b.snapInfo = fi // ours: the next catch-up need not reload
+	}
+	return snap, nil
+}
+
+// segment is the writer of the archive segment: the ledger's events not
+// yet in any snapshot, read from f, and its size.
+func (b *Store) segment(f *os.File, ledgerPath string) (write func(io.Writer) error, size int64, err error) {
+	segment := io.NewSectionReader(f, b.pos.base, b.pos.offset-b.pos.base)
+	if !b.pos.unsorted {
+		return func(w io.Writer) error { _, err := io.Copy(w, segment); return err }, segment.Size(), nil
+	}
+	// A git union merge left the lines out of order or repeated: the
+	// segment holds them sorted, each once.
+	data := make([]byte, segment.Size())
+	if _, err := segment.ReadAt(data, 0); err != nil {
+		return nil, 0, fmt.Errorf("compact: read %s: %w", ledgerPath, err)
+	}
+	if data, err = SettleData(ledgerPath, data); err != nil {
+		return nil, 0, fmt.Errorf("compact: %w", err)
+	}
+	return func(w io.Writer) error { _, err := w.Write(data); return err }, int64(len(data)), nil
+}
+
+// writeArchive writes the archive segment name durably, its directory
+// entry included.
+func writeArchive(dir, name string, write func(io.Writer) error) error {
+	archive := filepath.Join(dir, name)
+	if err := os.MkdirAll(filepath.Dir(archive), 0o755); err != nil {
+		return fmt.Errorf("compact: %w", err)
+	}
+	if err := ReplaceStream(archive, write); err != nil {
+		return fmt.Errorf("compact: write %s: %w", archive, err)
+	}
+	if err := fsutil.SyncDir(dir); err != nil { // the archive directory entry itself
+		return fmt.Errorf("compact: %w", err)
+	}
+	return nil
+}
+
+// freshLedger empties the ledger the snapshot now covers and reads on
+// from the new file.
+func (b *Store) freshLedger(ledgerPath string) error {
 	if err := ReplaceAtomic(ledgerPath, nil, nil); err != nil {
-		return res, fmt.Errorf("compact: start a fresh ledger: %w", err)
+		return fmt.Errorf("compact: start a fresh ledger: %w", err)
 	}
 	b.failpoint("compact-after-truncate")
 	// Hold the fresh ledger open at once, so its identity is ours to
 	// compare even if other compactions free and reuse inode numbers.
 	f, err := os.Open(ledgerPath)
 	if err != nil {
-		return res, err
+		return err
 	}
 	info, err := f.Stat()
 	if err != nil {
 		f.Close()
-		return res, err
+		return err
 	}
 	last := b.state.Last()
 	b.pos.close()
 	b.pos = Position{file: f, info: info, last: &last}
-	return res, nil
+	return nil
 }
 
 // writeIndexFor caches the index of the snapshot just written, so the next

@@ -226,20 +226,29 @@ func (b *Store) Append(ctx context.Context, events []*wire.Event, buf []byte) ([
 			// Check passed a moment ago under the same lock: this is a bug.
 			return nil, fmt.Errorf("ledger: applying %s of %s after check: %w", e.Op, e.Card, err)
 		}
-		b.pos.last = e
-		b.pos.seen(e.ID)
 	}
-	b.pos.offset += int64(len(buf))
-	b.pos.lines += len(events)
-	if b.opts.Appended != nil {
-		b.opts.Appended(events)
-	}
+	b.advance(events, len(buf))
 	if fn, _ := ctx.Value(appendedKey{}).(func([]*wire.Event)); fn != nil {
 		fn(events)
 	}
 	cards := b.CardsOf(events)
 	b.maybeCompact()
 	return cards, nil
+}
+
+// advance moves the read position past events this handle just appended
+// (n bytes of the ledger), so its next read does not read them again, and
+// tells Options.Appended.
+func (b *Store) advance(events []*wire.Event, n int) {
+	for _, e := range events {
+		b.pos.last = e
+		b.pos.seen(e.ID)
+	}
+	b.pos.offset += int64(n)
+	b.pos.lines += len(events)
+	if b.opts.Appended != nil {
+		b.opts.Appended(events)
+	}
 }
 
 // CardsOf returns the card each event touched, as it stands now (in a
