@@ -82,7 +82,7 @@ func importStream(t testing.TB, dir, path string) {
 		t.Fatal(err)
 	}
 	defer b.Close()
-	p, err := importer.NewPlanner(src.Items, nil, importer.Options{Source: "beads"})
+	p, err := importer.PlannerFor(b, src.Items, importer.Options{Source: "beads"})
 	if err != nil {
 		t.Fatal(err)
 	}
