@@ -122,12 +122,14 @@ func TestImportMemory(t *testing.T) {
 }
 
 // TestImportResumedMemory: an import run again after it was killed
-// halfway holds, at its peak, little more than the cards of the whole
-// import, as one run from the start does: not a copy of the cards the
-// killed run wrote beside the ledger's fold of them (the old import read
-// every card up front and planned against those copies: 2.2 times the
-// cards at 10,000 issues), nor the check's fold beside the one the writes
-// start from.
+// (here after 8,000 of 10,000 issues) holds, at its peak, little more than
+// the cards of the whole import, as one run from the start does (1.2 times
+// them, TestImportMemory): neither a copy of the cards the killed run
+// wrote beside the ledger's fold of them (the old import read every card
+// up front and planned against the copies), nor the check's fold of the
+// whole import beside the fold the writes start from. Old code: 44 MB
+// against 22 MB of cards (2.0 times); without the copies but with the
+// check's fold kept, 34 MB (1.55 times); now 28-30 MB (1.3 times).
 func TestImportResumedMemory(t *testing.T) {
 	if testing.Short() {
 		t.Skip("imports 10,000 issues")
@@ -144,8 +146,8 @@ func TestImportResumedMemory(t *testing.T) {
 	held := peakHeap(func() { importStream(t, dir, path) })
 	cardsHeap := readBack(t, dir, 10_000)
 	t.Logf("peak live heap of the resumed import %d MB; the 10,000 cards read back hold %d MB", held>>20, cardsHeap>>20)
-	if held > 2*cardsHeap {
-		t.Errorf("the resumed import held %d MB at its peak, over twice the %d MB of the cards", held>>20, cardsHeap>>20)
+	if held*2 > cardsHeap*3 {
+		t.Errorf("the resumed import held %d MB at its peak, over 1.5 times the %d MB of the cards", held>>20, cardsHeap>>20)
 	}
 }
 
