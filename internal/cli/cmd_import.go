@@ -74,8 +74,8 @@ in batches of whole issues, each all or nothing: an import stopped midway
 (killed, the disk full) continues from where it stopped when run again,
 and never makes a card twice. A card deleted in bl stays deleted: its
 issue is left out, and counted. A beads file is read as a stream (each
-issue read again when its batch is written) and the backlog is compacted
-once, at the end.
+issue, and its card if imported before, read again when its batch is
+written) and the backlog is compacted once, at the end.
 
 Examples:
 
