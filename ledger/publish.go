@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/bl-backlog/bl/ledger/internal/fold"
 	"github.com/bl-backlog/bl/ledger/internal/wire"
@@ -166,10 +167,13 @@ func (b *Backlog) CompactDue(ctx context.Context) error { return b.st.CompactDue
 // CheckBatches checks the batches next returns, until it returns none, as
 // one batch: each checked with every event before it applied, nothing
 // appended. Building the events batch by batch keeps an import's check
-// of 100,000 issues from holding all their events at once.
-func (b *Backlog) CheckBatches(ctx context.Context, m Mutation, next func() []*Event) error {
+// of 100,000 issues from holding all their events at once. next gets the
+// state with the batches before applied, as View gives it (it must not
+// keep it nor call b): an import reads each issue's card as it plans it,
+// rather than copying every card up front.
+func (b *Backlog) CheckBatches(ctx context.Context, m Mutation, next func(s *State, now time.Time) []*Event) error {
 	if m.Actor == "" {
 		return wire.Rule(ErrInvalid, "an actor is required")
 	}
-	return b.st.CheckBatches(ctx, m.Actor, next)
+	return b.st.CheckBatches(ctx, m.Actor, func(s *fold.State, now time.Time) []*Event { return next(&State{s}, now) })
 }

@@ -74,8 +74,8 @@ in batches of whole issues, each all or nothing: an import stopped midway
 (killed, the disk full) continues from where it stopped when run again,
 and never makes a card twice. A card deleted in bl stays deleted: its
 issue is left out, and counted. A beads file is read as a stream (each
-issue read again when its batch is written) and the backlog is compacted
-once, at the end.
+issue, and its card if imported before, read again when its batch is
+written) and the backlog is compacted once, at the end.
 
 Examples:
 
@@ -108,21 +108,12 @@ func (c *ImportCmd) Run(a *App) error {
 	if err != nil {
 		return err
 	}
-	existing, err := b.List(ledger.Filter{}, ledger.SortID)
+	// The planner reads the backlog for the cards imported before and
+	// keeps their ids only; each item's card is read again as it is
+	// planned, so a resumed import holds no copy of them.
+	p, err := importer.PlannerFor(b, src.Items, importer.Options{Source: c.From, KeepIDs: c.KeepIDs,
+		ClaimInProgress: c.ClaimInProgress})
 	if err != nil {
-		return err
-	}
-	taken := func(id string) bool { _, err := b.Get(id); return err == nil }
-	deleted, err := deletedCards(b, src.Items)
-	if err != nil {
-		return err
-	}
-	p, err := importer.NewPlanner(src.Items, existing, importer.Options{Source: c.From, KeepIDs: c.KeepIDs,
-		ClaimInProgress: c.ClaimInProgress, Taken: taken, Deleted: deleted})
-	if err != nil {
-		if !errors.Is(err, ledger.ErrConflict) {
-			err = ledger.Errorf(ledger.ErrInvalid, "%v", err)
-		}
 		return err
 	}
 	out, err := newImportOutput(a.JSON, c.DryRun)
@@ -150,21 +141,6 @@ func (c *ImportCmd) Run(a *App) error {
 	res := importResult{DryRun: c.DryRun, Items: items, Created: out.created, Updated: out.updated,
 		Unchanged: items - touched, Kept: rep.Kept, LeftOut: rep.LeftOut}
 	return out.print(a, res)
-}
-
-// deletedCards are the cards of items imported before and deleted in bl
-// since, by key (bl list leaves deleted cards out).
-func deletedCards(b *ledger.Backlog, items []importer.Ref) (map[string]string, error) {
-	out := map[string]string{}
-	err := b.View(func(s *ledger.State, _ time.Time) error {
-		for _, it := range items {
-			if c, ok := s.CardByKey(it.Key); ok && c.DeletedAt != nil {
-				out[it.Key] = c.ID
-			}
-		}
-		return nil
-	})
-	return out, err
 }
 
 // importOutput keeps what bl import prints of each action — the human

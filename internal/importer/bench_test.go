@@ -42,7 +42,7 @@ func BenchmarkImportBeads2000(b *testing.B) {
 		if err != nil || len(s.Items) != 2000 {
 			b.Fatalf("%v", err)
 		}
-		p, err := importer.NewPlanner(s.Items, nil, importer.Options{Source: "beads"})
+		p, err := importer.PlannerFor(bl, s.Items, importer.Options{Source: "beads"})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -1,6 +1,7 @@
 package importer
 
 import (
+	"cmp"
 	"crypto/sha256"
 	"fmt"
 	"slices"
@@ -65,14 +66,70 @@ type Options struct {
 	// ClaimInProgress claims in-progress items for their assignee;
 	// otherwise they stay ready.
 	ClaimInProgress bool
-	// Taken reports ids held by cards existing does not list (deleted
-	// ones); nil when there are none.
-	Taken func(id string) bool
-	// Deleted holds the keys of items whose card was deleted in bl, to
-	// that card's id: the item is left out (a deleted card takes no
-	// write but restore, and nothing may name it), as a card closed in bl
-	// stays closed.
-	Deleted map[string]string
+}
+
+// Cards is what a plan reads of the backlog: a card by its id and by its
+// idempotency key, deleted ones included, as a ledger.State reads them
+// (StateCards). A plan reads an item's card when it plans the item, so an
+// import of 100,000 issues never copies the cards imported before.
+type Cards interface {
+	Card(id string) (ledger.Card, bool)
+	CardByKey(key string) (ledger.Card, bool)
+}
+
+// StateCards is s as a plan reads it: each card as bl list shows it now.
+func StateCards(s *ledger.State, now time.Time) Cards { return stateCards{s, now} }
+
+type stateCards struct {
+	s   *ledger.State
+	now time.Time
+}
+
+func (sc stateCards) Card(id string) (ledger.Card, bool) {
+	c, ok := sc.s.Card(id)
+	c.View(sc.now)
+	return c, ok
+}
+
+func (sc stateCards) CardByKey(key string) (ledger.Card, bool) {
+	c, ok := sc.s.CardByKey(key)
+	c.View(sc.now)
+	return c, ok
+}
+
+// Listed is the cards of a list as a plan reads them.
+func Listed(cards []ledger.Card) Cards {
+	l := listed{byID: map[string]*ledger.Card{}, byKey: map[string]*ledger.Card{}}
+	for i := range cards {
+		c := &cards[i]
+		l.byID[c.ID] = c
+		if c.IdempotencyKey != "" {
+			l.byKey[c.IdempotencyKey] = c
+		}
+	}
+	return l
+}
+
+type listed struct{ byID, byKey map[string]*ledger.Card }
+
+func (l listed) Card(id string) (ledger.Card, bool) { return get(l.byID[id]) }
+
+func (l listed) CardByKey(key string) (ledger.Card, bool) { return get(l.byKey[key]) }
+
+func get(c *ledger.Card) (ledger.Card, bool) {
+	if c == nil {
+		return ledger.Card{}, false
+	}
+	return *c, true
+}
+
+// live is the card created with key, unless there is none or it was
+// deleted.
+func live(cards Cards, key string) *ledger.Card {
+	if c, ok := cards.CardByKey(key); ok && c.DeletedAt == nil {
+		return &c
+	}
+	return nil
 }
 
 // CardIDFor is the id of the card an item with key becomes when the
@@ -110,13 +167,14 @@ func Plan(items []Item, existing []ledger.Card, opts Options, rep *Report) (acts
 	if rep == nil {
 		rep = &Report{}
 	}
-	p, err := NewPlanner(refs(items), existing, opts)
+	cards := Listed(existing)
+	p, err := NewPlanner(refs(items), cards, opts)
 	if err != nil {
 		return nil, err
 	}
 	var links []Action
 	for _, i := range p.Order() {
-		a, l := p.Plan(items[i], rep)
+		a, l := p.Plan(items[i], cards, rep)
 		acts, links = append(acts, a...), append(links, l...)
 	}
 	return append(acts, links...), nil
@@ -126,78 +184,90 @@ func Plan(items []Item, existing []ledger.Card, opts Options, rep *Report) (acts
 // every item's card up front from their Refs, so the items can be
 // planned, and their text read, one at a time.
 type Planner struct {
-	opts  Options
-	byKey map[string]*ledger.Card
-	ids   map[string]string // every item's card id, by key; none for a deleted card's
+	opts Options
+	// Every item's card id, by key: the card imported before, or the
+	// one its create makes; "" for a card deleted in bl.
+	ids   map[string]string
 	order []int
 }
 
-// NewPlanner orders items and names their cards; the Items Plan is given
-// later, in Order, carry the text. The existing cards stay referenced:
-// an item imported before is planned against its card.
-func NewPlanner(items []Ref, existing []ledger.Card, opts Options) (*Planner, error) {
-	p := &Planner{opts: opts, byKey: make(map[string]*ledger.Card)}
-	byID := make(map[string]*ledger.Card, len(existing))
-	for i := range existing {
-		c := &existing[i]
-		byID[c.ID] = c
-		if c.IdempotencyKey != "" {
-			p.byKey[c.IdempotencyKey] = c
-		}
-	}
+// NewPlanner orders items and names their cards, reading cards (the
+// backlog as it is before the import) for the cards imported before and
+// the ids taken. It keeps neither cards nor any card: Plan reads an
+// item's card again when it plans the item.
+func NewPlanner(items []Ref, cards Cards, opts Options) (*Planner, error) {
+	p := &Planner{opts: opts}
 	at := make(map[string]int, len(items))
 	for i, it := range items {
 		at[it.Key] = i
 	}
 	idx, cyc := order(items, at)
 	if cyc != nil {
-		return nil, fmt.Errorf("dependency cycle: %s", strings.Join(cyc, " -> "))
+		return nil, ledger.Errorf(ledger.ErrInvalid, "dependency cycle: %s", strings.Join(cyc, " -> "))
 	}
 	p.order = idx
+	taken := func(id string) bool { _, ok := cards.Card(id); return ok }
 	// Every item's card id, known before anything is written.
 	p.ids = make(map[string]string, len(items))
 	planned := map[string]bool{}
 	for _, i := range idx {
 		it := items[i]
-		switch c := p.byKey[it.Key]; {
-		case c != nil:
+		c, ok := cards.CardByKey(it.Key)
+		switch {
+		case ok && c.DeletedAt != nil:
+			p.ids[it.Key] = "" // left out; links to it go to a note
+			continue
+		case ok:
 			p.ids[it.Key] = c.ID
-		case opts.Deleted[it.Key] != "":
-			continue // left out; links to it go to a note
 		case opts.KeepIDs:
 			if err := ledger.ValidID(it.CardID); err != nil {
-				return nil, fmt.Errorf("--keep-ids: %s cannot be a card id: %v", it.CardID, err)
+				return nil, ledger.Errorf(ledger.ErrInvalid, "--keep-ids: %s cannot be a card id: %v", it.CardID, err)
 			}
-			if byID[it.CardID] != nil || (opts.Taken != nil && opts.Taken(it.CardID)) {
+			if taken(it.CardID) {
 				return nil, ledger.Errorf(ledger.ErrConflict, "--keep-ids: card %s exists and was not imported from %s; nothing was imported: without --keep-ids its issue gets a new id", it.CardID, it.Key)
 			}
 			p.ids[it.Key] = it.CardID
 		default:
-			p.ids[it.Key] = CardIDFor(it.Key, func(id string) bool {
-				return byID[id] != nil || planned[id] || (opts.Taken != nil && opts.Taken(id))
-			})
+			p.ids[it.Key] = CardIDFor(it.Key, func(id string) bool { return planned[id] || taken(id) })
 		}
 		planned[p.ids[it.Key]] = true
 	}
 	return p, nil
 }
 
+// PlannerFor is NewPlanner against the backlog b as it is now.
+func PlannerFor(b *ledger.Backlog, items []Ref, opts Options) (p *Planner, err error) {
+	verr := b.View(func(s *ledger.State, now time.Time) error {
+		p, err = NewPlanner(items, StateCards(s, now), opts)
+		return nil
+	})
+	return p, cmp.Or(verr, err)
+}
+
 // Order is the indexes of the items in the order they are planned: each
 // after the items it depends on and its parent.
 func (p *Planner) Order() []int { return p.order }
 
-func (p *Planner) id(key string) string {
-	if c := p.byKey[key]; c != nil {
+// id is the card an item refers to by key: an item's of the file, or a
+// card imported before from outside it; "" for none (or a deleted one).
+func (p *Planner) id(cards Cards, key string) string {
+	if id, ok := p.ids[key]; ok {
+		return id
+	}
+	if c := live(cards, key); c != nil {
 		return c.ID
 	}
-	return p.ids[key]
+	return ""
 }
 
 // Plan returns the writes of one item, given whole, in Order: its create
 // or update, transition and notes, and apart its links, which are written
-// after every item's other writes.
-func (p *Planner) Plan(it Item, rep *Report) (acts, links []Action) {
-	opts, id := p.opts, p.id
+// after every item's other writes. cards is the backlog as it stands when
+// the item is planned: the import's writes before it touch other cards
+// only, so its card (imported before, or none) is as NewPlanner read it.
+func (p *Planner) Plan(it Item, cards Cards, rep *Report) (acts, links []Action) {
+	opts := p.opts
+	id := func(key string) string { return p.id(cards, key) }
 	cardID := p.ids[it.Key]
 	if cardID == "" {
 		rep.LeftOut.Add("issues whose card was deleted in bl: left out (bl restore brings one back)")
@@ -235,7 +305,7 @@ func (p *Planner) Plan(it Item, rep *Report) (acts, links []Action) {
 	}
 	labels := it.Labels
 	kept(rep, it.Assignee != "", "assignee → assignee")
-	c := p.byKey[it.Key]
+	c := live(cards, it.Key)
 	if c == nil {
 		a := Action{Kind: ActCreate, Key: it.Key, SourceID: it.SourceID, CardID: cardID, Title: ptr(it.Title), Author: it.CreatedBy,
 			CreatedAt: it.CreatedAt, UpdatedAt: it.UpdatedAt, ClosedAt: it.ClosedAt}

@@ -14,9 +14,9 @@ const Batch = 4096
 
 // Write carries a plan out: run over the actions, in batches.
 func Write(ctx context.Context, b *ledger.Backlog, m ledger.Mutation, acts []Action, ttl time.Duration, dryRun bool) error {
-	err := run(ctx, b, m, ttl, dryRun, func(bool) func() ([]Action, error) {
+	err := run(ctx, b, m, ttl, dryRun, func(bool) func(Cards) ([]Action, error) {
 		start := 0
-		return func() ([]Action, error) {
+		return func(Cards) ([]Action, error) {
 			end := batchEnd(acts, start)
 			batch := acts[start:end]
 			start = end
@@ -33,15 +33,16 @@ func Write(ctx context.Context, b *ledger.Backlog, m ledger.Mutation, acts []Act
 }
 
 // Import plans and writes a stream's items one batch at a time: an item's
-// text is read when its batch is planned and dropped once the batch is
-// written, so 100,000 issues never sit in memory at once (the ledger's
-// fold holds their cards). rep counts what the plan leaves out, once;
+// text, and its card if it was imported before, are read when its batch
+// is planned and dropped once the batch is written, so 100,000 issues
+// never sit in memory at once, nor a copy of the cards of an import
+// resumed (the ledger's fold holds the cards). rep counts what the plan leaves out, once;
 // each sees every action, in order, as the check pass plans it (the dry
 // run's report and the write's are the same); touched is how many items
 // have any. The caller compacts (ledger's CompactDue) once it has let go
 // of the stream and the planner, whose memory the compaction can use.
 func Import(ctx context.Context, b *ledger.Backlog, m ledger.Mutation, s *Stream, p *Planner, rep *Report, ttl time.Duration, dryRun bool, each func(Action)) (touched int, err error) {
-	err = run(ctx, b, m, ttl, dryRun, func(check bool) func() ([]Action, error) {
+	err = run(ctx, b, m, ttl, dryRun, func(check bool) func(Cards) ([]Action, error) {
 		r := &Report{} // the write pass plans again: count once
 		if check {
 			r = rep
@@ -49,14 +50,14 @@ func Import(ctx context.Context, b *ledger.Backlog, m ledger.Mutation, s *Stream
 		order, next := p.Order(), 0
 		var links []Action
 		var batch []Action
-		return func() ([]Action, error) {
+		return func(cards Cards) ([]Action, error) {
 			batch = batch[:0]
 			for ; next < len(order) && len(batch) < Batch; next++ {
 				it, err := s.Item(order[next])
 				if err != nil {
 					return nil, err
 				}
-				acts, ls := p.Plan(it, r)
+				acts, ls := p.Plan(it, cards, r)
 				if check && len(acts)+len(ls) > 0 {
 					touched++
 				}
@@ -83,12 +84,13 @@ func Import(ctx context.Context, b *ledger.Backlog, m ledger.Mutation, s *Stream
 // would do, and a write that would fail stops before its first batch
 // rather than midway. It then writes the batches a second pass gives, each
 // all or nothing; a batch lost to a crash is planned again, with the same
-// card ids, by the next run.
-func run(ctx context.Context, b *ledger.Backlog, m ledger.Mutation, ttl time.Duration, dryRun bool, passes func(check bool) func() ([]Action, error)) error {
+// card ids, by the next run. A pass plans each batch against the backlog
+// as it stands then: in the check, with the batches before it applied.
+func run(ctx context.Context, b *ledger.Backlog, m ledger.Mutation, ttl time.Duration, dryRun bool, passes func(check bool) func(Cards) ([]Action, error)) error {
 	var failed error
 	next := passes(true)
-	if err := b.CheckBatches(ctx, m, func() []*ledger.Event {
-		batch, err := next()
+	if err := b.CheckBatches(ctx, m, func(s *ledger.State, now time.Time) []*ledger.Event {
+		batch, err := next(StateCards(s, now))
 		if err != nil {
 			failed = err
 			return nil
@@ -105,7 +107,11 @@ func run(ctx context.Context, b *ledger.Backlog, m ledger.Mutation, ttl time.Dur
 	}
 	next = passes(false)
 	for done := 0; ; {
-		batch, err := next()
+		var batch []Action
+		err := b.View(func(s *ledger.State, now time.Time) (err error) {
+			batch, err = next(StateCards(s, now))
+			return err
+		})
 		if err != nil {
 			return fmt.Errorf("import stopped after %d writes: %w; what was written stays: run the import again and it continues from there", done, err)
 		}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/bl-backlog/bl/ledger/internal/fold"
 	"github.com/bl-backlog/bl/ledger/internal/wire"
 )
 
@@ -20,11 +21,12 @@ func (b *Store) WriteBatch(ctx context.Context, actor string, events []*wire.Eve
 }
 
 // CheckBatches is ledger.Backlog.CheckBatches's check: every batch next
-// returns checked as one, nothing appended.
-func (b *Store) CheckBatches(ctx context.Context, actor string, next func() []*wire.Event) error {
+// returns checked as one, nothing appended. next reads the state with the
+// batches before it applied.
+func (b *Store) CheckBatches(ctx context.Context, actor string, next func(s *fold.State, now time.Time) []*wire.Event) error {
 	return b.withLock(ctx, func() error {
 		defer func() { b.stale = true }() // the state holds events the file does not
-		for evs := next(); len(evs) > 0; evs = next() {
+		for evs := next(b.state, b.opts.Clock().UTC()); len(evs) > 0; evs = next(b.state, b.opts.Clock().UTC()) {
 			if _, err := b.writeBatchLocked(actor, evs, true); err != nil {
 				return err
 			}

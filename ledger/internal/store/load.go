@@ -59,6 +59,13 @@ func (b *Store) reload() error {
 // catchUp folds whatever was appended since the last read. A replaced file
 // (compaction, merge) is folded again from the start.
 func (b *Store) catchUp() error {
+	if b.stale {
+		// Nothing reads a stale state again: let it go before the reload
+		// folds the files beside it (after an import's check it holds
+		// every card the import makes).
+		b.state.Release()
+		b.state = fold.NewState()
+	}
 	if b.stale || b.snapshotMoved() {
 		return b.reload()
 	}
