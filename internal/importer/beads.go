@@ -207,17 +207,23 @@ func beadsItem(is beadsIssue, members map[string]json.RawMessage, rep *Report) (
 	it := Item{Key: BeadsKey(is.ID), SourceID: is.ID, CardID: is.ID, Title: is.Title, Body: is.Description,
 		Priority: beadsPriority(is.Priority), Acceptance: splitLines(is.AcceptanceCriteria),
 		CreatedAt: is.CreatedAt, UpdatedAt: is.UpdatedAt, CreatedBy: is.CreatedBy}
-	kept := func(ok bool, what string) {
-		if ok {
-			rep.Kept.Add(what)
-		}
-	}
-	kept(is.Description != "", "description → body")
-	kept(len(it.Acceptance) > 0, "acceptance_criteria → acceptance, one criterion a line")
-	kept(is.Priority != nil, "priority → priority 2−p (0→2, 1→1, 2→0, 3→−1, 4→−2)")
-	kept(is.CreatedAt != nil, "created_at → source_created_at")
-	kept(is.UpdatedAt != nil, "updated_at → source_updated_at")
-	kept(is.CreatedBy != "", "created_by → actor of the create (bl log)")
+	kept(rep, is.Description != "", "description → body")
+	kept(rep, len(it.Acceptance) > 0, "acceptance_criteria → acceptance, one criterion a line")
+	kept(rep, is.Priority != nil, "priority → priority 2−p (0→2, 1→1, 2→0, 3→−1, 4→−2)")
+	kept(rep, is.CreatedAt != nil, "created_at → source_created_at")
+	kept(rep, is.UpdatedAt != nil, "updated_at → source_updated_at")
+	kept(rep, is.CreatedBy != "", "created_by → actor of the create (bl log)")
+	beadsText(&it, is, rep)
+	beadsStatus(&it, is, rep)
+	beadsDependencies(&it, is, rep)
+	beadsComments(&it, is, rep)
+	beadsRest(&it, members, rep)
+	return it, nil
+}
+
+// beadsText adds design and notes to the body under their headings, and
+// the labels beads' labels, type, owner, pinned and ephemeral give.
+func beadsText(it *Item, is beadsIssue, rep *Report) {
 	for _, s := range []struct{ head, text, what string }{{"Design", is.Design, "design"}, {"Notes", is.Notes, "notes"}} {
 		if strings.TrimSpace(s.text) == "" {
 			continue
@@ -236,7 +242,7 @@ func beadsItem(is beadsIssue, members map[string]json.RawMessage, rep *Report) (
 	}
 	switch t := strings.TrimSpace(is.IssueType); t {
 	case "", "task":
-		kept(t != "", "issue_type task → no label (beads' default)")
+		kept(rep, t != "", "issue_type task → no label (beads' default)")
 	default:
 		it.Labels = appendNew(it.Labels, TypeLabel+t)
 		rep.Kept.Add("issue_type " + t + " → label " + TypeLabel + t)
@@ -256,6 +262,10 @@ func beadsItem(is beadsIssue, members map[string]json.RawMessage, rep *Report) (
 		it.Labels = appendNew(it.Labels, "ephemeral")
 		rep.Kept.Add("ephemeral issues kept (--include-ephemeral) → label ephemeral")
 	}
+}
+
+// beadsStatus maps beads' status, close reason and close time.
+func beadsStatus(it *Item, is beadsIssue, rep *Report) {
 	switch is.Status {
 	case "", "open":
 		it.Status = ledger.StatusReady
@@ -280,7 +290,7 @@ func beadsItem(is beadsIssue, members map[string]json.RawMessage, rep *Report) (
 			rep.Kept.Add("close_reason → close note")
 		}
 		rep.Kept.Add("status closed → done")
-		kept(is.ClosedAt != nil, "closed_at → source_closed_at")
+		kept(rep, is.ClosedAt != nil, "closed_at → source_closed_at")
 	default:
 		it.Status = ledger.StatusReady
 		it.Labels = appendNew(it.Labels, StatusLabel+is.Status)
@@ -294,6 +304,11 @@ func beadsItem(is beadsIssue, members map[string]json.RawMessage, rep *Report) (
 		it.Notes = append(it.Notes, Note{Text: "close reason in beads: " + is.CloseReason})
 		rep.Kept.Add("close_reason of an issue not closed → note")
 	}
+}
+
+// beadsDependencies maps the issue's own dependencies onto depends_on,
+// parent and typed links.
+func beadsDependencies(it *Item, is beadsIssue, rep *Report) {
 	for _, d := range is.Dependencies {
 		if d.IssueID != "" && d.IssueID != is.ID {
 			continue // recorded on the other issue
@@ -329,6 +344,10 @@ func beadsItem(is beadsIssue, members map[string]json.RawMessage, rep *Report) (
 	if n := len(is.Dependencies); n > 0 {
 		rep.LeftOut.AddN("dependency created_at, created_by and metadata: not kept (bl log has when the link was made here)", n)
 	}
+}
+
+// beadsComments keeps each comment as a note with its author and time.
+func beadsComments(it *Item, is beadsIssue, rep *Report) {
 	for _, c := range is.Comments {
 		if strings.TrimSpace(c.Text) == "" {
 			rep.LeftOut.Add("empty comments")
@@ -337,6 +356,11 @@ func beadsItem(is beadsIssue, members map[string]json.RawMessage, rep *Report) (
 		it.Notes = append(it.Notes, Note{Author: c.Author, Text: c.Text, At: c.CreatedAt})
 		rep.Kept.Add("comments → notes, with author and source time")
 	}
+}
+
+// beadsRest keeps the members bl has no field for in one note, so nothing
+// is lost; derived and empty ones are counted as left out.
+func beadsRest(it *Item, members map[string]json.RawMessage, rep *Report) {
 	// Members bl has no field for: kept in one note, so nothing is lost.
 	var rest []string
 	for _, k := range slices.Sorted(maps.Keys(members)) {
@@ -361,7 +385,6 @@ func beadsItem(is beadsIssue, members map[string]json.RawMessage, rep *Report) (
 	if len(rest) > 0 {
 		it.Notes = append([]Note{{Text: "beads fields bl has no place for:\n" + strings.Join(rest, "\n")}}, it.Notes...)
 	}
-	return it, nil
 }
 
 func orBlocks(t string) string {
