@@ -298,6 +298,10 @@ type HeartbeatRequest struct {
 	TTL        time.Duration // new lease length; 0 keeps the current one
 	Progress   *int          // 0-100
 	Checkpoint json.RawMessage
+	// At is when the agent heartbeated, for a heartbeat written later
+	// (one a git remote's push carries along, gitsync): the lease runs
+	// from then, not from the write. Zero, or not before the write: now.
+	At time.Time
 }
 
 // Heartbeat extends the lease of its current owner. Anyone else, or a stale
@@ -313,8 +317,13 @@ func (b *Backlog) Heartbeat(ctx context.Context, r HeartbeatRequest) (Card, erro
 	if r.Checkpoint != nil && !json.Valid(r.Checkpoint) {
 		return Card{}, wire.Rule(ErrInvalid, "checkpoint is not valid JSON")
 	}
-	return b.single(ctx, r.Mutation, &Event{Op: OpHeartbeat, Card: r.ID, Owner: r.Owner, Epoch: r.Epoch,
-		TTLSeconds: ttl, Progress: r.Progress, Checkpoint: compactJSON(r.Checkpoint)})
+	e := &Event{Op: OpHeartbeat, Card: r.ID, Owner: r.Owner, Epoch: r.Epoch,
+		TTLSeconds: ttl, Progress: r.Progress, Checkpoint: compactJSON(r.Checkpoint)}
+	if !r.At.IsZero() {
+		at := r.At
+		e.Clock = &at
+	}
+	return b.single(ctx, r.Mutation, e)
 }
 
 func compactJSON(raw json.RawMessage) json.RawMessage {

@@ -198,7 +198,12 @@ func (b *Backlog) writeLocked(ctx context.Context, s *fold.State, m Mutation, op
 	}
 	var buf []byte
 	for i, e := range events {
+		told := e.Clock // when the caller says the event was made (HeartbeatRequest.At)
 		e.ID, e.At, e.Clock, e.Actor, e.RequestID = wire.NewEventID(), at.Add(time.Duration(i)), clock, m.Actor, m.RequestID
+		if told != nil && told.Before(e.WriterClock()) && wire.StampInRange(*told) {
+			t := told.UTC() // earlier than the write: the fold times it by then
+			e.Clock = &t
+		}
 		line, e, err := store.WrittenLine(e)
 		if err != nil {
 			return nil, err

@@ -62,7 +62,7 @@ func (c *HeartbeatCmd) Run(a *App) error {
 	}
 	if c.Progress == nil && cp == nil && c.TTL == nil && c.remoteChoice.check() == nil && remoteFor(b, c.remoteChoice) != "" {
 		if as, err := a.arbiterSettings(c.remoteChoice); err == nil && as.URL == "" {
-			if card, ok := coalescedHeartbeat(b, id, a.Owner(c.Owner), c.Epoch); ok {
+			if card, ok := coalescedHeartbeat(b, id, a.Owner(c.Owner), a.actor(), c.Epoch); ok {
 				return a.emit(card, func(w io.Writer) {
 					fmt.Fprintf(w, "renewed %s epoch %d %s (heartbeated less than half a TTL ago: not pushed again)\n", card.ID, card.ClaimEpoch, a.leaseLeft(card))
 				})

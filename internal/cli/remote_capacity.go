@@ -19,8 +19,16 @@ import (
 // then runs for at least half a TTL more, so another push would renew
 // nothing anyone needs yet. A heartbeat that reports progress, sets a
 // checkpoint or changes the TTL always goes. ok is false when the
-// heartbeat must be written.
-func coalescedHeartbeat(b *ledger.Backlog, id, owner string, epoch int64) (card ledger.Card, ok bool) {
+// heartbeat must be written. An answered heartbeat is noted in the cache
+// (ledger.NoteHeartbeat), timed now: this clone's next push through the
+// remote, for any card, may carry it (gitsync, carried.go).
+func coalescedHeartbeat(b *ledger.Backlog, id, owner, actor string, epoch int64) (card ledger.Card, ok bool) {
+	var at time.Time
+	defer func() {
+		if ok {
+			_ = b.NoteHeartbeat(ledger.NotedHeartbeat{Card: card.ID, Owner: card.ClaimOwner, Actor: actor, Epoch: card.ClaimEpoch, At: at})
+		}
+	}()
 	_ = b.View(func(st *ledger.State, now time.Time) error {
 		c, found := st.Card(id)
 		if !found || c.Status != ledger.StatusClaimed || c.ClaimOwner != owner || (epoch != 0 && c.ClaimEpoch != epoch) || c.ClaimTTLSeconds <= 0 {
@@ -33,7 +41,7 @@ func coalescedHeartbeat(b *ledger.Backlog, id, owner string, epoch int64) (card 
 		if last == nil || c.LeaseExpiresAt == nil || !now.Before(last.Add(half)) || now.Before(*last) {
 			return nil
 		}
-		card, ok = c, true
+		card, ok, at = c, true, now
 		return nil
 	})
 	return card, ok

@@ -188,13 +188,17 @@ func (s *Syncer) leaseRounds(ctx context.Context, rid string, write func(ctx con
 		if staged != nil {
 			// Published with the backlog lock released: no other process
 			// of this clone waits on the network.
-			if err := s.pushLease(ctx, staged); errors.Is(err, errLeaseMoved) {
+			carried := s.stageCarried(ctx, staged)
+			landed, err := s.pushLease(ctx, staged, carried)
+			if errors.Is(err, errLeaseMoved) {
 				continue
 			} else if err != nil {
 				return res, nil, err
 			}
 			res.Pushed = true
+			res.Carried = len(landed)
 			c, err := s.landStaged(ctx, &res, rid, staged)
+			s.appendCarried(ctx, landed)
 			if err != nil {
 				return res, nil, err
 			}

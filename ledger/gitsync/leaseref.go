@@ -291,12 +291,115 @@ func (s *Syncer) checkLease(st *ledger.State, w *ledger.Staged) error {
 // push landed is the write appended locally; a push that lost to another
 // clone's write returns errLeaseMoved and leaves nothing behind on either
 // side.
-func (s *Syncer) pushLease(ctx context.Context, w *ledger.Staged) error {
+//
+// The same push carries the staged heartbeats carried (carried.go), each
+// to its own card's lease ref expecting the tip the fetch saw. They are
+// not one atomic update with the write: a carried heartbeat whose ref
+// moved is left out or refused alone, and neither fails the write nor
+// the other heartbeats. landed lists the carried heartbeats whose refs
+// the remote took.
+func (s *Syncer) pushLease(ctx context.Context, w *ledger.Staged, carried []*ledger.Staged) (landed []*ledger.Staged, err error) {
+	u, err := s.leaseCommit(w)
+	if err != nil {
+		return nil, err
+	}
+	card := u.card
+	if s.beforeLeasePush != nil {
+		s.beforeLeasePush(card, s.round)
+	}
+	cmds := []*packp.Command{{Name: u.ref, Old: u.old, New: u.tip}}
+	objs := []plumbing.Hash{u.tip, emptyTree}
+	if u.old.IsZero() {
+		// A new lease ref: it must not re-create one retired since the
+		// fetch (retire.go).
+		if cmds, objs, err = s.guardCreate(cmds, objs); err != nil {
+			return nil, err
+		}
+	}
+	var extra []*leaseUpdate
+	if !s.atomicPush {
+		// An atomic push (a new lease ref) carries nothing: one refused
+		// heartbeat would refuse the claim with it.
+		for _, c := range carried {
+			if x, err := s.leaseCommit(c); err == nil && x.card != card {
+				extra = append(extra, x)
+			}
+		}
+	}
+	var sent []*leaseUpdate
+	var refused map[plumbing.ReferenceName]error
+	err = s.receivePackReport(ctx, func(refs storer.ReferenceStorer) ([]*packp.Command, []plumbing.Hash, error) {
+		for _, c := range cmds {
+			if refTip(refs, c.Name) != c.Old {
+				return nil, nil, errLeaseMoved
+			}
+		}
+		all, allObjs := cmds, objs
+		for _, x := range extra {
+			if refTip(refs, x.ref) == x.old { // moved: left out
+				all = append(slices.Clip(all), &packp.Command{Name: x.ref, Old: x.old, New: x.tip})
+				allObjs = append(slices.Clip(allObjs), x.tip)
+				sent = append(sent, x)
+			}
+		}
+		return all, allObjs, nil
+	}, func(r map[plumbing.ReferenceName]error) { refused = r })
+	if refused != nil {
+		// The remote reported on each update: the write stands or falls
+		// by its own refs alone.
+		err = nil
+		for _, c := range cmds {
+			if e := refused[c.Name]; e != nil && err == nil {
+				err = e
+			}
+		}
+	}
+	s.atomicPush = false
+	if errors.Is(err, errNoAtomic) {
+		// A remote that cannot apply two updates as one: lease refs are
+		// never retired through it (retire.go), so none can be re-created.
+		s.noAtomic = true
+		return nil, errLeaseMoved
+	}
+	switch {
+	case err == nil:
+		if last := cmds[len(cmds)-1]; last.Name == s.retiredRef() {
+			s.lv.retired = last.New
+		}
+		s.leaseLanded(u)
+		for _, x := range sent {
+			if refused == nil || refused[x.ref] == nil {
+				s.leaseLanded(x)
+				landed = append(landed, x.w)
+			}
+		}
+		s.saveLeaseCache()
+		return landed, nil
+	case errors.Is(err, errLeaseMoved) || rejected(err):
+		return nil, errLeaseMoved
+	case ctx.Err() != nil:
+		return nil, ctx.Err()
+	}
+	return nil, &RemoteError{Remote: s.o.Remote, Op: "push", Err: err}
+}
+
+// leaseUpdate is a staged lease write's new lease ref tip.
+type leaseUpdate struct {
+	w        *ledger.Staged
+	card     string
+	ref      plumbing.ReferenceName
+	old, tip plumbing.Hash
+	lines    [][]byte // the new tip's
+}
+
+// leaseCommit stores the commit that puts the staged write w on its
+// card's lease ref: the new tip keeps what the branch lacks, and the
+// latest claim.
+func (s *Syncer) leaseCommit(w *ledger.Staged) (*leaseUpdate, error) {
 	card := w.Events[0].Card
 	old := s.lv.tips[card]
 	prev := s.lv.lines[card]
 	latest, _ := latestClaim(prev)
-	// The new tip keeps what the branch lacks, and the latest claim.
 	var msg strings.Builder
 	msg.WriteString(leaseSubject + card + "\n\n")
 	claims := w.Events[0].Op == ledger.OpClaim
@@ -309,7 +412,7 @@ func (s *Syncer) pushLease(ctx context.Context, w *ledger.Staged) error {
 	}
 	msg.Write(w.Lines)
 	if n := len(kept) + len(w.Events); n > MaxLeaseLines || msg.Len() > MaxLeaseCommit-1024 {
-		return &RemoteError{Remote: s.o.Remote, Op: "push", Err: fmt.Errorf("the lease ref of %s would hold %d lines (%d bytes) the branch lacks, more than other clones read; bl sync --push carries them to the branch, then try again", card, n, msg.Len())}
+		return nil, &RemoteError{Remote: s.o.Remote, Op: "push", Err: fmt.Errorf("the lease ref of %s would hold %d lines (%d bytes) the branch lacks, more than other clones read; bl sync --push carries them to the branch, then try again", card, n, msg.Len())}
 	}
 	parent := old
 	if s.oversize(old) {
@@ -317,61 +420,25 @@ func (s *Syncer) pushLease(ctx context.Context, w *ledger.Staged) error {
 	}
 	tip, err := s.storeLeaseCommit(msg.String(), parent)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	if s.beforeLeasePush != nil {
-		s.beforeLeasePush(card, s.round)
+	return &leaseUpdate{w: w, card: card, ref: s.leaseRef(card), old: old, tip: tip, lines: append(kept, splitLines(w.Lines)...)}, nil
+}
+
+// leaseLanded records a lease ref update the remote took.
+func (s *Syncer) leaseLanded(u *leaseUpdate) {
+	if s.lv.tips == nil {
+		s.lv.tips = map[string]plumbing.Hash{}
 	}
-	name := s.leaseRef(card)
-	cmds := []*packp.Command{{Name: name, Old: old, New: tip}}
-	objs := []plumbing.Hash{tip, emptyTree}
-	if old.IsZero() {
-		// A new lease ref: it must not re-create one retired since the
-		// fetch (retire.go).
-		if cmds, objs, err = s.guardCreate(cmds, objs); err != nil {
-			return err
-		}
+	if s.lv.lines == nil {
+		s.lv.lines = map[string][][]byte{}
 	}
-	err = s.receivePack(ctx, func(refs storer.ReferenceStorer) ([]*packp.Command, []plumbing.Hash, error) {
-		for _, c := range cmds {
-			if refTip(refs, c.Name) != c.Old {
-				return nil, nil, errLeaseMoved
-			}
-		}
-		return cmds, objs, nil
-	})
-	s.atomicPush = false
-	if errors.Is(err, errNoAtomic) {
-		// A remote that cannot apply two updates as one: lease refs are
-		// never retired through it (retire.go), so none can be re-created.
-		s.noAtomic = true
-		return errLeaseMoved
-	}
-	switch {
-	case err == nil:
-		if last := cmds[len(cmds)-1]; last.Name == s.retiredRef() {
-			s.lv.retired = last.New
-		}
-		if s.lv.tips == nil {
-			s.lv.tips = map[string]plumbing.Hash{}
-		}
-		if s.lv.lines == nil {
-			s.lv.lines = map[string][][]byte{}
-		}
-		s.lv.tips[card] = tip
-		s.lv.lines[card] = append(kept, splitLines(w.Lines)...) // the new tip's
-		// Lines this clone's fold took (kept) or checked under the lock
-		// (the write): the fold need not judge them again.
-		s.leaseCache().judge(tip, slices.Clone(s.lv.lines[card]))
-		s.saveLeaseCache()
-		s.lv.pending += len(w.Events)
-		return nil
-	case errors.Is(err, errLeaseMoved) || rejected(err):
-		return errLeaseMoved
-	case ctx.Err() != nil:
-		return ctx.Err()
-	}
-	return &RemoteError{Remote: s.o.Remote, Op: "push", Err: err}
+	s.lv.tips[u.card] = u.tip
+	s.lv.lines[u.card] = u.lines
+	// Lines this clone's fold took (kept) or checked under the lock
+	// (the write): the fold need not judge them again.
+	s.leaseCache().judge(u.tip, slices.Clone(u.lines))
+	s.lv.pending += len(u.w.Events)
 }
 
 // storeLeaseCommit writes a lease ref's commit (and the empty tree).

@@ -58,6 +58,14 @@ func (s *Syncer) push(ctx context.Context, head, expected plumbing.Hash) error {
 // push quietly. What the remote's hooks print comes back in the error of
 // a refused push.
 func (s *Syncer) receivePack(ctx context.Context, plan func(refs storer.ReferenceStorer) ([]*packp.Command, []plumbing.Hash, error)) error {
+	return s.receivePackReport(ctx, plan, nil)
+}
+
+// receivePackReport is receivePack; when the remote reports on each
+// update, report gets the updates it refused (ref → the remote's
+// reason), so a push of several refs that are not one atomic update can
+// tell which landed. The error is still the first refusal's.
+func (s *Syncer) receivePackReport(ctx context.Context, plan func(refs storer.ReferenceStorer) ([]*packp.Command, []plumbing.Hash, error), report func(refused map[plumbing.ReferenceName]error)) error {
 	ep, err := transport.NewEndpoint(s.url)
 	if err != nil {
 		return err
@@ -124,6 +132,15 @@ func (s *Syncer) receivePack(ctx context.Context, plan func(refs storer.Referenc
 		done <- wr.Close()
 	}()
 	rs, err := sess.ReceivePack(ctx, req)
+	if rs != nil && report != nil && rs.UnpackStatus == "ok" {
+		refused := map[plumbing.ReferenceName]error{}
+		for _, c := range rs.CommandStatuses {
+			if cerr := c.Error(); cerr != nil {
+				refused[c.ReferenceName] = remoteSaid(cerr, said.String())
+			}
+		}
+		report(refused)
+	}
 	if err != nil {
 		_ = rd.Close()
 		<-done

@@ -14,6 +14,7 @@ type Result struct {
 	Conflicts int    `json:"conflicts"`
 	Pushed    bool   `json:"pushed"`
 	Tries     int    `json:"tries,omitempty"`
+	Carried   int    `json:"-"`                // noted heartbeats of other cards the push carried (gitsync carried.go)
 	Author    string `json:"author,omitempty"` // who a new commit names as author and committer
 	// GuessedAuthor: git has no user.email here, so Author was made up
 	// (see Syncer.Identity).
