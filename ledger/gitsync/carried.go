@@ -24,7 +24,7 @@ import (
 // carryAfter: a noted heartbeat is carried once the card's last written
 // heartbeat is at least TTL/carryAfter old; a younger one is left for a
 // later push.
-const carryAfter = 4
+const carryAfter = 3
 
 // carryMost bounds the heartbeats one push carries.
 const carryMost = 32
