@@ -737,6 +737,8 @@
 //	                         (written line by line), compact.go,
 //	                         normalize.go, segments.go
 //	Journal                  internal/store/journal.go
+//	Noted heartbeats         noted.go (answered through a remote without a
+//	                         push; gitsync carries them)
 //	Git                      git.go, diff.go, history.go; internal/store/tree.go,
 //	                         history.go, quarantine.go (pulled lines that
 //	                         do not read), quarantine_git.go (lines and
