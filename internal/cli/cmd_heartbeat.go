@@ -30,9 +30,11 @@ the card.
 
 Through a git remote, a heartbeat within half a TTL of the lease's last
 heartbeat is answered without a push: the remote's copy of the lease
-still runs for half a TTL or more. The first heartbeat after a claim,
-and one with --progress, --checkpoint or --ttl, always push. Heartbeat
-every half TTL or less.
+still runs for half a TTL or more. Such a heartbeat is noted in the
+clone's cache, and this clone's next push through the remote for another
+card carries it, timed when it was made. The first heartbeat after a
+claim, and one with --progress, --checkpoint or --ttl, always push.
+Heartbeat every half TTL or less.
 
 Examples:
 
