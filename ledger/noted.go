@@ -32,8 +32,7 @@ func (b *Backlog) NoteHeartbeat(h NotedHeartbeat) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	data := fmt.Sprintf("%s\n%s\n%s\n%d\n%s\n", h.Card, h.Owner, h.Actor, h.Epoch, h.At.UTC().Format(time.RFC3339Nano))
-	name := filepath.Join(dir, hex.EncodeToString([]byte(h.Card)))
+	data, name := notedFile(dir, h)
 	tmp, err := os.CreateTemp(dir, ".tmp-*")
 	if err != nil {
 		return err
@@ -80,4 +79,19 @@ func (b *Backlog) NotedHeartbeats() []NotedHeartbeat {
 		out = append(out, NotedHeartbeat{Card: f[0], Owner: f[1], Actor: f[2], Epoch: epoch, At: at})
 	}
 	return out
+}
+
+// ForgetHeartbeat removes h from the cache, unless the card's note is
+// another one by now.
+func (b *Backlog) ForgetHeartbeat(h NotedHeartbeat) {
+	data, name := notedFile(filepath.Join(b.Dir(), CacheDir, notedDir), h)
+	if got, err := os.ReadFile(name); err == nil && string(got) == data {
+		_ = os.Remove(name)
+	}
+}
+
+// notedFile is the file of h's card in dir and the content that notes h.
+func notedFile(dir string, h NotedHeartbeat) (data, name string) {
+	data = fmt.Sprintf("%s\n%s\n%s\n%d\n%s\n", h.Card, h.Owner, h.Actor, h.Epoch, h.At.UTC().Format(time.RFC3339Nano))
+	return data, filepath.Join(dir, hex.EncodeToString([]byte(h.Card)))
 }

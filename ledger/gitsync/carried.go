@@ -42,12 +42,18 @@ func (s *Syncer) stageCarried(ctx context.Context, w *ledger.Staged) []*ledger.S
 	var pick []ledger.NotedHeartbeat
 	_ = s.b.View(func(st *ledger.State, now time.Time) error {
 		for _, h := range noted {
-			if h.Card == w.Events[0].Card || s.lv.tips[h.Card].IsZero() || s.lv.bad[h.Card] || len(pick) == carryMost {
+			// A lease ref near leaseLinesCarried is left to its card's
+			// own push, which carries its lines to the branch.
+			if h.Card == w.Events[0].Card || s.lv.tips[h.Card].IsZero() || s.lv.bad[h.Card] || len(pick) == carryMost ||
+				len(s.lv.lines[h.Card]) >= leaseLinesCarried-1 {
 				continue
 			}
 			c, ok := st.Card(h.Card)
-			if !ok || c.Status != ledger.StatusClaimed || c.ClaimOwner != h.Owner || c.ClaimEpoch != h.Epoch ||
-				c.ClaimTTLSeconds <= 0 || c.LastHeartbeatAt == nil || c.LeaseExpiresAt == nil {
+			if !ok || c.Status != ledger.StatusClaimed || c.ClaimOwner != h.Owner || c.ClaimEpoch != h.Epoch {
+				s.b.ForgetHeartbeat(h) // that lease is over
+				continue
+			}
+			if c.ClaimTTLSeconds <= 0 || c.LastHeartbeatAt == nil || c.LeaseExpiresAt == nil {
 				continue
 			}
 			ttl := time.Duration(c.ClaimTTLSeconds) * time.Second
