@@ -336,7 +336,7 @@ func (s *Syncer) pushLease(ctx context.Context, w *ledger.Staged, carried []*led
 		}
 		all, allObjs := cmds, objs
 		for _, x := range extra {
-			if refTip(refs, x.ref) == x.old { // moved: left out
+			if refTip(refs, x.ref) == x.old { // a ref that moved is left out
 				all = append(slices.Clip(all), &packp.Command{Name: x.ref, Old: x.old, New: x.tip})
 				allObjs = append(slices.Clip(allObjs), x.tip)
 				sent = append(sent, x)
