@@ -280,10 +280,29 @@ func (s *Syncer) checkLease(st *ledger.State, w *ledger.Staged) error {
 		}
 	}
 	c, _ := st.Card(card)
-	if _, epoch := latestClaim(s.lv.lines[card]); c.ClaimEpoch < epoch {
+	if c.ClaimEpoch < s.tipEpoch(card) {
 		return errLeaseMoved
 	}
 	return nil
+}
+
+// tipEpoch is the highest epoch a claim on card's lease ref holds. A claim
+// the fold set aside counts too (judgeLeases): its epochs before may be
+// in a clone that has not pushed its branch yet (a protected branch, a
+// claim made with --local), and a write over it would give the card to
+// two acknowledged claims.
+func (s *Syncer) tipEpoch(card string) int64 {
+	_, epoch := latestClaim(s.lv.lines[card])
+	for _, tip := range []plumbing.Hash{s.lv.tips[card], s.lv.legacy[card]} {
+		if tip.IsZero() || !s.leaseCache().refused[tip] {
+			continue
+		}
+		if raw, _, err := s.vetLease("", card, tip); err == nil {
+			_, e := latestClaim(raw)
+			epoch = max(epoch, e)
+		}
+	}
+	return epoch
 }
 
 // pushLease pushes a staged lease write to its card's lease ref, expecting
@@ -362,7 +381,7 @@ func (s *Syncer) pushLease(ctx context.Context, w *ledger.Staged) error {
 		s.lv.lines[card] = append(kept, splitLines(w.Lines)...) // the new tip's
 		// Lines this clone's fold took (kept) or checked under the lock
 		// (the write): the fold need not judge them again.
-		s.leaseCache().judge(tip, slices.Clone(s.lv.lines[card]))
+		s.leaseCache().judge(tip, slices.Clone(s.lv.lines[card]), false)
 		s.saveLeaseCache()
 		s.lv.pending += len(w.Events)
 		return nil

@@ -262,7 +262,7 @@ func (s *Syncer) judgeLeases(up ledger.Tree, load ledger.Loader, st *ledger.Stat
 		if b := bad[tip]; len(b) > 0 {
 			s.b.Warn(refusalMessage(b))
 		}
-		lc.judge(tip, slices.DeleteFunc(slices.Clone(lc.lines[tip]), func(x []byte) bool { _, no := refused[lineID(x)]; return no }))
+		lc.judge(tip, slices.DeleteFunc(slices.Clone(lc.lines[tip]), func(x []byte) bool { _, no := refused[lineID(x)]; return no }), len(bad[tip]) > 0)
 	}
 	return kept, nil
 }
