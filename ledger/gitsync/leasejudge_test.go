@@ -1,6 +1,7 @@
 package gitsync
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -54,5 +55,59 @@ func TestRemoteClaimAheadOfTheBranchIsNotClaimedOver(t *testing.T) {
 	}
 	if tip := w.git(w.bare, "log", "-1", "--format=%B", sc.leasePrefix+"C1"); !strings.Contains(tip, `"carol"`) {
 		t.Fatalf("the lease ref lost carol's claim:\n%s", tip)
+	}
+}
+
+// A local claim that reaches the branch by a plain git push, stamped after
+// an acknowledged remote claim of the same card, folds as a conflict: the
+// acknowledged claim stands (docs/SYNC.md). Its owner's heartbeats through
+// the remote stand too, in every clone: judged against the branch, where
+// the local claim was folded before the remote claim it comes after, they
+// looked like another owner's and were set aside.
+func TestHeartbeatOfAnAcknowledgedClaimAfterAPlainPushOfALocalClaim(t *testing.T) {
+	w := newWorld(t)
+	da, db, dc := w.clone("alice"), w.clone("bob"), w.clone("carol")
+	a := open(t, da)
+	create(t, a, "seed", "C1")
+	sa := syncer(t, a, Options{Remote: "origin", Actor: "alice"})
+	push(t, sa)
+	b := open(t, db)
+	if _, err := syncer(t, b, Options{Remote: "origin", Actor: "bob"}).Pull(bg); err != nil {
+		t.Fatal(err)
+	}
+	c, ws := openWarned(t, dc)
+	if _, err := syncer(t, c, Options{Remote: "origin", Actor: "carol"}).Pull(bg); err != nil {
+		t.Fatal(err)
+	}
+
+	won, _, err := sa.Claim(bg, ledger.ClaimRequest{Mutation: ledger.Mutation{Actor: "alice"}, Owner: "alice", ID: "C1", TTL: time.Hour})
+	if err != nil || won == nil || won.ClaimEpoch != 1 {
+		t.Fatalf("alice's remote claim: %v %v", won, err)
+	}
+	// Bob claims with --local after it, and pushes with plain git.
+	if _, err := b.Claim(bg, ledger.ClaimRequest{Mutation: ledger.Mutation{Actor: "bob"}, Owner: "bob", ID: "C1", TTL: time.Hour}); err != nil {
+		t.Fatal(err)
+	}
+	w.git(db, "add", "-A", ".backlog")
+	w.git(db, "commit", "-qm", "bob claims C1")
+	w.git(db, "push", "-q", "origin", "HEAD:main")
+
+	if _, _, err := syncer(t, a, Options{Remote: "origin", Actor: "alice"}).Lease(bg, "", func(ctx context.Context, rid string) (ledger.Card, error) {
+		return a.Heartbeat(ctx, ledger.HeartbeatRequest{Mutation: ledger.Mutation{Actor: "alice", RequestID: rid}, ID: "C1", Owner: "alice", Epoch: 1})
+	}); err != nil {
+		t.Fatalf("alice's heartbeat: %v", err)
+	}
+	if _, err := syncer(t, c, Options{Remote: "origin", Actor: "carol"}).Pull(bg); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := syncer(t, a, Options{Remote: "origin", Actor: "alice"}).Pull(bg); err != nil {
+		t.Fatal(err)
+	}
+	want := cards(t, a)
+	if !strings.HasPrefix(want, "C1 claimed alice#1") {
+		t.Fatalf("alice folds:\n%s", want)
+	}
+	if got := cards(t, c); got != want || strings.Contains(ws.all(), "set aside") {
+		t.Fatalf("carol folds:\n%swhere alice folds:\n%swarnings: %s", got, want, ws.all())
 	}
 }
