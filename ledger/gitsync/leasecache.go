@@ -33,7 +33,7 @@ type leaseCache struct {
 // CRC-32C of the rest of the file in hex. Each entry follows as a line
 // "<commit hash> <count> <judged: 0, 1, or 2 when lines were set aside>" and count ledger lines. A file whose checksum
 // does not hold (cut short, edited, two writers' bytes) is no cache.
-const leaseCacheHeader = "bl lease lines 3 "
+const leaseCacheHeader = "bl lease lines 4 "
 
 var crc32c = crc32.MakeTable(crc32.Castagnoli)
 

@@ -46,7 +46,7 @@ func TestLeaseCacheFile(t *testing.T) {
 		strings.Replace(string(data), strings.Repeat("1", 40), strings.Repeat("x", 40), 1),
 		strings.Replace(string(data), h1.String()+" 2", h1.String()+" 3", 1),
 		strings.Replace(string(data), h1.String()+" 2 0", h1.String()+" 2 2", 1),
-		strings.Replace(string(data), "bl lease lines 3", "bl lease lines 2", 1),
+		strings.Replace(string(data), "bl lease lines 4", "bl lease lines 3", 1),
 		strings.Replace(string(data), `{"a":1}`, `{"a":2}`, 1),
 		string(data) + "\n",
 	} {
