@@ -17,6 +17,16 @@ import (
 // that clone must not claim the card through the remote over it, which
 // would give one card to two acknowledged remote claims.
 func TestRemoteClaimAheadOfTheBranchIsNotClaimedOver(t *testing.T) {
+	remoteClaimAheadOfTheBranch(t, false)
+}
+
+// The same once the claimer's own next lease write, made after its clone
+// set the claim aside too, has replaced the tip: the tip keeps the claim.
+func TestRemoteClaimAheadOfTheBranchStaysOnItsTip(t *testing.T) {
+	remoteClaimAheadOfTheBranch(t, true)
+}
+
+func remoteClaimAheadOfTheBranch(t *testing.T, heartbeatFirst bool) {
 	w := newWorld(t)
 	dc, da := w.clone("carol"), w.clone("alice")
 	c := open(t, dc)
@@ -46,6 +56,19 @@ func TestRemoteClaimAheadOfTheBranchIsNotClaimedOver(t *testing.T) {
 		t.Fatalf("carol's remote claim: %v %v", won, err)
 	}
 
+	if heartbeatFirst {
+		// Carol's clone loses its cache, judges her own claim again (it
+		// is set aside, as in any other clone), and heartbeats.
+		if err := os.Remove(filepath.Join(c.Dir(), ledger.CacheDir, "leaselines")); err != nil {
+			t.Fatal(err)
+		}
+		s := syncer(t, c, Options{Remote: "origin", Actor: "carol"})
+		if _, _, err := s.Lease(bg, "", func(ctx context.Context, rid string) (ledger.Card, error) {
+			return c.Heartbeat(ctx, ledger.HeartbeatRequest{Mutation: ledger.Mutation{Actor: "carol", RequestID: rid}, ID: "C1", Owner: "carol", Epoch: 2})
+		}); err != nil {
+			t.Fatalf("carol's heartbeat: %v", err)
+		}
+	}
 	// The second try is a new handle: the judgement comes from the cache.
 	for _, s := range []*Syncer{sa, syncer(t, a, Options{Remote: "origin", Actor: "alice", Tries: 3})} {
 		got, _, err := s.Claim(bg, ledger.ClaimRequest{Mutation: ledger.Mutation{Actor: "alice"}, Owner: "alice", ID: "C1", TTL: time.Hour})
