@@ -319,16 +319,25 @@ func foldLeases(st *ledger.State, branch []byte, extra [][]byte) (map[string]str
 func lastStamps(data []byte, evs []*ledger.Event) map[string]time.Time {
 	last := map[string]time.Time{}
 	for _, e := range evs {
+		if _, done := last[e.Card]; done {
+			continue
+		}
 		last[e.Card] = time.Time{}
-	}
-	for _, l := range splitLines(data) {
-		for card := range last {
-			if !bytes.Contains(l, []byte(`"card":"`+card+`"`)) {
-				continue
+		needle := []byte(`"card":"` + e.Card + `"`)
+		for rest := data; ; {
+			i := bytes.Index(rest, needle)
+			if i < 0 {
+				break
 			}
-			if e, err := ledger.DecodeLine(l); err == nil && e.Card == card && e.At.After(last[card]) {
-				last[card] = e.At
+			start := bytes.LastIndexByte(rest[:i], '\n') + 1
+			end := len(rest)
+			if j := bytes.IndexByte(rest[i:], '\n'); j >= 0 {
+				end = i + j + 1
 			}
+			if l, err := ledger.DecodeLine(rest[start:end]); err == nil && l.Card == e.Card && l.At.After(last[e.Card]) {
+				last[e.Card] = l.At
+			}
+			rest = rest[end:]
 		}
 	}
 	return last
