@@ -71,8 +71,9 @@ Nothing is written when the file has a malformed line (named with its
 line number) or a dependency cycle (named), and the whole import is
 checked against the backlog before the first write. It is then written
 in batches of whole issues, each all or nothing: an import stopped midway
-(killed, the disk full) continues from where it stopped when run again,
-and never makes a card twice. A card deleted in bl stays deleted: its
+(killed, the disk full, another writer changing a card it was about to
+write) continues from where it stopped when run again, and never makes a
+card twice or writes what its check did not report. A card deleted in bl stays deleted: its
 issue is left out, and counted. A beads file is read as a stream (each
 issue, and its card if imported before, read again when its batch is
 written) and the backlog is compacted once, at the end.

@@ -2,7 +2,9 @@ package importer
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"hash/fnv"
 	"time"
 
 	"github.com/bl-backlog/bl/ledger"
@@ -88,6 +90,7 @@ func Import(ctx context.Context, b *ledger.Backlog, m ledger.Mutation, s *Stream
 // as it stands then: in the check, with the batches before it applied.
 func run(ctx context.Context, b *ledger.Backlog, m ledger.Mutation, ttl time.Duration, dryRun bool, passes func(check bool) func(Cards) ([]Action, error)) error {
 	var failed error
+	var checked []uint64 // each batch of the check, as batchSum gives it
 	next := passes(true)
 	if err := b.CheckBatches(ctx, m, func(s *ledger.State, now time.Time) []*ledger.Event {
 		batch, err := next(StateCards(s, now))
@@ -95,6 +98,7 @@ func run(ctx context.Context, b *ledger.Backlog, m ledger.Mutation, ttl time.Dur
 			failed = err
 			return nil
 		}
+		checked = append(checked, batchSum(batch))
 		return Events(batch, ttl)
 	}); err != nil {
 		return fmt.Errorf("the import would fail, nothing was imported: %w", err)
@@ -106,24 +110,41 @@ func run(ctx context.Context, b *ledger.Backlog, m ledger.Mutation, ttl time.Dur
 		return nil
 	}
 	next = passes(false)
-	for done := 0; ; {
+	for done, n := 0, 0; ; {
 		var batch []Action
 		err := b.View(func(s *ledger.State, now time.Time) (err error) {
 			batch, err = next(StateCards(s, now))
 			return err
 		})
+		if err == nil && (n >= len(checked) || batchSum(batch) != checked[n]) {
+			// Another writer changed a card of the batch since the check:
+			// what was reported is not what would be written.
+			err = ledger.Errorf(ledger.ErrConflict, "the backlog changed while it was imported (another writer)")
+		}
 		if err != nil {
 			return fmt.Errorf("import stopped after %d writes: %w; what was written stays: run the import again and it continues from there", done, err)
 		}
 		if len(batch) == 0 {
 			break
 		}
+		n++
 		if _, err := b.WriteBatch(ctx, m, Events(batch, ttl), false); err != nil {
 			return fmt.Errorf("import stopped after %d writes (%s of %s): %w; what was written stays: run the import again and it continues from there", done, batch[0].Kind, batch[0].SourceID, err)
 		}
 		done += len(batch)
 	}
 	return nil
+}
+
+// batchSum is a checksum of a batch's actions: the write pass writes a
+// batch only if the check planned the same one.
+func batchSum(batch []Action) uint64 {
+	h := fnv.New64a()
+	enc := json.NewEncoder(h)
+	for _, a := range batch {
+		_ = enc.Encode(a)
+	}
+	return h.Sum64()
 }
 
 // batchEnd is where the batch starting at start ends: at most Batch

@@ -25,67 +25,72 @@ type leaseCache struct {
 	path    string
 	lines   map[plumbing.Hash][][]byte
 	judged  map[plumbing.Hash]bool // entries whose lines the fold has judged (judgeLeases): all accepted
+	refused map[plumbing.Hash]bool // judged entries of which the fold set lines aside (checkLease)
 	changed bool
 }
 
 // leaseCacheHeader starts the cache file's first line, which ends with the
 // CRC-32C of the rest of the file in hex. Each entry follows as a line
-// "<commit hash> <count> <judged: 0 or 1>" and count ledger lines. A file whose checksum
+// "<commit hash> <count> <judged: 0, 1, or 2 when lines were set aside>" and count ledger lines. A file whose checksum
 // does not hold (cut short, edited, two writers' bytes) is no cache.
-const leaseCacheHeader = "bl lease lines 3 "
+const leaseCacheHeader = "bl lease lines 4 "
 
 var crc32c = crc32.MakeTable(crc32.Castagnoli)
 
 // loadLeaseCache reads the cache of the backlog in dir; an absent or
 // unreadable file is an empty cache.
 func loadLeaseCache(dir string) *leaseCache {
-	c := &leaseCache{path: filepath.Join(dir, ledger.CacheDir, "leaselines"), lines: map[plumbing.Hash][][]byte{}, judged: map[plumbing.Hash]bool{}}
+	c := &leaseCache{path: filepath.Join(dir, ledger.CacheDir, "leaselines"), lines: map[plumbing.Hash][][]byte{}, judged: map[plumbing.Hash]bool{}, refused: map[plumbing.Hash]bool{}}
 	data, err := os.ReadFile(c.path)
 	if err != nil {
 		return c
 	}
-	if entries, judged, ok := parseLeaseCache(data); ok {
-		c.lines, c.judged = entries, judged
+	if entries, judged, refused, ok := parseLeaseCache(data); ok {
+		c.lines, c.judged, c.refused = entries, judged, refused
 	}
 	return c
 }
 
 // parseLeaseCache parses a cache file; ok is false for anything but a
 // whole file in the format written.
-func parseLeaseCache(data []byte) (map[plumbing.Hash][][]byte, map[plumbing.Hash]bool, bool) {
+func parseLeaseCache(data []byte) (lines map[plumbing.Hash][][]byte, judged, refused map[plumbing.Hash]bool, ok bool) {
 	rest, ok := bytes.CutPrefix(data, []byte(leaseCacheHeader))
 	sum, rest, cut := bytes.Cut(rest, []byte{'\n'})
 	if !ok || !cut || string(sum) != fmt.Sprintf("%08x", crc32.Checksum(rest, crc32c)) {
-		return nil, nil, false
+		return nil, nil, nil, false
 	}
-	out, judged := map[plumbing.Hash][][]byte{}, map[plumbing.Hash]bool{}
+	out := map[plumbing.Hash][][]byte{}
+	judged, refused = map[plumbing.Hash]bool{}, map[plumbing.Hash]bool{}
 	for len(rest) > 0 {
 		line, after, ok := bytes.Cut(rest, []byte{'\n'})
 		if !ok {
-			return nil, nil, false
+			return nil, nil, nil, false
 		}
 		hash, count, ok := bytes.Cut(line, []byte{' '})
 		count, j, ok2 := bytes.Cut(count, []byte{' '})
 		n, err := strconv.Atoi(string(count))
-		if !ok || !ok2 || (string(j) != "0" && string(j) != "1") || len(hash) != 40 || !plumbing.IsHash(string(hash)) || err != nil || n < 0 || n > len(after) {
-			return nil, nil, false
+		if !ok || !ok2 || (string(j) != "0" && string(j) != "1" && string(j) != "2") || len(hash) != 40 || !plumbing.IsHash(string(hash)) || err != nil || n < 0 || n > len(after) {
+			return nil, nil, nil, false
 		}
-		if string(j) == "1" {
+		if string(j) != "0" {
 			judged[plumbing.NewHash(string(hash))] = true
+		}
+		if string(j) == "2" {
+			refused[plumbing.NewHash(string(hash))] = true
 		}
 		rest = after
 		lines := make([][]byte, 0, n)
 		for range n {
 			l, after, ok := bytes.Cut(rest, []byte{'\n'})
 			if !ok || len(l) == 0 || l[0] != '{' {
-				return nil, nil, false
+				return nil, nil, nil, false
 			}
 			lines = append(lines, append(l[:len(l):len(l)], '\n'))
 			rest = after
 		}
 		out[plumbing.NewHash(string(hash))] = lines
 	}
-	return out, judged, true
+	return out, judged, refused, true
 }
 
 // has reports whether the lines of commit tip are cached.
@@ -109,10 +114,10 @@ func (c *leaseCache) get(tip plumbing.Hash, read func(plumbing.Hash) ([][]byte, 
 }
 
 // judge records the lines of commit tip as the fold left them
-// (judgeLeases): what it refused is dropped, and the rest needs no fold
-// again.
-func (c *leaseCache) judge(tip plumbing.Hash, lines [][]byte) {
-	c.lines[tip], c.judged[tip], c.changed = lines, true, true
+// (judgeLeases): what it refused is dropped (refused says whether
+// anything was), and the rest needs no fold again.
+func (c *leaseCache) judge(tip plumbing.Hash, lines [][]byte, refused bool) {
+	c.lines[tip], c.judged[tip], c.refused[tip], c.changed = lines, true, refused, true
 }
 
 // save writes the entries of tips (the lease refs as last fetched), when
@@ -127,6 +132,7 @@ func (c *leaseCache) save(tips map[string]plumbing.Hash) {
 		if !keep[t] {
 			delete(c.lines, t)
 			delete(c.judged, t)
+			delete(c.refused, t)
 			c.changed = true
 		}
 	}
@@ -142,6 +148,9 @@ func (c *leaseCache) save(tips map[string]plumbing.Hash) {
 		j := 0
 		if c.judged[t] {
 			j = 1
+		}
+		if c.refused[t] {
+			j = 2
 		}
 		fmt.Fprintf(&b, "%s %d %d\n", t, len(lines), j)
 		for _, l := range lines {

@@ -46,11 +46,11 @@ func TestLeaseCacheFile(t *testing.T) {
 		strings.Replace(string(data), strings.Repeat("1", 40), strings.Repeat("x", 40), 1),
 		strings.Replace(string(data), h1.String()+" 2", h1.String()+" 3", 1),
 		strings.Replace(string(data), h1.String()+" 2 0", h1.String()+" 2 2", 1),
-		strings.Replace(string(data), "bl lease lines 3", "bl lease lines 2", 1),
+		strings.Replace(string(data), "bl lease lines 4", "bl lease lines 3", 1),
 		strings.Replace(string(data), `{"a":1}`, `{"a":2}`, 1),
 		string(data) + "\n",
 	} {
-		if _, _, ok := parseLeaseCache([]byte(bad)); ok {
+		if _, _, _, ok := parseLeaseCache([]byte(bad)); ok {
 			t.Errorf("parsed a damaged cache:\n%s", bad)
 		}
 	}
@@ -139,7 +139,7 @@ func FuzzLeaseCacheFile(f *testing.F) {
 	f.Add(seed)
 	f.Add([]byte(leaseCacheHeader + "00000000\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		entries, judged, ok := parseLeaseCache(data)
+		entries, judged, _, ok := parseLeaseCache(data)
 		if !ok {
 			return
 		}
@@ -153,7 +153,7 @@ func FuzzLeaseCacheFile(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		again, judgedAgain, ok := parseLeaseCache(back)
+		again, judgedAgain, _, ok := parseLeaseCache(back)
 		if !ok || !reflect.DeepEqual(again, entries) || !reflect.DeepEqual(judgedAgain, judged) {
 			t.Fatalf("%q parsed as %q, written as %q", data, entries, back)
 		}

@@ -280,10 +280,31 @@ func (s *Syncer) checkLease(st *ledger.State, w *ledger.Staged) error {
 		}
 	}
 	c, _ := st.Card(card)
-	if _, epoch := latestClaim(s.lv.lines[card]); c.ClaimEpoch < epoch {
+	if _, epoch := s.tipClaim(card); c.ClaimEpoch < epoch {
 		return errLeaseMoved
 	}
 	return nil
+}
+
+// tipClaim is the claim line with the highest epoch card's lease ref
+// holds, and that epoch. A claim the fold set aside counts too
+// (judgeLeases): its epochs before may be in a clone that has not pushed
+// its branch yet (a protected branch, a claim made with --local), and a
+// write over it, or a tip without it, would give the card to two
+// acknowledged claims.
+func (s *Syncer) tipClaim(card string) ([]byte, int64) {
+	line, epoch := latestClaim(s.lv.lines[card])
+	for _, tip := range []plumbing.Hash{s.lv.tips[card], s.lv.legacy[card]} {
+		if tip.IsZero() || !s.leaseCache().refused[tip] {
+			continue
+		}
+		if raw, _, err := s.vetLease("", card, tip); err == nil {
+			if l, e := latestClaim(raw); e > epoch {
+				line, epoch = l, e
+			}
+		}
+	}
+	return line, epoch
 }
 
 // pushLease pushes a staged lease write to its card's lease ref, expecting
@@ -399,7 +420,10 @@ func (s *Syncer) leaseCommit(w *ledger.Staged) (*leaseUpdate, error) {
 	card := w.Events[0].Card
 	old := s.lv.tips[card]
 	prev := s.lv.lines[card]
-	latest, _ := latestClaim(prev)
+	latest, _ := s.tipClaim(card)
+	if latest != nil && !slices.ContainsFunc(prev, func(l []byte) bool { return bytes.Equal(l, latest) }) {
+		prev = append([][]byte{latest}, prev...) // set aside by the fold, kept on the tip
+	}
 	var msg strings.Builder
 	msg.WriteString(leaseSubject + card + "\n\n")
 	claims := w.Events[0].Op == ledger.OpClaim
@@ -437,7 +461,7 @@ func (s *Syncer) leaseLanded(u *leaseUpdate) {
 	s.lv.lines[u.card] = u.lines
 	// Lines this clone's fold took (kept) or checked under the lock
 	// (the write): the fold need not judge them again.
-	s.leaseCache().judge(u.tip, slices.Clone(u.lines))
+	s.leaseCache().judge(u.tip, slices.Clone(u.lines), false)
 	s.lv.pending += len(u.w.Events)
 }
 

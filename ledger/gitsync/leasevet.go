@@ -1,12 +1,14 @@
 package gitsync
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
 
@@ -230,7 +232,7 @@ func (s *Syncer) judgeLeases(up ledger.Tree, load ledger.Loader, st *ledger.Stat
 	}
 	var refused map[string]string // event id → why
 	judge := func(st *ledger.State) (err error) {
-		refused, err = foldLeases(st, extra)
+		refused, err = foldLeases(st, up[ledger.LedgerFile], extra)
 		return err
 	}
 	var err error
@@ -262,16 +264,21 @@ func (s *Syncer) judgeLeases(up ledger.Tree, load ledger.Loader, st *ledger.Stat
 		if b := bad[tip]; len(b) > 0 {
 			s.b.Warn(refusalMessage(b))
 		}
-		lc.judge(tip, slices.DeleteFunc(slices.Clone(lc.lines[tip]), func(x []byte) bool { _, no := refused[lineID(x)]; return no }))
+		lc.judge(tip, slices.DeleteFunc(slices.Clone(lc.lines[tip]), func(x []byte) bool { _, no := refused[lineID(x)]; return no }), len(bad[tip]) > 0)
 	}
 	return kept, nil
 }
 
 // foldLeases folds the lease lines extra, in (at, id) order, onto st (the
-// fold of the fetched branch) and returns, by event id and with why,
-// those the fold refuses for their owner or epoch (leaseRefused): they
-// are not folded, so the lines after them are judged without them.
-func foldLeases(st *ledger.State, extra [][]byte) (map[string]string, error) {
+// fold of the fetched branch, whose ledger.jsonl is branch) and returns,
+// by event id and with why, those the fold refuses for their owner or
+// epoch (leaseRefused): they are not folded, so the lines after them are
+// judged without them. Once a card's lease line is stamped before a
+// change the branch made to the card, the fold of branch and lease lines
+// merged (mergeLines) takes them in another order than this one: its
+// later lease lines are not judged, and stay recorded conflicts if the
+// fold refuses them.
+func foldLeases(st *ledger.State, branch []byte, extra [][]byte) (map[string]string, error) {
 	evs := make([]*ledger.Event, 0, len(extra))
 	for _, l := range extra {
 		e, err := ledger.DecodeLine(l)
@@ -286,10 +293,15 @@ func foldLeases(st *ledger.State, extra [][]byte) (map[string]string, error) {
 		}
 		return strings.Compare(a.ID, b.ID)
 	})
+	last := lastStamps(branch, evs)
+	misordered := map[string]bool{}
 	refused := map[string]string{}
 	for _, e := range evs {
 		before, _ := st.Card(e.Card)
-		if err := st.Check(e); err != nil {
+		if !e.At.After(last[e.Card]) || e.At.Before(before.UpdatedAt) {
+			misordered[e.Card] = true
+		}
+		if err := st.Check(e); err != nil && !misordered[e.Card] {
 			if why := leaseRefused(before, e, err); why != "" {
 				refused[e.ID] = why
 				continue
@@ -300,6 +312,35 @@ func foldLeases(st *ledger.State, extra [][]byte) (map[string]string, error) {
 		}
 	}
 	return refused, nil
+}
+
+// lastStamps is, for each card of evs, the latest stamp of its events in
+// the ledger file data.
+func lastStamps(data []byte, evs []*ledger.Event) map[string]time.Time {
+	last := map[string]time.Time{}
+	for _, e := range evs {
+		if _, done := last[e.Card]; done {
+			continue
+		}
+		last[e.Card] = time.Time{}
+		needle := []byte(`"card":"` + e.Card + `"`)
+		for rest := data; ; {
+			i := bytes.Index(rest, needle)
+			if i < 0 {
+				break
+			}
+			start := bytes.LastIndexByte(rest[:i], '\n') + 1
+			end := len(rest)
+			if j := bytes.IndexByte(rest[i:], '\n'); j >= 0 {
+				end = i + j + 1
+			}
+			if l, err := ledger.DecodeLine(rest[start:end]); err == nil && l.Card == e.Card && l.At.After(last[e.Card]) {
+				last[e.Card] = l.At
+			}
+			rest = rest[end:]
+		}
+	}
+	return last
 }
 
 // leaseLineNumber is the 1-based place of line l in the message of the

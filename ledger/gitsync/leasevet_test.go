@@ -337,7 +337,7 @@ func TestFoldLeasesRefusesOnlyOwnerAndEpoch(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		refused, err := foldLeases(st, tc.lease)
+		refused, err := foldLeases(st, bytes.Join(tc.branch, nil), tc.lease)
 		if err != nil || len(refused) != tc.want {
 			t.Errorf("%s: refused %v (%v), want %d", tc.name, refused, err, tc.want)
 		}
