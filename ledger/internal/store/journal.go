@@ -3,6 +3,8 @@ package store
 import (
 	"bytes"
 	"cmp"
+	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -97,7 +99,7 @@ func RollForward(dir string) error {
 	staging := filepath.Join(dir, StagingDir)
 	data, err := os.ReadFile(filepath.Join(staging, ManifestFile))
 	if os.IsNotExist(err) {
-		return os.RemoveAll(staging) // undecided: the old backlog stands
+		return removeStaging(staging) // undecided: the old backlog stands
 	}
 	if err != nil {
 		return err
@@ -133,7 +135,17 @@ func RollForward(dir string) error {
 	if err := fsutil.SyncDir(dir); err != nil {
 		return err
 	}
-	return os.RemoveAll(staging)
+	return removeStaging(staging)
+}
+
+// removeStaging drops the staging directory. One already gone, or going
+// while it is read, is what was wanted: a writer whose lock file was
+// deleted under it may be finishing the same change (see lock's doc).
+func removeStaging(staging string) error {
+	if err := os.RemoveAll(staging); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	return nil
 }
 
 // pendingJournal reports whether a decided tree change waits to be
