@@ -2,10 +2,11 @@ package importer
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"hash/fnv"
 	"time"
+
+	json "github.com/goccy/go-json"
 
 	"github.com/bl-backlog/bl/ledger"
 )
