@@ -105,6 +105,9 @@ func TestImportMemory(t *testing.T) {
 	if testing.Short() {
 		t.Skip("imports 10,000 issues")
 	}
+	if raceDetector {
+		t.Skip("the race detector changes the heap measured; go test without -race runs it")
+	}
 	dir := t.TempDir()
 	if _, err := ledger.Init(dir); err != nil {
 		t.Fatal(err)
@@ -133,6 +136,9 @@ func TestImportMemory(t *testing.T) {
 func TestImportResumedMemory(t *testing.T) {
 	if testing.Short() {
 		t.Skip("imports 10,000 issues")
+	}
+	if raceDetector {
+		t.Skip("the race detector changes the heap measured; go test without -race runs it")
 	}
 	dir := t.TempDir()
 	if _, err := ledger.Init(dir); err != nil {
