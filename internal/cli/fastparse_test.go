@@ -125,15 +125,22 @@ func hotLines() [][]string {
 func TestFastParseMatchesKong(t *testing.T) {
 	took := 0
 	lines := hotLines()
+	step := 1
+	if raceDetector {
+		step = 5 // a deterministic parse has no races to find: a sample
+	}
 	for _, env := range []map[string]string{nil, {"BL_DIR": "/env/dir", "BL_ACTOR": "env-actor"}} {
-		for _, line := range lines {
+		for i, line := range lines {
+			if i%step != 0 {
+				continue
+			}
 			if checkFastParse(t, line, env) {
 				took++
 			}
 		}
 	}
-	t.Logf("%d lines, %d taken by the fast parse", 2*len(lines), took)
-	if took < len(lines)/10 {
+	t.Logf("%d lines, %d taken by the fast parse", 2*len(lines)/step, took)
+	if took < len(lines)/10/step {
 		t.Errorf("the fast parse took %d of %d lines", took, 2*len(lines))
 	}
 }
