@@ -5,7 +5,6 @@ package store
 import (
 	"os"
 	"syscall"
-	"unsafe"
 )
 
 // mapFile maps the first size bytes of f read-only, so a large file is
@@ -21,22 +20,4 @@ func mapFile(f *os.File, size int64) (data []byte, unmap func(), err error) {
 		return nil, nil, err
 	}
 	return data, func() { _ = syscall.Munmap(data) }, nil
-}
-
-// releaseMapped tells the kernel that the mapped pages wholly inside data
-// will not be needed soon: they leave the process's resident memory (a
-// later read maps them in again from the page cache). A read of a whole
-// large file in order (fill) keeps its footprint small this way.
-func releaseMapped(data []byte) {
-	page := uintptr(os.Getpagesize())
-	if len(data) == 0 {
-		return
-	}
-	start := uintptr(unsafe.Pointer(&data[0]))
-	first := (start + page - 1) &^ (page - 1)
-	last := (start + uintptr(len(data))) &^ (page - 1)
-	if last <= first {
-		return
-	}
-	_ = syscall.Madvise(data[first-start:last-start], syscall.MADV_DONTNEED)
 }
