@@ -105,7 +105,7 @@ func ambiguousID(b *ledger.Backlog, word string, ids []string) error {
 			lines[i] += "  " + text(c.Title)
 		}
 	}
-	hint := "give more of the id, one of:\n      " + strings.Join(lines, "\n      ")
+	hint := "one of:\n      " + strings.Join(lines, "\n      ")
 	return &ambiguousIDError{msg + "; give more of the id", hint}
 }
 
