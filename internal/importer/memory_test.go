@@ -62,30 +62,40 @@ func beadsCopies(t testing.TB, n int) []byte {
 	return out.Bytes()
 }
 
-// importStream imports the beads file at path into the backlog in dir as
-// bl import does: scanned as a stream, planned and written batch by batch,
-// compacted once at the end.
-func importStream(t testing.TB, dir, path string) {
+// planImport scans the beads file at path as a stream and plans its
+// import into the backlog in dir, as bl import does; done closes the
+// file and the backlog.
+func planImport(t testing.TB, dir, path string) (src *importer.Stream, rep *importer.Report, b *ledger.Backlog, p *importer.Planner, done func()) {
 	t.Helper()
 	f, err := os.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
 	fi, _ := f.Stat()
-	src, rep, err := importer.ScanBeads(path, f, fi.Size(), importer.ReadOptions{IncludeEphemeral: true})
+	src, rep, err = importer.ScanBeads(path, f, fi.Size(), importer.ReadOptions{IncludeEphemeral: true})
 	if err != nil {
+		f.Close()
 		t.Fatal(err)
 	}
-	b, err := ledger.Open(dir, ledger.Options{})
-	if err != nil {
+	if b, err = ledger.Open(dir, ledger.Options{}); err != nil {
+		f.Close()
 		t.Fatal(err)
 	}
-	defer b.Close()
-	p, err := importer.PlannerFor(b, src.Items, importer.Options{Source: "beads"})
-	if err != nil {
+	done = func() { b.Close(); f.Close() }
+	if p, err = importer.PlannerFor(b, src.Items, importer.Options{Source: "beads"}); err != nil {
+		done()
 		t.Fatal(err)
 	}
+	return src, rep, b, p, done
+}
+
+// importStream imports the beads file at path into the backlog in dir as
+// bl import does: scanned as a stream, planned and written batch by batch,
+// compacted once at the end.
+func importStream(t testing.TB, dir, path string) {
+	t.Helper()
+	src, rep, b, p, done := planImport(t, dir, path)
+	defer done()
 	if _, err := importer.Import(context.Background(), b, ledger.Mutation{Actor: "importer"}, src, p, rep, time.Minute, false, nil); err != nil {
 		t.Fatal(err)
 	}
@@ -162,25 +172,8 @@ func TestImportResumedMemory(t *testing.T) {
 // the order it writes them, in batches of whole issues.
 func killedAt(t *testing.T, dir, path string, n int) {
 	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	fi, _ := f.Stat()
-	src, rep, err := importer.ScanBeads(path, f, fi.Size(), importer.ReadOptions{IncludeEphemeral: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := ledger.Open(dir, ledger.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
-	p, err := importer.PlannerFor(b, src.Items, importer.Options{Source: "beads"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	src, rep, b, p, done := planImport(t, dir, path)
+	defer done()
 	var batch []importer.Action
 	write := func() {
 		if _, err := b.WriteBatch(context.Background(), ledger.Mutation{Actor: "importer"}, importer.Events(batch, time.Minute), false); err != nil {
