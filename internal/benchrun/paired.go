@@ -38,12 +38,14 @@ type pairedCmd struct {
 	runs   int // 0: -runs
 }
 
-// pairedRow is one line of the table.
+// pairedRow is one line of the table, with the samples of every round
+// (floors[i], befores[i] and afters[i] ran back to back).
 type pairedRow struct {
-	label               string
-	target              float64
-	before, after       sample
-	floorWall, floorCPU time.Duration
+	label                   string
+	target                  float64
+	before, after           sample
+	floorWall, floorCPU     time.Duration
+	floors, befores, afters []sample
 }
 
 var pairedRows []pairedRow
@@ -135,7 +137,7 @@ func pairedMeasure(c pairedCmd, n int, floorBin, floorOut, before, after string,
 			}
 		}
 	}
-	r := pairedRow{target: c.target, before: medianSample(bs), after: medianSample(as)}
+	r := pairedRow{target: c.target, before: medianSample(bs), after: medianSample(as), floors: fl, befores: bs, afters: as}
 	r.before.rss, r.after.rss = peakRSS(before, dirs[before], c, n), peakRSS(after, dirs[after], c, n)
 	f := medianSample(fl)
 	r.floorWall, r.floorCPU = f.wall, f.cpu
@@ -212,21 +214,83 @@ func medianSample(ss []sample) sample {
 
 // pairedTable renders the paired rows: wall time against the floor's
 // (the targets are in floors), CPU time and peak RSS before and after.
+// The target's verdict is read from the ratio of the two medians; the
+// last two columns read the same samples two other ways (see
+// docs/PERFORMANCE.md, "Reading the paired table"): the median of each
+// round's own ratio, with its quartiles, and the after median over one
+// floor pooled from every round of the run.
 func pairedTable(before, after string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Before: `%s`; after: `%s`.\n\n", binaryVersionOf(before), binaryVersionOf(after))
-	b.WriteString("| command | floor | before | after | target | | CPU: floor, before → after | peak RSS before → after |\n|---|---|---|---|---|---|---|---|\n")
+	pooled := pooledFloor(pairedRows)
+	b.WriteString("| command | floor | before | after | target | | CPU: floor, before → after | peak RSS before → after | after ÷ floor by round: median (quartiles) | after ÷ pooled floor |\n|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, r := range pairedRows {
 		target, ok := "", ""
 		if r.target > 0 {
 			target = fmt.Sprintf("≤ %.1f× floor", r.target)
 			ok = verdict(float64(r.after.wall) <= r.target*float64(r.floorWall))
 		}
-		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s, %s → %s | %d → %d MB |\n", r.label, ms(r.floorWall),
+		q1, q2, q3 := roundRatios(r.afters, r.floors)
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s, %s → %s | %d → %d MB | %.2f× (%.2f–%.2f) | %.2f× |\n", r.label, ms(r.floorWall),
 			ratio(r.before.wall, r.floorWall), ratio(r.after.wall, r.floorWall), target, ok,
-			ms(r.floorCPU), ratio(r.before.cpu, r.floorCPU), ratio(r.after.cpu, r.floorCPU), r.before.rss/1024, r.after.rss/1024)
+			ms(r.floorCPU), ratio(r.before.cpu, r.floorCPU), ratio(r.after.cpu, r.floorCPU), r.before.rss/1024, r.after.rss/1024,
+			q2, q1, q3, float64(r.after.wall)/float64(pooled))
 	}
+	fmt.Fprintf(&b, "\nPooled floor: %s, the median of all %d floor calls of the run.\n", ms(pooled), pooledCount(pairedRows))
 	return b.String()
+}
+
+// roundRatios is the first quartile, the median and the third quartile
+// of xs[i].wall / floors[i].wall: each round's call over the floor that
+// ran next to it.
+func roundRatios(xs, floors []sample) (q1, q2, q3 float64) {
+	rs := make([]float64, 0, len(xs))
+	for i := range min(len(xs), len(floors)) {
+		rs = append(rs, float64(xs[i].wall)/float64(floors[i].wall))
+	}
+	if len(rs) == 0 {
+		return 0, 0, 0
+	}
+	slices.Sort(rs)
+	return rs[len(rs)/4], rs[len(rs)/2], rs[len(rs)*3/4]
+}
+
+// pooledFloor is the median wall time of every floor call of the paired
+// run, whichever row it ran next to.
+func pooledFloor(rows []pairedRow) time.Duration {
+	var all []sample
+	for _, r := range rows {
+		all = append(all, r.floors...)
+	}
+	if len(all) == 0 {
+		return 1
+	}
+	return medianSample(all).wall
+}
+
+func pooledCount(rows []pairedRow) int {
+	n := 0
+	for _, r := range rows {
+		n += len(r.floors)
+	}
+	return n
+}
+
+// writeRawSamples writes every paired round as tab-separated values
+// (-raw): row, round, then wall and CPU in microseconds of the floor,
+// bl before and bl after.
+func writeRawSamples(path string) {
+	var b strings.Builder
+	b.WriteString("row\tround\tfloor_wall_us\tfloor_cpu_us\tbefore_wall_us\tbefore_cpu_us\tafter_wall_us\tafter_cpu_us\n")
+	for _, r := range pairedRows {
+		for i := range r.floors {
+			fmt.Fprintf(&b, "%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\n", r.label, i,
+				r.floors[i].wall.Microseconds(), r.floors[i].cpu.Microseconds(),
+				r.befores[i].wall.Microseconds(), r.befores[i].cpu.Microseconds(),
+				r.afters[i].wall.Microseconds(), r.afters[i].cpu.Microseconds())
+		}
+	}
+	must(os.WriteFile(path, []byte(b.String()), 0o644))
 }
 
 // binaryVersionOf is what bl version prints for bin.
