@@ -65,3 +65,19 @@ func TestInstalledCopy(t *testing.T) {
 		}
 	}
 }
+
+// TestAgreement: a row is met or not only when every reading says so.
+func TestAgreement(t *testing.T) {
+	for _, c := range []struct {
+		readings []float64
+		want     string
+	}{
+		{[]float64{1.9, 1.95, 2.0}, "met"},
+		{[]float64{2.1, 2.2, 2.01}, "NOT MET"},
+		{[]float64{1.98, 2.16, 1.94}, "undecided"},
+	} {
+		if got := agreement(2, c.readings...); got != c.want {
+			t.Errorf("agreement(2, %v) = %s, want %s", c.readings, got, c.want)
+		}
+	}
+}

@@ -223,7 +223,7 @@ func pairedTable(before, after string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Before: `%s`; after: `%s`.\n\n", binaryVersionOf(before), binaryVersionOf(after))
 	pooled := pooledFloor(pairedRows)
-	b.WriteString("| command | floor | before | after | target | | CPU: floor, before → after | peak RSS before → after | after ÷ floor by round: median (quartiles) | after ÷ pooled floor |\n|---|---|---|---|---|---|---|---|---|---|\n")
+	b.WriteString("| command | floor | before | after | target | | CPU: floor, before → after | peak RSS before → after | after ÷ floor by round: median (quartiles) | after ÷ pooled floor | the three readings |\n|---|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, r := range pairedRows {
 		target, ok := "", ""
 		if r.target > 0 {
@@ -231,13 +231,36 @@ func pairedTable(before, after string) string {
 			ok = verdict(float64(r.after.wall) <= r.target*float64(r.floorWall))
 		}
 		q1, q2, q3 := roundRatios(r.afters, r.floors)
-		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s, %s → %s | %d → %d MB | %.2f× (%.2f–%.2f) | %.2f× |\n", r.label, ms(r.floorWall),
+		onPooled := float64(r.after.wall) / float64(pooled)
+		three := ""
+		if r.target > 0 {
+			three = agreement(r.target, float64(r.after.wall)/float64(r.floorWall), q2, onPooled)
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s, %s → %s | %d → %d MB | %.2f× (%.2f–%.2f) | %.2f× | %s |\n", r.label, ms(r.floorWall),
 			ratio(r.before.wall, r.floorWall), ratio(r.after.wall, r.floorWall), target, ok,
 			ms(r.floorCPU), ratio(r.before.cpu, r.floorCPU), ratio(r.after.cpu, r.floorCPU), r.before.rss/1024, r.after.rss/1024,
-			q2, q1, q3, float64(r.after.wall)/float64(pooled))
+			q2, q1, q3, onPooled, three)
 	}
 	fmt.Fprintf(&b, "\nPooled floor: %s, the median of all %d floor calls of the run.\n", ms(pooled), pooledCount(pairedRows))
 	return b.String()
+}
+
+// agreement is "met" or "NOT MET" when the three readings of a row agree
+// on its target, "undecided" when they do not.
+func agreement(target float64, readings ...float64) string {
+	met := 0
+	for _, r := range readings {
+		if r <= target {
+			met++
+		}
+	}
+	switch met {
+	case len(readings):
+		return "met"
+	case 0:
+		return "NOT MET"
+	}
+	return "undecided"
 }
 
 // roundRatios is the first quartile, the median and the third quartile
