@@ -240,6 +240,10 @@ func fileExists(p string) bool {
 func measureLinkedFloor(dir string) time.Duration {
 	bin := filepath.Join(dir, "linkfloor-bin")
 	cmd := exec.Command("go", "build", "-trimpath", "-ldflags", "-s -w", "-o", bin, "./internal/benchrun/linkfloor")
+	// Static, as make build builds bl: kong links os/user, which with cgo
+	// would make this floor a dynamic binary that starts libc and cgo's
+	// threads, which bl does not.
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 	cmd.Stderr = os.Stderr
 	must(cmd.Run())
 	if !*asBuilt {
