@@ -81,3 +81,13 @@ func TestAgreement(t *testing.T) {
 		}
 	}
 }
+
+// TestLinkFloorIsStatic: the linked floor is built as bl is, without cgo;
+// with it, the floor read 1.9× the plain one, libc's start included.
+func TestLinkFloorIsStatic(t *testing.T) {
+	cmd := linkFloorBuild(filepath.Join(t.TempDir(), "linkfloor"))
+	// The last setting of a variable in Env is the one the build sees.
+	if len(cmd.Env) == 0 || cmd.Env[len(cmd.Env)-1] != "CGO_ENABLED=0" {
+		t.Errorf("the linked floor is built with cgo left to the environment: %v", cmd.Env)
+	}
+}

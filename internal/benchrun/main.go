@@ -186,6 +186,15 @@ func main() {
 	})
 }
 
+// linkFloorBuild is the build of the linked floor: static, as make build
+// builds bl. kong links os/user, which with cgo would make this floor a
+// dynamic binary that starts libc and cgo's threads, which bl does not.
+func linkFloorBuild(bin string) *exec.Cmd {
+	cmd := exec.Command("go", "build", "-trimpath", "-ldflags", "-s -w", "-o", bin, "./internal/benchrun/linkfloor")
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	return cmd
+}
+
 // installed copies the binary bin into dir with write(2), as make
 // install, go install and unpacking a release leave bl, and returns the
 // copy's path; with git, bl-git from bin's directory too, where the copy
@@ -239,11 +248,7 @@ func fileExists(p string) bool {
 // before it does anything.
 func measureLinkedFloor(dir string) time.Duration {
 	bin := filepath.Join(dir, "linkfloor-bin")
-	cmd := exec.Command("go", "build", "-trimpath", "-ldflags", "-s -w", "-o", bin, "./internal/benchrun/linkfloor")
-	// Static, as make build builds bl: kong links os/user, which with cgo
-	// would make this floor a dynamic binary that starts libc and cgo's
-	// threads, which bl does not.
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	cmd := linkFloorBuild(bin)
 	cmd.Stderr = os.Stderr
 	must(cmd.Run())
 	if !*asBuilt {
