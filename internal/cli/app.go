@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"runtime/debug"
 	"strings"
 	"sync"
@@ -35,6 +34,9 @@ type App struct {
 	standing       map[string]ledger.Standing // where printed cards stand (see stand)
 	synced         bool                       // the command went through git itself
 	relayable      bool                       // a running bl daemon may take the hand-over (cmd_daemon.go)
+
+	lazySignals bool         // the hand-parsed commands: signals are caught from the first wait (signals.go)
+	signals     *lazySignals // the run's, when lazySignals
 
 	onSynced   func(time.Duration) // given each append's fsync time (bl serve)
 	appended   []*ledger.Event     // the events this command wrote, for hooks
@@ -88,6 +90,7 @@ func runApp(app *App, args []string) (code int) {
 	}
 	if cmd, g, ok := fastParse(only, args, app.getenv); ok {
 		app.Globals = g
+		app.lazySignals = true
 		return app.run(cmd, cmd.(interface{ Run(*App) error }).Run)
 	}
 	cmds := map[string]any{}
@@ -130,7 +133,14 @@ func (a *App) run(cmd any, run func(*App) error) int {
 	if parent == nil {
 		parent = context.Background()
 	}
-	ctx, stop := signal.NotifyContext(parent, os.Interrupt, syscall.SIGTERM)
+	var ctx context.Context
+	var stop func()
+	if a.lazySignals {
+		a.signals = &lazySignals{Context: parent}
+		ctx, stop = a.signals, a.signals.release
+	} else {
+		ctx, stop = notifyContext(parent, os.Interrupt, syscall.SIGTERM)
+	}
 	defer stop()
 	// The command's writes are made with its context, which keeps their
 	// events for its hooks: this call's, whoever else shares the backlog
@@ -185,7 +195,7 @@ func (a *App) Open() (*ledger.Backlog, error) {
 	}
 	b, err := ledger.Open(dir, ledger.Options{Clock: a.now, LockTimeout: a.LockTimeout, Failpoint: failpointFrom(a.getenv),
 		AllowNetworkFS: a.getenv("BL_ALLOW_NETWORK_FS") == "1", Warn: a.Warn,
-		Interrupted: func() bool { return a.ctx.Err() != nil },
+		Interrupted: a.stopAsked,
 		SlowSync:    slowSync(a.getenv, a.Warn), Synced: a.onSynced})
 	if err != nil {
 		return nil, err

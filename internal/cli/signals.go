@@ -1,0 +1,74 @@
+package cli
+
+import (
+	"context"
+	"os"
+	"os/signal"
+	"sync"
+	"sync/atomic"
+	"syscall"
+)
+
+// notifyContext is signal.NotifyContext; a test counts its calls.
+var notifyContext = signal.NotifyContext
+
+// lazySignals is the context of a hand-parsed command (claim, create,
+// heartbeat, complete, note, version): SIGINT and SIGTERM cancel it, as
+// they cancel every command's, but the handler is installed only when the
+// command first waits on the context (Done: a contended lock, claim
+// --wait, a hook) or asks, deep in a long overlap decision, whether to
+// stop (arm, through stopAsked). Installing it costs a short call about a
+// fifth of its CPU: os/signal's goroutine locked to a thread of its own,
+// the template thread that locking starts, the loop blocked in the
+// runtime, and the threads that take over from each (docs/PERFORMANCE.md,
+// "Start-up"). A signal that comes before any wait ends the process as it
+// ends any program, as a crash would: the ledger holds what was durable.
+type lazySignals struct {
+	context.Context // the parent
+	once            sync.Once
+	armed           atomic.Pointer[context.Context]
+	stop            context.CancelFunc
+}
+
+// arm installs the handler once and returns the context it cancels.
+func (c *lazySignals) arm() context.Context {
+	c.once.Do(func() {
+		ctx, stop := notifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
+		c.stop = stop
+		c.armed.Store(&ctx)
+	})
+	if p := c.armed.Load(); p != nil {
+		return *p
+	}
+	return c.Context // released before anything waited
+}
+
+// Done is where a command waits: from here on a signal cancels it.
+func (c *lazySignals) Done() <-chan struct{} { return c.arm().Done() }
+
+// Err reports the signal once the handler is installed; before, none was
+// caught.
+func (c *lazySignals) Err() error {
+	if p := c.armed.Load(); p != nil {
+		return (*p).Err()
+	}
+	return c.Context.Err()
+}
+
+// release ends the run: no handler is installed any more, and one that
+// was lets the signals go.
+func (c *lazySignals) release() {
+	c.once.Do(func() {})
+	if c.stop != nil {
+		c.stop()
+	}
+}
+
+// stopAsked is the backlog's Interrupted: a long overlap decision asks it
+// every few thousand table cells whether the user gave up.
+func (a *App) stopAsked() bool {
+	if a.signals != nil {
+		a.signals.arm()
+	}
+	return a.ctx.Err() != nil
+}
