@@ -90,7 +90,9 @@ func runApp(app *App, args []string) (code int) {
 	}
 	if cmd, g, ok := fastParse(only, args, app.getenv); ok {
 		app.Globals = g
-		app.lazySignals = true
+		// A claim that will wait catches signals from its start, as every
+		// command did: its wait ends quietly on one (exit 0, README).
+		app.lazySignals = !waits(cmd)
 		return app.run(cmd, cmd.(interface{ Run(*App) error }).Run)
 	}
 	cmds := map[string]any{}

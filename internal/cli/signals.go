@@ -72,3 +72,9 @@ func (a *App) stopAsked() bool {
 	}
 	return a.ctx.Err() != nil
 }
+
+// waits reports whether the hand-parsed command cmd is a claim --wait.
+func waits(cmd any) bool {
+	c, ok := cmd.(*ClaimCmd)
+	return ok && c.Wait > 0
+}

@@ -10,6 +10,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"testing"
+
+	"github.com/gofrs/flock"
 )
 
 // countSignalHandlers counts the run contexts that install the signal
@@ -77,5 +79,35 @@ func TestWaitingHotCommandStopsOnSignal(t *testing.T) {
 	// a signal nothing caught would have ended this test's process.
 	if code != exitOK || !strings.Contains(out.String(), "nothing claimable") {
 		t.Fatalf("claim --wait after SIGINT: exit %d, stdout %q, stderr %q; want the end of a wait", code, out.String(), errb.String())
+	}
+}
+
+// TestLockWaitCatchesSignal: a hand-parsed write that finds the backlog
+// locked installs the handler as it starts to wait, so SIGINT ends the
+// wait (exit 1, "context canceled"), with nothing written.
+func TestLockWaitCatchesSignal(t *testing.T) {
+	_, armed := countSignalHandlers(t)
+	dir := filepath.Join(t.TempDir(), ".backlog")
+	var out, errb bytes.Buffer
+	if code := Main(Extensions{}, []string{"--dir", dir, "init"}, &out, &errb); code != 0 {
+		t.Fatalf("bl init: exit %d: %s", code, errb.String())
+	}
+	<-armed // init's own
+	held := flock.New(filepath.Join(dir, "lock"))
+	if err := held.Lock(); err != nil {
+		t.Fatal(err)
+	}
+	defer held.Unlock()
+	go func() {
+		<-armed // the create's lock wait installed its handler
+		_ = syscall.Kill(os.Getpid(), syscall.SIGINT)
+	}()
+	errb.Reset()
+	code := Main(Extensions{}, []string{"--dir", dir, "--actor", "t", "create", "--title", "t", "--lock-timeout", "10m"}, &out, &errb)
+	if code != exitError || !strings.Contains(errb.String(), "canceled") {
+		t.Fatalf("create waiting on the lock after SIGINT: exit %d, stderr %q; want %d, canceled", code, errb.String(), exitError)
+	}
+	if led, err := os.ReadFile(filepath.Join(dir, "ledger.jsonl")); err != nil || len(led) != 0 {
+		t.Errorf("ledger after the interrupted create: %q, %v", led, err)
 	}
 }
