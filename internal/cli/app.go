@@ -35,7 +35,7 @@ type App struct {
 	synced         bool                       // the command went through git itself
 	relayable      bool                       // a running bl daemon may take the hand-over (cmd_daemon.go)
 
-	lazySignals bool         // the hand-parsed commands: signals are caught from the first wait (signals.go)
+	lazySignals bool         // the agents' commands: signals are caught from the first wait (signals.go)
 	signals     *lazySignals // the run's, when lazySignals
 
 	onSynced   func(time.Duration) // given each append's fsync time (bl serve)
@@ -115,6 +115,7 @@ func runApp(app *App, args []string) (code int) {
 	if sel := kctx.Selected(); sel != nil {
 		cmd = cmds[sel.Name]
 	}
+	app.lazySignals = readsOnly(cmd)
 	return app.run(cmd, func(*App) error { return kctx.Run() })
 }
 

@@ -12,8 +12,9 @@ import (
 // notifyContext is signal.NotifyContext; a test counts its calls.
 var notifyContext = signal.NotifyContext
 
-// lazySignals is the context of a hand-parsed command (claim, create,
-// heartbeat, complete, note, version): SIGINT and SIGTERM cancel it, as
+// lazySignals is the context of the agents' commands (the hand-parsed
+// claim, create, heartbeat, complete, note and version, and the reads
+// ready, show and list): SIGINT and SIGTERM cancel it, as
 // they cancel every command's, but the handler is installed only when the
 // command first waits on the context (Done: a contended lock, claim
 // --wait, a hook) or asks, deep in a long overlap decision, whether to
@@ -77,4 +78,14 @@ func (a *App) stopAsked() bool {
 func waits(cmd any) bool {
 	c, ok := cmd.(*ClaimCmd)
 	return ok && c.Wait > 0
+}
+
+// readsOnly reports whether cmd, parsed by kong, is one of the agents'
+// reads: a signal before it waits ends it with nothing to undo.
+func readsOnly(cmd any) bool {
+	switch cmd.(type) {
+	case *ReadyCmd, *ShowCmd, *ListCmd:
+		return true
+	}
+	return false
 }

@@ -31,10 +31,11 @@ func countSignalHandlers(t *testing.T) (*atomic.Int64, <-chan struct{}) {
 	return &n, armed
 }
 
-// TestHotCommandsCatchSignalsOnlyWhenWaiting: the hand-parsed commands
+// TestHotCommandsCatchSignalsOnlyWhenWaiting: the agents' commands (the
+// hand-parsed writes and version, and the reads ready, show and list)
 // install no signal handler when they do not wait (it costs a short call
-// about a fifth of its CPU), and the commands kong parses still install
-// theirs for the whole run.
+// about a fifth of its CPU); the other commands still install theirs for
+// the whole run.
 func TestHotCommandsCatchSignalsOnlyWhenWaiting(t *testing.T) {
 	n, _ := countSignalHandlers(t)
 	dir := filepath.Join(t.TempDir(), ".backlog")
@@ -53,8 +54,15 @@ func TestHotCommandsCatchSignalsOnlyWhenWaiting(t *testing.T) {
 	run("version")
 	run("create", "--title", "two")
 	run("claim", "--owner", "w", "--ttl", "1h")
+	run("ready", "--limit", "10")
+	run("list", "--json")
+	run("show", strings.Fields(run("create", "--title", "three"))[1])
 	if got := n.Load(); got != 1 {
-		t.Errorf("the hand-parsed commands installed %d signal handlers, want none", got-1)
+		t.Errorf("the agents' commands installed %d signal handlers, want none", got-1)
+	}
+	run("stats")
+	if got := n.Load(); got != 2 {
+		t.Errorf("bl stats installed %d signal handlers, want 1", got-1)
 	}
 }
 
