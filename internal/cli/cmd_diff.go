@@ -73,6 +73,25 @@ func (c *DiffCmd) Run(a *App) error {
 	if err != nil {
 		return err
 	}
+	var sides [2]diffSide
+	for i, rev := range revs {
+		if rev == "" {
+			return usagef("bl diff: a revision is empty")
+		}
+		sides[i].Rev = rev
+	}
+	if a.ext.Git == nil && fastDiff(revs, c.Merge) {
+		// The lean bl reads the two commits through the system git; what
+		// it declines, bl-git runs from the start.
+		b, err := a.Open()
+		if err != nil {
+			return err
+		}
+		if d, commits, err := diffPairFast(a.ctx, b.Dir(), revs[0], revs[1]); err == nil {
+			sides[0].Commit, sides[1].Commit = commits[0], commits[1]
+			return emitDiff(a, sides, d)
+		}
+	}
 	git, err := a.needGit("bl diff")
 	if err != nil {
 		return err
@@ -83,13 +102,6 @@ func (c *DiffCmd) Run(a *App) error {
 	}
 	if c.Merge != "" {
 		return c.runMerge(a, git, b)
-	}
-	var sides [2]diffSide
-	for i, rev := range revs {
-		if rev == "" {
-			return usagef("bl diff: a revision is empty")
-		}
-		sides[i].Rev = rev
 	}
 	var trees [2]ledger.Tree
 	var loads [2]ledger.Loader
@@ -112,12 +124,23 @@ func (c *DiffCmd) Run(a *App) error {
 	if err != nil {
 		return err
 	}
+	return emitDiff(a, sides, d)
+}
+
+// emitDiff writes the diff d of sides, as text or JSON.
+func emitDiff(a *App, sides [2]diffSide, d *ledger.BacklogDiff) error {
 	out := struct {
 		Old diffSide `json:"old"`
 		New diffSide `json:"new"`
 		*ledger.BacklogDiff
 	}{sides[0], sides[1], d}
 	return a.emit(out, func(w io.Writer) { printDiff(w, sides, d) })
+}
+
+// fastDiff reports whether the lean bl reads the commits of bl diff
+// itself (diffpair.go): two commits, no merge base, no --merge.
+func fastDiff(revs []string, merge string) bool {
+	return merge == "" && len(revs) == 2 && !strings.Contains(revs[0], "...") && !strings.Contains(revs[1], "...")
 }
 
 // revisions spells the revisions out: A..B is A B, A...B is B against
@@ -268,4 +291,10 @@ func activityText(act ledger.Activity) string {
 }
 
 // gitWork: reading commits needs git.
-func (c *DiffCmd) gitWork(*App) string { return "bl diff" }
+// Two commits the lean bl reads through the system git first.
+func (c *DiffCmd) gitWork(*App) string {
+	if revs, err := c.revisions(); err == nil && fastDiff(revs, c.Merge) {
+		return ""
+	}
+	return "bl diff"
+}

@@ -1,0 +1,230 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"github.com/bl-backlog/bl/gitdir"
+	"github.com/bl-backlog/bl/ledger"
+)
+
+// bl diff OLD NEW in the lean bl: the two commits' backlogs are read
+// through one `git cat-file --batch` of the system git (the trees, then
+// only the blobs that differ), so the command costs a git process and
+// the change, not bl-git's start and go-git's reads. What it cannot read
+// the way Git.BacklogPairAt reads it (A...B, a backlog path that is not a
+// directory, a file that is a link or a submodule, no git on PATH, any
+// failure) it declines, and bl-git runs the command as before: the
+// output is the same either way (TestDiffPairFastEquivalence).
+
+// errDeclined: the fast read does not cover this pair; bl-git does.
+var errDeclined = errors.New("declined")
+
+// backlogPair is what Git.BacklogPairAt returns, read through objs.
+type backlogPair struct {
+	trees   [2]ledger.Tree
+	loads   [2]ledger.Loader
+	commits [2]string
+}
+
+// readBacklogPair reads the backlogs of two commits of the repository
+// holding the backlog directory dir as Git.BacklogPairAt does: archive
+// segments both sides hold with the same blob are left unread (nil), a
+// snapshot both hold is read once, everything else is read.
+func readBacklogPair(objs *gitdir.Objects, dir, oldRev, newRev string) (*backlogPair, error) {
+	prefix, err := backlogPrefix(dir)
+	if err != nil {
+		return nil, err
+	}
+	p := &backlogPair{}
+	var ids [2]map[string]string
+	for i, rev := range []string{oldRev, newRev} {
+		if strings.Contains(rev, "...") || strings.HasPrefix(rev, "-") {
+			return nil, errDeclined // a merge base: bl-git's
+		}
+		id, typ, data, err := objs.Get(rev + "^{commit}")
+		if err != nil || typ != "commit" {
+			return nil, errDeclined // bl-git says what is wrong with it
+		}
+		p.commits[i] = id
+		tree, ok := strings.CutPrefix(commitTreeLine(data), "tree ")
+		if !ok {
+			return nil, errDeclined
+		}
+		if p.trees[i], ids[i], err = readBacklogTree(objs, tree, prefix, len(id)/2); err != nil {
+			return nil, err
+		}
+	}
+	read := map[string][]byte{}
+	blob := func(id string) ([]byte, error) {
+		if data, ok := read[id]; ok {
+			return data, nil
+		}
+		_, typ, data, err := objs.Get(id)
+		if err == nil && typ != "blob" {
+			err = errDeclined
+		}
+		if err != nil {
+			return nil, err
+		}
+		read[id] = data
+		return data, nil
+	}
+	for i := range p.trees {
+		for name, id := range ids[i] {
+			if other, ok := ids[1-i][name]; ok && other == id && name != ledger.SnapshotFile && isSegmentName(name) {
+				continue // the same segment on both sides
+			}
+			data, err := blob(id)
+			if err != nil {
+				return nil, err
+			}
+			p.trees[i][name] = data
+		}
+	}
+	for i := range p.loads {
+		side := ids[i]
+		p.loads[i] = func(name string) ([]byte, error) {
+			id, ok := side[name]
+			if !ok {
+				return nil, fmt.Errorf("%s: no such file in the commit", name)
+			}
+			return blob(id)
+		}
+	}
+	return p, nil
+}
+
+// backlogPrefix is the backlog directory's path in its worktree, slash
+// separated ("" at the root), found as gitsync.OpenRepo finds it.
+func backlogPrefix(dir string) (string, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return "", errDeclined
+	}
+	if real, err := filepath.EvalSymlinks(abs); err == nil {
+		abs = real
+	}
+	root, err := gitdir.Root(abs)
+	if err != nil {
+		return "", errDeclined
+	}
+	rel, err := filepath.Rel(root, abs)
+	if err != nil || strings.HasPrefix(rel, "..") {
+		return "", errDeclined
+	}
+	if rel == "." {
+		return "", nil
+	}
+	return filepath.ToSlash(rel), nil
+}
+
+// readBacklogTree lists the tracked backlog files of the commit tree
+// (names to blob ids), with their data left unread: the backlog
+// directory at prefix, and its archive directory (no other directory
+// holds a tracked file). A commit without the backlog directory has an
+// empty backlog, as in gitsync.
+func readBacklogTree(objs *gitdir.Objects, tree, prefix string, idLen int) (ledger.Tree, map[string]string, error) {
+	t, ids := ledger.Tree{}, map[string]string{}
+	entries, err := readTree(objs, tree, idLen)
+	if err != nil {
+		return nil, nil, err
+	}
+	if prefix != "" {
+		for _, part := range strings.Split(prefix, "/") {
+			e, found := findEntry(entries, part)
+			if !found {
+				return t, ids, nil
+			}
+			if e.Mode != gitdir.ModeDir {
+				return nil, nil, errDeclined // a link or a file where the backlog is
+			}
+			if entries, err = readTree(objs, e.ID, idLen); err != nil {
+				return nil, nil, err
+			}
+		}
+	}
+	var walk func(entries []gitdir.TreeEntry, dir string) error
+	walk = func(entries []gitdir.TreeEntry, dir string) error {
+		for _, e := range entries {
+			name := e.Name
+			if dir != "" {
+				name = dir + "/" + e.Name
+			}
+			if e.Mode == gitdir.ModeDir {
+				if dir != "" || e.Name != ledger.ArchiveDir {
+					continue
+				}
+				sub, err := readTree(objs, e.ID, idLen)
+				if err != nil {
+					return err
+				}
+				if err := walk(sub, name); err != nil {
+					return err
+				}
+				continue
+			}
+			if !ledger.Tracked(name) {
+				continue
+			}
+			if e.Mode != gitdir.ModeFile && e.Mode != gitdir.ModeExecutable {
+				return errDeclined // a link or a submodule
+			}
+			ids[name], t[name] = e.ID, nil
+		}
+		return nil
+	}
+	return t, ids, walk(entries, "")
+}
+
+func readTree(objs *gitdir.Objects, id string, idLen int) ([]gitdir.TreeEntry, error) {
+	_, typ, data, err := objs.Get(id)
+	if err != nil || typ != "tree" {
+		return nil, errDeclined
+	}
+	entries, err := gitdir.ParseTree(data, idLen)
+	if err != nil {
+		return nil, errDeclined
+	}
+	return entries, nil
+}
+
+func findEntry(entries []gitdir.TreeEntry, name string) (gitdir.TreeEntry, bool) {
+	for _, e := range entries {
+		if e.Name == name {
+			return e, true
+		}
+	}
+	return gitdir.TreeEntry{}, false
+}
+
+// commitTreeLine is a commit object's first line, "tree <id>".
+func commitTreeLine(data []byte) string {
+	line, _, _ := strings.Cut(string(data), "\n")
+	return line
+}
+
+func isSegmentName(name string) bool { return strings.HasPrefix(name, ledger.ArchiveDir+"/") }
+
+// diffPairFast is bl diff OLD NEW through readBacklogPair; errDeclined
+// (or any failure) leaves the command to bl-git.
+func diffPairFast(ctx context.Context, dir, oldRev, newRev string) (*ledger.BacklogDiff, [2]string, error) {
+	root, err := gitdir.Root(dir)
+	if err != nil {
+		return nil, [2]string{}, errDeclined
+	}
+	objs, err := gitdir.OpenObjects(ctx, root)
+	if err != nil {
+		return nil, [2]string{}, err
+	}
+	defer objs.Close()
+	p, err := readBacklogPair(objs, dir, oldRev, newRev)
+	if err != nil {
+		return nil, [2]string{}, err
+	}
+	d, err := ledger.DiffUnread(p.trees[0], p.trees[1], p.loads[0], p.loads[1])
+	return d, p.commits, err
+}
