@@ -41,6 +41,7 @@ func readBacklogPair(objs *gitdir.Objects, dir, oldRev, newRev string) (*backlog
 	}
 	p := &backlogPair{}
 	var ids [2]map[string]string
+	trees := map[string][]gitdir.TreeEntry{} // the archive tree is often the same
 	for i, rev := range []string{oldRev, newRev} {
 		if strings.Contains(rev, "...") || strings.HasPrefix(rev, "-") {
 			return nil, errDeclined // a merge base: bl-git's
@@ -54,7 +55,7 @@ func readBacklogPair(objs *gitdir.Objects, dir, oldRev, newRev string) (*backlog
 		if !ok {
 			return nil, errDeclined
 		}
-		if p.trees[i], ids[i], err = readBacklogTree(objs, tree, prefix, len(id)/2); err != nil {
+		if p.trees[i], ids[i], err = readBacklogTree(objs, trees, tree, prefix, len(id)/2); err != nil {
 			return nil, err
 		}
 	}
@@ -127,9 +128,9 @@ func backlogPrefix(dir string) (string, error) {
 // directory at prefix, and its archive directory (no other directory
 // holds a tracked file). A commit without the backlog directory has an
 // empty backlog, as in gitsync.
-func readBacklogTree(objs *gitdir.Objects, tree, prefix string, idLen int) (ledger.Tree, map[string]string, error) {
+func readBacklogTree(objs *gitdir.Objects, trees map[string][]gitdir.TreeEntry, tree, prefix string, idLen int) (ledger.Tree, map[string]string, error) {
 	t, ids := ledger.Tree{}, map[string]string{}
-	entries, err := readTree(objs, tree, idLen)
+	entries, err := readTree(objs, trees, tree, idLen)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -142,7 +143,7 @@ func readBacklogTree(objs *gitdir.Objects, tree, prefix string, idLen int) (ledg
 			if e.Mode != gitdir.ModeDir {
 				return nil, nil, errDeclined // a link or a file where the backlog is
 			}
-			if entries, err = readTree(objs, e.ID, idLen); err != nil {
+			if entries, err = readTree(objs, trees, e.ID, idLen); err != nil {
 				return nil, nil, err
 			}
 		}
@@ -158,7 +159,7 @@ func readBacklogTree(objs *gitdir.Objects, tree, prefix string, idLen int) (ledg
 				if dir != "" || e.Name != ledger.ArchiveDir {
 					continue
 				}
-				sub, err := readTree(objs, e.ID, idLen)
+				sub, err := readTree(objs, trees, e.ID, idLen)
 				if err != nil {
 					return err
 				}
@@ -180,7 +181,11 @@ func readBacklogTree(objs *gitdir.Objects, tree, prefix string, idLen int) (ledg
 	return t, ids, walk(entries, "")
 }
 
-func readTree(objs *gitdir.Objects, id string, idLen int) ([]gitdir.TreeEntry, error) {
+// readTree reads the tree id, once: trees holds the ones read.
+func readTree(objs *gitdir.Objects, trees map[string][]gitdir.TreeEntry, id string, idLen int) ([]gitdir.TreeEntry, error) {
+	if entries, ok := trees[id]; ok {
+		return entries, nil
+	}
 	_, typ, data, err := objs.Get(id)
 	if err != nil || typ != "tree" {
 		return nil, errDeclined
@@ -189,6 +194,7 @@ func readTree(objs *gitdir.Objects, id string, idLen int) ([]gitdir.TreeEntry, e
 	if err != nil {
 		return nil, errDeclined
 	}
+	trees[id] = entries
 	return entries, nil
 }
 
