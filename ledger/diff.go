@@ -357,10 +357,7 @@ func addActivity(d *CardDiff, e *Event, s *fold.State, removed bool) {
 // like that. A file unread on both sides is the same on both; load reads
 // the old side's unread files if its fold needs them.
 func diffAppended(old, new Tree, load Loader) (d *BacklogDiff, ok bool, err error) {
-	if !sameSegments(old, new) {
-		return nil, false, nil
-	}
-	added, ok, err := appendedEvents(old, new)
+	added, ok, err := appendedTo(old, new)
 	if !ok || err != nil {
 		return nil, false, err
 	}
@@ -368,6 +365,48 @@ func diffAppended(old, new Tree, load Loader) (d *BacklogDiff, ok bool, err erro
 	if err != nil {
 		return nil, false, err
 	}
+	return diffAdded(s, added), true, nil
+}
+
+// appendedTo is the new ledger's events after the old one's when both
+// versions hold the same snapshot and segments and the new ledger is the
+// old one with events appended; ok is false otherwise.
+func appendedTo(old, new Tree) (added []*Event, ok bool, err error) {
+	if !sameSegments(old, new) {
+		return nil, false, nil
+	}
+	return appendedEvents(old, new)
+}
+
+// DiffOnSnapshot is DiffUnread for two trees that leave their snapshot
+// unread because both hold the same file as the snapshot of the backlog
+// in dir (the lean bl's bl diff of adjacent commits checks that by its
+// git hash): an append is folded on that file read lazily, as Open reads
+// it, decoding only the cards the new events touch; any other comparison
+// reads the snapshot through the loaders, as DiffUnread does.
+func DiffOnSnapshot(old, new Tree, loadOld, loadNew Loader, dir string) (*BacklogDiff, error) {
+	added, ok, err := appendedTo(old, new)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return DiffUnread(old, new, loadOld, loadNew)
+	}
+	s, err := store.Tree(old).FoldOnSnapshot(dir, loadOld)
+	if err != nil {
+		return nil, err
+	}
+	defer s.Release()
+	d := diffAdded(s, added)
+	if err := s.TakeFault(); err != nil {
+		return nil, err // a snapshot line that did not read: no answer
+	}
+	return d, nil
+}
+
+// diffAdded is diffAppended's comparison: the events added folded on s,
+// the old version's state, and the cards they touch compared.
+func diffAdded(s *fold.State, added []*Event) *BacklogDiff {
 	before := map[string]*Card{}
 	for _, e := range added {
 		for _, id := range []string{e.Card, e.To} {
@@ -399,7 +438,7 @@ func diffAppended(old, new Tree, load Loader) (d *BacklogDiff, ok bool, err erro
 		}
 		cd.Fields = nonNilChanges(fold.CardChanges(co, &cn, false))
 	}
-	return &BacklogDiff{Cards: byCard.sorted(), EventsAdded: len(added)}, true, nil
+	return &BacklogDiff{Cards: byCard.sorted(), EventsAdded: len(added)}
 }
 
 // sameSegments reports whether both versions hold the same snapshot and

@@ -2,8 +2,13 @@ package cli
 
 import (
 	"context"
+	"crypto/sha1"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
+	"os"
 	"path/filepath"
 	"strings"
 
@@ -28,6 +33,40 @@ type backlogPair struct {
 	trees   [2]ledger.Tree
 	loads   [2]ledger.Loader
 	commits [2]string
+	// onSnapshot: both commits' snapshot is the backlog directory's
+	// snapshot file, as it was when hashed; left unread.
+	onSnapshot os.FileInfo
+}
+
+// workingBlob reports whether the file name of the backlog in dir has
+// the git blob id id, and its stat data when it has.
+func workingBlob(dir, name, id string) (os.FileInfo, bool) {
+	f, err := os.Open(filepath.Join(dir, filepath.FromSlash(name)))
+	if err != nil {
+		return nil, false
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil || !fi.Mode().IsRegular() {
+		return nil, false
+	}
+	data := make([]byte, fi.Size())
+	if _, err := io.ReadFull(f, data); err != nil {
+		return nil, false
+	}
+	newHash := sha1.New
+	if len(id) == 64 {
+		newHash = sha256.New
+	}
+	return fi, hex.EncodeToString(gitdir.BlobID(newHash, data)) == id
+}
+
+// stillSame reports whether the file name of the backlog in dir is the
+// one fi describes: not replaced (a compaction renames a new one in) nor
+// written since.
+func stillSame(dir, name string, fi os.FileInfo) bool {
+	now, err := os.Stat(filepath.Join(dir, filepath.FromSlash(name)))
+	return err == nil && os.SameFile(fi, now) && now.Size() == fi.Size() && now.ModTime().Equal(fi.ModTime())
 }
 
 // readBacklogPair reads the backlogs of two commits of the repository
@@ -59,6 +98,13 @@ func readBacklogPair(objs *gitdir.Objects, dir, oldRev, newRev string) (*backlog
 			return nil, err
 		}
 	}
+	// A snapshot both commits hold as the backlog directory holds it is
+	// not read from git: the fold reads the file lazily (onSnapshot).
+	if id := ids[0][ledger.SnapshotFile]; id != "" && id == ids[1][ledger.SnapshotFile] {
+		if fi, ok := workingBlob(dir, ledger.SnapshotFile, id); ok {
+			p.onSnapshot = fi
+		}
+	}
 	read := map[string][]byte{}
 	blob := func(id string) ([]byte, error) {
 		if data, ok := read[id]; ok {
@@ -78,6 +124,9 @@ func readBacklogPair(objs *gitdir.Objects, dir, oldRev, newRev string) (*backlog
 		for name, id := range ids[i] {
 			if other, ok := ids[1-i][name]; ok && other == id && name != ledger.SnapshotFile && isSegmentName(name) {
 				continue // the same segment on both sides
+			}
+			if name == ledger.SnapshotFile && p.onSnapshot != nil {
+				continue
 			}
 			data, err := blob(id)
 			if err != nil {
@@ -230,6 +279,14 @@ func diffPairFast(ctx context.Context, dir, oldRev, newRev string) (*ledger.Back
 	p, err := readBacklogPair(objs, dir, oldRev, newRev)
 	if err != nil {
 		return nil, [2]string{}, err
+	}
+	if p.onSnapshot != nil {
+		d, err := ledger.DiffOnSnapshot(p.trees[0], p.trees[1], p.loads[0], p.loads[1], dir)
+		if err == nil && stillSame(dir, ledger.SnapshotFile, p.onSnapshot) {
+			return d, p.commits, nil
+		}
+		// The file changed under the fold, or did not read: the
+		// snapshot is read from git instead.
 	}
 	d, err := ledger.DiffUnread(p.trees[0], p.trees[1], p.loads[0], p.loads[1])
 	return d, p.commits, err
