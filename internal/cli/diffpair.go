@@ -50,15 +50,17 @@ func workingBlob(dir, name, id string) (os.FileInfo, bool) {
 	if err != nil || !fi.Mode().IsRegular() {
 		return nil, false
 	}
-	data := make([]byte, fi.Size())
-	if _, err := io.ReadFull(f, data); err != nil {
+	// gitdir.BlobID, streamed: a snapshot is megabytes, and a buffer of
+	// its size costs more in page faults than the hash.
+	h := sha1.New()
+	if len(id) == 64 {
+		h = sha256.New()
+	}
+	fmt.Fprintf(h, "blob %d\x00", fi.Size())
+	if n, err := io.CopyBuffer(h, f, make([]byte, 64<<10)); err != nil || n != fi.Size() {
 		return nil, false
 	}
-	newHash := sha1.New
-	if len(id) == 64 {
-		newHash = sha256.New
-	}
-	return fi, hex.EncodeToString(gitdir.BlobID(newHash, data)) == id
+	return fi, hex.EncodeToString(h.Sum(nil)) == id
 }
 
 // stillSame reports whether the file name of the backlog in dir is the
