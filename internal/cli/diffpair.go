@@ -23,7 +23,10 @@ import (
 // the way Git.BacklogPairAt reads it (A...B, a backlog path that is not a
 // directory, a file that is a link or a submodule, no git on PATH, any
 // failure) it declines, and bl-git runs the command as before: the
-// output is the same either way (TestDiffPairFastEquivalence).
+// output is the same either way (testdata/script/diff_fast.txtar). A
+// snapshot both commits hold that is also the backlog directory's (the
+// same git blob id) is not read from git: the fold reads the file
+// lazily, as Open does (ledger.DiffOnSnapshot).
 
 // errDeclined: the fast read does not cover this pair; bl-git does.
 var errDeclined = errors.New("declined")
