@@ -35,7 +35,7 @@ type Objects struct {
 }
 
 // OpenObjects starts git cat-file --batch in dir, with the environment
-// Run gives git. ErrNoGit when git is not on PATH.
+// Run gives git, lazy fetches off. ErrNoGit when git is not on PATH.
 func OpenObjects(ctx context.Context, dir string) (*Objects, error) {
 	path, err := exec.LookPath("git")
 	if err != nil {
@@ -44,7 +44,9 @@ func OpenObjects(ctx context.Context, dir string) (*Objects, error) {
 	o := &Objects{}
 	o.cmd = exec.CommandContext(ctx, path, "cat-file", "--batch")
 	o.cmd.Dir = dir
-	o.cmd.Env = env(os.Environ(), "")
+	// A reader asks for objects the repository holds: in a partial clone
+	// a missing one is missing, not fetched from the network (git 2.44+).
+	o.cmd.Env = append(env(os.Environ(), ""), "GIT_NO_LAZY_FETCH=1")
 	o.cmd.Stderr = &o.stderr
 	if o.in, err = o.cmd.StdinPipe(); err != nil {
 		return nil, err
