@@ -81,14 +81,16 @@ func (c *DaemonCmd) Run(a *App) error {
 	if err := makeDaemonDir(filepath.Dir(sock)); err != nil {
 		return err
 	}
-	// One daemon per clone: two started at once would each remove the
-	// other's socket and listen on their own. The lock is held while it
-	// serves; the dial below finds a daemon of an older bl.
+	// One daemon per clone: two started at once would each find no
+	// socket, remove the other's and listen on their own. The lock is
+	// held from the look for a running daemon until the socket listens;
+	// the look itself finds one that serves. (A daemon whose socket was
+	// removed, by git clean -x, serves no one: another may start.)
 	lk := flock.New(filepath.Join(filepath.Dir(sock), "lock"))
 	if ok, err := lk.TryLock(); err != nil {
 		return err
 	} else if !ok {
-		return ledger.Errorf(ledger.ErrConflict, "a bl daemon already serves this clone (%s)", sock)
+		return ledger.Errorf(ledger.ErrConflict, "a bl daemon is starting in this clone (%s)", sock)
 	}
 	defer lk.Unlock()
 	if f, _, err := dialDaemon(sock); err == nil {
@@ -101,6 +103,7 @@ func (c *DaemonCmd) Run(a *App) error {
 	// do not refuse.
 	as, aerr := a.arbiterSettings(remoteChoice{})
 	return a.ext.Daemon(a.ctx, s, sock, func() {
+		_ = lk.Unlock() // the socket listens: a second daemon finds it
 		fmt.Fprintf(a.Stderr, "bl daemon: serving %s on %s\n", text(dir), text(sock))
 		if aerr == nil && as.URL == "" {
 			a.Warn("no claim arbiter is set here (--arbiter, BL_ARBITER, .backlog/arbiter.json): only the calls of a bl that sets one come to this daemon; the others run as without it")
