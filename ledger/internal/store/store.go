@@ -364,6 +364,9 @@ func WrittenLine(e *wire.Event) ([]byte, *wire.Event, error) {
 	if err := wire.ValidUTF8(e); err != nil {
 		return nil, nil, err
 	}
+	if err := wire.ValidNames(e); err != nil {
+		return nil, nil, err
+	}
 	line, err := wire.EncodeLine(e)
 	if err != nil {
 		return nil, nil, err
