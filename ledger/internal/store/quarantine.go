@@ -43,11 +43,23 @@ type Quarantined struct {
 
 // QuarantineLines splits a ledger file's data, as a commit from would
 // holds it, into the lines that read (or that only a newer bl reads) and
-// those it quarantines. An unterminated last line that reads stays.
+// those it quarantines. An unterminated last line that reads stays. A
+// line that reuses the event id of an earlier line for a different event
+// (not the same event stamped again, which settle.go settles) is
+// quarantined too: two events cannot share an id, and the earlier line
+// is the one every clone already holds — a push appends, so the copy a
+// teammate adds comes after the one it imitates. (Someone who moves it
+// before could as well have deleted the line and added a new event:
+// what a push can do anyway.)
 func QuarantineLines(data []byte, from, commit, file string) ([]byte, []Quarantined) {
 	var out []byte
 	var bad []Quarantined
 	n := 0
+	type first struct {
+		line []byte
+		n    int
+	}
+	ids := map[string]first{} // event id -> its first line that reads
 	for len(data) > 0 {
 		line := data
 		if i := bytes.IndexByte(data, '\n'); i >= 0 {
@@ -55,9 +67,16 @@ func QuarantineLines(data []byte, from, commit, file string) ([]byte, []Quaranti
 		}
 		data = data[len(line):]
 		n++
-		_, err := wire.DecodeLine(line)
+		e, err := wire.DecodeLine(line)
 		if len(bytes.TrimSpace(line)) == 0 {
 			err = wire.ErrBlank // holds no event, and every reader refuses it
+		}
+		if err == nil {
+			if f, dup := ids[e.ID]; !dup {
+				ids[e.ID] = first{line, n}
+			} else if !sameEvent(f.line, e) {
+				err = fmt.Errorf("event id %s is also used by line %d, a different event: two events cannot share an id", e.ID, f.n)
+			}
 		}
 		if err != nil && !errors.Is(err, wire.ErrVersion) {
 			if body := bytes.TrimRight(line, "\r\n"); wire.ConflictMarker(body) {
@@ -76,6 +95,13 @@ func QuarantineLines(data []byte, from, commit, file string) ([]byte, []Quaranti
 		out = []byte{}
 	}
 	return out, bad
+}
+
+// sameEvent reports whether e is the event of line first, stamped again
+// or not (see settle.go): two copies of one event, not two events.
+func sameEvent(first []byte, e *wire.Event) bool {
+	a, err := wire.DecodeLine(first)
+	return err == nil && wire.SameButStamp(a, e)
 }
 
 // RecordQuarantine adds q to the backlog's list in dir and returns those
