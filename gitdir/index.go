@@ -10,6 +10,7 @@ import (
 	"hash"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -117,21 +118,38 @@ func sha256Repo(commonDir string) bool {
 // stagedEntry finds rel's stage-0 entry in the index data raw: its object
 // id (hashSize bytes) and the file size recorded with it.
 func stagedEntry(raw []byte, rel string, hashSize int) (oid []byte, size uint32, err error) {
+	found := false
+	err = indexEntries(raw, hashSize, func(name, id []byte, esize uint32, stage int) {
+		if !found && stage == 0 && string(name) == rel {
+			oid, size, found = id, esize, true
+		}
+	})
+	if err != nil {
+		return nil, 0, err
+	}
+	if !found {
+		return nil, 0, os.ErrNotExist
+	}
+	return oid, size, nil
+}
+
+// indexEntries calls fn with each entry of the index data raw, in order:
+// its path, object id (hashSize bytes), recorded size and merge stage.
+func indexEntries(raw []byte, hashSize int, fn func(name, oid []byte, size uint32, stage int)) error {
 	if len(raw) < 12 || string(raw[:4]) != "DIRC" {
-		return nil, 0, errIndexFormat
+		return errIndexFormat
 	}
 	version := binary.BigEndian.Uint32(raw[4:8])
 	if version < 2 || version > 4 {
-		return nil, 0, fmt.Errorf("%w: version %d", errIndexFormat, version)
+		return fmt.Errorf("%w: version %d", errIndexFormat, version)
 	}
 	count := binary.BigEndian.Uint32(raw[8:12])
 	off := 12
-	found := false
 	var prev []byte
 	fixed := 40 + hashSize + 2 // stat data, object id, flags
 	for i := uint32(0); i < count; i++ {
 		if off+fixed > len(raw) {
-			return nil, 0, errIndexFormat
+			return errIndexFormat
 		}
 		e := raw[off:]
 		esize := binary.BigEndian.Uint32(e[36:40])
@@ -142,53 +160,76 @@ func stagedEntry(raw []byte, rel string, hashSize int) (oid []byte, size uint32,
 			p += 2
 		}
 		if p > len(raw) {
-			return nil, 0, errIndexFormat
+			return errIndexFormat
 		}
 		var name []byte
 		if version == 4 {
 			strip, used := varint(raw[p:])
 			if used == 0 || strip > uint64(len(prev)) {
-				return nil, 0, errIndexFormat
+				return errIndexFormat
 			}
 			if p += used; p > len(raw) {
-				return nil, 0, errIndexFormat
+				return errIndexFormat
 			}
 			end := bytes.IndexByte(raw[p:], 0)
 			if end < 0 {
-				return nil, 0, errIndexFormat
+				return errIndexFormat
 			}
 			name = append(append([]byte(nil), prev[:uint64(len(prev))-strip]...), raw[p:p+end]...)
 			off = p + end + 1
 		} else {
 			end := bytes.IndexByte(raw[p:], 0)
 			if end < 0 {
-				return nil, 0, errIndexFormat
+				return errIndexFormat
 			}
 			name = raw[p : p+end]
 			// Entries are padded with 1 to 8 NULs to a multiple of 8.
 			off += (p + end - off + 8) &^ 7
 		}
 		prev = name
-		if !found && string(name) == rel && (flags>>12)&3 == 0 {
-			oid, size, found = id, esize, true
-		}
+		fn(name, id, esize, int(flags>>12)&3)
 	}
 	// A split index ("link" extension) keeps most entries in a shared
 	// index file: what was found here may be overridden there.
 	for off+8 <= len(raw)-hashSize {
 		n := int(binary.BigEndian.Uint32(raw[off+4 : off+8]))
 		if string(raw[off:off+4]) == "link" {
-			return nil, 0, fmt.Errorf("%w: split index", errIndexFormat)
+			return fmt.Errorf("%w: split index", errIndexFormat)
 		}
 		if n < 0 || off+8+n > len(raw) {
-			return nil, 0, errIndexFormat
+			return errIndexFormat
 		}
 		off += 8 + n
 	}
-	if !found {
-		return nil, 0, os.ErrNotExist
+	return nil
+}
+
+// TrackedUnder lists the paths git's index (of the worktree at root)
+// holds under the slash-separated directory prefix (ending in "/"), at
+// any merge stage, each once; ok is false when the index cannot be read
+// or is not one this reader follows.
+func TrackedUnder(root, prefix string) (names []string, ok bool) {
+	gitDir, commonDir, err := Dirs(root)
+	if err != nil {
+		return nil, false
 	}
-	return oid, size, nil
+	raw, err := os.ReadFile(filepath.Join(gitDir, "index"))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, true // nothing staged yet
+	}
+	if err != nil {
+		return nil, false
+	}
+	hashSize := sha1.Size
+	if sha256Repo(commonDir) {
+		hashSize = sha256.Size
+	}
+	err = indexEntries(raw, hashSize, func(name, _ []byte, _ uint32, _ int) {
+		if bytes.HasPrefix(name, []byte(prefix)) && (len(names) == 0 || names[len(names)-1] != string(name)) {
+			names = append(names, string(name))
+		}
+	})
+	return names, err == nil
 }
 
 // varint decodes git's offset varint (used by index version 4): the value
@@ -240,4 +281,12 @@ func Head(root string) string {
 		}
 	}
 	return ""
+}
+
+// Holds reports whether git's index (of the worktree at root) holds the
+// file at rel, at any merge stage; known is false when the index cannot
+// be read or is not one this reader follows.
+func Holds(root, rel string) (held, known bool) {
+	names, known := TrackedUnder(root, rel)
+	return slices.Contains(names, rel), known
 }

@@ -108,6 +108,9 @@ type Report struct {
 	// Quarantined lists the lines a sync set aside as they arrived from
 	// another clone (QuarantineFile).
 	Quarantined []store.Quarantined `json:"quarantined,omitempty"`
+	// TrackedLocal lists the files git tracks that are local to each
+	// clone by design (store.TrackedLocal): a teammate's, never believed.
+	TrackedLocal []string `json:"tracked_local,omitempty"`
 }
 
 // rawLine is one line of the ledger file as doctor sees it.
@@ -159,6 +162,10 @@ func diagnose(dir string, now time.Time) (*Report, []rawLine, error) {
 	s = separateStale(rep, dir, lines, s)
 	rep.SetAside = setAsideReport(dir, seen)
 	rep.Quarantined, _ = store.ReadQuarantine(dir)
+	rep.TrackedLocal, _ = store.TrackedLocal(dir)
+	if w := trackedLocalWarning(rep.TrackedLocal); w != "" {
+		rep.Warnings = append(rep.Warnings, w)
+	}
 	summarizeState(rep, s, lines, now)
 	return rep, lines, nil
 }
@@ -476,4 +483,19 @@ func markFromGit(rep *Report, dir string, data []byte) {
 			rep.Damage[i].Reason += " (git wrote this line: the next bl command quarantines it)"
 		}
 	}
+}
+
+// trackedLocalWarning says which local files git tracks and what to do;
+// "" for none. The lock has its own warning (bl doctor's CLI).
+func trackedLocalWarning(names []string) string {
+	names = slices.DeleteFunc(slices.Clone(names), func(n string) bool { return n == store.LockFile })
+	if len(names) == 0 {
+		return ""
+	}
+	fix := "bl doctor --repair untracks them (git rm --cached) and deletes the cache copies, which bl rebuilds; commit that to take them off the branch"
+	if slices.Contains(names, store.HooksFile) || slices.Contains(names, store.ArbiterFile) {
+		fix += "; " + store.HooksFile + " and " + store.ArbiterFile + " it leaves tracked (and refused): review them, delete them or write your own, then git rm --cached them"
+	}
+	return fmt.Sprintf("git tracks local files: %s (local to each clone by design: a teammate force-added them, and git replaced this clone's own; bl does not believe them); %s",
+		strings.Join(names, ", "), fix)
 }

@@ -129,8 +129,8 @@ func RecordQuarantine(dir string, q []Quarantined) ([]Quarantined, error) {
 		buf = append(append(buf, b...), '\n')
 		fresh = append(fresh, x)
 	}
-	if len(buf) == 0 {
-		return nil, nil
+	if len(buf) == 0 || !TrustLocal(dir, QuarantineFile) {
+		return fresh, nil // a list git tracks is a teammate's: each warns until it is untracked
 	}
 	path := filepath.Join(dir, QuarantineFile)
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
@@ -140,7 +140,8 @@ func RecordQuarantine(dir string, q []Quarantined) ([]Quarantined, error) {
 }
 
 // ReadQuarantine lists the lines quarantined in the backlog in dir;
-// a line of the list that does not read is skipped.
+// a line of the list that does not read is skipped. A list git tracks is
+// a teammate's, not this clone's (tracked_local.go): it lists nothing.
 func ReadQuarantine(dir string) ([]Quarantined, error) {
 	data, err := os.ReadFile(filepath.Join(dir, QuarantineFile))
 	if errors.Is(err, os.ErrNotExist) {
@@ -148,6 +149,9 @@ func ReadQuarantine(dir string) ([]Quarantined, error) {
 	}
 	if err != nil {
 		return nil, err
+	}
+	if !TrustLocal(dir, QuarantineFile) {
+		return nil, nil
 	}
 	var out []Quarantined
 	for _, l := range bytes.Split(data, []byte{'\n'}) {

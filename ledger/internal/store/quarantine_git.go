@@ -159,6 +159,9 @@ func (b *Store) vetSnapshot(path string, f *os.File) error {
 	if _, ok := gitdir.StagedFile(root, filepath.ToSlash(rel)); !ok {
 		return nil // nothing git knows: this clone's own
 	}
+	// A checkout that brought a new snapshot may have brought local files
+	// a teammate force-added too: name them (once).
+	b.NoteTrackedLocal()
 	data := make([]byte, fi.Size())
 	if _, err := f.ReadAt(data, 0); err != nil {
 		return err
@@ -247,6 +250,9 @@ func recordVetted(dir string, data []byte) {
 // recordVettedSum is recordVetted given the snapshot's sha256.
 func recordVettedSum(dir string, sum []byte) {
 	path := filepath.Join(dir, vettedFile)
+	if !TrustLocal(dir, vettedFile) {
+		return // a teammate's: left alone, and never believed (vetSnapshot)
+	}
 	if os.MkdirAll(filepath.Dir(path), 0o755) == nil {
 		_ = fsutil.ReplaceFile(path, []byte(hex.EncodeToString(sum)), nil) // a cache: lost, it is checked again
 	}

@@ -44,10 +44,12 @@ type MissingEvents struct {
 }
 
 // ReadSeen reads the record; ok is false when there is none or it does not
-// read (it is a cache: a torn write loses only the warning).
+// read (it is a cache: a torn write loses only the warning), or when git
+// tracks it: then it is a teammate's (tracked_local.go), which could hide
+// a revert from bl doctor.
 func ReadSeen(dir string) (r seenRecord, ok bool) {
 	data, err := os.ReadFile(filepath.Join(dir, SeenFile))
-	if err != nil || json.Unmarshal(data, &r) != nil || r.Events < 0 {
+	if err != nil || json.Unmarshal(data, &r) != nil || r.Events < 0 || !TrustLocal(dir, SeenFile) {
 		return seenRecord{}, false
 	}
 	if _, err := wire.ParseCursor(r.Cursor); err != nil {
@@ -57,9 +59,13 @@ func ReadSeen(dir string) (r seenRecord, ok bool) {
 }
 
 // writeSeen replaces the record: temp file and rename, so a reader sees
-// the old record or the new one, but no fsync.
+// the old record or the new one, but no fsync. A record git tracks is
+// left alone: written, it would be a change in the user's worktree.
 func writeSeen(dir string, r seenRecord) error {
 	path := filepath.Join(dir, SeenFile)
+	if !TrustLocal(dir, SeenFile) {
+		return errTrackedLocal
+	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}
@@ -102,6 +108,7 @@ func RecordSeen(dir string, events int64, last wire.Event) {
 // RecordSeen raises this clone's record of the history it has seen to what
 // the backlog holds now (see SeenFile). bl sync calls it after a commit.
 func (b *Store) RecordSeen() error {
+	b.NoteTrackedLocal()
 	return b.View(func(s *fold.State, _ time.Time) error {
 		RecordSeen(b.dir, s.Events(), s.Last())
 		return nil
@@ -136,7 +143,7 @@ func CheckSeen(dir string, accept bool) (*MissingEvents, error) {
 		if err := writeSeen(dir, seenRecord{Events: events, Cursor: wire.CursorOf(&last).String()}); err != nil {
 			return m, fmt.Errorf("record the history seen in %s: %w", SeenFile, err)
 		}
-	case accept:
+	case accept && TrustLocal(dir, SeenFile):
 		if err := os.Remove(filepath.Join(dir, SeenFile)); err != nil && !errors.Is(err, os.ErrNotExist) {
 			return m, err
 		}
