@@ -232,7 +232,7 @@ func repairSegments(dir string) (int, error) {
 			continue
 		}
 		if len(aside) > 0 {
-			if err := fsutil.AppendSync(filepath.Join(dir, store.BrokenFile), aside); err != nil {
+			if err := store.AppendBroken(dir, aside); err != nil {
 				return n, err
 			}
 			asideLines += bytes.Count(aside, []byte{'\n'})
@@ -317,7 +317,7 @@ func rewriteCanonical(dir string, lines []rawLine, torn *wire.TornTail) (dups, b
 		if !bytes.HasSuffix(dropped, []byte{'\n'}) {
 			dropped = append(dropped, '\n')
 		}
-		if err := fsutil.AppendSync(filepath.Join(dir, store.BrokenFile), dropped); err != nil {
+		if err := store.AppendBroken(dir, dropped); err != nil {
 			return 0, 0, err
 		}
 	}

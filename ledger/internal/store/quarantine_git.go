@@ -108,7 +108,7 @@ func QuarantineStaged(dir, root string) (removed int, fresh []Quarantined, err e
 	// The bytes and the list first, then the ledger without them: a line
 	// leaves the ledger only once it is kept in .broken and listed, and a
 	// crash before the rewrite leaves the ledger as git wrote it.
-	if err := fsutil.AppendSync(filepath.Join(dir, BrokenFile), aside); err != nil {
+	if err := AppendBroken(dir, aside); err != nil {
 		return 0, nil, err
 	}
 	if fresh, err = RecordQuarantine(dir, bad); err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
@@ -151,3 +152,18 @@ func NoteTrackedLocal(dir string, warn func(string)) {
 
 // NoteTrackedLocal is NoteTrackedLocal with the handle's warnings.
 func (b *Store) NoteTrackedLocal() { NoteTrackedLocal(b.dir, b.warn) }
+
+// AppendBroken appends data to the backlog's ledger.jsonl.broken. bl
+// writes that file as a regular file: anything else at its path (a
+// symbolic link a teammate committed, to .git/config say) is removed
+// first, never written through, so setting a teammate's damaged lines
+// aside still works.
+func AppendBroken(dir string, data []byte) error {
+	path := filepath.Join(dir, BrokenFile)
+	if fi, err := os.Lstat(path); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
+		if err := os.Remove(path); err != nil {
+			return err
+		}
+	}
+	return fsutil.AppendSync(path, data)
+}
