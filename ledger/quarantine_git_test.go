@@ -195,3 +195,34 @@ func TestQuarantineLinesSecondEvent(t *testing.T) {
 		t.Fatalf("set aside: %+v", bad)
 	}
 }
+
+// TestNotedHeartbeatGitTracksIsNotCarried: a noted heartbeat is what an
+// agent of this clone did; one git tracks is a teammate's file (a pushed
+// note for this clone's lease, timed as they like), never carried.
+func TestNotedHeartbeatGitTracksIsNotCarried(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git not found")
+	}
+	root := t.TempDir()
+	gitIn(t, root, "init", "-q")
+	dir := filepath.Join(root, ".backlog")
+	if _, err := Init(dir); err != nil {
+		t.Fatal(err)
+	}
+	b, err := Open(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	h := NotedHeartbeat{Card: "A", Owner: "w1", Actor: "m", Epoch: 1, At: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)}
+	if err := b.NoteHeartbeat(h); err != nil {
+		t.Fatal(err)
+	}
+	if got := b.NotedHeartbeats(); len(got) != 1 {
+		t.Fatalf("this clone's note: %+v", got)
+	}
+	gitIn(t, root, "add", "-f", ".backlog/cache/heartbeats")
+	if got := b.NotedHeartbeats(); len(got) != 0 {
+		t.Fatalf("a note git tracks is carried: %+v", got)
+	}
+}
