@@ -163,9 +163,7 @@ func diagnose(dir string, now time.Time) (*Report, []rawLine, error) {
 	rep.SetAside = setAsideReport(dir, seen)
 	rep.Quarantined, _ = store.ReadQuarantine(dir)
 	rep.TrackedLocal, _ = store.TrackedLocal(dir)
-	if w := trackedLocalWarning(rep.TrackedLocal); w != "" {
-		rep.Warnings = append(rep.Warnings, w)
-	}
+	rep.Warnings = append(rep.Warnings, trackedLocalWarnings(rep.TrackedLocal)...)
 	summarizeState(rep, s, lines, now)
 	return rep, lines, nil
 }
@@ -485,17 +483,26 @@ func markFromGit(rep *Report, dir string, data []byte) {
 	}
 }
 
-// trackedLocalWarning says which local files git tracks and what to do;
-// "" for none. The lock has its own warning (bl doctor's CLI).
-func trackedLocalWarning(names []string) string {
-	names = slices.DeleteFunc(slices.Clone(names), func(n string) bool { return n == store.LockFile })
-	if len(names) == 0 {
-		return ""
+// trackedLocalWarnings say which local files git tracks and what to do.
+// The lock has its own warning (bl doctor's CLI).
+func trackedLocalWarnings(names []string) (out []string) {
+	var settings, rest []string
+	for _, n := range names {
+		switch n {
+		case store.LockFile:
+		case store.HooksFile, store.ArbiterFile:
+			settings = append(settings, n)
+		default:
+			rest = append(rest, n)
+		}
 	}
-	fix := "bl doctor --repair untracks them (git rm --cached) and deletes the cache copies, which bl rebuilds; commit that to take them off the branch"
-	if slices.Contains(names, store.HooksFile) || slices.Contains(names, store.ArbiterFile) {
-		fix += "; " + store.HooksFile + " and " + store.ArbiterFile + " it leaves tracked (and refused): review them, delete them or write your own, then git rm --cached them"
+	if len(rest) > 0 {
+		out = append(out, fmt.Sprintf("git tracks local files: %s (local to each clone by design: a teammate force-added them, and git replaced this clone's own; bl does not believe them); "+
+			"bl doctor --repair untracks them (git rm --cached) and deletes the cache copies, which bl rebuilds; commit that to take them off the branch", strings.Join(rest, ", ")))
 	}
-	return fmt.Sprintf("git tracks local files: %s (local to each clone by design: a teammate force-added them, and git replaced this clone's own; bl does not believe them); %s",
-		strings.Join(names, ", "), fix)
+	if len(settings) > 0 {
+		out = append(out, fmt.Sprintf("git tracks %s, this clone's own settings by design: refused (tracked hooks never run; claims through a tracked arbiter.json exit 2); "+
+			"review them, delete them or write your own, then git rm --cached them (bl doctor --repair leaves them: untracked, bl would believe them)", strings.Join(settings, ", ")))
+	}
+	return out
 }

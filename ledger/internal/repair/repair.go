@@ -346,7 +346,7 @@ func appendLine(dst, line []byte) []byte {
 // journal among them are a teammate's bytes: deleted, bl rebuilds what it
 // needs. The lock and what recovery set aside stay. hooks.json and
 // arbiter.json stay tracked: untracked, bl would believe them (and run
-// the hooks), so the user decides (see trackedLocalWarning).
+// the hooks), so the user decides (see trackedLocalWarnings).
 func untrackLocal(ctx context.Context, dir string) (done []string, err error) {
 	names, _ := store.TrackedLocal(dir)
 	names = slices.DeleteFunc(names, func(n string) bool { return n == store.HooksFile || n == store.ArbiterFile })
