@@ -357,7 +357,9 @@ func untrackLocal(ctx context.Context, dir string) (done []string, err error) {
 	for _, n := range names {
 		args = append(args, filepath.FromSlash(n))
 	}
-	if _, err := gitdir.Run(ctx, dir, args...); err != nil {
+	if _, err := gitdir.Run(ctx, dir, args...); errors.Is(err, gitdir.ErrNoGit) {
+		return nil, nil // the warning stays, with what to run
+	} else if err != nil {
 		return nil, fmt.Errorf("untrack the local files git tracks (%s): %w", strings.Join(names, ", "), err)
 	}
 	for _, n := range names {
