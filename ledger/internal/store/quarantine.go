@@ -52,6 +52,12 @@ type Quarantined struct {
 // before could as well have deleted the line and added a new event:
 // what a push can do anyway.)
 func QuarantineLines(data []byte, from, commit, file string) ([]byte, []Quarantined) {
+	return quarantineLines(data, from, commit, file, nil)
+}
+
+// quarantineLines is QuarantineLines that also sets aside the lines
+// reject names (by 1-based number, with the reason).
+func quarantineLines(data []byte, from, commit, file string, reject map[int]string) ([]byte, []Quarantined) {
 	var out []byte
 	var bad []Quarantined
 	n := 0
@@ -70,6 +76,9 @@ func QuarantineLines(data []byte, from, commit, file string) ([]byte, []Quaranti
 		e, err := wire.DecodeLine(line)
 		if len(bytes.TrimSpace(line)) == 0 {
 			err = wire.ErrBlank // holds no event, and every reader refuses it
+		}
+		if why, ok := reject[n]; ok && err == nil {
+			err = errors.New(why)
 		}
 		if err == nil {
 			if f, dup := ids[e.ID]; !dup {
