@@ -742,7 +742,8 @@
 //	Git                      git.go, diff.go, history.go; internal/store/tree.go,
 //	                         history.go, quarantine.go (pulled lines that
 //	                         do not read), quarantine_git.go (lines and
-//	                         snapshots git itself wrote);
+//	                         snapshots git itself wrote), tracked_local.go
+//	                         (local files git tracks: not believed);
 //	                         internal/repair/rebase.go; the git side is
 //	                         package gitsync
 //	Snapshot index           internal/store/index.go, index_open.go,

@@ -87,4 +87,5 @@ var (
 	Segments          = store.Segments
 	SetConfigID       = store.SetConfigID
 	Tracked           = store.Tracked
+	TrustLocal        = store.TrustLocal
 )

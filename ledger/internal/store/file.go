@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"slices"
 
-	"github.com/bl-backlog/bl/fsutil"
 	"github.com/bl-backlog/bl/ledger/internal/wire"
 )
 
@@ -325,7 +324,7 @@ func SetAside(dir string, t *wire.TornTail) error {
 	if !bytes.HasSuffix(tail, []byte{'\n'}) {
 		tail = append(tail, '\n')
 	}
-	if err := fsutil.AppendSync(filepath.Join(dir, BrokenFile), tail); err != nil {
+	if err := AppendBroken(dir, tail); err != nil {
 		return fmt.Errorf("set aside torn tail of %s: %w", path, err)
 	}
 	if err := f.Truncate(t.Offset); err != nil {
