@@ -45,6 +45,10 @@ const (
 
 const checkpointHeaderLen = 8 + 8*ckFields
 
+// maxCheckpoint is the largest checkpoint a load reads; a writer writes
+// none larger than CheckpointMaxCards cards make.
+const maxCheckpoint = 64 << 20
+
 // checkpointIdentity is what binds a checkpoint to this checkout's files.
 type checkpointIdentity struct {
 	snapDev, snapIno, snapSize, snapMtime, snapHeaderCRC uint64
@@ -95,7 +99,13 @@ type tailCheckpoint struct {
 // in led: nil unless it was written for exactly these files and these
 // ledger bytes, and reads whole.
 func readCheckpoint(dir string, snap *os.File, snapInfo os.FileInfo, hdr wire.SnapshotHeader, led *os.File) *tailCheckpoint {
-	data, err := os.ReadFile(filepath.Join(dir, CacheDir, CheckpointFile))
+	// Only a regular file of bounded size is read: a symlink (to a FIFO,
+	// to /dev/zero) that git brought in is not opened.
+	path := filepath.Join(dir, CacheDir, CheckpointFile)
+	if fi, err := os.Lstat(path); err != nil || !fi.Mode().IsRegular() || fi.Size() > maxCheckpoint {
+		return nil
+	}
+	data, err := os.ReadFile(path)
 	if err != nil || len(data) < checkpointHeaderLen || !bytes.Equal(data[:8], checkpointMagic[:]) {
 		return nil
 	}
@@ -123,8 +133,7 @@ func readCheckpoint(dir string, snap *os.File, snapInfo os.FileInfo, hdr wire.Sn
 		return nil
 	}
 	// The ledger bytes it folded are still the ledger's first bytes.
-	prefix := make([]byte, ck.offset)
-	if n, _ := led.ReadAt(prefix, 0); int64(n) != ck.offset || uint64(wire.Checksum(prefix)) != field(ckPrefixCRC) || prefix[ck.offset-1] != '\n' {
+	if sum, ok := prefixChecksum(led, ck.offset); !ok || uint64(sum) != field(ckPrefixCRC) {
 		return nil
 	}
 	ck.ids = make([]uint64, nids)
@@ -145,11 +154,13 @@ func readCheckpoint(dir string, snap *os.File, snapInfo os.FileInfo, hdr wire.Sn
 		return nil
 	}
 	for len(lines) > 0 {
-		raw, err := wire.CheckFrame(next())
-		if err != nil {
+		// The body's checksum covers the lines: each one's own is not
+		// checked again (CheckFrame), only stripped of its line end.
+		raw := next()
+		if raw == nil {
 			return nil
 		}
-		l, err := wire.ReadSnapshotLine(raw)
+		l, err := wire.ReadSnapshotLine(raw[:len(raw)-1])
 		switch {
 		case err != nil:
 			return nil
@@ -198,4 +209,21 @@ func useCheckpoint(dir string, snap *os.File, snapInfo os.FileInfo, hdr wire.Sna
 	}
 	pos.offset, pos.lines, pos.last, pos.bare = ck.offset, ck.lines, ck.last, false
 	return true
+}
+
+// prefixChecksum is the CRC-32C of the first n bytes of f, read through a
+// small buffer; ok is false when f is shorter or they do not end a line.
+func prefixChecksum(f *os.File, n int64) (sum uint32, ok bool) {
+	buf := make([]byte, min(n, 32<<10))
+	var last byte
+	for off := int64(0); off < n; {
+		k, _ := f.ReadAt(buf[:min(int64(len(buf)), n-off)], off)
+		if k == 0 {
+			return 0, false
+		}
+		sum = wire.UpdateChecksum(sum, buf[:k])
+		last = buf[k-1]
+		off += int64(k)
+	}
+	return sum, n > 0 && last == '\n'
 }

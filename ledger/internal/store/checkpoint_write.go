@@ -61,8 +61,8 @@ func writeCheckpoint(dir string, snapInfo os.FileInfo, s *fold.State, pos *Posit
 	if !ok || s.NumConflicts() < hdr.Conflicts || s.Events() < hdr.Events {
 		return errNoCheckpoint
 	}
-	prefix := make([]byte, pos.offset)
-	if n, _ := pos.file.ReadAt(prefix, 0); int64(n) != pos.offset || prefix[n-1] != '\n' {
+	prefixSum, ok := prefixChecksum(pos.file, pos.offset)
+	if !ok {
 		return errNoCheckpoint
 	}
 	cards, receipts, conflicts := overlay(s, hdr)
@@ -100,7 +100,7 @@ func writeCheckpoint(dir string, snapInfo os.FileInfo, s *fold.State, pos *Posit
 	f := [ckFields]uint64{
 		ckSnapDev: id.snapDev, ckSnapIno: id.snapIno, ckSnapSize: id.snapSize, ckSnapMtime: id.snapMtime, ckSnapHeaderCRC: id.snapHeaderCRC,
 		ckLedgerDev: id.ledgerDev, ckLedgerIno: id.ledgerIno,
-		ckOffset: uint64(pos.offset), ckLines: uint64(pos.lines), ckBase: uint64(pos.base), ckPrefixCRC: uint64(wire.Checksum(prefix)),
+		ckOffset: uint64(pos.offset), ckLines: uint64(pos.lines), ckBase: uint64(pos.base), ckPrefixCRC: uint64(prefixSum),
 		ckEvents: uint64(s.Events()), ckCreated: uint64(s.Created()), ckIDs: uint64(len(ids)),
 		ckBodyLen: uint64(len(body)), ckBodyCRC: uint64(wire.Checksum(body)),
 	}
