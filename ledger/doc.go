@@ -686,8 +686,9 @@
 // compaction removes it. It is little-endian binary:
 //
 //	magic "bltail01"
-//	17 u64 fields: the snapshot's device, inode, size, mtime in ns and
-//	  the CRC-32C of its header line; the ledger's device and inode; the
+//	18 u64 fields: the format version of the bl that wrote it; the
+//	  snapshot's device, inode, size, mtime in ns and the CRC-32C of
+//	  its header line; the ledger's device and inode; the
 //	  ledger bytes and lines folded, where the ledger's own events start
 //	  (past a prefix a cut-short compaction left), the CRC-32C of the
 //	  folded bytes; the state's event count, the cards created since the
@@ -707,8 +708,8 @@
 // first bytes have the checksum named, ending at a line end), and every
 // line reads. Anything else (a compaction, a git pull, merge, rebase or
 // reset, a normalization or quarantine rewriting the files, an import, a
-// torn or garbage file, another version) makes the load ignore it and
-// fold the tail as without it: never an error, never another answer. A
+// torn or garbage file, another format version) makes the load ignore it
+// and fold the tail as without it: never an error, never another answer. A
 // file force-added to git and pulled into another clone names that
 // clone's inodes and mtimes only by chance no one can arrange, so it is
 // never used there. A ledger that must be read sorted (a union merge) is

@@ -23,7 +23,8 @@ var checkpointMagic = [8]byte{'b', 'l', 't', 'a', 'i', 'l', '0', '1'}
 // Header fields, in order, each a little-endian uint64 after the magic;
 // the last is the CRC-32C of the bytes before it.
 const (
-	ckSnapDev = iota
+	ckFormat  = iota // wire.FormatVersion of the bl that wrote it
+	ckSnapDev
 	ckSnapIno
 	ckSnapSize
 	ckSnapMtime
@@ -111,7 +112,7 @@ func readCheckpoint(dir string, snap *os.File, snapInfo os.FileInfo, hdr wire.Sn
 	}
 	le := binary.LittleEndian
 	field := func(i int) uint64 { return le.Uint64(data[8+8*i:]) }
-	if uint64(wire.Checksum(data[:checkpointHeaderLen-8])) != field(ckHeaderCRC) {
+	if uint64(wire.Checksum(data[:checkpointHeaderLen-8])) != field(ckHeaderCRC) || field(ckFormat) != wire.FormatVersion {
 		return nil
 	}
 	ledInfo, err := led.Stat()

@@ -97,7 +97,7 @@ func writeCheckpoint(dir string, snapInfo os.FileInfo, s *fold.State, pos *Posit
 			return err
 		}
 	}
-	f := [ckFields]uint64{
+	f := [ckFields]uint64{ckFormat: wire.FormatVersion,
 		ckSnapDev: id.snapDev, ckSnapIno: id.snapIno, ckSnapSize: id.snapSize, ckSnapMtime: id.snapMtime, ckSnapHeaderCRC: id.snapHeaderCRC,
 		ckLedgerDev: id.ledgerDev, ckLedgerIno: id.ledgerIno,
 		ckOffset: uint64(pos.offset), ckLines: uint64(pos.lines), ckBase: uint64(pos.base), ckPrefixCRC: uint64(prefixSum),
