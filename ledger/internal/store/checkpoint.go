@@ -23,7 +23,7 @@ var checkpointMagic = [8]byte{'b', 'l', 't', 'a', 'i', 'l', '0', '1'}
 // Header fields, in order, each a little-endian uint64 after the magic;
 // the last is the CRC-32C of the bytes before it.
 const (
-	ckFormat  = iota // wire.FormatVersion of the bl that wrote it
+	ckFormat = iota // wire.FormatVersion of the bl that wrote it
 	ckSnapDev
 	ckSnapIno
 	ckSnapSize
