@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/binary"
 	"fmt"
@@ -9,6 +10,8 @@ import (
 	"path/filepath"
 	"reflect"
 	"strconv"
+	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -272,22 +275,38 @@ func TestCheckpointKill9(t *testing.T) {
 	for round := range rounds {
 		cmd := exec.Command(os.Args[0], "-test.run=^TestCheckpointKill9$")
 		cmd.Env = append(os.Environ(), "BL_CKPT_WRITER="+dir, "BL_CKPT_SEED="+strconv.Itoa(round))
-		var out bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &out, &out
+		cmd.Stderr = os.Stderr
+		stdout, err := cmd.StdoutPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
-		// Let it write for a while: a few ms to a few tens of ms, read
-		// from its own output so a slow machine still gets some writes in.
-		deadline := time.Now().Add(10 * time.Second)
-		for !bytes.Contains(out.Bytes(), []byte(fmt.Sprintf("wrote %d", 3+round))) && time.Now().Before(deadline) {
+		// Let it write a few checkpoints first, counted from its output,
+		// so a slow machine still gets some in before the kill.
+		var wrote atomic.Int64
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			sc := bufio.NewScanner(stdout)
+			for sc.Scan() {
+				if n, ok := strings.CutPrefix(sc.Text(), "wrote "); ok {
+					k, _ := strconv.Atoi(n)
+					wrote.Store(int64(k))
+				}
+			}
+		}()
+		deadline := time.Now().Add(20 * time.Second)
+		for wrote.Load() < int64(3+round) && time.Now().Before(deadline) {
 			time.Sleep(time.Millisecond)
 		}
 		time.Sleep(time.Duration(round) * time.Millisecond)
 		cmd.Process.Kill()
+		<-done
 		cmd.Wait()
-		if !bytes.Contains(out.Bytes(), []byte("wrote 1")) {
-			t.Fatalf("the writer wrote nothing:\n%s", out.Bytes())
+		if wrote.Load() == 0 {
+			t.Fatal("the writer wrote nothing")
 		}
 		got, _ := dumpStore(t, dir, now)
 		path := filepath.Join(dir, CacheDir, CheckpointFile)
