@@ -318,6 +318,19 @@ func TestCheckpointKill9(t *testing.T) {
 			t.Fatalf("round %d: answers after kill -9 differ:\n got %+v\nwant %+v", round, got, want)
 		}
 	}
+	// The next checkpoint a writer makes takes away the temp files the
+	// killed ones left.
+	b, err := Open(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	if err := writeCheckpoint(dir, b.snapInfo, b.state, &b.pos); err != nil {
+		t.Fatal(err)
+	}
+	if left, _ := filepath.Glob(filepath.Join(dir, CacheDir, ".*.tmp-*")); len(left) > 0 {
+		t.Fatalf("temp files left: %v", left)
+	}
 }
 
 // ckWriter appends notes and creates through the store, a checkpoint

@@ -115,6 +115,13 @@ func writeCheckpoint(dir string, snapInfo os.FileInfo, s *fold.State, pos *Posit
 	if err := os.MkdirAll(cache, 0o755); err != nil {
 		return err
 	}
+	// Only a writer under the lock writes a checkpoint: a temp file left
+	// beside it is from one killed mid-write.
+	if left, _ := filepath.Glob(filepath.Join(cache, "."+CheckpointFile+".tmp-*")); len(left) > 0 {
+		for _, name := range left {
+			_ = os.Remove(name)
+		}
+	}
 	return ReplaceAtomic(filepath.Join(cache, CheckpointFile), out, nil)
 }
 
