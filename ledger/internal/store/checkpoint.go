@@ -130,7 +130,7 @@ func readCheckpoint(dir string, snap *os.File, snapInfo os.FileInfo, hdr wire.Sn
 	if field(ckBodyLen) != uint64(len(body)) || nids > uint64(len(body))/8 || uint64(wire.Checksum(body)) != field(ckBodyCRC) {
 		return nil
 	}
-	if ck.offset <= ck.base || ck.offset > ledInfo.Size() || ck.lines <= 0 || ck.events < hdr.Events || ck.created < 0 {
+	if ck.base < 0 || ck.offset <= ck.base || ck.offset > ledInfo.Size() || ck.lines <= 0 || ck.events < hdr.Events || ck.created < 0 {
 		return nil
 	}
 	// The ledger bytes it folded are still the ledger's first bytes.
@@ -187,7 +187,13 @@ func useCheckpoint(dir string, snap *os.File, snapInfo os.FileInfo, hdr wire.Sna
 		return false
 	}
 	ck := readCheckpoint(dir, snap, snapInfo, hdr, pos.file)
-	if ck == nil || ck.base != pos.base || ck.lines < pos.lines || ck.last.ID == "" {
+	if ck == nil || ck.base != pos.base || ck.lines <= pos.lines || ck.last.ID == "" {
+		return false
+	}
+	// Each line folded is one event (a conflict too) and one id; each card
+	// created since the snapshot is among the cards held.
+	folded := ck.lines - pos.lines
+	if ck.events-hdr.Events != int64(folded) || len(ck.ids) > folded || len(ck.conflicts) > folded || ck.created > len(ck.cards) {
 		return false
 	}
 	if pos.last != nil && !pos.last.Before(ck.last) {
