@@ -4,6 +4,7 @@
 package fsutil
 
 import (
+	"errors"
 	"io"
 	"io/fs"
 	"os"
@@ -67,11 +68,21 @@ func ReplaceFileFrom(path string, write func(w io.Writer) error) (err error) {
 }
 
 // AppendSync appends b to path (created 0644 if missing) in one write and
-// fsyncs it.
+// fsyncs it. It appends to a regular file only, never through a symbolic
+// link (ErrNotRegular): the files bl appends to this way are local, and a
+// link a teammate committed in one's place would take the bytes wherever
+// it leads (.git/config).
 func AppendSync(path string, b []byte) error {
+	if fi, err := os.Lstat(path); err == nil && !fi.Mode().IsRegular() {
+		return &fs.PathError{Op: "append", Path: path, Err: ErrNotRegular}
+	}
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
 	if err != nil {
 		return err
+	}
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		f.Close()
+		return &fs.PathError{Op: "append", Path: path, Err: ErrNotRegular}
 	}
 	if _, err := f.Write(b); err != nil {
 		f.Close()
@@ -83,6 +94,10 @@ func AppendSync(path string, b []byte) error {
 	}
 	return f.Close()
 }
+
+// ErrNotRegular: AppendSync found a link, a directory or a device at
+// its path.
+var ErrNotRegular = errors.New("not a regular file (a symbolic link is never followed)")
 
 // SyncDir fsyncs a directory so an entry created, renamed or removed in it
 // is durable.

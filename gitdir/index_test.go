@@ -2,6 +2,9 @@ package gitdir
 
 import (
 	"crypto/sha1"
+	"encoding/hex"
+	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -44,7 +47,7 @@ func TestStagedPrefixAgainstGit(t *testing.T) {
 		{"v3", []string{"init", "-q"}, [][]string{{"update-index", "--index-version", "3"}, {"update-index", "--skip-worktree", "a/other"}}, true},
 		{"v4", []string{"init", "-q"}, [][]string{{"update-index", "--index-version", "4"}}, true},
 		{"sha256", []string{"init", "-q", "--object-format=sha256"}, nil, true},
-		{"split", []string{"init", "-q"}, [][]string{{"update-index", "--split-index"}}, false},
+		{"split", []string{"init", "-q"}, [][]string{{"update-index", "--split-index"}}, true},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -112,8 +115,12 @@ func TestStagedPrefixLinkedWorktree(t *testing.T) {
 func FuzzStagedEntry(f *testing.F) {
 	f.Add([]byte("DIRC\x00\x00\x00\x02\x00\x00\x00\x01"), 0)
 	f.Add([]byte("DIRC\x00\x00\x00\x04\x00\x00\x00\x02"+strings.Repeat("\x00", 62)+"\x00\x01a\x00"), 4)
+	// A split index: no entries, a link to no shared index, two bitmaps.
+	ewah := "\x00\x00\x00\x40\x00\x00\x00\x01\x00\x00\x00\x00\x00\x00\x00\x03\x00\x00\x00\x00"
+	f.Add([]byte("DIRC\x00\x00\x00\x02\x00\x00\x00\x00link\x00\x00\x00\x3c"+strings.Repeat("\x00", 20)+ewah+ewah+strings.Repeat("\x00", 20)), 0)
+	dir := f.TempDir()
 	f.Fuzz(func(t *testing.T, raw []byte, _ int) {
-		stagedEntry(raw, "a", sha1.Size) // must not panic
+		stagedEntry(dir, raw, "a", sha1.Size) // must not panic
 	})
 }
 
@@ -156,5 +163,90 @@ func TestStagedPrefixCRLF(t *testing.T) {
 	data[3] = 'X'
 	if _, ok := StagedPrefix(root, rel, data); ok {
 		t.Fatal("a changed byte still matches")
+	}
+}
+
+// TestSplitIndexAgainstGit: under core.splitIndex the index git writes
+// holds only the entries changed since its shared index; the reader
+// merges the two and must agree with git ls-files about every entry,
+// through replacements, deletions and additions over several
+// generations, for SHA-1 and SHA-256.
+func TestSplitIndexAgainstGit(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git not found")
+	}
+	for _, format := range []string{"sha1", "sha256"} {
+		t.Run(format, func(t *testing.T) {
+			root := t.TempDir()
+			gitRun(t, root, "init", "-q", "--object-format="+format)
+			gitRun(t, root, "config", "core.splitIndex", "true")
+			gitRun(t, root, "config", "splitIndex.maxPercentChange", "100")
+			write := func(name, content string) {
+				p := filepath.Join(root, filepath.FromSlash(name))
+				os.MkdirAll(filepath.Dir(p), 0o755)
+				if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			for i := 0; i < 150; i++ {
+				write(fmt.Sprintf("d%d/f%03d", i%7, i), fmt.Sprintf("file %d\n", i))
+			}
+			gitRun(t, root, "add", "-A")
+			gitRun(t, root, "commit", "-qm", "one")
+			gitRun(t, root, "update-index", "--split-index")
+			steps := []func(){
+				func() { write("d1/f001", "changed\n"); gitRun(t, root, "add", "d1/f001") },
+				func() { gitRun(t, root, "rm", "-q", "d2/f002", "d3/f003") },
+				func() { write("new/a", "a\n"); write(".backlog/ledger.jsonl", "x\n"); gitRun(t, root, "add", "-A") },
+				func() {
+					for i := 10; i < 140; i += 3 {
+						write(fmt.Sprintf("d%d/f%03d", i%7, i), "again\n")
+					}
+					gitRun(t, root, "add", "-A")
+					gitRun(t, root, "rm", "-q", "--cached", "d4/f004")
+				},
+				func() { gitRun(t, root, "commit", "-qm", "two") },
+				func() {
+					write(".backlog/cache/seen.json", "{}\n")
+					gitRun(t, root, "add", "-f", ".backlog/cache/seen.json")
+				},
+			}
+			for i, step := range steps {
+				step()
+				gitDir := filepath.Join(root, ".git")
+				if i == 0 {
+					if m, _ := filepath.Glob(filepath.Join(gitDir, "sharedindex.*")); len(m) == 0 {
+						t.Fatal("git wrote no shared index")
+					}
+				}
+				want := map[string]string{}
+				for _, l := range strings.Split(strings.TrimSpace(gitRun(t, root, "ls-files", "-s")), "\n") {
+					meta, name, _ := strings.Cut(l, "\t")
+					f := strings.Fields(meta)
+					want[name] = f[1]
+				}
+				got := map[string]string{}
+				raw, err := os.ReadFile(filepath.Join(gitDir, "index"))
+				if err != nil {
+					t.Fatal(err)
+				}
+				hashSize := sha1.Size
+				if format == "sha256" {
+					hashSize = 32
+				}
+				if err := indexEntries(gitDir, raw, hashSize, func(name, oid []byte, _ uint32, _ int) {
+					got[string(name)] = hex.EncodeToString(oid)
+				}); err != nil {
+					t.Fatalf("step %d: %v", i, err)
+				}
+				if !maps.Equal(got, want) {
+					t.Fatalf("step %d: read %d entries, git lists %d\nread %v\ngit  %v", i, len(got), len(want), got, want)
+				}
+				held, known := Holds(root, ".backlog/cache/seen.json")
+				if !known || held != (i == len(steps)-1) {
+					t.Fatalf("step %d: Holds(seen.json) = %v, %v", i, held, known)
+				}
+			}
+		})
 	}
 }

@@ -24,6 +24,10 @@
 //	cache/snapshot.idx
 //	               a derived index of snapshot.json; safe to delete
 //	               (ignored; see "Snapshot index" below)
+//	cache/tail.ckpt
+//	               the state the ledger's first lines fold to over the
+//	               snapshot, bound to this checkout's own files; safe to
+//	               delete (ignored; see "Tail checkpoint" below)
 //	cache/seen.json
 //	               how much history this clone has seen: the number of
 //	               events and the newest one's cursor, as JSON
@@ -661,7 +665,7 @@
 // never a wrong answer. A read that still fails means the snapshot itself
 // is damaged: the call that needed the line fails as corrupt (exit 6),
 // never as "not found", and nothing is written. Cards changed since the
-// snapshot come from the ledger, which every call folds in full.
+// snapshot come from the ledger, folded after the tail checkpoint.
 //
 // The fold itself never reads. The op rules, the selections, cycle and
 // epic checks run on the cards in memory and list the ones they lacked;
@@ -669,6 +673,47 @@
 // (resolve, internal/fold/reads.go), so a read error is returned before the fold, never
 // met inside it. A claim reads the snapshot's claim order a few cards at a
 // time, as far as its scan gets.
+//
+// # Tail checkpoint
+//
+// cache/tail.ckpt spares a call folding the whole ledger tail: at 100k
+// cards a tail of a few hundred events touches a few hundred cards, each
+// read from the snapshot, and decoding and folding them was most of what
+// a heartbeat cost. It holds what the state is after the ledger's first
+// bytes have been folded over the snapshot; a load applies it and folds
+// only the lines after it. A writer, under the lock, rewrites it (temp
+// file, fsync, rename) once 64 lines have been appended past it; a
+// compaction removes it. It is little-endian binary:
+//
+//	magic "bltail01"
+//	18 u64 fields: the format version of the bl that wrote it; the
+//	  snapshot's device, inode, size, mtime in ns and the CRC-32C of
+//	  its header line; the ledger's device and inode; the
+//	  ledger bytes and lines folded, where the ledger's own events start
+//	  (past a prefix a cut-short compaction left), the CRC-32C of the
+//	  folded bytes; the state's event count, the cards created since the
+//	  snapshot, the number of event id hashes; the body's length and
+//	  CRC-32C; the CRC-32C of all of the header before this field
+//	the body: the FNV-1a hashes of the event ids folded from the ledger
+//	  (u64 each, what a later read checks a repeated id against), then
+//	  framed lines: the newest event folded, as a ledger line; every card
+//	  the state holds in memory (those the tail changed, and any it read),
+//	  its receipts, and the conflicts the tail added, in fold order, as
+//	  snapshot lines
+//
+// A load uses it only when every check holds: its header and body
+// checksums, the snapshot it was written for (device, inode, size,
+// nanosecond mtime and header checksum are those of the snapshot being
+// loaded), the ledger (same device and inode, at least as long, and its
+// first bytes have the checksum named, ending at a line end), and every
+// line reads. Anything else (a compaction, a git pull, merge, rebase or
+// reset, a normalization or quarantine rewriting the files, an import, a
+// torn or garbage file, another format version) makes the load ignore it
+// and fold the tail as without it: never an error, never another answer. A
+// file force-added to git and pulled into another clone names that
+// clone's inodes and mtimes only by chance no one can arrange, so it is
+// never used there. A ledger that must be read sorted (a union merge) is
+// folded without it. bl doctor reads the files, never the checkpoint.
 //
 // # Cursors
 //
@@ -742,11 +787,14 @@
 //	Git                      git.go, diff.go, history.go; internal/store/tree.go,
 //	                         history.go, quarantine.go (pulled lines that
 //	                         do not read), quarantine_git.go (lines and
-//	                         snapshots git itself wrote);
+//	                         snapshots git itself wrote), tracked_local.go
+//	                         (local files git tracks: not believed);
 //	                         internal/repair/rebase.go; the git side is
 //	                         package gitsync
 //	Snapshot index           internal/store/index.go, index_open.go,
 //	                         index_write.go, source.go, mmap_*.go
+//	Tail checkpoint          internal/store/checkpoint.go (format, checks,
+//	                         load), checkpoint_write.go
 //	Cursors                  internal/wire/cursor.go; history.go
 //	Test histories           internal/wire/testing.go (shared by the tests)
 package ledger

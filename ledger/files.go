@@ -13,6 +13,7 @@ const (
 	AttributesFile = store.AttributesFile
 	BrokenFile     = store.BrokenFile
 	CacheDir       = store.CacheDir
+	CheckpointFile = store.CheckpointFile
 	ConfigFile     = store.ConfigFile
 	IgnoreFile     = store.IgnoreFile
 	IndexFile      = store.IndexFile
@@ -87,4 +88,5 @@ var (
 	Segments          = store.Segments
 	SetConfigID       = store.SetConfigID
 	Tracked           = store.Tracked
+	TrustLocal        = store.TrustLocal
 )

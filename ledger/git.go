@@ -28,6 +28,13 @@ func ReadTree(dir string) (Tree, error) {
 // in (at, id) order.
 func (t Tree) Events() ([]*Event, error) { return store.Tree(t).Events() }
 
+// QuarantineReused takes out of t (as commit from holds it) the ledger
+// lines that give an archived event's id to a different event
+// (store.QuarantineReused) and returns them.
+func QuarantineReused(dir string, t Tree, from, commit string) []Quarantined {
+	return store.QuarantineReused(dir, store.Tree(t), from, commit)
+}
+
 // Fold folds the tree the way Open would: the snapshot, then the ledger
 // lines after it. A tree whose files disagree (see normalize) is folded in
 // its normal form.

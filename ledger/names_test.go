@@ -1,6 +1,7 @@
 package ledger
 
 import (
+	"fmt"
 	"slices"
 	"testing"
 )
@@ -51,4 +52,63 @@ func TestCardsNamed(t *testing.T) {
 	}
 	e.b = e.open()
 	check("from the snapshot")
+}
+
+// TestCardsNamedReadsOnlyMatches: through the snapshot's index, a prefix
+// or a source key reads the cards that match, not every card, and finds
+// what the full fold finds, cards changed since the snapshot included.
+func TestCardsNamedReadsOnlyMatches(t *testing.T) {
+	e := newEnv(t)
+	for i := range 300 {
+		e.create(fmt.Sprintf("card-%03d", i))
+	}
+	e.create("zeta-1")
+	e.create("zeta-2")
+	e.create("imp", func(r *CreateRequest) { r.IdempotencyKey = "beads:bd-77" })
+	if _, err := e.b.Compact(e.ctx); err != nil {
+		t.Fatal(err)
+	}
+	// After the snapshot: a new match, a match deleted.
+	e.create("zeta-3")
+	if _, err := e.b.Delete(e.ctx, DeleteRequest{Mutation: m, ID: "zeta-1"}); err != nil {
+		t.Fatal(err)
+	}
+	words := []string{"zeta", "zeta-2", "card-29", "bd-77", "nope", "card"}
+	lazy := e.open()
+	defer lazy.Close()
+	if lazy.held().Source() == nil {
+		t.Fatal("the backlog did not open through its index")
+	}
+	var got [][]string
+	for _, w := range words {
+		ids, err := lazy.CardsNamed(w)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if w != "card" {
+			got = append(got, ids)
+		}
+		if n, _, _ := lazy.held().InMemory(); n > 30 && w != "card" {
+			t.Fatalf("naming %q read %d cards into memory", w, n)
+		}
+	}
+	whole := e.open()
+	defer whole.Close()
+	if _, err := whole.List(Filter{}, SortID); err != nil { // reads every card
+		t.Fatal(err)
+	}
+	var want [][]string
+	for _, w := range words[:len(words)-1] {
+		ids, err := whole.CardsNamed(w)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want = append(want, ids)
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("through the index %v; the full fold %v", got, want)
+	}
+	if fmt.Sprint(want) != "[[zeta-2 zeta-3] [zeta-2] [card-290 card-291 card-292 card-293 card-294 card-295 card-296 card-297 card-298 card-299] [imp] []]" {
+		t.Fatalf("the full fold names %v", want)
+	}
 }

@@ -5,9 +5,12 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/bl-backlog/bl/ledger/internal/store"
 )
 
 // A NotedHeartbeat is a heartbeat an agent made that this clone answered
@@ -55,12 +58,15 @@ func (b *Backlog) NoteHeartbeat(h NotedHeartbeat) error {
 func (b *Backlog) NotedHeartbeats() []NotedHeartbeat {
 	dir := filepath.Join(b.Dir(), CacheDir, notedDir)
 	ents, err := os.ReadDir(dir)
-	if err != nil {
+	if err != nil || len(ents) == 0 {
 		return nil
 	}
+	// A note git tracks is a teammate's, not a heartbeat an agent made
+	// here: never carried.
+	tracked, _ := store.TrackedLocal(b.Dir())
 	var out []NotedHeartbeat
 	for _, e := range ents {
-		if !e.Type().IsRegular() || strings.HasPrefix(e.Name(), ".") {
+		if !e.Type().IsRegular() || strings.HasPrefix(e.Name(), ".") || slices.Contains(tracked, CacheDir+"/"+notedDir+"/"+e.Name()) {
 			continue
 		}
 		data, err := os.ReadFile(filepath.Join(dir, e.Name()))

@@ -160,3 +160,69 @@ func appendTo(t *testing.T, path, s string) {
 		t.Fatal(err)
 	}
 }
+
+// TestQuarantineLinesSecondEvent: a line reusing an earlier line's event
+// id for another event is set aside; a repeat of the line (a union merge)
+// and a restamped copy of the event (bl sync's rebase) are one event.
+func TestQuarantineLinesSecondEvent(t *testing.T) {
+	at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	line := func(e Event) string {
+		b, err := EncodeLine(&e)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	first := line(Event{V: 1, ID: "00000000000000c1", At: at, Actor: "a", Op: OpCreate, Card: "A", Fields: &Fields{Title: ptr("a")}})
+	other := line(Event{V: 1, ID: "00000000000000c2", At: at, Actor: "a", Op: OpCreate, Card: "B", Fields: &Fields{Title: ptr("b")}})
+	restamped := line(Event{V: 1, ID: "00000000000000c1", At: at.Add(time.Hour), Actor: "a", Op: OpCreate, Card: "A", Fields: &Fields{Title: ptr("a")}})
+	forged := line(Event{V: 1, ID: "00000000000000c1", At: at, Actor: "m", Op: OpCreate, Card: "Z", Fields: &Fields{Title: ptr("z")}})
+	for _, ok := range []string{first + other + first, first + restamped + other} {
+		if kept, bad := QuarantineLines([]byte(ok), "git", "c0ffee", LedgerFile); bad != nil || kept != nil {
+			t.Fatalf("one event met twice was set aside: %+v", bad)
+		}
+	}
+	kept, bad := QuarantineLines([]byte(first+other+forged+restamped), "git", "c0ffee", LedgerFile)
+	if len(bad) != 1 || bad[0].Line != 3 || !strings.Contains(bad[0].Reason, "also used by line 1") {
+		t.Fatalf("set aside: %+v", bad)
+	}
+	if string(kept) != first+other+restamped {
+		t.Fatalf("kept:\n%s", kept)
+	}
+	// The forged copy first: the line every clone held before is the one
+	// that stands only by order, so the later one goes.
+	if _, bad := QuarantineLines([]byte(forged+first), "git", "c0ffee", LedgerFile); len(bad) != 1 || bad[0].Line != 2 {
+		t.Fatalf("set aside: %+v", bad)
+	}
+}
+
+// TestNotedHeartbeatGitTracksIsNotCarried: a noted heartbeat is what an
+// agent of this clone did; one git tracks is a teammate's file (a pushed
+// note for this clone's lease, timed as they like), never carried.
+func TestNotedHeartbeatGitTracksIsNotCarried(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git not found")
+	}
+	root := t.TempDir()
+	gitIn(t, root, "init", "-q")
+	dir := filepath.Join(root, ".backlog")
+	if _, err := Init(dir); err != nil {
+		t.Fatal(err)
+	}
+	b, err := Open(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	h := NotedHeartbeat{Card: "A", Owner: "w1", Actor: "m", Epoch: 1, At: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)}
+	if err := b.NoteHeartbeat(h); err != nil {
+		t.Fatal(err)
+	}
+	if got := b.NotedHeartbeats(); len(got) != 1 {
+		t.Fatalf("this clone's note: %+v", got)
+	}
+	gitIn(t, root, "add", "-f", ".backlog/cache/heartbeats")
+	if got := b.NotedHeartbeats(); len(got) != 0 {
+		t.Fatalf("a note git tracks is carried: %+v", got)
+	}
+}

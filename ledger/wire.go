@@ -115,4 +115,5 @@ var (
 	Statuses      = wire.Statuses
 	ValidID       = wire.ValidID
 	ValidLinkType = wire.ValidLinkType
+	ValidName     = wire.ValidName
 )

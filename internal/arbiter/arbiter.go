@@ -23,6 +23,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"os"
 	"regexp"
 	"strconv"
 	"strings"
@@ -120,6 +121,11 @@ func parse(raw string) (servers []string, bucket string, replicas int, err error
 				}
 			}
 		}
+		if p := u.Port(); p != "" {
+			if n, err := strconv.Atoi(p); err != nil || n < 1 || n > 65535 {
+				return nil, "", 0, ledger.Errorf(ledger.ErrInvalid, "arbiter %q: the port %q must be 1 to 65535", shown, p)
+			}
+		}
 		srv := url.URL{Scheme: u.Scheme, Host: u.Host, User: u.User}
 		servers = append(servers, srv.String())
 	}
@@ -143,6 +149,32 @@ func redactURL(raw string) string {
 	return strings.Join(parts, ",")
 }
 
+// checkFiles refuses a credentials or TLS file that cannot be read: a
+// setting to fix here (exit 2), not an arbiter to wait for (exit 7).
+func (s Settings) checkFiles() error {
+	for _, f := range []struct{ what, path string }{{"creds", s.Creds}, {"nkey", s.NKey}, {"ca", s.CA}, {"cert", s.Cert}, {"key", s.Key}} {
+		if f.path == "" {
+			continue
+		}
+		fh, err := os.Open(f.path)
+		if err == nil {
+			var fi os.FileInfo
+			if fi, err = fh.Stat(); err == nil && fi.IsDir() {
+				err = errors.New("is a directory")
+			}
+			fh.Close()
+		}
+		if err != nil {
+			var pe *os.PathError
+			if errors.As(err, &pe) {
+				err = pe.Err
+			}
+			return ledger.Errorf(ledger.ErrInvalid, "arbiter %s file %s: %v", f.what, f.path, err)
+		}
+	}
+	return nil
+}
+
 // Dial connects to the arbiter and opens its bucket, creating it (file
 // storage) the first time.
 func Dial(ctx context.Context, s Settings) (*Arbiter, error) {
@@ -155,6 +187,9 @@ func Dial(ctx context.Context, s Settings) (*Arbiter, error) {
 	a := &Arbiter{s: s, url: shown, timeout: s.Timeout, Rounds: 64}
 	if a.timeout <= 0 {
 		a.timeout = DefaultTimeout
+	}
+	if err := s.checkFiles(); err != nil {
+		return nil, err
 	}
 	opts := []nats.Option{nats.Name("bl"), nats.Timeout(a.timeout), nats.MaxReconnects(0), nats.NoCallbacksAfterClientClose()}
 	if s.Creds != "" {

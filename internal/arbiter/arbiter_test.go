@@ -377,3 +377,64 @@ func TestRefusedURLHidesPassword(t *testing.T) {
 		}
 	}
 }
+
+// A release made elsewhere before a watch or a wait began is taken in
+// when it begins: bl watch shows the card free, and claim --wait takes it
+// at once (not when the clone's lease of it runs out).
+func TestFollowAndWaitTakeInWhatCameBefore(t *testing.T) {
+	srv := natstest.Start(t, t.TempDir())
+	dirs := clones(t, 2, 1)
+	ctx := context.Background()
+	a1, a2 := dial(t, srv.URL()), dial(t, srv.URL())
+	b1, b2 := open(t, dirs[0]), open(t, dirs[1])
+	req := func(o string) ledger.ClaimRequest {
+		return ledger.ClaimRequest{Mutation: ledger.Mutation{Actor: o}, Owner: o, TTL: time.Hour}
+	}
+	if c, err := a1.Claim(ctx, b1, req("w1")); err != nil || c == nil {
+		t.Fatalf("claim: %v", err)
+	}
+	if c, err := a2.Claim(ctx, b2, req("w2")); err != nil || c != nil {
+		t.Fatalf("second claim while held: %+v, %v", c, err)
+	}
+	if _, err := a1.Lease(ctx, b1, "A1", "", func(ctx context.Context, rid string) (ledger.Card, error) {
+		return b1.Release(ctx, ledger.LeaseRequest{Mutation: ledger.Mutation{Actor: "w1", RequestID: rid}, ID: "A1", Owner: "w1", Epoch: 1})
+	}); err != nil {
+		t.Fatalf("release: %v", err)
+	}
+	if c, _ := b2.Get("A1"); c.Status != ledger.StatusClaimed {
+		t.Fatalf("clone 2 before the watch: %s, want claimed (as it last saw)", c.Status)
+	}
+
+	fctx, stop := context.WithCancel(ctx)
+	started, ended := make(chan error, 1), make(chan error, 1)
+	go func() { ended <- a2.Follow(fctx, b2, started) }()
+	if err := <-started; err != nil {
+		t.Fatalf("follow: %v", err)
+	}
+	if c, _ := b2.Get("A1"); c.Status == ledger.StatusClaimed {
+		t.Errorf("once the watch started, clone 2 still holds A1 claimed: the release made before it was not taken in")
+	}
+	stop()
+	if err := <-ended; err != nil {
+		t.Errorf("follow ended: %v", err)
+	}
+
+	// The same with a wait, on a card clone 2 saw claimed and released
+	// elsewhere again; the wait's deadline is far: a claim that waits for
+	// the watch or the lease fails the test by its time.
+	if c, err := a1.Claim(ctx, b1, req("w1")); err != nil || c == nil || c.ClaimEpoch != 2 {
+		t.Fatalf("claim again: %+v %v", c, err)
+	}
+	if c, err := a2.Claim(ctx, b2, req("w2")); err != nil || c != nil {
+		t.Fatalf("clone 2 while held again: %+v, %v", c, err)
+	}
+	if _, err := a1.Lease(ctx, b1, "A1", "", func(ctx context.Context, rid string) (ledger.Card, error) {
+		return b1.Release(ctx, ledger.LeaseRequest{Mutation: ledger.Mutation{Actor: "w1", RequestID: rid}, ID: "A1", Owner: "w1", Epoch: 2})
+	}); err != nil {
+		t.Fatalf("release: %v", err)
+	}
+	c, err := a2.ClaimWait(ctx, b2, req("w2"), time.Hour)
+	if err != nil || c == nil || c.ClaimEpoch != 3 {
+		t.Fatalf("claim --wait after the release elsewhere: %+v, %v", c, err)
+	}
+}

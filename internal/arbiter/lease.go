@@ -25,6 +25,12 @@ import (
 // The card is returned once the arbiter took the claim and the clone's
 // ledger holds it; nil when nothing is claimable.
 func (a *Arbiter) Claim(ctx context.Context, b *ledger.Backlog, req ledger.ClaimRequest) (card *ledger.Card, err error) {
+	return a.claim(ctx, b, req, false)
+}
+
+// claim is Claim; following: a watch of every key runs and has taken the
+// bucket in, so an empty pick needs no read of every record.
+func (a *Arbiter) claim(ctx context.Context, b *ledger.Backlog, req ledger.ClaimRequest, following bool) (card *ledger.Card, err error) {
 	req.Arbitrated = true
 	rid := req.RequestID
 	if rid == "" {
@@ -64,7 +70,7 @@ func (a *Arbiter) Claim(ctx context.Context, b *ledger.Backlog, req ledger.Claim
 	// release, a fail or a completion made elsewhere (the KV watch sees
 	// only what happens while it runs): once per call, every record the
 	// arbiter holds is taken in and the pick made again.
-	readAll := false
+	readAll := following
 	emptyPick := func() (again bool, err error) {
 		if readAll {
 			return false, nil

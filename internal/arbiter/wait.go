@@ -16,21 +16,27 @@ import (
 const recheck = time.Second
 
 // ClaimWait claims through the arbiter, and when nothing is claimable
-// waits up to wait for a card to become claimable: every write the
-// arbiter takes from any clone is watched (a KV watch), taken into this
-// clone, and wakes the wait at once; this clone's own backlog is looked at
+// waits up to wait for a card to become claimable: every key of the
+// bucket is watched (a KV watch), its current values taken into this
+// clone first — a release, fail or completion made elsewhere before the
+// wait began counts — then every write the arbiter takes from any clone,
+// each waking the wait at once; this clone's own backlog is looked at
 // again at least every second. A nil card: the wait ran out.
 func (a *Arbiter) ClaimWait(ctx context.Context, b *ledger.Backlog, req ledger.ClaimRequest, wait time.Duration) (*ledger.Card, error) {
 	deadline := time.Now().Add(wait)
 	wctx, cancel := context.WithDeadline(ctx, deadline)
 	defer cancel()
-	w, err := a.kv.WatchAll(wctx, jetstream.UpdatesOnly())
+	// The watch outlives the deadline: only the wait ends with it.
+	w, err := a.kv.WatchAll(ctx)
 	if err != nil {
 		return nil, &UnreachableError{URL: a.url, Op: "watch", Err: err}
 	}
 	defer w.Stop()
+	if err := a.takeCurrent(ctx, b, w); err != nil {
+		return nil, err
+	}
 	for {
-		c, err := a.Claim(ctx, b, req)
+		c, err := a.claim(ctx, b, req, true)
 		if err != nil || c != nil {
 			return c, err
 		}
@@ -67,13 +73,17 @@ func (a *Arbiter) waitUpdate(ctx context.Context, b *ledger.Backlog, w jetstream
 	}
 }
 
-// Follow takes every write the arbiter takes into b as it happens, until
-// ctx ends: bl watch then shows other machines' claims within a second.
-// started, when not nil, gets nil once the watch runs, or its error.
+// Follow takes the bucket's current values into b, then every write the
+// arbiter takes as it happens, until ctx ends: bl watch then shows other
+// machines' decisions, those made before it started too, within a second.
+// started, when not nil, gets nil once the current values are in, or the
+// error that ended the start.
 func (a *Arbiter) Follow(ctx context.Context, b *ledger.Backlog, started chan<- error) error {
-	w, err := a.kv.WatchAll(ctx, jetstream.UpdatesOnly())
+	w, err := a.kv.WatchAll(ctx)
 	if err != nil {
 		err = &UnreachableError{URL: a.url, Op: "watch", Err: err}
+	} else if err = a.takeCurrent(ctx, b, w); err != nil {
+		w.Stop()
 	}
 	if started != nil {
 		started <- err
@@ -112,6 +122,15 @@ func (a *Arbiter) absorbAll(ctx context.Context, b *ledger.Backlog) error {
 		return &UnreachableError{URL: a.url, Op: "read all", Err: err}
 	}
 	defer w.Stop()
+	return a.takeCurrent(ctx, b, w)
+}
+
+// takeCurrent takes into b the current values a watch of every key (not
+// UpdatesOnly) delivers before its end-of-current marker, passing over
+// the records b already holds; it waits up to the request timeout.
+func (a *Arbiter) takeCurrent(ctx context.Context, b *ledger.Backlog, w jetstream.KeyWatcher) error {
+	rctx, cancel := a.rctx(ctx)
+	defer cancel()
 	for {
 		select {
 		case <-rctx.Done():
@@ -120,7 +139,13 @@ func (a *Arbiter) absorbAll(ctx context.Context, b *ledger.Backlog) error {
 			}
 			return &UnreachableError{URL: a.url, Op: "read all", Err: rctx.Err()}
 		case u, ok := <-w.Updates():
-			if !ok || u == nil {
+			if !ok {
+				if ctx.Err() != nil {
+					return ctx.Err()
+				}
+				return &UnreachableError{URL: a.url, Op: "read all", Err: errors.New("the watch ended")}
+			}
+			if u == nil {
 				return nil // the current values are all delivered
 			}
 			if u.Operation() != jetstream.KeyValuePut {

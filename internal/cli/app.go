@@ -41,6 +41,7 @@ type App struct {
 	onSynced   func(time.Duration) // given each append's fsync time (bl serve)
 	appended   []*ledger.Event     // the events this command wrote, for hooks
 	appendedMu sync.Mutex          // appended: bl run's heartbeats write from another goroutine
+	warnedOnce sync.Map            // warnings given once per command (warnOnce)
 }
 
 // Main runs bl on args with what the binary links beyond the lean bl,

@@ -18,8 +18,9 @@ type CompletionCmd struct {
 }
 
 func (CompletionCmd) Help() string {
-	return `Prints a script that makes your shell complete bl's commands, flags,
-flag values (statuses, formats, sort orders) and card ids (for --id,
+	return `Prints a script that makes your shell complete bl's commands and
+subcommands, flags, flag values (statuses, states, link types, formats,
+ops, sort orders) and card ids (for --id,
 --depends-on, --parent, link/unlink --from/--to, show and update) from the
 backlog of the current directory. The script asks bl itself
 ("bl __complete WORDS...") at each <Tab>, so it never goes stale.
@@ -151,6 +152,8 @@ func readWords(app *kong.Application, before []string, getenv func(string) strin
 			}
 		case l.cmd == nil:
 			l.cmd = childNamed(app.Node, w)
+		case l.positionals == 0 && childNamed(l.cmd, w) != nil:
+			l.cmd = childNamed(l.cmd, w) // a subcommand: dep add, label rm
 		default:
 			l.positionals++
 		}
@@ -196,6 +199,12 @@ func (l typed) candidates(app *kong.Application, cur string, ids func(idQuery) [
 				out = append(out, c.Name)
 			}
 		}
+	case l.positionals == 0 && len(l.cmd.Children) > 0:
+		for _, c := range l.cmd.Children {
+			if !c.Hidden {
+				out = append(out, c.Name)
+			}
+		}
 	case l.positionals < len(l.cmd.Positional):
 		p := l.cmd.Positional[l.positionals]
 		switch {
@@ -222,6 +231,10 @@ func flagValues(f *kong.Flag, cmd *kong.Node, q idQuery, ids func(idQuery) []str
 		for _, f := range export.Formats() {
 			out = append(out, string(f))
 		}
+	case f.Name == "state":
+		out = slices.Clone(states) // what parseStates takes
+	case f.Name == "type" && cmd != nil && (cmd.Name == "link" || cmd.Name == "unlink"):
+		out = slices.Clone(ledger.LinkTypes) // what ValidLinkType takes
 	case f.Name == "op":
 		for _, op := range ledger.Ops {
 			out = append(out, string(op))

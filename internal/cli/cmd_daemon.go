@@ -15,6 +15,7 @@ import (
 	"time"
 
 	json "github.com/goccy/go-json"
+	"github.com/gofrs/flock"
 
 	"github.com/bl-backlog/bl/ledger"
 )
@@ -46,6 +47,10 @@ runs, or is stopped (SIGSTOP, ^Z), the call exits 7 (code arbiter) and
 names the request id it went under: retry with that --request-id. A
 stopped daemon takes no new call.
 
+Each call's arbiter comes from the caller's environment; started where no
+arbiter is set, bl daemon warns (calls of a bl that sets none are not sent
+to it). One daemon serves a clone: a second one exits 4.
+
 It runs until SIGINT or SIGTERM, letting the calls under way finish.
 
 Example:
@@ -76,13 +81,33 @@ func (c *DaemonCmd) Run(a *App) error {
 	if err := makeDaemonDir(filepath.Dir(sock)); err != nil {
 		return err
 	}
+	// One daemon per clone: two started at once would each find no
+	// socket, remove the other's and listen on their own. The lock is
+	// held from the look for a running daemon until the socket listens;
+	// the look itself finds one that serves. (A daemon whose socket was
+	// removed, by git clean -x, serves no one: another may start.)
+	lk := flock.New(filepath.Join(filepath.Dir(sock), "lock"))
+	if ok, err := lk.TryLock(); err != nil {
+		return err
+	} else if !ok {
+		return ledger.Errorf(ledger.ErrConflict, "a bl daemon is starting in this clone (%s)", sock)
+	}
+	defer lk.Unlock()
 	if f, _, err := dialDaemon(sock); err == nil {
 		f.Close()
 		return ledger.Errorf(ledger.ErrConflict, "a bl daemon already serves this clone (%s)", sock)
 	}
 	_ = os.Remove(sock) // a daemon that died left it, or it is no socket of ours
+	// Each call chooses its arbiter from the caller's environment, so a
+	// daemon started without one still serves callers that set one: warn,
+	// do not refuse.
+	as, aerr := a.arbiterSettings(remoteChoice{})
 	return a.ext.Daemon(a.ctx, s, sock, func() {
+		_ = lk.Unlock() // the socket listens: a second daemon finds it
 		fmt.Fprintf(a.Stderr, "bl daemon: serving %s on %s\n", text(dir), text(sock))
+		if aerr == nil && as.URL == "" {
+			a.Warn("no claim arbiter is set here (--arbiter, BL_ARBITER, .backlog/arbiter.json): only the calls of a bl that sets one come to this daemon; the others run as without it")
+		}
 	})
 }
 
@@ -113,6 +138,13 @@ type daemonReply struct {
 	Stdout  []byte `json:"stdout,omitempty"`
 	Stderr  []byte `json:"stderr,omitempty"`
 	Exit    int    `json:"exit"`
+}
+
+// DaemonRefusal is the daemonReply of a request bl daemon did not run:
+// the caller's bl hands its command to bl-git.
+func DaemonRefusal(why string) []byte {
+	out, _ := json.Marshal(daemonReply{Refused: why})
+	return out
 }
 
 // Relay runs one relayed command line (a daemonRequest) in this process,

@@ -57,7 +57,15 @@ git revert or reset of a backlog commit (.backlog/cache/seen.json is the
 clone's local record). They come back at the next merge of a branch that
 has them, since the ledger is a grow-only set of events; undo with bl
 commands (reopen, unblock, update, release) instead. This is a warning,
-not damage; --repair accepts the files as they are. A config.json that
+not damage; --repair accepts the files as they are.
+
+Files local to each clone by design (cache/*, .staging/*, lock,
+*.broken, hooks.json, arbiter.json) that git tracks came with a
+teammate's push (git add -f bypasses .gitignore, and git replaces an
+ignored file when it checks out a tracked one): bl does not believe them,
+and doctor names them. --repair untracks them (git rm --cached; commit it)
+and deletes the cache copies, which bl rebuilds; it leaves hooks.json and
+arbiter.json tracked and refused for you to review. A config.json that
 does not read (every other command refuses the backlog then) is a
 warning too, naming what to fix.
 

@@ -7,6 +7,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -240,8 +241,29 @@ func (c *ExportCmd) write(a *App, format export.Format, out []byte, cards int) e
 	})
 }
 
+// writeExportFile replaces path with data. A path that cannot be a file
+// (a directory, or in a directory that does not exist) is the caller's
+// to fix (exit 2), named as given, not by the temp file written beside it.
 func writeExportFile(path string, data []byte) error {
+	if dir := filepath.Dir(path); dir != "" {
+		if fi, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
+			return ledger.Errorf(ledger.ErrInvalid, "write %s: the directory %s does not exist", path, dir)
+		} else if err == nil && !fi.IsDir() {
+			return ledger.Errorf(ledger.ErrInvalid, "write %s: %s is not a directory", path, dir)
+		}
+	}
+	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
+		return ledger.Errorf(ledger.ErrInvalid, "write %s: it is a directory", path)
+	}
 	if err := fsutil.ReplaceFile(path, data, nil); err != nil {
+		var pe *fs.PathError
+		var le *os.LinkError
+		switch {
+		case errors.As(err, &pe):
+			err = pe.Err
+		case errors.As(err, &le):
+			err = le.Err
+		}
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	return nil

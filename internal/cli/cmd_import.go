@@ -281,6 +281,9 @@ func (c *ImportCmd) read(stdin io.Reader, readMarkdown func(string, io.Reader) (
 			return nil, nil, done, ledger.Errorf(ledger.ErrInvalid, "%v", err)
 		}
 		done = func() { f.Close() }
+		if fi, err := f.Stat(); err == nil && fi.IsDir() {
+			return nil, nil, done, ledger.Errorf(ledger.ErrInvalid, "%s is a directory: name a file, or - for stdin", c.File)
+		}
 		r, name = f, c.File
 	}
 	var items []importer.Item

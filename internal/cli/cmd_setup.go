@@ -13,6 +13,7 @@ import (
 
 	"github.com/bl-backlog/bl/fsutil"
 	"github.com/bl-backlog/bl/gitdir"
+	"github.com/bl-backlog/bl/ledger"
 )
 
 // SetupCmd registers bl with an agent runtime: its MCP server, a short
@@ -115,6 +116,9 @@ func (c *SetupCmd) Run(a *App) error {
 	}
 	if c.Global && c.Runtime != "codex" {
 		return usagef("--global is for codex only: the other runtimes read their settings from the repository")
+	}
+	if err := ledger.ValidName("owner", c.Owner); err != nil {
+		return err
 	}
 	owner := c.Owner
 	if owner == "" {

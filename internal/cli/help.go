@@ -11,10 +11,8 @@ import (
 
 // printHelp prints bl --help as kong does, and a command's help with its
 // own flags first and the global flags and exit codes once, compactly, at
-// the end. Flags without a placeholder get one by type, so values read
-// the same everywhere (--epoch=N, --ttl=DURATION, --owner=TEXT).
+// the end. Flags without a placeholder have one by type (newParser).
 func printHelp(options kong.HelpOptions, ctx *kong.Context) error {
-	placeholders(ctx.Model.Node)
 	if ctx.Selected() == nil {
 		return kong.DefaultHelpPrinter(options, ctx)
 	}
@@ -39,7 +37,8 @@ func printHelp(options kong.HelpOptions, ctx *kong.Context) error {
 }
 
 // placeholders gives every flag without a placeholder one named for its
-// type.
+// type, so values read the same everywhere (--epoch=N, --ttl=DURATION,
+// --owner=TEXT).
 func placeholders(n *kong.Node) {
 	for _, f := range n.Flags {
 		if f.PlaceHolder != "" || f.IsBool() {

@@ -23,12 +23,12 @@ import (
 // (and a hooks key in the tracked config.json) as a warning.
 func (a *App) loadHooks(b *ledger.Backlog) (*hooks.Set, error) {
 	if raw := b.Config().Hooks; len(raw) > 0 && string(raw) != "null" {
-		a.Warn(fmt.Sprintf("%s/%s defines \"hooks\", which are ignored: config.json is tracked by git and a clone must not run code; put them in %s/%s (local, ignored by git)",
+		a.warnOnce(fmt.Sprintf("%s/%s defines \"hooks\", which are ignored: config.json is tracked by git and a clone must not run code; put them in %s/%s (local, ignored by git)",
 			b.Dir(), ledger.ConfigFile, b.Dir(), hooks.File))
 	}
 	s, warning, err := hooks.Load(a.ctx, b.Dir())
 	if warning != "" {
-		a.Warn(warning)
+		a.warnOnce(warning)
 	}
 	if s != nil {
 		s.Deliver = a.ext.Deliver
@@ -37,6 +37,15 @@ func (a *App) loadHooks(b *ledger.Backlog) (*hooks.Set, error) {
 		}
 	}
 	return s, err
+}
+
+// warnOnce is Warn for what the hooks files are: one command loads them
+// for each hook point it reaches (pre-complete, then complete), and says
+// so once.
+func (a *App) warnOnce(msg string) {
+	if _, given := a.warnedOnce.LoadOrStore(msg, true); !given {
+		a.Warn(msg)
+	}
 }
 
 // runHooksAfter runs the hooks of the events this command wrote. Writes

@@ -76,7 +76,13 @@ func newParser(cli *CLI, app *App, stdout, stderr io.Writer, only string, cmds m
 		cmds[c.name] = v
 		opts = append(opts, kong.DynamicCommand(c.name, help, "", v, tags...))
 	}
-	return kong.New(cli, opts...)
+	k, err := kong.New(cli, opts...)
+	if err == nil {
+		// Help and kong's own errors ("missing flags: --epoch=N") name
+		// a value alike.
+		placeholders(k.Model.Node)
+	}
+	return k, err
 }
 
 // envResolver reads a flag's variable (env:"BL_OWNER") from the App's

@@ -52,9 +52,11 @@ func coalescedHeartbeat(b *ledger.Backlog, id, owner, actor string, epoch int64)
 const pushGuidance = 6
 
 // warnPushRate warns, after a write through the git remote, when the
-// backlog's lease writes of the last minute (every clone's, as this clone
+// backlog's lease events of the last minute (every clone's, as this clone
 // knows them) are past pushGuidance: the team's claims belong on a claim
-// arbiter.
+// arbiter. The ledger does not say which of them went through the remote
+// (some may be local, or an arbiter's), so the message counts events, not
+// pushes.
 func (a *App) warnPushRate(b *ledger.Backlog, remote string) {
 	n := 0
 	var newest time.Time
@@ -68,7 +70,7 @@ func (a *App) warnPushRate(b *ledger.Backlog, remote string) {
 		return nil
 	})
 	if n > pushGuidance {
-		a.Warn(fmt.Sprintf("%d lease writes through the git remote %s in the last minute: past the about %d pushes a minute git hosts allow a repository (GitHub's guidance); a claim arbiter takes claims off git: --arbiter nats://HOST:PORT or BL_ARBITER (docs/SYNC.md)", n, remote, pushGuidance))
+		a.Warn(fmt.Sprintf("%d lease events (claims, heartbeats, releases, completions) in this backlog's last minute; each one written through the git remote %s is a push, and git hosts allow a repository about %d pushes a minute (GitHub's guidance); a claim arbiter takes claims off git: --arbiter nats://HOST:PORT or BL_ARBITER (docs/SYNC.md)", n, remote, pushGuidance))
 	}
 }
 

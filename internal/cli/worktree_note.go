@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/bl-backlog/bl/fsutil"
 	"github.com/bl-backlog/bl/gitdir"
 )
 
@@ -114,10 +115,7 @@ func noteOnce(backlogDir, root string) bool {
 		}
 	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err == nil {
-		if f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644); err == nil {
-			fmt.Fprintln(f, root)
-			f.Close()
-		}
+		_ = fsutil.AppendSync(path, []byte(root+"\n")) // never through a link a teammate committed there
 	}
 	return true
 }

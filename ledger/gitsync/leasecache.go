@@ -45,6 +45,10 @@ func loadLeaseCache(dir string) *leaseCache {
 	if err != nil {
 		return c
 	}
+	if !ledger.TrustLocal(dir, ledger.CacheDir+"/leaselines") {
+		c.path = "" // a teammate's (git tracks it): neither believed nor written
+		return c
+	}
 	if entries, judged, refused, ok := parseLeaseCache(data); ok {
 		c.lines, c.judged, c.refused = entries, judged, refused
 	}
@@ -136,7 +140,7 @@ func (c *leaseCache) save(tips map[string]plumbing.Hash) {
 			c.changed = true
 		}
 	}
-	if !c.changed {
+	if !c.changed || c.path == "" {
 		return
 	}
 	var b bytes.Buffer

@@ -3,6 +3,7 @@ package gitsync
 import (
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -158,4 +159,44 @@ func FuzzLeaseCacheFile(f *testing.F) {
 			t.Fatalf("%q parsed as %q, written as %q", data, entries, back)
 		}
 	})
+}
+
+// A lease cache that git tracks came with a teammate's push (git replaces
+// an ignored file when it checks out a tracked one): its lines are not
+// believed, and the file is not written. Untracked, the same file is.
+func TestLeaseCacheTrackedIsNotBelieved(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git not found")
+	}
+	root := t.TempDir()
+	dir := filepath.Join(root, ".backlog")
+	git := func(args ...string) {
+		cmd := exec.Command("git", args...)
+		cmd.Dir = root
+		cmd.Env = append(os.Environ(), "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	git("init", "-q")
+	h1 := plumbing.NewHash(strings.Repeat("1", 40))
+	c := loadLeaseCache(dir)
+	if _, err := c.get(h1, func(plumbing.Hash) ([][]byte, error) { return [][]byte{[]byte("{\"forged\":1}\n")}, nil }); err != nil {
+		t.Fatal(err)
+	}
+	c.save(map[string]plumbing.Hash{"A": h1})
+	if !loadLeaseCache(dir).has(h1) {
+		t.Fatal("an untracked cache was not read back")
+	}
+	git("add", "-f", ".backlog/cache/leaselines")
+	got := loadLeaseCache(dir)
+	if got.has(h1) || got.path != "" {
+		t.Fatalf("a tracked cache was believed: %q", got.lines)
+	}
+	before, _ := os.ReadFile(filepath.Join(dir, ledger.CacheDir, "leaselines"))
+	got.changed = true
+	got.save(map[string]plumbing.Hash{})
+	if after, _ := os.ReadFile(filepath.Join(dir, ledger.CacheDir, "leaselines")); string(after) != string(before) {
+		t.Fatal("a tracked cache was written")
+	}
 }

@@ -185,6 +185,8 @@ func (s *Syncer) quarantine(remote plumbing.Hash, up ledger.Tree) error {
 			up[name], bad = kept, append(bad, q...)
 		}
 	}
+	// A ledger line giving an archived event's id to another event.
+	bad = append(bad, ledger.QuarantineReused(s.b.Dir(), up, s.remoteLabel(), remote.String())...)
 	// The snapshot is a cache of those events: one that does not read, or
 	// that they do not produce, is rebuilt from them.
 	local, _ := os.ReadFile(filepath.Join(s.b.Dir(), ledger.SnapshotFile))

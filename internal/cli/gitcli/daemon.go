@@ -3,6 +3,8 @@ package gitcli
 import (
 	"bufio"
 	"context"
+	"errors"
+	"fmt"
 	"net"
 	"os"
 	"sync"
@@ -63,6 +65,12 @@ func serveDaemon(ctx context.Context, s *cli.Session, sock string, ready func())
 			stopRead := context.AfterFunc(ctx, func() { _ = c.SetReadDeadline(time.Now()) })
 			line, err := r.ReadBytes('\n')
 			stopRead()
+			if errors.Is(err, errTooLarge) {
+				// Read no further; the caller learns why and bl-git
+				// takes the command.
+				_, _ = c.Write(cli.DaemonRefusal(fmt.Sprintf("a request is at most %d bytes", maxRequest)))
+				return
+			}
 			if err != nil {
 				return
 			}
@@ -71,15 +79,18 @@ func serveDaemon(ctx context.Context, s *cli.Session, sock string, ready func())
 	}
 }
 
-// limited reads at most n bytes.
+// limited reads at most n bytes, then errTooLarge: one connection holds
+// no more than that in memory.
 type limited struct {
 	c *net.UnixConn
 	n int
 }
 
+var errTooLarge = errors.New("request too large")
+
 func (l *limited) Read(p []byte) (int, error) {
 	if l.n <= 0 {
-		return 0, net.ErrClosed
+		return 0, errTooLarge
 	}
 	if len(p) > l.n {
 		p = p[:l.n]

@@ -20,8 +20,10 @@ const GeneratedIDPrefix = "bl-"
 // their source's key (an idempotency key "tracker:WORD", as beads:bd-44d0)
 // together with, for a word of at least MinIDPrefix characters, the cards
 // whose id starts with it (or with GeneratedIDPrefix and it). Live cards
-// are preferred to deleted ones. Only the exact id costs no scan of every
-// card.
+// are preferred to deleted ones. A state read lazily asks its snapshot
+// for the cards that may match (the index finds ids by prefix without
+// reading the others) and reads those; the cards it holds in memory are
+// all the others that can.
 func (s *State) CardsNamed(word string) []string {
 	if word == "" {
 		return nil
@@ -29,9 +31,22 @@ func (s *State) CardsNamed(word string) []string {
 	if wire.ValidID(word) == nil && s.Find(word) != nil {
 		return []string{word}
 	}
-	s.All()
-	var keyed, prefixed [2][]string // [live, deleted]
 	long := len(strings.TrimPrefix(word, GeneratedIDPrefix)) >= MinIDPrefix
+	if s.src != nil {
+		var prefixes []string
+		if long {
+			prefixes = []string{word, GeneratedIDPrefix + word}
+		}
+		ids, err := s.src.Named(prefixes, ":"+word)
+		if err != nil {
+			s.noteFault(err)
+			return nil
+		}
+		for _, id := range ids {
+			s.Find(id)
+		}
+	}
+	var keyed, prefixed [2][]string // [live, deleted]
 	for id, c := range s.cards {
 		gone := 0
 		if c.DeletedAt != nil {

@@ -64,3 +64,10 @@ func (s *State) RangeReceipts(fn func(requestID string, r wire.Receipt) bool) {
 		}
 	}
 }
+
+// Created is the number of cards created since the source's snapshot.
+func (s *State) Created() int { return s.created }
+
+// RestoreCreated sets how many cards were created since the source's
+// snapshot: the tail checkpoint's count, restored over that snapshot.
+func (s *State) RestoreCreated(n int) { s.created = n }

@@ -37,6 +37,10 @@ type CardSource interface {
 	// Referrers returns the snapshot's cards that name id as parent,
 	// dependency or link.
 	Referrers(id string) ([]*wire.Card, error)
+	// Named returns the ids of the snapshot's cards whose id starts with
+	// one of prefixes, and of those created with an idempotency key that
+	// ends in keySuffix: a superset the caller checks on the cards.
+	Named(prefixes []string, keySuffix string) ([]string, error)
 	// Fill adds every card and receipt the maps lack.
 	Fill(cards map[string]*wire.Card, requests map[string]wire.Receipt) error
 	// Close releases the files the source holds; reads fail after it.
@@ -51,6 +55,8 @@ var ErrReleased = errors.New("ledger: backlog used after Close")
 func (releasedSource) Card(string) (*wire.Card, error) { return nil, ErrReleased }
 
 func (releasedSource) KeyOwner(string) (string, bool, error) { return "", false, ErrReleased }
+
+func (releasedSource) Named([]string, string) ([]string, error) { return nil, ErrReleased }
 
 func (releasedSource) Receipt(string) (wire.Receipt, bool, error) {
 	return wire.Receipt{}, false, ErrReleased

@@ -108,6 +108,9 @@ type Report struct {
 	// Quarantined lists the lines a sync set aside as they arrived from
 	// another clone (QuarantineFile).
 	Quarantined []store.Quarantined `json:"quarantined,omitempty"`
+	// TrackedLocal lists the files git tracks that are local to each
+	// clone by design (store.TrackedLocal): a teammate's, never believed.
+	TrackedLocal []string `json:"tracked_local,omitempty"`
 }
 
 // rawLine is one line of the ledger file as doctor sees it.
@@ -159,6 +162,8 @@ func diagnose(dir string, now time.Time) (*Report, []rawLine, error) {
 	s = separateStale(rep, dir, lines, s)
 	rep.SetAside = setAsideReport(dir, seen)
 	rep.Quarantined, _ = store.ReadQuarantine(dir)
+	rep.TrackedLocal, _ = store.TrackedLocal(dir)
+	rep.Warnings = append(rep.Warnings, trackedLocalWarnings(rep.TrackedLocal)...)
 	summarizeState(rep, s, lines, now)
 	return rep, lines, nil
 }
@@ -476,4 +481,28 @@ func markFromGit(rep *Report, dir string, data []byte) {
 			rep.Damage[i].Reason += " (git wrote this line: the next bl command quarantines it)"
 		}
 	}
+}
+
+// trackedLocalWarnings say which local files git tracks and what to do.
+// The lock has its own warning (bl doctor's CLI).
+func trackedLocalWarnings(names []string) (out []string) {
+	var settings, rest []string
+	for _, n := range names {
+		switch n {
+		case store.LockFile:
+		case store.HooksFile, store.ArbiterFile:
+			settings = append(settings, n)
+		default:
+			rest = append(rest, n)
+		}
+	}
+	if len(rest) > 0 {
+		out = append(out, fmt.Sprintf("git tracks local files: %s (local to each clone by design: a teammate force-added them, and git replaced this clone's own; bl does not believe them); "+
+			"bl doctor --repair untracks them (git rm --cached) and deletes the cache copies, which bl rebuilds; commit that to take them off the branch", strings.Join(rest, ", ")))
+	}
+	if len(settings) > 0 {
+		out = append(out, fmt.Sprintf("git tracks %s, this clone's own settings by design: refused (tracked hooks never run; claims through a tracked arbiter.json exit 2); "+
+			"review them, delete them or write your own, then git rm --cached them (bl doctor --repair leaves them: untracked, bl would believe them)", strings.Join(settings, ", ")))
+	}
+	return out
 }

@@ -59,6 +59,11 @@ func Repair(ctx context.Context, dir string, timeout time.Duration, now time.Tim
 		return rep, err
 	}
 	done = append(done, fixed...)
+	untracked, err := untrackLocal(ctx, dir)
+	if err != nil {
+		return rep, err
+	}
+	done = append(done, untracked...)
 	after, _, err := diagnose(dir, now)
 	if err != nil {
 		return nil, err
@@ -227,7 +232,7 @@ func repairSegments(dir string) (int, error) {
 			continue
 		}
 		if len(aside) > 0 {
-			if err := fsutil.AppendSync(filepath.Join(dir, store.BrokenFile), aside); err != nil {
+			if err := store.AppendBroken(dir, aside); err != nil {
 				return n, err
 			}
 			asideLines += bytes.Count(aside, []byte{'\n'})
@@ -312,7 +317,7 @@ func rewriteCanonical(dir string, lines []rawLine, torn *wire.TornTail) (dups, b
 		if !bytes.HasSuffix(dropped, []byte{'\n'}) {
 			dropped = append(dropped, '\n')
 		}
-		if err := fsutil.AppendSync(filepath.Join(dir, store.BrokenFile), dropped); err != nil {
+		if err := store.AppendBroken(dir, dropped); err != nil {
 			return 0, 0, err
 		}
 	}
@@ -333,4 +338,36 @@ func appendLine(dst, line []byte) []byte {
 		dst = append(dst, '\n')
 	}
 	return dst
+}
+
+// untrackLocal takes out of git's index the files of the backlog that are
+// local by design (store.LocalByDesign) and that git tracks: git rm
+// --cached, so the next commit takes them off the branch. The caches and a
+// journal among them are a teammate's bytes: deleted, bl rebuilds what it
+// needs. The lock and what recovery set aside stay. hooks.json and
+// arbiter.json stay tracked: untracked, bl would believe them (and run
+// the hooks), so the user decides (see trackedLocalWarnings).
+func untrackLocal(ctx context.Context, dir string) (done []string, err error) {
+	names, _ := store.TrackedLocal(dir)
+	names = slices.DeleteFunc(names, func(n string) bool { return n == store.HooksFile || n == store.ArbiterFile })
+	if len(names) == 0 {
+		return nil, nil
+	}
+	args := []string{"rm", "--cached", "-q", "--ignore-unmatch", "--"}
+	for _, n := range names {
+		args = append(args, filepath.FromSlash(n))
+	}
+	if _, err := gitdir.Run(ctx, dir, args...); errors.Is(err, gitdir.ErrNoGit) {
+		return nil, nil // the warning stays, with what to run
+	} else if err != nil {
+		return nil, fmt.Errorf("untrack the local files git tracks (%s): %w", strings.Join(names, ", "), err)
+	}
+	for _, n := range names {
+		if strings.HasPrefix(n, store.CacheDir+"/") || strings.HasPrefix(n, store.StagingDir+"/") {
+			if err := os.Remove(filepath.Join(dir, filepath.FromSlash(n))); err != nil && !errors.Is(err, os.ErrNotExist) {
+				return nil, err
+			}
+		}
+	}
+	return []string{fmt.Sprintf("untracked %s (git rm --cached; commit it to take them off the branch) and deleted the cache copies a teammate's push had put there", strings.Join(names, ", "))}, nil
 }

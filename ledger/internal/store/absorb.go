@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"hash/maphash"
 
 	"github.com/bl-backlog/bl/ledger/internal/wire"
 )
@@ -64,7 +63,7 @@ func (b *Store) Absorb(ctx context.Context, lines []byte) (n int, err error) {
 // or the fold remembers it (its request's receipt, or its conflict).
 func (b *Store) holds(e *wire.Event) bool {
 	if b.pos.ids != nil {
-		if _, ok := b.pos.ids[maphash.String(idSeed, e.ID)]; ok {
+		if _, ok := b.pos.ids[idHash(e.ID)]; ok {
 			return true
 		}
 	}

@@ -195,6 +195,8 @@ func (b *Store) freshLedger(ledgerPath string) error {
 	last := b.state.Last()
 	b.pos.close()
 	b.pos = Position{file: f, info: info, last: &last}
+	b.ckptLines = 0
+	_ = os.Remove(filepath.Join(b.dir, CacheDir, CheckpointFile)) // it names the files just replaced
 	return nil
 }
 

@@ -4,13 +4,11 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"hash/maphash"
 	"io"
 	"os"
 	"path/filepath"
 	"slices"
 
-	"github.com/bl-backlog/bl/fsutil"
 	"github.com/bl-backlog/bl/ledger/internal/wire"
 )
 
@@ -59,14 +57,24 @@ type Position struct {
 	file *os.File
 }
 
-var idSeed = maphash.MakeSeed()
+// idHash is the hash Position.ids keeps of an event id: FNV-1a, the same
+// in every process, so the tail checkpoint can carry the ids a load
+// would have noted (a hash met twice only costs a sorted read).
+func idHash(id string) uint64 {
+	h := uint64(14695981039346656037)
+	for i := 0; i < len(id); i++ {
+		h ^= uint64(id[i])
+		h *= 1099511628211
+	}
+	return h
+}
 
 // seen notes id as folded and reports whether it was already.
 func (pos *Position) seen(id string) bool {
 	if pos.ids == nil {
 		pos.ids = make(map[uint64]struct{}, pos.idsHint)
 	}
-	h := maphash.String(idSeed, id)
+	h := idHash(id)
 	if _, ok := pos.ids[h]; ok {
 		return true
 	}
@@ -325,7 +333,7 @@ func SetAside(dir string, t *wire.TornTail) error {
 	if !bytes.HasSuffix(tail, []byte{'\n'}) {
 		tail = append(tail, '\n')
 	}
-	if err := fsutil.AppendSync(filepath.Join(dir, BrokenFile), tail); err != nil {
+	if err := AppendBroken(dir, tail); err != nil {
 		return fmt.Errorf("set aside torn tail of %s: %w", path, err)
 	}
 	if err := f.Truncate(t.Offset); err != nil {

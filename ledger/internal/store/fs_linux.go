@@ -2,6 +2,7 @@ package store
 
 import (
 	"fmt"
+	"os"
 	"syscall"
 
 	"github.com/bl-backlog/bl/ledger/internal/wire"
@@ -36,4 +37,14 @@ func checkLocalFS(dir string) error {
 			dir, name)
 	}
 	return nil
+}
+
+// fileKey is the device and inode of a file: what binds a local cache to
+// this checkout's own files (a copy or a clone has others).
+func fileKey(fi os.FileInfo) (dev, ino uint64, ok bool) {
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return 0, 0, false
+	}
+	return uint64(st.Dev), st.Ino, true
 }

@@ -320,6 +320,53 @@ func (ix *snapshotIndex) referrers(id string) ([]*wire.Card, error) {
 	return out, nil
 }
 
+// named is CardSource.Named through the index: the ids with each prefix
+// from the sorted card table, and a scan of the idempotency keys alone,
+// reading only the lines of the keys that end in keySuffix.
+func (ix *snapshotIndex) named(prefixes []string, keySuffix string) ([]string, error) {
+	var out []string
+	for _, p := range prefixes {
+		lo, hi := 0, ix.cards.n
+		for lo < hi {
+			m := int(uint(lo+hi) >> 1)
+			k, err := ix.cards.key(m)
+			if err != nil {
+				return nil, err
+			}
+			if string(k) < p {
+				lo = m + 1
+			} else {
+				hi = m
+			}
+		}
+		for i := lo; i < ix.cards.n; i++ {
+			k, err := ix.cards.key(i)
+			if err != nil {
+				return nil, err
+			}
+			if !bytes.HasPrefix(k, []byte(p)) {
+				break
+			}
+			out = append(out, string(k))
+		}
+	}
+	for i := range ix.keys.n {
+		k, err := ix.keys.key(i)
+		if err != nil {
+			return nil, err
+		}
+		if !bytes.HasSuffix(k, []byte(keySuffix)) {
+			continue
+		}
+		id, ok, err := ix.keyOwner(string(k))
+		if err != nil || !ok {
+			return nil, errIndexMismatch
+		}
+		out = append(out, id)
+	}
+	return out, nil
+}
+
 // keyOwner returns the id of the card created with an idempotency key.
 func (ix *snapshotIndex) keyOwner(key string) (string, bool, error) {
 	i, err := ix.keys.find(key)

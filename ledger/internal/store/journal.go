@@ -104,9 +104,22 @@ func RollForward(dir string) error {
 	if err != nil {
 		return err
 	}
+	if !TrustLocal(dir, StagingDir+"/"+ManifestFile) {
+		// A teammate force-added it (tracked_local.go): not a change this
+		// clone decided, so nothing is written or removed by it.
+		return nil
+	}
 	var m manifest
 	if err := json.Unmarshal(data, &m); err != nil {
 		return wire.Errorf(wire.ErrCorrupt, "%s: %v", filepath.Join(staging, ManifestFile), err)
+	}
+	// bl journals only files of the backlog's tree: a name outside it (a
+	// path through a link, "..") would write or remove wherever it leads.
+	for _, name := range append(slices.Clone(m.Write), m.Remove...) {
+		if !Tracked(name) || !filepath.IsLocal(filepath.FromSlash(name)) {
+			return wire.Errorf(wire.ErrCorrupt, "%s names %q, not a file of the backlog: bl did not write it; delete %s",
+				filepath.Join(staging, ManifestFile), printable(name), staging)
+		}
 	}
 	if err := os.MkdirAll(filepath.Join(dir, ArchiveDir), 0o755); err != nil {
 		return err

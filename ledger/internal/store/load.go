@@ -169,6 +169,10 @@ func (b *Store) loadOnce(sorted bool) (done bool, err error) {
 		return !((info == nil && errors.Is(serr, os.ErrNotExist)) || (info != nil && serr == nil && os.SameFile(info, now)))
 	}
 	pos, err := SnapshotPosition(b.dir, s, hdr)
+	ckptLines := 0 // the ledger lines the tail checkpoint folded
+	if err == nil && !sorted && useCheckpoint(b.dir, snapFile, info, hdr, s, &pos) {
+		ckptLines = pos.lines
+	}
 	var torn *wire.TornTail
 	if err == nil {
 		fold, failed := foldInto(s)
@@ -201,7 +205,7 @@ func (b *Store) loadOnce(sorted bool) (done bool, err error) {
 	b.state.Release()
 	b.state, b.seq, b.pos, b.torn, b.snapEvents = s, hdr.Seq, pos, torn, snapEvents
 	b.stale, b.normalForm = false, false
-	b.snapInfo = info
+	b.snapInfo, b.ckptLines = info, ckptLines
 	return true, nil
 }
 

@@ -43,11 +43,29 @@ type Quarantined struct {
 
 // QuarantineLines splits a ledger file's data, as a commit from would
 // holds it, into the lines that read (or that only a newer bl reads) and
-// those it quarantines. An unterminated last line that reads stays.
+// those it quarantines. An unterminated last line that reads stays. A
+// line that reuses the event id of an earlier line for a different event
+// (not the same event stamped again, which settle.go settles) is
+// quarantined too: two events cannot share an id, and the earlier line
+// is the one every clone already holds — a push appends, so the copy a
+// teammate adds comes after the one it imitates. (Someone who moves it
+// before could as well have deleted the line and added a new event:
+// what a push can do anyway.)
 func QuarantineLines(data []byte, from, commit, file string) ([]byte, []Quarantined) {
+	return quarantineLines(data, from, commit, file, nil)
+}
+
+// quarantineLines is QuarantineLines that also sets aside the lines
+// reject names (by 1-based number, with the reason).
+func quarantineLines(data []byte, from, commit, file string, reject map[int]string) ([]byte, []Quarantined) {
 	var out []byte
 	var bad []Quarantined
 	n := 0
+	type first struct {
+		line []byte
+		n    int
+	}
+	ids := map[string]first{} // event id -> its first line that reads
 	for len(data) > 0 {
 		line := data
 		if i := bytes.IndexByte(data, '\n'); i >= 0 {
@@ -55,9 +73,19 @@ func QuarantineLines(data []byte, from, commit, file string) ([]byte, []Quaranti
 		}
 		data = data[len(line):]
 		n++
-		_, err := wire.DecodeLine(line)
+		e, err := wire.DecodeLine(line)
 		if len(bytes.TrimSpace(line)) == 0 {
 			err = wire.ErrBlank // holds no event, and every reader refuses it
+		}
+		if why, ok := reject[n]; ok && err == nil {
+			err = errors.New(why)
+		}
+		if err == nil {
+			if f, dup := ids[e.ID]; !dup {
+				ids[e.ID] = first{line, n}
+			} else if !sameEvent(f.line, e) {
+				err = fmt.Errorf("event id %s is also used by line %d, a different event: two events cannot share an id", e.ID, f.n)
+			}
 		}
 		if err != nil && !errors.Is(err, wire.ErrVersion) {
 			if body := bytes.TrimRight(line, "\r\n"); wire.ConflictMarker(body) {
@@ -76,6 +104,13 @@ func QuarantineLines(data []byte, from, commit, file string) ([]byte, []Quaranti
 		out = []byte{}
 	}
 	return out, bad
+}
+
+// sameEvent reports whether e is the event of line first, stamped again
+// or not (see settle.go): two copies of one event, not two events.
+func sameEvent(first []byte, e *wire.Event) bool {
+	a, err := wire.DecodeLine(first)
+	return err == nil && wire.SameButStamp(a, e)
 }
 
 // RecordQuarantine adds q to the backlog's list in dir and returns those
@@ -103,8 +138,8 @@ func RecordQuarantine(dir string, q []Quarantined) ([]Quarantined, error) {
 		buf = append(append(buf, b...), '\n')
 		fresh = append(fresh, x)
 	}
-	if len(buf) == 0 {
-		return nil, nil
+	if len(buf) == 0 || !TrustLocal(dir, QuarantineFile) {
+		return fresh, nil // a list git tracks is a teammate's: each warns until it is untracked
 	}
 	path := filepath.Join(dir, QuarantineFile)
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
@@ -114,7 +149,8 @@ func RecordQuarantine(dir string, q []Quarantined) ([]Quarantined, error) {
 }
 
 // ReadQuarantine lists the lines quarantined in the backlog in dir;
-// a line of the list that does not read is skipped.
+// a line of the list that does not read is skipped. A list git tracks is
+// a teammate's, not this clone's (tracked_local.go): it lists nothing.
 func ReadQuarantine(dir string) ([]Quarantined, error) {
 	data, err := os.ReadFile(filepath.Join(dir, QuarantineFile))
 	if errors.Is(err, os.ErrNotExist) {
@@ -122,6 +158,9 @@ func ReadQuarantine(dir string) ([]Quarantined, error) {
 	}
 	if err != nil {
 		return nil, err
+	}
+	if !TrustLocal(dir, QuarantineFile) {
+		return nil, nil
 	}
 	var out []Quarantined
 	for _, l := range bytes.Split(data, []byte{'\n'}) {

@@ -39,7 +39,14 @@ const FromGit = "git"
 // caller holds b.mu; the writers' lock is taken here unless held.
 func (b *Store) setAsideFromGit(cause error) bool {
 	var ce *wire.CorruptError
-	if !errors.As(cause, &ce) || filepath.Base(ce.Path) != LedgerFile || errors.Is(cause, wire.ErrVersion) {
+	switch {
+	case errors.Is(cause, wire.ErrVersion):
+		return false
+	case errors.As(cause, &ce) && filepath.Base(ce.Path) == LedgerFile:
+	case errors.Is(cause, wire.ErrSharedID):
+		// A ledger line reusing an archived event's id, met when the
+		// files are brought to their normal form.
+	default:
 		return false
 	}
 	root, err := gitdir.Root(b.dir)
@@ -94,7 +101,7 @@ func QuarantineStaged(dir, root string) (removed int, fresh []Quarantined, err e
 	if !ok {
 		return 0, nil, nil
 	}
-	kept, bad := QuarantineLines(data[:n], FromGit, gitdir.Head(root), LedgerFile)
+	kept, bad := quarantineLines(data[:n], FromGit, gitdir.Head(root), LedgerFile, reusedArchivedIDs(dir, data[:n]))
 	if len(bad) == 0 {
 		return 0, nil, nil
 	}
@@ -108,7 +115,7 @@ func QuarantineStaged(dir, root string) (removed int, fresh []Quarantined, err e
 	// The bytes and the list first, then the ledger without them: a line
 	// leaves the ledger only once it is kept in .broken and listed, and a
 	// crash before the rewrite leaves the ledger as git wrote it.
-	if err := fsutil.AppendSync(filepath.Join(dir, BrokenFile), aside); err != nil {
+	if err := AppendBroken(dir, aside); err != nil {
 		return 0, nil, err
 	}
 	if fresh, err = RecordQuarantine(dir, bad); err != nil {
@@ -118,6 +125,119 @@ func QuarantineStaged(dir, root string) (removed int, fresh []Quarantined, err e
 		return 0, nil, err
 	}
 	return len(bad), fresh, nil
+}
+
+// reusedArchivedIDs names the lines of data (ledger lines) that give the
+// id of an archived event to a different event: the archived one came
+// first. It reads every archive segment, so it runs only once a load has
+// failed.
+func reusedArchivedIDs(dir string, data []byte) map[int]string {
+	segs, err := Segments(dir)
+	if err != nil || len(segs) < 2 {
+		return nil
+	}
+	return reusedIDs(data, func(fn func(*wire.Event)) {
+		_, _ = ArchivedEvents(segs[:len(segs)-1], wire.Cursor{}, func(a *wire.Event) error {
+			fn(a)
+			return nil
+		})
+	})
+}
+
+// reusedIDs names the lines of data (ledger lines, by 1-based number)
+// that give the id of an event archived yields to a different event.
+func reusedIDs(data []byte, archived func(func(*wire.Event))) map[int]string {
+	type line struct {
+		n int
+		e *wire.Event
+	}
+	byID := map[string][]line{}
+	n := 0
+	for rest := data; len(rest) > 0; {
+		l := rest
+		if i := bytes.IndexByte(rest, '\n'); i >= 0 {
+			l = rest[:i+1]
+		}
+		rest = rest[len(l):]
+		n++
+		if e, err := wire.DecodeLine(l); err == nil {
+			byID[e.ID] = append(byID[e.ID], line{n, e})
+		}
+	}
+	if len(byID) == 0 {
+		return nil
+	}
+	out := map[int]string{}
+	archived(func(a *wire.Event) {
+		for _, l := range byID[a.ID] {
+			if !wire.SameButStamp(a, l.e) {
+				out[l.n] = fmt.Sprintf("event id %s is also used by a different event in the archive (at %s): two events cannot share an id", a.ID, a.At.Format(wire.TimeLayout))
+			}
+		}
+	})
+	return out
+}
+
+// QuarantineReused takes out of t (a tree as commit from holds it) the
+// ledger lines that give an archived event's id to a different event,
+// and returns them. Such a line is folded as an event of its own while it
+// comes after the snapshot; one stamped before it makes every reader
+// bring the files to their normal form, where the two events meet: only
+// those lines are looked up, so a tree without them reads no archive.
+func QuarantineReused(dir string, t Tree, from, commit string) []Quarantined {
+	led, snap := t[LedgerFile], t[SnapshotFile]
+	if _, named := t[SnapshotFile]; named && snap == nil {
+		snap, _ = os.ReadFile(filepath.Join(dir, SnapshotFile)) // the same bytes here (see Tree)
+	}
+	i := bytes.IndexByte(snap, '\n')
+	if len(led) == 0 || i < 0 {
+		return nil
+	}
+	body, err := wire.CheckFrame(snap[:i+1])
+	if err != nil {
+		return nil
+	}
+	hdr, err := wire.ReadHeader(body)
+	if err != nil || hdr.LastID == "" {
+		return nil
+	}
+	last := &wire.Event{At: hdr.LastAt, ID: hdr.LastID}
+	stale := false
+	for rest := led; len(rest) > 0 && !stale; {
+		l := rest
+		if i := bytes.IndexByte(rest, '\n'); i >= 0 {
+			l = rest[:i+1]
+		}
+		rest = rest[len(l):]
+		e, err := wire.DecodeLine(l)
+		stale = err == nil && !last.Before(e)
+	}
+	if !stale {
+		return nil
+	}
+	arch := Tree{}
+	for _, n := range t.Archives() {
+		arch[n] = t[n]
+		if arch[n] == nil {
+			if arch[n], err = os.ReadFile(filepath.Join(dir, filepath.FromSlash(n))); err != nil {
+				return nil
+			}
+		}
+	}
+	reject := reusedIDs(led, func(fn func(*wire.Event)) {
+		for _, n := range arch.Archives() {
+			evs, _ := DecodeAll(n, arch[n])
+			for _, e := range evs {
+				fn(e)
+			}
+		}
+	})
+	if len(reject) == 0 {
+		return nil
+	}
+	kept, bad := quarantineLines(led, from, commit, LedgerFile, reject)
+	t[LedgerFile] = kept
+	return bad
 }
 
 // A snapshot is a cache of the events it folds, and anyone with push
@@ -159,6 +279,9 @@ func (b *Store) vetSnapshot(path string, f *os.File) error {
 	if _, ok := gitdir.StagedFile(root, filepath.ToSlash(rel)); !ok {
 		return nil // nothing git knows: this clone's own
 	}
+	// A checkout that brought a new snapshot may have brought local files
+	// a teammate force-added too: name them (once).
+	b.NoteTrackedLocal()
 	data := make([]byte, fi.Size())
 	if _, err := f.ReadAt(data, 0); err != nil {
 		return err
@@ -247,6 +370,9 @@ func recordVetted(dir string, data []byte) {
 // recordVettedSum is recordVetted given the snapshot's sha256.
 func recordVettedSum(dir string, sum []byte) {
 	path := filepath.Join(dir, vettedFile)
+	if !TrustLocal(dir, vettedFile) {
+		return // a teammate's: left alone, and never believed (vetSnapshot)
+	}
 	if os.MkdirAll(filepath.Dir(path), 0o755) == nil {
 		_ = fsutil.ReplaceFile(path, []byte(hex.EncodeToString(sum)), nil) // a cache: lost, it is checked again
 	}

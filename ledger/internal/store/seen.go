@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
 	"time"
 
 	"github.com/bl-backlog/bl/ledger/internal/fold"
@@ -44,10 +43,12 @@ type MissingEvents struct {
 }
 
 // ReadSeen reads the record; ok is false when there is none or it does not
-// read (it is a cache: a torn write loses only the warning).
+// read (it is a cache: a torn write loses only the warning), or when git
+// tracks it: then it is a teammate's (tracked_local.go), which could hide
+// a revert from bl doctor.
 func ReadSeen(dir string) (r seenRecord, ok bool) {
 	data, err := os.ReadFile(filepath.Join(dir, SeenFile))
-	if err != nil || json.Unmarshal(data, &r) != nil || r.Events < 0 {
+	if err != nil || json.Unmarshal(data, &r) != nil || r.Events < 0 || !TrustLocal(dir, SeenFile) {
 		return seenRecord{}, false
 	}
 	if _, err := wire.ParseCursor(r.Cursor); err != nil {
@@ -57,9 +58,13 @@ func ReadSeen(dir string) (r seenRecord, ok bool) {
 }
 
 // writeSeen replaces the record: temp file and rename, so a reader sees
-// the old record or the new one, but no fsync.
+// the old record or the new one, but no fsync. A record git tracks is
+// left alone: written, it would be a change in the user's worktree.
 func writeSeen(dir string, r seenRecord) error {
 	path := filepath.Join(dir, SeenFile)
+	if !TrustLocal(dir, SeenFile) {
+		return errTrackedLocal
+	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}
@@ -67,15 +72,23 @@ func writeSeen(dir string, r seenRecord) error {
 	if err != nil {
 		return err
 	}
-	tmp := path + ".tmp-" + strconv.Itoa(os.Getpid())
-	if err := os.WriteFile(tmp, append(data, '\n'), 0o644); err != nil {
+	// A fresh temp file (never one at a known name: a link there would
+	// be written through), renamed over the record.
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
 		return err
 	}
-	if err := os.Rename(tmp, path); err != nil {
-		os.Remove(tmp)
-		return err
+	_, err = f.Write(append(data, '\n'))
+	if cerr := f.Close(); err == nil {
+		err = cerr
 	}
-	return nil
+	if err == nil {
+		err = os.Rename(f.Name(), path)
+	}
+	if err != nil {
+		os.Remove(f.Name())
+	}
+	return err
 }
 
 // RecordSeen raises the record to a state holding events events, the
@@ -102,6 +115,7 @@ func RecordSeen(dir string, events int64, last wire.Event) {
 // RecordSeen raises this clone's record of the history it has seen to what
 // the backlog holds now (see SeenFile). bl sync calls it after a commit.
 func (b *Store) RecordSeen() error {
+	b.NoteTrackedLocal()
 	return b.View(func(s *fold.State, _ time.Time) error {
 		RecordSeen(b.dir, s.Events(), s.Last())
 		return nil
@@ -136,7 +150,7 @@ func CheckSeen(dir string, accept bool) (*MissingEvents, error) {
 		if err := writeSeen(dir, seenRecord{Events: events, Cursor: wire.CursorOf(&last).String()}); err != nil {
 			return m, fmt.Errorf("record the history seen in %s: %w", SeenFile, err)
 		}
-	case accept:
+	case accept && TrustLocal(dir, SeenFile):
 		if err := os.Remove(filepath.Join(dir, SeenFile)); err != nil && !errors.Is(err, os.ErrNotExist) {
 			return m, err
 		}

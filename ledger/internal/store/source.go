@@ -4,6 +4,7 @@ import (
 	"io"
 	"os"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/bl-backlog/bl/ledger/internal/fold"
@@ -158,6 +159,26 @@ func (src *snapshotSource) Referrers(id string) ([]*wire.Card, error) {
 		if slices.Contains(namedBy(c), id) {
 			cp := c.Clone()
 			out = append(out, &cp)
+		}
+		return true
+	})
+	return out, nil
+}
+
+func (src *snapshotSource) Named(prefixes []string, keySuffix string) ([]string, error) {
+	if src.ix != nil {
+		if ids, err := src.ix.named(prefixes, keySuffix); err == nil {
+			return ids, nil
+		}
+	}
+	w, err := src.useWhole()
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	w.s.Range(func(c *wire.Card) bool {
+		if strings.HasSuffix(c.IdempotencyKey, keySuffix) || slices.ContainsFunc(prefixes, func(p string) bool { return strings.HasPrefix(c.ID, p) }) {
+			out = append(out, c.ID)
 		}
 		return true
 	})

@@ -102,6 +102,7 @@ type Store struct {
 
 	snapEvents int64                // events folded into the snapshot the state started from
 	snapInfo   os.FileInfo          // that snapshot file; nil when there was none
+	ckptLines  int                  // ledger lines the last tail checkpoint read or written folded
 	compactErr error                // the last automatic compaction's failure, if any
 	holding    bool                 // this handle holds the writers' lock (under mu)
 	stale      bool                 // the state is not the fold of the files (a fold stopped): reload before use
@@ -233,6 +234,7 @@ func (b *Store) Append(ctx context.Context, events []*wire.Event, buf []byte) ([
 	}
 	cards := b.CardsOf(events)
 	b.maybeCompact()
+	b.maybeCheckpoint()
 	return cards, nil
 }
 
@@ -362,6 +364,9 @@ func (b *Store) Close() error {
 func WrittenLine(e *wire.Event) ([]byte, *wire.Event, error) {
 	e.V = e.LineVersion()
 	if err := wire.ValidUTF8(e); err != nil {
+		return nil, nil, err
+	}
+	if err := wire.ValidNames(e); err != nil {
 		return nil, nil, err
 	}
 	line, err := wire.EncodeLine(e)

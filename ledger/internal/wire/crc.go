@@ -16,8 +16,9 @@ import (
 
 // crcSoftBytes is how much a process checksums in software first: about
 // what the software path checksums in the time the hardware path takes
-// to set up.
-const crcSoftBytes = 256 << 10
+// to set up (on a 2-core EPYC VM: 0.4 µs per KiB against a 155 µs set-up,
+// about 390 KiB; a load through the tail checkpoint checksums ~300 KiB).
+const crcSoftBytes = 384 << 10
 
 var crcSoftDone atomic.Int64
 

@@ -2,6 +2,7 @@ package wire
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -16,13 +17,16 @@ import (
 // copy the remote accepted, and re-stamping only ever moves a stamp later.
 // Anything else under one id is damage.
 
+// ErrSharedID: two different events carry one event id.
+var ErrSharedID = errors.New("two events cannot share an id")
+
 // SettleCopies returns the copy of an event that stands when a and b carry
 // one id, and whether it is b. Copies that differ in anything but their
 // stamp (at, clock and the line version these imply) are an error.
 func SettleCopies(a, b *Event) (*Event, bool, error) {
 	if !SameButStamp(a, b) {
-		return nil, false, fmt.Errorf("event id %s is also used by a different event (at %s): two events cannot share an id",
-			a.ID, a.At.Format(TimeLayout))
+		return nil, false, fmt.Errorf("event id %s is also used by a different event (at %s): %w",
+			a.ID, a.At.Format(TimeLayout), ErrSharedID)
 	}
 	if LaterCopy(b, a) {
 		return b, true, nil

@@ -77,6 +77,35 @@ func ValidAssignee(name string) error {
 	return nil
 }
 
+// ValidName reports why name cannot be an actor or a lease owner, or nil:
+// it holds a control character, which a terminal would act on or a list
+// would show as something else than the name compared byte for byte. what
+// names the input in the message (owner, actor).
+func ValidName(what, name string) error {
+	for _, r := range name {
+		if unicode.IsControl(r) {
+			return Rule(ErrInvalid, "%s %q holds a control character", what, name)
+		}
+	}
+	return nil
+}
+
+// ValidNames is ValidName on the names a new event carries: its actor,
+// its owner and a handoff's new owner. The writer runs it on the event as
+// built; the fold does not (lines written before it hold what they hold).
+func ValidNames(e *Event) error {
+	if err := ValidName("actor", e.Actor); err != nil {
+		return err
+	}
+	if err := ValidName("owner", e.Owner); err != nil {
+		return err
+	}
+	if e.Op == OpHandoff {
+		return ValidName("owner", e.To)
+	}
+	return nil
+}
+
 // ValidUTF8 refuses an event carrying text that is not valid UTF-8. JSON
 // stores each invalid byte as U+FFFD, so writing it would quietly record
 // something other than what was asked for. The writer runs it on the event

@@ -1,0 +1,265 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/bl-backlog/bl/ledger/internal/fold"
+	"github.com/bl-backlog/bl/ledger/internal/wire"
+)
+
+// ckHistory writes random histories: creates (some repeating an id or an
+// idempotency key), dependencies and parents, claims with right and wrong
+// versions and epochs, heartbeats, notes, releases and completes by the
+// owner or by another (fenced), request ids (some repeated). An oracle
+// fold picks mostly valid values, so most events apply and some are
+// conflicts.
+type ckHistory struct {
+	r      *rand.Rand
+	oracle *fold.State
+	at     time.Time
+	n      int
+	ids    []string
+}
+
+func newCkHistory(seed uint64) *ckHistory {
+	return &ckHistory{r: rand.New(rand.NewPCG(seed, 7)), oracle: fold.NewState(), at: time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)}
+}
+
+func (h *ckHistory) next() *wire.Event {
+	h.n++
+	h.at = h.at.Add(time.Duration(1+h.r.IntN(5000)) * time.Millisecond)
+	e := &wire.Event{V: 1, ID: fmt.Sprintf("ev%06d", h.n), At: h.at, Actor: "a"}
+	if h.r.IntN(4) == 0 {
+		e.RequestID = fmt.Sprintf("rq%d", h.r.IntN(h.n+1))
+	}
+	if len(h.ids) == 0 || h.r.IntN(6) == 0 {
+		e.Op = wire.OpCreate
+		e.Card = fmt.Sprintf("K%03d", len(h.ids))
+		if len(h.ids) > 0 && h.r.IntN(10) == 0 {
+			e.Card = h.ids[h.r.IntN(len(h.ids))] // a duplicate id
+		}
+		title, prio := "card "+e.Card, h.r.IntN(5)
+		e.Fields = &wire.Fields{Title: &title, Priority: &prio}
+		if h.r.IntN(5) == 0 {
+			e.Fields.IdempotencyKey = fmt.Sprintf("key%d", h.r.IntN(10))
+		}
+		if len(h.ids) > 0 && h.r.IntN(4) == 0 {
+			deps := []string{h.ids[h.r.IntN(len(h.ids))]}
+			e.Fields.DependsOn = &deps
+		}
+		if len(h.ids) > 0 && h.r.IntN(6) == 0 {
+			p := h.ids[h.r.IntN(len(h.ids))]
+			e.Fields.Parent = &p
+		}
+		if h.oracle.Apply(e) == nil {
+			h.ids = append(h.ids, e.Card)
+		}
+		return e
+	}
+	e.Card = h.ids[h.r.IntN(len(h.ids))]
+	c, _ := h.oracle.Card(e.Card)
+	owners := []string{"w1", "w2", "w3"}
+	owner := c.ClaimOwner
+	if owner == "" || h.r.IntN(8) == 0 {
+		owner = owners[h.r.IntN(len(owners))]
+	}
+	epoch := c.ClaimEpoch
+	if h.r.IntN(8) == 0 {
+		epoch += int64(h.r.IntN(3)) - 1 // stale or never granted
+	}
+	switch k := h.r.IntN(7); k {
+	case 0, 1:
+		e.Op, e.Owner, e.TTLSeconds, e.Epoch, e.ExpectVersion = wire.OpClaim, owner, 600, c.ClaimEpoch+1, c.Version
+		if h.r.IntN(8) == 0 {
+			e.ExpectVersion++
+		}
+	case 2:
+		e.Op, e.Owner, e.Epoch = wire.OpHeartbeat, owner, epoch
+	case 3:
+		e.Op, e.Text = wire.OpNote, fmt.Sprintf("note %d", h.n)
+	case 4:
+		e.Op, e.Owner, e.Epoch = wire.OpRelease, owner, epoch
+	case 5:
+		e.Op, e.Owner, e.Epoch = wire.OpComplete, owner, epoch
+	case 6:
+		e.Op, e.To = wire.OpLink, h.ids[h.r.IntN(len(h.ids))]
+	}
+	h.oracle.Apply(e)
+	return e
+}
+
+// appendLines appends n events to dir's ledger as raw lines, as another
+// writer (or a git pull adding lines) would.
+func (h *ckHistory) appendLines(t *testing.T, dir string, n int) {
+	t.Helper()
+	var buf []byte
+	for range n {
+		line, err := wire.EncodeLine(h.next())
+		if err != nil {
+			t.Fatal(err)
+		}
+		buf = append(buf, line...)
+	}
+	f, err := os.OpenFile(filepath.Join(dir, LedgerFile), os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := f.Write(buf); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// ckDump is everything a state answers, asked first lazily (the ready
+// order, picks, standings) and then whole.
+type ckDump struct {
+	Order, Top []string
+	Pick       string
+	Standing   map[string]fold.Standing
+	Stats      fold.Stats
+	Hdr        wire.SnapshotHeader
+	Cards      []wire.Card
+	Receipts   []wire.Keyed
+	Conflicts  []wire.Conflict
+	Last       wire.Event
+	Offset     int64
+	Lines      int
+	IDs        []uint64
+}
+
+func dumpStore(t *testing.T, dir string, now time.Time) (ckDump, bool) {
+	t.Helper()
+	b, err := Open(dir, Options{Clock: func() time.Time { return now }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	var d ckDump
+	s := b.state
+	s.InClaimOrder(now, func(c *wire.Card) bool {
+		d.Order = append(d.Order, c.ID)
+		return true
+	})
+	for _, c := range s.PickTop(fold.Filter{}, now, 5) {
+		d.Top = append(d.Top, c.ID)
+	}
+	if c := s.Pick(fold.Filter{}, now); c != nil {
+		d.Pick = c.ID
+	}
+	d.Standing = map[string]fold.Standing{}
+	for i := range 60 {
+		id := fmt.Sprintf("K%03d", i)
+		if c := s.Find(id); c != nil {
+			d.Standing[id] = s.Standing(c, now)
+		}
+	}
+	d.Stats = s.Stats(now)
+	if err := s.TakeFault(); err != nil {
+		t.Fatal(err)
+	}
+	d.Last, d.Offset, d.Lines = s.Last(), b.pos.offset, b.pos.lines
+	for h := range b.pos.ids {
+		d.IDs = append(d.IDs, h)
+	}
+	slices.Sort(d.IDs)
+	hdr, cards, receipts, conflicts, err := s.SnapshotLines()
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.Hdr, d.Receipts, d.Conflicts = hdr, receipts, conflicts
+	for _, c := range cards {
+		d.Cards = append(d.Cards, c.Clone())
+	}
+	return d, b.ckptLines > 0
+}
+
+// checkpointHere writes the checkpoint of a handle opened on dir now.
+func checkpointHere(t *testing.T, dir string) {
+	t.Helper()
+	b, err := Open(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	if err := writeCheckpoint(dir, b.snapInfo, b.state, &b.pos); err != nil {
+		t.Fatalf("checkpoint: %v", err)
+	}
+}
+
+func compactHere(t *testing.T, dir string) {
+	t.Helper()
+	b, err := Open(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	if _, err := b.Compact(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestCheckpointEquivalence: over random histories, with compactions and
+// checkpoints at random points, a load through the checkpoint answers
+// exactly what folding the whole tail answers: every card, the ready
+// order, picks, standings, stats, receipts, conflicts, the newest event
+// and the event ids a later read checks repeats against.
+func TestCheckpointEquivalence(t *testing.T) {
+	seeds := 40
+	if testing.Short() {
+		seeds = 8
+	}
+	used := 0 // rounds whose load went through a checkpoint
+	for seed := range uint64(seeds) {
+		t.Run(fmt.Sprint(seed), func(t *testing.T) {
+			dir := t.TempDir()
+			if _, err := Init(dir); err != nil {
+				t.Fatal(err)
+			}
+			h := newCkHistory(seed)
+			h.appendLines(t, dir, 20+h.r.IntN(100))
+			compactHere(t, dir)
+			for round := range 4 {
+				h.appendLines(t, dir, 1+h.r.IntN(80))
+				checkpointHere(t, dir)
+				after := h.r.IntN(60)
+				h.appendLines(t, dir, after)
+				if h.r.IntN(5) == 0 {
+					compactHere(t, dir) // the checkpoint names the old files now
+					h.appendLines(t, dir, h.r.IntN(20))
+				}
+				now := h.at.Add(time.Duration(h.r.IntN(1200)) * time.Second)
+				got, via := dumpStore(t, dir, now)
+				if via {
+					used++
+				}
+				ck := filepath.Join(dir, CacheDir, CheckpointFile)
+				aside := ck + ".aside"
+				if err := os.Rename(ck, aside); err != nil && !os.IsNotExist(err) {
+					t.Fatal(err)
+				}
+				want, viaNone := dumpStore(t, dir, now)
+				if viaNone {
+					t.Fatal("a load without a checkpoint file says it used one")
+				}
+				if !reflect.DeepEqual(got, want) {
+					t.Fatalf("round %d: the load through the checkpoint differs from the fold of the tail:\n got %+v\nwant %+v", round, got, want)
+				}
+				if err := os.Rename(aside, ck); err != nil && !os.IsNotExist(err) {
+					t.Fatal(err)
+				}
+			}
+		})
+	}
+	if used < seeds {
+		t.Fatalf("only %d of %d rounds loaded through a checkpoint", used, 4*seeds)
+	}
+	t.Logf("%d of %d rounds loaded through a checkpoint", used, 4*seeds)
+}
