@@ -285,6 +285,11 @@ func TestMain(m *testing.M) {
 	if spec := os.Getenv("BL_LOCK_TEST_HAMMER"); spec != "" {
 		os.Exit(hammer(spec))
 	}
+	if os.Getenv("GORACE") == "" {
+		// The helpers are this binary: under -race each would sleep a
+		// second as it exits.
+		os.Setenv("GORACE", "atexit_sleep_ms=0")
+	}
 	os.Exit(m.Run())
 }
 

@@ -84,6 +84,8 @@ var layers = map[string][]string{
 	// The binaries.
 	"cmd/bl":     {"internal/cli"},
 	"cmd/bl-git": {"internal/cli", "internal/cli/gitcli"},
+	// The commands, built once per go test run for the tests that run them.
+	"internal/testbin": nil,
 	// Benchmarks, the browser test helper and the process-level proofs.
 	"internal/benchrun":           {"ledger"},
 	"internal/benchrun/linkfloor": nil,

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/bl-backlog/bl/internal/testbin"
 )
 
 // tmuxBoard is bl board running in a real terminal (tmux), with the bl
@@ -34,12 +36,9 @@ func newTmuxBoard(t *testing.T) *tmuxBoard {
 	if testing.Short() {
 		t.Skip("builds bl and bl-git")
 	}
-	bin := t.TempDir()
-	for _, name := range []string{"bl", "bl-git"} {
-		out, err := exec.Command("go", "build", "-o", filepath.Join(bin, name), "../../cmd/"+name).CombinedOutput()
-		if err != nil {
-			t.Fatalf("go build %s: %v\n%s", name, err, out)
-		}
+	bin, err := testbin.Dir(testbin.Config{}, "bl", "bl-git")
+	if err != nil {
+		t.Fatal(err)
 	}
 	work := t.TempDir()
 	tb := &tmuxBoard{t: t, bin: bin, work: work, sock: "bl-board-test-" + filepath.Base(work)}

@@ -3,11 +3,13 @@
 //
 // Each script runs in a fresh $WORK directory with BL_ACTOR=tester, HOME set
 // to $WORK/.home and git configured hermetically (GIT_CONFIG_NOSYSTEM,
-// author and committer names). `exec bl ...` runs a real bl process (the
-// test binary re-executed as the lean bl); `exec bl-git ...` runs bl with
-// git built in. Both sit in one directory on PATH, so bl hands its git
-// work to that bl-git as an installed bl would. Bare `bl ...` is refused,
-// so every process start is visible in the script.
+// author and committer names). `exec bl ...` runs a real bl process, the
+// lean bl (cmd/bl); `exec bl-git ...` runs bl with git built in
+// (cmd/bl-git). Both are built once per go test run (internal/testbin),
+// with the race detector when the test binary has it, and sit in one
+// directory on PATH, so bl hands its git work to that bl-git as an
+// installed bl would. Bare `bl ...` is refused, so every process start is
+// visible in the script.
 //
 // Commands added to the standard testscript set:
 //
@@ -73,18 +75,10 @@ import (
 	"github.com/gofrs/flock"
 	"github.com/rogpeppe/go-internal/testscript"
 
-	"github.com/bl-backlog/bl/internal/cli"
-	"github.com/bl-backlog/bl/internal/cli/gitcli"
+	"github.com/bl-backlog/bl/internal/testbin"
 )
 
 var update = flag.Bool("update", false, "rewrite cmp golden files in testdata/script")
-
-func TestMain(m *testing.M) {
-	testscript.Main(m, map[string]func(){
-		"bl":     func() { os.Exit(cli.Main(cli.Extensions{}, os.Args[1:], os.Stdout, os.Stderr)) },
-		"bl-git": func() { os.Exit(cli.Main(gitcli.Extensions(), os.Args[1:], os.Stdout, os.Stderr)) },
-	})
-}
 
 func TestScripts(t *testing.T) {
 	testscript.Run(t, testscript.Params{
@@ -110,6 +104,11 @@ func TestScripts(t *testing.T) {
 }
 
 func setupScript(env *testscript.Env) error {
+	bin, err := testbin.Dir(testbin.Config{Race: testbin.Race}, "bl", "bl-git")
+	if err != nil {
+		return err
+	}
+	env.Setenv("PATH", bin+string(filepath.ListSeparator)+env.Getenv("PATH"))
 	home := filepath.Join(env.WorkDir, ".home")
 	if err := os.MkdirAll(home, 0o755); err != nil {
 		return err

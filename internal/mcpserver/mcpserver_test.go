@@ -27,6 +27,11 @@ func TestMain(m *testing.M) {
 	case "bl-git":
 		os.Exit(cli.Main(gitcli.Extensions(), os.Args[1:], os.Stdout, os.Stderr))
 	}
+	if os.Getenv("GORACE") == "" {
+		// The bl processes are this binary: under -race each would sleep
+		// a second as it exits.
+		os.Setenv("GORACE", "atexit_sleep_ms=0")
+	}
 	os.Exit(m.Run())
 }
 
