@@ -37,7 +37,7 @@ func (s *Syncer) Claim(ctx context.Context, req ledger.ClaimRequest) (*ledger.Ca
 	defer release()
 	rid := attemptID(req.RequestID, 1)
 	var card *ledger.Card
-	res, landed, err := s.leaseRounds(ctx, rid, func(ctx context.Context) (string, error) {
+	res, landed, err := s.leaseRounds(ctx, rid, false, func(ctx context.Context) (string, error) {
 		c, err := s.claimOnce(ctx, req, rid, s.round)
 		card = c
 		if c == nil {
@@ -127,7 +127,7 @@ func (s *Syncer) Lease(ctx context.Context, requestID string, do func(ctx contex
 	defer release()
 	rid := attemptID(requestID, 1)
 	var out ledger.Card
-	res, landed, err := s.leaseRounds(ctx, rid, func(ctx context.Context) (string, error) {
+	res, landed, err := s.leaseRounds(ctx, rid, true, func(ctx context.Context) (string, error) {
 		c, err := do(ctx, rid)
 		out = c
 		return c.ID, err
@@ -142,12 +142,20 @@ func (s *Syncer) Lease(ctx context.Context, requestID string, do func(ctx contex
 // until it lands or is refused. Each round fetches and folds the remote,
 // then stages the write under the backlog lock (built and checked, not
 // appended), pushes it to its card's lease ref with the lock released, and
-// appends it once that push landed (landStaged). write returns the card it
+// appends it once that push landed (landStaged). With fast, a write that
+// ends a lease is first tried without a fetch (fastLease). write returns the card it
 // wrote on, "" when there was nothing to write; a write that landed
 // returns the card as it stands after it. A replay of a request this
 // clone recorded before stages nothing and is made sure of (ensure).
-func (s *Syncer) leaseRounds(ctx context.Context, rid string, write func(ctx context.Context) (string, error)) (Result, *ledger.Card, error) {
+func (s *Syncer) leaseRounds(ctx context.Context, rid string, fast bool, write func(ctx context.Context) (string, error)) (Result, *ledger.Card, error) {
 	res := s.result()
+	if fast {
+		// First without a fetch, where this clone wrote the card's lease
+		// ref last (leasefast.go).
+		if done, c, err := s.fastLease(ctx, &res, rid, write); done {
+			return res, c, err
+		}
+	}
 	tries := s.o.Tries
 	if !s.triesSet {
 		tries = LeaseTries

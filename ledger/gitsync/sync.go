@@ -76,11 +76,14 @@ type Syncer struct {
 	atomicPush   bool        // the next receivePack is atomic (retire.go)
 	noAtomic     bool        // the remote refused an atomic push: no guard, no retirement
 	refetched    bool        // the remote's identity changed leasePrefix, and it was fetched again
+	atomicSeen   bool        // the last push's remote advertised atomic pushes
 
 	beforePush      func(round int)              // tests: runs just before each push
 	beforeLeasePush func(card string, round int) // tests: runs just before a lease ref push
 	pick            func(n int) int              // tests: which of the n best cards a claim takes (mrand.N)
 	onRequestWait   func()                       // tests: runs when another process holds the request id
+	beforeFastPush  func() bool                  // tests: runs before a fast lease push (leasefast.go); true stops there
+	afterFastPush   func() bool                  // tests: runs after a fast lease push landed; true stops there
 }
 
 // New prepares to sync the backlog b with the git repository around it.
