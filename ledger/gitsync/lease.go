@@ -214,6 +214,10 @@ func (s *Syncer) leaseRounds(ctx context.Context, rid string, fast bool, write f
 				s.carry(ctx, &res, remote, staged.Events[0].ID)
 			} else {
 				s.carryOwn(ctx, &res, remote, up)
+				// A complete that went out without a fetch (leasefast.go)
+				// retires nothing: the refs its branch push settled are
+				// retired here, by the next write that fetched them.
+				s.retire(ctx, true)
 			}
 			return res, &c, nil
 		}
@@ -381,7 +385,7 @@ const carryTries = 5
 // nothing; the call it ends has already landed.
 func (s *Syncer) carry(ctx context.Context, res *Result, remote plumbing.Hash, mine string) {
 	if s.carryRounds(ctx, res, remote, mine) {
-		s.retire(ctx) // the branch holds what this clone holds (retire.go)
+		s.retire(ctx, false) // the branch holds what this clone holds (retire.go)
 	}
 }
 

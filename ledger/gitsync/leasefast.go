@@ -247,6 +247,9 @@ func (s *Syncer) fastLease(ctx context.Context, res *Result, rid string, write f
 	if s.beforeFastPush != nil && s.beforeFastPush() {
 		return true, nil, errKilled
 	}
+	if s.beforeLeasePush != nil {
+		s.beforeLeasePush(u.card, 0) // round 0: the fast push
+	}
 	s.atomicPush = true
 	err = s.receivePack(ctx, func(refs storer.ReferenceStorer) ([]*packp.Command, []plumbing.Hash, error) {
 		if refTip(refs, u.ref) != u.old || refTip(refs, s.branch) != remote {
