@@ -193,6 +193,23 @@ func (s *Syncer) leaseRounds(ctx context.Context, rid string, fast bool, write f
 		if err != nil {
 			return res, nil, err
 		}
+		if staged != nil && s.fastRetry && carriesLeases(staged.Events[0].Op) && !s.lv.tips[staged.Events[0].Card].IsZero() && !s.noAtomic {
+			// The push without a fetch found the branch moved: the lease
+			// ref and the branch once more as one push, now on what was
+			// fetched (leasefast.go).
+			s.fastRetry = false
+			local, lerr := s.g.refHash(s.branch)
+			cur, cerr := s.g.currentBranch()
+			if lerr == nil {
+				done, c, moved, err := s.atomicLand(ctx, &res, rid, staged, remote, local, cerr == nil && cur == s.branch, true)
+				if done {
+					return res, c, err
+				}
+				if moved {
+					continue
+				}
+			}
+		}
 		if staged != nil {
 			// Published with the backlog lock released: no other process
 			// of this clone waits on the network.

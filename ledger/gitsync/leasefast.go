@@ -210,12 +210,29 @@ func (s *Syncer) fastLease(ctx context.Context, res *Result, rid string, write f
 		// would have.
 		return false, nil, nil
 	}
-	w := staged
+	res.Tries = 1
 	up, err := s.g.readBacklogFiles(remote, func(name string) bool { return name == ledger.LedgerFile })
 	if err != nil {
 		return false, nil, nil
 	}
 	s.lv.inBranch = ledgerEventIDs(up[ledger.LedgerFile])
+	done, card, moved, err := s.atomicLand(ctx, res, rid, staged, remote, local, checkedOut, false)
+	if !done {
+		// The next round fetches, and tries the one push again before
+		// the lease ref alone, unless the lease ref is what moved.
+		s.fastRetry = !moved
+	}
+	return done, card, err
+}
+
+// atomicLand commits the staged write w onto the local branch (at local)
+// and the remote's (at remote), pushes the commit and the card's lease
+// ref as one atomic update, and appends w once that landed. done is false
+// when nothing was written (the remote refused the update as a whole, or
+// the backlog moved before the push): moved then says whether the card's
+// lease ref was what moved. fetched: s.lv is the remote as just fetched,
+// so once the branch holds w it holds everything this clone holds.
+func (s *Syncer) atomicLand(ctx context.Context, res *Result, rid string, w *ledger.Staged, remote, local plumbing.Hash, checkedOut, fetched bool) (done bool, card *ledger.Card, moved bool, err error) {
 	// The files the write was staged on: nothing appended since.
 	f, err := s.treeForCommit(ctx, func(st *ledger.State) error {
 		if last := st.Last(); last.ID != "" && !last.Before(w.Events[0]) {
@@ -224,59 +241,64 @@ func (s *Syncer) fastLease(ctx context.Context, res *Result, rid string, write f
 		return nil
 	})
 	if err != nil {
-		return false, nil, nil
+		return false, nil, false, nil
 	}
 	led := f.t[ledger.LedgerFile]
 	if len(led) > 0 && led[len(led)-1] != '\n' {
-		return false, nil, nil
+		return false, nil, false, nil
 	}
 	f.t = maps.Clone(f.t)
 	f.t[ledger.LedgerFile] = append(slices.Clip(led), w.Lines...)
 	head, committed, msg, index, err := s.buildCommit(f, remote, local, checkedOut)
 	if err != nil || !committed {
-		return false, nil, nil
+		return false, nil, false, nil
 	}
 	u, err := s.leaseCommit(w)
 	if err != nil {
-		return false, nil, nil
+		return false, nil, false, nil
 	}
 	objs, err := s.objectsToSend(head, remote)
 	if err != nil {
-		return false, nil, nil
+		return false, nil, false, nil
 	}
 	if s.beforeFastPush != nil && s.beforeFastPush() {
-		return true, nil, errKilled
+		return true, nil, false, errKilled
 	}
 	if s.beforeLeasePush != nil {
-		s.beforeLeasePush(u.card, 0) // round 0: the fast push
+		s.beforeLeasePush(u.card, s.round) // round 0: the push without a fetch
 	}
 	s.atomicPush = true
 	err = s.receivePack(ctx, func(refs storer.ReferenceStorer) ([]*packp.Command, []plumbing.Hash, error) {
-		if refTip(refs, u.ref) != u.old || refTip(refs, s.branch) != remote {
+		moved = refTip(refs, u.ref) != u.old
+		if moved || refTip(refs, s.branch) != remote {
 			return nil, nil, errLeaseMoved
 		}
 		return []*packp.Command{{Name: u.ref, Old: u.old, New: u.tip}, {Name: s.branch, Old: remote, New: head}},
 			append(objs, u.tip, emptyTree), nil
 	})
 	s.atomicPush = false
+	tips := s.loadLeaseTips()
 	if err != nil {
 		if ctx.Err() != nil {
-			return true, nil, ctx.Err()
+			return true, nil, false, ctx.Err()
 		}
 		// Refused as a whole, or not known to have landed: the ordinary
 		// rounds fetch, and a write that did land is then a replay.
 		if errors.Is(err, errNoAtomic) {
 			s.noAtomic = true
 		}
+		if moved || !rejected(err) && !errors.Is(err, errLeaseMoved) {
+			moved = true // not known: the ordinary rounds start again
+		}
 		tips.set(u.card, plumbing.ZeroHash)
 		tips.save()
-		return false, nil, nil
+		return false, nil, moved, nil
 	}
 	_ = s.g.setRef(s.trackingRef(), head)
 	if s.afterFastPush != nil && s.afterFastPush() {
-		return true, nil, errKilled
+		return true, nil, false, errKilled
 	}
-	res.Tries, res.Pushed, res.Commit = 1, true, hashString(head)
+	res.Pushed, res.Commit = true, hashString(head)
 	res.Committed, res.Message = true, msg
 	if w.Events[0].Op == ledger.OpComplete {
 		tips.set(u.card, plumbing.ZeroHash) // the lease is over
@@ -304,22 +326,24 @@ func (s *Syncer) fastLease(ctx context.Context, res *Result, rid string, write f
 			// the branch lacks those events yet.
 			s.lv.pending++
 			s.carry(ctx, res, head, "")
+		} else if fetched {
+			s.retire(ctx, false) // the branch holds what this clone holds
 		}
-		return true, &cards[0], nil
+		return true, &cards[0], false, nil
 	}
 	if !errors.Is(err, ledger.ErrStageMoved) {
-		return true, nil, s.landFailed(w, err)
+		return true, nil, false, s.landFailed(w, err)
 	}
 	// This backlog moved meanwhile: a pull brings the write in from the
 	// branch, and carry commits and pushes what else this clone holds.
 	c, err := s.landStaged(ctx, res, rid, w)
 	if err != nil {
-		return true, nil, err
+		return true, nil, false, err
 	}
 	if now, err := s.g.refHash(s.trackingRef()); err == nil {
 		s.carry(ctx, res, now, w.Events[0].ID)
 	}
-	return true, &c, nil
+	return true, &c, false, nil
 }
 
 // errKilled: a test stopped the write where a crash could (beforeFastPush,

@@ -78,8 +78,9 @@ func (f *fastWorld) converged(t *testing.T) {
 }
 
 // A teammate pushes the branch between the claim and the complete: the
-// atomic push is refused as a whole, and the ordinary rounds land the
-// completion once.
+// atomic push is refused as a whole, and after a fetch the lease ref and
+// the branch go out as one push again: the completion lands once, in the
+// fetch and the two pushes a complete cost before.
 func TestFastCompleteAfterTeammateBranchPush(t *testing.T) {
 	f := newFastWorld(t, nil)
 	db := f.clone("b")
@@ -95,10 +96,9 @@ func TestFastCompleteAfterTeammateBranchPush(t *testing.T) {
 	if _, err := f.complete(f.syncer(t), ""); err != nil {
 		t.Fatal(err)
 	}
-	// The fast push refused, then the ordinary round: a fetch, the lease
-	// ref, the branch.
-	if fetches, pushes := n.take(); fetches != 1 || pushes != 3 {
-		t.Errorf("the complete made %d fetches and %d pushes, want 1 and 3", fetches, pushes)
+	// The fast push refused, then a fetch and the one push again.
+	if fetches, pushes := n.take(); fetches != 1 || pushes != 2 {
+		t.Errorf("the complete made %d fetches and %d pushes, want 1 and 2", fetches, pushes)
 	}
 	f.converged(t)
 	if got := cards(t, f.a); !strings.Contains(got, "B1 ") {
@@ -270,4 +270,39 @@ func TestFastCompleteAfterTeammateHeartbeat(t *testing.T) {
 		t.Errorf("the complete made %d fetches and %d pushes, want 1 and 3", fetches, pushes)
 	}
 	f.converged(t)
+}
+
+// The branch moves again between the fetch after a refused fast push and
+// the one push that follows it: that push is refused too, and the lease
+// ref alone, then the branch, land the completion once.
+func TestFastCompleteBranchMovesTwice(t *testing.T) {
+	f := newFastWorld(t, nil)
+	db := f.clone("b")
+	b := open(t, db)
+	sb := syncer(t, b, Options{Remote: "origin", Actor: "bob"})
+	if _, err := sb.Pull(bg); err != nil {
+		t.Fatal(err)
+	}
+	bobPushes := func(id string) {
+		create(t, b, "bob", id)
+		if _, err := syncer(t, b, Options{Remote: "origin", Actor: "bob"}).Push(bg, Hooks{}); err != nil {
+			t.Error(err)
+		}
+	}
+	bobPushes("B1")
+	s := f.syncer(t)
+	once := false
+	s.beforeLeasePush = func(card string, round int) {
+		if round == 1 && !once { // the one push after the fetch
+			once = true
+			bobPushes("B2")
+		}
+	}
+	if _, err := f.complete(s, ""); err != nil {
+		t.Fatal(err)
+	}
+	f.converged(t)
+	if got := cards(t, f.a); !strings.Contains(got, "B2 ") {
+		t.Errorf("alice's backlog lacks bob's second card:\n%s", got)
+	}
 }

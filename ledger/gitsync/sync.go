@@ -77,6 +77,7 @@ type Syncer struct {
 	noAtomic     bool        // the remote refused an atomic push: no guard, no retirement
 	refetched    bool        // the remote's identity changed leasePrefix, and it was fetched again
 	atomicSeen   bool        // the last push's remote advertised atomic pushes
+	fastRetry    bool        // a push without a fetch found the branch moved: try the one push again after the fetch (leasefast.go)
 
 	beforePush      func(round int)              // tests: runs just before each push
 	beforeLeasePush func(card string, round int) // tests: runs just before a lease ref push
