@@ -149,6 +149,7 @@ func (s *Syncer) Lease(ctx context.Context, requestID string, do func(ctx contex
 // clone recorded before stages nothing and is made sure of (ensure).
 func (s *Syncer) leaseRounds(ctx context.Context, rid string, fast bool, write func(ctx context.Context) (string, error)) (Result, *ledger.Card, error) {
 	res := s.result()
+	s.fastRetry = false
 	if fast {
 		// First without a fetch, where this clone wrote the card's lease
 		// ref last (leasefast.go).
