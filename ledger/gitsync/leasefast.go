@@ -29,8 +29,11 @@ import (
 // stands, and the branch holds it with everything else this clone holds:
 // a claim and its complete cost one fetch and two pushes. If either moved,
 // or the remote cannot push atomically, the remote refuses the whole
-// update, nothing was written, and the write runs the ordinary rounds
-// (fetch, stage, push the lease ref, carry).
+// update and nothing was written. The write then runs the ordinary rounds
+// (fetch, stage, push the lease ref, carry), except that when only the
+// branch had moved, the round after the fetch first tries the one atomic
+// push again (atomicLand, on what was fetched): with other clones
+// completing meanwhile a complete still costs one fetch and two pushes.
 //
 // The tips this clone pushed are kept in the backlog's cache directory
 // (leaseTipsFile), by card; a fetch drops those the remote no longer
