@@ -230,8 +230,10 @@ func (s *Syncer) leaseRounds(ctx context.Context, rid string, fast bool, write f
 			}
 			if carriesLeases(staged.Events[0].Op) || len(s.lv.lines[staged.Events[0].Card]) >= leaseLinesCarried {
 				s.carry(ctx, &res, remote, staged.Events[0].ID)
+				s.noteApplied()
 			} else {
 				s.carryOwn(ctx, &res, remote, up)
+				s.noteApplied()
 				// A complete that went out without a fetch (leasefast.go)
 				// retires nothing: the refs its branch push settled are
 				// retired here, by the next write that fetched them.
@@ -443,6 +445,7 @@ func (s *Syncer) carryRounds(ctx context.Context, res *Result, remote plumbing.H
 			if s.remoteName != "" {
 				_ = s.g.setRef(s.trackingRef(), head)
 			}
+			s.applied = head // built from the backlog, which holds remote
 			return true
 		}
 		if !rejected(err) {

@@ -37,16 +37,20 @@ import (
 //
 // The tips this clone pushed are kept in the backlog's cache directory
 // (leaseTipsFile), by card; a fetch drops those the remote no longer
-// holds. The branch commit is built before the write is appended locally:
+// holds. The file also names the remote commit this backlog last took in
+// (applied): the push without a fetch is tried only while the
+// remote-tracking ref is that commit, so the commit it pushes never
+// leaves out events the branch holds (a fetch in another worktree, or a
+// process killed between its fetch and its rebase, moves the ref first). The branch commit is built before the write is appended locally:
 // the backlog's files as read under the lock with the staged lines added,
 // checked to be the files the write was staged on. The local branch moves
 // to it only once the write is appended.
 
 // leaseTipsFile is the cache file of the lease ref tips this clone
-// pushed: a header line, then "<tip> <card>" lines.
+// pushed: a header line, "applied <commit>", then "<tip> <card>" lines.
 const leaseTipsFile = "leasetips"
 
-const leaseTipsHeader = "bl lease tips 1\n"
+const leaseTipsHeader = "bl lease tips 2\n"
 
 // leaseTipsMost bounds the file: the oldest entries go first.
 const leaseTipsMost = 256
@@ -58,9 +62,10 @@ var errNotFast = errors.New("not a fast lease write")
 // leaseTips is the cache of the lease ref tips this clone pushed, in the
 // order they were written.
 type leaseTips struct {
-	path  string
-	cards []string
-	tips  map[string]plumbing.Hash
+	path    string
+	applied plumbing.Hash // the remote commit this backlog last took in
+	cards   []string
+	tips    map[string]plumbing.Hash
 }
 
 func (s *Syncer) loadLeaseTips() *leaseTips {
@@ -70,9 +75,12 @@ func (s *Syncer) loadLeaseTips() *leaseTips {
 		return t
 	}
 	rest, ok := bytes.CutPrefix(data, []byte(leaseTipsHeader))
-	if !ok {
+	line, rest, _ := bytes.Cut(rest, []byte{'\n'})
+	applied, ok2 := strings.CutPrefix(string(line), "applied ")
+	if !ok || !ok2 || !plumbing.IsHash(applied) || len(applied) != 40 {
 		return t
 	}
+	t.applied = plumbing.NewHash(applied)
 	for _, l := range strings.Split(string(rest), "\n") {
 		if l == "" {
 			continue
@@ -107,6 +115,7 @@ func (t *leaseTips) set(card string, tip plumbing.Hash) {
 func (t *leaseTips) save() {
 	var b bytes.Buffer
 	b.WriteString(leaseTipsHeader)
+	fmt.Fprintf(&b, "applied %s\n", t.applied)
 	for _, c := range t.cards {
 		fmt.Fprintf(&b, "%s %s\n", t.tips[c], c)
 	}
@@ -125,7 +134,20 @@ func (s *Syncer) notePushedTips(us []*leaseUpdate) {
 	for _, u := range us {
 		t.set(u.card, u.tip)
 	}
+	t.applied = s.applied
 	t.save()
+}
+
+// noteApplied records that this backlog took in the remote commit s.applied
+// since the tips were noted (a carry pushed it).
+func (s *Syncer) noteApplied() {
+	if s.applied.IsZero() {
+		return
+	}
+	if t := s.loadLeaseTips(); len(t.cards) > 0 && t.applied != s.applied {
+		t.applied = s.applied
+		t.save()
+	}
 }
 
 // settleLeaseTips drops the recorded tips the remote's lease refs, as just
@@ -155,7 +177,7 @@ func (s *Syncer) fastLease(ctx context.Context, res *Result, rid string, write f
 		return false, nil, nil
 	}
 	tips := s.loadLeaseTips()
-	if len(tips.cards) == 0 {
+	if len(tips.cards) == 0 || tips.applied.IsZero() {
 		return false, nil, nil
 	}
 	defer func() {
@@ -164,7 +186,7 @@ func (s *Syncer) fastLease(ctx context.Context, res *Result, rid string, write f
 		}
 	}()
 	remote, err := s.g.refHash(s.trackingRef())
-	if err != nil || remote.IsZero() {
+	if err != nil || remote.IsZero() || remote != tips.applied {
 		return false, nil, nil
 	}
 	local, err := s.g.refHash(s.branch)
@@ -308,7 +330,6 @@ func (s *Syncer) atomicLand(ctx context.Context, res *Result, rid string, w *led
 	} else {
 		tips.set(u.card, u.tip)
 	}
-	tips.save()
 	var cards []ledger.Card
 	err = outwaitLock(func() (err error) {
 		cards, err = s.b.AppendStaged(ctx, w)
@@ -316,6 +337,10 @@ func (s *Syncer) atomicLand(ctx context.Context, res *Result, rid string, w *led
 	})
 	if err == nil {
 		// Appended in place: the backlog is the files committed.
+		s.applied, tips.applied = head, head
+	}
+	tips.save()
+	if err == nil {
 		if s.g.updateRef(s.branch, local, head) == nil && checkedOut {
 			index()
 		}

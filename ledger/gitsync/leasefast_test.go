@@ -306,3 +306,30 @@ func TestFastCompleteBranchMovesTwice(t *testing.T) {
 		t.Errorf("alice's backlog lacks bob's second card:\n%s", got)
 	}
 }
+
+// The branch and its remote-tracking ref moved to a commit this backlog
+// never took in (here git fetch and git reset --soft; a fetch in another
+// worktree of the repository does the same): the push without a fetch
+// would commit a backlog that lacks the commit's events, so it is not
+// tried, and the ordinary rounds take the events in first.
+func TestFastCompleteNotOnACommitTheBacklogLacks(t *testing.T) {
+	f := newFastWorld(t, nil)
+	db := f.clone("b")
+	b := open(t, db)
+	if _, err := syncer(t, b, Options{Remote: "origin", Actor: "bob"}).Pull(bg); err != nil {
+		t.Fatal(err)
+	}
+	create(t, b, "bob", "B1")
+	if _, err := syncer(t, b, Options{Remote: "origin", Actor: "bob"}).Push(bg, Hooks{}); err != nil {
+		t.Fatal(err)
+	}
+	f.git(f.da, "fetch", "-q", "origin")
+	f.git(f.da, "reset", "-q", "--soft", "origin/main")
+	if _, err := f.complete(f.syncer(t), ""); err != nil {
+		t.Fatal(err)
+	}
+	f.converged(t)
+	if got := f.git(f.bare, "show", "main:.backlog/"+ledger.LedgerFile); !strings.Contains(got, `"B1"`) {
+		t.Errorf("the remote branch lost bob's card:\n%s", got)
+	}
+}
