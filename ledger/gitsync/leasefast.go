@@ -354,6 +354,7 @@ func (s *Syncer) atomicLand(ctx context.Context, res *Result, rid string, w *led
 			// the branch lacks those events yet.
 			s.lv.pending++
 			s.carry(ctx, res, head, "")
+			s.noteApplied()
 		} else if fetched {
 			s.retire(ctx, false) // the branch holds what this clone holds
 		}
@@ -371,6 +372,7 @@ func (s *Syncer) atomicLand(ctx context.Context, res *Result, rid string, w *led
 	if now, err := s.g.refHash(s.trackingRef()); err == nil {
 		s.carry(ctx, res, now, w.Events[0].ID)
 	}
+	s.noteApplied()
 	return true, &c, false, nil
 }
 
