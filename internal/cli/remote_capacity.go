@@ -9,7 +9,7 @@ import (
 
 // A git host rations pushes (GitHub's guidance: about 6 a minute per
 // repository), and every lease write through a git remote is one push, a
-// completion two (docs/SYNC.md, "The git remote within what hosts allow").
+// completion one or two (docs/SYNC.md, "The git remote within what hosts allow").
 // So a heartbeat through a remote pushes at most once per half TTL, and a
 // team past the guidance is told to use a claim arbiter.
 

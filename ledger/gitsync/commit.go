@@ -44,50 +44,65 @@ func (s *Syncer) commit(read func() (backlogFiles, error), remote plumbing.Hash)
 }
 
 func (s *Syncer) commitOnce(f backlogFiles, remote, local plumbing.Hash) (plumbing.Hash, bool, string, error) {
-	g, t := s.g, f.t
 	checkedOut := false
-	if cur, err := g.currentBranch(); err == nil && cur == s.branch {
+	if cur, err := s.g.currentBranch(); err == nil && cur == s.branch {
 		checkedOut = true
 	}
+	h, committed, msg, index, err := s.buildCommit(f, remote, local, checkedOut)
+	if err != nil || h == local {
+		return h, committed, msg, err
+	}
+	if err := s.g.updateRef(s.branch, local, h); err != nil {
+		return local, false, "", err
+	}
+	if checkedOut {
+		// The commit stands; a busy index only leaves git status showing
+		// the backlog as modified until the next sync.
+		index()
+	}
+	return h, committed, msg, nil
+}
+
+// buildCommit stores the commit of the backlog files f onto local (and
+// remote, see parents) and returns it, without moving the branch:
+// committed is false when it is a parent itself (nothing new, at most a
+// fast-forward). index, once the branch is moved to it, updates the index
+// entries of the files it holds.
+func (s *Syncer) buildCommit(f backlogFiles, remote, local plumbing.Hash, checkedOut bool) (head plumbing.Hash, committed bool, msg string, index func(), err error) {
+	g, t := s.g, f.t
 	parents, base, err := s.parents(local, remote, checkedOut)
 	if err != nil {
-		return local, false, "", err
+		return local, false, "", nil, err
 	}
 	baseRoot, err := g.rootTree(base)
 	if err != nil {
-		return local, false, "", err
+		return local, false, "", nil, err
 	}
 	baseSub, err := g.subtree(baseRoot)
 	if err != nil {
-		return local, false, "", err
+		return local, false, "", nil, err
 	}
 	sub, blobs, err := g.backlogTree(baseSub, t, f.blobs)
 	if err != nil {
-		return local, false, "", err
+		return local, false, "", nil, err
 	}
 	root, err := g.splice(baseRoot, sub, true)
 	if err != nil {
-		return local, false, "", err
+		return local, false, "", nil, err
 	}
 	var indexOthers []func()
 	if root, indexOthers, err = s.bringInOthers(root, local, remote, parents); err != nil {
-		return local, false, "", err
+		return local, false, "", nil, err
+	}
+	index = func() {
+		_ = g.updateIndex(t, blobs, f.sizes)
+		for _, f := range indexOthers {
+			f()
+		}
 	}
 	if len(parents) == 1 {
 		if pt, err := g.rootTree(parents[0]); err == nil && pt != nil && pt.Hash == root {
-			// Nothing new: at most a fast-forward to the remote.
-			if parents[0] != local {
-				if err := g.updateRef(s.branch, local, parents[0]); err != nil {
-					return local, false, "", err
-				}
-				if checkedOut {
-					_ = g.updateIndex(t, blobs, f.sizes)
-					for _, f := range indexOthers {
-						f()
-					}
-				}
-			}
-			return parents[0], false, "", nil
+			return parents[0], false, "", index, nil // nothing new
 		}
 	}
 	var first plumbing.Hash
@@ -96,31 +111,20 @@ func (s *Syncer) commitOnce(f backlogFiles, remote, local plumbing.Hash) (plumbi
 	}
 	prev, next, err := s.changedSince(first, t, blobs)
 	if err != nil {
-		return local, false, "", err
+		return local, false, "", nil, err
 	}
-	msg := s.message(prev, next, len(parents) > 1)
+	msg = s.message(prev, next, len(parents) > 1)
 	sig := s.signature()
 	c := &object.Commit{Author: sig, Committer: sig, Message: msg, TreeHash: root, ParentHashes: parents}
 	o := g.repo.Storer.NewEncodedObject()
 	if err := c.Encode(o); err != nil {
-		return local, false, "", err
+		return local, false, "", nil, err
 	}
 	h, err := g.store(o)
 	if err != nil {
-		return local, false, "", err
+		return local, false, "", nil, err
 	}
-	if err := g.updateRef(s.branch, local, h); err != nil {
-		return local, false, "", err
-	}
-	if checkedOut {
-		// The commit stands; a busy index only leaves git status showing
-		// the backlog as modified until the next sync.
-		_ = g.updateIndex(t, blobs, f.sizes)
-		for _, f := range indexOthers {
-			f()
-		}
-	}
-	return h, true, msg, nil
+	return h, true, msg, index, nil
 }
 
 // bringInOthers handles the other backlogs of the repository that the

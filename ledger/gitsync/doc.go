@@ -92,7 +92,9 @@
 // claimSpread cards, so racing clones rarely collide). Once the write
 // landed, carry commits and pushes the branch so it holds what only lease
 // refs held. A retry of a write this clone recorded answers as the first
-// did and pushes it if the remote lacks it.
+// did and pushes it if the remote lacks it. A write that ends a lease on
+// a card whose lease ref this clone wrote last goes out first without a
+// fetch, the lease ref and the branch in one atomic push (leasefast.go).
 //
 // What a lease ref holds is vetted before it is folded (leasevet.go): only
 // the lease events of its own card, in a commit of bounded size; the rest

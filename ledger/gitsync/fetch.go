@@ -82,6 +82,7 @@ func (s *Syncer) fetch(ctx context.Context) (h plumbing.Hash, err error) {
 	// The lease refs' tips come along (leaseref.go), also when the remote
 	// lacks the branch: they are the backlog's, whatever the branch.
 	wants := s.leaseWants(refs)
+	s.settleLeaseTips()
 	ref, err := refs.Reference(s.branch)
 	if err != nil && !errors.Is(err, plumbing.ErrReferenceNotFound) {
 		return fail(err)

@@ -37,7 +37,7 @@ func (s *Syncer) Claim(ctx context.Context, req ledger.ClaimRequest) (*ledger.Ca
 	defer release()
 	rid := attemptID(req.RequestID, 1)
 	var card *ledger.Card
-	res, landed, err := s.leaseRounds(ctx, rid, func(ctx context.Context) (string, error) {
+	res, landed, err := s.leaseRounds(ctx, rid, false, func(ctx context.Context) (string, error) {
 		c, err := s.claimOnce(ctx, req, rid, s.round)
 		card = c
 		if c == nil {
@@ -127,7 +127,7 @@ func (s *Syncer) Lease(ctx context.Context, requestID string, do func(ctx contex
 	defer release()
 	rid := attemptID(requestID, 1)
 	var out ledger.Card
-	res, landed, err := s.leaseRounds(ctx, rid, func(ctx context.Context) (string, error) {
+	res, landed, err := s.leaseRounds(ctx, rid, true, func(ctx context.Context) (string, error) {
 		c, err := do(ctx, rid)
 		out = c
 		return c.ID, err
@@ -142,12 +142,21 @@ func (s *Syncer) Lease(ctx context.Context, requestID string, do func(ctx contex
 // until it lands or is refused. Each round fetches and folds the remote,
 // then stages the write under the backlog lock (built and checked, not
 // appended), pushes it to its card's lease ref with the lock released, and
-// appends it once that push landed (landStaged). write returns the card it
+// appends it once that push landed (landStaged). With fast, a write that
+// ends a lease is first tried without a fetch (fastLease). write returns the card it
 // wrote on, "" when there was nothing to write; a write that landed
 // returns the card as it stands after it. A replay of a request this
 // clone recorded before stages nothing and is made sure of (ensure).
-func (s *Syncer) leaseRounds(ctx context.Context, rid string, write func(ctx context.Context) (string, error)) (Result, *ledger.Card, error) {
+func (s *Syncer) leaseRounds(ctx context.Context, rid string, fast bool, write func(ctx context.Context) (string, error)) (Result, *ledger.Card, error) {
 	res := s.result()
+	s.fastRetry = false
+	if fast {
+		// First without a fetch, where this clone wrote the card's lease
+		// ref last (leasefast.go).
+		if done, c, err := s.fastLease(ctx, &res, rid, write); done {
+			return res, c, err
+		}
+	}
 	tries := s.o.Tries
 	if !s.triesSet {
 		tries = LeaseTries
@@ -185,6 +194,23 @@ func (s *Syncer) leaseRounds(ctx context.Context, rid string, write func(ctx con
 		if err != nil {
 			return res, nil, err
 		}
+		if staged != nil && s.fastRetry && carriesLeases(staged.Events[0].Op) && !s.lv.tips[staged.Events[0].Card].IsZero() && !s.noAtomic {
+			// The push without a fetch found the branch moved: the lease
+			// ref and the branch once more as one push, now on what was
+			// fetched (leasefast.go).
+			s.fastRetry = false
+			local, lerr := s.g.refHash(s.branch)
+			cur, cerr := s.g.currentBranch()
+			if lerr == nil {
+				done, c, moved, err := s.atomicLand(ctx, &res, rid, staged, remote, local, cerr == nil && cur == s.branch, true)
+				if done {
+					return res, c, err
+				}
+				if moved {
+					continue
+				}
+			}
+		}
 		if staged != nil {
 			// Published with the backlog lock released: no other process
 			// of this clone waits on the network.
@@ -204,8 +230,14 @@ func (s *Syncer) leaseRounds(ctx context.Context, rid string, write func(ctx con
 			}
 			if carriesLeases(staged.Events[0].Op) || len(s.lv.lines[staged.Events[0].Card]) >= leaseLinesCarried {
 				s.carry(ctx, &res, remote, staged.Events[0].ID)
+				s.noteApplied()
 			} else {
 				s.carryOwn(ctx, &res, remote, up)
+				s.noteApplied()
+				// A complete that went out without a fetch (leasefast.go)
+				// retires nothing: the refs its branch push settled are
+				// retired here, by the next write that fetched them.
+				s.retire(ctx, true)
 			}
 			return res, &c, nil
 		}
@@ -373,7 +405,7 @@ const carryTries = 5
 // nothing; the call it ends has already landed.
 func (s *Syncer) carry(ctx context.Context, res *Result, remote plumbing.Hash, mine string) {
 	if s.carryRounds(ctx, res, remote, mine) {
-		s.retire(ctx) // the branch holds what this clone holds (retire.go)
+		s.retire(ctx, false) // the branch holds what this clone holds (retire.go)
 	}
 }
 
@@ -413,6 +445,7 @@ func (s *Syncer) carryRounds(ctx context.Context, res *Result, remote plumbing.H
 			if s.remoteName != "" {
 				_ = s.g.setRef(s.trackingRef(), head)
 			}
+			s.applied = head // built from the backlog, which holds remote
 			return true
 		}
 		if !rejected(err) {

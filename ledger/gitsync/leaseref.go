@@ -388,13 +388,16 @@ func (s *Syncer) pushLease(ctx context.Context, w *ledger.Staged, carried []*led
 			s.lv.retired = last.New
 		}
 		s.leaseLanded(u)
+		pushed := []*leaseUpdate{u}
 		for _, x := range sent {
 			if refused == nil || refused[x.ref] == nil {
 				s.leaseLanded(x)
 				landed = append(landed, x.w)
+				pushed = append(pushed, x)
 			}
 		}
 		s.saveLeaseCache()
+		s.notePushedTips(pushed)
 		return landed, nil
 	case errors.Is(err, errLeaseMoved) || rejected(err):
 		return nil, errLeaseMoved

@@ -92,6 +92,7 @@ func (s *Syncer) receivePackReport(ctx context.Context, plan func(refs storer.Re
 		}
 		refs, caps = all, ar.Capabilities
 	}
+	s.atomicSeen = caps.Supports(capability.Atomic)
 	cmds, hashes, err := plan(refs)
 	if err != nil || len(cmds) == 0 {
 		return err

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -48,11 +49,16 @@ func (s *Syncer) retiredRef() plumbing.ReferenceName {
 
 // retirable lists the cards whose lease refs may go: done in this clone's
 // backlog, which the branch now holds, with every line of their tip in it.
-func (s *Syncer) retirable() []string {
+// settled: the caller vouches for nothing, and only cards whose tip's
+// every line the fetched branch held count.
+func (s *Syncer) retirable(settled bool) []string {
 	var cards []string
 	_ = s.b.View(func(st *ledger.State, _ time.Time) error {
 		for _, card := range sortedCards(s.lv.tips) {
 			if s.lv.bad[card] {
+				continue
+			}
+			if settled && slices.ContainsFunc(s.lv.lines[card], func(l []byte) bool { return !s.lv.inBranch[lineID(l)] }) {
 				continue
 			}
 			if c, ok := st.Card(card); ok && c.Status == ledger.StatusDone {
@@ -69,11 +75,13 @@ func (s *Syncer) retirable() []string {
 
 // retire deletes the lease refs of done cards once retireBatch of them
 // wait; the caller has just left the branch holding everything this clone
-// holds, the lease lines of those refs included. Each delete expects the
-// tip this clone folded, so a lease write that landed meanwhile keeps its
-// ref. A failure costs nothing: the refs stay until the next retirement.
-func (s *Syncer) retire(ctx context.Context) {
-	cards := s.retirable()
+// holds, the lease lines of those refs included, or (settled) the refs
+// are only those whose lines the fetched branch held. Each delete expects
+// the tip this clone folded, so a lease write that landed meanwhile keeps
+// its ref. A failure costs nothing: the refs stay until the next
+// retirement.
+func (s *Syncer) retire(ctx context.Context, settled bool) {
+	cards := s.retirable(settled)
 	if len(cards) < retireBatch {
 		return
 	}
@@ -102,7 +110,7 @@ func (s *Syncer) retire(ctx context.Context) {
 		return
 	}
 	s.lv.retired = mark
-	_ = s.receivePack(ctx, func(refs storer.ReferenceStorer) ([]*packp.Command, []plumbing.Hash, error) {
+	if s.receivePack(ctx, func(refs storer.ReferenceStorer) ([]*packp.Command, []plumbing.Hash, error) {
 		var cmds []*packp.Command
 		for _, card := range cards {
 			ref, tip := s.leaseRef(card), s.lv.tips[card]
@@ -111,7 +119,11 @@ func (s *Syncer) retire(ctx context.Context) {
 			}
 		}
 		return cmds, nil, nil
-	})
+	}) == nil {
+		for _, card := range cards {
+			delete(s.lv.tips, card)
+		}
+	}
 }
 
 // refTip is the hash refs advertise for name, zero when absent.

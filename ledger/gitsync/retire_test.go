@@ -76,6 +76,12 @@ func TestStaleClaimerDoesNotWinARetiredCard(t *testing.T) {
 	sx.beforeLeasePush = func(card string, round int) {
 		if round == 1 { // yves claims, completes, and the ref is retired
 			claimAndComplete(t, sy, y, "yves", card)
+			// A complete that goes out without a fetch retires nothing;
+			// yves's next call through the remote (a claim that finds
+			// nothing) does.
+			if c, _, err := sy.Claim(bg, ledger.ClaimRequest{Mutation: ledger.Mutation{Actor: "yves"}, Owner: "yves", TTL: time.Hour}); c != nil || err != nil {
+				t.Errorf("yves's second claim: %v %v", c, err)
+			}
 			if refs := w.git(w.bare, "for-each-ref", sy.leasePrefix+card); refs != "" {
 				t.Errorf("not retired: %s", refs)
 			}

@@ -67,20 +67,25 @@ type Syncer struct {
 	sendAuth     bool   // credentials may go to url (trust.go)
 	triesSet     bool   // Options.Tries was given
 	segs         segments
-	lv           leaseView   // the remote's lease refs as last fetched
-	lc           *leaseCache // their lines by commit, read once (leasecache.go)
-	leasePrefix  string      // this backlog's lease refs: LeaseRefPrefix, its namespace, "/"
-	legacyPrefix string      // where an older bl put them, read only (legacyNamespace)
-	round        int         // the round of the lease write in flight
-	vetAll       bool        // fetch every lease ref's tip, cached or not (LeaseDoctor)
-	atomicPush   bool        // the next receivePack is atomic (retire.go)
-	noAtomic     bool        // the remote refused an atomic push: no guard, no retirement
-	refetched    bool        // the remote's identity changed leasePrefix, and it was fetched again
+	lv           leaseView     // the remote's lease refs as last fetched
+	lc           *leaseCache   // their lines by commit, read once (leasecache.go)
+	leasePrefix  string        // this backlog's lease refs: LeaseRefPrefix, its namespace, "/"
+	legacyPrefix string        // where an older bl put them, read only (legacyNamespace)
+	round        int           // the round of the lease write in flight
+	vetAll       bool          // fetch every lease ref's tip, cached or not (LeaseDoctor)
+	atomicPush   bool          // the next receivePack is atomic (retire.go)
+	noAtomic     bool          // the remote refused an atomic push: no guard, no retirement
+	refetched    bool          // the remote's identity changed leasePrefix, and it was fetched again
+	atomicSeen   bool          // the last push's remote advertised atomic pushes
+	fastRetry    bool          // a push without a fetch found the branch moved: try the one push again after the fetch (leasefast.go)
+	applied      plumbing.Hash // the remote commit the backlog last took in: rebased onto, or pushed (leasefast.go)
 
 	beforePush      func(round int)              // tests: runs just before each push
 	beforeLeasePush func(card string, round int) // tests: runs just before a lease ref push
 	pick            func(n int) int              // tests: which of the n best cards a claim takes (mrand.N)
 	onRequestWait   func()                       // tests: runs when another process holds the request id
+	beforeFastPush  func() bool                  // tests: runs before a fast lease push (leasefast.go); true stops there
+	afterFastPush   func() bool                  // tests: runs after a fast lease push landed; true stops there
 }
 
 // New prepares to sync the backlog b with the git repository around it.
@@ -373,6 +378,7 @@ func (s *Syncer) pullFrom(ctx context.Context, res *Result, base plumbing.Hash) 
 	}
 	res.Pulled += rr.Pulled
 	res.Rebased, res.Conflicts = rr.Local, rr.Conflicts
+	s.applied = remote
 	return remote, up, load, nil
 }
 
