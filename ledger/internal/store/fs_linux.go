@@ -48,3 +48,13 @@ func fileKey(fi os.FileInfo) (dev, ino uint64, ok bool) {
 	}
 	return uint64(st.Dev), st.Ino, true
 }
+
+// changeTime is a file's status change time in ns (ctime): unlike the
+// mtime, no one can set it back after writing the file in place.
+func changeTime(fi os.FileInfo) uint64 {
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return 0
+	}
+	return uint64(st.Ctim.Nano())
+}

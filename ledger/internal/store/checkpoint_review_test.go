@@ -1,0 +1,168 @@
+package store
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/bl-backlog/bl/ledger/internal/wire"
+)
+
+// appendVia appends n creates through b, as a long-lived writer (bl run,
+// the daemon, an import) does, one locked append each.
+func appendVia(t *testing.T, b *Store, tag string, n int) {
+	t.Helper()
+	for i := range n {
+		title := "card " + tag
+		e := &wire.Event{V: 1, ID: fmt.Sprintf("%s-%d", tag, i), At: time.Now().UTC(), Actor: "w", Op: wire.OpCreate,
+			Card: fmt.Sprintf("%s%03d", tag, i), Fields: &wire.Fields{Title: &title}}
+		line, d, err := WrittenLine(e)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := b.withLock(t.Context(), func() error {
+			if err := b.state.Check(d); err != nil {
+				return err
+			}
+			_, err := b.Append(t.Context(), []*wire.Event{d}, line)
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// lenOf is the card count a fresh handle on dir answers.
+func lenOf(t *testing.T, dir string) (n int, via bool) {
+	t.Helper()
+	b, err := Open(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	return b.state.Len(), b.ckptLines > 0
+}
+
+// TestCheckpointAfterOwnCompaction: a handle that compacts and goes on
+// writing (auto-compaction in bl run, the daemon, an import) writes its
+// next checkpoint over the new snapshot; the cards it created since the
+// old one must not be counted again over the new one. (Today the handle
+// holds every card after compacting and writes none until it reloads.)
+func TestCheckpointAfterOwnCompaction(t *testing.T) {
+	defer func(n int) { CheckpointEvery = n }(CheckpointEvery)
+	CheckpointEvery = 4
+	dir := t.TempDir()
+	if _, err := Init(dir); err != nil {
+		t.Fatal(err)
+	}
+	h := newCkHistory(1)
+	h.appendLines(t, dir, 30)
+	compactHere(t, dir)
+	b, err := Open(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	appendVia(t, b, "A", 7)
+	if _, err := b.Compact(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	appendVia(t, b, "B", 2*CheckpointEvery)
+	ck := filepath.Join(dir, CacheDir, CheckpointFile)
+	got, via := lenOf(t, dir)
+	if err := os.Rename(ck, ck+".aside"); err != nil && !os.IsNotExist(err) {
+		t.Fatal(err)
+	}
+	want, _ := lenOf(t, dir)
+	if got != want {
+		t.Fatalf("cards through the checkpoint %d (used: %v), by folding the tail %d", got, via, want)
+	}
+}
+
+// rewriteSnapshotInPlace rewrites snapshot.json in place
+// (same inode, same size, same header, every line whole) and its mtime set
+// back, as `rsync -a --inplace`, `cp --preserve=timestamps` onto the file or
+// an editor followed by `touch -d` leave it.
+func rewriteSnapshotInPlace(t *testing.T, dir string) {
+	t.Helper()
+	path := filepath.Join(dir, SnapshotFile)
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data := mustRead(t, path)
+	var out []byte
+	for i, line := range bytes.SplitAfter(data, []byte{'\n'}) {
+		if len(line) == 0 {
+			continue
+		}
+		if i > 0 {
+			raw, err := wire.CheckFrame(line)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if l, err := wire.ReadSnapshotLine(raw); err == nil && l.Card != nil {
+				l.Card.Title = strings.Replace(l.Card.Title, "card", "CARD", 1)
+				if line, err = wire.EncodeFramed(l); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		out = append(out, line...)
+	}
+	if len(out) != len(data) {
+		t.Fatalf("the rewrite changed the size: %d -> %d", len(data), len(out))
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteAt(out, 0); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	if err := os.Chtimes(path, fi.ModTime(), fi.ModTime()); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestCheckpointSnapshotRewrittenInPlace: after rewriteSnapshotInPlace a
+// load through the checkpoint answers what folding the tail over the new
+// bytes answers.
+func TestCheckpointSnapshotRewrittenInPlace(t *testing.T) {
+	dir := t.TempDir()
+	ckBacklog(t, dir, 3)
+	rewriteSnapshotInPlace(t, dir)
+	now := time.Date(2026, 3, 2, 0, 0, 0, 0, time.UTC)
+	got, via := dumpStore(t, dir, now)
+	ck := filepath.Join(dir, CacheDir, CheckpointFile)
+	if err := os.Rename(ck, ck+".aside"); err != nil {
+		t.Fatal(err)
+	}
+	want, _ := dumpStore(t, dir, now)
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("through the checkpoint (used: %v) the cards differ from the fold of the new snapshot:\n got %+v\nwant %+v", via, got.Cards, want.Cards)
+	}
+}
+
+// TestCheckpointNotWrittenOverSnapshotRewrittenInPlace: a writer that read
+// cards from the snapshot before it was rewritten in place (mtime set back)
+// does not write what it holds as the checkpoint of the new bytes.
+func TestCheckpointNotWrittenOverSnapshotRewrittenInPlace(t *testing.T) {
+	dir := t.TempDir()
+	ckBacklog(t, dir, 4)
+	b, err := Open(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	rewriteSnapshotInPlace(t, dir)
+	if err := writeCheckpoint(dir, b.snapInfo, b.state, &b.pos); err == nil {
+		t.Fatal("a checkpoint of the cards read before the rewrite was written for the new snapshot")
+	}
+}
