@@ -166,3 +166,63 @@ func TestCheckpointNotWrittenOverSnapshotRewrittenInPlace(t *testing.T) {
 		t.Fatal("a checkpoint of the cards read before the rewrite was written for the new snapshot")
 	}
 }
+
+// TestCheckpointLedgerRewrittenInPlaceUnderWriter: a long-lived writer (the
+// daemon, bl run --loop, bl mcp) holds the fold of the ledger's first
+// lines; an editor that keeps the inode (nano, VS Code) rewrites one of
+// those lines in place, same size, valid; the writer appends and writes a
+// checkpoint. It checksums the ledger prefix as the file is now, not as it
+// folded it, so the checkpoint binds the new bytes to the old state and
+// every load after it answers from the old line.
+func TestCheckpointLedgerRewrittenInPlaceUnderWriter(t *testing.T) {
+	t.Skip("bug: writeCheckpoint checksums the ledger prefix as it is now, not the bytes the handle folded (see /work/notes/round3/reviewb.md)")
+	defer func(n int) { CheckpointEvery = n }(CheckpointEvery)
+	CheckpointEvery = 1
+	dir := t.TempDir()
+	ckBacklog(t, dir, 5)
+	b, err := Open(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	path := filepath.Join(dir, LedgerFile)
+	data := mustRead(t, path)
+	var out []byte
+	changed := false
+	for _, line := range bytes.SplitAfter(data, []byte{'\n'}) {
+		if len(line) == 0 {
+			continue
+		}
+		if e, err := wire.DecodeLine(line); !changed && err == nil && e.Op == wire.OpCreate && e.Fields != nil && e.Fields.Title != nil {
+			title := strings.Replace(*e.Fields.Title, "card", "CARD", 1)
+			e.Fields.Title = &title
+			if line, err = wire.EncodeLine(e); err != nil {
+				t.Fatal(err)
+			}
+			changed = true
+		}
+		out = append(out, line...)
+	}
+	if !changed || len(out) != len(data) {
+		t.Fatalf("no same-size rewrite (changed %v, %d -> %d bytes)", changed, len(data), len(out))
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteAt(out, 0); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	appendVia(t, b, "E", 2)
+	now := time.Date(2026, 3, 2, 0, 0, 0, 0, time.UTC)
+	got, via := dumpStore(t, dir, now)
+	ck := filepath.Join(dir, CacheDir, CheckpointFile)
+	if err := os.Rename(ck, ck+".aside"); err != nil {
+		t.Fatal(err)
+	}
+	want, _ := dumpStore(t, dir, now)
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("through the checkpoint (used: %v) the cards differ from the fold of the ledger:\n got %+v\nwant %+v", via, got.Cards, want.Cards)
+	}
+}
