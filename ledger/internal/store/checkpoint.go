@@ -102,12 +102,9 @@ type tailCheckpoint struct {
 // ledger bytes, and reads whole.
 func readCheckpoint(dir string, snap *os.File, snapInfo os.FileInfo, hdr wire.SnapshotHeader, led *os.File) *tailCheckpoint {
 	// Only a regular file of bounded size is read: a symlink (to a FIFO,
-	// to /dev/zero) that git brought in is not opened.
-	path := filepath.Join(dir, CacheDir, CheckpointFile)
-	if fi, err := os.Lstat(path); err != nil || !fi.Mode().IsRegular() || fi.Size() > maxCheckpoint {
-		return nil
-	}
-	data, err := os.ReadFile(path)
+	// to /dev/zero) that git brought in is not followed, even one that
+	// replaces the file while it is being opened.
+	data, err := readRegular(filepath.Join(dir, CacheDir, CheckpointFile), maxCheckpoint)
 	if err != nil || len(data) < checkpointHeaderLen || !bytes.Equal(data[:8], checkpointMagic[:]) {
 		return nil
 	}

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"reflect"
 	"strings"
+	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -224,5 +226,49 @@ func TestCheckpointLedgerRewrittenInPlaceUnderWriter(t *testing.T) {
 	want, _ := dumpStore(t, dir, now)
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("through the checkpoint (used: %v) the cards differ from the fold of the ledger:\n got %+v\nwant %+v", via, got.Cards, want.Cards)
+	}
+}
+
+// TestCheckpointLinkSwappedInWhileOpening: a git checkout can put a
+// symbolic link (to a FIFO, to /dev/zero) at cache/tail.ckpt at any moment,
+// also between a load's look at the path and its open: the load must not
+// follow it (and wait on the FIFO forever, or read /dev/zero until memory
+// runs out).
+func TestCheckpointLinkSwappedInWhileOpening(t *testing.T) {
+	dir := t.TempDir()
+	ckBacklog(t, dir, 6)
+	ck := filepath.Join(dir, CacheDir, CheckpointFile)
+	good := mustRead(t, ck)
+	fifo := filepath.Join(t.TempDir(), "fifo")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var stop atomic.Bool
+	defer stop.Store(true)
+	go func() {
+		for i := 0; !stop.Load(); i++ {
+			tmp := ck + ".swap"
+			if i%2 == 0 {
+				_ = os.WriteFile(tmp, good, 0o644)
+			} else {
+				_ = os.Symlink(fifo, tmp)
+			}
+			_ = os.Rename(tmp, ck)
+		}
+	}()
+	loaded := make(chan struct{})
+	go func() {
+		defer close(loaded)
+		for range 3000 {
+			if b, err := Open(dir, Options{}); err == nil {
+				b.Close()
+			}
+		}
+	}()
+	// Only a hang fails: a load that opened the FIFO never returns.
+	select {
+	case <-loaded:
+	case <-time.After(2 * time.Minute):
+		t.Fatal("a load hangs: it opened the FIFO a link swapped in at cache/tail.ckpt")
 	}
 }

@@ -2,6 +2,7 @@ package store
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"syscall"
 
@@ -57,4 +58,28 @@ func changeTime(fi os.FileInfo) uint64 {
 		return 0
 	}
 	return uint64(st.Ctim.Nano())
+}
+
+// readRegular reads the file at path when it is a regular file of at most
+// max bytes. The check is made on the file opened, not the path: the
+// open follows no symbolic link and does not wait on a FIFO.
+func readRegular(path string, max int64) ([]byte, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() || fi.Size() > max {
+		return nil, errNoCheckpoint
+	}
+	data := make([]byte, fi.Size())
+	n, err := io.ReadFull(f, data)
+	if err != nil {
+		return nil, err
+	}
+	return data[:n], nil
 }
