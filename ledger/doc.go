@@ -685,10 +685,10 @@
 // file, fsync, rename) once 64 lines have been appended past it; a
 // compaction removes it. It is little-endian binary:
 //
-//	magic "bltail01"
-//	18 u64 fields: the format version of the bl that wrote it; the
-//	  snapshot's device, inode, size, mtime in ns and the CRC-32C of
-//	  its header line; the ledger's device and inode; the
+//	magic "bltail02"
+//	19 u64 fields: the format version of the bl that wrote it; the
+//	  snapshot's device, inode, size, mtime and ctime in ns and the
+//	  CRC-32C of its header line; the ledger's device and inode; the
 //	  ledger bytes and lines folded, where the ledger's own events start
 //	  (past a prefix a cut-short compaction left), the CRC-32C of the
 //	  folded bytes; the state's event count, the cards created since the
@@ -703,10 +703,11 @@
 //
 // A load uses it only when every check holds: its header and body
 // checksums, the snapshot it was written for (device, inode, size,
-// nanosecond mtime and header checksum are those of the snapshot being
-// loaded), the ledger (same device and inode, at least as long, and its
-// first bytes have the checksum named, ending at a line end), and every
-// line reads. Anything else (a compaction, a git pull, merge, rebase or
+// nanosecond mtime and ctime and header checksum are those of the
+// snapshot being loaded: the ctime, which no one can set back, tells a
+// snapshot rewritten in place with its mtime restored), the ledger (same
+// device and inode, at least as long, and its first bytes have the
+// checksum named, ending at a line end), and every line reads. Anything else (a compaction, a git pull, merge, rebase or
 // reset, a normalization or quarantine rewriting the files, an import, a
 // torn or garbage file, another format version) makes the load ignore it
 // and fold the tail as without it: never an error, never another answer. A

@@ -18,7 +18,7 @@ import (
 // makes a load ignore it and fold the tail as if it were not there.
 const CheckpointFile = "tail.ckpt"
 
-var checkpointMagic = [8]byte{'b', 'l', 't', 'a', 'i', 'l', '0', '1'}
+var checkpointMagic = [8]byte{'b', 'l', 't', 'a', 'i', 'l', '0', '2'}
 
 // Header fields, in order, each a little-endian uint64 after the magic;
 // the last is the CRC-32C of the bytes before it.
@@ -28,6 +28,7 @@ const (
 	ckSnapIno
 	ckSnapSize
 	ckSnapMtime
+	ckSnapCtime // no one sets it back: a rewrite in place with the mtime restored changes it
 	ckSnapHeaderCRC
 	ckLedgerDev
 	ckLedgerIno
@@ -52,8 +53,8 @@ const maxCheckpoint = 64 << 20
 
 // checkpointIdentity is what binds a checkpoint to this checkout's files.
 type checkpointIdentity struct {
-	snapDev, snapIno, snapSize, snapMtime, snapHeaderCRC uint64
-	ledgerDev, ledgerIno                                 uint64
+	snapDev, snapIno, snapSize, snapMtime, snapCtime, snapHeaderCRC uint64
+	ledgerDev, ledgerIno                                            uint64
 }
 
 // identify reads the identity of the snapshot open in snap (stat'ed as
@@ -79,7 +80,7 @@ func identify(snap *os.File, snapInfo, ledInfo os.FileInfo) (checkpointIdentity,
 		return id, hdr, false
 	}
 	id = checkpointIdentity{snapDev: sd, snapIno: si, snapSize: uint64(snapInfo.Size()), snapMtime: uint64(snapInfo.ModTime().UnixNano()),
-		snapHeaderCRC: uint64(wire.Checksum(first)), ledgerDev: ld, ledgerIno: li}
+		snapCtime: changeTime(snapInfo), snapHeaderCRC: uint64(wire.Checksum(first)), ledgerDev: ld, ledgerIno: li}
 	return id, hdr, true
 }
 
@@ -101,12 +102,9 @@ type tailCheckpoint struct {
 // ledger bytes, and reads whole.
 func readCheckpoint(dir string, snap *os.File, snapInfo os.FileInfo, hdr wire.SnapshotHeader, led *os.File) *tailCheckpoint {
 	// Only a regular file of bounded size is read: a symlink (to a FIFO,
-	// to /dev/zero) that git brought in is not opened.
-	path := filepath.Join(dir, CacheDir, CheckpointFile)
-	if fi, err := os.Lstat(path); err != nil || !fi.Mode().IsRegular() || fi.Size() > maxCheckpoint {
-		return nil
-	}
-	data, err := os.ReadFile(path)
+	// to /dev/zero) that git brought in is not followed, even one that
+	// replaces the file while it is being opened.
+	data, err := readRegular(filepath.Join(dir, CacheDir, CheckpointFile), maxCheckpoint)
 	if err != nil || len(data) < checkpointHeaderLen || !bytes.Equal(data[:8], checkpointMagic[:]) {
 		return nil
 	}
@@ -120,7 +118,7 @@ func readCheckpoint(dir string, snap *os.File, snapInfo os.FileInfo, hdr wire.Sn
 		return nil
 	}
 	id, _, ok := identify(snap, snapInfo, ledInfo)
-	if !ok || id != (checkpointIdentity{field(ckSnapDev), field(ckSnapIno), field(ckSnapSize), field(ckSnapMtime), field(ckSnapHeaderCRC), field(ckLedgerDev), field(ckLedgerIno)}) {
+	if !ok || id != (checkpointIdentity{field(ckSnapDev), field(ckSnapIno), field(ckSnapSize), field(ckSnapMtime), field(ckSnapCtime), field(ckSnapHeaderCRC), field(ckLedgerDev), field(ckLedgerIno)}) {
 		return nil
 	}
 	ck := &tailCheckpoint{offset: int64(field(ckOffset)), base: int64(field(ckBase)), lines: int(field(ckLines)),

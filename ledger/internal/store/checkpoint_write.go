@@ -50,7 +50,7 @@ func writeCheckpoint(dir string, snapInfo os.FileInfo, s *fold.State, pos *Posit
 	if err != nil {
 		return err
 	}
-	if !os.SameFile(fi, snapInfo) || fi.Size() != snapInfo.Size() || !fi.ModTime().Equal(snapInfo.ModTime()) {
+	if !os.SameFile(fi, snapInfo) || fi.Size() != snapInfo.Size() || !fi.ModTime().Equal(snapInfo.ModTime()) || changeTime(fi) != changeTime(snapInfo) {
 		return errNoCheckpoint // not the snapshot s was folded from
 	}
 	ledInfo, err := pos.file.Stat()
@@ -98,7 +98,7 @@ func writeCheckpoint(dir string, snapInfo os.FileInfo, s *fold.State, pos *Posit
 		}
 	}
 	f := [ckFields]uint64{ckFormat: wire.FormatVersion,
-		ckSnapDev: id.snapDev, ckSnapIno: id.snapIno, ckSnapSize: id.snapSize, ckSnapMtime: id.snapMtime, ckSnapHeaderCRC: id.snapHeaderCRC,
+		ckSnapDev: id.snapDev, ckSnapIno: id.snapIno, ckSnapSize: id.snapSize, ckSnapMtime: id.snapMtime, ckSnapCtime: id.snapCtime, ckSnapHeaderCRC: id.snapHeaderCRC,
 		ckLedgerDev: id.ledgerDev, ckLedgerIno: id.ledgerIno,
 		ckOffset: uint64(pos.offset), ckLines: uint64(pos.lines), ckBase: uint64(pos.base), ckPrefixCRC: uint64(prefixSum),
 		ckEvents: uint64(s.Events()), ckCreated: uint64(s.Created()), ckIDs: uint64(len(ids)),

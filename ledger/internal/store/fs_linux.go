@@ -2,6 +2,7 @@ package store
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"syscall"
 
@@ -47,4 +48,38 @@ func fileKey(fi os.FileInfo) (dev, ino uint64, ok bool) {
 		return 0, 0, false
 	}
 	return uint64(st.Dev), st.Ino, true
+}
+
+// changeTime is a file's status change time in ns (ctime): unlike the
+// mtime, no one can set it back after writing the file in place.
+func changeTime(fi os.FileInfo) uint64 {
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return 0
+	}
+	return uint64(st.Ctim.Nano())
+}
+
+// readRegular reads the file at path when it is a regular file of at most
+// max bytes. The check is made on the file opened, not the path: the
+// open follows no symbolic link and does not wait on a FIFO.
+func readRegular(path string, max int64) ([]byte, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() || fi.Size() > max {
+		return nil, errNoCheckpoint
+	}
+	data := make([]byte, fi.Size())
+	n, err := io.ReadFull(f, data)
+	if err != nil {
+		return nil, err
+	}
+	return data[:n], nil
 }

@@ -9,3 +9,9 @@ func checkLocalFS(string) error { return nil }
 
 // fileKey has no portable inode here: no tail checkpoint is kept.
 func fileKey(os.FileInfo) (dev, ino uint64, ok bool) { return 0, 0, false }
+
+// changeTime: none without fileKey.
+func changeTime(os.FileInfo) uint64 { return 0 }
+
+// readRegular: no tail checkpoint is read here.
+func readRegular(string, int64) ([]byte, error) { return nil, errNoCheckpoint }

@@ -1,0 +1,274 @@
+package store
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/bl-backlog/bl/ledger/internal/wire"
+)
+
+// appendVia appends n creates through b, as a long-lived writer (bl run,
+// the daemon, an import) does, one locked append each.
+func appendVia(t *testing.T, b *Store, tag string, n int) {
+	t.Helper()
+	for i := range n {
+		title := "card " + tag
+		e := &wire.Event{V: 1, ID: fmt.Sprintf("%s-%d", tag, i), At: time.Now().UTC(), Actor: "w", Op: wire.OpCreate,
+			Card: fmt.Sprintf("%s%03d", tag, i), Fields: &wire.Fields{Title: &title}}
+		line, d, err := WrittenLine(e)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := b.withLock(t.Context(), func() error {
+			if err := b.state.Check(d); err != nil {
+				return err
+			}
+			_, err := b.Append(t.Context(), []*wire.Event{d}, line)
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// lenOf is the card count a fresh handle on dir answers.
+func lenOf(t *testing.T, dir string) (n int, via bool) {
+	t.Helper()
+	b, err := Open(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	return b.state.Len(), b.ckptLines > 0
+}
+
+// TestCheckpointAfterOwnCompaction: a handle that compacts and goes on
+// writing (auto-compaction in bl run, the daemon, an import) writes its
+// next checkpoint over the new snapshot; the cards it created since the
+// old one must not be counted again over the new one. (Today the handle
+// holds every card after compacting and writes none until it reloads.)
+func TestCheckpointAfterOwnCompaction(t *testing.T) {
+	defer func(n int) { CheckpointEvery = n }(CheckpointEvery)
+	CheckpointEvery = 4
+	dir := t.TempDir()
+	if _, err := Init(dir); err != nil {
+		t.Fatal(err)
+	}
+	h := newCkHistory(1)
+	h.appendLines(t, dir, 30)
+	compactHere(t, dir)
+	b, err := Open(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	appendVia(t, b, "A", 7)
+	if _, err := b.Compact(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	appendVia(t, b, "B", 2*CheckpointEvery)
+	ck := filepath.Join(dir, CacheDir, CheckpointFile)
+	got, via := lenOf(t, dir)
+	if err := os.Rename(ck, ck+".aside"); err != nil && !os.IsNotExist(err) {
+		t.Fatal(err)
+	}
+	want, _ := lenOf(t, dir)
+	if got != want {
+		t.Fatalf("cards through the checkpoint %d (used: %v), by folding the tail %d", got, via, want)
+	}
+}
+
+// rewriteSnapshotInPlace rewrites snapshot.json in place
+// (same inode, same size, same header, every line whole) and its mtime set
+// back, as `rsync -a --inplace`, `cp --preserve=timestamps` onto the file or
+// an editor followed by `touch -d` leave it.
+func rewriteSnapshotInPlace(t *testing.T, dir string) {
+	t.Helper()
+	path := filepath.Join(dir, SnapshotFile)
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data := mustRead(t, path)
+	var out []byte
+	for i, line := range bytes.SplitAfter(data, []byte{'\n'}) {
+		if len(line) == 0 {
+			continue
+		}
+		if i > 0 {
+			raw, err := wire.CheckFrame(line)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if l, err := wire.ReadSnapshotLine(raw); err == nil && l.Card != nil {
+				l.Card.Title = strings.Replace(l.Card.Title, "card", "CARD", 1)
+				if line, err = wire.EncodeFramed(l); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		out = append(out, line...)
+	}
+	if len(out) != len(data) {
+		t.Fatalf("the rewrite changed the size: %d -> %d", len(data), len(out))
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteAt(out, 0); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	if err := os.Chtimes(path, fi.ModTime(), fi.ModTime()); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestCheckpointSnapshotRewrittenInPlace: after rewriteSnapshotInPlace a
+// load through the checkpoint answers what folding the tail over the new
+// bytes answers.
+func TestCheckpointSnapshotRewrittenInPlace(t *testing.T) {
+	dir := t.TempDir()
+	ckBacklog(t, dir, 3)
+	rewriteSnapshotInPlace(t, dir)
+	now := time.Date(2026, 3, 2, 0, 0, 0, 0, time.UTC)
+	got, via := dumpStore(t, dir, now)
+	ck := filepath.Join(dir, CacheDir, CheckpointFile)
+	if err := os.Rename(ck, ck+".aside"); err != nil {
+		t.Fatal(err)
+	}
+	want, _ := dumpStore(t, dir, now)
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("through the checkpoint (used: %v) the cards differ from the fold of the new snapshot:\n got %+v\nwant %+v", via, got.Cards, want.Cards)
+	}
+}
+
+// TestCheckpointNotWrittenOverSnapshotRewrittenInPlace: a writer that read
+// cards from the snapshot before it was rewritten in place (mtime set back)
+// does not write what it holds as the checkpoint of the new bytes.
+func TestCheckpointNotWrittenOverSnapshotRewrittenInPlace(t *testing.T) {
+	dir := t.TempDir()
+	ckBacklog(t, dir, 4)
+	b, err := Open(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	rewriteSnapshotInPlace(t, dir)
+	if err := writeCheckpoint(dir, b.snapInfo, b.state, &b.pos); err == nil {
+		t.Fatal("a checkpoint of the cards read before the rewrite was written for the new snapshot")
+	}
+}
+
+// TestCheckpointLedgerRewrittenInPlaceUnderWriter: a long-lived writer (the
+// daemon, bl run --loop, bl mcp) holds the fold of the ledger's first
+// lines; an editor that keeps the inode (nano, VS Code) rewrites one of
+// those lines in place, same size, valid; the writer appends and writes a
+// checkpoint. It checksums the ledger prefix as the file is now, not as it
+// folded it, so the checkpoint binds the new bytes to the old state and
+// every load after it answers from the old line.
+func TestCheckpointLedgerRewrittenInPlaceUnderWriter(t *testing.T) {
+	t.Skip("bug: writeCheckpoint checksums the ledger prefix as it is now, not the bytes the handle folded (see /work/notes/round3/reviewb.md)")
+	defer func(n int) { CheckpointEvery = n }(CheckpointEvery)
+	CheckpointEvery = 1
+	dir := t.TempDir()
+	ckBacklog(t, dir, 5)
+	b, err := Open(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	path := filepath.Join(dir, LedgerFile)
+	data := mustRead(t, path)
+	var out []byte
+	changed := false
+	for _, line := range bytes.SplitAfter(data, []byte{'\n'}) {
+		if len(line) == 0 {
+			continue
+		}
+		if e, err := wire.DecodeLine(line); !changed && err == nil && e.Op == wire.OpCreate && e.Fields != nil && e.Fields.Title != nil {
+			title := strings.Replace(*e.Fields.Title, "card", "CARD", 1)
+			e.Fields.Title = &title
+			if line, err = wire.EncodeLine(e); err != nil {
+				t.Fatal(err)
+			}
+			changed = true
+		}
+		out = append(out, line...)
+	}
+	if !changed || len(out) != len(data) {
+		t.Fatalf("no same-size rewrite (changed %v, %d -> %d bytes)", changed, len(data), len(out))
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteAt(out, 0); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	appendVia(t, b, "E", 2)
+	now := time.Date(2026, 3, 2, 0, 0, 0, 0, time.UTC)
+	got, via := dumpStore(t, dir, now)
+	ck := filepath.Join(dir, CacheDir, CheckpointFile)
+	if err := os.Rename(ck, ck+".aside"); err != nil {
+		t.Fatal(err)
+	}
+	want, _ := dumpStore(t, dir, now)
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("through the checkpoint (used: %v) the cards differ from the fold of the ledger:\n got %+v\nwant %+v", via, got.Cards, want.Cards)
+	}
+}
+
+// TestCheckpointLinkSwappedInWhileOpening: a git checkout can put a
+// symbolic link (to a FIFO, to /dev/zero) at cache/tail.ckpt at any moment,
+// also between a load's look at the path and its open: the load must not
+// follow it (and wait on the FIFO forever, or read /dev/zero until memory
+// runs out).
+func TestCheckpointLinkSwappedInWhileOpening(t *testing.T) {
+	dir := t.TempDir()
+	ckBacklog(t, dir, 6)
+	ck := filepath.Join(dir, CacheDir, CheckpointFile)
+	good := mustRead(t, ck)
+	fifo := filepath.Join(t.TempDir(), "fifo")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var stop atomic.Bool
+	defer stop.Store(true)
+	go func() {
+		for i := 0; !stop.Load(); i++ {
+			tmp := ck + ".swap"
+			if i%2 == 0 {
+				_ = os.WriteFile(tmp, good, 0o644)
+			} else {
+				_ = os.Symlink(fifo, tmp)
+			}
+			_ = os.Rename(tmp, ck)
+		}
+	}()
+	loaded := make(chan struct{})
+	go func() {
+		defer close(loaded)
+		for range 3000 {
+			if b, err := Open(dir, Options{}); err == nil {
+				b.Close()
+			}
+		}
+	}()
+	// Only a hang fails: a load that opened the FIFO never returns.
+	select {
+	case <-loaded:
+	case <-time.After(2 * time.Minute):
+		t.Fatal("a load hangs: it opened the FIFO a link swapped in at cache/tail.ckpt")
+	}
+}
