@@ -34,7 +34,7 @@ import (
 // backlog, is a file bl keeps local to a clone.
 func LocalByDesign(name string) bool {
 	switch name {
-	case LockFile, HooksFile, ArbiterFile:
+	case LockFile, HooksFile, ArbiterFile, CacheDir, StagingDir: // the directories: as a link or a submodule
 		return true
 	}
 	base := path.Base(name)
@@ -108,11 +108,24 @@ func TrustLocal(dir, name string) bool {
 	if err != nil {
 		return false
 	}
-	if held, known := gitdir.Holds(root, filepath.ToSlash(rel)); known {
-		return !held
+	// A directory on the way (cache, .staging) that git tracks as a
+	// link or a submodule makes the file a teammate's as well: git's
+	// index holds the directory, not the file.
+	p := filepath.ToSlash(rel)
+	ancestors := []string{p}
+	for range strings.Count(path.Clean(filepath.ToSlash(name)), "/") {
+		p = path.Dir(p)
+		ancestors = append(ancestors, p)
 	}
-	is, err := gitdir.Tracked(context.Background(), filepath.Dir(abs), filepath.Base(abs))
-	return err == nil && !is
+	if held, known := gitdir.TrackedUnder(root, p); known {
+		return !slices.ContainsFunc(ancestors, func(a string) bool { return slices.Contains(held, a) })
+	}
+	for _, a := range ancestors {
+		if is, err := gitdir.Tracked(context.Background(), root, filepath.FromSlash(a)); err != nil || is {
+			return false
+		}
+	}
+	return true
 }
 
 // errTrackedLocal: a local file git tracks is not written (the user's
