@@ -86,7 +86,15 @@ func (c *DaemonCmd) Run(a *App) error {
 	// held from the look for a running daemon until the socket listens;
 	// the look itself finds one that serves. (A daemon whose socket was
 	// removed, by git clean -x, serves no one: another may start.)
-	lk := flock.New(filepath.Join(filepath.Dir(sock), "lock"))
+	lockPath := filepath.Join(filepath.Dir(sock), "lock")
+	if fi, err := os.Lstat(lockPath); err == nil && !fi.Mode().IsRegular() {
+		// A link a teammate committed there: opening it would create
+		// the file it names. The directory is this user's alone now.
+		if err := os.Remove(lockPath); err != nil {
+			return err
+		}
+	}
+	lk := flock.New(lockPath)
 	if ok, err := lk.TryLock(); err != nil {
 		return err
 	} else if !ok {

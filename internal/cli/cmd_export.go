@@ -19,7 +19,7 @@ import (
 // ExportCmd renders the backlog as a board, a graph or a table.
 type ExportCmd struct {
 	Format string   `short:"f" placeholder:"FORMAT" help:"One of the formats listed below (default: from the extension of the -o or --check file, else markdown)."`
-	Output string   `name:"output" short:"o" placeholder:"FILE" help:"Write to FILE (replaced atomically, left alone when unchanged) instead of stdout."`
+	Output string   `name:"output" short:"o" placeholder:"FILE" help:"Write to FILE (replaced atomically, left alone when unchanged; a pipe or device is written into) instead of stdout."`
 	Check  string   `placeholder:"FILE" help:"Do not write: compare FILE with a fresh export; exit 1 with a diff on stderr when it is out of date."`
 	Status []string `placeholder:"STATUS" help:"Only these statuses: ready, claimed, blocked, done (repeat or comma-separate); the board shows only their lanes."`
 	Phase  []string `sep:"none" placeholder:"PHASE" help:"Only this phase (repeat for more)."`
@@ -225,11 +225,36 @@ func (c *ExportCmd) write(a *App, format export.Format, out []byte, cards int) e
 		Bytes   int    `json:"bytes"`
 		Changed bool   `json:"changed"`
 	}
-	old, err := os.ReadFile(c.Output)
-	changed := err != nil || !bytes.Equal(old, out)
-	if changed {
-		if err := writeExportFile(c.Output, out); err != nil {
+	// A link given as -o (/dev/stdout, a link into another tree) names
+	// the file to write: replaced in place, the link would become a file
+	// (as root, /dev/stdout for everyone).
+	target := c.Output
+	if fi, err := os.Lstat(target); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
+		if real, err := filepath.EvalSymlinks(target); err == nil {
+			target = real
+		} else if to, err := os.Readlink(target); err == nil {
+			// A link to a file not written yet: the file it names.
+			if !filepath.IsAbs(to) {
+				to = filepath.Join(filepath.Dir(target), to)
+			}
+			target = to
+		}
+	}
+	changed := true
+	if fi, err := os.Stat(target); err == nil && !fi.Mode().IsRegular() && !fi.IsDir() {
+		// A pipe or a device (-o >(cmd), a fifo, /dev/stdout): written
+		// into, as asked. Read first, it would block; replaced, the
+		// reader would get nothing.
+		if err := writeInto(c.Output, out); err != nil {
 			return err
+		}
+	} else {
+		old, err := os.ReadFile(target)
+		changed = err != nil || !bytes.Equal(old, out)
+		if changed {
+			if err := writeExportFile(target, out); err != nil {
+				return err
+			}
 		}
 	}
 	return a.emit(result{c.Output, string(format), cards, len(out), changed}, func(w io.Writer) {
@@ -239,6 +264,21 @@ func (c *ExportCmd) write(a *App, format export.Format, out []byte, cards int) e
 		}
 		fmt.Fprintf(w, "%s %s (%s, %s)\n", verb, c.Output, format, exportPlural(cards, "card"))
 	})
+}
+
+// writeInto writes data into the pipe or device at path.
+func writeInto(path string, data []byte) error {
+	f, err := os.OpenFile(path, os.O_WRONLY, 0)
+	if err == nil {
+		_, err = f.Write(data)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return nil
 }
 
 // writeExportFile replaces path with data. A path that cannot be a file

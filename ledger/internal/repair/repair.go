@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -363,7 +364,15 @@ func untrackLocal(ctx context.Context, dir string) (done []string, err error) {
 		return nil, fmt.Errorf("untrack the local files git tracks (%s): %w", strings.Join(names, ", "), err)
 	}
 	for _, n := range names {
-		if strings.HasPrefix(n, store.CacheDir+"/") || strings.HasPrefix(n, store.StagingDir+"/") {
+		if n == store.CacheDir || n == store.StagingDir {
+			// A link git tracked in the directory's place goes; a
+			// submodule's checkout is the user's to remove.
+			if fi, err := os.Lstat(filepath.Join(dir, n)); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
+				if err := os.Remove(filepath.Join(dir, n)); err != nil {
+					return nil, err
+				}
+			}
+		} else if strings.HasPrefix(n, store.CacheDir+"/") || strings.HasPrefix(n, store.StagingDir+"/") {
 			if err := os.Remove(filepath.Join(dir, filepath.FromSlash(n))); err != nil && !errors.Is(err, os.ErrNotExist) {
 				return nil, err
 			}

@@ -64,7 +64,9 @@ func writeTree(dir string, prev, next Tree) (err error) {
 	if err := ReplaceAtomic(filepath.Join(staging, ManifestFile), data, nil); err != nil {
 		return err
 	}
-	return RollForward(dir)
+	// The manifest now in place is this clone's: writeTree removed the
+	// staging directory (a tracked journal with it) before staging.
+	return rollForward(dir, true)
 }
 
 const (
@@ -95,7 +97,13 @@ func writeRank(name string) string {
 // manifest says, and drops the staging directory. Running it again after a
 // crash midway does the same thing, so it is safe to repeat. The caller
 // holds the lock.
-func RollForward(dir string) error {
+func RollForward(dir string) error { return rollForward(dir, false) }
+
+// rollForward is RollForward; own says the manifest is the one this
+// process just wrote, to be finished even while git still tracks the
+// teammate's it replaced (else the change would be left staged, and a
+// sync would commit the tree without it).
+func rollForward(dir string, own bool) error {
 	staging := filepath.Join(dir, StagingDir)
 	data, err := os.ReadFile(filepath.Join(staging, ManifestFile))
 	if os.IsNotExist(err) {
@@ -104,7 +112,7 @@ func RollForward(dir string) error {
 	if err != nil {
 		return err
 	}
-	if !TrustLocal(dir, StagingDir+"/"+ManifestFile) {
+	if !own && !TrustLocal(dir, StagingDir+"/"+ManifestFile) {
 		// A teammate force-added it (tracked_local.go): not a change this
 		// clone decided, so nothing is written or removed by it.
 		return nil

@@ -116,6 +116,9 @@ func sameEvent(first []byte, e *wire.Event) bool {
 // RecordQuarantine adds q to the backlog's list in dir and returns those
 // not listed before (the same line from the same commit is listed once).
 func RecordQuarantine(dir string, q []Quarantined) ([]Quarantined, error) {
+	if err := clearTeammates(dir, QuarantineFile); err != nil {
+		return nil, err
+	}
 	have, err := ReadQuarantine(dir)
 	if err != nil {
 		return nil, err

@@ -45,6 +45,15 @@ func CheckLinks(dir string) error {
 		if err != nil || fi.Mode()&fs.ModeSymlink == 0 {
 			continue
 		}
+		if (name == CacheDir || name == StagingDir) && !TrustLocal(dir, name) {
+			// A link a teammate committed in place of a directory local
+			// to each clone (tracked_local.go): removed, never followed,
+			// so that push stops no clone; bl makes its own directory.
+			if err := os.Remove(path); err != nil {
+				return err
+			}
+			continue
+		}
 		if root == "" {
 			if root, err = filepath.EvalSymlinks(dir); err != nil {
 				return err

@@ -34,7 +34,7 @@ import (
 // backlog, is a file bl keeps local to a clone.
 func LocalByDesign(name string) bool {
 	switch name {
-	case LockFile, HooksFile, ArbiterFile:
+	case LockFile, HooksFile, ArbiterFile, CacheDir, StagingDir: // the directories: as a link or a submodule
 		return true
 	}
 	base := path.Base(name)
@@ -108,11 +108,24 @@ func TrustLocal(dir, name string) bool {
 	if err != nil {
 		return false
 	}
-	if held, known := gitdir.Holds(root, filepath.ToSlash(rel)); known {
-		return !held
+	// A directory on the way (cache, .staging) that git tracks as a
+	// link or a submodule makes the file a teammate's as well: git's
+	// index holds the directory, not the file.
+	p := filepath.ToSlash(rel)
+	ancestors := []string{p}
+	for range strings.Count(path.Clean(filepath.ToSlash(name)), "/") {
+		p = path.Dir(p)
+		ancestors = append(ancestors, p)
 	}
-	is, err := gitdir.Tracked(context.Background(), filepath.Dir(abs), filepath.Base(abs))
-	return err == nil && !is
+	if held, known := gitdir.TrackedUnder(root, p); known {
+		return !slices.ContainsFunc(ancestors, func(a string) bool { return slices.Contains(held, a) })
+	}
+	for _, a := range ancestors {
+		if is, err := gitdir.Tracked(context.Background(), root, filepath.FromSlash(a)); err != nil || is {
+			return false
+		}
+	}
+	return true
 }
 
 // errTrackedLocal: a local file git tracks is not written (the user's
@@ -159,11 +172,34 @@ func (b *Store) NoteTrackedLocal() { NoteTrackedLocal(b.dir, b.warn) }
 // first, never written through, so setting a teammate's damaged lines
 // aside still works.
 func AppendBroken(dir string, data []byte) error {
-	path := filepath.Join(dir, BrokenFile)
-	if fi, err := os.Lstat(path); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
-		if err := os.Remove(path); err != nil {
-			return err
+	if err := clearTeammates(dir, BrokenFile); err != nil {
+		return err
+	}
+	return fsutil.AppendSync(filepath.Join(dir, BrokenFile), data)
+}
+
+// clearTeammates removes what a teammate committed at the path of the
+// local file name that bl appends to: a link (never written through), or
+// a directory holding files git tracks (they are in git; left there, the
+// append fails and so every command of every clone that pulled it).
+func clearTeammates(dir, name string) error {
+	path := filepath.Join(dir, filepath.FromSlash(name))
+	fi, err := os.Lstat(path)
+	switch {
+	case err != nil || fi.Mode().IsRegular():
+		return nil
+	case fi.Mode()&fs.ModeSymlink != 0:
+		return os.Remove(path)
+	case fi.IsDir():
+		if abs, err := filepath.Abs(path); err == nil {
+			if root, err := gitdir.Root(filepath.Dir(abs)); err == nil {
+				if rel, err := filepath.Rel(root, abs); err == nil {
+					if held, _ := gitdir.TrackedUnder(root, filepath.ToSlash(rel)+"/"); len(held) > 0 {
+						return os.RemoveAll(path)
+					}
+				}
+			}
 		}
 	}
-	return fsutil.AppendSync(path, data)
+	return nil
 }
