@@ -107,7 +107,7 @@ func (b *Store) writeBatchLocked(actor string, events []*wire.Event, checkOnly b
 	if err := b.appendDurably(buf); err != nil {
 		return nil, err
 	}
-	b.advance(events, len(buf))
+	b.advance(events, buf)
 	// No compaction here: an import writing 100,000 issues batch by batch
 	// would rewrite the whole snapshot again and again as the ledger
 	// grows. It calls CompactDue once, at the end.

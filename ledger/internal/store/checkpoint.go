@@ -87,6 +87,7 @@ func identify(snap *os.File, snapInfo, ledInfo os.FileInfo) (checkpointIdentity,
 // tailCheckpoint is a checkpoint read and checked, not yet applied.
 type tailCheckpoint struct {
 	offset, base   int64
+	prefixSum      uint32 // of the ledger's bytes before offset
 	lines, created int
 	events         int64
 	ids            []uint64
@@ -122,7 +123,7 @@ func readCheckpoint(dir string, snap *os.File, snapInfo os.FileInfo, hdr wire.Sn
 		return nil
 	}
 	ck := &tailCheckpoint{offset: int64(field(ckOffset)), base: int64(field(ckBase)), lines: int(field(ckLines)),
-		events: int64(field(ckEvents)), created: int(field(ckCreated))}
+		events: int64(field(ckEvents)), created: int(field(ckCreated)), prefixSum: uint32(field(ckPrefixCRC))}
 	body := data[checkpointHeaderLen:]
 	nids := field(ckIDs)
 	if field(ckBodyLen) != uint64(len(body)) || nids > uint64(len(body))/8 || uint64(wire.Checksum(body)) != field(ckBodyCRC) {
@@ -213,8 +214,12 @@ func useCheckpoint(dir string, snap *os.File, snapInfo os.FileInfo, hdr wire.Sna
 		pos.ids[h] = struct{}{}
 	}
 	pos.offset, pos.lines, pos.last, pos.bare = ck.offset, ck.lines, ck.last, false
+	pos.sum, pos.summed = ck.prefixSum, true
 	return true
 }
+
+// prefixSum extends a checksum of a ledger prefix by b.
+func prefixSum(crc uint32, b []byte) uint32 { return wire.UpdateChecksum(crc, b) }
 
 // prefixChecksum is the CRC-32C of the first n bytes of f, read through a
 // small buffer; ok is false when f is shorter or they do not end a line.

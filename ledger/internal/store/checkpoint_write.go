@@ -2,6 +2,7 @@ package store
 
 import (
 	"encoding/binary"
+	"errors"
 	"os"
 	"path/filepath"
 	"slices"
@@ -32,7 +33,9 @@ func (b *Store) maybeCheckpoint() {
 	if b.stale || b.normalForm || b.snapInfo == nil {
 		return
 	}
-	_ = writeCheckpoint(b.dir, b.snapInfo, b.state, &b.pos)
+	if err := writeCheckpoint(b.dir, b.snapInfo, b.state, &b.pos); errors.Is(err, errFoldedBytesChanged) {
+		b.stale = true // the next call folds the files as they are
+	}
 }
 
 // writeCheckpoint writes the checkpoint of s, the fold of the snapshot
@@ -61,9 +64,15 @@ func writeCheckpoint(dir string, snapInfo os.FileInfo, s *fold.State, pos *Posit
 	if !ok || s.NumConflicts() < hdr.Conflicts || s.Events() < hdr.Events {
 		return errNoCheckpoint
 	}
-	prefixSum, ok := prefixChecksum(pos.file, pos.offset)
-	if !ok {
+	// The checkpoint names the bytes s was folded from; the file must
+	// still hold them (an editor may rewrite a line in place, keeping the
+	// inode and the size).
+	if !pos.summed {
 		return errNoCheckpoint
+	}
+	prefixSum := pos.sum
+	if now, ok := prefixChecksum(pos.file, pos.offset); !ok || now != prefixSum {
+		return errFoldedBytesChanged
 	}
 	cards, receipts, conflicts := overlay(s, hdr)
 	if len(cards) > CheckpointMaxCards {
@@ -124,6 +133,10 @@ func writeCheckpoint(dir string, snapInfo os.FileInfo, s *fold.State, pos *Posit
 	}
 	return ReplaceAtomic(filepath.Join(cache, CheckpointFile), out, nil)
 }
+
+// errFoldedBytesChanged: the ledger's bytes before the handle's position
+// are no longer those it folded; its state is stale.
+var errFoldedBytesChanged = errors.New("the ledger changed under the handle")
 
 // overlay is what s holds beyond the snapshot with header hdr: every card
 // and receipt in memory (those the ledger changed, and any read), and the

@@ -49,7 +49,13 @@ type Position struct {
 	// id met again (a git union merge; possibly with another stamp, see
 	// settle.go) sends the file to readSorted even when its lines are in
 	// order. A hash collision only costs that slower read.
-	ids     map[uint64]struct{}
+	ids map[uint64]struct{}
+	// sum is prefixSum over the file's bytes before offset as this handle
+	// folded or wrote them, when summed: a checkpoint names these bytes,
+	// not whatever the file holds when it is written (an editor that
+	// rewrites a line in place under a long-lived writer).
+	sum     uint32
+	summed  bool
 	idsHint int // events the first read expects (from the bytes left), to size ids once
 	// file is the ledger being read, kept open between reads: filesystems
 	// reuse a freed inode number at once, so only an open file's identity
@@ -141,11 +147,15 @@ func readFrom(path string, pos Position, apply func(*wire.Event)) (Position, *wi
 		pos.idsHint = int((info.Size() - pos.offset) / 200) // a typical line is 200–300 bytes
 	}
 	lr := wire.NewLineReader(path, pos.file, pos.start(), int(size))
+	sum := pos.sum
+	if pos.summed {
+		lr.Consumed = func(b []byte) { sum = prefixSum(sum, b) }
+	}
 	for {
 		e, l, torn, err := lr.Event()
 		if err == io.EOF {
 			// Past a line end that finished the last event, if one came.
-			pos.offset, pos.bare = lr.Off, lr.Bare
+			pos.offset, pos.bare, pos.sum = lr.Off, lr.Bare, sum
 			return pos, nil, nil
 		}
 		if torn != nil || err != nil {
@@ -158,7 +168,7 @@ func readFrom(path string, pos Position, apply func(*wire.Event)) (Position, *wi
 			return pos, nil, errUnsorted
 		}
 		apply(e)
-		pos.offset, pos.bare = l.Off+l.Size, !l.Ended
+		pos.offset, pos.bare, pos.sum = l.Off+l.Size, !l.Ended, sum
 		pos.lines = l.N
 		pos.last = e
 	}
@@ -209,7 +219,7 @@ func readSorted(path string, pos Position, apply func(*wire.Event)) (Position, *
 		pos.last = evs[len(evs)-1].e
 	}
 	pos.offset, pos.lines, pos.bare = end.Off, end.N, end.Bare
-	pos.unsorted = true
+	pos.unsorted, pos.summed = true, false
 	return pos, torn, nil
 }
 
@@ -285,6 +295,7 @@ func (b *Store) settleTail() error {
 		}
 		b.pos.offset++
 		b.pos.bare = false
+		b.pos.sum = prefixSum(b.pos.sum, []byte{'\n'})
 	}
 	return nil
 }

@@ -261,6 +261,9 @@ func SnapshotPosition(dir string, s *fold.State, hdr wire.SnapshotHeader) (Posit
 		return pos, err
 	}
 	pos.offset, pos.base, pos.lines, pos.coveredLines = covered, covered, lines, lines
+	if pos.sum, pos.summed = prefixChecksum(f, covered); covered == 0 {
+		pos.sum, pos.summed = 0, true
+	}
 	names, err := ArchiveNames(dir)
 	if err != nil {
 		pos.close()

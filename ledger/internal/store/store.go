@@ -228,7 +228,7 @@ func (b *Store) Append(ctx context.Context, events []*wire.Event, buf []byte) ([
 			return nil, fmt.Errorf("ledger: applying %s of %s after check: %w", e.Op, e.Card, err)
 		}
 	}
-	b.advance(events, len(buf))
+	b.advance(events, buf)
 	if fn, _ := ctx.Value(appendedKey{}).(func([]*wire.Event)); fn != nil {
 		fn(events)
 	}
@@ -239,14 +239,15 @@ func (b *Store) Append(ctx context.Context, events []*wire.Event, buf []byte) ([
 }
 
 // advance moves the read position past events this handle just appended
-// (n bytes of the ledger), so its next read does not read them again, and
+// (the ledger's bytes buf), so its next read does not read them again, and
 // tells Options.Appended.
-func (b *Store) advance(events []*wire.Event, n int) {
+func (b *Store) advance(events []*wire.Event, buf []byte) {
 	for _, e := range events {
 		b.pos.last = e
 		b.pos.seen(e.ID)
 	}
-	b.pos.offset += int64(n)
+	b.pos.offset += int64(len(buf))
+	b.pos.sum = prefixSum(b.pos.sum, buf)
 	b.pos.lines += len(events)
 	if b.opts.Appended != nil {
 		b.opts.Appended(events)

@@ -46,6 +46,9 @@ type LineReader struct {
 	N    int    // lines read so far (line numbers continue from it)
 	Bare bool   // the last line read had no line end
 	long []byte // scratch for lines longer than the buffer
+	// Consumed, when set, is given every byte the reader takes in, in
+	// file order: what the lines read so far were made of.
+	Consumed func([]byte)
 }
 
 // LineStart is where a line reader starts: at byte off, where line n+1
@@ -108,6 +111,7 @@ func (lr *LineReader) next() (FrameLine, error) {
 func (lr *LineReader) read() (FrameLine, error) {
 	l := FrameLine{Off: lr.Off}
 	chunk, err := lr.r.ReadSlice('\n')
+	lr.consumed(chunk)
 	size := int64(len(chunk))
 	cut := false // chunk holds only the line's first bytes
 	if err == bufio.ErrBufferFull {
@@ -116,6 +120,7 @@ func (lr *LineReader) read() (FrameLine, error) {
 		lr.long = append(lr.long[:0], chunk...)
 		for err == bufio.ErrBufferFull {
 			chunk, err = lr.r.ReadSlice('\n')
+			lr.consumed(chunk)
 			size += int64(len(chunk))
 			if len(lr.long) <= MaxLine {
 				lr.long = append(lr.long, chunk...)
@@ -142,6 +147,12 @@ func (lr *LineReader) read() (FrameLine, error) {
 	l.long = cut || len(l.Body) > MaxLine
 	l.nul = l.nul || bytes.IndexByte(chunk, 0) >= 0
 	return l, nil
+}
+
+func (lr *LineReader) consumed(b []byte) {
+	if lr.Consumed != nil && len(b) > 0 {
+		lr.Consumed(b)
+	}
 }
 
 // tornReason says why a line cannot be a finished append, or "" when it
