@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
 
@@ -66,6 +67,22 @@ func workingBlob(dir, name, id string) (os.FileInfo, bool) {
 	return fi, hex.EncodeToString(h.Sum(nil)) == id
 }
 
+// indexedBlob reports whether the file rel of the worktree at root has
+// the git blob id id without reading it: git's index holds id for it and
+// its stat data still match (gitdir.IndexBlobID), and the blob is as
+// long as the file — where attributes convert the file (eol=crlf, a
+// filter) the index holds the stored blob's id, not the file's bytes.
+func indexedBlob(objs *gitdir.Objects, root, rel, id string) (os.FileInfo, bool) {
+	held, fi, ok := gitdir.IndexBlobID(root, rel)
+	if !ok || held != id {
+		return nil, false
+	}
+	if _, typ, size, err := objs.Info(id); err != nil || typ != "blob" || size != fi.Size() {
+		return nil, false
+	}
+	return fi, true
+}
+
 // stillSame reports whether the file name of the backlog in dir is the
 // one fi describes: not replaced (a compaction renames a new one in) nor
 // written since.
@@ -79,7 +96,7 @@ func stillSame(dir, name string, fi os.FileInfo) bool {
 // segments both sides hold with the same blob are left unread (nil), a
 // snapshot both hold is read once, everything else is read.
 func readBacklogPair(objs *gitdir.Objects, dir, oldRev, newRev string) (*backlogPair, error) {
-	prefix, err := backlogPrefix(dir)
+	root, prefix, err := backlogPrefix(dir)
 	if err != nil {
 		return nil, err
 	}
@@ -106,7 +123,9 @@ func readBacklogPair(objs *gitdir.Objects, dir, oldRev, newRev string) (*backlog
 	// A snapshot both commits hold as the backlog directory holds it is
 	// not read from git: the fold reads the file lazily (onSnapshot).
 	if id := ids[0][ledger.SnapshotFile]; id != "" && id == ids[1][ledger.SnapshotFile] {
-		if fi, ok := workingBlob(dir, ledger.SnapshotFile, id); ok {
+		if fi, ok := indexedBlob(objs, root, path.Join(prefix, ledger.SnapshotFile), id); ok {
+			p.onSnapshot = fi
+		} else if fi, ok := workingBlob(dir, ledger.SnapshotFile, id); ok {
 			p.onSnapshot = fi
 		}
 	}
@@ -153,28 +172,29 @@ func readBacklogPair(objs *gitdir.Objects, dir, oldRev, newRev string) (*backlog
 	return p, nil
 }
 
-// backlogPrefix is the backlog directory's path in its worktree, slash
-// separated ("" at the root), found as gitsync.OpenRepo finds it.
-func backlogPrefix(dir string) (string, error) {
+// backlogPrefix is the root of the worktree holding the backlog
+// directory dir, and dir's path in it, slash separated ("" at the root),
+// found as gitsync.OpenRepo finds it.
+func backlogPrefix(dir string) (root, prefix string, err error) {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
-		return "", errDeclined
+		return "", "", errDeclined
 	}
 	if real, err := filepath.EvalSymlinks(abs); err == nil {
 		abs = real
 	}
-	root, err := gitdir.Root(abs)
+	root, err = gitdir.Root(abs)
 	if err != nil {
-		return "", errDeclined
+		return "", "", errDeclined
 	}
 	rel, err := filepath.Rel(root, abs)
 	if err != nil || strings.HasPrefix(rel, "..") {
-		return "", errDeclined
+		return "", "", errDeclined
 	}
 	if rel == "." {
-		return "", nil
+		return root, "", nil
 	}
-	return filepath.ToSlash(rel), nil
+	return root, filepath.ToSlash(rel), nil
 }
 
 // readBacklogTree lists the tracked backlog files of the commit tree
