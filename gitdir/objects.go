@@ -91,12 +91,15 @@ func (o *Objects) ask(verb, name string) (string, error) {
 	if err == nil {
 		header, err = o.out.ReadString('\n')
 	}
-	if err != nil && o.command && !o.answered && verb == "contents" {
+	if err != nil && o.command && !o.answered {
 		o.in.Close()
 		_ = o.cmd.Wait()
 		o.command = false
 		if err := o.start(o.ctx, o.cmd.Path, o.cmd.Dir); err != nil {
 			return "", err
+		}
+		if verb != "contents" {
+			return "", ErrNoInfo
 		}
 		return o.ask(verb, name)
 	}
@@ -138,9 +141,6 @@ func (o *Objects) Info(name string) (id, typ string, size int64, err error) {
 	h, err := o.ask("info", name)
 	if err != nil {
 		return "", "", 0, err
-	}
-	if !o.command {
-		return "", "", 0, ErrNoInfo
 	}
 	return header(name, h)
 }
