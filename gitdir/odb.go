@@ -33,8 +33,10 @@ type Store struct {
 	newHash  func() hash.Hash
 	packs    []*packIndex
 	listed   bool
-	// MaxSize caps an object's size (and each delta's): bigger is ErrUnsure.
+	// MaxSize caps an object's size (and each delta's): bigger is
+	// ErrUnsure; one Read inflates at most 4×MaxSize in all.
 	MaxSize int64
+	spent   int64
 }
 
 // ErrUnsure: the store does not read this in process; ask git.
@@ -89,6 +91,7 @@ func (s *Store) Read(id string) (typ string, data []byte, err error) {
 	if err != nil || len(raw) != s.hashSize {
 		return "", nil, ErrUnsure
 	}
+	s.spent = 0
 	typ, data, err = s.read(raw, 0)
 	if err != nil {
 		return "", nil, err
@@ -149,6 +152,9 @@ func (s *Store) loose(f *os.File) (string, []byte, error) {
 	t, n, ok := strings.Cut(string(head), " ")
 	size, err := strconv.ParseInt(n, 10, 64)
 	if !ok || err != nil || size < 0 || size > s.MaxSize || !validType(t) {
+		return "", nil, ErrUnsure
+	}
+	if s.spent += size; s.spent > 4*s.MaxSize {
 		return "", nil, ErrUnsure
 	}
 	data, err := readExactly(z, size)

@@ -3,6 +3,7 @@ package gitdir
 import (
 	"bufio"
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -165,5 +166,49 @@ func TestStoreMatchesGit(t *testing.T) {
 				s.Close()
 			}
 		})
+	}
+}
+
+// TestStoreUnsure: alternates, grafts and replace refs make the store
+// step aside; a loose object whose bytes are another object's does not
+// read (its hash tells), nor does an id the store does not hold.
+func TestStoreUnsure(t *testing.T) {
+	repo, git := storeRepo(t, "sha1")
+	_, commonDir, err := Dirs(repo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{"objects/info/alternates", "info/grafts", "refs/replace/" + strings.Repeat("a", 40)} {
+		full := filepath.Join(commonDir, filepath.FromSlash(p))
+		os.MkdirAll(filepath.Dir(full), 0o755)
+		if err := os.WriteFile(full, []byte("x\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := OpenStore(commonDir); err != ErrUnsure {
+			t.Errorf("with %s: OpenStore = %v, want ErrUnsure", p, err)
+		}
+		os.Remove(full)
+	}
+	s, err := OpenStore(commonDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	a := strings.TrimSpace(git(repo, "rev-parse", "HEAD:.backlog/ledger.jsonl"))
+	b := strings.TrimSpace(git(repo, "rev-parse", "HEAD~1:.backlog/ledger.jsonl"))
+	raw, err := os.ReadFile(filepath.Join(commonDir, "objects", a[:2], a[2:]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	bPath := filepath.Join(commonDir, "objects", b[:2], b[2:])
+	os.Chmod(bPath, 0o644)
+	if err := os.WriteFile(bPath, raw, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := s.Read(b); !errors.Is(err, ErrUnsure) {
+		t.Errorf("a loose object holding another's bytes: %v, want ErrUnsure", err)
+	}
+	if _, _, err := s.Read(strings.Repeat("0", 40)); !errors.Is(err, ErrUnsure) {
+		t.Errorf("a missing object: %v, want ErrUnsure", err)
 	}
 }

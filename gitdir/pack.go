@@ -165,7 +165,7 @@ func (s *Store) packed(p *packIndex, off int64, depth int) (string, []byte, erro
 	}
 	switch typ {
 	case 1, 2, 3, 4:
-		data, err := inflate(r, size)
+		data, err := s.inflate(r, size)
 		return objectTypes[typ], data, err
 	case packOfsDelta:
 		c, err := r.ReadByte()
@@ -185,7 +185,7 @@ func (s *Store) packed(p *packIndex, off int64, depth int) (string, []byte, erro
 		if rel <= 0 || off-rel < 12 {
 			return "", nil, ErrUnsure
 		}
-		delta, err := inflate(r, size)
+		delta, err := s.inflate(r, size)
 		if err != nil {
 			return "", nil, err
 		}
@@ -200,7 +200,7 @@ func (s *Store) packed(p *packIndex, off int64, depth int) (string, []byte, erro
 		if _, err := io.ReadFull(r, id); err != nil {
 			return "", nil, ErrUnsure
 		}
-		delta, err := inflate(r, size)
+		delta, err := s.inflate(r, size)
 		if err != nil {
 			return "", nil, err
 		}
@@ -214,8 +214,12 @@ func (s *Store) packed(p *packIndex, off int64, depth int) (string, []byte, erro
 	return "", nil, ErrUnsure
 }
 
-// inflate reads exactly size bytes of zlib data from r.
-func inflate(r io.Reader, size int64) ([]byte, error) {
+// inflate reads exactly size bytes of zlib data from r, within what one
+// Read may inflate in all (a delta chain of big objects, a zlib bomb).
+func (s *Store) inflate(r io.Reader, size int64) ([]byte, error) {
+	if s.spent += size; s.spent > 4*s.MaxSize {
+		return nil, ErrUnsure
+	}
 	z, err := zlib.NewReader(r)
 	if err != nil {
 		return nil, ErrUnsure

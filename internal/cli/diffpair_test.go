@@ -3,6 +3,7 @@ package cli
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -267,5 +268,49 @@ func TestDiffPairSnapshotFromIndex(t *testing.T) {
 	}
 	if p := read(); p.onSnapshot != nil || hashed != 1 {
 		t.Errorf("onSnapshot %v, hashed %d times: a converted file was taken for the blob", p.onSnapshot != nil, hashed)
+	}
+}
+
+// TestDiffPairInProcess: the lean bl reads the pair's objects itself,
+// loose or packed: with no git on PATH the diff is still answered, and
+// equals the one read through git cat-file.
+func TestDiffPairInProcess(t *testing.T) {
+	repo, dir := diffRepo(t, 50, 600)
+	want, _, err := diffPairFast(context.Background(), dir, "HEAD~1", "HEAD")
+	if err != nil {
+		t.Fatal(err)
+	}
+	same := func(a, b *ledger.BacklogDiff) bool {
+		ja, _ := json.Marshal(a)
+		jb, _ := json.Marshal(b)
+		return string(ja) == string(jb)
+	}
+	objs, err := gitdir.OpenObjects(context.Background(), repo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	viaGit, _, err := diffPairWith(objs, dir, "HEAD~1", "HEAD")
+	objs.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !same(want, viaGit) {
+		t.Fatalf("in process %+v, through git %+v", want, viaGit)
+	}
+	path := os.Getenv("PATH")
+	for _, packed := range []bool{false, true} {
+		if packed {
+			cmd := exec.Command("git", "gc", "-q", "--aggressive")
+			cmd.Dir = repo
+			if out, err := cmd.CombinedOutput(); err != nil {
+				t.Fatalf("git gc: %v\n%s", err, out)
+			}
+		}
+		t.Setenv("PATH", t.TempDir())
+		d, commits, err := diffPairFast(context.Background(), dir, "HEAD~1", "main")
+		if err != nil || commits[0] == "" || !same(d, want) {
+			t.Errorf("packed %v, no git: %+v, %v", packed, d, err)
+		}
+		t.Setenv("PATH", path)
 	}
 }
