@@ -158,7 +158,7 @@ func TestStoreMatchesGit(t *testing.T) {
 						t.Errorf("%s: Commit(%s) = %s, %v; want %s", st.name, rev, got, err, want)
 					}
 				}
-				for _, rev := range []string{"HEAD@{1}", "HEAD:f", "abc1", ":/c1", "ORIG_HEAD", "-x", "no-such-ref", "HEAD~99"} {
+				for _, rev := range []string{"HEAD@{1}", "HEAD:f", "abc1", ":/c1", "ORIG_HEAD", "-x", "no-such-ref", "HEAD~99", "config", "objects", "refs/heads/../../HEAD"} {
 					if got, err := s.Commit(gitDir, commonDir, rev); err == nil {
 						t.Errorf("%s: Commit(%s) = %s, want ErrUnsure", st.name, rev, got)
 					}

@@ -49,8 +49,10 @@ func (s *Store) Commit(gitDir, commonDir, rev string) (string, error) {
 		for _, rule := range []string{"%s", "refs/%s", "refs/tags/%s", "refs/heads/%s", "refs/remotes/%s", "refs/remotes/%s/HEAD"} {
 			name := strings.Replace(rule, "%s", base, 1)
 			if rule == "%s" && !strings.HasPrefix(name, "refs/") {
-				if strings.ToUpper(name) == name {
-					return "", ErrUnsure // a pseudo-ref (ORIG_HEAD, FETCH_HEAD): git's
+				// A pseudo-ref (ORIG_HEAD, FETCH_HEAD), or a file of the
+				// git directory git would try as a ref first: git's.
+				if strings.ToUpper(name) == name || exists(gitDir, name) || exists(commonDir, name) {
+					return "", ErrUnsure
 				}
 				continue
 			}
@@ -289,4 +291,9 @@ func (s *Store) Size(id string) (int64, error) {
 		}
 	}
 	return 0, ErrUnsure
+}
+
+func exists(dir, name string) bool {
+	_, err := os.Lstat(filepath.Join(dir, filepath.FromSlash(name)))
+	return err == nil
 }
