@@ -140,6 +140,9 @@ type indexEntry struct {
 	name, oid []byte
 	size      uint32
 	stage     int
+	stat      []byte // the 40 bytes of stat data (indexstat.go)
+	flags     uint16 // the flags, and the extended flags of version 3+
+	xflags    uint16
 }
 
 // indexEntries calls fn with each entry of the index data raw (read from
@@ -185,7 +188,12 @@ func readIndex(raw []byte, hashSize int) (entries []indexEntry, link []byte, err
 		id := e[40 : 40+hashSize]
 		flags := binary.BigEndian.Uint16(e[40+hashSize:])
 		p := off + fixed
+		var xflags uint16
 		if flags&0x4000 != 0 { // extended flags (version 3 and later)
+			if p+2 > len(raw) {
+				return nil, nil, errIndexFormat
+			}
+			xflags = binary.BigEndian.Uint16(raw[p:])
 			p += 2
 		}
 		if p > len(raw) {
@@ -216,7 +224,8 @@ func readIndex(raw []byte, hashSize int) (entries []indexEntry, link []byte, err
 			off += (p + end - off + 8) &^ 7
 		}
 		prev = name
-		entries = append(entries, indexEntry{name: name, oid: id, size: esize, stage: int(flags>>12) & 3})
+		entries = append(entries, indexEntry{name: name, oid: id, size: esize, stage: int(flags>>12) & 3,
+			stat: e[:40], flags: flags, xflags: xflags})
 	}
 	for off+8 <= len(raw)-hashSize {
 		n := int(binary.BigEndian.Uint32(raw[off+4 : off+8]))

@@ -69,9 +69,54 @@ func TestObjects(t *testing.T) {
 	if err != nil || string(data) != "hello\n" {
 		t.Fatalf("Get(HEAD:d/f.txt) = %q, %v", data, err)
 	}
+	if _, typ, size, err := o.Info("HEAD:d/f.txt"); err != nil || typ != "blob" || size != 6 {
+		t.Fatalf("Info(HEAD:d/f.txt) = %s %d, %v", typ, size, err)
+	}
+	if _, _, _, err := o.Info("nope"); !errors.Is(err, ErrMissing) {
+		t.Errorf("Info(nope) = %v, want ErrMissing", err)
+	}
 	for _, bad := range []string{"100644 f", "x f\x00" + strings.Repeat("a", 20), "100644 f\x00short"} {
 		if _, err := ParseTree([]byte(bad), 20); err == nil {
 			t.Errorf("ParseTree(%q) took a damaged tree", bad)
 		}
+	}
+}
+
+// TestObjectsOlderGit: a git without cat-file --batch-command (before
+// 2.36) still serves Get, through --batch; Info says ErrNoInfo.
+func TestObjectsOlderGit(t *testing.T) {
+	real, err := exec.LookPath("git")
+	if err != nil {
+		t.Skip("git not installed")
+	}
+	bin, repo := t.TempDir(), t.TempDir()
+	script := "#!/bin/sh\nfor a; do [ \"$a\" = --batch-command ] && { echo \"usage: unknown option\" >&2; exit 129; }; done\nexec " + real + " \"$@\"\n"
+	if err := os.WriteFile(filepath.Join(bin, "git"), []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("git", "init", "-q")
+	cmd.Dir = repo
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("git init: %v\n%s", err, out)
+	}
+	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+	o, err := OpenObjects(context.Background(), repo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer o.Close()
+	if _, _, _, err := o.Info("HEAD"); !errors.Is(err, ErrNoInfo) {
+		t.Errorf("Info first = %v, want ErrNoInfo", err)
+	}
+	id, typ, data, err := o.Get("HEAD:")
+	if !errors.Is(err, ErrMissing) {
+		t.Fatalf("Get(HEAD:) in an empty repository = %s %s %q, %v", id, typ, data, err)
+	}
+	empty := "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
+	if _, typ, data, err := o.Get(empty); err != nil || typ != "tree" || len(data) != 0 {
+		t.Fatalf("Get(empty tree) = %s %q, %v", typ, data, err)
+	}
+	if _, _, _, err := o.Info(empty); !errors.Is(err, ErrNoInfo) {
+		t.Errorf("Info = %v, want ErrNoInfo", err)
 	}
 }

@@ -20,9 +20,10 @@ import (
 // names a blob by it and any command may meet damage git wrote into the
 // ledger (ledger/internal/store/quarantine_git.go); and the store's split
 // out of ledger, one more package with the sentinels ledger initialised
-// before.
+// before. 69: compress/flate (7 allocations, 0.02 ms), as bl diff reads
+// git's objects in process instead of starting git cat-file (gitdir.Store).
 const (
-	initPackagesBudget = 68
+	initPackagesBudget = 69
 	initAllocsBudget   = 330
 )
 

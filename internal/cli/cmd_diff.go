@@ -39,8 +39,8 @@ held the card instead.
 It reads only what differs: archive segments both sides hold with the
 same bytes are neither compared nor decoded, so a review of a change
 costs in proportion to the change, not to the backlog's history. Two
-commits are read through the system git (one git cat-file) when it is
-installed, without starting bl-git.
+commits are read from the repository's objects (or, for what that read
+is not sure of, through one git cat-file), without starting bl-git.
 
 Events the old commit holds and the new one does not are counted and
 marked "removed": a git revert or reset between the two. The ledger is a

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
 
@@ -17,16 +18,20 @@ import (
 )
 
 // bl diff OLD NEW in the lean bl: the two commits' backlogs are read
-// through one `git cat-file --batch` of the system git (the trees, then
-// only the blobs that differ), so the command costs a git process and
-// the change, not bl-git's start and go-git's reads. What it cannot read
-// the way Git.BacklogPairAt reads it (A...B, a backlog path that is not a
-// directory, a file that is a link or a submodule, no git on PATH, any
-// failure) it declines, and bl-git runs the command as before: the
-// output is the same either way (testdata/script/diff_fast.txtar). A
-// snapshot both commits hold that is also the backlog directory's (the
-// same git blob id) is not read from git: the fold reads the file
-// lazily, as Open does (ledger.DiffOnSnapshot).
+// in process from the repository's objects (gitdir.Store: loose objects
+// and packs, HEAD~N-style revisions), or, where the store is unsure of
+// anything, through one `git cat-file --batch-command` of the system git
+// (the trees, then only the blobs that differ), so the command costs the
+// change, not bl-git's start and go-git's reads. What it cannot read the
+// way Git.BacklogPairAt reads it (A...B, a backlog path that is not a
+// directory, a file that is a link or a submodule, no git on PATH when
+// git is needed, any failure) it declines, and bl-git runs the command
+// as before: the output is the same either way
+// (testdata/script/diff_fast.txtar). A snapshot both commits hold that
+// is also the backlog directory's (the same git blob id: from git's
+// index when the file's stat data still match it, else hashed) is not
+// read from git: the fold reads the file lazily, as Open does
+// (ledger.DiffOnSnapshot).
 
 // errDeclined: the fast read does not cover this pair; bl-git does.
 var errDeclined = errors.New("declined")
@@ -40,6 +45,10 @@ type backlogPair struct {
 	// snapshot file, as it was when hashed; left unread.
 	onSnapshot os.FileInfo
 }
+
+// hashWorking is workingBlob (a variable for the test that proves the
+// index spares the hash).
+var hashWorking = workingBlob
 
 // workingBlob reports whether the file name of the backlog in dir has
 // the git blob id id, and its stat data when it has.
@@ -66,6 +75,22 @@ func workingBlob(dir, name, id string) (os.FileInfo, bool) {
 	return fi, hex.EncodeToString(h.Sum(nil)) == id
 }
 
+// indexedBlob reports whether the file rel of the worktree at root has
+// the git blob id id without reading it: git's index holds id for it and
+// its stat data still match (gitdir.IndexBlobID), and the blob is as
+// long as the file — where attributes convert the file (eol=crlf, a
+// filter) the index holds the stored blob's id, not the file's bytes.
+func indexedBlob(objs objectReader, root, rel, id string) (os.FileInfo, bool) {
+	held, fi, ok := gitdir.IndexBlobID(root, rel)
+	if !ok || held != id {
+		return nil, false
+	}
+	if _, _, size, err := objs.Info(id); err != nil || size != fi.Size() {
+		return nil, false
+	}
+	return fi, true
+}
+
 // stillSame reports whether the file name of the backlog in dir is the
 // one fi describes: not replaced (a compaction renames a new one in) nor
 // written since.
@@ -78,8 +103,8 @@ func stillSame(dir, name string, fi os.FileInfo) bool {
 // holding the backlog directory dir as Git.BacklogPairAt does: archive
 // segments both sides hold with the same blob are left unread (nil), a
 // snapshot both hold is read once, everything else is read.
-func readBacklogPair(objs *gitdir.Objects, dir, oldRev, newRev string) (*backlogPair, error) {
-	prefix, err := backlogPrefix(dir)
+func readBacklogPair(objs objectReader, dir, oldRev, newRev string) (*backlogPair, error) {
+	root, prefix, err := backlogPrefix(dir)
 	if err != nil {
 		return nil, err
 	}
@@ -106,7 +131,9 @@ func readBacklogPair(objs *gitdir.Objects, dir, oldRev, newRev string) (*backlog
 	// A snapshot both commits hold as the backlog directory holds it is
 	// not read from git: the fold reads the file lazily (onSnapshot).
 	if id := ids[0][ledger.SnapshotFile]; id != "" && id == ids[1][ledger.SnapshotFile] {
-		if fi, ok := workingBlob(dir, ledger.SnapshotFile, id); ok {
+		if fi, ok := indexedBlob(objs, root, path.Join(prefix, ledger.SnapshotFile), id); ok {
+			p.onSnapshot = fi
+		} else if fi, ok := hashWorking(dir, ledger.SnapshotFile, id); ok {
 			p.onSnapshot = fi
 		}
 	}
@@ -153,28 +180,29 @@ func readBacklogPair(objs *gitdir.Objects, dir, oldRev, newRev string) (*backlog
 	return p, nil
 }
 
-// backlogPrefix is the backlog directory's path in its worktree, slash
-// separated ("" at the root), found as gitsync.OpenRepo finds it.
-func backlogPrefix(dir string) (string, error) {
+// backlogPrefix is the root of the worktree holding the backlog
+// directory dir, and dir's path in it, slash separated ("" at the root),
+// found as gitsync.OpenRepo finds it.
+func backlogPrefix(dir string) (root, prefix string, err error) {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
-		return "", errDeclined
+		return "", "", errDeclined
 	}
 	if real, err := filepath.EvalSymlinks(abs); err == nil {
 		abs = real
 	}
-	root, err := gitdir.Root(abs)
+	root, err = gitdir.Root(abs)
 	if err != nil {
-		return "", errDeclined
+		return "", "", errDeclined
 	}
 	rel, err := filepath.Rel(root, abs)
 	if err != nil || strings.HasPrefix(rel, "..") {
-		return "", errDeclined
+		return "", "", errDeclined
 	}
 	if rel == "." {
-		return "", nil
+		return root, "", nil
 	}
-	return filepath.ToSlash(rel), nil
+	return root, filepath.ToSlash(rel), nil
 }
 
 // readBacklogTree lists the tracked backlog files of the commit tree
@@ -182,7 +210,7 @@ func backlogPrefix(dir string) (string, error) {
 // directory at prefix, and its archive directory (no other directory
 // holds a tracked file). A commit without the backlog directory has an
 // empty backlog, as in gitsync.
-func readBacklogTree(objs *gitdir.Objects, trees map[string][]gitdir.TreeEntry, tree, prefix string, idLen int) (ledger.Tree, map[string]string, error) {
+func readBacklogTree(objs objectReader, trees map[string][]gitdir.TreeEntry, tree, prefix string, idLen int) (ledger.Tree, map[string]string, error) {
 	t, ids := ledger.Tree{}, map[string]string{}
 	entries, err := readTree(objs, trees, tree, idLen)
 	if err != nil {
@@ -236,7 +264,7 @@ func readBacklogTree(objs *gitdir.Objects, trees map[string][]gitdir.TreeEntry, 
 }
 
 // readTree reads the tree id, once: trees holds the ones read.
-func readTree(objs *gitdir.Objects, trees map[string][]gitdir.TreeEntry, id string, idLen int) ([]gitdir.TreeEntry, error) {
+func readTree(objs objectReader, trees map[string][]gitdir.TreeEntry, id string, idLen int) ([]gitdir.TreeEntry, error) {
 	if entries, ok := trees[id]; ok {
 		return entries, nil
 	}
@@ -269,18 +297,67 @@ func commitTreeLine(data []byte) string {
 
 func isSegmentName(name string) bool { return strings.HasPrefix(name, ledger.ArchiveDir+"/") }
 
-// diffPairFast is bl diff OLD NEW through readBacklogPair; errDeclined
-// (or any failure) leaves the command to bl-git.
+// objectReader reads objects by git's names: a hex id, or REV^{commit}.
+// gitdir.Objects (git cat-file) is one, localObjects (in process) the
+// other.
+type objectReader interface {
+	Get(name string) (id, typ string, data []byte, err error)
+	// Info is the object's size, its bytes unread (its type may be "").
+	Info(name string) (id, typ string, size int64, err error)
+}
+
+// localObjects reads objects in process (gitdir.Store); whatever the
+// store is unsure of fails, and the pair is read through git instead.
+type localObjects struct {
+	s                 *gitdir.Store
+	gitDir, commonDir string
+}
+
+func (l *localObjects) Get(name string) (string, string, []byte, error) {
+	id := name
+	if rev, ok := strings.CutSuffix(name, "^{commit}"); ok {
+		var err error
+		if id, err = l.s.Commit(l.gitDir, l.commonDir, rev); err != nil {
+			return "", "", nil, err
+		}
+	}
+	typ, data, err := l.s.Read(id)
+	return id, typ, data, err
+}
+
+func (l *localObjects) Info(name string) (string, string, int64, error) {
+	size, err := l.s.Size(name)
+	return name, "", size, err
+}
+
+// diffPairFast is bl diff OLD NEW through readBacklogPair, reading the
+// objects in process and, when the store is unsure of anything, through
+// git cat-file; errDeclined (or any failure) leaves the command to
+// bl-git.
 func diffPairFast(ctx context.Context, dir, oldRev, newRev string) (*ledger.BacklogDiff, [2]string, error) {
 	root, err := gitdir.Root(dir)
 	if err != nil {
 		return nil, [2]string{}, errDeclined
+	}
+	if gitDir, commonDir, err := gitdir.Dirs(root); err == nil {
+		if s, err := gitdir.OpenStore(commonDir); err == nil {
+			d, commits, err := diffPairWith(&localObjects{s, gitDir, commonDir}, dir, oldRev, newRev)
+			s.Close()
+			if err == nil {
+				return d, commits, nil
+			}
+		}
 	}
 	objs, err := gitdir.OpenObjects(ctx, root)
 	if err != nil {
 		return nil, [2]string{}, err
 	}
 	defer objs.Close()
+	return diffPairWith(objs, dir, oldRev, newRev)
+}
+
+// diffPairWith reads and compares the pair through objs.
+func diffPairWith(objs objectReader, dir, oldRev, newRev string) (*ledger.BacklogDiff, [2]string, error) {
 	p, err := readBacklogPair(objs, dir, oldRev, newRev)
 	if err != nil {
 		return nil, [2]string{}, err

@@ -3,6 +3,7 @@ package cli
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -202,4 +203,114 @@ func BenchmarkDiffAdjacent50k(b *testing.B) {
 			}
 		}
 	})
+}
+
+// TestDiffPairSnapshotFromIndex: when git's index holds the snapshot file
+// with the stat it has now (not racily), its blob id is the index's: the
+// file is not hashed. Where attributes convert the file (eol=crlf), the
+// index's id is the stored blob's, not the file's: the sizes differ, the
+// file is hashed, and the snapshot is read from git.
+func TestDiffPairSnapshotFromIndex(t *testing.T) {
+	repo, dir := diffRepo(t, 50, 600)
+	git := func(args ...string) {
+		t.Helper()
+		cmd := exec.Command("git", args...)
+		cmd.Dir = repo
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	snap := filepath.Join(dir, ledger.SnapshotFile)
+	rel := ".backlog/" + ledger.SnapshotFile
+	restage := func() { // the stat as it is now, an hour after the file's mtime
+		t.Helper()
+		past := time.Now().Add(-time.Hour)
+		if err := os.Chtimes(snap, past, past); err != nil {
+			t.Fatal(err)
+		}
+		git("rm", "-q", "--cached", rel)
+		git("add", rel)
+	}
+	restage()
+	read := func() *backlogPair {
+		t.Helper()
+		objs, err := gitdir.OpenObjects(context.Background(), repo)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer objs.Close()
+		p, err := readBacklogPair(objs, dir, "HEAD~1", "HEAD")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	hashed := 0
+	defer func(h func(string, string, string) (os.FileInfo, bool)) { hashWorking = h }(hashWorking)
+	hashWorking = func(dir, name, id string) (os.FileInfo, bool) {
+		hashed++
+		return workingBlob(dir, name, id)
+	}
+	if p := read(); p.onSnapshot == nil || hashed != 0 {
+		t.Fatalf("onSnapshot %v, hashed %d times: the index's stat data were not used", p.onSnapshot != nil, hashed)
+	}
+
+	if err := os.WriteFile(filepath.Join(repo, ".git", "info", "attributes"), []byte("snapshot.json text eol=crlf\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(snap); err != nil {
+		t.Fatal(err)
+	}
+	git("checkout", "--", rel)
+	restage()
+	if id, _, ok := gitdir.IndexBlobID(repo, rel); !ok || id == "" {
+		t.Fatal("the converted file's entry was not taken from the index")
+	}
+	if p := read(); p.onSnapshot != nil || hashed != 1 {
+		t.Errorf("onSnapshot %v, hashed %d times: a converted file was taken for the blob", p.onSnapshot != nil, hashed)
+	}
+}
+
+// TestDiffPairInProcess: the lean bl reads the pair's objects itself,
+// loose or packed: with no git on PATH the diff is still answered, and
+// equals the one read through git cat-file.
+func TestDiffPairInProcess(t *testing.T) {
+	repo, dir := diffRepo(t, 50, 600)
+	want, _, err := diffPairFast(context.Background(), dir, "HEAD~1", "HEAD")
+	if err != nil {
+		t.Fatal(err)
+	}
+	same := func(a, b *ledger.BacklogDiff) bool {
+		ja, _ := json.Marshal(a)
+		jb, _ := json.Marshal(b)
+		return string(ja) == string(jb)
+	}
+	objs, err := gitdir.OpenObjects(context.Background(), repo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	viaGit, _, err := diffPairWith(objs, dir, "HEAD~1", "HEAD")
+	objs.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !same(want, viaGit) {
+		t.Fatalf("in process %+v, through git %+v", want, viaGit)
+	}
+	path := os.Getenv("PATH")
+	for _, packed := range []bool{false, true} {
+		if packed {
+			cmd := exec.Command("git", "gc", "-q", "--aggressive")
+			cmd.Dir = repo
+			if out, err := cmd.CombinedOutput(); err != nil {
+				t.Fatalf("git gc: %v\n%s", err, out)
+			}
+		}
+		t.Setenv("PATH", t.TempDir())
+		d, commits, err := diffPairFast(context.Background(), dir, "HEAD~1", "main")
+		if err != nil || commits[0] == "" || !same(d, want) {
+			t.Errorf("packed %v, no git: %+v, %v", packed, d, err)
+		}
+		t.Setenv("PATH", path)
+	}
 }
