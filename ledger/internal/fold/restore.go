@@ -1,6 +1,10 @@
 package fold
 
-import "github.com/bl-backlog/bl/ledger/internal/wire"
+import (
+	"fmt"
+
+	"github.com/bl-backlog/bl/ledger/internal/wire"
+)
 
 // This file holds what the store uses to build a state from a snapshot
 // and to read a state it holds whole.
@@ -11,6 +15,51 @@ func (s *State) RestoreCard(c *wire.Card) {
 	if c.IdempotencyKey != "" {
 		s.keys[c.IdempotencyKey] = c.ID
 	}
+}
+
+// RestoreCardLine adds a card as the snapshot line it reads from, decoded
+// only when first looked up, or when anything ranges over the cards in
+// memory (mem): a tail checkpoint holds a few hundred cards and a call
+// needs one or two. id is the id the line's card must have.
+func (s *State) RestoreCardLine(id string, line []byte) {
+	if s.lines == nil {
+		s.lines = map[string][]byte{}
+	}
+	s.lines[id] = line
+}
+
+// decodeLine decodes the card id's line, if it has one not decoded yet,
+// into the maps. A line that does not decode to that card (only a forged
+// checkpoint has one) stays, and every read that needs it fails: the state
+// never answers with the card missing.
+func (s *State) decodeLine(id string) {
+	line, ok := s.lines[id]
+	if !ok {
+		return
+	}
+	l, err := wire.ReadSnapshotLine(line)
+	if err == nil && (l.Card == nil || l.Card.ID != id) {
+		err = fmt.Errorf("%w: the tail checkpoint's line for card %s holds another (delete .backlog/cache/%s)", wire.ErrCorrupt, id, "tail.ckpt")
+	}
+	if err != nil {
+		s.noteFault(err)
+		return
+	}
+	delete(s.lines, id)
+	s.RestoreCard(l.Card)
+}
+
+// Undecoded counts the cards whose lines are not decoded yet.
+func (s *State) Undecoded() int { return len(s.lines) }
+
+// mem is the cards in memory, every line not decoded yet decoded first:
+// what a rule or read that ranges over them, or tells them from the
+// source's, uses.
+func (s *State) mem() map[string]*wire.Card {
+	for id := range s.lines {
+		s.decodeLine(id)
+	}
+	return s.cards
 }
 
 // RestoreReceipt adds what a request id did, as a snapshot remembers it.
@@ -26,7 +75,7 @@ func (s *State) RestorePosition(events int64, last wire.Event) { s.events, s.las
 // InMemory counts the cards, receipts and conflicts s holds in memory:
 // all of them, for a state read whole.
 func (s *State) InMemory() (cards, receipts, conflicts int) {
-	return len(s.cards), len(s.requests), len(s.conflicts)
+	return len(s.mem()), len(s.requests), len(s.conflicts)
 }
 
 // SetSource makes s read what its maps lack from src, a snapshot read
@@ -48,7 +97,7 @@ func (s *State) NumConflicts() int { return len(s.conflicts) }
 // read whole) in no order, until fn returns false. The cards are the
 // state's own: fn must not change them.
 func (s *State) Range(fn func(c *wire.Card) bool) {
-	for _, c := range s.cards {
+	for _, c := range s.mem() {
 		if !fn(c) {
 			return
 		}

@@ -98,7 +98,7 @@ type tailCheckpoint struct {
 	events         int64
 	ids            []uint64
 	last           *wire.Event
-	cards          []*wire.Card
+	cardLines      []cardLine
 	receipts       []wire.Keyed
 	conflicts      []wire.Conflict
 }
@@ -169,12 +169,22 @@ func readCheckpoint(dir string, snap *os.File, snapInfo os.FileInfo, hdr wire.Sn
 		if raw == nil {
 			return nil
 		}
-		l, err := wire.ReadSnapshotLine(raw[:len(raw)-1])
+		raw = raw[:len(raw)-1]
+		// A card's line is decoded when the state first needs that card
+		// (fold.State.RestoreCardLine): here only its id is read.
+		if id, ok := cardLineID(raw); ok {
+			if len(ck.receipts) > 0 || len(ck.conflicts) > 0 || len(ck.cardLines) > 0 && ck.cardLines[len(ck.cardLines)-1].id >= id {
+				return nil // the writer's order: cards by id, then the rest
+			}
+			ck.cardLines = append(ck.cardLines, cardLine{id, raw})
+			continue
+		}
+		l, err := wire.ReadSnapshotLine(raw)
 		switch {
 		case err != nil:
 			return nil
 		case l.Card != nil:
-			ck.cards = append(ck.cards, l.Card)
+			return nil // every card's line starts as cardLineID reads it
 		case l.Receipt != nil:
 			ck.receipts = append(ck.receipts, *l.Receipt)
 		case l.Conflict != nil:
@@ -184,6 +194,31 @@ func readCheckpoint(dir string, snap *os.File, snapInfo os.FileInfo, hdr wire.Sn
 		}
 	}
 	return ck
+}
+
+// cardLine is a card's snapshot line in a checkpoint, not decoded yet.
+type cardLine struct {
+	id   string
+	line []byte
+}
+
+// cardLinePrefix is how the writer's encoder starts a card's line.
+var cardLinePrefix = []byte(`{"card":{"id":"`)
+
+// cardLineID reads the id of the card a checkpoint line holds, as the
+// encoder writes it (the id first, a valid id needs no escapes); false
+// for any other line. The line is decoded, and its card's id checked
+// against this one, when the card is first needed.
+func cardLineID(line []byte) (string, bool) {
+	rest, ok := bytes.CutPrefix(line, cardLinePrefix)
+	if !ok {
+		return "", false
+	}
+	i := bytes.IndexByte(rest, '"')
+	if i <= 0 || wire.ValidID(string(rest[:i])) != nil {
+		return "", false
+	}
+	return string(rest[:i]), true
 }
 
 // useCheckpoint applies dir's checkpoint, when it holds for these files,
@@ -201,14 +236,14 @@ func useCheckpoint(dir string, snap *os.File, snapInfo os.FileInfo, hdr wire.Sna
 	// Each line folded is one event (a conflict too) and one id; each card
 	// created since the snapshot is among the cards held.
 	folded := ck.lines - pos.lines
-	if ck.events-hdr.Events != int64(folded) || len(ck.ids) > folded || len(ck.conflicts) > folded || ck.created > len(ck.cards) {
+	if ck.events-hdr.Events != int64(folded) || len(ck.ids) > folded || len(ck.conflicts) > folded || ck.created > len(ck.cardLines) {
 		return false
 	}
 	if pos.last != nil && !pos.last.Before(ck.last) {
 		return false
 	}
-	for _, c := range ck.cards {
-		s.RestoreCard(c)
+	for _, c := range ck.cardLines {
+		s.RestoreCardLine(c.id, c.line)
 	}
 	for _, r := range ck.receipts {
 		s.RestoreReceipt(r.RequestID, r.Receipt)
