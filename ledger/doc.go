@@ -701,14 +701,20 @@
 //	  framed lines: the newest event folded, as a ledger line; every card
 //	  the state holds in memory (those the tail changed, and any it read),
 //	  its receipts, and the conflicts the tail added, in fold order, as
-//	  snapshot lines
+//	  snapshot lines (the cards by id, each line starting {"card":{"id":)
+//
+// A load reads each card line's id and decodes the line only when the call
+// first needs that card (a heartbeat: one); anything that ranges over the
+// cards in memory (claim order, leases, referrers, a key looked up, a
+// rule that scans) decodes them all first. A line that does not decode to
+// the card its id names fails the read that needs it.
 //
 // A load uses it only when every check holds: its header and body
 // checksums, the snapshot it was written for (device, inode, size,
 // nanosecond mtime and header checksum are those of the snapshot being
 // loaded), the ledger (same device and inode, at least as long, and its
 // first bytes have the checksum named, ending at a line end), and every
-// line reads. Anything else (a compaction, a git pull, merge, rebase or
+// line reads (a card's: its id, in order). Anything else (a compaction, a git pull, merge, rebase or
 // reset, a normalization or quarantine rewriting the files, an import, a
 // torn or garbage file, another format version) makes the load ignore it
 // and fold the tail as without it: never an error, never another answer. A
