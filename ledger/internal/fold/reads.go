@@ -190,7 +190,7 @@ func (s *State) TakeFault() error {
 // card returns the card with the given id; nil when there is none, or
 // (under resolve) when it has not been read yet.
 func (s *State) Find(id string) *wire.Card {
-	if len(s.lines) > 0 {
+	if s.undecoded > 0 {
 		s.decodeLine(id)
 	}
 	if c, ok := s.cards[id]; ok || s.src == nil {
@@ -303,7 +303,7 @@ func (s *State) moreCandidates(leasedAt time.Time) bool {
 // says whether the maps hold what was asked for after it.
 
 func (s *State) ReadCard(id string) (found bool, err error) {
-	if len(s.lines) > 0 {
+	if s.undecoded > 0 {
 		s.decodeLine(id)
 	}
 	if _, ok := s.cards[id]; ok || s.src == nil {
@@ -391,7 +391,8 @@ func (s *State) readLeased(now time.Time) error {
 		return nil
 	}
 	read := map[string]*wire.Card{}
-	seen := func(id []byte) bool { _, ok := s.mem()[string(id)]; return ok }
+	cards := s.mem()
+	seen := func(id []byte) bool { _, ok := cards[string(id)]; return ok }
 	if err := s.src.Leased(now, seen, func(c *wire.Card) bool {
 		read[c.ID] = c
 		return true
@@ -421,7 +422,8 @@ func (s *State) readCandidates(leasedAt time.Time) error {
 	}
 	n := max(f.next, 1)
 	read := make([]*wire.Card, 0, min(n, s.src.Count()))
-	seen := func(id []byte) bool { _, ok := s.mem()[string(id)]; return ok }
+	cards := s.mem()
+	seen := func(id []byte) bool { _, ok := cards[string(id)]; return ok }
 	from, err := s.src.Candidates(f.from, f.at, seen, func(c *wire.Card) bool {
 		if f.last.ID != "" && ClaimOrder(c, &f.last) <= 0 {
 			return true

@@ -2,6 +2,8 @@ package fold
 
 import (
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/bl-backlog/bl/ledger/internal/wire"
 )
@@ -17,15 +19,19 @@ func (s *State) RestoreCard(c *wire.Card) {
 	}
 }
 
-// RestoreCardLine adds a card as the snapshot line it reads from, decoded
-// only when first looked up, or when anything ranges over the cards in
-// memory (mem): a tail checkpoint holds a few hundred cards and a call
-// needs one or two. id is the id the line's card must have.
-func (s *State) RestoreCardLine(id string, line []byte) {
-	if s.lines == nil {
-		s.lines = map[string][]byte{}
-	}
-	s.lines[id] = line
+// CardLine is a card's snapshot line, not decoded yet, and the id its
+// card must have.
+type CardLine struct {
+	ID   string
+	Line []byte // nil once decoded
+}
+
+// RestoreCardLines adds cards as the snapshot lines they read from (a
+// tail checkpoint's), sorted by id: each is decoded only when first looked
+// up, or when anything ranges over the cards in memory (mem). A checkpoint
+// holds a few hundred cards and a heartbeat needs one.
+func (s *State) RestoreCardLines(lines []CardLine) {
+	s.lines, s.undecoded = lines, len(lines)
 }
 
 // decodeLine decodes the card id's line, if it has one not decoded yet,
@@ -33,31 +39,45 @@ func (s *State) RestoreCardLine(id string, line []byte) {
 // checkpoint has one) stays, and every read that needs it fails: the state
 // never answers with the card missing.
 func (s *State) decodeLine(id string) {
-	line, ok := s.lines[id]
-	if !ok {
+	i, ok := slices.BinarySearchFunc(s.lines, id, func(l CardLine, id string) int { return strings.Compare(l.ID, id) })
+	if ok {
+		s.decodeAt(i)
+	}
+}
+
+func (s *State) decodeAt(i int) {
+	cl := &s.lines[i]
+	if cl.Line == nil {
 		return
 	}
-	l, err := wire.ReadSnapshotLine(line)
-	if err == nil && (l.Card == nil || l.Card.ID != id) {
-		err = fmt.Errorf("%w: the tail checkpoint's line for card %s holds another (delete .backlog/cache/%s)", wire.ErrCorrupt, id, "tail.ckpt")
+	l, err := wire.ReadSnapshotLine(cl.Line)
+	if err == nil && (l.Card == nil || l.Card.ID != cl.ID) {
+		err = fmt.Errorf("%w: the tail checkpoint's line for card %s holds another (delete .backlog/cache/%s)", wire.ErrCorrupt, cl.ID, "tail.ckpt")
 	}
 	if err != nil {
 		s.noteFault(err)
 		return
 	}
-	delete(s.lines, id)
+	cl.Line = nil
+	s.undecoded--
 	s.RestoreCard(l.Card)
 }
 
 // Undecoded counts the cards whose lines are not decoded yet.
-func (s *State) Undecoded() int { return len(s.lines) }
+func (s *State) Undecoded() int { return s.undecoded }
 
 // mem is the cards in memory, every line not decoded yet decoded first:
 // what a rule or read that ranges over them, or tells them from the
 // source's, uses.
 func (s *State) mem() map[string]*wire.Card {
-	for id := range s.lines {
-		s.decodeLine(id)
+	if s.undecoded == 0 {
+		return s.cards // the common case, asked in tight loops
+	}
+	for i := range s.lines {
+		s.decodeAt(i)
+	}
+	if s.undecoded == 0 {
+		s.lines = nil
 	}
 	return s.cards
 }

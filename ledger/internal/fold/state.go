@@ -24,7 +24,8 @@ import (
 // the queries and Apply and Check alone.
 type State struct {
 	cards      map[string]*wire.Card
-	lines      map[string][]byte       // cards not decoded yet: id -> snapshot line (restore.go)
+	lines      []CardLine              // cards not decoded yet, by id (restore.go)
+	undecoded  int                     // how many of lines
 	keys       map[string]string       // idempotency key -> card id
 	requests   map[string]wire.Receipt // request id -> what it did
 	conflicts  []wire.Conflict

@@ -98,7 +98,7 @@ type tailCheckpoint struct {
 	events         int64
 	ids            []uint64
 	last           *wire.Event
-	cardLines      []cardLine
+	cardLines      []fold.CardLine
 	receipts       []wire.Keyed
 	conflicts      []wire.Conflict
 }
@@ -173,10 +173,10 @@ func readCheckpoint(dir string, snap *os.File, snapInfo os.FileInfo, hdr wire.Sn
 		// A card's line is decoded when the state first needs that card
 		// (fold.State.RestoreCardLine): here only its id is read.
 		if id, ok := cardLineID(raw); ok {
-			if len(ck.receipts) > 0 || len(ck.conflicts) > 0 || len(ck.cardLines) > 0 && ck.cardLines[len(ck.cardLines)-1].id >= id {
+			if len(ck.receipts) > 0 || len(ck.conflicts) > 0 || len(ck.cardLines) > 0 && ck.cardLines[len(ck.cardLines)-1].ID >= id {
 				return nil // the writer's order: cards by id, then the rest
 			}
-			ck.cardLines = append(ck.cardLines, cardLine{id, raw})
+			ck.cardLines = append(ck.cardLines, fold.CardLine{ID: id, Line: raw})
 			continue
 		}
 		l, err := wire.ReadSnapshotLine(raw)
@@ -194,12 +194,6 @@ func readCheckpoint(dir string, snap *os.File, snapInfo os.FileInfo, hdr wire.Sn
 		}
 	}
 	return ck
-}
-
-// cardLine is a card's snapshot line in a checkpoint, not decoded yet.
-type cardLine struct {
-	id   string
-	line []byte
 }
 
 // cardLinePrefix is how the writer's encoder starts a card's line.
@@ -242,9 +236,7 @@ func useCheckpoint(dir string, snap *os.File, snapInfo os.FileInfo, hdr wire.Sna
 	if pos.last != nil && !pos.last.Before(ck.last) {
 		return false
 	}
-	for _, c := range ck.cardLines {
-		s.RestoreCardLine(c.id, c.line)
-	}
+	s.RestoreCardLines(ck.cardLines)
 	for _, r := range ck.receipts {
 		s.RestoreReceipt(r.RequestID, r.Receipt)
 	}
