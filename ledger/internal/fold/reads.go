@@ -190,8 +190,8 @@ func (s *State) TakeFault() error {
 // card returns the card with the given id; nil when there is none, or
 // (under resolve) when it has not been read yet.
 func (s *State) Find(id string) *wire.Card {
-	if s.undecoded > 0 {
-		s.decodeLine(id)
+	if s.undecoded > 0 && s.decodeLine(id) != nil {
+		return nil // not the snapshot's older card: the fault is noted
 	}
 	if c, ok := s.cards[id]; ok || s.src == nil {
 		return c
@@ -304,7 +304,9 @@ func (s *State) moreCandidates(leasedAt time.Time) bool {
 
 func (s *State) ReadCard(id string) (found bool, err error) {
 	if s.undecoded > 0 {
-		s.decodeLine(id)
+		if err := s.decodeLine(id); err != nil {
+			return false, err
+		}
 	}
 	if _, ok := s.cards[id]; ok || s.src == nil {
 		return ok, nil

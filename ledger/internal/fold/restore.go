@@ -38,29 +38,33 @@ func (s *State) RestoreCardLines(lines []CardLine) {
 // into the maps. A line that does not decode to that card (only a forged
 // checkpoint has one) stays, and every read that needs it fails: the state
 // never answers with the card missing.
-func (s *State) decodeLine(id string) {
+// It returns the error of such a line (also noted as the state's fault).
+func (s *State) decodeLine(id string) error {
 	i, ok := slices.BinarySearchFunc(s.lines, id, func(l CardLine, id string) int { return strings.Compare(l.ID, id) })
-	if ok {
-		s.decodeAt(i)
+	if !ok {
+		return nil
 	}
+	return s.decodeAt(i)
 }
 
-func (s *State) decodeAt(i int) {
+func (s *State) decodeAt(i int) error {
 	cl := &s.lines[i]
 	if cl.Line == nil {
-		return
+		return nil
 	}
 	l, err := wire.ReadSnapshotLine(cl.Line)
 	if err == nil && (l.Card == nil || l.Card.ID != cl.ID) {
-		err = fmt.Errorf("%w: the tail checkpoint's line for card %s holds another (delete .backlog/cache/%s)", wire.ErrCorrupt, cl.ID, "tail.ckpt")
+		err = fmt.Errorf("it holds another card")
 	}
 	if err != nil {
+		err = fmt.Errorf("%w: the tail checkpoint's line for card %s does not read (%v); delete .backlog/cache/tail.ckpt", wire.ErrCorrupt, cl.ID, err)
 		s.noteFault(err)
-		return
+		return err
 	}
 	cl.Line = nil
 	s.undecoded--
 	s.RestoreCard(l.Card)
+	return nil
 }
 
 // Undecoded counts the cards whose lines are not decoded yet.

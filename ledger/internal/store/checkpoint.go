@@ -29,7 +29,7 @@ var checkpointMagic = [8]byte{'b', 'l', 't', 'a', 'i', 'l', '0', '2'}
 func checkpointSum(crc uint32, b []byte) uint32 { return crc32.Update(crc, crc32.IEEETable, b) }
 
 // Header fields, in order, each a little-endian uint64 after the magic;
-// the last is the CRC-32C of the bytes before it.
+// the last is the checkpointSum of the bytes before it.
 const (
 	ckFormat = iota // wire.FormatVersion of the bl that wrote it
 	ckSnapDev

@@ -1,7 +1,9 @@
 package store
 
 import (
+	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -345,4 +347,49 @@ func TestCheckpointEquivalence(t *testing.T) {
 		t.Fatalf("only %d rounds asked with a checkpoint's cards not decoded", lazy)
 	}
 	t.Logf("%d of %d rounds loaded through a checkpoint, %d with cards not decoded", used, 4*seeds, lazy)
+}
+
+// TestCheckpointUndecodableCardFails: a card line that passes the
+// checksums (only a local forgery can) but does not decode is not read
+// at load; the read that needs that card fails, and answers neither
+// without it nor with the snapshot's older copy.
+func TestCheckpointUndecodableCardFails(t *testing.T) {
+	dir := t.TempDir()
+	if _, err := Init(dir); err != nil {
+		t.Fatal(err)
+	}
+	h := newCkHistory(2)
+	h.appendLines(t, dir, 60)
+	compactHere(t, dir)
+	h.appendLines(t, dir, 60)
+	checkpointHere(t, dir)
+	path := filepath.Join(dir, CacheDir, CheckpointFile)
+	var id string
+	reseal(t, path, func(body []byte) []byte {
+		i := bytes.Index(body, cardLinePrefix)
+		if i < 0 {
+			t.Fatal("no card line in the checkpoint")
+		}
+		rest := body[i+len(cardLinePrefix):]
+		id = string(rest[:bytes.IndexByte(rest, '"')])
+		at := i + len(cardLinePrefix) + len(id) + 1
+		return append(body[:at:at], append([]byte("!"), body[at:]...)...)
+	})
+	b, err := Open(dir, Options{})
+	if err != nil {
+		t.Fatalf("the load fails: %v", err)
+	}
+	defer b.Close()
+	if b.ckptLines == 0 {
+		t.Fatal("the load did not use the checkpoint")
+	}
+	if c := b.state.Find(id); c != nil {
+		t.Fatalf("Find(%s) answered %+v from a line that does not decode", id, c)
+	}
+	if err := b.state.TakeFault(); !errors.Is(err, wire.ErrCorrupt) {
+		t.Fatalf("the fault is %v, want ErrCorrupt", err)
+	}
+	if _, err := b.state.ReadCard(id); !errors.Is(err, wire.ErrCorrupt) {
+		t.Fatalf("ReadCard: %v, want ErrCorrupt", err)
+	}
 }
