@@ -685,21 +685,30 @@
 // file, fsync, rename) once 64 lines have been appended past it; a
 // compaction removes it. It is little-endian binary:
 //
-//	magic "bltail02"
+//	magic "bltail03"
 //	19 u64 fields: the format version of the bl that wrote it; the
 //	  snapshot's device, inode, size, mtime and ctime in ns and the
 //	  CRC-32C of its header line; the ledger's device and inode; the
 //	  ledger bytes and lines folded, where the ledger's own events start
-//	  (past a prefix a cut-short compaction left), the CRC-32C of the
-//	  folded bytes; the state's event count, the cards created since the
-//	  snapshot, the number of event id hashes; the body's length and
-//	  CRC-32C; the CRC-32C of all of the header before this field
+//	  (past a prefix a cut-short compaction left), the CRC-32 (IEEE) of
+//	  the folded bytes, summed as the writer read or appended them (a
+//	  ledger rewritten in place under it writes no checkpoint); the state's event count, the cards created since
+//	  the snapshot, the number of event id hashes; the body's length and
+//	  CRC-32 (IEEE); the CRC-32 (IEEE) of all of the header before this
+//	  field (IEEE rather than CRC-32C: its fast path is ready at once,
+//	  where CRC-32C's costs a short call ~0.2 ms to set up)
 //	the body: the FNV-1a hashes of the event ids folded from the ledger
 //	  (u64 each, what a later read checks a repeated id against), then
 //	  framed lines: the newest event folded, as a ledger line; every card
 //	  the state holds in memory (those the tail changed, and any it read),
 //	  its receipts, and the conflicts the tail added, in fold order, as
-//	  snapshot lines
+//	  snapshot lines (the cards by id, each line starting {"card":{"id":)
+//
+// A load reads each card line's id and decodes the line only when the call
+// first needs that card (a heartbeat: one); anything that ranges over the
+// cards in memory (claim order, leases, referrers, a key looked up, a
+// rule that scans) decodes them all first. A line that does not decode to
+// the card its id names fails the read that needs it.
 //
 // A load uses it only when every check holds: its header and body
 // checksums, the snapshot it was written for (device, inode, size,
@@ -707,7 +716,7 @@
 // snapshot being loaded: the ctime, which no one can set back, tells a
 // snapshot rewritten in place with its mtime restored), the ledger (same
 // device and inode, at least as long, and its first bytes have the
-// checksum named, ending at a line end), and every line reads. Anything else (a compaction, a git pull, merge, rebase or
+// checksum named, ending at a line end), and every line reads (a card's: its id, in order). Anything else (a compaction, a git pull, merge, rebase or
 // reset, a normalization or quarantine rewriting the files, an import, a
 // torn or garbage file, another format version) makes the load ignore it
 // and fold the tail as without it: never an error, never another answer. A

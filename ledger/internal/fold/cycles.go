@@ -64,19 +64,19 @@ func (s *State) parentCycle(id, p string) []string {
 func (s *State) DependencyProblems() []string {
 	var out []string
 	s.All()
-	for _, c := range s.cards {
+	for _, c := range s.mem() {
 		if c.Status == wire.StatusDone {
 			continue
 		}
 		for _, d := range c.DependsOn {
-			switch dc := s.cards[d]; {
+			switch dc := s.mem()[d]; {
 			case dc == nil:
 				out = append(out, fmt.Sprintf("%s depends on %s, which does not exist", c.ID, d))
 			case dc.Status == wire.StatusBlocked:
 				out = append(out, fmt.Sprintf("%s waits on %s, which is blocked: %s", c.ID, d, orDash(dc.BlockedReason)))
 			}
 		}
-		if c.Parent != "" && s.cards[c.Parent] == nil {
+		if c.Parent != "" && s.mem()[c.Parent] == nil {
 			out = append(out, fmt.Sprintf("%s has parent %s, which does not exist", c.ID, c.Parent))
 		}
 	}

@@ -29,12 +29,12 @@ func (s *State) trackChildren(c *wire.Card, parent string, open bool) {
 // RecountChildren derives every card's count of open children from the
 // cards: for a snapshot written before the fold kept it (format v2).
 func (s *State) RecountChildren() {
-	for _, c := range s.cards {
+	for _, c := range s.mem() {
 		c.OpenChildren = 0
 	}
-	for _, c := range s.cards {
+	for _, c := range s.mem() {
 		if c.Parent != "" && c.OpenChild() {
-			if p := s.cards[c.Parent]; p != nil {
+			if p := s.mem()[c.Parent]; p != nil {
 				p.OpenChildren++
 			}
 		}
@@ -75,7 +75,7 @@ func plural(n int, one, many string) string {
 func (s *State) Children(id string) []wire.Card {
 	s.haveReferrers(id)
 	var kids []*wire.Card
-	for _, c := range s.cards {
+	for _, c := range s.mem() {
 		if c.Parent == id && c.DeletedAt == nil {
 			kids = append(kids, c)
 		}

@@ -112,7 +112,7 @@ func (s *State) PathHolders(now time.Time) []*wire.Card {
 	}
 	complete := s.haveLeased(now)
 	var out []*wire.Card
-	for _, c := range s.cards {
+	for _, c := range s.mem() {
 		if c.HoldsPaths(now) {
 			out = append(out, c)
 		}

@@ -190,6 +190,9 @@ func (s *State) TakeFault() error {
 // card returns the card with the given id; nil when there is none, or
 // (under resolve) when it has not been read yet.
 func (s *State) Find(id string) *wire.Card {
+	if s.undecoded > 0 && s.decodeLine(id) != nil {
+		return nil // not the snapshot's older card: the fault is noted
+	}
 	if c, ok := s.cards[id]; ok || s.src == nil {
 		return c
 	}
@@ -207,6 +210,7 @@ func (s *State) Find(id string) *wire.Card {
 
 // KeyOwner returns the id of the card created with an idempotency key.
 func (s *State) KeyOwner(key string) (string, bool) {
+	s.mem() // a card not decoded yet may hold the key
 	if id, ok := s.keys[key]; ok || s.src == nil {
 		return id, ok
 	}
@@ -299,6 +303,11 @@ func (s *State) moreCandidates(leasedAt time.Time) bool {
 // says whether the maps hold what was asked for after it.
 
 func (s *State) ReadCard(id string) (found bool, err error) {
+	if s.undecoded > 0 {
+		if err := s.decodeLine(id); err != nil {
+			return false, err
+		}
+	}
 	if _, ok := s.cards[id]; ok || s.src == nil {
 		return ok, nil
 	}
@@ -311,6 +320,7 @@ func (s *State) ReadCard(id string) (found bool, err error) {
 }
 
 func (s *State) readKey(key string) (found bool, err error) {
+	s.mem()
 	if _, ok := s.keys[key]; ok || s.src == nil {
 		return ok, nil
 	}
@@ -345,8 +355,8 @@ func (s *State) readReferrers(id string) error {
 		return err
 	}
 	for _, c := range cards {
-		if _, ok := s.cards[c.ID]; !ok {
-			s.cards[c.ID] = c
+		if _, ok := s.mem()[c.ID]; !ok {
+			s.mem()[c.ID] = c
 		}
 	}
 	if s.lz.refs == nil {
@@ -362,10 +372,10 @@ func (s *State) readAll() error {
 	if s.src == nil {
 		return nil
 	}
-	if err := s.src.Fill(s.cards, s.requests); err != nil {
+	if err := s.src.Fill(s.mem(), s.requests); err != nil {
 		return err
 	}
-	for id, c := range s.cards {
+	for id, c := range s.mem() {
 		if c.IdempotencyKey != "" {
 			s.keys[c.IdempotencyKey] = id
 		}
@@ -383,7 +393,8 @@ func (s *State) readLeased(now time.Time) error {
 		return nil
 	}
 	read := map[string]*wire.Card{}
-	seen := func(id []byte) bool { _, ok := s.cards[string(id)]; return ok }
+	cards := s.mem()
+	seen := func(id []byte) bool { _, ok := cards[string(id)]; return ok }
 	if err := s.src.Leased(now, seen, func(c *wire.Card) bool {
 		read[c.ID] = c
 		return true
@@ -391,7 +402,7 @@ func (s *State) readLeased(now time.Time) error {
 		return err
 	}
 	for id, c := range read {
-		s.cards[id] = c
+		s.mem()[id] = c
 	}
 	s.lz.leased, s.lz.leasedOK = now, true
 	return nil
@@ -413,7 +424,8 @@ func (s *State) readCandidates(leasedAt time.Time) error {
 	}
 	n := max(f.next, 1)
 	read := make([]*wire.Card, 0, min(n, s.src.Count()))
-	seen := func(id []byte) bool { _, ok := s.cards[string(id)]; return ok }
+	cards := s.mem()
+	seen := func(id []byte) bool { _, ok := cards[string(id)]; return ok }
 	from, err := s.src.Candidates(f.from, f.at, seen, func(c *wire.Card) bool {
 		if f.last.ID != "" && ClaimOrder(c, &f.last) <= 0 {
 			return true
@@ -426,7 +438,7 @@ func (s *State) readCandidates(leasedAt time.Time) error {
 	}
 	f.from = from
 	for _, c := range read {
-		s.cards[c.ID] = c
+		s.mem()[c.ID] = c
 	}
 	if len(read) < n {
 		f.done = true

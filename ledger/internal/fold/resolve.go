@@ -47,7 +47,7 @@ func (s *State) CardsNamed(word string) []string {
 		}
 	}
 	var keyed, prefixed [2][]string // [live, deleted]
-	for id, c := range s.cards {
+	for id, c := range s.mem() {
 		gone := 0
 		if c.DeletedAt != nil {
 			gone = 1

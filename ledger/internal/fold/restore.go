@@ -1,6 +1,12 @@
 package fold
 
-import "github.com/bl-backlog/bl/ledger/internal/wire"
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/bl-backlog/bl/ledger/internal/wire"
+)
 
 // This file holds what the store uses to build a state from a snapshot
 // and to read a state it holds whole.
@@ -11,6 +17,73 @@ func (s *State) RestoreCard(c *wire.Card) {
 	if c.IdempotencyKey != "" {
 		s.keys[c.IdempotencyKey] = c.ID
 	}
+}
+
+// CardLine is a card's snapshot line, not decoded yet, and the id its
+// card must have.
+type CardLine struct {
+	ID   string
+	Line []byte // nil once decoded
+}
+
+// RestoreCardLines adds cards as the snapshot lines they read from (a
+// tail checkpoint's), sorted by id: each is decoded only when first looked
+// up, or when anything ranges over the cards in memory (mem). A checkpoint
+// holds a few hundred cards and a heartbeat needs one.
+func (s *State) RestoreCardLines(lines []CardLine) {
+	s.lines, s.undecoded = lines, len(lines)
+}
+
+// decodeLine decodes the card id's line, if it has one not decoded yet,
+// into the maps. A line that does not decode to that card (only a forged
+// checkpoint has one) stays, and every read that needs it fails: the state
+// never answers with the card missing.
+// It returns the error of such a line (also noted as the state's fault).
+func (s *State) decodeLine(id string) error {
+	i, ok := slices.BinarySearchFunc(s.lines, id, func(l CardLine, id string) int { return strings.Compare(l.ID, id) })
+	if !ok {
+		return nil
+	}
+	return s.decodeAt(i)
+}
+
+func (s *State) decodeAt(i int) error {
+	cl := &s.lines[i]
+	if cl.Line == nil {
+		return nil
+	}
+	l, err := wire.ReadSnapshotLine(cl.Line)
+	if err == nil && (l.Card == nil || l.Card.ID != cl.ID) {
+		err = fmt.Errorf("it holds another card")
+	}
+	if err != nil {
+		err = fmt.Errorf("%w: the tail checkpoint's line for card %s does not read (%v); delete .backlog/cache/tail.ckpt", wire.ErrCorrupt, cl.ID, err)
+		s.noteFault(err)
+		return err
+	}
+	cl.Line = nil
+	s.undecoded--
+	s.RestoreCard(l.Card)
+	return nil
+}
+
+// Undecoded counts the cards whose lines are not decoded yet.
+func (s *State) Undecoded() int { return s.undecoded }
+
+// mem is the cards in memory, every line not decoded yet decoded first:
+// what a rule or read that ranges over them, or tells them from the
+// source's, uses.
+func (s *State) mem() map[string]*wire.Card {
+	if s.undecoded == 0 {
+		return s.cards // the common case, asked in tight loops
+	}
+	for i := range s.lines {
+		s.decodeAt(i)
+	}
+	if s.undecoded == 0 {
+		s.lines = nil
+	}
+	return s.cards
 }
 
 // RestoreReceipt adds what a request id did, as a snapshot remembers it.
@@ -26,7 +99,7 @@ func (s *State) RestorePosition(events int64, last wire.Event) { s.events, s.las
 // InMemory counts the cards, receipts and conflicts s holds in memory:
 // all of them, for a state read whole.
 func (s *State) InMemory() (cards, receipts, conflicts int) {
-	return len(s.cards), len(s.requests), len(s.conflicts)
+	return len(s.mem()), len(s.requests), len(s.conflicts)
 }
 
 // SetSource makes s read what its maps lack from src, a snapshot read
@@ -48,7 +121,7 @@ func (s *State) NumConflicts() int { return len(s.conflicts) }
 // read whole) in no order, until fn returns false. The cards are the
 // state's own: fn must not change them.
 func (s *State) Range(fn func(c *wire.Card) bool) {
-	for _, c := range s.cards {
+	for _, c := range s.mem() {
 		if !fn(c) {
 			return
 		}

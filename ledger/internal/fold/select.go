@@ -186,8 +186,8 @@ func (s *State) listed(f Filter, now time.Time, sortBy string) []*wire.Card {
 		})
 	} else {
 		s.All()
-		hits = make([]*wire.Card, 0, len(s.cards))
-		for _, c := range s.cards {
+		hits = make([]*wire.Card, 0, len(s.mem()))
+		for _, c := range s.mem() {
 			if f.Match(s, c, now) {
 				hits = append(hits, c)
 			}
@@ -229,7 +229,7 @@ func (s *State) InClaimOrder(leasedAt time.Time, fn func(c *wire.Card) bool) {
 	for {
 		front, more := s.claimFrontier(leasedAt)
 		mem = mem[:0]
-		for _, c := range s.cards {
+		for _, c := range s.mem() {
 			if (c.Status == wire.StatusReady || c.Status == wire.StatusClaimed || c.Status == wire.StatusReview) && (last == nil || ClaimOrder(c, last) > 0) {
 				mem = append(mem, c)
 			}
@@ -330,18 +330,18 @@ type Stats struct {
 // the oldest ready card at now.
 func (s *State) Stats(now time.Time) Stats {
 	s.All()
-	st := Stats{Cards: len(s.cards), Conflicts: len(s.conflicts), Events: s.events, ByStatus: map[wire.Status]int{}}
+	st := Stats{Cards: len(s.mem()), Conflicts: len(s.conflicts), Events: s.events, ByStatus: map[wire.Status]int{}}
 	for _, status := range wire.Statuses {
 		st.ByStatus[status] = 0
 	}
 	var oldest *wire.Card
 	parents := map[string]bool{}
-	for _, c := range s.cards {
+	for _, c := range s.mem() {
 		if c.Parent != "" && c.DeletedAt == nil {
 			parents[c.Parent] = true
 		}
 	}
-	for _, c := range s.cards {
+	for _, c := range s.mem() {
 		if c.DeletedAt != nil {
 			st.Cards--
 			st.Deleted++
@@ -376,7 +376,7 @@ func (s *State) Stats(now time.Time) Stats {
 func (s *State) Expired(now time.Time) []string {
 	var ids []string
 	s.All()
-	for _, c := range s.cards {
+	for _, c := range s.mem() {
 		if c.Expired(now) {
 			ids = append(ids, c.ID)
 		}

@@ -16,15 +16,15 @@ func (s *State) SnapshotLines() (hdr wire.SnapshotHeader, cards []*wire.Card, re
 	}
 	s.pruneReceipts()
 	hdr = wire.SnapshotHeader{V: wire.FormatVersion, Events: s.events, LastAt: s.last.At, LastID: s.last.ID,
-		Cards: len(s.cards), Receipts: len(s.requests), Conflicts: len(s.conflicts)}
-	ids := make([]string, 0, len(s.cards))
-	for id := range s.cards {
+		Cards: len(s.mem()), Receipts: len(s.requests), Conflicts: len(s.conflicts)}
+	ids := make([]string, 0, len(s.mem()))
+	for id := range s.mem() {
 		ids = append(ids, id)
 	}
 	slices.Sort(ids)
 	cards = make([]*wire.Card, len(ids))
 	for i, id := range ids {
-		cards[i] = s.cards[id]
+		cards[i] = s.mem()[id]
 	}
 	rids := make([]string, 0, len(s.requests))
 	for r := range s.requests {

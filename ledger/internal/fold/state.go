@@ -24,6 +24,8 @@ import (
 // the queries and Apply and Check alone.
 type State struct {
 	cards      map[string]*wire.Card
+	lines      []CardLine              // cards not decoded yet, by id (restore.go)
+	undecoded  int                     // how many of lines
 	keys       map[string]string       // idempotency key -> card id
 	requests   map[string]wire.Receipt // request id -> what it did
 	conflicts  []wire.Conflict
@@ -196,7 +198,7 @@ func (s *State) Len() int {
 	if s.src != nil {
 		return s.src.Count() + s.created
 	}
-	return len(s.cards)
+	return len(s.mem())
 }
 
 // Events is the number of events folded, conflicts included.

@@ -55,7 +55,7 @@ type Dependent struct {
 func (s *State) Dependents(id string) []Dependent {
 	s.All()
 	var out []Dependent
-	for _, c := range s.cards {
+	for _, c := range s.mem() {
 		if c.DeletedAt != nil {
 			continue
 		}

@@ -111,14 +111,14 @@ func writeCheckpoint(dir string, snapInfo os.FileInfo, s *fold.State, pos *Posit
 		ckLedgerDev: id.ledgerDev, ckLedgerIno: id.ledgerIno,
 		ckOffset: uint64(pos.offset), ckLines: uint64(pos.lines), ckBase: uint64(pos.base), ckPrefixCRC: uint64(prefixSum),
 		ckEvents: uint64(s.Events()), ckCreated: uint64(s.Created()), ckIDs: uint64(len(ids)),
-		ckBodyLen: uint64(len(body)), ckBodyCRC: uint64(wire.Checksum(body)),
+		ckBodyLen: uint64(len(body)), ckBodyCRC: uint64(checkpointSum(0, body)),
 	}
 	out := make([]byte, checkpointHeaderLen, checkpointHeaderLen+len(body))
 	copy(out, checkpointMagic[:])
 	for i, v := range f {
 		binary.LittleEndian.PutUint64(out[8+8*i:], v)
 	}
-	binary.LittleEndian.PutUint64(out[8+8*ckHeaderCRC:], uint64(wire.Checksum(out[:checkpointHeaderLen-8])))
+	binary.LittleEndian.PutUint64(out[8+8*ckHeaderCRC:], uint64(checkpointSum(0, out[:checkpointHeaderLen-8])))
 	out = append(out, body...)
 	cache := filepath.Join(dir, CacheDir)
 	if err := os.MkdirAll(cache, 0o755); err != nil {
