@@ -43,7 +43,8 @@ import (
 // leaves out events the branch holds (a fetch in another worktree, or a
 // process killed between its fetch and its rebase, moves the ref first). The branch commit is built before the write is appended locally:
 // the backlog's files as read under the lock with the staged lines added,
-// checked to be the files the write was staged on. The local branch moves
+// checked to be the files the write was staged on, and to hold the
+// remote-tracking commit's backlog (holdsCommit). The local branch moves
 // to it only once the write is appended.
 
 // leaseTipsFile is the cache file of the lease ref tips this clone
@@ -269,7 +270,7 @@ func (s *Syncer) atomicLand(ctx context.Context, res *Result, rid string, w *led
 		return false, nil, false, nil
 	}
 	led := f.t[ledger.LedgerFile]
-	if len(led) > 0 && led[len(led)-1] != '\n' {
+	if len(led) > 0 && led[len(led)-1] != '\n' || !s.holdsCommit(f, remote) {
 		return false, nil, false, nil
 	}
 	f.t = maps.Clone(f.t)
@@ -379,3 +380,37 @@ func (s *Syncer) atomicLand(ctx context.Context, res *Result, rid string, w *led
 // errKilled: a test stopped the write where a crash could (beforeFastPush,
 // afterFastPush), leaving what a killed process leaves.
 var errKilled = errors.New("stopped by a test")
+
+// holdsCommit reports whether the backlog's files f hold the backlog of
+// the remote commit: its ledger a byte prefix of theirs, every other file
+// of it (the snapshot, the archive segments) the same blob. The commit
+// pushed without the ordinary rounds replaces the branch's backlog with
+// f: a backlog rewound by hand (git checkout OLD -- .backlog), or a
+// snapshot this clone rebuilt, would otherwise take events off the
+// branch's tip. Those go the ordinary way, which merges first.
+func (s *Syncer) holdsCommit(f backlogFiles, remote plumbing.Hash) bool {
+	up, hashes, err := s.g.readBacklogUnread(remote, func(string) bool { return true }, func(string, plumbing.Hash) bool { return true })
+	if err != nil {
+		return false
+	}
+	for name, h := range hashes {
+		data, ok := f.t[name]
+		switch {
+		case !ok:
+			return false
+		case name == ledger.LedgerFile:
+			if !bytes.HasPrefix(data, up[name]) {
+				return false
+			}
+		case data == nil:
+			if f.blobs[name] != h {
+				return false
+			}
+		default:
+			if plumbing.ComputeHash(plumbing.BlobObject, s.g.clean(name, data)) != h {
+				return false
+			}
+		}
+	}
+	return true
+}

@@ -333,3 +333,50 @@ func TestFastCompleteNotOnACommitTheBacklogLacks(t *testing.T) {
 		t.Errorf("the remote branch lost bob's card:\n%s", got)
 	}
 }
+
+// A backlog rewound by hand (git checkout OLD -- .backlog) while the
+// remote-tracking ref is still the commit it last took in: the push
+// without a fetch must not make that older backlog the branch's tip. The
+// remote branch keeps every event it held.
+func TestFastCompleteOnARewoundBacklog(t *testing.T) {
+	f := newFastWorld(t, nil)
+	// The claim reaches the branch: old holds it, and nothing later.
+	if _, err := f.syncer(t).Push(bg, Hooks{}); err != nil {
+		t.Fatal(err)
+	}
+	old := strings.TrimSpace(f.git(f.bare, "rev-parse", "main"))
+	db := f.clone("b")
+	b := open(t, db)
+	if _, err := syncer(t, b, Options{Remote: "origin", Actor: "bob"}).Pull(bg); err != nil {
+		t.Fatal(err)
+	}
+	create(t, b, "bob", "B1")
+	if _, err := syncer(t, b, Options{Remote: "origin", Actor: "bob"}).Push(bg, Hooks{}); err != nil {
+		t.Fatal(err)
+	}
+	// alice takes B1 in through a lease write (another claim), which
+	// notes the commit it took in.
+	if c, _, err := f.syncer(t).Claim(bg, ledger.ClaimRequest{Mutation: ledger.Mutation{Actor: "alice"}, Owner: "alice", TTL: time.Hour}); err != nil || c == nil {
+		t.Fatal(c, err)
+	}
+	tip := f.git(f.bare, "show", "main:.backlog/"+ledger.LedgerFile)
+	if !strings.Contains(tip, `"B1"`) {
+		t.Fatalf("the claim did not carry B1 to the branch:\n%s", tip)
+	}
+	if s := f.syncer(t); s.loadLeaseTips().applied.String() != strings.TrimSpace(f.git(f.da, "rev-parse", "origin/main")) {
+		t.Fatal("the lease tips do not name the remote-tracking commit: the push without a fetch would not be tried")
+	}
+	f.git(f.da, "checkout", old, "--", ".backlog")
+	if _, err := f.complete(f.syncer(t), ""); err != nil {
+		t.Fatal(err)
+	}
+	got := f.git(f.bare, "show", "main:.backlog/"+ledger.LedgerFile)
+	for _, l := range strings.SplitAfter(tip, "\n") {
+		if !strings.Contains(got, l) {
+			t.Errorf("the remote branch lost %q", l)
+		}
+	}
+	if n := branchOps(f.world, f.card.ID, ledger.OpComplete); n != 1 {
+		t.Errorf("the remote branch holds %d completions of %s, want 1", n, f.card.ID)
+	}
+}
