@@ -37,7 +37,8 @@ import (
 //
 // The tips this clone pushed are kept in the backlog's cache directory
 // (leaseTipsFile), by card; a fetch drops those the remote no longer
-// holds. The file also names the remote commit this backlog last took in
+// holds. A file git tracks is a teammate's bytes (a force-add checked
+// out here), so it is neither believed nor written (ledger.TrustLocal). The file also names the remote commit this backlog last took in
 // (applied): the push without a fetch is tried only while the
 // remote-tracking ref is that commit, so the commit it pushes never
 // leaves out events the branch holds (a fetch in another worktree, or a
@@ -73,6 +74,10 @@ func (s *Syncer) loadLeaseTips() *leaseTips {
 	t := &leaseTips{path: filepath.Join(s.b.Dir(), ledger.CacheDir, leaseTipsFile), tips: map[string]plumbing.Hash{}}
 	data, err := os.ReadFile(t.path)
 	if err != nil {
+		return t
+	}
+	if !ledger.TrustLocal(s.b.Dir(), ledger.CacheDir+"/"+leaseTipsFile) {
+		t.path = "" // a teammate's (git tracks it): neither believed nor written
 		return t
 	}
 	rest, ok := bytes.CutPrefix(data, []byte(leaseTipsHeader))
@@ -114,6 +119,9 @@ func (t *leaseTips) set(card string, tip plumbing.Hash) {
 
 // save writes the file; a failure costs only a fetch later.
 func (t *leaseTips) save() {
+	if t.path == "" {
+		return
+	}
 	var b bytes.Buffer
 	b.WriteString(leaseTipsHeader)
 	fmt.Fprintf(&b, "applied %s\n", t.applied)

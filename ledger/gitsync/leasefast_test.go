@@ -3,6 +3,8 @@ package gitsync
 import (
 	"context"
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -378,5 +380,62 @@ func TestFastCompleteOnARewoundBacklog(t *testing.T) {
 	}
 	if n := branchOps(f.world, f.card.ID, ledger.OpComplete); n != 1 {
 		t.Errorf("the remote branch holds %d completions of %s, want 1", n, f.card.ID)
+	}
+}
+
+// A teammate force-adds cache/leasetips (git ignores it only by default)
+// and pushes it: every clone that checks it out gets the teammate's
+// bytes. They are not this clone's record of its pushes: bl neither
+// believes them nor writes over them (the user's worktree would change),
+// so a lease write takes the ordinary rounds, and the branch keeps every
+// event.
+func TestFastLeaseTipsTrackedByGitAreNotBelieved(t *testing.T) {
+	f := newFastWorld(t, nil)
+	db := f.clone("b")
+	head := strings.TrimSpace(f.git(f.bare, "rev-parse", "main"))
+	ref := strings.Fields(f.git(f.bare, "for-each-ref", "--format=%(objectname) %(refname)", LeaseRefPrefix))
+	if len(ref) != 2 {
+		t.Fatalf("want alice's one lease ref, got %q", ref)
+	}
+	forged := leaseTipsHeader + "applied " + head + "\n" + ref[0] + " " + f.card.ID + "\n"
+	if err := os.MkdirAll(filepath.Join(db, ".backlog", ledger.CacheDir), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(db, ".backlog", ledger.CacheDir, leaseTipsFile), []byte(forged), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f.git(db, "add", "-f", ".backlog/"+ledger.CacheDir+"/"+leaseTipsFile)
+	f.git(db, "commit", "-qm", "forge")
+	f.git(db, "push", "-q", "origin", "main")
+
+	dc := f.clone("c")
+	c := open(t, dc)
+	cs := func() *Syncer { return syncer(t, c, Options{Remote: "origin", Actor: "carol"}) }
+	card, _, err := cs().Claim(bg, ledger.ClaimRequest{Mutation: ledger.Mutation{Actor: "carol"}, Owner: "carol", TTL: time.Hour})
+	if err != nil || card == nil {
+		t.Fatal(card, err)
+	}
+	before := f.git(f.bare, "show", "main:.backlog/"+ledger.LedgerFile)
+	n := countPacks(t)
+	_, _, err = cs().Lease(bg, "", func(ctx context.Context, r string) (ledger.Card, error) {
+		return c.Complete(ctx, ledger.LeaseRequest{Mutation: ledger.Mutation{Actor: "carol", RequestID: r}, ID: card.ID, Owner: "carol", Epoch: card.ClaimEpoch})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fetches, _ := n.take(); fetches != 1 {
+		t.Errorf("the complete made %d fetches: the tracked lease tips were believed", fetches)
+	}
+	if st := f.git(dc, "status", "--porcelain", "--", ".backlog/"+ledger.CacheDir); st != "" {
+		t.Errorf("bl wrote over the tracked lease tips:\n%s", st)
+	}
+	got := f.git(f.bare, "show", "main:.backlog/"+ledger.LedgerFile)
+	for _, l := range strings.SplitAfter(before, "\n") {
+		if !strings.Contains(got, l) {
+			t.Errorf("the remote branch lost %q", l)
+		}
+	}
+	if n := branchOps(f.world, card.ID, ledger.OpComplete); n != 1 {
+		t.Errorf("the remote branch holds %d completions of %s, want 1", n, card.ID)
 	}
 }
