@@ -389,15 +389,16 @@ func (s *Syncer) atomicLand(ctx context.Context, res *Result, rid string, w *led
 // afterFastPush), leaving what a killed process leaves.
 var errKilled = errors.New("stopped by a test")
 
-// holdsCommit reports whether the backlog's files f hold the backlog of
-// the remote commit: its ledger a byte prefix of theirs, every other file
-// of it (the snapshot, the archive segments) the same blob. The commit
+// holdsCommit reports whether the backlog's files f hold the events of
+// the remote commit: its ledger a byte prefix of theirs, its snapshot and
+// archive segments the same blobs (a config edited here is no event). The commit
 // pushed without the ordinary rounds replaces the branch's backlog with
 // f: a backlog rewound by hand (git checkout OLD -- .backlog), or a
 // snapshot this clone rebuilt, would otherwise take events off the
 // branch's tip. Those go the ordinary way, which merges first.
 func (s *Syncer) holdsCommit(f backlogFiles, remote plumbing.Hash) bool {
-	up, hashes, err := s.g.readBacklogUnread(remote, func(string) bool { return true }, func(string, plumbing.Hash) bool { return true })
+	events := func(name string) bool { return name == ledger.LedgerFile || mayBeUnread(name) }
+	up, hashes, err := s.g.readBacklogUnread(remote, events, func(string, plumbing.Hash) bool { return true })
 	if err != nil {
 		return false
 	}
