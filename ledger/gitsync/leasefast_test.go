@@ -439,3 +439,25 @@ func TestFastLeaseTipsTrackedByGitAreNotBelieved(t *testing.T) {
 		t.Errorf("the remote branch holds %d completions of %s, want 1", n, card.ID)
 	}
 }
+
+// A config.json edited here (not yet pushed) holds no events: the push
+// without a fetch still goes out, and carries the edit with the rest.
+func TestFastCompleteWithConfigEditedHere(t *testing.T) {
+	f := newFastWorld(t, nil)
+	path := filepath.Join(f.da, ".backlog", ledger.ConfigFile)
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, append(data, '\n'), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	n := countPacks(t)
+	if _, err := f.complete(f.syncer(t), ""); err != nil {
+		t.Fatal(err)
+	}
+	if fetches, pushes := n.take(); fetches != 0 || pushes != 1 {
+		t.Errorf("the complete made %d fetches and %d pushes, want 0 and 1", fetches, pushes)
+	}
+	f.converged(t)
+}
