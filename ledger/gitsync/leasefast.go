@@ -38,7 +38,8 @@ import (
 // The tips this clone pushed are kept in the backlog's cache directory
 // (leaseTipsFile), by card; a fetch drops those the remote no longer
 // holds. A file git tracks is a teammate's bytes (a force-add checked
-// out here), so it is neither believed nor written (ledger.TrustLocal). The file also names the remote commit this backlog last took in
+// out here), so it is neither believed nor written (ledger.TrustLocal).
+// The file also names the remote commit this backlog last took in
 // (applied): the push without a fetch is tried only while the
 // remote-tracking ref is that commit, so the commit it pushes never
 // leaves out events the branch holds (a fetch in another worktree, or a
@@ -391,9 +392,9 @@ var errKilled = errors.New("stopped by a test")
 
 // holdsCommit reports whether the backlog's files f hold the events of
 // the remote commit: its ledger a byte prefix of theirs, its snapshot and
-// archive segments the same blobs (a config edited here is no event). The commit
-// pushed without the ordinary rounds replaces the branch's backlog with
-// f: a backlog rewound by hand (git checkout OLD -- .backlog), or a
+// archive segments the same blobs (a config edited here is no event).
+// The commit pushed without the ordinary rounds replaces the branch's
+// backlog with f: a backlog rewound by hand (git checkout OLD -- .backlog), or a
 // snapshot this clone rebuilt, would otherwise take events off the
 // branch's tip. Those go the ordinary way, which merges first.
 func (s *Syncer) holdsCommit(f backlogFiles, remote plumbing.Hash) bool {
