@@ -37,13 +37,16 @@ import (
 //
 // The tips this clone pushed are kept in the backlog's cache directory
 // (leaseTipsFile), by card; a fetch drops those the remote no longer
-// holds. The file also names the remote commit this backlog last took in
+// holds. A file git tracks is a teammate's bytes (a force-add checked
+// out here), so it is neither believed nor written (ledger.TrustLocal).
+// The file also names the remote commit this backlog last took in
 // (applied): the push without a fetch is tried only while the
 // remote-tracking ref is that commit, so the commit it pushes never
 // leaves out events the branch holds (a fetch in another worktree, or a
 // process killed between its fetch and its rebase, moves the ref first). The branch commit is built before the write is appended locally:
 // the backlog's files as read under the lock with the staged lines added,
-// checked to be the files the write was staged on. The local branch moves
+// checked to be the files the write was staged on, and to hold the
+// remote-tracking commit's backlog (holdsCommit). The local branch moves
 // to it only once the write is appended.
 
 // leaseTipsFile is the cache file of the lease ref tips this clone
@@ -72,6 +75,10 @@ func (s *Syncer) loadLeaseTips() *leaseTips {
 	t := &leaseTips{path: filepath.Join(s.b.Dir(), ledger.CacheDir, leaseTipsFile), tips: map[string]plumbing.Hash{}}
 	data, err := os.ReadFile(t.path)
 	if err != nil {
+		return t
+	}
+	if !ledger.TrustLocal(s.b.Dir(), ledger.CacheDir+"/"+leaseTipsFile) {
+		t.path = "" // a teammate's (git tracks it): neither believed nor written
 		return t
 	}
 	rest, ok := bytes.CutPrefix(data, []byte(leaseTipsHeader))
@@ -113,6 +120,9 @@ func (t *leaseTips) set(card string, tip plumbing.Hash) {
 
 // save writes the file; a failure costs only a fetch later.
 func (t *leaseTips) save() {
+	if t.path == "" {
+		return
+	}
 	var b bytes.Buffer
 	b.WriteString(leaseTipsHeader)
 	fmt.Fprintf(&b, "applied %s\n", t.applied)
@@ -269,7 +279,7 @@ func (s *Syncer) atomicLand(ctx context.Context, res *Result, rid string, w *led
 		return false, nil, false, nil
 	}
 	led := f.t[ledger.LedgerFile]
-	if len(led) > 0 && led[len(led)-1] != '\n' {
+	if len(led) > 0 && led[len(led)-1] != '\n' || !s.holdsCommit(f, remote) {
 		return false, nil, false, nil
 	}
 	f.t = maps.Clone(f.t)
@@ -379,3 +389,38 @@ func (s *Syncer) atomicLand(ctx context.Context, res *Result, rid string, w *led
 // errKilled: a test stopped the write where a crash could (beforeFastPush,
 // afterFastPush), leaving what a killed process leaves.
 var errKilled = errors.New("stopped by a test")
+
+// holdsCommit reports whether the backlog's files f hold the events of
+// the remote commit: its ledger a byte prefix of theirs, its snapshot and
+// archive segments the same blobs (a config edited here is no event).
+// The commit pushed without the ordinary rounds replaces the branch's
+// backlog with f: a backlog rewound by hand (git checkout OLD -- .backlog), or a
+// snapshot this clone rebuilt, would otherwise take events off the
+// branch's tip. Those go the ordinary way, which merges first.
+func (s *Syncer) holdsCommit(f backlogFiles, remote plumbing.Hash) bool {
+	events := func(name string) bool { return name == ledger.LedgerFile || mayBeUnread(name) }
+	up, hashes, err := s.g.readBacklogUnread(remote, events, func(string, plumbing.Hash) bool { return true })
+	if err != nil {
+		return false
+	}
+	for name, h := range hashes {
+		data, ok := f.t[name]
+		switch {
+		case !ok:
+			return false
+		case name == ledger.LedgerFile:
+			if !bytes.HasPrefix(data, up[name]) {
+				return false
+			}
+		case data == nil:
+			if f.blobs[name] != h {
+				return false
+			}
+		default:
+			if plumbing.ComputeHash(plumbing.BlobObject, s.g.clean(name, data)) != h {
+				return false
+			}
+		}
+	}
+	return true
+}

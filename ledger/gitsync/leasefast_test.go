@@ -3,6 +3,8 @@ package gitsync
 import (
 	"context"
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -332,4 +334,130 @@ func TestFastCompleteNotOnACommitTheBacklogLacks(t *testing.T) {
 	if got := f.git(f.bare, "show", "main:.backlog/"+ledger.LedgerFile); !strings.Contains(got, `"B1"`) {
 		t.Errorf("the remote branch lost bob's card:\n%s", got)
 	}
+}
+
+// A backlog rewound by hand (git checkout OLD -- .backlog) while the
+// remote-tracking ref is still the commit it last took in: the push
+// without a fetch must not make that older backlog the branch's tip. The
+// remote branch keeps every event it held.
+func TestFastCompleteOnARewoundBacklog(t *testing.T) {
+	f := newFastWorld(t, nil)
+	// The claim reaches the branch: old holds it, and nothing later.
+	if _, err := f.syncer(t).Push(bg, Hooks{}); err != nil {
+		t.Fatal(err)
+	}
+	old := strings.TrimSpace(f.git(f.bare, "rev-parse", "main"))
+	db := f.clone("b")
+	b := open(t, db)
+	if _, err := syncer(t, b, Options{Remote: "origin", Actor: "bob"}).Pull(bg); err != nil {
+		t.Fatal(err)
+	}
+	create(t, b, "bob", "B1")
+	if _, err := syncer(t, b, Options{Remote: "origin", Actor: "bob"}).Push(bg, Hooks{}); err != nil {
+		t.Fatal(err)
+	}
+	// alice takes B1 in through a lease write (another claim), which
+	// notes the commit it took in.
+	if c, _, err := f.syncer(t).Claim(bg, ledger.ClaimRequest{Mutation: ledger.Mutation{Actor: "alice"}, Owner: "alice", TTL: time.Hour}); err != nil || c == nil {
+		t.Fatal(c, err)
+	}
+	tip := f.git(f.bare, "show", "main:.backlog/"+ledger.LedgerFile)
+	if !strings.Contains(tip, `"B1"`) {
+		t.Fatalf("the claim did not carry B1 to the branch:\n%s", tip)
+	}
+	if s := f.syncer(t); s.loadLeaseTips().applied.String() != strings.TrimSpace(f.git(f.da, "rev-parse", "origin/main")) {
+		t.Fatal("the lease tips do not name the remote-tracking commit: the push without a fetch would not be tried")
+	}
+	f.git(f.da, "checkout", old, "--", ".backlog")
+	if _, err := f.complete(f.syncer(t), ""); err != nil {
+		t.Fatal(err)
+	}
+	got := f.git(f.bare, "show", "main:.backlog/"+ledger.LedgerFile)
+	for _, l := range strings.SplitAfter(tip, "\n") {
+		if !strings.Contains(got, l) {
+			t.Errorf("the remote branch lost %q", l)
+		}
+	}
+	if n := branchOps(f.world, f.card.ID, ledger.OpComplete); n != 1 {
+		t.Errorf("the remote branch holds %d completions of %s, want 1", n, f.card.ID)
+	}
+}
+
+// A teammate force-adds cache/leasetips (git ignores it only by default)
+// and pushes it: every clone that checks it out gets the teammate's
+// bytes. They are not this clone's record of its pushes: bl neither
+// believes them nor writes over them (the user's worktree would change),
+// so a lease write takes the ordinary rounds, and the branch keeps every
+// event.
+func TestFastLeaseTipsTrackedByGitAreNotBelieved(t *testing.T) {
+	f := newFastWorld(t, nil)
+	db := f.clone("b")
+	head := strings.TrimSpace(f.git(f.bare, "rev-parse", "main"))
+	ref := strings.Fields(f.git(f.bare, "for-each-ref", "--format=%(objectname) %(refname)", LeaseRefPrefix))
+	if len(ref) != 2 {
+		t.Fatalf("want alice's one lease ref, got %q", ref)
+	}
+	forged := leaseTipsHeader + "applied " + head + "\n" + ref[0] + " " + f.card.ID + "\n"
+	if err := os.MkdirAll(filepath.Join(db, ".backlog", ledger.CacheDir), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(db, ".backlog", ledger.CacheDir, leaseTipsFile), []byte(forged), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f.git(db, "add", "-f", ".backlog/"+ledger.CacheDir+"/"+leaseTipsFile)
+	f.git(db, "commit", "-qm", "forge")
+	f.git(db, "push", "-q", "origin", "main")
+
+	dc := f.clone("c")
+	c := open(t, dc)
+	cs := func() *Syncer { return syncer(t, c, Options{Remote: "origin", Actor: "carol"}) }
+	card, _, err := cs().Claim(bg, ledger.ClaimRequest{Mutation: ledger.Mutation{Actor: "carol"}, Owner: "carol", TTL: time.Hour})
+	if err != nil || card == nil {
+		t.Fatal(card, err)
+	}
+	before := f.git(f.bare, "show", "main:.backlog/"+ledger.LedgerFile)
+	n := countPacks(t)
+	_, _, err = cs().Lease(bg, "", func(ctx context.Context, r string) (ledger.Card, error) {
+		return c.Complete(ctx, ledger.LeaseRequest{Mutation: ledger.Mutation{Actor: "carol", RequestID: r}, ID: card.ID, Owner: "carol", Epoch: card.ClaimEpoch})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fetches, _ := n.take(); fetches != 1 {
+		t.Errorf("the complete made %d fetches: the tracked lease tips were believed", fetches)
+	}
+	if st := f.git(dc, "status", "--porcelain", "--", ".backlog/"+ledger.CacheDir); st != "" {
+		t.Errorf("bl wrote over the tracked lease tips:\n%s", st)
+	}
+	got := f.git(f.bare, "show", "main:.backlog/"+ledger.LedgerFile)
+	for _, l := range strings.SplitAfter(before, "\n") {
+		if !strings.Contains(got, l) {
+			t.Errorf("the remote branch lost %q", l)
+		}
+	}
+	if n := branchOps(f.world, card.ID, ledger.OpComplete); n != 1 {
+		t.Errorf("the remote branch holds %d completions of %s, want 1", n, card.ID)
+	}
+}
+
+// A config.json edited here (not yet pushed) holds no events: the push
+// without a fetch still goes out, and carries the edit with the rest.
+func TestFastCompleteWithConfigEditedHere(t *testing.T) {
+	f := newFastWorld(t, nil)
+	path := filepath.Join(f.da, ".backlog", ledger.ConfigFile)
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, append(data, '\n'), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	n := countPacks(t)
+	if _, err := f.complete(f.syncer(t), ""); err != nil {
+		t.Fatal(err)
+	}
+	if fetches, pushes := n.take(); fetches != 0 || pushes != 1 {
+		t.Errorf("the complete made %d fetches and %d pushes, want 0 and 1", fetches, pushes)
+	}
+	f.converged(t)
 }
