@@ -4,7 +4,9 @@ package ledger
 // they rewrite keeps every event its files held.
 
 import (
+	"context"
 	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -106,4 +108,71 @@ func allEventIDs(t *testing.T, dir string) map[string]bool {
 		ids[e.ID] = true
 	}
 	return ids
+}
+
+// TestJournalKeptWhileGitCannotSay: a decided journal is finished only when
+// git does not track it (a teammate's force-added one is not this
+// clone's). When bl cannot tell (an index it cannot read, no git to ask),
+// the change stays staged and the command says so; a later write must not
+// clear it, and once git answers the change is finished with its events.
+func TestJournalKeptWhileGitCannotSay(t *testing.T) {
+	root := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(root, ".git"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(root, ".git", "index"), []byte("not an index"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(root, ".backlog")
+	if _, err := Init(dir); err != nil {
+		t.Fatal(err)
+	}
+	e := &env{t: t, dir: dir, clk: newClock(), ctx: context.Background()}
+	e.b = e.open()
+	e.create("A")
+	before := e.bytes()
+	e.create("B")
+	staged := e.bytes()
+	b, _ := DecodeLine(staged[len(before):])
+	e.b.Close()
+	// A crash after the decision: the ledger in place lacks B, the staged
+	// one holds it.
+	if err := os.WriteFile(filepath.Join(dir, LedgerFile), before, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	staging := filepath.Join(dir, store.StagingDir)
+	if err := os.MkdirAll(staging, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(staging, LedgerFile), staged, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(staging, store.ManifestFile), []byte(`{"write":["ledger.jsonl"],"remove":null}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", t.TempDir()) // no git to ask
+	acked := false // C was acknowledged: it must survive too
+	if h, err := Open(dir, Options{Clock: e.clk.Now, LockTimeout: time.Second}); err == nil {
+		_, _, err = h.Create(e.ctx, CreateRequest{Mutation: m, ID: "C", Title: "c"})
+		h.Close()
+		acked = err == nil
+	}
+	if err := os.Remove(filepath.Join(root, ".git", "index")); err != nil { // git can say now: nothing tracked
+		t.Fatal(err)
+	}
+	h, err := Open(dir, Options{Clock: e.clk.Now, LockTimeout: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.Close()
+	if ids := allEventIDs(t, dir); !ids[b.ID] {
+		t.Fatalf("event %s of the decided journal was lost while git could not say whether it tracks the journal", b.ID)
+	}
+	if h, err := Open(dir, Options{Clock: e.clk.Now}); err != nil {
+		t.Fatal(err)
+	} else if _, err := h.Get("C"); acked && err != nil {
+		t.Fatalf("card C, acknowledged while the journal waited, is lost: %v", err)
+	} else {
+		h.Close()
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"cmp"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -112,10 +113,18 @@ func rollForward(dir string, own bool) error {
 	if err != nil {
 		return err
 	}
-	if !own && !TrustLocal(dir, StagingDir+"/"+ManifestFile) {
-		// A teammate force-added it (tracked_local.go): not a change this
-		// clone decided, so nothing is written or removed by it.
-		return nil
+	if !own {
+		tracked, err := trackedLocal(dir, StagingDir+"/"+ManifestFile)
+		if err != nil {
+			// Most likely this clone's own change, cut short: leave it
+			// staged, and write nothing over it, until git can say.
+			return fmt.Errorf("a change journaled in %s is not finished: could not tell whether git tracks it (%v); run the command again once git answers", staging, err)
+		}
+		if tracked {
+			// A teammate force-added it (tracked_local.go): not a change
+			// this clone decided, so nothing is written or removed by it.
+			return nil
+		}
 	}
 	var m manifest
 	if err := json.Unmarshal(data, &m); err != nil {

@@ -96,17 +96,24 @@ func TrackedLocal(dir string) (names []string, known bool) {
 // bytes came with a checkout. One read of git's index; an index bl cannot
 // read here is asked of the system git.
 func TrustLocal(dir, name string) bool {
+	tracked, err := trackedLocal(dir, name)
+	return err == nil && !tracked
+}
+
+// trackedLocal reports whether git tracks the local file name, or why it
+// cannot tell.
+func trackedLocal(dir, name string) (bool, error) {
 	abs, err := filepath.Abs(filepath.Join(dir, filepath.FromSlash(name)))
 	if err != nil {
-		return false
+		return false, err
 	}
 	root, err := gitdir.Root(filepath.Dir(abs))
 	if err != nil {
-		return true // not in git: nothing checks it out
+		return false, nil // not in git: nothing checks it out
 	}
 	rel, err := filepath.Rel(root, abs)
 	if err != nil {
-		return false
+		return false, err
 	}
 	// A directory on the way (cache, .staging) that git tracks as a
 	// link or a submodule makes the file a teammate's as well: git's
@@ -118,14 +125,14 @@ func TrustLocal(dir, name string) bool {
 		ancestors = append(ancestors, p)
 	}
 	if held, known := gitdir.TrackedUnder(root, p); known {
-		return !slices.ContainsFunc(ancestors, func(a string) bool { return slices.Contains(held, a) })
+		return slices.ContainsFunc(ancestors, func(a string) bool { return slices.Contains(held, a) }), nil
 	}
 	for _, a := range ancestors {
 		if is, err := gitdir.Tracked(context.Background(), root, filepath.FromSlash(a)); err != nil || is {
-			return false
+			return is, err
 		}
 	}
-	return true
+	return false, nil
 }
 
 // errTrackedLocal: a local file git tracks is not written (the user's
