@@ -151,7 +151,7 @@ func TestJournalKeptWhileGitCannotSay(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Setenv("PATH", t.TempDir()) // no git to ask
-	acked := false // C was acknowledged: it must survive too
+	acked := false                // C was acknowledged: it must survive too
 	if h, err := Open(dir, Options{Clock: e.clk.Now, LockTimeout: time.Second}); err == nil {
 		_, _, err = h.Create(e.ctx, CreateRequest{Mutation: m, ID: "C", Title: "c"})
 		h.Close()
