@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -210,5 +211,60 @@ func TestStoreUnsure(t *testing.T) {
 	}
 	if _, _, err := s.Read(strings.Repeat("0", 40)); !errors.Is(err, ErrUnsure) {
 		t.Errorf("a missing object: %v, want ErrUnsure", err)
+	}
+}
+
+// TestStoreReadAllocates: reading a small object allocates about its
+// bytes, loose or packed, not a zlib reader's tables and 32 KB window each
+// time (bl diff reads a handful of objects per call).
+func TestStoreReadAllocates(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git not installed")
+	}
+	repo := t.TempDir()
+	git := func(args ...string) string {
+		t.Helper()
+		cmd := exec.Command("git", args...)
+		cmd.Dir = repo
+		cmd.Env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@example.com",
+			"GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@example.com")
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	git("init", "-q", "-b", "main")
+	if err := os.WriteFile(filepath.Join(repo, "f.txt"), []byte("a small object\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	git("add", "-A")
+	git("commit", "-q", "-m", "one")
+	id := git("rev-parse", "HEAD:f.txt")
+	for _, packed := range []bool{false, true} {
+		if packed {
+			git("gc", "-q", "--prune=now")
+		}
+		s, err := OpenStore(filepath.Join(repo, ".git"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		read := func() {
+			if typ, data, err := s.Read(id); err != nil || typ != "blob" || string(data) != "a small object\n" {
+				t.Fatalf("packed %v: %s %q %v", packed, typ, data, err)
+			}
+		}
+		read()
+		const n = 50
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		for range n {
+			read()
+		}
+		runtime.ReadMemStats(&after)
+		if per := (after.TotalAlloc - before.TotalAlloc) / n; per > 8<<10 {
+			t.Errorf("packed %v: a read of a 15-byte object allocates %d bytes", packed, per)
+		}
+		s.Close()
 	}
 }
