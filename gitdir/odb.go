@@ -44,6 +44,15 @@ type Store struct {
 	// each time, most of the cost of reading a small object.
 	z   io.ReadCloser
 	buf *bufio.Reader
+	// commits holds the commits and tags read, by id: resolving HEAD~1
+	// and then reading it and HEAD reads each several times.
+	commits map[string]object
+	reads   int // objects read from the files (a test's count)
+}
+
+type object struct {
+	typ  string
+	data []byte
 }
 
 // ErrUnsure: the store does not read this in process; ask git.
@@ -98,6 +107,9 @@ func (s *Store) Read(id string) (typ string, data []byte, err error) {
 	if err != nil || len(raw) != s.hashSize {
 		return "", nil, ErrUnsure
 	}
+	if o, ok := s.commits[string(raw)]; ok {
+		return o.typ, bytes.Clone(o.data), nil
+	}
 	s.spent = 0
 	typ, data, err = s.read(raw, 0)
 	if err != nil {
@@ -109,6 +121,12 @@ func (s *Store) Read(id string) (typ string, data []byte, err error) {
 	if !bytes.Equal(h.Sum(nil), raw) {
 		return "", nil, fmt.Errorf("%w: %s does not hash to its name", ErrUnsure, id)
 	}
+	if typ == "commit" || typ == "tag" {
+		if s.commits == nil {
+			s.commits = map[string]object{}
+		}
+		s.commits[string(raw)] = object{typ, bytes.Clone(data)}
+	}
 	return typ, data, nil
 }
 
@@ -117,6 +135,7 @@ func (s *Store) read(id []byte, depth int) (string, []byte, error) {
 	if depth > maxDeltaDepth {
 		return "", nil, ErrUnsure
 	}
+	s.reads++
 	x := hex.EncodeToString(id)
 	if f, err := os.Open(filepath.Join(s.objects, x[:2], x[2:])); err == nil {
 		defer f.Close()

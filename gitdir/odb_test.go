@@ -218,28 +218,7 @@ func TestStoreUnsure(t *testing.T) {
 // bytes, loose or packed, not a zlib reader's tables and 32 KB window each
 // time (bl diff reads a handful of objects per call).
 func TestStoreReadAllocates(t *testing.T) {
-	if _, err := exec.LookPath("git"); err != nil {
-		t.Skip("git not installed")
-	}
-	repo := t.TempDir()
-	git := func(args ...string) string {
-		t.Helper()
-		cmd := exec.Command("git", args...)
-		cmd.Dir = repo
-		cmd.Env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@example.com",
-			"GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@example.com")
-		out, err := cmd.Output()
-		if err != nil {
-			t.Fatalf("git %v: %v\n%s", args, err, out)
-		}
-		return strings.TrimSpace(string(out))
-	}
-	git("init", "-q", "-b", "main")
-	if err := os.WriteFile(filepath.Join(repo, "f.txt"), []byte("a small object\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	git("add", "-A")
-	git("commit", "-q", "-m", "one")
+	repo, git := smallRepo(t)
 	id := git("rev-parse", "HEAD:f.txt")
 	for _, packed := range []bool{false, true} {
 		if packed {
@@ -266,5 +245,67 @@ func TestStoreReadAllocates(t *testing.T) {
 			t.Errorf("packed %v: a read of a 15-byte object allocates %d bytes", packed, per)
 		}
 		s.Close()
+	}
+}
+
+// smallRepo is a repository of one commit holding f.txt, "a small
+// object\n", and git run in it (its output trimmed).
+func smallRepo(t *testing.T) (string, func(args ...string) string) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git not installed")
+	}
+	repo := t.TempDir()
+	git := func(args ...string) string {
+		t.Helper()
+		cmd := exec.Command("git", args...)
+		cmd.Dir = repo
+		cmd.Env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@example.com",
+			"GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@example.com")
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	git("init", "-q", "-b", "main")
+	if err := os.WriteFile(filepath.Join(repo, "f.txt"), []byte("a small object\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	git("add", "-A")
+	git("commit", "-q", "-m", "one")
+	return repo, git
+}
+
+// TestStoreReadsCommitsOnce: resolving HEAD~1 and HEAD and reading both
+// commits reads each commit's object once; a caller that changes the bytes
+// it got does not change the next read's.
+func TestStoreReadsCommitsOnce(t *testing.T) {
+	repo, git := smallRepo(t)
+	git("commit", "-q", "--allow-empty", "-m", "two")
+	s, err := OpenStore(filepath.Join(repo, ".git"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	gitDir := filepath.Join(repo, ".git")
+	for _, rev := range []string{"HEAD~1", "HEAD"} {
+		id, err := s.Commit(gitDir, gitDir, rev)
+		if err != nil || id != git("rev-parse", rev) {
+			t.Fatalf("%s: %s, %v", rev, id, err)
+		}
+		typ, data, err := s.Read(id)
+		if err != nil || typ != "commit" || string(data) != git("cat-file", "commit", id)+"\n" {
+			t.Fatalf("%s: %s %q %v", rev, typ, data, err)
+		}
+	}
+	if s.reads != 2 {
+		t.Errorf("two commits resolved and read: %d objects read", s.reads)
+	}
+	id := git("rev-parse", "HEAD~1")
+	_, mine, _ := s.Read(id)
+	want := string(mine)
+	mine[0] = 'X'
+	if _, data, err := s.Read(id); err != nil || string(data) != want {
+		t.Errorf("after the caller changed its copy: %q, %v", data, err)
 	}
 }
