@@ -309,3 +309,28 @@ func TestStoreReadsCommitsOnce(t *testing.T) {
 		t.Errorf("after the caller changed its copy: %q, %v", data, err)
 	}
 }
+
+// TestStoreSizeOfBigLooseBlob: the size of a big loose blob, compressible
+// or not, is read from its header (the first KB of the file).
+func TestStoreSizeOfBigLooseBlob(t *testing.T) {
+	repo, git := smallRepo(t)
+	random := make([]byte, 2<<20)
+	for i := range random {
+		random[i] = byte(i*7919 + i>>3*31 + i>>11)
+	}
+	text := bytes.Repeat([]byte(`{"id":"0123","title":"a card of the backlog"}`+"\n"), 40_000)
+	for name, data := range map[string][]byte{"random": random, "text": text} {
+		if err := os.WriteFile(filepath.Join(repo, name), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		id := git("hash-object", "-w", name)
+		s, err := OpenStore(filepath.Join(repo, ".git"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if size, err := s.Size(id); err != nil || size != int64(len(data)) {
+			t.Errorf("%s: size %d, %v; want %d", name, size, err, len(data))
+		}
+		s.Close()
+	}
+}
