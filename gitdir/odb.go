@@ -1,7 +1,9 @@
 package gitdir
 
 import (
+	"bufio"
 	"bytes"
+	"compress/flate"
 	"compress/zlib"
 	"crypto/sha1"
 	"crypto/sha256"
@@ -37,6 +39,20 @@ type Store struct {
 	// ErrUnsure; one Read inflates at most 4×MaxSize in all.
 	MaxSize int64
 	spent   int64
+	// z and buf are the zlib reader (and the buffer over a loose file)
+	// every read resets: a new one allocates its tables and 32 KB window
+	// each time, most of the cost of reading a small object.
+	z   io.ReadCloser
+	buf *bufio.Reader
+	// commits holds the commits and tags read, by id: resolving HEAD~1
+	// and then reading it and HEAD reads each several times.
+	commits map[string]object
+	reads   int // objects read from the files (a test's count)
+}
+
+type object struct {
+	typ  string
+	data []byte
 }
 
 // ErrUnsure: the store does not read this in process; ask git.
@@ -91,6 +107,9 @@ func (s *Store) Read(id string) (typ string, data []byte, err error) {
 	if err != nil || len(raw) != s.hashSize {
 		return "", nil, ErrUnsure
 	}
+	if o, ok := s.commits[string(raw)]; ok {
+		return o.typ, bytes.Clone(o.data), nil
+	}
 	s.spent = 0
 	typ, data, err = s.read(raw, 0)
 	if err != nil {
@@ -102,6 +121,12 @@ func (s *Store) Read(id string) (typ string, data []byte, err error) {
 	if !bytes.Equal(h.Sum(nil), raw) {
 		return "", nil, fmt.Errorf("%w: %s does not hash to its name", ErrUnsure, id)
 	}
+	if typ == "commit" || typ == "tag" {
+		if s.commits == nil {
+			s.commits = map[string]object{}
+		}
+		s.commits[string(raw)] = object{typ, bytes.Clone(data)}
+	}
 	return typ, data, nil
 }
 
@@ -110,6 +135,7 @@ func (s *Store) read(id []byte, depth int) (string, []byte, error) {
 	if depth > maxDeltaDepth {
 		return "", nil, ErrUnsure
 	}
+	s.reads++
 	x := hex.EncodeToString(id)
 	if f, err := os.Open(filepath.Join(s.objects, x[:2], x[2:])); err == nil {
 		defer f.Close()
@@ -132,11 +158,10 @@ func (s *Store) read(id []byte, depth int) (string, []byte, error) {
 
 // loose reads a loose object: zlib of "<type> <size>\0<bytes>".
 func (s *Store) loose(f *os.File) (string, []byte, error) {
-	z, err := zlib.NewReader(f)
+	z, err := s.zlib(f)
 	if err != nil {
 		return "", nil, ErrUnsure
 	}
-	defer z.Close()
 	br := &limitedByteReader{r: z, n: 64}
 	var head []byte
 	for {
@@ -162,6 +187,32 @@ func (s *Store) loose(f *os.File) (string, []byte, error) {
 		return "", nil, err
 	}
 	return t, data, nil
+}
+
+// zlib is the store's zlib reader reset to read r (buffered unless it
+// reads by the byte already). It holds nothing of the previous read: each
+// caller reads its object to the end, or drops it, before the next one.
+func (s *Store) zlib(r io.Reader) (io.Reader, error) {
+	if _, ok := r.(flate.Reader); !ok {
+		if s.buf == nil {
+			s.buf = bufio.NewReader(r)
+		} else {
+			s.buf.Reset(r)
+		}
+		r = s.buf
+	}
+	if s.z == nil {
+		z, err := zlib.NewReader(r)
+		if err != nil {
+			return nil, err
+		}
+		s.z = z
+		return z, nil
+	}
+	if err := s.z.(zlib.Resetter).Reset(r, nil); err != nil {
+		return nil, err
+	}
+	return s.z, nil
 }
 
 func validType(t string) bool {

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -210,5 +211,126 @@ func TestStoreUnsure(t *testing.T) {
 	}
 	if _, _, err := s.Read(strings.Repeat("0", 40)); !errors.Is(err, ErrUnsure) {
 		t.Errorf("a missing object: %v, want ErrUnsure", err)
+	}
+}
+
+// TestStoreReadAllocates: reading a small object allocates about its
+// bytes, loose or packed, not a zlib reader's tables and 32 KB window each
+// time (bl diff reads a handful of objects per call).
+func TestStoreReadAllocates(t *testing.T) {
+	repo, git := smallRepo(t)
+	id := git("rev-parse", "HEAD:f.txt")
+	for _, packed := range []bool{false, true} {
+		if packed {
+			git("gc", "-q", "--prune=now")
+		}
+		s, err := OpenStore(filepath.Join(repo, ".git"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		read := func() {
+			if typ, data, err := s.Read(id); err != nil || typ != "blob" || string(data) != "a small object\n" {
+				t.Fatalf("packed %v: %s %q %v", packed, typ, data, err)
+			}
+		}
+		read()
+		const n = 50
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		for range n {
+			read()
+		}
+		runtime.ReadMemStats(&after)
+		if per := (after.TotalAlloc - before.TotalAlloc) / n; per > 8<<10 {
+			t.Errorf("packed %v: a read of a 15-byte object allocates %d bytes", packed, per)
+		}
+		s.Close()
+	}
+}
+
+// smallRepo is a repository of one commit holding f.txt, "a small
+// object\n", and git run in it (its output trimmed).
+func smallRepo(t *testing.T) (string, func(args ...string) string) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git not installed")
+	}
+	repo := t.TempDir()
+	git := func(args ...string) string {
+		t.Helper()
+		cmd := exec.Command("git", args...)
+		cmd.Dir = repo
+		cmd.Env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@example.com",
+			"GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@example.com")
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	git("init", "-q", "-b", "main")
+	if err := os.WriteFile(filepath.Join(repo, "f.txt"), []byte("a small object\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	git("add", "-A")
+	git("commit", "-q", "-m", "one")
+	return repo, git
+}
+
+// TestStoreReadsCommitsOnce: resolving HEAD~1 and HEAD and reading both
+// commits reads each commit's object once; a caller that changes the bytes
+// it got does not change the next read's.
+func TestStoreReadsCommitsOnce(t *testing.T) {
+	repo, git := smallRepo(t)
+	git("commit", "-q", "--allow-empty", "-m", "two")
+	s, err := OpenStore(filepath.Join(repo, ".git"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	gitDir := filepath.Join(repo, ".git")
+	for _, rev := range []string{"HEAD~1", "HEAD"} {
+		id, err := s.Commit(gitDir, gitDir, rev)
+		if err != nil || id != git("rev-parse", rev) {
+			t.Fatalf("%s: %s, %v", rev, id, err)
+		}
+		typ, data, err := s.Read(id)
+		if err != nil || typ != "commit" || string(data) != git("cat-file", "commit", id)+"\n" {
+			t.Fatalf("%s: %s %q %v", rev, typ, data, err)
+		}
+	}
+	if s.reads != 2 {
+		t.Errorf("two commits resolved and read: %d objects read", s.reads)
+	}
+	id := git("rev-parse", "HEAD~1")
+	_, mine, _ := s.Read(id)
+	want := string(mine)
+	mine[0] = 'X'
+	if _, data, err := s.Read(id); err != nil || string(data) != want {
+		t.Errorf("after the caller changed its copy: %q, %v", data, err)
+	}
+}
+
+// TestStoreSizeOfBigLooseBlob: the size of a big loose blob, compressible
+// or not, is read from its header (the first KB of the file).
+func TestStoreSizeOfBigLooseBlob(t *testing.T) {
+	repo, git := smallRepo(t)
+	random := make([]byte, 2<<20)
+	for i := range random {
+		random[i] = byte(i*7919 + i>>3*31 + i>>11)
+	}
+	text := bytes.Repeat([]byte(`{"id":"0123","title":"a card of the backlog"}`+"\n"), 40_000)
+	for name, data := range map[string][]byte{"random": random, "text": text} {
+		if err := os.WriteFile(filepath.Join(repo, name), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		id := git("hash-object", "-w", name)
+		s, err := OpenStore(filepath.Join(repo, ".git"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if size, err := s.Size(id); err != nil || size != int64(len(data)) {
+			t.Errorf("%s: size %d, %v; want %d", name, size, err, len(data))
+		}
+		s.Close()
 	}
 }

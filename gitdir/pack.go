@@ -3,7 +3,6 @@ package gitdir
 import (
 	"bufio"
 	"bytes"
-	"compress/zlib"
 	"encoding/binary"
 	"io"
 	"os"
@@ -220,11 +219,10 @@ func (s *Store) inflate(r io.Reader, size int64) ([]byte, error) {
 	if s.spent += size; s.spent > 4*s.MaxSize {
 		return nil, ErrUnsure
 	}
-	z, err := zlib.NewReader(r)
+	z, err := s.zlib(r)
 	if err != nil {
 		return nil, ErrUnsure
 	}
-	defer z.Close()
 	return readExactly(z, size)
 }
 
@@ -347,11 +345,10 @@ func (s *Store) packedSize(p *packIndex, off int64) (int64, error) {
 	if err != nil {
 		return 0, ErrUnsure
 	}
-	z, err := zlib.NewReader(r)
+	z, err := s.zlib(r)
 	if err != nil {
 		return 0, ErrUnsure
 	}
-	defer z.Close()
 	head := make([]byte, min(size, 20))
 	if _, err := io.ReadFull(z, head); err != nil {
 		return 0, ErrUnsure

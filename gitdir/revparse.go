@@ -3,7 +3,6 @@ package gitdir
 import (
 	"bufio"
 	"bytes"
-	"compress/zlib"
 	"encoding/hex"
 	"errors"
 	"io"
@@ -260,11 +259,12 @@ func (s *Store) Size(id string) (int64, error) {
 	x := id
 	if f, err := os.Open(filepath.Join(s.objects, x[:2], x[2:])); err == nil {
 		defer f.Close()
-		z, err := zlib.NewReader(f)
+		// The header is in the first bytes: inflating only what the
+		// first KB holds keeps a big blob's first 32 KB uninflated.
+		z, err := s.zlib(io.LimitReader(f, 1<<10))
 		if err != nil {
 			return 0, ErrUnsure
 		}
-		defer z.Close()
 		head := make([]byte, 64)
 		n, _ := io.ReadFull(z, head)
 		nul := bytes.IndexByte(head[:n], 0)

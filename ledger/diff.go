@@ -11,6 +11,7 @@ import (
 
 	"github.com/bl-backlog/bl/ledger/internal/fold"
 	"github.com/bl-backlog/bl/ledger/internal/store"
+	"github.com/bl-backlog/bl/ledger/internal/wire"
 )
 
 // BacklogDiff is what changed between two versions of a backlog (two git
@@ -463,13 +464,22 @@ func sameSegments(old, new Tree) bool {
 // appendedEvents is the new ledger's events after the old one's; ok is
 // false unless the new ledger is the old one with events appended.
 func appendedEvents(old, new Tree) (added []*Event, ok bool, err error) {
-	eo, err := store.Tree{LedgerFile: old[LedgerFile]}.Union(LedgerFile)
+	lo, ln := old[LedgerFile], new[LedgerFile]
+	raw, err := store.DecodeAll(LedgerFile, lo)
 	if err != nil {
 		return nil, false, err
 	}
-	en, err := store.Tree{LedgerFile: new[LedgerFile]}.Union(LedgerFile)
+	eo, err := wire.SettleEvents(raw)
 	if err != nil {
 		return nil, false, err
+	}
+	en, err := appendedLines(raw, lo, ln)
+	if err != nil || en == nil {
+		// Not the old bytes with whole lines after them, or a line that
+		// does not read: the new ledger decoded whole, for its errors.
+		if en, err = (store.Tree{LedgerFile: ln}).Union(LedgerFile); err != nil {
+			return nil, false, err
+		}
 	}
 	inNew := eventIDs(en)
 	for _, e := range eo {
@@ -483,6 +493,23 @@ func appendedEvents(old, new Tree) (added []*Event, ok bool, err error) {
 		}
 	}
 	return en[len(eo):], true, nil
+}
+
+// appendedLines is the union of the new ledger's events when its bytes
+// are the old ledger's (lo, whose events are raw) with lines after them:
+// only those lines are decoded (a line reads the same wherever it starts
+// after a line end). nil when the bytes are not so, or those lines do not
+// read.
+func appendedLines(raw []*Event, lo, ln []byte) ([]*Event, error) {
+	tail, ok := bytes.CutPrefix(ln, lo)
+	if !ok || (len(lo) > 0 && lo[len(lo)-1] != '\n') {
+		return nil, nil
+	}
+	more, err := store.DecodeAll(LedgerFile, tail)
+	if err != nil {
+		return nil, nil
+	}
+	return wire.SettleEvents(append(slices.Clip(raw), more...))
 }
 
 func nonNilChanges(c []Change) []Change {

@@ -1,6 +1,8 @@
 package ledger
 
 import (
+	"bytes"
+	"fmt"
 	"testing"
 	"time"
 
@@ -74,4 +76,85 @@ func TestDiffTrees(t *testing.T) {
 	if err != nil || len(d.Cards) != 0 || d.EventsAdded != 0 || d.EventsRemoved != 0 {
 		t.Fatalf("same: %+v, %v", d, err)
 	}
+}
+
+// TestAppendedEventsByBytes: appendedEvents decodes only the lines a new
+// ledger adds after the old one's bytes, and answers as decoding both
+// ledgers whole does (the events added, whether it is an append, the
+// error and its line) — for an append, an appended damaged line, an old
+// ledger without its last line end, an old event appended again, an
+// appended event older than the old ones, and a removed line.
+func TestAppendedEventsByBytes(t *testing.T) {
+	at := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
+	n := 0
+	ev := func(e *Event) *Event {
+		n++
+		at = at.Add(time.Second)
+		e.V, e.ID, e.At, e.Actor = 1, fmt.Sprintf("%016x", n), at, "t"
+		return e
+	}
+	enc := func(evs ...*Event) []byte {
+		data, err := store.EncodeEvents(evs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return data
+	}
+	a := ev(&Event{Op: OpCreate, Card: "A", Fields: &Fields{Title: strp("a")}})
+	b := ev(&Event{Op: OpNote, Card: "A", Text: "b"})
+	c := ev(&Event{Op: OpNote, Card: "A", Text: "c"})
+	early := &Event{V: 1, ID: "0000000000000000", At: a.At.Add(-time.Hour), Actor: "t", Op: OpNote, Card: "A", Text: "early"}
+	old := enc(a, b)
+	cases := map[string][2][]byte{
+		"append":             {old, enc(a, b, c)},
+		"damaged line":       {old, append(enc(a, b), "{\"v\":1,not json\n"...)},
+		"torn line":          {old, append(enc(a, b), `{"v":1`...)},
+		"no last line end":   {bytes.TrimSuffix(old, []byte("\n")), enc(a, b, c)},
+		"old event again":    {old, enc(a, b, b, c)},
+		"older event":        {old, enc(a, b, early)},
+		"removed line":       {old, enc(a, c)},
+		"empty old":          {nil, enc(a)},
+		"same":               {old, old},
+		"old damaged at end": {append(enc(a), "{\"v\":1,not json\n"...), append(enc(a), "{\"v\":1,not json\n"...)},
+	}
+	for name, c := range cases {
+		o, nw := Tree{LedgerFile: c[0]}, Tree{LedgerFile: c[1]}
+		got, gotOK, gotErr := appendedEvents(o, nw)
+		want, wantOK, wantErr := wholeAppendedEvents(o, nw)
+		if fmt.Sprint(gotErr) != fmt.Sprint(wantErr) || gotOK != wantOK || fmt.Sprint(eventIDList(got)) != fmt.Sprint(eventIDList(want)) {
+			t.Errorf("%s: got %v %v %v, decoding whole %v %v %v", name, eventIDList(got), gotOK, gotErr, eventIDList(want), wantOK, wantErr)
+		}
+	}
+}
+
+// wholeAppendedEvents is appendedEvents decoding both ledgers whole.
+func wholeAppendedEvents(old, new Tree) ([]*Event, bool, error) {
+	eo, err := store.Tree{LedgerFile: old[LedgerFile]}.Union(LedgerFile)
+	if err != nil {
+		return nil, false, err
+	}
+	en, err := store.Tree{LedgerFile: new[LedgerFile]}.Union(LedgerFile)
+	if err != nil {
+		return nil, false, err
+	}
+	inNew := eventIDs(en)
+	for _, e := range eo {
+		if !inNew[e.ID] {
+			return nil, false, nil
+		}
+	}
+	for i, e := range en[:len(eo)] {
+		if e.ID != eo[i].ID {
+			return nil, false, nil
+		}
+	}
+	return en[len(eo):], true, nil
+}
+
+func eventIDList(evs []*Event) []string {
+	var ids []string
+	for _, e := range evs {
+		ids = append(ids, e.ID+" "+e.Text)
+	}
+	return ids
 }
