@@ -8,7 +8,6 @@ import (
 	"runtime/debug"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/bl-backlog/bl/internal/supervisor"
@@ -143,7 +142,7 @@ func (a *App) run(cmd any, run func(*App) error) int {
 		a.signals = &lazySignals{Context: parent}
 		ctx, stop = a.signals, a.signals.release
 	} else {
-		ctx, stop = notifyContext(parent, os.Interrupt, syscall.SIGTERM)
+		ctx, stop = catchSignals(parent)
 	}
 	defer stop()
 	// The command's writes are made with its context, which keeps their

@@ -318,6 +318,9 @@ func keepFiles(files ...setupFile) []setupFile {
 // server: AGENTS.md serves both Codex and Cursor, so removing one keeps
 // the block while the other is set up.
 func registered(path string, toml bool) bool {
+	if fi, err := os.Lstat(path); err != nil || !fi.Mode().IsRegular() {
+		return false // a FIFO would hold the read forever
+	}
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return false
@@ -351,12 +354,15 @@ func defaultSetupOwner(runtime, root string) string {
 	return runtime + "-" + name
 }
 
-// checkSetupPath refuses a target that is a symbolic link, or whose
-// directory resolves outside within (a committed ".gemini -> ../elsewhere"
-// must not make setup write outside the repository).
+// checkSetupPath refuses a target that is a symbolic link or no regular
+// file (a FIFO would hold the read forever), or whose directory resolves
+// outside within (a committed ".gemini -> ../elsewhere" must not make
+// setup write outside the repository).
 func checkSetupPath(path, within string) error {
 	if fi, err := os.Lstat(path); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
 		return errors.New("is a symbolic link; bl setup writes only regular files (replace the link with the file it points to, or remove it)")
+	} else if err == nil && !fi.Mode().IsRegular() {
+		return fmt.Errorf("is a %s, not a regular file; bl setup writes only regular files (move it away)", fileKind(fi.Mode()))
 	}
 	base := resolveExisting(within)
 	real := resolveExisting(filepath.Dir(path))
@@ -514,4 +520,19 @@ func shellQuote(s string) string {
 		return s
 	}
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// fileKind names what a file that is not a regular one is, for a message.
+func fileKind(m fs.FileMode) string {
+	switch {
+	case m.IsDir():
+		return "directory"
+	case m&fs.ModeNamedPipe != 0:
+		return "FIFO"
+	case m&fs.ModeSocket != 0:
+		return "socket"
+	case m&fs.ModeDevice != 0:
+		return "device"
+	}
+	return "special file"
 }

@@ -127,6 +127,8 @@ func hint(code string) string {
 		return "check that the arbiter runs (nats-server -js) and its address (--arbiter, BL_ARBITER, .backlog/arbiter.json); retry with the same --request-id"
 	case "worktree_kept":
 		return "bl run never deletes a worktree that may hold work: finish or move it yourself (git worktree move), then run again"
+	case "interrupted":
+		return "stopped by a signal (SIGINT or SIGTERM) before it finished; bl log shows what was recorded"
 	case "no_git":
 		return "bl sync and bl diff need the backlog inside a git repository (git init)"
 	case "not_found":

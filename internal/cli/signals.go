@@ -12,6 +12,16 @@ import (
 // notifyContext is signal.NotifyContext; a test counts its calls.
 var notifyContext = signal.NotifyContext
 
+// catchSignals is notifyContext on SIGINT and SIGTERM for one signal
+// only: once the first has cancelled the context, the handler lets go,
+// so a second ends the process even when the command cannot look at its
+// context (blocked opening a FIFO nobody writes), as Ctrl-C does anywhere.
+func catchSignals(parent context.Context) (context.Context, context.CancelFunc) {
+	ctx, stop := notifyContext(parent, os.Interrupt, syscall.SIGTERM)
+	go func() { <-ctx.Done(); stop() }()
+	return ctx, stop
+}
+
 // lazySignals is the context of the agents' commands (the hand-parsed
 // claim, create, heartbeat, complete, note and version, and the reads
 // ready, show and list): SIGINT and SIGTERM cancel it, as
@@ -34,7 +44,7 @@ type lazySignals struct {
 // arm installs the handler once and returns the context it cancels.
 func (c *lazySignals) arm() context.Context {
 	c.once.Do(func() {
-		ctx, stop := notifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
+		ctx, stop := catchSignals(c.Context)
 		c.stop = stop
 		c.armed.Store(&ctx)
 	})

@@ -3,7 +3,9 @@ package gitsync
 import (
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
+	"unicode"
 )
 
 var (
@@ -30,7 +32,17 @@ type RemoteError struct {
 }
 
 func (e *RemoteError) Error() string {
-	return fmt.Sprintf("%s %s %s: %v; the local backlog keeps everything it had", e.Op, direction(e.Op), e.Remote, e.Err)
+	return fmt.Sprintf("%s %s %s: %v; the local backlog keeps everything it had", e.Op, direction(e.Op), remoteName(e.Remote), e.Err)
+}
+
+// remoteName is the remote as a message names it: quoted when it holds a
+// control character, which the terminal would otherwise drop or act on
+// ("or\x1bigin" must not read as origin).
+func remoteName(r string) string {
+	if strings.IndexFunc(r, unicode.IsControl) >= 0 {
+		return strconv.Quote(r)
+	}
+	return r
 }
 
 func direction(op string) string {
