@@ -65,7 +65,7 @@ fuzz:
 # table goes to docs/PERFORMANCE.md.
 # The paired table runs bl as built from BENCH_BASE (where the last round
 # of start-up work began; set it to compare another) next to this bl.
-BENCH_BASE ?= 01fbb32
+BENCH_BASE ?= a4fb941
 bench: build bin/bl-before
 	$(GO) test -run '^$$' -bench '^Benchmark[^H]' -benchmem -benchtime 2000x ./ledger/ ./ledger/internal/wire/ | tee bin/bench-go.txt
 	$(GO) test -run '^$$' -bench '^BenchmarkHistoryChanges$$' -benchmem -benchtime 3x ./ledger/ | tee -a bin/bench-go.txt
