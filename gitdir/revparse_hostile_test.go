@@ -1,0 +1,110 @@
+package gitdir
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+)
+
+// TestCommitRevSyntax: a revision whose steps hold anything but ~N and
+// ^N is not resolved in process: git reads HEAD~1x, HEAD^{tree},
+// HEAD~1:f otherwise (or not at all), and a wrong commit would be
+// diffed without a word.
+func TestCommitRevSyntax(t *testing.T) {
+	repo, git := smallRepo(t)
+	for range 4 {
+		git("commit", "-q", "--allow-empty", "-m", "more")
+	}
+	gitDir := filepath.Join(repo, ".git")
+	s, err := OpenStore(gitDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	for _, rev := range []string{"HEAD~1x", "HEAD~1x2", "HEAD^{tree}", "HEAD^{commit}", "HEAD~1:f.txt", "HEAD~-1", "HEAD^!", "HEAD^@", "main~1/x"} {
+		if got, err := s.Commit(gitDir, gitDir, rev); !errors.Is(err, ErrUnsure) {
+			t.Errorf("Commit(%q) = %s, %v; want ErrUnsure", rev, got, err)
+		}
+	}
+	for _, rev := range []string{"HEAD~2", "HEAD^^", "HEAD^0", "HEAD~", "main~1^1", "HEAD^1~2"} {
+		got, err := s.Commit(gitDir, gitDir, rev)
+		if want := git("rev-parse", rev); err != nil || got != want {
+			t.Errorf("Commit(%q) = %s, %v; want %s", rev, got, err, want)
+		}
+	}
+}
+
+// TestCommitRefNotAFile: a ref (or HEAD, or packed-refs) that is a FIFO,
+// a device or a huge file is not read: ErrUnsure, at once, with a
+// bounded read.
+func TestCommitRefNotAFile(t *testing.T) {
+	repo, _ := smallRepo(t)
+	gitDir := filepath.Join(repo, ".git")
+	s, err := OpenStore(gitDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	fifo := filepath.Join(gitDir, "refs", "heads", "fifo")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Skip("no FIFOs here:", err)
+	}
+	if err := os.Symlink("/dev/zero", filepath.Join(gitDir, "refs", "heads", "zero")); err != nil {
+		t.Fatal(err)
+	}
+	huge := filepath.Join(gitDir, "refs", "heads", "huge")
+	if err := os.WriteFile(huge, []byte("ref: refs/heads/"+strings.Repeat("x", 1<<20)+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, rev := range []string{"fifo", "zero", "huge"} {
+		if got, err := s.Commit(gitDir, gitDir, rev); !errors.Is(err, ErrUnsure) {
+			t.Errorf("Commit(%q) = %s, %v; want ErrUnsure", rev, got, err)
+		}
+	}
+	if err := os.Remove(fifo); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(filepath.Join(gitDir, "HEAD"), filepath.Join(gitDir, "HEAD.real")); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mkfifo(filepath.Join(gitDir, "HEAD"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := s.Commit(gitDir, gitDir, "HEAD"); !errors.Is(err, ErrUnsure) {
+		t.Errorf("HEAD a FIFO: %s, %v; want ErrUnsure", got, err)
+	}
+	if err := syscall.Mkfifo(filepath.Join(gitDir, "packed-refs"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := s.Commit(gitDir, gitDir, "nosuch"); !errors.Is(err, ErrUnsure) {
+		t.Errorf("packed-refs a FIFO: %s, %v; want ErrUnsure", got, err)
+	}
+}
+
+// TestReadLooseFIFO: a loose object that is a FIFO is ErrUnsure, not a
+// read that waits for a writer.
+func TestReadLooseFIFO(t *testing.T) {
+	repo, git := smallRepo(t)
+	id := git("rev-parse", "HEAD:f.txt")
+	p := filepath.Join(repo, ".git", "objects", id[:2], id[2:])
+	if err := os.Remove(p); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mkfifo(p, 0o644); err != nil {
+		t.Skip("no FIFOs here:", err)
+	}
+	s, err := OpenStore(filepath.Join(repo, ".git"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if _, _, err := s.Read(id); !errors.Is(err, ErrUnsure) {
+		t.Errorf("Read of a FIFO: %v, want ErrUnsure", err)
+	}
+	if _, err := s.Size(id); !errors.Is(err, ErrUnsure) {
+		t.Errorf("Size of a FIFO: %v, want ErrUnsure", err)
+	}
+}
