@@ -37,7 +37,8 @@ type Store struct {
 	packs    []*packIndex
 	listed   bool
 	// MaxSize caps an object's size (and each delta's): bigger is
-	// ErrUnsure; one Read inflates at most 4×MaxSize in all.
+	// ErrUnsure; one Read inflates, and makes from deltas, at most
+	// 4×MaxSize in all.
 	MaxSize int64
 	spent   int64
 	// z and buf are the zlib reader (and the buffer over a loose file)
