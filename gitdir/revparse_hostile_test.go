@@ -108,3 +108,19 @@ func TestReadLooseFIFO(t *testing.T) {
 		t.Errorf("Size of a FIFO: %v, want ErrUnsure", err)
 	}
 }
+
+// TestIndexBlobIDIndexFIFO: an index that is a FIFO is not read (ok
+// false), rather than an open that waits for a writer.
+func TestIndexBlobIDIndexFIFO(t *testing.T) {
+	repo, _ := smallRepo(t)
+	index := filepath.Join(repo, ".git", "index")
+	if err := os.Remove(index); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mkfifo(index, 0o644); err != nil {
+		t.Skip("no FIFOs here:", err)
+	}
+	if id, _, ok := IndexBlobID(repo, "f.txt"); ok {
+		t.Errorf("an index that is a FIFO: %s", id)
+	}
+}
