@@ -113,3 +113,31 @@ func hexOf(b []byte) []byte {
 	}
 	return out
 }
+
+// TestCommitRevSyntax: a revision whose steps hold anything but ~N and
+// ^N is not resolved in process: git reads HEAD~1x, HEAD^{tree},
+// HEAD~1:f otherwise (or not at all), and a wrong commit would be
+// diffed without a word.
+func TestCommitRevSyntax(t *testing.T) {
+	repo, git := smallRepo(t)
+	for range 4 {
+		git("commit", "-q", "--allow-empty", "-m", "more")
+	}
+	gitDir := filepath.Join(repo, ".git")
+	s, err := OpenStore(gitDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	for _, rev := range []string{"HEAD~1x", "HEAD~1x2", "HEAD^{tree}", "HEAD^{commit}", "HEAD~1:f.txt", "HEAD~-1", "HEAD^!", "HEAD^@", "main~1/x"} {
+		if got, err := s.Commit(gitDir, gitDir, rev); !errors.Is(err, ErrUnsure) {
+			t.Errorf("Commit(%q) = %s, %v; want ErrUnsure", rev, got, err)
+		}
+	}
+	for _, rev := range []string{"HEAD~2", "HEAD^^", "HEAD^0", "HEAD~", "main~1^1", "HEAD^1~2"} {
+		got, err := s.Commit(gitDir, gitDir, rev)
+		if want := git("rev-parse", rev); err != nil || got != want {
+			t.Errorf("Commit(%q) = %s, %v; want %s", rev, got, err, want)
+		}
+	}
+}
