@@ -109,6 +109,17 @@ func hasReplaceRefs(commonDir string) bool {
 	return err != nil || bytes.Contains(b, []byte(" refs/replace/"))
 }
 
+// readRegular is os.ReadFile of a regular file; ErrUnsure for a FIFO
+// or a device (git's own files, but a FIFO would block every command).
+func readRegular(name string) ([]byte, error) {
+	f, err := openRegular(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return io.ReadAll(f)
+}
+
 // openRegular opens a file of the repository for reading; ErrUnsure
 // when it is not a regular file (a FIFO would block the open and every
 // read, a device would never end). Links are followed, as git follows

@@ -98,3 +98,22 @@ func TestIndexBlobIDIndexFIFO(t *testing.T) {
 		t.Errorf("an index that is a FIFO: %s", id)
 	}
 }
+
+// TestStagedIndexFIFO: StagedFile and TrackedUnder do not wait on an
+// index that is a FIFO (every bl command that opens the backlog asks).
+func TestStagedIndexFIFO(t *testing.T) {
+	repo, _ := smallRepo(t)
+	index := filepath.Join(repo, ".git", "index")
+	if err := os.Remove(index); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mkfifo(index, 0o644); err != nil {
+		t.Skip("no FIFOs here:", err)
+	}
+	if _, ok := StagedFile(repo, "f.txt"); ok {
+		t.Error("StagedFile read an index that is a FIFO")
+	}
+	if _, ok := TrackedUnder(repo, ""); ok {
+		t.Error("TrackedUnder read an index that is a FIFO")
+	}
+}
