@@ -141,3 +141,31 @@ func TestCommitRevSyntax(t *testing.T) {
 		}
 	}
 }
+
+// TestCommitPackedRefsGarbage: git refuses a packed-refs holding a line
+// that is neither a ref, a peeled id nor a comment; so does Commit
+// (ErrUnsure: git's to report), while a clean one with peeled lines
+// resolves as git does.
+func TestCommitPackedRefsGarbage(t *testing.T) {
+	repo, git := smallRepo(t)
+	git("tag", "-a", "-m", "annotated", "v1")
+	git("pack-refs", "--all")
+	gitDir := filepath.Join(repo, ".git")
+	s, err := OpenStore(gitDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if got, err := s.Commit(gitDir, gitDir, "v1"); err != nil || got != git("rev-parse", "v1^{commit}") {
+		t.Fatalf("v1 from a clean packed-refs: %s, %v", got, err)
+	}
+	f, err := os.OpenFile(filepath.Join(gitDir, "packed-refs"), os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString("garbage line\n")
+	f.Close()
+	if got, err := s.Commit(gitDir, gitDir, "v1"); !errors.Is(err, ErrUnsure) {
+		t.Errorf("v1 from a packed-refs git refuses: %s, %v; want ErrUnsure", got, err)
+	}
+}

@@ -252,14 +252,20 @@ func packedRef(commonDir, name string) (string, error) {
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
 		line := sc.Text()
-		if line == "" || line[0] == '#' || line[0] == '^' {
+		if line != "" && line[0] == '#' {
 			continue
 		}
+		// git refuses a packed-refs holding any other line ("unexpected
+		// line"), so a damaged one is git's to report.
+		peeled, isPeel := strings.CutPrefix(line, "^")
 		id, ref, ok := strings.Cut(line, " ")
-		if ok && ref == name {
-			if !isLowerHex(id) || len(id) != 40 && len(id) != 64 {
-				return "", ErrUnsure
-			}
+		if isPeel {
+			id, ref, ok = peeled, "", true
+		}
+		if !ok || !isLowerHex(id) || len(id) != 40 && len(id) != 64 || !isPeel && ref == "" {
+			return "", ErrUnsure
+		}
+		if ref == name {
 			return id, nil
 		}
 	}
