@@ -21,11 +21,11 @@ type packIndex struct {
 }
 
 func openPackIndex(name string, hashSize int) (*packIndex, error) {
-	idx, err := os.Open(name)
+	idx, err := openRegular(name)
 	if err != nil {
 		return nil, ErrUnsure
 	}
-	pack, err := os.Open(strings.TrimSuffix(name, ".idx") + ".pack")
+	pack, err := openRegular(strings.TrimSuffix(name, ".idx") + ".pack")
 	if err != nil {
 		idx.Close()
 		return nil, ErrUnsure // an .idx without its pack: git's business

@@ -117,3 +117,31 @@ func TestStagedIndexFIFO(t *testing.T) {
 		t.Error("TrackedUnder read an index that is a FIFO")
 	}
 }
+
+// TestReadPackFIFO: a pack's .idx or .pack that is a FIFO is ErrUnsure,
+// not an open that waits for a writer.
+func TestReadPackFIFO(t *testing.T) {
+	for _, ext := range []string{".idx", ".pack"} {
+		repo, git := smallRepo(t)
+		id := git("rev-parse", "HEAD:f.txt")
+		git("gc", "-q")
+		packs, _ := filepath.Glob(filepath.Join(repo, ".git", "objects", "pack", "pack-*"+ext))
+		if len(packs) != 1 {
+			t.Fatalf("packs: %v", packs)
+		}
+		if err := os.Remove(packs[0]); err != nil {
+			t.Fatal(err)
+		}
+		if err := syscall.Mkfifo(packs[0], 0o644); err != nil {
+			t.Skip("no FIFOs here:", err)
+		}
+		s, err := OpenStore(filepath.Join(repo, ".git"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := s.Read(id); !errors.Is(err, ErrUnsure) {
+			t.Errorf("%s a FIFO: %v, want ErrUnsure", ext, err)
+		}
+		s.Close()
+	}
+}
