@@ -63,7 +63,7 @@ func StagedFile(root, rel string) (s Staged, ok bool) {
 	if err != nil {
 		return s, false
 	}
-	raw, err := os.ReadFile(filepath.Join(gitDir, "index"))
+	raw, err := readRegular(filepath.Join(gitDir, "index"))
 	if err != nil {
 		return s, false
 	}
@@ -374,7 +374,7 @@ func TrackedUnder(root, prefix string) (names []string, ok bool) {
 	if err != nil {
 		return nil, false
 	}
-	raw, err := os.ReadFile(filepath.Join(gitDir, "index"))
+	raw, err := readRegular(filepath.Join(gitDir, "index"))
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, true // nothing staged yet
 	}

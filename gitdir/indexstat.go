@@ -47,7 +47,7 @@ func IndexBlobID(root, rel string) (id string, fi os.FileInfo, ok bool) {
 	if err != nil {
 		return "", nil, false
 	}
-	f, err := os.Open(filepath.Join(gitDir, "index"))
+	f, err := openRegular(filepath.Join(gitDir, "index")) // a FIFO would block
 	if err != nil {
 		return "", nil, false
 	}

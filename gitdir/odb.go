@@ -17,6 +17,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"syscall"
 )
 
 // Store reads objects from a repository's object directory in process,
@@ -36,7 +37,8 @@ type Store struct {
 	packs    []*packIndex
 	listed   bool
 	// MaxSize caps an object's size (and each delta's): bigger is
-	// ErrUnsure; one Read inflates at most 4×MaxSize in all.
+	// ErrUnsure; one Read inflates, and makes from deltas, at most
+	// 4×MaxSize in all.
 	MaxSize int64
 	spent   int64
 	// z and buf are the zlib reader (and the buffer over a loose file)
@@ -95,8 +97,43 @@ func hasReplaceRefs(commonDir string) bool {
 	if ents, err := os.ReadDir(filepath.Join(commonDir, "refs", "replace")); err == nil && len(ents) > 0 {
 		return true
 	}
-	b, err := os.ReadFile(filepath.Join(commonDir, "packed-refs"))
-	return err == nil && bytes.Contains(b, []byte(" refs/replace/"))
+	f, err := openRegular(filepath.Join(commonDir, "packed-refs"))
+	if errors.Is(err, ErrUnsure) {
+		return true // not a file: let git judge it
+	}
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	b, err := io.ReadAll(f)
+	return err != nil || bytes.Contains(b, []byte(" refs/replace/"))
+}
+
+// readRegular is os.ReadFile of a regular file; ErrUnsure for a FIFO
+// or a device (git's own files, but a FIFO would block every command).
+func readRegular(name string) ([]byte, error) {
+	f, err := openRegular(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return io.ReadAll(f)
+}
+
+// openRegular opens a file of the repository for reading; ErrUnsure
+// when it is not a regular file (a FIFO would block the open and every
+// read, a device would never end). Links are followed, as git follows
+// them. Other errors are os.Open's (os.IsNotExist holds).
+func openRegular(name string) (*os.File, error) {
+	f, err := os.OpenFile(name, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		f.Close()
+		return nil, ErrUnsure
+	}
+	return f, nil
 }
 
 var objectTypes = [...]string{1: "commit", 2: "tree", 3: "blob", 4: "tag"}
@@ -137,9 +174,13 @@ func (s *Store) read(id []byte, depth int) (string, []byte, error) {
 	}
 	s.reads++
 	x := hex.EncodeToString(id)
-	if f, err := os.Open(filepath.Join(s.objects, x[:2], x[2:])); err == nil {
+	f, err := openRegular(filepath.Join(s.objects, x[:2], x[2:]))
+	if err == nil {
 		defer f.Close()
 		return s.loose(f)
+	}
+	if !os.IsNotExist(err) {
+		return "", nil, ErrUnsure
 	}
 	if err := s.listPacks(); err != nil {
 		return "", nil, err

@@ -21,11 +21,11 @@ type packIndex struct {
 }
 
 func openPackIndex(name string, hashSize int) (*packIndex, error) {
-	idx, err := os.Open(name)
+	idx, err := openRegular(name)
 	if err != nil {
 		return nil, ErrUnsure
 	}
-	pack, err := os.Open(strings.TrimSuffix(name, ".idx") + ".pack")
+	pack, err := openRegular(strings.TrimSuffix(name, ".idx") + ".pack")
 	if err != nil {
 		idx.Close()
 		return nil, ErrUnsure // an .idx without its pack: git's business
@@ -192,8 +192,7 @@ func (s *Store) packed(p *packIndex, off int64, depth int) (string, []byte, erro
 		if err != nil {
 			return "", nil, err
 		}
-		data, err := applyDelta(base, delta, s.MaxSize)
-		return btyp, data, err
+		return s.undelta(btyp, base, delta)
 	case packRefDelta:
 		id := make([]byte, s.hashSize)
 		if _, err := io.ReadFull(r, id); err != nil {
@@ -207,8 +206,7 @@ func (s *Store) packed(p *packIndex, off int64, depth int) (string, []byte, erro
 		if err != nil {
 			return "", nil, err
 		}
-		data, err := applyDelta(base, delta, s.MaxSize)
-		return btyp, data, err
+		return s.undelta(btyp, base, delta)
 	}
 	return "", nil, ErrUnsure
 }
@@ -224,6 +222,25 @@ func (s *Store) inflate(r io.Reader, size int64) ([]byte, error) {
 		return nil, ErrUnsure
 	}
 	return readExactly(z, size)
+}
+
+// undelta applies delta to base, counting what it makes against what
+// one Read may make in all: a few bytes of delta copy up to 64 KB each,
+// so a small chain could otherwise make gigabytes.
+func (s *Store) undelta(typ string, base, delta []byte) (string, []byte, error) {
+	_, rest, ok := deltaSize(delta)
+	if !ok {
+		return "", nil, ErrUnsure
+	}
+	dst, _, ok := deltaSize(rest)
+	if !ok || dst > s.MaxSize {
+		return "", nil, ErrUnsure
+	}
+	if s.spent += dst; s.spent > 4*s.MaxSize {
+		return "", nil, ErrUnsure
+	}
+	data, err := applyDelta(base, delta, s.MaxSize)
+	return typ, data, err
 }
 
 // applyDelta applies a git delta (gitformat-pack, "Deltified

@@ -75,6 +75,9 @@ func (s *Store) Commit(gitDir, commonDir, rev string) (string, error) {
 	}
 	for steps != "" {
 		op := steps[0]
+		if op != '~' && op != '^' {
+			return "", ErrUnsure // HEAD~1x, HEAD^{tree}, HEAD~1:path: git's
+		}
 		steps = steps[1:]
 		k := 0
 		for k < len(steps) && '0' <= steps[k] && steps[k] <= '9' {
@@ -195,7 +198,7 @@ func readRef(gitDir, commonDir, name string, depth int) (string, error) {
 	if name == "HEAD" {
 		dir = gitDir
 	}
-	b, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(name)))
+	b, err := readRefFile(filepath.Join(dir, filepath.FromSlash(name)))
 	if err == nil {
 		line := strings.TrimRight(string(b), "\n")
 		if target, ok := strings.CutPrefix(line, "ref: "); ok {
@@ -218,9 +221,27 @@ func readRef(gitDir, commonDir, name string, depth int) (string, error) {
 	return packedRef(commonDir, name)
 }
 
+// maxRefFile bounds a loose ref's file: an id or "ref: " and a name.
+const maxRefFile = 4096
+
+// readRefFile reads a loose ref (or HEAD): a regular file of at most
+// maxRefFile bytes, or ErrUnsure.
+func readRefFile(name string) ([]byte, error) {
+	f, err := openRegular(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, maxRefFile+1))
+	if err != nil || len(b) > maxRefFile {
+		return nil, ErrUnsure
+	}
+	return b, nil
+}
+
 // packedRef finds name in packed-refs.
 func packedRef(commonDir, name string) (string, error) {
-	f, err := os.Open(filepath.Join(commonDir, "packed-refs"))
+	f, err := openRegular(filepath.Join(commonDir, "packed-refs"))
 	if os.IsNotExist(err) {
 		return "", errNoRef
 	}
@@ -231,14 +252,20 @@ func packedRef(commonDir, name string) (string, error) {
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
 		line := sc.Text()
-		if line == "" || line[0] == '#' || line[0] == '^' {
+		if line != "" && line[0] == '#' {
 			continue
 		}
+		// git refuses a packed-refs holding any other line ("unexpected
+		// line"), so a damaged one is git's to report.
+		peeled, isPeel := strings.CutPrefix(line, "^")
 		id, ref, ok := strings.Cut(line, " ")
-		if ok && ref == name {
-			if !isLowerHex(id) || len(id) != 40 && len(id) != 64 {
-				return "", ErrUnsure
-			}
+		if isPeel {
+			id, ref, ok = peeled, "", true
+		}
+		if !ok || !isLowerHex(id) || len(id) != 40 && len(id) != 64 || !isPeel && ref == "" {
+			return "", ErrUnsure
+		}
+		if ref == name {
 			return id, nil
 		}
 	}
@@ -257,7 +284,11 @@ func (s *Store) Size(id string) (int64, error) {
 		return 0, ErrUnsure
 	}
 	x := id
-	if f, err := os.Open(filepath.Join(s.objects, x[:2], x[2:])); err == nil {
+	f, err := openRegular(filepath.Join(s.objects, x[:2], x[2:]))
+	if err != nil && !os.IsNotExist(err) {
+		return 0, ErrUnsure
+	}
+	if err == nil {
 		defer f.Close()
 		// The header is in the first bytes: inflating only what the
 		// first KB holds keeps a big blob's first 32 KB uninflated.

@@ -121,7 +121,9 @@ func readBacklogPair(objs objectReader, dir, oldRev, newRev string) (*backlogPai
 		}
 		p.commits[i] = id
 		tree, ok := strings.CutPrefix(commitTreeLine(data), "tree ")
-		if !ok {
+		if !ok || !isObjectID(tree, len(id)) {
+			// A crafted commit's "tree HEAD~1^{tree}" would be a
+			// revision to git cat-file: go-git refuses it.
 			return nil, errDeclined
 		}
 		if p.trees[i], ids[i], err = readBacklogTree(objs, trees, tree, prefix, len(id)/2); err != nil {
@@ -293,6 +295,19 @@ func findEntry(entries []gitdir.TreeEntry, name string) (gitdir.TreeEntry, bool)
 func commitTreeLine(data []byte) string {
 	line, _, _ := strings.Cut(string(data), "\n")
 	return line
+}
+
+// isObjectID: a full lowercase hex id of n digits.
+func isObjectID(s string, n int) bool {
+	if len(s) != n {
+		return false
+	}
+	for _, c := range s {
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+			return false
+		}
+	}
+	return true
 }
 
 func isSegmentName(name string) bool { return strings.HasPrefix(name, ledger.ArchiveDir+"/") }
