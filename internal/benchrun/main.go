@@ -582,7 +582,7 @@ func printReport(bl, built string) {
 		var p strings.Builder
 		p.WriteString(pairedBegin + "\n")
 		fmt.Fprintf(&p, "Machine: %s, %d CPUs, %s, %s/%s; measured %s.\n\n", cpuModel(), runtime.NumCPU(), runtime.Version(), runtime.GOOS, runtime.GOARCH, time.Now().UTC().Format("2006-01-02"))
-		p.WriteString("In each round the floor, bl before and bl after run one call each, in turn, each bl on its own copy of the same backlog; medians of " + strconv.Itoa(*runs) + " rounds (5 for list). Targets are in wall time against the floor of the same run; CPU time is user + system.\n\n")
+		p.WriteString("In each round the floor, bl before and bl after run one call each, in turn, each bl on its own copy of the same backlog; medians of " + strconv.Itoa(*pairedRuns) + " rounds (5 for list), after one untimed round. Targets are in wall time against the floor of the same run; CPU time is user + system.\n\n")
 		p.WriteString(pairedTable(*before, bl))
 		p.WriteString(gitPairedTables())
 		p.WriteString(pairedEnd + "\n")

@@ -3,6 +3,7 @@
 package main
 
 import (
+	"flag"
 	"fmt"
 	"os"
 	"os/exec"
@@ -56,6 +57,11 @@ type pairedRow struct {
 
 var pairedRows []pairedRow
 
+// pairedRuns is the rounds per row: more than -runs, because a row's
+// floor moves by more than most rows' distance to their target, and the
+// rounds cost milliseconds each.
+var pairedRuns = flag.Int("paired-runs", 31, "rounds per row of the paired table (the diff row too)")
+
 // pairedBench runs the hot commands on a backlog of cards cards and events
 // events, each against the floor, bl before and bl after. Each bl has its
 // own copy of the backlog: the two may keep different caches (an index
@@ -71,6 +77,9 @@ func pairedBench(floorBin, before, after, dir string, cards, events int, big boo
 	if big {
 		size = fmt.Sprintf("%s cards, %s events", human(cards), human(events))
 	}
+	// The backlogs just written (hundreds of MB at 100k cards) are written
+	// back now, not under the first rows' calls.
+	syscall.Sync()
 	claimed := map[string][]string{}
 	claimWith := func(bl string) string {
 		out, _ := runCmd(bl, dirs[bl], "claim", "--owner", "bench", "--ttl", "1h", "--json")
@@ -114,7 +123,7 @@ func pairedBench(floorBin, before, after, dir string, cards, events int, big boo
 	}
 	floorOut := filepath.Join(dir, "..", "floor.out")
 	for _, c := range cmds {
-		n := *runs
+		n := *pairedRuns
 		if c.runs != 0 {
 			n = min(n, c.runs)
 		}
@@ -131,6 +140,11 @@ func pairedBench(floorBin, before, after, dir string, cards, events int, big boo
 // floor's median.
 func pairedMeasure(c pairedCmd, n int, floorBin, floorOut, before, after string, dirs map[string]string) (pairedRow, sample) {
 	var fl, bs, as []sample
+	// One untimed round first: the row's first calls fault in what the
+	// row before did not use.
+	runSample(floorBin, floorOut)
+	timedCall(before, dirs[before], c, n)
+	timedCall(after, dirs[after], c, n)
 	for i := range n {
 		// Rotate who goes first, so none always runs on a warm cache.
 		order := []int{0, 1, 2}

@@ -78,7 +78,7 @@ func diffPaired(bl, root string, events int) {
 	runSample("git", gitArgs...)
 	runSample(bl, blArgs...)
 	r := gitPairedRow{label: fmt.Sprintf("bl diff of two adjacent commits (%s events of history)", human(events)), ref: "git diff", target: 2}
-	for i := range *runs {
+	for i := range *pairedRuns {
 		if i%2 == 0 {
 			r.refs = append(r.refs, runSample("git", gitArgs...))
 			r.bls = append(r.bls, runSample(bl, blArgs...))
