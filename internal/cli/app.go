@@ -192,7 +192,11 @@ func (a *App) Open() (*ledger.Backlog, error) {
 	if a.backlog != nil {
 		return a.backlog, nil
 	}
-	dir, err := a.findDir()
+	dir, err := a.backlogDir, error(nil)
+	if dir == "" {
+		// findDir less its link check: ledger.Open makes the same one.
+		dir, err = findBacklogDir(a.Dir)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -204,7 +208,7 @@ func (a *App) Open() (*ledger.Backlog, error) {
 		return nil, err
 	}
 	a.warnNoAttributes(dir)
-	a.backlog = b
+	a.backlog, a.backlogDir = b, dir
 	return b, nil
 }
 

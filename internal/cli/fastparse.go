@@ -7,11 +7,11 @@ import (
 	"time"
 )
 
-// The agents' hot commands (claim, create, heartbeat, complete, note) and
-// bl version (--version, the call that measures a start) are
-// parsed here, by hand, before kong: building kong's model of a command
-// by reflection costs about as much CPU as the claim itself. The fast
-// parse takes only command lines it understands completely — long flags
+// The agents' hot commands (claim, create, heartbeat, complete, note),
+// their reads (ready, show) and bl version (--version, the call that
+// measures a start) are parsed here, by hand, before kong: building
+// kong's model of a command by reflection costs about as much CPU as the
+// claim itself. The fast parse takes only command lines it understands completely — long flags
 // of the command and the globals, in either form, and plain words as
 // arguments — and gives every other line (help, short flags, "--", an
 // unknown flag, a value that does not read, one argument too many) to
@@ -86,6 +86,16 @@ var fastCommands = map[string]func() fastCommand{
 	},
 	"version": func() fastCommand { // bl --version: the globals only
 		return fastCommand{cmd: &VersionCmd{}, args: func([]string) bool { return false }}
+	},
+	"ready": func() fastCommand {
+		c := &ReadyCmd{}
+		return fastCommand{cmd: c, args: func([]string) bool { return false }, flags: []fastFlag{
+			fastString("phase", &c.Phase), fastString("label", &c.Label), fastInt("limit", &c.Limit),
+			fastString("owner", &c.Owner), fastBool("any", &c.Any), fastBool("mine", &c.Mine)}}
+	},
+	"show": func() fastCommand {
+		c := &ShowCmd{}
+		return fastCommand{cmd: c, args: oneWord(&c.IDArg), flags: []fastFlag{fastStringPtr("id", &c.IDFlag)}}
 	},
 	"note": func() fastCommand {
 		c := &NoteCmd{}

@@ -71,18 +71,36 @@ func checkFastParse(t *testing.T, raw []string, env map[string]string) bool {
 var hotFlagValues = []string{"x", "A1", "", "-", "-5", "5", "010", "0x10", "1_0", "+3", "9223372036854775808",
 	"10m", "1h30m", "90", "-1s", "a,b", `a\,b`, "a,,b", "--x", "-x", "=", "é", "\xff", "true", "false"}
 
+// hotWords are the words that name each hand-parsed command: its name
+// and its aliases.
+var hotWords = map[string][]string{
+	"claim": {"claim"}, "create": {"create", "add", "new"}, "heartbeat": {"heartbeat"},
+	"complete": {"complete", "close", "done"}, "note": {"note", "comment"}, "version": {"version"},
+	"ready": {"ready"}, "show": {"show"},
+}
+
+// Every hand-parsed command is in the corpus under each word that names
+// it: a command added to fastCommands is tested against kong from the
+// start.
+func TestFastParseCorpusNamesEveryCommand(t *testing.T) {
+	for name := range fastCommands {
+		want := append([]string{name}, aliasesOf(name)...)
+		slices.Sort(want)
+		got := slices.Sorted(slices.Values(hotWords[name]))
+		if !slices.Equal(got, want) {
+			t.Errorf("hotWords[%q] = %q, want %q (fastparse_test.go)", name, got, want)
+		}
+	}
+}
+
 // hotLines is the corpus: for each hot command (and its aliases), every
 // flag of it and of the globals with every value in both forms, bool
 // flags bare and with a value, arguments before and after, "--", help,
 // short and unknown flags; then random mixes of those pieces.
 func hotLines() [][]string {
-	words := map[string][]string{
-		"claim": {"claim"}, "create": {"create", "add", "new"}, "heartbeat": {"heartbeat"},
-		"complete": {"complete", "close", "done"}, "note": {"note", "comment"}, "version": {"version"},
-	}
 	var lines [][]string
 	var pieces [][]string
-	for name, names := range words {
+	for name, names := range hotWords {
 		fc := fastCommands[name]()
 		flags := append(slices.Clone(fc.flags), fastFlag{name: "dir"}, fastFlag{name: "json", isBool: true},
 			fastFlag{name: "actor"}, fastFlag{name: "lock-timeout"}, fastFlag{name: "help", isBool: true}, fastFlag{name: "nope"})
@@ -161,6 +179,15 @@ func TestFastParseTakesAgentLines(t *testing.T) {
 		"close A9 --duplicate-of A7",
 		"note --id A1 looked at it",
 		"note A1 step two done --owner w --epoch 2",
+		"ready --limit 10",
+		"ready --limit=10 --json",
+		"ready --phase M1 --label ci --json",
+		"ready --owner bob --mine",
+		"--actor bob ready --any --limit 0",
+		"show A1",
+		"show --id A1 --json",
+		"--dir /tmp/x show C000123",
+		"--json show A1 --id=A1",
 		"version",
 		"--version",
 		"version --json",
@@ -175,7 +202,8 @@ func TestFastParseTakesAgentLines(t *testing.T) {
 // the same command and globals.
 func FuzzFastParse(f *testing.F) {
 	for _, l := range []string{"claim --owner a --ttl 1h", "create t --priority=-3 --label a,b", "note A1 x y",
-		"complete A1 --epoch 3 --note n", "heartbeat --id A1 --progress 5", "--json close A1 --review"} {
+		"complete A1 --epoch 3 --note n", "heartbeat --id A1 --progress 5", "--json close A1 --review",
+		"ready --limit 10 --phase M1", "ready --owner o --any --json", "show A1 --json", "show --id=A1"} {
 		f.Add(strings.ReplaceAll(l, " ", "\x00"))
 	}
 	f.Fuzz(func(t *testing.T, s string) {

@@ -114,7 +114,8 @@ func BenchmarkShow100k(b *testing.B) {
 // BenchmarkParser is what kong costs a call before its command runs:
 // building the parser for the one command named, and parsing.
 func BenchmarkParser(b *testing.B) {
-	for _, args := range [][]string{{"version"}, {"heartbeat", "--id", "A1", "--owner", "w", "--epoch", "3"}, {"create", "--title", "t", "--priority", "2"}} {
+	for _, args := range [][]string{{"version"}, {"heartbeat", "--id", "A1", "--owner", "w", "--epoch", "3"}, {"create", "--title", "t", "--priority", "2"},
+		{"ready", "--limit", "10"}, {"show", "C000123"}} {
 		b.Run(args[0], func(b *testing.B) {
 			b.ReportAllocs()
 			for i := 0; i < b.N; i++ {
