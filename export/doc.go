@@ -39,7 +39,8 @@
 //	          field names) and one row per card in claim order. List fields
 //	          hold one entry per line inside the cell; times are UTC RFC
 //	          3339 to the second; text cells starting with = + - @ get a
-//	          leading apostrophe so spreadsheets do not evaluate them.
+//	          leading apostrophe so spreadsheets do not evaluate them; text
+//	          is Printable, as on the terminal.
 //	json      An array of cards with the card contract's field names, in
 //	          claim order, indented two spaces; [] when empty.
 //	jsonl     One compact card per line, in claim order.

@@ -31,6 +31,8 @@ const csvListSep = "\n"
 // line breaks become spaces). Times are UTC RFC 3339 to the second; empty
 // cells mean unset. A text cell that starts with = + - or @ gets a leading
 // apostrophe so spreadsheets show it instead of evaluating it as a formula.
+// Text is Printable: a control character in a field (a teammate's older bl
+// let them into labels and phases) is not written, as on the terminal.
 func RenderCSV(cards []ledger.Card, o Options) []byte {
 	var buf bytes.Buffer
 	w := csv.NewWriter(&buf)
@@ -46,7 +48,7 @@ func RenderCSV(cards []ledger.Card, o Options) []byte {
 			ttl = strconv.FormatInt(c.ClaimTTLSeconds, 10)
 		}
 		_ = w.Write([]string{
-			c.ID, cell(c.Title), string(c.Status), strconv.Itoa(c.Priority), cell(c.Phase),
+			c.ID, cell(c.Title), cell(string(c.Status)), strconv.Itoa(c.Priority), cell(c.Phase),
 			cellList(c.Labels), cellList(c.DependsOn), c.Parent, cellList(c.Acceptance),
 			cell(c.ClaimOwner), strconv.FormatInt(c.ClaimEpoch, 10), stamp(c.ClaimedAt), ttl,
 			stamp(c.LeaseExpiresAt), stamp(c.LastHeartbeatAt),
@@ -60,8 +62,10 @@ func RenderCSV(cards []ledger.Card, o Options) []byte {
 	return buf.Bytes()
 }
 
-// cell defuses text a spreadsheet would run as a formula.
+// cell is s as a text cell: Printable, and defused when a spreadsheet
+// would run it as a formula.
 func cell(s string) string {
+	s = Printable(s)
 	if s != "" && strings.ContainsRune("=+-@\t\r", rune(s[0])) {
 		return "'" + s
 	}

@@ -13,7 +13,8 @@ import (
 // control characters other than tab and newline, bidirectional embeddings,
 // overrides and isolates, and invalid UTF-8. Other whitespace (CR, vertical
 // tab, form feed, NEL, line and paragraph separators) becomes a space.
-// Machine formats (--json, the json, jsonl and csv exports) keep text exact.
+// Machine formats (--json, the json and jsonl exports) keep text exact; the
+// csv export is for people's spreadsheets and shows text as Printable.
 func Printable(s string) string {
 	if printableASCII(s) {
 		return s

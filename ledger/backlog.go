@@ -204,7 +204,11 @@ func (b *Backlog) writeLocked(ctx context.Context, s *fold.State, m Mutation, op
 			t := told.UTC() // earlier than the write: the fold times it by then
 			e.Clock = &t
 		}
-		line, e, err := store.WrittenLine(e)
+		var held *wire.Card
+		if e.Fields != nil && e.Op != OpCreate {
+			held = s.Find(e.Card)
+		}
+		line, e, err := store.WrittenLineOn(e, held)
 		if err != nil {
 			return nil, err
 		}

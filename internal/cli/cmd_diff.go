@@ -42,6 +42,12 @@ costs in proportion to the change, not to the backlog's history. Two
 commits are read from the repository's objects (or, for what that read
 is not sure of, through one git cat-file), without starting bl-git.
 
+A line of a commit's event files that does not read (a teammate's
+damaged line) is set aside, as bl sync quarantines a pulled line: a
+warning names the side, its commit, the file and the line, --json lists
+them in set_aside, and the diff compares the other lines. A damaged
+snapshot in a commit fails (exit 6) naming the commit.
+
 Events the old commit holds and the new one does not are counted and
 marked "removed": a git revert or reset between the two. The ledger is a
 grow-only set, so they come back at the next merge of a branch that has
@@ -89,9 +95,9 @@ func (c *DiffCmd) Run(a *App) error {
 		if err != nil {
 			return err
 		}
-		if d, commits, err := diffPairFast(a.ctx, b.Dir(), revs[0], revs[1]); err == nil {
+		if d, aside, commits, err := diffPairFast(a.ctx, b.Dir(), revs[0], revs[1]); err == nil {
 			sides[0].Commit, sides[1].Commit = commits[0], commits[1]
-			return emitDiff(a, sides, d)
+			return emitDiff(a, sides, d, aside)
 		}
 	}
 	git, err := a.needGit("bl diff")
@@ -122,20 +128,25 @@ func (c *DiffCmd) Run(a *App) error {
 			return err
 		}
 	}
-	d, err := ledger.DiffUnread(trees[0], trees[1], loads[0], loads[1])
+	d, aside, err := diffSettingAside(b.Dir(), sides, trees, loads, func(t [2]ledger.Tree, l [2]ledger.Loader) (*ledger.BacklogDiff, error) {
+		return ledger.DiffUnread(t[0], t[1], l[0], l[1])
+	})
 	if err != nil {
 		return err
 	}
-	return emitDiff(a, sides, d)
+	return emitDiff(a, sides, d, aside)
 }
 
-// emitDiff writes the diff d of sides, as text or JSON.
-func emitDiff(a *App, sides [2]diffSide, d *ledger.BacklogDiff) error {
+// emitDiff writes the diff d of sides, as text or JSON, after a warning
+// for each line set aside (diffaside.go).
+func emitDiff(a *App, sides [2]diffSide, d *ledger.BacklogDiff, aside []ledger.Quarantined) error {
+	warnAside(a, sides, aside)
 	out := struct {
 		Old diffSide `json:"old"`
 		New diffSide `json:"new"`
 		*ledger.BacklogDiff
-	}{sides[0], sides[1], d}
+		SetAside []ledger.Quarantined `json:"set_aside,omitempty"`
+	}{sides[0], sides[1], d, aside}
 	return a.emit(out, func(w io.Writer) { printDiff(w, sides, d) })
 }
 
@@ -186,17 +197,17 @@ func (c *DiffCmd) runMerge(a *App, git Git, b *ledger.Backlog) error {
 	if err != nil {
 		return err
 	}
-	d, err := ledger.DiffTrees(ours, ledger.MergeTrees(ours, theirs))
+	// A line set aside is named by where it is: this backlog, or the
+	// branch's commit.
+	sides := [2]diffSide{{}, {Rev: c.Merge, Commit: commit}}
+	d, aside, err := diffSettingAside(b.Dir(), sides, [2]ledger.Tree{ours, theirs}, [2]ledger.Loader{}, func(t [2]ledger.Tree, _ [2]ledger.Loader) (*ledger.BacklogDiff, error) {
+		return ledger.DiffTrees(t[0], ledger.MergeTrees(t[0], t[1]))
+	})
 	if err != nil {
 		return err
 	}
-	sides := [2]diffSide{{}, {Rev: "merge of " + c.Merge, Commit: commit}}
-	out := struct {
-		Old diffSide `json:"old"`
-		New diffSide `json:"new"`
-		*ledger.BacklogDiff
-	}{sides[0], sides[1], d}
-	return a.emit(out, func(w io.Writer) { printDiff(w, sides, d) })
+	sides[1].Rev = "merge of " + c.Merge
+	return emitDiff(a, sides, d, aside)
 }
 
 // printDiff is bl diff's human form: a summary line, then one block per

@@ -28,7 +28,8 @@ and log answer {"cards"|"events": [...], "more": bool} (limit, default
 The server's instructions, the prompt bl-protocol and the resource
 bl://protocol hold the protocol an agent follows (as bl prime prints it).
 A claim that waits sends progress notifications, and ends without
-claiming when the request is cancelled or the client goes away.
+claiming when the request is cancelled or the client goes away. When
+stdin ends, every request read before it is answered, then bl mcp exits 0.
 
 Add it to Claude Code (or run bl setup claude):
 

@@ -349,42 +349,47 @@ func (l *localObjects) Info(name string) (string, string, int64, error) {
 // objects in process and, when the store is unsure of anything, through
 // git cat-file; errDeclined (or any failure) leaves the command to
 // bl-git.
-func diffPairFast(ctx context.Context, dir, oldRev, newRev string) (*ledger.BacklogDiff, [2]string, error) {
+// The lines of the event files that do not read are set aside and named
+// (diffaside.go).
+func diffPairFast(ctx context.Context, dir, oldRev, newRev string) (*ledger.BacklogDiff, []ledger.Quarantined, [2]string, error) {
 	root, err := gitdir.Root(dir)
 	if err != nil {
-		return nil, [2]string{}, errDeclined
+		return nil, nil, [2]string{}, errDeclined
 	}
 	if gitDir, commonDir, err := gitdir.Dirs(root); err == nil {
 		if s, err := gitdir.OpenStore(commonDir); err == nil {
-			d, commits, err := diffPairWith(&localObjects{s, gitDir, commonDir}, dir, oldRev, newRev)
+			d, aside, commits, err := diffPairWith(&localObjects{s, gitDir, commonDir}, dir, oldRev, newRev)
 			s.Close()
 			if err == nil {
-				return d, commits, nil
+				return d, aside, commits, nil
 			}
 		}
 	}
 	objs, err := gitdir.OpenObjects(ctx, root)
 	if err != nil {
-		return nil, [2]string{}, err
+		return nil, nil, [2]string{}, err
 	}
 	defer objs.Close()
 	return diffPairWith(objs, dir, oldRev, newRev)
 }
 
 // diffPairWith reads and compares the pair through objs.
-func diffPairWith(objs objectReader, dir, oldRev, newRev string) (*ledger.BacklogDiff, [2]string, error) {
+func diffPairWith(objs objectReader, dir, oldRev, newRev string) (*ledger.BacklogDiff, []ledger.Quarantined, [2]string, error) {
 	p, err := readBacklogPair(objs, dir, oldRev, newRev)
 	if err != nil {
-		return nil, [2]string{}, err
+		return nil, nil, [2]string{}, err
 	}
-	if p.onSnapshot != nil {
-		d, err := ledger.DiffOnSnapshot(p.trees[0], p.trees[1], p.loads[0], p.loads[1], dir)
-		if err == nil && stillSame(dir, ledger.SnapshotFile, p.onSnapshot) {
-			return d, p.commits, nil
+	sides := [2]diffSide{{oldRev, p.commits[0]}, {newRev, p.commits[1]}}
+	d, aside, err := diffSettingAside(dir, sides, p.trees, p.loads, func(t [2]ledger.Tree, l [2]ledger.Loader) (*ledger.BacklogDiff, error) {
+		if p.onSnapshot != nil {
+			d, err := ledger.DiffOnSnapshot(t[0], t[1], l[0], l[1], dir)
+			if err == nil && stillSame(dir, ledger.SnapshotFile, p.onSnapshot) {
+				return d, nil
+			}
+			// The file changed under the fold, or did not read: the
+			// snapshot is read from git instead.
 		}
-		// The file changed under the fold, or did not read: the
-		// snapshot is read from git instead.
-	}
-	d, err := ledger.DiffUnread(p.trees[0], p.trees[1], p.loads[0], p.loads[1])
-	return d, p.commits, err
+		return ledger.DiffUnread(t[0], t[1], l[0], l[1])
+	})
+	return d, aside, p.commits, err
 }

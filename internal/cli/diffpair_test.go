@@ -188,7 +188,7 @@ func BenchmarkDiffAdjacent50k(b *testing.B) {
 	})
 	b.Run("diff", func(b *testing.B) {
 		for b.Loop() {
-			d, _, err := diffPairFast(ctx, dir, "HEAD~1", "HEAD")
+			d, _, _, err := diffPairFast(ctx, dir, "HEAD~1", "HEAD")
 			if err != nil || d.EventsAdded != 1 {
 				b.Fatalf("diff: %+v, %v", d, err)
 			}
@@ -276,7 +276,7 @@ func TestDiffPairSnapshotFromIndex(t *testing.T) {
 // equals the one read through git cat-file.
 func TestDiffPairInProcess(t *testing.T) {
 	repo, dir := diffRepo(t, 50, 600)
-	want, _, err := diffPairFast(context.Background(), dir, "HEAD~1", "HEAD")
+	want, _, _, err := diffPairFast(context.Background(), dir, "HEAD~1", "HEAD")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -289,7 +289,7 @@ func TestDiffPairInProcess(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	viaGit, _, err := diffPairWith(objs, dir, "HEAD~1", "HEAD")
+	viaGit, _, _, err := diffPairWith(objs, dir, "HEAD~1", "HEAD")
 	objs.Close()
 	if err != nil {
 		t.Fatal(err)
@@ -307,7 +307,7 @@ func TestDiffPairInProcess(t *testing.T) {
 			}
 		}
 		t.Setenv("PATH", t.TempDir())
-		d, commits, err := diffPairFast(context.Background(), dir, "HEAD~1", "main")
+		d, _, commits, err := diffPairFast(context.Background(), dir, "HEAD~1", "main")
 		if err != nil || commits[0] == "" || !same(d, want) {
 			t.Errorf("packed %v, no git: %+v, %v", packed, d, err)
 		}

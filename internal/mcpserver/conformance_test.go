@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -25,7 +26,9 @@ type rawServer struct {
 	backlog string
 }
 
-func startRaw(t *testing.T, extra ...string) *rawServer {
+// mcpCommand is bl mcp (the test binary as bl, handing over to itself as
+// bl-git) on a new backlog.
+func mcpCommand(t *testing.T, extra ...string) (*exec.Cmd, string) {
 	t.Helper()
 	dir := t.TempDir()
 	backlog := filepath.Join(dir, ".backlog")
@@ -39,6 +42,12 @@ func startRaw(t *testing.T, extra ...string) *rawServer {
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "BL_TEST_MAIN=bl", "BL_GIT="+blGit, "BL_DIR="+backlog, "BL_ACTOR=agent-host")
 	cmd.Stderr = os.Stderr
+	return cmd, backlog
+}
+
+func startRaw(t *testing.T, extra ...string) *rawServer {
+	t.Helper()
+	cmd, backlog := mcpCommand(t, extra...)
 	stdin, _ := cmd.StdinPipe()
 	stdout, _ := cmd.StdoutPipe()
 	if err := cmd.Start(); err != nil {
@@ -247,6 +256,78 @@ func TestMCPExitsWhenClientGoes(t *testing.T) {
 	b.Close()
 	time.Sleep(300 * time.Millisecond)
 	assertUnclaimed(t, r.backlog, "G")
+}
+
+// TestMCPAnswersEveryRequestBeforeEOF: requests piped in one go, stdin
+// closed at once, are all answered, each exactly once, and the server
+// exits 0: the writes (each a locked append), a claim that would wait, a
+// second request under an id still being answered (refused), and a last
+// line cut off by the end of input (a parse error).
+func TestMCPAnswersEveryRequestBeforeEOF(t *testing.T) {
+	for _, tail := range []string{
+		`{"jsonrpc":"2.0","id":"last","method":"tools/call","params":{"name":"list","arguments":{}}}`,
+		`{"jsonrpc":"2.0","id":"last","method":"tools/ca`,
+	} {
+		cmd, backlog := mcpCommand(t)
+		var in strings.Builder
+		in.WriteString(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"pipe","version":"1"}}}` + "\n")
+		in.WriteString(`{"jsonrpc":"2.0","method":"notifications/initialized"}` + "\n")
+		want := map[string]bool{"0": true}
+		const writes = 12
+		for i := 1; i <= writes; i++ {
+			fmt.Fprintf(&in, `{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"create","arguments":{"title":"card %d","id":"C%d"}}}`+"\n", i, i, i)
+			want[fmt.Sprint(i)] = true
+		}
+		in.WriteString(`{"jsonrpc":"2.0","id":"dup","method":"tools/call","params":{"name":"claim","arguments":{"owner":"w","wait":"60s","label":"none"}}}` + "\n")
+		in.WriteString(`{"jsonrpc":"2.0","id":"dup","method":"tools/list"}` + "\n")
+		in.WriteString(`{"jsonrpc":"2.0","id":"show","method":"tools/call","params":{"name":"show","arguments":{"id":"C1"}}}` + "\n")
+		in.WriteString(tail)
+		want["dup"], want["show"] = true, true
+		cmd.Stdin = strings.NewReader(in.String())
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("bl mcp: %v", err)
+		}
+		got := map[string]int{}
+		var parseErrors int
+		for _, l := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+			var m map[string]any
+			if err := json.Unmarshal([]byte(l), &m); err != nil {
+				t.Fatalf("reply is not JSON: %s", l)
+			}
+			if m["id"] == nil {
+				if e, _ := m["error"].(map[string]any); e == nil || e["code"] != -32700.0 {
+					t.Fatalf("reply without id: %s", l)
+				}
+				parseErrors++
+				continue
+			}
+			got[fmt.Sprint(m["id"])]++
+		}
+		if strings.HasSuffix(tail, "}") {
+			want["last"] = true
+		} else if parseErrors != 1 {
+			t.Errorf("a line cut off by the end of input: %d parse errors, want 1", parseErrors)
+		}
+		for id := range want {
+			if n := got[id]; n != 1 && !(id == "dup" && n == 2) {
+				t.Errorf("request %s answered %d times", id, n)
+			}
+		}
+		if got["dup"] != 2 || len(got) != len(want) {
+			t.Errorf("answers %v, want one for each of %v (two for dup)", got, want)
+		}
+		b, err := ledger.Open(backlog, ledger.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := 1; i <= writes; i++ {
+			if _, err := b.Get(fmt.Sprintf("C%d", i)); err != nil {
+				t.Errorf("card C%d: %v", i, err)
+			}
+		}
+		b.Close()
+	}
 }
 
 // TestMCPClaimProgress: a waiting claim sends progress notifications.

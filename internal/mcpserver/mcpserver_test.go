@@ -215,6 +215,22 @@ func TestMCPServesEveryTool(t *testing.T) {
 	if field(e, "code") != "usage" || field(e, "exit_code") != 2.0 {
 		t.Fatalf("create without a title = %v", e)
 	}
+	// A phase or a label holding a control character is refused, as on
+	// the command line; nothing is written.
+	for _, tc := range []struct {
+		tool string
+		args map[string]any
+	}{
+		{"create", map[string]any{"title": "ctl", "label": []string{"ok", "a\x01b"}}},
+		{"create", map[string]any{"title": "ctl", "phase": "p\x1b[31m"}},
+		{"update", map[string]any{"id": "B", "phase": "p\x1b[31m"}},
+		{"update", map[string]any{"id": "B", "label": []string{"a\nb"}}},
+	} {
+		_, e = call(t, cs, tc.tool, tc.args, true)
+		if field(e, "code") != "invalid" || field(e, "exit_code") != 2.0 || !strings.Contains(field(e, "error").(string), "holds a control character") {
+			t.Fatalf("%s %v = %v", tc.tool, tc.args, e)
+		}
+	}
 
 	// The ledger holds what the tools did.
 	b, err := ledger.Open(backlog, ledger.Options{})

@@ -20,7 +20,9 @@ import (
 // that is not JSON gets -32700, a batch array or a message that is not a
 // valid request (an id that is an object, no method) gets -32600. When the
 // client goes away (stdin ends), gone is cancelled: a tool call still
-// running (a claim waiting for a card) ends with it.
+// running (a claim waiting for a card) ends with it. Every request read
+// before the end is still answered before the server stops: a client that
+// pipes its requests and closes stdin gets all its replies.
 type lineTransport struct {
 	r    io.Reader
 	w    io.Writer
@@ -28,7 +30,8 @@ type lineTransport struct {
 }
 
 func (t *lineTransport) Connect(context.Context) (mcp.Connection, error) {
-	c := &lineConn{w: t.w, gone: t.gone, lines: make(chan []byte), closed: make(chan struct{})}
+	c := &lineConn{w: t.w, gone: t.gone, lines: make(chan []byte), closed: make(chan struct{}),
+		pending: map[jsonrpc.ID]bool{}, answered: make(chan struct{}, 1)}
 	go c.readLines(t.r)
 	return c, nil
 }
@@ -40,6 +43,14 @@ type lineConn struct {
 	lines  chan []byte // closed when stdin ends
 	closed chan struct{}
 	once   sync.Once
+
+	// The SDK stops answering once Read reports the end, so Read holds
+	// the end back until every request it handed over has its response
+	// written (or writing failed: nobody reads the answers any more).
+	mu       sync.Mutex
+	pending  map[jsonrpc.ID]bool // requests read, not yet answered
+	wfailed  bool
+	answered chan struct{} // a response was written (or failed)
 }
 
 // maxLine bounds one message, as the SDK's own stdio transport does.
@@ -93,10 +104,13 @@ func (c *lineConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 				if c.gone != nil {
 					c.gone()
 				}
-				return nil, io.EOF
+				return nil, c.drain(ctx)
 			}
 		}
 		msg, reply := decodeLine(line)
+		if reply == nil {
+			reply = c.track(msg)
+		}
 		if reply != nil {
 			if err := c.writeRaw(reply); err != nil {
 				return nil, err
@@ -105,6 +119,44 @@ func (c *lineConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 		}
 		if msg != nil {
 			return msg, nil
+		}
+	}
+}
+
+// track notes a request handed to the server as waiting for its answer; a
+// request whose id is already waiting is answered here with -32600 (the
+// server could not tell the two answers apart).
+func (c *lineConn) track(msg jsonrpc.Message) (reply []byte) {
+	req, ok := msg.(*jsonrpc.Request)
+	if !ok || !req.IsCall() {
+		return nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.pending[req.ID] {
+		id, _ := json.Marshal(req.ID.Raw())
+		return errorReply(id, jsonrpc.CodeInvalidRequest, "invalid request: id is already used by a request not yet answered")
+	}
+	c.pending[req.ID] = true
+	return nil
+}
+
+// drain waits, at the end of stdin, until every request read has been
+// answered, and then reports the end.
+func (c *lineConn) drain(ctx context.Context) error {
+	for {
+		c.mu.Lock()
+		done := len(c.pending) == 0 || c.wfailed
+		c.mu.Unlock()
+		if done {
+			return io.EOF
+		}
+		select {
+		case <-c.answered:
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-c.closed:
+			return io.EOF
 		}
 	}
 }
@@ -279,10 +331,22 @@ func errorReply(id json.RawMessage, code int64, msg string) []byte {
 
 func (c *lineConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	b, err := jsonrpc.EncodeMessage(msg)
-	if err != nil {
-		return err
+	if err == nil {
+		err = c.writeRaw(b)
 	}
-	return c.writeRaw(b)
+	if resp, ok := msg.(*jsonrpc.Response); ok || err != nil {
+		c.mu.Lock()
+		if ok {
+			delete(c.pending, resp.ID)
+		}
+		c.wfailed = c.wfailed || err != nil
+		c.mu.Unlock()
+		select {
+		case c.answered <- struct{}{}:
+		default:
+		}
+	}
+	return err
 }
 
 func (c *lineConn) writeRaw(b []byte) error {

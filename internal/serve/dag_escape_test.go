@@ -3,8 +3,11 @@ package serve
 import (
 	"bytes"
 	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 	"unicode"
 
 	"golang.org/x/net/html"
@@ -19,9 +22,24 @@ import (
 func TestDagHostileCard(t *testing.T) {
 	f := newFixture(t, Options{})
 	evil := "\x1b]0;pwned\a\u202eevil <script>window.pwned=1</script><img src=x onerror=alert(1)> \"q\" <b>b</b>"
-	a, _, err := f.b.Create(context.Background(), ledger.CreateRequest{Mutation: ledger.Mutation{Actor: actor}, Title: evil, Body: evil + "\n\x1b[2J\a", Phase: evil, Labels: []string{evil}})
+	a, _, err := f.b.Create(context.Background(), ledger.CreateRequest{Mutation: ledger.Mutation{Actor: actor}, Title: evil, Body: evil + "\n\x1b[2J\a"})
 	if err != nil {
 		t.Fatal(err)
+	}
+	// bl refuses such a phase or label; a teammate's older bl wrote them.
+	line, err := ledger.EncodeLine(&ledger.Event{V: 1, ID: "0123456789abcdef", At: time.Now().UTC(), Actor: actor, Op: ledger.OpUpdate, Card: a.ID,
+		Fields: &ledger.Fields{Phase: &evil, Labels: &[]string{evil}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lf, err := os.OpenFile(filepath.Join(f.dir, "ledger.jsonl"), os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lf.Write(line)
+	lf.Close()
+	if c, err := f.b.Get(a.ID); err != nil || c.Phase != evil || len(c.Labels) != 1 {
+		t.Fatalf("the teammate's line does not fold: %+v, %v", c, err)
 	}
 	f.create(evil, a.ID)
 	_, body := f.get("/dag")

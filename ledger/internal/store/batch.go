@@ -83,7 +83,13 @@ func (b *Store) writeBatchLocked(actor string, events []*wire.Event, checkOnly b
 				e.ExpectVersion, e.Epoch = c.Version, c.ClaimEpoch+1
 			}
 		}
-		line, d, err := WrittenLine(e)
+		var held *wire.Card // an update keeps the phase and labels its card holds
+		if e.Op == wire.OpUpdate && e.Fields != nil {
+			if rerr := b.state.Resolve(func() { held = b.state.Find(e.Card) }); rerr != nil {
+				return nil, rerr
+			}
+		}
+		line, d, err := WrittenLineOn(e, held)
 		if err != nil {
 			return nil, err
 		}

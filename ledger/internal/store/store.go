@@ -362,12 +362,20 @@ func (b *Store) Close() error {
 // with the event every reader will decode from it (JSON turns a nil list
 // into null and invalid UTF-8 into U+FFFD): a write checks and applies
 // that event, so the state it reports is the fold of the file.
-func WrittenLine(e *wire.Event) ([]byte, *wire.Event, error) {
+func WrittenLine(e *wire.Event) ([]byte, *wire.Event, error) { return WrittenLineOn(e, nil) }
+
+// WrittenLineOn is WrittenLine of an event that edits held, the card as it
+// stands (nil for a new one): the phase and labels it already holds pass
+// (wire.ValidPhaseLabels).
+func WrittenLineOn(e *wire.Event, held *wire.Card) ([]byte, *wire.Event, error) {
 	e.V = e.LineVersion()
 	if err := wire.ValidUTF8(e); err != nil {
 		return nil, nil, err
 	}
 	if err := wire.ValidNames(e); err != nil {
+		return nil, nil, err
+	}
+	if err := wire.ValidPhaseLabels(e.Fields, held); err != nil {
 		return nil, nil, err
 	}
 	line, err := wire.EncodeLine(e)

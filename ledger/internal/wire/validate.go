@@ -3,6 +3,7 @@ package wire
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 	"unicode"
@@ -102,6 +103,34 @@ func ValidNames(e *Event) error {
 	}
 	if e.Op == OpHandoff {
 		return ValidName("owner", e.To)
+	}
+	return nil
+}
+
+// ValidPhaseLabels is ValidName on the phase and the labels a new event
+// sets: a filter (--phase, --label) or an export could not name or show
+// them as written. held is the card as it stands (nil for a new one): a
+// phase or a label it already holds passes, so a label edit keeps the
+// labels a teammate's older bl wrote. As ValidNames, the writer runs it and
+// the fold does not.
+func ValidPhaseLabels(f *Fields, held *Card) error {
+	if f == nil {
+		return nil
+	}
+	if f.Phase != nil && (held == nil || *f.Phase != held.Phase) {
+		if err := ValidName("phase", *f.Phase); err != nil {
+			return err
+		}
+	}
+	if f.Labels != nil {
+		for _, l := range *f.Labels {
+			if held != nil && slices.Contains(held.Labels, l) {
+				continue
+			}
+			if err := ValidName("label", l); err != nil {
+				return err
+			}
+		}
 	}
 	return nil
 }
