@@ -27,6 +27,7 @@ type App struct {
 	now            func() time.Time
 	backlog        *ledger.Backlog
 	backlogDir     string                     // found by findDir
+	settings       settings                   // config.json and arbiter.json, read once (settings.go)
 	ext            Extensions                 // none in the lean bl, which hands their commands to bl-git
 	args           []string                   // the command line as given, for the hand-over
 	mutated        bool                       // the command wrote (or tried to write) an event
@@ -203,7 +204,7 @@ func (a *App) Open() (*ledger.Backlog, error) {
 	b, err := ledger.Open(dir, ledger.Options{Clock: a.now, LockTimeout: a.LockTimeout, Failpoint: failpointFrom(a.getenv),
 		AllowNetworkFS: a.getenv("BL_ALLOW_NETWORK_FS") == "1", Warn: a.Warn,
 		Interrupted: a.stopAsked,
-		SlowSync:    slowSync(a.getenv, a.Warn), Synced: a.onSynced})
+		SlowSync:    slowSync(a.getenv, a.Warn), Synced: a.onSynced, Config: a.settings.config})
 	if err != nil {
 		return nil, err
 	}

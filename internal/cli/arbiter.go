@@ -82,7 +82,7 @@ func (a *App) arbiterSettings(rc remoteChoice) (ArbiterSettings, error) {
 	if err != nil {
 		return ArbiterSettings{}, nil // the command reports it
 	}
-	return readArbiterFile(a.ctx, dir)
+	return a.localArbiter(dir)
 }
 
 // readArbiterFile reads the local setting; a tracked or linked one is

@@ -17,7 +17,6 @@ import (
 	json "github.com/goccy/go-json"
 
 	"github.com/bl-backlog/bl/gitdir"
-	"github.com/bl-backlog/bl/ledger"
 )
 
 // The lean bl leaves git out: linking git costs every call milliseconds of
@@ -202,15 +201,11 @@ func resolveExisting(path string) string {
 }
 
 // claimsRemote is the remote claims.remote in the backlog's config.json
-// names, read without opening the backlog; "" when there is none or the
-// backlog or its config cannot be read (the command itself then reports
-// that, the same way in bl and in bl-git).
+// names, read without opening the backlog (and kept for Open); "" when
+// there is none or the backlog or its config cannot be read (the command
+// itself then reports that, the same way in bl and in bl-git).
 func (a *App) claimsRemote() string {
-	dir, err := a.findDir()
-	if err != nil {
-		return ""
-	}
-	cfg, err := ledger.ReadConfig(dir)
+	cfg, err := a.config()
 	if err != nil {
 		return ""
 	}

@@ -153,6 +153,15 @@ func readConfig(dir string) (Config, error) {
 	return cfg, nil
 }
 
+// openConfig is the config Open starts from: the caller's reading when
+// given, else dir/config.json.
+func openConfig(dir string, given *Config) (Config, error) {
+	if given != nil {
+		return *given, nil
+	}
+	return readConfig(dir)
+}
+
 // compactThreshold is the ledger size that triggers compaction, or 0 for
 // never, given the size of the snapshot.
 func (c Config) compactThreshold(snapshotBytes int64) int64 {

@@ -60,6 +60,11 @@ type Options struct {
 	// Synced, when set, is given how long each append's fsync took (bl
 	// serve's bl_fsync_seconds). It is called under the writers' lock.
 	Synced func(d time.Duration)
+	// Config, when set, is dir's config.json as the caller read it
+	// (ReadConfig) just before: Open takes it instead of reading the file
+	// again. bl reads it before opening, to decide whether bl-git runs
+	// the command.
+	Config *Config
 }
 
 // DefaultSlowSync is the fsync time past which an append warns by
@@ -132,10 +137,11 @@ func Open(dir string, opts Options) (*Store, error) {
 			return nil, err
 		}
 	}
-	cfg, err := readConfig(dir)
+	cfg, err := openConfig(dir, opts.Config)
 	if err != nil {
 		return nil, err
 	}
+	opts.Config = nil // read once: the handle keeps cfg
 	b := &Store{dir: dir, opts: opts, cfg: cfg, lk: lock.New(filepath.Join(dir, LockFile)), fsync: Fdatasync}
 	b.mu.Lock()
 	defer b.mu.Unlock()
