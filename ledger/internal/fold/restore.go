@@ -3,7 +3,9 @@ package fold
 import (
 	"fmt"
 	"slices"
+	"sort"
 	"strings"
+	"time"
 
 	"github.com/bl-backlog/bl/ledger/internal/wire"
 )
@@ -19,25 +21,48 @@ func (s *State) RestoreCard(c *wire.Card) {
 	}
 }
 
-// CardLine is a card's snapshot line, not decoded yet, and the id its
-// card must have.
+// CardLine is a card's snapshot line, not decoded yet, the id its card
+// must have and the key it must have: what the claim-order walk reads of
+// it without decoding it.
 type CardLine struct {
 	ID   string
+	Key  CardKey
 	Line []byte // nil once decoded
+}
+
+// CardKey is what the claim-order walk (InClaimOrder) reads of a card
+// before it hands it on: its status, which the walk keeps to ready,
+// claimed and review cards, and its place in claim order (with its id).
+type CardKey struct {
+	Status    wire.Status
+	Priority  int
+	CreatedAt time.Time
+}
+
+// KeyOf is c's CardKey.
+func KeyOf(c *wire.Card) CardKey {
+	return CardKey{Status: c.Status, Priority: c.Priority, CreatedAt: c.CreatedAt}
+}
+
+// of reports whether k is c's key.
+func (k CardKey) of(c *wire.Card) bool {
+	return k.Status == c.Status && k.Priority == c.Priority && k.CreatedAt.Equal(c.CreatedAt)
 }
 
 // RestoreCardLines adds cards as the snapshot lines they read from (a
 // tail checkpoint's), sorted by id: each is decoded only when first looked
-// up, or when anything ranges over the cards in memory (mem). A checkpoint
-// holds a few hundred cards and a heartbeat needs one.
+// up, when the claim-order walk hands it on, or when anything ranges over
+// the cards in memory (mem). A checkpoint holds a few hundred cards and a
+// heartbeat needs one, a claim a few.
 func (s *State) RestoreCardLines(lines []CardLine) {
 	s.lines, s.undecoded = lines, len(lines)
 }
 
 // decodeLine decodes the card id's line, if it has one not decoded yet,
-// into the maps. A line that does not decode to that card (only a forged
-// checkpoint has one) stays, and every read that needs it fails: the state
-// never answers with the card missing.
+// into the maps. A line that does not decode to that card, or to one with
+// another key (only a forged checkpoint has one), stays, and every read
+// that needs it fails: the state never answers with the card missing, nor
+// in another place in claim order.
 // It returns the error of such a line (also noted as the state's fault).
 func (s *State) decodeLine(id string) error {
 	i, ok := slices.BinarySearchFunc(s.lines, id, func(l CardLine, id string) int { return strings.Compare(l.ID, id) })
@@ -55,6 +80,8 @@ func (s *State) decodeAt(i int) error {
 	l, err := wire.ReadSnapshotLine(cl.Line)
 	if err == nil && (l.Card == nil || l.Card.ID != cl.ID) {
 		err = fmt.Errorf("it holds another card")
+	} else if err == nil && !cl.Key.of(l.Card) {
+		err = fmt.Errorf("its card is not the one its key says")
 	}
 	if err != nil {
 		err = fmt.Errorf("%w: the tail checkpoint's line for card %s does not read (%v); delete .backlog/cache/tail.ckpt", wire.ErrCorrupt, cl.ID, err)
@@ -69,6 +96,28 @@ func (s *State) decodeAt(i int) error {
 
 // Undecoded counts the cards whose lines are not decoded yet.
 func (s *State) Undecoded() int { return s.undecoded }
+
+// decoded is the card id with its line decoded first, if it has one not
+// decoded yet; nil when that line does not read (the fault is noted).
+func (s *State) decoded(id string) *wire.Card {
+	if s.undecoded > 0 && s.decodeLine(id) != nil {
+		return nil
+	}
+	return s.cards[id]
+}
+
+// holds reports whether s holds card id in memory, its line decoded or
+// not: a card a read from the source must leave as it is.
+func (s *State) holds(id []byte) bool {
+	if _, ok := s.cards[string(id)]; ok {
+		return true
+	}
+	if s.undecoded == 0 {
+		return false
+	}
+	i := sort.Search(len(s.lines), func(i int) bool { return s.lines[i].ID >= string(id) })
+	return i < len(s.lines) && s.lines[i].ID == string(id)
+}
 
 // mem is the cards in memory, every line not decoded yet decoded first:
 // what a rule or read that ranges over them, or tells them from the
