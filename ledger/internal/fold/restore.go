@@ -32,21 +32,34 @@ type CardLine struct {
 
 // CardKey is what the claim-order walk (InClaimOrder) reads of a card
 // before it hands it on: its status, which the walk keeps to ready,
-// claimed and review cards, and its place in claim order (with its id).
+// claimed and review cards, its lease's end (a walk for a claim passes
+// over the cards under a live lease) and its place in claim order (with
+// its id).
 type CardKey struct {
 	Status    wire.Status
 	Priority  int
 	CreatedAt time.Time
+	LeaseEnd  time.Time // zero: no lease end
 }
 
 // KeyOf is c's CardKey.
 func KeyOf(c *wire.Card) CardKey {
-	return CardKey{Status: c.Status, Priority: c.Priority, CreatedAt: c.CreatedAt}
+	k := CardKey{Status: c.Status, Priority: c.Priority, CreatedAt: c.CreatedAt}
+	if c.LeaseExpiresAt != nil {
+		k.LeaseEnd = *c.LeaseExpiresAt
+	}
+	return k
 }
 
 // of reports whether k is c's key.
 func (k CardKey) of(c *wire.Card) bool {
-	return k.Status == c.Status && k.Priority == c.Priority && k.CreatedAt.Equal(c.CreatedAt)
+	o := KeyOf(c)
+	return k.Status == o.Status && k.Priority == o.Priority && k.CreatedAt.Equal(o.CreatedAt) && k.LeaseEnd.Equal(o.LeaseEnd)
+}
+
+// leased is Card.Leased of the card k is the key of.
+func (k CardKey) leased(now time.Time) bool {
+	return k.Status == wire.StatusClaimed && now.Before(k.LeaseEnd)
 }
 
 // RestoreCardLines adds cards as the snapshot lines they read from (a

@@ -243,10 +243,10 @@ func candidate(st wire.Status) bool {
 // as the scan reaches them (claimFrontier); the cards in memory are sorted
 // and merged in, those of a checkpoint's lines not decoded yet by the key
 // each line carries, each decoded only when fn gets it. With leasedAt set,
-// snapshot cards whose lease is live at that time may be left out unread
-// (nobody can claim them then). Under resolve the scan stops where it
-// lacks cards, and the next run goes on. A line that does not decode to
-// its card and key ends the scan, its fault noted.
+// cards whose lease is live at that time may be left out unread (nobody
+// can claim them then): those in memory are. Under resolve the scan stops
+// where it lacks cards, and the next run goes on. A line that does not
+// decode to its card and key ends the scan, its fault noted.
 func (s *State) InClaimOrder(leasedAt time.Time, fn func(c *wire.Card) bool) {
 	var last *order // the place of the last card fn saw
 	type inMem struct {
@@ -260,23 +260,27 @@ func (s *State) InClaimOrder(leasedAt time.Time, fn func(c *wire.Card) bool) {
 		if frontCard != nil {
 			front = &order{frontCard.Priority, frontCard.CreatedAt, frontCard.ID}
 		}
-		mem = mem[:0]
-		for _, c := range s.cards {
-			if at := orderOf(c.ID, c.Priority, c.CreatedAt); candidate(c.Status) && (last == nil || at.cmp(*last) > 0) {
-				mem = append(mem, inMem{at, c})
-			}
+		// The cards after the last one fn saw, up to the frontier: the
+		// snapshot may hold cards before any later one.
+		next := func(at order) bool {
+			return (last == nil || at.cmp(*last) > 0) && !(more && (front == nil || at.cmp(*front) > 0))
 		}
-		for i := range s.lines {
-			l := &s.lines[i]
-			if at := orderOf(l.ID, l.Key.Priority, l.Key.CreatedAt); l.Line != nil && candidate(l.Key.Status) && (last == nil || at.cmp(*last) > 0) {
-				mem = append(mem, inMem{at, nil})
+		mem = mem[:0]
+		if !more || front != nil {
+			for _, c := range s.cards {
+				if at := orderOf(c.ID, c.Priority, c.CreatedAt); candidate(c.Status) && next(at) && (leasedAt.IsZero() || !c.Leased(leasedAt)) {
+					mem = append(mem, inMem{at, c})
+				}
+			}
+			for i := range s.lines {
+				l := &s.lines[i]
+				if at := orderOf(l.ID, l.Key.Priority, l.Key.CreatedAt); l.Line != nil && candidate(l.Key.Status) && next(at) && (leasedAt.IsZero() || !l.Key.leased(leasedAt)) {
+					mem = append(mem, inMem{at, nil})
+				}
 			}
 		}
 		slices.SortFunc(mem, func(a, b inMem) int { return a.at.cmp(b.at) })
 		for _, m := range mem {
-			if more && (front == nil || m.at.cmp(*front) > 0) {
-				break // the snapshot may hold cards before this one
-			}
 			c := m.c
 			if c == nil {
 				// Decoded by id: fn may have decoded it, or every line.

@@ -214,29 +214,42 @@ func readCheckpoint(dir string, snap *os.File, snapInfo os.FileInfo, hdr wire.Sn
 }
 
 // cardKeyLen is the size of a card's key in a checkpoint: its priority
-// (int64), created_at as Unix seconds (int64) and nanoseconds (uint32),
-// and its status (uint32, its place in wire.Statuses).
-const cardKeyLen = 24
+// (int64), its status (uint32, its place in wire.Statuses), then
+// created_at and the lease's end (zero for none), each as Unix seconds
+// (int64) and nanoseconds (uint32).
+const cardKeyLen = 36
 
 func appendCardKey(b []byte, c *wire.Card) ([]byte, bool) {
 	st := slices.Index(wire.Statuses, c.Status)
 	if st < 0 {
 		return b, false
 	}
+	k := fold.KeyOf(c)
 	le := binary.LittleEndian
-	b = le.AppendUint64(b, uint64(int64(c.Priority)))
-	b = le.AppendUint64(b, uint64(c.CreatedAt.Unix()))
-	b = le.AppendUint32(b, uint32(c.CreatedAt.Nanosecond()))
-	return le.AppendUint32(b, uint32(st)), true
+	b = le.AppendUint64(b, uint64(int64(k.Priority)))
+	b = le.AppendUint32(b, uint32(st))
+	for _, t := range []time.Time{k.CreatedAt, k.LeaseEnd} {
+		b = le.AppendUint64(b, uint64(t.Unix()))
+		b = le.AppendUint32(b, uint32(t.Nanosecond()))
+	}
+	return b, true
 }
 
-func readCardKey(b []byte) (fold.CardKey, bool) {
+func readCardKey(b []byte) (k fold.CardKey, ok bool) {
 	le := binary.LittleEndian
-	prio, sec, nsec, st := int64(le.Uint64(b)), int64(le.Uint64(b[8:])), le.Uint32(b[16:]), le.Uint32(b[20:])
-	if int64(int(prio)) != prio || nsec >= 1e9 || st >= uint32(len(wire.Statuses)) {
-		return fold.CardKey{}, false
+	prio, st := int64(le.Uint64(b)), le.Uint32(b[8:])
+	if int64(int(prio)) != prio || st >= uint32(len(wire.Statuses)) {
+		return k, false
 	}
-	return fold.CardKey{Status: wire.Statuses[st], Priority: int(prio), CreatedAt: time.Unix(sec, int64(nsec)).UTC()}, true
+	k.Priority, k.Status = int(prio), wire.Statuses[st]
+	for i, t := range []*time.Time{&k.CreatedAt, &k.LeaseEnd} {
+		sec, nsec := int64(le.Uint64(b[12+12*i:])), le.Uint32(b[20+12*i:])
+		if nsec >= 1e9 {
+			return k, false
+		}
+		*t = time.Unix(sec, int64(nsec)).UTC()
+	}
+	return k, true
 }
 
 // cardLinePrefix is how the writer's encoder starts a card's line.
