@@ -1,6 +1,7 @@
 package fold
 
 import (
+	"bytes"
 	"fmt"
 	"slices"
 	"sort"
@@ -117,6 +118,24 @@ func (s *State) decoded(id string) *wire.Card {
 		return nil
 	}
 	return s.cards[id]
+}
+
+// naming is the cards in memory, with every line not decoded yet that may
+// name id (as parent, dependency or link) decoded first: what a read of
+// id's referrers ranges over. A card's line holds each id it names as a
+// JSON string, and the encoder writes a valid id as it is (it needs no
+// escapes), so a line without the quoted id in it names no card id.
+func (s *State) naming(id string) map[string]*wire.Card {
+	if s.undecoded == 0 || wire.ValidID(id) != nil {
+		return s.mem()
+	}
+	q := []byte(`"` + id + `"`)
+	for i := range s.lines {
+		if l := s.lines[i].Line; l != nil && bytes.Contains(l, q) {
+			s.decodeAt(i) // a line that does not read notes the fault
+		}
+	}
+	return s.cards
 }
 
 // holds reports whether s holds card id in memory, its line decoded or

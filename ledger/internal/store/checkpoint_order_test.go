@@ -63,6 +63,9 @@ func orderBacklog(t *testing.T) (dir string, now time.Time) {
 		c := id(10*k + 9)
 		emit(&wire.Event{Op: wire.OpClaim, Card: c, Owner: "w", TTLSeconds: 3600, ExpectVersion: 0, Epoch: 1})
 	}
+	for _, from := range []string{id(7), id(14), id(21)} {
+		emit(&wire.Event{Op: wire.OpLink, Card: from, To: id(500), LinkType: wire.LinkRelated})
+	}
 	flush()
 	checkpointHere(t, dir)
 	return dir, at.Add(time.Minute)
@@ -147,10 +150,28 @@ func TestCheckpointClaimOrderDecodesFew(t *testing.T) {
 			got = append(got, "next "+c.ID)
 		}
 		step("the next five picks", 8)
+		// What bl show reads besides the card: the links to it and its
+		// children; only the lines that name it are decoded.
+		if err := b.View(func(s *fold.State, now time.Time) error {
+			for _, l := range s.LinksTo("K0500") {
+				got = append(got, "linked "+l.Type+" "+l.To)
+			}
+			for _, c := range s.Children("K0500") {
+				got = append(got, "child "+c.ID)
+			}
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		step("the links to a card and its children", 4)
 		return got
 	}
-	if got, want := answers(dir, true), answers(plain, false); !reflect.DeepEqual(got, want) {
+	got, want := answers(dir, true), answers(plain, false)
+	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("through the checkpoint:\n got %v\nwant %v", got, want)
+	}
+	if len(got) != 10+1+5+3 {
+		t.Fatalf("answers %v: want 10 ready, a pick, 5 next and 3 links", got)
 	}
 }
 

@@ -128,11 +128,12 @@ func (h *ckHistory) appendLines(t *testing.T, dir string, n int) {
 // lists, claim order and picks, then point lookups, keys, standings) and
 // then whole.
 type ckDump struct {
-	Ready      [][]string        // ready lists with limits, asked before anything else
-	Pick       string            // what a claim takes, asked next
-	PickBy     string            // what a claim by w2 takes (assigned cards aside)
-	Point      []wire.Card       // looked up one by one
-	KeyOwners  map[string]string // idempotency key -> card, asked next
+	Ready      [][]string          // ready lists with limits, asked before anything else
+	Pick       string              // what a claim takes, asked next
+	PickBy     string              // what a claim by w2 takes (assigned cards aside)
+	Refs       map[string][]string // card -> the links to it and its children, asked next
+	Point      []wire.Card         // looked up one by one
+	KeyOwners  map[string]string   // idempotency key -> card, asked next
 	Order, Top []string
 	Standing   map[string]fold.Standing
 	Stats      fold.Stats
@@ -174,6 +175,20 @@ func dumpStoreLazy(t *testing.T, dir string, now time.Time) (d ckDump, via, lazy
 		d.PickBy = c.ID
 	}
 	walkLazy = s.Undecoded() > 0
+	// The cards that name a card (links both ways, children), each read
+	// decoding only the lines that may name it.
+	d.Refs = map[string][]string{}
+	for i := range 60 {
+		id := fmt.Sprintf("K%03d", (i*11)%60)
+		refs := []string{}
+		for _, l := range s.LinksTo(id) {
+			refs = append(refs, l.Type+" "+l.To)
+		}
+		for _, c := range s.Children(id) {
+			refs = append(refs, "child "+c.ID)
+		}
+		d.Refs[id] = refs
+	}
 	// Point lookups next, while some are still not decoded.
 	for i := range 60 {
 		if c := s.Find(fmt.Sprintf("K%03d", (i*7)%60)); c != nil {
