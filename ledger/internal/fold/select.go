@@ -125,10 +125,16 @@ func (f *Filter) phaseMatch(p string) bool {
 // them in: priority desc, then created_at asc, then id asc. It returns a
 // negative number when a comes first, as cmp.Compare does.
 func ClaimOrder(a, b *wire.Card) int {
-	return orderOf(a.ID, a.Priority, a.CreatedAt).cmp(orderOf(b.ID, b.Priority, b.CreatedAt))
+	if a.Priority != b.Priority {
+		return cmp.Compare(b.Priority, a.Priority)
+	}
+	if c := a.CreatedAt.Compare(b.CreatedAt); c != 0 {
+		return c
+	}
+	return cmp.Compare(a.ID, b.ID)
 }
 
-// order is a card's place in claim order.
+// order is a card's place in claim order, for a card not decoded yet.
 type order struct {
 	prio    int
 	created time.Time
@@ -139,7 +145,9 @@ func orderOf(id string, prio int, created time.Time) order {
 	return order{prio: prio, created: created, id: id}
 }
 
-func (a order) cmp(b order) int {
+// cmp is ClaimOrder of the cards at a and b (kept apart: a sort of 100k
+// cards by ClaimOrder is twice as slow through it).
+func (a *order) cmp(b *order) int {
 	if a.prio != b.prio {
 		return cmp.Compare(b.prio, a.prio)
 	}
@@ -263,7 +271,7 @@ func (s *State) InClaimOrder(leasedAt time.Time, fn func(c *wire.Card) bool) {
 		// The cards after the last one fn saw, up to the frontier: the
 		// snapshot may hold cards before any later one.
 		next := func(at order) bool {
-			return (last == nil || at.cmp(*last) > 0) && !(more && (front == nil || at.cmp(*front) > 0))
+			return (last == nil || at.cmp(last) > 0) && !(more && (front == nil || at.cmp(front) > 0))
 		}
 		mem = mem[:0]
 		if !more || front != nil {
@@ -279,7 +287,7 @@ func (s *State) InClaimOrder(leasedAt time.Time, fn func(c *wire.Card) bool) {
 				}
 			}
 		}
-		slices.SortFunc(mem, func(a, b inMem) int { return a.at.cmp(b.at) })
+		slices.SortFunc(mem, func(a, b inMem) int { return a.at.cmp(&b.at) })
 		for _, m := range mem {
 			c := m.c
 			if c == nil {
