@@ -210,7 +210,7 @@ func (s *State) Find(id string) *wire.Card {
 
 // KeyOwner returns the id of the card created with an idempotency key.
 func (s *State) KeyOwner(key string) (string, bool) {
-	s.mem() // a card not decoded yet may hold the key
+	s.decodeQuoting(key) // a card not decoded yet may hold the key
 	if id, ok := s.keys[key]; ok || s.src == nil {
 		return id, ok
 	}
@@ -320,7 +320,7 @@ func (s *State) ReadCard(id string) (found bool, err error) {
 }
 
 func (s *State) readKey(key string) (found bool, err error) {
-	s.mem()
+	s.decodeQuoting(key)
 	if _, ok := s.keys[key]; ok || s.src == nil {
 		return ok, nil
 	}

@@ -122,20 +122,33 @@ func (s *State) decoded(id string) *wire.Card {
 
 // naming is the cards in memory, with every line not decoded yet that may
 // name id (as parent, dependency or link) decoded first: what a read of
-// id's referrers ranges over. A card's line holds each id it names as a
-// JSON string, and the encoder writes a valid id as it is (it needs no
-// escapes), so a line without the quoted id in it names no card id.
+// id's referrers ranges over.
 func (s *State) naming(id string) map[string]*wire.Card {
-	if s.undecoded == 0 || wire.ValidID(id) != nil {
-		return s.mem()
+	s.decodeQuoting(id)
+	return s.cards
+}
+
+// decodeQuoting decodes every line not decoded yet that may hold str as a
+// JSON string (a card id it names, its idempotency key). The encoder
+// writes a string of printable ASCII without a quote or backslash as it
+// is, so a line without that string in quotes holds no such string; for
+// any other string, every line is decoded.
+func (s *State) decodeQuoting(str string) {
+	if s.undecoded == 0 {
+		return
 	}
-	q := []byte(`"` + id + `"`)
+	for i := 0; i < len(str); i++ {
+		if c := str[i]; c < 0x20 || c > 0x7e || c == '"' || c == '\\' {
+			s.mem()
+			return
+		}
+	}
+	q := []byte(`"` + str + `"`)
 	for i := range s.lines {
 		if l := s.lines[i].Line; l != nil && bytes.Contains(l, q) {
 			s.decodeAt(i) // a line that does not read notes the fault
 		}
 	}
-	return s.cards
 }
 
 // holds reports whether s holds card id in memory, its line decoded or

@@ -16,8 +16,9 @@ import (
 )
 
 // orderBacklog is a compacted backlog of 1,000 cards (priority i%10) with
-// a ledger tail that notes on 400 of them and claims the first 40 in claim
-// order, and a checkpoint of all of it: a checkpoint holding hundreds of
+// a ledger tail that notes on 400 of them, claims the first 40 in claim
+// order, links three to K0500 and creates two with idempotency keys, and a
+// checkpoint of all of it: a checkpoint holding hundreds of
 // cards, as a busy backlog has, the claimed ones first in claim order.
 func orderBacklog(t *testing.T) (dir string, now time.Time) {
 	t.Helper()
@@ -65,6 +66,10 @@ func orderBacklog(t *testing.T) (dir string, now time.Time) {
 	}
 	for _, from := range []string{id(7), id(14), id(21)} {
 		emit(&wire.Event{Op: wire.OpLink, Card: from, To: id(500), LinkType: wire.LinkRelated})
+	}
+	for i, key := range []string{"key-a", `we"ird`} {
+		title := "keyed"
+		emit(&wire.Event{Op: wire.OpCreate, Card: id(1000 + i), Fields: &wire.Fields{Title: &title, IdempotencyKey: key}})
 	}
 	flush()
 	checkpointHere(t, dir)
@@ -164,14 +169,27 @@ func TestCheckpointClaimOrderDecodesFew(t *testing.T) {
 			t.Fatal(err)
 		}
 		step("the links to a card and its children", 4)
+		// An idempotency key looked up (bl create --idempotency-key):
+		// only the lines that may hold it.
+		for _, k := range []string{"key-a", "key-none"} {
+			id, ok := b.state.KeyOwner(k)
+			got = append(got, fmt.Sprint("key ", k, " ", id, " ", ok))
+		}
+		step("two idempotency keys looked up", 2)
+		// One the encoder escapes: every line.
+		id, ok := b.state.KeyOwner(`we"ird`)
+		got = append(got, fmt.Sprint("key we\"ird ", id, " ", ok))
 		return got
 	}
 	got, want := answers(dir, true), answers(plain, false)
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("through the checkpoint:\n got %v\nwant %v", got, want)
 	}
-	if len(got) != 10+1+5+3 {
-		t.Fatalf("answers %v: want 10 ready, a pick, 5 next and 3 links", got)
+	if len(got) != 10+1+5+3+3 {
+		t.Fatalf("answers %v: want 10 ready, a pick, 5 next, 3 links and 3 keys", got)
+	}
+	if k := got[len(got)-3:]; k[0] != "key key-a K1000 true" || k[1] != "key key-none  false" || k[2] != `key we"ird K1001 true` {
+		t.Fatalf("keys answered %q", k)
 	}
 }
 
