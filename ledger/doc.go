@@ -717,8 +717,10 @@
 // that hold the card's id in quotes, an idempotency key looked up those
 // that hold the key in quotes (the encoder writes a string of printable
 // ASCII without a quote or backslash as it is; a key with one decodes
-// every line). Anything else that ranges over the cards in memory (a list
-// of all cards, leases, a rule that scans) decodes them all first. A line that does not decode to the card its id names,
+// every line); the cards holding paths (a claim of a card with paths)
+// those whose key says in review or under a live lease. Anything else
+// that ranges over the cards in memory (a list of all cards, a rule that
+// scans) decodes them all first. A line that does not decode to the card its id names,
 // or to one with another key, fails the read that needs it, and a write
 // that met it writes nothing. The checksums and the binding to the files
 // are what make the keys trusted: a key forged to put a card out of a

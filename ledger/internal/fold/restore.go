@@ -128,6 +128,15 @@ func (s *State) naming(id string) map[string]*wire.Card {
 	return s.cards
 }
 
+// decodeKeyed decodes every line not decoded yet whose key passes keep.
+func (s *State) decodeKeyed(keep func(k CardKey) bool) {
+	for i := range s.lines {
+		if l := &s.lines[i]; l.Line != nil && keep(l.Key) {
+			s.decodeAt(i) // a line that does not read notes the fault
+		}
+	}
+}
+
 // decodeQuoting decodes every line not decoded yet that may hold str as a
 // JSON string (a card id it names, its idempotency key). The encoder
 // writes a string of printable ASCII without a quote or backslash as it

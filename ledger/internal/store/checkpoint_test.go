@@ -65,6 +65,11 @@ func (h *ckHistory) next() *wire.Event {
 			p := h.ids[h.r.IntN(len(h.ids))]
 			e.Fields.Parent = &p
 		}
+		if h.r.IntN(3) == 0 { // paths, some overlapping: a claim passes over the held ones
+			paths := []string{[]string{"src/a/**", "src/a/x.go", "src/b/**", "docs/*.md"}[h.r.IntN(4)]}
+			e.Fields.Paths = &paths
+			e.V = e.LineVersion()
+		}
 		if h.oracle.Apply(e) == nil {
 			h.ids = append(h.ids, e.Card)
 		}
