@@ -717,8 +717,10 @@
 // that hold the card's id in quotes, an idempotency key looked up those
 // that hold the key in quotes (the encoder writes a string of printable
 // ASCII without a quote or backslash as it is; a key with one decodes
-// every line); the cards holding paths (a claim of a card with paths)
-// those whose key says in review or under a live lease. Anything else
+// every line); a word typed for a card (an id prefix, a source key) those
+// whose id has the prefix or that hold ":word" ending a string; the cards
+// holding paths (a claim of a card with paths) those whose key says in
+// review or under a live lease. Anything else
 // that ranges over the cards in memory (a list of all cards, a rule that
 // scans) decodes them all first. A line that does not decode to the card its id names,
 // or to one with another key, fails the read that needs it, and a write

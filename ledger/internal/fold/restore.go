@@ -146,11 +146,9 @@ func (s *State) decodeQuoting(str string) {
 	if s.undecoded == 0 {
 		return
 	}
-	for i := 0; i < len(str); i++ {
-		if c := str[i]; c < 0x20 || c > 0x7e || c == '"' || c == '\\' {
-			s.mem()
-			return
-		}
+	if !plainJSON(str) {
+		s.mem()
+		return
 	}
 	q := []byte(`"` + str + `"`)
 	for i := range s.lines {
@@ -158,6 +156,17 @@ func (s *State) decodeQuoting(str string) {
 			s.decodeAt(i) // a line that does not read notes the fault
 		}
 	}
+}
+
+// plainJSON reports whether the encoder writes str, in a JSON string, as
+// it is: printable ASCII without a quote or backslash.
+func plainJSON(str string) bool {
+	for i := 0; i < len(str); i++ {
+		if c := str[i]; c < 0x20 || c > 0x7e || c == '"' || c == '\\' {
+			return false
+		}
+	}
+	return true
 }
 
 // holds reports whether s holds card id in memory, its line decoded or

@@ -17,7 +17,7 @@ import (
 
 // orderBacklog is a compacted backlog of 1,000 cards (priority i%10) with
 // a ledger tail that notes on 400 of them, claims the first 40 in claim
-// order, links three to K0500 and creates two with idempotency keys, and a
+// order, links three to K0500 and creates three with idempotency keys, and a
 // checkpoint of all of it: a checkpoint holding hundreds of
 // cards, as a busy backlog has, the claimed ones first in claim order.
 func orderBacklog(t *testing.T) (dir string, now time.Time) {
@@ -67,7 +67,7 @@ func orderBacklog(t *testing.T) (dir string, now time.Time) {
 	for _, from := range []string{id(7), id(14), id(21)} {
 		emit(&wire.Event{Op: wire.OpLink, Card: from, To: id(500), LinkType: wire.LinkRelated})
 	}
-	for i, key := range []string{"key-a", `we"ird`} {
+	for i, key := range []string{"key-a", `we"ird`, "tr:77"} {
 		title := "keyed"
 		emit(&wire.Event{Op: wire.OpCreate, Card: id(1000 + i), Fields: &wire.Fields{Title: &title, IdempotencyKey: key}})
 	}
@@ -176,6 +176,10 @@ func TestCheckpointClaimOrderDecodesFew(t *testing.T) {
 			got = append(got, fmt.Sprint("key ", k, " ", id, " ", ok))
 		}
 		step("two idempotency keys looked up", 2)
+		// A word typed for a card (bl show K050): an id prefix, a
+		// source key.
+		got = append(got, fmt.Sprint("named ", b.state.CardsNamed("K050"), b.state.CardsNamed("77")))
+		step("a prefix and a source key", 5)
 		// One the encoder escapes: every line.
 		id, ok := b.state.KeyOwner(`we"ird`)
 		got = append(got, fmt.Sprint("key we\"ird ", id, " ", ok))
@@ -185,11 +189,11 @@ func TestCheckpointClaimOrderDecodesFew(t *testing.T) {
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("through the checkpoint:\n got %v\nwant %v", got, want)
 	}
-	if len(got) != 10+1+5+3+3 {
-		t.Fatalf("answers %v: want 10 ready, a pick, 5 next, 3 links and 3 keys", got)
+	if len(got) != 10+1+5+3+4 {
+		t.Fatalf("answers %v: want 10 ready, a pick, 5 next, 3 links, 3 keys and the named", got)
 	}
-	if k := got[len(got)-3:]; k[0] != "key key-a K1000 true" || k[1] != "key key-none  false" || k[2] != `key we"ird K1001 true` {
-		t.Fatalf("keys answered %q", k)
+	if k := got[len(got)-4:]; k[0] != "key key-a K1000 true" || k[1] != "key key-none  false" || k[2] != "named [K0500 K0501 K0502 K0503 K0504 K0505 K0506 K0507 K0508 K0509] [K1002]" || k[3] != `key we"ird K1001 true` {
+		t.Fatalf("keys and names answered %q", k)
 	}
 }
 

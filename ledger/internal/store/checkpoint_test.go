@@ -56,6 +56,9 @@ func (h *ckHistory) next() *wire.Event {
 		e.Fields = &wire.Fields{Title: &title, Priority: &prio}
 		if h.keys && h.r.IntN(5) == 0 {
 			e.Fields.IdempotencyKey = fmt.Sprintf("key%d", h.r.IntN(10))
+			if h.r.IntN(2) == 0 { // an importer's, named by its source key
+				e.Fields.IdempotencyKey = fmt.Sprintf("tr:%d", h.r.IntN(10))
+			}
 		}
 		if len(h.ids) > 0 && h.r.IntN(4) == 0 {
 			deps := []string{h.ids[h.r.IntN(len(h.ids))]}
@@ -137,6 +140,8 @@ type ckDump struct {
 	Pick       string              // what a claim takes, asked next
 	PickBy     string              // what a claim by w2 takes (assigned cards aside)
 	Refs       map[string][]string // card -> the links to it and its children, asked next
+	Named      map[string][]string // word -> the cards it names
+	Fresh      []any               // Refs and Named, each asked first on a handle of its own
 	Point      []wire.Card         // looked up one by one
 	KeyOwners  map[string]string   // idempotency key -> card, asked next
 	Order, Top []string
@@ -180,20 +185,25 @@ func dumpStoreLazy(t *testing.T, dir string, now time.Time) (d ckDump, via, lazy
 		d.PickBy = c.ID
 	}
 	walkLazy = s.Undecoded() > 0
-	// The cards that name a card (links both ways, children), each read
-	// decoding only the lines that may name it.
-	d.Refs = map[string][]string{}
-	for i := range 60 {
-		id := fmt.Sprintf("K%03d", (i*11)%60)
-		refs := []string{}
-		for _, l := range s.LinksTo(id) {
-			refs = append(refs, l.Type+" "+l.To)
+	// Each family of reads that decodes some of a checkpoint's cards is
+	// asked first on a handle of its own as well, so it meets cards not
+	// decoded yet: what it answers there is what it answers here.
+	for _, ask := range []func(s *fold.State) any{
+		func(s *fold.State) any { return readRefs(s) },
+		func(s *fold.State) any { return readNamed(s) },
+	} {
+		b, err := Open(dir, Options{Clock: func() time.Time { return now }})
+		if err != nil {
+			t.Fatal(err)
 		}
-		for _, c := range s.Children(id) {
-			refs = append(refs, "child "+c.ID)
+		d.Fresh = append(d.Fresh, ask(b.state))
+		ferr := b.state.TakeFault()
+		b.Close()
+		if ferr != nil {
+			t.Fatal(ferr)
 		}
-		d.Refs[id] = refs
 	}
+	d.Refs, d.Named = readRefs(s), readNamed(s)
 	// Point lookups next, while some are still not decoded.
 	for i := range 60 {
 		if c := s.Find(fmt.Sprintf("K%03d", (i*7)%60)); c != nil {
@@ -238,6 +248,33 @@ func dumpStoreLazy(t *testing.T, dir string, now time.Time) (d ckDump, via, lazy
 		d.Cards = append(d.Cards, c.Clone())
 	}
 	return d, b.ckptLines > 0, lazy, walkLazy
+}
+
+// readRefs is, for cards K000 to K059, the links to each and its
+// children.
+func readRefs(s *fold.State) map[string][]string {
+	out := map[string][]string{}
+	for i := range 60 {
+		id := fmt.Sprintf("K%03d", (i*11)%60)
+		refs := []string{}
+		for _, l := range s.LinksTo(id) {
+			refs = append(refs, l.Type+" "+l.To)
+		}
+		for _, c := range s.Children(id) {
+			refs = append(refs, "child "+c.ID)
+		}
+		out[id] = refs
+	}
+	return out
+}
+
+// readNamed is the cards some typed words name (ids, source keys).
+func readNamed(s *fold.State) map[string][]string {
+	out := map[string][]string{}
+	for _, w := range []string{"K00", "K001", "K01", "K0", "K012", "key1", "1", "3", "K99"} {
+		out[w] = s.CardsNamed(w)
+	}
+	return out
 }
 
 // readyLists is the ready lists with limits, and a list of ready and
