@@ -151,10 +151,16 @@ func readRequest(s *fold.State, rid string) error {
 
 // resolved runs build under resolve: it sees only cards in memory, and a
 // snapshot line it needs that does not read is returned before it answers.
+// So is a tail checkpoint line that did not read while build ran (the
+// state's fault): build went on without that card, and nothing it decided
+// is written.
 func resolved(build func(s *fold.State, at time.Time) ([]*Event, error)) func(s *fold.State, at time.Time) ([]*Event, error) {
 	return func(s *fold.State, at time.Time) (evs []*Event, err error) {
 		if rerr := s.Resolve(func() { evs, err = build(s, at) }); rerr != nil {
 			return nil, rerr
+		}
+		if ferr := s.TakeFault(); ferr != nil {
+			return nil, ferr
 		}
 		return evs, err
 	}

@@ -685,30 +685,48 @@
 // file, fsync, rename) once 64 lines have been appended past it; a
 // compaction removes it. It is little-endian binary:
 //
-//	magic "bltail03"
-//	19 u64 fields: the format version of the bl that wrote it; the
+//	magic "bltail04"
+//	20 u64 fields: the format version of the bl that wrote it; the
 //	  snapshot's device, inode, size, mtime and ctime in ns and the
 //	  CRC-32C of its header line; the ledger's device and inode; the
 //	  ledger bytes and lines folded, where the ledger's own events start
 //	  (past a prefix a cut-short compaction left), the CRC-32 (IEEE) of
 //	  the folded bytes, summed as the writer read or appended them (a
 //	  ledger rewritten in place under it writes no checkpoint); the state's event count, the cards created since
-//	  the snapshot, the number of event id hashes; the body's length and
+//	  the snapshot, the number of event id hashes, the number of cards
+//	  held; the body's length and
 //	  CRC-32 (IEEE); the CRC-32 (IEEE) of all of the header before this
 //	  field (IEEE rather than CRC-32C: its fast path is ready at once,
 //	  where CRC-32C's costs a short call ~0.2 ms to set up)
 //	the body: the FNV-1a hashes of the event ids folded from the ledger
-//	  (u64 each, what a later read checks a repeated id against), then
-//	  framed lines: the newest event folded, as a ledger line; every card
-//	  the state holds in memory (those the tail changed, and any it read),
-//	  its receipts, and the conflicts the tail added, in fold order, as
+//	  (u64 each, what a later read checks a repeated id against); each
+//	  card's key, 36 bytes, in the order of the card lines: its priority
+//	  (i64), its status (u32, its place in ready, claimed, review,
+//	  blocked, done), its created_at and its lease's end (zero for none),
+//	  each as Unix seconds (i64) and nanoseconds (u32); then framed lines:
+//	  the newest event folded, as a ledger line; every card the state
+//	  holds in memory (those the tail changed, and any it read), its
+//	  receipts, and the conflicts the tail added, in fold order, as
 //	  snapshot lines (the cards by id, each line starting {"card":{"id":)
 //
-// A load reads each card line's id and decodes the line only when the call
-// first needs that card (a heartbeat: one); anything that ranges over the
-// cards in memory (claim order, leases, referrers, a key looked up, a
-// rule that scans) decodes them all first. A line that does not decode to
-// the card its id names fails the read that needs it.
+// A load reads each card line's id and key and decodes the line only when
+// the call first needs that card (a heartbeat: one). The claim order
+// (ready, claim) orders the cards by their keys, passes over those under a
+// live lease when it looks for a claimable card, and decodes a card when
+// it reaches it; the links to a card and its children decode the lines
+// that hold the card's id in quotes, an idempotency key looked up those
+// that hold the key in quotes (the encoder writes a string of printable
+// ASCII without a quote or backslash as it is; a key with one decodes
+// every line); a word typed for a card (an id prefix, a source key) those
+// whose id has the prefix or that hold ":word" ending a string; the cards
+// holding paths (a claim of a card with paths) those whose key says in
+// review or under a live lease. Anything else
+// that ranges over the cards in memory (a list of all cards, a rule that
+// scans) decodes them all first. A line that does not decode to the card its id names,
+// or to one with another key, fails the read that needs it, and a write
+// that met it writes nothing. The checksums and the binding to the files
+// are what make the keys trusted: a key forged to put a card out of a
+// walk's reach is believed, as a forged card line is.
 //
 // A load uses it only when every check holds: its header and body
 // checksums, the snapshot it was written for (device, inode, size,
@@ -716,7 +734,7 @@
 // snapshot being loaded: the ctime, which no one can set back, tells a
 // snapshot rewritten in place with its mtime restored), the ledger (same
 // device and inode, at least as long, and its first bytes have the
-// checksum named, ending at a line end), and every line reads (a card's: its id, in order). Anything else (a compaction, a git pull, merge, rebase or
+// checksum named, ending at a line end), and every line reads (a card's: its id, in order, and a key for each, readable). Anything else (a compaction, a git pull, merge, rebase or
 // reset, a normalization or quarantine rewriting the files, an import, a
 // torn or garbage file, another format version) makes the load ignore it
 // and fold the tail as without it: never an error, never another answer. A

@@ -2,6 +2,7 @@ package ledger
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"testing"
@@ -15,7 +16,8 @@ import (
 // durable heartbeat, each with a fresh handle as a process has. The tail
 // checkpoint (cache/tail.ckpt) is what keeps the tail from being decoded
 // and folded at every open; "open-no-checkpoint" is the same open
-// without it.
+// without it. "open+ready10" (bl ready --limit 10) and "open+pick" (the
+// card bl claim takes) decode only the checkpoint's cards they reach.
 func BenchmarkTail100k(b *testing.B) {
 	dir := b.TempDir()
 	writeHistory(b, dir, 100_000, 1_000_000)
@@ -76,6 +78,29 @@ func BenchmarkTail100k(b *testing.B) {
 		defer os.Rename(aside, ck)
 		for b.Loop() {
 			open(b).Close()
+		}
+	})
+	b.Run("open+ready10", func(b *testing.B) {
+		for b.Loop() {
+			bl := open(b)
+			if cards, err := bl.Ready(Filter{Limit: 10}); err != nil || len(cards) != 10 {
+				b.Fatalf("ready: %d cards, %v", len(cards), err)
+			}
+			bl.Close()
+		}
+	})
+	b.Run("open+pick", func(b *testing.B) {
+		for b.Loop() {
+			bl := open(b)
+			if err := bl.View(func(s *State, now time.Time) error {
+				if s.Pick(Filter{Claimer: "bench"}, now) == nil {
+					return errors.New("nothing to pick")
+				}
+				return nil
+			}); err != nil {
+				b.Fatal(err)
+			}
+			bl.Close()
 		}
 	})
 	b.Run("open+heartbeat", func(b *testing.B) {

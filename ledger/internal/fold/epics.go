@@ -75,7 +75,7 @@ func plural(n int, one, many string) string {
 func (s *State) Children(id string) []wire.Card {
 	s.haveReferrers(id)
 	var kids []*wire.Card
-	for _, c := range s.mem() {
+	for _, c := range s.naming(id) {
 		if c.Parent == id && c.DeletedAt == nil {
 			kids = append(kids, c)
 		}

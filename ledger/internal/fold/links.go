@@ -57,7 +57,7 @@ func (s *State) liveCard(id string) *wire.Card {
 func (s *State) LinksTo(id string) []wire.Link {
 	s.haveReferrers(id)
 	var in []wire.Link
-	for _, c := range s.mem() {
+	for _, c := range s.naming(id) {
 		if c.DeletedAt != nil || c.ID == id {
 			continue
 		}

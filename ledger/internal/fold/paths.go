@@ -111,8 +111,11 @@ func (s *State) PathHolders(now time.Time) []*wire.Card {
 		return s.held.cards
 	}
 	complete := s.haveLeased(now)
+	// Of a checkpoint's cards, only those in review or under a live lease
+	// by their keys can hold paths.
+	s.decodeKeyed(func(k CardKey) bool { return k.Status == wire.StatusReview || k.leased(now) })
 	var out []*wire.Card
-	for _, c := range s.mem() {
+	for _, c := range s.cards {
 		if c.HoldsPaths(now) {
 			out = append(out, c)
 		}

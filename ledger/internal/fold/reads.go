@@ -210,7 +210,7 @@ func (s *State) Find(id string) *wire.Card {
 
 // KeyOwner returns the id of the card created with an idempotency key.
 func (s *State) KeyOwner(key string) (string, bool) {
-	s.mem() // a card not decoded yet may hold the key
+	s.decodeQuoting(key) // a card not decoded yet may hold the key
 	if id, ok := s.keys[key]; ok || s.src == nil {
 		return id, ok
 	}
@@ -320,7 +320,7 @@ func (s *State) ReadCard(id string) (found bool, err error) {
 }
 
 func (s *State) readKey(key string) (found bool, err error) {
-	s.mem()
+	s.decodeQuoting(key)
 	if _, ok := s.keys[key]; ok || s.src == nil {
 		return ok, nil
 	}
@@ -355,8 +355,8 @@ func (s *State) readReferrers(id string) error {
 		return err
 	}
 	for _, c := range cards {
-		if _, ok := s.mem()[c.ID]; !ok {
-			s.mem()[c.ID] = c
+		if !s.holds([]byte(c.ID)) {
+			s.cards[c.ID] = c
 		}
 	}
 	if s.lz.refs == nil {
@@ -393,16 +393,14 @@ func (s *State) readLeased(now time.Time) error {
 		return nil
 	}
 	read := map[string]*wire.Card{}
-	cards := s.mem()
-	seen := func(id []byte) bool { _, ok := cards[string(id)]; return ok }
-	if err := s.src.Leased(now, seen, func(c *wire.Card) bool {
+	if err := s.src.Leased(now, s.holds, func(c *wire.Card) bool {
 		read[c.ID] = c
 		return true
 	}); err != nil {
 		return err
 	}
 	for id, c := range read {
-		s.mem()[id] = c
+		s.cards[id] = c
 	}
 	s.lz.leased, s.lz.leasedOK = now, true
 	return nil
@@ -424,9 +422,7 @@ func (s *State) readCandidates(leasedAt time.Time) error {
 	}
 	n := max(f.next, 1)
 	read := make([]*wire.Card, 0, min(n, s.src.Count()))
-	cards := s.mem()
-	seen := func(id []byte) bool { _, ok := cards[string(id)]; return ok }
-	from, err := s.src.Candidates(f.from, f.at, seen, func(c *wire.Card) bool {
+	from, err := s.src.Candidates(f.from, f.at, s.holds, func(c *wire.Card) bool {
 		if f.last.ID != "" && ClaimOrder(c, &f.last) <= 0 {
 			return true
 		}
@@ -438,7 +434,7 @@ func (s *State) readCandidates(leasedAt time.Time) error {
 	}
 	f.from = from
 	for _, c := range read {
-		s.mem()[c.ID] = c
+		s.cards[c.ID] = c
 	}
 	if len(read) < n {
 		f.done = true

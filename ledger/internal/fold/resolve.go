@@ -1,6 +1,7 @@
 package fold
 
 import (
+	"bytes"
 	"slices"
 	"strings"
 
@@ -46,8 +47,21 @@ func (s *State) CardsNamed(word string) []string {
 			s.Find(id)
 		}
 	}
+	// Of a checkpoint's lines not decoded yet, those whose id has the
+	// prefix or that hold ":word" ending a string may be named.
+	if s.undecoded > 0 && !plainJSON(word) {
+		s.mem()
+	} else if s.undecoded > 0 {
+		keyEnd := []byte(":" + word + `"`)
+		for i := range s.lines {
+			l := &s.lines[i]
+			if l.Line != nil && (long && (strings.HasPrefix(l.ID, word) || strings.HasPrefix(l.ID, GeneratedIDPrefix+word)) || bytes.Contains(l.Line, keyEnd)) {
+				s.decodeAt(i) // a line that does not read notes the fault
+			}
+		}
+	}
 	var keyed, prefixed [2][]string // [live, deleted]
-	for id, c := range s.mem() {
+	for id, c := range s.cards {
 		gone := 0
 		if c.DeletedAt != nil {
 			gone = 1

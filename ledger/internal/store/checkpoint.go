@@ -6,6 +6,8 @@ import (
 	"hash/crc32"
 	"os"
 	"path/filepath"
+	"slices"
+	"time"
 
 	"github.com/bl-backlog/bl/ledger/internal/fold"
 	"github.com/bl-backlog/bl/ledger/internal/wire"
@@ -19,7 +21,7 @@ import (
 // makes a load ignore it and fold the tail as if it were not there.
 const CheckpointFile = "tail.ckpt"
 
-var checkpointMagic = [8]byte{'b', 'l', 't', 'a', 'i', 'l', '0', '3'}
+var checkpointMagic = [8]byte{'b', 'l', 't', 'a', 'i', 'l', '0', '4'}
 
 // checkpointSum is the checkpoint's own checksum (header, body, ledger
 // prefix): CRC-32 IEEE, whose carry-less-multiply path is ready in a few
@@ -47,6 +49,7 @@ const (
 	ckEvents  // the state's event count
 	ckCreated // cards created since the snapshot
 	ckIDs     // event ids noted (Position.ids), 8 bytes each
+	ckCards   // card lines, each with its key (cardKeyLen bytes)
 	ckBodyLen
 	ckBodyCRC
 	ckHeaderCRC
@@ -148,7 +151,13 @@ func readCheckpoint(dir string, snap *os.File, snapInfo os.FileInfo, hdr wire.Sn
 	for i := range ck.ids {
 		ck.ids[i] = le.Uint64(body[8*i:])
 	}
-	lines := body[8*nids:]
+	keys := body[8*nids:]
+	ncards := field(ckCards)
+	if ncards > uint64(len(keys))/cardKeyLen {
+		return nil
+	}
+	keys, lines := keys[:cardKeyLen*ncards], keys[cardKeyLen*ncards:]
+	ck.cardLines = make([]fold.CardLine, 0, ncards)
 	next := func() []byte {
 		i := bytes.IndexByte(lines, '\n')
 		if i < 0 {
@@ -170,12 +179,18 @@ func readCheckpoint(dir string, snap *os.File, snapInfo os.FileInfo, hdr wire.Sn
 		}
 		raw = raw[:len(raw)-1]
 		// A card's line is decoded when the state first needs that card
-		// (fold.State.RestoreCardLine): here only its id is read.
+		// (fold.State.RestoreCardLines): here only its id is read, and its
+		// key from the table.
 		if id, ok := cardLineID(raw); ok {
-			if len(ck.receipts) > 0 || len(ck.conflicts) > 0 || len(ck.cardLines) > 0 && ck.cardLines[len(ck.cardLines)-1].ID >= id {
-				return nil // the writer's order: cards by id, then the rest
+			n := len(ck.cardLines)
+			if len(ck.receipts) > 0 || len(ck.conflicts) > 0 || n > 0 && ck.cardLines[n-1].ID >= id || uint64(n) == ncards {
+				return nil // the writer's order: cards by id, then the rest; a key each
 			}
-			ck.cardLines = append(ck.cardLines, fold.CardLine{ID: id, Line: raw})
+			key, ok := readCardKey(keys[cardKeyLen*n:])
+			if !ok {
+				return nil
+			}
+			ck.cardLines = append(ck.cardLines, fold.CardLine{ID: id, Key: key, Line: raw})
 			continue
 		}
 		l, err := wire.ReadSnapshotLine(raw)
@@ -192,7 +207,49 @@ func readCheckpoint(dir string, snap *os.File, snapInfo os.FileInfo, hdr wire.Sn
 			return nil
 		}
 	}
+	if uint64(len(ck.cardLines)) != ncards {
+		return nil
+	}
 	return ck
+}
+
+// cardKeyLen is the size of a card's key in a checkpoint: its priority
+// (int64), its status (uint32, its place in wire.Statuses), then
+// created_at and the lease's end (zero for none), each as Unix seconds
+// (int64) and nanoseconds (uint32).
+const cardKeyLen = 36
+
+func appendCardKey(b []byte, c *wire.Card) ([]byte, bool) {
+	st := slices.Index(wire.Statuses, c.Status)
+	if st < 0 {
+		return b, false
+	}
+	k := fold.KeyOf(c)
+	le := binary.LittleEndian
+	b = le.AppendUint64(b, uint64(int64(k.Priority)))
+	b = le.AppendUint32(b, uint32(st))
+	for _, t := range []time.Time{k.CreatedAt, k.LeaseEnd} {
+		b = le.AppendUint64(b, uint64(t.Unix()))
+		b = le.AppendUint32(b, uint32(t.Nanosecond()))
+	}
+	return b, true
+}
+
+func readCardKey(b []byte) (k fold.CardKey, ok bool) {
+	le := binary.LittleEndian
+	prio, st := int64(le.Uint64(b)), le.Uint32(b[8:])
+	if int64(int(prio)) != prio || st >= uint32(len(wire.Statuses)) {
+		return k, false
+	}
+	k.Priority, k.Status = int(prio), wire.Statuses[st]
+	for i, t := range []*time.Time{&k.CreatedAt, &k.LeaseEnd} {
+		sec, nsec := int64(le.Uint64(b[12+12*i:])), le.Uint32(b[20+12*i:])
+		if nsec >= 1e9 {
+			return k, false
+		}
+		*t = time.Unix(sec, int64(nsec)).UTC()
+	}
+	return k, true
 }
 
 // cardLinePrefix is how the writer's encoder starts a card's line.

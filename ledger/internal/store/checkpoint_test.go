@@ -56,6 +56,9 @@ func (h *ckHistory) next() *wire.Event {
 		e.Fields = &wire.Fields{Title: &title, Priority: &prio}
 		if h.keys && h.r.IntN(5) == 0 {
 			e.Fields.IdempotencyKey = fmt.Sprintf("key%d", h.r.IntN(10))
+			if h.r.IntN(2) == 0 { // an importer's, named by its source key
+				e.Fields.IdempotencyKey = fmt.Sprintf("tr:%d", h.r.IntN(10))
+			}
 		}
 		if len(h.ids) > 0 && h.r.IntN(4) == 0 {
 			deps := []string{h.ids[h.r.IntN(len(h.ids))]}
@@ -64,6 +67,11 @@ func (h *ckHistory) next() *wire.Event {
 		if len(h.ids) > 0 && h.r.IntN(6) == 0 {
 			p := h.ids[h.r.IntN(len(h.ids))]
 			e.Fields.Parent = &p
+		}
+		if h.r.IntN(3) == 0 { // paths, some overlapping: a claim passes over the held ones
+			paths := []string{[]string{"src/a/**", "src/a/x.go", "src/b/**", "docs/*.md"}[h.r.IntN(4)]}
+			e.Fields.Paths = &paths
+			e.V = e.LineVersion()
 		}
 		if h.oracle.Apply(e) == nil {
 			h.ids = append(h.ids, e.Card)
@@ -125,12 +133,18 @@ func (h *ckHistory) appendLines(t *testing.T, dir string, n int) {
 }
 
 // ckDump is everything a state answers, asked first lazily (the ready
-// order, picks, standings) and then whole.
+// lists, claim order and picks, then point lookups, keys, standings) and
+// then whole.
 type ckDump struct {
-	Point      []wire.Card       // looked up one by one before anything else
-	KeyOwners  map[string]string // idempotency key -> card, asked next
+	Ready      [][]string          // ready lists with limits, asked before anything else
+	Pick       string              // what a claim takes, asked next
+	PickBy     string              // what a claim by w2 takes (assigned cards aside)
+	Refs       map[string][]string // card -> the links to it and its children, asked next
+	Named      map[string][]string // word -> the cards it names
+	Fresh      []any               // Refs and Named, each asked first on a handle of its own
+	Point      []wire.Card         // looked up one by one
+	KeyOwners  map[string]string   // idempotency key -> card, asked next
 	Order, Top []string
-	Pick       string
 	Standing   map[string]fold.Standing
 	Stats      fold.Stats
 	Hdr        wire.SnapshotHeader
@@ -145,13 +159,14 @@ type ckDump struct {
 
 func dumpStore(t *testing.T, dir string, now time.Time) (ckDump, bool) {
 	t.Helper()
-	d, via, _ := dumpStoreLazy(t, dir, now)
+	d, via, _, _ := dumpStoreLazy(t, dir, now)
 	return d, via
 }
 
 // dumpStoreLazy is dumpStore, and whether some of a checkpoint's cards
-// were not decoded yet when the first answers were asked.
-func dumpStoreLazy(t *testing.T, dir string, now time.Time) (d ckDump, via, lazy bool) {
+// were not decoded yet when the first answers were asked, and still after
+// the ready lists and picks.
+func dumpStoreLazy(t *testing.T, dir string, now time.Time) (d ckDump, via, lazy, walkLazy bool) {
 	t.Helper()
 	b, err := Open(dir, Options{Clock: func() time.Time { return now }})
 	if err != nil {
@@ -160,7 +175,36 @@ func dumpStoreLazy(t *testing.T, dir string, now time.Time) (d ckDump, via, lazy
 	defer b.Close()
 	s := b.state
 	lazy = s.Undecoded() > 0
-	// Point lookups first, while a checkpoint's cards are not decoded.
+	// The reads in claim order first, while a checkpoint's cards are not
+	// decoded: each decodes only the cards it reaches.
+	d.Ready = readyLists(s, now)
+	if c := s.Pick(fold.Filter{}, now); c != nil {
+		d.Pick = c.ID
+	}
+	if c := s.Pick(fold.Filter{Claimer: "w2"}, now); c != nil {
+		d.PickBy = c.ID
+	}
+	walkLazy = s.Undecoded() > 0
+	// Each family of reads that decodes some of a checkpoint's cards is
+	// asked first on a handle of its own as well, so it meets cards not
+	// decoded yet: what it answers there is what it answers here.
+	for _, ask := range []func(s *fold.State) any{
+		func(s *fold.State) any { return readRefs(s) },
+		func(s *fold.State) any { return readNamed(s) },
+	} {
+		b, err := Open(dir, Options{Clock: func() time.Time { return now }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		d.Fresh = append(d.Fresh, ask(b.state))
+		ferr := b.state.TakeFault()
+		b.Close()
+		if ferr != nil {
+			t.Fatal(ferr)
+		}
+	}
+	d.Refs, d.Named = readRefs(s), readNamed(s)
+	// Point lookups next, while some are still not decoded.
 	for i := range 60 {
 		if c := s.Find(fmt.Sprintf("K%03d", (i*7)%60)); c != nil {
 			d.Point = append(d.Point, c.Clone())
@@ -178,9 +222,6 @@ func dumpStoreLazy(t *testing.T, dir string, now time.Time) (d ckDump, via, lazy
 	})
 	for _, c := range s.PickTop(fold.Filter{}, now, 5) {
 		d.Top = append(d.Top, c.ID)
-	}
-	if c := s.Pick(fold.Filter{}, now); c != nil {
-		d.Pick = c.ID
 	}
 	d.Standing = map[string]fold.Standing{}
 	for i := range 60 {
@@ -206,7 +247,52 @@ func dumpStoreLazy(t *testing.T, dir string, now time.Time) (d ckDump, via, lazy
 	for _, c := range cards {
 		d.Cards = append(d.Cards, c.Clone())
 	}
-	return d, b.ckptLines > 0, lazy
+	return d, b.ckptLines > 0, lazy, walkLazy
+}
+
+// readRefs is, for cards K000 to K059, the links to each and its
+// children.
+func readRefs(s *fold.State) map[string][]string {
+	out := map[string][]string{}
+	for i := range 60 {
+		id := fmt.Sprintf("K%03d", (i*11)%60)
+		refs := []string{}
+		for _, l := range s.LinksTo(id) {
+			refs = append(refs, l.Type+" "+l.To)
+		}
+		for _, c := range s.Children(id) {
+			refs = append(refs, "child "+c.ID)
+		}
+		out[id] = refs
+	}
+	return out
+}
+
+// readNamed is the cards some typed words name (ids, source keys).
+func readNamed(s *fold.State) map[string][]string {
+	out := map[string][]string{}
+	for _, w := range []string{"K00", "K001", "K01", "K0", "K012", "key1", "1", "3", "K99"} {
+		out[w] = s.CardsNamed(w)
+	}
+	return out
+}
+
+// readyLists is the ready lists with limits, and a list of ready and
+// claimed cards with a limit, as s answers them at now.
+func readyLists(s *fold.State, now time.Time) [][]string {
+	ids := func(cs []wire.Card) []string {
+		out := []string{}
+		for _, c := range cs {
+			out = append(out, c.ID)
+		}
+		return out
+	}
+	var out [][]string
+	for _, k := range []int{1, 3, 10} {
+		out = append(out, ids(s.List(fold.Filter{Ready: true, Limit: k}, now, "")))
+	}
+	out = append(out, ids(s.List(fold.Filter{Status: []wire.Status{wire.StatusReady, wire.StatusClaimed}, Limit: 4}, now, fold.SortClaim)))
+	return out
 }
 
 // writeThrough checks e on a handle opened on dir and appends it when the
@@ -234,6 +320,50 @@ func writeThrough(t *testing.T, dir string, e *wire.Event, now time.Time) (out s
 		for _, c := range cards {
 			out.Cards = append(out.Cards, c.Clone())
 		}
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// claimThrough claims, on a handle opened on dir, the card a claim by
+// owner takes at now, as bl claim does: what it claimed, and the ready
+// lists the same handle answers after.
+func claimThrough(t *testing.T, dir, owner string, now time.Time) (out struct {
+	Card  wire.Card
+	Ready [][]string
+	Event *wire.Event // the claim appended; nil for none
+}) {
+	t.Helper()
+	b, err := Open(dir, Options{Clock: func() time.Time { return now }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	if err := b.withLock(t.Context(), func() error {
+		var c *wire.Card
+		if err := b.state.Resolve(func() { c = b.state.Pick(fold.Filter{Claimer: owner}, now) }); err != nil || c == nil {
+			return err
+		}
+		at := now
+		if last := b.state.Last(); !at.After(last.At) {
+			at = last.At.Add(time.Nanosecond)
+		}
+		e := &wire.Event{V: 1, ID: fmt.Sprintf("cl-%s-%d", owner, now.UnixNano()), At: at, Actor: owner, Op: wire.OpClaim,
+			Card: c.ID, Owner: owner, TTLSeconds: 600, ExpectVersion: c.Version, Epoch: c.ClaimEpoch + 1}
+		line, d, err := WrittenLine(e)
+		if err != nil {
+			return err
+		}
+		if err := b.state.Check(d); err != nil {
+			return err
+		}
+		cards, err := b.Append(t.Context(), []*wire.Event{d}, line)
+		if len(cards) == 1 {
+			out.Card, out.Event = cards[0].Clone(), d
+		}
+		out.Ready = readyLists(b.state, now)
 		return err
 	}); err != nil {
 		t.Fatal(err)
@@ -276,8 +406,10 @@ func TestCheckpointEquivalence(t *testing.T) {
 	if testing.Short() {
 		seeds = 8
 	}
-	used := 0 // rounds whose load went through a checkpoint
-	lazy := 0 // and asked the first answers with cards not decoded
+	used := 0     // rounds whose load went through a checkpoint
+	lazy := 0     // and asked the first answers with cards not decoded
+	walkLazy := 0 // and still had some after the ready lists and picks
+	claims := 0   // claims that picked a card through a handle
 	for seed := range uint64(seeds) {
 		t.Run(fmt.Sprint(seed), func(t *testing.T) {
 			dir := t.TempDir()
@@ -297,12 +429,15 @@ func TestCheckpointEquivalence(t *testing.T) {
 					h.appendLines(t, dir, h.r.IntN(20))
 				}
 				now := h.at.Add(time.Duration(h.r.IntN(1200)) * time.Second)
-				got, via, undecoded := dumpStoreLazy(t, dir, now)
+				got, via, undecoded, walkUndecoded := dumpStoreLazy(t, dir, now)
 				if via {
 					used++
 				}
 				if undecoded {
 					lazy++
+				}
+				if walkUndecoded {
+					walkLazy++
 				}
 				ck := filepath.Join(dir, CacheDir, CheckpointFile)
 				aside := ck + ".aside"
@@ -332,6 +467,24 @@ func TestCheckpointEquivalence(t *testing.T) {
 				if !reflect.DeepEqual(gotW, wantW) {
 					t.Fatalf("round %d: a write through the checkpoint differs from one after folding the tail:\n got %+v\nwant %+v", round, gotW, wantW)
 				}
+				// And so does a claim that picks its card, through a
+				// checkpoint of the state after that write when there is one.
+				if b, err := Open(dir, Options{}); err == nil {
+					writeCheckpoint(dir, b.snapInfo, b.state, &b.pos)
+					b.Close()
+				}
+				os.Remove(filepath.Join(plain, CacheDir, CheckpointFile))
+				owner := []string{"w1", "w2", "w3"}[round%3]
+				gotC, wantC := claimThrough(t, dir, owner, now), claimThrough(t, plain, owner, now)
+				if !reflect.DeepEqual(gotC, wantC) {
+					t.Fatalf("round %d: a claim through the checkpoint differs from one after folding the tail:\n got %+v\nwant %+v", round, gotC, wantC)
+				}
+				if ev := gotC.Event; ev != nil { // the history goes on from it
+					claims++
+					h.oracle.Apply(ev)
+					h.at = ev.At
+				}
+
 				got, _ = dumpStore(t, dir, now)
 				want, _ = dumpStore(t, plain, now)
 				if !reflect.DeepEqual(got, want) {
@@ -346,7 +499,14 @@ func TestCheckpointEquivalence(t *testing.T) {
 	if lazy < seeds/2 {
 		t.Fatalf("only %d rounds asked with a checkpoint's cards not decoded", lazy)
 	}
-	t.Logf("%d of %d rounds loaded through a checkpoint, %d with cards not decoded", used, 4*seeds, lazy)
+	// The ready lists and picks decode only the cards they reach.
+	if walkLazy < seeds/2 {
+		t.Fatalf("only %d rounds kept some of a checkpoint's cards not decoded through the ready lists and picks", walkLazy)
+	}
+	if claims < seeds {
+		t.Fatalf("only %d claims picked a card", claims)
+	}
+	t.Logf("%d of %d rounds loaded through a checkpoint, %d with cards not decoded, %d still after the walks; %d claims", used, 4*seeds, lazy, walkLazy, claims)
 }
 
 // TestCheckpointUndecodableCardFails: a card line that passes the

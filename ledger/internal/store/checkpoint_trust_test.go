@@ -59,9 +59,9 @@ func forgeTitle(t *testing.T, path string) {
 	t.Helper()
 	reseal(t, path, func(body []byte) []byte {
 		var out []byte
-		nids := int(binary.LittleEndian.Uint64(mustRead(t, path)[8+8*ckIDs:]))
-		out = append(out, body[:8*nids]...)
-		for i, line := range bytes.SplitAfter(body[8*nids:], []byte{'\n'}) {
+		at := linesAt(mustRead(t, path))
+		out = append(out, body[:at]...)
+		for i, line := range bytes.SplitAfter(body[at:], []byte{'\n'}) {
 			if len(line) == 0 {
 				continue
 			}
@@ -79,6 +79,13 @@ func forgeTitle(t *testing.T, path string) {
 		}
 		return out
 	})
+}
+
+// linesAt is where a checkpoint's framed lines start in its body: after
+// the event id hashes and the card keys.
+func linesAt(data []byte) int {
+	le := binary.LittleEndian
+	return 8*int(le.Uint64(data[8+8*ckIDs:])) + cardKeyLen*int(le.Uint64(data[8+8*ckCards:]))
 }
 
 func mustRead(t *testing.T, path string) []byte {
@@ -126,7 +133,7 @@ func TestCheckpointDamageIgnored(t *testing.T) {
 		}},
 		{"empty", func(t *testing.T, dir, path string) { os.WriteFile(path, nil, 0o644) }},
 		{"garbage", func(t *testing.T, dir, path string) {
-			os.WriteFile(path, bytes.Repeat([]byte("bltail03\x00\xff"), 100), 0o644)
+			os.WriteFile(path, bytes.Repeat([]byte("bltail04\x00\xff"), 100), 0o644)
 		}},
 		{"other version", func(t *testing.T, dir, path string) {
 			data := mustRead(t, path)

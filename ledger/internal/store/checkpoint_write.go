@@ -83,9 +83,14 @@ func writeCheckpoint(dir string, snapInfo os.FileInfo, s *fold.State, pos *Posit
 		ids = append(ids, h)
 	}
 	slices.Sort(ids)
-	body := make([]byte, 8*len(ids), 8*len(ids)+(len(cards)+1)*512)
+	body := make([]byte, 8*len(ids), 8*len(ids)+(len(cards)+1)*(cardKeyLen+512))
 	for i, h := range ids {
 		binary.LittleEndian.PutUint64(body[8*i:], h)
+	}
+	for _, c := range cards {
+		if body, ok = appendCardKey(body, c); !ok {
+			return errNoCheckpoint
+		}
 	}
 	last := s.Last()
 	if body, err = wire.AppendFramed(body, &last); err != nil {
@@ -110,7 +115,7 @@ func writeCheckpoint(dir string, snapInfo os.FileInfo, s *fold.State, pos *Posit
 		ckSnapDev: id.snapDev, ckSnapIno: id.snapIno, ckSnapSize: id.snapSize, ckSnapMtime: id.snapMtime, ckSnapCtime: id.snapCtime, ckSnapHeaderCRC: id.snapHeaderCRC,
 		ckLedgerDev: id.ledgerDev, ckLedgerIno: id.ledgerIno,
 		ckOffset: uint64(pos.offset), ckLines: uint64(pos.lines), ckBase: uint64(pos.base), ckPrefixCRC: uint64(prefixSum),
-		ckEvents: uint64(s.Events()), ckCreated: uint64(s.Created()), ckIDs: uint64(len(ids)),
+		ckEvents: uint64(s.Events()), ckCreated: uint64(s.Created()), ckIDs: uint64(len(ids)), ckCards: uint64(len(cards)),
 		ckBodyLen: uint64(len(body)), ckBodyCRC: uint64(checkpointSum(0, body)),
 	}
 	out := make([]byte, checkpointHeaderLen, checkpointHeaderLen+len(body))
