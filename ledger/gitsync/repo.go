@@ -53,7 +53,16 @@ func OpenRepo(dir string) (*Repo, error) {
 	if real, err := filepath.EvalSymlinks(abs); err == nil {
 		abs = real
 	}
-	r, err := git.PlainOpenWithOptions(abs, &git.PlainOpenOptions{DetectDotGit: true, EnableDotGitCommonDir: true})
+	// go-git opens the files with a blocking open: a FIFO there is
+	// refused first, and one swapped in after still ends on a signal.
+	if err := gitdir.CheckFiles(abs); err != nil {
+		return nil, err
+	}
+	var r *git.Repository
+	err = gitdir.MayBlock(func() (err error) {
+		r, err = git.PlainOpenWithOptions(abs, &git.PlainOpenOptions{DetectDotGit: true, EnableDotGitCommonDir: true})
+		return err
+	})
 	if errors.Is(err, git.ErrUnsupportedExtensionRepositoryFormatVersion) || errors.Is(err, git.ErrUnknownExtension) {
 		r, err = openWorktreeConfig(abs, err)
 	}
