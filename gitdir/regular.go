@@ -93,6 +93,15 @@ func CheckFiles(dir string) error {
 	return nil
 }
 
+// CheckRef is CheckFiles' rule for the loose ref name ("refs/remotes/
+// origin/main") of the repository whose common directory is commonDir.
+func CheckRef(commonDir, name string) error {
+	if !filepath.IsLocal(name) {
+		return nil
+	}
+	return checkFile(filepath.Join(commonDir, filepath.FromSlash(name)))
+}
+
 // checkFile is CheckFiles' rule for one path.
 func checkFile(path string) error {
 	fi, err := os.Stat(path)

@@ -101,6 +101,27 @@ func TestGitFIFOFilesRefused(t *testing.T) {
 			t.Errorf("FIFO at .git/%s: the ledger changed", file)
 		}
 	}
+
+	// A remote-tracking ref go-git reads during bl sync --push (the
+	// value git packed stays readable): the sync ends, with no hang.
+	remote := filepath.Join(t.TempDir(), "remote.git")
+	for _, args := range [][]string{{"git", "init", "-q", "--bare", "-b", "main", remote}, {"git", "remote", "add", "origin", remote},
+		{"bl", "sync", "--push"}, {"git", "pack-refs", "--all"}} {
+		if code, errs := run(repo, args...); code != 0 {
+			t.Fatalf("%v: %s", args, errs)
+		}
+	}
+	tracking := filepath.Join(repo, ".git", "refs", "remotes", "origin", "main")
+	if err := os.MkdirAll(filepath.Dir(tracking), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	_ = os.Remove(tracking)
+	if err := syscall.Mkfifo(tracking, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, errs := run(repo, "bl", "sync", "--push"); code != 0 && code != exitError {
+		t.Errorf("FIFO at the tracking ref: bl sync --push: exit %d: %s", code, errs)
+	}
 }
 
 // TestSignalEndsBlockedOpen: a command blocked in an open that may never

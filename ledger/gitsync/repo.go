@@ -162,7 +162,16 @@ func (g *Repo) currentBranch() (plumbing.ReferenceName, error) {
 // refHash is the commit a ref points at, or the zero hash when it does not
 // exist.
 func (g *Repo) refHash(name plumbing.ReferenceName) (plumbing.Hash, error) {
-	ref, err := g.repo.Storer.Reference(name)
+	// go-git opens a loose ref with a blocking open: a FIFO there is
+	// refused first (OpenRepo checked only the branch's).
+	if err := gitdir.CheckRef(g.commonDir, string(name)); err != nil {
+		return plumbing.ZeroHash, err
+	}
+	var ref *plumbing.Reference
+	err := gitdir.MayBlock(func() (err error) {
+		ref, err = g.repo.Storer.Reference(name)
+		return err
+	})
 	if errors.Is(err, plumbing.ErrReferenceNotFound) {
 		return plumbing.ZeroHash, nil
 	}
