@@ -43,6 +43,9 @@ func RunIndex(ctx context.Context, dir, index string, args ...string) (string, e
 	if err != nil {
 		return "", ErrNoGit
 	}
+	if err := CheckFiles(dir); err != nil {
+		return "", err // git would block on it
+	}
 	cmd := exec.CommandContext(ctx, path, args...)
 	cmd.Dir = dir
 	cmd.Env = env(os.Environ(), index)

@@ -62,7 +62,7 @@ func Dirs(root string) (gitDir, commonDir string, err error) {
 		}
 	}
 	commonDir = gitDir
-	if b, err := os.ReadFile(filepath.Join(gitDir, "commondir")); err == nil {
+	if b, err := readRegular(filepath.Join(gitDir, "commondir")); err == nil {
 		c := strings.TrimSpace(string(b))
 		if !filepath.IsAbs(c) {
 			c = filepath.Join(gitDir, c)
@@ -91,7 +91,10 @@ func LinkedMain(dir string) (string, bool) {
 // readGitFile reads the path a .git file names on its first line,
 // "gitdir: <path>".
 func readGitFile(path string) (string, error) {
-	f, err := os.Open(path)
+	f, err := openRegular(path)
+	if errors.Is(err, ErrUnsure) {
+		return "", notRegular(path)
+	}
 	if err != nil {
 		return "", err
 	}

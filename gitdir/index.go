@@ -103,7 +103,7 @@ func BlobID(newHash func() hash.Hash, data []byte) []byte {
 // sha256Repo reports whether the repository's config names sha256 as its
 // object format (extensions.objectFormat).
 func sha256Repo(commonDir string) bool {
-	b, err := os.ReadFile(filepath.Join(commonDir, "config"))
+	b, err := readRegular(filepath.Join(commonDir, "config"))
 	if err != nil {
 		return false
 	}
@@ -253,7 +253,7 @@ func splitEntries(gitDir string, main []indexEntry, link []byte, hashSize int) (
 	id := hex.EncodeToString(link[:hashSize])
 	var shared []indexEntry
 	if strings.Trim(id, "0") != "" {
-		raw, err := os.ReadFile(filepath.Join(gitDir, "sharedindex."+id))
+		raw, err := readRegular(filepath.Join(gitDir, "sharedindex."+id))
 		if err != nil {
 			return nil, fmt.Errorf("%w: split index: %v", errIndexFormat, err)
 		}
@@ -421,7 +421,7 @@ func Head(root string) string {
 	if err != nil {
 		return ""
 	}
-	b, err := os.ReadFile(filepath.Join(gitDir, "HEAD"))
+	b, err := readRegular(filepath.Join(gitDir, "HEAD"))
 	if err != nil {
 		return ""
 	}
@@ -431,11 +431,11 @@ func Head(root string) string {
 		return head
 	}
 	if filepath.IsLocal(ref) {
-		if b, err := os.ReadFile(filepath.Join(commonDir, filepath.FromSlash(ref))); err == nil {
+		if b, err := readRegular(filepath.Join(commonDir, filepath.FromSlash(ref))); err == nil {
 			return strings.TrimSpace(string(b))
 		}
 	}
-	packed, _ := os.ReadFile(filepath.Join(commonDir, "packed-refs"))
+	packed, _ := readRegular(filepath.Join(commonDir, "packed-refs"))
 	for _, l := range strings.Split(string(packed), "\n") {
 		if id, name, ok := strings.Cut(l, " "); ok && name == ref {
 			return id

@@ -89,4 +89,5 @@ var (
 	SetConfigID       = store.SetConfigID
 	Tracked           = store.Tracked
 	TrustLocal        = store.TrustLocal
+	CheckLocalPath    = store.CheckLocalPath
 )

@@ -32,6 +32,9 @@ const notedDir = "heartbeats"
 // that carries nothing.
 func (b *Backlog) NoteHeartbeat(h NotedHeartbeat) error {
 	dir := filepath.Join(b.Dir(), CacheDir, notedDir)
+	if err := store.CheckLocalPath(b.Dir(), notedPath(h)); err != nil {
+		return err // a link a teammate committed: never written through
+	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
@@ -90,10 +93,18 @@ func (b *Backlog) NotedHeartbeats() []NotedHeartbeat {
 // ForgetHeartbeat removes h from the cache, unless the card's note is
 // another one by now.
 func (b *Backlog) ForgetHeartbeat(h NotedHeartbeat) {
+	if store.CheckLocalPath(b.Dir(), notedPath(h)) != nil {
+		return // removed through a link, it could be a file elsewhere
+	}
 	data, name := notedFile(filepath.Join(b.Dir(), CacheDir, notedDir), h)
 	if got, err := os.ReadFile(name); err == nil && string(got) == data {
 		_ = os.Remove(name)
 	}
+}
+
+// notedPath is h's note, relative to the backlog.
+func notedPath(h NotedHeartbeat) string {
+	return CacheDir + "/" + notedDir + "/" + hex.EncodeToString([]byte(h.Card))
 }
 
 // notedFile is the file of h's card in dir and the content that notes h.

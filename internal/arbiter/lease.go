@@ -324,8 +324,13 @@ func (a *Arbiter) ClaimReview(ctx context.Context, b *ledger.Backlog, req ledger
 // is writing (local, in the ignored cache): a retry after the process died
 // between the compare-and-swap and its answer finds the write there.
 func pendingFile(b *ledger.Backlog, rid string) string {
+	return filepath.Join(b.Dir(), filepath.FromSlash(pendingName(rid)))
+}
+
+// pendingName is rid's pending file relative to the backlog.
+func pendingName(rid string) string {
 	sum := sha256.Sum256([]byte(rid))
-	return filepath.Join(b.Dir(), "cache", "arbiter", hex.EncodeToString(sum[:16]))
+	return ledger.CacheDir + "/arbiter/" + hex.EncodeToString(sum[:16])
 }
 
 func pendingCard(b *ledger.Backlog, rid string) string {
@@ -342,7 +347,7 @@ func pendingCard(b *ledger.Backlog, rid string) string {
 
 func notePending(b *ledger.Backlog, rid, card string) {
 	path := pendingFile(b, rid)
-	if os.MkdirAll(filepath.Dir(path), 0o755) != nil {
+	if ledger.CheckLocalPath(b.Dir(), pendingName(rid)) != nil || os.MkdirAll(filepath.Dir(path), 0o755) != nil {
 		return
 	}
 	// Made anew, never written through what is there: the clone's files
@@ -356,7 +361,11 @@ func notePending(b *ledger.Backlog, rid, card string) {
 	_ = f.Close()
 }
 
-func dropPending(b *ledger.Backlog, rid string) { _ = os.Remove(pendingFile(b, rid)) }
+func dropPending(b *ledger.Backlog, rid string) {
+	if ledger.CheckLocalPath(b.Dir(), pendingName(rid)) == nil { // never removed through a link
+		_ = os.Remove(pendingFile(b, rid))
+	}
+}
 
 func claimCard(ctx context.Context, b *ledger.Backlog, r ledger.ClaimRequest) (ledger.Card, error) {
 	c, err := b.Claim(ctx, r)

@@ -65,7 +65,9 @@ teammate's push (git add -f bypasses .gitignore, and git replaces an
 ignored file when it checks out a tracked one): bl does not believe them,
 and doctor names them. --repair untracks them (git rm --cached; commit it)
 and deletes the cache copies, which bl rebuilds; it leaves hooks.json and
-arbiter.json tracked and refused for you to review. A config.json that
+arbiter.json tracked and refused for you to review. Symbolic links below
+cache/ are listed too (bl writes no cache through them); --repair removes
+them. A config.json that
 does not read (every other command refuses the backlog then) is a
 warning too, naming what to fix.
 
@@ -168,7 +170,7 @@ func (a *App) printReport(w io.Writer, r *ledger.Report) {
 	fmt.Fprintf(w, "backlog    %s\n", r.Dir)
 	fmt.Fprintf(w, "ledger     %d lines, %d bytes, %d cards\n", r.Lines, r.Bytes, r.Cards)
 	for _, s := range r.Repaired {
-		fmt.Fprintf(w, "repaired   %s\n", s)
+		fmt.Fprintf(w, "repaired   %s\n", text(s))
 	}
 	for _, s := range r.Warnings {
 		fmt.Fprintf(w, "warning    %s\n", text(s))

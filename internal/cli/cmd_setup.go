@@ -50,8 +50,10 @@ names another, and setup prints it.
 
 Files are edited in place: only bl's own entry changes, every other byte
 of the file stays as it was, and --remove gives the file back as it was
-before setup. A file that does not parse, a symbolic link, or a path that
-leads out of the repository is refused (exit 2) and nothing is written.
+before setup; a directory setup made for a file it removes (.claude,
+.cursor, .gemini, .codex) goes too when nothing else is in it. A file
+that does not parse, a symbolic link, or a path that leads out of the
+repository is refused (exit 2) and nothing is written.
 Every TOML and JSON file is parsed again after the edit, and the edit is
 refused when anything but bl's entry would change. A second run changes
 nothing.
@@ -144,6 +146,9 @@ func (c *SetupCmd) Run(a *App) error {
 			return err
 		}
 		report.Files = append(report.Files, setupResult{w.path, action})
+		if action == "removed" && removeEmptyDir(filepath.Dir(w.path), w.within) {
+			report.Files = append(report.Files, setupResult{filepath.Dir(w.path), "removed"})
+		}
 	}
 	if report.Found == "" && !c.Remove {
 		fmt.Fprintf(a.Stderr, "bl: warning: bl is not on this PATH; %s starts \"bl\" from its PATH, so put bl there (make install puts it in ~/.local/bin)\n", c.Runtime)
@@ -154,9 +159,10 @@ func (c *SetupCmd) Run(a *App) error {
 // setupWrite is one settings file as bl setup leaves it: data nil removes
 // it, same leaves it alone.
 type setupWrite struct {
-	path string
-	data []byte
-	same bool
+	path   string
+	within string
+	data   []byte
+	same   bool
 }
 
 // changes reads and changes every file first, so that one that does not
@@ -179,7 +185,7 @@ func (c *SetupCmd) changes(files []setupFile) ([]setupWrite, error) {
 		if err != nil {
 			return nil, usagef(fmt.Sprintf("%s: %v; fix or move the file, then run bl setup %s again (nothing was written)", f.path, err, c.Runtime))
 		}
-		writes = append(writes, setupWrite{f.path, data, exists && string(old) == string(data) || !exists && data == nil})
+		writes = append(writes, setupWrite{f.path, f.within, data, exists && string(old) == string(data) || !exists && data == nil})
 	}
 	return writes, nil
 }
@@ -202,6 +208,20 @@ func (w setupWrite) apply() (string, error) {
 		return "", err
 	}
 	return "written", nil
+}
+
+// removeEmptyDir removes dir, the directory of a file --remove just
+// removed (.claude, .cursor, .gemini, .codex), when nothing is left in
+// it: setup made it for that file. A directory holding anything else, a
+// link, and within itself (the repository, ~/.codex) stay.
+func removeEmptyDir(dir, within string) bool {
+	if filepath.Clean(dir) == filepath.Clean(within) {
+		return false
+	}
+	if fi, err := os.Lstat(dir); err != nil || !fi.IsDir() {
+		return false
+	}
+	return os.Remove(dir) == nil // rmdir: refused (ENOTEMPTY) unless empty
 }
 
 // printReport is bl setup's text output: each file and what was done to

@@ -2,11 +2,14 @@ package cli
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/signal"
 	"sync"
 	"sync/atomic"
 	"syscall"
+
+	"github.com/bl-backlog/bl/gitdir"
 )
 
 // notifyContext is signal.NotifyContext; a test counts its calls.
@@ -16,9 +19,21 @@ var notifyContext = signal.NotifyContext
 // only: once the first has cancelled the context, the handler lets go,
 // so a second ends the process even when the command cannot look at its
 // context (blocked opening a FIFO nobody writes), as Ctrl-C does anywhere.
+//
+// A command blocked in a system call that may never return (go-git
+// opening a FIFO at .git/config: gitdir.MayBlock) cannot look at its
+// context at all: the first signal ends the process then (exit 1,
+// "interrupted"), as the second would.
 func catchSignals(parent context.Context) (context.Context, context.CancelFunc) {
 	ctx, stop := notifyContext(parent, os.Interrupt, syscall.SIGTERM)
-	go func() { <-ctx.Done(); stop() }()
+	go func() {
+		<-ctx.Done()
+		if parent.Err() == nil && context.Cause(ctx) != context.Canceled && gitdir.Interrupt() {
+			fmt.Fprintln(os.Stderr, "bl: interrupted")
+			os.Exit(exitError)
+		}
+		stop()
+	}()
 	return ctx, stop
 }
 

@@ -9,6 +9,7 @@ import (
 
 	"github.com/bl-backlog/bl/fsutil"
 	"github.com/bl-backlog/bl/gitdir"
+	"github.com/bl-backlog/bl/ledger"
 )
 
 // A linked git worktree checks out its own copy of .backlog/ with the rest
@@ -113,6 +114,9 @@ func noteOnce(backlogDir, root string) bool {
 				return false
 			}
 		}
+	}
+	if ledger.CheckLocalPath(backlogDir, worktreeNotedFile) != nil {
+		return true // a link a teammate committed: never written through
 	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err == nil {
 		_ = fsutil.AppendSync(path, []byte(root+"\n")) // never through a link a teammate committed there

@@ -22,12 +22,16 @@ import (
 // keeps the entries of the tips last seen, and a file that does not parse
 // is ignored and written again.
 type leaseCache struct {
+	dir     string // the backlog
 	path    string
 	lines   map[plumbing.Hash][][]byte
 	judged  map[plumbing.Hash]bool // entries whose lines the fold has judged (judgeLeases): all accepted
 	refused map[plumbing.Hash]bool // judged entries of which the fold set lines aside (checkLease)
 	changed bool
 }
+
+// leaseLinesFile is the cache, relative to the backlog.
+const leaseLinesFile = ledger.CacheDir + "/leaselines"
 
 // leaseCacheHeader starts the cache file's first line, which ends with the
 // CRC-32C of the rest of the file in hex. Each entry follows as a line
@@ -40,12 +44,12 @@ var crc32c = crc32.MakeTable(crc32.Castagnoli)
 // loadLeaseCache reads the cache of the backlog in dir; an absent or
 // unreadable file is an empty cache.
 func loadLeaseCache(dir string) *leaseCache {
-	c := &leaseCache{path: filepath.Join(dir, ledger.CacheDir, "leaselines"), lines: map[plumbing.Hash][][]byte{}, judged: map[plumbing.Hash]bool{}, refused: map[plumbing.Hash]bool{}}
+	c := &leaseCache{dir: dir, path: filepath.Join(dir, filepath.FromSlash(leaseLinesFile)), lines: map[plumbing.Hash][][]byte{}, judged: map[plumbing.Hash]bool{}, refused: map[plumbing.Hash]bool{}}
 	data, err := os.ReadFile(c.path)
 	if err != nil {
 		return c
 	}
-	if !ledger.TrustLocal(dir, ledger.CacheDir+"/leaselines") {
+	if !ledger.TrustLocal(dir, leaseLinesFile) {
 		c.path = "" // a teammate's (git tracks it): neither believed nor written
 		return c
 	}
@@ -162,7 +166,7 @@ func (c *leaseCache) save(tips map[string]plumbing.Hash) {
 		}
 	}
 	file := fmt.Appendf(nil, "%s%08x\n", leaseCacheHeader, crc32.Checksum(b.Bytes(), crc32c))
-	if err := writeCacheFile(c.path, append(file, b.Bytes()...)); err == nil {
+	if err := writeCacheFile(c.dir, leaseLinesFile, append(file, b.Bytes()...)); err == nil {
 		c.changed = false
 	}
 }
@@ -181,11 +185,15 @@ func sortedTips(tips map[string]plumbing.Hash) []plumbing.Hash {
 	return out
 }
 
-// writeCacheFile replaces path with data by a rename, so a reader sees the
+// writeCacheFile replaces the backlog's local file name with data by a rename, so a reader sees the
 // old file or the new one. Not fsutil.ReplaceFile: its two fsyncs would add
 // to most remote calls, and a cache lost or torn by a crash costs only time
 // (the checksum turns a torn file into no cache).
-func writeCacheFile(path string, data []byte) error {
+func writeCacheFile(dir, name string, data []byte) error {
+	if err := ledger.CheckLocalPath(dir, name); err != nil {
+		return err // a link a teammate committed: never written through
+	}
+	path := filepath.Join(dir, filepath.FromSlash(name))
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}

@@ -148,7 +148,8 @@ func FuzzLeaseCacheFile(f *testing.F) {
 		for tip := range entries {
 			tips[tip.String()] = tip
 		}
-		out := &leaseCache{path: filepath.Join(t.TempDir(), "leaselines"), lines: entries, judged: judged, changed: true}
+		d := t.TempDir()
+		out := &leaseCache{dir: d, path: filepath.Join(d, filepath.FromSlash(leaseLinesFile)), lines: entries, judged: judged, changed: true}
 		out.save(tips)
 		back, err := os.ReadFile(out.path)
 		if err != nil {

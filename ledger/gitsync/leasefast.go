@@ -65,6 +65,7 @@ var errNotFast = errors.New("not a fast lease write")
 // leaseTips is the cache of the lease ref tips this clone pushed, in the
 // order they were written.
 type leaseTips struct {
+	dir     string // the backlog
 	path    string
 	applied plumbing.Hash // the remote commit this backlog last took in
 	cards   []string
@@ -72,7 +73,7 @@ type leaseTips struct {
 }
 
 func (s *Syncer) loadLeaseTips() *leaseTips {
-	t := &leaseTips{path: filepath.Join(s.b.Dir(), ledger.CacheDir, leaseTipsFile), tips: map[string]plumbing.Hash{}}
+	t := &leaseTips{dir: s.b.Dir(), path: filepath.Join(s.b.Dir(), ledger.CacheDir, leaseTipsFile), tips: map[string]plumbing.Hash{}}
 	data, err := os.ReadFile(t.path)
 	if err != nil {
 		return t
@@ -94,7 +95,7 @@ func (s *Syncer) loadLeaseTips() *leaseTips {
 		}
 		h, card, ok := strings.Cut(l, " ")
 		if !ok || len(h) != 40 || !plumbing.IsHash(h) || card == "" || strings.ContainsAny(card, " \t\r/") {
-			return &leaseTips{path: t.path, tips: map[string]plumbing.Hash{}} // not the format written: no cache
+			return &leaseTips{dir: t.dir, path: t.path, tips: map[string]plumbing.Hash{}} // not the format written: no cache
 		}
 		t.set(card, plumbing.NewHash(h))
 	}
@@ -129,7 +130,7 @@ func (t *leaseTips) save() {
 	for _, c := range t.cards {
 		fmt.Fprintf(&b, "%s %s\n", t.tips[c], c)
 	}
-	_ = writeCacheFile(t.path, b.Bytes())
+	_ = writeCacheFile(t.dir, ledger.CacheDir+"/"+leaseTipsFile, b.Bytes())
 }
 
 // notePushedTips records the lease ref tips a push landed, for the next

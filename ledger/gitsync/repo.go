@@ -53,7 +53,16 @@ func OpenRepo(dir string) (*Repo, error) {
 	if real, err := filepath.EvalSymlinks(abs); err == nil {
 		abs = real
 	}
-	r, err := git.PlainOpenWithOptions(abs, &git.PlainOpenOptions{DetectDotGit: true, EnableDotGitCommonDir: true})
+	// go-git opens the files with a blocking open: a FIFO there is
+	// refused first, and one swapped in after still ends on a signal.
+	if err := gitdir.CheckFiles(abs); err != nil {
+		return nil, err
+	}
+	var r *git.Repository
+	err = gitdir.MayBlock(func() (err error) {
+		r, err = git.PlainOpenWithOptions(abs, &git.PlainOpenOptions{DetectDotGit: true, EnableDotGitCommonDir: true})
+		return err
+	})
 	if errors.Is(err, git.ErrUnsupportedExtensionRepositoryFormatVersion) || errors.Is(err, git.ErrUnknownExtension) {
 		r, err = openWorktreeConfig(abs, err)
 	}
@@ -153,7 +162,16 @@ func (g *Repo) currentBranch() (plumbing.ReferenceName, error) {
 // refHash is the commit a ref points at, or the zero hash when it does not
 // exist.
 func (g *Repo) refHash(name plumbing.ReferenceName) (plumbing.Hash, error) {
-	ref, err := g.repo.Storer.Reference(name)
+	// go-git opens a loose ref with a blocking open: a FIFO there is
+	// refused first (OpenRepo checked only the branch's).
+	if err := gitdir.CheckRef(g.commonDir, string(name)); err != nil {
+		return plumbing.ZeroHash, err
+	}
+	var ref *plumbing.Reference
+	err := gitdir.MayBlock(func() (err error) {
+		ref, err = g.repo.Storer.Reference(name)
+		return err
+	})
 	if errors.Is(err, plumbing.ErrReferenceNotFound) {
 		return plumbing.ZeroHash, nil
 	}

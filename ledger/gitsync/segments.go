@@ -131,6 +131,9 @@ func (s *Syncer) saveSegments() {
 	if err != nil {
 		return
 	}
+	if ledger.CheckLocalPath(dir, blobsFile) != nil {
+		return // a link a teammate committed: never written through
+	}
 	p := filepath.Join(dir, filepath.FromSlash(blobsFile))
 	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 		return

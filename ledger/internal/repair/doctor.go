@@ -111,6 +111,9 @@ type Report struct {
 	// TrackedLocal lists the files git tracks that are local to each
 	// clone by design (store.TrackedLocal): a teammate's, never believed.
 	TrackedLocal []string `json:"tracked_local,omitempty"`
+	// LocalLinks lists the symbolic links below cache/ (store.LocalLinks):
+	// bl writes none of its local files through them.
+	LocalLinks []string `json:"local_links,omitempty"`
 }
 
 // rawLine is one line of the ledger file as doctor sees it.
@@ -164,6 +167,10 @@ func diagnose(dir string, now time.Time) (*Report, []rawLine, error) {
 	rep.Quarantined, _ = store.ReadQuarantine(dir)
 	rep.TrackedLocal, _ = store.TrackedLocal(dir)
 	rep.Warnings = append(rep.Warnings, trackedLocalWarnings(rep.TrackedLocal)...)
+	if rep.LocalLinks = store.LocalLinks(dir); len(rep.LocalLinks) > 0 {
+		rep.Warnings = append(rep.Warnings, fmt.Sprintf("symbolic links below the backlog's cache: %s; bl writes none of its local files through them (they stay unwritten); "+
+			"bl doctor --repair removes them (git rm --cached first when git tracks them)", strings.Join(rep.LocalLinks, ", ")))
+	}
 	summarizeState(rep, s, lines, now)
 	return rep, lines, nil
 }

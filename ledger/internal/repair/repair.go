@@ -65,6 +65,11 @@ func Repair(ctx context.Context, dir string, timeout time.Duration, now time.Tim
 		return rep, err
 	}
 	done = append(done, untracked...)
+	if links, err := store.RemoveLocalLinks(dir); err != nil {
+		return rep, err
+	} else if len(links) > 0 {
+		done = append(done, fmt.Sprintf("removed the symbolic links %s below the backlog's cache (bl makes its own files there)", strings.Join(links, ", ")))
+	}
 	after, _, err := diagnose(dir, now)
 	if err != nil {
 		return nil, err

@@ -138,6 +138,9 @@ func SealIndex(body []byte) []byte {
 // a cache: failing to write it costs speed, not correctness, so errors are
 // only returned for tests to see.
 func writeIndex(dir string, id snapshotID, ib *IndexBuild) error {
+	if err := CheckLocalPath(dir, CacheDir+"/"+IndexFile); err != nil {
+		return err
+	}
 	cache := filepath.Join(dir, CacheDir)
 	if err := os.MkdirAll(cache, 0o755); err != nil {
 		return err

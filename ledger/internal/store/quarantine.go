@@ -144,6 +144,9 @@ func RecordQuarantine(dir string, q []Quarantined) ([]Quarantined, error) {
 	if len(buf) == 0 || !TrustLocal(dir, QuarantineFile) {
 		return fresh, nil // a list git tracks is a teammate's: each warns until it is untracked
 	}
+	if CheckLocalPath(dir, QuarantineFile) != nil {
+		return fresh, nil // a link on the way: never written through; the lines warn again
+	}
 	path := filepath.Join(dir, QuarantineFile)
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return nil, err

@@ -370,7 +370,7 @@ func recordVetted(dir string, data []byte) {
 // recordVettedSum is recordVetted given the snapshot's sha256.
 func recordVettedSum(dir string, sum []byte) {
 	path := filepath.Join(dir, vettedFile)
-	if !TrustLocal(dir, vettedFile) {
+	if !TrustLocal(dir, vettedFile) || CheckLocalPath(dir, vettedFile) != nil {
 		return // a teammate's: left alone, and never believed (vetSnapshot)
 	}
 	if os.MkdirAll(filepath.Dir(path), 0o755) == nil {

@@ -65,6 +65,9 @@ func writeSeen(dir string, r seenRecord) error {
 	if !TrustLocal(dir, SeenFile) {
 		return errTrackedLocal
 	}
+	if err := CheckLocalPath(dir, SeenFile); err != nil {
+		return err
+	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}

@@ -165,7 +165,7 @@ func NoteTrackedLocal(dir string, warn func(string)) {
 	if len(names) > 0 && warn != nil {
 		warn(TrackedLocalMessage(dir, names))
 	}
-	if os.MkdirAll(filepath.Dir(record), 0o755) == nil {
+	if CheckLocalPath(dir, trackedNotedFile) == nil && os.MkdirAll(filepath.Dir(record), 0o755) == nil {
 		_ = fsutil.ReplaceFile(record, []byte(want), nil) // lost, it warns again
 	}
 }
