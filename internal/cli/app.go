@@ -96,6 +96,10 @@ func runApp(app *App, args []string) (code int) {
 		app.lazySignals = !waits(cmd)
 		return app.run(cmd, cmd.(interface{ Run(*App) error }).Run)
 	}
+	if err := checkScanWork(args); err != nil {
+		app.JSON = hasJSONFlag(args)
+		return app.fail(err)
+	}
 	cmds := map[string]any{}
 	parser, err := newParser(&cli, app, stdout, stderr, only, cmds)
 	if err != nil {

@@ -155,3 +155,41 @@ func TestPlainParseErrors(t *testing.T) {
 		}
 	}
 }
+
+// A command line that would cost kong's scanner too much (flags, and
+// words after "--", times arguments) is refused as a usage error before
+// kong reads it: 20,000 flags took gigabytes. A long line of words with
+// a few flags, and as many flags as a command needs, still parse.
+func TestScanWorkRefused(t *testing.T) {
+	run := func(args []string) (int, string) {
+		var out, errb strings.Builder
+		a := &App{Stdout: &out, Stderr: &errb, Getenv: func(string) string { return "" }, now: time.Now}
+		return runApp(a, args), errb.String()
+	}
+	dir := t.TempDir() // no backlog: a line that parses ends in no_backlog (exit 3)
+	line := func(head []string, n int, word string, tail ...string) []string {
+		args := append([]string{"--dir", dir}, head...)
+		for range n {
+			args = append(args, word)
+		}
+		return append(args, tail...)
+	}
+	for _, args := range [][]string{
+		line([]string{"search", "--json"}, 5000, "--json", "w"), // 5,003 flags
+		line([]string{"search", "--json", "--"}, 6000, "w"),     // 6,000 words after "--"
+	} {
+		code, stderr := run(args)
+		if code != exitUsage || !strings.Contains(stderr, `"code":"usage"`) || !strings.Contains(stderr, "too many for one command line") {
+			t.Errorf("bl %s (%d arguments): exit %d, stderr %.300q; want exit 2, a usage error", args[2], len(args), code, stderr)
+		}
+	}
+	for _, args := range [][]string{
+		line([]string{"search", "--json"}, 100_000, "w"),
+		line([]string{"search", "--json", "--"}, 2000, "w"),
+		line([]string{"search", "w"}, 1100, "--lock-timeout=1s"),
+	} {
+		if code, stderr := run(args); code != exitNotFound {
+			t.Errorf("bl %s (%d arguments): exit %d, want %d: %.300s", args[2], len(args), code, exitNotFound, stderr)
+		}
+	}
+}
