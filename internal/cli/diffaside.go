@@ -126,3 +126,17 @@ func warnAside(a *App, sides [2]diffSide, lines []ledger.Quarantined) {
 		a.Warn(fmt.Sprintf("line %d of %s in %s does not read (%s): set aside, the diff compares the other lines", q.Line, q.File, where, q.Reason))
 	}
 }
+
+// asideOn reports whether some of lines were set aside from side.
+func asideOn(side diffSide, lines []ledger.Quarantined) bool {
+	from := side.Rev
+	if from == "" {
+		from = "the working backlog"
+	}
+	for _, q := range lines {
+		if q.From == from && q.Commit == side.Commit {
+			return true
+		}
+	}
+	return false
+}
