@@ -67,8 +67,8 @@ func damagedSide(dir string, sides [2]diffSide, trees [2]ledger.Tree, loads [2]l
 			continue
 		}
 		err = fmt.Errorf("%s: %w", sides[i], err)
-		if sides[i].Commit == "" {
-			return err // the working backlog: bl doctor's hint holds
+		if sides[i].Commit == "" || errors.Is(err, ledger.ErrVersion) {
+			return err // the working backlog, or no damage (a newer bl's line): the usual hint holds
 		}
 		file := "<file>"
 		if ce := (*ledger.CorruptError)(nil); errors.As(err, &ce) {
