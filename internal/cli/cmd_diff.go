@@ -147,7 +147,7 @@ func emitDiff(a *App, sides [2]diffSide, d *ledger.BacklogDiff, aside []ledger.Q
 		*ledger.BacklogDiff
 		SetAside []ledger.Quarantined `json:"set_aside,omitempty"`
 	}{sides[0], sides[1], d, aside}
-	return a.emit(out, func(w io.Writer) { printDiff(w, sides, d) })
+	return a.emit(out, func(w io.Writer) { printDiff(w, sides, d, asideOn(sides[1], aside)) })
 }
 
 // fastDiff reports whether the lean bl reads the commits of bl diff
@@ -212,7 +212,9 @@ func (c *DiffCmd) runMerge(a *App, git Git, b *ledger.Backlog) error {
 
 // printDiff is bl diff's human form: a summary line, then one block per
 // card, marked + created, - removed, ~ changed.
-func printDiff(w io.Writer, sides [2]diffSide, d *ledger.BacklogDiff) {
+// newAside: lines of the newer side were set aside, which takes their
+// events out of it as a revert would.
+func printDiff(w io.Writer, sides [2]diffSide, d *ledger.BacklogDiff, newAside bool) {
 	counts := map[string]int{}
 	for _, c := range d.Cards {
 		counts[c.Change]++
@@ -257,7 +259,10 @@ func printDiff(w io.Writer, sides [2]diffSide, d *ledger.BacklogDiff) {
 			fmt.Fprintf(w, "    %d heartbeat(s)\n", c.Heartbeats)
 		}
 	}
-	if d.EventsRemoved > 0 {
+	if d.EventsRemoved > 0 && newAside {
+		fmt.Fprintf(w, "%d event(s) of %s are not in %s (marked removed): the lines of %s set aside above may hold them (they do not read); "+
+			"else a git revert or reset between them, or a diff backwards in history\n", d.EventsRemoved, sides[0], sides[1], sides[1])
+	} else if d.EventsRemoved > 0 {
 		fmt.Fprintf(w, "%d event(s) of %s are not in %s (marked removed): a git revert or reset between them, or a diff backwards in history; "+
 			"the ledger is grow-only, so reverted events come back at the next merge of a branch that has them: undo with bl commands instead\n",
 			d.EventsRemoved, sides[0], sides[1])

@@ -67,8 +67,8 @@ func damagedSide(dir string, sides [2]diffSide, trees [2]ledger.Tree, loads [2]l
 			continue
 		}
 		err = fmt.Errorf("%s: %w", sides[i], err)
-		if sides[i].Commit == "" {
-			return err // the working backlog: bl doctor's hint holds
+		if sides[i].Commit == "" || errors.Is(err, ledger.ErrVersion) {
+			return err // the working backlog, or no damage (a newer bl's line): the usual hint holds
 		}
 		file := "<file>"
 		if ce := (*ledger.CorruptError)(nil); errors.As(err, &ce) {
@@ -125,4 +125,18 @@ func warnAside(a *App, sides [2]diffSide, lines []ledger.Quarantined) {
 		}
 		a.Warn(fmt.Sprintf("line %d of %s in %s does not read (%s): set aside, the diff compares the other lines", q.Line, q.File, where, q.Reason))
 	}
+}
+
+// asideOn reports whether some of lines were set aside from side.
+func asideOn(side diffSide, lines []ledger.Quarantined) bool {
+	from := side.Rev
+	if from == "" {
+		from = "the working backlog"
+	}
+	for _, q := range lines {
+		if q.From == from && q.Commit == side.Commit {
+			return true
+		}
+	}
+	return false
 }

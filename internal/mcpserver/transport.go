@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"math"
 	"sync"
 	"unicode/utf8"
 
@@ -189,6 +190,12 @@ func decodeLine(line []byte) (msg jsonrpc.Message, reply []byte) {
 	if !idOK {
 		return nil, errorReply(nil, jsonrpc.CodeInvalidRequest, "invalid request: id must be a string or a number")
 	}
+	if !exactID(id) {
+		if env.Method == nil {
+			return nil, nil // a response to no call of ours
+		}
+		return nil, errorReply(id, jsonrpc.CodeInvalidRequest, "invalid request: a number id must be a whole number of at most 2^53-1")
+	}
 	isRequest := env.Method != nil && env.ID != nil
 	if env.JSONRPC != "2.0" {
 		if isRequest {
@@ -240,6 +247,23 @@ func validID(raw json.RawMessage) (json.RawMessage, bool) {
 		return raw, true
 	}
 	return nil, false
+}
+
+// maxExactID is the largest whole number a float64 (and a JavaScript
+// client) holds exactly.
+const maxExactID = 1<<53 - 1
+
+// exactID reports whether id, valid, would be answered under itself: the
+// SDK keeps a number id as the int64 of its float64 value, so 1.5 would be
+// answered as 1 and 1e20 as -9223372036854775808 (and taken for another
+// id still waiting).
+func exactID(id json.RawMessage) bool {
+	var v any
+	if id == nil || json.Unmarshal(id, &v) != nil {
+		return true
+	}
+	f, ok := v.(float64)
+	return !ok || (f == math.Trunc(f) && math.Abs(f) <= maxExactID)
 }
 
 // loneSurrogate reports whether b, valid JSON, holds a \u escape of a

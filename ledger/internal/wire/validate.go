@@ -107,19 +107,19 @@ func ValidNames(e *Event) error {
 	return nil
 }
 
-// ValidPhaseLabels is ValidName on the phase and the labels a new event
-// sets: a filter (--phase, --label) or an export could not name or show
-// them as written. held is the card as it stands (nil for a new one): a
-// phase or a label it already holds passes, so a label edit keeps the
-// labels a teammate's older bl wrote. As ValidNames, the writer runs it and
-// the fold does not.
+// ValidPhaseLabels refuses a phase or a label a new event sets that human
+// output would not show as written (shownAsWritten): a filter (--phase,
+// --label) could not name what a list shows. held is the card as it
+// stands (nil for a new one): a phase or a label it already holds passes,
+// so a label edit keeps the labels a teammate's older bl wrote. As
+// ValidNames, the writer runs it and the fold does not.
 func ValidPhaseLabels(f *Fields, held *Card) error {
 	if f == nil {
 		return nil
 	}
 	if f.Phase != nil && (held == nil || *f.Phase != held.Phase) {
-		if err := ValidName("phase", *f.Phase); err != nil {
-			return err
+		if !shownAsWritten(*f.Phase) {
+			return Rule(ErrInvalid, "phase %q holds a control character", *f.Phase)
 		}
 	}
 	if f.Labels != nil {
@@ -127,12 +127,27 @@ func ValidPhaseLabels(f *Fields, held *Card) error {
 			if held != nil && slices.Contains(held.Labels, l) {
 				continue
 			}
-			if err := ValidName("label", l); err != nil {
-				return err
+			if !shownAsWritten(l) {
+				return Rule(ErrInvalid, "label %q holds a control character", l)
 			}
 		}
 	}
 	return nil
+}
+
+// shownAsWritten reports whether human output shows s as it is written
+// (export.Printable keeps it): no control character, no bidirectional
+// control (dropped) and no whitespace but the space (shown as a space).
+func shownAsWritten(s string) bool {
+	for _, r := range s {
+		switch {
+		case unicode.IsControl(r), unicode.IsSpace(r) && r != ' ':
+			return false
+		case r == 0x061c, r == 0x200e, r == 0x200f, 0x202a <= r && r <= 0x202e, 0x2066 <= r && r <= 0x2069:
+			return false
+		}
+	}
+	return true
 }
 
 // ValidUTF8 refuses an event carrying text that is not valid UTF-8. JSON
