@@ -2,8 +2,8 @@ package ledger
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
-	"math/rand/v2"
 	"slices"
 	"time"
 
@@ -97,10 +97,12 @@ func (b *Backlog) Create(ctx context.Context, r CreateRequest) (card Card, creat
 
 // NewCardID returns a fresh random card id such as "bl-k3x9q2mf": 40 random
 // bits, so clones creating cards independently do not collide in practice.
-// They come from the runtime's generator, as event ids do (wire.NewEventID).
+// From crypto/rand, as event ids are (wire.NewEventID says why).
 func NewCardID() string {
 	const alphabet = "0123456789abcdefghjkmnpqrstvwxyz" // Crockford base32
-	v := rand.Uint64()
+	var b [5]byte
+	_, _ = rand.Read(b[:])
+	v := uint64(b[0])<<32 | uint64(b[1])<<24 | uint64(b[2])<<16 | uint64(b[3])<<8 | uint64(b[4])
 	id := []byte("bl-00000000")
 	for i := len(id) - 1; i >= 3; i-- {
 		id[i] = alphabet[v&31]

@@ -3,24 +3,25 @@ package wire
 import (
 	"bytes"
 	"cmp"
-	"encoding/binary"
+	"crypto/rand"
 	"encoding/hex"
 	"fmt"
 	"hash/crc32"
-	"math/rand/v2"
 	"sync"
 
 	json "github.com/goccy/go-json"
 )
 
-// NewEventID returns 64 random bits in hex. An id needs to be unique,
-// not secret: the runtime's generator (ChaCha8, seeded by the kernel at
-// each process start) is as unique as crypto/rand and costs nothing, where
-// crypto/rand's first read costs a process tens of microseconds (a
-// getrandom call and a timer), a twentieth of a hot write's own work.
+// NewEventID returns 64 random bits in hex, from the kernel (crypto/rand),
+// not from a generator in the process's memory (math/rand/v2): a process
+// copied whole (a VM or container restored twice from one snapshot) would
+// draw the same ids in both copies, and math/rand/v2 does not promise ids
+// a teammate cannot predict (one id on two events is damage, so a
+// predicted id could take a clone's events out of the others').
+// ids_linux_test.go in package ledger holds the first.
 func NewEventID() string {
 	var b [8]byte
-	binary.LittleEndian.PutUint64(b[:], rand.Uint64())
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails on supported platforms
 	return hex.EncodeToString(b[:])
 }
 
