@@ -186,7 +186,7 @@ func TestLayers(t *testing.T) {
 // pureStd is every standard package the fold may import: none of them
 // opens, reads or writes a file, or reads a clock or the environment, by
 // itself. (fmt can print to a writer, but the fold is given none.)
-var pureStd = []string{"cmp", "errors", "fmt", "maps", "math", "math/bits", "path", "slices", "sort", "strconv", "strings", "time", "unicode", "unicode/utf8"}
+var pureStd = []string{"bytes", "cmp", "errors", "fmt", "maps", "math", "math/bits", "path", "slices", "sort", "strconv", "strings", "time", "unicode", "unicode/utf8"}
 
 // TestFoldIsPure: ledger/internal/fold imports only the wire package and
 // pureStd, and calls no clock (time.Now, time.Since, time.Until), so the
