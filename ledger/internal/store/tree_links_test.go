@@ -65,3 +65,27 @@ func TestReadTreeRefusesLinksOut(t *testing.T) {
 		}
 	}
 }
+
+// An archive segment committed as a link out of the backlog
+// (-> /dev/stdin) held every command that reads the archive (bl list,
+// create, ready on SIGTERM; sync, doctor, diff, compact only on SIGKILL):
+// the archive's names refuse it, as Open refuses a linked ledger. A link
+// inside the backlog is still a segment.
+func TestArchiveRefusesLinksOut(t *testing.T) {
+	for _, tc := range []struct {
+		target string
+		out    bool
+	}{{"/dev/stdin", true}, {filepath.Join(t.TempDir(), "seg.jsonl"), true}, {"../" + LedgerFile, false}} {
+		dir := t.TempDir()
+		os.WriteFile(filepath.Join(dir, LedgerFile), nil, 0o644)
+		os.Mkdir(filepath.Join(dir, ArchiveDir), 0o755)
+		if err := os.Symlink(tc.target, filepath.Join(dir, ArchiveDir, "000000000001.jsonl")); err != nil {
+			t.Fatal(err)
+		}
+		segs, err := Segments(dir)
+		var le *LinkError
+		if tc.out != errors.As(err, &le) {
+			t.Errorf("archive/000000000001.jsonl -> %s: %v, %v; want a *LinkError: %v", tc.target, segs, err, tc.out)
+		}
+	}
+}
