@@ -2,9 +2,12 @@ package gitsync
 
 import (
 	"bytes"
+	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 
 	gitconfig "github.com/go-git/go-git/v5/config"
 	"github.com/go-git/go-git/v5/plumbing/format/gitattributes"
@@ -57,8 +60,8 @@ func (g *Repo) loadEOL() {
 		}
 	}
 	var stack []gitattributes.MatchAttribute
-	read := func(path string, domain []string) {
-		f, err := os.Open(path)
+	read := func(path string, domain []string, inTree bool) {
+		f, err := openAttributes(path, inTree)
 		if err != nil {
 			return
 		}
@@ -67,15 +70,39 @@ func (g *Repo) loadEOL() {
 			stack = append(stack, ms...)
 		}
 	}
-	read(filepath.Join(g.root, ".gitattributes"), nil)
+	read(filepath.Join(g.root, ".gitattributes"), nil, true)
 	if g.prefix != "" {
-		read(filepath.Join(g.root, filepath.FromSlash(g.prefix), ".gitattributes"), strings.Split(g.prefix, "/"))
+		read(filepath.Join(g.root, filepath.FromSlash(g.prefix), ".gitattributes"), strings.Split(g.prefix, "/"), true)
 	}
-	read(filepath.Join(g.commonDir, "info", "attributes"), nil)
+	read(filepath.Join(g.commonDir, "info", "attributes"), nil, false)
 	if len(stack) > 0 {
 		g.eolAttrs = gitattributes.NewMatcher(stack)
 	}
 }
+
+// openAttributes opens an attributes file as git reads it: a
+// .gitattributes of the worktree (inTree) that is a symbolic link is
+// ignored, as git ignores it (a teammate can commit .gitattributes ->
+// /dev/stdin or /dev/tty: read, it would hold bl sync on the terminal or
+// the agent's pipe past SIGTERM); and only a regular file is read, opened
+// without waiting on a FIFO.
+func openAttributes(path string, inTree bool) (*os.File, error) {
+	if fi, err := os.Lstat(path); err != nil || inTree && fi.Mode()&fs.ModeSymlink != 0 {
+		return nil, errNotAttributes
+	}
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		f.Close()
+		return nil, errNotAttributes
+	}
+	return f, nil
+}
+
+// errNotAttributes: an attributes file bl does not read.
+var errNotAttributes = errors.New("not a regular attributes file")
 
 // clean is the blob git add would store for the worktree file name.
 func (g *Repo) clean(name string, data []byte) []byte {

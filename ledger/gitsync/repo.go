@@ -162,13 +162,21 @@ func (g *Repo) currentBranch() (plumbing.ReferenceName, error) {
 // refHash is the commit a ref points at, or the zero hash when it does not
 // exist.
 func (g *Repo) refHash(name plumbing.ReferenceName) (plumbing.Hash, error) {
+	return g.readRefHash(name, gitdir.MayBlock)
+}
+
+// readRefHash is refHash, the read run by guard: gitdir.MayBlock, or a
+// plain call where a signal must not end the process (updateRef holds
+// git's lock file, which an exit would leave behind for every later git
+// and bl write of the ref).
+func (g *Repo) readRefHash(name plumbing.ReferenceName, guard func(func() error) error) (plumbing.Hash, error) {
 	// go-git opens a loose ref with a blocking open: a FIFO there is
 	// refused first (OpenRepo checked only the branch's).
 	if err := gitdir.CheckRef(g.commonDir, string(name)); err != nil {
 		return plumbing.ZeroHash, err
 	}
 	var ref *plumbing.Reference
-	err := gitdir.MayBlock(func() (err error) {
+	err := guard(func() (err error) {
 		ref, err = g.repo.Storer.Reference(name)
 		return err
 	})
@@ -249,7 +257,7 @@ var errRefMoved = errors.New("ref moved")
 func (g *Repo) updateRef(name plumbing.ReferenceName, old, new plumbing.Hash) error {
 	p := filepath.Join(g.commonDir, filepath.FromSlash(name.String()))
 	return withLockFile(p, lockTimeout, func(f *os.File) error {
-		cur, err := g.refHash(name)
+		cur, err := g.readRefHash(name, func(fn func() error) error { return fn() })
 		if err != nil {
 			return err
 		}

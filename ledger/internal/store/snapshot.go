@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -40,10 +41,27 @@ func ArchiveNames(dir string) ([]string, error) {
 		return nil, err
 	}
 	var names []string
+	root := ""
 	for _, e := range entries {
-		if name := ArchiveDir + "/" + e.Name(); Tracked(name) {
-			names = append(names, name)
+		name := ArchiveDir + "/" + e.Name()
+		if !Tracked(name) {
+			continue
 		}
+		if e.Type()&fs.ModeSymlink != 0 {
+			// A segment a teammate committed as a link out of the
+			// backlog (-> /dev/stdin) would hold every command that
+			// reads the archive, or read a file of the user's: refused
+			// as CheckLinks refuses a linked ledger.
+			if root == "" {
+				if root, err = filepath.EvalSymlinks(dir); err != nil {
+					return nil, err
+				}
+			}
+			if err := linkInside(root, filepath.Join(dir, ArchiveDir, e.Name())); err != nil {
+				return nil, err
+			}
+		}
+		names = append(names, name)
 	}
 	return names, nil
 }

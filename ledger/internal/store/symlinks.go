@@ -59,16 +59,25 @@ func CheckLinks(dir string) error {
 				return err
 			}
 		}
-		target, err := filepath.EvalSymlinks(path)
-		if err != nil {
-			// A link to nothing: whatever creates it would create
-			// the file it names.
-			target, _ = os.Readlink(path)
-			return &LinkError{Path: path, Target: target}
+		if err := linkInside(root, path); err != nil {
+			return err
 		}
-		if rel, err := filepath.Rel(root, target); err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) || rel == "." {
-			return &LinkError{Path: path, Target: target}
-		}
+	}
+	return nil
+}
+
+// linkInside is CheckLinks' rule for the link at path: a *LinkError
+// unless it leads to an entry inside root (the backlog, links resolved).
+func linkInside(root, path string) error {
+	target, err := filepath.EvalSymlinks(path)
+	if err != nil {
+		// A link to nothing: whatever creates it would create
+		// the file it names.
+		target, _ = os.Readlink(path)
+		return &LinkError{Path: path, Target: target}
+	}
+	if rel, err := filepath.Rel(root, target); err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) || rel == "." {
+		return &LinkError{Path: path, Target: target}
 	}
 	return nil
 }

@@ -302,6 +302,7 @@ func (t Tree) FoldOnSnapshot(dir string, load Loader) (*fold.State, error) {
 // data).
 func ReadTreeUnread(dir string, skip func(name string) bool) (Tree, error) {
 	t := Tree{}
+	root := ""
 	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -316,6 +317,19 @@ func ReadTreeUnread(dir string, skip func(name string) bool) (Tree, error) {
 		case mayBeUnread(name) && skip(name):
 			t[name] = nil
 		default:
+			if d.Type()&fs.ModeSymlink != 0 {
+				// A link a teammate committed (.gitattributes ->
+				// /dev/stdin, board.md -> ~/.ssh/id_rsa): read, it
+				// would block or show that file as the backlog's.
+				if root == "" {
+					if root, err = filepath.EvalSymlinks(dir); err != nil {
+						return err
+					}
+				}
+				if err := linkInside(root, p); err != nil {
+					return err
+				}
+			}
 			data, err := os.ReadFile(p)
 			if err != nil {
 				return err
