@@ -493,7 +493,10 @@ func isBlHook(m any) bool {
 }
 
 // editBlock puts the marked block at the end of an instructions file, or
-// replaces the one there, or (remove) takes it out.
+// replaces the one there, or (remove) takes it out. The file's own bytes
+// are kept as they are: setup adds one newline before a block it appends
+// (a blank line after a last line that ends, the end of one that does
+// not) and --remove takes that one newline out again.
 func editBlock(old []byte, exists, remove bool, owner string) ([]byte, error) {
 	s := string(old)
 	begin := strings.Index(s, blockBegin)
@@ -506,13 +509,11 @@ func editBlock(old []byte, exists, remove bool, owner string) ([]byte, error) {
 		if end < len(s) && s[end] == '\n' {
 			end++
 		}
-		s = s[:begin] + s[end:]
-		if remove {
-			s = strings.TrimRight(s, "\n")
-			if s != "" {
-				s += "\n"
-			}
+		head, tail := s[:begin], s[end:]
+		if remove && tail == "" {
+			head = strings.TrimSuffix(head, "\n")
 		}
+		s = head + tail
 	}
 	if remove {
 		if !exists || s == "" {
@@ -529,7 +530,7 @@ func editBlock(old []byte, exists, remove bool, owner string) ([]byte, error) {
 		return []byte(s[:begin] + blk + s[begin:]), nil
 	}
 	if s != "" {
-		s = strings.TrimRight(s, "\n") + "\n\n"
+		s += "\n"
 	}
 	return []byte(s + blk), nil
 }

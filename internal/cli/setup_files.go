@@ -49,12 +49,14 @@ func editTOMLServer(old []byte, command string, args []any, remove bool) ([]byte
 	if !reflect.DeepEqual(withoutTOMLServer(before), withoutTOMLServer(kept)) {
 		return nil, fmt.Errorf("cannot take out its [%s] table without changing other settings; edit it by hand", codexTable)
 	}
+	if out != string(old) && strings.HasPrefix(string(old), out) {
+		// The table was the file's end: the one newline setup put
+		// before it goes with it.
+		out = strings.TrimSuffix(out, "\n")
+	}
 	if remove {
 		if strings.TrimSpace(out) == "" {
 			return nil, nil
-		}
-		if out != string(old) {
-			out = strings.TrimRight(out, "\n") + "\n"
 		}
 		return []byte(out), nil
 	}
@@ -63,10 +65,10 @@ func editTOMLServer(old []byte, command string, args []any, remove bool) ([]byte
 		b, _ := json.Marshal(a)
 		quoted = append(quoted, string(b))
 	}
-	if out != "" && !strings.HasSuffix(out, "\n") {
-		out += "\n"
-	}
-	if strings.TrimSpace(out) != "" && !strings.HasSuffix(out, "\n\n") {
+	if out != "" {
+		// One newline before the table, which --remove takes out again:
+		// a blank line after a last line that ends, the end of one that
+		// does not.
 		out += "\n"
 	}
 	cmd, _ := json.Marshal(command)

@@ -369,3 +369,42 @@ func assertUnclaimed(t *testing.T, backlog, id string) {
 		t.Fatalf("card %s is %s by %q: a cancelled wait claimed it", id, c.Status, c.ClaimOwner)
 	}
 }
+
+// TestMCPPipedWaitingClaimTakesClaimableCard: a claim with wait piped in
+// before stdin ends claims a card that is claimable, wherever the end of
+// input finds it (here behind read calls, so it starts after the end): the
+// end stops a wait, not the claim itself.
+func TestMCPPipedWaitingClaimTakesClaimableCard(t *testing.T) {
+	for round := range 3 {
+		cmd, backlog := mcpCommand(t)
+		b, err := ledger.Open(backlog, ledger.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := b.Create(t.Context(), ledger.CreateRequest{Mutation: ledger.Mutation{Actor: "test"}, ID: "P", Title: "claimable"}); err != nil {
+			t.Fatal(err)
+		}
+		b.Close()
+		var in strings.Builder
+		in.WriteString(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"pipe","version":"1"}}}` + "\n")
+		in.WriteString(`{"jsonrpc":"2.0","method":"notifications/initialized"}` + "\n")
+		for i := range round + 1 {
+			fmt.Fprintf(&in, `{"jsonrpc":"2.0","id":"r%d","method":"tools/call","params":{"name":"stats","arguments":{}}}`+"\n", i)
+		}
+		in.WriteString(`{"jsonrpc":"2.0","id":"claim","method":"tools/call","params":{"name":"claim","arguments":{"owner":"w","wait":"60s"}}}` + "\n")
+		cmd.Stdin = strings.NewReader(in.String())
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("bl mcp: %v", err)
+		}
+		var answer string
+		for _, l := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+			if strings.Contains(l, `"id":"claim"`) {
+				answer = l
+			}
+		}
+		if !strings.Contains(answer, `"claim_owner":"w"`) {
+			t.Fatalf("round %d: claim answered %s, want card P claimed by w", round, answer)
+		}
+	}
+}

@@ -22,8 +22,8 @@ import (
 )
 
 // Serve answers MCP requests on stdin and stdout until the client goes
-// away (stdin ends) or ctx ends; a tool call still running then (a claim
-// waiting for a card) is cancelled and claims nothing.
+// away (stdin ends) or ctx ends; a claim still waiting for a card then
+// tries once more and answers what it got.
 func Serve(ctx context.Context, s *cli.Session, version string) error {
 	return ServeIO(ctx, s, version, os.Stdin, os.Stdout)
 }

@@ -311,17 +311,42 @@ func newTool[In any](name, command string, ann *mcp.ToolAnnotations, list, descr
 			if e := decodeArgs(req.Params.Arguments, &in, s.Owner); e != nil {
 				return errorResult(*e), nil
 			}
-			if a, ok := any(&in).(*claimArgs); ok && a.Wait != "" {
-				var cancel context.CancelFunc
-				ctx, cancel = context.WithCancel(ctx)
-				defer cancel()
-				defer context.AfterFunc(gone, cancel)()
-			}
 			c := call{s: s, ctx: ctx, req: req, command: command, list: list}
+			if a, ok := any(&in).(*claimArgs); ok && a.Wait != "" {
+				return c.claimWaiting(gone, a), nil
+			}
 			return c.run(&in), nil
 		})
 	}
 	return t
+}
+
+// claimWaiting runs a claim that waits. The client going away ends the
+// wait, not the claim: a wait it cut short (before or after the first
+// try) ends with one more try without waiting, so a claim piped in just
+// before stdin ends takes a claimable card.
+func (c call) claimWaiting(gone context.Context, a *claimArgs) *mcp.CallToolResult {
+	waitCtx, cancel := context.WithCancel(c.ctx)
+	defer cancel()
+	defer context.AfterFunc(gone, cancel)()
+	w := c
+	w.ctx = waitCtx
+	r := w.run(a)
+	if gone.Err() == nil || c.ctx.Err() != nil || !isNull(r) {
+		return r
+	}
+	once := *a
+	once.Wait = "0s"
+	return c.run(&once)
+}
+
+// isNull reports whether r is a claim's "nothing claimable".
+func isNull(r *mcp.CallToolResult) bool {
+	if r.IsError || r.StructuredContent != nil || len(r.Content) != 1 {
+		return false
+	}
+	t, ok := r.Content[0].(*mcp.TextContent)
+	return ok && t.Text == "null"
 }
 
 // call is one tool call being run.

@@ -162,13 +162,19 @@ var errIndexMismatch = errors.New("index does not match the snapshot")
 // openIndex loads the cached index for the snapshot f (identified by id) if
 // there is one and it matches; nil otherwise.
 func openIndex(dir string, f *os.File, path string, id snapshotID) *snapshotIndex {
-	idx, err := os.Open(filepath.Join(dir, CacheDir, IndexFile))
+	// A cache file is never read through a link (a teammate may commit
+	// one: bl doctor --repair removes it), nor waited on (a FIFO).
+	name := filepath.Join(dir, CacheDir, IndexFile)
+	if fi, err := os.Lstat(name); err != nil || !fi.Mode().IsRegular() {
+		return nil
+	}
+	idx, err := os.Open(name)
 	if err != nil {
 		return nil
 	}
 	defer idx.Close()
 	fi, err := idx.Stat()
-	if err != nil {
+	if err != nil || !fi.Mode().IsRegular() {
 		return nil
 	}
 	data, unmap, err := mapFile(idx, fi.Size())

@@ -29,9 +29,10 @@ func (e *LinkError) Error() string {
 func (e *LinkError) Unwrap() error { return wire.ErrCorrupt }
 
 // backlogNames are the entries of a backlog directory that bl opens,
-// creates or replaces.
-var backlogNames = []string{LedgerFile, LockFile, ConfigFile, IgnoreFile, SnapshotFile, ArchiveDir, CacheDir,
-	filepath.Join(CacheDir, IndexFile), StagingDir}
+// creates or replaces. The files in cache/ are not among them: bl reads
+// and writes none of those through a link (bl doctor lists such links,
+// --repair removes them), so a link there stops no command.
+var backlogNames = []string{LedgerFile, LockFile, ConfigFile, IgnoreFile, SnapshotFile, ArchiveDir, CacheDir, StagingDir}
 
 // CheckLinks refuses a backlog in dir whose files are symbolic links out of
 // dir, with a *LinkError. A link to another file inside dir is allowed, and
