@@ -8,7 +8,7 @@ import (
 )
 
 // The agents' hot commands (claim, create, heartbeat, complete, note),
-// their reads (ready, show) and bl version (--version, the call that
+// their reads (ready, show), a reviewer's bl diff and bl version (--version, the call that
 // measures a start) are parsed here, by hand, before kong: building
 // kong's model of a command by reflection costs about as much CPU as the
 // claim itself. The fast parse takes only command lines it understands completely — long flags
@@ -96,6 +96,11 @@ var fastCommands = map[string]func() fastCommand{
 	"show": func() fastCommand {
 		c := &ShowCmd{}
 		return fastCommand{cmd: c, args: oneWord(&c.IDArg), flags: []fastFlag{fastStringPtr("id", &c.IDFlag)}}
+	},
+	"diff": func() fastCommand { // a reviewer's bl diff OLD NEW
+		c := &DiffCmd{}
+		return fastCommand{cmd: c, args: func(w []string) bool { c.Revs = w; return true }, flags: []fastFlag{
+			fastString("merge", &c.Merge)}}
 	},
 	"note": func() fastCommand {
 		c := &NoteCmd{}

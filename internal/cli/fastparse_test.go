@@ -76,7 +76,7 @@ var hotFlagValues = []string{"x", "A1", "", "-", "-5", "5", "010", "0x10", "1_0"
 var hotWords = map[string][]string{
 	"claim": {"claim"}, "create": {"create", "add", "new"}, "heartbeat": {"heartbeat"},
 	"complete": {"complete", "close", "done"}, "note": {"note", "comment"}, "version": {"version"},
-	"ready": {"ready"}, "show": {"show"},
+	"ready": {"ready"}, "show": {"show"}, "diff": {"diff"},
 }
 
 // Every hand-parsed command is in the corpus under each word that names
