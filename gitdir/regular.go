@@ -122,8 +122,13 @@ var (
 )
 
 // ErrInterrupted: MayBlock was not entered, as a signal asked the command
-// to stop.
-var ErrInterrupted = fmt.Errorf("interrupted: %w", context.Canceled)
+// to stop. A type, not fmt.Errorf: the lean bl runs no initialiser for it.
+var ErrInterrupted error = interruptedError{}
+
+type interruptedError struct{}
+
+func (interruptedError) Error() string { return "interrupted: " + context.Canceled.Error() }
+func (interruptedError) Unwrap() error { return context.Canceled }
 
 // MayBlock runs fn, an open or read of the repository that may block in a
 // system call (go-git opening the repository, which CheckFiles cannot
