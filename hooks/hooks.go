@@ -48,6 +48,7 @@ import (
 
 	json "github.com/goccy/go-json"
 
+	"github.com/bl-backlog/bl/fsutil"
 	"github.com/bl-backlog/bl/gitdir"
 	"github.com/bl-backlog/bl/ledger"
 )
@@ -154,7 +155,11 @@ func Load(ctx context.Context, dir string) (s *Set, warning string, err error) {
 	if err := tracked(ctx, dir); err != nil {
 		return nil, fmt.Sprintf("%s %v", path, err), nil
 	}
-	data, err := os.ReadFile(path)
+	data, err := fsutil.ReadRegular(path)
+	var special *fsutil.NotRegularError
+	if errors.As(err, &special) {
+		return nil, "", ledger.Errorf(ledger.ErrInvalid, "%v; hooks.json must be a file", err)
+	}
 	if err != nil {
 		return nil, "", err
 	}

@@ -10,6 +10,7 @@ import (
 
 	json "github.com/goccy/go-json"
 
+	"github.com/bl-backlog/bl/fsutil"
 	"github.com/bl-backlog/bl/gitdir"
 	"github.com/bl-backlog/bl/ledger"
 )
@@ -106,7 +107,11 @@ func readArbiterFile(ctx context.Context, dir string) (ArbiterSettings, error) {
 	if tracked, err := gitdir.Tracked(ctx, dir, ArbiterFile); err == nil && tracked {
 		return ArbiterSettings{}, ledger.Errorf(ledger.ErrInvalid, "%s is tracked by git: the arbiter decides every claim and its file may hold credentials, so bl takes it only from a local file; untrack it (git rm --cached) or use BL_ARBITER", path)
 	}
-	data, err := os.ReadFile(path)
+	data, err := fsutil.ReadRegular(path)
+	var special *fsutil.NotRegularError
+	if errors.As(err, &special) {
+		return ArbiterSettings{}, ledger.Errorf(ledger.ErrInvalid, "%v; bl reads the arbiter setting only from a local file", err)
+	}
 	if err != nil {
 		return ArbiterSettings{}, err
 	}

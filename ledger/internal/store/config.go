@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/bl-backlog/bl/fsutil"
 	"github.com/bl-backlog/bl/ledger/internal/fold"
 	"github.com/bl-backlog/bl/ledger/internal/wire"
 	json "github.com/goccy/go-json"
@@ -140,9 +141,13 @@ const SnapshotShare = 128
 // readConfig reads dir/config.json; a missing file is the default config.
 func readConfig(dir string) (Config, error) {
 	cfg := Config{Version: 1}
-	data, err := os.ReadFile(filepath.Join(dir, ConfigFile))
+	data, err := fsutil.ReadRegular(filepath.Join(dir, ConfigFile))
 	if errors.Is(err, os.ErrNotExist) {
 		return cfg, nil
+	}
+	var special *fsutil.NotRegularError
+	if errors.As(err, &special) {
+		return cfg, wire.Errorf(wire.ErrInvalid, "%v; config.json must be a file", err)
 	}
 	if err != nil {
 		return cfg, err

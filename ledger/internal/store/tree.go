@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/bl-backlog/bl/fsutil"
 	"github.com/bl-backlog/bl/ledger/internal/fold"
 	"github.com/bl-backlog/bl/ledger/internal/wire"
 )
@@ -330,7 +331,11 @@ func ReadTreeUnread(dir string, skip func(name string) bool) (Tree, error) {
 					return err
 				}
 			}
-			data, err := os.ReadFile(p)
+			data, err := fsutil.ReadRegular(p)
+			var special *fsutil.NotRegularError
+			if errors.As(err, &special) {
+				return wire.Errorf(wire.ErrCorrupt, "%v; replace it with the backlog's file", err)
+			}
 			if err != nil {
 				return err
 			}

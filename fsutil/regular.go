@@ -1,0 +1,50 @@
+package fsutil
+
+import (
+	"fmt"
+	"io"
+	"os"
+)
+
+// NotRegularError: ReadRegular found a FIFO, a device, a socket or a
+// directory at its path, which a plain read would wait on for ever (a
+// FIFO nobody writes) or never finish (/dev/zero).
+type NotRegularError struct {
+	Path string
+	Mode os.FileMode
+}
+
+func (e *NotRegularError) Error() string {
+	kind := "special file"
+	switch {
+	case e.Mode&os.ModeNamedPipe != 0:
+		kind = "FIFO"
+	case e.Mode&os.ModeSocket != 0:
+		kind = "socket"
+	case e.Mode&(os.ModeDevice|os.ModeCharDevice) != 0:
+		kind = "device"
+	case e.Mode.IsDir():
+		kind = "directory"
+	}
+	return fmt.Sprintf("%s is a %s, not a regular file: bl does not read it", e.Path, kind)
+}
+
+// ReadRegular reads the file at path (a link followed) when it is a
+// regular file. The check is made on the file opened, and the open does
+// not wait on a FIFO (O_NONBLOCK where the platform has it): bl's settings
+// files, read by every command, never hold a command in open(2).
+func ReadRegular(path string) ([]byte, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|openNonBlock, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, &NotRegularError{Path: path, Mode: fi.Mode()}
+	}
+	return io.ReadAll(f)
+}

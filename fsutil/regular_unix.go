@@ -1,0 +1,7 @@
+//go:build unix
+
+package fsutil
+
+import "syscall"
+
+const openNonBlock = syscall.O_NONBLOCK
