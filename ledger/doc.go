@@ -692,10 +692,10 @@
 //	  ledger bytes and lines folded, where the ledger's own events start
 //	  (past a prefix a cut-short compaction left), the CRC-32 (IEEE) of
 //	  the folded bytes, summed as the writer read or appended them (a
-//	  ledger rewritten in place under it writes no checkpoint); the state's event count, the cards created since
-//	  the snapshot, the number of event id hashes, the number of cards
-//	  held; the body's length and
-//	  CRC-32 (IEEE); the CRC-32 (IEEE) of all of the header before this
+//	  ledger rewritten in place under it writes no checkpoint); the
+//	  state's event count, the cards created since the snapshot, the
+//	  number of event id hashes, the number of cards held; the body's
+//	  length and CRC-32 (IEEE); the CRC-32 (IEEE) of all of the header before this
 //	  field (IEEE rather than CRC-32C: its fast path is ready at once,
 //	  where CRC-32C's costs a short call ~0.2 ms to set up)
 //	the body: the FNV-1a hashes of the event ids folded from the ledger
@@ -720,10 +720,10 @@
 // every line); a word typed for a card (an id prefix, a source key) those
 // whose id has the prefix or that hold ":word" ending a string; the cards
 // holding paths (a claim of a card with paths) those whose key says in
-// review or under a live lease. Anything else
-// that ranges over the cards in memory (a list of all cards, a rule that
-// scans) decodes them all first. A line that does not decode to the card its id names,
-// or to one with another key, fails the read that needs it, and a write
+// review or under a live lease. Anything else that ranges over the cards
+// in memory (a list of all cards, a rule that scans) decodes them all
+// first. A line that does not decode to the card its id names, or to one
+// with another key, fails the read that needs it, and a write
 // that met it writes nothing. The checksums and the binding to the files
 // are what make the keys trusted: a key forged to put a card out of a
 // walk's reach is believed, as a forged card line is.
