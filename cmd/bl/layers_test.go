@@ -64,7 +64,7 @@ var layers = map[string][]string{
 	// only: the parser is costly to initialise).
 	"internal/importer/mdplan": {"internal/importer", "ledger"},
 	// Local hooks run on events, and webhook delivery.
-	"hooks":         {"gitdir", "ledger"},
+	"hooks":         {"fsutil", "gitdir", "ledger"},
 	"hooks/webhook": {"hooks"},
 	// bl run: claim, run a command, heartbeat, complete or fail.
 	// internal/gitwork runs the system git for a card's work: worktrees,

