@@ -39,7 +39,7 @@ func catchSignals(parent context.Context) (context.Context, context.CancelFunc) 
 
 // lazySignals is the context of the agents' commands (the hand-parsed
 // claim, create, heartbeat, complete, note and version, and the reads
-// ready, show and list): SIGINT and SIGTERM cancel it, as
+// ready, show and list, and bl diff): SIGINT and SIGTERM cancel it, as
 // they cancel every command's, but the handler is installed only when the
 // command first waits on the context (Done: a contended lock, claim
 // --wait, a hook) or asks, deep in a long overlap decision, whether to
@@ -106,10 +106,11 @@ func waits(cmd any) bool {
 }
 
 // readsOnly reports whether cmd, parsed by kong, is one of the agents'
-// reads: a signal before it waits ends it with nothing to undo.
+// reads or bl diff, as the hand parse gives them: a signal before it
+// waits ends it with nothing to undo.
 func readsOnly(cmd any) bool {
 	switch cmd.(type) {
-	case *ReadyCmd, *ShowCmd, *ListCmd:
+	case *ReadyCmd, *ShowCmd, *ListCmd, *DiffCmd:
 		return true
 	}
 	return false

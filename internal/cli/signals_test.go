@@ -121,3 +121,27 @@ func TestLockWaitCatchesSignal(t *testing.T) {
 		t.Errorf("ledger after the interrupted create: %q, %v", led, err)
 	}
 }
+
+// TestDiffCatchesSignalsOnlyWhenWaiting: bl diff reads only and never
+// looks at its context while it compares, so a handler installed for the
+// whole run would swallow the first Ctrl-C of a long diff. The line kong
+// parses ("--" before the revisions) installs none up front, as the
+// hand-parsed one does: the first signal ends either.
+func TestDiffCatchesSignalsOnlyWhenWaiting(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), ".backlog")
+	var out, errb bytes.Buffer
+	if code := Main(Extensions{}, []string{"--dir", dir, "init"}, &out, &errb); code != 0 {
+		t.Fatalf("bl init: exit %d: %s", code, errb.String())
+	}
+	t.Setenv(handedOverEnv, "1") // no bl-git: the diff stops where it would hand over
+	n, _ := countSignalHandlers(t)
+	for _, args := range [][]string{{"diff", "A", "B"}, {"diff", "--", "A", "B"}, {"diff", "--", "A"}} {
+		errb.Reset()
+		code := Main(Extensions{}, append([]string{"--dir", dir}, args...), &out, &errb)
+		t.Logf("bl %q: exit %d: %s", args, code, errb.String())
+		if got := n.Load(); got != 0 {
+			t.Errorf("bl %q installed %d signal handlers before it waited, want none", args, got)
+		}
+		n.Store(0)
+	}
+}
