@@ -115,7 +115,7 @@ func BenchmarkShow100k(b *testing.B) {
 // building the parser for the one command named, and parsing.
 func BenchmarkParser(b *testing.B) {
 	for _, args := range [][]string{{"version"}, {"heartbeat", "--id", "A1", "--owner", "w", "--epoch", "3"}, {"create", "--title", "t", "--priority", "2"},
-		{"ready", "--limit", "10"}, {"show", "C000123"}} {
+		{"ready", "--limit", "10"}, {"show", "C000123"}, {"diff", "HEAD~1", "HEAD"}} {
 		b.Run(args[0], func(b *testing.B) {
 			b.ReportAllocs()
 			for i := 0; i < b.N; i++ {
