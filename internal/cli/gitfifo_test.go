@@ -22,6 +22,29 @@ import (
 // hung and kills it: a bound on the test, never a measure of speed.
 const hangBound = 2 * time.Minute
 
+// runBounded runs name with args in dir under env and returns its exit
+// code and standard error; a run past hangBound fails the test as hung.
+func runBounded(t *testing.T, dir string, env []string, name string, args ...string) (code int, stderr string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), hangBound)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, name, args...)
+	cmd.Dir, cmd.Env = dir, env
+	var errb bytes.Buffer
+	cmd.Stderr = &errb
+	err := cmd.Run()
+	if ctx.Err() != nil {
+		t.Fatalf("%s %v in %s hung (killed after %v)", filepath.Base(name), args, dir, hangBound)
+	}
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		return ee.ExitCode(), errb.String()
+	} else if err != nil {
+		t.Fatalf("%s %v: %v", filepath.Base(name), args, err)
+	}
+	return 0, errb.String()
+}
+
 // TestGitFIFOFilesRefused: a FIFO where git keeps .git/config, HEAD, the
 // branch's ref or the index made git, go-git and bl block forever in an
 // open no SIGTERM ends. bl sync and bl diff (the real binaries, with the
@@ -40,27 +63,11 @@ func TestGitFIFOFilesRefused(t *testing.T) {
 		"GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@t", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@t")
 	run := func(dir string, args ...string) (code int, stderr string) {
 		t.Helper()
-		ctx, cancel := context.WithTimeout(context.Background(), hangBound)
-		defer cancel()
 		name := args[0]
 		if name == "bl" {
 			name = filepath.Join(bin, "bl")
 		}
-		cmd := exec.CommandContext(ctx, name, args[1:]...)
-		cmd.Dir, cmd.Env = dir, env
-		var errb bytes.Buffer
-		cmd.Stderr = &errb
-		err := cmd.Run()
-		if ctx.Err() != nil {
-			t.Fatalf("%v in %s hung (killed after %v)", args, dir, hangBound)
-		}
-		var ee *exec.ExitError
-		if errors.As(err, &ee) {
-			return ee.ExitCode(), errb.String()
-		} else if err != nil {
-			t.Fatalf("%v: %v", args, err)
-		}
-		return 0, errb.String()
+		return runBounded(t, dir, env, name, args[1:]...)
 	}
 	repo := filepath.Join(t.TempDir(), "r")
 	for _, args := range [][]string{{"git", "init", "-q", "-b", "main", repo}} {

@@ -4,10 +4,7 @@ package cli
 
 import (
 	"bytes"
-	"context"
-	"errors"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -31,23 +28,7 @@ func TestSettingsFIFORefused(t *testing.T) {
 	env := append(os.Environ(), "HOME="+t.TempDir(), "BL_ACTOR=tester", "GORACE=atexit_sleep_ms=0", "BL_ARBITER=", "BL_TRUST_HOOKS=1")
 	run := func(dir string, args ...string) (int, string) {
 		t.Helper()
-		ctx, cancel := context.WithTimeout(context.Background(), hangBound)
-		defer cancel()
-		cmd := exec.CommandContext(ctx, filepath.Join(bin, "bl"), args...)
-		cmd.Dir, cmd.Env = dir, env
-		var errb bytes.Buffer
-		cmd.Stderr = &errb
-		err := cmd.Run()
-		if ctx.Err() != nil {
-			t.Fatalf("bl %v hung (killed after %v)", args, hangBound)
-		}
-		var ee *exec.ExitError
-		if errors.As(err, &ee) {
-			return ee.ExitCode(), errb.String()
-		} else if err != nil {
-			t.Fatalf("bl %v: %v", args, err)
-		}
-		return 0, errb.String()
+		return runBounded(t, dir, env, filepath.Join(bin, "bl"), args...)
 	}
 	for _, c := range []struct {
 		file string
