@@ -332,6 +332,11 @@ func RestoreNewline(path string, size int64) error {
 // truncates the ledger to the last good line. The caller holds the lock.
 func SetAside(dir string, t *wire.TornTail) error {
 	path := filepath.Join(dir, LedgerFile)
+	if t.Growing {
+		// Under the lock no bl appends: something else is writing the
+		// ledger, and its line must not be cut off.
+		return fmt.Errorf("ledger: %s changed under the lock; retry", path)
+	}
 	f, err := os.OpenFile(path, os.O_RDWR, 0)
 	if err != nil {
 		return err

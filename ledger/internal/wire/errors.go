@@ -112,6 +112,10 @@ type TornTail struct {
 	Offset int64  `json:"offset"` // byte offset where the tail starts
 	Bytes  int64  `json:"bytes"`  // how many bytes it spans
 	Reason string `json:"reason"`
+	// Growing: the file grew past the line while it was read, so it is
+	// an append still being written, seen by a reader without the lock.
+	// Nothing is set aside for it.
+	Growing bool `json:"growing,omitempty"`
 }
 
 const TimeLayout = "2006-01-02T15:04:05.000000000Z07:00"

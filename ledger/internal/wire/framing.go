@@ -197,6 +197,15 @@ func (lr *LineReader) judge(l *FrameLine, decode func(raw []byte) error) (*TornT
 		if torn {
 			return &TornTail{Line: l.N, Offset: l.Off, Bytes: end - l.Off, Reason: why}, nil
 		}
+		if !l.Ended {
+			// The read met the end of the file just after l, yet lines
+			// follow it now: the file grew while it was read. A reader
+			// without the lock sees an append's bytes as they land, so l
+			// is a line a writer was still making, not damage. The read
+			// ends before it, as at a torn tail; the next read sees it
+			// whole.
+			return &TornTail{Line: l.N, Offset: l.Off, Bytes: l.Size, Reason: "an append in progress", Growing: true}, nil
+		}
 		return nil, lr.Corrupt(l, fmt.Errorf("%w: %s, with more lines after it", ErrFraming, why))
 	}
 	var err error

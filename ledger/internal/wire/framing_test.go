@@ -140,3 +140,67 @@ func FuzzFraming(f *testing.F) {
 		}
 	})
 }
+
+// growingFile is a ledger a writer is appending to while it is read: reads
+// see the first visible bytes until one meets their end, and the whole
+// file after that, as a reader without the lock sees a write land.
+type growingFile struct {
+	data    []byte
+	visible int
+}
+
+func (g *growingFile) ReadAt(p []byte, off int64) (int, error) {
+	end := g.visible
+	if off >= int64(end) {
+		g.visible = len(g.data) // the writer finishes its line, and more
+		return 0, io.EOF
+	}
+	n := copy(p, g.data[off:end])
+	if n < len(p) {
+		g.visible = len(g.data)
+		return n, io.EOF
+	}
+	return n, nil
+}
+
+// TestAppendInProgressIsNotDamage: a line read while its append was landing
+// ends at the end of the file; lines after it, there by the time the
+// reader looks past it, mean the file grew, not that it is damaged. The
+// read ends quietly before the line, and the next read gets it whole.
+func TestAppendInProgressIsNotDamage(t *testing.T) {
+	var data []byte
+	var starts []int
+	for _, ev := range roundTripEvents()[:3] {
+		line, err := EncodeLine(ev)
+		if err != nil {
+			t.Fatal(err)
+		}
+		starts = append(starts, len(data))
+		data = append(data, line...)
+	}
+	g := &growingFile{data: data, visible: starts[1] + 17} // inside line 2
+	lr := NewLineReader("ledger.jsonl", g, LineStart{}, MinBufSize)
+	if _, _, torn, err := lr.Event(); torn != nil || err != nil {
+		t.Fatalf("line 1: torn %v, err %v", torn, err)
+	}
+	_, _, torn, err := lr.Event()
+	if err != nil {
+		t.Fatalf("an append in progress read as damage: %v", err)
+	}
+	if torn == nil || !torn.Growing || torn.Offset != int64(starts[1]) || torn.Line != 2 {
+		t.Fatalf("line 2: torn %+v, want an append in progress at offset %d", torn, starts[1])
+	}
+	again := NewLineReader("ledger.jsonl", g, LineStart{Off: torn.Offset, N: 1}, MinBufSize)
+	for n := 2; n <= 3; n++ {
+		if _, l, torn, err := again.Event(); torn != nil || err != nil || l.N != n {
+			t.Fatalf("read again, line %d: %+v torn %v err %v", n, l, torn, err)
+		}
+	}
+	// A file that holds still with the same bytes is a torn line with a
+	// line after it: damage, as before.
+	static := append(append([]byte{}, data[:starts[1]+17]...), '\n')
+	static = append(static, data[starts[2]:]...)
+	if o := readOutcome(t, static); o.corrupt < 0 {
+		t.Fatalf("torn bytes ended by a line end, then a line: %+v", o)
+	}
+}
