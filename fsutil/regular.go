@@ -33,7 +33,23 @@ func (e *NotRegularError) Error() string {
 // regular file. The check is made on the file opened, and the open does
 // not wait on a FIFO (O_NONBLOCK where the platform has it): bl's settings
 // files, read by every command, never hold a command in open(2).
-func ReadRegular(path string) ([]byte, error) {
+func ReadRegular(path string) ([]byte, error) { return ReadRegularMax(path, -1) }
+
+// TooLargeError: ReadRegularMax found a file larger than it reads.
+type TooLargeError struct {
+	Path string
+	Size int64 // as far as it was read
+	Max  int64
+}
+
+func (e *TooLargeError) Error() string {
+	return fmt.Sprintf("%s is over %d bytes, more than bl reads of it: bl does not read it", e.Path, e.Max)
+}
+
+// ReadRegularMax is ReadRegular for a file of at most max bytes (no bound
+// when max < 0): a larger one is a *TooLargeError, found from the fstat or,
+// for a file that grows as it is read, once max bytes were read.
+func ReadRegularMax(path string, max int64) ([]byte, error) {
 	f, err := os.OpenFile(path, os.O_RDONLY|openNonBlock, 0)
 	if err != nil {
 		return nil, err
@@ -46,6 +62,9 @@ func ReadRegular(path string) ([]byte, error) {
 	if !fi.Mode().IsRegular() {
 		return nil, &NotRegularError{Path: path, Mode: fi.Mode()}
 	}
+	if max >= 0 && fi.Size() > max {
+		return nil, &TooLargeError{Path: path, Size: fi.Size(), Max: max}
+	}
 	// Sized from the fstat, as os.ReadFile does: io.ReadAll's doubling
 	// would copy an archive segment of 170 MB about twice over.
 	data := make([]byte, 0, fi.Size()+512)
@@ -57,6 +76,9 @@ func ReadRegular(path string) ([]byte, error) {
 		}
 		if err != nil {
 			return nil, err
+		}
+		if max >= 0 && int64(len(data)) > max {
+			return nil, &TooLargeError{Path: path, Size: int64(len(data)), Max: max}
 		}
 		if len(data) == cap(data) {
 			data = append(data, 0)[:len(data)] // it grew since the fstat

@@ -40,7 +40,8 @@ func OnAppended(ctx context.Context, fn func(events []*Event)) context.Context {
 type Backlog struct {
 	st   *store.Store
 	opts Options // as the store filled them in
-	cfg  Config  // read once, at Open
+	cfg  Config  // read once, at Open (or by the Reload that made this handle)
+	gen  uint64  // the store's generation of cfg (see Reload)
 }
 
 // Mutation is what every write request carries.
@@ -73,8 +74,27 @@ func (b *Backlog) Dir() string { return b.st.Dir() }
 func (b *Backlog) TornTail() *wire.TornTail { return b.st.TornTail() }
 
 // Config returns the settings read from config.json when the backlog was
-// opened.
+// opened, or by the Reload that returned b.
 func (b *Backlog) Config() Config { return b.cfg }
+
+// Reload is for a process that serves many requests on one handle (bl mcp,
+// bl serve, bl run --loop): it returns the handle to make the next request
+// on, with config.json's settings as the file holds them now, so that each
+// request keeps the settings it started with whatever changes meanwhile.
+// The file is read again only when its stat changed, and taken only when
+// it passes the checks Open makes: a link out of the backlog, a FIFO or
+// other special file, a file over MaxConfigBytes, one that does not decode
+// or names a setting twice, and a file that is gone, keep the settings
+// as they were, and the error says why, once per failure. The handle
+// returned is b when the settings did not change, else one sharing b's
+// files and state (closing either closes both).
+func (b *Backlog) Reload() (*Backlog, error) {
+	cfg, gen, err := b.st.ReloadConfig()
+	if gen == b.gen {
+		return b, err
+	}
+	return &Backlog{st: b.st, opts: b.opts, cfg: cfg, gen: gen}, err
+}
 
 // Warn passes msg to Options.Warn once per handle: for the parts of bl
 // around the store (git sync) that find something a person should know.

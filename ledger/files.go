@@ -41,6 +41,7 @@ const (
 	DefaultRetryInitial = store.DefaultRetryInitial
 	DefaultRetryMax     = store.DefaultRetryMax
 	Gitattributes       = store.Gitattributes
+	MaxConfigBytes      = store.MaxConfigBytes
 	SnapshotShare       = store.SnapshotShare
 )
 

@@ -118,7 +118,7 @@ type ClaimsConfig struct {
 }
 
 // Config returns the settings read from config.json when the backlog was
-// opened.
+// opened, or by the last ReloadConfig that changed them.
 func (b *Store) Config() Config {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -138,24 +138,41 @@ const DefaultCompactBytes = 64 << 10
 // ledger is compacted once it outgrows 1/SnapshotShare of snapshot.json.
 const SnapshotShare = 128
 
+// MaxConfigBytes bounds config.json: bl reads no more. Settings are a few
+// hundred bytes; a file of megabytes is a mistake, or a push meant to make
+// every bl process that reads it (at each start, and a long-running one at
+// each change) read megabytes.
+const MaxConfigBytes = 1 << 20
+
 // readConfig reads dir/config.json; a missing file is the default config.
 func readConfig(dir string) (Config, error) {
+	cfg, _, err := readConfigData(dir)
+	return cfg, err
+}
+
+// readConfigData is readConfig with the bytes it decoded (nil for a missing
+// file).
+func readConfigData(dir string) (Config, []byte, error) {
 	cfg := Config{Version: 1}
-	data, err := fsutil.ReadRegular(filepath.Join(dir, ConfigFile))
+	data, err := fsutil.ReadRegularMax(filepath.Join(dir, ConfigFile), MaxConfigBytes)
 	if errors.Is(err, os.ErrNotExist) {
-		return cfg, nil
+		return cfg, nil, nil
 	}
 	var special *fsutil.NotRegularError
 	if errors.As(err, &special) {
-		return cfg, wire.Errorf(wire.ErrInvalid, "%v; config.json must be a file", err)
+		return cfg, nil, wire.Errorf(wire.ErrInvalid, "%v; config.json must be a file", err)
+	}
+	var large *fsutil.TooLargeError
+	if errors.As(err, &large) {
+		return cfg, nil, wire.Errorf(wire.ErrInvalid, "%v; config.json holds settings, a few hundred bytes", err)
 	}
 	if err != nil {
-		return cfg, err
+		return cfg, nil, err
 	}
 	if err := decodeConfig(data, &cfg); err != nil {
-		return cfg, wire.Errorf(wire.ErrInvalid, "%s: %v", filepath.Join(dir, ConfigFile), err)
+		return cfg, nil, wire.Errorf(wire.ErrInvalid, "%s: %v", filepath.Join(dir, ConfigFile), err)
 	}
-	return cfg, nil
+	return cfg, data, nil
 }
 
 // openConfig is the config Open starts from: the caller's reading when

@@ -114,6 +114,8 @@ type Store struct {
 	normalForm bool                 // the files disagree and the state is their normal form, folded in memory
 	warned     map[string]bool      // messages already passed to Options.Warn (under mu)
 	fsync      func(*os.File) error // Fdatasync; a test makes it slow
+
+	watch configWatch // config.json as ReloadConfig last saw it (config_reload.go)
 }
 
 // Open opens the backlog in dir (the directory holding ledger.jsonl) and

@@ -1,0 +1,141 @@
+package store
+
+import (
+	"bytes"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"reflect"
+	"sync"
+	"time"
+
+	"github.com/bl-backlog/bl/ledger/internal/wire"
+)
+
+// A long-running process (bl mcp, bl serve, bl run --loop, bl daemon)
+// keeps one handle for hours while git pull, bl sync or an editor changes
+// config.json under it. ReloadConfig is how it takes the change: a stat
+// per request, a read only when the stat changed, and the settings change
+// only for a file that passes the checks Open makes. A one-shot command
+// never calls it: it read the file once, at start, and that costs nothing
+// more.
+
+// configWatch is what the last ReloadConfig saw of config.json.
+type configWatch struct {
+	mu     sync.Mutex
+	looked bool        // a ReloadConfig has read the file
+	entry  os.FileInfo // config.json's entry (Lstat) then; nil when missing
+	target os.FileInfo // the file a link inside the backlog leads to
+	racy   bool        // modified too close to the read to trust its stat
+	data   []byte      // the bytes of the settings in use, once read
+	gen    uint64      // counts the changes of the settings
+	said   string      // the last failure reported; "" after a good read
+}
+
+// racyWindow: a file modified this close to its read may change again
+// with the same size and modification time (file systems stamp by the
+// clock tick, some by the second or two), so it is read again at the next
+// look until its stamp is older.
+const racyWindow = 2 * time.Second
+
+// ReloadConfig brings the handle's settings up to date with config.json:
+// when the file's stat (inode, size, modification time) changed since the
+// last look, it is read again with the checks Open makes — not a link out
+// of the backlog, a regular file, at most MaxConfigBytes, decoding without
+// a setting named twice. A file that fails them leaves the settings as
+// they were and is the error, once per failure (nil while it stays the
+// same); so is a config.json that is gone (bl keeps the settings it runs
+// with rather than fall back to the defaults while a checkout replaces
+// the file). It returns the settings and their generation, which changes
+// only when the settings do.
+func (b *Store) ReloadConfig() (Config, uint64, error) {
+	w := &b.watch
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	path := filepath.Join(b.dir, ConfigFile)
+	entry, target := statConfig(path)
+	if w.looked && !w.racy && sameStat(w.entry, entry) && sameStat(w.target, target) {
+		return b.Config(), w.gen, nil
+	}
+	now := time.Now()
+	cfg, data, err := b.lookConfig(path, entry)
+	w.looked, w.entry, w.target = true, entry, target
+	w.racy = racy(entry, now) || racy(target, now)
+	if err != nil {
+		if msg := err.Error(); msg != w.said {
+			w.said = msg
+			return b.Config(), w.gen, err
+		}
+		return b.Config(), w.gen, nil
+	}
+	w.said = ""
+	if w.data != nil && bytes.Equal(data, w.data) {
+		return b.Config(), w.gen, nil
+	}
+	w.data = data
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if !reflect.DeepEqual(cfg, b.cfg) {
+		b.cfg = cfg
+		w.gen++
+	}
+	return b.cfg, w.gen, nil
+}
+
+// lookConfig reads config.json for ReloadConfig, whose entry is entry.
+func (b *Store) lookConfig(path string, entry os.FileInfo) (Config, []byte, error) {
+	if entry == nil {
+		if _, err := os.Lstat(path); !errors.Is(err, fs.ErrNotExist) {
+			return Config{}, nil, err
+		}
+		return Config{}, nil, wire.Errorf(wire.ErrInvalid, "%s is gone: bl keeps the settings it read before; restart it to run with the defaults", path)
+	}
+	if entry.Mode()&fs.ModeSymlink != 0 {
+		// Open's CheckLinks, for this one entry.
+		root, err := filepath.EvalSymlinks(b.dir)
+		if err != nil {
+			return Config{}, nil, err
+		}
+		if err := linkInside(root, path); err != nil {
+			return Config{}, nil, err
+		}
+	}
+	cfg, data, err := readConfigData(b.dir)
+	if err == nil && data == nil {
+		// Gone between the stat and the read.
+		return Config{}, nil, wire.Errorf(wire.ErrInvalid, "%s is gone: bl keeps the settings it read before; restart it to run with the defaults", path)
+	}
+	return cfg, data, err
+}
+
+// statConfig is the stat of config.json's entry, and of the file it leads
+// to when it is a link; nil for what is not there.
+func statConfig(path string) (entry, target os.FileInfo) {
+	entry, err := os.Lstat(path)
+	if err != nil {
+		return nil, nil
+	}
+	if entry.Mode()&fs.ModeSymlink != 0 {
+		target, _ = os.Stat(path)
+	}
+	return entry, target
+}
+
+// sameStat reports whether a and b are the same file, unchanged as far as
+// its stat shows.
+func sameStat(a, b os.FileInfo) bool {
+	if a == nil || b == nil {
+		return a == nil && b == nil
+	}
+	return os.SameFile(a, b) && a.Size() == b.Size() && a.ModTime().Equal(b.ModTime()) && a.Mode() == b.Mode()
+}
+
+// racy reports whether fi was modified within racyWindow of now.
+func racy(fi os.FileInfo, now time.Time) bool {
+	if fi == nil {
+		return false
+	}
+	d := now.Sub(fi.ModTime())
+	return d < racyWindow && d > -racyWindow
+}
