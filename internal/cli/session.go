@@ -41,19 +41,22 @@ func NewSession(a *App) *Session {
 	return s
 }
 
-// open opens the backlog once; until it exists every call fails as bl
-// would (no_backlog), and a later call tries again.
+// open opens the backlog once, and then gives each call the backlog with
+// config.json as it stands (settings.go); until it exists every call fails
+// as bl would (no_backlog), and a later call tries again.
 func (s *Session) open() (*ledger.Backlog, string, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	warn := func(msg string) { fmt.Fprintf(os.Stderr, "bl: warning: %s\n", text(msg)) }
 	if s.backlog != nil {
+		// Each call runs with config.json as it is when the call starts.
+		s.backlog = reloaded(s.backlog, warn, func(msg string) { fmt.Fprintf(os.Stderr, "bl: %s\n", text(msg)) })
 		return s.backlog, s.backlog.Dir(), nil
 	}
 	dir, err := findBacklog(s.dir)
 	if err != nil {
 		return nil, "", err
 	}
-	warn := func(msg string) { fmt.Fprintf(os.Stderr, "bl: warning: %s\n", msg) }
 	b, err := ledger.Open(dir, ledger.Options{Clock: time.Now, LockTimeout: s.timeout, Failpoint: failpointFrom(s.getenv),
 		AllowNetworkFS: s.getenv("BL_ALLOW_NETWORK_FS") == "1", Warn: warn, SlowSync: slowSync(s.getenv, warn)})
 	if err != nil {

@@ -1,6 +1,11 @@
 package cli
 
-import "github.com/bl-backlog/bl/ledger"
+import (
+	"fmt"
+	"path/filepath"
+
+	"github.com/bl-backlog/bl/ledger"
+)
 
 // An owner command decides on its settings twice: before the backlog is
 // opened (whether bl-git runs it: handover.go) and as it runs (whether it
@@ -41,4 +46,27 @@ func (a *App) localArbiter(dir string) (ArbiterSettings, error) {
 		a.settings.arbiter, a.settings.arbiterErr = &s, err
 	}
 	return *a.settings.arbiter, a.settings.arbiterErr
+}
+
+// A long-running process (bl mcp, bl daemon, bl serve, bl run --loop)
+// takes config.json again before each request, call or card: a pull or an
+// edit then holds from the next one on (a review gate turned on, a remote
+// for claims), and the request under way keeps the settings it started
+// with. hooks.json and arbiter.json are read where they are used (each
+// hook point, each call), so they need nothing here.
+
+// reloaded is the backlog the next request runs on: cur with config.json as
+// it stands now (ledger.Backlog.Reload). A change is said with note; a file
+// that fails the checks start-up makes (a link out of the backlog, a FIFO,
+// over 1 MiB, garbage, a setting named twice, gone) is said once with warn
+// and the settings stay as they were: the process never stops for it.
+func reloaded(cur *ledger.Backlog, warn, note func(string)) *ledger.Backlog {
+	b, err := cur.Reload()
+	switch {
+	case err != nil:
+		warn(fmt.Sprintf("%v; going on with the settings read before", err))
+	case b != cur:
+		note(fmt.Sprintf("%s changed: what starts from now on runs with its settings", filepath.Join(b.Dir(), ledger.ConfigFile)))
+	}
+	return b
 }
