@@ -163,10 +163,8 @@ func (c *RunCmd) Run(a *App) error {
 	if err != nil {
 		return err
 	}
-	if remote := b.Config().Claims.Remote; remote != "" && !c.Local {
-		// Its claims would not be acknowledged by the remote the other
-		// clones claim through: a claim that remote granted wins.
-		return usagef(fmt.Sprintf("this backlog's claims go through the git remote %s (claims.remote), and bl run claims in this clone only: pass --local if every worker of this backlog runs on this machine", remote))
+	if err := c.claimsHere(b); err != nil {
+		return err
 	}
 	leases, err := a.runLeases(b, c.Local)
 	if err != nil {
@@ -187,6 +185,7 @@ func (c *RunCmd) Run(a *App) error {
 	} else if c.Base != "" || c.KeepWorktree {
 		return usagef("--base and --keep-worktree need --worktree")
 	}
+	o.Reload = c.reload(a, b)
 	var emitErr error
 	// Hooks run as the events happen, not all at the end of a long loop.
 	o.Claimed = func(ledger.Card) { a.runHooksAfter() }
@@ -204,6 +203,46 @@ func (c *RunCmd) Run(a *App) error {
 		return emitErr
 	}
 	return c.report(a, sum)
+}
+
+// claimsHere refuses a backlog whose claims go through a git remote
+// (without --local): bl run's claims would not be acknowledged by the
+// remote the other clones claim through, and a claim it granted wins.
+func (c *RunCmd) claimsHere(b *ledger.Backlog) error {
+	if remote := b.Config().Claims.Remote; remote != "" && !c.Local {
+		return usagef(fmt.Sprintf("this backlog's claims go through the git remote %s (claims.remote), and bl run claims in this clone only: pass --local if every worker of this backlog runs on this machine", remote))
+	}
+	return nil
+}
+
+// reload is the supervisor's Reload: before each card after the first,
+// config.json as it stands then (settings.go), held to the rules the start
+// holds it to, gives the next card its review gate, worktree branch and
+// retry backoff. A remote for claims pulled in ends the loop before it
+// claims. The lease connection (arbiter.json, BL_ARBITER) stays the one
+// made at the start.
+func (c *RunCmd) reload(a *App, b *ledger.Backlog) func(o *supervisor.Options) error {
+	cur := b
+	note := func(msg string) { fmt.Fprintf(a.Stderr, "bl run: %s\n", text(msg)) }
+	return func(o *supervisor.Options) error {
+		nb := reloaded(cur, a.Warn, note)
+		if nb == cur {
+			return nil
+		}
+		cur = nb
+		if err := c.claimsHere(nb); err != nil {
+			return err
+		}
+		a.backlog = nb
+		o.Backlog = nb
+		o.Review = c.Review || nb.Config().Review.Required
+		if o.Worktree != nil {
+			wt := *o.Worktree
+			wt.Branch = nb.Config().Worktree.Branch
+			o.Worktree = &wt
+		}
+		return nil
+	}
 }
 
 // checkArgs checks the command line before the backlog is opened: a

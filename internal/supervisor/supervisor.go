@@ -97,6 +97,12 @@ type Options struct {
 	// Review sends a card whose command exited 0 to review instead of
 	// done.
 	Review bool
+	// Reload, when set, is called before each claim after the first: it
+	// may change the options the next card runs with (bl run takes a
+	// changed config.json), or end the run with its error, claiming
+	// nothing. A card runs to its outcome with the options it was claimed
+	// under.
+	Reload func(o *Options) error
 	// Leases makes the claims and lease writes; nil makes them on Backlog
 	// itself. bl run through a claim arbiter passes the arbiter's, which
 	// records each write in Backlog once the arbiter took it.
@@ -203,7 +209,12 @@ func Run(ctx context.Context, o Options) (Summary, error) {
 			s.launch.close()
 		}
 	}()
-	for {
+	for first := true; ; first = false {
+		if !first && o.Reload != nil {
+			if err := s.reload(); err != nil {
+				return sum, err
+			}
+		}
 		card, sig, err := s.claim(ctx)
 		if err != nil || card == nil {
 			sum.Interrupted = sig
@@ -237,6 +248,19 @@ type supervisor struct {
 	launch *launcher // started at the first command, with Contain
 	repo   string    // the repository's work tree and git common dir,
 	common string    // with Worktree (see gitDirs)
+}
+
+// reload runs Options.Reload; lease writes made on the backlog itself
+// follow it to the backlog it gives.
+func (s *supervisor) reload() error {
+	_, own := s.o.Leases.(local)
+	if err := s.o.Reload(&s.o); err != nil {
+		return err
+	}
+	if own {
+		s.o.Leases = local{s.o.Backlog}
+	}
+	return nil
 }
 
 func (s *supervisor) logf(format string, args ...any) {
