@@ -223,9 +223,9 @@ func (c *RunCmd) claimsHere(b *ledger.Backlog) error {
 // made at the start.
 func (c *RunCmd) reload(a *App, b *ledger.Backlog) func(o *supervisor.Options) error {
 	cur := b
-	note := func(msg string) { fmt.Fprintf(a.Stderr, "bl run: %s\n", text(msg)) }
+	note := func(msg string) { fmt.Fprintf(a.Stderr, "bl run: %s\n", msg) }
 	return func(o *supervisor.Options) error {
-		nb := reloaded(cur, a.Warn, note)
+		nb := Reloaded(cur, a.Warn, note)
 		if nb == cur {
 			return nil
 		}

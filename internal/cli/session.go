@@ -47,10 +47,10 @@ func NewSession(a *App) *Session {
 func (s *Session) open() (*ledger.Backlog, string, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	warn := func(msg string) { fmt.Fprintf(os.Stderr, "bl: warning: %s\n", text(msg)) }
+	warn := func(msg string) { fmt.Fprintf(os.Stderr, "bl: warning: %s\n", msg) }
 	if s.backlog != nil {
 		// Each call runs with config.json as it is when the call starts.
-		s.backlog = reloaded(s.backlog, warn, func(msg string) { fmt.Fprintf(os.Stderr, "bl: %s\n", text(msg)) })
+		s.backlog = Reloaded(s.backlog, warn, func(msg string) { fmt.Fprintf(os.Stderr, "bl: %s\n", msg) })
 		return s.backlog, s.backlog.Dir(), nil
 	}
 	dir, err := findBacklog(s.dir)

@@ -55,18 +55,19 @@ func (a *App) localArbiter(dir string) (ArbiterSettings, error) {
 // with. hooks.json and arbiter.json are read where they are used (each
 // hook point, each call), so they need nothing here.
 
-// reloaded is the backlog the next request runs on: cur with config.json as
+// Reloaded is the backlog the next request runs on: cur with config.json as
 // it stands now (ledger.Backlog.Reload). A change is said with note; a file
 // that fails the checks start-up makes (a link out of the backlog, a FIFO,
 // over 1 MiB, garbage, a setting named twice, gone) is said once with warn
 // and the settings stay as they were: the process never stops for it.
-func reloaded(cur *ledger.Backlog, warn, note func(string)) *ledger.Backlog {
+// Both messages come with control characters escaped.
+func Reloaded(cur *ledger.Backlog, warn, note func(string)) *ledger.Backlog {
 	b, err := cur.Reload()
 	switch {
 	case err != nil:
-		warn(fmt.Sprintf("%v; going on with the settings read before", err))
+		warn(text(fmt.Sprintf("%v; going on with the settings read before", err)))
 	case b != cur:
-		note(fmt.Sprintf("%s changed: what starts from now on runs with its settings", filepath.Join(b.Dir(), ledger.ConfigFile)))
+		note(text(fmt.Sprintf("%s changed: what starts from now on runs with its settings", filepath.Join(b.Dir(), ledger.ConfigFile))))
 	}
 	return b
 }

@@ -2,6 +2,7 @@ package serve
 
 import (
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/bl-backlog/bl/internal/cli"
@@ -23,7 +24,7 @@ func Command(a *cli.App, c *cli.ServeCmd) error {
 	}
 	s, err := New(b, Options{Fsync: fsync,
 		Addr: c.Addr, Token: c.Token, AllowWrites: c.AllowWrites, Actor: a.ActorName(), Now: a.Clock(),
-		AfterWrite: hooksWorker(a),
+		AfterWrite: hooksWorker(a), Current: current(a, b),
 	})
 	if err != nil {
 		return err
@@ -41,6 +42,21 @@ func Command(a *cli.App, c *cli.ServeCmd) error {
 		fmt.Fprintf(a.Stderr, "bl serve: sign in once by opening %s (a one-time URL); scripts send Authorization: Bearer <token>\n", u)
 	}
 	return s.Run(a.Context(), ln)
+}
+
+// current gives each request the backlog with config.json as it stands
+// when the request starts (cli.Reloaded): a pulled or edited setting holds
+// from the next request on, said on stderr; a file that fails start-up's
+// checks is said once, and the last good settings stay.
+func current(a *cli.App, b *ledger.Backlog) func() Backlog {
+	var mu sync.Mutex
+	note := func(msg string) { fmt.Fprintf(a.Stderr, "bl serve: %s\n", msg) }
+	return func() Backlog {
+		mu.Lock()
+		defer mu.Unlock()
+		b = cli.Reloaded(b, a.Warn, note)
+		return b
+	}
 }
 
 // hooksWorker runs the hooks of the board's writes one batch at a time, in

@@ -99,12 +99,12 @@ func (s *Server) cards(w http.ResponseWriter, r *http.Request) {
 	if sortBy == "" {
 		sortBy = ledger.SortClaim
 	}
-	cards, err := s.b.List(f, sortBy)
+	cards, err := s.backlogOf(r.Context()).List(f, sortBy)
 	if err != nil {
 		ledgerError(w, err)
 		return
 	}
-	st, err := s.b.Standings(cards)
+	st, err := s.backlogOf(r.Context()).Standings(cards)
 	if err != nil {
 		ledgerError(w, err)
 		return
@@ -120,12 +120,12 @@ func (s *Server) cards(w http.ResponseWriter, r *http.Request) {
 
 // card is bl show --json: the card with where it stands.
 func (s *Server) card(w http.ResponseWriter, r *http.Request) {
-	c, err := s.b.Get(r.PathValue("id"))
+	c, err := s.backlogOf(r.Context()).Get(r.PathValue("id"))
 	if err != nil {
 		ledgerError(w, err)
 		return
 	}
-	st, err := s.b.Standings([]ledger.Card{c})
+	st, err := s.backlogOf(r.Context()).Standings([]ledger.Card{c})
 	if err != nil {
 		ledgerError(w, err)
 		return
@@ -143,13 +143,13 @@ func (s *Server) card(w http.ResponseWriter, r *http.Request) {
 // one JSON array.
 func (s *Server) history(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
-	if _, err := s.b.Get(id); err != nil {
+	if _, err := s.backlogOf(r.Context()).Get(id); err != nil {
 		ledgerError(w, err)
 		return
 	}
 	buf := []byte{'['}
 	n := 0
-	_, err := s.b.History(ledger.HistoryFilter{Card: id}, func(e *ledger.Event, c *ledger.Conflict) error {
+	_, err := s.backlogOf(r.Context()).History(ledger.HistoryFilter{Card: id}, func(e *ledger.Event, c *ledger.Conflict) error {
 		if n++; n > 1 {
 			buf = append(buf, ',')
 		}
@@ -166,7 +166,7 @@ func (s *Server) history(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) stats(w http.ResponseWriter, r *http.Request) {
-	st, err := s.b.Stats()
+	st, err := s.backlogOf(r.Context()).Stats()
 	if err != nil {
 		ledgerError(w, err)
 		return
@@ -188,7 +188,7 @@ func (s *Server) board(w http.ResponseWriter, r *http.Request) {
 		cursor    string
 		now       time.Time
 	)
-	err := s.b.View(func(st *ledger.State, at time.Time) error {
+	err := s.backlogOf(r.Context()).View(func(st *ledger.State, at time.Time) error {
 		now = at
 		cards = st.List(ledger.Filter{}, at, ledger.SortClaim)
 		standings = make([]ledger.Standing, len(cards))
@@ -239,7 +239,7 @@ func (s *Server) board(w http.ResponseWriter, r *http.Request) {
 // dag is the html export's page (its dependency graph, drawn as SVG by
 // package export, and its static board), for the board's graph pane.
 func (s *Server) dag(w http.ResponseWriter, r *http.Request) {
-	cards, err := s.b.List(ledger.Filter{}, ledger.SortClaim)
+	cards, err := s.backlogOf(r.Context()).List(ledger.Filter{}, ledger.SortClaim)
 	if err != nil {
 		ledgerError(w, err)
 		return

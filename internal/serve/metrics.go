@@ -1,6 +1,7 @@
 package serve
 
 import (
+	"context"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -119,14 +120,15 @@ func (c *stateCollector) Collect(ch chan<- prometheus.Metric) {
 	gauge := func(d *prometheus.Desc, v float64, labels ...string) {
 		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, labels...)
 	}
-	st, err := c.s.b.Stats()
+	b := c.s.backlogOf(context.Background())
+	st, err := b.Stats()
 	if err != nil {
 		gauge(descUp, 0)
 		return
 	}
 	waiting := 0
 	conflicts := map[ledger.Op]int{}
-	err = c.s.b.View(func(s *ledger.State, now time.Time) error {
+	err = b.View(func(s *ledger.State, now time.Time) error {
 		for _, card := range s.List(ledger.Filter{Status: []ledger.Status{ledger.StatusReady}}, now, ledger.SortID) {
 			if !s.Claimable(card.ID, now) {
 				waiting++

@@ -57,6 +57,10 @@ type Options struct {
 	// Fsync, when set, holds the fsync times of the backlog's appends
 	// (given to ledger.Options.Synced when it was opened).
 	Fsync *FsyncTimes
+	// Current, when set, gives each request the backlog it runs on, at
+	// its start: bl serve's, with config.json as it stands then. The
+	// request keeps it to the end.
+	Current func() Backlog
 }
 
 // DefaultAddr is where bl serve listens by default.
@@ -273,8 +277,25 @@ func (s *Server) guard(next http.Handler) http.Handler {
 		if s.o.Token != "" && !s.authorized(w, r) {
 			return
 		}
+		if s.o.Current != nil {
+			r = r.WithContext(context.WithValue(r.Context(), backlogKey{}, s.o.Current()))
+		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+type backlogKey struct{}
+
+// backlogOf is the backlog the request of ctx runs on (Options.Current);
+// outside a request (the metrics), the current one.
+func (s *Server) backlogOf(ctx context.Context) Backlog {
+	if b, ok := ctx.Value(backlogKey{}).(Backlog); ok {
+		return b
+	}
+	if s.o.Current != nil {
+		return s.o.Current()
+	}
+	return s.b
 }
 
 func (s *Server) hostOK(host string) bool {

@@ -99,15 +99,15 @@ func (s *Server) act(ctx context.Context, action, id string, req writeRequest) (
 	m := ledger.Mutation{Actor: s.o.Actor}
 	switch action {
 	case "block":
-		return s.b.Block(ctx, ledger.LeaseRequest{Mutation: m, ID: id, Reason: req.Reason})
+		return s.backlogOf(ctx).Block(ctx, ledger.LeaseRequest{Mutation: m, ID: id, Reason: req.Reason})
 	case "unblock":
-		return s.b.Unblock(ctx, m, id)
+		return s.backlogOf(ctx).Unblock(ctx, m, id)
 	case "reopen":
-		return s.b.Reopen(ctx, m, id)
+		return s.backlogOf(ctx).Reopen(ctx, m, id)
 	case "priority":
-		return s.b.Update(ctx, ledger.UpdateRequest{Mutation: m, ID: id, Fields: ledger.Fields{Priority: req.Priority}})
+		return s.backlogOf(ctx).Update(ctx, ledger.UpdateRequest{Mutation: m, ID: id, Fields: ledger.Fields{Priority: req.Priority}})
 	}
-	return s.b.Note(ctx, ledger.NoteRequest{Mutation: m, ID: id, Text: req.Text})
+	return s.backlogOf(ctx).Note(ctx, ledger.NoteRequest{Mutation: m, ID: id, Text: req.Text})
 }
 
 // resultOf names a write's outcome for the metrics.
