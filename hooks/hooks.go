@@ -155,10 +155,11 @@ func Load(ctx context.Context, dir string) (s *Set, warning string, err error) {
 	if err := tracked(ctx, dir); err != nil {
 		return nil, fmt.Sprintf("%s %v", path, err), nil
 	}
-	data, err := fsutil.ReadRegular(path)
+	data, err := fsutil.ReadRegularMax(path, ledger.MaxConfigBytes)
 	var special *fsutil.NotRegularError
-	if errors.As(err, &special) {
-		return nil, "", ledger.Errorf(ledger.ErrInvalid, "%v; hooks.json must be a file", err)
+	var large *fsutil.TooLargeError
+	if errors.As(err, &special) || errors.As(err, &large) {
+		return nil, "", ledger.Errorf(ledger.ErrInvalid, "%v; hooks.json must be a file of settings", err)
 	}
 	if err != nil {
 		return nil, "", err

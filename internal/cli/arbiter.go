@@ -107,9 +107,10 @@ func readArbiterFile(ctx context.Context, dir string) (ArbiterSettings, error) {
 	if tracked, err := gitdir.Tracked(ctx, dir, ArbiterFile); err == nil && tracked {
 		return ArbiterSettings{}, ledger.Errorf(ledger.ErrInvalid, "%s is tracked by git: the arbiter decides every claim and its file may hold credentials, so bl takes it only from a local file; untrack it (git rm --cached) or use BL_ARBITER", path)
 	}
-	data, err := fsutil.ReadRegular(path)
+	data, err := fsutil.ReadRegularMax(path, ledger.MaxConfigBytes)
 	var special *fsutil.NotRegularError
-	if errors.As(err, &special) {
+	var large *fsutil.TooLargeError
+	if errors.As(err, &special) || errors.As(err, &large) {
 		return ArbiterSettings{}, ledger.Errorf(ledger.ErrInvalid, "%v; bl reads the arbiter setting only from a local file", err)
 	}
 	if err != nil {
