@@ -30,6 +30,9 @@ bl://protocol hold the protocol an agent follows (as bl prime prints it).
 A claim that waits sends progress notifications, and ends without
 claiming when the request is cancelled or the client goes away. When
 stdin ends, every request read before it is answered, then bl mcp exits 0.
+A config.json changed while it runs (a pull, an edit) holds from the next
+call on; one that does not pass the checks of a start is named once on
+stderr, and the last good settings stay.
 
 Add it to Claude Code (or run bl setup claude):
 

@@ -114,6 +114,12 @@ Windows there are no process groups: a stopped command is killed, its
 children are not. Claims, heartbeats and outcomes all go through one open
 backlog: no process starts per step.
 
+With --loop, config.json is taken again before each claim: a
+review.required, worktree.branch or retry_backoff changed meanwhile (a
+pull, an edit) holds for the next card, the card under way keeps its
+settings, and a claims.remote that appears ends the loop (exit 2). A file
+that does not read is named once; the last good settings stay.
+
 Output: a line per card on stdout, progress on stderr. With --json, the
 card as it stands afterwards (null when nothing was claimable), one line per
 card with --loop; the command's own stdout then goes to stderr.

@@ -31,7 +31,9 @@ func (ServeCmd) Help() string {
     /metrics          Prometheus text
 
 It binds loopback by default and refuses any other address without
---token. Read-only unless --allow-writes. See docs/SERVE.md.
+--token. Read-only unless --allow-writes. A config.json changed while it
+runs holds from the next request on (one that does not read is named once
+on stderr; the last good settings stay). See docs/SERVE.md.
 
 Examples:
 
