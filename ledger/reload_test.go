@@ -4,9 +4,12 @@ package ledger
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -131,5 +134,76 @@ func TestReloadConfig(t *testing.T) {
 	nb, err = reload(b)
 	if err != nil || nb.Config().Review.Required {
 		t.Fatalf("link inside: %+v %v", nb.Config(), err)
+	}
+}
+
+// TestReloadConcurrent: requests on the handles Reload returns run while
+// the file changes and other requests reload (go test -race).
+func TestReloadConcurrent(t *testing.T) {
+	e := newEnv(t)
+	path := filepath.Join(e.dir, ConfigFile)
+	var cur atomic.Pointer[Backlog]
+	cur.Store(e.open())
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			tmp := path + ".new"
+			os.WriteFile(tmp, []byte(fmt.Sprintf(`{"version":1,"review":{"required":%v}}`, i%2 == 0)), 0o644)
+			os.Rename(tmp, path)
+		}
+	}()
+	for w := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 20 {
+				b, _ := cur.Load().Reload()
+				cur.Store(b)
+				started := b.Config().Review.Required
+				id := fmt.Sprintf("W%dN%d", w, i)
+				if _, _, err := b.Create(e.ctx, CreateRequest{Mutation: m, ID: id, Title: "t"}); err != nil {
+					t.Error(err)
+					return
+				}
+				owner := "o" + id
+				if _, err := b.Claim(e.ctx, ClaimRequest{Mutation: m, Owner: owner, ID: id, TTL: time.Minute}); err != nil {
+					t.Error(err)
+					return
+				}
+				if _, err := b.Complete(e.ctx, LeaseRequest{Mutation: m, ID: id, Owner: owner, Epoch: 1}); err != nil {
+					t.Error(err)
+					return
+				}
+				if b.Config().Review.Required != started {
+					t.Errorf("%s: the settings changed under a request", id)
+				}
+			}
+		}()
+	}
+	time.Sleep(10 * time.Millisecond)
+	close(stop)
+	wg.Wait()
+}
+
+// BenchmarkReloadUnchanged is what a long-running process pays per
+// request when config.json did not change: one or two stats.
+func BenchmarkReloadUnchanged(b *testing.B) {
+	e := newEnv(b)
+	h := e.open()
+	old := time.Now().Add(-time.Hour)
+	os.Chtimes(filepath.Join(e.dir, ConfigFile), old, old)
+	h, _ = h.Reload()
+	for b.Loop() {
+		if nb, err := h.Reload(); nb != h || err != nil {
+			b.Fatal(nb, err)
+		}
 	}
 }
