@@ -55,8 +55,10 @@ func (b *Store) ReloadConfig() (Config, uint64, error) {
 	defer w.mu.Unlock()
 	path := filepath.Join(b.dir, ConfigFile)
 	entry, target := statConfig(path)
+	// b.cfg changes only here, under w.mu: it is read without b.mu, so
+	// that a look never waits for a long read of the state.
 	if w.looked && !w.racy && sameStat(w.entry, entry) && sameStat(w.target, target) {
-		return b.Config(), w.gen, nil
+		return b.cfg, w.gen, nil
 	}
 	now := time.Now()
 	cfg, data, err := b.lookConfig(path, entry)
@@ -65,19 +67,19 @@ func (b *Store) ReloadConfig() (Config, uint64, error) {
 	if err != nil {
 		if msg := err.Error(); msg != w.said {
 			w.said = msg
-			return b.Config(), w.gen, err
+			return b.cfg, w.gen, err
 		}
-		return b.Config(), w.gen, nil
+		return b.cfg, w.gen, nil
 	}
 	w.said = ""
 	if w.data != nil && bytes.Equal(data, w.data) {
-		return b.Config(), w.gen, nil
+		return b.cfg, w.gen, nil
 	}
 	w.data = data
-	b.mu.Lock()
-	defer b.mu.Unlock()
 	if !reflect.DeepEqual(cfg, b.cfg) {
+		b.mu.Lock()
 		b.cfg = cfg
+		b.mu.Unlock()
 		w.gen++
 	}
 	return b.cfg, w.gen, nil
@@ -89,7 +91,7 @@ func (b *Store) lookConfig(path string, entry os.FileInfo) (Config, []byte, erro
 		if _, err := os.Lstat(path); !errors.Is(err, fs.ErrNotExist) {
 			return Config{}, nil, err
 		}
-		return Config{}, nil, wire.Errorf(wire.ErrInvalid, "%s is gone: bl keeps the settings it read before; restart it to run with the defaults", path)
+		return Config{}, nil, configGone(path)
 	}
 	if entry.Mode()&fs.ModeSymlink != 0 {
 		// Open's CheckLinks, for this one entry.
@@ -104,9 +106,16 @@ func (b *Store) lookConfig(path string, entry os.FileInfo) (Config, []byte, erro
 	cfg, data, err := readConfigData(b.dir)
 	if err == nil && data == nil {
 		// Gone between the stat and the read.
-		return Config{}, nil, wire.Errorf(wire.ErrInvalid, "%s is gone: bl keeps the settings it read before; restart it to run with the defaults", path)
+		return Config{}, nil, configGone(path)
 	}
 	return cfg, data, err
+}
+
+// configGone: config.json is not there (a checkout replacing it, or
+// removed). A start would run with the defaults; a running process keeps
+// its settings rather than drop a review gate for the moment of a checkout.
+func configGone(path string) error {
+	return wire.Errorf(wire.ErrInvalid, "%s is gone (a restart runs with the defaults)", path)
 }
 
 // statConfig is the stat of config.json's entry, and of the file it leads
