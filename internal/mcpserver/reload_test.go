@@ -189,6 +189,15 @@ func TestMCPReloadsConfig(t *testing.T) {
 		})
 	}
 
+	// hooks.json written while the server runs holds at the next event:
+	// it is read at each hook point.
+	hooked := filepath.Join(dir, "hooked")
+	os.WriteFile(filepath.Join(backlog, "hooks.json"), []byte(`{"hooks": [{"on": ["complete", "review"], "command": ["touch", "`+hooked+`"]}]}`), 0o644)
+	finish(t)
+	if _, err := os.Stat(hooked); err != nil {
+		t.Fatalf("a hooks.json written after the start did not run: %v\n%s", err, stderr.String())
+	}
+
 	// claims.remote pulled in names a local path: refused as at start-up,
 	// not claimed locally behind the remote's back.
 	replaceConfig(t, backlog, configWith(t, backlog, map[string]any{"claims": map[string]any{"remote": "../shared.git"}}))
