@@ -2,9 +2,11 @@ package fsutil
 
 import (
 	"bytes"
+	"errors"
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"testing"
 )
 
@@ -74,5 +76,22 @@ func TestReadRegularAllocatesTheFileOnce(t *testing.T) {
 	}
 	if n := after.TotalAlloc - before.TotalAlloc; n > uint64(len(want))*5/4 {
 		t.Errorf("ReadRegular of a %d-byte file allocated %d bytes; want about the file's size", len(want), n)
+	}
+}
+
+// TestReadRegularMax: a file up to the bound is read whole, one byte more
+// is a *TooLargeError naming it, without reading it.
+func TestReadRegularMax(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "settings.json")
+	if err := os.WriteFile(path, make([]byte, 100), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if data, err := ReadRegularMax(path, 100); err != nil || len(data) != 100 {
+		t.Fatalf("at the bound: %d bytes, %v", len(data), err)
+	}
+	_, err := ReadRegularMax(path, 99)
+	var large *TooLargeError
+	if !errors.As(err, &large) || !strings.Contains(err.Error(), path) {
+		t.Fatalf("over the bound: %v", err)
 	}
 }
