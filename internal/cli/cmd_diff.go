@@ -46,7 +46,9 @@ A line of a commit's event files that does not read (a teammate's
 damaged line) is set aside, as bl sync quarantines a pulled line: a
 warning names the side, its commit, the file and the line, --json lists
 them in set_aside, and the diff compares the other lines. A damaged
-snapshot in a commit fails (exit 6) naming the commit.
+snapshot in a commit fails (exit 6) naming the commit, as does a commit
+holding a backlog file as a symbolic link or a submodule (bl sync
+refuses to merge one too).
 
 Events the old commit holds and the new one does not are counted and
 marked "removed": a git revert or reset between the two. The ledger is a
