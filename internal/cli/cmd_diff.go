@@ -21,7 +21,8 @@ included), and what happened to each card in the events only one side
 holds: claims, releases, completions and blocks with their owners, and the
 claims the fold refused (the loser of two clones' race). With one REV, the
 other side is the working backlog (what bl sync would commit). A REV is
-anything git rev-parse takes: HEAD~1, main, a tag, a hash. It is resolved
+anything git rev-parse takes: HEAD~1, main, a tag, a hash, @{u} (the
+upstream), main@{1}; with one REV as with two. It is resolved
 in the repository that holds the shared backlog: from a linked worktree,
 HEAD is the main worktree's HEAD, as for bl sync.
 
@@ -58,6 +59,7 @@ them; undo with bl commands instead.
 Examples:
 
     bl diff HEAD~1
+    bl diff @{u}
     bl diff main feature
     bl diff origin/main...HEAD
     bl diff --merge feature
