@@ -230,8 +230,8 @@ func (b *Backlog) writeLocked(ctx context.Context, s *fold.State, m Mutation, op
 			t := told.UTC() // earlier than the write: the fold times it by then
 			e.Clock = &t
 		}
-		var held *wire.Card
-		if e.Fields != nil && e.Op != OpCreate {
+		var held *wire.Card // what the card holds passes (store.WrittenLineOn)
+		if (e.Fields != nil || e.Owner != "") && e.Op != OpCreate {
 			held = s.Find(e.Card)
 		}
 		line, e, err := store.WrittenLineOn(e, held)

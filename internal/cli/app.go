@@ -113,7 +113,11 @@ func runApp(app *App, args []string) (code int) {
 		if only != "" {
 			see = "bl " + only + " --help"
 		}
-		return app.fail(usagef(plainParseError(err.Error()) + " (see " + see + ")"))
+		msg := plainParseError(err.Error())
+		if m := missingAll(err); m != "" {
+			msg = m
+		}
+		return app.fail(usagef(msg + " (see " + see + ")"))
 	}
 	app.Globals = cli.Globals
 	var cmd any

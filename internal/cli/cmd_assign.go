@@ -40,6 +40,9 @@ func (c *AssignCmd) Run(a *App) error {
 	if c.IDFlag != nil && c.IDArg != nil && c.Who == nil { // bl assign --id A4 bob
 		c.Who, c.IDArg = c.IDArg, nil
 	}
+	if c.IDArg == nil && c.IDFlag == nil && c.Who == nil && !c.Clear {
+		return usagef("name the card and who it is for: bl assign ID WHO (or bl assign ID --clear)")
+	}
 	id, err := c.id(a, "assign")
 	if err == nil {
 		switch {

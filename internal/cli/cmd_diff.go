@@ -21,7 +21,8 @@ included), and what happened to each card in the events only one side
 holds: claims, releases, completions and blocks with their owners, and the
 claims the fold refused (the loser of two clones' race). With one REV, the
 other side is the working backlog (what bl sync would commit). A REV is
-anything git rev-parse takes: HEAD~1, main, a tag, a hash. It is resolved
+anything git rev-parse takes: HEAD~1, main, a tag, a hash, @{u} (the
+upstream), main@{1}; with one REV as with two. It is resolved
 in the repository that holds the shared backlog: from a linked worktree,
 HEAD is the main worktree's HEAD, as for bl sync.
 
@@ -46,7 +47,9 @@ A line of a commit's event files that does not read (a teammate's
 damaged line) is set aside, as bl sync quarantines a pulled line: a
 warning names the side, its commit, the file and the line, --json lists
 them in set_aside, and the diff compares the other lines. A damaged
-snapshot in a commit fails (exit 6) naming the commit.
+snapshot in a commit fails (exit 6) naming the commit, as does a commit
+holding a backlog file as a symbolic link or a submodule (bl sync
+refuses to merge one too).
 
 Events the old commit holds and the new one does not are counted and
 marked "removed": a git revert or reset between the two. The ledger is a
@@ -56,6 +59,7 @@ them; undo with bl commands instead.
 Examples:
 
     bl diff HEAD~1
+    bl diff @{u}
     bl diff main feature
     bl diff origin/main...HEAD
     bl diff --merge feature

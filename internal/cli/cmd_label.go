@@ -1,6 +1,11 @@
 package cli
 
 import (
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+
 	"github.com/bl-backlog/bl/ledger"
 )
 
@@ -13,7 +18,9 @@ type LabelCmd struct {
 func (LabelCmd) Help() string {
 	return `Edits the labels a card holds when the change is written, so two people
 labelling one card at once both keep theirs (bl update --label replaces
-them all). A label already there, or already gone, is no change.
+them all). A label already there, or already gone, is no change: bl
+says so (A1 has no label urgent), writes nothing for it and exits 0, as
+an update that changes nothing does.
 
 Examples:
 
@@ -53,16 +60,54 @@ func (c *labelEdit) run(a *App, remove bool) error {
 	if err != nil {
 		return err
 	}
-	r := ledger.UpdateRequest{Mutation: a.Mutation(c.RequestID), ID: id}
-	verb := "labelled"
-	if remove {
-		r.RemoveLabels, verb = labels, "unlabelled"
-	} else {
-		r.AddLabels = labels
-	}
-	card, err := b.Update(a.ctx, r)
+	// The labels the card holds already (add) or lacks (rm) are no
+	// change: named, so "unlabelled" never reports a removal that was
+	// not made. With none left, nothing is written.
+	held, err := b.Get(id)
 	if err != nil {
 		return err
 	}
-	return a.emitCard(card, verb)
+	var moot, change []string
+	for _, l := range labels {
+		if slices.Contains(held.Labels, l) != remove {
+			moot = append(moot, l)
+		} else {
+			change = append(change, l)
+		}
+	}
+	verb, card := "unchanged", held
+	switch {
+	case len(change) > 0 && remove:
+		verb = "unlabelled"
+	case len(change) > 0:
+		verb = "labelled"
+	}
+	// A request id is looked up even with nothing to change: a retry
+	// answers as its first attempt did.
+	if edit := change; len(edit) > 0 || c.RequestID != "" {
+		if len(edit) == 0 {
+			edit = labels
+		}
+		r := ledger.UpdateRequest{Mutation: a.Mutation(c.RequestID), ID: id, AddLabels: edit}
+		if remove {
+			r.AddLabels, r.RemoveLabels = nil, edit
+		}
+		if card, err = b.Update(a.ctx, r); err != nil {
+			return err
+		}
+	}
+	return a.emit(card, func(w io.Writer) {
+		if len(moot) > 0 {
+			quoted := make([]string, len(moot))
+			for i, l := range moot {
+				quoted[i] = text(l)
+			}
+			has := "already has"
+			if remove {
+				has = "has no"
+			}
+			fmt.Fprintf(w, "%s %s label %s\n", id, has, strings.Join(quoted, ", "))
+		}
+		fmt.Fprintf(w, "%s %s\n", verb, a.cardLine(card))
+	})
 }

@@ -50,7 +50,10 @@ names another, and setup prints it.
 
 Files are edited in place: only bl's own entry changes, every other byte
 of the file stays as it was, and --remove gives the file back as it was
-before setup; a directory setup made for a file it removes (.claude,
+before setup. It deletes only the files setup made (a file that held an
+empty object before setup stays, with its bytes): setup remembers which
+in ~/.config/bl/setup.json ($XDG_CONFIG_HOME/bl), never in the
+repository. A directory setup made for a file it removes (.claude,
 .cursor, .gemini, .codex) goes too when nothing else is in it. A file
 that does not parse, a symbolic link, or a path that leads out of the
 repository is refused (exit 2) and nothing is written.
@@ -136,6 +139,16 @@ func (c *SetupCmd) Run(a *App) error {
 	if err != nil {
 		return err
 	}
+	// The record is written before the files: after a crash between, a
+	// file is not what the record says setup wrote, and --remove takes
+	// out bl's entry alone (setup_record.go).
+	rec := loadSetupRecord(a)
+	for i := range writes {
+		rec.settle(&writes[i], c.Remove)
+	}
+	if err := rec.save(); err != nil {
+		return err
+	}
 	report := setupReport{Owner: owner, Command: "bl", Files: []setupResult{}}
 	if p, err := exec.LookPath("bl"); err == nil {
 		report.Found = p
@@ -159,10 +172,13 @@ func (c *SetupCmd) Run(a *App) error {
 // setupWrite is one settings file as bl setup leaves it: data nil removes
 // it, same leaves it alone.
 type setupWrite struct {
-	path   string
-	within string
-	data   []byte
-	same   bool
+	path    string
+	within  string
+	data    []byte
+	same    bool
+	old     []byte // what the file holds now
+	existed bool
+	change  func(old []byte, exists bool) ([]byte, error)
 }
 
 // changes reads and changes every file first, so that one that does not
@@ -185,7 +201,7 @@ func (c *SetupCmd) changes(files []setupFile) ([]setupWrite, error) {
 		if err != nil {
 			return nil, usagef(fmt.Sprintf("%s: %v; fix or move the file, then run bl setup %s again (nothing was written)", f.path, err, c.Runtime))
 		}
-		writes = append(writes, setupWrite{f.path, f.within, data, exists && string(old) == string(data) || !exists && data == nil})
+		writes = append(writes, setupWrite{f.path, f.within, data, exists && string(old) == string(data) || !exists && data == nil, old, exists, f.change})
 	}
 	return writes, nil
 }

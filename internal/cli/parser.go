@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"reflect"
@@ -276,4 +277,87 @@ func plainParseError(msg string) string {
 		return fmt.Sprintf("%s %s: a duration needs a unit (%ss, %sm or %sh)", m[1], m[2], m[2], m[2], m[2])
 	}
 	return msg
+}
+
+// missingAll names everything the command line lacks, when the parse
+// stopped at something missing: kong stops at the first kind (the
+// required flags, then the arguments) and leaves the card to the command,
+// so a person would learn them one run at a time. "" when err is no such
+// error.
+func missingAll(err error) string {
+	var pe *kong.ParseError
+	if !errors.As(err, &pe) || pe.Context == nil {
+		return ""
+	}
+	msg := pe.Unwrap().Error()
+	if !strings.HasPrefix(msg, "missing flags: ") && !strings.HasPrefix(msg, "expected \"") && !strings.HasPrefix(msg, "missing positional arguments ") {
+		return ""
+	}
+	node := pe.Context.Selected()
+	if node == nil {
+		return ""
+	}
+	var missing []string
+	cardArg, cardFlag := (*kong.Value)(nil), (*kong.Flag)(nil)
+	if needsCard(node) {
+		for _, v := range node.Positional {
+			if v.Name == "id" {
+				cardArg = v
+			}
+		}
+		for _, f := range node.Flags {
+			if f.Name == "id" {
+				cardFlag = f
+			}
+		}
+		if cardArg != nil && cardFlag != nil && !cardArg.Set && !cardFlag.Set {
+			missing = append(missing, "<id> (or --id ID)")
+		}
+	} else if isNote(node) {
+		// bl note ID TEXT: the card is the first word unless --id names it.
+		for _, f := range node.Flags {
+			if f.Name == "id" && !f.Set {
+				missing = append(missing, "<id> (or --id ID)")
+			}
+		}
+	}
+	for _, v := range node.Positional {
+		if v.Required && !v.Set {
+			missing = append(missing, v.Summary())
+		}
+	}
+	for _, f := range node.Flags {
+		if f.Required && !f.Set {
+			missing = append(missing, f.Summary())
+		}
+	}
+	switch len(missing) {
+	case 0:
+		return ""
+	case 1:
+		return "missing " + missing[0]
+	}
+	return "missing " + strings.Join(missing[:len(missing)-1], ", ") + " and " + missing[len(missing)-1]
+}
+
+func isNote(node *kong.Node) bool {
+	t := node.Target
+	return t.IsValid() && t.Type() == reflect.TypeOf(NoteCmd{})
+}
+
+// needsCard reports whether the command node acts on one card it must be
+// given (it embeds cardID, which checks that only when it runs).
+func needsCard(node *kong.Node) bool {
+	t := node.Target
+	if !t.IsValid() {
+		return false
+	}
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t.Kind() != reflect.Struct {
+		return false
+	}
+	f, ok := t.Type().FieldByName("cardID")
+	return ok && f.Anonymous && f.Type == reflect.TypeOf(cardID{})
 }

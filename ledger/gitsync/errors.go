@@ -6,6 +6,11 @@ import (
 	"strconv"
 	"strings"
 	"unicode"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/filemode"
+
+	"github.com/bl-backlog/bl/ledger"
 )
 
 var (
@@ -23,6 +28,41 @@ var (
 	// ErrDetached: HEAD is detached and no branch was named.
 	ErrDetached = errors.New("detached HEAD")
 )
+
+// NotAFileError: a commit holds a backlog file as something else than a
+// file. A symbolic link's blob is the name of its target and a
+// submodule's entry names a commit of another repository, so reading
+// either as the file would take a path for ledger lines or fail without
+// naming the commit. It is damage of a committed file (ledger.ErrCorrupt,
+// exit 6), whichever command reads the commit.
+type NotAFileError struct {
+	Commit plumbing.Hash
+	Path   string // in the repository, slash separated
+	Mode   filemode.FileMode
+}
+
+func (e *NotAFileError) Error() string {
+	what := "something else than a file"
+	switch e.Mode {
+	case filemode.Symlink:
+		what = "a symbolic link"
+	case filemode.Submodule:
+		what = "a submodule"
+	}
+	return fmt.Sprintf("commit %.12s holds %s as %s (git mode %06o), not as a file", e.Commit, e.Path, what, uint32(e.Mode))
+}
+
+func (e *NotAFileError) Is(target error) bool { return target == ledger.ErrCorrupt }
+
+// Hint is what to do next (the command line prints it under the error).
+func (e *NotAFileError) Hint() string {
+	return fmt.Sprintf("bl reads no backlog file through a link or a submodule: commit the file itself (git rm --cached %s, then git add the file), or compare other commits", e.Path)
+}
+
+// isFile reports whether a tree entry of mode is a file's content.
+func isFile(mode filemode.FileMode) bool {
+	return mode == filemode.Regular || mode == filemode.Executable || mode == filemode.Deprecated
+}
 
 // RemoteError is a failed exchange with a remote.
 type RemoteError struct {

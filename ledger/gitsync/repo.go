@@ -352,6 +352,9 @@ func (g *Repo) readBacklogUnread(h plumbing.Hash, want func(name string) bool, s
 		if !ledger.Tracked(name) || !want(name) {
 			return nil
 		}
+		if !isFile(e.Mode) && path.Ext(name) != ".md" { // a board bl writes, never reads
+			return &NotAFileError{Commit: h, Path: path.Join(g.prefix, name), Mode: e.Mode}
+		}
 		hashes[name] = e.Hash
 		if mayBeUnread(name) && skip(name, e.Hash) {
 			t[name] = nil

@@ -1,6 +1,7 @@
 package gitsync
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -8,23 +9,47 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/object"
 
+	"github.com/bl-backlog/bl/gitdir"
 	"github.com/bl-backlog/bl/ledger"
 )
 
 // ErrUnknownRevision: a revision names no commit in the repository.
 var ErrUnknownRevision = errors.New("unknown revision")
 
-// Resolve finds the commit a revision names: a branch, tag, hash or
-// abbreviated hash, HEAD, and the ~ and ^ suffixes git rev-parse takes.
-// A...B names the merge base of A and B (either side empty is HEAD), the
-// old side git diff A...B compares B with: what B adds since it left A.
+// Resolve finds the commit a revision names, as git rev-parse does: a
+// branch, tag, hash or abbreviated hash, HEAD, the ~ and ^ suffixes, and
+// the forms only git knows (@{u}, main@{1}, @{-1}, :/text, asked of the
+// system git), so that bl diff names the commit git would, in bl-git as
+// in the lean bl (which asks git cat-file). A...B names the merge base of A and B (either side
+// empty is HEAD), the old side git diff A...B compares B with: what B
+// adds since it left A.
 func (g *Repo) Resolve(rev string) (plumbing.Hash, error) {
 	if a, b, ok := strings.Cut(rev, "..."); ok {
 		return g.mergeBase(a, b)
 	}
+	unknown := fmt.Errorf("%w %q: name a commit, branch or tag of %s (see git log)", ErrUnknownRevision, rev, g.root)
+	if strings.HasPrefix(rev, "-") {
+		return plumbing.ZeroHash, unknown // never an option of git's
+	}
+	if strings.ContainsAny(rev, "@:{") {
+		// go-git reads main@{u} as main and knows no reflog, upstream or
+		// :/text: git does (one process; a name, a hash and ~ or ^ steps
+		// go-git reads itself).
+		out, err := gitdir.Run(context.Background(), g.root, "rev-parse", "--verify", "--quiet", "--end-of-options", rev+"^{commit}")
+		if err != nil {
+			if errors.Is(err, gitdir.ErrNoGit) {
+				return plumbing.ZeroHash, fmt.Errorf("%w %q: git resolves it, and git is not installed", ErrUnknownRevision, rev)
+			}
+			return plumbing.ZeroHash, unknown
+		}
+		if h := plumbing.NewHash(out); !h.IsZero() && h.String() == out {
+			return h, nil
+		}
+		return plumbing.ZeroHash, unknown
+	}
 	h, err := g.repo.ResolveRevision(plumbing.Revision(rev))
 	if err != nil || h == nil || h.IsZero() {
-		return plumbing.ZeroHash, fmt.Errorf("%w %q: name a commit, branch or tag of %s (see git log)", ErrUnknownRevision, rev, g.root)
+		return plumbing.ZeroHash, unknown
 	}
 	return *h, nil
 }

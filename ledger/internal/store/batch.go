@@ -83,8 +83,8 @@ func (b *Store) writeBatchLocked(actor string, events []*wire.Event, checkOnly b
 				e.ExpectVersion, e.Epoch = c.Version, c.ClaimEpoch+1
 			}
 		}
-		var held *wire.Card // an update keeps the phase and labels its card holds
-		if e.Op == wire.OpUpdate && e.Fields != nil {
+		var held *wire.Card // what the card holds passes (WrittenLineOn)
+		if e.Op != wire.OpCreate && (e.Fields != nil || e.Owner != "") {
 			if rerr := b.state.Resolve(func() { held = b.state.Find(e.Card) }); rerr != nil {
 				return nil, rerr
 			}

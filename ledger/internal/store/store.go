@@ -373,14 +373,14 @@ func (b *Store) Close() error {
 func WrittenLine(e *wire.Event) ([]byte, *wire.Event, error) { return WrittenLineOn(e, nil) }
 
 // WrittenLineOn is WrittenLine of an event that edits held, the card as it
-// stands (nil for a new one): the phase and labels it already holds pass
-// (wire.ValidPhaseLabels).
+// stands (nil for a new one): the phase, labels, assignee and lease owner
+// it already holds pass (wire.ValidPhaseLabels, wire.ValidNames).
 func WrittenLineOn(e *wire.Event, held *wire.Card) ([]byte, *wire.Event, error) {
 	e.V = e.LineVersion()
 	if err := wire.ValidUTF8(e); err != nil {
 		return nil, nil, err
 	}
-	if err := wire.ValidNames(e); err != nil {
+	if err := wire.ValidNames(e, held); err != nil {
 		return nil, nil, err
 	}
 	if err := wire.ValidPhaseLabels(e.Fields, held); err != nil {

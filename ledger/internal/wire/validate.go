@@ -79,27 +79,25 @@ func ValidAssignee(name string) error {
 }
 
 // ValidName reports why name cannot be an actor or a lease owner, or nil:
-// it holds a control character, which a terminal would act on or a list
-// would show as something else than the name compared byte for byte. what
-// names the input in the message (owner, actor).
-func ValidName(what, name string) error {
-	for _, r := range name {
-		if unicode.IsControl(r) {
-			return Rule(ErrInvalid, "%s %q holds a control character", what, name)
-		}
-	}
-	return nil
-}
+// human output would not show it as written (notShown), so a list
+// would show a name --owner could not find, or one owner dressed as
+// another. what names the input in the message (owner, actor).
+func ValidName(what, name string) error { return notShown(what, name) }
 
 // ValidNames is ValidName on the names a new event carries: its actor,
-// its owner and a handoff's new owner. The writer runs it on the event as
-// built; the fold does not (lines written before it hold what they hold).
-func ValidNames(e *Event) error {
+// its owner and a handoff's new owner. held is the card as it stands (nil
+// for a new one): the owner of its lease passes, so a lease a teammate's
+// older bl took can still be renewed, completed or released. The writer
+// runs it on the event as built; the fold does not (lines written before
+// it hold what they hold).
+func ValidNames(e *Event, held *Card) error {
 	if err := ValidName("actor", e.Actor); err != nil {
 		return err
 	}
-	if err := ValidName("owner", e.Owner); err != nil {
-		return err
+	if held == nil || e.Owner != held.ClaimOwner {
+		if err := ValidName("owner", e.Owner); err != nil {
+			return err
+		}
 	}
 	if e.Op == OpHandoff {
 		return ValidName("owner", e.To)
@@ -107,19 +105,24 @@ func ValidNames(e *Event) error {
 	return nil
 }
 
-// ValidPhaseLabels refuses a phase or a label a new event sets that human
-// output would not show as written (shownAsWritten): a filter (--phase,
-// --label) could not name what a list shows. held is the card as it
-// stands (nil for a new one): a phase or a label it already holds passes,
-// so a label edit keeps the labels a teammate's older bl wrote. As
+// ValidPhaseLabels refuses a phase, a label or an assignee a new event
+// sets that human output would not show as written (notShown): a
+// filter (--phase, --label, --assignee) could not name what a list shows.
+// held is the card as it stands (nil for a new one): what it already holds
+// passes, so a label edit keeps the labels a teammate's older bl wrote. As
 // ValidNames, the writer runs it and the fold does not.
 func ValidPhaseLabels(f *Fields, held *Card) error {
 	if f == nil {
 		return nil
 	}
 	if f.Phase != nil && (held == nil || *f.Phase != held.Phase) {
-		if !shownAsWritten(*f.Phase) {
-			return Rule(ErrInvalid, "phase %q holds a control character", *f.Phase)
+		if err := notShown("phase", *f.Phase); err != nil {
+			return err
+		}
+	}
+	if f.Assignee != nil && (held == nil || *f.Assignee != held.Assignee) {
+		if err := notShown("assignee", *f.Assignee); err != nil {
+			return err
 		}
 	}
 	if f.Labels != nil {
@@ -127,27 +130,30 @@ func ValidPhaseLabels(f *Fields, held *Card) error {
 			if held != nil && slices.Contains(held.Labels, l) {
 				continue
 			}
-			if !shownAsWritten(l) {
-				return Rule(ErrInvalid, "label %q holds a control character", l)
+			if err := notShown("label", l); err != nil {
+				return err
 			}
 		}
 	}
 	return nil
 }
 
-// shownAsWritten reports whether human output shows s as it is written
-// (export.Printable keeps it): no control character, no bidirectional
-// control (dropped) and no whitespace but the space (shown as a space).
-func shownAsWritten(s string) bool {
+// notShown says why human output would not show s, the named text, as it
+// is written (export.Printable keeps it), or nil: a control character, a
+// bidirectional control (dropped) or whitespace but the space (shown as a
+// space). This is the one rule for names, phases, labels and assignees.
+func notShown(what, s string) error {
 	for _, r := range s {
 		switch {
-		case unicode.IsControl(r), unicode.IsSpace(r) && r != ' ':
-			return false
+		case unicode.IsControl(r):
+			return Rule(ErrInvalid, "%s %q holds a control character", what, s)
+		case unicode.IsSpace(r) && r != ' ':
+			return Rule(ErrInvalid, "%s %q holds whitespace other than a space (%U), which a terminal shows as a space", what, s, r)
 		case r == 0x061c, r == 0x200e, r == 0x200f, 0x202a <= r && r <= 0x202e, 0x2066 <= r && r <= 0x2069:
-			return false
+			return Rule(ErrInvalid, "%s %q holds a bidirectional control (%U), which a terminal does not show", what, s, r)
 		}
 	}
-	return true
+	return nil
 }
 
 // ValidUTF8 refuses an event carrying text that is not valid UTF-8. JSON
