@@ -2,6 +2,7 @@ package store
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -269,5 +270,64 @@ func TestCheckpointLinkSwappedInWhileOpening(t *testing.T) {
 	case <-loaded:
 	case <-time.After(2 * time.Minute):
 		t.Fatal("a load hangs: it opened the FIFO a link swapped in at cache/tail.ckpt")
+	}
+}
+
+// TestCheckpointWriterRefusesLinks: the checkpoint writer asks
+// CheckLocalPath as every writer of a local file does. A cache/ that is a
+// link (here to another directory inside the backlog, which nothing else
+// refuses) or a link at cache/tail.ckpt gets no checkpoint through it, and
+// the writer's tidying of leftover temp files removes nothing through it.
+func TestCheckpointWriterRefusesLinks(t *testing.T) {
+	for _, link := range []string{CacheDir, CacheDir + "/" + CheckpointFile} {
+		t.Run(link, func(t *testing.T) {
+			dir := t.TempDir()
+			h := ckBacklog(t, dir, 7)
+			elsewhere := filepath.Join(dir, "elsewhere")
+			cache := filepath.Join(dir, CacheDir)
+			if link == CacheDir {
+				if err := os.Rename(cache, elsewhere); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.Symlink("elsewhere", cache); err != nil {
+					t.Fatal(err)
+				}
+			} else {
+				if err := os.MkdirAll(elsewhere, 0o755); err != nil {
+					t.Fatal(err)
+				}
+				ck := filepath.Join(cache, CheckpointFile)
+				if err := os.Rename(ck, filepath.Join(elsewhere, CheckpointFile)); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.Symlink(filepath.Join("..", "elsewhere", CheckpointFile), ck); err != nil {
+					t.Fatal(err)
+				}
+			}
+			leftover := filepath.Join(elsewhere, "."+CheckpointFile+".tmp-1")
+			if err := os.WriteFile(leftover, []byte("kept"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			old := mustRead(t, filepath.Join(elsewhere, CheckpointFile))
+			h.appendLines(t, dir, 5)
+			b, err := Open(dir, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer b.Close()
+			var lerr *LocalLinkError
+			if err := writeCheckpoint(dir, b.snapInfo, b.state, &b.pos); !errors.As(err, &lerr) || lerr.Link != link {
+				t.Errorf("writeCheckpoint through %s: %v", link, err)
+			}
+			if now := mustRead(t, filepath.Join(elsewhere, CheckpointFile)); !bytes.Equal(now, old) {
+				t.Error("a checkpoint was written through the link")
+			}
+			if _, err := os.Stat(leftover); err != nil {
+				t.Errorf("a file was removed through the link: %v", err)
+			}
+			if fi, err := os.Lstat(filepath.Join(dir, filepath.FromSlash(link))); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+				t.Errorf("%s is no longer the link: %v, %v", link, fi, err)
+			}
+		})
 	}
 }

@@ -125,6 +125,11 @@ func writeCheckpoint(dir string, snapInfo os.FileInfo, s *fold.State, pos *Posit
 	}
 	binary.LittleEndian.PutUint64(out[8+8*ckHeaderCRC:], uint64(checkpointSum(0, out[:checkpointHeaderLen-8])))
 	out = append(out, body...)
+	// Not through a link on the way (see CheckLocalPath), nor the tidying
+	// of temp files below.
+	if err := CheckLocalPath(dir, CacheDir+"/"+CheckpointFile); err != nil {
+		return err
+	}
 	cache := filepath.Join(dir, CacheDir)
 	if err := os.MkdirAll(cache, 0o755); err != nil {
 		return err
