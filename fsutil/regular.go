@@ -33,24 +33,15 @@ func (e *NotRegularError) Error() string {
 // regular file. The check is made on the file opened, and the open does
 // not wait on a FIFO (O_NONBLOCK where the platform has it): bl's settings
 // files, read by every command, never hold a command in open(2).
-func ReadRegular(path string) ([]byte, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|openNonBlock, 0)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if !fi.Mode().IsRegular() {
-		return nil, &NotRegularError{Path: path, Mode: fi.Mode()}
-	}
-	// Sized from the fstat, as os.ReadFile does: io.ReadAll's doubling
-	// would copy an archive segment of 170 MB about twice over.
-	data := make([]byte, 0, fi.Size()+512)
+func ReadRegular(path string) ([]byte, error) { return readRegular(path) }
+
+// readAll reads r to its end into a buffer sized from the fstat (size),
+// as os.ReadFile does: io.ReadAll's doubling would copy an archive segment
+// of 170 MB about twice over.
+func readAll(r io.Reader, size int64) ([]byte, error) {
+	data := make([]byte, 0, size+512)
 	for {
-		n, err := f.Read(data[len(data):cap(data)])
+		n, err := r.Read(data[len(data):cap(data)])
 		data = data[:len(data)+n]
 		if err == io.EOF {
 			return data, nil

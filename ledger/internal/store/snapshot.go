@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/bl-backlog/bl/fsutil"
 	"github.com/bl-backlog/bl/ledger/internal/fold"
 	"github.com/bl-backlog/bl/ledger/internal/wire"
 	json "github.com/goccy/go-json"
@@ -103,7 +104,7 @@ func LoadSnapshot(dir string) (*fold.State, wire.SnapshotHeader, error) {
 // meanwhile.
 func openSnapshot(dir string, read func(path string, f *os.File) (*fold.State, wire.SnapshotHeader, error)) (*fold.State, wire.SnapshotHeader, *os.File, error) {
 	path := filepath.Join(dir, SnapshotFile)
-	f, err := os.Open(path)
+	f, err := fsutil.OpenFile(path, os.O_RDONLY, 0)
 	if errors.Is(err, os.ErrNotExist) {
 		return fold.NewState(), wire.SnapshotHeader{}, nil, nil
 	}

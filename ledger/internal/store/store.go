@@ -19,6 +19,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/bl-backlog/bl/fsutil"
 	"github.com/bl-backlog/bl/ledger/internal/fold"
 	"github.com/bl-backlog/bl/ledger/internal/wire"
 	"github.com/bl-backlog/bl/lock"
@@ -274,7 +275,7 @@ func (b *Store) CardsOf(events []*wire.Event) []wire.Card {
 // it. A failed write is truncated away so no partial line stays behind.
 func (b *Store) appendDurably(buf []byte) error {
 	path := filepath.Join(b.dir, LedgerFile)
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+	f, err := fsutil.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
 	if err != nil {
 		return err
 	}
