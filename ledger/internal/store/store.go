@@ -66,6 +66,9 @@ type Options struct {
 	// again. bl reads it before opening, to decide whether bl-git runs
 	// the command.
 	Config *Config
+	// LinksChecked: the caller ran CheckLinks on dir just before (bl's
+	// discovery of the backlog does), so Open does not again.
+	LinksChecked bool
 }
 
 // DefaultSlowSync is the fsync time past which an append warns by
@@ -127,8 +130,10 @@ func Open(dir string, opts Options) (*Store, error) {
 	if opts.LockTimeout == 0 {
 		opts.LockTimeout = DefaultLockTimeout
 	}
-	if err := CheckLinks(dir); err != nil {
-		return nil, err
+	if !opts.LinksChecked {
+		if err := CheckLinks(dir); err != nil {
+			return nil, err
+		}
 	}
 	if fi, err := os.Stat(filepath.Join(dir, LedgerFile)); err != nil || !fi.Mode().IsRegular() {
 		return nil, wire.Errorf(wire.ErrNotInitialized, "%s has no %s; run bl init", dir, LedgerFile)
