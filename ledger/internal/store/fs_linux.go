@@ -1,8 +1,14 @@
 package store
 
 import (
+	"bytes"
+	"encoding/binary"
+	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
+	"slices"
+	"strings"
 	"syscall"
 
 	"github.com/bl-backlog/bl/ledger/internal/wire"
@@ -84,4 +90,66 @@ func mapRegular(path string, max int64) (data []byte, unmap func(), err error) {
 		return nil, nil, err
 	}
 	return data, func() { _ = syscall.Munmap(data) }, nil
+}
+
+// dirEntry is a name in a directory and whether it is a symbolic link.
+type dirEntry struct {
+	name string
+	link bool
+}
+
+// readDirTypes is os.ReadDir for the few facts ArchiveNames needs, read
+// with getdents(2) into one small buffer and without an *os.File: the
+// archive is listed by every load, and os.ReadDir's file, finalizer and
+// 8 KiB buffer cost a short call more than the listing. Sorted by name;
+// an entry whose type the filesystem does not report is lstat'ed.
+func readDirTypes(dir string) ([]dirEntry, error) {
+	fd, err := syscall.Open(dir, syscall.O_RDONLY|syscall.O_DIRECTORY|syscall.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, &os.PathError{Op: "open", Path: dir, Err: err}
+	}
+	defer syscall.Close(fd)
+	var out []dirEntry
+	buf := make([]byte, 4096)
+	for {
+		n, err := syscall.ReadDirent(fd, buf)
+		if err == syscall.EINTR {
+			continue
+		}
+		if err != nil {
+			return nil, &os.PathError{Op: "readdirent", Path: dir, Err: err}
+		}
+		if n <= 0 {
+			break
+		}
+		for b := buf[:n]; len(b) >= 19; {
+			// linux_dirent64: ino u64, off i64, reclen u16, type u8, name
+			reclen := int(binary.NativeEndian.Uint16(b[16:]))
+			if reclen < 19 || reclen > len(b) {
+				return nil, &os.PathError{Op: "readdirent", Path: dir, Err: syscall.EIO}
+			}
+			ino, typ, name := binary.NativeEndian.Uint64(b), b[18], b[19:reclen]
+			if i := bytes.IndexByte(name, 0); i >= 0 {
+				name = name[:i]
+			}
+			b = b[reclen:]
+			if ino == 0 || string(name) == "." || string(name) == ".." {
+				continue
+			}
+			e := dirEntry{name: string(name), link: typ == syscall.DT_LNK}
+			if typ == syscall.DT_UNKNOWN {
+				fi, err := os.Lstat(filepath.Join(dir, e.name))
+				if err != nil {
+					if errors.Is(err, os.ErrNotExist) {
+						continue // gone since the listing
+					}
+					return nil, err
+				}
+				e.link = fi.Mode()&os.ModeSymlink != 0
+			}
+			out = append(out, e)
+		}
+	}
+	slices.SortFunc(out, func(a, b dirEntry) int { return strings.Compare(a.name, b.name) })
+	return out, nil
 }

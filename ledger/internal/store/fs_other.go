@@ -15,3 +15,19 @@ func changeTime(os.FileInfo) uint64 { return 0 }
 
 // mapRegular: no tail checkpoint is read here.
 func mapRegular(string, int64) ([]byte, func(), error) { return nil, nil, errNoCheckpoint }
+
+// dirEntry is a name in a directory and whether it is a symbolic link.
+type dirEntry struct {
+	name string
+	link bool
+}
+
+// readDirTypes is os.ReadDir for the facts ArchiveNames needs.
+func readDirTypes(dir string) ([]dirEntry, error) {
+	entries, err := os.ReadDir(dir)
+	out := make([]dirEntry, 0, len(entries))
+	for _, e := range entries {
+		out = append(out, dirEntry{name: e.Name(), link: e.Type()&os.ModeSymlink != 0})
+	}
+	return out, err
+}
