@@ -33,7 +33,7 @@ func (e *NotRegularError) Error() string {
 // regular file. The check is made on the file opened, and the open does
 // not wait on a FIFO (O_NONBLOCK where the platform has it): bl's settings
 // files, read by every command, never hold a command in open(2).
-func ReadRegular(path string) ([]byte, error) { return ReadRegularMax(path, -1) }
+func ReadRegular(path string) ([]byte, error) { return readRegular(path, -1) }
 
 // TooLargeError: ReadRegularMax found a file larger than it reads.
 type TooLargeError struct {
@@ -49,27 +49,19 @@ func (e *TooLargeError) Error() string {
 // ReadRegularMax is ReadRegular for a file of at most max bytes (no bound
 // when max < 0): a larger one is a *TooLargeError, found from the fstat or,
 // for a file that grows as it is read, once max bytes were read.
-func ReadRegularMax(path string, max int64) ([]byte, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|openNonBlock, 0)
-	if err != nil {
-		return nil, err
+func ReadRegularMax(path string, max int64) ([]byte, error) { return readRegular(path, max) }
+
+// readAll reads r, the file at path, to its end into a buffer sized from
+// the fstat (size), as os.ReadFile does: io.ReadAll's doubling would copy
+// an archive segment of 170 MB about twice over. More than max bytes (max
+// >= 0) is a *TooLargeError.
+func readAll(r io.Reader, path string, size, max int64) ([]byte, error) {
+	if max >= 0 && size > max {
+		return nil, &TooLargeError{Path: path, Size: size, Max: max}
 	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if !fi.Mode().IsRegular() {
-		return nil, &NotRegularError{Path: path, Mode: fi.Mode()}
-	}
-	if max >= 0 && fi.Size() > max {
-		return nil, &TooLargeError{Path: path, Size: fi.Size(), Max: max}
-	}
-	// Sized from the fstat, as os.ReadFile does: io.ReadAll's doubling
-	// would copy an archive segment of 170 MB about twice over.
-	data := make([]byte, 0, fi.Size()+512)
+	data := make([]byte, 0, size+512)
 	for {
-		n, err := f.Read(data[len(data):cap(data)])
+		n, err := r.Read(data[len(data):cap(data)])
 		data = data[:len(data)+n]
 		if err == io.EOF {
 			return data, nil

@@ -635,7 +635,7 @@
 // handful of cards, not all of them. Compaction writes it; any load that
 // finds it missing or not matching rebuilds it. It is little-endian binary:
 //
-//	magic "blidx004"
+//	magic "blidx005"
 //	snapshot size (u64), mtime in ns (u64), CRC-32C of its header line (u32)
 //	counts: cards, idempotency keys, request ids, claim-order entries (u32 each)
 //	offset of the first conflict line in the snapshot (u64), references (u32)
@@ -650,8 +650,9 @@
 //	  for none, the largest i64 for a card in review, which holds its
 //	  paths until a verdict)
 //	the string pool
-//	a CRC-32C per 4 KiB block of all of the above (u32 each), the number
-//	  of blocks (u32), and a CRC-32C of those two (u32)
+//	a CRC-32 (IEEE) per 1 KiB block of all of the above (u32 each), the
+//	  number of blocks (u32), and a CRC-32 (IEEE) of those two (u32); IEEE
+//	  for the speed of its carry-less-multiply path, as the checkpoint's
 //
 // An index is used only when its trailer checksum holds and the snapshot's
 // size, mtime and header checksum are the ones it names; each block is
@@ -682,8 +683,13 @@
 // a heartbeat cost. It holds what the state is after the ledger's first
 // bytes have been folded over the snapshot; a load applies it and folds
 // only the lines after it. A writer, under the lock, rewrites it (temp
-// file, fsync, rename) once 64 lines have been appended past it; a
-// compaction removes it. It is little-endian binary:
+// file, rename) once 16 lines have been appended past it; a compaction
+// removes it. It is not fsynced: nothing durable depends on it, and after
+// a crash it is the old file (still the fold of the fsynced ledger bytes
+// it names), the new one, or one whose checksums fail (empty, or a part
+// of it), which a load ignores. A writer copies the lines of the cards it
+// did not read since its load from the checkpoint it loaded, as they are,
+// and encodes the rest. It is little-endian binary:
 //
 //	magic "bltail04"
 //	20 u64 fields: the format version of the bl that wrote it; the
@@ -699,7 +705,8 @@
 //	  field (IEEE rather than CRC-32C: its fast path is ready at once,
 //	  where CRC-32C's costs a short call ~0.2 ms to set up)
 //	the body: the FNV-1a hashes of the event ids folded from the ledger
-//	  (u64 each, what a later read checks a repeated id against); each
+//	  (u64 each, ascending, what a later read checks a repeated id
+//	  against, searched in place); each
 //	  card's key, 36 bytes, in the order of the card lines: its priority
 //	  (i64), its status (u32, its place in ready, claimed, review,
 //	  blocked, done), its created_at and its lease's end (zero for none),
@@ -709,8 +716,11 @@
 //	  receipts, and the conflicts the tail added, in fold order, as
 //	  snapshot lines (the cards by id, each line starting {"card":{"id":)
 //
-// A load reads each card line's id and key and decodes the line only when
-// the call first needs that card (a heartbeat: one). The claim order
+// A load maps the file (it is replaced by a rename, never written in
+// place, so the mapped bytes stay those checked; the mapping lives as long
+// as the state holds a line of it) and reads each card line's id and key,
+// and decodes the line only when the call first needs that card (a
+// heartbeat: one). The claim order
 // (ready, claim) orders the cards by their keys, passes over those under a
 // live lease when it looks for a claimable card, and decodes a card when
 // it reaches it; the links to a card and its children decode the lines
@@ -734,7 +744,11 @@
 // snapshot being loaded: the ctime, which no one can set back, tells a
 // snapshot rewritten in place with its mtime restored), the ledger (same
 // device and inode, at least as long, and its first bytes have the
-// checksum named, ending at a line end), and every line reads (a card's: its id, in order, and a key for each, readable). Anything else (a compaction, a git pull, merge, rebase or
+// checksum named, ending at a line end: every byte of that prefix is
+// read and summed at each load, as nothing cheaper tells a line rewritten
+// in place; a file's ctime or mtime would, but only to the kernel clock's
+// tick, and a rewrite of the same size within the tick of the last
+// append would pass), and every line reads (a card's: its id, in order, and a key for each, readable). Anything else (a compaction, a git pull, merge, rebase or
 // reset, a normalization or quarantine rewriting the files, an import, a
 // torn or garbage file, another format version) makes the load ignore it
 // and fold the tail as without it: never an error, never another answer. A

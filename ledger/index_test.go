@@ -447,10 +447,20 @@ func TestIndexBlockDamage(t *testing.T) {
 		} else if got != wantReady {
 			t.Fatalf("block %d: ready %s, want %s", b, got, wantReady)
 		}
+		if _, err := bl.Ready(Filter{}); err != nil {
+			t.Fatalf("block %d: ready: %v", b, err)
+		}
 		var got string
 		if err := bl.view(func(s *fold.State, _ time.Time) error {
-			if c, ok := s.CardByKey("key-250"); !ok || c.ID != "card-250" {
-				return fmt.Errorf("key-250 gives %v %v", c.ID, ok)
+			// Every id and key looked up: every block is read.
+			for i := range 300 {
+				id, key := fmt.Sprintf("card-%03d", i), fmt.Sprintf("key-%03d", i)
+				if c, ok := s.CardByKey(key); !ok || c.ID != id {
+					return fmt.Errorf("%s gives %v %v", key, c.ID, ok)
+				}
+				if c, ok := s.Card(id); !ok || c.ID != id {
+					return fmt.Errorf("%s gives %v %v", id, c.ID, ok)
+				}
 			}
 			snap, _, err := store.EncodeSnapshot(s, nil, nil)
 			got = string(snap)

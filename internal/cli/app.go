@@ -201,9 +201,12 @@ func (a *App) Open() (*ledger.Backlog, error) {
 	if a.backlog != nil {
 		return a.backlog, nil
 	}
+	// A directory findDir found had its links checked there (the owner
+	// commands read arbiter.json first); otherwise findDir less its link
+	// check: ledger.Open makes the same one.
 	dir, err := a.backlogDir, error(nil)
+	checked := dir != ""
 	if dir == "" {
-		// findDir less its link check: ledger.Open makes the same one.
 		dir, err = findBacklogDir(a.Dir)
 	}
 	if err != nil {
@@ -212,7 +215,7 @@ func (a *App) Open() (*ledger.Backlog, error) {
 	b, err := ledger.Open(dir, ledger.Options{Clock: a.now, LockTimeout: a.LockTimeout, Failpoint: failpointFrom(a.getenv),
 		AllowNetworkFS: a.getenv("BL_ALLOW_NETWORK_FS") == "1", Warn: a.Warn,
 		Interrupted: a.stopAsked,
-		SlowSync:    slowSync(a.getenv, a.Warn), Synced: a.onSynced, Config: a.settings.config})
+		SlowSync:    slowSync(a.getenv, a.Warn), Synced: a.onSynced, Config: a.settings.config, LinksChecked: checked})
 	if err != nil {
 		return nil, err
 	}

@@ -240,6 +240,22 @@ func (s *State) Range(fn func(c *wire.Card) bool) {
 	}
 }
 
+// RangeHeld calls card with each card s holds decoded, in no order, and
+// line with each card line not decoded yet, in id order, decoding none:
+// what a tail checkpoint of s holds. A line not decoded is the card as the checkpoint
+// it came from holds it: reading or changing a card decodes its line
+// first.
+func (s *State) RangeHeld(card func(c *wire.Card), line func(l CardLine)) {
+	for _, c := range s.cards {
+		card(c)
+	}
+	for _, l := range s.lines {
+		if l.Line != nil {
+			line(l)
+		}
+	}
+}
+
 // RangeReceipts calls fn with each receipt s holds in memory, in no order,
 // until fn returns false.
 func (s *State) RangeReceipts(fn func(requestID string, r wire.Receipt) bool) {

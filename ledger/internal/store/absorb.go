@@ -62,10 +62,8 @@ func (b *Store) Absorb(ctx context.Context, lines []byte) (n int, err error) {
 // holds reports whether the backlog already folded e: the ledger read it,
 // or the fold remembers it (its request's receipt, or its conflict).
 func (b *Store) holds(e *wire.Event) bool {
-	if b.pos.ids != nil {
-		if _, ok := b.pos.ids[idHash(e.ID)]; ok {
-			return true
-		}
+	if b.pos.has(idHash(e.ID)) {
+		return true
 	}
 	if e.RequestID != "" {
 		if r, ok := b.state.Receipt(e.RequestID); ok && r.Event == e.ID {

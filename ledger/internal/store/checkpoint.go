@@ -6,6 +6,7 @@ import (
 	"hash/crc32"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"time"
 
@@ -116,8 +117,17 @@ func readCheckpoint(dir string, snap *os.File, snapInfo os.FileInfo, hdr wire.Sn
 	// Only a regular file of bounded size is read: a symlink (to a FIFO,
 	// to /dev/zero) that git brought in is not followed, even one that
 	// replaces the file while it is being opened.
-	data, err := readRegular(filepath.Join(dir, CacheDir, CheckpointFile), maxCheckpoint)
-	if err != nil || len(data) < checkpointHeaderLen || !bytes.Equal(data[:8], checkpointMagic[:]) {
+	data, unmap, err := mapRegular(filepath.Join(dir, CacheDir, CheckpointFile), maxCheckpoint)
+	if err != nil {
+		return nil
+	}
+	kept := false
+	defer func() {
+		if !kept {
+			unmap()
+		}
+	}()
+	if len(data) < checkpointHeaderLen || !bytes.Equal(data[:8], checkpointMagic[:]) {
 		return nil
 	}
 	le := binary.LittleEndian
@@ -150,6 +160,9 @@ func readCheckpoint(dir string, snap *os.File, snapInfo os.FileInfo, hdr wire.Sn
 	ck.ids = make([]uint64, nids)
 	for i := range ck.ids {
 		ck.ids[i] = le.Uint64(body[8*i:])
+		if i > 0 && ck.ids[i] <= ck.ids[i-1] {
+			return nil // the writer's order, which the search relies on
+		}
 	}
 	keys := body[8*nids:]
 	ncards := field(ckCards)
@@ -210,8 +223,20 @@ func readCheckpoint(dir string, snap *os.File, snapInfo os.FileInfo, hdr wire.Sn
 	if uint64(len(ck.cardLines)) != ncards {
 		return nil
 	}
+	if ncards > 0 {
+		// The card lines are read in place, decoded when first needed
+		// (everything else was decoded above): the mapping lives as long
+		// as the array that holds them. Writers replace the file by a
+		// rename, never in place, so the mapped bytes stay those checked.
+		runtime.AddCleanup(&ck.cardLines[0], unmapCheckpoint, unmap)
+		kept = true
+	}
 	return ck
 }
+
+// unmapCheckpoint releases the mapping of a checkpoint once no state holds
+// a line of it. A variable for the tests.
+var unmapCheckpoint = func(unmap func()) { unmap() }
 
 // cardKeyLen is the size of a card's key in a checkpoint: its priority
 // (int64), its status (uint32, its place in wire.Statuses), then
@@ -219,12 +244,11 @@ func readCheckpoint(dir string, snap *os.File, snapInfo os.FileInfo, hdr wire.Sn
 // (int64) and nanoseconds (uint32).
 const cardKeyLen = 36
 
-func appendCardKey(b []byte, c *wire.Card) ([]byte, bool) {
-	st := slices.Index(wire.Statuses, c.Status)
+func appendCardKey(b []byte, k fold.CardKey) ([]byte, bool) {
+	st := slices.Index(wire.Statuses, k.Status)
 	if st < 0 {
 		return b, false
 	}
-	k := fold.KeyOf(c)
 	le := binary.LittleEndian
 	b = le.AppendUint64(b, uint64(int64(k.Priority)))
 	b = le.AppendUint32(b, uint32(st))
@@ -301,10 +325,7 @@ func useCheckpoint(dir string, snap *os.File, snapInfo os.FileInfo, hdr wire.Sna
 	}
 	s.RestorePosition(ck.events, *ck.last)
 	s.RestoreCreated(ck.created)
-	pos.ids = make(map[uint64]struct{}, len(ck.ids)+pos.idsHint)
-	for _, h := range ck.ids {
-		pos.ids[h] = struct{}{}
-	}
+	pos.ids, pos.ckIDs = nil, ck.ids
 	pos.offset, pos.lines, pos.last, pos.bare = ck.offset, ck.lines, ck.last, false
 	pos.sum, pos.summed = ck.prefixSum, true
 	return true

@@ -2,10 +2,13 @@ package store
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
+	"runtime"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -270,4 +273,174 @@ func TestCheckpointLinkSwappedInWhileOpening(t *testing.T) {
 	case <-time.After(2 * time.Minute):
 		t.Fatal("a load hangs: it opened the FIFO a link swapped in at cache/tail.ckpt")
 	}
+}
+
+// TestCheckpointWriterRefusesLinks: the checkpoint writer asks
+// CheckLocalPath as every writer of a local file does. A cache/ that is a
+// link (here to another directory inside the backlog, which nothing else
+// refuses) or a link at cache/tail.ckpt gets no checkpoint through it, and
+// the writer's tidying of leftover temp files removes nothing through it.
+func TestCheckpointWriterRefusesLinks(t *testing.T) {
+	for _, link := range []string{CacheDir, CacheDir + "/" + CheckpointFile} {
+		t.Run(link, func(t *testing.T) {
+			dir := t.TempDir()
+			h := ckBacklog(t, dir, 7)
+			elsewhere := filepath.Join(dir, "elsewhere")
+			cache := filepath.Join(dir, CacheDir)
+			if link == CacheDir {
+				if err := os.Rename(cache, elsewhere); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.Symlink("elsewhere", cache); err != nil {
+					t.Fatal(err)
+				}
+			} else {
+				if err := os.MkdirAll(elsewhere, 0o755); err != nil {
+					t.Fatal(err)
+				}
+				ck := filepath.Join(cache, CheckpointFile)
+				if err := os.Rename(ck, filepath.Join(elsewhere, CheckpointFile)); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.Symlink(filepath.Join("..", "elsewhere", CheckpointFile), ck); err != nil {
+					t.Fatal(err)
+				}
+			}
+			leftover := filepath.Join(elsewhere, "."+CheckpointFile+".tmp-1")
+			if err := os.WriteFile(leftover, []byte("kept"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			old := mustRead(t, filepath.Join(elsewhere, CheckpointFile))
+			h.appendLines(t, dir, 5)
+			b, err := Open(dir, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer b.Close()
+			var lerr *LocalLinkError
+			if err := writeCheckpoint(dir, b.snapInfo, b.state, &b.pos); !errors.As(err, &lerr) || lerr.Link != link {
+				t.Errorf("writeCheckpoint through %s: %v", link, err)
+			}
+			if now := mustRead(t, filepath.Join(elsewhere, CheckpointFile)); !bytes.Equal(now, old) {
+				t.Error("a checkpoint was written through the link")
+			}
+			if _, err := os.Stat(leftover); err != nil {
+				t.Errorf("a file was removed through the link: %v", err)
+			}
+			if fi, err := os.Lstat(filepath.Join(dir, filepath.FromSlash(link))); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+				t.Errorf("%s is no longer the link: %v, %v", link, fi, err)
+			}
+		})
+	}
+}
+
+// TestCheckpointMappingOutlivesFile: a load maps the checkpoint and
+// decodes its card lines when first needed. Another writer replacing the
+// file (by a rename) or a repair removing it meanwhile changes nothing the
+// handle answers, collections or not; once no state holds a line of it,
+// the mapping is released.
+func TestCheckpointMappingOutlivesFile(t *testing.T) {
+	var unmapped atomic.Int64
+	defer func(f func(func())) { unmapCheckpoint = f }(unmapCheckpoint)
+	unmapCheckpoint = func(unmap func()) { unmap(); unmapped.Add(1) }
+
+	dir := t.TempDir()
+	h := ckBacklog(t, dir, 8)
+	now := time.Now()
+	want, _ := dumpStore(t, dir, now)
+	b, err := Open(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b.ckptLines == 0 || b.state.Undecoded() == 0 {
+		t.Fatalf("not loaded through the checkpoint (%d lines, %d undecoded)", b.ckptLines, b.state.Undecoded())
+	}
+	// Another writer appends and renames its checkpoint over this one,
+	// then the file is removed.
+	ck := filepath.Join(dir, CacheDir, CheckpointFile)
+	before := mustRead(t, ck)
+	h.appendLines(t, dir, 3)
+	checkpointHere(t, dir)
+	if bytes.Equal(mustRead(t, ck), before) {
+		t.Fatal("no other checkpoint was written")
+	}
+	runtime.GC()
+	if err := os.Remove(ck); err != nil {
+		t.Fatal(err)
+	}
+	runtime.GC()
+	var got []wire.Card
+	b.state.Range(func(c *wire.Card) bool {
+		got = append(got, c.Clone())
+		return true
+	})
+	if err := b.state.TakeFault(); err != nil {
+		t.Fatal(err)
+	}
+	slices.SortFunc(got, func(a, b wire.Card) int { return strings.Compare(a.ID, b.ID) })
+	if !reflect.DeepEqual(got, want.Cards) {
+		t.Error("the cards read after the file was replaced and removed differ from the fold")
+	}
+	b.Close()
+	b = nil
+	for range 20 {
+		if unmapped.Load() > 0 {
+			break
+		}
+		runtime.GC()
+		time.Sleep(10 * time.Millisecond)
+	}
+	if unmapped.Load() == 0 {
+		t.Error("the mapping was not released once the state was dropped")
+	}
+}
+
+// TestCheckpointWriterCopiesUndecodedLines: a writer restored from a
+// checkpoint writes the next one without decoding the cards it did not
+// read: their lines and keys go over as they are.
+func TestCheckpointWriterCopiesUndecodedLines(t *testing.T) {
+	dir := t.TempDir()
+	h := ckBacklog(t, dir, 9)
+	ck := filepath.Join(dir, CacheDir, CheckpointFile)
+	old := ckCardLines(mustRead(t, ck))
+	b, err := Open(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	undecoded := b.state.Undecoded()
+	if b.ckptLines == 0 || undecoded == 0 {
+		t.Fatalf("not loaded through the checkpoint (%d lines, %d undecoded)", b.ckptLines, undecoded)
+	}
+	if err := writeCheckpoint(dir, b.snapInfo, b.state, &b.pos); err != nil {
+		t.Fatal(err)
+	}
+	if n := b.state.Undecoded(); n != undecoded {
+		t.Errorf("writing the checkpoint decoded %d card lines", undecoded-n)
+	}
+	kept := 0
+	for _, l := range ckCardLines(mustRead(t, ck)) {
+		if slices.Contains(old, l) {
+			kept++
+		}
+	}
+	if kept < undecoded {
+		t.Errorf("%d card lines were carried over as they were, want at least %d", kept, undecoded)
+	}
+	want, _ := dumpStore(t, dir, time.Now())
+	h.appendLines(t, dir, 2)
+	if got, via := dumpStore(t, dir, time.Now()); !via || got.Lines != want.Lines+2 {
+		t.Errorf("the new checkpoint was not used (via %v, %d lines)", via, got.Lines)
+	}
+}
+
+// ckCardLines lists a checkpoint's card lines, in order.
+func ckCardLines(data []byte) []string {
+	var out []string
+	for _, line := range bytes.Split(data[checkpointHeaderLen+linesAt(data):], []byte{'\n'}) {
+		if _, ok := cardLineID(line); ok {
+			out = append(out, string(line))
+		}
+	}
+	return out
 }

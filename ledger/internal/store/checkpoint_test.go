@@ -235,6 +235,7 @@ func dumpStoreLazy(t *testing.T, dir string, now time.Time) (d ckDump, via, lazy
 		t.Fatal(err)
 	}
 	d.Last, d.Offset, d.Lines = s.Last(), b.pos.offset, b.pos.lines
+	d.IDs = append(d.IDs, b.pos.ckIDs...)
 	for h := range b.pos.ids {
 		d.IDs = append(d.IDs, h)
 	}

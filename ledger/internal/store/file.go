@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 
+	"github.com/bl-backlog/bl/fsutil"
 	"github.com/bl-backlog/bl/ledger/internal/wire"
 )
 
@@ -50,6 +51,10 @@ type Position struct {
 	// settle.go) sends the file to readSorted even when its lines are in
 	// order. A hash collision only costs that slower read.
 	ids map[uint64]struct{}
+	// ckIDs holds, sorted, the hashes the tail checkpoint the read
+	// started from noted (ids holds those folded after it): a thousand
+	// hashes searched in place cost less than a map built of them.
+	ckIDs []uint64
 	// sum is prefixSum over the file's bytes before offset as this handle
 	// folded or wrote them, when summed: a checkpoint names these bytes,
 	// not whatever the file holds when it is written (an editor that
@@ -77,15 +82,24 @@ func idHash(id string) uint64 {
 
 // seen notes id as folded and reports whether it was already.
 func (pos *Position) seen(id string) bool {
+	h := idHash(id)
+	if pos.has(h) {
+		return true
+	}
 	if pos.ids == nil {
 		pos.ids = make(map[uint64]struct{}, pos.idsHint)
 	}
-	h := idHash(id)
-	if _, ok := pos.ids[h]; ok {
-		return true
-	}
 	pos.ids[h] = struct{}{}
 	return false
+}
+
+// has reports whether an id with hash h was folded.
+func (pos *Position) has(h uint64) bool {
+	if _, ok := slices.BinarySearch(pos.ckIDs, h); ok {
+		return true
+	}
+	_, ok := pos.ids[h]
+	return ok
 }
 
 // close releases the ledger file a Position holds.
@@ -115,7 +129,7 @@ func (pos *Position) close() {
 // another file or the file shrank below what was read.
 func readFrom(path string, pos Position, apply func(*wire.Event)) (Position, *wire.TornTail, error) {
 	if pos.file == nil {
-		f, err := os.Open(path)
+		f, err := fsutil.OpenFile(path, os.O_RDONLY, 0)
 		if err != nil {
 			if errors.Is(err, os.ErrNotExist) {
 				return pos, nil, wire.Errorf(wire.ErrNotInitialized, "%s is missing", path)

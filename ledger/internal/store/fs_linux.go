@@ -1,9 +1,14 @@
 package store
 
 import (
+	"bytes"
+	"encoding/binary"
+	"errors"
 	"fmt"
-	"io"
 	"os"
+	"path/filepath"
+	"slices"
+	"strings"
 	"syscall"
 
 	"github.com/bl-backlog/bl/ledger/internal/wire"
@@ -60,26 +65,91 @@ func changeTime(fi os.FileInfo) uint64 {
 	return uint64(st.Ctim.Nano())
 }
 
-// readRegular reads the file at path when it is a regular file of at most
-// max bytes. The check is made on the file opened, not the path: the
-// open follows no symbolic link and does not wait on a FIFO.
-func readRegular(path string, max int64) ([]byte, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+// mapRegular maps the file at path read-only when it is a regular file of
+// at most max bytes, its pages faulted in at once (the caller reads it
+// whole). The check is made on the file opened, not the path: the open
+// follows no symbolic link and does not wait on a FIFO. The file is
+// opened without an *os.File, which would register it with the runtime's
+// poller (five system calls, and the poller's own start in a short call).
+// unmap releases the mapping; the data must not be used after.
+func mapRegular(path string, max int64) (data []byte, unmap func(), err error) {
+	fd, err := syscall.Open(path, syscall.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	defer f.Close()
-	fi, err := f.Stat()
+	defer syscall.Close(fd)
+	var st syscall.Stat_t
+	if err := syscall.Fstat(fd, &st); err != nil {
+		return nil, nil, err
+	}
+	if st.Mode&syscall.S_IFMT != syscall.S_IFREG || st.Size <= 0 || st.Size > max {
+		return nil, nil, errNoCheckpoint
+	}
+	data, err = syscall.Mmap(fd, 0, int(st.Size), syscall.PROT_READ, syscall.MAP_SHARED|syscall.MAP_POPULATE)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	if !fi.Mode().IsRegular() || fi.Size() > max {
-		return nil, errNoCheckpoint
-	}
-	data := make([]byte, fi.Size())
-	n, err := io.ReadFull(f, data)
+	return data, func() { _ = syscall.Munmap(data) }, nil
+}
+
+// dirEntry is a name in a directory and whether it is a symbolic link.
+type dirEntry struct {
+	name string
+	link bool
+}
+
+// readDirTypes is os.ReadDir for the few facts ArchiveNames needs, read
+// with getdents(2) into one small buffer and without an *os.File: the
+// archive is listed by every load, and os.ReadDir's file, finalizer and
+// 8 KiB buffer cost a short call more than the listing. Sorted by name;
+// an entry whose type the filesystem does not report is lstat'ed.
+func readDirTypes(dir string) ([]dirEntry, error) {
+	fd, err := syscall.Open(dir, syscall.O_RDONLY|syscall.O_DIRECTORY|syscall.O_CLOEXEC, 0)
 	if err != nil {
-		return nil, err
+		return nil, &os.PathError{Op: "open", Path: dir, Err: err}
 	}
-	return data[:n], nil
+	defer syscall.Close(fd)
+	var out []dirEntry
+	buf := make([]byte, 4096)
+	for {
+		n, err := syscall.ReadDirent(fd, buf)
+		if err == syscall.EINTR {
+			continue
+		}
+		if err != nil {
+			return nil, &os.PathError{Op: "readdirent", Path: dir, Err: err}
+		}
+		if n <= 0 {
+			break
+		}
+		for b := buf[:n]; len(b) >= 19; {
+			// linux_dirent64: ino u64, off i64, reclen u16, type u8, name
+			reclen := int(binary.NativeEndian.Uint16(b[16:]))
+			if reclen < 19 || reclen > len(b) {
+				return nil, &os.PathError{Op: "readdirent", Path: dir, Err: syscall.EIO}
+			}
+			ino, typ, name := binary.NativeEndian.Uint64(b), b[18], b[19:reclen]
+			if i := bytes.IndexByte(name, 0); i >= 0 {
+				name = name[:i]
+			}
+			b = b[reclen:]
+			if ino == 0 || string(name) == "." || string(name) == ".." {
+				continue
+			}
+			e := dirEntry{name: string(name), link: typ == syscall.DT_LNK}
+			if typ == syscall.DT_UNKNOWN {
+				fi, err := os.Lstat(filepath.Join(dir, e.name))
+				if err != nil {
+					if errors.Is(err, os.ErrNotExist) {
+						continue // gone since the listing
+					}
+					return nil, err
+				}
+				e.link = fi.Mode()&os.ModeSymlink != 0
+			}
+			out = append(out, e)
+		}
+	}
+	slices.SortFunc(out, func(a, b dirEntry) int { return strings.Compare(a.name, b.name) })
+	return out, nil
 }

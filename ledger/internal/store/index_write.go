@@ -120,18 +120,18 @@ func leaseEnd(c *wire.Card) time.Time {
 	return time.Time{}
 }
 
-// SealIndex appends the block checksums to an index: one CRC-32C per
-// IndexBlock bytes, their count, and a CRC-32C of those two.
+// SealIndex appends the block checksums to an index: one indexSum per
+// IndexBlock bytes, their count, and an indexSum of those two.
 func SealIndex(body []byte) []byte {
 	le := binary.LittleEndian
 	out := body
 	n := 0
 	for off := 0; off < len(body); off += IndexBlock {
-		out = le.AppendUint32(out, wire.Checksum(body[off:min(off+IndexBlock, len(body))]))
+		out = le.AppendUint32(out, indexSum(body[off:min(off+IndexBlock, len(body))]))
 		n++
 	}
 	out = le.AppendUint32(out, uint32(n))
-	return le.AppendUint32(out, wire.Checksum(out[len(body):]))
+	return le.AppendUint32(out, indexSum(out[len(body):]))
 }
 
 // writeIndex stores the index for a snapshot in the backlog's cache. It is

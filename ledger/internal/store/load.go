@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"slices"
 
+	"github.com/bl-backlog/bl/fsutil"
 	"github.com/bl-backlog/bl/ledger/internal/fold"
 	"github.com/bl-backlog/bl/ledger/internal/wire"
 )
@@ -247,7 +248,7 @@ func SnapshotPosition(dir string, s *fold.State, hdr wire.SnapshotHeader) (Posit
 		pos.last, pos.snap = &last, &last
 	}
 	path := filepath.Join(dir, LedgerFile)
-	f, err := os.Open(path)
+	f, err := fsutil.OpenFile(path, os.O_RDONLY, 0)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
 			return pos, wire.Errorf(wire.ErrNotInitialized, "%s is missing", path)

@@ -7,12 +7,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 
+	"github.com/bl-backlog/bl/fsutil"
 	"github.com/bl-backlog/bl/ledger/internal/fold"
 	"github.com/bl-backlog/bl/ledger/internal/wire"
 	json "github.com/goccy/go-json"
@@ -36,18 +36,18 @@ func archiveFingerprint(names []string) string {
 // oldest first (zero-padded sequence numbers sort in order). It is the one
 // lister of the archive.
 func ArchiveNames(dir string) ([]string, error) {
-	entries, err := os.ReadDir(filepath.Join(dir, ArchiveDir))
+	entries, err := readDirTypes(filepath.Join(dir, ArchiveDir))
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return nil, err
 	}
 	var names []string
 	root := ""
 	for _, e := range entries {
-		name := ArchiveDir + "/" + e.Name()
+		name := ArchiveDir + "/" + e.name
 		if !Tracked(name) {
 			continue
 		}
-		if e.Type()&fs.ModeSymlink != 0 {
+		if e.link {
 			// A segment a teammate committed as a link out of the
 			// backlog (-> /dev/stdin) would hold every command that
 			// reads the archive, or read a file of the user's: refused
@@ -57,7 +57,7 @@ func ArchiveNames(dir string) ([]string, error) {
 					return nil, err
 				}
 			}
-			if err := linkInside(root, filepath.Join(dir, ArchiveDir, e.Name())); err != nil {
+			if err := linkInside(root, filepath.Join(dir, ArchiveDir, e.name)); err != nil {
 				return nil, err
 			}
 		}
@@ -103,7 +103,7 @@ func LoadSnapshot(dir string) (*fold.State, wire.SnapshotHeader, error) {
 // meanwhile.
 func openSnapshot(dir string, read func(path string, f *os.File) (*fold.State, wire.SnapshotHeader, error)) (*fold.State, wire.SnapshotHeader, *os.File, error) {
 	path := filepath.Join(dir, SnapshotFile)
-	f, err := os.Open(path)
+	f, err := fsutil.OpenFile(path, os.O_RDONLY, 0)
 	if errors.Is(err, os.ErrNotExist) {
 		return fold.NewState(), wire.SnapshotHeader{}, nil, nil
 	}

@@ -19,6 +19,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/bl-backlog/bl/fsutil"
 	"github.com/bl-backlog/bl/ledger/internal/fold"
 	"github.com/bl-backlog/bl/ledger/internal/wire"
 	"github.com/bl-backlog/bl/lock"
@@ -65,6 +66,9 @@ type Options struct {
 	// again. bl reads it before opening, to decide whether bl-git runs
 	// the command.
 	Config *Config
+	// LinksChecked: the caller ran CheckLinks on dir just before (bl's
+	// discovery of the backlog does), so Open does not again.
+	LinksChecked bool
 }
 
 // DefaultSlowSync is the fsync time past which an append warns by
@@ -128,8 +132,10 @@ func Open(dir string, opts Options) (*Store, error) {
 	if opts.LockTimeout == 0 {
 		opts.LockTimeout = DefaultLockTimeout
 	}
-	if err := CheckLinks(dir); err != nil {
-		return nil, err
+	if !opts.LinksChecked {
+		if err := CheckLinks(dir); err != nil {
+			return nil, err
+		}
 	}
 	if fi, err := os.Stat(filepath.Join(dir, LedgerFile)); err != nil || !fi.Mode().IsRegular() {
 		return nil, wire.Errorf(wire.ErrNotInitialized, "%s has no %s; run bl init", dir, LedgerFile)
@@ -276,7 +282,7 @@ func (b *Store) CardsOf(events []*wire.Event) []wire.Card {
 // it. A failed write is truncated away so no partial line stays behind.
 func (b *Store) appendDurably(buf []byte) error {
 	path := filepath.Join(b.dir, LedgerFile)
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+	f, err := fsutil.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
 	if err != nil {
 		return err
 	}
