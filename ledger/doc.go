@@ -784,8 +784,9 @@
 // the API's and the fold's rules, which are tested through the API.
 //
 //	The .backlog directory   internal/store/init.go, file.go, config.go,
-//	                         config_decode.go, symlinks.go, local_links.go,
-//	                         fs_linux.go, fs_other.go, seen.go; files.go (the names)
+//	                         config_decode.go, config_reload.go, symlinks.go,
+//	                         local_links.go, fs_linux.go, fs_other.go, seen.go;
+//	                         files.go (the names)
 //	Line framing             internal/wire/framing.go, json_value.go, crc.go;
 //	                         internal/store/sync_linux.go, sync_other.go
 //	Events                   internal/wire/schema.go (the wire types),
