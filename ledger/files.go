@@ -57,6 +57,7 @@ type (
 	MissingEvents = store.MissingEvents
 	Quarantined   = store.Quarantined
 	RebaseResult  = store.RebaseResult
+	Renamed       = store.Renamed
 	Report        = repair.Report
 	SetAside      = repair.SetAside
 )

@@ -88,6 +88,11 @@ func (c *SyncCmd) Run(a *App) error {
 	if err != nil {
 		return err
 	}
+	for _, r := range res.Renamed {
+		// Said on stderr whatever the output format: the id the user
+		// typed no longer names their card.
+		fmt.Fprintf(a.Stderr, "bl: card %s was also created on %s; yours is now %s (%d local event(s) renamed)\n", r.From, req.Remote, r.To, r.Events)
+	}
 	if res.GuessedAuthor {
 		fmt.Fprintf(a.Stderr, "bl: committed as %s: git has no user.email here; set one with\n    git config --global user.email you@example.com\n", res.Author)
 	}

@@ -378,6 +378,9 @@ func (s *Syncer) pullFrom(ctx context.Context, res *Result, base plumbing.Hash) 
 	}
 	res.Pulled += rr.Pulled
 	res.Rebased, res.Conflicts = rr.Local, rr.Conflicts
+	for _, r := range rr.Renamed {
+		res.Renamed = append(res.Renamed, result.Renamed(r))
+	}
 	s.applied = remote
 	return remote, up, load, nil
 }

@@ -13,12 +13,23 @@ type Result struct {
 	Rebased   int    `json:"rebased"` // local events now after the remote's history
 	Conflicts int    `json:"conflicts"`
 	Pushed    bool   `json:"pushed"`
-	Tries     int    `json:"tries,omitempty"`
-	Carried   int    `json:"-"`                // noted heartbeats of other cards the push carried (gitsync carried.go)
-	Author    string `json:"author,omitempty"` // who a new commit names as author and committer
+	// Renamed are local cards whose id the remote had created too: they
+	// now have a fresh id (the remote's card keeps the id).
+	Renamed []Renamed `json:"renamed,omitempty"`
+	Tries   int       `json:"tries,omitempty"`
+	Carried int       `json:"-"`                // noted heartbeats of other cards the push carried (gitsync carried.go)
+	Author  string    `json:"author,omitempty"` // who a new commit names as author and committer
 	// GuessedAuthor: git has no user.email here, so Author was made up
 	// (see Syncer.Identity).
 	GuessedAuthor bool `json:"-"`
+}
+
+// Renamed is a local card bl sync gave a fresh id because the remote
+// holds another card created with its id.
+type Renamed struct {
+	From   string `json:"from"`
+	To     string `json:"to"`
+	Events int    `json:"events"` // local events rewritten to name To
 }
 
 // LeaseRefusal is what of a lease ref's commit bl sets aside rather than

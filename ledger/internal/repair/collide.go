@@ -1,0 +1,120 @@
+package repair
+
+import (
+	"fmt"
+	"strconv"
+
+	"github.com/bl-backlog/bl/ledger/internal/store"
+	"github.com/bl-backlog/bl/ledger/internal/wire"
+)
+
+// renameCollisions gives a fresh id to each local card whose id upstream
+// created too: two clones each created the id (bl create --id A4 on both,
+// or a generated id drawn twice) before either synced. Upstream's card
+// keeps the id, as whatever upstream accepted first stays first; the
+// local one, whose create only this clone holds (local reports that of
+// an event), becomes bl-<derived from its create's event id>, and every
+// local event that names it (wire.Event.NamesCard: its own events, links,
+// parents and dependencies from other local cards) is rewritten to the new
+// id, keeping its event id. Without this the fold would refuse the local
+// create as a duplicate and fold the local card's later events onto
+// upstream's card: two cards' histories mixed.
+//
+// It refuses (ErrIDCollision, nothing changed) when it cannot tell the
+// two cards' events apart: this clone already holds both creates (a plain
+// git merge brought them together), or an event naming the local card is
+// already on the remote (a claim pushed through a lease ref) or was
+// ordered by a claim arbiter, which knows the card only by its id.
+func renameCollisions(up, mine []*wire.Event, local func(*wire.Event) (bool, error)) ([]store.Renamed, error) {
+	upCreate := map[string]*wire.Event{}
+	taken := map[string]bool{}
+	for _, e := range up {
+		if e.Op == wire.OpCreate {
+			taken[e.Card] = true
+			if upCreate[e.Card] == nil {
+				upCreate[e.Card] = e
+			}
+		}
+	}
+	have := make(map[string]bool, len(mine))
+	for _, e := range mine {
+		have[e.ID] = true
+		if e.Op == wire.OpCreate {
+			taken[e.Card] = true
+		}
+	}
+	ids, mineCreate := map[string]string{}, map[string]*wire.Event{}
+	var out []store.Renamed
+	for _, e := range mine {
+		u := upCreate[e.Card]
+		if e.Op != wire.OpCreate || u == nil || u.ID == e.ID || ids[e.Card] != "" {
+			continue
+		}
+		if ok, err := local(e); err != nil {
+			return nil, err
+		} else if !ok {
+			continue // pushed already: upstream holds both creates (see doctor)
+		}
+		if have[u.ID] {
+			return nil, wire.Errorf(wire.ErrIDCollision, "card %s was created twice, and this backlog holds both creates (event %s by %s and event %s by %s, brought together by a git merge): bl sync cannot tell whose later events are whose, so it changed nothing; bl doctor names them", e.Card, u.ID, u.Actor, e.ID, e.Actor)
+		}
+		to := wire.DerivedCardID(e.ID)
+		for n := 1; taken[to]; n++ {
+			to = wire.DerivedCardID(e.ID + "/" + strconv.Itoa(n))
+		}
+		taken[to] = true
+		ids[e.Card], mineCreate[e.Card] = to, e
+		out = append(out, store.Renamed{From: e.Card, To: to})
+	}
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	for _, e := range mine {
+		for from := range ids {
+			if !e.NamesCard(from) {
+				continue
+			}
+			if err := renamable(e, from, mineCreate[from], local); err != nil {
+				return nil, err
+			}
+		}
+	}
+	for i, e := range mine {
+		if ok, err := local(e); err != nil {
+			return nil, err
+		} else if !ok {
+			continue
+		}
+		renamed, changed := wire.RenameCards(e, ids)
+		if !changed {
+			continue
+		}
+		mine[i] = renamed
+		for j := range out {
+			if e.NamesCard(out[j].From) {
+				out[j].Events++
+			}
+		}
+	}
+	return out, nil
+}
+
+// renamable says why e, an event of this clone naming the local card
+// from (created by c), stops the card's rename: it is on the remote
+// already, or a claim arbiter ordered it.
+func renamable(e *wire.Event, from string, c *wire.Event, local func(*wire.Event) (bool, error)) error {
+	ok, err := local(e)
+	if err != nil {
+		return err
+	}
+	why := ""
+	switch {
+	case !ok:
+		why = fmt.Sprintf("its %s event %s is on the remote already (a claim through the remote's lease ref names the card by its id)", e.Op, e.ID)
+	case (e.Op == wire.OpClaim || e.Op == wire.OpClaimReview) && e.Card == from && e.ExpectVersion == 0:
+		why = fmt.Sprintf("its %s event %s was decided by the claim arbiter, which knows the card by its id", e.Op, e.ID)
+	default:
+		return nil
+	}
+	return wire.Errorf(wire.ErrIDCollision, "card %s was also created upstream, and yours (created by %s, event %s) cannot take a new id: %s; bl sync changed nothing; bl doctor names the two creates", from, c.Actor, c.ID, why)
+}
