@@ -93,6 +93,9 @@ func (c *SyncCmd) Run(a *App) error {
 		// typed no longer names their card.
 		fmt.Fprintf(a.Stderr, "bl: card %s was also created on %s; yours is now %s (%d local event(s) renamed)\n", r.From, req.Remote, r.To, r.Events)
 	}
+	for _, id := range res.CreatedTwice {
+		fmt.Fprintf(a.Stderr, "bl: warning: card %s was created on two clones and a git merge brought both creates here, so its events may belong to either card; bl doctor names them\n", id)
+	}
 	if res.GuessedAuthor {
 		fmt.Fprintf(a.Stderr, "bl: committed as %s: git has no user.email here; set one with\n    git config --global user.email you@example.com\n", res.Author)
 	}

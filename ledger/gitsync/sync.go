@@ -381,6 +381,7 @@ func (s *Syncer) pullFrom(ctx context.Context, res *Result, base plumbing.Hash) 
 	for _, r := range rr.Renamed {
 		res.Renamed = append(res.Renamed, result.Renamed(r))
 	}
+	res.CreatedTwice = rr.Twice
 	s.applied = remote
 	return remote, up, load, nil
 }

@@ -16,9 +16,13 @@ type Result struct {
 	// Renamed are local cards whose id the remote had created too: they
 	// now have a fresh id (the remote's card keeps the id).
 	Renamed []Renamed `json:"renamed,omitempty"`
-	Tries   int       `json:"tries,omitempty"`
-	Carried int       `json:"-"`                // noted heartbeats of other cards the push carried (gitsync carried.go)
-	Author  string    `json:"author,omitempty"` // who a new commit names as author and committer
+	// CreatedTwice are cards this clone already held two creates of (a
+	// plain git merge brought them together): not renamed; bl doctor
+	// names them.
+	CreatedTwice []string `json:"created_twice,omitempty"`
+	Tries        int      `json:"tries,omitempty"`
+	Carried      int      `json:"-"`                // noted heartbeats of other cards the push carried (gitsync carried.go)
+	Author       string   `json:"author,omitempty"` // who a new commit names as author and committer
 	// GuessedAuthor: git has no user.email here, so Author was made up
 	// (see Syncer.Identity).
 	GuessedAuthor bool `json:"-"`

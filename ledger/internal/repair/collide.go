@@ -20,12 +20,15 @@ import (
 // create as a duplicate and fold the local card's later events onto
 // upstream's card: two cards' histories mixed.
 //
-// It refuses (ErrIDCollision, nothing changed) when it cannot tell the
-// two cards' events apart: this clone already holds both creates (a plain
-// git merge brought them together), or an event naming the local card is
-// already on the remote (a claim pushed through a lease ref) or was
-// ordered by a claim arbiter, which knows the card only by its id.
-func renameCollisions(up, mine []*wire.Event, local func(*wire.Event) (bool, error)) ([]store.Renamed, error) {
+// A card whose two creates this clone holds already (a plain git merge
+// brought them together) is not renamed but named in twice: the fold has
+// given its events to one card since, and nothing tells whose they were
+// (bl doctor lists such cards). It refuses (ErrIDCollision, nothing
+// changed) when an event naming the local card is already on the remote
+// (a claim pushed through a lease ref) or was ordered by a claim arbiter,
+// which knows the card only by its id: renaming the rest would split the
+// card's history between two ids.
+func renameCollisions(up, mine []*wire.Event, local func(*wire.Event) (bool, error)) (out []store.Renamed, twice []string, err error) {
 	upCreate := map[string]*wire.Event{}
 	taken := map[string]bool{}
 	for _, e := range up {
@@ -44,19 +47,23 @@ func renameCollisions(up, mine []*wire.Event, local func(*wire.Event) (bool, err
 		}
 	}
 	ids, mineCreate := map[string]string{}, map[string]*wire.Event{}
-	var out []store.Renamed
 	for _, e := range mine {
 		u := upCreate[e.Card]
 		if e.Op != wire.OpCreate || u == nil || u.ID == e.ID || ids[e.Card] != "" {
 			continue
 		}
 		if ok, err := local(e); err != nil {
-			return nil, err
+			return nil, nil, err
 		} else if !ok {
 			continue // pushed already: upstream holds both creates (see doctor)
 		}
 		if have[u.ID] {
-			return nil, wire.Errorf(wire.ErrIDCollision, "card %s was created twice, and this backlog holds both creates (event %s by %s and event %s by %s, brought together by a git merge): bl sync cannot tell whose later events are whose, so it changed nothing; bl doctor names them", e.Card, u.ID, u.Actor, e.ID, e.Actor)
+			// Both creates are here already (a plain git merge): the
+			// local fold has mixed the two cards since, and a rename
+			// cannot tell whose later events are whose. Left as it is,
+			// named (bl doctor lists both creates).
+			twice = append(twice, e.Card)
+			continue
 		}
 		to := wire.DerivedCardID(e.ID)
 		for n := 1; taken[to]; n++ {
@@ -67,7 +74,7 @@ func renameCollisions(up, mine []*wire.Event, local func(*wire.Event) (bool, err
 		out = append(out, store.Renamed{From: e.Card, To: to})
 	}
 	if len(ids) == 0 {
-		return nil, nil
+		return nil, twice, nil
 	}
 	for _, e := range mine {
 		for from := range ids {
@@ -75,13 +82,13 @@ func renameCollisions(up, mine []*wire.Event, local func(*wire.Event) (bool, err
 				continue
 			}
 			if err := renamable(e, from, mineCreate[from], local); err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 		}
 	}
 	for i, e := range mine {
 		if ok, err := local(e); err != nil {
-			return nil, err
+			return nil, nil, err
 		} else if !ok {
 			continue
 		}
@@ -96,7 +103,7 @@ func renameCollisions(up, mine []*wire.Event, local func(*wire.Event) (bool, err
 			}
 		}
 	}
-	return out, nil
+	return out, twice, nil
 }
 
 // renamable says why e, an event of this clone naming the local card

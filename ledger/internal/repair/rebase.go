@@ -40,7 +40,7 @@ func RebaseOnto(upstream, local store.Tree, load store.Loader) (store.Tree, stor
 		return nil, res, err
 	}
 	res.Upstream = len(up)
-	if res.Renamed, err = renameCollisions(up, mine, localOnly(up, sh)); err != nil {
+	if res.Renamed, res.Twice, err = renameCollisions(up, mine, localOnly(up, sh)); err != nil {
 		return nil, res, err
 	}
 	out := rebasedFiles(upstream, local)

@@ -96,6 +96,9 @@ type RebaseResult struct {
 	// Renamed are the local cards whose id upstream had created too:
 	// their local events now name a fresh id (see repair.RebaseOnto).
 	Renamed []Renamed `json:"renamed,omitempty"`
+	// Twice are the cards this clone holds two creates of (a plain git
+	// merge brought them together), left as they are for bl doctor.
+	Twice []string `json:"created_twice,omitempty"`
 }
 
 // Renamed is a local card a rebase gave a fresh id, because upstream
