@@ -242,6 +242,10 @@ func printSections(w io.Writer, r *ledger.Report) {
 		}
 		fmt.Fprintf(w, "  %s %s by %s at %s\n", text(c.Card), c.Op, text(who), c.At)
 	}
+	section("cards created on two clones (a git merge brought both creates here: the second was refused, and every later event on the id folded onto the first card, whichever card its writer meant; bl doctor --repair cannot tell them apart: bl log --id CARD lists them with their actors)", len(r.CreatedTwice))
+	for _, c := range r.CreatedTwice {
+		fmt.Fprintf(w, "  %s: the create by %s (event %s at %s) was refused; %s is the card created first\n", text(c.Card), text(c.Actor), c.Event, c.At, text(c.Card))
+	}
 	section("expired leases (bl reclaim returns them)", len(r.ExpiredLeases))
 	for _, l := range r.ExpiredLeases {
 		fmt.Fprintf(w, "  %s held by %s epoch %d, expired %s\n", l.Card, text(l.Owner), l.Epoch, stamp(&l.ExpiredAt))

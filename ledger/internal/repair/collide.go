@@ -21,7 +21,8 @@ import (
 // upstream's card: two cards' histories mixed.
 //
 // A card whose two creates this clone holds already (a plain git merge
-// brought them together) is not renamed but named in twice: the fold has
+// brought them together), or whose create this clone pushed before
+// another create of its id arrived, is not renamed but named in twice: the fold has
 // given its events to one card since, and nothing tells whose they were
 // (bl doctor lists such cards). It refuses (ErrIDCollision, nothing
 // changed) when an event naming the local card is already on the remote
@@ -29,15 +30,22 @@ import (
 // which knows the card only by its id: renaming the rest would split the
 // card's history between two ids.
 func renameCollisions(up, mine []*wire.Event, local func(*wire.Event) (bool, error)) (out []store.Renamed, twice []string, err error) {
-	upCreate := map[string]*wire.Event{}
+	upCreates := map[string][]*wire.Event{}
 	taken := map[string]bool{}
 	for _, e := range up {
 		if e.Op == wire.OpCreate {
 			taken[e.Card] = true
-			if upCreate[e.Card] == nil {
-				upCreate[e.Card] = e
+			upCreates[e.Card] = append(upCreates[e.Card], e)
+		}
+	}
+	// other is a create of e's card upstream holds that is not e.
+	other := func(e *wire.Event) *wire.Event {
+		for _, u := range upCreates[e.Card] {
+			if u.ID != e.ID {
+				return u
 			}
 		}
+		return nil
 	}
 	have := make(map[string]bool, len(mine))
 	for _, e := range mine {
@@ -48,14 +56,23 @@ func renameCollisions(up, mine []*wire.Event, local func(*wire.Event) (bool, err
 	}
 	ids, mineCreate := map[string]string{}, map[string]*wire.Event{}
 	for _, e := range mine {
-		u := upCreate[e.Card]
-		if e.Op != wire.OpCreate || u == nil || u.ID == e.ID || ids[e.Card] != "" {
+		if e.Op != wire.OpCreate || ids[e.Card] != "" {
+			continue
+		}
+		u := other(e)
+		if u == nil {
 			continue
 		}
 		if ok, err := local(e); err != nil {
 			return nil, nil, err
 		} else if !ok {
-			continue // pushed already: upstream holds both creates (see doctor)
+			if !have[u.ID] {
+				// Ours is on the remote already, and a second create
+				// of its id arrives (a plain git push, or a teammate
+				// on purpose): the fold keeps the first by stamp.
+				twice = append(twice, e.Card)
+			}
+			continue
 		}
 		if have[u.ID] {
 			// Both creates are here already (a plain git merge): the

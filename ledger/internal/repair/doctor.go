@@ -94,7 +94,12 @@ type Report struct {
 	Conflicts  []wire.Conflict   `json:"conflicts"`
 	// SelfApprovals are the conflicts that are verdicts by whoever sent
 	// the card to review, refused by the gate: an older bl let them fold.
-	SelfApprovals      []wire.Conflict `json:"self_approvals"`
+	SelfApprovals []wire.Conflict `json:"self_approvals"`
+	// CreatedTwice are the creates refused because their card existed
+	// (fold.CreatedTwice): two clones created one id and a git merge
+	// brought both creates here. Nothing in the events says which card a
+	// later event was meant for, so --repair leaves them.
+	CreatedTwice       []wire.Conflict `json:"created_twice"`
 	ExpiredLeases      []ExpiredLease  `json:"expired_leases"`
 	DependencyProblems []string        `json:"dependency_problems"`
 	Repaired           []string        `json:"repaired"`
@@ -142,7 +147,7 @@ func diagnose(dir string, now time.Time) (*Report, []rawLine, error) {
 		}
 		return nil, nil, err
 	}
-	rep := &Report{Dir: dir, Bytes: int64(len(data)), Damage: []Damage{}, Stale: []Damage{}, Conflicts: []wire.Conflict{}, SelfApprovals: []wire.Conflict{},
+	rep := &Report{Dir: dir, Bytes: int64(len(data)), Damage: []Damage{}, Stale: []Damage{}, Conflicts: []wire.Conflict{}, SelfApprovals: []wire.Conflict{}, CreatedTwice: []wire.Conflict{},
 		ExpiredLeases: []ExpiredLease{}, DependencyProblems: []string{}, Repaired: []string{}}
 	lines, err := readLedgerLines(rep, path, data)
 	if err != nil {
@@ -407,6 +412,9 @@ func summarizeState(rep *Report, s *fold.State, lines []rawLine, now time.Time) 
 	for _, c := range s.Conflicts() {
 		if (c.Op == wire.OpApprove || c.Op == wire.OpReject) && strings.HasPrefix(c.Reason, fold.SelfReviewRefused) {
 			rep.SelfApprovals = append(rep.SelfApprovals, c)
+		}
+		if fold.CreatedTwice(c) {
+			rep.CreatedTwice = append(rep.CreatedTwice, c)
 		}
 	}
 	for _, id := range s.Expired(now) {
