@@ -38,7 +38,12 @@ level: the remote's events keep their order and the local events that the
 remote lacks go after them, so whatever the remote accepted first stays
 first (a local claim that raced one already on the remote folds as a
 recorded conflict). The result is committed with the fetched commit as a
-second parent.
+second parent. A local card whose id the remote created too (both clones
+ran bl create --id A4) gets a fresh generated id first, with every local
+event that names it, and bl sync says so on stderr ("card A4 was also
+created on origin; yours is now bl-..."; "renamed" in --json); exit 4
+(id_collision), nothing changed, when a claim on it already went through
+the remote's lease ref or a claim arbiter.
 
 --push does the same, then pushes with the fetched commit as the expected
 old value, never forcing. When someone else pushed first, it fetches,
