@@ -114,7 +114,7 @@ func hint(code string) string {
 	case "fenced":
 		return "your lease is gone: stop work on this card and claim again"
 	case "id_collision":
-		return "nothing was changed; bl doctor names both creates of the card"
+		return "another clone created a card with this id: use the id the message names; bl doctor lists cards created on two clones"
 	case "self_review":
 		return "your work stands: a reviewer with another actor (--actor / BL_ACTOR) and owner approves or rejects it"
 	case "lock_timeout":
