@@ -93,14 +93,7 @@ func (c *SyncCmd) Run(a *App) error {
 	if err != nil {
 		return err
 	}
-	for _, r := range res.Renamed {
-		// Said on stderr whatever the output format: the id the user
-		// typed no longer names their card.
-		fmt.Fprintf(a.Stderr, "bl: card %s was also created on %s; yours is now %s (%d local event(s) renamed)\n", r.From, req.Remote, r.To, r.Events)
-	}
-	for _, id := range res.CreatedTwice {
-		fmt.Fprintf(a.Stderr, "bl: warning: card %s was created on two clones and a git merge brought both creates here, so its events may belong to either card; bl doctor names them\n", id)
-	}
+	syncNotes(a.Stderr, res)
 	if res.GuessedAuthor {
 		fmt.Fprintf(a.Stderr, "bl: committed as %s: git has no user.email here; set one with\n    git config --global user.email you@example.com\n", res.Author)
 	}
@@ -108,6 +101,18 @@ func (c *SyncCmd) Run(a *App) error {
 	// tell when a git revert or reset takes events out of the files.
 	_ = b.RecordSeen()
 	return a.emit(res, func(w io.Writer) { printSync(w, res, req.Remote) })
+}
+
+// syncNotes says on stderr, whatever the output format, which local cards
+// a sync gave a fresh id (the id the user typed no longer names theirs)
+// and which it found created on two clones.
+func syncNotes(w io.Writer, res SyncResult) {
+	for _, r := range res.Renamed {
+		fmt.Fprintf(w, "bl: card %s was also created on %s; yours is now %s (%d local event(s) renamed)\n", r.From, res.Remote, r.To, r.Events)
+	}
+	for _, id := range res.CreatedTwice {
+		fmt.Fprintf(w, "bl: warning: card %s was created on two clones and a git merge brought both creates here, so its events may belong to either card; bl doctor names them\n", id)
+	}
 }
 
 // printSync is bl sync's human output: what was pulled, committed and
@@ -214,7 +219,9 @@ func (a *App) autoSync() {
 		if mode == "push" {
 			req.Remote, req.Tracked = firstOf(cfg.Remote, "origin"), true
 		}
-		_, err = a.ext.Git.Sync(a.ctx, a.backlog, req)
+		var res SyncResult
+		res, err = a.ext.Git.Sync(a.ctx, a.backlog, req)
+		syncNotes(a.Stderr, res)
 	} else {
 		err = a.autoSyncChild(mode == "push")
 	}
