@@ -104,13 +104,13 @@ func renameCollisions(up, mine []*wire.Event, local func(*wire.Event) (bool, err
 		}
 	}
 	for i, e := range mine {
+		renamed, changed := wire.RenameCards(e, ids)
+		if !changed {
+			continue
+		}
 		if ok, err := local(e); err != nil {
 			return nil, nil, err
 		} else if !ok {
-			continue
-		}
-		renamed, changed := wire.RenameCards(e, ids)
-		if !changed {
 			continue
 		}
 		mine[i] = renamed
