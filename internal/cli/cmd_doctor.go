@@ -4,8 +4,11 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"path/filepath"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/bl-backlog/bl/gitdir"
@@ -244,7 +247,18 @@ func printSections(w io.Writer, r *ledger.Report) {
 	}
 	section("cards created on two clones (a git merge brought both creates here: the second was refused, and every later event on the id folded onto the first card, whichever card its writer meant; bl doctor --repair cannot tell them apart: bl log --id CARD lists them with their actors)", len(r.CreatedTwice))
 	for _, c := range r.CreatedTwice {
-		fmt.Fprintf(w, "  %s: the create by %s (event %s at %s) was refused; %s is the card created first\n", text(c.Card), text(c.Actor), c.Event, c.At, text(c.Card))
+		fmt.Fprintf(w, "  %s: the create by %s (event %s at %s) was refused; %s is the card created first", text(c.Card), text(c.Refused.Actor), c.Refused.Event, c.Refused.At, text(c.Card))
+		if k := c.Kept; k != nil {
+			fmt.Fprintf(w, " by %s (event %s)", text(k.Actor), k.Event)
+		}
+		if len(c.Later) > 0 {
+			var by []string
+			for _, actor := range slices.Sorted(maps.Keys(c.Later)) {
+				by = append(by, fmt.Sprintf("%d by %s", c.Later[actor], text(actor)))
+			}
+			fmt.Fprintf(w, "; later events naming it: %s", strings.Join(by, ", "))
+		}
+		fmt.Fprintln(w)
 	}
 	section("expired leases (bl reclaim returns them)", len(r.ExpiredLeases))
 	for _, l := range r.ExpiredLeases {
