@@ -574,7 +574,9 @@
 //     (its card, a link's or a complete's to, a create's or update's
 //     parent and depends_on: Event.NamesCard) is rewritten to the new id,
 //     keeping its event id, and sync says so (stderr, and renamed in
-//     --json). It refuses instead (ErrIDCollision, exit 4, nothing
+//     --json). Two creates with one idempotency key are one request made
+//     twice (bl import of one source on two clones): one card, kept once
+//     as before, neither renamed nor named by doctor. It refuses instead (ErrIDCollision, exit 4, nothing
 //     changed) when part of the card's history left this clone under the
 //     id: a claim pushed through a lease ref, or one a claim arbiter
 //     decided. A create that arrives by a plain git merge, or after this

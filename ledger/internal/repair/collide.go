@@ -60,7 +60,7 @@ func renameCollisions(up, mine []*wire.Event, local func(*wire.Event) (bool, err
 			continue
 		}
 		u := other(e)
-		if u == nil {
+		if u == nil || sameRequest(u, e) {
 			continue
 		}
 		if ok, err := local(e); err != nil {
@@ -121,6 +121,14 @@ func renameCollisions(up, mine []*wire.Event, local func(*wire.Event) (bool, err
 		}
 	}
 	return out, twice, nil
+}
+
+// sameRequest reports whether two creates carry one idempotency key: one
+// request made on two clones (bl import of one source, a retried script),
+// so one card, which the fold keeps once (the second create is refused
+// and its card's events are the first's). Not a collision.
+func sameRequest(a, b *wire.Event) bool {
+	return a.Fields != nil && b.Fields != nil && a.Fields.IdempotencyKey != "" && a.Fields.IdempotencyKey == b.Fields.IdempotencyKey
 }
 
 // renamable says why e, an event of this clone naming the local card

@@ -103,3 +103,20 @@ func TestRenameCollisionsNamesWhatItCannotSplit(t *testing.T) {
 		t.Fatalf("arrived after ours: renamed %v, twice %v, err %v", ren, twice, err)
 	}
 }
+
+// Two creates with one idempotency key (bl import of one source on two
+// clones) are one card, not a collision.
+func TestRenameCollisionsKeepsOneRequest(t *testing.T) {
+	theirs := ev(1, "e1", "alice", wire.OpCreate, "GH-7")
+	theirs.Fields = &wire.Fields{IdempotencyKey: "github:7"}
+	mine := ev(2, "e2", "bob", wire.OpCreate, "GH-7")
+	mine.Fields = &wire.Fields{IdempotencyKey: "github:7"}
+	ren, twice, err := renameCollisions([]*wire.Event{theirs}, []*wire.Event{mine}, localBut())
+	if err != nil || len(ren) != 0 || len(twice) != 0 || mine.Card != "GH-7" {
+		t.Fatalf("renamed %v, twice %v, err %v", ren, twice, err)
+	}
+	mine.Fields = &wire.Fields{IdempotencyKey: "github:8"}
+	if ren, _, _ := renameCollisions([]*wire.Event{theirs}, []*wire.Event{mine}, localBut()); len(ren) != 1 {
+		t.Fatalf("another key: renamed %v", ren)
+	}
+}

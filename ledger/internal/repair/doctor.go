@@ -133,13 +133,18 @@ type CreatedTwice struct {
 	Later   map[string]int `json:"later_by_actor"`
 }
 
-// createdTwice describes the refused create c from the ledger's events.
-func createdTwice(c wire.Conflict, evs []*wire.Event) CreatedTwice {
+// createdTwice describes the refused create c from the ledger's events;
+// false when it carried the idempotency key of card, the card kept: one
+// request made on two clones (bl import of one source), one card.
+func createdTwice(c wire.Conflict, evs []*wire.Event, card *wire.Card) (CreatedTwice, bool) {
 	out := CreatedTwice{Card: c.Card, Refused: c, Later: map[string]int{}}
 	after := false
 	for _, e := range evs {
 		switch {
 		case e.ID == c.Event:
+			if card != nil && e.Fields != nil && e.Fields.IdempotencyKey != "" && e.Fields.IdempotencyKey == card.IdempotencyKey {
+				return out, false
+			}
 			after = true
 		case e.Op == wire.OpCreate && e.Card == c.Card && out.Kept == nil:
 			out.Kept = &wire.Conflict{Event: e.ID, At: e.At.Format(wire.TimeLayout), Op: e.Op, Card: e.Card, Actor: e.Actor}
@@ -147,7 +152,7 @@ func createdTwice(c wire.Conflict, evs []*wire.Event) CreatedTwice {
 			out.Later[e.Actor]++
 		}
 	}
-	return out
+	return out, true
 }
 
 // rawLine is one line of the ledger file as doctor sees it.
@@ -447,7 +452,9 @@ func summarizeState(rep *Report, s *fold.State, lines []rawLine, now time.Time) 
 			if evs == nil {
 				evs, _ = wire.SettleEvents(ledgerEvents(lines))
 			}
-			rep.CreatedTwice = append(rep.CreatedTwice, createdTwice(c, evs))
+			if ct, ok := createdTwice(c, evs, s.Find(c.Card)); ok {
+				rep.CreatedTwice = append(rep.CreatedTwice, ct)
+			}
 		}
 	}
 	for _, id := range s.Expired(now) {
