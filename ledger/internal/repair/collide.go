@@ -18,13 +18,14 @@ import (
 // parents and dependencies from other local cards) is rewritten to the new
 // id, keeping its event id. Without this the fold would refuse the local
 // create as a duplicate and fold the local card's later events onto
-// upstream's card: two cards' histories mixed.
+// upstream's card: two cards' histories mixed. Two creates with one
+// idempotency key are one request, not a collision (sameRequest).
 //
 // A card whose two creates this clone holds already (a plain git merge
 // brought them together), or whose create this clone pushed before
-// another create of its id arrived, is not renamed but named in twice: the fold has
-// given its events to one card since, and nothing tells whose they were
-// (bl doctor lists such cards). It refuses (ErrIDCollision, nothing
+// another create of its id arrived, is not renamed but named in twice:
+// the fold gives its events to one card, and nothing tells whose they
+// were (bl doctor lists such cards). It refuses (ErrIDCollision, nothing
 // changed) when an event naming the local card is already on the remote
 // (a claim pushed through a lease ref) or was ordered by a claim arbiter,
 // which knows the card only by its id: renaming the rest would split the
