@@ -27,7 +27,10 @@ func (DoctorCmd) Help() string {
 line each: damaged lines (file, line number and byte offset), a torn tail
 left by a crash, a last event that lost its newline, lines with CRLF line
 ends, what writers set aside into ledger.jsonl.broken, conflicts the fold
-recorded (for example the losing claim of two merged clones), expired
+recorded (for example the losing claim of two merged clones), cards two
+clones created with one id that a plain git merge brought together (the
+second create refused; --repair cannot tell whose later events are whose,
+so it names who wrote them and leaves them), expired
 leases not yet reclaimed, cards stuck behind blocked or missing
 dependencies, and events written by a clock more than 1s ahead of this
 machine's (leases are timed by each writer's own clock, so such an event
