@@ -589,7 +589,8 @@
 //     --id lists every event with its actor. A renamed event whose old
 //     line was committed before (a plain git commit) and comes back by a
 //     merge of a branch that kept it is two lines with one event id that
-//     differ: reported as damage, not folded onto the other card.
+//     differ: the copy git brings in is quarantined and named by bl
+//     doctor (see the quarantine below), never folded onto the other card.
 //   - A union of two snapshots has two header lines, or card, receipt or
 //     conflict lines out of order or repeated, or counts that do not match
 //     its header, every line with a good checksum (or a git conflict
