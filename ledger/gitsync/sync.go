@@ -67,19 +67,22 @@ type Syncer struct {
 	sendAuth     bool   // credentials may go to url (trust.go)
 	triesSet     bool   // Options.Tries was given
 	segs         segments
-	lv           leaseView         // the remote's lease refs as last fetched
-	lc           *leaseCache       // their lines by commit, read once (leasecache.go)
-	leasePrefix  string            // this backlog's lease refs: LeaseRefPrefix, its namespace, "/"
-	legacyPrefix string            // where an older bl put them, read only (legacyNamespace)
-	round        int               // the round of the lease write in flight
-	vetAll       bool              // fetch every lease ref's tip, cached or not (LeaseDoctor)
-	atomicPush   bool              // the next receivePack is atomic (retire.go)
-	noAtomic     bool              // the remote refused an atomic push: no guard, no retirement
-	refetched    bool              // the remote's identity changed leasePrefix, and it was fetched again
-	atomicSeen   bool              // the last push's remote advertised atomic pushes
-	fastRetry    bool              // a push without a fetch found the branch moved: try the one push again after the fetch (leasefast.go)
-	applied      plumbing.Hash     // the remote commit the backlog last took in: rebased onto, or pushed (leasefast.go)
-	renamed      map[string]string // local cards this Syncer's pulls gave a fresh id, old id to new (renamedError)
+	lv           leaseView     // the remote's lease refs as last fetched
+	lc           *leaseCache   // their lines by commit, read once (leasecache.go)
+	leasePrefix  string        // this backlog's lease refs: LeaseRefPrefix, its namespace, "/"
+	legacyPrefix string        // where an older bl put them, read only (legacyNamespace)
+	round        int           // the round of the lease write in flight
+	vetAll       bool          // fetch every lease ref's tip, cached or not (LeaseDoctor)
+	atomicPush   bool          // the next receivePack is atomic (retire.go)
+	noAtomic     bool          // the remote refused an atomic push: no guard, no retirement
+	refetched    bool          // the remote's identity changed leasePrefix, and it was fetched again
+	atomicSeen   bool          // the last push's remote advertised atomic pushes
+	fastRetry    bool          // a push without a fetch found the branch moved: try the one push again after the fetch (leasefast.go)
+	applied      plumbing.Hash // the remote commit the backlog last took in: rebased onto, or pushed (leasefast.go)
+
+	// renamed maps the local cards this Syncer's pulls gave a fresh id,
+	// old id to new (renamedError).
+	renamed map[string]string
 
 	beforePush      func(round int)              // tests: runs just before each push
 	beforeLeasePush func(card string, round int) // tests: runs just before a lease ref push

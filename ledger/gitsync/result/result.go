@@ -13,19 +13,19 @@ type Result struct {
 	Rebased   int    `json:"rebased"` // local events now after the remote's history
 	Conflicts int    `json:"conflicts"`
 	Pushed    bool   `json:"pushed"`
+	Tries     int    `json:"tries,omitempty"`
+	Carried   int    `json:"-"`                // noted heartbeats of other cards the push carried (gitsync carried.go)
+	Author    string `json:"author,omitempty"` // who a new commit names as author and committer
+	// GuessedAuthor: git has no user.email here, so Author was made up
+	// (see Syncer.Identity).
+	GuessedAuthor bool `json:"-"`
 	// Renamed are local cards whose id the remote had created too: they
 	// now have a fresh id (the remote's card keeps the id).
 	Renamed []Renamed `json:"renamed,omitempty"`
 	// CreatedTwice are cards this clone already held two creates of (a
-	// plain git merge brought them together): not renamed; bl doctor
-	// names them.
+	// plain git merge brought them together, or one arrived after this
+	// clone pushed its own): not renamed; bl doctor names them.
 	CreatedTwice []string `json:"created_twice,omitempty"`
-	Tries        int      `json:"tries,omitempty"`
-	Carried      int      `json:"-"`                // noted heartbeats of other cards the push carried (gitsync carried.go)
-	Author       string   `json:"author,omitempty"` // who a new commit names as author and committer
-	// GuessedAuthor: git has no user.email here, so Author was made up
-	// (see Syncer.Identity).
-	GuessedAuthor bool `json:"-"`
 }
 
 // Renamed is a local card bl sync gave a fresh id because the remote

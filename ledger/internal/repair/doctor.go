@@ -94,15 +94,10 @@ type Report struct {
 	Conflicts  []wire.Conflict   `json:"conflicts"`
 	// SelfApprovals are the conflicts that are verdicts by whoever sent
 	// the card to review, refused by the gate: an older bl let them fold.
-	SelfApprovals []wire.Conflict `json:"self_approvals"`
-	// CreatedTwice are the cards two clones created, whose creates a git
-	// merge brought together (fold.CreatedTwice). Nothing in the events
-	// says which card a later event was meant for, so --repair leaves
-	// them.
-	CreatedTwice       []CreatedTwice `json:"created_twice"`
-	ExpiredLeases      []ExpiredLease `json:"expired_leases"`
-	DependencyProblems []string       `json:"dependency_problems"`
-	Repaired           []string       `json:"repaired"`
+	SelfApprovals      []wire.Conflict `json:"self_approvals"`
+	ExpiredLeases      []ExpiredLease  `json:"expired_leases"`
+	DependencyProblems []string        `json:"dependency_problems"`
+	Repaired           []string        `json:"repaired"`
 	// Events written by a clock more than MaxClockSkew ahead of now, and
 	// how far the newest stamp runs ahead of now (see store.FutureEvents).
 	FutureEvents       []store.FutureEvent `json:"future_events"`
@@ -119,6 +114,11 @@ type Report struct {
 	// LocalLinks lists the symbolic links below cache/ (store.LocalLinks):
 	// bl writes none of its local files through them.
 	LocalLinks []string `json:"local_links,omitempty"`
+	// CreatedTwice are the cards two clones created, whose creates a git
+	// merge brought together (fold.CreatedTwice). Nothing in the events
+	// says which card a later event was meant for, so --repair leaves
+	// them.
+	CreatedTwice []CreatedTwice `json:"created_twice"`
 }
 
 // CreatedTwice is a card id two clones created. Refused is the second
