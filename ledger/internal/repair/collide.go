@@ -32,12 +32,13 @@ import (
 // card's history between two ids.
 func renameCollisions(up, mine []*wire.Event, local func(*wire.Event) (bool, error)) (out []store.Renamed, twice []string, err error) {
 	upCreates := map[string][]*wire.Event{}
-	taken := map[string]bool{}
 	for _, e := range up {
 		if e.Op == wire.OpCreate {
-			taken[e.Card] = true
 			upCreates[e.Card] = append(upCreates[e.Card], e)
 		}
+	}
+	if len(upCreates) == 0 {
+		return nil, nil, nil // the common round: nothing new created upstream
 	}
 	// other is a create of e's card upstream holds that is not e.
 	other := func(e *wire.Event) *wire.Event {
@@ -48,11 +49,20 @@ func renameCollisions(up, mine []*wire.Event, local func(*wire.Event) (bool, err
 		}
 		return nil
 	}
-	have := make(map[string]bool, len(mine))
-	for _, e := range mine {
-		have[e.ID] = true
-		if e.Op == wire.OpCreate {
-			taken[e.Card] = true
+	var have, taken map[string]bool // built at the first create upstream shares
+	seen := func() {
+		if have != nil {
+			return
+		}
+		have, taken = make(map[string]bool, len(mine)), map[string]bool{}
+		for _, e := range mine {
+			have[e.ID] = true
+			if e.Op == wire.OpCreate {
+				taken[e.Card] = true
+			}
+		}
+		for card := range upCreates {
+			taken[card] = true
 		}
 	}
 	ids, mineCreate := map[string]string{}, map[string]*wire.Event{}
@@ -64,6 +74,7 @@ func renameCollisions(up, mine []*wire.Event, local func(*wire.Event) (bool, err
 		if u == nil || sameRequest(u, e) {
 			continue
 		}
+		seen()
 		if ok, err := local(e); err != nil {
 			return nil, nil, err
 		} else if !ok {

@@ -170,11 +170,14 @@ func countPulled(up, mine []*wire.Event, sh *shared) (int, error) {
 // localOnly reports of an event whether only the local side holds it:
 // upstream lacks it, in its own files and in the shared segments.
 func localOnly(up []*wire.Event, sh *shared) func(*wire.Event) (bool, error) {
-	known := make(map[string]bool, len(up))
-	for _, e := range up {
-		known[e.ID] = true
-	}
+	var known map[string]bool // built at the first question: most rounds ask none
 	return func(e *wire.Event) (bool, error) {
+		if known == nil {
+			known = make(map[string]bool, len(up))
+			for _, e := range up {
+				known[e.ID] = true
+			}
+		}
 		if known[e.ID] {
 			return false, nil
 		}
