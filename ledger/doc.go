@@ -565,6 +565,32 @@
 //     alone against them; with segments a merge brought in, it checks
 //     every id (a first pass over the lines' keys). Two lines with one
 //     event id that differ in anything else are damage.
+//   - One card id created twice. Two clones may each create a card with
+//     one id before either syncs (bl create --id A4 on both, or a
+//     generated id drawn twice). bl sync keeps the remote's card under
+//     the id and, before pushing, gives the local card a fresh generated
+//     id (bl-, derived from its create's event id, so a retried round
+//     picks the same): every local, not yet pushed event that names it
+//     (its card, a link's or a complete's to, a create's or update's
+//     parent and depends_on: Event.NamesCard) is rewritten to the new id,
+//     keeping its event id, and sync says so (stderr, and renamed in
+//     --json). Two creates with one idempotency key are one request made
+//     twice (bl import of one source on two clones): one card, kept once
+//     as before, neither renamed nor named by doctor. It refuses instead (ErrIDCollision, exit 4, nothing
+//     changed) when part of the card's history left this clone under the
+//     id: a claim pushed through a lease ref, or one a claim arbiter
+//     decided. A create that arrives by a plain git merge, or after this
+//     clone pushed its own, cannot be renamed: the fold keeps the first
+//     create by (at, id), records the second as a conflict ("card A4
+//     already exists"), and folds every later event on the id onto the
+//     first card, since nothing in an event says which create its writer
+//     knew. bl sync warns, and bl doctor lists such cards
+//     (Report.CreatedTwice); bl doctor --repair leaves them, and bl log
+//     --id lists every event with its actor. A renamed event whose old
+//     line was committed before (a plain git commit) and comes back by a
+//     merge of a branch that kept it is two lines with one event id that
+//     differ: the copy git brings in is quarantined and named by bl
+//     doctor (see the quarantine below), never folded onto the other card.
 //   - A union of two snapshots has two header lines, or card, receipt or
 //     conflict lines out of order or repeated, or counts that do not match
 //     its header, every line with a good checksum (or a git conflict
@@ -832,8 +858,10 @@
 //	                         do not read), quarantine_git.go (lines and
 //	                         snapshots git itself wrote), tracked_local.go
 //	                         (local files git tracks: not believed);
-//	                         internal/repair/rebase.go; the git side is
-//	                         package gitsync
+//	                         internal/repair/rebase.go, collide.go (a
+//	                         card id two clones created);
+//	                         internal/wire/cardrefs.go (the fields that
+//	                         name a card); the git side is package gitsync
 //	Snapshot index           internal/store/index.go, index_open.go,
 //	                         index_write.go, source.go, mmap_*.go
 //	Tail checkpoint          internal/store/checkpoint.go (format, checks,

@@ -58,6 +58,7 @@ type (
 	MissingEvents = store.MissingEvents
 	Quarantined   = store.Quarantined
 	RebaseResult  = store.RebaseResult
+	Renamed       = store.Renamed
 	Report        = repair.Report
 	SetAside      = repair.SetAside
 )

@@ -91,6 +91,7 @@ var (
 	ErrConflict       = wire.ErrConflict
 	ErrCorrupt        = wire.ErrCorrupt
 	ErrFenced         = wire.ErrFenced
+	ErrIDCollision    = wire.ErrIDCollision
 	ErrInvalid        = wire.ErrInvalid
 	ErrNetworkFS      = wire.ErrNetworkFS
 	ErrNotFound       = wire.ErrNotFound

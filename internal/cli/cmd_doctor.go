@@ -4,8 +4,11 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"path/filepath"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/bl-backlog/bl/gitdir"
@@ -24,7 +27,10 @@ func (DoctorCmd) Help() string {
 line each: damaged lines (file, line number and byte offset), a torn tail
 left by a crash, a last event that lost its newline, lines with CRLF line
 ends, what writers set aside into ledger.jsonl.broken, conflicts the fold
-recorded (for example the losing claim of two merged clones), expired
+recorded (for example the losing claim of two merged clones), cards two
+clones created with one id that a plain git merge brought together (the
+second create refused; --repair cannot tell whose later events are whose,
+so it names who wrote them and leaves them), expired
 leases not yet reclaimed, cards stuck behind blocked or missing
 dependencies, and events written by a clock more than 1s ahead of this
 machine's (leases are timed by each writer's own clock, so such an event
@@ -241,6 +247,21 @@ func printSections(w io.Writer, r *ledger.Report) {
 			who = c.Owner + " (actor " + c.Actor + ")"
 		}
 		fmt.Fprintf(w, "  %s %s by %s at %s\n", text(c.Card), c.Op, text(who), c.At)
+	}
+	section("cards created on two clones (a git merge brought both creates here: the second was refused, and every later event on the id folded onto the first card, whichever card its writer meant; bl doctor --repair cannot tell them apart: bl log --id CARD lists them with their actors)", len(r.CreatedTwice))
+	for _, c := range r.CreatedTwice {
+		fmt.Fprintf(w, "  %s: the create by %s (event %s at %s) was refused; %s is the card created first", text(c.Card), text(c.Refused.Actor), c.Refused.Event, c.Refused.At, text(c.Card))
+		if k := c.Kept; k != nil {
+			fmt.Fprintf(w, " by %s (event %s)", text(k.Actor), k.Event)
+		}
+		if len(c.Later) > 0 {
+			var by []string
+			for _, actor := range slices.Sorted(maps.Keys(c.Later)) {
+				by = append(by, fmt.Sprintf("%d by %s", c.Later[actor], text(actor)))
+			}
+			fmt.Fprintf(w, "; later events naming it: %s", strings.Join(by, ", "))
+		}
+		fmt.Fprintln(w)
 	}
 	section("expired leases (bl reclaim returns them)", len(r.ExpiredLeases))
 	for _, l := range r.ExpiredLeases {

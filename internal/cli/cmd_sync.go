@@ -38,7 +38,12 @@ level: the remote's events keep their order and the local events that the
 remote lacks go after them, so whatever the remote accepted first stays
 first (a local claim that raced one already on the remote folds as a
 recorded conflict). The result is committed with the fetched commit as a
-second parent.
+second parent. A local card whose id the remote created too (both clones
+ran bl create --id A4) gets a fresh generated id first, with every local
+event that names it, and bl sync says so on stderr ("card A4 was also
+created on origin; yours is now bl-..."; "renamed" in --json); exit 4
+(id_collision), nothing changed, when a claim on it already went through
+the remote's lease ref or a claim arbiter.
 
 --push does the same, then pushes with the fetched commit as the expected
 old value, never forcing. When someone else pushed first, it fetches,
@@ -88,6 +93,7 @@ func (c *SyncCmd) Run(a *App) error {
 	if err != nil {
 		return err
 	}
+	syncNotes(a.Stderr, res)
 	if res.GuessedAuthor {
 		fmt.Fprintf(a.Stderr, "bl: committed as %s: git has no user.email here; set one with\n    git config --global user.email you@example.com\n", res.Author)
 	}
@@ -95,6 +101,18 @@ func (c *SyncCmd) Run(a *App) error {
 	// tell when a git revert or reset takes events out of the files.
 	_ = b.RecordSeen()
 	return a.emit(res, func(w io.Writer) { printSync(w, res, req.Remote) })
+}
+
+// syncNotes says on stderr, whatever the output format, which local cards
+// a sync gave a fresh id (the id the user typed no longer names theirs)
+// and which it found created on two clones.
+func syncNotes(w io.Writer, res SyncResult) {
+	for _, r := range res.Renamed {
+		fmt.Fprintf(w, "bl: card %s was also created on %s; yours is now %s (%d local event(s) renamed)\n", r.From, res.Remote, r.To, r.Events)
+	}
+	for _, id := range res.CreatedTwice {
+		fmt.Fprintf(w, "bl: warning: card %s was created on two clones and a git merge brought both creates here, so its events may belong to either card; bl doctor names them\n", id)
+	}
 }
 
 // printSync is bl sync's human output: what was pulled, committed and
@@ -201,7 +219,9 @@ func (a *App) autoSync() {
 		if mode == "push" {
 			req.Remote, req.Tracked = firstOf(cfg.Remote, "origin"), true
 		}
-		_, err = a.ext.Git.Sync(a.ctx, a.backlog, req)
+		var res SyncResult
+		res, err = a.ext.Git.Sync(a.ctx, a.backlog, req)
+		syncNotes(a.Stderr, res)
 	} else {
 		err = a.autoSyncChild(mode == "push")
 	}

@@ -80,6 +80,8 @@ func classify(err error, git Git) (exit int, code string) {
 		return exitConflict, "paths_held"
 	case errors.Is(err, ledger.ErrSelfReview):
 		return exitConflict, "self_review"
+	case errors.Is(err, ledger.ErrIDCollision):
+		return exitConflict, "id_collision"
 	case errors.Is(err, ledger.ErrConflict):
 		return exitConflict, "conflict"
 	case errors.Is(err, lock.ErrTimeout):
@@ -111,6 +113,8 @@ func hint(code string) string {
 		return "run `bl init` in the repository, or point --dir / BL_DIR at a .backlog directory"
 	case "fenced":
 		return "your lease is gone: stop work on this card and claim again"
+	case "id_collision":
+		return "another clone created a card with this id: use the id the message names; bl doctor lists cards created on two clones"
 	case "self_review":
 		return "your work stands: a reviewer with another actor (--actor / BL_ACTOR) and owner approves or rejects it"
 	case "lock_timeout":

@@ -259,11 +259,17 @@ func (a *App) autoSyncChild(push bool) error {
 	}
 	cmd := exec.CommandContext(a.ctx, path, args...)
 	cmd.Env = handoverEnv()
-	cmd.Stdout = io.Discard
+	var out bytes.Buffer
+	cmd.Stdout = &out
 	// An interrupted bl interrupts the sync the way it would its own.
 	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
 	cmd.WaitDelay = 10 * time.Second
-	return runChild(cmd, what)
+	err = runChild(cmd, what)
+	var res SyncResult
+	if json.Unmarshal(out.Bytes(), &res) == nil {
+		syncNotes(a.Stderr, res)
+	}
+	return err
 }
 
 // runChild runs a bl-git child (a sync, a webhook delivery) for what, and

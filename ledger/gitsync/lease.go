@@ -38,6 +38,9 @@ func (s *Syncer) Claim(ctx context.Context, req ledger.ClaimRequest) (*ledger.Ca
 	rid := attemptID(req.RequestID, 1)
 	var card *ledger.Card
 	res, landed, err := s.leaseRounds(ctx, rid, false, func(ctx context.Context) (string, error) {
+		if err := s.renamedError(req.ID); err != nil {
+			return "", err
+		}
 		c, err := s.claimOnce(ctx, req, rid, s.round)
 		card = c
 		if c == nil {
@@ -52,6 +55,17 @@ func (s *Syncer) Claim(ctx context.Context, req ledger.ClaimRequest) (*ledger.Ca
 		card = landed
 	}
 	return card, res, nil
+}
+
+// renamedError refuses a lease write that names a card this call's pull
+// just renamed (the remote created its id too, repair.renameCollisions):
+// the id now names the remote's card, not the one the caller meant. The
+// write is refused before it is staged or pushed, so nothing is written.
+func (s *Syncer) renamedError(id string) error {
+	if to, ok := s.renamed[id]; ok && id != "" {
+		return ledger.Errorf(ledger.ErrIDCollision, "card %s was also created on %s, and yours is now %s: %s names the remote's card, so nothing was written; name %s for yours", id, s.o.Remote, to, id, to)
+	}
+	return nil
 }
 
 // claimSpread is how many of the best claimable cards a remote claim
@@ -129,6 +143,9 @@ func (s *Syncer) Lease(ctx context.Context, requestID string, do func(ctx contex
 	var out ledger.Card
 	res, landed, err := s.leaseRounds(ctx, rid, true, func(ctx context.Context) (string, error) {
 		c, err := do(ctx, rid)
+		if err == nil {
+			err = s.renamedError(c.ID)
+		}
 		out = c
 		return c.ID, err
 	})

@@ -80,6 +80,10 @@ type Syncer struct {
 	fastRetry    bool          // a push without a fetch found the branch moved: try the one push again after the fetch (leasefast.go)
 	applied      plumbing.Hash // the remote commit the backlog last took in: rebased onto, or pushed (leasefast.go)
 
+	// renamed maps the local cards this Syncer's pulls gave a fresh id,
+	// old id to new (renamedError).
+	renamed map[string]string
+
 	beforePush      func(round int)              // tests: runs just before each push
 	beforeLeasePush func(card string, round int) // tests: runs just before a lease ref push
 	pick            func(n int) int              // tests: which of the n best cards a claim takes (mrand.N)
@@ -378,6 +382,14 @@ func (s *Syncer) pullFrom(ctx context.Context, res *Result, base plumbing.Hash) 
 	}
 	res.Pulled += rr.Pulled
 	res.Rebased, res.Conflicts = rr.Local, rr.Conflicts
+	for _, r := range rr.Renamed {
+		res.Renamed = append(res.Renamed, result.Renamed(r))
+		if s.renamed == nil {
+			s.renamed = map[string]string{}
+		}
+		s.renamed[r.From] = r.To
+	}
+	res.CreatedTwice = rr.Twice
 	s.applied = remote
 	return remote, up, load, nil
 }

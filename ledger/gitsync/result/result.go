@@ -19,6 +19,21 @@ type Result struct {
 	// GuessedAuthor: git has no user.email here, so Author was made up
 	// (see Syncer.Identity).
 	GuessedAuthor bool `json:"-"`
+	// Renamed are local cards whose id the remote had created too: they
+	// now have a fresh id (the remote's card keeps the id).
+	Renamed []Renamed `json:"renamed,omitempty"`
+	// CreatedTwice are cards this clone already held two creates of (a
+	// plain git merge brought them together, or one arrived after this
+	// clone pushed its own): not renamed; bl doctor names them.
+	CreatedTwice []string `json:"created_twice,omitempty"`
+}
+
+// Renamed is a local card bl sync gave a fresh id because the remote
+// holds another card created with its id.
+type Renamed struct {
+	From   string `json:"from"`
+	To     string `json:"to"`
+	Events int    `json:"events"` // local events rewritten to name To
 }
 
 // LeaseRefusal is what of a lease ref's commit bl sets aside rather than

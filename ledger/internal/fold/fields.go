@@ -1,6 +1,7 @@
 package fold
 
 import (
+	"fmt"
 	"strings"
 	"time"
 
@@ -10,12 +11,25 @@ import (
 // The ops that set a card's fields, create and update, and the rules the
 // fields obey.
 
+// createdTwice is the reason a create of an id that exists is refused:
+// when merged in, two clones created the id (see CreatedTwice).
+const createdTwice = "card %s already exists"
+
+// CreatedTwice reports whether c is a create refused because its card
+// existed: two clones created one id and a git merge (not bl sync, which
+// renames the unpushed one) brought both creates together. The card's
+// later events folded onto the first card, whichever create their
+// writer knew.
+func CreatedTwice(c wire.Conflict) bool {
+	return c.Op == wire.OpCreate && c.Reason == fmt.Sprintf(createdTwice, c.Card)
+}
+
 func checkCreate(s *State, c *wire.Card, e *wire.Event) error {
 	if err := wire.ValidID(e.Card); err != nil {
 		return err
 	}
 	if c != nil {
-		return wire.Rule(wire.ErrConflict, "card %s already exists", e.Card)
+		return wire.Rule(wire.ErrConflict, createdTwice, e.Card)
 	}
 	f := e.Fields
 	if f == nil || f.Title == nil || strings.TrimSpace(*f.Title) == "" {

@@ -114,6 +114,45 @@ type Report struct {
 	// LocalLinks lists the symbolic links below cache/ (store.LocalLinks):
 	// bl writes none of its local files through them.
 	LocalLinks []string `json:"local_links,omitempty"`
+	// CreatedTwice are the cards two clones created, whose creates a git
+	// merge brought together (fold.CreatedTwice). Nothing in the events
+	// says which card a later event was meant for, so --repair leaves
+	// them.
+	CreatedTwice []CreatedTwice `json:"created_twice"`
+}
+
+// CreatedTwice is a card id two clones created. Refused is the second
+// create, which the fold recorded as a conflict; Kept the first, when the
+// ledger holds it (not yet compacted). Later counts the events on the
+// card after the refused create, in the ledger, by actor: they all folded
+// onto the first card, whichever card their writer meant.
+type CreatedTwice struct {
+	Card    string         `json:"card"`
+	Refused wire.Conflict  `json:"refused"`
+	Kept    *wire.Conflict `json:"kept,omitempty"`
+	Later   map[string]int `json:"later_by_actor"`
+}
+
+// createdTwice describes the refused create c from the ledger's events;
+// false when it carried the idempotency key of card, the card kept: one
+// request made on two clones (bl import of one source), one card.
+func createdTwice(c wire.Conflict, evs []*wire.Event, card *wire.Card) (CreatedTwice, bool) {
+	out := CreatedTwice{Card: c.Card, Refused: c, Later: map[string]int{}}
+	after := false
+	for _, e := range evs {
+		switch {
+		case e.ID == c.Event:
+			if card != nil && e.Fields != nil && e.Fields.IdempotencyKey != "" && e.Fields.IdempotencyKey == card.IdempotencyKey {
+				return out, false
+			}
+			after = true
+		case e.Op == wire.OpCreate && e.Card == c.Card && out.Kept == nil:
+			out.Kept = &wire.Conflict{Event: e.ID, At: e.At.Format(wire.TimeLayout), Op: e.Op, Card: e.Card, Actor: e.Actor}
+		case after && e.NamesCard(c.Card):
+			out.Later[e.Actor]++
+		}
+	}
+	return out, true
 }
 
 // rawLine is one line of the ledger file as doctor sees it.
@@ -142,7 +181,7 @@ func diagnose(dir string, now time.Time) (*Report, []rawLine, error) {
 		}
 		return nil, nil, err
 	}
-	rep := &Report{Dir: dir, Bytes: int64(len(data)), Damage: []Damage{}, Stale: []Damage{}, Conflicts: []wire.Conflict{}, SelfApprovals: []wire.Conflict{},
+	rep := &Report{Dir: dir, Bytes: int64(len(data)), Damage: []Damage{}, Stale: []Damage{}, Conflicts: []wire.Conflict{}, SelfApprovals: []wire.Conflict{}, CreatedTwice: []CreatedTwice{},
 		ExpiredLeases: []ExpiredLease{}, DependencyProblems: []string{}, Repaired: []string{}}
 	lines, err := readLedgerLines(rep, path, data)
 	if err != nil {
@@ -404,9 +443,18 @@ func separateStale(rep *Report, dir string, lines []rawLine, s *fold.State) *fol
 func summarizeState(rep *Report, s *fold.State, lines []rawLine, now time.Time) {
 	rep.Cards = s.Len()
 	rep.Conflicts = append(rep.Conflicts, s.Conflicts()...)
+	var evs []*wire.Event // the ledger's, in fold order, read for a card created twice
 	for _, c := range s.Conflicts() {
 		if (c.Op == wire.OpApprove || c.Op == wire.OpReject) && strings.HasPrefix(c.Reason, fold.SelfReviewRefused) {
 			rep.SelfApprovals = append(rep.SelfApprovals, c)
+		}
+		if fold.CreatedTwice(c) {
+			if evs == nil {
+				evs, _ = wire.SettleEvents(ledgerEvents(lines))
+			}
+			if ct, ok := createdTwice(c, evs, s.Find(c.Card)); ok {
+				rep.CreatedTwice = append(rep.CreatedTwice, ct)
+			}
 		}
 	}
 	for _, id := range s.Expired(now) {

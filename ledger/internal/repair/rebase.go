@@ -17,7 +17,8 @@ import (
 // a shared segment only if it is no newer than the newest event a shared
 // segment is named after; only then are the shared segments read, through
 // load. The result names the shared segments unread as well, and its
-// conflicts are not counted (the caller folds what it writes).
+// conflicts are not counted (the caller folds what it writes). A local
+// card whose id upstream created too is renamed first (renameCollisions).
 func RebaseOnto(upstream, local store.Tree, load store.Loader) (store.Tree, store.RebaseResult, error) {
 	var res store.RebaseResult
 	sh, err := sharedSegments(upstream, local, load)
@@ -39,6 +40,9 @@ func RebaseOnto(upstream, local store.Tree, load store.Loader) (store.Tree, stor
 		return nil, res, err
 	}
 	res.Upstream = len(up)
+	if res.Renamed, res.Twice, err = renameCollisions(up, mine, localOnly(up, sh)); err != nil {
+		return nil, res, err
+	}
 	out := rebasedFiles(upstream, local)
 	if out[store.LedgerFile], err = appendLocal(&res, upstream[store.LedgerFile], up, mine, sh); err != nil {
 		return nil, res, err
@@ -161,6 +165,25 @@ func countPulled(up, mine []*wire.Event, sh *shared) (int, error) {
 		}
 	}
 	return n, nil
+}
+
+// localOnly reports of an event whether only the local side holds it:
+// upstream lacks it, in its own files and in the shared segments.
+func localOnly(up []*wire.Event, sh *shared) func(*wire.Event) (bool, error) {
+	var known map[string]bool // built at the first question: most rounds ask none
+	return func(e *wire.Event) (bool, error) {
+		if known == nil {
+			known = make(map[string]bool, len(up))
+			for _, e := range up {
+				known[e.ID] = true
+			}
+		}
+		if known[e.ID] {
+			return false, nil
+		}
+		in, err := sh.holds(e)
+		return !in, err
+	}
 }
 
 // rebasedFiles is upstream's files, with the local settings files

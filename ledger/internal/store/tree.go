@@ -93,6 +93,20 @@ type RebaseResult struct {
 	Restamped int  `json:"restamped"` // of those, how many got a later time to stay after upstream
 	Conflicts int  `json:"conflicts"` // events the fold of the result refuses
 	Compacted bool `json:"compacted"` // the result was compacted (ApplyUpstreamUnread)
+	// Renamed are the local cards whose id upstream had created too:
+	// their local events now name a fresh id (see repair.RebaseOnto).
+	Renamed []Renamed `json:"renamed,omitempty"`
+	// Twice are the cards this clone holds two creates of (a plain git
+	// merge brought them together), left as they are for bl doctor.
+	Twice []string `json:"created_twice,omitempty"`
+}
+
+// Renamed is a local card a rebase gave a fresh id, because upstream
+// holds another create of the id it had.
+type Renamed struct {
+	From   string `json:"from"`
+	To     string `json:"to"`
+	Events int    `json:"events"` // local events rewritten to name To
 }
 
 // Fold folds the tree the way Open would: the snapshot, then the ledger
