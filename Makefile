@@ -86,10 +86,11 @@ demo: build
 
 # The race and crash harnesses at full size (64 processes, 1500 kills);
 # the claim arbiter's proof at 4 clones x 4 processes, server restarts and a
-# 3-node NATS cluster losing a node; and the cross-compilation check of the
-# platform-specific packages.
+# 3-node NATS cluster losing a node; gitsync's claim race at 50 cards; and
+# the cross-compilation check of the platform-specific packages.
 stress:
 	BL_STRESS=1 $(GO) test -race -count=1 -timeout 60m -v ./proof/
+	BL_STRESS=1 $(GO) test -race -count=1 -run '^TestRemoteClaimsRace$$' ./ledger/gitsync/
 	BL_STRESS=1 $(GO) test -count=1 -run '^TestCrossBuild$$' ./internal/dist/
 
 # The figures of the house CONTRIBUTING.md tracks: sizes, long and
