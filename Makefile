@@ -46,10 +46,12 @@ vet:
 # alone at the end while the second core idles; and four run at once
 # (go test's default is one per core), as several spend most of their
 # time waiting on processes, leases and browsers. -vet=off: make vet has
-# just run every analyzer go test would.
+# just run every analyzer go test would. -ldflags=-w: the test binaries
+# are linked without DWARF, a third less linking; panics and race reports
+# still name file and line (they read the binary's own line table).
 SLOW_PKGS := ./proof/ ./internal/cli/ ./ledger/gitsync/
 test: vet
-	GORACE="$${GORACE:-atexit_sleep_ms=0}" $(GO) test -race -vet=off -p 4 -count=1 -timeout 30m $(SLOW_PKGS) ./...
+	GORACE="$${GORACE:-atexit_sleep_ms=0}" $(GO) test -race -vet=off -ldflags=-w -p 4 -count=1 -timeout 30m $(SLOW_PKGS) ./...
 
 # A short run of every fuzz target.
 fuzz:
@@ -86,10 +88,11 @@ demo: build
 
 # The race and crash harnesses at full size (64 processes, 1500 kills);
 # the claim arbiter's proof at 4 clones x 4 processes, server restarts and a
-# 3-node NATS cluster losing a node; and the cross-compilation check of the
-# platform-specific packages.
+# 3-node NATS cluster losing a node; gitsync's claim race at 50 cards; and
+# the cross-compilation check of the platform-specific packages.
 stress:
 	BL_STRESS=1 $(GO) test -race -count=1 -timeout 60m -v ./proof/
+	BL_STRESS=1 $(GO) test -race -count=1 -run '^TestRemoteClaimsRace$$' ./ledger/gitsync/
 	BL_STRESS=1 $(GO) test -count=1 -run '^TestCrossBuild$$' ./internal/dist/
 
 # The figures of the house CONTRIBUTING.md tracks: sizes, long and

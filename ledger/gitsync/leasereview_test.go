@@ -261,6 +261,8 @@ func TestCompactedLeaseLineAfterAGitUnionMerge(t *testing.T) {
 // carried to the branch once the lease ref holds leaseLinesCarried lines
 // the branch lacks, and the next lease write leaves out what the branch
 // holds. Every fetch reads every lease ref's tip, done cards' included.
+// 2*leaseLinesCarried+2 heartbeats are two such carries and the writes
+// after each.
 func TestLeaseRefStaysShortUnderHeartbeats(t *testing.T) {
 	w := newWorld(t)
 	da := w.clone("a")
@@ -272,7 +274,8 @@ func TestLeaseRefStaysShortUnderHeartbeats(t *testing.T) {
 	if err != nil || card == nil {
 		t.Fatal(card, err)
 	}
-	for range 3 * leaseLinesCarried {
+	const beats = 2*leaseLinesCarried + 2
+	for range beats {
 		if _, _, err := sa.Lease(bg, "", func(ctx context.Context, rid string) (ledger.Card, error) {
 			return a.Heartbeat(ctx, ledger.HeartbeatRequest{Mutation: ledger.Mutation{Actor: "alice", RequestID: rid}, ID: "C1", Owner: "alice", Epoch: card.ClaimEpoch})
 		}); err != nil {
@@ -288,7 +291,7 @@ func TestLeaseRefStaysShortUnderHeartbeats(t *testing.T) {
 	if n := strings.Count(body, `"op":`); n > leaseLinesCarried+2 {
 		t.Fatalf("the done card's lease ref holds %d lines", n)
 	}
-	if got := cards(t, w.freshClone("plain")); got != "C1 done #1 v"+strconv.Itoa(3+3*leaseLinesCarried)+"\n" {
+	if got := cards(t, w.freshClone("plain")); got != "C1 done #1 v"+strconv.Itoa(3+beats)+"\n" {
 		t.Fatalf("the branch holds:\n%s", got)
 	}
 }
