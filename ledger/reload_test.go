@@ -95,6 +95,10 @@ func TestReloadConfig(t *testing.T) {
 		},
 		"gone": func() string {
 			os.Remove(path)
+			// Said once the removal is not one a checkout is in the
+			// middle of (TestReloadCheckoutSteps).
+			old := time.Now().Add(-time.Hour)
+			os.Chtimes(e.dir, old, old)
 			return "is gone"
 		},
 	}

@@ -226,7 +226,7 @@ func (c *RunCmd) claimsHere(b *ledger.Backlog) error {
 // holds it to, gives the next card its review gate, worktree branch and
 // retry backoff. A remote for claims pulled in ends the loop before it
 // claims. The lease connection (arbiter.json, BL_ARBITER) stays the one
-// made at the start.
+// made at the start; its claims are picked on the new settings.
 func (c *RunCmd) reload(a *App, b *ledger.Backlog) func(o *supervisor.Options) error {
 	cur := b
 	note := func(msg string) { fmt.Fprintf(a.Stderr, "bl run: %s\n", msg) }
@@ -241,6 +241,11 @@ func (c *RunCmd) reload(a *App, b *ledger.Backlog) func(o *supervisor.Options) e
 		}
 		a.backlog = nb
 		o.Backlog = nb
+		if l, ok := o.Leases.(arbiterLeases); ok {
+			// Its picks are made on the backlog's settings too.
+			l.b = nb
+			o.Leases = l
+		}
 		o.Review = c.Review || nb.Config().Review.Required
 		if o.Worktree != nil {
 			wt := *o.Worktree

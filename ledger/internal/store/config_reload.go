@@ -40,30 +40,41 @@ type configWatch struct {
 const racyWindow = 2 * time.Second
 
 // ReloadConfig brings the handle's settings up to date with config.json:
-// when the file's stat (inode, size, modification time) changed since the
-// last look, it is read again with the checks Open makes — not a link out
-// of the backlog, a regular file, at most MaxConfigBytes, decoding without
-// a setting named twice. A file that fails them leaves the settings as
-// they were and is the error, once per failure (nil while it stays the
-// same); so is a config.json that is gone (bl keeps the settings it runs
-// with rather than fall back to the defaults while a checkout replaces
-// the file). It returns the settings and their generation, which changes
-// only when the settings do.
+// when the file's stat (inode, size, modification and change times)
+// changed since the last look, it is read again with the checks Open
+// makes — not a link out of the backlog, a regular file, at most
+// MaxConfigBytes, decoding without a setting named twice. A file that
+// fails them leaves the settings as they were and is the error, once per
+// failure (nil while it stays the same); so is a config.json that is gone
+// (bl keeps the settings it runs with rather than fall back to the
+// defaults while a checkout replaces the file). A file gone or empty just
+// after a change, or replaced while read, is a checkout under way: it is
+// looked at again, said only if it stays so past racyWindow. It returns
+// the settings and their generation, which changes only when the settings
+// do.
 func (b *Store) ReloadConfig() (Config, uint64, error) {
 	w := &b.watch
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	path := filepath.Join(b.dir, ConfigFile)
-	entry, target := statConfig(path)
+	entry, target, serr := statConfig(path)
+	b.failpoint("reload-stat")
 	// b.cfg changes only here, under w.mu: it is read without b.mu, so
 	// that a look never waits for a long read of the state.
 	if w.looked && !w.racy && sameStat(w.entry, entry) && sameStat(w.target, target) {
 		return b.cfg, w.gen, nil
 	}
 	now := time.Now()
-	cfg, data, err := b.lookConfig(path, entry)
+	cfg, data, err := b.lookConfig(path, entry, serr)
 	w.looked, w.entry, w.target = true, entry, target
 	w.racy = racy(entry, now) || racy(target, now)
+	if err != nil && b.settling(entry, target, now) {
+		// git checkout, pull or stash pop replace the file in steps
+		// (unlink, create, write): a file gone or empty just after a
+		// change is looked at again, and said only if it stays so.
+		w.racy = true
+		return b.cfg, w.gen, nil
+	}
 	if err != nil {
 		if msg := err.Error(); msg != w.said {
 			w.said = msg
@@ -85,13 +96,16 @@ func (b *Store) ReloadConfig() (Config, uint64, error) {
 	return b.cfg, w.gen, nil
 }
 
-// lookConfig reads config.json for ReloadConfig, whose entry is entry.
-func (b *Store) lookConfig(path string, entry os.FileInfo) (Config, []byte, error) {
-	if entry == nil {
-		if _, err := os.Lstat(path); !errors.Is(err, fs.ErrNotExist) {
-			return Config{}, nil, err
-		}
+// lookConfig reads config.json for ReloadConfig, whose entry is entry,
+// or the error of its Lstat.
+func (b *Store) lookConfig(path string, entry os.FileInfo, serr error) (Config, []byte, error) {
+	if errors.Is(serr, fs.ErrNotExist) {
 		return Config{}, nil, configGone(path)
+	}
+	if serr != nil {
+		// Not a second Lstat: a file created since would be taken as
+		// these settings, the defaults.
+		return Config{}, nil, serr
 	}
 	if entry.Mode()&fs.ModeSymlink != 0 {
 		// Open's CheckLinks, for this one entry.
@@ -119,25 +133,44 @@ func configGone(path string) error {
 }
 
 // statConfig is the stat of config.json's entry, and of the file it leads
-// to when it is a link; nil for what is not there.
-func statConfig(path string) (entry, target os.FileInfo) {
-	entry, err := os.Lstat(path)
+// to when it is a link; nil for what is not there, with the entry's error.
+func statConfig(path string) (entry, target os.FileInfo, err error) {
+	entry, err = os.Lstat(path)
 	if err != nil {
-		return nil, nil
+		return nil, nil, err
 	}
 	if entry.Mode()&fs.ModeSymlink != 0 {
 		target, _ = os.Stat(path)
 	}
-	return entry, target
+	return entry, target, nil
+}
+
+// settling reports whether config.json, seen as entry (and target) at now,
+// is changing: replaced while it was read, or gone or empty just after a
+// change (the backlog directory or the file changed within racyWindow).
+func (b *Store) settling(entry, target os.FileInfo, now time.Time) bool {
+	if e, t, _ := statConfig(filepath.Join(b.dir, ConfigFile)); !sameStat(e, entry) || !sameStat(t, target) {
+		return true // replaced while it was read
+	}
+	if target != nil {
+		entry = target
+	}
+	if entry == nil {
+		dir, err := os.Stat(b.dir)
+		return err == nil && racy(dir, now)
+	}
+	return entry.Mode().IsRegular() && entry.Size() == 0 && racy(entry, now)
 }
 
 // sameStat reports whether a and b are the same file, unchanged as far as
-// its stat shows.
+// its stat shows: the ctime too, which a rewrite in place with the size
+// and modification time put back (touch -d, cp -p) still changes.
 func sameStat(a, b os.FileInfo) bool {
 	if a == nil || b == nil {
 		return a == nil && b == nil
 	}
-	return os.SameFile(a, b) && a.Size() == b.Size() && a.ModTime().Equal(b.ModTime()) && a.Mode() == b.Mode()
+	return os.SameFile(a, b) && a.Size() == b.Size() && a.ModTime().Equal(b.ModTime()) && a.Mode() == b.Mode() &&
+		changeTime(a) == changeTime(b)
 }
 
 // racy reports whether fi was modified within racyWindow of now.

@@ -34,7 +34,8 @@ type Options struct {
 	LockTimeout time.Duration
 	// Failpoint, when set, is called at named points of the append path
 	// ("before-write", "after-write", "after-fsync") so crash tests can
-	// kill the process exactly there.
+	// kill the process exactly there; "reload-stat" is ReloadConfig's,
+	// between its stat of config.json and its read.
 	Failpoint func(stage string)
 	// AllowNetworkFS opens a backlog on NFS, CIFS/SMB or AFS, where locks
 	// and appends are not atomic across machines. Only safe when every
