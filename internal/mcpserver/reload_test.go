@@ -39,6 +39,24 @@ func (b *lockedBuffer) String() string {
 	return b.buf.String()
 }
 
+// since is what was written after the first n bytes, once it holds want:
+// the process wrote it before it answered, but the copy from its stderr
+// pipe into the buffer runs on its own and may not have caught up yet.
+// It waits as long as the test may run.
+func (b *lockedBuffer) since(t *testing.T, n int, want string) string {
+	t.Helper()
+	for {
+		s := b.String()[n:]
+		if strings.Contains(s, want) {
+			return s
+		}
+		if d, ok := t.Deadline(); ok && time.Until(d) < 5*time.Second {
+			t.Fatalf("stderr never said %q: %q", want, s)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
 // configWith is the backlog's config.json with the settings given set
 // (section "review" etc. replaced whole).
 func configWith(t *testing.T, backlog string, set map[string]any) []byte {
@@ -128,9 +146,7 @@ func TestMCPReloadsConfig(t *testing.T) {
 	if got := finish(t); got != "review" {
 		t.Fatalf("review.required pulled in: complete gave %s, want review\n%s", got, stderr.String())
 	}
-	if !strings.Contains(stderr.String(), config+" changed") {
-		t.Errorf("the reload is not said on stderr: %q", stderr.String())
-	}
+	stderr.since(t, 0, config+" changed")
 	// Edited in place: off again.
 	if err := os.WriteFile(config, orig, 0o644); err != nil {
 		t.Fatal(err)
@@ -171,13 +187,13 @@ func TestMCPReloadsConfig(t *testing.T) {
 	}
 	for _, h := range hostile {
 		t.Run(h.name, func(t *testing.T) {
-			before := stderr.String()
+			before := len(stderr.String())
 			h.spoil()
 			if got := finish(t); got != "review" {
 				t.Fatalf("complete gave %s: the last good settings (review.required) did not hold\n%s", got, stderr.String())
 			}
 			finish(t)
-			said := strings.TrimPrefix(stderr.String(), before)
+			said := stderr.since(t, before, "going on with the settings read before")
 			if strings.Count(said, "going on with the settings read before") != 1 || !strings.Contains(said, config) || !strings.Contains(said, h.said) {
 				t.Fatalf("want the file named once, with %q; stderr: %q", h.said, said)
 			}

@@ -125,3 +125,21 @@ func (b *safeBuffer) String() string {
 	defer b.mu.Unlock()
 	return b.buf.String()
 }
+
+// since is what was written after the first n bytes, once it holds want:
+// the process wrote it before it answered, but the copy from its stderr
+// pipe into the buffer runs on its own and may not have caught up yet.
+// It waits as long as the test may run.
+func (b *safeBuffer) since(t *testing.T, n int, want string) string {
+	t.Helper()
+	for {
+		s := b.String()[n:]
+		if strings.Contains(s, want) {
+			return s
+		}
+		if d, ok := t.Deadline(); ok && time.Until(d) < 5*time.Second {
+			t.Fatalf("stderr never said %q: %q", want, s)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
