@@ -342,7 +342,11 @@
 // in progress, appends the torn bytes to ledger.jsonl.broken, fsyncs that,
 // truncates the ledger to the last event and says so on stderr; bl doctor
 // reports a torn tail and what ledger.jsonl.broken holds. A torn tail was
-// never acknowledged, so nothing acknowledged is lost.
+// never acknowledged, so nothing acknowledged is lost. bl doctor reads
+// without the lock too, so what it finds wrong (a torn tail, a last line
+// without its newline, files of two generations of a compaction, events
+// missing from what the clone saw) it reads again under the lock, where no
+// append or compaction is in progress, and reports that.
 //
 // A last line that is an event but lost its newline is kept: readers fold
 // it, and the next writer restores the newline (one write, fsync) before

@@ -125,12 +125,23 @@ type rawLine struct {
 	err    error
 }
 
-// Diagnose reads the whole ledger of dir without the lock and reports its
-// integrity, conflicts, expired leases at now and dependency problems. It
-// never changes anything.
+// Diagnose reads the whole ledger of dir and reports its integrity,
+// conflicts, expired leases at now and dependency problems. It never
+// changes anything. It reads without the lock: what it finds wrong, which
+// may be an append or a compaction in progress, it confirms under the lock
+// (store.ReadSettled).
 func Diagnose(dir string, now time.Time) (*Report, error) {
-	r, _, err := diagnose(dir, now)
-	return r, err
+	return store.ReadSettled(dir, func() (*Report, bool, error) {
+		r, _, err := diagnose(dir, now)
+		return r, err != nil || r.unsettled(), err
+	})
+}
+
+// unsettled reports whether r finds something a reader without the lock
+// can see of an append or a compaction in progress: a torn tail, a last
+// line whose newline has not landed, damage, files of two generations.
+func (r *Report) unsettled() bool {
+	return r.Corrupt || r.TornTail != nil || r.LostNewline > 0 || len(r.Stale) > 0 || r.LostEvents != nil || r.Leftover != ""
 }
 
 func diagnose(dir string, now time.Time) (*Report, []rawLine, error) {
