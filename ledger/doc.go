@@ -806,7 +806,7 @@
 //	                         write, fsync, apply), batch.go (an import's
 //	                         events, all or none), absorb.go
 //	Reading                  read.go
-//	Recovery                 internal/store/load.go, file.go;
+//	Recovery                 internal/store/load.go, file.go, settled.go;
 //	                         internal/repair/doctor.go, repair.go,
 //	                         doctor_refold.go;
 //	                         internal/wire/settle.go
