@@ -332,7 +332,16 @@
 // appended since its last read, validates the new event against that state,
 // encodes it as one complete line, writes it with a single write(2) on a file
 // opened O_APPEND, fsyncs, releases the lock, and only then reports success.
-// A write that fails part-way is truncated back before the lock is released.
+// A write or fsync that fails is taken back before the lock is released:
+// the ledger is cut back to where the append started, then replaced by a
+// copy of itself (temp file, rename; only cut back when there is no room
+// for the copy). A reader without the lock sees an append's line as soon
+// as write(2) put it in the file, before its fsync: bl watch, bl log
+// --follow and bl serve may show a line whose append then failed and was
+// never acknowledged, as they may show one whose writer was killed after
+// the write (a line that stays). The replacement keeps such a reader from
+// going on at an offset the next append lands under: it reads the new file
+// from its start, each event once.
 //
 // # Recovery
 //
