@@ -28,13 +28,14 @@ type lockfreeLoad struct {
 
 // lockfreeReads are the reads a reader loop runs in turn. Each must exit 0
 // and, for bl doctor, report no damage and nothing to repair: a line an
-// append is still writing is not damage.
+// append is still writing is not damage. bl list and bl log must show
+// every card whose creation was acknowledged before they started.
 var lockfreeReads = [][]string{
 	{"ready", "--json"},
 	{"show", "SEED", "--json"},
 	{"list", "--json"},
 	{"doctor"},
-	{"log", "--json", "--limit", "5"},
+	{"log", "--json"},
 	{"doctor", "--json"},
 	{"stats", "--json"},
 }
@@ -81,7 +82,17 @@ func (load lockfreeLoad) run(t *testing.T, bin string) {
 			t.Errorf(format, args...)
 		}
 	}
+	var ackMu sync.Mutex
+	var acked []string // cards whose creation was acknowledged, in order
+	ack := func(c Call) {
+		if c.Exit == 0 && c.Args[0] == "create" {
+			ackMu.Lock()
+			acked = append(acked, c.Args[2])
+			ackMu.Unlock()
+		}
+	}
 	check := func(c Call) {
+		ack(c)
 		if c.Exit != 0 {
 			fail("bl %s: exit %d: %s%s", strings.Join(c.Args, " "), c.Exit, c.Stderr, c.Stdout)
 			return
@@ -138,7 +149,14 @@ func (load lockfreeLoad) run(t *testing.T, bin string) {
 					return
 				default:
 				}
-				check(r.run("reader", runOpts{}, lockfreeReads[n%len(lockfreeReads)]...))
+				ackMu.Lock()
+				before := acked[:len(acked):len(acked)]
+				ackMu.Unlock()
+				c := r.run("reader", runOpts{}, lockfreeReads[n%len(lockfreeReads)]...)
+				check(c)
+				if missing := missingCards(c, before); c.Exit == 0 && missing != "" {
+					fail("bl %s during writes: %s", strings.Join(c.Args, " "), missing)
+				}
 				reads.Add(1)
 			}
 		}()
@@ -196,6 +214,39 @@ func doctorComplaint(c Call) string {
 		if bytes.Contains(c.Stdout, []byte(bad)) {
 			return fmt.Sprintf("%q in the report", bad)
 		}
+	}
+	return ""
+}
+
+// missingCards names the cards of acked that the output of bl list --json
+// or bl log --json lacks; "" when it shows them all (or c is another read).
+func missingCards(c Call, acked []string) string {
+	if len(c.Args) != 2 || c.Args[1] != "--json" || (c.Args[0] != "list" && c.Args[0] != "log") {
+		return ""
+	}
+	var items []struct {
+		ID   string `json:"id"`
+		Card string `json:"card"`
+	}
+	if err := json.Unmarshal(c.Stdout, &items); err != nil {
+		return err.Error()
+	}
+	shown := map[string]bool{}
+	for _, it := range items {
+		if c.Args[0] == "log" {
+			shown[it.Card] = true
+		} else {
+			shown[it.ID] = true
+		}
+	}
+	var missing []string
+	for _, id := range acked {
+		if !shown[id] {
+			missing = append(missing, id)
+		}
+	}
+	if len(missing) > 0 {
+		return fmt.Sprintf("%d acknowledged cards missing: %v", len(missing), head(missing))
 	}
 	return ""
 }
