@@ -81,8 +81,9 @@ from "damage", so a CI check for "damage": [] passes after a merge.
 
 Doctor reads without the lock, beside running writers. What it finds wrong
 (a torn tail, stale files, events missing from what this clone saw) may be
-an append or a compaction in progress, so it reads again under the lock
-(waiting up to 10s for it) and reports that.
+an append or a compaction in progress, so it reads again once the lock
+was free for a moment (waiting up to 10s for it), and reports a finding
+the second read repeats.
 
 Exits 6 while the backlog has damage that blocks reads or writes.
 

@@ -128,20 +128,27 @@ type rawLine struct {
 // Diagnose reads the whole ledger of dir and reports its integrity,
 // conflicts, expired leases at now and dependency problems. It never
 // changes anything. It reads without the lock: what it finds wrong, which
-// may be an append or a compaction in progress, it confirms under the lock
-// (store.ReadSettled).
+// may be an append or a compaction in progress, it reads again once the
+// lock was free (store.ReadSettled).
 func Diagnose(dir string, now time.Time) (*Report, error) {
-	return store.ReadSettled(dir, func() (*Report, bool, error) {
+	return store.ReadSettled(dir, func() (*Report, string, error) {
 		r, _, err := diagnose(dir, now)
-		return r, err != nil || r.unsettled(), err
+		if err != nil {
+			return r, err.Error(), err
+		}
+		return r, r.finding(), nil
 	})
 }
 
-// unsettled reports whether r finds something a reader without the lock
-// can see of an append or a compaction in progress: a torn tail, a last
-// line whose newline has not landed, damage, files of two generations.
-func (r *Report) unsettled() bool {
-	return r.Corrupt || r.TornTail != nil || r.LostNewline > 0 || len(r.Stale) > 0 || r.LostEvents != nil || r.Leftover != ""
+// finding is what r finds that a reader without the lock can also see of
+// an append or a compaction in progress (a torn tail, a last line whose
+// newline has not landed, damage, files of two generations), as a string
+// two reads can compare; "" when none.
+func (r *Report) finding() string {
+	if !r.Corrupt && r.TornTail == nil && r.LostNewline == 0 && len(r.Stale) == 0 && r.LostEvents == nil && r.Leftover == "" {
+		return ""
+	}
+	return fmt.Sprintf("%v %+v %d %v %v %+v %q", r.Corrupt, r.TornTail, r.LostNewline, r.Damage, r.Stale, r.LostEvents, r.Leftover)
 }
 
 func diagnose(dir string, now time.Time) (*Report, []rawLine, error) {

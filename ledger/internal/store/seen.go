@@ -136,28 +136,32 @@ func (b *Store) RecordSeen() error {
 // The files are read without the lock, after the record: what the record
 // says was seen was in the files before they were read. Events found
 // missing, which files read in the middle of a compaction can seem to be,
-// are looked for again under the lock (ReadSettled).
+// are looked for again once the lock was free (ReadSettled).
 func CheckSeen(dir string, accept bool) (*MissingEvents, error) {
 	type checked struct {
 		m      *MissingEvents
 		events int64
 		last   wire.Event
 	}
-	c, err := ReadSettled(dir, func() (c checked, unsettled bool, err error) {
+	c, err := ReadSettled(dir, func() (c checked, finding string, err error) {
 		old, ok := ReadSeen(dir)
 		t, err := ReadTree(dir)
-		if err != nil {
-			return c, true, err
+		if err == nil {
+			var s *fold.State
+			if s, err = t.fold(true); err == nil {
+				c.events, c.last = s.Events(), s.Last()
+				if ok {
+					c.m, err = missing(t, old, c.events, c.last)
+				}
+			}
 		}
-		s, err := t.fold(true)
-		if err != nil {
-			return c, true, err
+		switch {
+		case err != nil:
+			finding = err.Error()
+		case c.m != nil:
+			finding = fmt.Sprintf("%+v", *c.m)
 		}
-		c.events, c.last = s.Events(), s.Last()
-		if ok {
-			c.m, err = missing(t, old, c.events, c.last)
-		}
-		return c, c.m != nil || err != nil, err
+		return c, finding, err
 	})
 	if err != nil {
 		return nil, err
