@@ -42,9 +42,9 @@ func TestDiagnoseDuringAppends(t *testing.T) {
 				wrote <- err
 				return
 			}
-			defer lk.Release()
 			close(writing)
 			_, err := f.Write(batch)
+			lk.Release() // before the next round can use lk
 			wrote <- err
 		}()
 		<-writing
