@@ -332,7 +332,16 @@
 // appended since its last read, validates the new event against that state,
 // encodes it as one complete line, writes it with a single write(2) on a file
 // opened O_APPEND, fsyncs, releases the lock, and only then reports success.
-// A write that fails part-way is truncated back before the lock is released.
+// A write or fsync that fails is taken back before the lock is released:
+// the ledger is cut back to where the append started, then replaced by a
+// copy of itself (temp file, rename; only cut back when there is no room
+// for the copy). A reader without the lock sees an append's line as soon
+// as write(2) put it in the file, before its fsync: bl watch, bl log
+// --follow and bl serve may show a line whose append then failed and was
+// never acknowledged, as they may show one whose writer was killed after
+// the write (a line that stays). The replacement keeps such a reader from
+// going on at an offset the next append lands under: it reads the new file
+// from its start, each event once.
 //
 // # Recovery
 //
@@ -342,7 +351,13 @@
 // in progress, appends the torn bytes to ledger.jsonl.broken, fsyncs that,
 // truncates the ledger to the last event and says so on stderr; bl doctor
 // reports a torn tail and what ledger.jsonl.broken holds. A torn tail was
-// never acknowledged, so nothing acknowledged is lost.
+// never acknowledged, so nothing acknowledged is lost. bl doctor reads
+// without the lock too, so what it finds wrong (a torn tail, a last line
+// without its newline, files of two generations of a compaction, events
+// missing from what the clone saw) it reads again once the lock was free
+// for a moment, when whatever was in progress has finished; a finding
+// that the second read repeats is reported. It never holds the lock for a
+// read, which at 100k cards takes seconds.
 //
 // A last line that is an event but lost its newline is kept: readers fold
 // it, and the next writer restores the newline (one write, fsync) before
@@ -843,7 +858,7 @@
 //	                         write, fsync, apply), batch.go (an import's
 //	                         events, all or none), absorb.go
 //	Reading                  read.go
-//	Recovery                 internal/store/load.go, file.go;
+//	Recovery                 internal/store/load.go, file.go, settled.go;
 //	                         internal/repair/doctor.go, repair.go,
 //	                         doctor_refold.go;
 //	                         internal/wire/settle.go

@@ -85,6 +85,12 @@ the next write (or --repair) rebuilds the snapshot from them. --json
 lists such state under "stale" (and "lost_events" for a revert), apart
 from "damage", so a CI check for "damage": [] passes after a merge.
 
+Doctor reads without the lock, beside running writers. What it finds wrong
+(a torn tail, stale files, events missing from what this clone saw) may be
+an append or a compaction in progress, so it reads again once the lock
+was free for a moment (waiting up to 10s for it), and reports a finding
+the second read repeats.
+
 Exits 6 while the backlog has damage that blocks reads or writes.
 
 --remote NAME checks the remote's lease refs of this backlog instead

@@ -164,12 +164,30 @@ type rawLine struct {
 	err    error
 }
 
-// Diagnose reads the whole ledger of dir without the lock and reports its
-// integrity, conflicts, expired leases at now and dependency problems. It
-// never changes anything.
+// Diagnose reads the whole ledger of dir and reports its integrity,
+// conflicts, expired leases at now and dependency problems. It never
+// changes anything. It reads without the lock: what it finds wrong, which
+// may be an append or a compaction in progress, it reads again once the
+// lock was free (store.ReadSettled).
 func Diagnose(dir string, now time.Time) (*Report, error) {
-	r, _, err := diagnose(dir, now)
-	return r, err
+	return store.ReadSettled(dir, func() (*Report, string, error) {
+		r, _, err := diagnose(dir, now)
+		if err != nil {
+			return r, err.Error(), err
+		}
+		return r, r.finding(), nil
+	})
+}
+
+// finding is what r finds that a reader without the lock can also see of
+// an append or a compaction in progress (a torn tail, a last line whose
+// newline has not landed, damage, files of two generations), as a string
+// two reads can compare; "" when none.
+func (r *Report) finding() string {
+	if !r.Corrupt && r.TornTail == nil && r.LostNewline == 0 && len(r.Stale) == 0 && r.LostEvents == nil && r.Leftover == "" {
+		return ""
+	}
+	return fmt.Sprintf("%v %+v %d %v %v %+v %q", r.Corrupt, r.TornTail, r.LostNewline, r.Damage, r.Stale, r.LostEvents, r.Leftover)
 }
 
 func diagnose(dir string, now time.Time) (*Report, []rawLine, error) {

@@ -132,22 +132,41 @@ func (b *Store) RecordSeen() error {
 // can run it without changing anything but the record. With accept it
 // replaces the record by the history as it is now, so a removal that is
 // meant stops being reported; otherwise it only raises the record.
+//
+// The files are read without the lock, after the record: what the record
+// says was seen was in the files before they were read. Events found
+// missing, which files read in the middle of a compaction can seem to be,
+// are looked for again once the lock was free (ReadSettled).
 func CheckSeen(dir string, accept bool) (*MissingEvents, error) {
-	t, err := ReadTree(dir)
-	if err != nil {
-		return nil, err
+	type checked struct {
+		m      *MissingEvents
+		events int64
+		last   wire.Event
 	}
-	s, err := t.fold(true)
-	if err != nil {
-		return nil, err
-	}
-	events, last := s.Events(), s.Last()
-	var m *MissingEvents
-	if old, ok := ReadSeen(dir); ok {
-		if m, err = missing(t, old, events, last); err != nil {
-			return nil, err
+	c, err := ReadSettled(dir, func() (c checked, finding string, err error) {
+		old, ok := ReadSeen(dir)
+		t, err := ReadTree(dir)
+		if err == nil {
+			var s *fold.State
+			if s, err = t.fold(true); err == nil {
+				c.events, c.last = s.Events(), s.Last()
+				if ok {
+					c.m, err = missing(t, old, c.events, c.last)
+				}
+			}
 		}
+		switch {
+		case err != nil:
+			finding = err.Error()
+		case c.m != nil:
+			finding = fmt.Sprintf("%+v", *c.m)
+		}
+		return c, finding, err
+	})
+	if err != nil {
+		return nil, err
 	}
+	m, events, last := c.m, c.events, c.last
 	switch {
 	case accept && last.ID != "":
 		if err := writeSeen(dir, seenRecord{Events: events, Cursor: wire.CursorOf(&last).String()}); err != nil {

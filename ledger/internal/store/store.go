@@ -14,6 +14,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"sync"
@@ -293,16 +294,37 @@ func (b *Store) appendDurably(buf []byte) error {
 	}
 	b.failpoint("before-write")
 	if n, err := f.Write(buf); err != nil || n != len(buf) {
-		_ = f.Truncate(b.pos.offset)
+		b.takeBack(f)
 		return fmt.Errorf("append to %s: %w", path, errors.Join(err, errShortWrite(n, len(buf))))
 	}
 	b.failpoint("after-write")
 	if err := b.timedSync(f); err != nil {
-		_ = f.Truncate(b.pos.offset)
+		b.takeBack(f)
 		return fmt.Errorf("fsync %s: %w", path, err)
 	}
 	b.failpoint("after-fsync")
 	return nil
+}
+
+// takeBack removes what a failed append wrote to the ledger open in f. A
+// reader without the lock may have read its lines already (they are in
+// the file before the fsync) and go on from their end: were the file only
+// cut back, the next append would land under that offset, and the reader
+// would skip it or resume in the middle of a line. So the ledger is cut
+// back, then replaced by a copy of itself: the next append goes to another
+// file, which such a reader notices and reads from its start, each event
+// once. Without room for the copy (a full disk) it is only cut back.
+func (b *Store) takeBack(f *os.File) {
+	_ = f.Truncate(b.pos.offset)
+	src, err := os.Open(f.Name())
+	if err != nil {
+		return
+	}
+	defer src.Close()
+	_ = ReplaceStream(f.Name(), func(w io.Writer) error {
+		_, err := io.Copy(w, io.NewSectionReader(src, 0, b.pos.offset))
+		return err
+	})
 }
 
 // timedSync fsyncs the ledger an append wrote, timing it: Options.Synced

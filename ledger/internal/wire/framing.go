@@ -83,7 +83,11 @@ func EndsBare(src io.ReaderAt, off int64) (bool, error) {
 		return false, nil
 	}
 	var b [1]byte
-	if _, err := src.ReadAt(b[:], off-1); err != nil {
+	if _, err := src.ReadAt(b[:], off-1); err == io.EOF {
+		// Cut back below off (a failed append taken back): nothing
+		// to read there, and the caller sees the file shrank.
+		return false, nil
+	} else if err != nil {
 		return false, err
 	}
 	return b[0] != '\n', nil
