@@ -143,6 +143,7 @@ func (c *SetupCmd) Run(a *App) error {
 	// file is not what the record says setup wrote, and --remove takes
 	// out bl's entry alone (setup_record.go).
 	rec := loadSetupRecord(a)
+	defer rec.unlock()
 	for i := range writes {
 		rec.settle(&writes[i], c.Remove)
 	}
