@@ -22,7 +22,7 @@ holds: claims, releases, completions and blocks with their owners, and the
 claims the fold refused (the loser of two clones' race). With one REV, the
 other side is the working backlog (what bl sync would commit). A REV is
 anything git rev-parse takes: HEAD~1, main, a tag, a hash, @{u} (the
-upstream), main@{1}; with one REV as with two. It is resolved
+upstream), main@{1}, :/text; with one REV as with two. It is resolved
 in the repository that holds the shared backlog: from a linked worktree,
 HEAD is the main worktree's HEAD, as for bl sync.
 

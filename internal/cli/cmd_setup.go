@@ -53,7 +53,7 @@ of the file stays as it was, and --remove gives the file back as it was
 before setup. It deletes only the files setup made (a file that held an
 empty object before setup stays, with its bytes): setup remembers which
 in ~/.config/bl/setup.json ($XDG_CONFIG_HOME/bl), never in the
-repository. A directory setup made for a file it removes (.claude,
+repository (where that cannot be written, setup warns and goes on). A directory setup made for a file it removes (.claude,
 .cursor, .gemini, .codex) goes too when nothing else is in it. A file
 that does not parse, a symbolic link, or a path that leads out of the
 repository is refused (exit 2) and nothing is written.
@@ -143,11 +143,14 @@ func (c *SetupCmd) Run(a *App) error {
 	// file is not what the record says setup wrote, and --remove takes
 	// out bl's entry alone (setup_record.go).
 	rec := loadSetupRecord(a)
+	defer rec.unlock()
 	for i := range writes {
 		rec.settle(&writes[i], c.Remove)
 	}
 	if err := rec.save(); err != nil {
-		return err
+		// The record only refines --remove: a configuration directory
+		// that cannot be written (a read-only HOME) stops no setup.
+		a.Warn(fmt.Sprintf("%s not kept (%v): a later bl setup --remove deletes a settings file it leaves empty, even one that was there before setup", rec.path, err))
 	}
 	report := setupReport{Owner: owner, Command: "bl", Files: []setupResult{}}
 	if p, err := exec.LookPath("bl"); err == nil {

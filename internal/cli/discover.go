@@ -64,7 +64,8 @@ func findBacklogDir(flagDir string) (string, error) {
 // findBacklog then checks.
 func isBacklog(dir string) bool {
 	fi, err := os.Lstat(filepath.Join(dir, ledger.LedgerFile))
-	return err == nil && (fi.Mode().IsRegular() || fi.Mode()&os.ModeSymlink != 0)
+	// A directory too (a submodule's checkout): CheckLinks names it.
+	return err == nil && (fi.Mode().IsRegular() || fi.Mode()&os.ModeSymlink != 0 || fi.IsDir())
 }
 
 // initDir is where bl init creates the backlog: --dir if given, else the

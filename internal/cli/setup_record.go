@@ -9,6 +9,7 @@ import (
 	json "github.com/goccy/go-json"
 
 	"github.com/bl-backlog/bl/fsutil"
+	"github.com/bl-backlog/bl/lock"
 )
 
 // bl setup remembers what each file it changes held before it (or that
@@ -27,6 +28,7 @@ const setupRecordFile = "bl/setup.json"
 // setupRecord is the record: by absolute path, the file before setup.
 type setupRecord struct {
 	path  string
+	lock  *lock.File             // held from the read to the write: setups in two repositories at once
 	Files map[string]setupBefore `json:"files"`
 }
 
@@ -52,12 +54,29 @@ func loadSetupRecord(a *App) *setupRecord {
 		return r
 	}
 	r.path = filepath.Join(dir, filepath.FromSlash(setupRecordFile))
+	// Each run reads the record, adds to it and replaces it: without the
+	// lock, one run would write another's entries away. Where it cannot
+	// be taken (a read-only HOME) the record cannot be written either
+	// (save warns).
+	if os.MkdirAll(filepath.Dir(r.path), 0o700) == nil {
+		l := lock.New(r.path + ".lock")
+		if l.Acquire(a.ctx, a.LockTimeout) == nil {
+			r.lock = l
+		}
+	}
 	if data, err := os.ReadFile(r.path); err == nil {
 		if json.Unmarshal(data, r) != nil || r.Files == nil {
 			r.Files = map[string]setupBefore{} // a damaged record is an empty one
 		}
 	}
 	return r
+}
+
+// unlock releases the record's lock, if held.
+func (r *setupRecord) unlock() {
+	if r.lock != nil {
+		_ = r.lock.Release()
+	}
 }
 
 func (r *setupRecord) save() error {

@@ -35,23 +35,59 @@ func (g *Repo) Resolve(rev string) (plumbing.Hash, error) {
 		// go-git reads main@{u} as main and knows no reflog, upstream or
 		// :/text: git does (one process; a name, a hash and ~ or ^ steps
 		// go-git reads itself).
-		out, err := gitdir.Run(context.Background(), g.root, "rev-parse", "--verify", "--quiet", "--end-of-options", rev+"^{commit}")
+		h, err := g.gitResolve(rev)
+		if errors.Is(err, gitdir.ErrNoGit) {
+			return plumbing.ZeroHash, fmt.Errorf("%w %q: git resolves it, and git is not installed", ErrUnknownRevision, rev)
+		}
 		if err != nil {
-			if errors.Is(err, gitdir.ErrNoGit) {
-				return plumbing.ZeroHash, fmt.Errorf("%w %q: git resolves it, and git is not installed", ErrUnknownRevision, rev)
-			}
 			return plumbing.ZeroHash, unknown
 		}
-		if h := plumbing.NewHash(out); !h.IsZero() && h.String() == out {
-			return h, nil
-		}
-		return plumbing.ZeroHash, unknown
+		return h, nil
 	}
 	h, err := g.repo.ResolveRevision(plumbing.Revision(rev))
 	if err != nil || h == nil || h.IsZero() {
-		return plumbing.ZeroHash, unknown
+		// What go-git does not find git may (a tag of a tag): asked on
+		// this path only.
+		got, err := g.gitResolve(rev)
+		if err != nil {
+			return plumbing.ZeroHash, unknown
+		}
+		return got, nil
 	}
 	return *h, nil
+}
+
+// gitResolve is the commit the system git names rev, tags peeled. Nothing
+// is appended to rev (":/text^{commit}" would be another pattern), and it
+// is never an option (--end-of-options). A tree or a blob is no commit.
+func (g *Repo) gitResolve(rev string) (plumbing.Hash, error) {
+	out, err := gitdir.Run(context.Background(), g.root, "rev-parse", "--verify", "--quiet", "--end-of-options", rev)
+	if err != nil {
+		return plumbing.ZeroHash, err
+	}
+	h := plumbing.NewHash(out)
+	if h.IsZero() || h.String() != out {
+		return plumbing.ZeroHash, ErrUnknownRevision
+	}
+	for range 16 { // a tag of a tag...: git peels as deep
+		o, err := g.repo.Storer.EncodedObject(plumbing.AnyObject, h)
+		if err != nil {
+			return plumbing.ZeroHash, err
+		}
+		switch o.Type() {
+		case plumbing.CommitObject:
+			return h, nil
+		case plumbing.TagObject:
+			t, err := object.DecodeTag(g.repo.Storer, o)
+			if err != nil {
+				return plumbing.ZeroHash, err
+			}
+			h = t.Target
+		default:
+			return plumbing.ZeroHash, ErrUnknownRevision
+		}
+	}
+	return plumbing.ZeroHash, ErrUnknownRevision
 }
 
 // mergeBase is the best common ancestor of revisions a and b ("" is HEAD).

@@ -43,6 +43,13 @@ func CheckLinks(dir string) error {
 	for _, name := range backlogNames {
 		path := filepath.Join(dir, name)
 		fi, err := os.Lstat(path)
+		if err == nil && name == LedgerFile && fi.IsDir() {
+			// git's checkout of a commit holding the ledger as a
+			// submodule: named, never "no backlog" (bl init would
+			// answer "already initialized").
+			return wire.Errorf(wire.ErrCorrupt, "%s is a directory, not the ledger file (a commit holding it as a submodule, checked out?): "+
+				"remove the directory and commit the file itself (git rm --cached %s)", path, path)
+		}
 		if err != nil || fi.Mode()&fs.ModeSymlink == 0 {
 			continue
 		}

@@ -143,7 +143,8 @@ func ValidPhaseLabels(f *Fields, held *Card) error {
 // bidirectional control (dropped) or whitespace but the space (shown as a
 // space). This is the one rule for names, phases, labels and assignees.
 func notShown(what, s string) error {
-	for _, r := range s {
+	prev := ' '
+	for i, r := range s {
 		switch {
 		case unicode.IsControl(r):
 			return Rule(ErrInvalid, "%s %q holds a control character", what, s)
@@ -151,9 +152,45 @@ func notShown(what, s string) error {
 			return Rule(ErrInvalid, "%s %q holds whitespace other than a space (%U), which a terminal shows as a space", what, s, r)
 		case r == 0x061c, r == 0x200e, r == 0x200f, 0x202a <= r && r <= 0x202e, 0x2066 <= r && r <= 0x2069:
 			return Rule(ErrInvalid, "%s %q holds a bidirectional control (%U), which a terminal does not show", what, s, r)
+		case invisible(r) && !joins(prev, r, s[i+utf8.RuneLen(r):]):
+			return Rule(ErrInvalid, "%s %+q holds an invisible character (%U), which a terminal does not show", what, s, r) // %+q: escaped, as %q does not all of them
 		}
+		prev = r
 	}
 	return nil
+}
+
+// invisible reports whether r is one of Unicode's default ignorable code
+// points, which a terminal draws as nothing: "alice\u200b" is shown as
+// alice (zero-width spaces and joiners, U+FEFF, the soft hyphen, tag
+// characters, Hangul fillers, variation selectors).
+func invisible(r rune) bool {
+	if r < 0xad {
+		return false
+	}
+	if unicode.Is(unicode.Other_Default_Ignorable_Code_Point, r) || unicode.Is(unicode.Variation_Selector, r) {
+		return true
+	}
+	return unicode.Is(unicode.Cf, r) && !unicode.Is(unicode.Prepended_Concatenation_Mark, r) &&
+		!(0xfff9 <= r && r <= 0xfffb) && !(0x13430 <= r && r <= 0x1343f)
+}
+
+// joins reports whether the invisible r, after prev and before rest, is
+// part of what a terminal draws: a zero-width joiner or non-joiner
+// between two characters beyond ASCII (an emoji sequence, a Persian
+// word), a variation selector after one (U+2764 U+FE0F).
+func joins(prev, r rune, rest string) bool {
+	if prev < utf8.RuneSelf {
+		return false
+	}
+	switch {
+	case r == 0x200c, r == 0x200d:
+		next, _ := utf8.DecodeRuneInString(rest)
+		return next >= utf8.RuneSelf && next != utf8.RuneError
+	case unicode.Is(unicode.Variation_Selector, r):
+		return true
+	}
+	return false
 }
 
 // ValidUTF8 refuses an event carrying text that is not valid UTF-8. JSON
