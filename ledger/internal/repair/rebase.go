@@ -40,7 +40,7 @@ func RebaseOnto(upstream, local store.Tree, load store.Loader) (store.Tree, stor
 		return nil, res, err
 	}
 	res.Upstream = len(up)
-	if res.Renamed, res.Twice, err = renameCollisions(up, mine, localOnly(up, sh)); err != nil {
+	if res.Renamed, res.Twice, err = renameCollisions(up, mine, localOnly(up, sh), sh.created); err != nil {
 		return nil, res, err
 	}
 	out := rebasedFiles(upstream, local)
@@ -59,6 +59,7 @@ type shared struct {
 	load  store.Loader
 	last  *wire.Event     // the newest event they can hold (bound)
 	ids   map[string]bool // their event ids, once read
+	cards map[string]bool // the card ids they create, once read
 }
 
 // sharedSegments finds the shared segments of upstream and local.
@@ -107,7 +108,7 @@ func (sh *shared) bound() error {
 
 // read decodes the shared segments, through load for those not read.
 func (sh *shared) read() error {
-	sh.ids = map[string]bool{}
+	sh.ids, sh.cards = map[string]bool{}, map[string]bool{}
 	for name := range sh.names {
 		data := sh.local[name]
 		if data == nil {
@@ -125,6 +126,9 @@ func (sh *shared) read() error {
 		}
 		for _, e := range evs {
 			sh.ids[e.ID] = true
+			if e.Op == wire.OpCreate {
+				sh.cards[e.Card] = true
+			}
 			if sh.last == nil || sh.last.Before(e) {
 				sh.last = e
 			}
@@ -145,6 +149,20 @@ func (sh *shared) holds(e *wire.Event) (bool, error) {
 		}
 	}
 	return sh.ids[e.ID], nil
+}
+
+// created reports whether a shared segment creates card, reading them
+// (only a rename asks: a fresh id must be one no card has).
+func (sh *shared) created(card string) (bool, error) {
+	if len(sh.names) == 0 {
+		return false, nil
+	}
+	if sh.ids == nil {
+		if err := sh.read(); err != nil {
+			return false, err
+		}
+	}
+	return sh.cards[card], nil
 }
 
 // countPulled counts upstream's events the local tree lacks.
