@@ -223,9 +223,9 @@ func rebasedFiles(upstream, local store.Tree) store.Tree {
 // appended, each stamped after the newest event before it (restamped
 // when it is not), counted in res.
 func appendLocal(res *store.RebaseResult, upLedger []byte, up, mine []*wire.Event, sh *shared) ([]byte, error) {
-	known := make(map[string]bool, len(up))
+	known := make(map[string]*wire.Event, len(up))
 	for _, e := range up {
-		known[e.ID] = true
+		known[e.ID] = e
 	}
 	var last *wire.Event
 	if len(up) > 0 {
@@ -239,7 +239,10 @@ func appendLocal(res *store.RebaseResult, upLedger []byte, up, mine []*wire.Even
 		ledger = append(ledger, '\n') // its last event lost its newline
 	}
 	for _, e := range mine {
-		if known[e.ID] {
+		if u := known[e.ID]; u != nil {
+			if !wire.SameCards(u, e) {
+				return nil, renamedThere(u, e)
+			}
 			continue
 		}
 		if in, err := sh.holds(e); err != nil {
@@ -260,6 +263,16 @@ func appendLocal(res *store.RebaseResult, upLedger []byte, up, mine []*wire.Even
 		last = e
 	}
 	return ledger, nil
+}
+
+// renamedThere refuses a rebase onto an upstream that holds an event of
+// this clone under the cards it named before a rename (u; e is the
+// local, renamed copy): it was pushed there, or fetched from here, before
+// an earlier sync with another remote renamed its card. Taking upstream's
+// copy would put the card back under the id the other clone created and
+// fold that card's events onto it; keeping both is two events with one id.
+func renamedThere(u, e *wire.Event) error {
+	return wire.Errorf(wire.ErrIDCollision, "the remote holds event %s (%s of %s) as it was before a sync with another remote renamed a card it names (another clone had created that id); this clone holds it as %s of %s. Nothing was changed: taking the remote's copy would put the two cards together again; that remote's branch needs the renamed copy in place of the old one", e.ID, u.Op, u.Card, e.Op, e.Card)
 }
 
 // segmentNewest is the newest event a segment holds, as its name says
