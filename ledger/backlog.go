@@ -224,6 +224,9 @@ func (b *Backlog) writeLocked(ctx context.Context, s *fold.State, m Mutation, op
 	}
 	var buf []byte
 	for i, e := range events {
+		if err := b.renamedAway(s, e); err != nil {
+			return nil, err
+		}
 		told := e.Clock // when the caller says the event was made (HeartbeatRequest.At)
 		e.ID, e.At, e.Clock, e.Actor, e.RequestID = wire.NewEventID(), at.Add(time.Duration(i)), clock, m.Actor, m.RequestID
 		if told != nil && told.Before(e.WriterClock()) && wire.StampInRange(*told) {

@@ -874,7 +874,8 @@
 //	                         snapshots git itself wrote), tracked_local.go
 //	                         (local files git tracks: not believed);
 //	                         internal/repair/rebase.go, collide.go (a
-//	                         card id two clones created);
+//	                         card id two clones created; renamed.go, a
+//	                         stale lease write under the old id);
 //	                         internal/wire/cardrefs.go (the fields that
 //	                         name a card); the git side is package gitsync
 //	Snapshot index           internal/store/index.go, index_open.go,

@@ -382,13 +382,15 @@ func (s *Syncer) pullFrom(ctx context.Context, res *Result, base plumbing.Hash) 
 	}
 	res.Pulled += rr.Pulled
 	res.Rebased, res.Conflicts = rr.Local, rr.Conflicts
+	renamed := map[string]string{}
 	for _, r := range rr.Renamed {
 		res.Renamed = append(res.Renamed, result.Renamed(r))
 		if s.renamed == nil {
 			s.renamed = map[string]string{}
 		}
-		s.renamed[r.From] = r.To
+		s.renamed[r.From], renamed[r.From] = r.To, r.To
 	}
+	_ = s.b.NoteRenamed(renamed) // an agent's stale lease writes under the old id (ledger.renamedFile)
 	res.CreatedTwice = rr.Twice
 	s.applied = remote
 	return remote, up, load, nil

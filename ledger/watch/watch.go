@@ -6,7 +6,10 @@
 // across compaction (events move from ledger.jsonl into archive/), torn-tail
 // recovery, bl doctor --repair and bl sync (the ledger file is replaced):
 // it drains the file it had open, then reads the new one, and delivers only
-// events it has not read before, remembered by id. Events arrive in ledger
+// events it has not read before, remembered by id; an event read before
+// that now names another card (bl sync gave a local card whose id the
+// remote created too a fresh id, keeping its events' ids) is delivered
+// again, as it now reads. Events arrive in ledger
 // order, except that a sync or git merge can bring in events another
 // machine wrote earlier than ones already delivered; those are delivered
 // when they arrive. A cursor names an event, so a follower restarted from
@@ -23,6 +26,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -237,7 +241,7 @@ const seenCap = 1 << 18
 // re-stamps local events it moves after upstream's, which must not come
 // twice.
 func (t *tail) offer(e *ledger.Event) error {
-	if !t.seen.add(e.ID) {
+	if !t.seen.add(e.ID, cardRefs(e)) {
 		return nil
 	}
 	if !t.started && !t.from.Before(e) {
@@ -322,25 +326,45 @@ func (t *tail) readArchives() error {
 
 // idSet remembers up to max ids, forgetting the oldest first.
 type idSet struct {
-	ids  map[string]struct{}
+	ids  map[string]string // event id → the cards it names (cardRefs)
 	ring []string
 	next int
 }
 
 func newIDSet(max int) *idSet {
-	return &idSet{ids: make(map[string]struct{}), ring: make([]string, max)}
+	return &idSet{ids: make(map[string]string), ring: make([]string, max)}
 }
 
-// add records id and reports whether it was new.
-func (s *idSet) add(id string) bool {
-	if _, ok := s.ids[id]; ok {
-		return false
+// add records id, naming the cards refs, and reports whether it was new
+// or named other cards before.
+func (s *idSet) add(id, refs string) bool {
+	if was, ok := s.ids[id]; ok {
+		s.ids[id] = refs
+		return was != refs
 	}
 	if old := s.ring[s.next]; old != "" {
 		delete(s.ids, old)
 	}
 	s.ring[s.next] = id
 	s.next = (s.next + 1) % len(s.ring)
-	s.ids[id] = struct{}{}
+	s.ids[id] = refs
 	return true
+}
+
+// cardRefs is what of e names a card (its card; a link's, unlink's or
+// complete's to; parent and depends_on): all a rename changes.
+func cardRefs(e *ledger.Event) string {
+	f := e.Fields
+	if e.To == "" && (f == nil || f.Parent == nil && f.DependsOn == nil) {
+		return e.Card // most events: no allocation
+	}
+	refs := []string{e.Card, e.To}
+	if f != nil && f.Parent != nil {
+		refs = append(refs, "parent", *f.Parent)
+	}
+	if f != nil && f.DependsOn != nil {
+		refs = append(refs, "depends_on")
+		refs = append(refs, *f.DependsOn...)
+	}
+	return strings.Join(refs, "\x00")
 }

@@ -30,7 +30,12 @@ import (
 // (a claim pushed through a lease ref) or was ordered by a claim arbiter,
 // which knows the card only by its id: renaming the rest would split the
 // card's history between two ids.
-func renameCollisions(up, mine []*wire.Event, local func(*wire.Event) (bool, error)) (out []store.Renamed, twice []string, err error) {
+//
+// The fresh id is never one a card has anywhere: up and mine, and through
+// shared (nil: none), the segments both sides hold, which the rebase does
+// not otherwise decode. The id is derived from an event id a pushed work
+// branch shows, so a teammate can create it first.
+func renameCollisions(up, mine []*wire.Event, local func(*wire.Event) (bool, error), shared func(card string) (bool, error)) (out []store.Renamed, twice []string, err error) {
 	upCreates := map[string][]*wire.Event{}
 	for _, e := range up {
 		if e.Op == wire.OpCreate {
@@ -95,7 +100,14 @@ func renameCollisions(up, mine []*wire.Event, local func(*wire.Event) (bool, err
 			continue
 		}
 		to := wire.DerivedCardID(e.ID)
-		for n := 1; taken[to]; n++ {
+		for n := 1; ; n++ {
+			if !taken[to] {
+				if in, err := created(shared, to); err != nil {
+					return nil, nil, err
+				} else if !in {
+					break
+				}
+			}
 			to = wire.DerivedCardID(e.ID + "/" + strconv.Itoa(n))
 		}
 		taken[to] = true
@@ -133,6 +145,14 @@ func renameCollisions(up, mine []*wire.Event, local func(*wire.Event) (bool, err
 		}
 	}
 	return out, twice, nil
+}
+
+// created asks shared, when there is one, whether a card id was created.
+func created(shared func(string) (bool, error), card string) (bool, error) {
+	if shared == nil {
+		return false, nil
+	}
+	return shared(card)
 }
 
 // sameRequest reports whether two creates carry one idempotency key: one

@@ -45,7 +45,7 @@ func TestRenameCollisionsRewritesEveryReference(t *testing.T) {
 	note.Text = "A4 stays A4 in text"
 	other := ev(7, "e7", "bob", wire.OpNote, "C1")
 	all := []*wire.Event{mine, dep, link, hand, note, other}
-	ren, twice, err := renameCollisions([]*wire.Event{theirs}, all, localBut())
+	ren, twice, err := renameCollisions([]*wire.Event{theirs}, all, localBut(), nil)
 	if err != nil || len(twice) != 0 || len(ren) != 1 {
 		t.Fatalf("renamed %v, twice %v, err %v", ren, twice, err)
 	}
@@ -77,11 +77,11 @@ func TestRenameCollisionsRefusesWhatLeftTheClone(t *testing.T) {
 	claim := ev(3, "e3", "bob", wire.OpClaim, "A4")
 	claim.Owner, claim.Epoch, claim.ExpectVersion = "bob", 1, 1
 	all := []*wire.Event{mine, claim}
-	if _, _, err := renameCollisions([]*wire.Event{theirs, claim}, all, localBut(claim)); !errors.Is(err, wire.ErrIDCollision) || !errors.Is(err, wire.ErrConflict) {
+	if _, _, err := renameCollisions([]*wire.Event{theirs, claim}, all, localBut(claim), nil); !errors.Is(err, wire.ErrIDCollision) || !errors.Is(err, wire.ErrConflict) {
 		t.Fatalf("pushed claim: %v", err)
 	}
 	claim.ExpectVersion = 0
-	if _, _, err := renameCollisions([]*wire.Event{theirs}, all, localBut()); !errors.Is(err, wire.ErrIDCollision) {
+	if _, _, err := renameCollisions([]*wire.Event{theirs}, all, localBut(), nil); !errors.Is(err, wire.ErrIDCollision) {
 		t.Fatalf("arbiter claim: %v", err)
 	}
 	if all[0].Card != "A4" || all[1].Card != "A4" {
@@ -94,11 +94,11 @@ func TestRenameCollisionsRefusesWhatLeftTheClone(t *testing.T) {
 func TestRenameCollisionsNamesWhatItCannotSplit(t *testing.T) {
 	theirs := ev(1, "e1", "alice", wire.OpCreate, "A4")
 	mine := ev(2, "e2", "bob", wire.OpCreate, "A4")
-	ren, twice, err := renameCollisions([]*wire.Event{theirs}, []*wire.Event{theirs, mine}, localBut(theirs))
+	ren, twice, err := renameCollisions([]*wire.Event{theirs}, []*wire.Event{theirs, mine}, localBut(theirs), nil)
 	if err != nil || len(ren) != 0 || fmt.Sprint(twice) != "[A4]" {
 		t.Fatalf("merged: renamed %v, twice %v, err %v", ren, twice, err)
 	}
-	ren, twice, err = renameCollisions([]*wire.Event{mine, theirs}, []*wire.Event{mine}, localBut(mine))
+	ren, twice, err = renameCollisions([]*wire.Event{mine, theirs}, []*wire.Event{mine}, localBut(mine), nil)
 	if err != nil || len(ren) != 0 || fmt.Sprint(twice) != "[A4]" {
 		t.Fatalf("arrived after ours: renamed %v, twice %v, err %v", ren, twice, err)
 	}
@@ -111,12 +111,12 @@ func TestRenameCollisionsKeepsOneRequest(t *testing.T) {
 	theirs.Fields = &wire.Fields{IdempotencyKey: "github:7"}
 	mine := ev(2, "e2", "bob", wire.OpCreate, "GH-7")
 	mine.Fields = &wire.Fields{IdempotencyKey: "github:7"}
-	ren, twice, err := renameCollisions([]*wire.Event{theirs}, []*wire.Event{mine}, localBut())
+	ren, twice, err := renameCollisions([]*wire.Event{theirs}, []*wire.Event{mine}, localBut(), nil)
 	if err != nil || len(ren) != 0 || len(twice) != 0 || mine.Card != "GH-7" {
 		t.Fatalf("renamed %v, twice %v, err %v", ren, twice, err)
 	}
 	mine.Fields = &wire.Fields{IdempotencyKey: "github:8"}
-	if ren, _, _ := renameCollisions([]*wire.Event{theirs}, []*wire.Event{mine}, localBut()); len(ren) != 1 {
+	if ren, _, _ := renameCollisions([]*wire.Event{theirs}, []*wire.Event{mine}, localBut(), nil); len(ren) != 1 {
 		t.Fatalf("another key: renamed %v", ren)
 	}
 }

@@ -40,7 +40,7 @@ func RebaseOnto(upstream, local store.Tree, load store.Loader) (store.Tree, stor
 		return nil, res, err
 	}
 	res.Upstream = len(up)
-	if res.Renamed, res.Twice, err = renameCollisions(up, mine, localOnly(up, sh)); err != nil {
+	if res.Renamed, res.Twice, err = renameCollisions(up, mine, localOnly(up, sh), sh.created); err != nil {
 		return nil, res, err
 	}
 	out := rebasedFiles(upstream, local)
@@ -59,6 +59,7 @@ type shared struct {
 	load  store.Loader
 	last  *wire.Event     // the newest event they can hold (bound)
 	ids   map[string]bool // their event ids, once read
+	cards map[string]bool // the card ids they create, once read
 }
 
 // sharedSegments finds the shared segments of upstream and local.
@@ -107,7 +108,7 @@ func (sh *shared) bound() error {
 
 // read decodes the shared segments, through load for those not read.
 func (sh *shared) read() error {
-	sh.ids = map[string]bool{}
+	sh.ids, sh.cards = map[string]bool{}, map[string]bool{}
 	for name := range sh.names {
 		data := sh.local[name]
 		if data == nil {
@@ -125,6 +126,9 @@ func (sh *shared) read() error {
 		}
 		for _, e := range evs {
 			sh.ids[e.ID] = true
+			if e.Op == wire.OpCreate {
+				sh.cards[e.Card] = true
+			}
 			if sh.last == nil || sh.last.Before(e) {
 				sh.last = e
 			}
@@ -145,6 +149,20 @@ func (sh *shared) holds(e *wire.Event) (bool, error) {
 		}
 	}
 	return sh.ids[e.ID], nil
+}
+
+// created reports whether a shared segment creates card, reading them
+// (only a rename asks: a fresh id must be one no card has).
+func (sh *shared) created(card string) (bool, error) {
+	if len(sh.names) == 0 {
+		return false, nil
+	}
+	if sh.ids == nil {
+		if err := sh.read(); err != nil {
+			return false, err
+		}
+	}
+	return sh.cards[card], nil
 }
 
 // countPulled counts upstream's events the local tree lacks.
@@ -205,9 +223,9 @@ func rebasedFiles(upstream, local store.Tree) store.Tree {
 // appended, each stamped after the newest event before it (restamped
 // when it is not), counted in res.
 func appendLocal(res *store.RebaseResult, upLedger []byte, up, mine []*wire.Event, sh *shared) ([]byte, error) {
-	known := make(map[string]bool, len(up))
+	known := make(map[string]*wire.Event, len(up))
 	for _, e := range up {
-		known[e.ID] = true
+		known[e.ID] = e
 	}
 	var last *wire.Event
 	if len(up) > 0 {
@@ -221,7 +239,10 @@ func appendLocal(res *store.RebaseResult, upLedger []byte, up, mine []*wire.Even
 		ledger = append(ledger, '\n') // its last event lost its newline
 	}
 	for _, e := range mine {
-		if known[e.ID] {
+		if u := known[e.ID]; u != nil {
+			if !wire.SameCards(u, e) {
+				return nil, renamedThere(u, e)
+			}
 			continue
 		}
 		if in, err := sh.holds(e); err != nil {
@@ -242,6 +263,16 @@ func appendLocal(res *store.RebaseResult, upLedger []byte, up, mine []*wire.Even
 		last = e
 	}
 	return ledger, nil
+}
+
+// renamedThere refuses a rebase onto an upstream that holds an event of
+// this clone under the cards it named before a rename (u; e is the
+// local, renamed copy): it was pushed there, or fetched from here, before
+// an earlier sync with another remote renamed its card. Taking upstream's
+// copy would put the card back under the id the other clone created and
+// fold that card's events onto it; keeping both is two events with one id.
+func renamedThere(u, e *wire.Event) error {
+	return wire.Errorf(wire.ErrIDCollision, "the remote holds event %s (%s of %s) as it was before a sync with another remote renamed a card it names (another clone had created that id); this clone holds it as %s of %s. Nothing was changed: taking the remote's copy would put the two cards together again; that remote's branch needs the renamed copy in place of the old one", e.ID, u.Op, u.Card, e.Op, e.Card)
 }
 
 // segmentNewest is the newest event a segment holds, as its name says

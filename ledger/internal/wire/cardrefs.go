@@ -69,6 +69,26 @@ func RenameCards(e *Event, ids map[string]string) (*Event, bool) {
 	return &cp, true
 }
 
+// SameCards reports whether two copies of one event (one event id) name
+// the same cards (see NamesCard). They differ only when one is a rename
+// of the other: a rebase gave a card whose id another clone created a
+// fresh id (RenameCards), and the other copy left the clone before it.
+func SameCards(a, b *Event) bool {
+	if a.Card != b.Card || (toIsCard(a.Op) || toIsCard(b.Op)) && a.To != b.To {
+		return false
+	}
+	var ap, bp *string
+	var ad, bd *[]string
+	if a.Fields != nil {
+		ap, ad = a.Fields.Parent, a.Fields.DependsOn
+	}
+	if b.Fields != nil {
+		bp, bd = b.Fields.Parent, b.Fields.DependsOn
+	}
+	return (ap == nil) == (bp == nil) && (ap == nil || *ap == *bp) &&
+		(ad == nil) == (bd == nil) && (ad == nil || slices.Equal(*ad, *bd))
+}
+
 // DerivedCardID is a generated card id (bl-xxxxxxxx: 40 bits in Crockford
 // base32, as bl create makes) taken from seed rather than from a random
 // source, so a rebase that renames a card picks the same id each time it
