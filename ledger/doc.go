@@ -757,9 +757,10 @@
 //	  receipts, and the conflicts the tail added, in fold order, as
 //	  snapshot lines (the cards by id, each line starting {"card":{"id":)
 //
-// A load maps the file (it is replaced by a rename, never written in
-// place, so the mapped bytes stay those checked; the mapping lives as long
-// as the state holds a line of it) and reads each card line's id and key,
+// A load reads the file into memory (not mapped: bl replaces it by a
+// rename, but a user or a tool may write it in place, and a mapping would
+// then show bytes no check saw, or fault the process once it is cut
+// short) and reads each card line's id and key,
 // and decodes the line only when the call first needs that card (a
 // heartbeat: one). The claim order
 // (ready, claim) orders the cards by their keys, passes over those under a

@@ -6,7 +6,6 @@ import (
 	"hash/crc32"
 	"os"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"time"
 
@@ -117,17 +116,8 @@ func readCheckpoint(dir string, snap *os.File, snapInfo os.FileInfo, hdr wire.Sn
 	// Only a regular file of bounded size is read: a symlink (to a FIFO,
 	// to /dev/zero) that git brought in is not followed, even one that
 	// replaces the file while it is being opened.
-	data, unmap, err := mapRegular(filepath.Join(dir, CacheDir, CheckpointFile), maxCheckpoint)
-	if err != nil {
-		return nil
-	}
-	kept := false
-	defer func() {
-		if !kept {
-			unmap()
-		}
-	}()
-	if len(data) < checkpointHeaderLen || !bytes.Equal(data[:8], checkpointMagic[:]) {
+	data, err := readRegular(filepath.Join(dir, CacheDir, CheckpointFile), maxCheckpoint)
+	if err != nil || len(data) < checkpointHeaderLen || !bytes.Equal(data[:8], checkpointMagic[:]) {
 		return nil
 	}
 	le := binary.LittleEndian
@@ -223,20 +213,8 @@ func readCheckpoint(dir string, snap *os.File, snapInfo os.FileInfo, hdr wire.Sn
 	if uint64(len(ck.cardLines)) != ncards {
 		return nil
 	}
-	if ncards > 0 {
-		// The card lines are read in place, decoded when first needed
-		// (everything else was decoded above): the mapping lives as long
-		// as the array that holds them. Writers replace the file by a
-		// rename, never in place, so the mapped bytes stay those checked.
-		runtime.AddCleanup(&ck.cardLines[0], unmapCheckpoint, unmap)
-		kept = true
-	}
 	return ck
 }
-
-// unmapCheckpoint releases the mapping of a checkpoint once no state holds
-// a line of it. A variable for the tests.
-var unmapCheckpoint = func(unmap func()) { unmap() }
 
 // cardKeyLen is the size of a card's key in a checkpoint: its priority
 // (int64), its status (uint32, its place in wire.Statuses), then

@@ -334,16 +334,11 @@ func TestCheckpointWriterRefusesLinks(t *testing.T) {
 	}
 }
 
-// TestCheckpointMappingOutlivesFile: a load maps the checkpoint and
-// decodes its card lines when first needed. Another writer replacing the
-// file (by a rename) or a repair removing it meanwhile changes nothing the
-// handle answers, collections or not; once no state holds a line of it,
-// the mapping is released.
-func TestCheckpointMappingOutlivesFile(t *testing.T) {
-	var unmapped atomic.Int64
-	defer func(f func(func())) { unmapCheckpoint = f }(unmapCheckpoint)
-	unmapCheckpoint = func(unmap func()) { unmap(); unmapped.Add(1) }
-
+// TestCheckpointLinesOutliveFile: a load decodes the checkpoint's card
+// lines when first needed. Another writer replacing the file (by a
+// rename) or a repair removing it meanwhile changes nothing the handle
+// answers, collections or not.
+func TestCheckpointLinesOutliveFile(t *testing.T) {
 	dir := t.TempDir()
 	h := ckBacklog(t, dir, 8)
 	now := time.Now()
@@ -382,17 +377,6 @@ func TestCheckpointMappingOutlivesFile(t *testing.T) {
 		t.Error("the cards read after the file was replaced and removed differ from the fold")
 	}
 	b.Close()
-	b = nil
-	for range 20 {
-		if unmapped.Load() > 0 {
-			break
-		}
-		runtime.GC()
-		time.Sleep(10 * time.Millisecond)
-	}
-	if unmapped.Load() == 0 {
-		t.Error("the mapping was not released once the state was dropped")
-	}
 }
 
 // TestCheckpointWriterCopiesUndecodedLines: a writer restored from a

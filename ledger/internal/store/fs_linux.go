@@ -65,31 +65,45 @@ func changeTime(fi os.FileInfo) uint64 {
 	return uint64(st.Ctim.Nano())
 }
 
-// mapRegular maps the file at path read-only when it is a regular file of
-// at most max bytes, its pages faulted in at once (the caller reads it
-// whole). The check is made on the file opened, not the path: the open
+// readRegular reads the file at path when it is a regular file of at most
+// max bytes. The check is made on the file opened, not the path: the open
 // follows no symbolic link and does not wait on a FIFO. The file is
 // opened without an *os.File, which would register it with the runtime's
 // poller (five system calls, and the poller's own start in a short call).
-// unmap releases the mapping; the data must not be used after.
-func mapRegular(path string, max int64) (data []byte, unmap func(), err error) {
+//
+// It is read, not mapped: the bytes are checked once and used long after
+// (a card line is decoded when first needed, or copied into the next
+// checkpoint), and a mapping shows whatever is written to the file in
+// place meanwhile (": > tail.ckpt", cp over it), or faults the process
+// with SIGBUS once the file is cut short. Only bl renames over it; others
+// may not.
+func readRegular(path string, max int64) ([]byte, error) {
 	fd, err := syscall.Open(path, syscall.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	defer syscall.Close(fd)
 	var st syscall.Stat_t
 	if err := syscall.Fstat(fd, &st); err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	if st.Mode&syscall.S_IFMT != syscall.S_IFREG || st.Size <= 0 || st.Size > max {
-		return nil, nil, errNoCheckpoint
+		return nil, errNoCheckpoint
 	}
-	data, err = syscall.Mmap(fd, 0, int(st.Size), syscall.PROT_READ, syscall.MAP_SHARED|syscall.MAP_POPULATE)
-	if err != nil {
-		return nil, nil, err
+	data := make([]byte, st.Size)
+	for n := 0; n < len(data); {
+		m, err := syscall.Read(fd, data[n:])
+		switch {
+		case err == syscall.EINTR:
+			continue
+		case err != nil:
+			return nil, err
+		case m == 0:
+			return nil, errNoCheckpoint // cut short since the fstat
+		}
+		n += m
 	}
-	return data, func() { _ = syscall.Munmap(data) }, nil
+	return data, nil
 }
 
 // dirEntry is a name in a directory and whether it is a symbolic link.

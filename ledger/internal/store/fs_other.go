@@ -13,8 +13,8 @@ func fileKey(os.FileInfo) (dev, ino uint64, ok bool) { return 0, 0, false }
 // changeTime: none without fileKey.
 func changeTime(os.FileInfo) uint64 { return 0 }
 
-// mapRegular: no tail checkpoint is read here.
-func mapRegular(string, int64) ([]byte, func(), error) { return nil, nil, errNoCheckpoint }
+// readRegular: no tail checkpoint is read here.
+func readRegular(string, int64) ([]byte, error) { return nil, errNoCheckpoint }
 
 // dirEntry is a name in a directory and whether it is a symbolic link.
 type dirEntry struct {

@@ -6,8 +6,10 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"slices"
 	"time"
+	"unsafe"
 
 	"github.com/bl-backlog/bl/fsutil"
 	"github.com/bl-backlog/bl/ledger/internal/wire"
@@ -165,7 +167,41 @@ type snapshotIndex struct {
 	conflicts             int64
 	size                  int64
 	snap                  []byte // the snapshot, mapped: lines are copied out before decoding
+	file                  []byte // the index file, mapped
 	unmap                 func() // releases the index's and the snapshot's mappings
+}
+
+// readMapped runs fn, which reads the mappings maps, turning a fault on
+// them into errIndexMismatch. bl replaces both files by a rename, but a
+// user or a tool may cut one short in place (": > snapshot.idx", cp over
+// it) while a process holds it mapped (bl mcp, bl serve hold theirs for
+// many calls), and a read past the file's new end faults (SIGBUS): the
+// caller falls back to reading the snapshot whole, as for a damaged block.
+func readMapped(maps [2][]byte, fn func() error) (err error) {
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer func() {
+		r := recover()
+		if r == nil {
+			return
+		}
+		if f, ok := r.(interface{ Addr() uintptr }); ok {
+			for _, m := range maps {
+				if len(m) > 0 {
+					if base := uintptr(unsafe.Pointer(unsafe.SliceData(m))); f.Addr() >= base && f.Addr()-base < uintptr(len(m)) {
+						err = errIndexMismatch
+						return
+					}
+				}
+			}
+		}
+		panic(r)
+	}()
+	return fn()
+}
+
+// read is readMapped over ix's mappings.
+func (ix *snapshotIndex) read(fn func() error) error {
+	return readMapped([2][]byte{ix.file, ix.snap}, fn)
 }
 
 var errIndexMismatch = errors.New("index does not match the snapshot")
@@ -192,7 +228,10 @@ func openIndex(dir string, f *os.File, path string, id snapshotID) *snapshotInde
 	if err != nil {
 		return nil
 	}
-	ix := parseIndex(data, id)
+	var ix *snapshotIndex
+	if readMapped([2][]byte{data}, func() error { ix = parseIndex(data, id); return nil }) != nil {
+		ix = nil
+	}
 	if ix == nil {
 		unmap()
 		return nil
@@ -202,7 +241,7 @@ func openIndex(dir string, f *os.File, path string, id snapshotID) *snapshotInde
 		unmap()
 		return nil
 	}
-	ix.path, ix.snap = path, snap
+	ix.path, ix.snap, ix.file = path, snap, data
 	ix.unmap = func() { unmap(); unmapSnap() }
 	return ix
 }

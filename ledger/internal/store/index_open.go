@@ -65,8 +65,8 @@ func lazyState(ix *snapshotIndex, headerLine []byte) (*fold.State, wire.Snapshot
 		return nil, hdr, errIndexMismatch
 	}
 	s := fold.NewState()
-	tail, err := ix.readRange(ix.conflicts, ix.size)
-	if err != nil {
+	var tail []byte
+	if err := ix.read(func() (err error) { tail, err = ix.readRange(ix.conflicts, ix.size); return err }); err != nil {
 		return nil, hdr, err
 	}
 	for len(tail) > 0 {

@@ -47,7 +47,8 @@ func (src *snapshotSource) useWhole() (*wholeSnapshot, error) {
 
 func (src *snapshotSource) Card(id string) (*wire.Card, error) {
 	if src.ix != nil {
-		if c, err := src.ix.card(id); err == nil {
+		var c *wire.Card
+		if err := src.ix.read(func() (err error) { c, err = src.ix.card(id); return err }); err == nil {
 			return c, nil
 		}
 	}
@@ -60,7 +61,9 @@ func (src *snapshotSource) Card(id string) (*wire.Card, error) {
 
 func (src *snapshotSource) KeyOwner(key string) (string, bool, error) {
 	if src.ix != nil {
-		if id, ok, err := src.ix.keyOwner(key); err == nil {
+		var id string
+		var ok bool
+		if err := src.ix.read(func() (err error) { id, ok, err = src.ix.keyOwner(key); return err }); err == nil {
 			return id, ok, nil
 		}
 	}
@@ -74,7 +77,9 @@ func (src *snapshotSource) KeyOwner(key string) (string, bool, error) {
 
 func (src *snapshotSource) Receipt(rid string) (wire.Receipt, bool, error) {
 	if src.ix != nil {
-		if r, ok, err := src.ix.receipt(rid); err == nil {
+		var r wire.Receipt
+		var ok bool
+		if err := src.ix.read(func() (err error) { r, ok, err = src.ix.receipt(rid); return err }); err == nil {
 			return r, ok, nil
 		}
 	}
@@ -92,10 +97,14 @@ func (src *snapshotSource) Candidates(from int, leasedAt time.Time, skip func([]
 	var last *wire.Card // the last card fn saw, to carry on after it
 	if src.ix != nil {
 		stopped := false
-		next, err := src.ix.candidates(from, leasedAt, skip, func(c *wire.Card) bool {
-			last = c
-			stopped = !fn(c)
-			return !stopped
+		var next int
+		err := src.ix.read(func() (err error) {
+			next, err = src.ix.candidates(from, leasedAt, skip, func(c *wire.Card) bool {
+				last = c
+				stopped = !fn(c)
+				return !stopped
+			})
+			return err
 		})
 		if err == nil || stopped {
 			return next, nil
@@ -124,7 +133,7 @@ func (src *snapshotSource) Candidates(from int, leasedAt time.Time, skip func([]
 
 func (src *snapshotSource) Leased(at time.Time, skip func([]byte) bool, fn func(*wire.Card) bool) error {
 	if src.ix != nil {
-		if err := src.ix.leased(at, skip, fn); err == nil {
+		if err := src.ix.read(func() error { return src.ix.leased(at, skip, fn) }); err == nil {
 			return nil
 		}
 	}
@@ -146,7 +155,8 @@ func (src *snapshotSource) Leased(at time.Time, skip func([]byte) bool, fn func(
 
 func (src *snapshotSource) Referrers(id string) ([]*wire.Card, error) {
 	if src.ix != nil {
-		if cs, err := src.ix.referrers(id); err == nil {
+		var cs []*wire.Card
+		if err := src.ix.read(func() (err error) { cs, err = src.ix.referrers(id); return err }); err == nil {
 			return cs, nil
 		}
 	}
@@ -167,7 +177,8 @@ func (src *snapshotSource) Referrers(id string) ([]*wire.Card, error) {
 
 func (src *snapshotSource) Named(prefixes []string, keySuffix string) ([]string, error) {
 	if src.ix != nil {
-		if ids, err := src.ix.named(prefixes, keySuffix); err == nil {
+		var ids []string
+		if err := src.ix.read(func() (err error) { ids, err = src.ix.named(prefixes, keySuffix); return err }); err == nil {
 			return ids, nil
 		}
 	}
@@ -187,7 +198,7 @@ func (src *snapshotSource) Named(prefixes []string, keySuffix string) ([]string,
 
 func (src *snapshotSource) Fill(cards map[string]*wire.Card, requests map[string]wire.Receipt) error {
 	if src.ix != nil {
-		if err := src.ix.fill(cards, requests); err == nil {
+		if err := src.ix.read(func() error { return src.ix.fill(cards, requests) }); err == nil {
 			return nil
 		}
 	}
