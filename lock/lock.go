@@ -65,7 +65,7 @@ type File struct {
 // parent directory expected to exist.
 func New(path string) *File {
 	l := &File{path: path, file: newOne(path, os.O_CREATE|os.O_RDWR)}
-	if lockDirectory {
+	if lockDirectory && !staleForTesting {
 		l.dir = newOne(filepath.Dir(path), os.O_RDONLY)
 	}
 	return l
@@ -161,6 +161,9 @@ func (l *one) acquire(ctx context.Context, timeout time.Duration) error {
 			return err
 		}
 		same, err := l.atPath()
+		if staleForTesting {
+			same, err = true, nil
+		}
 		if same || err != nil {
 			if err != nil {
 				l.release()
