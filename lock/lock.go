@@ -232,6 +232,9 @@ func (l *one) acquireOnce(ctx context.Context, timeout time.Duration) error {
 		// it this very moment; give it a moment to hand it over.
 		wait = handOver
 	}
+	// Asked before queueing: a context that sets up its signal handler on
+	// first use (bl's) has it in place once the wait is visible.
+	done := ctx.Done()
 	if w == nil {
 		w = startWaiter(l.path, l.flag)
 	}
@@ -247,7 +250,7 @@ func (l *one) acquireOnce(ctx context.Context, timeout time.Duration) error {
 		}
 		l.pending = w
 		return l.timedOut(timeout)
-	case <-ctx.Done():
+	case <-done:
 		if ok, err := w.abandon(); ok {
 			if err == nil {
 				// Granted as the caller went away: hand it straight back.
