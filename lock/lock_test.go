@@ -300,7 +300,7 @@ func TestMain(m *testing.M) {
 func waitUntilFree(t *testing.T, path string) {
 	t.Helper()
 	l := New(path)
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := patience(t)
 	for {
 		err := l.Acquire(context.Background(), 0)
 		if err == nil {
@@ -310,7 +310,7 @@ func waitUntilFree(t *testing.T, path string) {
 			t.Fatal(err)
 		}
 		if time.Now().After(deadline) {
-			t.Fatal("lock still held long after every holder released it")
+			t.Fatal("lock still held near the test deadline, long after every holder released it")
 		}
 		time.Sleep(time.Millisecond)
 	}
@@ -319,11 +319,21 @@ func waitUntilFree(t *testing.T, path string) {
 	}
 }
 
+// patience is when a wait for something that must happen gives up: a
+// tenth short of the test binary's deadline, so a hang fails with its own
+// message; a slow machine only makes the wait longer.
+func patience(t *testing.T) time.Time {
+	if end, ok := t.Deadline(); ok {
+		return time.Now().Add(time.Until(end) * 9 / 10)
+	}
+	return time.Now().Add(time.Hour)
+}
+
 // waitForGoroutines polls until no more than n goroutines run, so a wait
 // left behind has visibly finished.
 func waitForGoroutines(t *testing.T, n int) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := patience(t)
 	for runtime.NumGoroutine() > n {
 		if time.Now().After(deadline) {
 			t.Fatalf("%d goroutines, want at most %d: an abandoned wait never ended", runtime.NumGoroutine(), n)

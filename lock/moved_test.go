@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -128,4 +129,89 @@ func TestExclusionWhileTheFileChurns(t *testing.T) {
 	if n := overlaps.Load(); n > 0 {
 		t.Fatalf("%d overlapping holders while the lock file was deleted and recreated", n)
 	}
+}
+
+// TestReplacedWhileQueued: a File queued on the lock file while a locker
+// of the file alone holds it (an older bl, which does not lock the
+// directory) must not end up holding the old file once it is replaced.
+// The file is replaced while it waits and another file-only locker takes
+// the new one; when the first lets go, the waiter is granted a lock on a
+// file no longer at the path, and only the check against the path (atPath)
+// sends it on to wait for the new file's holder. The directory lock cannot
+// help here: the file-only lockers never take it.
+func TestReplacedWhileQueued(t *testing.T) {
+	if _, err := os.Stat("/proc/self/fd"); err != nil {
+		t.Skip("needs /proc/self/fd to see the waiter open the file")
+	}
+	path := lockPath(t)
+	old := newFlock(path, os.O_CREATE|os.O_RDWR)
+	if ok, err := tryLock(old); !ok || err != nil {
+		t.Fatalf("first file-only lock: %v %v", ok, err)
+	}
+	oldInfo, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := New(path)
+	got := make(chan error, 1)
+	go func() { got <- b.Acquire(context.Background(), time.Hour) }()
+	// Replace the file only once b's waiter has it open: then two of
+	// this process's descriptors are on it.
+	for openOn(t, oldInfo) < 2 {
+		select {
+		case err := <-got:
+			t.Fatalf("acquired a lock the file-only holder has: %v", err)
+		default:
+		}
+		time.Sleep(time.Millisecond)
+	}
+	tmp := path + ".new"
+	if err := os.WriteFile(tmp, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		t.Fatal(err)
+	}
+	cur := newFlock(path, os.O_RDWR)
+	if ok, err := tryLock(cur); !ok || err != nil {
+		t.Fatalf("file-only lock of the new file: %v %v", ok, err)
+	}
+	// b is granted the old file now; it must go on waiting for cur.
+	if err := old.Unlock(); err != nil {
+		t.Fatal(err)
+	}
+	if err := cur.Unlock(); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-got; err != nil {
+		t.Fatal(err)
+	}
+	defer b.Release()
+	held, err := b.file.held.Stat()
+	if err != nil {
+		t.Fatal(err)
+	}
+	now, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !os.SameFile(held, now) {
+		t.Fatal("the lock is held on the replaced file while another locker held the file at the path")
+	}
+}
+
+// openOn counts this process's descriptors open on the file fi.
+func openOn(t *testing.T, fi os.FileInfo) int {
+	t.Helper()
+	ents, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, e := range ents {
+		if other, err := os.Stat(filepath.Join("/proc/self/fd", e.Name())); err == nil && os.SameFile(fi, other) {
+			n++
+		}
+	}
+	return n
 }

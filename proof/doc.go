@@ -19,6 +19,10 @@
 // -tags bl_failpoints build), so both have decided on the same state before
 // either writes, and are let go together. Against the real lock the second
 // cannot get there while the first is parked, and Check finds nothing.
+// The lock file deleted or replaced under a parked holder gets the same
+// treatment (lockmoved_test.go): against a -tags bl_stalelock build, whose
+// lock is only the file as opened, a second claimer locks the new file and
+// Check must report the double claim; against the real lock it waits.
 //
 // The git-native suite (gitworld_test.go, gitnative_test.go,
 // gitrace_test.go) runs bl and bl-git next to the system git binary: one

@@ -89,18 +89,29 @@ func (tb *tmuxBoard) screen() string {
 }
 
 // waitFor polls the screen until it holds want, and returns how long
-// that took.
-func (tb *tmuxBoard) waitFor(want string, within time.Duration) time.Duration {
+// that took. It gives up only near the test's deadline: a loaded machine
+// makes the board slow, not wrong.
+func (tb *tmuxBoard) waitFor(want string) time.Duration {
 	tb.t.Helper()
 	start := time.Now()
-	for time.Since(start) < within {
+	for end := patience(tb.t); time.Now().Before(end); {
 		if strings.Contains(tb.screen(), want) {
 			return time.Since(start)
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
-	tb.t.Fatalf("the board did not show %q within %v:\n%s", want, within, tb.screen())
+	tb.t.Fatalf("the board did not show %q before the test's deadline:\n%s", want, tb.screen())
 	return 0
+}
+
+// patience is when a wait for something that must happen gives up: a
+// tenth short of the test binary's deadline, so a hang is reported as a
+// failure with the screen; an hour without one.
+func patience(t *testing.T) time.Time {
+	if end, ok := t.Deadline(); ok {
+		return time.Now().Add(time.Until(end) * 9 / 10)
+	}
+	return time.Now().Add(time.Hour)
 }
 
 func (tb *tmuxBoard) keys(k ...string) {
@@ -125,7 +136,7 @@ func TestBoardInTmux(t *testing.T) {
 	tb.start(80, 24)
 
 	// Draws: lanes with their counts, the cards, the claim's owner.
-	waitFor("[READY 2]", 10*time.Second)
+	waitFor("[READY 2]")
 	s := screen()
 	for _, want := range []string{"WAITING 1", "CLAIMED 1", ">A1 p3", "A2 p0", "w1 14m", "@bob", "q quit"} {
 		if !strings.Contains(s, want) {
@@ -147,15 +158,15 @@ func TestBoardInTmux(t *testing.T) {
 
 	// Moves: down to A3, right to the waiting lane, and on to claimed.
 	keys("Down")
-	waitFor(">A3 p0", 2*time.Second)
+	waitFor(">A3 p0")
 	keys("Right")
-	waitFor("[WAITING 1]", 2*time.Second)
+	waitFor("[WAITING 1]")
 	keys("Right")
-	waitFor(">A4 p0", 2*time.Second)
+	waitFor(">A4 p0")
 
 	// Opens a card: its notes and history.
 	keys("Enter")
-	waitFor("halfway through the tour", 2*time.Second)
+	waitFor("halfway through the tour")
 	s = screen()
 	for _, want := range []string{"A4  write the docs", "owner w1#1", "history", "claim", "note"} {
 		if !strings.Contains(s, want) {
@@ -163,13 +174,13 @@ func TestBoardInTmux(t *testing.T) {
 		}
 	}
 	keys("BSpace")
-	waitFor("[CLAIMED 1]", 2*time.Second)
+	waitFor("[CLAIMED 1]")
 
 	// Search narrows the lanes.
 	keys("/", "l", "o", "g", "i", "n", "Enter")
-	waitFor("READY 1", 2*time.Second)
+	waitFor("READY 1")
 	keys("Left", "Right", "Right") // leave the claimed lane; Esc would be read with the next key as Alt
-	waitFor("search: login", time.Second)
+	waitFor("search: login")
 
 	// Claims by another process show up as they happen.
 	var took []time.Duration
@@ -178,21 +189,20 @@ func TestBoardInTmux(t *testing.T) {
 		start := time.Now()
 		bl("claim", "--owner", owner, "--id", id)
 		claimed := time.Since(start)
-		d := waitFor(owner, 5*time.Second)
+		d := waitFor(owner)
 		took = append(took, d)
 		t.Logf("claim of %s took %v; on the board %v later", id, claimed, d)
 		keys("/", "Enter") // an empty search shows every card again
-		waitFor("WAITING 1", 2*time.Second)
+		waitFor("WAITING 1")
 	}
-	// Each claim must reach the board through the watch stream (waitFor
-	// above fails after 5s); how fast is a figure, not a pass mark, on a
-	// machine other tests load.
+	// Each claim must reach the board through the watch stream; how fast
+	// is a figure, not a pass mark, on a machine other tests load.
 	sort.Slice(took, func(i, j int) bool { return took[i] < took[j] })
 	t.Logf("claims reached the board in %v (best first); the target is 200ms", took)
 
 	// Quits.
 	keys("q")
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := patience(t)
 	for {
 		if _, err := tmux("has-session", "-t", "board"); err != nil {
 			break
@@ -218,32 +228,32 @@ func TestBoardReviewLaneInTmux(t *testing.T) {
 	tb.bl("claim", "--owner", "w", "--id", "D1")
 	tb.bl("complete", "--id", "D1", "--owner", "w", "--epoch", "1")
 	tb.start(100, 30)
-	tb.waitFor("REVIEW 3", 10*time.Second)
+	tb.waitFor("REVIEW 3")
 	if s := tb.screen(); !strings.Contains(s, "DONE 1") || !strings.Contains(s, "by w-R1") {
 		t.Fatalf("review lane or sender missing:\n%s", s)
 	}
 	// To the review lane: ready, waiting, claimed, review.
 	tb.keys("Right", "Right", "Right")
-	tb.waitFor("[REVIEW 3]", 2*time.Second)
-	tb.waitFor("a approve  r reject", 2*time.Second)
+	tb.waitFor("[REVIEW 3]")
+	tb.waitFor("a approve  r reject")
 	tb.keys("a")
-	tb.waitFor("approve R1? y approves", 2*time.Second)
+	tb.waitFor("approve R1? y approves")
 	tb.keys("y")
-	tb.waitFor("approved R1: done", 5*time.Second)
-	tb.waitFor("DONE 2", 5*time.Second)
-	tb.waitFor("REVIEW 2", 5*time.Second)
+	tb.waitFor("approved R1: done")
+	tb.waitFor("DONE 2")
+	tb.waitFor("REVIEW 2")
 	tb.keys("r")
-	tb.waitFor("reject R2, why:", 2*time.Second)
+	tb.waitFor("reject R2, why:")
 	tb.keys("-l", "the test fails")
 	tb.keys("Enter")
-	tb.waitFor("rejected R2: ready again", 5*time.Second)
-	tb.waitFor("READY 1", 5*time.Second)
-	tb.waitFor("REVIEW 1", 5*time.Second)
+	tb.waitFor("rejected R2: ready again")
+	tb.waitFor("READY 1")
+	tb.waitFor("REVIEW 1")
 	// A key other than y cancels; nothing is written.
 	tb.keys("a")
-	tb.waitFor("approve R3?", 2*time.Second)
+	tb.waitFor("approve R3?")
 	tb.keys("n")
-	tb.waitFor("nothing written", 2*time.Second)
+	tb.waitFor("nothing written")
 	if s := tb.screen(); !strings.Contains(s, "REVIEW 1") {
 		t.Fatalf("R3 left review after a cancel:\n%s", s)
 	}

@@ -54,6 +54,29 @@
 //	releaselock FILE
 //	    Drop a lock taken with holdlock.
 //
+//	waitfile FILE...
+//	    Wait until each FILE exists and is not empty: a background
+//	    command has started. No time budget of its own (see waitEnd).
+//
+//	waitgone PIDFILE...
+//	    Wait until the process whose pid each PIDFILE holds has exited
+//	    (gone or a zombie). Linux only.
+//
+//	waitqueued FILE
+//	    Wait until a process is queued for the flock on FILE (Linux
+//	    /proc/locks; a one-second sleep elsewhere).
+//
+//	waitwatching
+//	    Wait until a process working in the script's directory watches
+//	    files through inotify (Linux /proc; a one-second sleep elsewhere).
+//
+//	waitmatch REGEXP FILE
+//	    Wait until FILE holds a match for REGEXP.
+//
+//	waitwchan PIDFILE NAME
+//	    Wait until a thread of the process in PIDFILE sleeps in the
+//	    kernel function NAME (Linux /proc; a one-second sleep elsewhere).
+//
 // Run with -update to rewrite the expected files that cmp compares against.
 package cli_test
 
@@ -81,6 +104,7 @@ import (
 var update = flag.Bool("update", false, "rewrite cmp golden files in testdata/script")
 
 func TestScripts(t *testing.T) {
+	setWaitEnd(t)
 	testscript.Run(t, testscript.Params{
 		Dir:                 filepath.Join("..", "..", "testdata", "script"),
 		RequireExplicitExec: true,
@@ -88,17 +112,23 @@ func TestScripts(t *testing.T) {
 		UpdateScripts:       *update,
 		Setup:               setupScript,
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
-			"exitcode":    cmdExitcode,
-			"lines":       cmdLines,
-			"ids":         cmdIDs,
-			"errjson":     cmdErrJSON,
-			"capture":     cmdCapture,
-			"sleep":       cmdSleep,
-			"appendraw":   cmdAppendRaw,
-			"setraw":      cmdSetRaw,
-			"recrc":       cmdRecrc,
-			"holdlock":    cmdHoldLock,
-			"releaselock": cmdReleaseLock,
+			"exitcode":     cmdExitcode,
+			"lines":        cmdLines,
+			"ids":          cmdIDs,
+			"errjson":      cmdErrJSON,
+			"capture":      cmdCapture,
+			"sleep":        cmdSleep,
+			"appendraw":    cmdAppendRaw,
+			"setraw":       cmdSetRaw,
+			"recrc":        cmdRecrc,
+			"holdlock":     cmdHoldLock,
+			"releaselock":  cmdReleaseLock,
+			"waitfile":     cmdWaitFile,
+			"waitgone":     cmdWaitGone,
+			"waitqueued":   cmdWaitQueued,
+			"waitwatching": cmdWaitWatching,
+			"waitmatch":    cmdWaitMatch,
+			"waitwchan":    cmdWaitWchan,
 		},
 	})
 }
