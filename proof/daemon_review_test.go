@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/bl-backlog/bl/internal/arbiter/natstest"
+	"github.com/bl-backlog/bl/internal/testbin"
 )
 
 // fakeDaemon listens on path as something other than the clone's bl
@@ -557,24 +558,6 @@ func TestDaemonOutageAnsweredTogether(t *testing.T) {
 	}
 }
 
-// lockedBuffer is a bytes.Buffer safe to read while a process writes it.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 // TestArbiterRunOutcomeRetryHearsSignals: while bl run tries again to
 // record an outcome the arbiter cannot take, SIGTERM still ends it (exit 7:
 // the outcome is not recorded, the lease runs out), rather than be ignored
@@ -591,7 +574,7 @@ func TestArbiterRunOutcomeRetryHearsSignals(t *testing.T) {
 	cmd := exec.Command(bl, "run", "--dir", r.dir, "--owner", "agent-1", "--id", "R1", "--ttl", "10m", "--grace", "500ms", "--", "sh", "-c", script)
 	cmd.Dir = work
 	cmd.Env = blEnv("BL_ARBITER=" + srv.URL())
-	var stderr lockedBuffer
+	var stderr testbin.Output
 	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

@@ -11,51 +11,15 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/bl-backlog/bl/internal/testbin"
 	"github.com/bl-backlog/bl/ledger"
 )
-
-// lockedBuffer is a bytes.Buffer a process writes while the test reads.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
-// since is what was written after the first n bytes, once it holds want:
-// the process wrote it before it answered, but the copy from its stderr
-// pipe into the buffer runs on its own and may not have caught up yet.
-// It waits as long as the test may run.
-func (b *lockedBuffer) since(t *testing.T, n int, want string) string {
-	t.Helper()
-	for {
-		s := b.String()[n:]
-		if strings.Contains(s, want) {
-			return s
-		}
-		if d, ok := t.Deadline(); ok && time.Until(d) < 5*time.Second {
-			t.Fatalf("stderr never said %q: %q", want, s)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
 
 // configWith is the backlog's config.json with the settings given set
 // (section "review" etc. replaced whole).
@@ -116,7 +80,7 @@ func TestMCPReloadsConfig(t *testing.T) {
 	cmd := exec.Command(exe, "mcp")
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "BL_TEST_MAIN=bl", "BL_GIT="+blGit, "BL_DIR="+backlog, "BL_ACTOR=agent-host")
-	var stderr lockedBuffer
+	var stderr testbin.Output
 	cmd.Stderr = &stderr
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
@@ -146,7 +110,7 @@ func TestMCPReloadsConfig(t *testing.T) {
 	if got := finish(t); got != "review" {
 		t.Fatalf("review.required pulled in: complete gave %s, want review\n%s", got, stderr.String())
 	}
-	stderr.since(t, 0, config+" changed")
+	stderr.Since(t, 0, config+" changed")
 	// Edited in place: off again.
 	if err := os.WriteFile(config, orig, 0o644); err != nil {
 		t.Fatal(err)
@@ -193,7 +157,7 @@ func TestMCPReloadsConfig(t *testing.T) {
 				t.Fatalf("complete gave %s: the last good settings (review.required) did not hold\n%s", got, stderr.String())
 			}
 			finish(t)
-			said := stderr.since(t, before, "going on with the settings read before")
+			said := stderr.Since(t, before, "going on with the settings read before")
 			if strings.Count(said, "going on with the settings read before") != 1 || !strings.Contains(said, config) || !strings.Contains(said, h.said) {
 				t.Fatalf("want the file named once, with %q; stderr: %q", h.said, said)
 			}

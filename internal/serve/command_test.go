@@ -11,13 +11,13 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/bl-backlog/bl/internal/cli"
 	"github.com/bl-backlog/bl/internal/cli/gitcli"
+	"github.com/bl-backlog/bl/internal/testbin"
 	"github.com/bl-backlog/bl/ledger"
 )
 
@@ -46,7 +46,7 @@ func TestCommand(t *testing.T) {
 	addr := ln.Addr().String()
 	ln.Close()
 
-	var stderr safeBuffer
+	var stderr testbin.Output
 	done := make(chan int, 1)
 	go func() {
 		done <- cli.Main(gitcli.Extensions(), []string{"--dir", dir, "serve", "--addr", addr, "--allow-writes"}, io.Discard, &stderr)
@@ -105,41 +105,5 @@ func TestCommand(t *testing.T) {
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("bl serve did not stop on SIGINT")
-	}
-}
-
-// safeBuffer is a bytes.Buffer for one writer and one reader.
-type safeBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *safeBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *safeBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
-// since is what was written after the first n bytes, once it holds want:
-// the process wrote it before it answered, but the copy from its stderr
-// pipe into the buffer runs on its own and may not have caught up yet.
-// It waits as long as the test may run.
-func (b *safeBuffer) since(t *testing.T, n int, want string) string {
-	t.Helper()
-	for {
-		s := b.String()[n:]
-		if strings.Contains(s, want) {
-			return s
-		}
-		if d, ok := t.Deadline(); ok && time.Until(d) < 5*time.Second {
-			t.Fatalf("stderr never said %q: %q", want, s)
-		}
-		time.Sleep(10 * time.Millisecond)
 	}
 }

@@ -57,7 +57,7 @@ func TestServeReloadsConfig(t *testing.T) {
 	ln.Close()
 	cmd := exec.Command(blGit, "--dir", dir, "serve", "--addr", addr)
 	cmd.Env = env
-	var stderr safeBuffer
+	var stderr testbin.Output
 	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -106,7 +106,7 @@ func TestServeReloadsConfig(t *testing.T) {
 	if got := claimable(t); !slices.Equal(got, epicFree) {
 		t.Fatalf("after a pull set epics.wait_for_children false: claimable %v\n%s", got, stderr.String())
 	}
-	stderr.since(t, 0, "bl serve: "+config+" changed")
+	stderr.Since(t, 0, "bl serve: "+config+" changed")
 	// Edited in place, back and forth.
 	os.WriteFile(config, orig, 0o644)
 	if got := claimable(t); !slices.Equal(got, epicWaits) {
@@ -139,7 +139,7 @@ func TestServeReloadsConfig(t *testing.T) {
 					t.Fatalf("claimable %v: the last good settings did not hold\n%s", got, stderr.String())
 				}
 			}
-			said := stderr.since(t, before, "going on with the settings read before")
+			said := stderr.Since(t, before, "going on with the settings read before")
 			if strings.Count(said, "going on with the settings read before") != 1 || !strings.Contains(said, config) || !strings.Contains(said, h.said) {
 				t.Fatalf("want the file named once, with %q; stderr: %q", h.said, said)
 			}
