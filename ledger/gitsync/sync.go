@@ -14,6 +14,7 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 
+	"github.com/bl-backlog/bl/fsutil"
 	"github.com/bl-backlog/bl/ledger"
 	"github.com/bl-backlog/bl/ledger/gitsync/result"
 )
@@ -363,14 +364,9 @@ func (s *Syncer) pullFrom(ctx context.Context, res *Result, base plumbing.Hash) 
 	if len(up) == 0 {
 		return remote, up, load, nil // the remote has no backlog yet: nothing to rebase onto
 	}
-	settings := ledger.Tree{}
-	for _, name := range []string{ledger.ConfigFile, ledger.IgnoreFile} {
-		data, err := os.ReadFile(filepath.Join(s.b.Dir(), name))
-		if err == nil {
-			settings[name] = data
-		} else if !errors.Is(err, os.ErrNotExist) {
-			return remote, nil, nil, err
-		}
+	settings, err := localSettings(s.b.Dir())
+	if err != nil {
+		return remote, nil, nil, err
 	}
 	applied := maps.Clone(up)
 	if err := s.keepLocalSettings(settings, applied, base); err != nil {
@@ -419,11 +415,9 @@ func (s *Syncer) pullLeases(ctx context.Context, res *Result) error {
 	if up, err = s.withLeaseLines(up, load); err != nil || s.lv.pending == 0 {
 		return err
 	}
-	settings := ledger.Tree{}
-	for _, name := range []string{ledger.ConfigFile, ledger.IgnoreFile} {
-		if data, err := os.ReadFile(filepath.Join(s.b.Dir(), name)); err == nil {
-			settings[name] = data
-		}
+	settings, err := localSettings(s.b.Dir())
+	if err != nil {
+		return err
 	}
 	if err := s.keepLocalSettings(settings, up, base); err != nil {
 		return err
@@ -526,4 +520,21 @@ func sleep(ctx context.Context, d time.Duration) error {
 	case <-t.C:
 		return nil
 	}
+}
+
+// localSettings reads this clone's config.json and .gitignore, which a
+// pull keeps where the remote's differ: as Open reads config.json, without
+// waiting on a FIFO and no more than ledger.MaxConfigBytes. A missing file
+// is left out.
+func localSettings(dir string) (ledger.Tree, error) {
+	settings := ledger.Tree{}
+	for _, name := range []string{ledger.ConfigFile, ledger.IgnoreFile} {
+		data, err := fsutil.ReadRegularMax(filepath.Join(dir, name), ledger.MaxConfigBytes)
+		if err == nil {
+			settings[name] = data
+		} else if !errors.Is(err, os.ErrNotExist) {
+			return nil, err
+		}
+	}
+	return settings, nil
 }
