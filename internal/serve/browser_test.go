@@ -20,7 +20,7 @@ import (
 
 // TestBoardInChromium drives the board in a real browser (Debian's
 // Chromium, through chromedp): cards created, claimed and completed from
-// the command line appear and move on the page within 2s, without a
+// the command line appear and move on the page without a
 // reload; waiting cards sit apart from claimable ones; a title holding a
 // script stays text; filters narrow the board and live in the URL. It
 // writes a screenshot under the test's temp dir (and to $BL_BOARD_PNG

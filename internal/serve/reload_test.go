@@ -71,7 +71,7 @@ func TestServeReloadsConfig(t *testing.T) {
 	claimable := func(t *testing.T) []string {
 		t.Helper()
 		var resp *http.Response
-		for deadline := time.Now().Add(20 * time.Second); ; {
+		for deadline := time.Now().Add(patience); ; {
 			resp, err = http.Get("http://" + addr + "/api/board")
 			if err == nil {
 				break
