@@ -105,6 +105,7 @@ var (
 	AppendCard    = wire.AppendCard
 	CursorOf      = wire.CursorOf
 	DecodeLine    = wire.DecodeLine
+	Hidden        = wire.Hidden
 	EncodeLine    = wire.EncodeLine
 	LinkHolds     = wire.LinkHolds
 	LinkPhrase    = wire.LinkPhrase
