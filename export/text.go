@@ -69,7 +69,7 @@ func Name(s string) string {
 }
 
 // escape shows each hidden character of s (ledger.Hidden) as <U+XXXX>;
-// with name, also control characters, whitespace but the space, invalid
+// with name, each one the name rule refuses (ledger.Refused), invalid
 // UTF-8 (as <U+FFFD>) and the "<" of a literal "<U+".
 func escape(s string, name bool) string {
 	var b strings.Builder
@@ -79,7 +79,7 @@ func escape(s string, name bool) string {
 		rest := s[i+size:]
 		switch {
 		case ledger.Hidden(prev, r, rest),
-			name && (unicode.IsControl(r) || unicode.IsSpace(r) && r != ' ' || r == utf8.RuneError && size == 1),
+			name && (ledger.Refused(prev, r, rest) || r == utf8.RuneError && size == 1),
 			name && r == '<' && strings.HasPrefix(rest, "U+"):
 			if b.Len() == 0 {
 				b.Grow(len(s) + 8)

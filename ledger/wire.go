@@ -114,6 +114,7 @@ var (
 	MinStamp      = wire.MinStamp
 	Ops           = wire.Ops
 	ParseCursor   = wire.ParseCursor
+	Refused       = wire.Refused
 	Statuses      = wire.Statuses
 	ValidID       = wire.ValidID
 	ValidLinkType = wire.ValidLinkType

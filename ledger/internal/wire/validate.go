@@ -144,20 +144,31 @@ func ValidPhaseLabels(f *Fields, held *Card) error {
 // space). This is the one rule for names, phases, labels and assignees.
 func notShown(what, s string) error {
 	prev := ' '
-	for i, r := range s {
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		i += size
+		if !Refused(prev, r, s[i:]) {
+			prev = r
+			continue
+		}
 		switch {
 		case unicode.IsControl(r):
 			return Rule(ErrInvalid, "%s %q holds a control character", what, s)
-		case unicode.IsSpace(r) && r != ' ':
+		case unicode.IsSpace(r):
 			return Rule(ErrInvalid, "%s %q holds whitespace other than a space (%U), which a terminal shows as a space", what, s, r)
 		case bidiControl(r):
 			return Rule(ErrInvalid, "%s %q holds a bidirectional control (%U), which a terminal does not show", what, s, r)
-		case Hidden(prev, r, s[i+utf8.RuneLen(r):]):
-			return Rule(ErrInvalid, "%s %+q holds an invisible character (%U), which a terminal does not show", what, s, r) // %+q: escaped, as %q does not all of them
 		}
-		prev = r
+		return Rule(ErrInvalid, "%s %+q holds an invisible character (%U), which a terminal does not show", what, s, r) // %+q: escaped, as %q does not all of them
 	}
 	return nil
+}
+
+// Refused reports whether the name rule refuses r, after prev and before
+// rest: a control character, whitespace but the space, or a Hidden one.
+// export.Name shows each such character of a name as <U+XXXX>.
+func Refused(prev, r rune, rest string) bool {
+	return unicode.IsControl(r) || unicode.IsSpace(r) && r != ' ' || Hidden(prev, r, rest)
 }
 
 // Hidden reports whether r, after prev and before rest, is drawn as
