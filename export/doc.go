@@ -40,7 +40,8 @@
 //	          hold one entry per line inside the cell; times are UTC RFC
 //	          3339 to the second; text cells starting with = + - @ get a
 //	          leading apostrophe so spreadsheets do not evaluate them; text
-//	          is Printable, as on the terminal.
+//	          is Printable, as on the terminal; names (phase, labels,
+//	          claim_owner) are shown as Name shows them (<U+XXXX>).
 //	json      An array of cards with the card contract's field names, in
 //	          claim order, indented two spaces; [] when empty.
 //	jsonl     One compact card per line, in claim order.

@@ -83,7 +83,7 @@ func writeNodeSVG(b *strings.Builder, n node, r rect, bd *board) {
 		title = oneLine(c.Title)
 		right = string(c.Status)
 		if c.Status == ledger.StatusClaimed && c.ClaimOwner != "" {
-			right = truncate(oneLine(c.ClaimOwner), 14)
+			right = truncate(Name(c.ClaimOwner), 14)
 		}
 		if !bd.o.Now.IsZero() && c.Expired(bd.o.Now) {
 			cls += " expired"
@@ -116,7 +116,7 @@ func writeBoardHTML(b *strings.Builder, bd *board) {
 		for _, p := range l.phases {
 			name := "No phase"
 			if p.name != "" {
-				name = "Phase " + oneLine(p.name)
+				name = "Phase " + Name(p.name)
 			}
 			fmt.Fprintf(b, "<h4>%s</h4>\n", esc(name))
 			for _, v := range p.cards {
@@ -143,7 +143,7 @@ func writeCardHTML(b *strings.Builder, v cardView) {
 	if len(v.Labels) > 0 {
 		b.WriteString("<p class=\"labels\">")
 		for _, l := range v.Labels {
-			fmt.Fprintf(b, "<span class=\"label\">%s</span>", esc(oneLine(l)))
+			fmt.Fprintf(b, "<span class=\"label\">%s</span>", esc(Name(l)))
 		}
 		b.WriteString("</p>\n")
 	}
@@ -174,7 +174,7 @@ func factsHTML(v cardView) []string {
 		facts = append(facts, esc(v.epic))
 	}
 	if v.Assignee != "" {
-		facts = append(facts, "for <b>"+esc(oneLine(v.Assignee))+"</b>")
+		facts = append(facts, "for <b>"+esc(Name(v.Assignee))+"</b>")
 	}
 	facts = append(facts, statusHTML(v)...)
 	for _, f := range v.work {
@@ -204,7 +204,7 @@ func statusHTML(v cardView) []string {
 	esc := escHTML
 	switch v.Status {
 	case ledger.StatusClaimed:
-		f := fmt.Sprintf("claimed by <b>%s</b> (epoch %d)", esc(orDash(v.ClaimOwner)), v.ClaimEpoch)
+		f := fmt.Sprintf("claimed by <b>%s</b> (epoch %d)", esc(orDash(Name(v.ClaimOwner))), v.ClaimEpoch)
 		if t := stamp(v.LeaseExpiresAt); t != "" {
 			f += ", lease until " + t
 		}
@@ -220,9 +220,9 @@ func statusHTML(v cardView) []string {
 			return []string{"<span class=\"badge waiting\">waiting</span> on " + htmlRefs(v.waiting)}
 		}
 	case ledger.StatusReview:
-		f := "in review, sent by <b>" + esc(orDash(v.SubmittedBy)) + "</b>"
+		f := "in review, sent by <b>" + esc(orDash(Name(v.SubmittedBy))) + "</b>"
 		if v.ClaimOwner != "" {
-			f += fmt.Sprintf(", reviewer <b>%s</b> (epoch %d)", esc(v.ClaimOwner), v.ClaimEpoch)
+			f += fmt.Sprintf(", reviewer <b>%s</b> (epoch %d)", esc(Name(v.ClaimOwner)), v.ClaimEpoch)
 		}
 		if n := oneLine(v.CloseNote); n != "" {
 			f += ": " + esc(n)
@@ -236,7 +236,7 @@ func statusHTML(v cardView) []string {
 			f += " " + t
 		}
 		if v.ClosedBy != "" {
-			f += " by " + esc(v.ClosedBy)
+			f += " by " + esc(Name(v.ClosedBy))
 		}
 		if n := oneLine(v.CloseNote); n != "" {
 			f += ": " + esc(n)

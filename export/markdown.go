@@ -100,7 +100,7 @@ func writeSummaryTable(b *strings.Builder, cards []ledger.Card, o Options) {
 	for _, p := range phases {
 		name := "_No phase_"
 		if p != "" {
-			name = mdText(p)
+			name = mdText(Name(p))
 		}
 		row(name, byPhase[p])
 	}
@@ -114,7 +114,7 @@ func phaseTitle(p string) string {
 	if p == "" {
 		return "No phase"
 	}
-	return "Phase " + mdText(p)
+	return "Phase " + mdText(Name(p))
 }
 
 func writeCardMD(b *strings.Builder, v cardView) {
@@ -123,7 +123,7 @@ func writeCardMD(b *strings.Builder, v cardView) {
 		fmt.Fprintf(b, "- **Epic:** %s\n", v.epic[len("epic: "):])
 	}
 	if v.Assignee != "" {
-		fmt.Fprintf(b, "- **Assignee:** %s\n", codeSpan(v.Assignee))
+		fmt.Fprintf(b, "- **Assignee:** %s\n", codeSpan(Name(v.Assignee)))
 	}
 	if f := statusMD(v); f != "" {
 		b.WriteString("- " + f + "\n")
@@ -154,7 +154,7 @@ func writeCardMD(b *strings.Builder, v cardView) {
 func statusMD(v cardView) string {
 	switch v.Status {
 	case ledger.StatusClaimed:
-		line := "**Claimed** by " + codeSpan(orDash(v.ClaimOwner)) + fmt.Sprintf(" (epoch %d)", v.ClaimEpoch)
+		line := "**Claimed** by " + codeSpan(orDash(Name(v.ClaimOwner))) + fmt.Sprintf(" (epoch %d)", v.ClaimEpoch)
 		if t := stamp(v.LeaseExpiresAt); t != "" {
 			line += ", lease until " + t
 		}
@@ -167,9 +167,9 @@ func statusMD(v cardView) string {
 			return "**Waiting** on " + cardRefs(v.waiting)
 		}
 	case ledger.StatusReview:
-		line := "**In review**, sent by " + codeSpan(orDash(v.SubmittedBy))
+		line := "**In review**, sent by " + codeSpan(orDash(Name(v.SubmittedBy)))
 		if v.ClaimOwner != "" {
-			line += ", reviewer " + codeSpan(v.ClaimOwner) + fmt.Sprintf(" (epoch %d)", v.ClaimEpoch)
+			line += ", reviewer " + codeSpan(Name(v.ClaimOwner)) + fmt.Sprintf(" (epoch %d)", v.ClaimEpoch)
 		}
 		if n := oneLine(v.CloseNote); n != "" {
 			line += ": " + mdText(n)
@@ -183,7 +183,7 @@ func statusMD(v cardView) string {
 			line += " " + t
 		}
 		if v.ClosedBy != "" {
-			line += " by " + codeSpan(v.ClosedBy)
+			line += " by " + codeSpan(Name(v.ClosedBy))
 		}
 		if n := oneLine(v.CloseNote); n != "" {
 			line += ": " + mdText(n)
@@ -203,7 +203,7 @@ func writeRelationsMD(b *strings.Builder, v cardView) {
 	if len(v.Labels) > 0 {
 		var ls []string
 		for _, l := range v.Labels {
-			ls = append(ls, codeSpan(l))
+			ls = append(ls, codeSpan(Name(l)))
 		}
 		meta += " · labels " + strings.Join(ls, " ")
 	}

@@ -29,7 +29,7 @@ func writeNotesMD(b *strings.Builder, c *ledger.Card) {
 	}
 	fmt.Fprintf(b, "<details><summary>Notes (%d)</summary>\n\n", len(c.Notes))
 	for _, n := range notes {
-		fmt.Fprintf(b, "- %s %s: %s\n", stamp(&n.At), codeSpan(n.Author), mdText(orDash(n.Text)))
+		fmt.Fprintf(b, "- %s %s: %s\n", stamp(&n.At), codeSpan(Name(n.Author)), mdText(orDash(n.Text)))
 	}
 	if older > 0 {
 		fmt.Fprintf(b, "\n_%s not shown; see_ `bl show %s`\n", plural(older, "older note"), c.ID)
@@ -45,7 +45,7 @@ func writeNotesHTML(b *strings.Builder, c *ledger.Card) {
 	}
 	fmt.Fprintf(b, "<details><summary>Notes (%d)</summary><ul class=\"notes\">", len(c.Notes))
 	for _, n := range notes {
-		fmt.Fprintf(b, "<li><time>%s</time> <code>%s</code>: %s</li>", stamp(&n.At), escHTML(oneLine(n.Author)), escHTML(oneLine(n.Text)))
+		fmt.Fprintf(b, "<li><time>%s</time> <code>%s</code>: %s</li>", stamp(&n.At), escHTML(Name(n.Author)), escHTML(oneLine(n.Text)))
 	}
 	if older > 0 {
 		fmt.Fprintf(b, "<li>%s not shown</li>", plural(older, "older note"))

@@ -32,7 +32,8 @@ const csvListSep = "\n"
 // cells mean unset. A text cell that starts with = + - or @ gets a leading
 // apostrophe so spreadsheets show it instead of evaluating it as a formula.
 // Text is Printable: a control character in a field (a teammate's older bl
-// let them into labels and phases) is not written, as on the terminal.
+// let them into labels and phases) is not written, as on the terminal;
+// names (phase, labels, owner) are shown as Name shows them.
 func RenderCSV(cards []ledger.Card, o Options) []byte {
 	var buf bytes.Buffer
 	w := csv.NewWriter(&buf)
@@ -48,9 +49,9 @@ func RenderCSV(cards []ledger.Card, o Options) []byte {
 			ttl = strconv.FormatInt(c.ClaimTTLSeconds, 10)
 		}
 		_ = w.Write([]string{
-			c.ID, cell(c.Title), cell(string(c.Status)), strconv.Itoa(c.Priority), cell(c.Phase),
-			cellList(c.Labels), cellList(c.DependsOn), c.Parent, cellList(c.Acceptance),
-			cell(c.ClaimOwner), strconv.FormatInt(c.ClaimEpoch, 10), stamp(c.ClaimedAt), ttl,
+			c.ID, cell(c.Title), cell(string(c.Status)), strconv.Itoa(c.Priority), cell(Name(c.Phase)),
+			cellNames(c.Labels), cellList(c.DependsOn), c.Parent, cellList(c.Acceptance),
+			cell(Name(c.ClaimOwner)), strconv.FormatInt(c.ClaimEpoch, 10), stamp(c.ClaimedAt), ttl,
 			stamp(c.LeaseExpiresAt), stamp(c.LastHeartbeatAt),
 			strconv.Itoa(c.Attempts), strconv.Itoa(c.MaxAttempts), stamp(c.DeferUntil),
 			cell(c.BlockedReason), stamp(c.ClosedAt), cell(c.CloseNote),
@@ -70,6 +71,15 @@ func cell(s string) string {
 		return "'" + s
 	}
 	return s
+}
+
+// cellNames is a list of names (labels) as Name shows them.
+func cellNames(list []string) string {
+	out := make([]string, len(list))
+	for i, v := range list {
+		out[i] = cell(Name(v))
+	}
+	return strings.Join(out, csvListSep)
 }
 
 func cellList(list []string) string {

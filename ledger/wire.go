@@ -105,6 +105,7 @@ var (
 	AppendCard    = wire.AppendCard
 	CursorOf      = wire.CursorOf
 	DecodeLine    = wire.DecodeLine
+	Hidden        = wire.Hidden
 	EncodeLine    = wire.EncodeLine
 	LinkHolds     = wire.LinkHolds
 	LinkPhrase    = wire.LinkPhrase
@@ -113,6 +114,7 @@ var (
 	MinStamp      = wire.MinStamp
 	Ops           = wire.Ops
 	ParseCursor   = wire.ParseCursor
+	Refused       = wire.Refused
 	Statuses      = wire.Statuses
 	ValidID       = wire.ValidID
 	ValidLinkType = wire.ValidLinkType

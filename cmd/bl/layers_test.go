@@ -74,7 +74,7 @@ var layers = map[string][]string{
 	// The command line: one file per command, printing, exit codes.
 	"internal/cli": {"export", "fsutil", "gitdir", "hooks", "internal/gitwork", "internal/importer", "internal/search", "internal/supervisor", "ledger", "ledger/gitsync/result", "ledger/watch", "lock"},
 	// bl board: the terminal board (Bubble Tea), linked by bl-git only.
-	"internal/board": {"internal/search", "ledger", "ledger/watch"},
+	"internal/board": {"export", "internal/search", "ledger", "ledger/watch"},
 	// bl mcp: the backlog as MCP tools over stdio.
 	"internal/mcpserver": {"internal/cli"},
 	// bl serve: board, JSON API, event stream, metrics.

@@ -18,6 +18,7 @@ import (
 	"github.com/charmbracelet/lipgloss"
 	"github.com/muesli/termenv"
 
+	"github.com/bl-backlog/bl/export"
 	"github.com/bl-backlog/bl/internal/search"
 	"github.com/bl-backlog/bl/ledger"
 	"github.com/bl-backlog/bl/ledger/watch"
@@ -432,15 +433,15 @@ func (m *model) openDetail(id string) {
 	now := m.src.Now()
 	var b []string
 	b = append(b, fmt.Sprintf("%s  %s", c.ID, oneLine(c.Title)))
-	b = append(b, fmt.Sprintf("state %s  priority %d  phase %s", st.State, c.Priority, dash(c.Phase)))
+	b = append(b, fmt.Sprintf("state %s  priority %d  phase %s", st.State, c.Priority, dash(export.Name(c.Phase))))
 	if c.ClaimOwner != "" {
-		b = append(b, fmt.Sprintf("owner %s#%d  lease %s", c.ClaimOwner, c.ClaimEpoch, leaseLeft(c, now)))
+		b = append(b, fmt.Sprintf("owner %s#%d  lease %s", export.Name(c.ClaimOwner), c.ClaimEpoch, leaseLeft(c, now)))
 	}
 	if c.Assignee != "" {
-		b = append(b, "assignee "+oneLine(c.Assignee))
+		b = append(b, "assignee "+export.Name(c.Assignee))
 	}
 	if len(c.Labels) > 0 {
-		b = append(b, "labels "+oneLine(strings.Join(c.Labels, ", ")))
+		b = append(b, "labels "+names(c.Labels))
 	}
 	if len(c.DependsOn) > 0 {
 		b = append(b, "depends on "+strings.Join(c.DependsOn, ", "))
@@ -506,6 +507,16 @@ func oneLine(s string) string {
 		}
 		return r
 	}, s)
+}
+
+// names is labels as export.Name shows them (a hidden character as
+// <U+XXXX>), comma-separated.
+func names(ls []string) string {
+	out := make([]string, len(ls))
+	for i, l := range ls {
+		out[i] = export.Name(l)
+	}
+	return strings.Join(out, ", ")
 }
 
 func firstLine(s string) string {

@@ -6,6 +6,7 @@ import (
 
 	"github.com/charmbracelet/lipgloss"
 
+	"github.com/bl-backlog/bl/export"
 	"github.com/bl-backlog/bl/ledger"
 )
 
@@ -82,10 +83,10 @@ func (m *model) cardLines(l *Lane, c *ledger.Card, sel bool, inner int) (first, 
 	first = fmt.Sprintf("%s%s p%d", mark, oneLine(c.ID), c.Priority)
 	second = " " + oneLine(c.Title)
 	if c.Assignee != "" {
-		second = fmt.Sprintf(" @%s %s", oneLine(c.Assignee), oneLine(c.Title))
+		second = fmt.Sprintf(" @%s %s", export.Name(c.Assignee), oneLine(c.Title))
 	}
 	if c.ClaimOwner != "" && (l.Name == "claimed") {
-		second = fmt.Sprintf(" %s %s", oneLine(c.ClaimOwner), leaseLeft(c, m.src.Now()))
+		second = fmt.Sprintf(" %s %s", export.Name(c.ClaimOwner), leaseLeft(c, m.src.Now()))
 	}
 	if l.Name == "review" && c.SubmittedBy != "" {
 		second = " by " + oneLine(c.SubmittedBy)

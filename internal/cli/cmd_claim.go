@@ -173,7 +173,7 @@ func (a *App) ownReviews(b *ledger.Backlog, req ledger.ClaimRequest) string {
 	if own == 0 {
 		return ""
 	}
-	return fmt.Sprintf(" you did not send (%d in review were sent by you, %s; a reviewer works under a name of its own: --actor or BL_ACTOR)", own, text(req.Actor))
+	return fmt.Sprintf(" you did not send (%d in review were sent by you, %s; a reviewer works under a name of its own: --actor or BL_ACTOR)", own, nameText(req.Actor))
 }
 
 // claim takes the card through whoever decides claims here: the arbiter,

@@ -283,12 +283,12 @@ func activityText(act ledger.Activity) string {
 	}
 	b.WriteString(text(op))
 	if act.Owner != "" {
-		fmt.Fprintf(&b, " by %s", text(act.Owner))
+		fmt.Fprintf(&b, " by %s", nameText(act.Owner))
 		if act.Epoch != 0 {
 			fmt.Fprintf(&b, " (epoch %d)", act.Epoch)
 		}
 	} else {
-		fmt.Fprintf(&b, " by %s", text(act.Actor))
+		fmt.Fprintf(&b, " by %s", nameText(act.Actor))
 	}
 	fmt.Fprintf(&b, ", %s", stamp(&act.At))
 	if act.Reason != "" {
@@ -303,7 +303,7 @@ func activityText(act ledger.Activity) string {
 			fmt.Fprintf(&b, ": %s", text(act.Why))
 		}
 		if act.Holder != "" {
-			fmt.Fprintf(&b, "; %s held the card", text(act.Holder))
+			fmt.Fprintf(&b, "; %s held the card", nameText(act.Holder))
 		}
 	}
 	if act.Removed {

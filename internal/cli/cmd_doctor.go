@@ -252,18 +252,18 @@ func printSections(w io.Writer, r *ledger.Report) {
 		if c.Owner != "" {
 			who = c.Owner + " (actor " + c.Actor + ")"
 		}
-		fmt.Fprintf(w, "  %s %s by %s at %s\n", text(c.Card), c.Op, text(who), c.At)
+		fmt.Fprintf(w, "  %s %s by %s at %s\n", text(c.Card), c.Op, nameText(who), c.At)
 	}
 	section("cards created on two clones (a git merge brought both creates here: the second was refused, and every later event on the id folded onto the first card, whichever card its writer meant; bl doctor --repair cannot tell them apart: bl log --id CARD lists them with their actors)", len(r.CreatedTwice))
 	for _, c := range r.CreatedTwice {
-		fmt.Fprintf(w, "  %s: the create by %s (event %s at %s) was refused; %s is the card created first", text(c.Card), text(c.Refused.Actor), c.Refused.Event, c.Refused.At, text(c.Card))
+		fmt.Fprintf(w, "  %s: the create by %s (event %s at %s) was refused; %s is the card created first", text(c.Card), nameText(c.Refused.Actor), c.Refused.Event, c.Refused.At, text(c.Card))
 		if k := c.Kept; k != nil {
-			fmt.Fprintf(w, " by %s (event %s)", text(k.Actor), k.Event)
+			fmt.Fprintf(w, " by %s (event %s)", nameText(k.Actor), k.Event)
 		}
 		if len(c.Later) > 0 {
 			var by []string
 			for _, actor := range slices.Sorted(maps.Keys(c.Later)) {
-				by = append(by, fmt.Sprintf("%d by %s", c.Later[actor], text(actor)))
+				by = append(by, fmt.Sprintf("%d by %s", c.Later[actor], nameText(actor)))
 			}
 			fmt.Fprintf(w, "; later events naming it: %s", strings.Join(by, ", "))
 		}
@@ -271,7 +271,7 @@ func printSections(w io.Writer, r *ledger.Report) {
 	}
 	section("expired leases (bl reclaim returns them)", len(r.ExpiredLeases))
 	for _, l := range r.ExpiredLeases {
-		fmt.Fprintf(w, "  %s held by %s epoch %d, expired %s\n", l.Card, text(l.Owner), l.Epoch, stamp(&l.ExpiredAt))
+		fmt.Fprintf(w, "  %s held by %s epoch %d, expired %s\n", l.Card, nameText(l.Owner), l.Epoch, stamp(&l.ExpiredAt))
 	}
 	section("dependency problems", len(r.DependencyProblems))
 	for _, p := range r.DependencyProblems {

@@ -348,7 +348,7 @@ func describe(act importer.Action, dry bool) string {
 	case importer.ActNote:
 		s = fmt.Sprintf("note   %s from %s: %s", who, act.SourceID, text(firstLine(act.Text)))
 	case importer.ActClaim:
-		s = fmt.Sprintf("claim  %s from %s for %s", who, act.SourceID, text(act.Owner))
+		s = fmt.Sprintf("claim  %s from %s for %s", who, act.SourceID, nameText(act.Owner))
 	case importer.ActLink:
 		s = fmt.Sprintf("link   %s from %s: %s %s", who, act.SourceID, act.LinkType, act.To)
 	default:

@@ -100,7 +100,7 @@ func (c *labelEdit) run(a *App, remove bool) error {
 		if len(moot) > 0 {
 			quoted := make([]string, len(moot))
 			for i, l := range moot {
-				quoted[i] = text(l)
+				quoted[i] = nameText(l)
 			}
 			has := "already has"
 			if remove {

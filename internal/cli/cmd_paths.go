@@ -76,7 +76,7 @@ func (c *PathsCmd) Run(a *App) error {
 				fmt.Fprintln(w, "no paths held")
 			}
 			for _, h := range holds {
-				fmt.Fprintf(w, "%s  %s (%s)  %s\n", h.Card, text(dash(h.Owner)), h.Status, text(strings.Join(h.Paths, " ")))
+				fmt.Fprintf(w, "%s  %s (%s)  %s\n", h.Card, nameText(dash(h.Owner)), h.Status, text(strings.Join(h.Paths, " ")))
 			}
 		})
 	}
@@ -111,7 +111,7 @@ func (c *PathsCmd) Run(a *App) error {
 	}
 	var lines []string
 	for _, h := range hits {
-		lines = append(lines, fmt.Sprintf("%s is held by %s (%s, %s)", text(h.File), h.Card, text(dash(h.Owner)), h.State))
+		lines = append(lines, fmt.Sprintf("%s is held by %s (%s, %s)", text(h.File), h.Card, nameText(dash(h.Owner)), h.State))
 	}
 	return ledger.Errorf(ledger.ErrPathsHeld, "%s; commit it once that card is done or released, or coordinate with its owner", strings.Join(lines, "; "))
 }

@@ -120,9 +120,9 @@ func primeText(o primeOut) string {
 	s := o.Protocol + "\n"
 	var lines []string
 	if len(o.Held) == 0 {
-		s += fmt.Sprintf("## You (owner %s) hold no card.\n", text(o.Owner))
+		s += fmt.Sprintf("## You (owner %s) hold no card.\n", nameText(o.Owner))
 	} else {
-		s += fmt.Sprintf("## You (owner %s) hold: finish these first (or release them)\n", text(o.Owner))
+		s += fmt.Sprintf("## You (owner %s) hold: finish these first (or release them)\n", nameText(o.Owner))
 		for _, h := range o.Held {
 			left := "no lease"
 			if h.LeaseLeftSeconds != nil {
@@ -136,7 +136,7 @@ func primeText(o primeOut) string {
 		}
 	}
 	if o.HeldMore {
-		lines = append(lines, fmt.Sprintf("- and more: bl list --owner %s\n", text(o.Owner)))
+		lines = append(lines, fmt.Sprintf("- and more: bl list --owner %s\n", nameText(o.Owner)))
 	}
 	s, lines = addWithin(s, lines)
 	if len(o.Ready) == 0 {

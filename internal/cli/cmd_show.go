@@ -101,15 +101,15 @@ func conflictText(c ledger.Conflict) string {
 	}
 	fmt.Fprintf(&b, " %s", text(string(c.Op)))
 	if c.Owner != "" {
-		fmt.Fprintf(&b, " by %s", text(c.Owner))
+		fmt.Fprintf(&b, " by %s", nameText(c.Owner))
 		if c.Actor != c.Owner {
-			fmt.Fprintf(&b, " (actor %s)", text(c.Actor))
+			fmt.Fprintf(&b, " (actor %s)", nameText(c.Actor))
 		}
 	} else {
-		fmt.Fprintf(&b, " by %s", text(c.Actor))
+		fmt.Fprintf(&b, " by %s", nameText(c.Actor))
 	}
 	if c.Winner != "" {
-		fmt.Fprintf(&b, " lost to %s", text(c.Winner))
+		fmt.Fprintf(&b, " lost to %s", nameText(c.Winner))
 	}
 	fmt.Fprintf(&b, ": %s", text(c.Reason))
 	return b.String()
@@ -140,16 +140,16 @@ func (a *App) statusLine(c ledger.Card) string {
 			status += " (claimable)"
 		}
 	case ledger.StatusClaimed:
-		status += fmt.Sprintf(" by %s, epoch %d, since %s %s", text(c.ClaimOwner), c.ClaimEpoch, stamp(c.ClaimedAt), a.leaseLeft(c))
+		status += fmt.Sprintf(" by %s, epoch %d, since %s %s", nameText(c.ClaimOwner), c.ClaimEpoch, stamp(c.ClaimedAt), a.leaseLeft(c))
 		if c.Expired(a.now()) {
 			status += ": claimable"
 		}
 	case ledger.StatusBlocked:
 		status += ": " + dash(text(c.BlockedReason))
 	case ledger.StatusReview:
-		status += ", sent by " + dash(text(c.SubmittedBy))
+		status += ", sent by " + dash(nameText(c.SubmittedBy))
 		if c.ClaimOwner != "" && c.LeaseExpiresAt != nil && a.now().Before(*c.LeaseExpiresAt) {
-			status += fmt.Sprintf("; under review by %s, epoch %d %s", text(c.ClaimOwner), c.ClaimEpoch, a.leaseLeft(c))
+			status += fmt.Sprintf("; under review by %s, epoch %d %s", nameText(c.ClaimOwner), c.ClaimEpoch, a.leaseLeft(c))
 		} else {
 			status += fmt.Sprintf("; waiting for a reviewer (epoch %d)", c.ClaimEpoch)
 		}
@@ -157,7 +157,7 @@ func (a *App) statusLine(c ledger.Card) string {
 	case ledger.StatusDone:
 		status += " at " + stamp(c.ClosedAt)
 		if c.ClosedBy != "" {
-			status += " by " + text(c.ClosedBy)
+			status += " by " + nameText(c.ClosedBy)
 		}
 		status += closeNote(c)
 	}
@@ -177,7 +177,7 @@ func closeNote(c ledger.Card) string {
 // assignee, paths held back, rejection, last failure, paths, branch.
 func (a *App) workRows(row func(k, v string), c ledger.Card) {
 	if c.Assignee != "" {
-		row("assignee", text(c.Assignee))
+		row("assignee", nameText(c.Assignee))
 	}
 	if st, _ := a.standingOf(c); st.PathsHeldBy != "" {
 		row("held back", "paths held by "+st.PathsHeldBy)
@@ -204,8 +204,8 @@ func (a *App) workRows(row func(k, v string), c ledger.Card) {
 // labels, deletion, dependencies, parent, attempts.
 func planRows(row func(k, v string), c ledger.Card) {
 	row("priority", fmt.Sprint(c.Priority))
-	row("phase", dash(text(c.Phase)))
-	row("labels", dash(joinText(c.Labels)))
+	row("phase", dash(nameText(c.Phase)))
+	row("labels", dash(joinNames(c.Labels)))
 	if c.DeletedAt != nil {
 		row("deleted", stamp(c.DeletedAt)+" "+dash(text(c.DeleteReason))+" (bl restore "+c.ID+" brings it back)")
 	}
@@ -268,15 +268,24 @@ func writeCardText(w io.Writer, c ledger.Card) {
 		fmt.Fprintln(w, "  notes")
 		for _, n := range c.Notes {
 			if n.SourceAt != nil {
-				fmt.Fprintf(w, "    %s  %s  (written then in its tracker; imported %s)\n", stamp(n.SourceAt), text(n.Author), stamp(&n.At))
+				fmt.Fprintf(w, "    %s  %s  (written then in its tracker; imported %s)\n", stamp(n.SourceAt), nameText(n.Author), stamp(&n.At))
 			} else {
-				fmt.Fprintf(w, "    %s  %s\n", stamp(&n.At), text(n.Author))
+				fmt.Fprintf(w, "    %s  %s\n", stamp(&n.At), nameText(n.Author))
 			}
 			for _, l := range strings.Split(stripMarks(export.Printable(n.Text)), "\n") {
 				fmt.Fprintf(w, "      %s\n", l)
 			}
 		}
 	}
+}
+
+// joinNames is names (labels) as nameText shows them, comma-separated.
+func joinNames(ss []string) string {
+	out := make([]string, len(ss))
+	for i, s := range ss {
+		out[i] = nameText(s)
+	}
+	return strings.Join(out, ", ")
 }
 
 // joinText is user strings made printable, comma-separated.

@@ -66,10 +66,10 @@ func textconvSnapshot(w io.Writer, name string, data []byte) error {
 	for _, c := range s.List(ledger.Filter{}, time.Time{}, ledger.SortID) {
 		fmt.Fprintf(w, "%s [%s] priority %d", text(c.ID), c.Status, c.Priority)
 		if c.Phase != "" {
-			fmt.Fprintf(w, " phase %s", text(c.Phase))
+			fmt.Fprintf(w, " phase %s", nameText(c.Phase))
 		}
 		if c.ClaimOwner != "" {
-			fmt.Fprintf(w, " owner %s epoch %d", text(c.ClaimOwner), c.ClaimEpoch)
+			fmt.Fprintf(w, " owner %s epoch %d", nameText(c.ClaimOwner), c.ClaimEpoch)
 		}
 		fmt.Fprintf(w, " v%d  %s\n", c.Version, text(c.Title))
 	}

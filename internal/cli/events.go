@@ -37,9 +37,9 @@ var opWidth = func() int {
 // anything.
 func eventLine(w io.Writer, e *ledger.Event, c *ledger.Conflict) {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s  %-*s %-12s %s", e.At.UTC().Format("2006-01-02T15:04:05.000Z"), opWidth, text(string(e.Op)), text(e.Card), text(e.Actor))
+	fmt.Fprintf(&b, "%s  %-*s %-12s %s", e.At.UTC().Format("2006-01-02T15:04:05.000Z"), opWidth, text(string(e.Op)), text(e.Card), nameText(e.Actor))
 	if e.Owner != "" {
-		fmt.Fprintf(&b, " owner=%s", text(e.Owner))
+		fmt.Fprintf(&b, " owner=%s", nameText(e.Owner))
 	}
 	if e.Epoch != 0 {
 		fmt.Fprintf(&b, " epoch=%d", e.Epoch)
@@ -48,7 +48,7 @@ func eventLine(w io.Writer, e *ledger.Event, c *ledger.Conflict) {
 		fmt.Fprintf(&b, " ttl=%s", time.Duration(e.TTLSeconds)*time.Second)
 	}
 	if e.To != "" {
-		fmt.Fprintf(&b, " to=%s", text(e.To))
+		fmt.Fprintf(&b, " to=%s", nameText(e.To))
 	}
 	if e.LinkType != "" {
 		fmt.Fprintf(&b, " type=%s", text(e.LinkType))
@@ -78,7 +78,7 @@ func eventLine(w io.Writer, e *ledger.Event, c *ledger.Conflict) {
 	if c != nil {
 		fmt.Fprintf(&b, "  CONFLICT: %s", text(c.Reason))
 		if c.Winner != "" {
-			fmt.Fprintf(&b, " (lost to %s)", text(c.Winner))
+			fmt.Fprintf(&b, " (lost to %s)", nameText(c.Winner))
 		}
 	}
 	fmt.Fprintf(&b, "  @%s\n", ledger.CursorOf(e))

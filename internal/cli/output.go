@@ -106,6 +106,11 @@ func (a *App) emit(v any, human func(w io.Writer)) error {
 // through export.Printable instead.
 func text(s string) string { return stripMarks(export.OneLine(s)) }
 
+// nameText is a name (owner, actor, assignee, phase, label) as human output
+// prints it: export.Name, each character the name rule refuses shown as
+// <U+XXXX>, so two names never look the same.
+func nameText(s string) string { return stripMarks(export.Name(s)) }
+
 // emitCard prints a card: JSON, or one line led by what happened.
 func (a *App) emitCard(c ledger.Card, verb string) error {
 	return a.emit(c, func(w io.Writer) { fmt.Fprintf(w, "%s %s\n", verb, a.cardLine(c)) })
@@ -118,7 +123,7 @@ func (a *App) cardLine(c ledger.Card) string {
 	st, _ := a.standingOf(c)
 	fmt.Fprintf(&b, "%s [%s]", c.ID, paint(st.State, a.stateWord(c)))
 	if c.Status == ledger.StatusClaimed {
-		fmt.Fprintf(&b, " by %s epoch %d", text(c.ClaimOwner), c.ClaimEpoch)
+		fmt.Fprintf(&b, " by %s epoch %d", nameText(c.ClaimOwner), c.ClaimEpoch)
 		if !c.Expired(a.now()) {
 			fmt.Fprintf(&b, " %s", a.leaseLeft(c))
 		}
@@ -127,7 +132,7 @@ func (a *App) cardLine(c ledger.Card) string {
 		fmt.Fprintf(&b, " (%s)", text(c.BlockedReason))
 	}
 	if c.Assignee != "" {
-		fmt.Fprintf(&b, " for %s", text(c.Assignee))
+		fmt.Fprintf(&b, " for %s", nameText(c.Assignee))
 	}
 	fmt.Fprintf(&b, "  %s", text(c.Title))
 	return b.String()
@@ -180,11 +185,11 @@ func (a *App) tableTree(w io.Writer, cards []ledger.Card, depth []int) {
 		}
 		owner := "-"
 		if c.Status == ledger.StatusClaimed || (c.Status == ledger.StatusReview && c.ClaimOwner != "") {
-			owner = fmt.Sprintf("%s#%d", text(c.ClaimOwner), c.ClaimEpoch)
+			owner = fmt.Sprintf("%s#%d", nameText(c.ClaimOwner), c.ClaimEpoch)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t", id, paint(st.State, st.State), c.Priority, dash(text(c.Phase)))
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t", id, paint(st.State, st.State), c.Priority, dash(nameText(c.Phase)))
 		if assigned {
-			fmt.Fprintf(tw, "%s\t", dash(text(c.Assignee)))
+			fmt.Fprintf(tw, "%s\t", dash(nameText(c.Assignee)))
 		}
 		detail := a.stateDetail(c, st)
 		if st.State == ledger.StateBlocked {

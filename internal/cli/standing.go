@@ -263,9 +263,9 @@ func (a *App) stateDetail(c ledger.Card, st ledger.Standing) string {
 		return strings.Join(why, " and ")
 	case ledger.StateReview:
 		if c.ClaimOwner != "" && c.LeaseExpiresAt != nil && now.Before(*c.LeaseExpiresAt) {
-			return "by " + text(c.ClaimOwner)
+			return "by " + nameText(c.ClaimOwner)
 		}
-		return "sent by " + text(c.SubmittedBy)
+		return "sent by " + nameText(c.SubmittedBy)
 	case ledger.StateClaimed:
 		if c.LeaseExpiresAt != nil {
 			return fmt.Sprintf("%s left", roundDur(c.LeaseExpiresAt.Sub(now)))

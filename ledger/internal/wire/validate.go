@@ -144,20 +144,47 @@ func ValidPhaseLabels(f *Fields, held *Card) error {
 // space). This is the one rule for names, phases, labels and assignees.
 func notShown(what, s string) error {
 	prev := ' '
-	for i, r := range s {
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		i += size
+		if !Refused(prev, r, s[i:]) {
+			prev = r
+			continue
+		}
 		switch {
 		case unicode.IsControl(r):
 			return Rule(ErrInvalid, "%s %q holds a control character", what, s)
-		case unicode.IsSpace(r) && r != ' ':
+		case unicode.IsSpace(r):
 			return Rule(ErrInvalid, "%s %q holds whitespace other than a space (%U), which a terminal shows as a space", what, s, r)
-		case r == 0x061c, r == 0x200e, r == 0x200f, 0x202a <= r && r <= 0x202e, 0x2066 <= r && r <= 0x2069:
+		case bidiControl(r):
 			return Rule(ErrInvalid, "%s %q holds a bidirectional control (%U), which a terminal does not show", what, s, r)
-		case invisible(r) && !joins(prev, r, s[i+utf8.RuneLen(r):]):
-			return Rule(ErrInvalid, "%s %+q holds an invisible character (%U), which a terminal does not show", what, s, r) // %+q: escaped, as %q does not all of them
 		}
-		prev = r
+		return Rule(ErrInvalid, "%s %+q holds an invisible character (%U), which a terminal does not show", what, s, r) // %+q: escaped, as %q does not all of them
 	}
 	return nil
+}
+
+// Refused reports whether the name rule refuses r, after prev and before
+// rest: a control character, whitespace but the space, or a Hidden one.
+// export.Name shows each such character of a name as <U+XXXX>.
+func Refused(prev, r rune, rest string) bool {
+	return unicode.IsControl(r) || unicode.IsSpace(r) && r != ' ' || Hidden(prev, r, rest)
+}
+
+// Hidden reports whether r, after prev and before rest, is drawn as
+// nothing: a bidirectional control, or an invisible character that does
+// not join (joins). It is notShown's rule, shared with the human
+// renderings (export.OneLine, export.Name), which show such a character
+// as <U+XXXX> so that a name a teammate's older bl wrote cannot look like
+// another.
+func Hidden(prev, r rune, rest string) bool {
+	return bidiControl(r) || invisible(r) && !joins(prev, r, rest)
+}
+
+// bidiControl reports whether r changes the direction of the text around
+// it (U+061C, U+200E-F, U+202A-E, U+2066-9).
+func bidiControl(r rune) bool {
+	return r == 0x061c || r == 0x200e || r == 0x200f || 0x202a <= r && r <= 0x202e || 0x2066 <= r && r <= 0x2069
 }
 
 // invisible reports whether r is one of Unicode's default ignorable code
