@@ -50,7 +50,11 @@ func (c *labelEdit) run(a *App, remove bool) error {
 	labels := splitList(c.Labels)
 	var err error
 	if len(labels) == 0 {
-		err = usagef("name the labels: bl label add ID LABEL...")
+		verb := "add"
+		if remove {
+			verb = "rm"
+		}
+		err = usagef("name the labels: bl label " + verb + " ID LABEL...")
 	}
 	id := c.ID
 	if err == nil {
