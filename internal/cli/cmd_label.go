@@ -74,6 +74,13 @@ func (c *labelEdit) run(a *App, remove bool) error {
 	var moot, change []string
 	for _, l := range labels {
 		if slices.Contains(held.Labels, l) != remove {
+			// A label no card could hold is refused, as add refuses it:
+			// "has no label x\u200b" would print as "has no label x".
+			if remove {
+				if err := ledger.ValidName("label", l); err != nil {
+					return err
+				}
+			}
 			moot = append(moot, l)
 		} else {
 			change = append(change, l)
