@@ -50,7 +50,11 @@ func (c *labelEdit) run(a *App, remove bool) error {
 	labels := splitList(c.Labels)
 	var err error
 	if len(labels) == 0 {
-		err = usagef("name the labels: bl label add ID LABEL...")
+		verb := "add"
+		if remove {
+			verb = "rm"
+		}
+		err = usagef("name the labels: bl label " + verb + " ID LABEL...")
 	}
 	id := c.ID
 	if err == nil {
@@ -70,6 +74,13 @@ func (c *labelEdit) run(a *App, remove bool) error {
 	var moot, change []string
 	for _, l := range labels {
 		if slices.Contains(held.Labels, l) != remove {
+			// A label no card could hold is refused, as add refuses it:
+			// "has no label x\u200b" would print as "has no label x".
+			if remove {
+				if err := ledger.ValidName("label", l); err != nil {
+					return err
+				}
+			}
 			moot = append(moot, l)
 		} else {
 			change = append(change, l)

@@ -1,5 +1,7 @@
 package cli
 
+import "github.com/bl-backlog/bl/ledger"
+
 // McpCmd serves the backlog as MCP tools over stdio. The server lives in
 // bl-git, so that the lean bl does not link the MCP SDK: bl hands bl mcp
 // over to it.
@@ -13,7 +15,9 @@ runtimes such as Claude Code, Codex, Cursor or Gemini CLI. Its tools are
 bl's commands:
 
     claim heartbeat complete fail release note      the work loop
-    ready list show log stats                       read only
+    handoff
+    approve reject                                  the review
+    ready list show search log stats                read only
     create update assign block unblock reopen link  shape the backlog
 
 with arguments named as the command-line flags in snake_case (owner, ttl,
@@ -47,6 +51,11 @@ func (c *McpCmd) gitWork(a *App) string { return "bl mcp" }
 func (c *McpCmd) Run(a *App) error {
 	if a.ext.MCP == nil {
 		return &gitMissingError{"bl mcp", "which this binary does not include"}
+	}
+	// Every claim of the session would be refused with this owner: say so
+	// now, as bl run and bl setup do, rather than serve a session that fails.
+	if err := ledger.ValidName("owner", c.Owner); err != nil {
+		return err
 	}
 	s := NewSession(a)
 	s.Owner = c.Owner

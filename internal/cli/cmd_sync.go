@@ -85,6 +85,10 @@ func (c *SyncCmd) Run(a *App) error {
 	exchange := c.Pull || c.Push || c.Remote != "" || c.Branch != ""
 	req := SyncRequest{Branch: firstOf(c.Branch, cfg.Branch), Message: c.Message, Actor: a.actor(), Now: a.now,
 		BeforeCommit: a.boardWriter(b)}
+	// git takes a branch named "b\u200b"; bl would print it as "b".
+	if err := ledger.ValidName("branch", req.Branch); err != nil {
+		return err
+	}
 	if exchange {
 		req.Remote, req.Pull = firstOf(c.Remote, cfg.Remote, "origin"), c.Pull && !c.Push
 		req.Tracked = c.Remote == ""

@@ -168,7 +168,9 @@ Exit codes:
        id, a request id reused for another request; --json's "code" tells
        them apart: "fenced" (your lease is gone: stop), "self_review" (you
        sent the card to review: another actor and owner must decide it; your
-       work stands), "paths_held", "conflict"
+       work stands), "paths_held", "id_collision" (bl sync renamed the
+       card, or its id was also created on the remote: use the id named),
+       "conflict"
     5  lock busy: timed out waiting for .backlog/lock
     6  corrupt backlog (or written by a newer bl), or a file in .backlog that is
        a symbolic link out of it

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"os"
@@ -147,6 +148,7 @@ func CheckSeen(dir string, accept bool) (*MissingEvents, error) {
 		old, ok := ReadSeen(dir)
 		t, err := ReadTree(dir)
 		if err == nil {
+			t[LedgerFile] = withoutTornTail(t[LedgerFile])
 			var s *fold.State
 			if s, err = t.fold(true); err == nil {
 				c.events, c.last = s.Events(), s.Last()
@@ -220,4 +222,22 @@ func missing(t Tree, old seenRecord, events int64, last wire.Event) (*MissingEve
 		return nil, nil
 	}
 	return m, nil
+}
+
+// withoutTornTail is the local ledger data up to its torn tail, if it has
+// one: a crashed append, never acknowledged and set aside by the next
+// writer, so not an event the clone saw nor one it missed. (ReadTree reads
+// every file as git would commit it, whole, where a torn tail is damage.)
+func withoutTornTail(data []byte) []byte {
+	lr := wire.NewLineReader(LedgerFile, bytes.NewReader(data), wire.LineStart{}, min(len(data), wire.FileBufSize))
+	for {
+		_, _, torn, err := lr.Event()
+		var ce *wire.CorruptError
+		switch {
+		case torn != nil:
+			return data[:torn.Offset]
+		case err != nil && !errors.As(err, &ce):
+			return data // io.EOF, or nothing a tail explains: the fold reports it
+		}
+	}
 }
