@@ -43,27 +43,13 @@ func (b *Backlog) NoteRenamed(renames map[string]string) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".tmp-*")
-	if err != nil {
-		return err
-	}
-	_, err = tmp.WriteString(strings.Join(lines, "\n") + "\n")
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), path)
-	}
-	if err != nil {
-		_ = os.Remove(tmp.Name())
-	}
-	return err
+	return store.ReplaceCache(path, []byte(strings.Join(lines, "\n")+"\n"))
 }
 
 // renamedLines is the record's well-formed lines.
 func (b *Backlog) renamedLines() []string {
-	data, err := os.ReadFile(filepath.Join(b.Dir(), filepath.FromSlash(renamedFile)))
-	if err != nil || len(data) > maxRenamed*2*(wire.MaxIDLen+1) {
+	data, err := store.ReadCache(filepath.Join(b.Dir(), filepath.FromSlash(renamedFile)), maxRenamed*2*(wire.MaxIDLen+1))
+	if err != nil {
 		return nil
 	}
 	var out []string

@@ -230,3 +230,8 @@ func (e checkpointError) Error() string { return string(e) }
 
 // errNoCheckpoint: the state is not one a checkpoint can describe.
 const errNoCheckpoint = checkpointError("no tail checkpoint for this state")
+
+// ReadCache reads a local cache file that is a regular file of at most max
+// bytes: a FIFO, a device or a link to one (git can commit the link) is an
+// error, never a wait or an endless read.
+func ReadCache(path string, max int64) ([]byte, error) { return fsutil.ReadRegularMax(path, max) }
